@@ -1,0 +1,305 @@
+//! The bipolar argumentation framework of a debate and its gradual scores.
+
+use crate::debate::{Act, Relation, Turn};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A node of the graph: a `claim` or a `φ since S` move.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Argument {
+    pub id: String,
+    pub seat: String,
+    pub round: u32,
+    pub text: String,
+    pub score: f64,
+    /// Withdrawn by its own seat; it keeps its place but no longer attacks or supports.
+    pub retracted: bool,
+    /// Seats that conceded it.
+    pub conceded_by: Vec<String>,
+    /// Ids of `why` moves that challenged it.
+    pub challenged_by: Vec<String>,
+}
+
+/// An attack (rebut, undercut) or support between two arguments.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    pub kind: Relation,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct ArgumentGraph {
+    pub arguments: Vec<Argument>,
+    pub relations: Vec<Edge>,
+}
+
+impl ArgumentGraph {
+    pub fn get(&self, id: &str) -> Option<&Argument> {
+        self.arguments.iter().find(|a| a.id == id)
+    }
+}
+
+/// Builds the graph from the turns' moves and scores it.
+pub fn argument_graph(turns: &[Turn]) -> ArgumentGraph {
+    let mut graph = ArgumentGraph::default();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for turn in turns {
+        for mv in &turn.moves {
+            if matches!(mv.act, Act::Claim | Act::Since) {
+                let text = if mv.premises.is_empty() {
+                    mv.text.trim().to_string()
+                } else {
+                    format!("{} since {}", mv.text.trim(), mv.premises.join("; "))
+                };
+                index.insert(mv.id.clone(), graph.arguments.len());
+                graph.arguments.push(Argument {
+                    id: mv.id.clone(),
+                    seat: turn.seat.clone(),
+                    round: turn.round,
+                    text,
+                    score: 0.5,
+                    retracted: false,
+                    conceded_by: Vec::new(),
+                    challenged_by: Vec::new(),
+                });
+            }
+        }
+    }
+    for turn in turns {
+        for mv in &turn.moves {
+            for target in &mv.answers {
+                let Some(&to) = index.get(target) else {
+                    continue;
+                };
+                match mv.act {
+                    Act::Claim | Act::Since => {
+                        if let Some(kind) = mv.relation
+                            && target != &mv.id
+                        {
+                            graph.relations.push(Edge {
+                                from: mv.id.clone(),
+                                to: target.clone(),
+                                kind,
+                            });
+                        }
+                    }
+                    Act::Concede => {
+                        let by = &mut graph.arguments[to].conceded_by;
+                        if !by.contains(&turn.seat) {
+                            by.push(turn.seat.clone());
+                        }
+                    }
+                    Act::Retract => {
+                        if graph.arguments[to].seat == turn.seat {
+                            graph.arguments[to].retracted = true;
+                        }
+                    }
+                    Act::Why => graph.arguments[to].challenged_by.push(mv.id.clone()),
+                }
+            }
+        }
+    }
+    let scores = gradual_scores(&graph);
+    for (argument, score) in graph.arguments.iter_mut().zip(scores) {
+        argument.score = score;
+    }
+    graph
+}
+
+/// Gradual semantics of the formal-dialogue design: every argument starts at 0.5; each
+/// supporter adds 0.2 × its score, each rebutter subtracts 0.3 × its score, each undercutter
+/// 0.4 × its score; the result is clamped to [0, 1]. Iterates (all scores from the previous
+/// pass) until the largest change is below 1e-6 or 100 passes. Retracted arguments exert no
+/// influence.
+pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
+    const BASE: f64 = 0.5;
+    const EPSILON: f64 = 1e-6;
+    const MAX_PASSES: usize = 100;
+    let index: HashMap<&str, usize> = graph
+        .arguments
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.id.as_str(), i))
+        .collect();
+    // (target, source, weight) with the sign folded into the weight.
+    let influences: Vec<(usize, usize, f64)> = graph
+        .relations
+        .iter()
+        .filter_map(|edge| {
+            let from = *index.get(edge.from.as_str())?;
+            let to = *index.get(edge.to.as_str())?;
+            if graph.arguments[from].retracted {
+                return None;
+            }
+            let weight = match edge.kind {
+                Relation::Support => 0.2,
+                Relation::Rebut => -0.3,
+                Relation::Undercut => -0.4,
+            };
+            Some((to, from, weight))
+        })
+        .collect();
+    let mut scores = vec![BASE; graph.arguments.len()];
+    for _ in 0..MAX_PASSES {
+        let mut next = vec![BASE; scores.len()];
+        for &(to, from, weight) in &influences {
+            next[to] += weight * scores[from];
+        }
+        let mut largest_change: f64 = 0.0;
+        for (value, old) in next.iter_mut().zip(&scores) {
+            *value = value.clamp(0.0, 1.0);
+            largest_change = largest_change.max((*value - old).abs());
+        }
+        scores = next;
+        if largest_change < EPSILON {
+            break;
+        }
+    }
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::{Move, Phase, TurnStatus};
+
+    fn argument(id: &str, seat: &str, answers: &[&str], relation: Option<Relation>) -> Move {
+        Move {
+            id: id.into(),
+            act: Act::Claim,
+            text: format!("text of {id}"),
+            premises: vec![],
+            answers: answers.iter().map(|s| s.to_string()).collect(),
+            relation,
+        }
+    }
+
+    fn turn(seat: &str, moves: Vec<Move>) -> Turn {
+        Turn {
+            round: 1,
+            phase: Phase::Argument,
+            seat: seat.into(),
+            content: String::new(),
+            moves,
+            confidence: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            tokens_estimated: false,
+            latency_ms: 0,
+            provider: "test".into(),
+            model: "test".into(),
+            status: TurnStatus::Ok,
+            data: None,
+            note: None,
+        }
+    }
+
+    fn score(graph: &ArgumentGraph, id: &str) -> f64 {
+        graph.get(id).unwrap().score
+    }
+
+    #[test]
+    fn a_lone_argument_scores_the_base() {
+        let graph = argument_graph(&[turn("A", vec![argument("a", "A", &[], None)])]);
+        assert_eq!(score(&graph, "a"), 0.5);
+    }
+
+    #[test]
+    fn one_supporter_one_rebutter_one_undercutter_by_hand() {
+        // b supports a, c rebuts a, d undercuts a; b, c, d are unattacked (0.5 each).
+        // a = 0.5 + 0.2*0.5 - 0.3*0.5 - 0.4*0.5 = 0.25
+        let graph = argument_graph(&[
+            turn(
+                "A",
+                vec![
+                    argument("a", "A", &[], None),
+                    argument("b", "A", &["a"], Some(Relation::Support)),
+                ],
+            ),
+            turn(
+                "B",
+                vec![
+                    argument("c", "B", &["a"], Some(Relation::Rebut)),
+                    argument("d", "B", &["a"], Some(Relation::Undercut)),
+                ],
+            ),
+        ]);
+        assert!((score(&graph, "a") - 0.25).abs() < 1e-9);
+        assert_eq!(score(&graph, "b"), 0.5);
+        assert_eq!(graph.relations.len(), 3);
+    }
+
+    #[test]
+    fn chains_propagate_and_clamp() {
+        // c undercuts b, b rebuts a: c = 0.5, b = 0.5 - 0.4*0.5 = 0.3, a = 0.5 - 0.3*0.3 = 0.41
+        let graph = argument_graph(&[
+            turn("A", vec![argument("a", "A", &[], None)]),
+            turn("B", vec![argument("b", "B", &["a"], Some(Relation::Rebut))]),
+            turn(
+                "A",
+                vec![argument("c", "A", &["b"], Some(Relation::Undercut))],
+            ),
+        ]);
+        assert!((score(&graph, "b") - 0.3).abs() < 1e-9);
+        assert!((score(&graph, "a") - 0.41).abs() < 1e-9);
+        // Five supporters push past 1 and are clamped: 0.5 + 5*0.2*0.5 = 1.0
+        let mut moves = vec![argument("t", "A", &[], None)];
+        for i in 0..6 {
+            moves.push(argument(
+                &format!("s{i}"),
+                "A",
+                &["t"],
+                Some(Relation::Support),
+            ));
+        }
+        let graph = argument_graph(&[turn("A", moves)]);
+        assert_eq!(score(&graph, "t"), 1.0);
+    }
+
+    #[test]
+    fn mutual_attack_converges_to_the_fixed_point() {
+        // a and b rebut each other: x = 0.5 - 0.3x  =>  x = 0.5/1.3
+        let graph = argument_graph(&[
+            turn("A", vec![argument("a", "A", &["b"], Some(Relation::Rebut))]),
+            turn("B", vec![argument("b", "B", &["a"], Some(Relation::Rebut))]),
+        ]);
+        let expected = 0.5 / 1.3;
+        assert!(
+            (score(&graph, "a") - expected).abs() < 1e-5,
+            "{}",
+            score(&graph, "a")
+        );
+        assert!((score(&graph, "b") - expected).abs() < 1e-5);
+    }
+
+    #[test]
+    fn retracted_attackers_lose_their_force_and_concessions_are_recorded() {
+        let mut retract = argument("r", "B", &["b"], None);
+        retract.act = Act::Retract;
+        let mut concede = argument("k", "B", &["a"], None);
+        concede.act = Act::Concede;
+        let mut why = argument("w", "B", &["a"], None);
+        why.act = Act::Why;
+        let graph = argument_graph(&[
+            turn("A", vec![argument("a", "A", &[], None)]),
+            turn("B", vec![argument("b", "B", &["a"], Some(Relation::Rebut))]),
+            turn("B", vec![retract, concede, why]),
+        ]);
+        assert_eq!(score(&graph, "a"), 0.5);
+        assert!(graph.get("b").unwrap().retracted);
+        assert_eq!(graph.get("a").unwrap().conceded_by, vec!["B".to_string()]);
+        assert_eq!(graph.get("a").unwrap().challenged_by, vec!["w".to_string()]);
+        // Only claims and since-moves are arguments.
+        assert_eq!(graph.arguments.len(), 2);
+    }
+
+    #[test]
+    fn answers_to_unknown_ids_make_no_edges() {
+        let graph = argument_graph(&[turn(
+            "A",
+            vec![argument("a", "A", &["nope"], Some(Relation::Rebut))],
+        )]);
+        assert!(graph.relations.is_empty());
+    }
+}

@@ -1,0 +1,10 @@
+//! Derived views of a debate, pure functions of its turns: commitment stores, the bipolar
+//! argument graph with gradual scores, and text-similarity measures used by the guardrails.
+
+pub mod commitments;
+pub mod graph;
+pub mod similarity;
+
+pub use commitments::{Commitment, CommitmentStore, commitment_stores};
+pub use graph::{Argument, ArgumentGraph, Edge, argument_graph, gradual_scores};
+pub use similarity::repetition_ratio;

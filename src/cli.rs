@@ -1,0 +1,173 @@
+//! Command-line definitions (clap): running a debate and the history commands.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "moot",
+    version,
+    about = "A terminal workbench for structured debates between LLM agents",
+    long_about = "Ask a hard question; moot seats 2–4 perspectives, lets them argue in rounds, and closes with a decision record.\n\nExamples:\n  moot --headless \"Should we use Redis or PostgreSQL for caching?\"\n  moot --headless --max-rounds 3 --perspectives 3 --no-checkpoints \"How should we structure the plugin system?\"\n  moot list\n  moot show DEB-abc123 --markdown",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Config file (default: $MOOT_CONFIG, else the XDG config dir's moot/config.toml).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List stored debates, newest first.
+    List {
+        #[arg(long)]
+        json: bool,
+        /// At most this many debates.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show one stored debate (an id or a unique prefix of one).
+    Show {
+        id: String,
+        /// The debate with its turns and derived views as JSON.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// The full transcript and synthesis as markdown.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Full-text search over questions, turns, guidance and syntheses.
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Export one debate as markdown or JSON.
+    Export {
+        id: String,
+        #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
+        format: ExportFormat,
+        /// Write to this file instead of stdout (an existing file is not overwritten).
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
+    },
+    /// Continue a paused, interrupted or failed debate where it stopped.
+    Resume {
+        id: String,
+        #[arg(long)]
+        headless: bool,
+        /// How checkpoints are answered without a screen.
+        #[arg(long, value_enum, default_value_t = CheckpointMode::Auto)]
+        checkpoints: CheckpointMode,
+        #[command(flatten)]
+        provider: ProviderArgs,
+    },
+    /// The perspective catalog: built-in and user-defined.
+    Perspectives {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Md,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum CheckpointMode {
+    /// Continue at every checkpoint.
+    #[default]
+    Auto,
+    /// Read `c`, `g TEXT` or `e` lines from stdin.
+    Stdin,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ProviderArgs {
+    /// openai, anthropic, ollama, scripted, or a [providers.NAME] from config.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible server (…/v1) or an Anthropic proxy.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// A replay script for the scripted provider.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// The question to debate.
+    #[arg(value_name = "QUESTION")]
+    pub question: Vec<String>,
+
+    /// Print NDJSON events instead of opening the workbench.
+    #[arg(long)]
+    pub headless: bool,
+
+    /// Maximum rounds (1–20; default 5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub max_rounds: Option<u32>,
+
+    /// Number of debaters (2–4; default: decided from the question).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=4))]
+    pub perspectives: Option<u32>,
+
+    /// Seat this perspective (repeat for each; see `moot perspectives`).
+    #[arg(long = "perspective", value_name = "NAME")]
+    pub named: Vec<String>,
+
+    /// Run to completion without pausing between rounds.
+    #[arg(long)]
+    pub no_checkpoints: bool,
+
+    /// How checkpoints are answered without a screen.
+    #[arg(long, value_enum, default_value_t = CheckpointMode::Auto)]
+    pub checkpoints: CheckpointMode,
+
+    /// Per-seat token budget per round; 0 or "unlimited" disables it.
+    #[arg(long, value_name = "TOKENS")]
+    pub token_budget: Option<String>,
+
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub round_timeout: Option<u64>,
+
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub checkpoint_timeout: Option<u64>,
+
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub total_timeout: Option<u64>,
+
+    /// Do not write the decision record file.
+    #[arg(long)]
+    pub no_write: bool,
+
+    /// Where decision records go (default docs/decisions).
+    #[arg(long, value_name = "DIR")]
+    pub decisions_dir: Option<PathBuf>,
+
+    /// Also write an issue draft (context, decision, action items) next to the record.
+    #[arg(long)]
+    pub follow_up: bool,
+
+    /// Make every call one after another instead of running arguments in parallel.
+    #[arg(long)]
+    pub sequential: bool,
+
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}

@@ -1,0 +1,245 @@
+//! The history commands (list, show, search, export, perspectives): read the journal, print.
+
+use crate::catalog;
+use crate::cli::ExportFormat;
+use crate::config::Config;
+use crate::report;
+use crate::sanitize;
+use crate::store::Store;
+use std::io::Write;
+use std::path::Path;
+
+/// A command's failure: the message and the exit code it deserves.
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub code: i32,
+}
+
+impl Failure {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    pub fn runtime(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+}
+
+impl From<crate::store::StoreError> for Failure {
+    fn from(error: crate::store::StoreError) -> Self {
+        use crate::store::StoreError::*;
+        let code = match error {
+            NotFound(_) | Ambiguous { .. } => 2,
+            _ => 1,
+        };
+        Failure {
+            message: error.to_string(),
+            code,
+        }
+    }
+}
+
+fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe is not an error worth reporting.
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    Ok(())
+}
+
+fn one_line(text: &str, width: usize) -> String {
+    let flat = sanitize::clean(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        format!(
+            "{}…",
+            flat.chars()
+                .take(width.saturating_sub(1))
+                .collect::<String>()
+        )
+    }
+}
+
+pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
+    let debates = store.list(limit)?;
+    if json {
+        let mut value = serde_json::to_value(&debates).unwrap_or_default();
+        sanitize::clean_json(&mut value);
+        return print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
+    }
+    if debates.is_empty() {
+        return print(
+            "No debates yet. Start one: moot \"Should we use Redis or PostgreSQL for caching?\"\n",
+        );
+    }
+    let mut out = format!(
+        "{:<12}  {:<9}  {:<10}  {:<6}  {:>6}  {}\n",
+        "ID", "STATUS", "DATE", "CONF", "ROUNDS", "QUESTION"
+    );
+    for debate in &debates {
+        out.push_str(&format!(
+            "{:<12}  {:<9}  {:<10}  {:<6}  {:>6}  {}\n",
+            debate.id,
+            debate.status,
+            debate.created_at.get(..10).unwrap_or(&debate.created_at),
+            debate.confidence.as_deref().unwrap_or("-"),
+            debate.rounds,
+            one_line(&debate.question, 70)
+        ));
+    }
+    print(&out)
+}
+
+pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), Failure> {
+    let document = report::document(store, id)?;
+    if json {
+        return print(&format!("{}\n", report::to_json(&document)));
+    }
+    if markdown {
+        return print(&report::to_markdown(&document));
+    }
+    let debate = &document.debate;
+    let mut out = format!(
+        "{}  {}  {}\n{}\n",
+        debate.id,
+        debate.status,
+        debate.created_at,
+        one_line(&debate.question, 200)
+    );
+    for seat in &debate.seats {
+        out.push_str(&format!(
+            "  {}  {}  ({})\n",
+            seat.id,
+            seat.perspective,
+            seat.priorities.join(", ")
+        ));
+    }
+    let rounds = document.turns.iter().map(|t| t.round).max().unwrap_or(0);
+    out.push_str(&format!(
+        "{} round(s), {} turn(s), {} argument(s), {} tokens in / {} out{}\n",
+        rounds,
+        document.turns.len(),
+        document.arguments.len(),
+        document.tokens.tokens_in,
+        document.tokens.tokens_out,
+        if document.tokens.estimated {
+            " (partly estimated)"
+        } else {
+            ""
+        }
+    ));
+    if let Some(error) = &debate.error {
+        out.push_str(&format!("error: {}\n", one_line(error, 300)));
+    }
+    match &document.synthesis {
+        Some(synthesis) => {
+            out.push('\n');
+            out.push_str(&sanitize::clean(&synthesis.markdown));
+            if let Some(path) = &synthesis.path {
+                out.push_str(&format!("\nDecision record: {path}\n"));
+            }
+        }
+        None => out.push_str("No synthesis yet. The transcript: moot show ID --markdown\n"),
+    }
+    print(&out)
+}
+
+pub fn search(store: &Store, text: &str, json: bool, limit: usize) -> Result<(), Failure> {
+    let hits = store.search(text, limit)?;
+    if json {
+        let mut value = serde_json::to_value(&hits).unwrap_or_default();
+        sanitize::clean_json(&mut value);
+        return print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
+    }
+    if hits.is_empty() {
+        return print(&format!("Nothing matches {:?}.\n", one_line(text, 60)));
+    }
+    let mut out = String::new();
+    for hit in &hits {
+        out.push_str(&format!(
+            "{:<12}  {:<9}  {}\n              {}\n",
+            hit.id,
+            hit.kind,
+            one_line(&hit.question, 70),
+            one_line(&hit.snippet, 110)
+        ));
+    }
+    print(&out)
+}
+
+pub fn export(
+    store: &Store,
+    id: &str,
+    format: ExportFormat,
+    out: Option<&Path>,
+) -> Result<(), Failure> {
+    let document = report::document(store, id)?;
+    let text = match format {
+        ExportFormat::Md => report::to_markdown(&document),
+        ExportFormat::Json => format!("{}\n", report::to_json(&document)),
+    };
+    match out {
+        None => print(&text),
+        Some(path) => {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => Failure::usage(format!(
+                        "{} already exists; choose another --out or remove it first",
+                        path.display()
+                    )),
+                    _ => Failure::runtime(format!("cannot create {}: {e}", path.display())),
+                })?;
+            file.write_all(text.as_bytes())
+                .map_err(|e| Failure::runtime(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("moot: wrote {}", path.display());
+            Ok(())
+        }
+    }
+}
+
+pub fn perspectives(config: &Config, json: bool) -> Result<(), Failure> {
+    let all = catalog::catalog(&config.debate.custom_perspectives);
+    if json {
+        return print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&all).unwrap_or_default()
+        ));
+    }
+    let mut out = String::new();
+    for perspective in &all {
+        out.push_str(&format!(
+            "{}  [{}]\n  priorities: {}\n  trade-offs: {}\n",
+            perspective.name,
+            perspective.source,
+            perspective.priorities.join(", "),
+            perspective.trade_offs
+        ));
+        if !perspective.opposes.is_empty() {
+            out.push_str(&format!(
+                "  pulls against: {}\n",
+                perspective.opposes.join(", ")
+            ));
+        }
+    }
+    out.push_str("\nAdd your own under [[debate.custom_perspectives]] in config.toml.\n");
+    print(&out)
+}

@@ -1,0 +1,440 @@
+//! Settings from config.toml (every Debate Mode setting plus providers), validated with the
+//! file, line and column of whatever is wrong.
+
+use serde::{Deserialize, Deserializer};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A user mistake in a config file, already located.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}:{line}:{column}: {message}")]
+pub struct ConfigError {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// The provider profile (a key of `[providers]`) or kind to use when no flag says.
+    pub provider: Option<String>,
+    pub debate: DebateConfig,
+    pub providers: BTreeMap<String, ProviderConfig>,
+    pub retry: RetryConfig,
+    /// Perspective name → provider profile, to seat a perspective on another model.
+    pub perspective_providers: BTreeMap<String, String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            provider: None,
+            debate: DebateConfig::default(),
+            providers: BTreeMap::new(),
+            retry: RetryConfig::default(),
+            perspective_providers: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DebateConfig {
+    #[serde(deserialize_with = "rounds")]
+    pub max_rounds: u32,
+    /// Debaters when the analysis does not decide (2–4); absent means decided per question.
+    #[serde(deserialize_with = "optional_seat_count")]
+    pub default_perspectives: Option<u32>,
+    pub token_budget_per_round: TokenBudget,
+    #[serde(deserialize_with = "positive_seconds")]
+    pub round_timeout_seconds: u64,
+    #[serde(deserialize_with = "positive_seconds")]
+    pub checkpoint_timeout_seconds: u64,
+    #[serde(deserialize_with = "positive_seconds")]
+    pub total_timeout_seconds: u64,
+    pub checkpoints: bool,
+    /// Where decision records are written, relative to the current directory.
+    pub decisions_dir: PathBuf,
+    pub write_decision: bool,
+    pub custom_perspectives: Vec<PerspectiveConfig>,
+}
+
+impl Default for DebateConfig {
+    fn default() -> Self {
+        DebateConfig {
+            max_rounds: 5,
+            default_perspectives: None,
+            token_budget_per_round: TokenBudget::Limited(2000),
+            round_timeout_seconds: 120,
+            checkpoint_timeout_seconds: 1800,
+            total_timeout_seconds: 1800,
+            checkpoints: true,
+            decisions_dir: PathBuf::from("docs/decisions"),
+            write_decision: true,
+            custom_perspectives: Vec::new(),
+        }
+    }
+}
+
+/// A perspective defined by the user, extending (or replacing by name) the built-ins.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PerspectiveConfig {
+    pub name: String,
+    pub priorities: Vec<String>,
+    pub trade_offs: String,
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    #[serde(default)]
+    pub opposes: Vec<String>,
+}
+
+/// Per-seat, per-round token limit; `0` or `"unlimited"` disables it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenBudget {
+    Unlimited,
+    Limited(u32),
+}
+
+impl TokenBudget {
+    pub fn parse(text: &str) -> Result<TokenBudget, String> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("unlimited") {
+            return Ok(TokenBudget::Unlimited);
+        }
+        match text.parse::<u32>() {
+            Ok(0) => Ok(TokenBudget::Unlimited),
+            Ok(n) if n < 100 => Err(format!(
+                "a token budget of {n} is too small to argue in; use at least 100, or 0 / \"unlimited\""
+            )),
+            Ok(n) => Ok(TokenBudget::Limited(n)),
+            Err(_) => Err(format!(
+                "{text:?} is not a token budget: use a number of tokens, or 0 / \"unlimited\""
+            )),
+        }
+    }
+
+    pub fn limit(self) -> Option<u32> {
+        match self {
+            TokenBudget::Unlimited => None,
+            TokenBudget::Limited(n) => Some(n),
+        }
+    }
+}
+
+impl fmt::Display for TokenBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenBudget::Unlimited => f.write_str("unlimited"),
+            TokenBudget::Limited(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl serde::Serialize for TokenBudget {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TokenBudget::Unlimited => serializer.serialize_str("unlimited"),
+            TokenBudget::Limited(n) => serializer.serialize_u32(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenBudget {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(i64),
+            Text(String),
+        }
+        let text = match Raw::deserialize(deserializer)? {
+            Raw::Number(n) if n < 0 => {
+                return Err(serde::de::Error::custom(
+                    "a token budget cannot be negative; use 0 or \"unlimited\" to disable it",
+                ));
+            }
+            Raw::Number(n) => n.to_string(),
+            Raw::Text(text) => text,
+        };
+        TokenBudget::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Which wire protocol a provider profile speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
+    Openai,
+    Anthropic,
+    Scripted,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    /// The environment variable holding the key (keys never belong in the file).
+    pub api_key_env: Option<String>,
+    /// A replay script, for `kind = "scripted"`.
+    pub script: Option<PathBuf>,
+    pub temperature: Option<f32>,
+}
+
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryConfig {
+    pub max_attempts: u32,
+    pub base_delay_ms: u64,
+    pub max_delay_ms: u64,
+    /// How long a stream may go silent before the attempt counts as timed out.
+    #[serde(deserialize_with = "positive_seconds")]
+    pub idle_timeout_seconds: u64,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            max_attempts: 4,
+            base_delay_ms: 500,
+            max_delay_ms: 30_000,
+            idle_timeout_seconds: 120,
+        }
+    }
+}
+
+fn rounds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let value = i64::deserialize(deserializer)?;
+    if (1..=20).contains(&value) {
+        Ok(value as u32)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "max_rounds must be between 1 and 20, not {value}"
+        )))
+    }
+}
+
+fn optional_seat_count<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    let value = i64::deserialize(deserializer)?;
+    if (2..=4).contains(&value) {
+        Ok(Some(value as u32))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "default_perspectives must be 2, 3 or 4, not {value}"
+        )))
+    }
+}
+
+fn positive_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let value = i64::deserialize(deserializer)?;
+    if value >= 1 {
+        Ok(value as u64)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "a timeout must be at least 1 second, not {value}"
+        )))
+    }
+}
+
+impl Config {
+    /// Parses config text; `path` names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|span| line_column(text, span.start))
+                .unwrap_or((1, 1));
+            ConfigError {
+                path: path.display().to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
+        })?;
+        config.check_references(text, path)?;
+        Ok(config)
+    }
+
+    /// Reads the config file if there is one; a file the user named must exist.
+    pub fn load(path: Option<(PathBuf, bool)>) -> Result<(Config, Option<PathBuf>), ConfigError> {
+        let Some((path, named)) = path else {
+            return Ok((Config::default(), None));
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok((Config::parse(&text, &path)?, Some(path))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => {
+                Ok((Config::default(), None))
+            }
+            Err(e) => Err(ConfigError {
+                path: path.display().to_string(),
+                line: 1,
+                column: 1,
+                message: format!("cannot read the config file: {e}"),
+            }),
+        }
+    }
+
+    /// Checks names that point elsewhere in the file, locating the offending text.
+    fn check_references(&self, text: &str, path: &Path) -> Result<(), ConfigError> {
+        let locate = |needle: &str, message: String| {
+            let offset = text.find(needle).unwrap_or(0);
+            let (line, column) = line_column(text, offset);
+            ConfigError {
+                path: path.display().to_string(),
+                line,
+                column,
+                message,
+            }
+        };
+        let known = |name: &str| {
+            self.providers.contains_key(name)
+                || matches!(name, "openai" | "anthropic" | "ollama" | "scripted")
+        };
+        if let Some(name) = &self.provider
+            && !known(name)
+        {
+            return Err(locate(
+                &format!("\"{name}\""),
+                format!(
+                    "provider {name:?} is neither a [providers.{name}] table nor one of openai, anthropic, ollama, scripted"
+                ),
+            ));
+        }
+        for (perspective, profile) in &self.perspective_providers {
+            if !known(profile) {
+                return Err(locate(
+                    &format!("\"{profile}\""),
+                    format!(
+                        "perspective {perspective:?} names provider {profile:?}, which is not defined under [providers]"
+                    ),
+                ));
+            }
+        }
+        for (name, profile) in &self.providers {
+            if profile.kind == ProviderKind::Scripted && profile.script.is_none() {
+                return Err(locate(
+                    &format!("[providers.{name}]"),
+                    format!(
+                        "[providers.{name}] is scripted but has no `script = \"path/to/script.json\"`"
+                    ),
+                ));
+            }
+        }
+        for perspective in &self.debate.custom_perspectives {
+            if perspective.name.trim().is_empty() || perspective.priorities.is_empty() {
+                return Err(locate(
+                    &format!("\"{}\"", perspective.name),
+                    "a custom perspective needs a name and at least one priority".to_string(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..text.floor_char_boundary(offset)];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("config.toml"))
+    }
+
+    #[test]
+    fn every_debate_mode_setting_parses() {
+        let config = parse(
+            r#"
+provider = "local-llm"
+
+[debate]
+max_rounds = 3
+default_perspectives = 3
+token_budget_per_round = "unlimited"
+round_timeout_seconds = 60
+checkpoint_timeout_seconds = 600
+total_timeout_seconds = 900
+
+[[debate.custom_perspectives]]
+name = "Compliance First"
+priorities = ["audit trails", "data residency"]
+trade_offs = "Will accept development slowdown for compliance"
+keywords = ["gdpr", "audit"]
+
+[providers.local-llm]
+kind = "openai"
+base_url = "http://127.0.0.1:8080/v1"
+model = "qwen2.5"
+"#,
+        )
+        .unwrap();
+        assert_eq!(config.debate.max_rounds, 3);
+        assert_eq!(config.debate.default_perspectives, Some(3));
+        assert_eq!(config.debate.token_budget_per_round, TokenBudget::Unlimited);
+        assert_eq!(
+            config.debate.custom_perspectives[0].name,
+            "Compliance First"
+        );
+        assert_eq!(config.providers["local-llm"].kind, ProviderKind::Openai);
+        assert_eq!(
+            parse("[debate]\ntoken_budget_per_round = 0")
+                .unwrap()
+                .debate
+                .token_budget_per_round,
+            TokenBudget::Unlimited
+        );
+        assert_eq!(parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_line_and_column() {
+        let err = parse("[debate]\nmax_rounds = 3\nmax_round = 4\n").unwrap_err();
+        assert_eq!((err.line, err.column), (3, 1), "{err}");
+        assert!(err.message.contains("max_round"), "{err}");
+        assert!(err.to_string().starts_with("config.toml:3:1: "));
+    }
+
+    #[test]
+    fn bad_values_point_at_the_value() {
+        let err = parse("[debate]\nmax_rounds = 0\n").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 14), "{err}");
+        assert!(err.message.contains("between 1 and 20"));
+        let err = parse("[debate]\ntoken_budget_per_round = \"lots\"\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        assert!(err.message.contains("not a token budget"), "{err}");
+        let err = parse("[debate]\nround_timeout_seconds = \"soon\"\n").unwrap_err();
+        assert_eq!(err.line, 2);
+        let err = parse("[debate\n").unwrap_err();
+        assert_eq!(err.line, 1);
+    }
+
+    #[test]
+    fn dangling_provider_names_are_refused() {
+        let err = parse("provider = \"nowhere\"\n").unwrap_err();
+        assert_eq!((err.line, err.column), (1, 12));
+        assert!(err.message.contains("nowhere"));
+        let err = parse("[providers.demo]\nkind = \"scripted\"\n").unwrap_err();
+        assert!(err.message.contains("script"), "{err}");
+    }
+}

@@ -1,0 +1,352 @@
+//! The journaled records: a debate, its seats, and the turns spoken in it.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The seat name the moderator speaks under in the journal.
+pub const MODERATOR: &str = "moderator";
+
+/// Which debate protocol drives a debate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    #[default]
+    Moderated,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Moderated => "moderated",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "moderated" => Some(Protocol::Moderated),
+            _ => None,
+        }
+    }
+}
+
+/// Where a debate is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DebateStatus {
+    Pending,
+    Running,
+    Paused,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl DebateStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DebateStatus::Pending => "pending",
+            DebateStatus::Running => "running",
+            DebateStatus::Paused => "paused",
+            DebateStatus::Completed => "completed",
+            DebateStatus::Failed => "failed",
+            DebateStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "pending" => DebateStatus::Pending,
+            "running" => DebateStatus::Running,
+            "paused" => DebateStatus::Paused,
+            "completed" => DebateStatus::Completed,
+            "failed" => DebateStatus::Failed,
+            "cancelled" => DebateStatus::Cancelled,
+            _ => return None,
+        })
+    }
+
+    /// A debate in one of these states can be picked up again with `moot resume`.
+    pub fn is_resumable(self) -> bool {
+        matches!(
+            self,
+            DebateStatus::Pending
+                | DebateStatus::Running
+                | DebateStatus::Paused
+                | DebateStatus::Failed
+        )
+    }
+}
+
+impl fmt::Display for DebateStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One debate as stored in the journal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Debate {
+    pub id: String,
+    pub question: String,
+    pub protocol: Protocol,
+    pub status: DebateStatus,
+    /// The settings the debate was started with, so a resume runs the same debate.
+    pub config: serde_json::Value,
+    pub seats: Vec<Seat>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub finished_at: Option<String>,
+    pub confidence: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A debater's place at the table: the perspective it argues from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Seat {
+    /// Short label used in move ids and prompts: "A", "B", "C", "D".
+    pub id: String,
+    pub perspective: String,
+    pub priorities: Vec<String>,
+    pub trade_offs: String,
+    /// The position the seat is asked to push for, in a sentence.
+    pub stance: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// The step of a round a turn belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Analysis,
+    Clarification,
+    Pose,
+    Argument,
+    Rebuttal,
+    Evaluation,
+    Synthesis,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Analysis => "analysis",
+            Phase::Clarification => "clarification",
+            Phase::Pose => "pose",
+            Phase::Argument => "argument",
+            Phase::Rebuttal => "rebuttal",
+            Phase::Evaluation => "evaluation",
+            Phase::Synthesis => "synthesis",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "analysis" => Phase::Analysis,
+            "clarification" => Phase::Clarification,
+            "pose" => Phase::Pose,
+            "argument" => Phase::Argument,
+            "rebuttal" => Phase::Rebuttal,
+            "evaluation" => Phase::Evaluation,
+            "synthesis" => Phase::Synthesis,
+            _ => return None,
+        })
+    }
+
+    /// Debater phases carry moves; moderator phases carry a structured reply in `data`.
+    pub fn is_debater(self) -> bool {
+        matches!(self, Phase::Argument | Phase::Rebuttal)
+    }
+}
+
+/// Identifies a turn within a debate; resume looks recorded turns up by it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TurnKey {
+    pub round: u32,
+    pub phase: Phase,
+    pub seat: String,
+}
+
+impl TurnKey {
+    pub fn new(round: u32, phase: Phase, seat: impl Into<String>) -> Self {
+        TurnKey {
+            round,
+            phase,
+            seat: seat.into(),
+        }
+    }
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    Ok,
+    TimedOut,
+    Failed,
+    /// The reply could not be parsed even after a repair request: prose kept, no moves.
+    Fallback,
+}
+
+impl TurnStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Ok => "ok",
+            TurnStatus::TimedOut => "timed_out",
+            TurnStatus::Failed => "failed",
+            TurnStatus::Fallback => "fallback",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "ok" => TurnStatus::Ok,
+            "timed_out" => TurnStatus::TimedOut,
+            "failed" => TurnStatus::Failed,
+            "fallback" => TurnStatus::Fallback,
+            _ => return None,
+        })
+    }
+
+    /// Whether the turn produced something the debate can use.
+    pub fn spoke(self) -> bool {
+        matches!(self, TurnStatus::Ok | TurnStatus::Fallback)
+    }
+}
+
+/// One thing said by one seat (or the moderator) in one phase of one round.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Turn {
+    pub round: u32,
+    pub phase: Phase,
+    pub seat: String,
+    /// Markdown prose as the model wrote it (unsanitized; sanitize where printed).
+    pub content: String,
+    pub moves: Vec<Move>,
+    pub confidence: Option<f64>,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// True when the provider reported no usage and the counts are estimates.
+    pub tokens_estimated: bool,
+    pub latency_ms: u64,
+    pub provider: String,
+    pub model: String,
+    pub status: TurnStatus,
+    /// The validated structured reply of a moderator turn (analysis, evaluation, synthesis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+    /// Why a turn failed, timed out or fell back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Turn {
+    pub fn key(&self) -> TurnKey {
+        TurnKey::new(self.round, self.phase, self.seat.clone())
+    }
+}
+
+/// A speech act of the persuasion dialogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Act {
+    Claim,
+    Why,
+    Concede,
+    Retract,
+    Since,
+}
+
+impl Act {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Act::Claim => "claim",
+            Act::Why => "why",
+            Act::Concede => "concede",
+            Act::Retract => "retract",
+            Act::Since => "since",
+        }
+    }
+}
+
+/// How an answering move relates to the argument it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    Support,
+    Rebut,
+    Undercut,
+}
+
+impl Relation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Support => "support",
+            Relation::Rebut => "rebut",
+            Relation::Undercut => "undercut",
+        }
+    }
+}
+
+/// One speech act within a turn, with a debate-wide id assigned by moot (never by the model).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Move {
+    pub id: String,
+    pub act: Act,
+    /// The proposition φ.
+    pub text: String,
+    /// The reasons S of `φ since S`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub premises: Vec<String>,
+    /// Ids of the arguments this move answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relation: Option<Relation>,
+}
+
+/// A round's turns grouped for display and export; derived from the journal, never stored.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Round {
+    pub number: u32,
+    pub turns: Vec<Turn>,
+    pub guidance: Option<String>,
+}
+
+/// A fresh debate id: `DEB-` and eight lowercase base-32 characters.
+pub fn new_debate_id() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        bytes = (nanos as u64).to_le_bytes();
+    }
+    let tail: String = bytes
+        .iter()
+        .map(|b| ALPHABET[(*b as usize) % ALPHABET.len()] as char)
+        .collect();
+    format!("DEB-{tail}")
+}
+
+/// The current UTC time as RFC 3339, the format every stored timestamp uses.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
+}
+
+/// Today's UTC date as YYYY-MM-DD.
+pub fn today() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    format!(
+        "{:04}-{:02}-{:02}",
+        now.year(),
+        u8::from(now.month()),
+        now.day()
+    )
+}

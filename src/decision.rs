@@ -1,0 +1,152 @@
+//! Writing the decision record (docs/decisions/YYYY-MM-DD-<slug>.md) and its follow-up issue
+//! draft. File names come from the date and the user's question, never from model output.
+
+use crate::debate::Synthesis;
+use crate::sanitize;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A filesystem-safe slug of at most 60 characters: lowercase ASCII letters, digits, hyphens.
+pub fn slug(text: &str) -> String {
+    let mut slug = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            slug.push(c.to_ascii_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+        if slug.len() >= 60 {
+            break;
+        }
+    }
+    let slug = slug.trim_matches('-').to_string();
+    if slug.is_empty() {
+        "debate".to_string()
+    } else {
+        slug
+    }
+}
+
+/// Creates `dir/name.md`, or `name-2.md`, `name-3.md`… if taken: never overwrites.
+fn create_new(dir: &Path, name: &str, contents: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    for n in 1..1000 {
+        let file = if n == 1 {
+            format!("{name}.md")
+        } else {
+            format!("{name}-{n}.md")
+        };
+        let path = dir.join(file);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut handle) => {
+                handle.write_all(contents.as_bytes())?;
+                handle.sync_all()?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!(
+            "too many decision records named {name} in {}",
+            dir.display()
+        ),
+    ))
+}
+
+/// Writes the decision record; the markdown is sanitized of terminal escapes first.
+pub fn write_record(dir: &Path, synthesis: &Synthesis, question: &str) -> std::io::Result<PathBuf> {
+    let name = format!("{}-{}", synthesis.date, slug(question));
+    create_new(dir, &name, &sanitize::clean(&synthesis.to_markdown()))
+}
+
+/// The "create a workflow from this decision" follow-up: an issue draft next to the record.
+pub fn follow_up_markdown(synthesis: &Synthesis, record: Option<&Path>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Implement decision: {}\n", synthesis.title);
+    let _ = writeln!(out, "## Context\n");
+    let _ = writeln!(
+        out,
+        "A moot debate ({}, {} round(s), perspectives: {}) considered:\n\n> {}\n",
+        synthesis.debate_id,
+        synthesis.rounds,
+        synthesis.perspectives.join(", "),
+        synthesis.question.trim().replace('\n', "\n> ")
+    );
+    if let Some(record) = record {
+        let _ = writeln!(out, "Decision record: `{}`\n", record.display());
+    }
+    let _ = writeln!(out, "## Decision\n\n{}\n", synthesis.recommendation.trim());
+    let _ = writeln!(out, "**Confidence:** {}\n", synthesis.confidence.as_str());
+    if !synthesis.caveats.is_empty() {
+        let _ = writeln!(out, "Caveats:\n");
+        for caveat in &synthesis.caveats {
+            let _ = writeln!(out, "- {caveat}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "## Action Items\n");
+    if synthesis.action_items.is_empty() {
+        let _ = writeln!(
+            out,
+            "- [ ] Turn the recommendation above into concrete tasks"
+        );
+    }
+    for item in &synthesis.action_items {
+        let _ = writeln!(out, "- [ ] {item}");
+    }
+    if !synthesis.tensions.is_empty() {
+        let _ = writeln!(out, "\n## Open Tensions to Watch\n");
+        for tension in &synthesis.tensions {
+            let _ = writeln!(out, "- {tension}");
+        }
+    }
+    out
+}
+
+pub fn write_follow_up(
+    dir: &Path,
+    synthesis: &Synthesis,
+    question: &str,
+    record: Option<&Path>,
+) -> std::io::Result<PathBuf> {
+    let name = format!("{}-{}-issue", synthesis.date, slug(question));
+    create_new(
+        dir,
+        &name,
+        &sanitize::clean(&follow_up_markdown(synthesis, record)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe_and_bounded() {
+        assert_eq!(
+            slug("Should we use Redis or PostgreSQL for caching?"),
+            "should-we-use-redis-or-postgresql-for-caching"
+        );
+        assert_eq!(slug("../../etc/passwd"), "etc-passwd");
+        assert_eq!(slug("???"), "debate");
+        assert!(slug(&"x".repeat(500)).len() <= 60);
+    }
+
+    #[test]
+    fn existing_records_are_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = create_new(dir.path(), "2026-01-01-q", "one").unwrap();
+        let second = create_new(dir.path(), "2026-01-01-q", "two").unwrap();
+        assert_ne!(first, second);
+        assert_eq!(std::fs::read_to_string(first).unwrap(), "one");
+        assert_eq!(std::fs::read_to_string(second).unwrap(), "two");
+    }
+}

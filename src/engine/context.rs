@@ -1,0 +1,659 @@
+//! The context protocols stand on: `speak` (journal-first, streamed, retried, validated,
+//! served from the journal on resume), `speak_all`, `checkpoint`, `clarify` and `emit`.
+
+use super::moves::{self, DebaterReply};
+use crate::debate::{Control, Event, MODERATOR, Phase, Seat, Turn, TurnKey, TurnStatus};
+use crate::llm::retry::random_unit;
+use crate::llm::structured::{FieldStreamer, extract_json};
+use crate::llm::{
+    ChatMessage, ChatRequest, Completion, LlmError, Provider, RetryPolicy, estimate_tokens,
+};
+use crate::store::{CheckpointRecord, Store, StoreError};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
+pub type Validator = fn(&Value) -> Result<Value, String>;
+
+/// What kind of reply a speech expects.
+#[derive(Clone, Copy)]
+pub enum ReplyKind {
+    /// Free markdown, streamed as it comes.
+    Prose,
+    /// A debater reply with moves (`engine::moves`).
+    Debater,
+    /// A moderator reply checked by a validator; `stream_field` is shown while it streams.
+    Structured {
+        validator: Validator,
+        stream_field: Option<&'static str>,
+    },
+}
+
+/// One request to speak.
+pub struct Speech {
+    pub key: TurnKey,
+    pub perspective: Option<String>,
+    pub system: String,
+    pub prompt: String,
+    pub kind: ReplyKind,
+    pub schema_name: &'static str,
+    pub schema: Option<Value>,
+    pub max_tokens: Option<u32>,
+    /// The speech gives up (status timed_out) at this instant.
+    pub deadline: Option<tokio::time::Instant>,
+}
+
+/// How the engine runs.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Run every call one after another (for comparison with the parallel schedule).
+    pub sequential: bool,
+    pub retry: RetryPolicy,
+    pub checkpoints: bool,
+    pub checkpoint_timeout: Duration,
+    pub temperature: Option<f32>,
+}
+
+/// The outcome of waiting at a checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckpointOutcome {
+    Answered(Control),
+    /// Nobody answered in time: the debate pauses and can be resumed.
+    TimedOut,
+}
+
+/// Which provider each seat speaks through.
+#[derive(Clone)]
+pub struct Seating {
+    pub default: Arc<dyn Provider>,
+    pub per_seat: HashMap<String, Arc<dyn Provider>>,
+}
+
+impl Seating {
+    pub fn for_seat(&self, seat: &str) -> Arc<dyn Provider> {
+        self.per_seat
+            .get(seat)
+            .cloned()
+            .unwrap_or_else(|| self.default.clone())
+    }
+}
+
+/// Everything a running protocol needs; shared by the tasks of one debate.
+pub struct Context {
+    pub debate_id: String,
+    store: Store,
+    events: mpsc::UnboundedSender<Event>,
+    controls: tokio::sync::Mutex<mpsc::UnboundedReceiver<Control>>,
+    recorded: Mutex<HashMap<TurnKey, Turn>>,
+    recorded_answers: Vec<CheckpointRecord>,
+    transcript: Mutex<Vec<Turn>>,
+    seating: Mutex<Seating>,
+    pub settings: EngineSettings,
+    started: Instant,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Provider(String),
+}
+
+impl Context {
+    /// `recorded` and `answers` come from the journal when resuming; empty for a new debate.
+    pub fn new(
+        debate_id: String,
+        store: Store,
+        events: mpsc::UnboundedSender<Event>,
+        controls: mpsc::UnboundedReceiver<Control>,
+        seating: Seating,
+        settings: EngineSettings,
+        recorded: Vec<Turn>,
+        answers: Vec<CheckpointRecord>,
+    ) -> Context {
+        Context {
+            debate_id,
+            store,
+            events,
+            controls: tokio::sync::Mutex::new(controls),
+            recorded: Mutex::new(recorded.into_iter().map(|t| (t.key(), t)).collect()),
+            recorded_answers: answers,
+            transcript: Mutex::new(Vec::new()),
+            seating: Mutex::new(seating),
+            settings,
+            started: Instant::now(),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn emit(&self, event: Event) {
+        // A face that stopped listening must not stop the debate.
+        let _ = self.events.send(event);
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Every turn spoken (or replayed) so far, in order.
+    pub fn turns(&self) -> Vec<Turn> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Whether the journal already holds this turn (so resuming will not call a provider).
+    pub fn is_recorded(&self, key: &TurnKey) -> bool {
+        self.recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(key)
+    }
+
+    pub fn seat_provider(&self, seat: &str) -> Arc<dyn Provider> {
+        self.seating
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .for_seat(seat)
+    }
+
+    /// Seats assigned after the context was made can be given their own providers.
+    pub fn seat_on(&self, seat: &Seat, provider: Arc<dyn Provider>) {
+        self.seating
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .per_seat
+            .insert(seat.id.clone(), provider);
+    }
+
+    fn known_move_ids(&self) -> HashSet<String> {
+        self.transcript
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
+            .collect()
+    }
+
+    fn push(&self, turn: &Turn) {
+        self.transcript
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(turn.clone());
+    }
+
+    fn completed_event(turn: &Turn, replayed: bool) -> Event {
+        Event::TurnCompleted {
+            round: turn.round,
+            phase: turn.phase,
+            seat: turn.seat.clone(),
+            content: turn.content.clone(),
+            moves: turn.moves.clone(),
+            confidence: turn.confidence,
+            tokens_in: turn.tokens_in,
+            tokens_out: turn.tokens_out,
+            tokens_estimated: turn.tokens_estimated,
+            latency_ms: turn.latency_ms,
+            provider: turn.provider.clone(),
+            model: turn.model.clone(),
+            status: turn.status,
+            note: turn.note.clone(),
+            replayed,
+        }
+    }
+
+    /// Speaks one turn: served from the journal if recorded, else asked of the seat's provider
+    /// with retries, repaired once if unusable, journaled, and only then announced.
+    pub async fn speak(&self, speech: Speech) -> Result<Turn, EngineError> {
+        let recorded = self
+            .recorded
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&speech.key);
+        if let Some(turn) = recorded {
+            self.push(&turn);
+            self.emit(Self::completed_event(&turn, true));
+            return Ok(turn);
+        }
+        let key = speech.key.clone();
+        let provider = self.seat_provider(&key.seat);
+        self.emit(Event::TurnStarted {
+            round: key.round,
+            phase: key.phase,
+            seat: key.seat.clone(),
+        });
+        let started = Instant::now();
+        let work = self.converse(&speech, provider.as_ref());
+        let outcome = match speech.deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, work).await.ok(),
+            None => Some(work.await),
+        };
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let mut turn = Turn {
+            round: key.round,
+            phase: key.phase,
+            seat: key.seat.clone(),
+            content: String::new(),
+            moves: Vec::new(),
+            confidence: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            tokens_estimated: false,
+            latency_ms,
+            provider: provider.kind().to_string(),
+            model: provider.model().to_string(),
+            status: TurnStatus::Ok,
+            data: None,
+            note: None,
+        };
+        match outcome {
+            None => {
+                turn.status = TurnStatus::TimedOut;
+                turn.note = Some("the round's time ran out before this turn finished".into());
+            }
+            Some(conversation) => conversation.fill(&mut turn),
+        }
+        self.store.record_turn(&self.debate_id, &turn)?;
+        self.push(&turn);
+        self.emit(Self::completed_event(&turn, false));
+        Ok(turn)
+    }
+
+    /// Speaks several turns at once (or one after another when settings say sequential).
+    pub async fn speak_all(&self, speeches: Vec<Speech>) -> Result<Vec<Turn>, EngineError> {
+        if self.settings.sequential {
+            let mut turns = Vec::new();
+            for speech in speeches {
+                turns.push(self.speak(speech).await?);
+            }
+            return Ok(turns);
+        }
+        let results =
+            futures_util::future::join_all(speeches.into_iter().map(|s| self.speak(s))).await;
+        results.into_iter().collect()
+    }
+
+    /// Runs the exchange with the provider: first request, retries, one repair request.
+    async fn converse(&self, speech: &Speech, provider: &dyn Provider) -> Conversation {
+        let mut conversation = Conversation::default();
+        let reply_format = speech
+            .schema
+            .as_ref()
+            .map(|schema| crate::llm::ReplyFormat {
+                name: speech.schema_name.to_string(),
+                schema: schema.clone(),
+            });
+        let mut request = ChatRequest {
+            label: crate::llm::RequestLabel {
+                round: speech.key.round,
+                phase: speech.key.phase,
+                seat: speech.key.seat.clone(),
+                perspective: speech.perspective.clone(),
+            },
+            system: speech.system.clone(),
+            messages: vec![ChatMessage::user(speech.prompt.clone())],
+            reply: reply_format,
+            max_tokens: speech.max_tokens,
+            temperature: self.settings.temperature,
+        };
+        let stream_field = match speech.kind {
+            ReplyKind::Prose => None,
+            ReplyKind::Debater => Some(moves::PROSE_FIELD),
+            ReplyKind::Structured { stream_field, .. } => stream_field,
+        };
+        let completion = match self
+            .call(speech, provider, &request, stream_field, &mut conversation)
+            .await
+        {
+            Ok(completion) => completion,
+            Err(error) => {
+                conversation.failure = Some(error);
+                return conversation;
+            }
+        };
+        if matches!(speech.kind, ReplyKind::Prose) {
+            conversation.content = completion.text;
+            return conversation;
+        }
+        match self.interpret(speech, &completion.text) {
+            Ok(parsed) => {
+                conversation.parsed = Some(parsed);
+                return conversation;
+            }
+            Err(problem) => {
+                // One repair request naming what was wrong.
+                self.emit(Event::Retry {
+                    seat: speech.key.seat.clone(),
+                    round: speech.key.round,
+                    phase: speech.key.phase,
+                    attempt: conversation.attempts + 1,
+                    reason: format!("unusable reply, asking for a repair: {problem}"),
+                    delay_ms: 0,
+                });
+                request
+                    .messages
+                    .push(ChatMessage::assistant(completion.text.clone()));
+                request.messages.push(ChatMessage::user(format!(
+                    "Your reply could not be used: {problem}. Reply again with only the JSON object, \
+                     following the schema `{}` exactly, with no other text.",
+                    speech.schema_name
+                )));
+                conversation.first_problem = Some(problem);
+                conversation.first_text = completion.text;
+            }
+        }
+        match self
+            .call(speech, provider, &request, stream_field, &mut conversation)
+            .await
+        {
+            Ok(repaired) => match self.interpret(speech, &repaired.text) {
+                Ok(parsed) => conversation.parsed = Some(parsed),
+                Err(problem) => {
+                    conversation.fallback_text = Some(repaired.text);
+                    conversation.final_problem = Some(problem);
+                }
+            },
+            Err(error) => {
+                conversation.fallback_text = Some(conversation.first_text.clone());
+                conversation.final_problem = Some(format!("the repair request failed: {error}"));
+            }
+        }
+        conversation
+    }
+
+    /// One request with retries; streams prose deltas as events and tallies tokens.
+    async fn call(
+        &self,
+        speech: &Speech,
+        provider: &dyn Provider,
+        request: &ChatRequest,
+        stream_field: Option<&'static str>,
+        conversation: &mut Conversation,
+    ) -> Result<Completion, String> {
+        let key = &speech.key;
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            conversation.attempts += 1;
+            let mut streamer = stream_field.map(FieldStreamer::new);
+            let events = self.events.clone();
+            let (seat, round, phase) = (key.seat.clone(), key.round, key.phase);
+            let mut received = 0usize;
+            let mut on_text = |chunk: &str| {
+                received += chunk.len();
+                let prose = match streamer.as_mut() {
+                    Some(streamer) => streamer.feed(chunk),
+                    None => chunk.to_string(),
+                };
+                if !prose.is_empty() {
+                    let _ = events.send(Event::TurnDelta {
+                        seat: seat.clone(),
+                        round,
+                        phase,
+                        text: prose,
+                    });
+                }
+            };
+            let result = provider.complete(request, &mut on_text).await;
+            let prompt_tokens = estimate_tokens(request.prompt_chars());
+            match result {
+                Ok(completion) => {
+                    match completion.usage {
+                        Some(usage) => {
+                            conversation.tokens_in += usage.input;
+                            conversation.tokens_out += usage.output;
+                        }
+                        None => {
+                            conversation.tokens_in += prompt_tokens;
+                            conversation.tokens_out += estimate_tokens(completion.text.len());
+                            conversation.estimated = true;
+                        }
+                    }
+                    conversation.model = Some(completion.model.clone());
+                    if completion.finish == crate::llm::FinishReason::Length {
+                        conversation.truncated = true;
+                    }
+                    return Ok(completion);
+                }
+                Err(error) => {
+                    // A failed attempt still cost the prompt (and what streamed).
+                    conversation.tokens_in += prompt_tokens;
+                    conversation.tokens_out += estimate_tokens(received);
+                    conversation.estimated = true;
+                    if !self.settings.retry.should_retry(attempt, &error) {
+                        return Err(describe_failure(provider, &error));
+                    }
+                    let delay = self.settings.retry.delay(attempt, &error, random_unit());
+                    self.emit(Event::Retry {
+                        seat: key.seat.clone(),
+                        round: key.round,
+                        phase: key.phase,
+                        attempt: attempt + 1,
+                        reason: error.short_reason(),
+                        delay_ms: delay.as_millis() as u64,
+                    });
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    fn interpret(&self, speech: &Speech, text: &str) -> Result<Parsed, String> {
+        let value = extract_json(text)?;
+        match speech.kind {
+            ReplyKind::Prose => Ok(Parsed::Prose(text.to_string())),
+            ReplyKind::Debater => {
+                let prefix =
+                    moves::move_prefix(&speech.key.seat, speech.key.round, speech.key.phase);
+                moves::validate_debater_reply(&value, &prefix, &self.known_move_ids())
+                    .map(Parsed::Debater)
+            }
+            ReplyKind::Structured { validator, .. } => validator(&value).map(Parsed::Structured),
+        }
+    }
+
+    /// Waits at a checkpoint (or replays the recorded answer), journaling the answer.
+    pub async fn checkpoint(&self, round: u32) -> Result<CheckpointOutcome, EngineError> {
+        self.ask(round, "checkpoint").await
+    }
+
+    /// Asks the human the moderator's clarifying question; a guide answer is the reply.
+    pub async fn clarify(&self, question: &str) -> Result<CheckpointOutcome, EngineError> {
+        if let Some(recorded) = self.recorded_answer(0, "clarification") {
+            return Ok(CheckpointOutcome::Answered(recorded));
+        }
+        self.emit(Event::ClarificationRequested {
+            question: question.to_string(),
+        });
+        self.ask(0, "clarification").await
+    }
+
+    fn recorded_answer(&self, round: u32, kind: &str) -> Option<Control> {
+        self.recorded_answers
+            .iter()
+            .find(|r| r.round == round && r.kind == kind)
+            .map(|r| r.control.clone())
+    }
+
+    async fn ask(&self, round: u32, kind: &str) -> Result<CheckpointOutcome, EngineError> {
+        if let Some(control) = self.recorded_answer(round, kind) {
+            if kind == "checkpoint" {
+                self.emit(Event::CheckpointAnswered {
+                    round,
+                    decision: control.decision().to_string(),
+                    guidance: control.guidance().map(str::to_string),
+                });
+            }
+            return Ok(CheckpointOutcome::Answered(control));
+        }
+        if !self.settings.checkpoints {
+            return Ok(CheckpointOutcome::Answered(Control::Continue));
+        }
+        if kind == "checkpoint" {
+            self.emit(Event::Checkpoint {
+                round,
+                timeout_seconds: self.settings.checkpoint_timeout.as_secs(),
+            });
+        }
+        let mut controls = self.controls.lock().await;
+        let answer =
+            match tokio::time::timeout(self.settings.checkpoint_timeout, controls.recv()).await {
+                Err(_) => return Ok(CheckpointOutcome::TimedOut),
+                Ok(Some(control)) => control,
+                Ok(None) => {
+                    self.emit(Event::Notice {
+                        message: "no more checkpoint answers can arrive; continuing".into(),
+                    });
+                    Control::Continue
+                }
+            };
+        self.store
+            .record_checkpoint(&self.debate_id, round, kind, &answer)?;
+        if kind == "checkpoint" {
+            self.emit(Event::CheckpointAnswered {
+                round,
+                decision: answer.decision().to_string(),
+                guidance: answer.guidance().map(str::to_string),
+            });
+        }
+        Ok(CheckpointOutcome::Answered(answer))
+    }
+
+    /// Whether this debate is a moderator-only turn key (used by protocols for clarity).
+    pub fn moderator_key(round: u32, phase: Phase) -> TurnKey {
+        TurnKey::new(round, phase, MODERATOR)
+    }
+}
+
+fn describe_failure(provider: &dyn Provider, error: &LlmError) -> String {
+    match error {
+        LlmError::Connect { url, detail } => format!(
+            "cannot reach the {} provider at {url} ({detail}); {}",
+            provider.kind(),
+            provider.configure_hint()
+        ),
+        LlmError::Client {
+            status: 401 | 403,
+            body,
+        } => format!(
+            "the {} provider at {} refused the API key (HTTP 401/403: {body}); {}",
+            provider.kind(),
+            provider.endpoint(),
+            provider.configure_hint()
+        ),
+        LlmError::Client { status: 404, body } => format!(
+            "the {} provider at {} does not know this endpoint or model {:?} (HTTP 404: {body}); check --model and --base-url",
+            provider.kind(),
+            provider.endpoint(),
+            provider.model()
+        ),
+        other => format!("{} ({})", other, provider.endpoint()),
+    }
+}
+
+/// What parsing a reply produced.
+enum Parsed {
+    Prose(String),
+    Debater(DebaterReply),
+    Structured(Value),
+}
+
+/// Everything one speech went through, folded into its turn at the end.
+#[derive(Default)]
+struct Conversation {
+    attempts: u32,
+    tokens_in: u64,
+    tokens_out: u64,
+    estimated: bool,
+    truncated: bool,
+    model: Option<String>,
+    content: String,
+    parsed: Option<Parsed>,
+    failure: Option<String>,
+    first_problem: Option<String>,
+    first_text: String,
+    fallback_text: Option<String>,
+    final_problem: Option<String>,
+}
+
+impl Conversation {
+    fn fill(self, turn: &mut Turn) {
+        turn.tokens_in = self.tokens_in;
+        turn.tokens_out = self.tokens_out;
+        turn.tokens_estimated = self.estimated;
+        if let Some(model) = self.model {
+            turn.model = model;
+        }
+        if let Some(failure) = self.failure {
+            turn.status = TurnStatus::Failed;
+            turn.note = Some(failure);
+            return;
+        }
+        match self.parsed {
+            Some(Parsed::Prose(text)) => turn.content = text,
+            Some(Parsed::Debater(reply)) => {
+                turn.content = reply.argument;
+                turn.moves = reply.moves;
+                turn.confidence = reply.confidence;
+                turn.data = Some(serde_json::json!({"position": reply.position}));
+                if reply.dropped_answers > 0 {
+                    turn.note = Some(format!(
+                        "{} answer(s) pointed at no known argument and were dropped",
+                        reply.dropped_answers
+                    ));
+                }
+            }
+            Some(Parsed::Structured(value)) => {
+                turn.content = value
+                    .get("summary")
+                    .or_else(|| value.get("recommendation"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                turn.data = Some(value);
+            }
+            None if self.fallback_text.is_some() => {
+                let raw = self.fallback_text.unwrap_or_default();
+                turn.status = TurnStatus::Fallback;
+                turn.content = salvage_prose(&raw);
+                turn.note = Some(format!(
+                    "no usable structured reply after one repair: {}",
+                    self.final_problem
+                        .or(self.first_problem)
+                        .unwrap_or_default()
+                ));
+            }
+            None => turn.content = self.content,
+        }
+        if self.truncated && turn.note.is_none() {
+            turn.note = Some("the reply was cut at max_tokens and closed".into());
+        }
+    }
+}
+
+/// The prose of an unusable reply: the `argument` field if it can be found, else the text
+/// with any JSON object removed.
+fn salvage_prose(raw: &str) -> String {
+    let mut streamer = FieldStreamer::new(moves::PROSE_FIELD);
+    let prose = streamer.feed(raw);
+    if !prose.trim().is_empty() {
+        return prose.trim().to_string();
+    }
+    let without_json = match raw.find('{') {
+        Some(start) => raw[..start].trim(),
+        None => raw.trim(),
+    };
+    if without_json.is_empty() {
+        raw.trim().to_string()
+    } else {
+        without_json.to_string()
+    }
+}

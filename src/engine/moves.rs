@@ -1,0 +1,281 @@
+//! The debater reply: its JSON schema, and validation that turns the model's moves into
+//! journal moves with moot-assigned ids and only answers that point at real arguments.
+
+use crate::debate::{Act, Move, Phase, Relation};
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+
+/// The most moves kept from one reply; a small model may loop.
+const MAX_MOVES: usize = 12;
+const MAX_TEXT_CHARS: usize = 600;
+
+/// The field whose prose streams to the screen while a debater writes.
+pub const PROSE_FIELD: &str = "argument";
+
+/// JSON schema of a debater reply. `argument` comes first so it streams first.
+pub fn debater_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "argument": {
+                "type": "string",
+                "description": "Your argument as markdown prose, as you would say it to the room."
+            },
+            "moves": {
+                "type": "array",
+                "maxItems": MAX_MOVES,
+                "description": "The speech acts your argument makes.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string", "description": "A short local id such as m1, so later moves of this reply can answer it."},
+                        "act": {"type": "string", "enum": ["claim", "why", "concede", "retract", "since"]},
+                        "text": {"type": "string", "description": "The proposition φ, one sentence."},
+                        "premises": {"type": "array", "items": {"type": "string"}, "description": "For `since`: the reasons S."},
+                        "answers": {"type": "array", "items": {"type": "string"}, "description": "Ids of the arguments this move responds to, e.g. B1.2."},
+                        "relation": {"type": "string", "enum": ["support", "rebut", "undercut", "none"]}
+                    },
+                    "required": ["act", "text"]
+                }
+            },
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "position": {"type": "string", "description": "Your current recommendation in one sentence."}
+        },
+        "required": ["argument", "moves", "confidence", "position"]
+    })
+}
+
+/// A validated debater reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebaterReply {
+    pub argument: String,
+    pub moves: Vec<Move>,
+    pub confidence: Option<f64>,
+    pub position: String,
+    /// Answers dropped because they pointed at no known argument.
+    pub dropped_answers: usize,
+}
+
+/// The id prefix of a turn's moves: `A2` for seat A's round-2 argument, `A2.r` for its rebuttal.
+pub fn move_prefix(seat: &str, round: u32, phase: Phase) -> String {
+    match phase {
+        Phase::Rebuttal => format!("{seat}{round}.r"),
+        _ => format!("{seat}{round}."),
+    }
+}
+
+/// Validates a parsed reply. `known` holds the ids of every move already in the journal.
+pub fn validate_debater_reply(
+    value: &Value,
+    prefix: &str,
+    known: &HashSet<String>,
+) -> Result<DebaterReply, String> {
+    let object = value.as_object().ok_or("the reply must be a JSON object")?;
+    let argument = object
+        .get(PROSE_FIELD)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or("`argument` must be a non-empty string holding your argument")?
+        .to_string();
+    let raw_moves = match object.get("moves") {
+        None | Some(Value::Null) => &Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err("`moves` must be an array of move objects".into()),
+    };
+    let confidence = match object.get("confidence") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_f64()
+                .filter(|c| c.is_finite())
+                .ok_or("`confidence` must be a number between 0 and 1")?
+                .clamp(0.0, 1.0),
+        ),
+    };
+    let position = object
+        .get("position")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+
+    let mut local_ids: HashMap<String, String> = HashMap::new();
+    let mut moves = Vec::new();
+    for (index, raw) in raw_moves.iter().take(MAX_MOVES).enumerate() {
+        let raw = raw
+            .as_object()
+            .ok_or_else(|| format!("move {} must be an object", index + 1))?;
+        let act = match raw.get("act").and_then(Value::as_str).map(str::trim) {
+            Some("claim") => Act::Claim,
+            Some("why") => Act::Why,
+            Some("concede") => Act::Concede,
+            Some("retract") => Act::Retract,
+            Some("since") => Act::Since,
+            other => {
+                return Err(format!(
+                    "move {} has act {:?}; use one of claim, why, concede, retract, since",
+                    index + 1,
+                    other.unwrap_or("")
+                ));
+            }
+        };
+        let text = raw.get("text").and_then(Value::as_str).unwrap_or("").trim();
+        let premises = strings(raw.get("premises"));
+        if text.is_empty() && !matches!(act, Act::Concede | Act::Retract) {
+            return Err(format!(
+                "move {} ({}) needs a `text`",
+                index + 1,
+                act.as_str()
+            ));
+        }
+        if act == Act::Since && premises.is_empty() {
+            return Err(format!(
+                "move {} is `since` but gives no `premises`; list the reasons",
+                index + 1
+            ));
+        }
+        let relation = match raw.get("relation").and_then(Value::as_str).map(str::trim) {
+            Some("support") => Some(Relation::Support),
+            Some("rebut") => Some(Relation::Rebut),
+            Some("undercut") => Some(Relation::Undercut),
+            None | Some("none") | Some("") => None,
+            Some(other) => {
+                return Err(format!(
+                    "move {} has relation {other:?}; use support, rebut, undercut or none",
+                    index + 1
+                ));
+            }
+        };
+        let id = format!("{prefix}{}", moves.len() + 1);
+        if let Some(local) = raw.get("id").and_then(Value::as_str) {
+            local_ids.insert(local.trim().to_string(), id.clone());
+        }
+        moves.push(Move {
+            id,
+            act,
+            text: clip(text),
+            premises: premises.into_iter().map(|p| clip(&p)).collect(),
+            answers: strings(raw.get("answers")),
+            relation,
+        });
+    }
+    let own: HashSet<String> = moves.iter().map(|m| m.id.clone()).collect();
+    let mut dropped_answers = 0;
+    for mv in &mut moves {
+        let answers = std::mem::take(&mut mv.answers);
+        for answer in answers {
+            let resolved = local_ids.get(&answer).cloned().unwrap_or(answer);
+            if resolved != mv.id && (known.contains(&resolved) || own.contains(&resolved)) {
+                if !mv.answers.contains(&resolved) {
+                    mv.answers.push(resolved);
+                }
+            } else {
+                dropped_answers += 1;
+            }
+        }
+        if mv.answers.is_empty() && matches!(mv.act, Act::Claim | Act::Since) {
+            mv.relation = None;
+        }
+    }
+    Ok(DebaterReply {
+        argument,
+        moves,
+        confidence,
+        position,
+        dropped_answers,
+    })
+}
+
+fn strings(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s.trim().to_string()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            })
+            .filter(|s| !s.is_empty())
+            .collect(),
+        Some(Value::String(s)) if !s.trim().is_empty() => vec![s.trim().to_string()],
+        _ => Vec::new(),
+    }
+}
+
+fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_TEXT_CHARS {
+        text.to_string()
+    } else {
+        let mut clipped: String = text.chars().take(MAX_TEXT_CHARS).collect();
+        clipped.push('…');
+        clipped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known(ids: &[&str]) -> HashSet<String> {
+        ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn moves_get_moot_ids_and_local_answers_resolve() {
+        let reply = json!({
+            "argument": "Redis wins on latency.",
+            "moves": [
+                {"id": "m1", "act": "claim", "text": "Latency matters most"},
+                {"id": "m2", "act": "since", "text": "Use Redis", "premises": ["in-memory"], "answers": ["m1"], "relation": "support"},
+                {"act": "claim", "text": "Postgres is slower", "answers": ["B1.2", "Z9.9"], "relation": "rebut"},
+                {"act": "why", "text": "why is ops cost high?", "answers": ["B1.1"]}
+            ],
+            "confidence": 1.7,
+            "position": "Use Redis"
+        });
+        let parsed = validate_debater_reply(&reply, "A2.r", &known(&["B1.1", "B1.2"])).unwrap();
+        let ids: Vec<&str> = parsed.moves.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, vec!["A2.r1", "A2.r2", "A2.r3", "A2.r4"]);
+        assert_eq!(parsed.moves[1].answers, vec!["A2.r1"]);
+        assert_eq!(parsed.moves[1].relation, Some(Relation::Support));
+        assert_eq!(parsed.moves[2].answers, vec!["B1.2"]);
+        assert_eq!(parsed.dropped_answers, 1);
+        assert_eq!(parsed.confidence, Some(1.0));
+        assert_eq!(parsed.position, "Use Redis");
+    }
+
+    #[test]
+    fn invalid_replies_name_what_is_wrong() {
+        let none = known(&[]);
+        let err = validate_debater_reply(&json!({"moves": []}), "A1.", &none).unwrap_err();
+        assert!(err.contains("argument"), "{err}");
+        let err = validate_debater_reply(
+            &json!({"argument": "x", "moves": [{"act": "shout", "text": "y"}]}),
+            "A1.",
+            &none,
+        )
+        .unwrap_err();
+        assert!(err.contains("shout"), "{err}");
+        let err = validate_debater_reply(
+            &json!({"argument": "x", "moves": [{"act": "since", "text": "y"}]}),
+            "A1.",
+            &none,
+        )
+        .unwrap_err();
+        assert!(err.contains("premises"), "{err}");
+        let err = validate_debater_reply(&json!([1]), "A1.", &none).unwrap_err();
+        assert!(err.contains("object"));
+    }
+
+    #[test]
+    fn an_answerless_attack_loses_its_relation() {
+        let parsed = validate_debater_reply(
+            &json!({"argument": "x", "moves": [{"act": "claim", "text": "y", "relation": "rebut", "answers": ["nope"]}]}),
+            "A1.",
+            &known(&[]),
+        )
+        .unwrap();
+        assert_eq!(parsed.moves[0].relation, None);
+        assert!(parsed.moves[0].answers.is_empty());
+    }
+}

@@ -1,0 +1,22 @@
+//! moot: a terminal workbench for structured debates between LLM agents.
+//!
+//! Imports point one way, down: `cli`/`headless` → `session` → `protocol` → `engine` →
+//! `store` / `argue` / `llm` → `debate` (the domain types). See ARCHITECTURE.md.
+
+pub mod argue;
+pub mod catalog;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod debate;
+pub mod decision;
+pub mod engine;
+pub mod headless;
+pub mod llm;
+pub mod paths;
+pub mod protocol;
+pub mod providers;
+pub mod report;
+pub mod sanitize;
+pub mod session;
+pub mod store;

@@ -1,0 +1,277 @@
+//! Anthropic Messages API over SSE. Structured replies use a forced tool whose input schema is
+//! the reply schema; its streamed `input_json_delta` pieces are the reply text.
+
+use super::capability::{CapabilityCache, StructuredMode};
+use super::provider::{
+    ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage, parse_retry_after,
+    transport_error, trim_body,
+};
+use super::sse::SseDecoder;
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+const API_VERSION: &str = "2023-06-01";
+const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+pub struct AnthropicProvider {
+    client: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+    capabilities: Arc<CapabilityCache>,
+    idle_timeout: Duration,
+}
+
+impl AnthropicProvider {
+    pub fn new(
+        client: reqwest::Client,
+        base_url: &str,
+        api_key: Option<String>,
+        model: &str,
+        capabilities: Arc<CapabilityCache>,
+        idle_timeout: Duration,
+    ) -> Self {
+        AnthropicProvider {
+            client,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model: model.to_string(),
+            capabilities,
+            idle_timeout,
+        }
+    }
+
+    fn url(&self) -> String {
+        if self.base_url.ends_with("/v1") {
+            format!("{}/messages", self.base_url)
+        } else {
+            format!("{}/v1/messages", self.base_url)
+        }
+    }
+
+    fn capability_key(&self) -> String {
+        format!("anthropic {} {}", self.base_url, self.model)
+    }
+
+    fn body(&self, request: &ChatRequest, mode: StructuredMode) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|m| json!({"role": m.role, "content": m.content}))
+            .collect();
+        let mut body = json!({
+            "model": self.model,
+            "system": request.system,
+            "messages": messages,
+            "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            "stream": true,
+        });
+        if let Some(temperature) = request.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(reply) = &request.reply
+            && mode != StructuredMode::Instructions
+        {
+            body["tools"] = json!([{
+                "name": reply.name,
+                "description": "Submit your reply. Every field is read by the program.",
+                "input_schema": reply.schema,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": reply.name});
+        }
+        body
+    }
+
+    async fn attempt(
+        &self,
+        request: &ChatRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let url = self.url();
+        let key = self.capability_key();
+        let mut caps = self.capabilities.get(&key);
+        loop {
+            let mut builder = self
+                .client
+                .post(&url)
+                .header("anthropic-version", API_VERSION)
+                .json(&self.body(request, caps.mode));
+            if let Some(api_key) = &self.api_key {
+                builder = builder.header("x-api-key", api_key);
+            }
+            let response = tokio::time::timeout(self.idle_timeout, builder.send())
+                .await
+                .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+                .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
+            let status = response.status().as_u16();
+            if status == 200 {
+                return self.read_stream(response, on_text).await;
+            }
+            let retry_after = parse_retry_after(response.headers().get("retry-after"));
+            let body = response.text().await.unwrap_or_default();
+            let lower = body.to_ascii_lowercase();
+            // Endpoints (proxies, look-alikes) that refuse tools fall back to instructions.
+            if request.reply.is_some()
+                && caps.mode != StructuredMode::Instructions
+                && (400..500).contains(&status)
+                && (lower.contains("tool") || lower.contains("input_schema"))
+            {
+                caps.mode = StructuredMode::Instructions;
+                self.capabilities.set(&key, caps);
+                continue;
+            }
+            return Err(match status {
+                429 => LlmError::RateLimited { retry_after },
+                500..=599 | 408 => LlmError::Server {
+                    status,
+                    body: trim_body(&body),
+                    retry_after,
+                },
+                _ => LlmError::Client {
+                    status,
+                    body: trim_body(&body),
+                },
+            });
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        on_text: TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let url = self.url();
+        let mut stream = response.bytes_stream();
+        let mut decoder = SseDecoder::new();
+        let mut text = String::new();
+        let mut usage = Usage::default();
+        let mut saw_usage = false;
+        let mut finish = FinishReason::Stop;
+        let mut model = self.model.clone();
+        let mut stopped = false;
+        while !stopped {
+            let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
+                Err(_) => return Err(LlmError::Timeout(self.idle_timeout)),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            for event in decoder.feed(&chunk) {
+                let value: Value = serde_json::from_str(&event.data)
+                    .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
+                let kind = value
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .or(event.event.as_deref())
+                    .unwrap_or("");
+                match kind {
+                    "message_start" => {
+                        let message = &value["message"];
+                        if let Some(name) = message.get("model").and_then(Value::as_str) {
+                            model = name.to_string();
+                        }
+                        if let Some(input) =
+                            message["usage"].get("input_tokens").and_then(Value::as_u64)
+                        {
+                            usage.input = input;
+                            saw_usage = true;
+                        }
+                    }
+                    "content_block_delta" => {
+                        let delta = &value["delta"];
+                        let piece = match delta.get("type").and_then(Value::as_str) {
+                            Some("text_delta") => delta.get("text").and_then(Value::as_str),
+                            Some("input_json_delta") => {
+                                delta.get("partial_json").and_then(Value::as_str)
+                            }
+                            _ => None,
+                        };
+                        if let Some(piece) = piece.filter(|p| !p.is_empty()) {
+                            text.push_str(piece);
+                            on_text(piece);
+                        }
+                    }
+                    "message_delta" => {
+                        if let Some(output) =
+                            value["usage"].get("output_tokens").and_then(Value::as_u64)
+                        {
+                            usage.output = output;
+                            saw_usage = true;
+                        }
+                        if let Some(reason) =
+                            value["delta"].get("stop_reason").and_then(Value::as_str)
+                        {
+                            finish = match reason {
+                                "max_tokens" => FinishReason::Length,
+                                "end_turn" | "tool_use" | "stop_sequence" => FinishReason::Stop,
+                                _ => FinishReason::Other,
+                            };
+                        }
+                    }
+                    "message_stop" => stopped = true,
+                    "error" => {
+                        let error = &value["error"];
+                        let message = error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("error event");
+                        let error_type = error.get("type").and_then(Value::as_str).unwrap_or("");
+                        return Err(match error_type {
+                            "rate_limit_error" => LlmError::RateLimited { retry_after: None },
+                            "invalid_request_error"
+                            | "authentication_error"
+                            | "permission_error" => LlmError::Client {
+                                status: 400,
+                                body: trim_body(message),
+                            },
+                            _ => LlmError::Server {
+                                status: 529,
+                                body: trim_body(message),
+                                retry_after: None,
+                            },
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !stopped {
+            return Err(LlmError::StreamCut);
+        }
+        Ok(Completion {
+            text,
+            usage: saw_usage.then_some(usage),
+            model,
+            finish,
+        })
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn kind(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn endpoint(&self) -> String {
+        self.url()
+    }
+
+    fn configure_hint(&self) -> String {
+        "set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL or --base-url for a proxy)".to_string()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+        Box::pin(self.attempt(request, on_text))
+    }
+}

@@ -1,0 +1,88 @@
+//! What each endpoint was found to accept, so a degraded request shape is not retried each call.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// How a structured reply is asked for, from strongest to weakest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredMode {
+    /// `response_format: json_schema` (OpenAI-style) or a forced tool (Anthropic).
+    #[default]
+    JsonSchema,
+    /// `response_format: json_object`.
+    JsonObject,
+    /// Only the instructions in the prompt; the reply is extracted tolerantly.
+    Instructions,
+}
+
+impl StructuredMode {
+    /// The next weaker mode, if any.
+    pub fn degrade(self) -> Option<StructuredMode> {
+        match self {
+            StructuredMode::JsonSchema => Some(StructuredMode::JsonObject),
+            StructuredMode::JsonObject => Some(StructuredMode::Instructions),
+            StructuredMode::Instructions => None,
+        }
+    }
+}
+
+/// The request shape an endpoint accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    pub mode: StructuredMode,
+    /// Whether `stream_options.include_usage` is accepted.
+    pub stream_usage: bool,
+    /// Whether the endpoint wants `max_completion_tokens` instead of `max_tokens`.
+    pub max_completion_tokens: bool,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Capabilities {
+            mode: StructuredMode::JsonSchema,
+            stream_usage: true,
+            max_completion_tokens: false,
+        }
+    }
+}
+
+/// Shared by every seat using the same endpoint; loaded from and saved to the journal.
+#[derive(Debug, Default)]
+pub struct CapabilityCache {
+    entries: Mutex<HashMap<String, Capabilities>>,
+}
+
+impl CapabilityCache {
+    pub fn new(known: impl IntoIterator<Item = (String, Capabilities)>) -> Self {
+        CapabilityCache {
+            entries: Mutex::new(known.into_iter().collect()),
+        }
+    }
+
+    pub fn get(&self, endpoint: &str) -> Capabilities {
+        self.lock().get(endpoint).copied().unwrap_or_default()
+    }
+
+    pub fn set(&self, endpoint: &str, capabilities: Capabilities) {
+        self.lock().insert(endpoint.to_string(), capabilities);
+    }
+
+    /// Every endpoint whose shape differs from the default, for saving.
+    pub fn learned(&self) -> Vec<(String, Capabilities)> {
+        let mut entries: Vec<_> = self
+            .lock()
+            .iter()
+            .filter(|(_, caps)| **caps != Capabilities::default())
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Capabilities>> {
+        // A poisoned map still holds valid entries; keep using it.
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -1,0 +1,18 @@
+//! Talking to language models: the streaming `Provider` trait, its HTTP and scripted
+//! implementations, retries, and tolerant handling of structured (JSON) replies.
+
+pub mod anthropic;
+pub mod capability;
+pub mod openai;
+pub mod provider;
+pub mod retry;
+pub mod scripted;
+pub mod sse;
+pub mod structured;
+
+pub use capability::{Capabilities, CapabilityCache, StructuredMode};
+pub use provider::{
+    ChatMessage, ChatRequest, Completion, FinishReason, LlmError, Provider, ReplyFormat,
+    RequestLabel, Usage, estimate_tokens,
+};
+pub use retry::RetryPolicy;

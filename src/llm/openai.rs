@@ -1,0 +1,335 @@
+//! OpenAI-compatible chat completions over SSE: OpenAI, Ollama, vLLM, llama.cpp, LM Studio,
+//! OpenRouter. Degrades the structured-reply shape step by step when an endpoint refuses it.
+
+use super::capability::{Capabilities, CapabilityCache, StructuredMode};
+use super::provider::{
+    ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage, parse_retry_after,
+    transport_error, trim_body,
+};
+use super::sse::SseDecoder;
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct OpenAiProvider {
+    client: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+    capabilities: Arc<CapabilityCache>,
+    idle_timeout: Duration,
+    /// Where the configuration came from, for the "cannot reach" hint.
+    hint: String,
+}
+
+impl OpenAiProvider {
+    pub fn new(
+        client: reqwest::Client,
+        base_url: &str,
+        api_key: Option<String>,
+        model: &str,
+        capabilities: Arc<CapabilityCache>,
+        idle_timeout: Duration,
+        hint: String,
+    ) -> Self {
+        OpenAiProvider {
+            client,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            model: model.to_string(),
+            capabilities,
+            idle_timeout,
+            hint,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/chat/completions", self.base_url)
+    }
+
+    fn capability_key(&self) -> String {
+        format!("openai {} {}", self.base_url, self.model)
+    }
+
+    fn body(&self, request: &ChatRequest, caps: Capabilities) -> Value {
+        let mut messages = vec![json!({"role": "system", "content": request.system})];
+        messages.extend(
+            request
+                .messages
+                .iter()
+                .map(|m| json!({"role": m.role, "content": m.content})),
+        );
+        let mut body = json!({
+            "model": self.model,
+            "messages": messages,
+            "stream": true,
+        });
+        if caps.stream_usage {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if let Some(max) = request.max_tokens {
+            let field = if caps.max_completion_tokens {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body[field] = json!(max);
+        }
+        if let Some(temperature) = request.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(reply) = &request.reply {
+            match caps.mode {
+                StructuredMode::JsonSchema => {
+                    body["response_format"] = json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": reply.name, "schema": reply.schema, "strict": false},
+                    });
+                }
+                StructuredMode::JsonObject => {
+                    body["response_format"] = json!({"type": "json_object"});
+                }
+                StructuredMode::Instructions => {}
+            }
+        }
+        body
+    }
+
+    /// When an endpoint refuses part of the request shape, the shape to try next.
+    fn adapt(
+        caps: Capabilities,
+        status: u16,
+        body: &str,
+        structured: bool,
+    ) -> Option<Capabilities> {
+        let lower = body.to_ascii_lowercase();
+        let mut next = caps;
+        if structured
+            && (lower.contains("response_format") || lower.contains("json_schema"))
+            && let Some(mode) = caps.mode.degrade()
+        {
+            next.mode = mode;
+            return Some(next);
+        }
+        if (400..500).contains(&status) {
+            if caps.stream_usage
+                && (lower.contains("stream_options") || lower.contains("include_usage"))
+            {
+                next.stream_usage = false;
+                return Some(next);
+            }
+            if !caps.max_completion_tokens
+                && lower.contains("max_tokens")
+                && lower.contains("max_completion_tokens")
+            {
+                next.max_completion_tokens = true;
+                return Some(next);
+            }
+        }
+        None
+    }
+
+    async fn attempt(
+        &self,
+        request: &ChatRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let url = self.url();
+        let key = self.capability_key();
+        let mut caps = self.capabilities.get(&key);
+        loop {
+            let mut builder = self.client.post(&url).json(&self.body(request, caps));
+            if let Some(api_key) = &self.api_key {
+                builder = builder.bearer_auth(api_key);
+            }
+            let response = tokio::time::timeout(self.idle_timeout, builder.send())
+                .await
+                .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+                .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
+            let status = response.status().as_u16();
+            if status == 200 {
+                return self.read_stream(response, on_text).await;
+            }
+            let retry_after = parse_retry_after(response.headers().get("retry-after"));
+            let body = response.text().await.unwrap_or_default();
+            if let Some(next) = Self::adapt(caps, status, &body, request.reply.is_some()) {
+                caps = next;
+                self.capabilities.set(&key, caps);
+                continue;
+            }
+            return Err(match status {
+                429 => LlmError::RateLimited { retry_after },
+                500..=599 | 408 => LlmError::Server {
+                    status,
+                    body: trim_body(&body),
+                    retry_after,
+                },
+                _ => LlmError::Client {
+                    status,
+                    body: trim_body(&body),
+                },
+            });
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        on_text: TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let url = self.url();
+        let mut stream = response.bytes_stream();
+        let mut decoder = SseDecoder::new();
+        let mut text = String::new();
+        let mut usage = None;
+        let mut finish = None;
+        let mut model = self.model.clone();
+        let mut done = false;
+        loop {
+            let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
+                Err(_) => return Err(LlmError::Timeout(self.idle_timeout)),
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            for event in decoder.feed(&chunk) {
+                if event.data.trim() == "[DONE]" {
+                    done = true;
+                    continue;
+                }
+                let value: Value = serde_json::from_str(&event.data)
+                    .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
+                if let Some(error) = value.get("error") {
+                    let message = error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("error event in stream");
+                    return Err(LlmError::Server {
+                        status: 500,
+                        body: trim_body(message),
+                        retry_after: None,
+                    });
+                }
+                if let Some(name) = value.get("model").and_then(Value::as_str) {
+                    model = name.to_string();
+                }
+                if let Some(u) = value.get("usage").filter(|u| !u.is_null()) {
+                    usage = Some(Usage {
+                        input: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
+                        output: u
+                            .get("completion_tokens")
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0),
+                    });
+                }
+                if let Some(choice) = value.get("choices").and_then(|c| c.get(0)) {
+                    if let Some(delta) = choice
+                        .get("delta")
+                        .and_then(|d| d.get("content"))
+                        .and_then(Value::as_str)
+                        && !delta.is_empty()
+                    {
+                        text.push_str(delta);
+                        on_text(delta);
+                    }
+                    if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                        finish = Some(match reason {
+                            "stop" => FinishReason::Stop,
+                            "length" => FinishReason::Length,
+                            _ => FinishReason::Other,
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(event) = decoder.finish()
+            && event.data.trim() == "[DONE]"
+        {
+            done = true;
+        }
+        // A stream that ends with neither [DONE] nor a finish reason was cut.
+        match (done, finish) {
+            (_, Some(finish)) => Ok(Completion {
+                text,
+                usage,
+                model,
+                finish,
+            }),
+            (true, None) => Ok(Completion {
+                text,
+                usage,
+                model,
+                finish: FinishReason::Stop,
+            }),
+            (false, None) => Err(LlmError::StreamCut),
+        }
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn kind(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn endpoint(&self) -> String {
+        self.url()
+    }
+
+    fn configure_hint(&self) -> String {
+        self.hint.clone()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+        Box::pin(self.attempt(request, on_text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_naming_response_format_degrade_one_step() {
+        let caps = Capabilities::default();
+        let next = OpenAiProvider::adapt(caps, 400, "unknown field response_format", true).unwrap();
+        assert_eq!(next.mode, StructuredMode::JsonObject);
+        let last = OpenAiProvider::adapt(
+            next,
+            500,
+            "json_schema not supported; response_format",
+            true,
+        )
+        .unwrap();
+        assert_eq!(last.mode, StructuredMode::Instructions);
+        assert_eq!(
+            OpenAiProvider::adapt(last, 400, "response_format", true),
+            None
+        );
+        assert_eq!(OpenAiProvider::adapt(caps, 400, "bad model", true), None);
+    }
+
+    #[test]
+    fn refusals_of_stream_options_and_max_tokens_adapt() {
+        let caps = Capabilities::default();
+        let next = OpenAiProvider::adapt(caps, 400, "Unrecognized: stream_options", false).unwrap();
+        assert!(!next.stream_usage);
+        let next = OpenAiProvider::adapt(
+            caps,
+            400,
+            "Unsupported parameter: 'max_tokens'. Use 'max_completion_tokens' instead.",
+            false,
+        )
+        .unwrap();
+        assert!(next.max_completion_tokens);
+    }
+}

@@ -1,0 +1,217 @@
+//! The provider-neutral request, reply and error types, and the `Provider` trait.
+
+use crate::debate::Phase;
+use futures_util::future::BoxFuture;
+use std::time::Duration;
+
+/// A chat message after the system prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatMessage {
+    /// "user" or "assistant".
+    pub role: &'static str,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn user(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: "user",
+            content: content.into(),
+        }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: "assistant",
+            content: content.into(),
+        }
+    }
+}
+
+/// A JSON schema the reply must match; sent to providers that accept one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyFormat {
+    pub name: String,
+    pub schema: serde_json::Value,
+}
+
+/// Who is asking and why; scripted replies are matched on it and errors name it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestLabel {
+    pub round: u32,
+    pub phase: Phase,
+    pub seat: String,
+    /// The seat's perspective name, when a debater speaks.
+    pub perspective: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub label: RequestLabel,
+    pub system: String,
+    pub messages: Vec<ChatMessage>,
+    pub reply: Option<ReplyFormat>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+}
+
+impl ChatRequest {
+    /// The whole prompt as text, for estimating prompt tokens.
+    pub fn prompt_chars(&self) -> usize {
+        self.system.len() + self.messages.iter().map(|m| m.content.len()).sum::<usize>()
+    }
+}
+
+/// Token counts as the provider reported them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FinishReason {
+    Stop,
+    /// Cut at `max_tokens`.
+    Length,
+    Other,
+}
+
+/// A finished reply: the raw text (JSON for structured requests) and what it cost.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub text: String,
+    pub usage: Option<Usage>,
+    pub model: String,
+    pub finish: FinishReason,
+}
+
+/// Rough token count for providers that report none: about four characters a token.
+pub fn estimate_tokens(chars: usize) -> u64 {
+    chars.div_ceil(4) as u64
+}
+
+/// Why a provider call failed. `is_retryable` decides whether the retry loop tries again.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum LlmError {
+    #[error("rate limited (HTTP 429){}", retry_after.map(|d| format!(", retry after {}s", d.as_secs_f64())).unwrap_or_default())]
+    RateLimited { retry_after: Option<Duration> },
+    #[error("server error HTTP {status}: {body}")]
+    Server {
+        status: u16,
+        body: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("request refused HTTP {status}: {body}")]
+    Client { status: u16, body: String },
+    #[error("cannot reach {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("no data from the provider for {0:?}")]
+    Timeout(Duration),
+    #[error("the stream was cut before the reply finished")]
+    StreamCut,
+    #[error("malformed stream chunk: {0}")]
+    Malformed(String),
+    #[error("{0}")]
+    Fatal(String),
+}
+
+impl LlmError {
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            LlmError::RateLimited { .. }
+                | LlmError::Server { .. }
+                | LlmError::Connect { .. }
+                | LlmError::Timeout(_)
+                | LlmError::StreamCut
+                | LlmError::Malformed(_)
+        )
+    }
+
+    /// The delay the server asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::RateLimited { retry_after } | LlmError::Server { retry_after, .. } => {
+                *retry_after
+            }
+            _ => None,
+        }
+    }
+
+    /// A short reason for retry events.
+    pub fn short_reason(&self) -> String {
+        match self {
+            LlmError::RateLimited { .. } => "rate limited (429)".into(),
+            LlmError::Server { status, .. } => format!("server error ({status})"),
+            LlmError::Client { status, .. } => format!("request refused ({status})"),
+            LlmError::Connect { .. } => "connection failed".into(),
+            LlmError::Timeout(_) => "timed out".into(),
+            LlmError::StreamCut => "stream cut mid-way".into(),
+            LlmError::Malformed(_) => "malformed chunk".into(),
+            LlmError::Fatal(_) => "fatal".into(),
+        }
+    }
+}
+
+/// A receiver for raw text as it streams in (JSON for structured requests).
+pub type TextSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+/// A streaming chat model.
+pub trait Provider: Send + Sync {
+    /// The provider kind: "openai", "anthropic", "scripted".
+    fn kind(&self) -> &str;
+    fn model(&self) -> &str;
+    /// Where requests go, for error messages.
+    fn endpoint(&self) -> String;
+    /// What to tell a user who cannot reach this provider.
+    fn configure_hint(&self) -> String;
+    /// Sends one request, streaming raw text into `on_text`; one attempt, no retries.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Completion, LlmError>>;
+}
+
+/// Parses a Retry-After header: delta-seconds (integer or decimal). HTTP dates are ignored.
+pub fn parse_retry_after(value: Option<&reqwest::header::HeaderValue>) -> Option<Duration> {
+    let text = value?.to_str().ok()?.trim();
+    let seconds: f64 = text.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(3600.0)))
+}
+
+/// Turns a reqwest failure into an `LlmError` naming the URL.
+pub fn transport_error(url: &str, error: &reqwest::Error, idle: Duration) -> LlmError {
+    if error.is_timeout() {
+        LlmError::Timeout(idle)
+    } else if error.is_connect() || error.is_request() {
+        let mut detail = error.to_string();
+        let mut source = std::error::Error::source(error);
+        while let Some(inner) = source {
+            detail = inner.to_string();
+            source = inner.source();
+        }
+        LlmError::Connect {
+            url: url.to_string(),
+            detail,
+        }
+    } else if error.is_body() || error.is_decode() {
+        LlmError::StreamCut
+    } else {
+        LlmError::Connect {
+            url: url.to_string(),
+            detail: error.to_string(),
+        }
+    }
+}
+
+/// Keeps an error body short and single-line for messages.
+pub fn trim_body(body: &str) -> String {
+    let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 300 {
+        format!("{}…", flat.chars().take(300).collect::<String>())
+    } else {
+        flat
+    }
+}

@@ -1,0 +1,280 @@
+//! The moderator's structured replies (analysis, round evaluation, synthesis): their schemas
+//! and validators. Model output only changes the debate through these validated fields.
+
+use serde_json::{Value, json};
+
+pub const ANALYSIS_SCHEMA: &str = "moot_analysis";
+pub const EVALUATION_SCHEMA: &str = "moot_evaluation";
+pub const SYNTHESIS_SCHEMA: &str = "moot_synthesis";
+
+pub fn analysis_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "domain": {"type": "string", "description": "architecture, data, security, ux, operations, performance or general"},
+            "constraints": {"type": "array", "items": {"type": "string"}, "maxItems": 5, "description": "Implicit constraints heard in the question, e.g. 'we need to ship fast'."},
+            "binary": {"type": "boolean", "description": "True if the question is a choice between two options or a yes/no question."},
+            "debaters": {"type": "integer", "minimum": 2, "maximum": 4},
+            "vague": {"type": "boolean", "description": "True only if the question is too vague to debate."},
+            "clarifying_question": {"type": "string", "description": "If vague: one question to ask the human. Else empty."}
+        },
+        "required": ["domain", "constraints", "binary", "debaters", "vague"]
+    })
+}
+
+pub fn validate_analysis(value: &Value) -> Result<Value, String> {
+    let object = value.as_object().ok_or("the reply must be a JSON object")?;
+    let domain = object
+        .get("domain")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .ok_or("`domain` must be a non-empty string")?;
+    let debaters = object
+        .get("debaters")
+        .and_then(Value::as_u64)
+        .filter(|n| (2..=4).contains(n))
+        .ok_or("`debaters` must be 2, 3 or 4")?;
+    let constraints = string_list(object.get("constraints"), 5);
+    let binary = object
+        .get("binary")
+        .and_then(Value::as_bool)
+        .unwrap_or(debaters == 2);
+    let vague = object
+        .get("vague")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let clarifying = object
+        .get("clarifying_question")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|q| !q.is_empty());
+    Ok(json!({
+        "domain": clip(domain, 40),
+        "constraints": constraints,
+        "binary": binary,
+        "debaters": debaters,
+        "vague": vague,
+        "clarifying_question": clarifying.map(|q| clip(q, 300)),
+    }))
+}
+
+pub fn evaluation_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "description": "The round in at most 120 words: where each perspective stands and what is unresolved. Cite argument ids like [A1.2]."},
+            "assessment": {"type": "string", "enum": ["converging", "stagnating", "new_ground"]},
+            "decision": {"type": "string", "enum": ["continue", "clarify", "conclude"]},
+            "agreement": {"type": "boolean", "description": "True if the perspectives now recommend the same thing."},
+            "leader": {"type": "string", "description": "Seat id (A, B, C, D) of a perspective that clearly dominates, else empty."},
+            "off_topic": {"type": "array", "items": {"type": "string"}, "description": "Seat ids that argued beside the question."},
+            "clarification": {"type": "string", "description": "If decision is clarify: what the debaters must clarify next round."},
+            "reason": {"type": "string", "description": "Why you decided as you did, one sentence."}
+        },
+        "required": ["summary", "assessment", "decision", "agreement"]
+    })
+}
+
+pub fn validate_evaluation(value: &Value) -> Result<Value, String> {
+    let object = value.as_object().ok_or("the reply must be a JSON object")?;
+    let summary = object
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or("`summary` must be a non-empty string")?;
+    let assessment = one_of(
+        object.get("assessment"),
+        &["converging", "stagnating", "new_ground"],
+    )
+    .ok_or("`assessment` must be converging, stagnating or new_ground")?;
+    let decision = one_of(object.get("decision"), &["continue", "clarify", "conclude"])
+        .ok_or("`decision` must be continue, clarify or conclude")?;
+    let seat_id = |v: &str| {
+        let v = v.trim().trim_start_matches("Seat ").trim();
+        (v.len() == 1 && v.chars().all(|c| c.is_ascii_uppercase())).then(|| v.to_string())
+    };
+    let leader = object
+        .get("leader")
+        .and_then(Value::as_str)
+        .and_then(seat_id);
+    let off_topic: Vec<String> = string_list(object.get("off_topic"), 4)
+        .iter()
+        .filter_map(|s| seat_id(s))
+        .collect();
+    Ok(json!({
+        "summary": clip(summary, 2000),
+        "assessment": assessment,
+        "decision": decision,
+        "agreement": object.get("agreement").and_then(Value::as_bool).unwrap_or(false),
+        "leader": leader,
+        "off_topic": off_topic,
+        "clarification": object.get("clarification").and_then(Value::as_str).map(|c| clip(c.trim(), 400)).filter(|c| !c.is_empty()),
+        "reason": object.get("reason").and_then(Value::as_str).map(|r| clip(r.trim(), 400)).unwrap_or_default(),
+    }))
+}
+
+pub fn synthesis_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "recommendation": {"type": "string", "description": "What to do and why, citing argument ids like [A2.1]."},
+            "title": {"type": "string", "description": "The decision topic in a few words."},
+            "confidence": {"type": "string", "enum": ["High", "Medium", "Low"]},
+            "perspectives": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "key_arguments": {"type": "array", "items": {"type": "string"}},
+                        "trade_offs_accepted": {"type": "array", "items": {"type": "string"}}
+                    },
+                    "required": ["name", "key_arguments", "trade_offs_accepted"]
+                }
+            },
+            "agreements": {"type": "array", "items": {"type": "string"}},
+            "tensions": {"type": "array", "items": {"type": "string"}},
+            "caveats": {"type": "array", "items": {"type": "string"}},
+            "dissent": {"type": "string", "description": "The strongest disagreement with the recommendation, or empty."},
+            "action_items": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["recommendation", "title", "confidence", "perspectives", "agreements", "tensions", "caveats", "dissent"]
+    })
+}
+
+pub fn validate_synthesis(value: &Value) -> Result<Value, String> {
+    let object = value.as_object().ok_or("the reply must be a JSON object")?;
+    let recommendation = object
+        .get("recommendation")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or("`recommendation` must be a non-empty string")?;
+    let confidence = object
+        .get("confidence")
+        .and_then(Value::as_str)
+        .and_then(crate::debate::Confidence::parse)
+        .ok_or("`confidence` must be High, Medium or Low")?;
+    let perspectives: Vec<Value> = match object.get("perspectives") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|p| {
+                let name = p.get("name").and_then(Value::as_str)?.trim();
+                (!name.is_empty()).then(|| {
+                    json!({
+                        "name": clip(name, 80),
+                        "key_arguments": string_list(p.get("key_arguments"), 6),
+                        "trade_offs_accepted": string_list(p.get("trade_offs_accepted"), 4),
+                    })
+                })
+            })
+            .collect(),
+        _ => {
+            return Err(
+                "`perspectives` must be an array of {name, key_arguments, trade_offs_accepted}"
+                    .into(),
+            );
+        }
+    };
+    Ok(json!({
+        "recommendation": clip(recommendation, 4000),
+        "title": object.get("title").and_then(Value::as_str).map(|t| clip(t.trim(), 120)).unwrap_or_default(),
+        "confidence": confidence.as_str(),
+        "perspectives": perspectives,
+        "agreements": string_list(object.get("agreements"), 8),
+        "tensions": string_list(object.get("tensions"), 8),
+        "caveats": string_list(object.get("caveats"), 6),
+        "dissent": object.get("dissent").and_then(Value::as_str).map(|d| clip(d.trim(), 1500)).unwrap_or_default(),
+        "action_items": string_list(object.get("action_items"), 8),
+    }))
+}
+
+fn one_of(value: Option<&Value>, allowed: &[&str]) -> Option<String> {
+    let text = value?
+        .as_str()?
+        .trim()
+        .to_ascii_lowercase()
+        .replace([' ', '-'], "_");
+    allowed.contains(&text.as_str()).then_some(text)
+}
+
+/// A list of non-empty strings, at most `max`, each clipped.
+pub fn string_list(value: Option<&Value>, max: usize) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .take(max)
+            .map(|s| clip(s, 500))
+            .collect(),
+        Some(Value::String(s)) if !s.trim().is_empty() => vec![clip(s.trim(), 500)],
+        _ => Vec::new(),
+    }
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut out: String = text.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn analysis_needs_a_domain_and_a_seat_count() {
+        let ok = validate_analysis(
+            &json!({"domain": "data", "debaters": 3, "constraints": ["ship fast", 4]}),
+        )
+        .unwrap();
+        assert_eq!(ok["debaters"], 3);
+        assert_eq!(ok["constraints"], json!(["ship fast"]));
+        assert!(validate_analysis(&json!({"domain": "data", "debaters": 7})).is_err());
+        assert!(validate_analysis(&json!({"debaters": 2})).is_err());
+    }
+
+    #[test]
+    fn evaluation_normalises_enums_and_seat_ids() {
+        let ok = validate_evaluation(&json!({
+            "summary": "x", "assessment": "New ground", "decision": "Continue",
+            "agreement": false, "leader": "Seat B", "off_topic": ["C", "moderator"]
+        }))
+        .unwrap();
+        assert_eq!(ok["assessment"], "new_ground");
+        assert_eq!(ok["leader"], "B");
+        assert_eq!(ok["off_topic"], json!(["C"]));
+        assert!(
+            validate_evaluation(
+                &json!({"summary": "x", "assessment": "meh", "decision": "continue"})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn synthesis_requires_recommendation_confidence_and_perspectives() {
+        let ok = validate_synthesis(&json!({
+            "recommendation": "Use Postgres", "confidence": "medium", "title": "Cache",
+            "perspectives": [{"name": "Performance Advocate", "key_arguments": ["fast [A1.1]"], "trade_offs_accepted": []}],
+            "agreements": [], "tensions": ["speed vs ops"], "caveats": [], "dissent": ""
+        }))
+        .unwrap();
+        assert_eq!(ok["confidence"], "Medium");
+        assert!(
+            validate_synthesis(
+                &json!({"recommendation": "x", "confidence": "sure", "perspectives": []})
+            )
+            .is_err()
+        );
+        assert!(validate_synthesis(&json!({"recommendation": "x", "confidence": "Low"})).is_err());
+    }
+}

@@ -1,0 +1,454 @@
+//! Prompt text for the moderated protocol. Debaters get round summaries and a short list of
+//! open arguments, not whole transcripts, which keeps prompts flat as rounds accumulate.
+
+use crate::argue::ArgumentGraph;
+use crate::debate::{Seat, Turn};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// How many other seats' arguments a debater is shown to answer.
+const OPEN_ARGUMENTS: usize = 8;
+/// Characters of an argument shown in a list.
+const ARGUMENT_CHARS: usize = 180;
+/// Characters of one turn shown in full-text sections.
+const TURN_CHARS: usize = 1400;
+
+/// The instruction that asks for JSON, for every provider (some take no schema).
+pub fn json_instructions(name: &str, schema: &Value) -> String {
+    format!(
+        "Reply with exactly one JSON object and nothing else (no code fences, no prose around it). \
+         It must match this JSON schema, named {name}:\n{schema}"
+    )
+}
+
+pub fn analysis_system() -> String {
+    "You are the moderator of a structured debate between perspectives. Before the debate you \
+     analyse the question: its decision domain, implicit constraints (\"we need to ship fast\" \
+     means simplicity weighs more), whether it is a binary choice (2 debaters) or multi-faceted \
+     (3-4 debaters), and whether it is too vague to debate."
+        .to_string()
+}
+
+pub fn analysis_prompt(question: &str, heuristic_constraints: &[String]) -> String {
+    let mut prompt = format!("Question to debate:\n{question}\n");
+    if !heuristic_constraints.is_empty() {
+        let _ = writeln!(
+            prompt,
+            "\nConstraints a first reading found: {}",
+            heuristic_constraints.join("; ")
+        );
+    }
+    prompt.push_str("\nAnalyse the question.");
+    prompt
+}
+
+fn seat_line(seat: &Seat) -> String {
+    format!(
+        "Seat {} — {} (priorities: {}; trade-offs: {})",
+        seat.id,
+        seat.perspective,
+        seat.priorities.join(", "),
+        seat.trade_offs
+    )
+}
+
+pub fn moderator_system() -> String {
+    "You are the moderator of a structured debate. You keep the debaters on the question, \
+     summarise fairly, notice when arguments converge, stagnate or break new ground, and never \
+     take a side before the synthesis. Be brief and concrete."
+        .to_string()
+}
+
+/// What the moderator needs to open round `round`.
+pub struct PoseInput<'a> {
+    pub question: &'a str,
+    pub constraints: &'a [String],
+    pub seats: &'a [Seat],
+    pub round: u32,
+    pub max_rounds: u32,
+    pub previous_summary: Option<&'a str>,
+    pub guidance: Option<&'a str>,
+    pub clarification: Option<&'a str>,
+    pub redirect: &'a [Seat],
+}
+
+pub fn pose_prompt(input: &PoseInput<'_>) -> String {
+    let mut prompt = format!(
+        "Question: {}\nRound {} of at most {}.\nSeats:\n",
+        input.question, input.round, input.max_rounds
+    );
+    for seat in input.seats {
+        let _ = writeln!(prompt, "- {}", seat_line(seat));
+    }
+    if !input.constraints.is_empty() {
+        let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
+    }
+    match input.previous_summary {
+        None => prompt.push_str(
+            "\nPose the question to the debaters in at most 100 words: restate it, name the \
+             constraints, and say what each seat should address first. Plain markdown, no JSON.",
+        ),
+        Some(summary) => {
+            let _ = write!(
+                prompt,
+                "\nYour summary of the last round:\n{summary}\n\nOpen round {} in at most 120 words: \
+                 summarise where things stand and name the open questions the debaters must \
+                 address now.",
+                input.round
+            );
+            if let Some(clarification) = input.clarification {
+                let _ = write!(prompt, " Ask them to clarify: {clarification}.");
+            }
+            for seat in input.redirect {
+                let _ = write!(
+                    prompt,
+                    " Seat {} ({}) strayed from the question: redirect it.",
+                    seat.id, seat.perspective
+                );
+            }
+            prompt.push_str(" Plain markdown, no JSON.");
+        }
+    }
+    if let Some(guidance) = input.guidance {
+        let _ = write!(
+            prompt,
+            "\n\nThe human steering this debate asks that this round address: {guidance}"
+        );
+    }
+    prompt
+}
+
+/// A fallback pose when the moderator could not speak.
+pub fn fallback_pose(input: &PoseInput<'_>) -> String {
+    let mut text = match input.previous_summary {
+        None => format!("Round {}: {}", input.round, input.question),
+        Some(summary) => format!("Round {}. Where we stand: {summary}", input.round),
+    };
+    if let Some(guidance) = input.guidance {
+        let _ = write!(text, "\n\nGuidance for this round: {guidance}");
+    }
+    text
+}
+
+pub fn debater_system(seat: &Seat, schema_instructions: &str) -> String {
+    format!(
+        "You are a debater arguing from the perspective \"{}\" (a viewpoint, not a persona).\n\
+         Your priorities: {}.\nThe trade-off you advocate: {}.\nYour stance: {}\n\n\
+         Argue for what your priorities favour, answer the other seats' points directly, concede a \
+         point only when it is right, and stay on the question. Write the argument as plain \
+         markdown prose in `argument` (80-200 words). In `moves`, list the speech acts it makes: \
+         `claim` (assert φ), `since` (φ because of premises S), `why` (challenge another seat's \
+         argument), `concede` (accept another seat's argument), `retract` (withdraw your own). A \
+         move that responds to an argument lists its id in `answers` with `relation` support, \
+         rebut (contradicts its conclusion) or undercut (breaks its reasoning). Give `confidence` \
+         in your position (0-1) and your current recommendation in `position`.\n\n{}",
+        seat.perspective,
+        seat.priorities.join(", "),
+        seat.trade_offs,
+        seat.stance,
+        schema_instructions
+    )
+}
+
+/// What a debater is shown for its turn.
+pub struct DebaterInput<'a> {
+    pub question: &'a str,
+    pub constraints: &'a [String],
+    pub seat: &'a Seat,
+    pub seats: &'a [Seat],
+    pub round: u32,
+    pub max_rounds: u32,
+    pub pose: &'a str,
+    pub guidance: &'a [String],
+    pub previous_position: Option<&'a str>,
+    pub graph: &'a ArgumentGraph,
+    /// For rebuttals: this round's turns so far.
+    pub this_round: &'a [Turn],
+    pub rebuttal: bool,
+}
+
+pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
+    let mut prompt = format!(
+        "Question: {}\nRound {} of at most {}. You are seat {}.\n",
+        input.question, input.round, input.max_rounds, input.seat.id
+    );
+    if !input.constraints.is_empty() {
+        let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
+    }
+    let _ = writeln!(prompt, "Other seats:");
+    for seat in input.seats.iter().filter(|s| s.id != input.seat.id) {
+        let _ = writeln!(prompt, "- {}", seat_line(seat));
+    }
+    let _ = writeln!(
+        prompt,
+        "\nThe moderator opens this round:\n{}",
+        input.pose.trim()
+    );
+    if !input.guidance.is_empty() {
+        let _ = writeln!(
+            prompt,
+            "\nThe human steering the debate asked you to address:"
+        );
+        for guidance in input.guidance {
+            let _ = writeln!(prompt, "- {guidance}");
+        }
+    }
+    if let Some(position) = input.previous_position.filter(|p| !p.is_empty()) {
+        let _ = writeln!(prompt, "\nYour position so far: {position}");
+    }
+    let own: Vec<_> = input
+        .graph
+        .arguments
+        .iter()
+        .filter(|a| a.seat == input.seat.id && !a.retracted)
+        .rev()
+        .take(4)
+        .collect();
+    if !own.is_empty() {
+        let _ = writeln!(prompt, "\nYour standing arguments (id, score):");
+        for argument in own.iter().rev() {
+            let _ = writeln!(
+                prompt,
+                "- [{}] {:.2} {}",
+                argument.id,
+                argument.score,
+                clip(&argument.text)
+            );
+        }
+    }
+    if input.rebuttal {
+        let _ = writeln!(prompt, "\nThis round's arguments, in full:");
+        for turn in input.this_round.iter().filter(|t| t.status.spoke()) {
+            let perspective = input
+                .seats
+                .iter()
+                .find(|s| s.id == turn.seat)
+                .map(|s| s.perspective.as_str())
+                .unwrap_or(&turn.seat);
+            let _ = writeln!(
+                prompt,
+                "\n### Seat {} — {} ({})\n{}",
+                turn.seat,
+                perspective,
+                turn.phase.as_str(),
+                clip_long(&turn.content)
+            );
+            for mv in &turn.moves {
+                let _ = writeln!(
+                    prompt,
+                    "- [{}] {} {}",
+                    mv.id,
+                    mv.act.as_str(),
+                    clip(&mv.text)
+                );
+            }
+        }
+        prompt.push_str(
+            "\nRespond to the other seats' points: rebut or undercut what is wrong, concede what \
+             is right, challenge (why) what is unsupported. Answer by id.",
+        );
+    } else {
+        let open = open_arguments(input.graph, &input.seat.id);
+        if !open.is_empty() {
+            let _ = writeln!(
+                prompt,
+                "\nOther seats' strongest open arguments (id, seat, score):"
+            );
+            for line in open {
+                let _ = writeln!(prompt, "- {line}");
+            }
+        }
+        prompt.push_str(
+            "\nMake your argument for this round. Bring something new; do not repeat last round.",
+        );
+    }
+    prompt
+}
+
+/// The other seats' highest-scored unretracted arguments, newest first among equals.
+fn open_arguments(graph: &ArgumentGraph, seat: &str) -> Vec<String> {
+    let mut others: Vec<_> = graph
+        .arguments
+        .iter()
+        .filter(|a| a.seat != seat && !a.retracted)
+        .collect();
+    others.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(b.round.cmp(&a.round))
+    });
+    others
+        .into_iter()
+        .take(OPEN_ARGUMENTS)
+        .map(|a| {
+            format!(
+                "[{}] seat {}, {:.2}: {}",
+                a.id,
+                a.seat,
+                a.score,
+                clip(&a.text)
+            )
+        })
+        .collect()
+}
+
+/// What the moderator evaluates at the end of a round.
+pub struct EvaluationInput<'a> {
+    pub question: &'a str,
+    pub seats: &'a [Seat],
+    pub round: u32,
+    pub max_rounds: u32,
+    pub turns: &'a [Turn],
+    pub signals: &'a [String],
+}
+
+pub fn evaluation_prompt(input: &EvaluationInput<'_>) -> String {
+    let mut prompt = format!(
+        "Question: {}\nRound {} of at most {} has ended. Seats:\n",
+        input.question, input.round, input.max_rounds
+    );
+    for seat in input.seats {
+        let _ = writeln!(prompt, "- {}", seat_line(seat));
+    }
+    let _ = writeln!(prompt, "\nThis round:");
+    for turn in input.turns.iter().filter(|t| t.status.spoke()) {
+        let _ = writeln!(
+            prompt,
+            "\n### Seat {} ({})\n{}",
+            turn.seat,
+            turn.phase.as_str(),
+            clip_long(&turn.content)
+        );
+        for mv in &turn.moves {
+            let _ = writeln!(
+                prompt,
+                "- [{}] {} {}",
+                mv.id,
+                mv.act.as_str(),
+                clip(&mv.text)
+            );
+        }
+        if let Some(position) = turn
+            .data
+            .as_ref()
+            .and_then(|d| d.get("position"))
+            .and_then(Value::as_str)
+            && !position.is_empty()
+        {
+            let _ = writeln!(prompt, "Position: {position}");
+        }
+    }
+    if !input.signals.is_empty() {
+        let _ = writeln!(prompt, "\nSignals measured from the moves:");
+        for signal in input.signals {
+            let _ = writeln!(prompt, "- {signal}");
+        }
+    }
+    prompt.push_str(
+        "\nEvaluate the round: are the arguments converging, stagnating (repeating, no new \
+         information) or breaking new ground? Decide: continue, clarify (name what must be \
+         clarified) or conclude (agreement, stagnation, or one perspective clearly winning). \
+         List seats that argued off the question.",
+    );
+    prompt
+}
+
+/// What the moderator synthesises from.
+pub struct SynthesisInput<'a> {
+    pub question: &'a str,
+    pub seats: &'a [Seat],
+    pub rounds: u32,
+    pub summaries: &'a [(u32, String)],
+    pub guidance: &'a [String],
+    pub graph: &'a ArgumentGraph,
+    pub positions: &'a [(String, String)],
+    pub concessions: &'a [String],
+    pub ending: &'a str,
+}
+
+pub fn synthesis_prompt(input: &SynthesisInput<'_>) -> String {
+    let mut prompt = format!(
+        "Question: {}\nThe debate ran {} round(s) and ended because: {}.\nSeats:\n",
+        input.question, input.rounds, input.ending
+    );
+    for seat in input.seats {
+        let _ = writeln!(prompt, "- {}", seat_line(seat));
+    }
+    let _ = writeln!(prompt, "\nRound summaries:");
+    for (round, summary) in input.summaries {
+        let _ = writeln!(prompt, "- Round {round}: {}", clip_long(summary));
+    }
+    if !input.guidance.is_empty() {
+        let _ = writeln!(
+            prompt,
+            "\nGuidance the human gave: {}",
+            input.guidance.join("; ")
+        );
+    }
+    let _ = writeln!(
+        prompt,
+        "\nArguments by round (id, seat, score after attacks and supports):"
+    );
+    for round in 1..=input.rounds {
+        let mut in_round: Vec<_> = input
+            .graph
+            .arguments
+            .iter()
+            .filter(|a| a.round == round)
+            .collect();
+        in_round.sort_by(|a, b| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        for argument in in_round.into_iter().take(2 * input.seats.len().max(1)) {
+            let _ = writeln!(
+                prompt,
+                "- [{}] seat {}, {:.2}{}: {}",
+                argument.id,
+                argument.seat,
+                argument.score,
+                if argument.retracted {
+                    ", retracted"
+                } else {
+                    ""
+                },
+                clip(&argument.text)
+            );
+        }
+    }
+    if !input.concessions.is_empty() {
+        let _ = writeln!(prompt, "\nConcessions: {}", input.concessions.join("; "));
+    }
+    let _ = writeln!(prompt, "\nFinal positions:");
+    for (seat, position) in input.positions {
+        let _ = writeln!(prompt, "- Seat {seat}: {position}");
+    }
+    prompt.push_str(
+        "\nWrite the synthesis: each perspective's key arguments (cite ids like [A1.2], drawing \
+         on every round) and the trade-offs it accepted, points of agreement, key tensions, a \
+         recommendation with confidence High, Medium or Low and caveats, the dissenting view, \
+         and concrete action items.",
+    );
+    prompt
+}
+
+fn clip(text: &str) -> String {
+    clip_to(text, ARGUMENT_CHARS)
+}
+
+fn clip_long(text: &str) -> String {
+    clip_to(text, TURN_CHARS)
+}
+
+fn clip_to(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let mut out: String = flat.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}

@@ -1,0 +1,238 @@
+//! Which provider to use (flags → config → environment) and building it. A resolved
+//! `ProviderSpec` carries no secret: keys are read from the environment when a provider is built.
+
+use crate::config::{Config, ProviderKind, RetryConfig};
+use crate::llm::anthropic::AnthropicProvider;
+use crate::llm::openai::OpenAiProvider;
+use crate::llm::scripted::ScriptedProvider;
+use crate::llm::{CapabilityCache, Provider};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A provider as chosen, without secrets; stored in the debate's config snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSpec {
+    /// openai | anthropic | scripted
+    pub kind: String,
+    /// The config profile or preset it came from (ollama, openai, a [providers] key).
+    pub name: String,
+    pub base_url: Option<String>,
+    pub model: String,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub script: Option<PathBuf>,
+    pub temperature: Option<f32>,
+}
+
+/// Provider choices from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct ProviderFlags {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub script: Option<PathBuf>,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The message shown when nothing says which provider to use.
+pub const NO_PROVIDER: &str = "no LLM provider is configured. Use one of:\n  \
+    ANTHROPIC_API_KEY=…                    Anthropic\n  \
+    OPENAI_API_KEY=…                       OpenAI (OPENAI_BASE_URL for any compatible server)\n  \
+    OPENAI_BASE_URL=http://host:port/v1    vLLM, llama.cpp server, LM Studio, OpenRouter\n  \
+    OLLAMA_HOST=127.0.0.1:11434            Ollama (or --provider ollama)\n  \
+    --provider scripted --script FILE      replay a recorded script (assets/demo/)\n  \
+    or a [providers.NAME] table in config.toml with provider = \"NAME\"";
+
+/// Resolves the provider: flags, then config, then the environment.
+pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, String> {
+    let chosen = flags
+        .provider
+        .clone()
+        .or_else(|| config.provider.clone())
+        .or_else(|| {
+            if flags.script.is_some() {
+                Some("scripted".into())
+            } else if env("ANTHROPIC_API_KEY").is_some() {
+                Some("anthropic".into())
+            } else if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
+                Some("openai".into())
+            } else if env("OLLAMA_HOST").is_some() {
+                Some("ollama".into())
+            } else {
+                None
+            }
+        })
+        .ok_or_else(|| NO_PROVIDER.to_string())?;
+    let mut spec = named_spec(&chosen, config)?;
+    if let Some(model) = &flags.model {
+        spec.model = model.clone();
+    }
+    if let Some(base_url) = &flags.base_url {
+        spec.base_url = Some(base_url.clone());
+    }
+    if let Some(script) = &flags.script {
+        spec.script = Some(script.clone());
+    }
+    if spec.kind == "scripted" && spec.script.is_none() {
+        return Err("the scripted provider needs --script FILE (see assets/demo/)".into());
+    }
+    Ok(spec)
+}
+
+/// A spec for a config profile name or a preset (openai, anthropic, ollama, scripted).
+pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
+    if let Some(profile) = config.providers.get(name) {
+        let preset = match profile.kind {
+            ProviderKind::Openai => preset("openai")?,
+            ProviderKind::Anthropic => preset("anthropic")?,
+            ProviderKind::Scripted => preset("scripted")?,
+        };
+        return Ok(ProviderSpec {
+            kind: preset.kind,
+            name: name.to_string(),
+            base_url: profile.base_url.clone().or(preset.base_url),
+            model: profile.model.clone().unwrap_or(preset.model),
+            api_key_env: profile.api_key_env.clone().or(preset.api_key_env),
+            script: profile.script.clone(),
+            temperature: profile.temperature,
+        });
+    }
+    preset(name)
+}
+
+fn preset(name: &str) -> Result<ProviderSpec, String> {
+    let spec = match name {
+        "openai" => ProviderSpec {
+            kind: "openai".into(),
+            name: "openai".into(),
+            base_url: Some(
+                env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            ),
+            model: env("OPENAI_MODEL").unwrap_or_else(|| "gpt-4o-mini".into()),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            script: None,
+            temperature: None,
+        },
+        "ollama" => {
+            let host = env("OLLAMA_HOST").unwrap_or_else(|| "127.0.0.1:11434".into());
+            let host = if host.starts_with("http://") || host.starts_with("https://") {
+                host
+            } else {
+                format!("http://{host}")
+            };
+            ProviderSpec {
+                kind: "openai".into(),
+                name: "ollama".into(),
+                base_url: Some(format!("{}/v1", host.trim_end_matches('/'))),
+                model: env("OLLAMA_MODEL").unwrap_or_else(|| "llama3.2".into()),
+                api_key_env: None,
+                script: None,
+                temperature: None,
+            }
+        }
+        "anthropic" => ProviderSpec {
+            kind: "anthropic".into(),
+            name: "anthropic".into(),
+            base_url: Some(
+                env("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into()),
+            ),
+            model: env("ANTHROPIC_MODEL").unwrap_or_else(|| "claude-sonnet-4-5".into()),
+            api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            script: None,
+            temperature: None,
+        },
+        "scripted" => ProviderSpec {
+            kind: "scripted".into(),
+            name: "scripted".into(),
+            base_url: None,
+            model: "script".into(),
+            api_key_env: None,
+            script: None,
+            temperature: None,
+        },
+        other => {
+            return Err(format!(
+                "unknown provider {other:?}: use openai, anthropic, ollama, scripted or a [providers.NAME] table from config.toml"
+            ));
+        }
+    };
+    Ok(spec)
+}
+
+/// An HTTP client for every provider of a run (rustls with ring, platform roots).
+pub fn http_client() -> Result<reqwest::Client, String> {
+    // Installing twice is harmless; the first provider wins.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .pool_idle_timeout(Duration::from_secs(30))
+        .user_agent(concat!("moot/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot set up HTTP: {e}"))
+}
+
+/// Builds a provider from a spec, reading its key from the environment.
+pub fn build(
+    spec: &ProviderSpec,
+    client: &reqwest::Client,
+    capabilities: &Arc<CapabilityCache>,
+    retry: &RetryConfig,
+) -> Result<Arc<dyn Provider>, String> {
+    let idle = Duration::from_secs(retry.idle_timeout_seconds);
+    let key = spec.api_key_env.as_deref().and_then(env);
+    match spec.kind.as_str() {
+        "openai" => {
+            let base_url = spec
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.openai.com/v1".into());
+            if key.is_none() && base_url.contains("api.openai.com") {
+                return Err("OpenAI needs an API key: set OPENAI_API_KEY (or point OPENAI_BASE_URL / --base-url at a local server)".into());
+            }
+            let hint = if spec.name == "ollama" {
+                "start Ollama (`ollama serve`) or set OLLAMA_HOST to where it runs".to_string()
+            } else {
+                "set OPENAI_BASE_URL (or --base-url) to a running OpenAI-compatible server, OLLAMA_HOST for Ollama, or OPENAI_API_KEY for OpenAI".to_string()
+            };
+            Ok(Arc::new(OpenAiProvider::new(
+                client.clone(),
+                &base_url,
+                key,
+                &spec.model,
+                capabilities.clone(),
+                idle,
+                hint,
+            )))
+        }
+        "anthropic" => {
+            let base_url = spec
+                .base_url
+                .clone()
+                .unwrap_or_else(|| "https://api.anthropic.com".into());
+            if key.is_none() && base_url.contains("api.anthropic.com") {
+                return Err("Anthropic needs an API key: set ANTHROPIC_API_KEY".into());
+            }
+            Ok(Arc::new(AnthropicProvider::new(
+                client.clone(),
+                &base_url,
+                key,
+                &spec.model,
+                capabilities.clone(),
+                idle,
+            )))
+        }
+        "scripted" => {
+            let path = spec
+                .script
+                .as_ref()
+                .ok_or("the scripted provider needs --script FILE")?;
+            Ok(Arc::new(ScriptedProvider::load(path)?))
+        }
+        other => Err(format!("unknown provider kind {other:?}")),
+    }
+}

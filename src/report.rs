@@ -1,0 +1,283 @@
+//! A stored debate as one document (JSON for `show --json` / `export --format json`, markdown
+//! for `show --markdown` / `export --format md`), including the derived views.
+
+use crate::argue::{Argument, CommitmentStore, Edge, argument_graph, commitment_stores};
+use crate::debate::{Debate, MODERATOR, Phase, Seat, Turn};
+use crate::sanitize;
+use crate::store::{Store, StoreError};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Debug, Serialize)]
+pub struct CheckpointView {
+    pub round: u32,
+    pub kind: String,
+    pub decision: String,
+    pub guidance: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SynthesisView {
+    pub markdown: String,
+    pub confidence: String,
+    pub path: Option<String>,
+    pub follow_up_path: Option<String>,
+    pub data: serde_json::Value,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Tokens {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub estimated: bool,
+}
+
+/// Everything stored about a debate, plus what is derived from it.
+#[derive(Debug, Serialize)]
+pub struct DebateDocument {
+    #[serde(flatten)]
+    pub debate: Debate,
+    pub turns: Vec<Turn>,
+    pub checkpoints: Vec<CheckpointView>,
+    pub synthesis: Option<SynthesisView>,
+    pub commitments: Vec<CommitmentStore>,
+    pub arguments: Vec<Argument>,
+    pub relations: Vec<Edge>,
+    pub tokens: Tokens,
+}
+
+pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
+    let debate = store.debate(id)?;
+    let turns = store.turns(&debate.id)?;
+    let checkpoints = store
+        .checkpoints(&debate.id)?
+        .into_iter()
+        .map(|c| CheckpointView {
+            round: c.round,
+            kind: c.kind,
+            decision: c.control.decision().to_string(),
+            guidance: c.control.guidance().map(str::to_string),
+        })
+        .collect();
+    let synthesis = store.synthesis(&debate.id)?.map(|s| SynthesisView {
+        markdown: s.markdown,
+        confidence: s.confidence,
+        path: s.path,
+        follow_up_path: s.follow_up_path,
+        data: s.data,
+    });
+    let seat_ids: Vec<String> = debate.seats.iter().map(|s| s.id.clone()).collect();
+    let commitments = commitment_stores(&seat_ids, &turns);
+    let graph = argument_graph(&turns);
+    let tokens = Tokens {
+        tokens_in: turns.iter().map(|t| t.tokens_in).sum(),
+        tokens_out: turns.iter().map(|t| t.tokens_out).sum(),
+        estimated: turns.iter().any(|t| t.tokens_estimated),
+    };
+    Ok(DebateDocument {
+        debate,
+        turns,
+        checkpoints,
+        synthesis,
+        commitments,
+        arguments: graph.arguments,
+        relations: graph.relations,
+        tokens,
+    })
+}
+
+/// Pretty, sanitized JSON.
+pub fn to_json(document: &DebateDocument) -> String {
+    let mut value = serde_json::to_value(document).unwrap_or_default();
+    sanitize::clean_json(&mut value);
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+fn seat_name<'a>(seats: &'a [Seat], id: &'a str) -> String {
+    if id == MODERATOR {
+        return "Moderator".to_string();
+    }
+    seats
+        .iter()
+        .find(|s| s.id == id)
+        .map(|s| format!("{} ({})", s.perspective, s.id))
+        .unwrap_or_else(|| id.to_string())
+}
+
+/// The transcript, derived views and synthesis as sanitized markdown.
+pub fn to_markdown(document: &DebateDocument) -> String {
+    let debate = &document.debate;
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", debate.question.trim());
+    let _ = writeln!(out, "- **Debate ID:** {}", debate.id);
+    let _ = writeln!(out, "- **Protocol:** {}", debate.protocol.as_str());
+    let _ = writeln!(out, "- **Status:** {}", debate.status);
+    let _ = writeln!(out, "- **Started:** {}", debate.created_at);
+    if let Some(confidence) = &debate.confidence {
+        let _ = writeln!(out, "- **Confidence:** {confidence}");
+    }
+    if let Some(error) = &debate.error {
+        let _ = writeln!(out, "- **Error:** {error}");
+    }
+    let _ = writeln!(
+        out,
+        "- **Tokens:** {} in, {} out{}\n",
+        document.tokens.tokens_in,
+        document.tokens.tokens_out,
+        if document.tokens.estimated {
+            " (partly estimated)"
+        } else {
+            ""
+        }
+    );
+    if !debate.seats.is_empty() {
+        let _ = writeln!(out, "## Seats\n");
+        for seat in &debate.seats {
+            let _ = writeln!(
+                out,
+                "- **{}** {}: {} — {}",
+                seat.id,
+                seat.perspective,
+                seat.priorities.join(", "),
+                seat.trade_offs
+            );
+        }
+        out.push('\n');
+    }
+    let mut round = u32::MAX;
+    for turn in &document.turns {
+        if turn.phase == Phase::Analysis || turn.phase == Phase::Synthesis {
+            continue;
+        }
+        if turn.round != round {
+            round = turn.round;
+            let _ = writeln!(out, "## Round {round}\n");
+        }
+        let _ = writeln!(
+            out,
+            "### {} — {}{}\n",
+            seat_name(&debate.seats, &turn.seat),
+            turn.phase.as_str(),
+            match turn.status.as_str() {
+                "ok" => String::new(),
+                other => format!(" [{other}]"),
+            }
+        );
+        if !turn.content.trim().is_empty() {
+            let _ = writeln!(out, "{}\n", turn.content.trim());
+        }
+        if let Some(note) = &turn.note {
+            let _ = writeln!(out, "_{note}_\n");
+        }
+        for mv in &turn.moves {
+            let answers = if mv.answers.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " → {}{}",
+                    mv.relation
+                        .map(|r| format!("{} ", r.as_str()))
+                        .unwrap_or_default(),
+                    mv.answers.join(", ")
+                )
+            };
+            let premises = if mv.premises.is_empty() {
+                String::new()
+            } else {
+                format!(" since {}", mv.premises.join("; "))
+            };
+            let _ = writeln!(
+                out,
+                "- `{}` **{}** {}{premises}{answers}",
+                mv.id,
+                mv.act.as_str(),
+                mv.text
+            );
+        }
+        if !turn.moves.is_empty() {
+            out.push('\n');
+        }
+        for checkpoint in document.checkpoints.iter().filter(|c| {
+            c.round == turn.round && turn.phase == Phase::Evaluation && c.kind == "checkpoint"
+        }) {
+            let _ = writeln!(
+                out,
+                "> Checkpoint: **{}**{}\n",
+                checkpoint.decision,
+                checkpoint
+                    .guidance
+                    .as_deref()
+                    .map(|g| format!(" — {g}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if !document.commitments.is_empty() {
+        let _ = writeln!(out, "## Commitment Stores\n");
+        let _ = writeln!(out, "| Seat | Commitments | Retractions |\n|---|---|---|");
+        for store in &document.commitments {
+            let list = |items: &[crate::argue::Commitment]| {
+                items
+                    .iter()
+                    .map(|c| {
+                        if c.conceded {
+                            format!("{} (conceded)", c.text)
+                        } else {
+                            c.text.clone()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+                    .replace('|', "\\|")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                store.seat,
+                list(&store.commitments),
+                list(&store.retractions)
+            );
+        }
+        out.push('\n');
+    }
+    if !document.arguments.is_empty() {
+        let _ = writeln!(out, "## Arguments\n");
+        let _ = writeln!(out, "| Id | Seat | Score | Argument |\n|---|---|---|---|");
+        for argument in &document.arguments {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.2}{} | {} |",
+                argument.id,
+                argument.seat,
+                argument.score,
+                if argument.retracted {
+                    " (retracted)"
+                } else {
+                    ""
+                },
+                argument.text.replace('|', "\\|")
+            );
+        }
+        out.push('\n');
+        if !document.relations.is_empty() {
+            let _ = writeln!(
+                out,
+                "Relations: {}\n",
+                document
+                    .relations
+                    .iter()
+                    .map(|e| format!("{} {} {}", e.from, e.kind.as_str(), e.to))
+                    .collect::<Vec<_>>()
+                    .join(" · ")
+            );
+        }
+    }
+    if let Some(synthesis) = &document.synthesis {
+        let _ = writeln!(out, "---\n");
+        out.push_str(&synthesis.markdown);
+        if let Some(path) = &synthesis.path {
+            let _ = writeln!(out, "\n_Decision record: {path}_");
+        }
+    }
+    sanitize::clean(&out)
+}

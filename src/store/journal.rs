@@ -1,0 +1,377 @@
+//! Writing and reading one debate's records: the debate row, turns, checkpoint answers,
+//! the synthesis, and learned endpoint capabilities.
+
+use super::{Store, StoreError};
+use crate::debate::{
+    Control, Debate, DebateStatus, Phase, Protocol, Seat, Turn, TurnStatus, now_rfc3339,
+};
+use crate::llm::Capabilities;
+use rusqlite::{OptionalExtension, Row, params};
+
+/// A stored checkpoint (or clarification) answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointRecord {
+    pub round: u32,
+    /// "checkpoint" or "clarification".
+    pub kind: String,
+    pub control: Control,
+}
+
+/// A stored synthesis with where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredSynthesis {
+    pub markdown: String,
+    pub data: serde_json::Value,
+    pub confidence: String,
+    pub path: Option<String>,
+    pub follow_up_path: Option<String>,
+}
+
+fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Data(e.to_string()))
+}
+
+impl Store {
+    pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
+        let connection = self.lock();
+        let tx = connection.unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO debates (id, question, protocol, status, config, seats, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                debate.id,
+                debate.question,
+                debate.protocol.as_str(),
+                debate.status.as_str(),
+                json(&debate.config)?,
+                json(&debate.seats)?,
+                debate.created_at,
+                debate.updated_at,
+            ],
+        )?;
+        tx.execute(
+            "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'question')",
+            params![debate.question, debate.id],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn set_status(
+        &self,
+        id: &str,
+        status: DebateStatus,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let now = now_rfc3339();
+        let finished = matches!(
+            status,
+            DebateStatus::Completed | DebateStatus::Failed | DebateStatus::Cancelled
+        )
+        .then_some(now.as_str());
+        self.lock().execute(
+            "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5 WHERE id = ?1",
+            params![id, status.as_str(), now, finished, error],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_seats(&self, id: &str, seats: &[Seat]) -> Result<(), StoreError> {
+        self.lock().execute(
+            "UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, json(&seats)?, now_rfc3339()],
+        )?;
+        Ok(())
+    }
+
+    /// Commits a turn (and its searchable text) before anyone is told about it.
+    pub fn record_turn(&self, id: &str, turn: &Turn) -> Result<(), StoreError> {
+        let connection = self.lock();
+        let tx = connection.unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO turns (debate_id, round, phase, seat, content, moves, data, confidence,
+                tokens_in, tokens_out, tokens_estimated, latency_ms, provider, model, status, note, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            params![
+                id,
+                turn.round,
+                turn.phase.as_str(),
+                turn.seat,
+                turn.content,
+                json(&turn.moves)?,
+                turn.data.as_ref().map(json).transpose()?,
+                turn.confidence,
+                turn.tokens_in as i64,
+                turn.tokens_out as i64,
+                turn.tokens_estimated,
+                turn.latency_ms as i64,
+                turn.provider,
+                turn.model,
+                turn.status.as_str(),
+                turn.note,
+                now_rfc3339(),
+            ],
+        )?;
+        if !turn.content.trim().is_empty() {
+            tx.execute(
+                "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'turn')",
+                params![turn.content, id],
+            )?;
+        }
+        tx.execute(
+            "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
+            params![id, now_rfc3339()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn turns(&self, id: &str) -> Result<Vec<Turn>, StoreError> {
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(
+            "SELECT round, phase, seat, content, moves, data, confidence, tokens_in, tokens_out,
+                    tokens_estimated, latency_ms, provider, model, status, note
+             FROM turns WHERE debate_id = ?1 ORDER BY id",
+        )?;
+        let rows = statement.query_map(params![id], turn_from_row)?;
+        let mut turns = Vec::new();
+        for row in rows {
+            turns.push(row??);
+        }
+        Ok(turns)
+    }
+
+    pub fn record_checkpoint(
+        &self,
+        id: &str,
+        round: u32,
+        kind: &str,
+        control: &Control,
+    ) -> Result<(), StoreError> {
+        let connection = self.lock();
+        let tx = connection.unchecked_transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, round, kind, control.decision(), control.guidance(), now_rfc3339()],
+        )?;
+        if let Some(guidance) = control.guidance() {
+            tx.execute(
+                "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'guidance')",
+                params![guidance, id],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRecord>, StoreError> {
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(
+            "SELECT round, kind, decision, guidance FROM checkpoints WHERE debate_id = ?1 ORDER BY round, kind",
+        )?;
+        let rows = statement.query_map(params![id], |row| {
+            Ok((
+                row.get::<_, u32>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, Option<String>>(3)?,
+            ))
+        })?;
+        let mut records = Vec::new();
+        for row in rows {
+            let (round, kind, decision, guidance) = row?;
+            let control = Control::from_stored(&decision, guidance).ok_or_else(|| {
+                StoreError::Data(format!("unknown checkpoint decision {decision:?}"))
+            })?;
+            records.push(CheckpointRecord {
+                round,
+                kind,
+                control,
+            });
+        }
+        Ok(records)
+    }
+
+    pub fn save_synthesis(&self, id: &str, synthesis: &StoredSynthesis) -> Result<(), StoreError> {
+        let connection = self.lock();
+        let tx = connection.unchecked_transaction()?;
+        tx.execute(
+            "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path, follow_up_path, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id,
+                synthesis.markdown,
+                json(&synthesis.data)?,
+                synthesis.confidence,
+                synthesis.path,
+                synthesis.follow_up_path,
+                now_rfc3339()
+            ],
+        )?;
+        tx.execute(
+            "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
+            params![id],
+        )?;
+        tx.execute(
+            "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'synthesis')",
+            params![synthesis.markdown, id],
+        )?;
+        tx.execute(
+            "UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, synthesis.confidence, now_rfc3339()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn synthesis(&self, id: &str) -> Result<Option<StoredSynthesis>, StoreError> {
+        let connection = self.lock();
+        let row = connection
+            .query_row(
+                "SELECT markdown, data, confidence, path, follow_up_path FROM syntheses WHERE debate_id = ?1",
+                params![id],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                        row.get::<_, Option<String>>(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        row.map(|(markdown, data, confidence, path, follow_up_path)| {
+            Ok(StoredSynthesis {
+                markdown,
+                data: serde_json::from_str(&data).map_err(|e| StoreError::Data(e.to_string()))?,
+                confidence,
+                path,
+                follow_up_path,
+            })
+        })
+        .transpose()
+    }
+
+    /// The debate with this id, or the one debate whose id starts with it (case-insensitive).
+    pub fn debate(&self, id_or_prefix: &str) -> Result<Debate, StoreError> {
+        let wanted = id_or_prefix.trim();
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(
+            "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at, confidence, error
+             FROM debates WHERE id = ?1 COLLATE NOCASE OR id LIKE ?2 ESCAPE '\\' COLLATE NOCASE
+                OR id LIKE ?3 ESCAPE '\\' COLLATE NOCASE
+             ORDER BY (id = ?1 COLLATE NOCASE) DESC LIMIT 6",
+        )?;
+        let escaped = wanted
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let rows = statement.query_map(
+            params![wanted, format!("{escaped}%"), format!("DEB-{escaped}%")],
+            debate_from_row,
+        )?;
+        let mut found = Vec::new();
+        for row in rows {
+            found.push(row??);
+        }
+        match found.len() {
+            0 => Err(StoreError::NotFound(wanted.to_string())),
+            1 => Ok(found.remove(0)),
+            _ if found[0].id.eq_ignore_ascii_case(wanted) => Ok(found.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                prefix: wanted.to_string(),
+                candidates: found.into_iter().map(|d| d.id).collect(),
+            }),
+        }
+    }
+
+    pub fn load_capabilities(&self) -> Result<Vec<(String, Capabilities)>, StoreError> {
+        let connection = self.lock();
+        let mut statement =
+            connection.prepare_cached("SELECT endpoint, shape FROM endpoint_capabilities")?;
+        let rows = statement.query_map([], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (endpoint, shape) = row?;
+            // A shape this version cannot read is simply relearned.
+            if let Ok(caps) = serde_json::from_str(&shape) {
+                out.push((endpoint, caps));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn save_capabilities(&self, learned: &[(String, Capabilities)]) -> Result<(), StoreError> {
+        let connection = self.lock();
+        let tx = connection.unchecked_transaction()?;
+        for (endpoint, caps) in learned {
+            tx.execute(
+                "INSERT OR REPLACE INTO endpoint_capabilities (endpoint, shape, updated_at) VALUES (?1, ?2, ?3)",
+                params![endpoint, json(caps)?, now_rfc3339()],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Turn, StoreError>> {
+    let phase: String = row.get(1)?;
+    let moves: String = row.get(4)?;
+    let data: Option<String> = row.get(5)?;
+    let status: String = row.get(13)?;
+    let build = || -> Result<Turn, StoreError> {
+        Ok(Turn {
+            round: row.get(0)?,
+            phase: Phase::parse(&phase)
+                .ok_or_else(|| StoreError::Data(format!("unknown phase {phase:?}")))?,
+            seat: row.get(2)?,
+            content: row.get(3)?,
+            moves: serde_json::from_str(&moves).map_err(|e| StoreError::Data(e.to_string()))?,
+            data: data
+                .map(|d| serde_json::from_str(&d))
+                .transpose()
+                .map_err(|e| StoreError::Data(e.to_string()))?,
+            confidence: row.get(6)?,
+            tokens_in: row.get::<_, i64>(7)? as u64,
+            tokens_out: row.get::<_, i64>(8)? as u64,
+            tokens_estimated: row.get(9)?,
+            latency_ms: row.get::<_, i64>(10)? as u64,
+            provider: row.get(11)?,
+            model: row.get(12)?,
+            status: TurnStatus::parse(&status)
+                .ok_or_else(|| StoreError::Data(format!("unknown turn status {status:?}")))?,
+            note: row.get(14)?,
+        })
+    };
+    Ok(build())
+}
+
+pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, StoreError>> {
+    let protocol: String = row.get(2)?;
+    let status: String = row.get(3)?;
+    let config: String = row.get(4)?;
+    let seats: String = row.get(5)?;
+    let build = || -> Result<Debate, StoreError> {
+        Ok(Debate {
+            id: row.get(0)?,
+            question: row.get(1)?,
+            protocol: Protocol::parse(&protocol)
+                .ok_or_else(|| StoreError::Data(format!("unknown protocol {protocol:?}")))?,
+            status: DebateStatus::parse(&status)
+                .ok_or_else(|| StoreError::Data(format!("unknown status {status:?}")))?,
+            config: serde_json::from_str(&config).map_err(|e| StoreError::Data(e.to_string()))?,
+            seats: serde_json::from_str(&seats).map_err(|e| StoreError::Data(e.to_string()))?,
+            created_at: row.get(6)?,
+            updated_at: row.get(7)?,
+            finished_at: row.get(8)?,
+            confidence: row.get(9)?,
+            error: row.get(10)?,
+        })
+    };
+    Ok(build())
+}
