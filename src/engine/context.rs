@@ -424,10 +424,12 @@ impl Context {
                     return Ok(completion);
                 }
                 Err(error) => {
-                    // A failed attempt still cost the prompt (and what streamed).
-                    conversation.tokens_in += prompt_tokens;
-                    conversation.tokens_out += estimate_tokens(received);
-                    conversation.estimated = true;
+                    // An attempt that streamed before failing was billed; its cost is a guess.
+                    if received > 0 {
+                        conversation.tokens_in += prompt_tokens;
+                        conversation.tokens_out += estimate_tokens(received);
+                        conversation.estimated = true;
+                    }
                     if !self.settings.retry.should_retry(attempt, &error) {
                         return Err(describe_failure(provider, &error));
                     }

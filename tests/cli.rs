@@ -1,0 +1,920 @@
+//! End-to-end tests of the real `moot` binary against the stand-in server: full debates,
+//! checkpoint guidance over stdin, resume after a kill, Ctrl-C, fallbacks, the decision record,
+//! history commands, bad input, and secrets kept out of the journal.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use support::{Behaviour, Fault, FaultRule, SchemaSupport, StandIn};
+
+/// A scratch home: journal, config and working directory for one test.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        let home = Home {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        home.write_config("[retry]\nmax_attempts = 3\nbase_delay_ms = 5\nmax_delay_ms = 50\n");
+        home
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write_config(&self, text: &str) {
+        std::fs::write(self.path().join("config.toml"), text).unwrap();
+    }
+
+    fn command(&self, server: Option<&StandIn>) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+        command
+            .current_dir(self.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.path())
+            .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))
+            .env("XDG_DATA_HOME", self.path().join("xdg-data"))
+            .env("MOOT_HOME", self.path().join("moot-home"))
+            .env("MOOT_CONFIG", self.path().join("config.toml"));
+        if let Some(server) = server {
+            command.env("OPENAI_BASE_URL", server.openai_base());
+        }
+        command
+    }
+
+    fn run(&self, server: Option<&StandIn>, args: &[&str]) -> Output {
+        self.command(server)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    fn run_with_stdin(&self, server: Option<&StandIn>, args: &[&str], stdin: &str) -> Output {
+        let mut child = self
+            .command(server)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    fn database(&self) -> PathBuf {
+        self.path().join("moot-home").join("moot.db")
+    }
+
+    fn decisions(&self) -> Vec<PathBuf> {
+        let dir = self.path().join("docs").join("decisions");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    }
+}
+
+fn events(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
+        .collect()
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+fn show_json(home: &Home, id: &str) -> Value {
+    let output = home.run(None, &["show", id, "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
+
+#[test]
+fn a_full_moderated_debate_runs_end_to_end() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--max-rounds",
+            "3",
+            "--no-checkpoints",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"debate_created"));
+    assert_eq!(types.last(), Some(&"debate_completed"));
+    let started = of_type(&events, "debate_started")[0];
+    let seats = started["seats"].as_array().unwrap();
+    assert_eq!(seats.len(), 2, "a binary choice seats two");
+    let names: Vec<&str> = seats
+        .iter()
+        .map(|s| s["perspective"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["Operational Simplicity", "Performance Advocate"]
+    );
+    assert_eq!(of_type(&events, "round_started").len(), 3);
+    assert_eq!(of_type(&events, "round_completed").len(), 3);
+    let debater_turns: Vec<&Value> = of_type(&events, "turn_completed")
+        .into_iter()
+        .filter(|e| e["phase"] == "argument" || e["phase"] == "rebuttal")
+        .collect();
+    assert_eq!(
+        debater_turns.len(),
+        12,
+        "2 seats × (argument + rebuttal) × 3 rounds"
+    );
+    for turn in &debater_turns {
+        assert_eq!(turn["status"], "ok", "{turn}");
+        assert!(turn["tokens_in"].as_u64().unwrap() > 0);
+        assert!(!turn["moves"].as_array().unwrap().is_empty(), "{turn}");
+    }
+    for delta in of_type(&events, "turn_delta") {
+        let text = delta["text"].as_str().unwrap();
+        assert!(
+            !text.contains("\"argument\"") && !text.contains("\"moves\""),
+            "raw JSON streamed: {text}"
+        );
+    }
+    // Arguments of one round run in parallel: both start before either completes.
+    let first_round: Vec<(usize, &Value)> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["round"] == 1 && e["phase"] == "argument")
+        .collect();
+    let last_start = first_round
+        .iter()
+        .filter(|(_, e)| e["type"] == "turn_started")
+        .map(|(i, _)| *i)
+        .max()
+        .unwrap();
+    let first_done = first_round
+        .iter()
+        .filter(|(_, e)| e["type"] == "turn_completed")
+        .map(|(i, _)| *i)
+        .min()
+        .unwrap();
+    assert!(last_start < first_done, "arguments were not parallel");
+    let synthesis = of_type(&events, "synthesis")[0];
+    assert_eq!(
+        synthesis["confidence"], "Low",
+        "max rounds without convergence caps confidence"
+    );
+    let path = synthesis["path"].as_str().unwrap();
+    let files = home.decisions();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].to_str().unwrap(), path);
+    let name = files[0].file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.ends_with("-should-we-use-redis-or-postgresql-for-caching.md"),
+        "{name}"
+    );
+    let record = std::fs::read_to_string(&files[0]).unwrap();
+    for section in [
+        "# Decision: Caching store choice",
+        "**Debate ID:** ",
+        "**Rounds:** 3",
+        "## Question",
+        "## Perspectives Considered",
+        "### Performance Advocate",
+        "## Points of Agreement",
+        "## Key Tensions",
+        "## Recommendation",
+        "**Confidence:** Low",
+        "## Dissenting View",
+    ] {
+        assert!(record.contains(section), "missing {section:?}:\n{record}");
+    }
+    // The synthesis cites arguments from every round.
+    for round in 1..=3 {
+        assert!(
+            record.contains(&format!("[A{round}.")) || record.contains(&format!("[B{round}.")),
+            "round {round} uncited:\n{record}"
+        );
+    }
+    let completed = of_type(&events, "debate_completed")[0];
+    assert_eq!(completed["status"], "completed");
+    let id = completed["id"].as_str().unwrap();
+
+    // History: list, show with derived views, search, export.
+    let list = home.run(None, &["list", "--json"]);
+    let list: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(list[0]["id"], id);
+    assert_eq!(list[0]["status"], "completed");
+    assert_eq!(list[0]["rounds"], 3);
+    let shown = show_json(&home, &id[..7]);
+    assert_eq!(shown["id"], id);
+    assert_eq!(shown["question"], QUESTION);
+    assert_eq!(shown["protocol"], "moderated");
+    assert_eq!(shown["commitments"].as_array().unwrap().len(), 2);
+    assert!(
+        !shown["commitments"][0]["commitments"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let arguments = shown["arguments"].as_array().unwrap();
+    assert!(arguments.len() >= 12);
+    assert!(
+        arguments
+            .iter()
+            .all(|a| a["score"].as_f64().unwrap() >= 0.0 && a["score"].as_f64().unwrap() <= 1.0)
+    );
+    let relations = shown["relations"].as_array().unwrap();
+    for kind in ["support", "rebut", "undercut"] {
+        assert!(
+            relations.iter().any(|r| r["kind"] == kind),
+            "no {kind} relation"
+        );
+    }
+    let search = home.run(None, &["search", "workload", "pattern"]);
+    assert!(
+        String::from_utf8_lossy(&search.stdout).contains(id),
+        "{}",
+        String::from_utf8_lossy(&search.stdout)
+    );
+    let exported = home.path().join("out.md");
+    let export = home.run(
+        None,
+        &[
+            "export",
+            id,
+            "--format",
+            "md",
+            "--out",
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    let markdown = std::fs::read_to_string(&exported).unwrap();
+    assert!(markdown.contains("## Round 3") && markdown.contains("## Commitment Stores"));
+    let again = home.run(
+        None,
+        &[
+            "export",
+            id,
+            "--format",
+            "md",
+            "--out",
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(2), "never overwrites");
+}
+
+#[test]
+fn checkpoint_guidance_over_stdin_steers_the_next_round_and_end_stops() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let guidance = "Focus more on our team's PostgreSQL experience";
+    let output = home.run_with_stdin(
+        Some(&server),
+        &[
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--max-rounds",
+            "4",
+            QUESTION,
+        ],
+        &format!("g {guidance}\ne\n"),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let answers = of_type(&events, "checkpoint_answered");
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["decision"], "guide");
+    assert_eq!(answers[0]["guidance"], guidance);
+    assert_eq!(answers[1]["decision"], "end");
+    assert_eq!(
+        of_type(&events, "round_started").len(),
+        2,
+        "ended after round 2"
+    );
+    assert_eq!(
+        of_type(&events, "synthesis").len(),
+        1,
+        "ending early still synthesises"
+    );
+    // Every round-2 prompt carried the guidance; round-1 prompts did not.
+    for seen in server.seen() {
+        let carries = seen.body.to_string().contains(guidance);
+        match (seen.kind.as_str(), seen.round) {
+            ("argument" | "rebuttal" | "pose", 2) => {
+                assert!(carries, "{} round 2 lacks guidance", seen.kind)
+            }
+            ("argument" | "rebuttal", 1) => assert!(!carries),
+            _ => {}
+        }
+    }
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["checkpoints"][0]["guidance"], guidance);
+    assert_eq!(shown["checkpoints"][1]["decision"], "end");
+}
+
+/// Reads a child's stdout until a line satisfies `stop`, with a deadline.
+fn read_until(reader: &mut impl BufRead, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    let mut line = String::new();
+    while Instant::now() < deadline {
+        line.clear();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let event: Value = serde_json::from_str(line.trim()).unwrap();
+        let done = stop(&event);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+    panic!("never saw the awaited event; got {seen:?}");
+}
+
+#[test]
+fn a_killed_debate_resumes_without_asking_again_for_recorded_turns() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    // Round 2's arguments never come back, so the process is mid-debate when killed.
+    server.fault(
+        FaultRule::new(Fault::Hang)
+            .kind("argument")
+            .round(2)
+            .times(2),
+    );
+    let home = Home::new();
+    let mut child = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--max-rounds",
+            "3",
+            "--no-checkpoints",
+            QUESTION,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let before = read_until(&mut reader, |e| {
+        e["type"] == "round_started" && e["round"] == 2
+    });
+    let id = before[0]["id"].as_str().unwrap().to_string();
+    // Kill only once both hung requests have reached the server.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == "argument" && s.round == 2)
+        .count()
+        < 2
+    {
+        assert!(Instant::now() < deadline, "round 2 arguments never arrived");
+        std::thread::yield_now();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let requests_before = server.seen().len();
+    let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(
+        list[0]["status"], "running",
+        "a killed debate is left as it was"
+    );
+
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let replayed = of_type(&events, "turn_completed")
+        .into_iter()
+        .filter(|e| e["replayed"] == true)
+        .count();
+    assert!(
+        replayed >= 6,
+        "round 1 and the analysis came from the journal ({replayed})"
+    );
+    let fresh: Vec<_> = server.seen()[requests_before..].to_vec();
+    assert!(
+        fresh.iter().all(|s| s.round != 1 && s.kind != "analysis"),
+        "asked again: {:?}",
+        fresh.iter().map(|s| (&s.kind, s.round)).collect::<Vec<_>>()
+    );
+    assert!(fresh.iter().any(|s| s.kind == "argument" && s.round == 2));
+    assert_eq!(
+        of_type(&events, "debate_completed")[0]["status"],
+        "completed"
+    );
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["status"], "completed");
+    let turns = shown["turns"].as_array().unwrap();
+    let round1_arguments = turns
+        .iter()
+        .filter(|t| t["round"] == 1 && t["phase"] == "argument")
+        .count();
+    assert_eq!(round1_arguments, 2, "no duplicate turns in the journal");
+}
+
+#[test]
+fn ctrl_c_pauses_and_the_debate_can_be_resumed() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(
+        FaultRule::new(Fault::Hang)
+            .kind("rebuttal")
+            .round(1)
+            .times(1),
+    );
+    let home = Home::new();
+    let mut child = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--max-rounds",
+            "2",
+            "--no-checkpoints",
+            QUESTION,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = BufReader::new(child.stdout.take().unwrap());
+    let before = read_until(&mut reader, |e| {
+        e["type"] == "turn_started" && e["phase"] == "rebuttal"
+    });
+    let id = before[0]["id"].as_str().unwrap().to_string();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rest: Vec<Value> = reader
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let exit = child.wait().unwrap();
+    assert_eq!(exit.code(), Some(130));
+    assert_eq!(rest.last().unwrap()["type"], "debate_completed");
+    assert_eq!(rest.last().unwrap()["status"], "paused");
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["status"], "paused");
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(show_json(&home, &id)["status"], "completed");
+}
+
+#[test]
+fn immediate_agreement_ends_after_round_one_and_still_synthesises() {
+    let server = StandIn::start_in_background(Behaviour {
+        agree_at_round: Some(1),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let output = home.run(Some(&server), &["--headless", "--no-write", QUESTION]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    assert_eq!(of_type(&events, "round_started").len(), 1);
+    let completed = of_type(&events, "round_completed")[0];
+    assert_eq!(completed["convergence"]["signal"], "agreement");
+    assert_eq!(
+        of_type(&events, "checkpoint").len(),
+        0,
+        "no checkpoint once concluded"
+    );
+    let synthesis = of_type(&events, "synthesis")[0];
+    assert_eq!(synthesis["confidence"], "Medium");
+    assert!(synthesis["path"].is_null(), "--no-write writes no file");
+    assert!(home.decisions().is_empty());
+}
+
+#[test]
+fn degraded_endpoints_garbage_and_escapes_never_crash_and_are_sanitized() {
+    let server = StandIn::start_in_background(Behaviour {
+        schema_support: SchemaSupport::None,
+        usage: false,
+        ..Behaviour::default()
+    });
+    server.fault(
+        FaultRule::new(Fault::Garbage)
+            .kind("argument")
+            .seat("A")
+            .round(1)
+            .times(2),
+    );
+    server.fault(
+        FaultRule::new(Fault::Escapes)
+            .kind("argument")
+            .seat("B")
+            .round(1),
+    );
+    server.fault(
+        FaultRule::new(Fault::RateLimit("0".into()))
+            .kind("rebuttal")
+            .round(1),
+    );
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--max-rounds",
+            "2",
+            "--no-checkpoints",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains("\\u001b"),
+        "escape sequences reached stdout"
+    );
+    let events = events(&output);
+    let turns = of_type(&events, "turn_completed");
+    let fallback = turns
+        .iter()
+        .find(|t| t["seat"] == "A" && t["round"] == 1 && t["phase"] == "argument")
+        .unwrap();
+    assert_eq!(fallback["status"], "fallback");
+    assert_eq!(fallback["moves"].as_array().unwrap().len(), 0);
+    assert!(
+        turns.iter().all(|t| t["tokens_estimated"] == true),
+        "no usage was streamed"
+    );
+    assert_eq!(
+        of_type(&events, "retry")
+            .iter()
+            .filter(|r| r["reason"] == "rate limited (429)")
+            .count(),
+        1
+    );
+    // Stored as it came.
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let connection = rusqlite::Connection::open(home.database()).unwrap();
+    let raw: String = connection
+        .query_row("SELECT content FROM turns WHERE debate_id = ?1 AND seat = 'B' AND round = 1 AND phase = 'argument'", [&id], |r| r.get(0))
+        .unwrap();
+    assert!(
+        raw.contains('\u{1b}'),
+        "the journal keeps the model's text as it came"
+    );
+    let learned: String = connection
+        .query_row("SELECT shape FROM endpoint_capabilities", [], |r| r.get(0))
+        .unwrap();
+    assert!(learned.contains("instructions"), "{learned}");
+}
+
+#[test]
+fn a_seat_that_keeps_failing_is_dropped_and_the_synthesis_says_so() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(
+        FaultRule::new(Fault::ServerError)
+            .kind("argument")
+            .seat("B")
+            .times(100),
+    );
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--max-rounds",
+            "3",
+            "--no-checkpoints",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let flags = of_type(&events, "flag");
+    assert!(
+        flags
+            .iter()
+            .any(|f| f["kind"] == "dropped" && f["seat"] == "B"),
+        "{flags:?}"
+    );
+    let markdown = of_type(&events, "synthesis")[0]["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        markdown.contains("Seat B (Performance Advocate) was dropped"),
+        "{markdown}"
+    );
+    // Round 3 went on with seat A alone.
+    let round3: Vec<_> = of_type(&events, "turn_started")
+        .into_iter()
+        .filter(|t| t["round"] == 3 && t["phase"] == "argument")
+        .collect();
+    assert_eq!(round3.len(), 1);
+    assert_eq!(round3[0]["seat"], "A");
+}
+
+#[test]
+fn an_unreachable_provider_fails_with_one_clear_line_and_is_stored_as_failed() {
+    let home = Home::new();
+    let output = home
+        .command(None)
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["--headless", QUESTION])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let events = events(&output);
+    let error = of_type(&events, "error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("http://127.0.0.1:9/v1/chat/completions"),
+        "{error}"
+    );
+    assert!(
+        error.contains("OPENAI_BASE_URL") && error.contains("OLLAMA_HOST"),
+        "{error}"
+    );
+    assert!(!error.contains('\n'));
+    let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(list[0]["status"], "failed");
+}
+
+#[test]
+fn bad_input_is_a_usage_error_with_exit_2() {
+    let home = Home::new();
+    let server = StandIn::start_in_background(Behaviour::default());
+    let output = home.run(Some(&server), &["--headless", "   "]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no question given"));
+
+    home.write_config("[debate]\nmax_rounds = 3\nmax_round = 4\n");
+    let output = home.run(Some(&server), &["--headless", QUESTION]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("config.toml:3:1:") && message.contains("max_round"),
+        "{message}"
+    );
+    home.write_config("");
+
+    let output = home.run(
+        Some(&server),
+        &["--headless", "--perspective", "Wizard", QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("unknown perspective \"Wizard\""));
+
+    let output = home.run(None, &["show", "DEB-nothere"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no debate matches"));
+
+    let output = home
+        .command(None)
+        .env_remove("OPENAI_BASE_URL")
+        .args(["--headless", QUESTION])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no LLM provider is configured"));
+    assert!(!stderr(&output).contains("panicked"));
+}
+
+#[test]
+fn a_corrupt_journal_is_refused_and_left_untouched() {
+    let home = Home::new();
+    std::fs::create_dir_all(home.database().parent().unwrap()).unwrap();
+    let garbage = b"this is not a database, it is a shopping list\n".repeat(100);
+    std::fs::write(home.database(), &garbage).unwrap();
+    let output = home.run(None, &["list"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("is not a readable moot database"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read(home.database()).unwrap(), garbage);
+}
+
+#[test]
+fn api_keys_never_reach_the_journal_events_or_exports() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let key = "sk-very-secret-key-0123456789";
+    let output = home
+        .command(Some(&server))
+        .env("OPENAI_API_KEY", key)
+        .args(["--headless", "--max-rounds", "1", "--follow-up", QUESTION])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(server.seen().iter().all(|s| {
+        s.headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v.ends_with(key))
+    }));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut everything = String::from_utf8_lossy(&output.stdout).to_string();
+    everything.push_str(&stderr(&output));
+    for file in std::fs::read_dir(home.database().parent().unwrap()).unwrap() {
+        everything.push_str(&String::from_utf8_lossy(
+            &std::fs::read(file.unwrap().path()).unwrap(),
+        ));
+    }
+    everything.push_str(&String::from_utf8_lossy(
+        &home.run(None, &["export", &id, "--format", "json"]).stdout,
+    ));
+    for file in home.decisions() {
+        everything.push_str(&std::fs::read_to_string(file).unwrap());
+    }
+    assert!(everything.contains(&id));
+    assert!(!everything.contains(key), "the API key leaked");
+    // The follow-up issue draft sits next to the record.
+    let files = home.decisions();
+    assert_eq!(files.len(), 2);
+    let draft = std::fs::read_to_string(
+        files
+            .iter()
+            .find(|f| f.to_str().unwrap().ends_with("-issue.md"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        draft.contains("## Context")
+            && draft.contains("## Decision")
+            && draft.contains("- [ ] Benchmark the cache path")
+    );
+}
+
+#[test]
+fn anthropic_runs_a_debate_end_to_end() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home
+        .command(None)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base())
+        .args([
+            "--headless",
+            "--max-rounds",
+            "2",
+            "--no-checkpoints",
+            "--no-write",
+            QUESTION,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    assert_eq!(
+        of_type(&events, "debate_started")[0]["provider"],
+        "anthropic"
+    );
+    assert!(
+        of_type(&events, "turn_completed")
+            .iter()
+            .filter(|t| t["phase"] == "argument")
+            .all(|t| t["status"] == "ok" && !t["tokens_estimated"].as_bool().unwrap())
+    );
+    assert!(server.seen().iter().all(|s| s.path == "/v1/messages"));
+}
+
+#[test]
+fn a_vague_prompt_gets_one_clarifying_question_first() {
+    let server = StandIn::start_in_background(Behaviour {
+        vague: true,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let output = home.run_with_stdin(
+        Some(&server),
+        &[
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--max-rounds",
+            "1",
+            "--no-write",
+            "What should we do?",
+        ],
+        "g The read-heavy session cache of our API\n",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let asked = events
+        .iter()
+        .position(|e| e["type"] == "clarification_requested")
+        .unwrap();
+    let started = events
+        .iter()
+        .position(|e| e["type"] == "debate_started")
+        .unwrap();
+    assert!(asked < started, "asked before perspectives were assigned");
+    assert_eq!(events[asked]["question"], "Which workload do you mean?");
+    assert!(
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.kind == "argument")
+            .all(|s| s
+                .body
+                .to_string()
+                .contains("The read-heavy session cache of our API"))
+    );
+}
+
+#[test]
+fn named_perspectives_and_counts_are_honoured() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--max-rounds",
+            "1",
+            "--no-write",
+            "--perspective",
+            "Security Advocate",
+            "--perspective",
+            "User Experience",
+            "Should we add SSO?",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let first = events(&output);
+    let seats: Vec<&str> = of_type(&first, "debate_started")[0]["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["perspective"].as_str().unwrap())
+        .collect();
+    assert_eq!(seats, vec!["Security Advocate", "User Experience"]);
+
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--max-rounds",
+            "1",
+            "--perspectives",
+            "3",
+            "--no-write",
+            "How should we structure the plugin system?",
+        ],
+    );
+    let events = events(&output);
+    assert_eq!(
+        of_type(&events, "debate_started")[0]["seats"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        of_type(&events, "turn_completed")
+            .iter()
+            .filter(|t| t["phase"] == "argument")
+            .count(),
+        3
+    );
+}

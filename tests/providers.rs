@@ -1,0 +1,521 @@
+//! Providers and the engine's speak path against the stand-in server on 127.0.0.1: SSE
+//! streaming, usage, 429 with Retry-After, 500, cut streams, malformed chunks, refused
+//! response formats, garbage and half JSON, hangs, and Anthropic's wire format.
+
+mod support;
+
+use moot::debate::{
+    Debate, DebateStatus, Event, Phase, Protocol, TurnKey, TurnStatus, now_rfc3339,
+};
+use moot::engine::moves::debater_schema;
+use moot::engine::{Context, EngineSettings, ReplyKind, Seating, Speech};
+use moot::llm::anthropic::AnthropicProvider;
+use moot::llm::openai::OpenAiProvider;
+use moot::llm::{
+    CapabilityCache, ChatMessage, ChatRequest, LlmError, Provider, ReplyFormat, RequestLabel,
+    RetryPolicy, StructuredMode,
+};
+use moot::store::Store;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use support::{Behaviour, Fault, FaultRule, SchemaSupport, StandIn};
+use tokio::sync::mpsc;
+
+fn client() -> reqwest::Client {
+    moot::providers::http_client().unwrap()
+}
+
+fn openai(server: &StandIn, caps: &Arc<CapabilityCache>) -> Arc<dyn Provider> {
+    Arc::new(OpenAiProvider::new(
+        client(),
+        &server.openai_base(),
+        Some("sk-test-secret".into()),
+        "stand-in-model",
+        caps.clone(),
+        Duration::from_secs(5),
+        "set OPENAI_BASE_URL".into(),
+    ))
+}
+
+fn anthropic(server: &StandIn) -> Arc<dyn Provider> {
+    Arc::new(AnthropicProvider::new(
+        client(),
+        &server.anthropic_base(),
+        Some("ant-test-key".into()),
+        "claude-stand-in",
+        Arc::new(CapabilityCache::default()),
+        Duration::from_secs(5),
+    ))
+}
+
+fn argument_request() -> ChatRequest {
+    ChatRequest {
+        label: RequestLabel {
+            round: 1,
+            phase: Phase::Argument,
+            seat: "A".into(),
+            perspective: Some("Performance Advocate".into()),
+        },
+        system: "Reply with JSON named moot_argument".into(),
+        messages: vec![ChatMessage::user(
+            "Question: x\nRound 1 of at most 3. You are seat A.\n",
+        )],
+        reply: Some(ReplyFormat {
+            name: "moot_argument".into(),
+            schema: debater_schema(),
+        }),
+        max_tokens: Some(500),
+        temperature: None,
+    }
+}
+
+async fn complete(
+    provider: &dyn Provider,
+    request: &ChatRequest,
+) -> (Result<moot::llm::Completion, LlmError>, String) {
+    let mut streamed = String::new();
+    let mut sink = |piece: &str| streamed.push_str(piece);
+    let result = provider.complete(request, &mut sink).await;
+    (result, streamed)
+}
+
+#[tokio::test]
+async fn openai_streams_sse_with_usage_and_the_schema() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    let (result, streamed) = complete(provider.as_ref(), &argument_request()).await;
+    let completion = result.unwrap();
+    assert_eq!(streamed, completion.text);
+    let value: serde_json::Value = serde_json::from_str(&completion.text).unwrap();
+    assert!(
+        value["argument"]
+            .as_str()
+            .unwrap()
+            .starts_with("Seat A, round 1")
+    );
+    let usage = completion.usage.expect("usage streamed");
+    assert!(usage.input > 0 && usage.output > 0);
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].body["response_format"]["type"], "json_schema");
+    assert_eq!(seen[0].body["stream"], true);
+    assert_eq!(seen[0].body["max_tokens"], 500);
+    assert!(
+        seen[0]
+            .headers
+            .iter()
+            .any(|(k, v)| k == "authorization" && v == "Bearer sk-test-secret")
+    );
+}
+
+#[tokio::test]
+async fn openai_reports_429_500_cut_and_malformed_as_retryable_errors() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    server.fault(FaultRule::new(Fault::RateLimit("2".into())));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    let error = result.unwrap_err();
+    assert_eq!(
+        error,
+        LlmError::RateLimited {
+            retry_after: Some(Duration::from_secs(2))
+        }
+    );
+    assert!(error.is_retryable());
+
+    server.fault(FaultRule::new(Fault::ServerError));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(matches!(
+        result.unwrap_err(),
+        LlmError::Server { status: 500, .. }
+    ));
+
+    server.fault(FaultRule::new(Fault::CutStream));
+    let (result, streamed) = complete(provider.as_ref(), &argument_request()).await;
+    assert_eq!(result.unwrap_err(), LlmError::StreamCut);
+    assert!(
+        !streamed.is_empty(),
+        "part of the reply streamed before the cut"
+    );
+
+    server.fault(FaultRule::new(Fault::MalformedChunk));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(matches!(result.unwrap_err(), LlmError::Malformed(_)));
+}
+
+#[tokio::test]
+async fn refused_response_formats_degrade_step_by_step_and_are_remembered() {
+    let server = StandIn::start(Behaviour {
+        schema_support: SchemaSupport::ObjectOnly,
+        ..Behaviour::default()
+    })
+    .await;
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(result.is_ok());
+    let kinds: Vec<_> = server
+        .seen()
+        .iter()
+        .map(|s| s.body["response_format"]["type"].clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            serde_json::json!("json_schema"),
+            serde_json::json!("json_object")
+        ]
+    );
+    // The next request goes straight to what worked.
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(result.is_ok());
+    assert_eq!(server.seen().len(), 3);
+    assert_eq!(
+        server.seen()[2].body["response_format"]["type"],
+        "json_object"
+    );
+    assert_eq!(caps.learned()[0].1.mode, StructuredMode::JsonObject);
+
+    server.set_behaviour(|b| b.schema_support = SchemaSupport::None);
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(result.is_ok());
+    let last = server.seen().pop().unwrap();
+    assert!(
+        last.body.get("response_format").is_none(),
+        "instructions only at the end"
+    );
+    assert_eq!(caps.learned()[0].1.mode, StructuredMode::Instructions);
+}
+
+#[tokio::test]
+async fn anthropic_streams_tool_input_json_with_usage() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let provider = anthropic(&server);
+    let (result, streamed) = complete(provider.as_ref(), &argument_request()).await;
+    let completion = result.unwrap();
+    assert_eq!(streamed, completion.text);
+    let value: serde_json::Value = serde_json::from_str(&completion.text).unwrap();
+    assert!(value["moves"].as_array().unwrap().len() >= 2);
+    let usage = completion.usage.unwrap();
+    assert!(usage.input > 0 && usage.output > 0);
+    let seen = server.seen();
+    assert_eq!(seen[0].path, "/v1/messages");
+    assert_eq!(seen[0].body["tool_choice"]["name"], "moot_argument");
+    assert_eq!(seen[0].body["max_tokens"], 500);
+    assert!(
+        seen[0]
+            .headers
+            .iter()
+            .any(|(k, v)| k == "x-api-key" && v == "ant-test-key")
+    );
+    assert!(
+        seen[0]
+            .headers
+            .iter()
+            .any(|(k, v)| k == "anthropic-version" && v == "2023-06-01")
+    );
+}
+
+#[tokio::test]
+async fn anthropic_faults_map_to_the_same_errors() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let provider = anthropic(&server);
+    server.fault(FaultRule::new(Fault::RateLimit("1".into())));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert_eq!(
+        result.unwrap_err(),
+        LlmError::RateLimited {
+            retry_after: Some(Duration::from_secs(1))
+        }
+    );
+    server.fault(FaultRule::new(Fault::CutStream));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert_eq!(result.unwrap_err(), LlmError::StreamCut);
+    server.fault(FaultRule::new(Fault::MalformedChunk));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(matches!(result.unwrap_err(), LlmError::Malformed(_)));
+    server.fault(FaultRule::new(Fault::ServerError));
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(matches!(
+        result.unwrap_err(),
+        LlmError::Server { status: 500, .. }
+    ));
+}
+
+/// A context over an in-memory journal with one debate row, and its event stream.
+fn context(
+    provider: Arc<dyn Provider>,
+    retry: RetryPolicy,
+) -> (Context, mpsc::UnboundedReceiver<Event>, Store) {
+    let store = Store::in_memory().unwrap();
+    let now = now_rfc3339();
+    store
+        .create_debate(&Debate {
+            id: "DEB-test".into(),
+            question: "q".into(),
+            protocol: Protocol::Moderated,
+            status: DebateStatus::Running,
+            config: serde_json::json!({}),
+            seats: vec![],
+            created_at: now.clone(),
+            updated_at: now,
+            finished_at: None,
+            confidence: None,
+            error: None,
+        })
+        .unwrap();
+    let (events, events_rx) = mpsc::unbounded_channel();
+    let (_controls_tx, controls) = mpsc::unbounded_channel();
+    let ctx = Context::new(
+        "DEB-test".into(),
+        store.clone(),
+        events,
+        controls,
+        Seating {
+            default: provider,
+            per_seat: HashMap::new(),
+        },
+        EngineSettings {
+            sequential: false,
+            retry,
+            checkpoints: false,
+            checkpoint_timeout: Duration::from_secs(5),
+            temperature: None,
+        },
+        vec![],
+        vec![],
+    );
+    (ctx, events_rx, store)
+}
+
+fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 3,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_secs(5),
+    }
+}
+
+fn speech(deadline: Option<tokio::time::Instant>) -> Speech {
+    let schema = debater_schema();
+    Speech {
+        key: TurnKey::new(1, Phase::Argument, "A"),
+        perspective: Some("Performance Advocate".into()),
+        system: "Reply with JSON named moot_argument".into(),
+        prompt: "Question: x\nRound 1 of at most 3. You are seat A.\n".into(),
+        kind: ReplyKind::Debater,
+        schema_name: "moot_argument",
+        schema: Some(schema),
+        max_tokens: None,
+        deadline,
+    }
+}
+
+fn drain(rx: &mut mpsc::UnboundedReceiver<Event>) -> Vec<Event> {
+    let mut events = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        events.push(event);
+    }
+    events
+}
+
+#[tokio::test]
+async fn speak_retries_after_retry_after_and_streams_prose_not_json() {
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::RateLimit("1".into())));
+    server.fault(FaultRule::new(Fault::CutStream));
+    let (ctx, mut rx, store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert_eq!(turn.status, TurnStatus::Ok);
+    assert!(turn.content.starts_with("Seat A, round 1"));
+    assert_eq!(turn.moves[0].id, "A1.1");
+    assert_eq!(turn.moves[1].answers, vec!["A1.1"]);
+    assert!(
+        turn.tokens_estimated,
+        "the cut attempt's cost can only be estimated"
+    );
+    let events = drain(&mut rx);
+    let retries: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry {
+                attempt,
+                reason,
+                delay_ms,
+                ..
+            } => Some((*attempt, reason.clone(), *delay_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries.len(), 2);
+    assert_eq!(retries[0], (2, "rate limited (429)".to_string(), 1000));
+    assert_eq!(retries[1].1, "stream cut mid-way");
+    // The prose that streamed after the last retry is exactly the turn's content, and no
+    // delta ever carried JSON syntax.
+    let last_retry = events
+        .iter()
+        .rposition(|e| matches!(e, Event::Retry { .. }))
+        .unwrap();
+    let prose: String = events[last_retry..]
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prose, turn.content);
+    for event in &events {
+        if let Event::TurnDelta { text, .. } = event {
+            assert!(
+                !text.contains("\"moves\"") && !text.contains('{'),
+                "raw JSON streamed: {text}"
+            );
+        }
+    }
+    // Journaled before the completion event was sent.
+    assert!(matches!(events.last(), Some(Event::TurnCompleted { .. })));
+    assert_eq!(store.turns("DEB-test").unwrap(), vec![turn]);
+    assert_eq!(server.seen().len(), 3);
+}
+
+#[tokio::test]
+async fn garbage_gets_one_repair_then_a_recorded_fallback() {
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::Garbage).times(2));
+    let (ctx, mut rx, _store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert_eq!(turn.status, TurnStatus::Fallback);
+    assert_eq!(turn.content, "I would rather not answer in JSON today.");
+    assert!(turn.moves.is_empty());
+    assert!(
+        turn.note.as_deref().unwrap().contains("no JSON object"),
+        "{:?}",
+        turn.note
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2, "one repair request, no more");
+    let repair = seen[1].body["messages"].as_array().unwrap();
+    assert!(
+        repair.last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .contains("could not be used: the reply contains no JSON object")
+    );
+    assert!(
+        drain(&mut rx).iter().any(
+            |e| matches!(e, Event::Retry { reason, .. } if reason.starts_with("unusable reply"))
+        )
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_reply_is_repaired_and_half_json_is_closed() {
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::Invalid));
+    let (ctx, _rx, _store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert_eq!(turn.status, TurnStatus::Ok);
+    assert_eq!(server.seen().len(), 2);
+
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::HalfJson));
+    let (ctx, _rx, _store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert!(turn.status.spoke(), "{turn:?}");
+    assert!(turn.content.starts_with("Seat A"));
+}
+
+#[tokio::test]
+async fn a_missing_usage_is_estimated_and_marked() {
+    let server = StandIn::start(Behaviour {
+        usage: false,
+        ..Behaviour::default()
+    })
+    .await;
+    let (ctx, _rx, _store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert!(turn.tokens_estimated);
+    assert!(turn.tokens_in > 0 && turn.tokens_out > 0);
+}
+
+#[tokio::test]
+async fn a_hung_provider_times_out_at_the_deadline_and_exhausted_retries_fail() {
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::Hang));
+    let (ctx, _rx, _store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(300);
+    let turn = ctx.speak(speech(Some(deadline))).await.unwrap();
+    assert_eq!(turn.status, TurnStatus::TimedOut);
+
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::ServerError).times(3));
+    let (ctx, _rx, _store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert_eq!(turn.status, TurnStatus::Failed);
+    assert!(turn.note.unwrap().contains("500"));
+    assert_eq!(server.seen().len(), 3, "bounded attempts");
+}
+
+#[tokio::test]
+async fn recorded_turns_are_served_from_the_journal() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let (ctx, _rx, store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let first = ctx.speak(speech(None)).await.unwrap();
+    assert!(!first.tokens_estimated, "usage came from the server");
+    let recorded = store.turns("DEB-test").unwrap();
+    let (events, mut rx) = mpsc::unbounded_channel();
+    let (_tx, controls) = mpsc::unbounded_channel();
+    let again = Context::new(
+        "DEB-test".into(),
+        store.clone(),
+        events,
+        controls,
+        Seating {
+            default: openai(&server, &Arc::new(CapabilityCache::default())),
+            per_seat: HashMap::new(),
+        },
+        EngineSettings {
+            sequential: false,
+            retry: fast_retry(),
+            checkpoints: false,
+            checkpoint_timeout: Duration::from_secs(1),
+            temperature: None,
+        },
+        recorded,
+        vec![],
+    );
+    let replayed = again.speak(speech(None)).await.unwrap();
+    assert_eq!(replayed, first);
+    assert_eq!(server.seen().len(), 1, "no second provider call");
+    assert!(matches!(
+        rx.try_recv().unwrap(),
+        Event::TurnCompleted { replayed: true, .. }
+    ));
+}

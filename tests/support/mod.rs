@@ -1,0 +1,588 @@
+//! A stand-in LLM server for tests and benchmarks: real HTTP on 127.0.0.1 speaking the
+//! OpenAI chat-completions and Anthropic Messages SSE wire formats, with a deterministic
+//! "brain" that answers moot's prompts and injectable faults (429, 500, cut streams,
+//! malformed chunks, refused response formats, garbage JSON, escape sequences, hangs).
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Something the server does instead of (or to) a normal reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// HTTP 429 with this Retry-After header value.
+    RateLimit(String),
+    /// HTTP 500.
+    ServerError,
+    /// Stream a few chunks, then close the connection without finishing.
+    CutStream,
+    /// A data line that is not JSON.
+    MalformedChunk,
+    /// Reply text that is not JSON at all.
+    Garbage,
+    /// Reply JSON cut in half (finish_reason stop).
+    HalfJson,
+    /// Reply JSON with `argument` missing, so validation fails.
+    Invalid,
+    /// Never answer.
+    Hang,
+    /// Put terminal escape sequences into the reply prose.
+    Escapes,
+}
+
+/// Which requests a fault applies to.
+#[derive(Debug, Clone)]
+pub struct FaultRule {
+    pub fault: Fault,
+    /// "argument", "rebuttal", "analysis", "pose", "evaluation", "synthesis", or None for any.
+    pub kind: Option<&'static str>,
+    /// Seat id ("A") or None for any.
+    pub seat: Option<&'static str>,
+    pub round: Option<u32>,
+    /// How many matching requests it applies to.
+    pub times: usize,
+}
+
+impl FaultRule {
+    pub fn new(fault: Fault) -> Self {
+        FaultRule {
+            fault,
+            kind: None,
+            seat: None,
+            round: None,
+            times: 1,
+        }
+    }
+    pub fn kind(mut self, kind: &'static str) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+    pub fn seat(mut self, seat: &'static str) -> Self {
+        self.seat = Some(seat);
+        self
+    }
+    pub fn round(mut self, round: u32) -> Self {
+        self.round = Some(round);
+        self
+    }
+    pub fn times(mut self, times: usize) -> Self {
+        self.times = times;
+        self
+    }
+}
+
+/// How the server treats `response_format`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SchemaSupport {
+    Full,
+    /// 400 naming response_format for json_schema; json_object accepted.
+    ObjectOnly,
+    /// 400 naming response_format for any response_format.
+    None,
+}
+
+/// How the brain plays the debate.
+#[derive(Debug, Clone)]
+pub struct Behaviour {
+    pub debaters: u32,
+    /// The evaluation of this round reports agreement.
+    pub agree_at_round: Option<u32>,
+    /// The analysis calls the question vague with a clarifying question.
+    pub vague: bool,
+    /// Seats whose argument repeats the previous round word for word.
+    pub repeat_seats: Vec<String>,
+    pub latency: Duration,
+    pub schema_support: SchemaSupport,
+    pub usage: bool,
+    /// Characters per streamed chunk.
+    pub chunk_chars: usize,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Behaviour {
+            debaters: 2,
+            agree_at_round: None,
+            vague: false,
+            repeat_seats: Vec::new(),
+            latency: Duration::ZERO,
+            schema_support: SchemaSupport::Full,
+            usage: true,
+            chunk_chars: 16,
+        }
+    }
+}
+
+/// A request the server saw.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub kind: String,
+    pub seat: Option<String>,
+    pub round: u32,
+    /// The fault applied, if any.
+    pub fault: Option<Fault>,
+    pub status: u16,
+}
+
+struct State {
+    behaviour: Behaviour,
+    faults: VecDeque<FaultRule>,
+    seen: Vec<Seen>,
+}
+
+#[derive(Clone)]
+pub struct StandIn {
+    pub addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+}
+
+impl StandIn {
+    /// Starts the server on a free port on 127.0.0.1 in the current tokio runtime.
+    pub async fn start(behaviour: Behaviour) -> StandIn {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(State {
+            behaviour,
+            faults: VecDeque::new(),
+            seen: Vec::new(),
+        }));
+        let shared = state.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let state = shared.clone();
+                tokio::spawn(async move {
+                    let _ = serve(socket, state).await;
+                });
+            }
+        });
+        StandIn { addr, state }
+    }
+
+    /// Starts the server on its own thread and runtime, for tests that run the real binary.
+    pub fn start_in_background(behaviour: Behaviour) -> StandIn {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let server = StandIn::start(behaviour).await;
+                tx.send(server).unwrap();
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().expect("stand-in server started")
+    }
+
+    pub fn openai_base(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn anthropic_base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn fault(&self, rule: FaultRule) {
+        self.state.lock().unwrap().faults.push_back(rule);
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.lock().unwrap().seen.clone()
+    }
+
+    pub fn set_behaviour(&self, update: impl FnOnce(&mut Behaviour)) {
+        update(&mut self.state.lock().unwrap().behaviour);
+    }
+}
+
+async fn read_request(socket: &mut TcpStream) -> Option<(String, Vec<(String, String)>, Vec<u8>)> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let header_end = loop {
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+        if let Some(pos) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break pos + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buffer[..header_end]).to_string();
+    let mut lines = head.split("\r\n");
+    let request_line = lines.next()?.to_string();
+    let path = request_line.split_whitespace().nth(1)?.to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = buffer[header_end..].to_vec();
+    while body.len() < length {
+        let n = socket.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    Some((path, headers, body))
+}
+
+async fn respond(socket: &mut TcpStream, status: u16, headers: &[(&str, String)], body: &str) {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        _ => "Error",
+    };
+    let mut text = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    text.push_str("\r\n");
+    text.push_str(body);
+    let _ = socket.write_all(text.as_bytes()).await;
+    let _ = socket.shutdown().await;
+}
+
+/// The kind of moot request, its seat and round, read from the request body.
+fn classify(body: &Value) -> (String, Option<String>, u32) {
+    let text = body.to_string();
+    let kind = if text.contains("moot_analysis") {
+        "analysis"
+    } else if text.contains("moot_evaluation") {
+        "evaluation"
+    } else if text.contains("moot_synthesis") {
+        "synthesis"
+    } else if text.contains("moot_argument") {
+        if text.contains("This round's arguments, in full") {
+            "rebuttal"
+        } else {
+            "argument"
+        }
+    } else {
+        "pose"
+    };
+    let seat = text
+        .find("You are seat ")
+        .and_then(|i| text[i + 13..].chars().next())
+        .map(|c| c.to_string());
+    let round = text
+        .find("Round ")
+        .and_then(|i| text[i + 6..].split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    (kind.to_string(), seat, round)
+}
+
+/// Argument ids like [B1.2] or [A2.r1] mentioned in the prompt, in order, deduplicated.
+fn mentioned_ids(text: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    let bytes: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == '[' && i + 1 < bytes.len() && bytes[i + 1].is_ascii_uppercase() {
+            let end = bytes[i..].iter().position(|&c| c == ']').map(|p| i + p);
+            if let Some(end) = end {
+                let id: String = bytes[i + 1..end].iter().collect();
+                if id.len() <= 8 && id.contains('.') && !ids.contains(&id) {
+                    ids.push(id);
+                }
+                i = end;
+            }
+        }
+        i += 1;
+    }
+    ids
+}
+
+/// The brain: a deterministic reply to each kind of moot request.
+fn reply_for(
+    kind: &str,
+    seat: Option<&str>,
+    round: u32,
+    prompt: &str,
+    behaviour: &Behaviour,
+) -> String {
+    let ids = mentioned_ids(prompt);
+    let seat = seat.unwrap_or("?");
+    match kind {
+        "analysis" => json!({
+            "domain": "data",
+            "constraints": ["the team already runs PostgreSQL"],
+            "binary": behaviour.debaters == 2,
+            "debaters": behaviour.debaters,
+            "vague": behaviour.vague,
+            "clarifying_question": if behaviour.vague { "Which workload do you mean?" } else { "" },
+        })
+        .to_string(),
+        "pose" => format!(
+            "Round {round}: debaters, state where you stand on the question and answer the strongest open point. (moderator)"
+        ),
+        "argument" => {
+            let argument = if behaviour.repeat_seats.iter().any(|s| s == seat) {
+                format!(
+                    "Seat {seat} insists, exactly as before: keep hot keys close to the application and measure the latency budget carefully before adding anything else to the stack."
+                )
+            } else {
+                format!(
+                    "Seat {seat}, round {round}: new evidence number {round} shows workload pattern {} matters; consideration {} favours my priorities over the alternative.",
+                    round * 7 + seat.len() as u32,
+                    round * 13
+                )
+            };
+            let mut moves = vec![
+                json!({"id": "m1", "act": "claim", "text": format!("Seat {seat} claim for round {round}")}),
+            ];
+            moves.push(json!({"id": "m2", "act": "since", "text": format!("Seat {seat} conclusion {round}"), "premises": [format!("premise {round} of {seat}")], "answers": ["m1"], "relation": "support"}));
+            if let Some(target) = ids.iter().find(|id| !id.starts_with(seat)) {
+                moves.push(json!({"act": "claim", "text": format!("Seat {seat} disputes {target}"), "answers": [target], "relation": "rebut"}));
+            }
+            json!({"argument": argument, "moves": moves, "confidence": 0.7, "position": format!("Seat {seat} position after round {round}")}).to_string()
+        }
+        "rebuttal" => {
+            let others: Vec<&String> = ids.iter().filter(|id| !id.starts_with(seat)).collect();
+            let mut moves = Vec::new();
+            if let Some(first) = others.first() {
+                moves.push(json!({"act": "claim", "text": format!("{first} ignores operational cost"), "answers": [first], "relation": "undercut"}));
+            }
+            if let Some(second) = others.get(1) {
+                moves.push(json!({"act": "concede", "text": "", "answers": [second]}));
+            }
+            if let Some(third) = others.get(2) {
+                moves.push(json!({"act": "why", "text": format!("why does {third} hold?"), "answers": [third]}));
+            }
+            json!({"argument": format!("Seat {seat} rebuts in round {round}: the others overlook cost and failure modes."), "moves": moves, "confidence": 0.6, "position": format!("Seat {seat} position after round {round}")}).to_string()
+        }
+        "evaluation" => {
+            let agreement = behaviour.agree_at_round == Some(round);
+            json!({
+                "summary": format!("Round {round}: the seats disagree on cost; {} argument(s) were raised.", ids.len()),
+                "assessment": if agreement { "converging" } else { "new_ground" },
+                "decision": if agreement { "conclude" } else { "continue" },
+                "agreement": agreement,
+                "leader": "",
+                "off_topic": [],
+                "reason": "new points keep arriving",
+            })
+            .to_string()
+        }
+        "synthesis" => {
+            let cited: Vec<String> = ids.iter().map(|id| format!("[{id}]")).collect();
+            json!({
+                "title": "Caching store choice",
+                "recommendation": format!("Start with PostgreSQL and revisit; grounded in {}.", cited.join(" ")),
+                "confidence": "Medium",
+                "perspectives": [],
+                "agreements": ["Measure before adding infrastructure"],
+                "tensions": ["Latency versus operational load"],
+                "caveats": ["Revisit if p99 latency exceeds the budget"],
+                "dissent": "The performance seat still prefers Redis.",
+                "action_items": ["Benchmark the cache path", "Set a latency budget"],
+            })
+            .to_string()
+        }
+        _ => "unknown".to_string(),
+    }
+}
+
+fn take_fault(state: &mut State, kind: &str, seat: Option<&str>, round: u32) -> Option<Fault> {
+    let index = state.faults.iter().position(|rule| {
+        rule.times > 0
+            && rule.kind.is_none_or(|k| k == kind)
+            && rule.seat.is_none_or(|s| Some(s) == seat)
+            && rule.round.is_none_or(|r| r == round)
+    })?;
+    let rule = &mut state.faults[index];
+    rule.times -= 1;
+    let fault = rule.fault.clone();
+    if rule.times == 0 {
+        state.faults.remove(index);
+    }
+    Some(fault)
+}
+
+async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
+    let Some((path, headers, body)) = read_request(&mut socket).await else {
+        return Ok(());
+    };
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let anthropic = path.ends_with("/messages");
+    let (kind, seat, round) = classify(&body);
+    let (behaviour, fault) = {
+        let mut state = state.lock().unwrap();
+        let fault = take_fault(&mut state, &kind, seat.as_deref(), round);
+        (state.behaviour.clone(), fault)
+    };
+    let record = |status: u16, fault: Option<Fault>| {
+        state.lock().unwrap().seen.push(Seen {
+            path: path.clone(),
+            headers: headers.clone(),
+            body: body.clone(),
+            kind: kind.clone(),
+            seat: seat.clone(),
+            round,
+            fault,
+            status,
+        });
+    };
+    if !behaviour.latency.is_zero() {
+        tokio::time::sleep(behaviour.latency).await;
+    }
+    // Refused response formats, as some servers do.
+    if !anthropic {
+        let format_type = body["response_format"]["type"].as_str();
+        let refused = match (behaviour.schema_support, format_type) {
+            (SchemaSupport::ObjectOnly, Some("json_schema")) => true,
+            (SchemaSupport::None, Some(_)) => true,
+            _ => false,
+        };
+        if refused {
+            record(400, None);
+            respond(
+                &mut socket,
+                400,
+                &[],
+                r#"{"error":{"message":"unsupported parameter: response_format"}}"#,
+            )
+            .await;
+            return Ok(());
+        }
+    }
+    match &fault {
+        Some(Fault::RateLimit(after)) => {
+            record(429, fault.clone());
+            respond(
+                &mut socket,
+                429,
+                &[("Retry-After", after.clone())],
+                r#"{"error":{"message":"slow down"}}"#,
+            )
+            .await;
+            return Ok(());
+        }
+        Some(Fault::ServerError) => {
+            record(500, fault.clone());
+            respond(&mut socket, 500, &[], r#"{"error":{"message":"internal"}}"#).await;
+            return Ok(());
+        }
+        Some(Fault::Hang) => {
+            record(0, fault.clone());
+            std::future::pending::<()>().await;
+        }
+        _ => {}
+    }
+    record(200, fault.clone());
+    let prompt = body.to_string();
+    let mut text = reply_for(&kind, seat.as_deref(), round, &prompt, &behaviour);
+    match &fault {
+        Some(Fault::Garbage) => text = "I would rather not answer in JSON today.".into(),
+        Some(Fault::HalfJson) => text.truncate(text.len() / 2),
+        Some(Fault::Invalid) => text = r#"{"moves": [], "confidence": 0.5}"#.into(),
+        Some(Fault::Escapes) => {
+            // JSON-escaped, as a model would emit them inside a string.
+            text = text.replacen("Seat ", "\\u001b[2J\\u001b]0;owned\\u0007Seat ", 1);
+        }
+        _ => {}
+    }
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+    socket.write_all(head.as_bytes()).await?;
+    let chars: Vec<char> = text.chars().collect();
+    let pieces: Vec<String> = chars
+        .chunks(behaviour.chunk_chars.max(1))
+        .map(|c| c.iter().collect())
+        .collect();
+    let prompt_tokens = (prompt.len() / 4) as u64;
+    let completion_tokens = (text.len() / 4) as u64;
+    let structured = body.get("tools").is_some();
+    if anthropic {
+        let mut events = vec![
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "model": body["model"], "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": if structured { json!({"type": "tool_use", "id": "tu_1", "name": body["tools"][0]["name"], "input": {}}) } else { json!({"type": "text", "text": ""}) }}),
+            ),
+            ("ping", json!({"type": "ping"})),
+        ];
+        for piece in &pieces {
+            let delta = if structured {
+                json!({"type": "input_json_delta", "partial_json": piece})
+            } else {
+                json!({"type": "text_delta", "text": piece})
+            };
+            events.push((
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+            ));
+        }
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ));
+        events.push(("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": if structured { "tool_use" } else { "end_turn" }}, "usage": {"output_tokens": completion_tokens}})));
+        events.push(("message_stop", json!({"type": "message_stop"})));
+        for (i, (name, data)) in events.iter().enumerate() {
+            if fault == Some(Fault::CutStream) && i == 4 {
+                return Ok(());
+            }
+            if fault == Some(Fault::MalformedChunk) && i == 4 {
+                socket.write_all(b"event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"delta\n\n").await?;
+                continue;
+            }
+            socket
+                .write_all(format!("event: {name}\ndata: {data}\n\n").as_bytes())
+                .await?;
+        }
+    } else {
+        for (i, piece) in pieces.iter().enumerate() {
+            if fault == Some(Fault::CutStream) && i == 2 {
+                return Ok(());
+            }
+            if fault == Some(Fault::MalformedChunk) && i == 2 {
+                socket
+                    .write_all(b"data: {\"choices\": [{\"delta\": {\"content\": \"oops\"\n\n")
+                    .await?;
+                continue;
+            }
+            let chunk = json!({"id": "c1", "object": "chat.completion.chunk", "model": body["model"], "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+            socket
+                .write_all(format!("data: {chunk}\n\n").as_bytes())
+                .await?;
+        }
+        let last = json!({"id": "c1", "object": "chat.completion.chunk", "model": body["model"], "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        socket
+            .write_all(format!("data: {last}\n\n").as_bytes())
+            .await?;
+        if behaviour.usage && body["stream_options"]["include_usage"] == json!(true) {
+            let usage = json!({"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}});
+            socket
+                .write_all(format!("data: {usage}\n\n").as_bytes())
+                .await?;
+        }
+        socket.write_all(b"data: [DONE]\n\n").await?;
+    }
+    socket.shutdown().await?;
+    Ok(())
+}
