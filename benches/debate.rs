@@ -1,1 +1,226 @@
-fn main() {}
+//! The moderated debate against the stand-in server answering every call after 200 ms:
+//! wall time of a 3-seat, 3-round debate (parallel and `--sequential`) against its critical
+//! path, peak RSS of the real binary running it, and prompt tokens of a 4-round debate
+//! against a full-transcript baseline. `cargo bench --bench debate`.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use moot::config::{Config, TokenBudget};
+use moot::debate::{Event, Phase, Turn};
+use moot::providers::ProviderSpec;
+use moot::session::{self, DebateSettings, Wiring};
+use moot::store::Store;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Behaviour, StandIn};
+use tokio::sync::mpsc;
+
+const LATENCY: Duration = Duration::from_millis(200);
+const QUESTION: &str = "How should we structure the plugin system?";
+
+fn main() {
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 3,
+        latency: LATENCY,
+        extra_words: 120,
+        ..Behaviour::default()
+    });
+    report_critical_path(&server);
+    report_peak_rss(&server);
+    report_prompt_tokens(&server);
+    SERVER.set(server).ok();
+    divan::main();
+}
+
+static SERVER: std::sync::OnceLock<StandIn> = std::sync::OnceLock::new();
+
+fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
+    let spec = ProviderSpec {
+        kind: "openai".into(),
+        name: "stand-in".into(),
+        base_url: Some(server.openai_base()),
+        model: "stand-in".into(),
+        api_key_env: None,
+        script: None,
+        temperature: None,
+    };
+    let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    settings.max_rounds = rounds;
+    settings.perspectives = Some(3);
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings.sequential = sequential;
+    settings.token_budget_per_round = TokenBudget::Unlimited;
+    settings
+}
+
+/// Runs one debate in-process; returns its wall time and journaled turns.
+fn debate(server: &StandIn, rounds: u32, sequential: bool) -> (Duration, Vec<Turn>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = Store::in_memory().unwrap();
+        let (events, mut events_rx) = mpsc::unbounded_channel();
+        let (_controls, controls) = mpsc::unbounded_channel();
+        let drain = tokio::spawn(async move {
+            let mut id = String::new();
+            while let Some(event) = events_rx.recv().await {
+                if let Event::DebateCreated { id: created, .. } = event {
+                    id = created;
+                }
+            }
+            id
+        });
+        let started = Instant::now();
+        let finish = session::start(
+            store.clone(),
+            QUESTION,
+            settings(server, rounds, sequential),
+            Wiring { events, controls },
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        let wall = started.elapsed();
+        drain.await.unwrap();
+        (wall, store.turns(&finish.id).unwrap())
+    })
+}
+
+/// The steps that must follow one another, each as long as its slowest call.
+fn critical_path(turns: &[Turn]) -> (usize, Duration) {
+    let mut steps: Vec<(u32, Phase, u64)> = Vec::new();
+    for turn in turns {
+        // Parallel arguments of one round are one step; every other turn is its own step.
+        if turn.phase == Phase::Argument
+            && let Some(step) = steps
+                .iter_mut()
+                .find(|(r, p, _)| *r == turn.round && *p == Phase::Argument)
+        {
+            step.2 = step.2.max(turn.latency_ms);
+            continue;
+        }
+        steps.push((turn.round, turn.phase, turn.latency_ms));
+    }
+    (
+        steps.len(),
+        Duration::from_millis(steps.iter().map(|s| s.2).sum()),
+    )
+}
+
+fn report_critical_path(server: &StandIn) {
+    let (wall, turns) = debate(server, 3, false);
+    let (steps, measured) = critical_path(&turns);
+    let nominal = LATENCY * steps as u32;
+    let (sequential_wall, sequential_turns) = debate(server, 3, true);
+    eprintln!(
+        "debate: 3 seats, 3 rounds, stand-in latency {} ms",
+        LATENCY.as_millis()
+    );
+    eprintln!(
+        "  parallel:   wall {:>6} ms | critical path {steps} steps = {} ms nominal, {} ms as journaled | wall / nominal = {:.3}",
+        wall.as_millis(),
+        nominal.as_millis(),
+        measured.as_millis(),
+        wall.as_secs_f64() / nominal.as_secs_f64()
+    );
+    eprintln!(
+        "  sequential: wall {:>6} ms | {} calls one after another = {} ms nominal",
+        sequential_wall.as_millis(),
+        sequential_turns.len(),
+        (LATENCY * sequential_turns.len() as u32).as_millis()
+    );
+}
+
+fn report_peak_rss(server: &StandIn) {
+    let home = tempfile::tempdir().unwrap();
+    let binary = env!("CARGO_BIN_EXE_moot");
+    std::fs::write(home.path().join("none.toml"), "").unwrap();
+    let status = Command::new(binary)
+        .current_dir(home.path())
+        .env("MOOT_HOME", home.path())
+        .env("MOOT_CONFIG", home.path().join("none.toml"))
+        .env("OPENAI_BASE_URL", server.openai_base())
+        .args([
+            "--headless",
+            "--max-rounds",
+            "3",
+            "--perspectives",
+            "3",
+            "--no-checkpoints",
+            "--no-write",
+            QUESTION,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we own.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    eprintln!(
+        "  peak RSS of `moot --headless` for that debate: {:.1} MB",
+        usage.ru_maxrss as f64 / 1024.0
+    );
+}
+
+fn report_prompt_tokens(server: &StandIn) {
+    let before = server.seen().len();
+    let (_, turns) = debate(server, 4, false);
+    let requests: Vec<_> = server.seen()[before..].to_vec();
+    let tokens = |chars: usize| chars.div_ceil(4);
+    let mut ours = 0;
+    let mut baseline = 0;
+    for request in &requests {
+        let messages = request.body["messages"].as_array().unwrap();
+        let system = messages[0]["content"].as_str().unwrap().len();
+        let prompt: usize = messages[1..]
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().len())
+            .sum();
+        // The baseline: same system prompt, the question and every earlier turn in full.
+        let Some(position) = turns.iter().position(|t| {
+            t.phase.as_str() == request.kind
+                && (t.phase == Phase::Synthesis || t.round == request.round)
+                && request.seat.as_deref().is_none_or(|s| s == t.seat)
+        }) else {
+            continue;
+        };
+        ours += tokens(system + prompt);
+        let transcript: usize = turns[..position]
+            .iter()
+            .map(|t| t.content.len() + t.seat.len() + 16)
+            .sum();
+        baseline += tokens(system + QUESTION.len() + transcript + 200);
+    }
+    let synthesis = turns
+        .iter()
+        .find(|t| t.phase == Phase::Synthesis)
+        .map(|t| t.content.clone())
+        .unwrap_or_default();
+    let cited_rounds = (1..=4)
+        .filter(|r| {
+            ["A", "B", "C"]
+                .iter()
+                .any(|s| synthesis.contains(&format!("[{s}{r}.")))
+        })
+        .count();
+    eprintln!(
+        "  prompt tokens over a 4-round, 3-seat debate: {ours} sent vs {baseline} for full transcripts = {:.2} of the baseline; synthesis cites arguments from {cited_rounds} of 4 rounds",
+        ours as f64 / baseline as f64
+    );
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn moderated_3_seats_3_rounds_parallel() -> Duration {
+    debate(SERVER.get().unwrap(), 3, false).0
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn moderated_3_seats_3_rounds_sequential() -> Duration {
+    debate(SERVER.get().unwrap(), 3, true).0
+}

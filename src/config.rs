@@ -16,7 +16,7 @@ pub struct ConfigError {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     /// The provider profile (a key of `[providers]`) or kind to use when no flag says.
@@ -26,18 +26,6 @@ pub struct Config {
     pub retry: RetryConfig,
     /// Perspective name → provider profile, to seat a perspective on another model.
     pub perspective_providers: BTreeMap<String, String>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            provider: None,
-            debate: DebateConfig::default(),
-            providers: BTreeMap::new(),
-            retry: RetryConfig::default(),
-            perspective_providers: BTreeMap::new(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

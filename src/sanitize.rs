@@ -75,11 +75,7 @@ fn skip_string_sequence(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 /// Sanitizes every string inside a JSON value, for JSON that is printed or exported.
 pub fn clean_json(value: &mut serde_json::Value) {
     match value {
-        serde_json::Value::String(text) => {
-            if text.chars().any(needs_work) {
-                *text = clean(text);
-            }
-        }
+        serde_json::Value::String(text) if text.chars().any(needs_work) => *text = clean(text),
         serde_json::Value::Array(items) => items.iter_mut().for_each(clean_json),
         serde_json::Value::Object(map) => map.values_mut().for_each(clean_json),
         _ => {}

@@ -7,7 +7,7 @@ use crate::debate::{
     Control, Debate, DebateStatus, Event, Protocol, Synthesis, new_debate_id, now_rfc3339,
 };
 use crate::decision;
-use crate::engine::{Context, EngineError, EngineSettings, Seating};
+use crate::engine::{Context, EngineError, EngineSettings, Replay, Seating};
 use crate::llm::{CapabilityCache, Provider, RetryPolicy};
 use crate::protocol::moderated::{self, Ending, ModeratedSettings};
 use crate::providers::{self, ProviderSpec};
@@ -211,13 +211,13 @@ async fn drive(
         capabilities,
     } = providers;
     let runtime = |e: crate::store::StoreError| SessionError::Runtime(e.to_string());
-    let (recorded, answers) = if resumed {
-        (
-            store.turns(&debate.id).map_err(runtime)?,
-            store.checkpoints(&debate.id).map_err(runtime)?,
-        )
+    let replay = if resumed {
+        Replay {
+            turns: store.turns(&debate.id).map_err(runtime)?,
+            answers: store.checkpoints(&debate.id).map_err(runtime)?,
+        }
     } else {
-        (Vec::new(), Vec::new())
+        Replay::default()
     };
     store
         .set_status(&debate.id, DebateStatus::Running, None)
@@ -243,12 +243,10 @@ async fn drive(
     let ctx = Context::new(
         debate.id.clone(),
         store.clone(),
-        wiring.events,
-        wiring.controls,
+        (wiring.events, wiring.controls),
         seating,
         engine_settings,
-        recorded,
-        answers,
+        replay,
     );
     let protocol_settings = ModeratedSettings {
         question: debate.question.clone(),

@@ -8,7 +8,7 @@ use moot::debate::{
     Debate, DebateStatus, Event, Phase, Protocol, TurnKey, TurnStatus, now_rfc3339,
 };
 use moot::engine::moves::debater_schema;
-use moot::engine::{Context, EngineSettings, ReplyKind, Seating, Speech};
+use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech};
 use moot::llm::anthropic::AnthropicProvider;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
@@ -272,8 +272,7 @@ fn context(
     let ctx = Context::new(
         "DEB-test".into(),
         store.clone(),
-        events,
-        controls,
+        (events, controls),
         Seating {
             default: provider,
             per_seat: HashMap::new(),
@@ -285,8 +284,7 @@ fn context(
             checkpoint_timeout: Duration::from_secs(5),
             temperature: None,
         },
-        vec![],
-        vec![],
+        Replay::default(),
     );
     (ctx, events_rx, store)
 }
@@ -495,8 +493,7 @@ async fn recorded_turns_are_served_from_the_journal() {
     let again = Context::new(
         "DEB-test".into(),
         store.clone(),
-        events,
-        controls,
+        (events, controls),
         Seating {
             default: openai(&server, &Arc::new(CapabilityCache::default())),
             per_seat: HashMap::new(),
@@ -508,8 +505,10 @@ async fn recorded_turns_are_served_from_the_journal() {
             checkpoint_timeout: Duration::from_secs(1),
             temperature: None,
         },
-        recorded,
-        vec![],
+        Replay {
+            turns: recorded,
+            answers: vec![],
+        },
     );
     let replayed = again.speak(speech(None)).await.unwrap();
     assert_eq!(replayed, first);

@@ -2,6 +2,7 @@
 
 use crate::debate::{Act, Turn};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 
 /// One proposition a seat is (or was) publicly committed to.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -24,15 +25,12 @@ pub struct CommitmentStore {
 /// Applies the effect rules, in journal order: `claim φ` and `concede φ` add φ; `φ since S`
 /// adds φ and every premise in S; `retract φ` removes φ; `why φ` changes nothing.
 pub fn commitment_stores(seats: &[String], turns: &[Turn]) -> Vec<CommitmentStore> {
-    let mut stores: Vec<CommitmentStore> = seats
+    let mut stores: Vec<Folding> = seats.iter().map(|seat| Folding::new(seat)).collect();
+    // Every move's proposition by id, so moves that answer by id can be resolved.
+    let texts: HashMap<&str, &str> = turns
         .iter()
-        .map(|seat| CommitmentStore {
-            seat: seat.clone(),
-            commitments: Vec::new(),
-            retractions: Vec::new(),
-        })
+        .flat_map(|t| t.moves.iter().map(|m| (m.id.as_str(), m.text.as_str())))
         .collect();
-    let texts = move_texts(turns);
     for turn in turns {
         let Some(store) = stores.iter_mut().find(|s| s.seat == turn.seat) else {
             continue;
@@ -41,20 +39,15 @@ pub fn commitment_stores(seats: &[String], turns: &[Turn]) -> Vec<CommitmentStor
             match mv.act {
                 Act::Claim => store.add(&mv.text, &mv.id, false),
                 Act::Concede => {
-                    // Conceding an argument by id commits to that argument's proposition.
-                    let conceded = mv
-                        .answers
-                        .iter()
-                        .filter_map(|id| texts.iter().find(|(mid, _)| mid == id))
-                        .map(|(_, text)| text.clone())
-                        .collect::<Vec<_>>();
-                    if conceded.is_empty() || !mv.text.trim().is_empty() {
-                        store.add(&mv.text, &mv.id, true);
-                    }
                     if mv.text.trim().is_empty() {
-                        for text in conceded {
-                            store.add(&text, &mv.id, true);
+                        // Conceding an argument by id commits to that argument's proposition.
+                        for id in &mv.answers {
+                            if let Some(text) = texts.get(id.as_str()) {
+                                store.add(text, &mv.id, true);
+                            }
                         }
+                    } else {
+                        store.add(&mv.text, &mv.id, true);
                     }
                 }
                 Act::Since => {
@@ -64,18 +57,18 @@ pub fn commitment_stores(seats: &[String], turns: &[Turn]) -> Vec<CommitmentStor
                     }
                 }
                 Act::Retract => {
-                    let mut targets = vec![normalize(&mv.text)];
+                    let mut targets: HashSet<String> = HashSet::from([normalize(&mv.text)]);
                     for id in &mv.answers {
-                        if let Some((_, text)) = texts.iter().find(|(mid, _)| mid == id) {
-                            targets.push(normalize(text));
+                        if let Some(text) = texts.get(id.as_str()) {
+                            targets.insert(normalize(text));
                         }
                         // Retracting a since-argument by id also drops what it asserted.
                         targets.extend(
                             store
-                                .commitments
+                                .held
                                 .iter()
-                                .filter(|c| &c.move_id == id)
-                                .map(|c| normalize(&c.text)),
+                                .filter(|h| &h.commitment.move_id == id)
+                                .map(|h| h.key.clone()),
                         );
                     }
                     store.retract(&targets, &mv.id);
@@ -84,49 +77,79 @@ pub fn commitment_stores(seats: &[String], turns: &[Turn]) -> Vec<CommitmentStor
             }
         }
     }
-    stores
+    stores.into_iter().map(Folding::finish).collect()
 }
 
-impl CommitmentStore {
+/// A commitment with its normalized key, so matching does not re-normalize every time.
+struct Held {
+    key: String,
+    commitment: Commitment,
+}
+
+/// A store while the moves are folded into it.
+struct Folding {
+    seat: String,
+    held: Vec<Held>,
+    keys: HashSet<String>,
+    retractions: Vec<Held>,
+}
+
+impl Folding {
+    fn new(seat: &str) -> Self {
+        Folding {
+            seat: seat.to_string(),
+            held: Vec::new(),
+            keys: HashSet::new(),
+            retractions: Vec::new(),
+        }
+    }
+
     fn add(&mut self, text: &str, move_id: &str, conceded: bool) {
         let key = normalize(text);
-        if key.is_empty() || self.commitments.iter().any(|c| normalize(&c.text) == key) {
+        if key.is_empty() || self.keys.contains(&key) {
             return;
         }
         // Taking a proposition on again undoes an earlier retraction of it.
-        self.retractions.retain(|c| normalize(&c.text) != key);
-        self.commitments.push(Commitment {
-            text: text.trim().to_string(),
-            move_id: move_id.to_string(),
-            conceded,
+        self.retractions.retain(|r| r.key != key);
+        self.keys.insert(key.clone());
+        self.held.push(Held {
+            key,
+            commitment: Commitment {
+                text: text.trim().to_string(),
+                move_id: move_id.to_string(),
+                conceded,
+            },
         });
     }
 
-    fn retract(&mut self, targets: &[String], move_id: &str) {
-        let mut removed = Vec::new();
-        self.commitments.retain(|c| {
-            let hit = targets.contains(&normalize(&c.text));
-            if hit {
-                removed.push(c.text.clone());
-            }
-            !hit
-        });
-        for text in removed {
-            self.retractions.push(Commitment {
-                text,
-                move_id: move_id.to_string(),
-                conceded: false,
+    fn retract(&mut self, targets: &HashSet<String>, move_id: &str) {
+        if !targets.iter().any(|t| self.keys.contains(t)) {
+            return;
+        }
+        let (gone, kept): (Vec<Held>, Vec<Held>) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|h| targets.contains(&h.key));
+        self.held = kept;
+        for held in gone {
+            self.keys.remove(&held.key);
+            self.retractions.push(Held {
+                key: held.key,
+                commitment: Commitment {
+                    text: held.commitment.text,
+                    move_id: move_id.to_string(),
+                    conceded: false,
+                },
             });
         }
     }
-}
 
-/// Every move's proposition by id, so moves that answer by id can be resolved.
-fn move_texts(turns: &[Turn]) -> Vec<(String, String)> {
-    turns
-        .iter()
-        .flat_map(|t| t.moves.iter().map(|m| (m.id.clone(), m.text.clone())))
-        .collect()
+    fn finish(self) -> CommitmentStore {
+        CommitmentStore {
+            seat: self.seat,
+            commitments: self.held.into_iter().map(|h| h.commitment).collect(),
+            retractions: self.retractions.into_iter().map(|h| h.commitment).collect(),
+        }
+    }
 }
 
 /// Case- and whitespace-insensitive form used to match propositions.

@@ -164,7 +164,7 @@ mod tests {
     use super::*;
     use crate::debate::{Move, Phase, TurnStatus};
 
-    fn argument(id: &str, seat: &str, answers: &[&str], relation: Option<Relation>) -> Move {
+    fn argument(id: &str, _seat: &str, answers: &[&str], relation: Option<Relation>) -> Move {
         Move {
             id: id.into(),
             act: Act::Claim,

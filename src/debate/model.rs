@@ -335,7 +335,9 @@ pub fn new_debate_id() -> String {
 
 /// The current UTC time as RFC 3339, the format every stored timestamp uses.
 pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
+    let now = time::OffsetDateTime::now_utc();
+    now.replace_nanosecond(0)
+        .unwrap_or(now)
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
 }

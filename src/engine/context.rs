@@ -46,6 +46,13 @@ pub struct Speech {
     pub deadline: Option<tokio::time::Instant>,
 }
 
+/// What the journal already holds of a debate being resumed.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    pub turns: Vec<Turn>,
+    pub answers: Vec<CheckpointRecord>,
+}
+
 /// How the engine runs.
 #[derive(Debug, Clone)]
 pub struct EngineSettings {
@@ -104,24 +111,26 @@ pub enum EngineError {
 }
 
 impl Context {
-    /// `recorded` and `answers` come from the journal when resuming; empty for a new debate.
+    /// `replay` comes from the journal when resuming; empty for a new debate.
     pub fn new(
         debate_id: String,
         store: Store,
-        events: mpsc::UnboundedSender<Event>,
-        controls: mpsc::UnboundedReceiver<Control>,
+        wiring: (
+            mpsc::UnboundedSender<Event>,
+            mpsc::UnboundedReceiver<Control>,
+        ),
         seating: Seating,
         settings: EngineSettings,
-        recorded: Vec<Turn>,
-        answers: Vec<CheckpointRecord>,
+        replay: Replay,
     ) -> Context {
+        let (events, controls) = wiring;
         Context {
             debate_id,
             store,
             events,
             controls: tokio::sync::Mutex::new(controls),
-            recorded: Mutex::new(recorded.into_iter().map(|t| (t.key(), t)).collect()),
-            recorded_answers: answers,
+            recorded: Mutex::new(replay.turns.into_iter().map(|t| (t.key(), t)).collect()),
+            recorded_answers: replay.answers,
             transcript: Mutex::new(Vec::new()),
             seating: Mutex::new(seating),
             settings,

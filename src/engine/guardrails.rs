@@ -9,6 +9,15 @@ pub const REPETITION_THRESHOLD: f64 = 0.6;
 /// The smallest reply worth asking for; below it the seat sits the phase out.
 pub const MIN_TURN_TOKENS: u32 = 64;
 
+/// What a turn may still spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowance {
+    Unlimited,
+    Tokens(u32),
+    /// Too little is left to say anything.
+    Spent,
+}
+
 /// Splits a seat's per-round budget between its argument and its rebuttal.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundBudget {
@@ -28,17 +37,16 @@ impl RoundBudget {
             .map(|limit| (limit * 3 / 5).max(MIN_TURN_TOKENS))
     }
 
-    /// Max tokens for the rebuttal: whatever the argument left, or None if unlimited.
-    /// `Err(())` means the budget is spent.
-    pub fn for_rebuttal(&self) -> Result<Option<u32>, ()> {
+    /// What the rebuttal may spend: whatever the argument left.
+    pub fn for_rebuttal(&self) -> Allowance {
         match self.budget.limit() {
-            None => Ok(None),
+            None => Allowance::Unlimited,
             Some(limit) => {
                 let left = (limit as u64).saturating_sub(self.spent);
                 if left < MIN_TURN_TOKENS as u64 {
-                    Err(())
+                    Allowance::Spent
                 } else {
-                    Ok(Some(left as u32))
+                    Allowance::Tokens(left as u32)
                 }
             }
         }
@@ -68,12 +76,12 @@ mod tests {
         let mut budget = RoundBudget::new(TokenBudget::Limited(1000));
         assert_eq!(budget.for_argument(), Some(600));
         budget.spend(700);
-        assert_eq!(budget.for_rebuttal(), Ok(Some(300)));
+        assert_eq!(budget.for_rebuttal(), Allowance::Tokens(300));
         budget.spend(280);
-        assert_eq!(budget.for_rebuttal(), Err(()));
+        assert_eq!(budget.for_rebuttal(), Allowance::Spent);
         let unlimited = RoundBudget::new(TokenBudget::Unlimited);
         assert_eq!(unlimited.for_argument(), None);
-        assert_eq!(unlimited.for_rebuttal(), Ok(None));
+        assert_eq!(unlimited.for_rebuttal(), Allowance::Unlimited);
     }
 
     #[test]

@@ -7,5 +7,6 @@ pub mod guardrails;
 pub mod moves;
 
 pub use context::{
-    CheckpointOutcome, Context, EngineError, EngineSettings, ReplyKind, Seating, Speech, Validator,
+    CheckpointOutcome, Context, EngineError, EngineSettings, Replay, ReplyKind, Seating, Speech,
+    Validator,
 };

@@ -68,7 +68,14 @@ const STOPWORDS: &[&str] = &[
 
 /// Implicit constraints: a phrase heard in the question, what it means, and which
 /// perspectives it weighs toward.
-const CONSTRAINTS: &[(&[&str], &str, &[(&str, i32)])] = &[
+/// Phrases that reveal a constraint, what it means, and the perspective weights it implies.
+type Constraint = (
+    &'static [&'static str],
+    &'static str,
+    &'static [(&'static str, i32)],
+);
+
+const CONSTRAINTS: &[Constraint] = &[
     (
         &[
             "ship fast",

@@ -13,7 +13,7 @@ use crate::debate::{
     Control, Convergence, ConvergenceSignal, Event, FlagKind, MODERATOR, Phase, Seat, Synthesis,
     Turn, TurnKey, TurnStatus,
 };
-use crate::engine::guardrails::{self, RoundBudget};
+use crate::engine::guardrails::{self, Allowance, RoundBudget};
 use crate::engine::moves::debater_schema;
 use crate::engine::{CheckpointOutcome, Context, EngineError, ReplyKind, Speech};
 use crate::llm::Provider;
@@ -298,18 +298,22 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 continue;
             }
             // The budget follows from recorded token counts, so a resume decides the same way.
-            let Ok(max_tokens) = budgets[&seat.id].for_rebuttal() else {
-                ctx.emit(Event::Flag {
-                    round,
-                    seat: seat.id.clone(),
-                    kind: FlagKind::Budget,
-                    detail: format!(
-                        "spent {} of its {} tokens this round; no rebuttal",
-                        budgets[&seat.id].spent(),
-                        settings.token_budget
-                    ),
-                });
-                continue;
+            let max_tokens = match budgets[&seat.id].for_rebuttal() {
+                Allowance::Unlimited => None,
+                Allowance::Tokens(tokens) => Some(tokens),
+                Allowance::Spent => {
+                    ctx.emit(Event::Flag {
+                        round,
+                        seat: seat.id.clone(),
+                        kind: FlagKind::Budget,
+                        detail: format!(
+                            "spent {} of its {} tokens this round; no rebuttal",
+                            budgets[&seat.id].spent(),
+                            settings.token_budget
+                        ),
+                    });
+                    continue;
+                }
             };
             let state = states.iter().find(|s| s.seat.id == seat.id);
             let graph = argument_graph(&ctx.turns());

@@ -49,7 +49,22 @@ pub fn validate_analysis(value: &Value) -> Result<Value, String> {
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|q| !q.is_empty());
+    let summary = format!(
+        "Domain: {}. {}, {debaters} debaters.{}",
+        clip(domain, 40),
+        if binary {
+            "A binary choice"
+        } else {
+            "A multi-faceted question"
+        },
+        if constraints.is_empty() {
+            String::new()
+        } else {
+            format!(" Constraints: {}.", constraints.join("; "))
+        }
+    );
     Ok(json!({
+        "summary": summary,
         "domain": clip(domain, 40),
         "constraints": constraints,
         "binary": binary,

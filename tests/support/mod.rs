@@ -101,6 +101,10 @@ pub struct Behaviour {
     pub usage: bool,
     /// Characters per streamed chunk.
     pub chunk_chars: usize,
+    /// Extra words of prose per debater reply, to model a real model's verbosity.
+    pub extra_words: usize,
+    /// Seats the evaluation reports as off the question.
+    pub off_topic: Vec<String>,
 }
 
 impl Default for Behaviour {
@@ -114,6 +118,8 @@ impl Default for Behaviour {
             schema_support: SchemaSupport::Full,
             usage: true,
             chunk_chars: 16,
+            extra_words: 0,
+            off_topic: Vec::new(),
         }
     }
 }
@@ -147,7 +153,12 @@ pub struct StandIn {
 impl StandIn {
     /// Starts the server on a free port on 127.0.0.1 in the current tokio runtime.
     pub async fn start(behaviour: Behaviour) -> StandIn {
-        let listener = TcpListener::bind("127.0.0.1:0")
+        Self::start_on(0, behaviour).await
+    }
+
+    /// Starts the server on a given port (0 for any free one) on 127.0.0.1.
+    pub async fn start_on(port: u16, behaviour: Behaviour) -> StandIn {
+        let listener = TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("bind 127.0.0.1");
         let addr = listener.local_addr().unwrap();
@@ -315,6 +326,43 @@ fn mentioned_ids(text: &str) -> Vec<String> {
     ids
 }
 
+/// Distinct filler prose of `words` words, so verbose replies do not repeat each other.
+fn filler(words: usize, seat: &str, round: u32) -> String {
+    const VOCABULARY: &[&str] = &[
+        "latency",
+        "throughput",
+        "operators",
+        "failover",
+        "eviction",
+        "consistency",
+        "memory",
+        "replication",
+        "budget",
+        "on-call",
+        "schema",
+        "invalidation",
+        "warmup",
+        "hit-rate",
+        "tail",
+        "durability",
+        "backups",
+        "observability",
+        "cost",
+        "complexity",
+    ];
+    let mut text = String::new();
+    let seed = seat.bytes().map(u32::from).sum::<u32>() * 31 + round * 17;
+    for i in 0..words {
+        let index = (seed as usize + i * (round as usize + 3) + i * i) % VOCABULARY.len();
+        text.push(' ');
+        text.push_str(VOCABULARY[index]);
+        if i % 12 == 11 {
+            text.push('.');
+        }
+    }
+    text
+}
+
 /// The brain: a deterministic reply to each kind of moot request.
 fn reply_for(
     kind: &str,
@@ -350,6 +398,7 @@ fn reply_for(
                     round * 13
                 )
             };
+            let argument = format!("{argument}{}", filler(behaviour.extra_words, seat, round));
             let mut moves = vec![
                 json!({"id": "m1", "act": "claim", "text": format!("Seat {seat} claim for round {round}")}),
             ];
@@ -371,7 +420,7 @@ fn reply_for(
             if let Some(third) = others.get(2) {
                 moves.push(json!({"act": "why", "text": format!("why does {third} hold?"), "answers": [third]}));
             }
-            json!({"argument": format!("Seat {seat} rebuts in round {round}: the others overlook cost and failure modes."), "moves": moves, "confidence": 0.6, "position": format!("Seat {seat} position after round {round}")}).to_string()
+            json!({"argument": format!("Seat {seat} rebuts in round {round}: the others overlook cost and failure modes.{}", filler(behaviour.extra_words, seat, round + 100)), "moves": moves, "confidence": 0.6, "position": format!("Seat {seat} position after round {round}")}).to_string()
         }
         "evaluation" => {
             let agreement = behaviour.agree_at_round == Some(round);
@@ -381,7 +430,7 @@ fn reply_for(
                 "decision": if agreement { "conclude" } else { "continue" },
                 "agreement": agreement,
                 "leader": "",
-                "off_topic": [],
+                "off_topic": behaviour.off_topic,
                 "reason": "new points keep arriving",
             })
             .to_string()
@@ -451,11 +500,10 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     // Refused response formats, as some servers do.
     if !anthropic {
         let format_type = body["response_format"]["type"].as_str();
-        let refused = match (behaviour.schema_support, format_type) {
-            (SchemaSupport::ObjectOnly, Some("json_schema")) => true,
-            (SchemaSupport::None, Some(_)) => true,
-            _ => false,
-        };
+        let refused = matches!(
+            (behaviour.schema_support, format_type),
+            (SchemaSupport::ObjectOnly, Some("json_schema")) | (SchemaSupport::None, Some(_))
+        );
         if refused {
             record(400, None);
             respond(
