@@ -73,12 +73,13 @@ where
         });
     }
 
-    let auto_tx = control_tx.clone();
+    // Only auto mode answers from the printer; with stdin, the channel closes at end of input.
+    let auto_tx = (answers == CheckpointAnswers::Auto).then(|| control_tx.clone());
     let printer = tokio::spawn(async move {
         let stdout = std::io::stdout();
         let mut broken = false;
         while let Some(event) = event_rx.recv().await {
-            if answers == CheckpointAnswers::Auto
+            if let Some(auto_tx) = &auto_tx
                 && matches!(
                     event,
                     Event::Checkpoint { .. } | Event::ClarificationRequested { .. }
@@ -118,8 +119,9 @@ where
                 finish.id, finish.id
             ),
             DebateStatus::Failed => eprintln!(
-                "moot: {} failed; `moot show {}` has what completed",
-                finish.id, finish.id
+                "moot: {} ({} is stored as failed with what completed)",
+                finish.error.as_deref().unwrap_or("the debate failed"),
+                finish.id
             ),
             _ => {}
         }
@@ -171,6 +173,7 @@ mod tests {
                 id: "x".into(),
                 status,
                 interrupted,
+                error: None,
             })
         };
         assert_eq!(exit_code(&done(DebateStatus::Completed, false)), 0);

@@ -82,6 +82,8 @@ pub struct Finish {
     pub status: DebateStatus,
     /// Set when the debate paused because the user interrupted it.
     pub interrupted: bool,
+    /// Why a failed debate failed.
+    pub error: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -270,6 +272,7 @@ async fn drive(
         id: debate.id.clone(),
         status,
         interrupted,
+        error: None,
     };
     let completed = |status: DebateStatus| {
         let _ = events.send(Event::DebateCompleted {
@@ -329,7 +332,10 @@ async fn drive(
                 message: message.clone(),
             });
             completed(DebateStatus::Failed);
-            Ok(finish(DebateStatus::Failed, false))
+            Ok(Finish {
+                error: Some(message),
+                ..finish(DebateStatus::Failed, false)
+            })
         }
     }
 }

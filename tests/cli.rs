@@ -479,7 +479,10 @@ fn ctrl_c_pauses_and_the_debate_can_be_resumed() {
     });
     let id = before[0]["id"].as_str().unwrap().to_string();
     // SAFETY: sending SIGINT to our own child process.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
     let rest: Vec<Value> = reader
         .lines()
         .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
@@ -914,4 +917,38 @@ fn named_perspectives_and_counts_are_honoured() {
             .count(),
         3
     );
+}
+
+#[test]
+fn a_perspective_can_sit_on_its_own_provider() {
+    let main = StandIn::start_in_background(Behaviour::default());
+    let second = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config(&format!(
+        "[providers.second]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"second-model\"\n\n[perspective_providers]\n\"Performance Advocate\" = \"second\"\n",
+        second.openai_base()
+    ));
+    let output = home.run(
+        Some(&main),
+        &["--headless", "--max-rounds", "1", "--no-write", QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let seats = of_type(&events, "debate_started")[0]["seats"].clone();
+    assert_eq!(seats[1]["perspective"], "Performance Advocate");
+    assert_eq!(seats[1]["model"], "second-model");
+    assert!(seats[0].get("model").is_none());
+    let on_second: Vec<_> = second
+        .seen()
+        .iter()
+        .map(|s| (s.kind.clone(), s.seat.clone()))
+        .collect();
+    assert_eq!(
+        on_second,
+        vec![
+            ("argument".to_string(), Some("B".to_string())),
+            ("rebuttal".to_string(), Some("B".to_string()))
+        ]
+    );
+    assert!(main.seen().iter().all(|s| s.seat.as_deref() != Some("B")));
 }

@@ -138,14 +138,16 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
     }
 
     // 3. Perspective assignment.
-    let seats =
+    let mut seats =
         assign_seats(settings, &analysis, &clarified_question).map_err(EngineError::Provider)?;
-    ctx.store().set_seats(&ctx.debate_id, &seats)?;
-    for seat in &seats {
+    for seat in &mut seats {
         if let Some(provider) = settings.perspective_providers.get(&seat.perspective) {
+            seat.provider = Some(provider.kind().to_string());
+            seat.model = Some(provider.model().to_string());
             ctx.seat_on(seat, provider.clone());
         }
     }
+    ctx.store().set_seats(&ctx.debate_id, &seats)?;
     let default_provider = ctx.seat_provider(MODERATOR);
     ctx.emit(Event::DebateStarted {
         id: ctx.debate_id.clone(),

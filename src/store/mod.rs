@@ -76,6 +76,11 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the journal at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Self::open_waiting(path, Duration::from_secs(5))
+    }
+
+    /// Opens the journal, waiting at most `busy` for another process's lock.
+    pub fn open_waiting(path: &Path, busy: Duration) -> Result<Store, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| StoreError::Open {
                 path: path.display().to_string(),
@@ -89,18 +94,18 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StoreError::classify(path, e))?;
-        Self::prepare(connection, path)
+        Self::prepare(connection, path, busy)
     }
 
     /// An in-memory journal, for tests and benchmarks.
     pub fn in_memory() -> Result<Store, StoreError> {
         let connection = Connection::open_in_memory()?;
-        Self::prepare(connection, Path::new(":memory:"))
+        Self::prepare(connection, Path::new(":memory:"), Duration::from_secs(5))
     }
 
-    fn prepare(connection: Connection, path: &Path) -> Result<Store, StoreError> {
+    fn prepare(connection: Connection, path: &Path, busy: Duration) -> Result<Store, StoreError> {
         let setup = || -> Result<(), rusqlite::Error> {
-            connection.busy_timeout(Duration::from_secs(5))?;
+            connection.busy_timeout(busy)?;
             // Reading a page is what reveals a file that is not a database.
             connection.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
             connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -123,5 +128,44 @@ impl Store {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // The connection stays consistent after a panic elsewhere: SQLite rolls back on error.
         self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_locked_journal_is_a_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("moot.db");
+        let holder = Connection::open(&path).unwrap();
+        holder
+            .execute_batch("CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1);")
+            .unwrap();
+        let error = Store::open_waiting(&path, Duration::from_millis(50))
+            .err()
+            .unwrap();
+        assert!(matches!(error, StoreError::Locked { .. }), "{error}");
+        assert!(error.to_string().contains("locked by another process"));
+        holder.execute_batch("COMMIT").unwrap();
+        drop(holder);
+        // Once released, the journal opens and migrates.
+        Store::open_waiting(&path, Duration::from_millis(50)).unwrap();
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("moot.db");
+        Connection::open(&path)
+            .unwrap()
+            .pragma_update(None, "user_version", 99)
+            .unwrap();
+        let error = Store::open(&path).err().unwrap();
+        assert!(
+            matches!(error, StoreError::TooNew { found: 99, .. }),
+            "{error}"
+        );
     }
 }

@@ -1,0 +1,389 @@
+//! The moderated protocol's guardrails and endings, run through the real session on scripted
+//! replies with tokio's paused clock: time limits, checkpoint timeouts, repetition, off-topic
+//! mutes, token budgets and a clear winner, deterministically and without waiting.
+
+use moot::config::{Config, TokenBudget};
+use moot::debate::{Control, ConvergenceSignal, DebateStatus, Event, FlagKind, Phase, TurnStatus};
+use moot::providers::ProviderSpec;
+use moot::session::{self, DebateSettings, Finish, Wiring};
+use moot::store::Store;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use tokio::sync::mpsc;
+
+const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
+
+/// Builds a replay script. Every reply is matched on phase, seat and round.
+struct Script {
+    replies: Vec<Value>,
+    delay_ms: u64,
+}
+
+impl Script {
+    fn new() -> Self {
+        Script {
+            replies: vec![
+                json!({"phase": "analysis", "reply": {"domain": "data", "constraints": [], "binary": true, "debaters": 2, "vague": false}}),
+            ],
+            delay_ms: 0,
+        }
+    }
+
+    fn push(&mut self, phase: &str, seat: Option<&str>, round: u32, reply: Value) {
+        let mut entry = json!({"phase": phase, "round": round, "reply": reply, "chunk_chars": 100000, "delay_ms": self.delay_ms});
+        if let Some(seat) = seat {
+            entry["seat"] = json!(seat);
+        }
+        self.replies.push(entry);
+    }
+
+    /// A full round: pose, distinct arguments and rebuttals for A and B, and an evaluation.
+    fn round(&mut self, round: u32, evaluation: Value) {
+        self.push("pose", None, round, json!(format!("Round {round}, go.")));
+        for seat in ["A", "B"] {
+            self.push("argument", Some(seat), round, json!({
+                "argument": format!("Seat {seat} round {round}: fresh point number {} about {}.", round * 11, ["latency", "operations", "cost", "failover", "memory"][round as usize % 5]),
+                "moves": [{"act": "claim", "text": format!("{seat} claim {round}")}],
+                "confidence": 0.6, "position": format!("{seat} position {round}")
+            }));
+            self.push(
+                "rebuttal",
+                Some(seat),
+                round,
+                json!({
+                    "argument": format!("Seat {seat} rebuts in round {round}."),
+                    "moves": [], "confidence": 0.6, "position": format!("{seat} position {round}")
+                }),
+            );
+        }
+        self.push("evaluation", None, round, evaluation);
+    }
+
+    fn synthesis(&mut self) {
+        self.replies.push(json!({"phase": "synthesis", "reply": {
+            "title": "t", "recommendation": "Do the staged plan.", "confidence": "High", "perspectives": [],
+            "agreements": [], "tensions": [], "caveats": [], "dissent": ""
+        }}));
+    }
+
+    fn write(&self) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("script.json");
+        std::fs::write(
+            &path,
+            json!({"model": "script", "replies": self.replies}).to_string(),
+        )
+        .unwrap();
+        (dir, path)
+    }
+}
+
+fn evaluation(decision: &str) -> Value {
+    json!({"summary": "so far", "assessment": "new_ground", "decision": decision, "agreement": false})
+}
+
+fn settings(script: &std::path::Path) -> DebateSettings {
+    let spec = ProviderSpec {
+        kind: "scripted".into(),
+        name: "scripted".into(),
+        base_url: None,
+        model: "script".into(),
+        api_key_env: None,
+        script: Some(script.to_path_buf()),
+        temperature: None,
+    };
+    let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings
+}
+
+/// Runs a debate to its end, answering checkpoints from `controls`; returns every event.
+async fn run(
+    store: &Store,
+    settings: DebateSettings,
+    controls: Vec<Control>,
+) -> (Finish, Vec<Event>) {
+    let (events, mut events_rx) = mpsc::unbounded_channel();
+    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
+    for control in controls {
+        controls_tx.send(control).unwrap();
+    }
+    let finish = session::start(
+        store.clone(),
+        QUESTION,
+        settings,
+        Wiring {
+            events,
+            controls: controls_rx,
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    drop(controls_tx);
+    let mut seen = Vec::new();
+    while let Some(event) = events_rx.recv().await {
+        seen.push(event);
+    }
+    (finish, seen)
+}
+
+fn flags(events: &[Event], kind: FlagKind) -> Vec<(u32, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Flag {
+                round,
+                seat,
+                kind: k,
+                ..
+            } if *k == kind => Some((*round, seat.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn signals(events: &[Event]) -> Vec<ConvergenceSignal> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RoundCompleted { convergence, .. } => Some(convergence.signal),
+            _ => None,
+        })
+        .collect()
+}
+
+fn synthesis_markdown(events: &[Event]) -> String {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::Synthesis { markdown, .. } => Some(markdown.clone()),
+            _ => None,
+        })
+        .expect("a synthesis")
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_total_time_limit_ends_the_rounds_and_still_synthesises() {
+    let mut script = Script::new();
+    script.delay_ms = 400;
+    for round in 1..=5 {
+        script.round(round, evaluation("continue"));
+    }
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.total_timeout_seconds = 3;
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let rounds = events
+        .iter()
+        .filter(|e| matches!(e, Event::RoundStarted { .. }))
+        .count();
+    assert!(
+        rounds < 5,
+        "the limit cut the debate short ({rounds} rounds)"
+    );
+    let markdown = synthesis_markdown(&events);
+    assert!(
+        markdown.contains("The total time limit (3 s) ended the debate"),
+        "{markdown}"
+    );
+    // A round already under way when the limit struck times out its turns rather than hang.
+    let turns = store.turns(&finish.id).unwrap();
+    assert!(turns.iter().any(|t| t.status == TurnStatus::TimedOut));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unanswered_checkpoint_pauses_and_resume_asks_it_again() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    script.round(2, evaluation("continue"));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.checkpoints = true;
+    settings.checkpoint_timeout_seconds = 1800;
+    settings.max_rounds = 2;
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Paused);
+    assert!(!finish.interrupted);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 1800
+        }
+    )));
+    assert_eq!(
+        store.debate(&finish.id).unwrap().status,
+        DebateStatus::Paused
+    );
+
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let (controls_tx, controls) = mpsc::unbounded_channel();
+    controls_tx
+        .send(Control::Guide("mind the cost".into()))
+        .unwrap();
+    let resumed = session::resume(
+        store.clone(),
+        &finish.id,
+        None,
+        Wiring {
+            events: events_tx,
+            controls,
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resumed.status, DebateStatus::Completed);
+    let mut events = Vec::new();
+    while let Ok(event) = events_rx.try_recv() {
+        events.push(event);
+    }
+    assert!(events.iter().any(
+        |e| matches!(e, Event::CheckpointAnswered { round: 1, decision, .. } if decision == "guide")
+    ));
+    let recorded = store.checkpoints(&finish.id).unwrap();
+    assert_eq!(recorded[0].control, Control::Guide("mind the cost".into()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn arguments_repeating_the_last_round_are_flagged_and_stagnation_concludes() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    // Round 2: both seats say exactly what they said in round 1.
+    script.push("pose", None, 2, json!("Round 2."));
+    for seat in ["A", "B"] {
+        script.push(
+            "argument",
+            Some(seat),
+            2,
+            json!({
+                "argument": format!("Seat {seat} round 1: fresh point number 11 about operations."),
+                "moves": [], "confidence": 0.5, "position": "same"
+            }),
+        );
+        script.push(
+            "rebuttal",
+            Some(seat),
+            2,
+            json!({"argument": "Same again.", "moves": [], "confidence": 0.5, "position": "same"}),
+        );
+    }
+    script.push("evaluation", None, 2, evaluation("continue"));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings(&path), vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert_eq!(
+        flags(&events, FlagKind::Repetition),
+        vec![(2, "A".to_string()), (2, "B".to_string())]
+    );
+    assert_eq!(
+        signals(&events),
+        vec![ConvergenceSignal::None, ConvergenceSignal::Stagnation]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_off_topic_seat_is_redirected_then_muted() {
+    let mut script = Script::new();
+    let off = |_: u32| json!({"summary": "B wanders", "assessment": "new_ground", "decision": "continue", "agreement": false, "off_topic": ["B"]});
+    script.round(1, off(1));
+    script.round(2, off(2));
+    script.push("pose", None, 3, json!("Round 3."));
+    script.push("argument", Some("A"), 3, json!({"argument": "Seat A alone in round 3 on durability.", "moves": [], "confidence": 0.5, "position": "A"}));
+    script.push(
+        "rebuttal",
+        Some("A"),
+        3,
+        json!({"argument": "Nothing to rebut.", "moves": [], "confidence": 0.5, "position": "A"}),
+    );
+    script.push("evaluation", None, 3, json!({"summary": "done", "assessment": "converging", "decision": "conclude", "agreement": true}));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings(&path), vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    assert_eq!(
+        flags(&events, FlagKind::OffTopic),
+        vec![(1, "B".to_string())]
+    );
+    assert_eq!(flags(&events, FlagKind::Muted), vec![(2, "B".to_string())]);
+    let round3: Vec<String> = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.round == 3 && t.phase.is_debater())
+        .map(|t| t.seat)
+        .collect();
+    assert_eq!(round3, vec!["A", "A"]);
+    assert!(synthesis_markdown(&events).contains("Seat B (Performance Advocate) was muted"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spent_token_budget_skips_the_rebuttal() {
+    let mut script = Script::new();
+    script.push("pose", None, 1, json!("Round 1."));
+    let long = "word ".repeat(120);
+    for seat in ["A", "B"] {
+        script.push("argument", Some(seat), 1, json!({"argument": format!("Seat {seat}: {long}"), "moves": [], "confidence": 0.5, "position": seat}));
+    }
+    script.push("evaluation", None, 1, json!({"summary": "x", "assessment": "converging", "decision": "conclude", "agreement": true}));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.token_budget_per_round = TokenBudget::Limited(150);
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert_eq!(
+        flags(&events, FlagKind::Budget),
+        vec![(1, "A".to_string()), (1, "B".to_string())]
+    );
+    let turns = store.turns(&finish.id).unwrap();
+    assert!(turns.iter().all(|t| t.phase != Phase::Rebuttal));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clear_winner_concludes_with_that_signal() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    script.round(2, json!({"summary": "A dominates", "assessment": "converging", "decision": "conclude", "agreement": false, "leader": "A"}));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings(&path), vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert_eq!(
+        signals(&events),
+        vec![ConvergenceSignal::None, ConvergenceSignal::ClearWinner]
+    );
+    assert!(synthesis_markdown(&events).contains("**Confidence:** High"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn ending_at_the_clarifying_question_cancels_the_debate() {
+    let mut script = Script::new();
+    script.replies[0] = json!({"phase": "analysis", "reply": {"domain": "general", "constraints": [], "binary": false, "debaters": 3, "vague": true, "clarifying_question": "About what?"}});
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.checkpoints = true;
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings, vec![Control::End]).await;
+    assert_eq!(finish.status, DebateStatus::Cancelled);
+    assert!(events.iter().any(
+        |e| matches!(e, Event::ClarificationRequested { question } if question == "About what?")
+    ));
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::DebateStarted { .. }))
+    );
+}
