@@ -2,7 +2,7 @@
 //! for `show --markdown` / `export --format md`), including the derived views.
 
 use crate::argue::{Argument, CommitmentStore, Edge, argument_graph, commitment_stores};
-use crate::debate::{Debate, MODERATOR, Phase, Seat, Turn};
+use crate::debate::{Control, Debate, MODERATOR, Round, Seat, Turn};
 use crate::sanitize;
 use crate::store::{Store, StoreError};
 use serde::Serialize;
@@ -104,6 +104,53 @@ fn seat_name<'a>(seats: &'a [Seat], id: &'a str) -> String {
         .unwrap_or_else(|| id.to_string())
 }
 
+fn turn_markdown(out: &mut String, seats: &[Seat], turn: &Turn) {
+    let _ = writeln!(
+        out,
+        "### {} — {}{}\n",
+        seat_name(seats, &turn.seat),
+        turn.phase.as_str(),
+        match turn.status.as_str() {
+            "ok" => String::new(),
+            other => format!(" [{other}]"),
+        }
+    );
+    if !turn.content.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", turn.content.trim());
+    }
+    if let Some(note) = &turn.note {
+        let _ = writeln!(out, "_{note}_\n");
+    }
+    for mv in &turn.moves {
+        let answers = if mv.answers.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " → {}{}",
+                mv.relation
+                    .map(|r| format!("{} ", r.as_str()))
+                    .unwrap_or_default(),
+                mv.answers.join(", ")
+            )
+        };
+        let premises = if mv.premises.is_empty() {
+            String::new()
+        } else {
+            format!(" since {}", mv.premises.join("; "))
+        };
+        let _ = writeln!(
+            out,
+            "- `{}` **{}** {}{premises}{answers}",
+            mv.id,
+            mv.act.as_str(),
+            mv.text
+        );
+    }
+    if !turn.moves.is_empty() {
+        out.push('\n');
+    }
+}
+
 /// The transcript, derived views and synthesis as sanitized markdown.
 pub fn to_markdown(document: &DebateDocument) -> String {
     let debate = &document.debate;
@@ -144,69 +191,26 @@ pub fn to_markdown(document: &DebateDocument) -> String {
         }
         out.push('\n');
     }
-    let mut round = u32::MAX;
-    for turn in &document.turns {
-        if turn.phase == Phase::Analysis || turn.phase == Phase::Synthesis {
-            continue;
+    let answers: Vec<(u32, Control)> = document
+        .checkpoints
+        .iter()
+        .filter(|c| c.kind == "checkpoint")
+        .filter_map(|c| {
+            Control::from_stored(&c.decision, c.guidance.clone()).map(|control| (c.round, control))
+        })
+        .collect();
+    for round in Round::group(&document.turns, &answers) {
+        let _ = writeln!(out, "## Round {}\n", round.number);
+        for turn in &round.turns {
+            turn_markdown(&mut out, &debate.seats, turn);
         }
-        if turn.round != round {
-            round = turn.round;
-            let _ = writeln!(out, "## Round {round}\n");
-        }
-        let _ = writeln!(
-            out,
-            "### {} — {}{}\n",
-            seat_name(&debate.seats, &turn.seat),
-            turn.phase.as_str(),
-            match turn.status.as_str() {
-                "ok" => String::new(),
-                other => format!(" [{other}]"),
-            }
-        );
-        if !turn.content.trim().is_empty() {
-            let _ = writeln!(out, "{}\n", turn.content.trim());
-        }
-        if let Some(note) = &turn.note {
-            let _ = writeln!(out, "_{note}_\n");
-        }
-        for mv in &turn.moves {
-            let answers = if mv.answers.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " → {}{}",
-                    mv.relation
-                        .map(|r| format!("{} ", r.as_str()))
-                        .unwrap_or_default(),
-                    mv.answers.join(", ")
-                )
-            };
-            let premises = if mv.premises.is_empty() {
-                String::new()
-            } else {
-                format!(" since {}", mv.premises.join("; "))
-            };
-            let _ = writeln!(
-                out,
-                "- `{}` **{}** {}{premises}{answers}",
-                mv.id,
-                mv.act.as_str(),
-                mv.text
-            );
-        }
-        if !turn.moves.is_empty() {
-            out.push('\n');
-        }
-        for checkpoint in document.checkpoints.iter().filter(|c| {
-            c.round == turn.round && turn.phase == Phase::Evaluation && c.kind == "checkpoint"
-        }) {
+        if let Some(control) = &round.checkpoint {
             let _ = writeln!(
                 out,
                 "> Checkpoint: **{}**{}\n",
-                checkpoint.decision,
-                checkpoint
-                    .guidance
-                    .as_deref()
+                control.decision(),
+                round
+                    .guidance()
                     .map(|g| format!(" — {g}"))
                     .unwrap_or_default()
             );

@@ -480,7 +480,10 @@ fn ctrl_c_pauses_and_the_debate_can_be_resumed() {
     let id = before[0]["id"].as_str().unwrap().to_string();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !server.seen().iter().any(|s| s.kind == "rebuttal") {
-        assert!(Instant::now() < deadline, "the rebuttal never reached the server");
+        assert!(
+            Instant::now() < deadline,
+            "the rebuttal never reached the server"
+        );
         std::thread::yield_now();
     }
     // SAFETY: sending SIGINT to our own child process.

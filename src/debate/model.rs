@@ -312,7 +312,37 @@ pub struct Move {
 pub struct Round {
     pub number: u32,
     pub turns: Vec<Turn>,
-    pub guidance: Option<String>,
+    /// How the human answered the checkpoint after this round, if one was asked.
+    pub checkpoint: Option<super::Control>,
+}
+
+impl Round {
+    /// Groups the turns of rounds 1.. (not the analysis or synthesis) with their checkpoints.
+    pub fn group(turns: &[Turn], checkpoints: &[(u32, super::Control)]) -> Vec<Round> {
+        let mut rounds: Vec<Round> = Vec::new();
+        for turn in turns
+            .iter()
+            .filter(|t| !matches!(t.phase, Phase::Analysis | Phase::Synthesis))
+        {
+            match rounds.last_mut() {
+                Some(round) if round.number == turn.round => round.turns.push(turn.clone()),
+                _ => rounds.push(Round {
+                    number: turn.round,
+                    turns: vec![turn.clone()],
+                    checkpoint: checkpoints
+                        .iter()
+                        .find(|(number, _)| *number == turn.round)
+                        .map(|(_, control)| control.clone()),
+                }),
+            }
+        }
+        rounds
+    }
+
+    /// The guidance given at this round's checkpoint.
+    pub fn guidance(&self) -> Option<&str> {
+        self.checkpoint.as_ref().and_then(|c| c.guidance())
+    }
 }
 
 /// A fresh debate id: `DEB-` and eight lowercase base-32 characters.
@@ -351,4 +381,55 @@ pub fn today() -> String {
         u8::from(now.month()),
         now.day()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::Control;
+
+    fn turn(round: u32, phase: Phase) -> Turn {
+        Turn {
+            round,
+            phase,
+            seat: "A".into(),
+            content: String::new(),
+            moves: vec![],
+            confidence: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            tokens_estimated: false,
+            latency_ms: 0,
+            provider: "p".into(),
+            model: "m".into(),
+            status: TurnStatus::Ok,
+            data: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn rounds_group_turns_and_carry_their_checkpoint() {
+        let turns = vec![
+            turn(0, Phase::Analysis),
+            turn(1, Phase::Pose),
+            turn(1, Phase::Argument),
+            turn(2, Phase::Pose),
+            turn(2, Phase::Synthesis),
+        ];
+        let rounds = Round::group(&turns, &[(1, Control::Guide("focus".into()))]);
+        assert_eq!(rounds.len(), 2);
+        assert_eq!(rounds[0].number, 1);
+        assert_eq!(rounds[0].turns.len(), 2);
+        assert_eq!(rounds[0].guidance(), Some("focus"));
+        assert_eq!(rounds[1].turns.len(), 1);
+        assert_eq!(rounds[1].checkpoint, None);
+    }
+
+    #[test]
+    fn debate_ids_have_the_documented_shape() {
+        let id = new_debate_id();
+        assert!(id.starts_with("DEB-") && id.len() == 12, "{id}");
+        assert_ne!(new_debate_id(), id);
+    }
 }
