@@ -76,6 +76,24 @@ impl Home {
         child.wait_with_output().unwrap()
     }
 
+    /// Starts the binary with its NDJSON stdout piped back for reading as it runs.
+    fn spawn(
+        &self,
+        server: &StandIn,
+        args: &[&str],
+    ) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+        let mut child = self
+            .command(Some(server))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let reader = BufReader::new(child.stdout.take().unwrap());
+        (child, reader)
+    }
+
     fn database(&self) -> PathBuf {
         self.path().join("moot-home").join("moot.db")
     }
@@ -346,6 +364,18 @@ fn checkpoint_guidance_over_stdin_steers_the_next_round_and_end_stops() {
     assert_eq!(shown["checkpoints"][1]["decision"], "end");
 }
 
+/// Polls until the server has seen `count` requests matching `wanted`, with a deadline.
+fn await_requests(server: &StandIn, count: usize, wanted: impl Fn(&support::Seen) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.seen().iter().filter(|s| wanted(s)).count() < count {
+        assert!(
+            Instant::now() < deadline,
+            "the awaited requests never reached the server"
+        );
+        std::thread::yield_now();
+    }
+}
+
 /// Reads a child's stdout until a line satisfies `stop`, with a deadline.
 fn read_until(reader: &mut impl BufRead, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -377,37 +407,22 @@ fn a_killed_debate_resumes_without_asking_again_for_recorded_turns() {
             .times(2),
     );
     let home = Home::new();
-    let mut child = home
-        .command(Some(&server))
-        .args([
+    let (mut child, mut reader) = home.spawn(
+        &server,
+        &[
             "--headless",
             "--max-rounds",
             "3",
             "--no-checkpoints",
             QUESTION,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
+        ],
+    );
     let before = read_until(&mut reader, |e| {
         e["type"] == "round_started" && e["round"] == 2
     });
     let id = before[0]["id"].as_str().unwrap().to_string();
     // Kill only once both hung requests have reached the server.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while server
-        .seen()
-        .iter()
-        .filter(|s| s.kind == "argument" && s.round == 2)
-        .count()
-        < 2
-    {
-        assert!(Instant::now() < deadline, "round 2 arguments never arrived");
-        std::thread::yield_now();
-    }
+    await_requests(&server, 2, |s| s.kind == "argument" && s.round == 2);
     child.kill().unwrap();
     child.wait().unwrap();
     let requests_before = server.seen().len();
@@ -459,33 +474,21 @@ fn ctrl_c_pauses_and_the_debate_can_be_resumed() {
             .times(1),
     );
     let home = Home::new();
-    let mut child = home
-        .command(Some(&server))
-        .args([
+    let (mut child, mut reader) = home.spawn(
+        &server,
+        &[
             "--headless",
             "--max-rounds",
             "2",
             "--no-checkpoints",
             QUESTION,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut reader = BufReader::new(child.stdout.take().unwrap());
+        ],
+    );
     let before = read_until(&mut reader, |e| {
         e["type"] == "turn_started" && e["phase"] == "rebuttal"
     });
     let id = before[0]["id"].as_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !server.seen().iter().any(|s| s.kind == "rebuttal") {
-        assert!(
-            Instant::now() < deadline,
-            "the rebuttal never reached the server"
-        );
-        std::thread::yield_now();
-    }
+    await_requests(&server, 1, |s| s.kind == "rebuttal");
     // SAFETY: sending SIGINT to our own child process.
     assert_eq!(
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
