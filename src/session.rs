@@ -164,6 +164,11 @@ pub async fn resume(
         })?;
     if let Some(provider) = provider_override {
         settings.provider = provider;
+        let snapshot =
+            serde_json::to_value(&settings).map_err(|e| SessionError::Runtime(e.to_string()))?;
+        store
+            .set_config(&debate.id, &snapshot)
+            .map_err(|e| SessionError::Runtime(e.to_string()))?;
     }
     let providers = providers_for(&store, &settings).map_err(SessionError::Usage)?;
     drive(store, debate, settings, providers, wiring, interrupt, true).await
@@ -213,6 +218,12 @@ async fn drive(
         capabilities,
     } = providers;
     let runtime = |e: crate::store::StoreError| SessionError::Runtime(e.to_string());
+    if resumed && debate.status == DebateStatus::Failed {
+        // The failure that ended the debate is retried, not replayed.
+        store
+            .discard_trailing_failures(&debate.id)
+            .map_err(runtime)?;
+    }
     let replay = if resumed {
         Replay {
             turns: store.turns(&debate.id).map_err(runtime)?,

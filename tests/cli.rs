@@ -963,3 +963,51 @@ fn a_perspective_can_sit_on_its_own_provider() {
     );
     assert!(main.seen().iter().all(|s| s.seat.as_deref() != Some("B")));
 }
+
+#[test]
+fn a_failed_debate_resumes_once_the_provider_is_back() {
+    let home = Home::new();
+    let output = home
+        .command(None)
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .args(["--headless", "--max-rounds", "1", "--no-write", QUESTION])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let server = StandIn::start_in_background(Behaviour::default());
+    let output = home.run(
+        None,
+        &[
+            "resume",
+            &id,
+            "--base-url",
+            &server.openai_base(),
+            "--provider",
+            "openai",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["status"], "completed");
+    assert!(shown["error"].is_null());
+    let analyses = shown["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["phase"] == "analysis")
+        .count();
+    assert_eq!(
+        analyses, 1,
+        "the failed analysis was replaced, not duplicated"
+    );
+    assert!(server.seen().iter().any(|s| s.kind == "analysis"));
+    assert_eq!(
+        shown["config"]["provider"]["base_url"],
+        server.openai_base(),
+        "the new provider is remembered"
+    );
+}

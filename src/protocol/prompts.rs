@@ -452,3 +452,147 @@ fn clip_to(text: &str, max: usize) -> String {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::argue::argument_graph;
+    use crate::debate::{Act, Move, Phase, TurnStatus};
+
+    fn seat(id: &str, name: &str) -> Seat {
+        Seat {
+            id: id.into(),
+            perspective: name.into(),
+            priorities: vec!["latency".into()],
+            trade_offs: "complexity for speed".into(),
+            stance: "Push for speed.".into(),
+            provider: None,
+            model: None,
+        }
+    }
+
+    fn turn(seat: &str, round: u32, phase: Phase, content: &str, moves: Vec<Move>) -> Turn {
+        Turn {
+            round,
+            phase,
+            seat: seat.into(),
+            content: content.into(),
+            moves,
+            confidence: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            tokens_estimated: false,
+            latency_ms: 0,
+            provider: "p".into(),
+            model: "m".into(),
+            status: TurnStatus::Ok,
+            data: None,
+            note: None,
+        }
+    }
+
+    fn claim(id: &str, text: &str) -> Move {
+        Move {
+            id: id.into(),
+            act: Act::Claim,
+            text: text.into(),
+            premises: vec![],
+            answers: vec![],
+            relation: None,
+        }
+    }
+
+    #[test]
+    fn arguments_see_the_pose_guidance_and_open_arguments_but_not_the_transcript() {
+        let seats = vec![
+            seat("A", "Performance Advocate"),
+            seat("B", "Operational Simplicity"),
+        ];
+        let history = vec![
+            turn(
+                "A",
+                1,
+                Phase::Argument,
+                "A's long round-one prose",
+                vec![claim("A1.1", "Redis is faster")],
+            ),
+            turn(
+                "B",
+                1,
+                Phase::Argument,
+                "B's long round-one prose",
+                vec![claim("B1.1", "One datastore is simpler")],
+            ),
+        ];
+        let graph = argument_graph(&history);
+        let prompt = debater_prompt(&DebaterInput {
+            question: "Redis or Postgres?",
+            constraints: &["ship fast".into()],
+            seat: &seats[0],
+            seats: &seats,
+            round: 2,
+            max_rounds: 5,
+            pose: "Round 2: where do you stand?",
+            guidance: &["Consider our PostgreSQL experience".into()],
+            previous_position: Some("Use Redis"),
+            graph: &graph,
+            this_round: &[],
+            rebuttal: false,
+        });
+        for expected in [
+            "Round 2 of at most 5. You are seat A.",
+            "Constraints: ship fast",
+            "Seat B — Operational Simplicity",
+            "Round 2: where do you stand?",
+            "- Consider our PostgreSQL experience",
+            "Your position so far: Use Redis",
+            "[A1.1] 0.50 Redis is faster",
+            "[B1.1] seat B, 0.50: One datastore is simpler",
+        ] {
+            assert!(
+                prompt.contains(expected),
+                "missing {expected:?} in\n{prompt}"
+            );
+        }
+        assert!(
+            !prompt.contains("long round-one prose"),
+            "round summaries, not transcripts"
+        );
+    }
+
+    #[test]
+    fn rebuttals_see_this_rounds_arguments_in_full() {
+        let seats = vec![
+            seat("A", "Performance Advocate"),
+            seat("B", "Operational Simplicity"),
+        ];
+        let this_round = vec![turn(
+            "B",
+            2,
+            Phase::Argument,
+            "B argues in full here",
+            vec![claim("B2.1", "Ops cost dominates")],
+        )];
+        let graph = argument_graph(&this_round);
+        let prompt = debater_prompt(&DebaterInput {
+            question: "q",
+            constraints: &[],
+            seat: &seats[0],
+            seats: &seats,
+            round: 2,
+            max_rounds: 5,
+            pose: "p",
+            guidance: &[],
+            previous_position: None,
+            graph: &graph,
+            this_round: &this_round,
+            rebuttal: true,
+        });
+        assert!(
+            prompt
+                .contains("### Seat B — Operational Simplicity (argument)\nB argues in full here")
+        );
+        assert!(prompt.contains("- [B2.1] claim Ops cost dominates"));
+        assert!(prompt.contains("Answer by id."));
+    }
+}

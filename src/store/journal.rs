@@ -76,6 +76,15 @@ impl Store {
         Ok(())
     }
 
+    /// Replaces the stored settings snapshot (a resume on another provider).
+    pub fn set_config(&self, id: &str, config: &serde_json::Value) -> Result<(), StoreError> {
+        self.lock().execute(
+            "UPDATE debates SET config = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, json(config)?, now_rfc3339()],
+        )?;
+        Ok(())
+    }
+
     pub fn set_seats(&self, id: &str, seats: &[Seat]) -> Result<(), StoreError> {
         self.lock().execute(
             "UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1",
@@ -139,6 +148,32 @@ impl Store {
             turns.push(row??);
         }
         Ok(turns)
+    }
+
+    /// Removes the failed or timed-out turns at the end of a failed debate's journal, so a
+    /// resume asks for them again instead of replaying the failure. Returns how many.
+    pub fn discard_trailing_failures(&self, id: &str) -> Result<usize, StoreError> {
+        let connection = self.lock();
+        let tx = connection.unchecked_transaction()?;
+        let mut discarded = 0;
+        loop {
+            let last: Option<(i64, String)> = tx
+                .query_row(
+                    "SELECT id, status FROM turns WHERE debate_id = ?1 ORDER BY id DESC LIMIT 1",
+                    params![id],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )
+                .optional()?;
+            match last {
+                Some((row, status)) if status == "failed" || status == "timed_out" => {
+                    tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
+                    discarded += 1;
+                }
+                _ => break,
+            }
+        }
+        tx.commit()?;
+        Ok(discarded)
     }
 
     pub fn record_checkpoint(
