@@ -113,7 +113,14 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
             base_url: Some(
                 env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
             ),
-            model: env("OPENAI_MODEL").unwrap_or_else(|| "gpt-4o-mini".into()),
+            // Empty: asked of the server (`GET /models`); a local server lists the one it serves.
+            model: env("OPENAI_MODEL").unwrap_or_else(|| {
+                if env("OPENAI_BASE_URL").is_some() {
+                    String::new()
+                } else {
+                    "gpt-4o-mini".into()
+                }
+            }),
             api_key_env: Some("OPENAI_API_KEY".into()),
             script: None,
             temperature: None,
@@ -129,7 +136,7 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
                 kind: "openai".into(),
                 name: "ollama".into(),
                 base_url: Some(format!("{}/v1", host.trim_end_matches('/'))),
-                model: env("OLLAMA_MODEL").unwrap_or_else(|| "llama3.2".into()),
+                model: env("OLLAMA_MODEL").unwrap_or_default(),
                 api_key_env: None,
                 script: None,
                 temperature: None,

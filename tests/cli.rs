@@ -151,6 +151,10 @@ fn a_full_moderated_debate_runs_end_to_end() {
     assert_eq!(types.first(), Some(&"debate_created"));
     assert_eq!(types.last(), Some(&"debate_completed"));
     let started = of_type(&events, "debate_started")[0];
+    assert_eq!(
+        started["model"], "stand-in-model",
+        "no model configured: the server's is used"
+    );
     let seats = started["seats"].as_array().unwrap();
     assert_eq!(seats.len(), 2, "a binary choice seats two");
     let names: Vec<&str> = seats

@@ -155,27 +155,38 @@ async fn refused_response_formats_degrade_step_by_step_and_are_remembered() {
     .await;
     let caps = Arc::new(CapabilityCache::default());
     let provider = openai(&server, &caps);
+    let shape = |seen: &support::Seen| {
+        (
+            seen.body["response_format"]["type"]
+                .as_str()
+                .map(str::to_string),
+            seen.body["response_format"].get("schema").is_some(),
+        )
+    };
     let (result, _) = complete(provider.as_ref(), &argument_request()).await;
     assert!(result.is_ok());
-    let kinds: Vec<_> = server
-        .seen()
-        .iter()
-        .map(|s| s.body["response_format"]["type"].clone())
-        .collect();
+    let shapes: Vec<_> = server.seen().iter().map(shape).collect();
     assert_eq!(
-        kinds,
+        shapes,
         vec![
-            serde_json::json!("json_schema"),
-            serde_json::json!("json_object")
-        ]
+            (Some("json_schema".into()), false),
+            (Some("json_object".into()), true)
+        ],
+        "json_schema refused, then json_object carrying the schema"
     );
     // The next request goes straight to what worked.
     let (result, _) = complete(provider.as_ref(), &argument_request()).await;
     assert!(result.is_ok());
     assert_eq!(server.seen().len(), 3);
+    assert_eq!(shape(&server.seen()[2]), (Some("json_object".into()), true));
+    assert_eq!(caps.learned()[0].1.mode, StructuredMode::JsonObjectSchema);
+
+    server.set_behaviour(|b| b.schema_support = SchemaSupport::PlainObject);
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(result.is_ok());
     assert_eq!(
-        server.seen()[2].body["response_format"]["type"],
-        "json_object"
+        shape(server.seen().last().unwrap()),
+        (Some("json_object".into()), false)
     );
     assert_eq!(caps.learned()[0].1.mode, StructuredMode::JsonObject);
 
@@ -517,4 +528,45 @@ async fn recorded_turns_are_served_from_the_journal() {
         rx.try_recv().unwrap(),
         Event::TurnCompleted { replayed: true, .. }
     ));
+}
+
+#[tokio::test]
+async fn a_server_that_cuts_concurrent_streams_is_learned_and_queued() {
+    let server = StandIn::start(Behaviour {
+        cut_concurrent: true,
+        chunk_delay: Duration::from_millis(2),
+        ..Behaviour::default()
+    })
+    .await;
+    let caps = Arc::new(CapabilityCache::default());
+    let (ctx, _rx, _store) = context(openai(&server, &caps), fast_retry());
+    let mut second = speech(None);
+    second.key = TurnKey::new(1, Phase::Argument, "B");
+    second.prompt = "Question: x\nRound 1 of at most 3. You are seat B.\n".into();
+    let turns = ctx.speak_all(vec![speech(None), second]).await.unwrap();
+    assert!(
+        turns.iter().all(|t| t.status == TurnStatus::Ok),
+        "{turns:?}"
+    );
+    assert!(
+        caps.learned()[0].1.serial,
+        "the endpoint is now served one request at a time"
+    );
+    // Once learned, requests no longer overlap, so none is cut.
+    let before = server.seen().len();
+    let turns = ctx
+        .speak_all(vec![
+            Speech {
+                key: TurnKey::new(2, Phase::Argument, "A"),
+                ..speech(None)
+            },
+            Speech {
+                key: TurnKey::new(2, Phase::Argument, "B"),
+                ..speech(None)
+            },
+        ])
+        .await
+        .unwrap();
+    assert!(turns.iter().all(|t| t.status == TurnStatus::Ok));
+    assert_eq!(server.seen().len() - before, 2, "no retries needed");
 }

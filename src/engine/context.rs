@@ -650,21 +650,62 @@ impl Conversation {
     }
 }
 
-/// The prose of an unusable reply: the `argument` field if it can be found, else the text
-/// with any JSON object removed.
+/// The prose of an unusable reply, never raw JSON: the prose field if it can be found; else,
+/// for a JSON reply, its longer string values; else the text before any JSON object.
 fn salvage_prose(raw: &str) -> String {
     let mut streamer = FieldStreamer::new(moves::PROSE_FIELD);
     let prose = streamer.feed(raw);
     if !prose.trim().is_empty() {
         return prose.trim().to_string();
     }
-    let without_json = match raw.find('{') {
-        Some(start) => raw[..start].trim(),
-        None => raw.trim(),
-    };
-    if without_json.is_empty() {
-        raw.trim().to_string()
+    let mut sentences = Vec::new();
+    if let Ok(value) = extract_json(raw) {
+        collect_prose(&value, &mut sentences);
+    }
+    if !sentences.is_empty() {
+        return sentences.join("\n\n");
+    }
+    let before_json = raw.find('{').map_or(raw, |start| &raw[..start]).trim();
+    if before_json.is_empty() {
+        "(the reply carried no usable argument)".to_string()
     } else {
-        without_json.to_string()
+        before_json.to_string()
+    }
+}
+
+/// String values of a JSON reply that read like prose (several words), in order.
+fn collect_prose(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) if text.split_whitespace().count() >= 4 => {
+            out.push(text.trim().to_string())
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_prose(item, out)),
+        Value::Object(map) => map.values().for_each(|item| collect_prose(item, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn salvaged_prose_is_never_raw_json() {
+        assert_eq!(
+            salvage_prose(r#"{"argument": "Redis is fast", "moves": 3}"#),
+            "Redis is fast"
+        );
+        assert_eq!(
+            salvage_prose(
+                r#"{"type": "object", "properties": {"x": ["we should cache in redis now", "id1"]}}"#
+            ),
+            "we should cache in redis now"
+        );
+        assert_eq!(
+            salvage_prose(r#"{"type": "object"}"#),
+            "(the reply carried no usable argument)"
+        );
+        assert_eq!(salvage_prose("Plain prose only."), "Plain prose only.");
+        assert_eq!(salvage_prose("I think so. {\"broken\": "), "I think so.");
     }
 }

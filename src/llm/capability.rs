@@ -11,6 +11,8 @@ pub enum StructuredMode {
     /// `response_format: json_schema` (OpenAI-style) or a forced tool (Anthropic).
     #[default]
     JsonSchema,
+    /// `response_format: json_object` carrying the schema too (llama.cpp, llama-cpp-python).
+    JsonObjectSchema,
     /// `response_format: json_object`.
     JsonObject,
     /// Only the instructions in the prompt; the reply is extracted tolerantly.
@@ -21,7 +23,8 @@ impl StructuredMode {
     /// The next weaker mode, if any.
     pub fn degrade(self) -> Option<StructuredMode> {
         match self {
-            StructuredMode::JsonSchema => Some(StructuredMode::JsonObject),
+            StructuredMode::JsonSchema => Some(StructuredMode::JsonObjectSchema),
+            StructuredMode::JsonObjectSchema => Some(StructuredMode::JsonObject),
             StructuredMode::JsonObject => Some(StructuredMode::Instructions),
             StructuredMode::Instructions => None,
         }
@@ -36,6 +39,9 @@ pub struct Capabilities {
     pub stream_usage: bool,
     /// Whether the endpoint wants `max_completion_tokens` instead of `max_tokens`.
     pub max_completion_tokens: bool,
+    /// Whether the endpoint cuts a stream when another request arrives, so calls must queue.
+    #[serde(default)]
+    pub serial: bool,
 }
 
 impl Default for Capabilities {
@@ -44,6 +50,7 @@ impl Default for Capabilities {
             mode: StructuredMode::JsonSchema,
             stream_usage: true,
             max_completion_tokens: false,
+            serial: false,
         }
     }
 }

@@ -10,8 +10,10 @@ use super::sse::SseDecoder;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tokio::sync::Semaphore;
 
 pub struct OpenAiProvider {
     client: reqwest::Client,
@@ -22,6 +24,21 @@ pub struct OpenAiProvider {
     idle_timeout: Duration,
     /// Where the configuration came from, for the "cannot reach" hint.
     hint: String,
+    /// The server's first model, when none was configured (local servers list theirs).
+    discovered: OnceLock<String>,
+    /// Requests under way, to notice a server that cuts one stream when another starts.
+    in_flight: AtomicUsize,
+    /// One request at a time, once the endpoint is known to need it.
+    queue: Semaphore,
+}
+
+/// Counts a request as under way until dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl OpenAiProvider {
@@ -42,6 +59,34 @@ impl OpenAiProvider {
             capabilities,
             idle_timeout,
             hint,
+            discovered: OnceLock::new(),
+            in_flight: AtomicUsize::new(0),
+            queue: Semaphore::new(1),
+        }
+    }
+
+    /// The model to ask for: configured, else discovered from `GET /models`.
+    async fn model_name(&self) -> String {
+        if !self.model.is_empty() {
+            return self.model.clone();
+        }
+        if let Some(found) = self.discovered.get() {
+            return found.clone();
+        }
+        let url = format!("{}/models", self.base_url);
+        let mut builder = self.client.get(&url);
+        if let Some(api_key) = &self.api_key {
+            builder = builder.bearer_auth(api_key);
+        }
+        let listed = async {
+            let response = builder.send().await.ok()?;
+            let value: Value = response.json().await.ok()?;
+            value["data"][0]["id"].as_str().map(str::to_string)
+        };
+        match tokio::time::timeout(self.idle_timeout, listed).await {
+            Ok(Some(found)) => self.discovered.get_or_init(|| found).clone(),
+            // The server will say what it thinks of a missing model.
+            _ => "default".to_string(),
         }
     }
 
@@ -53,7 +98,7 @@ impl OpenAiProvider {
         format!("openai {} {}", self.base_url, self.model)
     }
 
-    fn body(&self, request: &ChatRequest, caps: Capabilities) -> Value {
+    fn body(&self, request: &ChatRequest, caps: Capabilities, model: &str) -> Value {
         let mut messages = vec![json!({"role": "system", "content": request.system})];
         messages.extend(
             request
@@ -62,7 +107,7 @@ impl OpenAiProvider {
                 .map(|m| json!({"role": m.role, "content": m.content})),
         );
         let mut body = json!({
-            "model": self.model,
+            "model": model,
             "messages": messages,
             "stream": true,
         });
@@ -87,6 +132,10 @@ impl OpenAiProvider {
                         "type": "json_schema",
                         "json_schema": {"name": reply.name, "schema": reply.schema, "strict": false},
                     });
+                }
+                StructuredMode::JsonObjectSchema => {
+                    body["response_format"] =
+                        json!({"type": "json_object", "schema": reply.schema});
                 }
                 StructuredMode::JsonObject => {
                     body["response_format"] = json!({"type": "json_object"});
@@ -131,7 +180,33 @@ impl OpenAiProvider {
         None
     }
 
+    /// One attempt, queued behind others when the endpoint cannot serve two at once.
     async fn attempt(
+        &self,
+        request: &ChatRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        let key = self.capability_key();
+        let _turn = if self.capabilities.get(&key).serial {
+            self.queue.acquire().await.ok()
+        } else {
+            None
+        };
+        let others_at_start = self.in_flight.fetch_add(1, Ordering::SeqCst) > 0;
+        let _counted = InFlight(&self.in_flight);
+        let result = self.exchange(request, on_text).await;
+        if result.as_ref().err() == Some(&LlmError::StreamCut)
+            && (others_at_start || self.in_flight.load(Ordering::SeqCst) > 1)
+        {
+            // Some servers (llama-cpp-python) abort a stream when another request arrives.
+            let mut caps = self.capabilities.get(&key);
+            caps.serial = true;
+            self.capabilities.set(&key, caps);
+        }
+        result
+    }
+
+    async fn exchange(
         &self,
         request: &ChatRequest,
         on_text: TextSink<'_>,
@@ -139,8 +214,12 @@ impl OpenAiProvider {
         let url = self.url();
         let key = self.capability_key();
         let mut caps = self.capabilities.get(&key);
+        let model = self.model_name().await;
         loop {
-            let mut builder = self.client.post(&url).json(&self.body(request, caps));
+            let mut builder = self
+                .client
+                .post(&url)
+                .json(&self.body(request, caps, &model));
             if let Some(api_key) = &self.api_key {
                 builder = builder.bearer_auth(api_key);
             }
@@ -185,7 +264,7 @@ impl OpenAiProvider {
         let mut text = String::new();
         let mut usage = None;
         let mut finish = None;
-        let mut model = self.model.clone();
+        let mut model = self.model().to_string();
         let mut done = false;
         loop {
             let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
@@ -274,7 +353,14 @@ impl Provider for OpenAiProvider {
     }
 
     fn model(&self) -> &str {
-        &self.model
+        if self.model.is_empty() {
+            self.discovered
+                .get()
+                .map(String::as_str)
+                .unwrap_or("server default")
+        } else {
+            &self.model
+        }
     }
 
     fn endpoint(&self) -> String {
@@ -302,6 +388,9 @@ mod tests {
     fn refusals_naming_response_format_degrade_one_step() {
         let caps = Capabilities::default();
         let next = OpenAiProvider::adapt(caps, 400, "unknown field response_format", true).unwrap();
+        assert_eq!(next.mode, StructuredMode::JsonObjectSchema);
+        let next =
+            OpenAiProvider::adapt(next, 400, "response_format.schema: extra field", true).unwrap();
         assert_eq!(next.mode, StructuredMode::JsonObject);
         let last = OpenAiProvider::adapt(
             next,

@@ -80,8 +80,10 @@ impl FaultRule {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SchemaSupport {
     Full,
-    /// 400 naming response_format for json_schema; json_object accepted.
+    /// 400 naming response_format for json_schema; json_object (with or without a schema) accepted.
     ObjectOnly,
+    /// Only a plain json_object is accepted.
+    PlainObject,
     /// 400 naming response_format for any response_format.
     None,
 }
@@ -105,6 +107,10 @@ pub struct Behaviour {
     pub extra_words: usize,
     /// Seats the evaluation reports as off the question.
     pub off_topic: Vec<String>,
+    /// Abort a stream when another request arrives, as llama-cpp-python's server does.
+    pub cut_concurrent: bool,
+    /// Pause between streamed chunks.
+    pub chunk_delay: Duration,
 }
 
 impl Default for Behaviour {
@@ -120,6 +126,8 @@ impl Default for Behaviour {
             chunk_chars: 16,
             extra_words: 0,
             off_topic: Vec::new(),
+            cut_concurrent: false,
+            chunk_delay: Duration::ZERO,
         }
     }
 }
@@ -140,6 +148,8 @@ pub struct Seen {
 
 struct State {
     behaviour: Behaviour,
+    /// Counts chat requests; a stream that sees it move was overtaken by another request.
+    epoch: u64,
     faults: VecDeque<FaultRule>,
     seen: Vec<Seen>,
 }
@@ -164,6 +174,7 @@ impl StandIn {
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
             behaviour,
+            epoch: 0,
             faults: VecDeque::new(),
             seen: Vec::new(),
         }));
@@ -474,14 +485,31 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     let Some((path, headers, body)) = read_request(&mut socket).await else {
         return Ok(());
     };
+    if path.ends_with("/models") {
+        state.lock().unwrap().seen.push(Seen {
+            path: path.clone(),
+            headers,
+            body: Value::Null,
+            kind: "models".into(),
+            seat: None,
+            round: 0,
+            fault: None,
+            status: 200,
+        });
+        let list = json!({"object": "list", "data": [{"id": "stand-in-model", "object": "model"}]});
+        respond(&mut socket, 200, &[], &list.to_string()).await;
+        return Ok(());
+    }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let anthropic = path.ends_with("/messages");
     let (kind, seat, round) = classify(&body);
-    let (behaviour, fault) = {
+    let (behaviour, fault, epoch) = {
         let mut state = state.lock().unwrap();
         let fault = take_fault(&mut state, &kind, seat.as_deref(), round);
-        (state.behaviour.clone(), fault)
+        state.epoch += 1;
+        (state.behaviour.clone(), fault, state.epoch)
     };
+    let overtaken = || state.lock().unwrap().epoch != epoch;
     let record = |status: u16, fault: Option<Fault>| {
         state.lock().unwrap().seen.push(Seen {
             path: path.clone(),
@@ -500,10 +528,14 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     // Refused response formats, as some servers do.
     if !anthropic {
         let format_type = body["response_format"]["type"].as_str();
-        let refused = matches!(
-            (behaviour.schema_support, format_type),
-            (SchemaSupport::ObjectOnly, Some("json_schema")) | (SchemaSupport::None, Some(_))
-        );
+        let with_schema = body["response_format"].get("schema").is_some();
+        let refused = match (behaviour.schema_support, format_type) {
+            (SchemaSupport::ObjectOnly, Some("json_schema")) => true,
+            (SchemaSupport::PlainObject, Some("json_schema")) => true,
+            (SchemaSupport::PlainObject, Some("json_object")) => with_schema,
+            (SchemaSupport::None, Some(_)) => true,
+            _ => false,
+        };
         if refused {
             record(400, None);
             respond(
@@ -606,6 +638,12 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     } else {
         for (i, piece) in pieces.iter().enumerate() {
             if fault == Some(Fault::CutStream) && i == 2 {
+                return Ok(());
+            }
+            if !behaviour.chunk_delay.is_zero() {
+                tokio::time::sleep(behaviour.chunk_delay).await;
+            }
+            if behaviour.cut_concurrent && overtaken() {
                 return Ok(());
             }
             if fault == Some(Fault::MalformedChunk) && i == 2 {
