@@ -6,6 +6,53 @@ use serde_json::Value;
 /// Finds the JSON object in a reply: the whole text, a fenced block, or the first balanced
 /// object after leading prose. A reply cut mid-object is closed and parsed if possible.
 pub fn extract_json(text: &str) -> Result<Value, String> {
+    match extract_strict(text) {
+        // Models often put raw newlines or tabs inside strings; escape them and try again.
+        Err(problem) if text.chars().any(|c| c.is_control() && c != ' ') => {
+            extract_strict(&escape_raw_controls(text)).map_err(|_| problem)
+        }
+        result => result,
+    }
+}
+
+/// Escapes control characters that stand raw inside JSON strings.
+fn escape_raw_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                '\n' => {
+                    out.push_str("\\n");
+                    continue;
+                }
+                '\r' => {
+                    out.push_str("\\r");
+                    continue;
+                }
+                '\t' => {
+                    out.push_str("\\t");
+                    continue;
+                }
+                c if c.is_control() => {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                    continue;
+                }
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn extract_strict(text: &str) -> Result<Value, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("the reply was empty".to_string());
@@ -283,6 +330,15 @@ mod tests {
         );
         assert!(extract_json("no json here").is_err());
         assert!(extract_json("   ").is_err());
+    }
+
+    #[test]
+    fn raw_control_characters_inside_strings_are_tolerated() {
+        assert_eq!(
+            extract_json("{\"a\": \"line one\nline two\tend\"}").unwrap(),
+            json!({"a": "line one\nline two\tend"})
+        );
+        assert!(extract_json("{\"a\": 1}\n").is_ok());
     }
 
     #[test]
