@@ -1015,3 +1015,53 @@ fn a_failed_debate_resumes_once_the_provider_is_back() {
         "the new provider is remembered"
     );
 }
+
+#[test]
+fn a_provider_outage_mid_debate_fails_it_resumably() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    // Round 2: every attempt of every seat's argument fails (2 seats × 3 attempts).
+    server.fault(
+        FaultRule::new(Fault::ServerError)
+            .kind("argument")
+            .round(2)
+            .times(6),
+    );
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--max-rounds",
+            "3",
+            "--no-checkpoints",
+            "--no-write",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let events = events(&output);
+    let error = of_type(&events, "error")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("500"), "{error}");
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(show_json(&home, &id)["status"], "failed");
+    assert!(!stderr(&output).is_empty());
+
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["status"], "completed");
+    let round2: Vec<&Value> = shown["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["round"] == 2 && t["phase"] == "argument")
+        .collect();
+    assert_eq!(round2.len(), 2);
+    assert!(round2.iter().all(|t| t["status"] == "ok"), "{round2:?}");
+}

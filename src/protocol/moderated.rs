@@ -280,10 +280,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             }
             round_turns.push(turn.clone());
         }
-        if arguments.iter().all(|t| !t.status.spoke())
-            && !arguments.is_empty()
-            && !any_debater_spoke(ctx)
-        {
+        // Every seat failing at once is the provider, not the seats: stop, resumable later.
+        if !arguments.is_empty() && arguments.iter().all(|t| t.status == TurnStatus::Failed) {
             let reason = arguments
                 .iter()
                 .find_map(|t| t.note.clone())
@@ -622,12 +620,6 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
 
 fn states_seats(states: &[SeatState]) -> Vec<Seat> {
     states.iter().map(|s| s.seat.clone()).collect()
-}
-
-fn any_debater_spoke(ctx: &Context) -> bool {
-    ctx.turns()
-        .iter()
-        .any(|t| t.phase.is_debater() && t.status.spoke())
 }
 
 /// The heuristic analysis, overridden field by field by a valid moderator reply.
