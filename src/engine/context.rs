@@ -142,6 +142,36 @@ impl Context {
         &self.store
     }
 
+    /// Journals a round outcome or guardrail flag, then emits it, so replays show it too.
+    pub fn annotate(&self, event: Event) -> Result<(), EngineError> {
+        let (round, kind, seat) = match &event {
+            Event::RoundCompleted { round, .. } => {
+                (*round, "round_completed".to_string(), String::new())
+            }
+            Event::Flag {
+                round, seat, kind, ..
+            } => (
+                *round,
+                format!(
+                    "flag:{}",
+                    serde_json::to_value(kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                ),
+                seat.clone(),
+            ),
+            _ => {
+                self.emit(event);
+                return Ok(());
+            }
+        };
+        self.store
+            .record_annotation(&self.debate_id, round, &kind, &seat, &event)?;
+        self.emit(event);
+        Ok(())
+    }
+
     pub fn emit(&self, event: Event) {
         // A face that stopped listening must not stop the debate.
         let _ = self.events.send(event);

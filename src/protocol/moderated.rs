@@ -302,7 +302,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 Allowance::Unlimited => None,
                 Allowance::Tokens(tokens) => Some(tokens),
                 Allowance::Spent => {
-                    ctx.emit(Event::Flag {
+                    ctx.annotate(Event::Flag {
                         round,
                         seat: seat.id.clone(),
                         kind: FlagKind::Budget,
@@ -311,7 +311,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                             budgets[&seat.id].spent(),
                             settings.token_budget
                         ),
-                    });
+                    })?;
                     continue;
                 }
             };
@@ -370,12 +370,12 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         "Seat {} ({}) was dropped after repeated failures.",
                         state.seat.id, state.seat.perspective
                     ));
-                    ctx.emit(Event::Flag {
+                    ctx.annotate(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Dropped,
                         detail,
-                    });
+                    })?;
                 }
             } else {
                 state.consecutive_failures = 0;
@@ -393,12 +393,12 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         ratio * 100.0
                     );
                     signals.push(format!("Seat {} repeats itself: {detail}", state.seat.id));
-                    ctx.emit(Event::Flag {
+                    ctx.annotate(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Repetition,
                         detail,
-                    });
+                    })?;
                 }
                 state.last_argument = Some(argument.content.clone());
             }
@@ -474,20 +474,20 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         "Seat {} ({}) was muted for arguing off the question.",
                         state.seat.id, state.seat.perspective
                     ));
-                    ctx.emit(Event::Flag {
+                    ctx.annotate(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Muted,
                         detail: "off the question twice; muted".into(),
-                    });
+                    })?;
                 } else {
                     redirect.push(state.seat.clone());
-                    ctx.emit(Event::Flag {
+                    ctx.annotate(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::OffTopic,
                         detail: "off the question; the moderator will redirect it".into(),
-                    });
+                    })?;
                 }
             } else {
                 state.off_topic_strikes = 0;
@@ -507,7 +507,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
         clarification = (decision == "clarify")
             .then(|| evaluation.clarification.clone())
             .flatten();
-        ctx.emit(Event::RoundCompleted {
+        ctx.annotate(Event::RoundCompleted {
             round,
             convergence: Convergence {
                 assessment: evaluation.assessment.clone(),
@@ -516,7 +516,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 reason: evaluation.reason.clone(),
             },
             summary: evaluation.summary.clone(),
-        });
+        })?;
         if decision == "conclude" {
             signal = round_signal;
             break;

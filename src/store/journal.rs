@@ -3,7 +3,7 @@
 
 use super::{Store, StoreError};
 use crate::debate::{
-    Control, Debate, DebateStatus, Phase, Protocol, Seat, Turn, TurnStatus, now_rfc3339,
+    Control, Debate, DebateStatus, Event, Phase, Protocol, Seat, Turn, TurnStatus, now_rfc3339,
 };
 use crate::llm::Capabilities;
 use rusqlite::{OptionalExtension, Row, params};
@@ -174,6 +174,42 @@ impl Store {
         }
         tx.commit()?;
         Ok(discarded)
+    }
+
+    /// Journals a round outcome or guardrail flag once; a resume re-deriving it changes nothing.
+    pub fn record_annotation(
+        &self,
+        id: &str,
+        round: u32,
+        kind: &str,
+        seat: &str,
+        event: &Event,
+    ) -> Result<(), StoreError> {
+        self.lock().execute(
+            "INSERT OR IGNORE INTO annotations (debate_id, round, kind, seat, event) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![id, round, kind, seat, json(event)?],
+        )?;
+        Ok(())
+    }
+
+    /// The annotations of a debate in the order they were first made.
+    pub fn annotations(&self, id: &str) -> Result<Vec<(u32, Event)>, StoreError> {
+        let connection = self.lock();
+        let mut statement = connection.prepare_cached(
+            "SELECT round, event FROM annotations WHERE debate_id = ?1 ORDER BY seq",
+        )?;
+        let rows = statement.query_map(params![id], |row| {
+            Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (round, event) = row?;
+            out.push((
+                round,
+                serde_json::from_str(&event).map_err(|e| StoreError::Data(e.to_string()))?,
+            ));
+        }
+        Ok(out)
     }
 
     pub fn record_checkpoint(

@@ -77,6 +77,18 @@ CREATE VIRTUAL TABLE search_index USING fts5(
     tokenize = 'unicode61 remove_diacritics 2'
 );
 "#,
+    // 2: round outcomes and guardrail flags, so a replay shows what the live screen showed.
+    r#"
+CREATE TABLE annotations (
+    seq       INTEGER PRIMARY KEY,
+    debate_id TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+    round     INTEGER NOT NULL,
+    kind      TEXT NOT NULL,
+    seat      TEXT NOT NULL,
+    event     TEXT NOT NULL,
+    UNIQUE (debate_id, round, kind, seat)
+);
+"#,
 ];
 
 /// Applies every migration the database has not seen, each in its own transaction.

@@ -1,0 +1,124 @@
+//! A stored debate as the event stream it produced, so a face can replay it offline through
+//! the same fold it uses live (no provider needed).
+
+use crate::debate::{Event, Phase, Turn};
+use crate::session::DebateSettings;
+use crate::store::{Store, StoreError};
+
+fn completed(turn: &Turn) -> Event {
+    Event::TurnCompleted {
+        round: turn.round,
+        phase: turn.phase,
+        seat: turn.seat.clone(),
+        content: turn.content.clone(),
+        moves: turn.moves.clone(),
+        confidence: turn.confidence,
+        tokens_in: turn.tokens_in,
+        tokens_out: turn.tokens_out,
+        tokens_estimated: turn.tokens_estimated,
+        latency_ms: turn.latency_ms,
+        provider: turn.provider.clone(),
+        model: turn.model.clone(),
+        status: turn.status,
+        note: turn.note.clone(),
+        replayed: true,
+    }
+}
+
+/// The events of a stored debate, in the order a live run emitted them (less the deltas).
+pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError> {
+    let debate = store.debate(id)?;
+    let turns = store.turns(&debate.id)?;
+    let checkpoints = store.checkpoints(&debate.id)?;
+    let annotations = store.annotations(&debate.id)?;
+    let synthesis = store.synthesis(&debate.id)?;
+    let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
+    let mut events = vec![Event::DebateCreated {
+        id: debate.id.clone(),
+        question: debate.question.clone(),
+        protocol: debate.protocol.as_str().to_string(),
+        resumed: false,
+    }];
+    let mut rest = turns.iter().peekable();
+    while let Some(turn) = rest.next_if(|t| t.phase == Phase::Analysis) {
+        events.push(completed(turn));
+    }
+    if !debate.seats.is_empty() {
+        let (provider, model) = match &settings {
+            Some(s) => (s.provider.kind.clone(), s.provider.model.clone()),
+            None => (String::new(), String::new()),
+        };
+        let model = turns
+            .iter()
+            .find(|t| t.status.spoke())
+            .map(|t| t.model.clone())
+            .filter(|m| !m.is_empty())
+            .unwrap_or(model);
+        events.push(Event::DebateStarted {
+            id: debate.id.clone(),
+            question: debate.question.clone(),
+            protocol: debate.protocol.as_str().to_string(),
+            seats: debate.seats.clone(),
+            max_rounds: settings.as_ref().map_or(0, |s| s.max_rounds),
+            provider,
+            model,
+        });
+    }
+    let close_round = |events: &mut Vec<Event>, round: u32| {
+        events.extend(
+            annotations
+                .iter()
+                .filter(|(r, _)| *r == round)
+                .map(|(_, e)| e.clone()),
+        );
+        for record in checkpoints
+            .iter()
+            .filter(|c| c.round == round && c.kind == "checkpoint")
+        {
+            events.push(Event::CheckpointAnswered {
+                round,
+                decision: record.control.decision().to_string(),
+                guidance: record.control.guidance().map(str::to_string),
+            });
+        }
+    };
+    let mut current: Option<u32> = None;
+    for turn in rest {
+        if turn.phase != Phase::Synthesis && current != Some(turn.round) {
+            if let Some(round) = current {
+                close_round(&mut events, round);
+            }
+            current = Some(turn.round);
+            events.push(Event::RoundStarted { round: turn.round });
+        }
+        if turn.phase == Phase::Synthesis
+            && let Some(round) = current.take()
+        {
+            close_round(&mut events, round);
+        }
+        events.push(completed(turn));
+    }
+    if let Some(round) = current {
+        close_round(&mut events, round);
+    }
+    if let Some(synthesis) = synthesis {
+        events.push(Event::Synthesis {
+            markdown: synthesis.markdown,
+            confidence: synthesis.confidence,
+            path: synthesis.path,
+        });
+        if let Some(path) = synthesis.follow_up_path {
+            events.push(Event::FollowUp { path });
+        }
+    }
+    if let Some(error) = &debate.error {
+        events.push(Event::Error {
+            message: error.clone(),
+        });
+    }
+    events.push(Event::DebateCompleted {
+        id: debate.id.clone(),
+        status: debate.status.as_str().to_string(),
+    });
+    Ok(events)
+}

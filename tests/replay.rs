@@ -1,0 +1,91 @@
+//! A debate replayed from the journal folds into the same picture as it did live.
+
+use moot::config::Config;
+use moot::debate::{Control, Event};
+use moot::providers::ProviderSpec;
+use moot::session::{self, DebateSettings, Wiring};
+use moot::store::Store;
+use moot::tui::state::DebateView;
+use std::path::PathBuf;
+use tokio::sync::mpsc;
+
+fn demo_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json")
+}
+
+fn fold(events: &[Event]) -> DebateView {
+    let mut view = DebateView::new();
+    for event in events {
+        view.apply(event);
+    }
+    view
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
+    let spec = ProviderSpec {
+        kind: "scripted".into(),
+        name: "scripted".into(),
+        base_url: None,
+        model: "script".into(),
+        api_key_env: None,
+        script: Some(demo_script()),
+        temperature: None,
+    };
+    let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    settings.write_decision = false;
+    let store = Store::in_memory().unwrap();
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let (controls_tx, controls) = mpsc::unbounded_channel();
+    controls_tx
+        .send(Control::Guide("Weigh our on-call load".into()))
+        .unwrap();
+    let finish = session::start(
+        store.clone(),
+        "Should we use Redis or PostgreSQL for caching?",
+        settings,
+        Wiring {
+            events: events_tx,
+            controls,
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    let mut live_events = Vec::new();
+    while let Ok(event) = events_rx.try_recv() {
+        live_events.push(event);
+    }
+    let live = fold(&live_events);
+    let replayed = fold(&moot::replay::journal_events(&store, &finish.id).unwrap());
+
+    assert_eq!(live.status, "completed");
+    assert_eq!(replayed.id, live.id);
+    assert_eq!(replayed.question, live.question);
+    assert_eq!(replayed.seats, live.seats);
+    assert_eq!(replayed.max_rounds, live.max_rounds);
+    assert_eq!(replayed.round, live.round);
+    assert_eq!(replayed.status, live.status);
+    assert_eq!(replayed.turns, live.turns);
+    assert_eq!(replayed.strip, live.strip);
+    assert_eq!(replayed.guidance, live.guidance);
+    assert_eq!(
+        replayed.guidance,
+        vec![(1, "Weigh our on-call load".to_string())]
+    );
+    assert_eq!(replayed.synthesis, live.synthesis);
+    assert_eq!(replayed.commitments, live.commitments);
+    assert_eq!(replayed.graph, live.graph);
+    assert_eq!(
+        (replayed.tokens_in, replayed.tokens_out),
+        (live.tokens_in, live.tokens_out)
+    );
+    let flags = |v: &DebateView| {
+        v.activity
+            .iter()
+            .map(|a| (a.muted, a.dropped, a.flags.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(flags(&replayed), flags(&live));
+    assert!(replayed.graph.arguments.len() >= 6);
+}
