@@ -72,6 +72,13 @@ pub enum Command {
         #[command(flatten)]
         provider: ProviderArgs,
     },
+    /// Open a stored debate in the workbench, replayed from the journal (read-only).
+    Open {
+        id: String,
+        /// Plain ASCII borders and glyphs.
+        #[arg(long)]
+        ascii: bool,
+    },
     /// The perspective catalog: built-in and user-defined.
     Perspectives {
         #[arg(long)]
@@ -118,6 +125,10 @@ pub struct RunArgs {
     /// Print NDJSON events instead of opening the workbench.
     #[arg(long)]
     pub headless: bool,
+
+    /// Plain ASCII borders and glyphs, for terminals without Unicode box drawing.
+    #[arg(long)]
+    pub ascii: bool,
 
     /// Maximum rounds (1–20; default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]

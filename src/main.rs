@@ -8,7 +8,9 @@ use moot::headless::{self, CheckpointAnswers};
 use moot::providers::{self, ProviderFlags};
 use moot::session::{self, DebateSettings};
 use moot::store::Store;
+use moot::tui::{self, theme::Theme};
 use moot::{paths, sanitize};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -42,6 +44,19 @@ fn run(cli: Cli) -> Result<i32, Failure> {
         ))
     })?;
     match cli.command {
+        Some(Command::Open { id, ascii }) => {
+            let store = open_store()?;
+            let events = moot::replay::journal_events(&store, &id)?;
+            if !std::io::stdout().is_terminal() {
+                return Err(Failure::usage(
+                    "moot open needs a terminal; use moot show ID for text",
+                ));
+            }
+            runtime()?
+                .block_on(tui::run::replay(Theme::dark().with_ascii(ascii), events))
+                .map_err(|e| Failure::runtime(format!("the terminal failed: {e}")))?;
+            Ok(0)
+        }
         Some(Command::Perspectives { json }) => {
             commands::perspectives(&config, json)?;
             Ok(0)
@@ -90,11 +105,9 @@ fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
             "no question given: moot --headless \"Should we use Redis or PostgreSQL for caching?\" (moot --help for more)",
         ));
     }
-    if !args.headless {
-        eprintln!(
-            "moot: the full-screen workbench is not built yet; printing NDJSON events (--headless)"
-        );
-    }
+    // The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
+    let workbench =
+        !args.headless && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     let provider = providers::resolve(&flags(&args.provider), config).map_err(Failure::usage)?;
     let mut settings = DebateSettings::from_config(config, provider).map_err(Failure::usage)?;
     if let Some(max_rounds) = args.max_rounds {
@@ -143,10 +156,49 @@ fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
         }
     }
     let store = open_store()?;
+    if workbench {
+        let theme = Theme::dark().with_ascii(args.ascii);
+        let journal = store.clone();
+        let result = runtime()?.block_on(tui::run::live(theme, |wiring, interrupt| {
+            session::start(store, &question, settings, wiring, interrupt)
+        }));
+        return Ok(farewell(&journal, &result));
+    }
     let answers = answers(args.checkpoints);
     Ok(runtime()?.block_on(headless::run(answers, |wiring| {
         session::start(store, &question, settings, wiring, headless::interrupted())
     })))
+}
+
+/// The line left on the terminal after the workbench closes, and the exit code.
+fn farewell(store: &Store, result: &Result<session::Finish, session::SessionError>) -> i32 {
+    match result {
+        Ok(finish) => {
+            let record = store
+                .synthesis(&finish.id)
+                .ok()
+                .flatten()
+                .and_then(|s| s.path)
+                .map(|p| format!("; decision record {p}"))
+                .unwrap_or_default();
+            match finish.status {
+                moot::debate::DebateStatus::Paused => {
+                    eprintln!(
+                        "moot: {} is paused; continue with: moot resume {}",
+                        finish.id, finish.id
+                    )
+                }
+                moot::debate::DebateStatus::Failed => eprintln!(
+                    "moot: {} ({} is stored as failed)",
+                    finish.error.as_deref().unwrap_or("the debate failed"),
+                    finish.id
+                ),
+                status => eprintln!("moot: {} {status}{record}", finish.id),
+            }
+        }
+        Err(error) => eprintln!("moot: {error}"),
+    }
+    headless::exit_code(result)
 }
 
 fn answers(mode: CheckpointMode) -> CheckpointAnswers {

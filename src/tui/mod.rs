@@ -1,4 +1,11 @@
 //! The full-screen workbench: a fold of engine events into a view (`state`), the app that
-//! reacts to keys (`app`), drawing (`views`), and the terminal loop (`run`).
+//! reacts to keys (`app`, `keymap`), drawing (`views`, `theme`, `wrap`), and the terminal loop
+//! (`run`). It speaks to the engine only through `Event` and `Control`.
 
+pub mod app;
+pub mod keymap;
+pub mod run;
 pub mod state;
+pub mod theme;
+pub mod views;
+pub mod wrap;

@@ -1,0 +1,433 @@
+//! The workbench's state and how it reacts: engine events fold into the debate view, keys
+//! become commands, commands become effects (controls for the engine, quitting). No I/O here.
+
+use super::keymap::{self, Command, Scope};
+use super::state::DebateView;
+use crate::debate::{Control, Event};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_textarea::{TextArea, WrapMode};
+
+/// What the app asks the loop to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Control(Control),
+    Quit,
+}
+
+/// The layer on top of the live screen, if any.
+pub enum Modal {
+    None,
+    Checkpoint,
+    Guide(Box<TextArea<'static>>),
+    Help,
+    Synthesis { scroll: u16 },
+}
+
+/// Which side panels show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Panels {
+    pub commitments: bool,
+    pub map: bool,
+    /// The side panels take the whole body.
+    pub maximized: bool,
+}
+
+pub struct App {
+    pub view: DebateView,
+    /// The focused pane (seat index).
+    pub focus: usize,
+    /// Per pane: None follows the newest text; Some(n) is n lines from the top.
+    pub scroll: Vec<Option<usize>>,
+    pub panels: Panels,
+    pub modal: Modal,
+    /// Opened from history: nothing can be sent to an engine.
+    pub read_only: bool,
+    /// Frames of the spinner, advanced by ticks while something streams.
+    pub spinner: usize,
+    pub dirty: bool,
+    /// Screen height of a pane, from the last draw, for page scrolling.
+    pub page: usize,
+    /// Per pane, the first line shown at the last draw, where scrolling starts from.
+    shown_from: Vec<usize>,
+}
+
+impl App {
+    pub fn new(read_only: bool) -> Self {
+        App {
+            view: DebateView::new(),
+            focus: 0,
+            scroll: Vec::new(),
+            panels: Panels {
+                commitments: true,
+                map: true,
+                maximized: false,
+            },
+            modal: Modal::None,
+            read_only,
+            spinner: 0,
+            dirty: true,
+            page: 10,
+            shown_from: Vec::new(),
+        }
+    }
+
+    pub fn on_event(&mut self, event: &Event) {
+        self.view.apply(event);
+        if self.scroll.len() != self.view.seats.len() {
+            self.scroll.resize(self.view.seats.len(), None);
+        }
+        match event {
+            Event::Checkpoint { .. }
+                if !self.read_only && !matches!(self.modal, Modal::Guide(_)) =>
+            {
+                self.modal = Modal::Checkpoint;
+            }
+            Event::ClarificationRequested { .. } if !self.read_only => {
+                self.modal = Modal::Checkpoint
+            }
+            Event::CheckpointAnswered { .. } | Event::DebateStarted { .. } => {
+                if matches!(self.modal, Modal::Checkpoint | Modal::Guide(_)) {
+                    self.modal = Modal::None;
+                }
+            }
+            Event::DebateCompleted { .. } => {
+                if matches!(self.modal, Modal::Checkpoint | Modal::Guide(_)) {
+                    self.modal = Modal::None;
+                }
+            }
+            _ => {}
+        }
+        self.dirty = true;
+    }
+
+    /// Advances the spinner; only worth a redraw while something is being spoken.
+    pub fn on_tick(&mut self) {
+        let busy = self.view.moderator.speaking.is_some()
+            || self.view.activity.iter().any(|a| a.speaking.is_some());
+        if busy {
+            self.spinner = self.spinner.wrapping_add(1);
+            self.dirty = true;
+        }
+    }
+
+    pub fn on_resize(&mut self) {
+        self.dirty = true;
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Option<Effect> {
+        self.dirty = true;
+        if let Modal::Guide(editor) = &mut self.modal {
+            return match keymap::lookup(Scope::Editor, &key) {
+                Some(Command::SubmitGuidance) => {
+                    let text = editor.lines().join("\n").trim().to_string();
+                    if text.is_empty() {
+                        return None;
+                    }
+                    self.modal = Modal::None;
+                    Some(Effect::Control(Control::Guide(text)))
+                }
+                Some(Command::Cancel) => {
+                    self.modal = Modal::Checkpoint;
+                    None
+                }
+                _ => {
+                    editor.input(key);
+                    None
+                }
+            };
+        }
+        if matches!(self.modal, Modal::Checkpoint) {
+            match keymap::lookup(Scope::Checkpoint, &key) {
+                Some(Command::Continue) => {
+                    self.modal = Modal::None;
+                    return Some(Effect::Control(Control::Continue));
+                }
+                Some(Command::Guide) => {
+                    self.modal = Modal::Guide(Box::new(guidance_editor()));
+                    return None;
+                }
+                Some(Command::End) => {
+                    self.modal = Modal::None;
+                    return Some(Effect::Control(Control::End));
+                }
+                // Everything else falls through: the panes stay usable while the modal waits.
+                _ => {}
+            }
+        }
+        if matches!(self.modal, Modal::Help) && key.code == KeyCode::Esc {
+            self.modal = Modal::None;
+            return None;
+        }
+        if let Modal::Synthesis { scroll } = &mut self.modal {
+            match key.code {
+                KeyCode::Esc => {
+                    self.modal = Modal::None;
+                    return None;
+                }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    *scroll = scroll.saturating_add(1);
+                    return None;
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    *scroll = scroll.saturating_sub(1);
+                    return None;
+                }
+                KeyCode::PageDown => {
+                    *scroll = scroll.saturating_add(self.page as u16);
+                    return None;
+                }
+                KeyCode::PageUp => {
+                    *scroll = scroll.saturating_sub(self.page as u16);
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        let command = keymap::lookup(Scope::Screen, &key)?;
+        self.run(command)
+    }
+
+    fn run(&mut self, command: Command) -> Option<Effect> {
+        let panes = self.view.seats.len().max(1);
+        match command {
+            Command::Quit => return Some(Effect::Quit),
+            Command::Help => {
+                self.modal = match self.modal {
+                    Modal::Help => self.resting_modal(),
+                    _ => Modal::Help,
+                }
+            }
+            Command::FocusNext => self.focus = (self.focus + 1) % panes,
+            Command::FocusPrev => self.focus = (self.focus + panes - 1) % panes,
+            Command::ScrollUp => self.scroll_by(-1),
+            Command::ScrollDown => self.scroll_by(1),
+            Command::PageUp => self.scroll_by(-(self.page as isize)),
+            Command::PageDown => self.scroll_by(self.page as isize),
+            Command::Top => {
+                if let Some(slot) = self.scroll.get_mut(self.focus) {
+                    *slot = Some(0);
+                }
+            }
+            Command::Bottom => {
+                if let Some(slot) = self.scroll.get_mut(self.focus) {
+                    *slot = None;
+                }
+            }
+            Command::ToggleCommitments => self.panels.commitments = !self.panels.commitments,
+            Command::ToggleMap => self.panels.map = !self.panels.map,
+            Command::Maximize => {
+                self.panels.maximized = !self.panels.maximized;
+                if self.panels.maximized && !self.panels.commitments && !self.panels.map {
+                    self.panels.commitments = true;
+                    self.panels.map = true;
+                }
+            }
+            Command::Synthesis => {
+                self.modal = match self.modal {
+                    Modal::Synthesis { .. } => self.resting_modal(),
+                    _ if self.view.synthesis.is_some() => Modal::Synthesis { scroll: 0 },
+                    _ => self.resting_modal(),
+                }
+            }
+            Command::Continue
+            | Command::Guide
+            | Command::End
+            | Command::SubmitGuidance
+            | Command::Cancel => {}
+        }
+        None
+    }
+
+    /// The modal to return to when an overlay closes: the checkpoint if one still waits.
+    fn resting_modal(&self) -> Modal {
+        if self.view.checkpoint.is_some() && !self.read_only {
+            Modal::Checkpoint
+        } else {
+            Modal::None
+        }
+    }
+
+    /// Scrolls the focused pane; `total` lines are known only at draw time, so an offset past
+    /// the end is clamped there, and scrolling down to the end resumes following.
+    fn scroll_by(&mut self, delta: isize) {
+        let shown = self.shown_from.get(self.focus).copied().unwrap_or(0);
+        let Some(slot) = self.scroll.get_mut(self.focus) else {
+            return;
+        };
+        let current = slot.unwrap_or(shown);
+        let next = (current as isize + delta).max(0) as usize;
+        *slot = Some(next);
+    }
+
+    /// Called by the pane view with the pane's line count: clamps the offset and switches
+    /// back to following when the end is reached.
+    pub fn settle_scroll(&mut self, pane: usize, total: usize, height: usize) -> usize {
+        let last_start = total.saturating_sub(height);
+        let start = self.clamp_scroll(pane, last_start);
+        if self.shown_from.len() <= pane {
+            self.shown_from.resize(pane + 1, 0);
+        }
+        self.shown_from[pane] = start;
+        start
+    }
+
+    fn clamp_scroll(&mut self, pane: usize, last_start: usize) -> usize {
+        match self.scroll.get(pane).copied().flatten() {
+            None => last_start,
+            Some(offset) if offset >= last_start => {
+                if let Some(slot) = self.scroll.get_mut(pane) {
+                    *slot = None;
+                }
+                last_start
+            }
+            Some(offset) => offset,
+        }
+    }
+}
+
+fn guidance_editor() -> TextArea<'static> {
+    let mut editor = TextArea::default();
+    editor.set_wrap_mode(WrapMode::Word);
+    editor.set_placeholder_text("What must the next round address?");
+    editor
+}
+
+/// Whether a key is the terminal's interrupt (raw mode delivers Ctrl-C as a key).
+pub fn is_interrupt(key: &KeyEvent) -> bool {
+    key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::{Phase, Seat};
+
+    fn key(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    fn started(app: &mut App) {
+        app.on_event(&Event::DebateStarted {
+            id: "DEB-x".into(),
+            question: "q".into(),
+            protocol: "moderated".into(),
+            seats: ["A", "B"]
+                .iter()
+                .map(|id| Seat {
+                    id: id.to_string(),
+                    perspective: format!("P{id}"),
+                    priorities: vec![],
+                    trade_offs: String::new(),
+                    stance: String::new(),
+                    provider: None,
+                    model: None,
+                })
+                .collect(),
+            max_rounds: 3,
+            provider: "openai".into(),
+            model: "m".into(),
+        });
+    }
+
+    #[test]
+    fn the_checkpoint_answers_continue_guide_and_end() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 60,
+        });
+        assert!(matches!(app.modal, Modal::Checkpoint));
+        assert_eq!(
+            app.on_key(key('c')),
+            Some(Effect::Control(Control::Continue))
+        );
+        assert!(matches!(app.modal, Modal::None));
+
+        app.on_event(&Event::Checkpoint {
+            round: 2,
+            timeout_seconds: 60,
+        });
+        assert_eq!(app.on_key(key('g')), None);
+        assert!(matches!(app.modal, Modal::Guide(_)));
+        for c in "Focus on cost".chars() {
+            assert_eq!(app.on_key(key(c)), None, "typing is text, not commands");
+        }
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            app.on_key(submit),
+            Some(Effect::Control(Control::Guide("Focus on cost".into())))
+        );
+
+        app.on_event(&Event::Checkpoint {
+            round: 3,
+            timeout_seconds: 60,
+        });
+        app.on_key(key('g'));
+        app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        assert!(
+            matches!(app.modal, Modal::Checkpoint),
+            "Esc returns to the checkpoint"
+        );
+        assert_eq!(app.on_key(key('e')), Some(Effect::Control(Control::End)));
+    }
+
+    #[test]
+    fn panes_scroll_and_focus_while_the_checkpoint_waits() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 60,
+        });
+        assert_eq!(app.on_key(key('l')), None);
+        assert_eq!(app.focus, 1);
+        assert_eq!(
+            app.settle_scroll(1, 100, 10),
+            90,
+            "following shows the last lines"
+        );
+        app.on_key(key('k'));
+        assert!(app.scroll[1].is_some(), "scrolling up leaves follow mode");
+        assert!(
+            matches!(app.modal, Modal::Checkpoint),
+            "the modal still waits"
+        );
+        assert_eq!(app.settle_scroll(1, 100, 10), 89);
+        app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+        assert_eq!(app.scroll[1], None);
+    }
+
+    #[test]
+    fn read_only_replays_never_open_the_checkpoint_and_quit_is_an_effect() {
+        let mut app = App::new(true);
+        started(&mut app);
+        app.on_event(&Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 60,
+        });
+        assert!(matches!(app.modal, Modal::None));
+        assert_eq!(app.on_key(key('q')), Some(Effect::Quit));
+        assert!(is_interrupt(&KeyEvent::new(
+            KeyCode::Char('c'),
+            KeyModifiers::CONTROL
+        )));
+    }
+
+    #[test]
+    fn the_spinner_only_turns_while_someone_speaks() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.dirty = false;
+        app.on_tick();
+        assert!(!app.dirty, "idle: no redraw");
+        app.on_event(&Event::TurnStarted {
+            round: 1,
+            phase: Phase::Argument,
+            seat: "A".into(),
+        });
+        app.dirty = false;
+        app.on_tick();
+        assert!(app.dirty);
+    }
+}

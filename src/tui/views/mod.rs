@@ -1,0 +1,420 @@
+//! Drawing: pure functions of the app state per screen region, composed here.
+
+pub mod pane;
+pub mod side;
+
+use super::app::{App, Modal};
+use super::keymap::{self, Scope};
+use super::theme::Theme;
+use crate::tui::wrap::wrap;
+use pane::PaneCache;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
+
+/// Caches kept across frames, owned by the loop beside the app.
+#[derive(Default)]
+pub struct Caches {
+    pub panes: Vec<PaneCache>,
+}
+
+/// Below this width the seats show as tabs, one at a time.
+const NARROW: u16 = 100;
+/// From this width the side panels sit beside the panes.
+const SIDE_BY_SIDE: u16 = 120;
+
+pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme) {
+    let area = frame.area();
+    if area.width < 20 || area.height < 6 {
+        frame.render_widget(Paragraph::new("moot: enlarge the terminal"), area);
+        return;
+    }
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(2),
+            Constraint::Min(3),
+            Constraint::Length(strip_height(area)),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    header(frame, rows[0], app, theme);
+    body(frame, rows[1], app, caches, theme);
+    strip(frame, rows[2], app, theme);
+    footer(frame, rows[3], app, theme);
+    match &app.modal {
+        Modal::Checkpoint => checkpoint(frame, area, app, theme),
+        Modal::Guide(_) => guide(frame, area, app, theme),
+        Modal::Help => help(frame, area, theme),
+        Modal::Synthesis { scroll } => synthesis(frame, area, app, *scroll, theme),
+        Modal::None => {}
+    }
+}
+
+fn strip_height(area: Rect) -> u16 {
+    if area.height >= 30 {
+        4
+    } else if area.height >= 14 {
+        3
+    } else {
+        0
+    }
+}
+
+fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let view = &app.view;
+    let status_style = match view.status.as_str() {
+        "failed" => theme.error,
+        "paused" | "cancelled" => theme.warning,
+        _ => theme.accent,
+    };
+    let round = if view.max_rounds > 0 {
+        format!("round {} of {}", view.round, view.max_rounds)
+    } else {
+        "analysing".to_string()
+    };
+    let tokens = format!(
+        "{}{} tok in · {} out",
+        if view.tokens_estimated { "~" } else { "" },
+        view.tokens_in,
+        view.tokens_out
+    );
+    let line1 = Line::from(vec![
+        Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
+        Span::raw(" "),
+        Span::styled(
+            view.question.clone(),
+            theme.text.add_modifier(Modifier::BOLD),
+        ),
+    ]);
+    let mut meta = vec![
+        Span::styled(format!(" {} ", view.status), status_style),
+        Span::styled(
+            format!("· {} · {round} · {tokens}", view.protocol),
+            theme.dim,
+        ),
+    ];
+    if !view.model.is_empty() {
+        meta.push(Span::styled(
+            format!(" · {} {}", view.provider, view.model),
+            theme.dim,
+        ));
+    }
+    if !view.id.is_empty() {
+        meta.push(Span::styled(format!(" · {}", view.id), theme.dim));
+    }
+    if app.read_only {
+        meta.push(Span::styled(" · replay", theme.warning));
+    }
+    frame.render_widget(Paragraph::new(vec![line1, Line::from(meta)]), area);
+}
+
+fn body(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
+    let side_visible = app.panels.commitments || app.panels.map;
+    if app.panels.maximized && side_visible {
+        side::draw(frame, area, app, theme);
+        return;
+    }
+    let (panes_area, side_area) = if side_visible && area.width >= SIDE_BY_SIDE {
+        let columns = Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Percentage(68), Constraint::Percentage(32)])
+            .split(area);
+        (columns[0], Some(columns[1]))
+    } else {
+        (area, None)
+    };
+    panes(frame, panes_area, app, caches, theme);
+    if let Some(side_area) = side_area {
+        side::draw(frame, side_area, app, theme);
+    }
+}
+
+fn panes(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
+    let count = app.view.seats.len();
+    if count == 0 {
+        let text = match &app.view.clarification {
+            Some(question) => format!("The moderator asks: {question}"),
+            None if app.view.error.is_some() => String::new(),
+            None => "The moderator is reading the question…".to_string(),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_set(theme.border_set())
+            .border_style(theme.border);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        frame.render_widget(
+            Paragraph::new(wrap(&text, inner.width as usize).join("\n")).style(theme.dim),
+            inner,
+        );
+        return;
+    }
+    if area.width <= NARROW {
+        let titles: Vec<Line> = app
+            .view
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Line::styled(format!("{} {}", s.id, s.perspective), theme.seat(i)))
+            .collect();
+        let rows = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Length(1), Constraint::Min(1)])
+            .split(area);
+        frame.render_widget(
+            Tabs::new(titles)
+                .select(app.focus)
+                .highlight_style(theme.focus.add_modifier(Modifier::REVERSED))
+                .divider("|"),
+            rows[0],
+        );
+        let focus = app.focus.min(count - 1);
+        pane::draw(frame, rows[1], app, focus, &mut caches.panes, theme);
+        return;
+    }
+    let cells: Vec<Rect> = if count == 4 && area.width < 200 {
+        let halves = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
+            .split(area);
+        halves
+            .iter()
+            .flat_map(|half| {
+                Layout::default()
+                    .direction(Direction::Horizontal)
+                    .constraints([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .split(*half)
+                    .to_vec()
+            })
+            .collect()
+    } else {
+        Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints(vec![Constraint::Ratio(1, count as u32); count])
+            .split(area)
+            .to_vec()
+    };
+    for (index, cell) in cells.into_iter().enumerate() {
+        pane::draw(frame, cell, app, index, &mut caches.panes, theme);
+    }
+}
+
+fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if area.height == 0 {
+        return;
+    }
+    let view = &app.view;
+    let mut spans = vec![Span::styled(" moderator ", theme.accent)];
+    if let Some((round, phase)) = view.moderator.speaking {
+        spans.push(Span::styled(
+            format!(
+                "{} {} of round {round} ",
+                theme.spinner(app.spinner),
+                phase.as_str()
+            ),
+            theme.dim,
+        ));
+    }
+    if let Some(convergence) = &view.strip.convergence {
+        spans.push(Span::styled(
+            format!(
+                "round {}: {} → {} ",
+                view.strip.round,
+                convergence.assessment.replace('_', " "),
+                convergence.decision
+            ),
+            theme.text.add_modifier(Modifier::BOLD),
+        ));
+    }
+    let flags: Vec<String> = view
+        .seats
+        .iter()
+        .zip(&view.activity)
+        .flat_map(|(seat, activity)| {
+            activity
+                .flags
+                .iter()
+                .filter(|(round, _, _)| *round == view.round)
+                .map(move |(_, kind, _)| format!("{} {:?}", seat.id, kind).to_lowercase())
+        })
+        .collect();
+    if !flags.is_empty() {
+        spans.push(Span::styled(
+            format!("flags: {} ", flags.join(", ")),
+            theme.warning,
+        ));
+    }
+    let mut lines = vec![Line::from(spans)];
+    let text = match (&view.error, view.strip.summary.is_empty()) {
+        (Some(error), _) => vec![Line::styled(error.clone(), theme.error)],
+        (None, false) => wrap(&view.strip.summary, area.width.saturating_sub(2) as usize)
+            .into_iter()
+            .map(|l| Line::styled(format!(" {l}"), theme.text))
+            .collect(),
+        (None, true) => Vec::new(),
+    };
+    lines.extend(text);
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_set(theme.border_set())
+        .border_style(theme.border);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let scope = match app.modal {
+        Modal::Checkpoint => Scope::Checkpoint,
+        Modal::Guide(_) => Scope::Editor,
+        _ => Scope::Screen,
+    };
+    let mut spans = Vec::new();
+    for (label, help) in keymap::hints(scope) {
+        let short = help.split([':', '(']).next().unwrap_or(help).trim();
+        spans.push(Span::styled(format!(" {label} "), theme.accent));
+        spans.push(Span::styled(format!("{short} "), theme.dim));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+fn modal_block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_set(theme.border_set())
+        .border_style(theme.accent)
+        .title(Span::styled(format!(" {title} "), theme.accent))
+}
+
+fn checkpoint(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let rect = centered(area, 64, 9);
+    frame.render_widget(Clear, rect);
+    let (title, question) = match (&app.view.clarification, app.view.checkpoint) {
+        (Some(question), _) => ("The moderator asks".to_string(), question.clone()),
+        (None, Some((round, timeout))) => (
+            format!("Round {round} complete"),
+            format!(
+                "Continue, guide the next round, or end the debate. Unanswered, it pauses in {} min.",
+                timeout / 60
+            ),
+        ),
+        _ => ("Checkpoint".to_string(), String::new()),
+    };
+    let block = modal_block(&title, theme);
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let mut lines: Vec<Line> = wrap(&question, inner.width as usize)
+        .into_iter()
+        .map(Line::from)
+        .collect();
+    lines.push(Line::default());
+    lines.push(Line::from(vec![
+        Span::styled("[C]", theme.accent),
+        Span::raw("ontinue   "),
+        Span::styled("[G]", theme.accent),
+        Span::raw(if app.view.clarification.is_some() {
+            "ive an answer   "
+        } else {
+            "uide   "
+        }),
+        Span::styled("[E]", theme.accent),
+        Span::raw("nd"),
+    ]));
+    lines.push(Line::styled(
+        "The panes still scroll (↑↓ Tab) while this waits.",
+        theme.dim,
+    ));
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn guide(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let rect = centered(area, 72, 12);
+    frame.render_widget(Clear, rect);
+    let block = modal_block("Guidance for the next round", theme)
+        .title_bottom(Line::styled(" Ctrl-S send · Esc back ", theme.dim));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    if let Modal::Guide(editor) = &app.modal {
+        frame.render_widget(&**editor, inner);
+    }
+}
+
+fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
+    let rows = keymap::BINDINGS.len() as u16 + 6;
+    let rect = centered(area, 70, rows);
+    frame.render_widget(Clear, rect);
+    let block =
+        modal_block("Keys", theme).title_bottom(Line::styled(" ? or Esc closes ", theme.dim));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let mut lines = Vec::new();
+    for (scope, heading) in [
+        (Scope::Screen, "Anywhere"),
+        (Scope::Checkpoint, "At a checkpoint"),
+        (Scope::Editor, "Writing guidance"),
+    ] {
+        lines.push(Line::styled(heading, theme.accent));
+        for binding in keymap::BINDINGS.iter().filter(|b| b.scope == scope) {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<10}", binding.label), theme.focus),
+                Span::raw(binding.help),
+            ]));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn synthesis(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
+    let rect = Rect {
+        x: area.x + 2,
+        y: area.y + 1,
+        width: area.width.saturating_sub(4),
+        height: area.height.saturating_sub(2),
+    };
+    frame.render_widget(Clear, rect);
+    let path = app.view.synthesis.as_ref().and_then(|(_, _, p)| p.clone());
+    let block = modal_block("Synthesis", theme).title_bottom(Line::styled(
+        format!(
+            " {} · ↑↓ scroll · Esc closes ",
+            path.unwrap_or_else(|| "not written to a file".into())
+        ),
+        theme.dim,
+    ));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let Some((markdown, _, _)) = &app.view.synthesis else {
+        return;
+    };
+    let lines: Vec<Line> = markdown
+        .lines()
+        .flat_map(|line| {
+            let style = if line.starts_with('#') {
+                theme.accent
+            } else if line.starts_with("**") {
+                theme.text.add_modifier(Modifier::BOLD)
+            } else {
+                theme.text
+            };
+            wrap(line, inner.width as usize)
+                .into_iter()
+                .map(move |l| Line::styled(l, style))
+        })
+        .skip(scroll as usize)
+        .take(inner.height as usize)
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

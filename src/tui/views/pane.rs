@@ -1,0 +1,204 @@
+//! One seat's pane: its turns with round and phase separators, the text streaming now, a
+//! spinner while it waits, retry and status markers. Finished turns are wrapped once and
+//! cached; only the streaming tail is wrapped per frame.
+
+use crate::debate::{Seat, Turn, TurnStatus};
+use crate::tui::app::App;
+use crate::tui::state::SeatActivity;
+use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+/// The wrapped lines of a seat's finished turns at one width.
+#[derive(Debug, Default, Clone)]
+pub struct PaneCache {
+    width: usize,
+    turns: usize,
+    lines: Vec<Line<'static>>,
+}
+
+impl PaneCache {
+    /// Brings the cache up to date with the seat's turns, wrapping only what is new.
+    fn refresh<'a>(&mut self, turns: impl Iterator<Item = &'a Turn>, width: usize, theme: &Theme) {
+        if width != self.width {
+            *self = PaneCache {
+                width,
+                ..PaneCache::default()
+            };
+        }
+        for turn in turns.skip(self.turns) {
+            self.lines.extend(turn_lines(turn, width, theme));
+            self.turns += 1;
+        }
+    }
+}
+
+fn separator(label: &str, width: usize, theme: &Theme) -> Line<'static> {
+    let rule = if theme.ascii { "-" } else { "─" };
+    let text = format!("{rule}{rule} {label} ");
+    let fill = width.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()));
+    Line::styled(format!("{text}{}", rule.repeat(fill)), theme.dim)
+}
+
+fn turn_lines(turn: &Turn, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![separator(
+        &format!("round {} · {}", turn.round, turn.phase.as_str()),
+        width,
+        theme,
+    )];
+    match turn.status {
+        TurnStatus::Ok => {}
+        TurnStatus::Fallback => lines.push(Line::styled(
+            "[fallback: prose kept, no moves]",
+            theme.warning,
+        )),
+        TurnStatus::TimedOut => lines.push(Line::styled("[timed out]", theme.warning)),
+        TurnStatus::Failed => lines.push(Line::styled(
+            format!("[failed: {}]", turn.note.as_deref().unwrap_or("no reply")),
+            theme.error,
+        )),
+    }
+    lines.extend(
+        wrap(turn.content.trim(), width)
+            .into_iter()
+            .map(|l| Line::styled(l, theme.text)),
+    );
+    for mv in &turn.moves {
+        let relation = match (&mv.relation, mv.answers.is_empty()) {
+            (Some(relation), false) => format!(" {} {}", relation.as_str(), mv.answers.join(",")),
+            (None, false) => format!(" → {}", mv.answers.join(",")),
+            _ => String::new(),
+        };
+        let text = format!("{} {} {}{relation}", mv.id, mv.act.as_str(), mv.text);
+        lines.extend(
+            wrap(&text, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme.dim)),
+        );
+    }
+    lines
+}
+
+/// The title: perspective, priorities, and the seat's state.
+fn title(
+    seat: &Seat,
+    activity: &SeatActivity,
+    index: usize,
+    focused: bool,
+    theme: &Theme,
+    spinner: usize,
+) -> Line<'static> {
+    let mut spans = vec![Span::styled(
+        format!(" {} {} ", seat.id, seat.perspective),
+        theme.seat(index).add_modifier(Modifier::BOLD),
+    )];
+    if !seat.priorities.is_empty() {
+        spans.push(Span::styled(
+            format!("({}) ", seat.priorities.join(", ")),
+            theme.dim,
+        ));
+    }
+    if activity.dropped {
+        spans.push(Span::styled("[dropped] ", theme.error));
+    } else if activity.muted {
+        spans.push(Span::styled("[muted] ", theme.warning));
+    }
+    if activity.speaking.is_some() {
+        spans.push(Span::styled(
+            format!("{} ", theme.spinner(spinner)),
+            theme.accent,
+        ));
+    }
+    if activity.retries > 0 {
+        spans.push(Span::styled(
+            format!("retry {} ", activity.retries),
+            theme.warning,
+        ));
+    }
+    if focused {
+        spans.push(Span::styled("● ", theme.focus));
+    }
+    Line::from(spans)
+}
+
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    app: &mut App,
+    index: usize,
+    caches: &mut Vec<PaneCache>,
+    theme: &Theme,
+) {
+    let Some(seat) = app.view.seats.get(index).cloned() else {
+        return;
+    };
+    let activity = app.view.activity.get(index).cloned().unwrap_or_default();
+    let focused = app.focus == index;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(theme.border_set())
+        .border_style(if focused { theme.focus } else { theme.border })
+        .title(title(&seat, &activity, index, focused, theme, app.spinner));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.width == 0 || inner.height == 0 {
+        return;
+    }
+    let width = inner.width as usize;
+    if caches.len() <= index {
+        caches.resize(index + 1, PaneCache::default());
+    }
+    let cache = &mut caches[index];
+    cache.refresh(
+        app.view.turns.iter().filter(|t| t.seat == seat.id),
+        width,
+        theme,
+    );
+    let mut tail: Vec<Line<'static>> = Vec::new();
+    if let Some((round, phase)) = activity.speaking {
+        tail.push(separator(
+            &format!("round {round} · {}", phase.as_str()),
+            width,
+            theme,
+        ));
+        if activity.streaming.is_empty() {
+            let waiting = match &activity.last_retry {
+                Some(reason) => format!("{} retrying: {reason}", theme.spinner(app.spinner)),
+                None => format!("{} thinking…", theme.spinner(app.spinner)),
+            };
+            tail.push(Line::styled(waiting, theme.dim));
+        } else {
+            tail.extend(
+                wrap(&activity.streaming, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme.text)),
+            );
+        }
+    }
+    let total = cache.lines.len() + tail.len();
+    let height = inner.height as usize;
+    app.page = height.saturating_sub(1).max(1);
+    let start = app.settle_scroll(index, total, height);
+    let visible: Vec<Line<'static>> = cache
+        .lines
+        .iter()
+        .chain(tail.iter())
+        .skip(start)
+        .take(height)
+        .cloned()
+        .collect();
+    if visible.is_empty() {
+        let idle = if app.view.is_finished() {
+            ""
+        } else {
+            "waiting for the first round…"
+        };
+        frame.render_widget(Paragraph::new(Line::styled(idle, theme.dim)), inner);
+        return;
+    }
+    frame.render_widget(Paragraph::new(visible).style(Style::default()), inner);
+}
