@@ -213,12 +213,12 @@ pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<Command> {
         .map(|b| b.command)
 }
 
-/// The footer hint for a scope: "label help" pairs, most useful first.
-pub fn hints(scope: Scope) -> Vec<(&'static str, &'static str)> {
+/// The bindings of a scope as (command, label, help), in table order.
+pub fn hints(scope: Scope) -> Vec<(Command, &'static str, &'static str)> {
     BINDINGS
         .iter()
         .filter(|b| b.scope == scope)
-        .map(|b| (b.label, b.help))
+        .map(|b| (b.command, b.label, b.help))
         .collect()
 }
 

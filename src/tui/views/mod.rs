@@ -20,6 +20,15 @@ pub struct Caches {
     pub panes: Vec<PaneCache>,
 }
 
+/// The screen commands worth a place in the footer; `?` lists the rest.
+const FOOTER: [keymap::Command; 5] = [
+    keymap::Command::Help,
+    keymap::Command::FocusNext,
+    keymap::Command::Synthesis,
+    keymap::Command::ToggleMap,
+    keymap::Command::Quit,
+];
+
 /// Below this width the seats show as tabs, one at a time.
 const NARROW: u16 = 100;
 /// From this width the side panels sit beside the panes.
@@ -238,7 +247,13 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 .flags
                 .iter()
                 .filter(|(round, _, _)| *round == view.round)
-                .map(move |(_, kind, _)| format!("{} {:?}", seat.id, kind).to_lowercase())
+                .map(move |(_, kind, _)| {
+                    let kind = serde_json::to_value(kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    format!("{} {}", seat.id, kind.replace('_', " "))
+                })
         })
         .collect();
     if !flags.is_empty() {
@@ -273,7 +288,10 @@ fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         _ => Scope::Screen,
     };
     let mut spans = Vec::new();
-    for (label, help) in keymap::hints(scope) {
+    for (command, label, help) in keymap::hints(scope) {
+        if scope == Scope::Screen && !FOOTER.contains(&command) {
+            continue;
+        }
         let short = help.split([':', '(']).next().unwrap_or(help).trim();
         spans.push(Span::styled(format!(" {label} "), theme.accent));
         spans.push(Span::styled(format!("{short} "), theme.dim));

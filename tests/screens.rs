@@ -1,0 +1,251 @@
+//! The workbench's screens drawn into ratatui's TestBackend from a scripted event stream, as
+//! insta snapshots at 80×24, 120×40 and 200×60; and resizes from 1×1 to 400×120 never panic.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use moot::debate::{
+    Act, Convergence, ConvergenceSignal, Event, FlagKind, Move, Phase, Relation, Seat, TurnStatus,
+};
+use moot::tui::app::App;
+use moot::tui::theme::Theme;
+use moot::tui::views::{self, Caches};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 60)];
+
+fn seat(id: &str, perspective: &str, priorities: &[&str]) -> Seat {
+    Seat {
+        id: id.into(),
+        perspective: perspective.into(),
+        priorities: priorities.iter().map(|p| p.to_string()).collect(),
+        trade_offs: "trade-offs".into(),
+        stance: String::new(),
+        provider: None,
+        model: None,
+    }
+}
+
+fn completed(round: u32, phase: Phase, seat: &str, content: &str, moves: Vec<Move>) -> Event {
+    Event::TurnCompleted {
+        round,
+        phase,
+        seat: seat.into(),
+        content: content.into(),
+        moves,
+        confidence: Some(0.7),
+        tokens_in: 900,
+        tokens_out: 120,
+        tokens_estimated: false,
+        latency_ms: 800,
+        provider: "openai".into(),
+        model: "stand-in".into(),
+        status: TurnStatus::Ok,
+        note: None,
+        replayed: false,
+    }
+}
+
+fn mv(id: &str, act: Act, text: &str, answers: &[&str], relation: Option<Relation>) -> Move {
+    Move {
+        id: id.into(),
+        act,
+        text: text.into(),
+        premises: vec![],
+        answers: answers.iter().map(|a| a.to_string()).collect(),
+        relation,
+    }
+}
+
+/// A debate paused at the round-1 checkpoint, with seat A streaming nothing and B retrying.
+fn round_one() -> Vec<Event> {
+    vec![
+        Event::DebateCreated { id: "DEB-snap0001".into(), question: "Should we use Redis or PostgreSQL for caching?".into(), protocol: "moderated".into(), resumed: false },
+        Event::DebateStarted {
+            id: "DEB-snap0001".into(),
+            question: "Should we use Redis or PostgreSQL for caching?".into(),
+            protocol: "moderated".into(),
+            seats: vec![
+                seat("A", "Operational Simplicity", &["debuggability", "monitoring"]),
+                seat("B", "Performance Advocate", &["latency", "throughput"]),
+            ],
+            max_rounds: 3,
+            provider: "openai".into(),
+            model: "stand-in".into(),
+        },
+        Event::RoundStarted { round: 1 },
+        completed(1, Phase::Pose, "moderator", "Round 1: where do you stand?", vec![]),
+        completed(1, Phase::Argument, "A", "Every new datastore is a new thing to page someone about. We already run PostgreSQL with backups and failover drills.\n\nUntil we miss a p99 target, Redis buys speed we cannot measure.", vec![
+            mv("A1.1", Act::Claim, "A second datastore adds lasting operational load", &[], None),
+        ]),
+        completed(1, Phase::Argument, "B", "Caching exists to take load off the primary. Putting the cache in that database means cache traffic competes with the writes it should protect.", vec![
+            mv("B1.1", Act::Claim, "A cache inside the primary competes with its load", &[], None),
+            mv("B1.2", Act::Claim, "Redis isolates read load", &["A1.1"], Some(Relation::Rebut)),
+        ]),
+        completed(1, Phase::Rebuttal, "A", "Contention only matters past a load nobody has measured; I concede isolation matters under saturation.", vec![
+            mv("A1.r1", Act::Claim, "Contention is unmeasured", &["B1.1"], Some(Relation::Undercut)),
+            mv("A1.r2", Act::Concede, "", &["B1.2"], None),
+        ]),
+        Event::TurnStarted { round: 1, phase: Phase::Rebuttal, seat: "B".into() },
+        Event::TurnDelta { seat: "B".into(), round: 1, phase: Phase::Rebuttal, text: "Fair: I cannot name a missed target, but a hand-built".into() },
+        Event::Retry { seat: "B".into(), round: 1, phase: Phase::Rebuttal, attempt: 2, reason: "rate limited (429)".into(), delay_ms: 1000 },
+        Event::TurnDelta { seat: "B".into(), round: 1, phase: Phase::Rebuttal, text: "Fair: I cannot name a missed target\u{1b}[2J, but".into() },
+        Event::Flag { round: 1, seat: "B".into(), kind: FlagKind::Repetition, detail: "64% repeats".into() },
+        Event::RoundCompleted {
+            round: 1,
+            convergence: Convergence { assessment: "converging".into(), decision: "continue".into(), signal: ConvergenceSignal::None, reason: "a concession".into() },
+            summary: "A concedes isolation under saturation [B1.2]; B holds that contention is real [B1.1]. Open: the latency target.".into(),
+        },
+        Event::Checkpoint { round: 1, timeout_seconds: 1800 },
+    ]
+}
+
+fn render(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut caches = Caches::default();
+    terminal
+        .draw(|frame| views::draw(frame, app, &mut caches, &Theme::dark()))
+        .unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut text = String::new();
+    for y in 0..buffer.area.height {
+        let line: String = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+fn app_with(events: &[Event]) -> App {
+    let mut app = App::new(false);
+    for event in events {
+        app.on_event(event);
+    }
+    app
+}
+
+#[test]
+fn the_live_screen_with_the_checkpoint_modal() {
+    for (width, height) in SIZES {
+        let mut app = app_with(&round_one());
+        let screen = render(&mut app, width, height);
+        assert!(
+            !screen.contains('\u{1b}'),
+            "escape sequences reached the screen"
+        );
+        insta::assert_snapshot!(format!("live_checkpoint_{width}x{height}"), screen);
+    }
+}
+
+#[test]
+fn the_guidance_editor() {
+    for (width, height) in SIZES {
+        let mut app = app_with(&round_one());
+        app.on_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE));
+        for c in "Weigh our on-call load".chars() {
+            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        insta::assert_snapshot!(
+            format!("guide_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+    }
+}
+
+#[test]
+fn the_help_overlay() {
+    for (width, height) in SIZES {
+        let mut events = round_one();
+        events.pop();
+        let mut app = app_with(&events);
+        app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+        insta::assert_snapshot!(
+            format!("help_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+    }
+}
+
+#[test]
+fn the_finished_debate_and_its_synthesis() {
+    for (width, height) in SIZES {
+        let mut events = round_one();
+        events.pop();
+        events.push(Event::CheckpointAnswered {
+            round: 1,
+            decision: "end".into(),
+            guidance: None,
+        });
+        events.push(Event::Synthesis {
+            markdown: "# Decision: Caching store\n\n**Confidence:** Medium\n\n## Recommendation\n\nCache in PostgreSQL behind an interface; move to Redis when p99 exceeds 50 ms.".into(),
+            confidence: "Medium".into(),
+            path: Some("docs/decisions/2026-11-22-caching.md".into()),
+        });
+        events.push(Event::DebateCompleted {
+            id: "DEB-snap0001".into(),
+            status: "completed".into(),
+        });
+        let mut app = app_with(&events);
+        insta::assert_snapshot!(
+            format!("completed_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+        insta::assert_snapshot!(
+            format!("synthesis_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+    }
+}
+
+#[test]
+fn four_seats_lay_out_as_columns_grid_or_tabs() {
+    let mut events = round_one();
+    if let Event::DebateStarted { seats, .. } = &mut events[1] {
+        seats.push(seat("C", "Future Flexibility", &["extensibility"]));
+        seats.push(seat("D", "Security Advocate", &["attack surface"]));
+    }
+    events.pop();
+    for (width, height) in [(80, 24), (160, 40), (220, 60)] {
+        let mut app = app_with(&events);
+        insta::assert_snapshot!(
+            format!("four_seats_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+    }
+}
+
+#[test]
+fn any_size_from_1x1_to_400x120_draws_without_panicking() {
+    let mut app = app_with(&round_one());
+    let mut terminal = Terminal::new(TestBackend::new(1, 1)).unwrap();
+    let mut caches = Caches::default();
+    for (width, height) in [
+        (1, 1),
+        (2, 1),
+        (1, 5),
+        (10, 3),
+        (19, 5),
+        (20, 6),
+        (40, 8),
+        (79, 23),
+        (101, 30),
+        (119, 13),
+        (400, 120),
+        (3, 120),
+        (400, 2),
+    ] {
+        terminal.backend_mut().resize(width, height);
+        terminal
+            .resize(ratatui::layout::Rect::new(0, 0, width, height))
+            .unwrap();
+        terminal
+            .draw(|frame| views::draw(frame, &mut app, &mut caches, &Theme::dark()))
+            .unwrap();
+        // Nothing from a previous, larger frame is left behind.
+        let buffer = terminal.backend().buffer();
+        assert_eq!(buffer.area.width, width);
+        assert_eq!(buffer.area.height, height);
+    }
+}
