@@ -40,13 +40,28 @@ fn big_debate() -> App {
         let round = n / 4 + 1;
         let seat = ["A", "B", "C", "D"][(n % 4) as usize];
         let id = format!("{seat}{round}.1");
-        let target = format!("{}{}.1", ["D", "A", "B", "C"][(n % 4) as usize], round.saturating_sub(1).max(1));
+        let target = format!(
+            "{}{}.1",
+            ["D", "A", "B", "C"][(n % 4) as usize],
+            round.saturating_sub(1).max(1)
+        );
         app.on_event(&Event::TurnCompleted {
             round,
-            phase: if n % 8 < 4 { Phase::Argument } else { Phase::Rebuttal },
+            phase: if n % 8 < 4 {
+                Phase::Argument
+            } else {
+                Phase::Rebuttal
+            },
             seat: seat.into(),
             content: paragraph.clone(),
-            moves: vec![Move { id, act: Act::Claim, text: "a claim about caching".into(), premises: vec![], answers: vec![target], relation: Some(Relation::Rebut) }],
+            moves: vec![Move {
+                id,
+                act: Act::Claim,
+                text: "a claim about caching".into(),
+                premises: vec![],
+                answers: vec![target],
+                relation: Some(Relation::Rebut),
+            }],
             confidence: None,
             tokens_in: 1000,
             tokens_out: 1000,
@@ -70,23 +85,40 @@ fn draw_live_screen_4_panes_500_turns_2mb_200x60(bencher: divan::Bencher) {
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut caches = Caches::default();
     let theme = Theme::dark();
-    terminal.draw(|frame| views::draw(frame, &mut app, &mut caches, &theme)).unwrap();
+    terminal
+        .draw(|frame| views::draw(frame, &mut app, &mut caches, &theme))
+        .unwrap();
     bencher.bench_local(|| {
         app.dirty = true;
-        terminal.draw(|frame| views::draw(frame, &mut app, &mut caches, &theme)).unwrap();
+        terminal
+            .draw(|frame| views::draw(frame, &mut app, &mut caches, &theme))
+            .unwrap();
     });
 }
 
 #[divan::bench(sample_count = 200)]
 fn draw_while_a_seat_streams(bencher: divan::Bencher) {
     let mut app = big_debate();
-    app.on_event(&Event::TurnStarted { round: 126, phase: Phase::Argument, seat: "A".into() });
+    app.on_event(&Event::TurnStarted {
+        round: 126,
+        phase: Phase::Argument,
+        seat: "A".into(),
+    });
     let mut terminal = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut caches = Caches::default();
     let theme = Theme::dark();
-    terminal.draw(|frame| views::draw(frame, &mut app, &mut caches, &theme)).unwrap();
+    terminal
+        .draw(|frame| views::draw(frame, &mut app, &mut caches, &theme))
+        .unwrap();
     bencher.bench_local(|| {
-        app.on_event(&Event::TurnDelta { seat: "A".into(), round: 126, phase: Phase::Argument, text: "more streamed words ".into() });
-        terminal.draw(|frame| views::draw(frame, &mut app, &mut caches, &theme)).unwrap();
+        app.on_event(&Event::TurnDelta {
+            seat: "A".into(),
+            round: 126,
+            phase: Phase::Argument,
+            text: "more streamed words ".into(),
+        });
+        terminal
+            .draw(|frame| views::draw(frame, &mut app, &mut caches, &theme))
+            .unwrap();
     });
 }
