@@ -89,10 +89,6 @@ impl Pty {
         }
     }
 
-    fn contents(&self) -> String {
-        self.screen.0.lock().unwrap().screen().contents()
-    }
-
     fn press(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).unwrap();
         self.master.flush().unwrap();
