@@ -122,3 +122,76 @@ fn draw_while_a_seat_streams(bencher: divan::Bencher) {
             .unwrap();
     });
 }
+
+/// A journal of 10 000 debates, each with a question, two turns and a synthesis.
+fn ten_thousand() -> (tempfile::TempDir, moot::store::Store) {
+    use moot::debate::{Debate, DebateStatus, Protocol, Turn};
+    let dir = tempfile::tempdir().unwrap();
+    let store = moot::store::Store::open(&dir.path().join("moot.db")).unwrap();
+    let topics = [
+        "caching", "queues", "auth", "search", "billing", "plugins", "deploys", "schemas",
+    ];
+    for n in 0..10_000u32 {
+        let topic = topics[n as usize % topics.len()];
+        let id = format!("DEB-{n:08}");
+        let stamp = format!(
+            "2026-{:02}-{:02}T{:02}:{:02}:00Z",
+            1 + n % 12,
+            1 + n % 28,
+            n % 24,
+            n % 60
+        );
+        store
+            .create_debate(&Debate {
+                id: id.clone(),
+                question: format!("Should we change how we handle {topic} number {n}?"),
+                protocol: Protocol::Moderated,
+                status: DebateStatus::Completed,
+                config: serde_json::json!({}),
+                seats: vec![],
+                created_at: stamp.clone(),
+                updated_at: stamp,
+                finished_at: None,
+                confidence: Some("Medium".into()),
+                error: None,
+            })
+            .unwrap();
+        for seat in ["A", "B"] {
+            store
+                .record_turn(&id, &Turn {
+                    round: 1,
+                    phase: Phase::Argument,
+                    seat: seat.into(),
+                    content: format!("Seat {seat} argues that {topic} needs latency budgets and on-call care, case {n}."),
+                    moves: vec![],
+                    confidence: None,
+                    tokens_in: 1,
+                    tokens_out: 1,
+                    tokens_estimated: false,
+                    latency_ms: 1,
+                    provider: "bench".into(),
+                    model: "bench".into(),
+                    status: TurnStatus::Ok,
+                    data: None,
+                    note: None,
+                })
+                .unwrap();
+        }
+    }
+    (dir, store)
+}
+
+#[divan::bench(sample_count = 50)]
+fn history_list_of_10000_debates(bencher: divan::Bencher) {
+    let (_dir, store) = ten_thousand();
+    let mut history = moot::tui::history::History::new(5);
+    bencher.bench_local(|| moot::tui::run::refresh_history(&store, &mut history));
+}
+
+#[divan::bench(sample_count = 50)]
+fn history_search_over_10000_debates(bencher: divan::Bencher) {
+    let (_dir, store) = ten_thousand();
+    let mut history = moot::tui::history::History::new(5);
+    history.query = "latency budg".into();
+    bencher.bench_local(|| moot::tui::run::refresh_history(&store, &mut history));
+}

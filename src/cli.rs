@@ -79,6 +79,12 @@ pub enum Command {
         #[arg(long)]
         ascii: bool,
     },
+    /// Browse, search, open, resume or delete stored debates, or start a new one.
+    History {
+        /// Plain ASCII borders and glyphs.
+        #[arg(long)]
+        ascii: bool,
+    },
     /// The perspective catalog: built-in and user-defined.
     Perspectives {
         #[arg(long)]

@@ -8,6 +8,8 @@ use moot::headless::{self, CheckpointAnswers};
 use moot::providers::{self, ProviderFlags};
 use moot::session::{self, DebateSettings};
 use moot::store::Store;
+use moot::tui::history::NewDebate;
+use moot::tui::run::Start;
 use moot::tui::{self, theme::Theme};
 use moot::{paths, sanitize};
 use std::io::IsTerminal;
@@ -45,17 +47,30 @@ fn run(cli: Cli) -> Result<i32, Failure> {
     })?;
     match cli.command {
         Some(Command::Open { id, ascii }) => {
-            let store = open_store()?;
-            let events = moot::replay::journal_events(&store, &id)?;
             if !std::io::stdout().is_terminal() {
                 return Err(Failure::usage(
-                    "moot open needs a terminal; use moot show ID for text",
+                    "moot open needs a terminal; moot show ID prints a debate as text",
                 ));
             }
-            runtime()?
-                .block_on(tui::run::replay(Theme::dark().with_ascii(ascii), events))
-                .map_err(|e| Failure::runtime(format!("the terminal failed: {e}")))?;
-            Ok(0)
+            // Fail before the screen opens if the id is unknown.
+            let id = open_store()?.debate(&id)?.id;
+            let args = RunArgs {
+                ascii,
+                ..RunArgs::default()
+            };
+            workbench(&config, &args, Start::Replay(id))
+        }
+        Some(Command::History { ascii }) => {
+            if !std::io::stdout().is_terminal() {
+                return Err(Failure::usage(
+                    "moot history needs a terminal; moot list prints the history as text",
+                ));
+            }
+            let args = RunArgs {
+                ascii,
+                ..RunArgs::default()
+            };
+            workbench(&config, &args, Start::History)
         }
         Some(Command::Perspectives { json }) => {
             commands::perspectives(&config, json)?;
@@ -100,14 +115,53 @@ fn run(cli: Cli) -> Result<i32, Failure> {
 
 fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
     let question = args.question.join(" ");
+    // The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
+    let on_terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if question.trim().is_empty() {
+        if on_terminal && !args.headless {
+            return workbench(config, &args, Start::History);
+        }
         return Err(Failure::usage(
             "no question given: moot --headless \"Should we use Redis or PostgreSQL for caching?\" (moot --help for more)",
         ));
     }
-    // The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
-    let workbench =
-        !args.headless && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let settings = build_settings(&args, config)?;
+    if on_terminal && !args.headless {
+        let settings = Box::new(settings);
+        return workbench(config, &args, Start::Live { question, settings });
+    }
+    let store = open_store()?;
+    let answers = answers(args.checkpoints);
+    Ok(runtime()?.block_on(headless::run(answers, |wiring| {
+        session::start(store, &question, settings, wiring, headless::interrupted())
+    })))
+}
+
+/// Opens the workbench on a screen; new debates from its form get the same settings as the
+/// command line would give them.
+fn workbench(config: &Config, args: &RunArgs, start: Start) -> Result<i32, Failure> {
+    let store = open_store()?;
+    let theme = Theme::dark().with_ascii(args.ascii);
+    let settings_for = |debate: &NewDebate| {
+        let mut form_args = args.clone();
+        form_args.max_rounds = Some(debate.max_rounds);
+        form_args.perspectives = debate.perspectives;
+        form_args.no_checkpoints = !debate.checkpoints;
+        build_settings(&form_args, config).map_err(|f| f.message)
+    };
+    runtime()?
+        .block_on(tui::run::workbench(
+            store,
+            theme,
+            start,
+            settings_for,
+            config.debate.max_rounds,
+        ))
+        .map_err(|e| Failure::runtime(e.to_string()))
+}
+
+/// The debate settings from config and the command line.
+fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Failure> {
     let provider = providers::resolve(&flags(&args.provider), config).map_err(Failure::usage)?;
     let mut settings = DebateSettings::from_config(config, provider).map_err(Failure::usage)?;
     if let Some(max_rounds) = args.max_rounds {
@@ -155,50 +209,7 @@ fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
             )));
         }
     }
-    let store = open_store()?;
-    if workbench {
-        let theme = Theme::dark().with_ascii(args.ascii);
-        let journal = store.clone();
-        let result = runtime()?.block_on(tui::run::live(theme, |wiring, interrupt| {
-            session::start(store, &question, settings, wiring, interrupt)
-        }));
-        return Ok(farewell(&journal, &result));
-    }
-    let answers = answers(args.checkpoints);
-    Ok(runtime()?.block_on(headless::run(answers, |wiring| {
-        session::start(store, &question, settings, wiring, headless::interrupted())
-    })))
-}
-
-/// The line left on the terminal after the workbench closes, and the exit code.
-fn farewell(store: &Store, result: &Result<session::Finish, session::SessionError>) -> i32 {
-    match result {
-        Ok(finish) => {
-            let record = store
-                .synthesis(&finish.id)
-                .ok()
-                .flatten()
-                .and_then(|s| s.path)
-                .map(|p| format!("; decision record {p}"))
-                .unwrap_or_default();
-            match finish.status {
-                moot::debate::DebateStatus::Paused => {
-                    eprintln!(
-                        "moot: {} is paused; continue with: moot resume {}",
-                        finish.id, finish.id
-                    )
-                }
-                moot::debate::DebateStatus::Failed => eprintln!(
-                    "moot: {} ({} is stored as failed)",
-                    finish.error.as_deref().unwrap_or("the debate failed"),
-                    finish.id
-                ),
-                status => eprintln!("moot: {} {status}{record}", finish.id),
-            }
-        }
-        Err(error) => eprintln!("moot: {error}"),
-    }
-    headless::exit_code(result)
+    Ok(settings)
 }
 
 fn answers(mode: CheckpointMode) -> CheckpointAnswers {

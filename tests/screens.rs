@@ -249,3 +249,79 @@ fn any_size_from_1x1_to_400x120_draws_without_panicking() {
         assert_eq!(buffer.area.height, height);
     }
 }
+
+#[test]
+fn the_history_screen_its_search_and_the_new_debate_form() {
+    use moot::store::{DebateSummary, SearchHit};
+    use moot::tui::history::History;
+    let summary =
+        |id: &str, status: &str, confidence: Option<&str>, question: &str| DebateSummary {
+            id: id.into(),
+            question: question.into(),
+            protocol: "moderated".into(),
+            status: status.into(),
+            confidence: confidence.map(str::to_string),
+            created_at: "2026-11-22T10:00:00Z".into(),
+            updated_at: "2026-11-22T10:00:00Z".into(),
+            rounds: 2,
+        };
+    let rows = vec![
+        summary(
+            "DEB-aaaa1111",
+            "completed",
+            Some("High"),
+            "Should we use Redis or PostgreSQL for caching?",
+        ),
+        summary(
+            "DEB-bbbb2222",
+            "paused",
+            None,
+            "How should we structure the plugin system?",
+        ),
+        summary("DEB-cccc3333", "failed", None, "Should we add SSO?"),
+    ];
+    for (width, height) in SIZES {
+        let mut history = History::new(5);
+        history.show(rows.clone(), None);
+        history.preview = Some((
+            "DEB-aaaa1111".into(),
+            "# Decision: Caching store\n\n**Confidence:** High".into(),
+        ));
+        let draw = |history: &History| {
+            let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+            terminal
+                .draw(|frame| views::history::draw(frame, history, &Theme::dark()))
+                .unwrap();
+            let buffer = terminal.backend().buffer().clone();
+            (0..buffer.area.height)
+                .map(|y| {
+                    (0..buffer.area.width)
+                        .map(|x| buffer[(x, y)].symbol().to_string())
+                        .collect::<String>()
+                        .trim_end()
+                        .to_string()
+                        + "\n"
+                })
+                .collect::<String>()
+        };
+        insta::assert_snapshot!(format!("history_{width}x{height}"), draw(&history));
+        history.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE));
+        history.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+        history.show(
+            rows.clone(),
+            Some(vec![SearchHit {
+                id: "DEB-cccc3333".into(),
+                question: String::new(),
+                kind: "question".into(),
+                snippet: "Should we add [SSO]?".into(),
+            }]),
+        );
+        insta::assert_snapshot!(format!("history_search_{width}x{height}"), draw(&history));
+        history.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        history.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
+        for c in "Monolith or services?".chars() {
+            history.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        insta::assert_snapshot!(format!("new_debate_{width}x{height}"), draw(&history));
+    }
+}

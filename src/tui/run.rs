@@ -3,10 +3,13 @@
 //! only when something changed, at most ~60 a second, inside a synchronized update.
 
 use super::app::{App, Effect, is_interrupt};
+use super::history::{History, HistoryEffect, NewDebate};
 use super::theme::Theme;
 use super::views::{self, Caches};
-use crate::debate::{Control, Event};
-use crate::session::{Finish, SessionError, Wiring};
+use crate::debate::{Control, DebateStatus, Event};
+use crate::headless;
+use crate::session::{self, DebateSettings, Finish, SessionError, Wiring};
+use crate::store::Store;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use crossterm::execute;
 use crossterm::terminal::{
@@ -75,9 +78,133 @@ fn draw(
     app.dirty = false;
 }
 
-/// Runs a live debate in the workbench until the user leaves. Quitting (or Ctrl-C, SIGTERM,
-/// SIGHUP) while it runs pauses it in the journal.
-pub async fn live<F, Fut>(theme: Theme, session: F) -> Result<Finish, SessionError>
+type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// Where the workbench opens.
+pub enum Start {
+    History,
+    Live {
+        question: String,
+        settings: Box<DebateSettings>,
+    },
+    Replay(String),
+}
+
+/// Runs the workbench from `start` until the user leaves, moving between history, live
+/// debates and replays on one terminal. Returns the exit code.
+pub async fn workbench(
+    store: Store,
+    theme: Theme,
+    start: Start,
+    settings_for: impl Fn(&NewDebate) -> Result<DebateSettings, String>,
+    default_rounds: u32,
+) -> Result<i32, SessionError> {
+    let (_guard, mut terminal) =
+        enter().map_err(|e| SessionError::Runtime(format!("cannot open the terminal: {e}")))?;
+    let mut keys = EventStream::new();
+    let back_to_history = matches!(start, Start::History);
+    let mut next = Some(start);
+    let mut history = History::new(default_rounds);
+    let mut code = 0;
+    let mut last: Option<(String, DebateStatus)> = None;
+    while let Some(screen) = next.take() {
+        match screen {
+            Start::History => {
+                match history_screen(&mut terminal, &mut keys, &store, &mut history, &theme).await {
+                    HistoryEffect::Open(id) => next = Some(Start::Replay(id)),
+                    HistoryEffect::Resume(id) => {
+                        let journal = store.clone();
+                        let result =
+                            live_screen(&mut terminal, &mut keys, &theme, |wiring, interrupt| {
+                                session::resume(journal, &id, None, wiring, interrupt)
+                            })
+                            .await;
+                        code = headless::exit_code(&result);
+                        last = remember(&result);
+                        history.message = outcome_line(&result);
+                        next = Some(Start::History);
+                    }
+                    HistoryEffect::Start(debate) => match settings_for(&debate) {
+                        Ok(settings) => {
+                            next = Some(Start::Live {
+                                question: debate.question,
+                                settings: Box::new(settings),
+                            })
+                        }
+                        Err(problem) => {
+                            history.message = Some(problem);
+                            next = Some(Start::History);
+                        }
+                    },
+                    _ => {}
+                }
+            }
+            Start::Live { question, settings } => {
+                let journal = store.clone();
+                let result = live_screen(&mut terminal, &mut keys, &theme, |wiring, interrupt| {
+                    session::start(journal, &question, *settings, wiring, interrupt)
+                })
+                .await;
+                code = headless::exit_code(&result);
+                last = remember(&result);
+                history.message = outcome_line(&result);
+                if back_to_history {
+                    next = Some(Start::History);
+                }
+            }
+            Start::Replay(id) => {
+                match crate::replay::journal_events(&store, &id) {
+                    Ok(events) => replay_screen(&mut terminal, &mut keys, &theme, events).await,
+                    Err(e) => history.message = Some(e.to_string()),
+                }
+                if back_to_history {
+                    next = Some(Start::History);
+                }
+            }
+        }
+    }
+    drop(terminal);
+    restore_terminal();
+    if let Some((id, status)) = last {
+        let record = store
+            .synthesis(&id)
+            .ok()
+            .flatten()
+            .and_then(|s| s.path)
+            .map(|p| format!("; decision record {p}"))
+            .unwrap_or_default();
+        match status {
+            DebateStatus::Paused => {
+                eprintln!("moot: {id} is paused; continue with: moot resume {id}")
+            }
+            status => eprintln!("moot: {id} {status}{record}"),
+        }
+    }
+    Ok(code)
+}
+
+fn remember(result: &Result<Finish, SessionError>) -> Option<(String, DebateStatus)> {
+    result.as_ref().ok().map(|f| (f.id.clone(), f.status))
+}
+
+fn outcome_line(result: &Result<Finish, SessionError>) -> Option<String> {
+    Some(match result {
+        Ok(finish) => match &finish.error {
+            Some(error) => format!("{} failed: {error}", finish.id),
+            None => format!("{} {}", finish.id, finish.status),
+        },
+        Err(error) => error.to_string(),
+    })
+}
+
+/// A live debate until the user leaves. Quitting (or Ctrl-C, SIGTERM, SIGHUP) while it runs
+/// pauses it in the journal.
+async fn live_screen<F, Fut>(
+    terminal: &mut Term,
+    keys: &mut EventStream,
+    theme: &Theme,
+    session: F,
+) -> Result<Finish, SessionError>
 where
     F: FnOnce(Wiring, std::pin::Pin<Box<dyn Future<Output = ()>>>) -> Fut,
     Fut: Future<Output = Result<Finish, SessionError>>,
@@ -93,16 +220,13 @@ where
             _ = crate::headless::interrupted() => flag.store(true, Ordering::SeqCst),
         }
     });
-    let (_guard, mut terminal) =
-        enter().map_err(|e| SessionError::Runtime(format!("cannot open the terminal: {e}")))?;
     let mut app = App::new(false);
     let mut caches = Caches::default();
-    let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     let mut session = std::pin::pin!(session(
         Wiring {
             events: events_tx,
-            controls: controls_rx,
+            controls: controls_rx
         },
         interrupt
     ));
@@ -111,7 +235,7 @@ where
     let mut last_frame = Instant::now() - FRAME;
     loop {
         if app.dirty && last_frame.elapsed() >= FRAME {
-            draw(&mut terminal, &mut app, &mut caches, &theme);
+            draw(terminal, &mut app, &mut caches, theme);
             last_frame = Instant::now();
         }
         let next_frame = last_frame + FRAME;
@@ -169,8 +293,6 @@ where
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
         }
     }
-    drop(terminal);
-    restore_terminal();
     finished.unwrap_or_else(|| {
         Err(SessionError::Runtime(
             "the workbench closed before the debate ended".into(),
@@ -178,18 +300,21 @@ where
     })
 }
 
-/// Shows a stored debate, replayed from the journal, read-only, until the user leaves.
-pub async fn replay(theme: Theme, events: Vec<Event>) -> std::io::Result<()> {
-    let (_guard, mut terminal) = enter()?;
+/// A stored debate, replayed from the journal, read-only, until the user leaves.
+async fn replay_screen(
+    terminal: &mut Term,
+    keys: &mut EventStream,
+    theme: &Theme,
+    events: Vec<Event>,
+) {
     let mut app = App::new(true);
     for event in &events {
         app.on_event(event);
     }
     let mut caches = Caches::default();
-    let mut keys = EventStream::new();
     loop {
         if app.dirty {
-            draw(&mut terminal, &mut app, &mut caches, &theme);
+            draw(terminal, &mut app, &mut caches, theme);
         }
         tokio::select! {
             key = keys.next() => match key {
@@ -205,7 +330,105 @@ pub async fn replay(theme: Theme, events: Vec<Event>) -> std::io::Result<()> {
             _ = crate::headless::interrupted() => break,
         }
     }
-    drop(terminal);
-    restore_terminal();
-    Ok(())
+}
+
+/// Loads the list (or the search hits) and the selected debate's preview.
+pub fn refresh_history(store: &Store, history: &mut History) {
+    const LIMIT: usize = 500;
+    let summaries = store.list(LIMIT).unwrap_or_default();
+    let hits = if history.query.trim().is_empty() {
+        None
+    } else {
+        Some(store.search(&history.query, LIMIT).unwrap_or_default())
+    };
+    history.show(summaries, hits);
+}
+
+fn load_preview(store: &Store, history: &mut History) {
+    let Some(id) = history.selected_id().map(str::to_string) else {
+        history.preview = None;
+        return;
+    };
+    if history
+        .preview
+        .as_ref()
+        .is_some_and(|(shown, _)| *shown == id)
+    {
+        return;
+    }
+    let text = match store.synthesis(&id) {
+        Ok(Some(synthesis)) => crate::sanitize::clean(&synthesis.markdown),
+        _ => match store.debate(&id) {
+            Ok(debate) => {
+                let seats: Vec<String> = debate
+                    .seats
+                    .iter()
+                    .map(|s| format!("{} {}", s.id, s.perspective))
+                    .collect();
+                format!(
+                    "{}\n\nstatus: {}\nseats: {}\n{}",
+                    crate::sanitize::clean(&debate.question),
+                    debate.status,
+                    if seats.is_empty() {
+                        "not assigned".to_string()
+                    } else {
+                        seats.join(", ")
+                    },
+                    debate
+                        .error
+                        .as_deref()
+                        .map(crate::sanitize::clean)
+                        .unwrap_or_default()
+                )
+            }
+            Err(e) => e.to_string(),
+        },
+    };
+    history.preview = Some((id, text));
+}
+
+/// The history screen until the user picks something to do.
+async fn history_screen(
+    terminal: &mut Term,
+    keys: &mut EventStream,
+    store: &Store,
+    history: &mut History,
+    theme: &Theme,
+) -> HistoryEffect {
+    refresh_history(store, history);
+    loop {
+        if history.dirty {
+            load_preview(store, history);
+            let _ = execute!(terminal.backend_mut(), BeginSynchronizedUpdate);
+            let _ = terminal.draw(|frame| views::history::draw(frame, history, theme));
+            let _ = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+            history.dirty = false;
+        }
+        tokio::select! {
+            key = keys.next() => match key {
+                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
+                    if is_interrupt(&key) {
+                        return HistoryEffect::Quit;
+                    }
+                    match history.on_key(key) {
+                        Some(HistoryEffect::Refresh) => refresh_history(store, history),
+                        Some(HistoryEffect::Delete(id)) => {
+                            history.message = Some(match store.delete(&id) {
+                                Ok(()) => format!("deleted {id}"),
+                                Err(e) => e.to_string(),
+                            });
+                            history.preview = None;
+                            refresh_history(store, history);
+                        }
+                        Some(effect) => return effect,
+                        None => {}
+                    }
+                }
+                Some(Ok(TermEvent::Resize(_, _))) => history.dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return HistoryEffect::Quit,
+            },
+            _ = crate::headless::interrupted() => return HistoryEffect::Quit,
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! Drawing: pure functions of the app state per screen region, composed here.
 
+pub mod history;
 pub mod pane;
 pub mod side;
 
@@ -299,7 +300,7 @@ fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
     let height = height.min(area.height);
     Rect {
@@ -310,7 +311,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
     }
 }
 
-fn modal_block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
+pub(crate) fn modal_block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_set(theme.border_set())

@@ -1,0 +1,296 @@
+//! The history screen: stored debates with incremental search and a preview, the delete
+//! confirmation and the new-debate form.
+
+use super::{centered, modal_block};
+use crate::tui::history::{Field, History};
+use crate::tui::theme::Theme;
+use crate::tui::wrap::wrap;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
+
+const KEYS: &[(&str, &str)] = &[
+    ("↑↓", "select"),
+    ("Enter", "open"),
+    ("r", "resume"),
+    ("d", "delete"),
+    ("/", "search"),
+    ("n", "new debate"),
+    ("q", "quit"),
+];
+
+pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
+    let area = frame.area();
+    if area.width < 20 || area.height < 6 {
+        frame.render_widget(Paragraph::new("moot: enlarge the terminal"), area);
+        return;
+    }
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    let title = Line::from(vec![
+        Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
+        Span::styled(
+            format!(" history · {} debate(s)", history.rows.len()),
+            theme.dim,
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(title), rows[0]);
+    let search = if history.searching || !history.query.is_empty() {
+        Line::from(vec![
+            Span::styled(" / ", theme.accent),
+            Span::raw(history.query.clone()),
+            Span::styled(if history.searching { "▏" } else { "" }, theme.focus),
+        ])
+    } else {
+        Line::styled(
+            " / to search questions, arguments, guidance and syntheses",
+            theme.dim,
+        )
+    };
+    frame.render_widget(Paragraph::new(search), rows[1]);
+    let columns = if rows[2].width >= 100 {
+        Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+            .split(rows[2])
+            .to_vec()
+    } else {
+        vec![rows[2]]
+    };
+    list(frame, columns[0], history, theme);
+    if let Some(area) = columns.get(1) {
+        preview(frame, *area, history, theme);
+    }
+    let footer = match &history.message {
+        Some(message) => Line::styled(format!(" {message}"), theme.warning),
+        None => Line::from(
+            KEYS.iter()
+                .flat_map(|(key, what)| {
+                    [
+                        Span::styled(format!(" {key} "), theme.accent),
+                        Span::styled(format!("{what} "), theme.dim),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        ),
+    };
+    frame.render_widget(Paragraph::new(footer), rows[3]);
+    if let Some(id) = &history.confirm_delete {
+        let rect = centered(area, 50, 5);
+        frame.render_widget(Clear, rect);
+        let block = modal_block("Delete", theme);
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        frame.render_widget(
+            Paragraph::new(vec![
+                Line::raw(format!("Delete {id} and its journal?")),
+                Line::styled("y deletes · any other key keeps it", theme.dim),
+            ]),
+            inner,
+        );
+    }
+    if history.form.is_some() {
+        form(frame, area, history, theme);
+    }
+}
+
+fn status_style(status: &str, theme: &Theme) -> ratatui::style::Style {
+    match status {
+        "completed" => theme.support,
+        "failed" => theme.error,
+        "paused" | "running" => theme.warning,
+        _ => theme.dim,
+    }
+}
+
+fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(theme.border_set())
+        .border_style(theme.border);
+    let inner_width = block.inner(area).width as usize;
+    if history.rows.is_empty() {
+        let text = if history.query.is_empty() {
+            "No debates yet. Press n to start one."
+        } else {
+            "Nothing matches."
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, theme.dim)).block(block),
+            area,
+        );
+        return;
+    }
+    // Only the rows that can show are built, so a long history costs the same as a short one.
+    let height = block.inner(area).height as usize;
+    let rows_per_item = if history.query.is_empty() { 1 } else { 2 };
+    let visible = (height / rows_per_item).max(1);
+    let first = history.selected.saturating_sub(visible - 1);
+    let items: Vec<ListItem> = history
+        .rows
+        .iter()
+        .skip(first)
+        .take(visible)
+        .map(|row| {
+            let summary = &row.summary;
+            let head = format!(
+                "{:<9} {} {:<6} ",
+                summary.status,
+                summary.created_at.get(..10).unwrap_or(&summary.created_at),
+                summary.confidence.as_deref().unwrap_or("-"),
+            );
+            let question_width = inner_width.saturating_sub(head.chars().count() + 1);
+            let question: String = summary
+                .question
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(question_width)
+                .collect();
+            let mut lines = vec![Line::from(vec![
+                Span::styled(
+                    format!("{:<9} ", summary.status),
+                    status_style(&summary.status, theme),
+                ),
+                Span::styled(head[10..].to_string(), theme.dim),
+                Span::raw(question),
+            ])];
+            if let Some(snippet) = &row.snippet {
+                let snippet: String = snippet
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .take(inner_width.saturating_sub(4))
+                    .collect();
+                lines.push(Line::styled(format!("    {snippet}"), theme.dim));
+            }
+            ListItem::new(lines)
+        })
+        .collect();
+    let mut state = ListState::default().with_selected(Some(history.selected - first));
+    let list = List::new(items)
+        .block(block)
+        .highlight_style(theme.focus.add_modifier(Modifier::REVERSED));
+    frame.render_stateful_widget(list, area, &mut state);
+}
+
+fn preview(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_set(theme.border_set())
+        .border_style(theme.border)
+        .title(Span::styled(" Preview ", theme.accent));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some((_, text)) = &history.preview else {
+        return;
+    };
+    let lines: Vec<Line> = text
+        .lines()
+        .flat_map(|line| {
+            let style = if line.starts_with('#') {
+                theme.accent
+            } else {
+                theme.text
+            };
+            wrap(line, inner.width as usize)
+                .into_iter()
+                .map(move |l| Line::styled(l, style))
+        })
+        .take(inner.height as usize)
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
+    let Some(form) = &history.form else {
+        return;
+    };
+    let rect = centered(area, 76, 16);
+    frame.render_widget(Clear, rect);
+    let block = modal_block("New debate", theme).title_bottom(Line::styled(
+        " Tab next field · ←→ change · Ctrl-S start · Esc cancel ",
+        theme.dim,
+    ));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .split(inner);
+    let label = |field: Field, text: &str| {
+        let style = if form.field == field {
+            theme.focus.add_modifier(Modifier::BOLD)
+        } else {
+            theme.dim
+        };
+        Span::styled(format!("{text:<14}"), style)
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(label(Field::Question, "Question"))),
+        rows[0],
+    );
+    let editor =
+        Block::default()
+            .borders(Borders::LEFT)
+            .border_style(if form.field == Field::Question {
+                theme.focus
+            } else {
+                theme.border
+            });
+    let editor_area = editor.inner(rows[1]);
+    frame.render_widget(editor, rows[1]);
+    frame.render_widget(&form.question, editor_area);
+    let perspectives = form
+        .perspectives
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| "auto (from the question)".into());
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            label(Field::Perspectives, "Perspectives"),
+            Span::raw(format!("‹ {perspectives} ›")),
+        ])),
+        rows[2],
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            label(Field::Rounds, "Max rounds"),
+            Span::raw(format!("‹ {} ›", form.max_rounds)),
+        ])),
+        rows[3],
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            label(Field::Checkpoints, "Checkpoints"),
+            Span::raw(if form.checkpoints { "on" } else { "off" }),
+        ])),
+        rows[4],
+    );
+    let protocol = Line::from(vec![
+        Span::styled(format!("{:<14}", "Protocol"), theme.dim),
+        Span::raw("moderated"),
+    ]);
+    let bottom = match &form.problem {
+        Some(problem) => Line::styled(problem.clone(), theme.warning),
+        None => protocol,
+    };
+    frame.render_widget(Paragraph::new(bottom), rows[5]);
+}
