@@ -78,12 +78,18 @@ pub enum Command {
         /// Plain ASCII borders and glyphs.
         #[arg(long)]
         ascii: bool,
+        /// dark, light, high-contrast, ansi16, or a theme file.
+        #[arg(long, value_name = "NAME")]
+        theme: Option<String>,
     },
     /// Browse, search, open, resume or delete stored debates, or start a new one.
     History {
         /// Plain ASCII borders and glyphs.
         #[arg(long)]
         ascii: bool,
+        /// dark, light, high-contrast, ansi16, or a theme file.
+        #[arg(long, value_name = "NAME")]
+        theme: Option<String>,
     },
     /// The perspective catalog: built-in and user-defined.
     Perspectives {
@@ -135,6 +141,10 @@ pub struct RunArgs {
     /// Plain ASCII borders and glyphs, for terminals without Unicode box drawing.
     #[arg(long)]
     pub ascii: bool,
+
+    /// Workbench theme: dark, light, high-contrast, ansi16, or a theme file.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
 
     /// Maximum rounds (1–20; default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]

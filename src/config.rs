@@ -26,6 +26,17 @@ pub struct Config {
     pub retry: RetryConfig,
     /// Perspective name → provider profile, to seat a perspective on another model.
     pub perspective_providers: BTreeMap<String, String>,
+    pub ui: UiConfig,
+}
+
+/// The workbench's look.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct UiConfig {
+    /// dark, light, high-contrast, ansi16, or a path to a theme file.
+    pub theme: Option<String>,
+    /// ASCII borders and glyphs.
+    pub ascii: bool,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -8,9 +8,10 @@ use moot::headless::{self, CheckpointAnswers};
 use moot::providers::{self, ProviderFlags};
 use moot::session::{self, DebateSettings};
 use moot::store::Store;
+use moot::tui;
 use moot::tui::history::NewDebate;
 use moot::tui::run::Start;
-use moot::tui::{self, theme::Theme};
+use moot::tui::theme::{Depth, Theme};
 use moot::{paths, sanitize};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -46,7 +47,7 @@ fn run(cli: Cli) -> Result<i32, Failure> {
         ))
     })?;
     match cli.command {
-        Some(Command::Open { id, ascii }) => {
+        Some(Command::Open { id, ascii, theme }) => {
             if !std::io::stdout().is_terminal() {
                 return Err(Failure::usage(
                     "moot open needs a terminal; moot show ID prints a debate as text",
@@ -56,11 +57,12 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             let id = open_store()?.debate(&id)?.id;
             let args = RunArgs {
                 ascii,
+                theme,
                 ..RunArgs::default()
             };
             workbench(&config, &args, Start::Replay(id))
         }
-        Some(Command::History { ascii }) => {
+        Some(Command::History { ascii, theme }) => {
             if !std::io::stdout().is_terminal() {
                 return Err(Failure::usage(
                     "moot history needs a terminal; moot list prints the history as text",
@@ -68,6 +70,7 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             }
             let args = RunArgs {
                 ascii,
+                theme,
                 ..RunArgs::default()
             };
             workbench(&config, &args, Start::History)
@@ -140,8 +143,15 @@ fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
 /// Opens the workbench on a screen; new debates from its form get the same settings as the
 /// command line would give them.
 fn workbench(config: &Config, args: &RunArgs, start: Start) -> Result<i32, Failure> {
+    let name = args
+        .theme
+        .clone()
+        .or_else(|| config.ui.theme.clone())
+        .unwrap_or_else(|| "dark".into());
+    let theme = Theme::named(&name, Depth::detect())
+        .map_err(Failure::usage)?
+        .with_ascii(args.ascii || config.ui.ascii);
     let store = open_store()?;
-    let theme = Theme::dark().with_ascii(args.ascii);
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
         form_args.max_rounds = Some(debate.max_rounds);
