@@ -12,6 +12,18 @@ use ratatui_textarea::{TextArea, WrapMode};
 pub enum Effect {
     Control(Control),
     Quit,
+    /// Put this text on the clipboard (OSC 52, so it works over SSH).
+    Copy(String),
+    /// Show the synthesis in $PAGER, or open it in $EDITOR: its record file if it was
+    /// written, else a temporary copy.
+    Page {
+        markdown: String,
+        path: Option<String>,
+    },
+    Edit {
+        markdown: String,
+        path: Option<String>,
+    },
 }
 
 /// The layer on top of the live screen, if any.
@@ -20,7 +32,7 @@ pub enum Modal {
     Checkpoint,
     Guide(Box<TextArea<'static>>),
     Help,
-    Synthesis { scroll: u16 },
+    Synthesis { scroll: u16, expanded: bool },
 }
 
 /// Which side panels show.
@@ -47,6 +59,8 @@ pub struct App {
     pub dirty: bool,
     /// Screen height of a pane, from the last draw, for page scrolling.
     pub page: usize,
+    /// A short message for the footer (copied, opened…), cleared by the next key.
+    pub notice: Option<String>,
     /// Per pane, the first line shown at the last draw, where scrolling starts from.
     shown_from: Vec<usize>,
 }
@@ -67,6 +81,7 @@ impl App {
             spinner: 0,
             dirty: true,
             page: 10,
+            notice: None,
             shown_from: Vec::new(),
         }
     }
@@ -116,6 +131,7 @@ impl App {
 
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Effect> {
         self.dirty = true;
+        self.notice = None;
         if let Modal::Guide(editor) = &mut self.modal {
             return match keymap::lookup(Scope::Editor, &key) {
                 Some(Command::SubmitGuidance) => {
@@ -158,30 +174,47 @@ impl App {
             self.modal = Modal::None;
             return None;
         }
-        if let Modal::Synthesis { scroll } = &mut self.modal {
+        if let Modal::Synthesis { scroll, expanded } = &mut self.modal {
+            let document = self
+                .view
+                .synthesis
+                .as_ref()
+                .map(|(markdown, _, path)| (markdown.clone(), path.clone()));
             match key.code {
                 KeyCode::Esc => {
                     self.modal = Modal::None;
                     return None;
                 }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *scroll = scroll.saturating_add(1);
-                    return None;
+                KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
+                KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+                KeyCode::PageDown | KeyCode::Char(' ') => {
+                    *scroll = scroll.saturating_add(self.page as u16)
                 }
-                KeyCode::Up | KeyCode::Char('k') => {
-                    *scroll = scroll.saturating_sub(1);
-                    return None;
+                KeyCode::PageUp => *scroll = scroll.saturating_sub(self.page as u16),
+                KeyCode::Home => *scroll = 0,
+                _ if keymap::lookup(Scope::Synthesis, &key).is_some() => {
+                    return match keymap::lookup(Scope::Synthesis, &key) {
+                        Some(Command::ToggleArguments) => {
+                            *expanded = !*expanded;
+                            *scroll = 0;
+                            None
+                        }
+                        Some(Command::Copy) => document.map(|(markdown, _)| Effect::Copy(markdown)),
+                        Some(Command::Pager) => {
+                            document.map(|(markdown, path)| Effect::Page { markdown, path })
+                        }
+                        Some(Command::Editor) => {
+                            document.map(|(markdown, path)| Effect::Edit { markdown, path })
+                        }
+                        _ => None,
+                    };
                 }
-                KeyCode::PageDown => {
-                    *scroll = scroll.saturating_add(self.page as u16);
-                    return None;
+                _ => {
+                    let command = keymap::lookup(Scope::Screen, &key)?;
+                    return self.run(command);
                 }
-                KeyCode::PageUp => {
-                    *scroll = scroll.saturating_sub(self.page as u16);
-                    return None;
-                }
-                _ => {}
             }
+            return None;
         }
         let command = keymap::lookup(Scope::Screen, &key)?;
         self.run(command)
@@ -225,7 +258,10 @@ impl App {
             Command::Synthesis => {
                 self.modal = match self.modal {
                     Modal::Synthesis { .. } => self.resting_modal(),
-                    _ if self.view.synthesis.is_some() => Modal::Synthesis { scroll: 0 },
+                    _ if self.view.synthesis.is_some() => Modal::Synthesis {
+                        scroll: 0,
+                        expanded: false,
+                    },
                     _ => self.resting_modal(),
                 }
             }
@@ -233,7 +269,11 @@ impl App {
             | Command::Guide
             | Command::End
             | Command::SubmitGuidance
-            | Command::Cancel => {}
+            | Command::Cancel
+            | Command::ToggleArguments
+            | Command::Copy
+            | Command::Pager
+            | Command::Editor => {}
         }
         None
     }
@@ -412,6 +452,43 @@ mod tests {
             KeyCode::Char('c'),
             KeyModifiers::CONTROL
         )));
+    }
+
+    #[test]
+    fn the_synthesis_copies_pages_and_expands() {
+        let mut app = App::new(true);
+        started(&mut app);
+        app.on_event(&Event::Synthesis {
+            markdown: "# Decision".into(),
+            confidence: "High".into(),
+            path: Some("docs/decisions/x.md".into()),
+        });
+        app.on_key(key('s'));
+        assert!(matches!(
+            app.modal,
+            Modal::Synthesis {
+                expanded: false,
+                ..
+            }
+        ));
+        app.on_key(key('f'));
+        assert!(matches!(app.modal, Modal::Synthesis { expanded: true, .. }));
+        assert_eq!(
+            app.on_key(key('y')),
+            Some(Effect::Copy("# Decision".into()))
+        );
+        assert_eq!(
+            app.on_key(key('o')),
+            Some(Effect::Page {
+                markdown: "# Decision".into(),
+                path: Some("docs/decisions/x.md".into())
+            })
+        );
+        assert_eq!(
+            app.on_key(key('q')),
+            Some(Effect::Quit),
+            "screen keys still work"
+        );
     }
 
     #[test]

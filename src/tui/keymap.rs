@@ -25,6 +25,10 @@ pub enum Command {
     End,
     SubmitGuidance,
     Cancel,
+    ToggleArguments,
+    Copy,
+    Pager,
+    Editor,
 }
 
 /// Where a binding applies.
@@ -36,6 +40,8 @@ pub enum Scope {
     Checkpoint,
     /// The guidance editor.
     Editor,
+    /// The synthesis view.
+    Synthesis,
 }
 
 pub struct Binding {
@@ -52,6 +58,34 @@ const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
 /// The default keymap.
 pub const BINDINGS: &[Binding] = &[
+    Binding {
+        command: Command::ToggleArguments,
+        scope: Scope::Synthesis,
+        keys: &[(KeyCode::Char('f'), NONE)],
+        label: "f",
+        help: "show or hide each perspective's full arguments",
+    },
+    Binding {
+        command: Command::Copy,
+        scope: Scope::Synthesis,
+        keys: &[(KeyCode::Char('y'), NONE)],
+        label: "y",
+        help: "copy the document (OSC 52, works over SSH)",
+    },
+    Binding {
+        command: Command::Pager,
+        scope: Scope::Synthesis,
+        keys: &[(KeyCode::Char('o'), NONE)],
+        label: "o",
+        help: "open it in $PAGER",
+    },
+    Binding {
+        command: Command::Editor,
+        scope: Scope::Synthesis,
+        keys: &[(KeyCode::Char('E'), SHIFT), (KeyCode::Char('E'), NONE)],
+        label: "E",
+        help: "open it in $EDITOR",
+    },
     Binding {
         command: Command::Continue,
         scope: Scope::Checkpoint,

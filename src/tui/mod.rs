@@ -5,6 +5,7 @@
 pub mod app;
 pub mod history;
 pub mod keymap;
+pub mod markdown;
 pub mod run;
 pub mod state;
 pub mod theme;

@@ -80,6 +80,93 @@ fn draw(
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
+/// Base64 (standard alphabet, padded), for OSC 52.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = (chunk[0] as u32) << 16
+            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
+            | *chunk.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The OSC 52 sequence that puts `text` on the terminal's clipboard (also over SSH).
+pub fn osc52(text: &str) -> String {
+    format!("\u{1b}]52;c;{}\u{7}", base64(text.as_bytes()))
+}
+
+/// Copies, pages or edits, leaving the screen for an outside program and coming back.
+fn perform(terminal: &mut Term, app: &mut App, effect: Effect) {
+    use std::io::Write;
+    match effect {
+        Effect::Copy(text) => {
+            let mut out = stdout();
+            let _ = out
+                .write_all(osc52(&text).as_bytes())
+                .and_then(|_| out.flush());
+            app.notice = Some(format!(
+                "copied {} characters (OSC 52)",
+                text.chars().count()
+            ));
+        }
+        Effect::Page { markdown, path } => outside(terminal, app, "PAGER", "less", &markdown, path),
+        Effect::Edit { markdown, path } => outside(terminal, app, "EDITOR", "vi", &markdown, path),
+        Effect::Control(_) | Effect::Quit => {}
+    }
+    app.dirty = true;
+}
+
+fn outside(
+    terminal: &mut Term,
+    app: &mut App,
+    variable: &str,
+    fallback: &str,
+    markdown: &str,
+    path: Option<String>,
+) {
+    let file = match path.filter(|p| std::path::Path::new(p).exists()) {
+        Some(path) => std::path::PathBuf::from(path),
+        None => {
+            let file =
+                std::env::temp_dir().join(format!("moot-synthesis-{}.md", std::process::id()));
+            if let Err(e) = std::fs::write(&file, crate::sanitize::clean(markdown)) {
+                app.notice = Some(format!("cannot write {}: {e}", file.display()));
+                return;
+            }
+            file
+        }
+    };
+    let program = std::env::var(variable)
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| fallback.to_string());
+    let mut words = program.split_whitespace();
+    let Some(command) = words.next() else {
+        return;
+    };
+    restore_terminal();
+    let status = std::process::Command::new(command)
+        .args(words)
+        .arg(&file)
+        .status();
+    let _ = enable_raw_mode();
+    let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
+    let _ = terminal.clear();
+    app.notice = Some(match status {
+        Ok(_) => format!("back from {command}"),
+        Err(e) => format!("cannot run {command} (${variable}): {e}"),
+    });
+}
+
 /// Where the workbench opens.
 pub enum Start {
     History,
@@ -265,6 +352,7 @@ where
                     let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
                     match effect {
                         Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
+                        Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. })) => perform(terminal, &mut app, effect),
                         Some(Effect::Quit) => {
                             if finished.is_some() {
                                 break;
@@ -319,8 +407,13 @@ async fn replay_screen(
         tokio::select! {
             key = keys.next() => match key {
                 Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
-                    if is_interrupt(&key) || app.on_key(key) == Some(Effect::Quit) {
+                    if is_interrupt(&key) {
                         break;
+                    }
+                    match app.on_key(key) {
+                        Some(Effect::Quit) => break,
+                        Some(effect) => perform(terminal, &mut app, effect),
+                        None => {}
                     }
                 }
                 Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
@@ -430,5 +523,20 @@ async fn history_screen(
             },
             _ = crate::headless::interrupted() => return HistoryEffect::Quit,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn osc52_carries_base64() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64("é✓".as_bytes()), "w6ninJM=");
+        assert_eq!(osc52("hi"), "\u{1b}]52;c;aGk=\u{7}");
     }
 }

@@ -73,6 +73,8 @@ pub struct Theme {
     pub warning: Style,
     pub error: Style,
     pub ascii: bool,
+    /// The colour depth the theme was fitted to.
+    pub depth: Depth,
 }
 
 impl Theme {
@@ -131,6 +133,7 @@ impl Theme {
             warning: color(&file.warning)?,
             error: color(&file.error)?.add_modifier(Modifier::BOLD),
             ascii: false,
+            depth,
         })
     }
 

@@ -19,6 +19,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
 #[derive(Default)]
 pub struct Caches {
     pub panes: Vec<PaneCache>,
+    /// The rendered synthesis: (width, expanded, turns seen, lines).
+    pub synthesis: Option<(usize, bool, u64, Vec<Line<'static>>)>,
 }
 
 /// The screen commands worth a place in the footer; `?` lists the rest.
@@ -58,7 +60,10 @@ pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme
         Modal::Checkpoint => checkpoint(frame, area, app, theme),
         Modal::Guide(_) => guide(frame, area, app, theme),
         Modal::Help => help(frame, area, theme),
-        Modal::Synthesis { scroll } => synthesis(frame, area, app, *scroll, theme),
+        Modal::Synthesis { scroll, expanded } => {
+            let (scroll, expanded) = (*scroll, *expanded);
+            synthesis(frame, area, app, caches, scroll, expanded, theme)
+        }
         Modal::None => {}
     }
 }
@@ -288,6 +293,13 @@ fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Modal::Guide(_) => Scope::Editor,
         _ => Scope::Screen,
     };
+    if let Some(notice) = &app.notice {
+        frame.render_widget(
+            Paragraph::new(Line::styled(format!(" {notice}"), theme.warning)),
+            area,
+        );
+        return;
+    }
     let mut spans = Vec::new();
     for (command, label, help) in keymap::hints(scope) {
         if scope == Scope::Screen && !FOOTER.contains(&command) {
@@ -397,43 +409,81 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn synthesis(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
+/// The decision document, then (when expanded) every perspective's full arguments.
+fn synthesis_markdown(app: &App, expanded: bool) -> String {
+    let mut markdown = app
+        .view
+        .synthesis
+        .as_ref()
+        .map(|(m, _, _)| m.clone())
+        .unwrap_or_default();
+    if expanded {
+        for seat in &app.view.seats {
+            markdown.push_str(&format!(
+                "\n\n---\n\n## {} {}: full arguments\n",
+                seat.id, seat.perspective
+            ));
+            for turn in app.view.turns.iter().filter(|t| t.seat == seat.id) {
+                markdown.push_str(&format!(
+                    "\n### Round {} · {}\n\n{}\n",
+                    turn.round,
+                    turn.phase.as_str(),
+                    turn.content.trim()
+                ));
+            }
+        }
+    }
+    markdown
+}
+
+fn synthesis(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    caches: &mut Caches,
+    scroll: u16,
+    expanded: bool,
+    theme: &Theme,
+) {
     let rect = Rect {
-        x: area.x + 2,
+        x: area.x + 1,
         y: area.y + 1,
-        width: area.width.saturating_sub(4),
+        width: area.width.saturating_sub(2),
         height: area.height.saturating_sub(2),
     };
     frame.render_widget(Clear, rect);
     let path = app.view.synthesis.as_ref().and_then(|(_, _, p)| p.clone());
-    let block = modal_block("Synthesis", theme).title_bottom(Line::styled(
+    let hint = app.notice.clone().unwrap_or_else(|| {
         format!(
-            " {} · ↑↓ scroll · Esc closes ",
-            path.unwrap_or_else(|| "not written to a file".into())
-        ),
-        theme.dim,
-    ));
+            "{} · f {} arguments · y copy · o pager · E editor · Esc",
+            path.unwrap_or_else(|| "not written to a file".into()),
+            if expanded { "hide" } else { "show" }
+        )
+    });
+    let block =
+        modal_block("Synthesis", theme).title_bottom(Line::styled(format!(" {hint} "), theme.dim));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let Some((markdown, _, _)) = &app.view.synthesis else {
+    let width = inner.width.saturating_sub(1) as usize;
+    let fresh = matches!(&caches.synthesis, Some((w, e, g, _)) if *w == width && *e == expanded && *g == app.view.generation);
+    if !fresh {
+        let lines = super::markdown::render(
+            &synthesis_markdown(app, expanded),
+            width,
+            theme,
+            theme.depth,
+        );
+        caches.synthesis = Some((width, expanded, app.view.generation, lines));
+    }
+    let Some((_, _, _, lines)) = &caches.synthesis else {
         return;
     };
-    let lines: Vec<Line> = markdown
-        .lines()
-        .flat_map(|line| {
-            let style = if line.starts_with('#') {
-                theme.accent
-            } else if line.starts_with("**") {
-                theme.text.add_modifier(Modifier::BOLD)
-            } else {
-                theme.text
-            };
-            wrap(line, inner.width as usize)
-                .into_iter()
-                .map(move |l| Line::styled(l, style))
-        })
-        .skip(scroll as usize)
+    let top = (scroll as usize).min(lines.len().saturating_sub(1));
+    let visible: Vec<Line> = lines
+        .iter()
+        .skip(top)
         .take(inner.height as usize)
+        .cloned()
         .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(visible), inner);
 }
