@@ -235,23 +235,44 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
             .args(args);
         command
     };
-    let pty = Pty::spawn(&mut moot(&["--max-rounds", "3", "Should we use Redis or PostgreSQL for caching?"]));
+    let pty = Pty::spawn(&mut moot(&[
+        "--max-rounds",
+        "3",
+        "Should we use Redis or PostgreSQL for caching?",
+    ]));
     pty.wait_for("Round 1 complete");
     // What sshd does when the connection drops.
     // SAFETY: signalling our own child.
-    assert_eq!(unsafe { libc::kill(pty.child.id() as libc::pid_t, libc::SIGHUP) }, 0);
+    assert_eq!(
+        unsafe { libc::kill(pty.child.id() as libc::pid_t, libc::SIGHUP) },
+        0
+    );
     let (done, exited) = std::sync::mpsc::channel();
     let mut child = pty.child;
     std::thread::spawn(move || {
         let _ = done.send(child.wait());
     });
-    let status = exited.recv_timeout(Duration::from_secs(30)).expect("moot exits on SIGHUP").unwrap();
+    let status = exited
+        .recv_timeout(Duration::from_secs(30))
+        .expect("moot exits on SIGHUP")
+        .unwrap();
     assert_eq!(status.code(), Some(130), "interrupted and paused");
     let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
-    assert!(raw.rfind("\u{1b}[?1049l") > raw.rfind("\u{1b}[?1049h"), "left the alternate screen");
+    assert!(
+        raw.rfind("\u{1b}[?1049l") > raw.rfind("\u{1b}[?1049h"),
+        "left the alternate screen"
+    );
     let output = moot(&["list", "--json"]).output().unwrap();
     let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(list[0]["status"], "paused");
-    let resumed = moot(&["resume", list[0]["id"].as_str().unwrap()]).stdin(Stdio::null()).output().unwrap();
-    assert_eq!(resumed.status.code(), Some(0), "{}", String::from_utf8_lossy(&resumed.stderr));
+    let resumed = moot(&["resume", list[0]["id"].as_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
 }

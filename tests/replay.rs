@@ -93,7 +93,11 @@ async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
     for (width, height) in [(80, 24), (120, 40), (200, 60)] {
         let live_screen = screen(live.clone(), false, width, height);
         let replay_screen = screen(replayed.clone(), true, width, height);
-        assert_eq!(replay_screen.replace(" · replay", ""), live_screen, "{width}x{height}");
+        assert_eq!(
+            replay_screen.replace(" · replay", ""),
+            live_screen,
+            "{width}x{height}"
+        );
     }
 }
 
@@ -106,9 +110,18 @@ fn screen(view: DebateView, read_only: bool, width: u16, height: u16) -> String 
     app.scroll = vec![None; view.seats.len()];
     app.view = view;
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal.draw(|frame| views::draw(frame, &mut app, &mut Caches::default(), &Theme::dark())).unwrap();
+    terminal
+        .draw(|frame| views::draw(frame, &mut app, &mut Caches::default(), &Theme::dark()))
+        .unwrap();
     let buffer = terminal.backend().buffer().clone();
     (0..height)
-        .map(|y| (0..width).map(|x| buffer[(x, y)].symbol().to_string()).collect::<String>().trim_end().to_string() + "\n")
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+                + "\n"
+        })
         .collect()
 }

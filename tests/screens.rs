@@ -122,6 +122,8 @@ fn app_with(events: &[Event]) -> App {
     for event in events {
         app.on_event(event);
     }
+    // The running clock in the header would make snapshots depend on timing.
+    app.started = None;
     app
 }
 
@@ -323,5 +325,19 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             history.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
         insta::assert_snapshot!(format!("new_debate_{width}x{height}"), draw(&history));
+    }
+}
+
+#[test]
+fn the_help_lists_every_binding_of_the_keymap() {
+    let mut app = app_with(&round_one()[..3]);
+    app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+    let screen = render(&mut app, 200, 60);
+    for binding in moot::tui::keymap::BINDINGS {
+        assert!(
+            screen.contains(binding.help),
+            "help lacks {:?}",
+            binding.help
+        );
     }
 }

@@ -61,6 +61,12 @@ pub struct App {
     pub page: usize,
     /// A short message for the footer (copied, opened…), cleared by the next key.
     pub notice: Option<String>,
+    /// When this live debate started on screen; None for replays (and snapshots).
+    pub started: Option<std::time::Instant>,
+    /// Seconds shown in the header, so a tick redraws only when it changes.
+    shown_seconds: u64,
+    /// Pane titles carry each seat's token counts.
+    pub seat_tokens: bool,
     /// Per pane, the first line shown at the last draw, where scrolling starts from.
     shown_from: Vec<usize>,
 }
@@ -82,12 +88,19 @@ impl App {
             dirty: true,
             page: 10,
             notice: None,
+            started: None,
+            shown_seconds: 0,
+            seat_tokens: false,
             shown_from: Vec::new(),
         }
     }
 
     pub fn on_event(&mut self, event: &Event) {
         self.view.apply(event);
+        if matches!(event, Event::DebateCreated { .. }) && !self.read_only && self.started.is_none()
+        {
+            self.started = Some(std::time::Instant::now());
+        }
         if self.scroll.len() != self.view.seats.len() {
             self.scroll.resize(self.view.seats.len(), None);
         }
@@ -115,8 +128,20 @@ impl App {
         self.dirty = true;
     }
 
+    /// Seconds since the debate started, while it runs.
+    pub fn elapsed(&self) -> Option<u64> {
+        (!self.view.is_finished()).then_some(())?;
+        self.started.map(|s| s.elapsed().as_secs())
+    }
+
     /// Advances the spinner; only worth a redraw while something is being spoken.
     pub fn on_tick(&mut self) {
+        if let Some(seconds) = self.elapsed()
+            && seconds != self.shown_seconds
+        {
+            self.shown_seconds = seconds;
+            self.dirty = true;
+        }
         let busy = self.view.moderator.speaking.is_some()
             || self.view.activity.iter().any(|a| a.speaking.is_some());
         if busy {
@@ -247,6 +272,7 @@ impl App {
                 }
             }
             Command::ToggleCommitments => self.panels.commitments = !self.panels.commitments,
+            Command::SeatTokens => self.seat_tokens = !self.seat_tokens,
             Command::ToggleMap => self.panels.map = !self.panels.map,
             Command::Maximize => {
                 self.panels.maximized = !self.panels.maximized;

@@ -26,6 +26,7 @@ pub enum Command {
     SubmitGuidance,
     Cancel,
     ToggleArguments,
+    SeatTokens,
     Copy,
     Pager,
     Editor,
@@ -58,6 +59,13 @@ const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
 /// The default keymap.
 pub const BINDINGS: &[Binding] = &[
+    Binding {
+        command: Command::SeatTokens,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('t'), NONE)],
+        label: "t",
+        help: "show or hide each seat's tokens",
+    },
     Binding {
         command: Command::ToggleArguments,
         scope: Scope::Synthesis,

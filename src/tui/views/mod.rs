@@ -78,6 +78,25 @@ fn strip_height(area: Rect) -> u16 {
     }
 }
 
+/// US dollars per million input and output tokens, for models whose list price is known.
+const PRICES: &[(&str, f64, f64)] = &[
+    ("gpt-4o-mini", 0.15, 0.60),
+    ("gpt-4o", 2.50, 10.00),
+    ("gpt-4.1-mini", 0.40, 1.60),
+    ("gpt-4.1", 2.00, 8.00),
+    ("claude-sonnet-4", 3.00, 15.00),
+    ("claude-haiku-4", 1.00, 5.00),
+    ("claude-opus-4", 15.00, 75.00),
+];
+
+/// An estimate from list prices; None for models not listed (local ones cost nothing here).
+fn estimated_cost(model: &str, tokens_in: u64, tokens_out: u64) -> Option<f64> {
+    let (_, input, output) = PRICES
+        .iter()
+        .find(|(prefix, _, _)| model.starts_with(prefix))?;
+    Some((tokens_in as f64 * input + tokens_out as f64 * output) / 1_000_000.0)
+}
+
 fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let view = &app.view;
     let status_style = match view.status.as_str() {
@@ -90,12 +109,18 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         "analysing".to_string()
     };
-    let tokens = format!(
+    let mut tokens = format!(
         "{}{} tok in · {} out",
         if view.tokens_estimated { "~" } else { "" },
         view.tokens_in,
         view.tokens_out
     );
+    if let Some(cost) = estimated_cost(&view.model, view.tokens_in, view.tokens_out) {
+        tokens.push_str(&format!(" · ~${cost:.3}"));
+    }
+    if let Some(seconds) = app.elapsed() {
+        tokens.push_str(&format!(" · {}:{:02}", seconds / 60, seconds % 60));
+    }
     let line1 = Line::from(vec![
         Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
         Span::raw(" "),
@@ -385,7 +410,7 @@ fn guide(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let rows = keymap::BINDINGS.len() as u16 + 6;
+    let rows = keymap::BINDINGS.len() as u16 + 7;
     let rect = centered(area, 70, rows);
     frame.render_widget(Clear, rect);
     let block =
@@ -397,6 +422,7 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
         (Scope::Screen, "Anywhere"),
         (Scope::Checkpoint, "At a checkpoint"),
         (Scope::Editor, "Writing guidance"),
+        (Scope::Synthesis, "In the synthesis"),
     ] {
         lines.push(Line::styled(heading, theme.accent));
         for binding in keymap::BINDINGS.iter().filter(|b| b.scope == scope) {

@@ -91,6 +91,7 @@ fn title(
     focused: bool,
     theme: &Theme,
     spinner: usize,
+    tokens: Option<(u64, u64)>,
 ) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(" {} {} ", seat.id, seat.perspective),
@@ -122,6 +123,12 @@ fn title(
     if focused {
         spans.push(Span::styled("● ", theme.focus));
     }
+    if let Some((tokens_in, tokens_out)) = tokens {
+        spans.push(Span::styled(
+            format!("{tokens_in}↑ {tokens_out}↓ "),
+            theme.dim,
+        ));
+    }
     Line::from(spans)
 }
 
@@ -142,7 +149,21 @@ pub fn draw(
         .borders(Borders::ALL)
         .border_set(theme.border_set())
         .border_style(if focused { theme.focus } else { theme.border })
-        .title(title(&seat, &activity, index, focused, theme, app.spinner));
+        .title(title(
+            &seat,
+            &activity,
+            index,
+            focused,
+            theme,
+            app.spinner,
+            app.seat_tokens.then(|| {
+                app.view
+                    .turns
+                    .iter()
+                    .filter(|t| t.seat == seat.id)
+                    .fold((0, 0), |(i, o), t| (i + t.tokens_in, o + t.tokens_out))
+            }),
+        ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     if inner.width == 0 || inner.height == 0 {
