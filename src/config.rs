@@ -37,6 +37,10 @@ pub struct UiConfig {
     pub theme: Option<String>,
     /// ASCII borders and glyphs.
     pub ascii: bool,
+    /// Take the mouse (wheel scrolling, click to focus); off leaves the terminal's own selection.
+    pub mouse: Option<bool>,
+    /// Command name → keys, replacing that command's default keys (see `?` in the workbench).
+    pub keys: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -337,6 +341,14 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// The first place `needle` appears in a file, as "path:line:column", for errors found after
+/// parsing.
+pub fn locate(path: &Path, needle: &str) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let (line, column) = line_column(&text, text.find(needle).unwrap_or(0));
+    format!("{}:{line}:{column}", path.display())
 }
 
 /// 1-based line and column (in characters) of a byte offset.

@@ -41,11 +41,20 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<i32, Failure> {
-    let (config, _) = Config::load(paths::config_path(cli.config.clone())).map_err(|e| {
-        Failure::usage(format!(
-            "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
-        ))
-    })?;
+    let (config, config_path) =
+        Config::load(paths::config_path(cli.config.clone())).map_err(|e| {
+            Failure::usage(format!(
+                "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
+            ))
+        })?;
+    tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
+    if let Err(problem) = tui::keymap::install(&config.ui.keys) {
+        let place = config_path
+            .as_deref()
+            .map(|p| moot::config::locate(p, "[ui.keys]"))
+            .unwrap_or_else(|| "config".into());
+        return Err(Failure::usage(format!("{place}: [ui.keys]: {problem}")));
+    }
     match cli.command {
         Some(Command::Open { id, ascii, theme }) => {
             if !std::io::stdout().is_terminal() {

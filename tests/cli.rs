@@ -707,6 +707,15 @@ fn bad_input_is_a_usage_error_with_exit_2() {
         message.contains("config.toml:3:1:") && message.contains("max_round"),
         "{message}"
     );
+    home.write_config("[ui.keys]\nquit = [\"ctrl-banana\"]\n");
+    let output = home.run(Some(&server), &["list"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("config.toml:1:1: [ui.keys]")
+            && message.contains("\"ctrl-banana\" is not a key"),
+        "{message}"
+    );
     home.write_config("");
 
     let output = home.run(

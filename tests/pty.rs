@@ -118,7 +118,12 @@ impl Pty {
 fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    // Ending is rebound to x, to show the keymap is configurable.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[ui.keys]\nend = [\"x\"]\n",
+    )
+    .unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
     command
         .current_dir(home.path())
@@ -148,7 +153,10 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     pty.press(b"\x13"); // Ctrl-S
     let screen = pty.wait_for("Round 2 complete");
     assert!(screen.contains("round 2 · argument"), "{screen}");
+    // The footer follows the rebinding.
+    pty.wait_for(" x end the debate");
     pty.press(b"e");
+    pty.press(b"x");
     let screen = pty.wait_for("completed ·");
     assert!(screen.contains("round 2 of 3"), "{screen}");
     pty.press(b"q");

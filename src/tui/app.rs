@@ -4,7 +4,7 @@
 use super::keymap::{self, Command, Scope};
 use super::state::DebateView;
 use crate::debate::{Control, Event};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui_textarea::{TextArea, WrapMode};
 
 /// What the app asks the loop to do.
@@ -67,6 +67,8 @@ pub struct App {
     shown_seconds: u64,
     /// Pane titles carry each seat's token counts.
     pub seat_tokens: bool,
+    /// Where each seat's pane was drawn last, for the mouse.
+    pub pane_areas: Vec<(usize, ratatui::layout::Rect)>,
     /// Per pane, the first line shown at the last draw, where scrolling starts from.
     shown_from: Vec<usize>,
 }
@@ -91,6 +93,7 @@ impl App {
             started: None,
             shown_seconds: 0,
             seat_tokens: false,
+            pane_areas: Vec::new(),
             shown_from: Vec::new(),
         }
     }
@@ -148,6 +151,39 @@ impl App {
             self.spinner = self.spinner.wrapping_add(1);
             self.dirty = true;
         }
+    }
+
+    /// The wheel scrolls the pane under the pointer (or the synthesis); a click focuses a pane.
+    pub fn on_mouse(&mut self, mouse: MouseEvent) {
+        let under = self
+            .pane_areas
+            .iter()
+            .find(|(_, area)| {
+                area.contains(ratatui::layout::Position::new(mouse.column, mouse.row))
+            })
+            .map(|(index, _)| *index);
+        match mouse.kind {
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let delta: isize = if mouse.kind == MouseEventKind::ScrollUp {
+                    -3
+                } else {
+                    3
+                };
+                if let Modal::Synthesis { scroll, .. } = &mut self.modal {
+                    *scroll = (*scroll as isize + delta).max(0) as u16;
+                } else if let Some(index) = under {
+                    self.focus = index;
+                    self.scroll_by(delta);
+                }
+            }
+            MouseEventKind::Down(MouseButton::Left) => {
+                if let Some(index) = under {
+                    self.focus = index;
+                }
+            }
+            _ => return,
+        }
+        self.dirty = true;
     }
 
     pub fn on_resize(&mut self) {
@@ -515,6 +551,28 @@ mod tests {
             Some(Effect::Quit),
             "screen keys still work"
         );
+    }
+
+    #[test]
+    fn the_wheel_scrolls_the_pane_under_the_pointer_and_a_click_focuses() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.pane_areas = vec![
+            (0, ratatui::layout::Rect::new(0, 0, 40, 20)),
+            (1, ratatui::layout::Rect::new(40, 0, 40, 20)),
+        ];
+        app.settle_scroll(1, 100, 10);
+        let mouse = |kind, column| MouseEvent {
+            kind,
+            column,
+            row: 5,
+            modifiers: KeyModifiers::NONE,
+        };
+        app.on_mouse(mouse(MouseEventKind::ScrollUp, 50));
+        assert_eq!(app.focus, 1);
+        assert_eq!(app.scroll[1], Some(87));
+        app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 3));
+        assert_eq!(app.focus, 0);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `?` overlay both read this one table, so help cannot drift from behaviour.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::sync::OnceLock;
 
 /// Something the user can ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,13 +242,131 @@ pub const BINDINGS: &[Binding] = &[
     },
 ];
 
+/// Keys the user rebound in config.toml (`[ui.keys]`), replacing a command's defaults.
+static REBOUND: OnceLock<Vec<Rebinding>> = OnceLock::new();
+
+/// A command, its new keys, and the label the help shows for them.
+type Rebinding = (Command, Vec<(KeyCode, KeyModifiers)>, String);
+
+/// The config name of a command: `quit`, `focus_next`, `submit_guidance`…
+pub fn name(command: Command) -> String {
+    let debug = format!("{command:?}");
+    let mut name = String::new();
+    for (i, c) in debug.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            name.push('_');
+        }
+        name.push(c.to_ascii_lowercase());
+    }
+    name
+}
+
+/// Parses a key such as `q`, `G`, `ctrl-s`, `shift-tab`, `esc`, `pgdown`, `f1`.
+pub fn parse_key(text: &str) -> Result<(KeyCode, KeyModifiers), String> {
+    let mut modifiers = KeyModifiers::NONE;
+    let mut rest = text.trim();
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        if let Some(tail) = lower.strip_prefix("ctrl-") {
+            modifiers |= KeyModifiers::CONTROL;
+            rest = &rest[rest.len() - tail.len()..];
+        } else if let Some(tail) = lower.strip_prefix("alt-") {
+            modifiers |= KeyModifiers::ALT;
+            rest = &rest[rest.len() - tail.len()..];
+        } else if let Some(tail) = lower.strip_prefix("shift-") {
+            modifiers |= KeyModifiers::SHIFT;
+            rest = &rest[rest.len() - tail.len()..];
+        } else {
+            break;
+        }
+    }
+    let code = match rest.to_ascii_lowercase().as_str() {
+        "esc" | "escape" => KeyCode::Esc,
+        "enter" | "return" => KeyCode::Enter,
+        "tab" if modifiers.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+        "tab" => KeyCode::Tab,
+        "backtab" => KeyCode::BackTab,
+        "space" => KeyCode::Char(' '),
+        "backspace" => KeyCode::Backspace,
+        "delete" | "del" => KeyCode::Delete,
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        "pgup" | "pageup" => KeyCode::PageUp,
+        "pgdown" | "pagedown" => KeyCode::PageDown,
+        f if f.len() > 1 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
+            KeyCode::F(f[1..].parse().unwrap_or(1))
+        }
+        _ if rest.chars().count() == 1 => KeyCode::Char(rest.chars().next().unwrap_or(' ')),
+        _ => {
+            return Err(format!(
+                "{text:?} is not a key: use a character, ctrl-x, shift-tab, esc, enter, up, pgdown, f1…"
+            ));
+        }
+    };
+    Ok((code, modifiers))
+}
+
+/// Installs the user's key bindings (command name → keys) for this process.
+pub fn install(bindings: &std::collections::BTreeMap<String, Vec<String>>) -> Result<(), String> {
+    let mut rebound = Vec::new();
+    for (command_name, keys) in bindings {
+        let command = BINDINGS
+            .iter()
+            .map(|b| b.command)
+            .find(|c| name(*c) == *command_name)
+            .ok_or_else(|| {
+                let mut names: Vec<String> = BINDINGS.iter().map(|b| name(b.command)).collect();
+                names.dedup();
+                format!(
+                    "{command_name:?} is not a command; known: {}",
+                    names.join(", ")
+                )
+            })?;
+        if keys.is_empty() {
+            return Err(format!("{command_name:?} needs at least one key"));
+        }
+        let parsed = keys
+            .iter()
+            .map(|k| parse_key(k))
+            .collect::<Result<Vec<_>, _>>()?;
+        rebound.push((command, parsed, keys.join(" ")));
+    }
+    let _ = REBOUND.set(rebound);
+    Ok(())
+}
+
+fn keys_of(binding: &Binding) -> Vec<(KeyCode, KeyModifiers)> {
+    match REBOUND
+        .get()
+        .and_then(|r| r.iter().find(|(c, _, _)| *c == binding.command))
+    {
+        Some((_, keys, _)) => keys.clone(),
+        None => binding.keys.to_vec(),
+    }
+}
+
+/// The label shown for a binding's keys, following any rebinding.
+pub fn label(binding: &Binding) -> String {
+    match REBOUND
+        .get()
+        .and_then(|r| r.iter().find(|(c, _, _)| *c == binding.command))
+    {
+        Some((_, _, label)) => label.clone(),
+        None => binding.label.to_string(),
+    }
+}
+
 /// The command a key means in a scope, if any.
 pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<Command> {
     BINDINGS
         .iter()
         .filter(|b| b.scope == scope)
         .find(|b| {
-            b.keys.iter().any(|(code, modifiers)| {
+            keys_of(b).iter().any(|(code, modifiers)| {
                 *code == key.code
                     && (key.modifiers - KeyModifiers::SHIFT == *modifiers - KeyModifiers::SHIFT)
             })
@@ -256,11 +375,11 @@ pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<Command> {
 }
 
 /// The bindings of a scope as (command, label, help), in table order.
-pub fn hints(scope: Scope) -> Vec<(Command, &'static str, &'static str)> {
+pub fn hints(scope: Scope) -> Vec<(Command, String, &'static str)> {
     BINDINGS
         .iter()
         .filter(|b| b.scope == scope)
-        .map(|b| (b.command, b.label, b.help))
+        .map(|b| (b.command, label(b), b.help))
         .collect()
 }
 
@@ -295,6 +414,18 @@ mod tests {
             Some(Command::Help)
         );
         assert_eq!(lookup(Scope::Screen, &key(KeyCode::Char('x'), NONE)), None);
+    }
+
+    #[test]
+    fn keys_parse_and_names_are_snake_case() {
+        assert_eq!(parse_key("q"), Ok((KeyCode::Char('q'), NONE)));
+        assert_eq!(parse_key("ctrl-s"), Ok((KeyCode::Char('s'), CTRL)));
+        assert_eq!(parse_key("shift-tab"), Ok((KeyCode::BackTab, SHIFT)));
+        assert_eq!(parse_key("PgDown"), Ok((KeyCode::PageDown, NONE)));
+        assert_eq!(parse_key("f5"), Ok((KeyCode::F(5), NONE)));
+        assert!(parse_key("ctrl-banana").is_err());
+        assert_eq!(name(Command::SubmitGuidance), "submit_guidance");
+        assert_eq!(name(Command::Quit), "quit");
     }
 
     #[test]

@@ -10,7 +10,9 @@ use crate::debate::{Control, DebateStatus, Event};
 use crate::headless;
 use crate::session::{self, DebateSettings, Finish, SessionError, Wiring};
 use crate::store::Store;
-use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use crossterm::event::{
+    DisableMouseCapture, EnableMouseCapture, Event as TermEvent, EventStream, KeyEventKind,
+};
 use crossterm::execute;
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
@@ -33,7 +35,19 @@ const TICK: Duration = Duration::from_millis(100);
 /// Puts the terminal back: cooked mode, main screen, visible cursor. Safe to call twice.
 pub fn restore_terminal() {
     let _ = disable_raw_mode();
-    let _ = execute!(stdout(), LeaveAlternateScreen, crossterm::cursor::Show);
+    let _ = execute!(
+        stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// Whether the workbench takes the mouse (wheel scrolling, click to focus); `[ui] mouse`.
+static MOUSE: AtomicBool = AtomicBool::new(true);
+
+pub fn set_mouse(enabled: bool) {
+    MOUSE.store(enabled, Ordering::SeqCst);
 }
 
 /// Restores the terminal when dropped, whatever the exit path.
@@ -62,6 +76,9 @@ fn enter() -> std::io::Result<(TerminalGuard, Terminal<CrosstermBackend<Stdout>>
     enable_raw_mode()?;
     let guard = TerminalGuard;
     execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide)?;
+    if MOUSE.load(Ordering::SeqCst) {
+        execute!(stdout(), EnableMouseCapture)?;
+    }
     let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
     Ok((guard, terminal))
 }
@@ -160,6 +177,9 @@ fn outside(
         .status();
     let _ = enable_raw_mode();
     let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
+    if MOUSE.load(Ordering::SeqCst) {
+        let _ = execute!(stdout(), EnableMouseCapture);
+    }
     let _ = terminal.clear();
     app.notice = Some(match status {
         Ok(_) => format!("back from {command}"),
@@ -366,6 +386,7 @@ where
                     }
                 }
                 Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
+                Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
                 Some(Ok(_)) => {}
                 // The terminal went away: pause and leave.
                 Some(Err(_)) | None => {
@@ -417,6 +438,7 @@ async fn replay_screen(
                     }
                 }
                 Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
+                Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => break,
             },

@@ -173,6 +173,7 @@ fn body(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme
 }
 
 fn panes(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
+    app.pane_areas.clear();
     let count = app.view.seats.len();
     if count == 0 {
         let text = match &app.view.clarification {
@@ -427,7 +428,7 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
         lines.push(Line::styled(heading, theme.accent));
         for binding in keymap::BINDINGS.iter().filter(|b| b.scope == scope) {
             lines.push(Line::from(vec![
-                Span::styled(format!("  {:<10}", binding.label), theme.focus),
+                Span::styled(format!("  {:<10}", keymap::label(binding)), theme.focus),
                 Span::raw(binding.help),
             ]));
         }

@@ -145,6 +145,8 @@ pub fn draw(
     };
     let activity = app.view.activity.get(index).cloned().unwrap_or_default();
     let focused = app.focus == index;
+    app.pane_areas.retain(|(i, _)| *i != index);
+    app.pane_areas.push((index, area));
     let block = Block::default()
         .borders(Borders::ALL)
         .border_set(theme.border_set())
