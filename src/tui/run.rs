@@ -339,6 +339,7 @@ where
     ));
     let mut stop = Some(stop_tx);
     let mut finished: Option<Result<Finish, SessionError>> = None;
+    let mut events_open = true;
     let mut last_frame = Instant::now() - FRAME;
     loop {
         if app.dirty && last_frame.elapsed() >= FRAME {
@@ -347,13 +348,18 @@ where
         }
         let next_frame = last_frame + FRAME;
         tokio::select! {
-            event = events_rx.recv() => {
-                if let Some(event) = event {
-                    app.on_event(&event);
-                    // Drain what is queued, then draw once.
-                    while let Ok(event) = events_rx.try_recv() {
+            event = events_rx.recv(), if events_open => {
+                match event {
+                    Some(event) => {
                         app.on_event(&event);
+                        // Drain what is queued, then draw once.
+                        while let Ok(event) = events_rx.try_recv() {
+                            app.on_event(&event);
+                        }
                     }
+                    // Every sender is gone (the debate ended): stop polling a closed channel,
+                    // or the loop would spin.
+                    None => events_open = false,
                 }
             }
             result = &mut session, if finished.is_none() => {

@@ -4,6 +4,8 @@
 //! malformed chunks, refused response formats, garbage JSON, escape sequences, hangs).
 #![allow(dead_code)]
 
+pub mod pty;
+
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -1,0 +1,155 @@
+//! The workbench as a user meets it, driven on a pseudo-terminal: time to the first frame,
+//! key-press-to-screen latency while 4 seats stream 500 tokens a second each, and CPU and
+//! output while a finished debate sits on screen. `cargo bench --bench latency`.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::pty::Pty;
+
+fn main() {
+    report_idle();
+    divan::main();
+}
+
+fn scratch() -> &'static (tempfile::TempDir, PathBuf) {
+    static SCRATCH: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    SCRATCH.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), "").unwrap();
+        let script = dir.path().join("streaming.json");
+        std::fs::write(&script, streaming_script().to_string()).unwrap();
+        (dir, script)
+    })
+}
+
+/// Four seats whose arguments stream 8 characters (≈2 tokens) every 4 ms: ≈500 tokens/s each,
+/// for about 40 seconds.
+fn streaming_script() -> serde_json::Value {
+    let mut replies = vec![
+        json!({"phase": "analysis", "reply": {"domain": "architecture", "constraints": [], "binary": false, "debaters": 4, "vague": false}}),
+        json!({"phase": "pose", "reply": "Round 1: go."}),
+    ];
+    let words = "the cache path must stay within its latency budget while operations stay simple ";
+    for seat in ["A", "B", "C", "D"] {
+        replies.push(json!({
+            "phase": "argument", "seat": seat, "chunk_chars": 8, "delay_ms": 4,
+            "reply": {"argument": words.repeat(1000), "moves": [], "confidence": 0.5, "position": seat}
+        }));
+    }
+    json!({"model": "streaming", "replies": replies})
+}
+
+fn moot(home: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+    command
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .env("MOOT_HOME", home.join("data"))
+        .env("MOOT_CONFIG", home.join("config.toml"))
+        .args(args);
+    command
+}
+
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn first_frame_of_a_new_debate(bencher: divan::Bencher) {
+    let (dir, script) = scratch();
+    bencher.bench_local(|| {
+        let started = Instant::now();
+        let mut pty = Pty::spawn(&mut moot(
+            dir.path(),
+            &[
+                "--script",
+                script.to_str().unwrap(),
+                "How should we structure the plugin system?",
+            ],
+        ));
+        pty.wait_for(" moot ");
+        let elapsed = started.elapsed();
+        let _ = pty.child.kill();
+        let _ = pty.child.wait();
+        elapsed
+    });
+}
+
+#[divan::bench(sample_count = 40, sample_size = 1)]
+fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
+    let (dir, script) = scratch();
+    let mut pty = Pty::spawn(&mut moot(
+        dir.path(),
+        &[
+            "--script",
+            script.to_str().unwrap(),
+            "How should we structure the plugin system?",
+        ],
+    ));
+    // The four seats stream in parallel (at 140 columns the panes show as tabs).
+    pty.wait_until(|screen| screen.contains("A Performance") || screen.contains("cache path"));
+    pty.wait_for("cache path");
+    let mut shown = false;
+    bencher.bench_local(|| {
+        // t toggles each seat's token counts in the pane titles.
+        let started = Instant::now();
+        pty.press(b"t");
+        shown = !shown;
+        pty.wait_until(|screen| screen.contains('↑') == shown);
+        started.elapsed()
+    });
+    let _ = pty.child.kill();
+    let _ = pty.child.wait();
+}
+
+/// CPU time of a process, from /proc.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields.get(11).and_then(|u| u.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    Duration::from_millis(ticks * 1000 / per_second)
+}
+
+fn report_idle() {
+    let (dir, _) = scratch();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
+    let mut pty = Pty::spawn(&mut moot(
+        dir.path(),
+        &[
+            "--no-checkpoints",
+            "--no-write",
+            "--script",
+            demo.to_str().unwrap(),
+            "Should we use Redis or PostgreSQL for caching?",
+        ],
+    ));
+    pty.wait_for("completed ·");
+    let pid = pty.child.id();
+    // Let the last frame settle, then watch the finished screen for five seconds.
+    std::thread::sleep(Duration::from_millis(500));
+    let (cpu_before, bytes_before) = (cpu_time(pid), pty.written());
+    let window = Duration::from_secs(5);
+    std::thread::sleep(window);
+    let (cpu_after, bytes_after) = (cpu_time(pid), pty.written());
+    let cpu = cpu_after.saturating_sub(cpu_before);
+    eprintln!(
+        "idle with a finished debate on screen: {} ms CPU in {} s ({:.2} %), {} bytes written to the terminal",
+        cpu.as_millis(),
+        window.as_secs(),
+        cpu.as_secs_f64() / window.as_secs_f64() * 100.0,
+        bytes_after - bytes_before
+    );
+    pty.press(b"q");
+    let _ = pty.child.wait();
+}

@@ -1,0 +1,135 @@
+//! A child process on a pseudo-terminal, its screen kept by a VT100 emulator, for tests and
+//! benchmarks that drive the real binary.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+pub const ROWS: u16 = 40;
+pub const COLS: u16 = 140;
+
+/// A child process on a pseudo-terminal, its screen kept by a VT100 emulator.
+pub struct Pty {
+    pub child: std::process::Child,
+    master: std::fs::File,
+    screen: Arc<(Mutex<vt100::Parser>, Condvar)>,
+    pub raw: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Pty {
+    pub fn spawn(command: &mut Command) -> Pty {
+        let mut master: libc::c_int = -1;
+        let mut slave: libc::c_int = -1;
+        let size = libc::winsize {
+            ws_row: ROWS,
+            ws_col: COLS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty writes two descriptors we take ownership of.
+        let status = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
+        assert_eq!(status, 0, "openpty failed");
+        // SAFETY: the descriptors were just created and are owned here.
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let slave_fd = slave.as_raw_fd();
+        command
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                libc::setsid();
+                libc::ioctl(slave_fd, libc::TIOCSCTTY as _, 0);
+                Ok(())
+            });
+        }
+        let child = command.spawn().unwrap();
+        let master = std::fs::File::from(master);
+        let screen = Arc::new((
+            Mutex::new(vt100::Parser::new(ROWS, COLS, 0)),
+            Condvar::new(),
+        ));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let mut reader = master.try_clone().unwrap();
+        let (screen_writer, raw_writer) = (screen.clone(), raw.clone());
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                raw_writer.lock().unwrap().extend_from_slice(&buffer[..n]);
+                let (parser, changed) = &*screen_writer;
+                parser.lock().unwrap().process(&buffer[..n]);
+                changed.notify_all();
+            }
+        });
+        Pty {
+            child,
+            master,
+            screen,
+            raw,
+        }
+    }
+
+    pub fn press(&mut self, bytes: &[u8]) {
+        self.master.write_all(bytes).unwrap();
+        self.master.flush().unwrap();
+    }
+
+    /// Waits, woken by each batch of output, until the screen shows `text`; 30 s at most.
+    pub fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let (parser, changed) = &*self.screen;
+        let mut guard = parser.lock().unwrap();
+        loop {
+            let contents = guard.screen().contents();
+            if contents.contains(text) {
+                return contents;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "the screen never showed {text:?}:\n{contents}"
+            );
+            guard = changed.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
+    /// Waits until `check` holds for the screen's text; 30 s at most.
+    pub fn wait_until(&self, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let (parser, changed) = &*self.screen;
+        let mut guard = parser.lock().unwrap();
+        loop {
+            let contents = guard.screen().contents();
+            if check(&contents) {
+                return contents;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "the screen never satisfied the check:\n{contents}"
+            );
+            guard = changed.wait_timeout(guard, left).unwrap().0;
+        }
+    }
+
+    /// Bytes the child has written so far.
+    pub fn written(&self) -> usize {
+        self.raw.lock().unwrap().len()
+    }
+}
