@@ -62,7 +62,7 @@ fn first_frame_of_a_new_debate(bencher: divan::Bencher) {
     let (dir, script) = scratch();
     bencher.bench_local(|| {
         let started = Instant::now();
-        let mut pty = Pty::spawn(&mut moot(
+        let pty = Pty::spawn(&mut moot(
             dir.path(),
             &[
                 "--script",
@@ -72,8 +72,7 @@ fn first_frame_of_a_new_debate(bencher: divan::Bencher) {
         ));
         pty.wait_for(" moot ");
         let elapsed = started.elapsed();
-        let _ = pty.child.kill();
-        let _ = pty.child.wait();
+        drop(pty);
         elapsed
     });
 }
@@ -101,8 +100,7 @@ fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
         pty.wait_until(|screen| screen.contains('↑') == shown);
         started.elapsed()
     });
-    let _ = pty.child.kill();
-    let _ = pty.child.wait();
+    drop(pty);
 }
 
 /// CPU time of a process, from /proc.
@@ -135,7 +133,7 @@ fn report_idle() {
         ],
     ));
     pty.wait_for("completed ·");
-    let pid = pty.child.id();
+    let pid = pty.pid();
     // Let the last frame settle, then watch the finished screen for five seconds.
     std::thread::sleep(Duration::from_millis(500));
     let (cpu_before, bytes_before) = (cpu_time(pid), pty.written());
@@ -151,5 +149,5 @@ fn report_idle() {
         bytes_after - bytes_before
     );
     pty.press(b"q");
-    let _ = pty.child.wait();
+    pty.wait_exit();
 }

@@ -5,7 +5,6 @@
 mod support;
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
 use support::pty::Pty;
 use support::{Behaviour, StandIn};
 
@@ -55,15 +54,7 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     let screen = pty.wait_for("completed ·");
     assert!(screen.contains("round 2 of 3"), "{screen}");
     pty.press(b"q");
-    let (done, exited) = std::sync::mpsc::channel();
-    let mut child = pty.child;
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait());
-    });
-    let status = exited
-        .recv_timeout(Duration::from_secs(30))
-        .expect("moot exits after q")
-        .unwrap();
+    let status = pty.wait_exit();
     assert_eq!(status.code(), Some(0));
     // The alternate screen was left and the cursor shown again.
     let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
@@ -138,7 +129,7 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
             .args(args);
         command
     };
-    let pty = Pty::spawn(&mut moot(&[
+    let mut pty = Pty::spawn(&mut moot(&[
         "--max-rounds",
         "3",
         "Should we use Redis or PostgreSQL for caching?",
@@ -147,18 +138,10 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     // What sshd does when the connection drops.
     // SAFETY: signalling our own child.
     assert_eq!(
-        unsafe { libc::kill(pty.child.id() as libc::pid_t, libc::SIGHUP) },
+        unsafe { libc::kill(pty.pid() as libc::pid_t, libc::SIGHUP) },
         0
     );
-    let (done, exited) = std::sync::mpsc::channel();
-    let mut child = pty.child;
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait());
-    });
-    let status = exited
-        .recv_timeout(Duration::from_secs(30))
-        .expect("moot exits on SIGHUP")
-        .unwrap();
+    let status = pty.wait_exit();
     assert_eq!(status.code(), Some(130), "interrupted and paused");
     let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
     assert!(
@@ -178,4 +161,36 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
         "{}",
         String::from_utf8_lossy(&resumed.stderr)
     );
+}
+
+#[test]
+fn sigterm_ends_the_workbench_after_the_debate_has_finished() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+    command
+        .current_dir(home.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .env("MOOT_HOME", home.path().join("data"))
+        .env("MOOT_CONFIG", home.path().join("config.toml"))
+        .args([
+            "--no-checkpoints",
+            "--no-write",
+            "--script",
+            demo.to_str().unwrap(),
+            "Should we use Redis or PostgreSQL for caching?",
+        ]);
+    let mut pty = Pty::spawn(&mut command);
+    pty.wait_for("completed ·");
+    // SAFETY: signalling our own child.
+    assert_eq!(
+        unsafe { libc::kill(pty.pid() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let status = pty.wait_exit();
+    assert_eq!(status.code(), Some(0), "the debate had completed");
 }

@@ -97,6 +97,42 @@ fn draw(
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
 
+/// SIGTERM, SIGHUP or SIGINT, heard once for the whole workbench whatever screen is up.
+#[derive(Clone)]
+struct Shutdown {
+    notify: std::sync::Arc<tokio::sync::Notify>,
+    requested: std::sync::Arc<AtomicBool>,
+}
+
+impl Shutdown {
+    fn listen() -> Shutdown {
+        let shutdown = Shutdown {
+            notify: std::sync::Arc::new(tokio::sync::Notify::new()),
+            requested: std::sync::Arc::new(AtomicBool::new(false)),
+        };
+        let signalled = shutdown.clone();
+        tokio::spawn(async move {
+            crate::headless::interrupted().await;
+            signalled.requested.store(true, Ordering::SeqCst);
+            signalled.notify.notify_waiters();
+        });
+        shutdown
+    }
+
+    fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when a signal arrives (at once if one already has).
+    async fn wait(&self) {
+        let notified = self.notify.notified();
+        if self.requested() {
+            return;
+        }
+        notified.await;
+    }
+}
+
 /// Base64 (standard alphabet, padded), for OSC 52.
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -209,23 +245,38 @@ pub async fn workbench(
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Runtime(format!("cannot open the terminal: {e}")))?;
     let mut keys = EventStream::new();
+    let shutdown = Shutdown::listen();
     let back_to_history = matches!(start, Start::History);
     let mut next = Some(start);
     let mut history = History::new(default_rounds);
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
-    while let Some(screen) = next.take() {
+    while let Some(screen) = next.take().filter(|_| !shutdown.requested()) {
         match screen {
             Start::History => {
-                match history_screen(&mut terminal, &mut keys, &store, &mut history, &theme).await {
+                match history_screen(
+                    &mut terminal,
+                    &mut keys,
+                    &shutdown,
+                    &store,
+                    &mut history,
+                    &theme,
+                )
+                .await
+                {
                     HistoryEffect::Open(id) => next = Some(Start::Replay(id)),
                     HistoryEffect::Resume(id) => {
                         let journal = store.clone();
-                        let result =
-                            live_screen(&mut terminal, &mut keys, &theme, |wiring, interrupt| {
+                        let result = live_screen(
+                            &mut terminal,
+                            &mut keys,
+                            &shutdown,
+                            &theme,
+                            |wiring, interrupt| {
                                 session::resume(journal, &id, None, wiring, interrupt)
-                            })
-                            .await;
+                            },
+                        )
+                        .await;
                         code = headless::exit_code(&result);
                         last = remember(&result);
                         history.message = outcome_line(&result);
@@ -248,9 +299,15 @@ pub async fn workbench(
             }
             Start::Live { question, settings } => {
                 let journal = store.clone();
-                let result = live_screen(&mut terminal, &mut keys, &theme, |wiring, interrupt| {
-                    session::start(journal, &question, *settings, wiring, interrupt)
-                })
+                let result = live_screen(
+                    &mut terminal,
+                    &mut keys,
+                    &shutdown,
+                    &theme,
+                    |wiring, interrupt| {
+                        session::start(journal, &question, *settings, wiring, interrupt)
+                    },
+                )
                 .await;
                 code = headless::exit_code(&result);
                 last = remember(&result);
@@ -261,7 +318,9 @@ pub async fn workbench(
             }
             Start::Replay(id) => {
                 match crate::replay::journal_events(&store, &id) {
-                    Ok(events) => replay_screen(&mut terminal, &mut keys, &theme, events).await,
+                    Ok(events) => {
+                        replay_screen(&mut terminal, &mut keys, &shutdown, &theme, events).await
+                    }
                     Err(e) => history.message = Some(e.to_string()),
                 }
                 if back_to_history {
@@ -309,6 +368,7 @@ fn outcome_line(result: &Result<Finish, SessionError>) -> Option<String> {
 async fn live_screen<F, Fut>(
     terminal: &mut Term,
     keys: &mut EventStream,
+    shutdown: &Shutdown,
     theme: &Theme,
     session: F,
 ) -> Result<Finish, SessionError>
@@ -319,13 +379,8 @@ where
     let (events_tx, mut events_rx) = mpsc::unbounded_channel::<Event>();
     let (controls_tx, controls_rx) = mpsc::unbounded_channel::<Control>();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let signalled = std::sync::Arc::new(AtomicBool::new(false));
-    let flag = signalled.clone();
     let interrupt: std::pin::Pin<Box<dyn Future<Output = ()>>> = Box::pin(async move {
-        tokio::select! {
-            _ = stop_rx => {}
-            _ = crate::headless::interrupted() => flag.store(true, Ordering::SeqCst),
-        }
+        let _ = stop_rx.await;
     });
     let mut app = App::new(false);
     let mut caches = Caches::default();
@@ -366,7 +421,7 @@ where
                 while let Ok(event) = events_rx.try_recv() {
                     app.on_event(&event);
                 }
-                let leave = signalled.load(Ordering::SeqCst) || stop.is_none();
+                let leave = shutdown.requested() || stop.is_none();
                 finished = Some(result);
                 app.dirty = true;
                 if leave {
@@ -406,6 +461,15 @@ where
             },
             _ = tick.tick() => app.on_tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+            // A signal pauses a running debate (the loop leaves once it has) or just leaves.
+            _ = shutdown.wait(), if stop.is_some() || finished.is_some() => {
+                if finished.is_some() {
+                    break;
+                }
+                if let Some(stop) = stop.take() {
+                    let _ = stop.send(());
+                }
+            }
         }
     }
     finished.unwrap_or_else(|| {
@@ -419,6 +483,7 @@ where
 async fn replay_screen(
     terminal: &mut Term,
     keys: &mut EventStream,
+    shutdown: &Shutdown,
     theme: &Theme,
     events: Vec<Event>,
 ) {
@@ -448,7 +513,7 @@ async fn replay_screen(
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => break,
             },
-            _ = crate::headless::interrupted() => break,
+            _ = shutdown.wait() => break,
         }
     }
 }
@@ -512,6 +577,7 @@ fn load_preview(store: &Store, history: &mut History) {
 async fn history_screen(
     terminal: &mut Term,
     keys: &mut EventStream,
+    shutdown: &Shutdown,
     store: &Store,
     history: &mut History,
     theme: &Theme,
@@ -549,7 +615,7 @@ async fn history_screen(
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => return HistoryEffect::Quit,
             },
-            _ = crate::headless::interrupted() => return HistoryEffect::Quit,
+            _ = shutdown.wait() => return HistoryEffect::Quit,
         }
     }
 }

@@ -13,7 +13,7 @@ pub const COLS: u16 = 140;
 
 /// A child process on a pseudo-terminal, its screen kept by a VT100 emulator.
 pub struct Pty {
-    pub child: std::process::Child,
+    child: Option<std::process::Child>,
     master: std::fs::File,
     screen: Arc<(Mutex<vt100::Parser>, Condvar)>,
     pub raw: Arc<Mutex<Vec<u8>>>,
@@ -78,7 +78,7 @@ impl Pty {
             }
         });
         Pty {
-            child,
+            child: Some(child),
             master,
             screen,
             raw,
@@ -128,8 +128,35 @@ impl Pty {
         }
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
+    }
+
+    /// Waits for the child to exit, 30 s at most.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("the child is still ours");
+        let (done, exited) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(child.wait());
+        });
+        exited
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the child exits")
+            .unwrap()
+    }
+
     /// Bytes the child has written so far.
     pub fn written(&self) -> usize {
         self.raw.lock().unwrap().len()
+    }
+}
+
+impl Drop for Pty {
+    /// A test that failed half-way leaves no process behind.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }

@@ -62,11 +62,13 @@ fn turn_lines(turn: &Turn, width: usize, theme: &Theme) -> Vec<Line<'static>> {
             theme.error,
         )),
     }
-    lines.extend(
-        wrap(turn.content.trim(), width)
-            .into_iter()
-            .map(|l| Line::styled(l, theme.text)),
-    );
+    // Prose is markdown; rendered once per width, since the cache keeps the result.
+    lines.extend(crate::tui::markdown::render(
+        turn.content.trim(),
+        width,
+        theme,
+        theme.depth,
+    ));
     for mv in &turn.moves {
         let relation = match (&mv.relation, mv.answers.is_empty()) {
             (Some(relation), false) => format!(" {} {}", relation.as_str(), mv.answers.join(",")),
