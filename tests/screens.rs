@@ -341,3 +341,19 @@ fn the_help_lists_every_binding_of_the_keymap() {
         );
     }
 }
+
+#[test]
+fn ascii_mode_draws_no_box_drawing_or_arrows() {
+    let mut app = app_with(&round_one());
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let theme = Theme::dark().with_ascii(true);
+    terminal
+        .draw(|frame| views::draw(frame, &mut app, &mut Caches::default(), &theme))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    for cell in buffer.content.iter() {
+        for glyph in ["─", "│", "╭", "╯", "●", "·", "→", "⇐", "↯", "✕", "•"] {
+            assert_ne!(cell.symbol(), glyph, "--ascii drew {glyph}");
+        }
+    }
+}

@@ -101,6 +101,9 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     if history.form.is_some() {
         form(frame, area, history, theme);
     }
+    if theme.ascii {
+        super::asciify(frame.buffer_mut());
+    }
 }
 
 fn status_style(status: &str, theme: &Theme) -> ratatui::style::Style {

@@ -56,6 +56,54 @@ pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme
     body(frame, rows[1], app, caches, theme);
     strip(frame, rows[2], app, theme);
     footer(frame, rows[3], app, theme);
+    draw_modal(frame, area, app, caches, theme);
+    if theme.ascii {
+        asciify(frame.buffer_mut());
+    }
+}
+
+/// Replaces the workbench's own glyphs (box drawing, arrows, bullets) with ASCII, for
+/// terminals without Unicode box drawing. Other text is left as it is.
+pub fn asciify(buffer: &mut ratatui::buffer::Buffer) {
+    const GLYPHS: &[(&str, &str)] = &[
+        ("─", "-"),
+        ("│", "|"),
+        ("╭", "+"),
+        ("╮", "+"),
+        ("╰", "+"),
+        ("╯", "+"),
+        ("┌", "+"),
+        ("┐", "+"),
+        ("└", "+"),
+        ("┘", "+"),
+        ("├", "+"),
+        ("┤", "+"),
+        ("·", "-"),
+        ("●", "*"),
+        ("•", "*"),
+        ("✓", "+"),
+        ("→", ">"),
+        ("←", "<"),
+        ("↑", "^"),
+        ("↓", "v"),
+        ("⇐", "<"),
+        ("✕", "x"),
+        ("↯", "~"),
+        ("‹", "<"),
+        ("›", ">"),
+        ("▏", "|"),
+        ("…", "."),
+        ("—", "-"),
+        ("–", "-"),
+    ];
+    for cell in buffer.content.iter_mut() {
+        if let Some((_, ascii)) = GLYPHS.iter().find(|(glyph, _)| cell.symbol() == *glyph) {
+            cell.set_symbol(ascii);
+        }
+    }
+}
+
+fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
     match &app.modal {
         Modal::Checkpoint => checkpoint(frame, area, app, theme),
         Modal::Guide(_) => guide(frame, area, app, theme),
