@@ -4,7 +4,6 @@
 use super::{centered, modal_block};
 use crate::tui::history::{Field, History};
 use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Modifier;
@@ -199,20 +198,11 @@ fn preview(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let Some((_, text)) = &history.preview else {
         return;
     };
-    let lines: Vec<Line> = text
-        .lines()
-        .flat_map(|line| {
-            let style = if line.starts_with('#') {
-                theme.accent
-            } else {
-                theme.text
-            };
-            wrap(line, inner.width as usize)
-                .into_iter()
-                .map(move |l| Line::styled(l, style))
-        })
-        .take(inner.height as usize)
-        .collect();
+    let lines: Vec<Line> =
+        crate::tui::markdown::render(text, inner.width as usize, theme, theme.depth)
+            .into_iter()
+            .take(inner.height as usize)
+            .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
