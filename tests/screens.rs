@@ -357,3 +357,16 @@ fn ascii_mode_draws_no_box_drawing_or_arrows() {
         }
     }
 }
+
+#[test]
+fn the_argument_map_with_a_selected_path_and_each_zoom() {
+    for zoom in 0..3 {
+        let mut events = round_one();
+        events.pop();
+        let mut app = app_with(&events);
+        app.map.zoom = zoom;
+        app.on_key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE));
+        app.on_key(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::NONE));
+        insta::assert_snapshot!(format!("map_zoom{zoom}_120x40"), render(&mut app, 120, 40));
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod commitments;
 pub mod graph;
+pub mod map;
 pub mod similarity;
 
 pub use commitments::{Commitment, CommitmentStore, commitment_stores};

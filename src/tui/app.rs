@@ -44,8 +44,22 @@ pub struct Panels {
     pub maximized: bool,
 }
 
+/// The argument map's view state.
+#[derive(Debug, Clone, Default)]
+pub struct MapView {
+    /// 0 compact, 1 boxes, 2 wide boxes.
+    pub zoom: usize,
+    /// The selected argument (index into the graph); its path is highlighted.
+    pub selected: Option<usize>,
+    /// A seat whose arguments stand out (index into the seats).
+    pub seat: Option<usize>,
+    /// Where each visible argument was drawn, for the mouse.
+    pub boxes: Vec<(usize, ratatui::layout::Rect)>,
+}
+
 pub struct App {
     pub view: DebateView,
+    pub map: MapView,
     /// The focused pane (seat index).
     pub focus: usize,
     /// Per pane: None follows the newest text; Some(n) is n lines from the top.
@@ -77,6 +91,10 @@ impl App {
     pub fn new(read_only: bool) -> Self {
         App {
             view: DebateView::new(),
+            map: MapView {
+                zoom: 1,
+                ..MapView::default()
+            },
             focus: 0,
             scroll: Vec::new(),
             panels: Panels {
@@ -177,7 +195,16 @@ impl App {
                 }
             }
             MouseEventKind::Down(MouseButton::Left) => {
-                if let Some(index) = under {
+                let position = ratatui::layout::Position::new(mouse.column, mouse.row);
+                if let Some((argument, _)) = self
+                    .map
+                    .boxes
+                    .iter()
+                    .find(|(_, area)| area.contains(position))
+                {
+                    // Clicking the selected argument again clears the selection.
+                    self.map.selected = (self.map.selected != Some(*argument)).then_some(*argument);
+                } else if let Some(index) = under {
                     self.focus = index;
                 }
             }
@@ -309,6 +336,29 @@ impl App {
             }
             Command::ToggleCommitments => self.panels.commitments = !self.panels.commitments,
             Command::SeatTokens => self.seat_tokens = !self.seat_tokens,
+            Command::ZoomIn => self.map.zoom = (self.map.zoom + 1).min(2),
+            Command::ZoomOut => self.map.zoom = self.map.zoom.saturating_sub(1),
+            Command::NextArgument | Command::PreviousArgument => {
+                let count = self.view.graph.arguments.len();
+                if count > 0 {
+                    self.map.selected = Some(
+                        match (self.map.selected, command == Command::NextArgument) {
+                            (None, true) => 0,
+                            (None, false) => count - 1,
+                            (Some(i), true) => (i + 1) % count,
+                            (Some(i), false) => (i + count - 1) % count,
+                        },
+                    );
+                }
+            }
+            Command::HighlightSeat => {
+                let seats = self.view.seats.len();
+                self.map.seat = match self.map.seat {
+                    None if seats > 0 => Some(0),
+                    Some(i) if i + 1 < seats => Some(i + 1),
+                    _ => None,
+                };
+            }
             Command::ToggleMap => self.panels.map = !self.panels.map,
             Command::Maximize => {
                 self.panels.maximized = !self.panels.maximized;
@@ -573,6 +623,55 @@ mod tests {
         assert_eq!(app.scroll[1], Some(87));
         app.on_mouse(mouse(MouseEventKind::Down(MouseButton::Left), 3));
         assert_eq!(app.focus, 0);
+    }
+
+    #[test]
+    fn the_map_selects_zooms_and_highlights_a_seat() {
+        let mut app = App::new(false);
+        started(&mut app);
+        for (seat, id) in [("A", "A1.1"), ("B", "B1.1")] {
+            app.on_event(&Event::TurnCompleted {
+                round: 1,
+                phase: Phase::Argument,
+                seat: seat.into(),
+                content: "x".into(),
+                moves: vec![crate::debate::Move {
+                    id: id.into(),
+                    act: crate::debate::Act::Claim,
+                    text: "t".into(),
+                    premises: vec![],
+                    answers: vec![],
+                    relation: None,
+                }],
+                confidence: None,
+                tokens_in: 1,
+                tokens_out: 1,
+                tokens_estimated: false,
+                latency_ms: 1,
+                provider: "p".into(),
+                model: "m".into(),
+                status: crate::debate::TurnStatus::Ok,
+                note: None,
+                replayed: false,
+            });
+        }
+        app.on_key(key(']'));
+        assert_eq!(app.map.selected, Some(0));
+        app.on_key(key('['));
+        assert_eq!(app.map.selected, Some(1), "wraps around");
+        for _ in 0..5 {
+            app.on_key(key('+'));
+        }
+        assert_eq!(app.map.zoom, 2);
+        for _ in 0..5 {
+            app.on_key(key('-'));
+        }
+        assert_eq!(app.map.zoom, 0);
+        app.on_key(key('v'));
+        assert_eq!(app.map.seat, Some(0));
+        app.on_key(key('v'));
+        app.on_key(key('v'));
+        assert_eq!(app.map.seat, None, "cycles back to no highlight");
     }
 
     #[test]

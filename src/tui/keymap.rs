@@ -28,6 +28,11 @@ pub enum Command {
     Cancel,
     ToggleArguments,
     SeatTokens,
+    ZoomIn,
+    ZoomOut,
+    NextArgument,
+    PreviousArgument,
+    HighlightSeat,
     Copy,
     Pager,
     Editor,
@@ -60,6 +65,41 @@ const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
 /// The default keymap.
 pub const BINDINGS: &[Binding] = &[
+    Binding {
+        command: Command::NextArgument,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char(']'), NONE)],
+        label: "]",
+        help: "select the next argument on the map and light its path",
+    },
+    Binding {
+        command: Command::PreviousArgument,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('['), NONE)],
+        label: "[",
+        help: "select the previous argument on the map",
+    },
+    Binding {
+        command: Command::ZoomIn,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('+'), NONE), (KeyCode::Char('='), NONE)],
+        label: "+",
+        help: "zoom the map in",
+    },
+    Binding {
+        command: Command::ZoomOut,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('-'), NONE)],
+        label: "-",
+        help: "zoom the map out",
+    },
+    Binding {
+        command: Command::HighlightSeat,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('v'), NONE)],
+        label: "v",
+        help: "highlight one seat's arguments on the map (cycles)",
+    },
     Binding {
         command: Command::SeatTokens,
         scope: Scope::Screen,

@@ -11,7 +11,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let areas: Vec<Rect> = match (app.panels.commitments, app.panels.map) {
         (true, true) => Layout::default()
             .direction(Direction::Vertical)
@@ -90,83 +90,274 @@ fn commitments(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(lines).scroll((overflow as u16, 0)), inner);
 }
 
-fn relation_glyph(kind: Relation, theme: &Theme) -> (&'static str, ratatui::style::Style) {
-    match (kind, theme.ascii) {
-        (Relation::Support, false) => ("⇐ supports", theme.support),
-        (Relation::Rebut, false) => ("✕ rebuts", theme.rebut),
-        (Relation::Undercut, false) => ("↯ undercuts", theme.undercut),
-        (Relation::Support, true) => ("<= supports", theme.support),
-        (Relation::Rebut, true) => ("x  rebuts", theme.rebut),
-        (Relation::Undercut, true) => ("~> undercuts", theme.undercut),
+/// A character grid the map is drawn on before the visible window is cut out of it.
+struct Canvas {
+    width: usize,
+    cells: Vec<Vec<(char, ratatui::style::Style)>>,
+}
+
+impl Canvas {
+    fn new(width: usize, height: usize) -> Canvas {
+        Canvas {
+            width,
+            cells: vec![vec![(' ', ratatui::style::Style::default()); width]; height],
+        }
+    }
+
+    fn put(&mut self, x: usize, y: usize, c: char, style: ratatui::style::Style) {
+        if let Some(row) = self.cells.get_mut(y)
+            && x < self.width
+        {
+            row[x] = (c, style);
+        }
+    }
+
+    fn text(&mut self, x: usize, y: usize, text: &str, max: usize, style: ratatui::style::Style) {
+        for (i, c) in text.chars().take(max).enumerate() {
+            self.put(x + i, y, c, style);
+        }
     }
 }
 
-fn map(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let block = panel("Argument map", theme);
+/// Line glyphs per relation: (horizontal, vertical), so kinds differ without colour too.
+fn strokes(kind: Relation) -> (char, char) {
+    match kind {
+        Relation::Support => ('─', '│'),
+        Relation::Rebut => ('━', '┃'),
+        Relation::Undercut => ('┄', '┆'),
+    }
+}
+
+fn relation_style(kind: Relation, theme: &Theme) -> ratatui::style::Style {
+    match kind {
+        Relation::Support => theme.support,
+        Relation::Rebut => theme.rebut,
+        Relation::Undercut => theme.undercut,
+    }
+}
+
+/// Arguments on the path through `selected`: everything it answers and everything answering
+/// it, transitively.
+fn path_through(graph: &crate::argue::ArgumentGraph, selected: usize) -> Vec<bool> {
+    let index: std::collections::HashMap<&str, usize> = graph
+        .arguments
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.id.as_str(), i))
+        .collect();
+    let edges: Vec<(usize, usize)> = graph
+        .relations
+        .iter()
+        .filter_map(|e| Some((*index.get(e.from.as_str())?, *index.get(e.to.as_str())?)))
+        .collect();
+    let mut on = vec![false; graph.arguments.len()];
+    if selected >= on.len() {
+        return on;
+    }
+    on[selected] = true;
+    for upward in [true, false] {
+        let mut frontier = vec![selected];
+        while let Some(node) = frontier.pop() {
+            for &(from, to) in &edges {
+                let next = if upward && from == node {
+                    to
+                } else if !upward && to == node {
+                    from
+                } else {
+                    continue;
+                };
+                if !on[next] || next == selected {
+                    if !on[next] {
+                        frontier.push(next);
+                    }
+                    on[next] = true;
+                }
+            }
+        }
+    }
+    on
+}
+
+fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+    let zoom = app.map.zoom;
+    let title = format!("Argument map · zoom {} ", zoom + 1);
+    let block = panel(&title, theme)
+        .title_bottom(Line::styled(" [ ] select · + - zoom · v seat ", theme.dim));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    app.map.boxes.clear();
     let graph = &app.view.graph;
-    let width = inner.width.saturating_sub(1) as usize;
-    let mut lines = Vec::new();
-    let mut round = 0;
-    for argument in &graph.arguments {
-        if argument.round != round {
-            round = argument.round;
-            lines.push(Line::styled(format!("round {round}"), theme.dim));
+    if graph.arguments.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("No arguments yet.", theme.dim)),
+            inner,
+        );
+        return;
+    }
+    let layout = crate::argue::map::layout(graph);
+    let (box_width, box_height) = match zoom {
+        0 => (12usize, 1usize),
+        1 => (22, 3),
+        _ => (30, 4),
+    };
+    let gap = 2;
+    let widest = layout.layers.iter().map(Vec::len).max().unwrap_or(1);
+    let canvas_width = widest * (box_width + gap) + 1;
+    let canvas_height = layout.layers.len() * (box_height + gap);
+    let mut canvas = Canvas::new(canvas_width, canvas_height);
+    let origin = |index: usize| {
+        let (layer, position) = layout.places[index];
+        (1 + position * (box_width + gap), layer * (box_height + gap))
+    };
+    let index: std::collections::HashMap<&str, usize> = graph
+        .arguments
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.id.as_str(), i))
+        .collect();
+    let on_path = app.map.selected.map(|s| path_through(graph, s));
+    let highlight_seat = app
+        .map
+        .seat
+        .and_then(|s| app.view.seats.get(s))
+        .map(|s| s.id.clone());
+    // Edges first; boxes drawn over them.
+    for edge in &graph.relations {
+        let (Some(&from), Some(&to)) = (index.get(edge.from.as_str()), index.get(edge.to.as_str()))
+        else {
+            continue;
+        };
+        let (fx, fy) = origin(from);
+        let (tx, ty) = origin(to);
+        if fy <= ty {
+            continue;
         }
+        let (horizontal, vertical) = strokes(edge.kind);
+        let mut style = relation_style(edge.kind, theme);
+        if let Some(path) = &on_path
+            && !(path[from] && path[to])
+        {
+            style = theme.dim;
+        }
+        let child_x = fx + box_width / 2;
+        let parent_x = tx + box_width / 2;
+        let arrow_row = ty + box_height;
+        let turn_row = arrow_row + 1;
+        for y in turn_row..fy {
+            canvas.put(child_x, y, vertical, style);
+        }
+        for x in child_x.min(parent_x)..=child_x.max(parent_x) {
+            canvas.put(x, turn_row, horizontal, style);
+        }
+        let head = if theme.ascii { '^' } else { '▲' };
+        canvas.put(parent_x, arrow_row, head, style);
+    }
+    for (i, argument) in graph.arguments.iter().enumerate() {
+        let (x, y) = origin(i);
         let seat_index = app
             .view
             .seats
             .iter()
             .position(|s| s.id == argument.seat)
             .unwrap_or(0);
-        let score_style = if argument.score >= 0.5 {
-            theme.support
+        let mut style = theme.seat(seat_index);
+        let dimmed = highlight_seat
+            .as_ref()
+            .is_some_and(|seat| *seat != argument.seat)
+            || on_path.as_ref().is_some_and(|path| !path[i]);
+        if dimmed {
+            style = theme.dim;
+        }
+        if app.map.selected == Some(i) {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        let score = format!("{:.2}", argument.score);
+        let label = format!("{} {}", argument.id, score.trim_start_matches('0'));
+        let text_style = if argument.retracted {
+            theme.dim.add_modifier(Modifier::CROSSED_OUT)
+        } else if dimmed {
+            theme.dim
         } else {
-            theme.rebut
+            theme.text
         };
-        let mut head = vec![
-            Span::styled(
-                format!("[{}] ", argument.id),
-                theme.seat(seat_index).add_modifier(Modifier::BOLD),
-            ),
-            Span::styled(format!("{:.2} ", argument.score), score_style),
-        ];
-        if argument.retracted {
-            head.push(Span::styled("retracted ", theme.dim));
-        }
-        if !argument.conceded_by.is_empty() {
-            head.push(Span::styled(
-                format!("conceded by {} ", argument.conceded_by.join(",")),
-                theme.support,
-            ));
-        }
-        let text_width = width.saturating_sub(
-            head.iter()
-                .map(|s| s.content.chars().count())
-                .sum::<usize>(),
-        );
-        let text: String = argument.text.chars().take(text_width.max(8)).collect();
-        head.push(Span::styled(
-            text,
-            if argument.retracted {
-                theme.dim.add_modifier(Modifier::CROSSED_OUT)
-            } else {
-                theme.text
-            },
-        ));
-        lines.push(Line::from(head));
-        for edge in graph.relations.iter().filter(|e| e.to == argument.id) {
-            let (glyph, style) = relation_glyph(edge.kind, theme);
-            lines.push(Line::from(vec![
-                Span::styled(format!("   {glyph} "), style),
-                Span::styled(format!("by {}", edge.from), theme.dim),
-            ]));
+        if box_height == 1 {
+            canvas.text(x, y, &format!("[{label}]"), box_width, style);
+        } else {
+            let (h, v, corners) = ('─', '│', ['╭', '╮', '╰', '╯']);
+            canvas.put(x, y, corners[0], style);
+            for dx in 1..box_width - 1 {
+                canvas.put(x + dx, y, h, style);
+                canvas.put(x + dx, y + box_height - 1, h, style);
+            }
+            canvas.put(x + box_width - 1, y, corners[1], style);
+            canvas.put(x, y + box_height - 1, corners[2], style);
+            canvas.put(x + box_width - 1, y + box_height - 1, corners[3], style);
+            canvas.text(
+                x + 1,
+                y,
+                &label,
+                box_width - 2,
+                style.add_modifier(Modifier::BOLD),
+            );
+            let text: Vec<char> = argument.text.chars().collect();
+            let line_width = box_width - 2;
+            for row in 0..box_height - 2 {
+                canvas.put(x, y + 1 + row, v, style);
+                canvas.put(x + box_width - 1, y + 1 + row, v, style);
+                let piece: String = text
+                    .iter()
+                    .skip(row * line_width)
+                    .take(line_width)
+                    .collect();
+                canvas.text(x + 1, y + 1 + row, &piece, line_width, text_style);
+            }
         }
     }
-    if lines.is_empty() {
-        lines.push(Line::styled("No arguments yet.", theme.dim));
+    // The window: follow the newest layer unless an argument is selected.
+    let height = inner.height as usize;
+    let width = inner.width as usize;
+    let (focus_x, focus_y) = match app.map.selected {
+        Some(i) if i < graph.arguments.len() => origin(i),
+        _ => (0, canvas_height),
+    };
+    let top = if app.map.selected.is_some() {
+        focus_y
+            .saturating_sub(height / 3)
+            .min(canvas_height.saturating_sub(height))
+    } else {
+        canvas_height.saturating_sub(height)
+    };
+    let left = if focus_x + box_width > width {
+        (focus_x + box_width).saturating_sub(width)
+    } else {
+        0
+    };
+    let lines: Vec<Line> = canvas
+        .cells
+        .iter()
+        .skip(top)
+        .take(height)
+        .map(|row| {
+            Line::from(
+                row.iter()
+                    .skip(left)
+                    .take(width)
+                    .map(|(c, style)| Span::styled(c.to_string(), *style))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+    for i in 0..graph.arguments.len() {
+        let (x, y) = origin(i);
+        if y >= top && y < top + height && x >= left && x < left + width {
+            let rect = Rect::new(
+                inner.x + (x - left) as u16,
+                inner.y + (y - top) as u16,
+                box_width.min(left + width - x) as u16,
+                1,
+            );
+            app.map.boxes.push((i, rect));
+        }
     }
-    let overflow = lines.len().saturating_sub(inner.height as usize);
-    frame.render_widget(Paragraph::new(lines).scroll((overflow as u16, 0)), inner);
 }

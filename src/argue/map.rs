@@ -1,0 +1,196 @@
+//! Layered layout of the argument graph for the ASCII map: answered arguments above the ones
+//! that answer them, each layer ordered by the barycentre of its neighbours to keep edges
+//! from crossing. Pure: the same graph always gives the same layout.
+
+use super::graph::ArgumentGraph;
+use std::collections::HashMap;
+
+/// Where each argument sits: its layer (0 = top) and its position within the layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapLayout {
+    /// Per layer, argument indices (into `graph.arguments`) from left to right.
+    pub layers: Vec<Vec<usize>>,
+    /// Per argument: (layer, position).
+    pub places: Vec<(usize, usize)>,
+}
+
+/// Lays the graph out. An argument's layer is one below the deepest argument it answers, so
+/// every edge points upward.
+pub fn layout(graph: &ArgumentGraph) -> MapLayout {
+    let count = graph.arguments.len();
+    let index: HashMap<&str, usize> = graph
+        .arguments
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.id.as_str(), i))
+        .collect();
+    // Edges as (answering, answered) indices.
+    let edges: Vec<(usize, usize)> = graph
+        .relations
+        .iter()
+        .filter_map(|e| Some((*index.get(e.from.as_str())?, *index.get(e.to.as_str())?)))
+        .filter(|(from, to)| from != to)
+        .collect();
+    // Arguments arrive in journal order and can only answer earlier ones, so one pass in
+    // that order settles the layers (cycles, if a model made one, are cut by the order).
+    let mut layer = vec![0usize; count];
+    for i in 0..count {
+        let deepest = edges
+            .iter()
+            .filter(|(from, to)| *from == i && *to < i)
+            .map(|(_, to)| layer[*to] + 1)
+            .max();
+        layer[i] = deepest.unwrap_or(0);
+    }
+    let depth = layer.iter().copied().max().map_or(0, |d| d + 1);
+    let mut layers: Vec<Vec<usize>> = vec![Vec::new(); depth];
+    for (i, l) in layer.iter().enumerate() {
+        layers[*l].push(i);
+    }
+    // Barycentre sweeps, down then up, a few times.
+    for _ in 0..4 {
+        for l in 1..depth {
+            order_by_neighbours(&mut layers, l, l - 1, &edges, true);
+        }
+        for l in (0..depth.saturating_sub(1)).rev() {
+            order_by_neighbours(&mut layers, l, l + 1, &edges, false);
+        }
+    }
+    let mut places = vec![(0, 0); count];
+    for (l, row) in layers.iter().enumerate() {
+        for (position, &i) in row.iter().enumerate() {
+            places[i] = (l, position);
+        }
+    }
+    MapLayout { layers, places }
+}
+
+fn order_by_neighbours(
+    layers: &mut [Vec<usize>],
+    layer: usize,
+    fixed: usize,
+    edges: &[(usize, usize)],
+    upward: bool,
+) {
+    let position: HashMap<usize, usize> = layers[fixed]
+        .iter()
+        .enumerate()
+        .map(|(p, &i)| (i, p))
+        .collect();
+    let mut keyed: Vec<(f64, usize, usize)> = layers[layer]
+        .iter()
+        .enumerate()
+        .map(|(current, &i)| {
+            let neighbours: Vec<usize> = edges
+                .iter()
+                .filter_map(|&(from, to)| {
+                    let other = if upward && from == i {
+                        to
+                    } else if !upward && to == i {
+                        from
+                    } else {
+                        return None;
+                    };
+                    position.get(&other).copied()
+                })
+                .collect();
+            let key = if neighbours.is_empty() {
+                current as f64
+            } else {
+                neighbours.iter().sum::<usize>() as f64 / neighbours.len() as f64
+            };
+            (key, current, i)
+        })
+        .collect();
+    // Ties keep their current order, so the layout is stable.
+    keyed.sort_by(|a, b| {
+        a.0.partial_cmp(&b.0)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.1.cmp(&b.1))
+    });
+    layers[layer] = keyed.into_iter().map(|(_, _, i)| i).collect();
+}
+
+/// How many pairs of edges between adjacent layers cross in a layout.
+pub fn crossings(graph: &ArgumentGraph, layout: &MapLayout) -> usize {
+    let index: HashMap<&str, usize> = graph
+        .arguments
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (a.id.as_str(), i))
+        .collect();
+    let spans: Vec<((usize, usize), (usize, usize))> = graph
+        .relations
+        .iter()
+        .filter_map(|e| {
+            let from = layout.places[*index.get(e.from.as_str())?];
+            let to = layout.places[*index.get(e.to.as_str())?];
+            (from.0 == to.0 + 1).then_some((from, to))
+        })
+        .collect();
+    let mut count = 0;
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            if a.0.0 == b.0.0
+                && (a.0.1 as isize - b.0.1 as isize).signum()
+                    * (a.1.1 as isize - b.1.1 as isize).signum()
+                    < 0
+            {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::argue::graph::{Argument, Edge};
+    use crate::debate::Relation;
+
+    fn graph(ids: &[&str], edges: &[(&str, &str)]) -> ArgumentGraph {
+        ArgumentGraph {
+            arguments: ids
+                .iter()
+                .map(|id| Argument {
+                    id: id.to_string(),
+                    seat: id[..1].to_string(),
+                    round: 1,
+                    text: String::new(),
+                    score: 0.5,
+                    retracted: false,
+                    conceded_by: vec![],
+                    challenged_by: vec![],
+                })
+                .collect(),
+            relations: edges
+                .iter()
+                .map(|(from, to)| Edge {
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    kind: Relation::Rebut,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn answers_sit_below_what_they_answer() {
+        let g = graph(&["A1", "B1", "A2", "B2"], &[("A2", "B1"), ("B2", "A2")]);
+        let layout = layout(&g);
+        assert_eq!(layout.places[0].0, 0);
+        assert_eq!(layout.places[1].0, 0);
+        assert_eq!(layout.places[2].0, 1, "A2 answers B1");
+        assert_eq!(layout.places[3].0, 2, "B2 answers A2");
+    }
+
+    #[test]
+    fn barycentre_ordering_removes_avoidable_crossings() {
+        // In journal order, the answers would cross: C answers Y (right), D answers X (left).
+        let g = graph(&["X", "Y", "C", "D"], &[("C", "Y"), ("D", "X")]);
+        let layout = layout(&g);
+        assert_eq!(crossings(&g, &layout), 0);
+        assert_eq!(layout.layers[1], vec![3, 2], "D goes under X, C under Y");
+    }
+}
