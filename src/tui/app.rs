@@ -55,7 +55,22 @@ pub struct MapView {
     pub seat: Option<usize>,
     /// Where each visible argument was drawn, for the mouse.
     pub boxes: Vec<(usize, ratatui::layout::Rect)>,
+    /// The last drawing and what it was drawn from, so an unchanged map is not laid out again.
+    pub drawn: Option<(
+        MapKey,
+        Vec<ratatui::text::Line<'static>>,
+        Vec<(usize, ratatui::layout::Rect)>,
+    )>,
 }
+
+/// Everything the map drawing depends on.
+pub type MapKey = (
+    u64,
+    usize,
+    Option<usize>,
+    Option<usize>,
+    ratatui::layout::Rect,
+);
 
 pub struct App {
     pub view: DebateView,

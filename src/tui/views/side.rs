@@ -185,6 +185,20 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         .title_bottom(Line::styled(" [ ] select · + - zoom · v seat ", theme.dim));
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    let key = (
+        app.view.generation,
+        zoom,
+        app.map.selected,
+        app.map.seat,
+        inner,
+    );
+    if let Some((drawn_key, lines, boxes)) = &app.map.drawn
+        && *drawn_key == key
+    {
+        frame.render_widget(Paragraph::new(lines.clone()), inner);
+        app.map.boxes = boxes.clone();
+        return;
+    }
     app.map.boxes.clear();
     let graph = &app.view.graph;
     if graph.arguments.is_empty() {
@@ -347,7 +361,8 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             )
         })
         .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(lines.clone()), inner);
+    let mut boxes = Vec::new();
     for i in 0..graph.arguments.len() {
         let (x, y) = origin(i);
         if y >= top && y < top + height && x >= left && x < left + width {
@@ -357,7 +372,9 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
                 box_width.min(left + width - x) as u16,
                 1,
             );
-            app.map.boxes.push((i, rect));
+            boxes.push((i, rect));
         }
     }
+    app.map.boxes = boxes.clone();
+    app.map.drawn = Some((key, lines, boxes));
 }
