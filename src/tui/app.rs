@@ -32,7 +32,11 @@ pub enum Modal {
     Checkpoint,
     Guide(Box<TextArea<'static>>),
     Help,
-    Synthesis { scroll: u16, expanded: bool },
+    /// `expanded` holds, per seat, whether its full arguments show under the document.
+    Synthesis {
+        scroll: u16,
+        expanded: Vec<bool>,
+    },
 }
 
 /// Which side panels show.
@@ -56,12 +60,15 @@ pub struct MapView {
     /// Where each visible argument was drawn, for the mouse.
     pub boxes: Vec<(usize, ratatui::layout::Rect)>,
     /// The last drawing and what it was drawn from, so an unchanged map is not laid out again.
-    pub drawn: Option<(
-        MapKey,
-        Vec<ratatui::text::Line<'static>>,
-        Vec<(usize, ratatui::layout::Rect)>,
-    )>,
+    pub drawn: Option<MapDrawing>,
 }
+
+/// A drawn map: what it was drawn from, its lines, and where each argument landed.
+pub type MapDrawing = (
+    MapKey,
+    Vec<ratatui::text::Line<'static>>,
+    Vec<(usize, ratatui::layout::Rect)>,
+);
 
 /// Everything the map drawing depends on.
 pub type MapKey = (
@@ -295,11 +302,18 @@ impl App {
                 }
                 KeyCode::PageUp => *scroll = scroll.saturating_sub(self.page as u16),
                 KeyCode::Home => *scroll = 0,
+                // 1-4 open or close one perspective's section.
+                KeyCode::Char(digit @ '1'..='4') => {
+                    let seat = digit as usize - '1' as usize;
+                    if let Some(open) = expanded.get_mut(seat) {
+                        *open = !*open;
+                    }
+                }
                 _ if keymap::lookup(Scope::Synthesis, &key).is_some() => {
                     return match keymap::lookup(Scope::Synthesis, &key) {
                         Some(Command::ToggleArguments) => {
-                            *expanded = !*expanded;
-                            *scroll = 0;
+                            let all = !expanded.iter().all(|e| *e);
+                            expanded.iter_mut().for_each(|e| *e = all);
                             None
                         }
                         Some(Command::Copy) => document.map(|(markdown, _)| Effect::Copy(markdown)),
@@ -351,6 +365,16 @@ impl App {
             }
             Command::ToggleCommitments => self.panels.commitments = !self.panels.commitments,
             Command::SeatTokens => self.seat_tokens = !self.seat_tokens,
+            Command::CopyTurn => {
+                let seat = self.view.seats.get(self.focus).map(|s| s.id.clone())?;
+                let turn = self
+                    .view
+                    .turns
+                    .iter()
+                    .rev()
+                    .find(|t| t.seat == seat && !t.content.is_empty())?;
+                return Some(Effect::Copy(turn.content.clone()));
+            }
             Command::ZoomIn => self.map.zoom = (self.map.zoom + 1).min(2),
             Command::ZoomOut => self.map.zoom = self.map.zoom.saturating_sub(1),
             Command::NextArgument | Command::PreviousArgument => {
@@ -387,7 +411,7 @@ impl App {
                     Modal::Synthesis { .. } => self.resting_modal(),
                     _ if self.view.synthesis.is_some() => Modal::Synthesis {
                         scroll: 0,
-                        expanded: false,
+                        expanded: vec![false; self.view.seats.len()],
                     },
                     _ => self.resting_modal(),
                 }
@@ -424,6 +448,14 @@ impl App {
         let current = slot.unwrap_or(shown);
         let next = (current as isize + delta).max(0) as usize;
         *slot = Some(next);
+    }
+
+    /// Pasted text goes to the guidance editor when it is open.
+    pub fn on_paste(&mut self, text: &str) {
+        if let Modal::Guide(editor) = &mut self.modal {
+            editor.insert_str(text);
+            self.dirty = true;
+        }
     }
 
     /// Called by the pane view with the pane's line count: clamps the offset and switches
@@ -591,15 +623,15 @@ mod tests {
             path: Some("docs/decisions/x.md".into()),
         });
         app.on_key(key('s'));
-        assert!(matches!(
-            app.modal,
-            Modal::Synthesis {
-                expanded: false,
-                ..
-            }
-        ));
+        let open = |app: &App| match &app.modal {
+            Modal::Synthesis { expanded, .. } => expanded.clone(),
+            _ => panic!("the synthesis is not open"),
+        };
+        assert_eq!(open(&app), vec![false, false]);
+        app.on_key(key('2'));
+        assert_eq!(open(&app), vec![false, true]);
         app.on_key(key('f'));
-        assert!(matches!(app.modal, Modal::Synthesis { expanded: true, .. }));
+        assert_eq!(open(&app), vec![true, true]);
         assert_eq!(
             app.on_key(key('y')),
             Some(Effect::Copy("# Decision".into()))
@@ -687,6 +719,46 @@ mod tests {
         app.on_key(key('v'));
         app.on_key(key('v'));
         assert_eq!(app.map.seat, None, "cycles back to no highlight");
+    }
+
+    #[test]
+    fn a_paste_lands_in_the_guidance_editor_and_y_copies_the_focused_turn() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&Event::TurnCompleted {
+            round: 1,
+            phase: Phase::Argument,
+            seat: "A".into(),
+            content: "Seat A's argument".into(),
+            moves: vec![],
+            confidence: None,
+            tokens_in: 1,
+            tokens_out: 1,
+            tokens_estimated: false,
+            latency_ms: 1,
+            provider: "p".into(),
+            model: "m".into(),
+            status: crate::debate::TurnStatus::Ok,
+            note: None,
+            replayed: false,
+        });
+        assert_eq!(
+            app.on_key(key('y')),
+            Some(Effect::Copy("Seat A's argument".into()))
+        );
+        app.on_event(&Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 60,
+        });
+        app.on_key(key('g'));
+        app.on_paste("two lines\nof pasted guidance");
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            app.on_key(submit),
+            Some(Effect::Control(Control::Guide(
+                "two lines\nof pasted guidance".into()
+            )))
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub enum Command {
     Cancel,
     ToggleArguments,
     SeatTokens,
+    CopyTurn,
     ZoomIn,
     ZoomOut,
     NextArgument,
@@ -65,6 +66,13 @@ const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
 /// The default keymap.
 pub const BINDINGS: &[Binding] = &[
+    Binding {
+        command: Command::CopyTurn,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('y'), NONE)],
+        label: "y",
+        help: "copy the focused seat's latest turn (OSC 52)",
+    },
     Binding {
         command: Command::NextArgument,
         scope: Scope::Screen,
@@ -112,7 +120,7 @@ pub const BINDINGS: &[Binding] = &[
         scope: Scope::Synthesis,
         keys: &[(KeyCode::Char('f'), NONE)],
         label: "f",
-        help: "show or hide each perspective's full arguments",
+        help: "show or hide every perspective's full arguments (1-4: one of them)",
     },
     Binding {
         command: Command::Copy,

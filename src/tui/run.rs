@@ -11,7 +11,8 @@ use crate::headless;
 use crate::session::{self, DebateSettings, Finish, SessionError, Wiring};
 use crate::store::Store;
 use crossterm::event::{
-    DisableMouseCapture, EnableMouseCapture, Event as TermEvent, EventStream, KeyEventKind,
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event as TermEvent, EventStream, KeyEventKind,
 };
 use crossterm::execute;
 use crossterm::terminal::{
@@ -37,6 +38,7 @@ pub fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = execute!(
         stdout(),
+        DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,
         crossterm::cursor::Show
@@ -75,7 +77,12 @@ fn enter() -> std::io::Result<(TerminalGuard, Terminal<CrosstermBackend<Stdout>>
     install_panic_hook();
     enable_raw_mode()?;
     let guard = TerminalGuard;
-    execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide)?;
+    execute!(
+        stdout(),
+        EnterAlternateScreen,
+        crossterm::cursor::Hide,
+        EnableBracketedPaste
+    )?;
     if MOUSE.load(Ordering::SeqCst) {
         execute!(stdout(), EnableMouseCapture)?;
     }
@@ -448,6 +455,7 @@ where
                 }
                 Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
                 Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
+                Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
                 Some(Ok(_)) => {}
                 // The terminal went away: pause and leave.
                 Some(Err(_)) | None => {

@@ -19,8 +19,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
 #[derive(Default)]
 pub struct Caches {
     pub panes: Vec<PaneCache>,
-    /// The rendered synthesis: (width, expanded, turns seen, lines).
-    pub synthesis: Option<(usize, bool, u64, Vec<Line<'static>>)>,
+    /// The rendered synthesis: (width, sections open, turns seen, lines).
+    pub synthesis: Option<(usize, Vec<bool>, u64, Vec<Line<'static>>)>,
 }
 
 /// The screen commands worth a place in the footer; `?` lists the rest.
@@ -109,8 +109,8 @@ fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches,
         Modal::Guide(_) => guide(frame, area, app, theme),
         Modal::Help => help(frame, area, theme),
         Modal::Synthesis { scroll, expanded } => {
-            let (scroll, expanded) = (*scroll, *expanded);
-            synthesis(frame, area, app, caches, scroll, expanded, theme)
+            let (scroll, expanded) = (*scroll, expanded.clone());
+            synthesis(frame, area, app, caches, scroll, &expanded, theme)
         }
         Modal::None => {}
     }
@@ -460,8 +460,13 @@ fn guide(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let rows = keymap::BINDINGS.len() as u16 + 7;
-    let rect = centered(area, 70, rows);
+    let rows = keymap::BINDINGS.len() as u16 + 8;
+    let widest = keymap::BINDINGS
+        .iter()
+        .map(|b| b.help.chars().count())
+        .max()
+        .unwrap_or(40) as u16;
+    let rect = centered(area, widest + 16, rows);
     frame.render_widget(Clear, rect);
     let block =
         modal_block("Keys", theme).title_bottom(Line::styled(" ? or Esc closes ", theme.dim));
@@ -486,27 +491,31 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
 }
 
 /// The decision document, then (when expanded) every perspective's full arguments.
-fn synthesis_markdown(app: &App, expanded: bool) -> String {
+fn synthesis_markdown(app: &App, expanded: &[bool]) -> String {
     let mut markdown = app
         .view
         .synthesis
         .as_ref()
         .map(|(m, _, _)| m.clone())
         .unwrap_or_default();
-    if expanded {
-        for seat in &app.view.seats {
+    for (index, seat) in app.view.seats.iter().enumerate() {
+        let heading = format!("{} {}: full arguments", seat.id, seat.perspective);
+        if !expanded.get(index).copied().unwrap_or(false) {
+            // A closed section: its heading and the key that opens it.
             markdown.push_str(&format!(
-                "\n\n---\n\n## {} {}: full arguments\n",
-                seat.id, seat.perspective
+                "\n\n---\n\n**▸ {heading}** (press {})\n",
+                index + 1
             ));
-            for turn in app.view.turns.iter().filter(|t| t.seat == seat.id) {
-                markdown.push_str(&format!(
-                    "\n### Round {} · {}\n\n{}\n",
-                    turn.round,
-                    turn.phase.as_str(),
-                    turn.content.trim()
-                ));
-            }
+            continue;
+        }
+        markdown.push_str(&format!("\n\n---\n\n## ▾ {heading}\n"));
+        for turn in app.view.turns.iter().filter(|t| t.seat == seat.id) {
+            markdown.push_str(&format!(
+                "\n### Round {} · {}\n\n{}\n",
+                turn.round,
+                turn.phase.as_str(),
+                turn.content.trim()
+            ));
         }
     }
     markdown
@@ -518,7 +527,7 @@ fn synthesis(
     app: &App,
     caches: &mut Caches,
     scroll: u16,
-    expanded: bool,
+    expanded: &[bool],
     theme: &Theme,
 ) {
     let rect = Rect {
@@ -533,7 +542,11 @@ fn synthesis(
         format!(
             "{} · f {} arguments · y copy · o pager · E editor · Esc",
             path.unwrap_or_else(|| "not written to a file".into()),
-            if expanded { "hide" } else { "show" }
+            if expanded.iter().all(|e| *e) {
+                "hide"
+            } else {
+                "show"
+            }
         )
     });
     let block =
@@ -541,7 +554,7 @@ fn synthesis(
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let width = inner.width.saturating_sub(1) as usize;
-    let fresh = matches!(&caches.synthesis, Some((w, e, g, _)) if *w == width && *e == expanded && *g == app.view.generation);
+    let fresh = matches!(&caches.synthesis, Some((w, e, g, _)) if *w == width && e.as_slice() == expanded && *g == app.view.generation);
     if !fresh {
         let lines = super::markdown::render(
             &synthesis_markdown(app, expanded),
@@ -549,7 +562,7 @@ fn synthesis(
             theme,
             theme.depth,
         );
-        caches.synthesis = Some((width, expanded, app.view.generation, lines));
+        caches.synthesis = Some((width, expanded.to_vec(), app.view.generation, lines));
     }
     let Some((_, _, _, lines)) = &caches.synthesis else {
         return;
