@@ -166,8 +166,13 @@ fn workbench(config: &Config, args: &RunArgs, start: Start) -> Result<i32, Failu
         form_args.max_rounds = Some(debate.max_rounds);
         form_args.perspectives = debate.perspectives;
         form_args.no_checkpoints = !debate.checkpoints;
+        form_args.named = debate.named.clone();
         build_settings(&form_args, config).map_err(|f| f.message)
     };
+    let catalog = moot::catalog::catalog(&config.debate.custom_perspectives)
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
     runtime()?
         .block_on(tui::run::workbench(
             store,
@@ -175,6 +180,7 @@ fn workbench(config: &Config, args: &RunArgs, start: Start) -> Result<i32, Failu
             start,
             settings_for,
             config.debate.max_rounds,
+            catalog,
         ))
         .map_err(|e| Failure::runtime(e.to_string()))
 }

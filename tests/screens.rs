@@ -284,6 +284,10 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
     ];
     for (width, height) in SIZES {
         let mut history = History::new(5);
+        history.catalog = moot::catalog::catalog(&[])
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
         history.show(rows.clone(), None);
         history.preview = Some((
             "DEB-aaaa1111".into(),

@@ -12,6 +12,8 @@ pub struct NewDebate {
     pub question: String,
     /// None: decided from the question.
     pub perspectives: Option<u32>,
+    /// Perspectives chosen by name (they override the count).
+    pub named: Vec<String>,
     pub max_rounds: u32,
     pub checkpoints: bool,
 }
@@ -21,6 +23,7 @@ pub struct NewDebate {
 pub enum Field {
     Question,
     Perspectives,
+    Seats,
     Rounds,
     Checkpoints,
 }
@@ -28,6 +31,9 @@ pub enum Field {
 pub struct NewDebateForm {
     pub question: TextArea<'static>,
     pub perspectives: Option<u32>,
+    /// Per catalog perspective, whether it is chosen; `cursor` is the one the keys act on.
+    pub chosen: Vec<bool>,
+    pub cursor: usize,
     pub max_rounds: u32,
     pub checkpoints: bool,
     pub field: Field,
@@ -35,13 +41,15 @@ pub struct NewDebateForm {
 }
 
 impl NewDebateForm {
-    fn new(max_rounds: u32) -> Self {
+    fn new(max_rounds: u32, catalog: usize) -> Self {
         let mut question = TextArea::default();
         question.set_wrap_mode(WrapMode::Word);
         question.set_placeholder_text("Should we use Redis or PostgreSQL for caching?");
         NewDebateForm {
             question,
             perspectives: None,
+            chosen: vec![false; catalog],
+            cursor: 0,
             max_rounds,
             checkpoints: true,
             field: Field::Question,
@@ -80,6 +88,8 @@ pub struct History {
     pub confirm_delete: Option<String>,
     pub form: Option<NewDebateForm>,
     pub default_rounds: u32,
+    /// The perspective catalog's names, for the form.
+    pub catalog: Vec<String>,
     pub message: Option<String>,
     pub dirty: bool,
 }
@@ -95,6 +105,7 @@ impl History {
             confirm_delete: None,
             form: None,
             default_rounds,
+            catalog: Vec::new(),
             message: None,
             dirty: true,
         }
@@ -210,7 +221,7 @@ impl History {
                 None
             }
             KeyCode::Char('n') => {
-                self.form = Some(NewDebateForm::new(self.default_rounds));
+                self.form = Some(NewDebateForm::new(self.default_rounds, self.catalog.len()));
                 None
             }
             _ => None,
@@ -229,8 +240,21 @@ impl History {
                 form.problem = Some("Write the question first.".into());
                 return None;
             }
+            let named: Vec<String> = self
+                .catalog
+                .iter()
+                .zip(&form.chosen)
+                .filter(|(_, chosen)| **chosen)
+                .map(|(name, _)| name.clone())
+                .collect();
+            if named.len() > 4 || named.len() == 1 {
+                form.problem =
+                    Some("Choose 2 to 4 perspectives, or none to let the moderator pick.".into());
+                return None;
+            }
             let debate = NewDebate {
                 question,
+                named,
                 perspectives: form.perspectives,
                 max_rounds: form.max_rounds,
                 checkpoints: form.checkpoints,
@@ -241,6 +265,7 @@ impl History {
         let fields = [
             Field::Question,
             Field::Perspectives,
+            Field::Seats,
             Field::Rounds,
             Field::Checkpoints,
         ];
@@ -265,6 +290,20 @@ impl History {
                             None => Some(4),
                             Some(2) => None,
                             Some(n) => Some(n - 1),
+                        }
+                    }
+                    _ => {}
+                },
+                Field::Seats => match key.code {
+                    KeyCode::Right | KeyCode::Down | KeyCode::Char('l') | KeyCode::Char('j') => {
+                        form.cursor = (form.cursor + 1).min(form.chosen.len().saturating_sub(1))
+                    }
+                    KeyCode::Left | KeyCode::Up | KeyCode::Char('h') | KeyCode::Char('k') => {
+                        form.cursor = form.cursor.saturating_sub(1)
+                    }
+                    KeyCode::Char(' ') | KeyCode::Enter => {
+                        if let Some(chosen) = form.chosen.get_mut(form.cursor) {
+                            *chosen = !*chosen;
                         }
                     }
                     _ => {}
@@ -385,6 +424,44 @@ mod tests {
     }
 
     #[test]
+    fn the_form_seats_chosen_perspectives() {
+        let mut history = History::new(5);
+        history.catalog = vec![
+            "Performance Advocate".into(),
+            "Simplicity Advocate".into(),
+            "Security Advocate".into(),
+        ];
+        history.on_key(key(KeyCode::Char('n')));
+        for c in "Add SSO?".chars() {
+            history.on_key(key(KeyCode::Char(c)));
+        }
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Char(' ')));
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            history.on_key(submit),
+            None,
+            "one perspective is not a debate"
+        );
+        history.on_key(key(KeyCode::Down));
+        history.on_key(key(KeyCode::Down));
+        history.on_key(key(KeyCode::Char(' ')));
+        match history.on_key(submit) {
+            Some(HistoryEffect::Start(debate)) => {
+                assert_eq!(
+                    debate.named,
+                    vec![
+                        "Performance Advocate".to_string(),
+                        "Security Advocate".to_string()
+                    ]
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn the_new_debate_form_builds_a_debate() {
         let mut history = History::new(5);
         history.on_key(key(KeyCode::Char('n')));
@@ -398,6 +475,7 @@ mod tests {
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Left));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Char(' ')));
@@ -405,6 +483,7 @@ mod tests {
             history.on_key(submit),
             Some(HistoryEffect::Start(NewDebate {
                 question: "Monolith or services?".into(),
+                named: vec![],
                 perspectives: Some(3),
                 max_rounds: 4,
                 checkpoints: false,

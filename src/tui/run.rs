@@ -248,6 +248,7 @@ pub async fn workbench(
     start: Start,
     settings_for: impl Fn(&NewDebate) -> Result<DebateSettings, String>,
     default_rounds: u32,
+    catalog: Vec<String>,
 ) -> Result<i32, SessionError> {
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Runtime(format!("cannot open the terminal: {e}")))?;
@@ -256,6 +257,7 @@ pub async fn workbench(
     let back_to_history = matches!(start, Start::History);
     let mut next = Some(start);
     let mut history = History::new(default_rounds);
+    history.catalog = catalog;
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
     while let Some(screen) = next.take().filter(|_| !shutdown.requested()) {

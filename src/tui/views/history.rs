@@ -210,7 +210,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let Some(form) = &history.form else {
         return;
     };
-    let rect = centered(area, 76, 16);
+    let rect = centered(area, 76, 19);
     frame.render_widget(Clear, rect);
     let block = modal_block("New debate", theme).title_bottom(Line::styled(
         " Tab next field · ←→ change · Ctrl-S start · Esc cancel ",
@@ -224,6 +224,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             Constraint::Length(1),
             Constraint::Min(3),
             Constraint::Length(1),
+            Constraint::Length(3),
             Constraint::Length(1),
             Constraint::Length(1),
             Constraint::Length(1),
@@ -263,19 +264,36 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         ])),
         rows[2],
     );
+    let mut seats = vec![label(Field::Seats, "Or choose")];
+    for (i, (name, chosen)) in history.catalog.iter().zip(&form.chosen).enumerate() {
+        let style = if form.field == Field::Seats && form.cursor == i {
+            theme.focus.add_modifier(Modifier::REVERSED)
+        } else {
+            theme.text
+        };
+        seats.push(Span::styled(
+            format!("[{}] {name}", if *chosen { "x" } else { " " }),
+            style,
+        ));
+        seats.push(Span::raw("  "));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(seats)).wrap(ratatui::widgets::Wrap { trim: false }),
+        rows[3],
+    );
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             label(Field::Rounds, "Max rounds"),
             Span::raw(format!("‹ {} ›", form.max_rounds)),
         ])),
-        rows[3],
+        rows[4],
     );
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             label(Field::Checkpoints, "Checkpoints"),
             Span::raw(if form.checkpoints { "on" } else { "off" }),
         ])),
-        rows[4],
+        rows[5],
     );
     let protocol = Line::from(vec![
         Span::styled(format!("{:<14}", "Protocol"), theme.dim),
@@ -285,5 +303,5 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         Some(problem) => Line::styled(problem.clone(), theme.warning),
         None => protocol,
     };
-    frame.render_widget(Paragraph::new(bottom), rows[5]);
+    frame.render_widget(Paragraph::new(bottom), rows[6]);
 }
