@@ -57,6 +57,8 @@ pub struct MapView {
     pub selected: Option<usize>,
     /// A seat whose arguments stand out (index into the seats).
     pub seat: Option<usize>,
+    /// Rows scrolled up from the newest layer; 0 follows the newest arguments.
+    pub scroll_back: usize,
     /// Where each visible argument was drawn, for the mouse.
     pub boxes: Vec<(usize, ratatui::layout::Rect)>,
     /// The last drawing and what it was drawn from, so an unchanged map is not laid out again.
@@ -72,6 +74,7 @@ pub type MapDrawing = (
 
 /// Everything the map drawing depends on.
 pub type MapKey = (
+    usize,
     u64,
     usize,
     Option<usize>,
@@ -376,6 +379,14 @@ impl App {
                 return Some(Effect::Copy(turn.content.clone()));
             }
             Command::ZoomIn => self.map.zoom = (self.map.zoom + 1).min(2),
+            Command::MapUp => {
+                self.map.selected = None;
+                self.map.scroll_back += 3;
+            }
+            Command::MapDown => {
+                self.map.selected = None;
+                self.map.scroll_back = self.map.scroll_back.saturating_sub(3);
+            }
             Command::ZoomOut => self.map.zoom = self.map.zoom.saturating_sub(1),
             Command::NextArgument | Command::PreviousArgument => {
                 let count = self.view.graph.arguments.len();
@@ -719,6 +730,14 @@ mod tests {
         app.on_key(key('v'));
         app.on_key(key('v'));
         assert_eq!(app.map.seat, None, "cycles back to no highlight");
+        app.on_key(KeyEvent::new(KeyCode::Char('K'), KeyModifiers::SHIFT));
+        assert_eq!(
+            (app.map.scroll_back, app.map.selected),
+            (3, None),
+            "scrolling leaves the selection"
+        );
+        app.on_key(KeyEvent::new(KeyCode::Char('J'), KeyModifiers::SHIFT));
+        assert_eq!(app.map.scroll_back, 0, "back to following the newest");
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub enum Command {
     CopyTurn,
     ZoomIn,
     ZoomOut,
+    MapUp,
+    MapDown,
     NextArgument,
     PreviousArgument,
     HighlightSeat,
@@ -66,6 +68,20 @@ const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
 /// The default keymap.
 pub const BINDINGS: &[Binding] = &[
+    Binding {
+        command: Command::MapUp,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('K'), SHIFT), (KeyCode::Char('K'), NONE)],
+        label: "K",
+        help: "scroll the map up (towards the first arguments)",
+    },
+    Binding {
+        command: Command::MapDown,
+        scope: Scope::Screen,
+        keys: &[(KeyCode::Char('J'), SHIFT), (KeyCode::Char('J'), NONE)],
+        label: "J",
+        help: "scroll the map down (back to following the newest)",
+    },
     Binding {
         command: Command::CopyTurn,
         scope: Scope::Screen,

@@ -181,11 +181,14 @@ fn path_through(graph: &crate::argue::ArgumentGraph, selected: usize) -> Vec<boo
 fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let zoom = app.map.zoom;
     let title = format!("Argument map · zoom {} ", zoom + 1);
-    let block = panel(&title, theme)
-        .title_bottom(Line::styled(" [ ] select · + - zoom · v seat ", theme.dim));
+    let block = panel(&title, theme).title_bottom(Line::styled(
+        " [ ] select · + - zoom · J K scroll · v seat ",
+        theme.dim,
+    ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let key = (
+        app.map.scroll_back,
         app.view.generation,
         zoom,
         app.map.selected,
@@ -339,7 +342,9 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
             .saturating_sub(height / 3)
             .min(canvas_height.saturating_sub(height))
     } else {
-        canvas_height.saturating_sub(height)
+        let newest = canvas_height.saturating_sub(height);
+        app.map.scroll_back = app.map.scroll_back.min(newest);
+        newest - app.map.scroll_back
     };
     let left = if focus_x + box_width > width {
         (focus_x + box_width).saturating_sub(width)
