@@ -1,29 +1,9 @@
 //! A stored debate as the event stream it produced, so a face can replay it offline through
 //! the same fold it uses live (no provider needed).
 
-use crate::debate::{Event, Phase, Turn};
+use crate::debate::{Event, Phase};
 use crate::session::DebateSettings;
 use crate::store::{Store, StoreError};
-
-fn completed(turn: &Turn) -> Event {
-    Event::TurnCompleted {
-        round: turn.round,
-        phase: turn.phase,
-        seat: turn.seat.clone(),
-        content: turn.content.clone(),
-        moves: turn.moves.clone(),
-        confidence: turn.confidence,
-        tokens_in: turn.tokens_in,
-        tokens_out: turn.tokens_out,
-        tokens_estimated: turn.tokens_estimated,
-        latency_ms: turn.latency_ms,
-        provider: turn.provider.clone(),
-        model: turn.model.clone(),
-        status: turn.status,
-        note: turn.note.clone(),
-        replayed: true,
-    }
-}
 
 /// The events of a stored debate, in the order a live run emitted them (less the deltas).
 pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError> {
@@ -41,7 +21,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     }];
     let mut rest = turns.iter().peekable();
     while let Some(turn) = rest.next_if(|t| t.phase == Phase::Analysis) {
-        events.push(completed(turn));
+        events.push(turn.completed_event(true));
     }
     if !debate.seats.is_empty() {
         let (provider, model) = match &settings {
@@ -96,7 +76,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
         {
             close_round(&mut events, round);
         }
-        events.push(completed(turn));
+        events.push(turn.completed_event(true));
     }
     if let Some(round) = current {
         close_round(&mut events, round);

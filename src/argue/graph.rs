@@ -38,6 +38,24 @@ impl ArgumentGraph {
     pub fn get(&self, id: &str) -> Option<&Argument> {
         self.arguments.iter().find(|a| a.id == id)
     }
+
+    /// Argument positions by id.
+    pub fn index(&self) -> HashMap<&str, usize> {
+        self.arguments
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.id.as_str(), i))
+            .collect()
+    }
+
+    /// Every relation as (answering, answered) positions.
+    pub fn edge_positions(&self) -> Vec<(usize, usize)> {
+        let index = self.index();
+        self.relations
+            .iter()
+            .filter_map(|e| Some((*index.get(e.from.as_str())?, *index.get(e.to.as_str())?)))
+            .collect()
+    }
 }
 
 /// Builds the graph from the turns' moves and scores it.
@@ -116,12 +134,7 @@ pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
     const BASE: f64 = 0.5;
     const EPSILON: f64 = 1e-6;
     const MAX_PASSES: usize = 100;
-    let index: HashMap<&str, usize> = graph
-        .arguments
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id.as_str(), i))
-        .collect();
+    let index = graph.index();
     // (target, source, weight) with the sign folded into the weight.
     let influences: Vec<(usize, usize, f64)> = graph
         .relations

@@ -18,17 +18,9 @@ pub struct MapLayout {
 /// every edge points upward.
 pub fn layout(graph: &ArgumentGraph) -> MapLayout {
     let count = graph.arguments.len();
-    let index: HashMap<&str, usize> = graph
-        .arguments
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id.as_str(), i))
-        .collect();
-    // Edges as (answering, answered) indices.
     let edges: Vec<(usize, usize)> = graph
-        .relations
-        .iter()
-        .filter_map(|e| Some((*index.get(e.from.as_str())?, *index.get(e.to.as_str())?)))
+        .edge_positions()
+        .into_iter()
         .filter(|(from, to)| from != to)
         .collect();
     // Arguments arrive in journal order and can only answer earlier ones, so one pass in
@@ -113,12 +105,7 @@ fn order_by_neighbours(
 
 /// How many pairs of edges between adjacent layers cross in a layout.
 pub fn crossings(graph: &ArgumentGraph, layout: &MapLayout) -> usize {
-    let index: HashMap<&str, usize> = graph
-        .arguments
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id.as_str(), i))
-        .collect();
+    let index = graph.index();
     let spans: Vec<((usize, usize), (usize, usize))> = graph
         .relations
         .iter()

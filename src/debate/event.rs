@@ -114,6 +114,29 @@ pub enum Event {
     },
 }
 
+impl super::model::Turn {
+    /// The event announcing this turn, once it is journaled (or served from the journal).
+    pub fn completed_event(&self, replayed: bool) -> Event {
+        Event::TurnCompleted {
+            round: self.round,
+            phase: self.phase,
+            seat: self.seat.clone(),
+            content: self.content.clone(),
+            moves: self.moves.clone(),
+            confidence: self.confidence,
+            tokens_in: self.tokens_in,
+            tokens_out: self.tokens_out,
+            tokens_estimated: self.tokens_estimated,
+            latency_ms: self.latency_ms,
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            status: self.status,
+            note: self.note.clone(),
+            replayed,
+        }
+    }
+}
+
 /// What a guardrail flagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

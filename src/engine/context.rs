@@ -229,26 +229,6 @@ impl Context {
             .push(turn.clone());
     }
 
-    fn completed_event(turn: &Turn, replayed: bool) -> Event {
-        Event::TurnCompleted {
-            round: turn.round,
-            phase: turn.phase,
-            seat: turn.seat.clone(),
-            content: turn.content.clone(),
-            moves: turn.moves.clone(),
-            confidence: turn.confidence,
-            tokens_in: turn.tokens_in,
-            tokens_out: turn.tokens_out,
-            tokens_estimated: turn.tokens_estimated,
-            latency_ms: turn.latency_ms,
-            provider: turn.provider.clone(),
-            model: turn.model.clone(),
-            status: turn.status,
-            note: turn.note.clone(),
-            replayed,
-        }
-    }
-
     /// Speaks one turn: served from the journal if recorded, else asked of the seat's provider
     /// with retries, repaired once if unusable, journaled, and only then announced.
     pub async fn speak(&self, speech: Speech) -> Result<Turn, EngineError> {
@@ -259,7 +239,7 @@ impl Context {
             .remove(&speech.key);
         if let Some(turn) = recorded {
             self.push(&turn);
-            self.emit(Self::completed_event(&turn, true));
+            self.emit(turn.completed_event(true));
             return Ok(turn);
         }
         let key = speech.key.clone();
@@ -302,7 +282,7 @@ impl Context {
         }
         self.store.record_turn(&self.debate_id, &turn)?;
         self.push(&turn);
-        self.emit(Self::completed_event(&turn, false));
+        self.emit(turn.completed_event(false));
         Ok(turn)
     }
 

@@ -139,17 +139,7 @@ fn relation_style(kind: Relation, theme: &Theme) -> ratatui::style::Style {
 /// Arguments on the path through `selected`: everything it answers and everything answering
 /// it, transitively.
 fn path_through(graph: &crate::argue::ArgumentGraph, selected: usize) -> Vec<bool> {
-    let index: std::collections::HashMap<&str, usize> = graph
-        .arguments
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id.as_str(), i))
-        .collect();
-    let edges: Vec<(usize, usize)> = graph
-        .relations
-        .iter()
-        .filter_map(|e| Some((*index.get(e.from.as_str())?, *index.get(e.to.as_str())?)))
-        .collect();
+    let edges = graph.edge_positions();
     let mut on = vec![false; graph.arguments.len()];
     if selected >= on.len() {
         return on;
@@ -226,12 +216,7 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         let (layer, position) = layout.places[index];
         (1 + position * (box_width + gap), layer * (box_height + gap))
     };
-    let index: std::collections::HashMap<&str, usize> = graph
-        .arguments
-        .iter()
-        .enumerate()
-        .map(|(i, a)| (a.id.as_str(), i))
-        .collect();
+    let index = graph.index();
     let on_path = app.map.selected.map(|s| path_through(graph, s));
     let highlight_seat = app
         .map
