@@ -145,9 +145,10 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         .map(|row| {
             let summary = &row.summary;
             let head = format!(
-                "{:<9} {} {:<6} ",
+                "{:<9} {} {:<9} {:<6} ",
                 summary.status,
                 summary.created_at.get(..10).unwrap_or(&summary.created_at),
+                summary.protocol,
                 summary.confidence.as_deref().unwrap_or("-"),
             );
             let question_width = inner_width.saturating_sub(head.chars().count() + 1);
