@@ -317,9 +317,13 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             rows.clone(),
             Some(vec![SearchHit {
                 id: "DEB-cccc3333".into(),
-                question: String::new(),
+                question: "Should we add SSO?".into(),
                 kind: "question".into(),
                 snippet: "Should we add [SSO]?".into(),
+                status: "failed".into(),
+                protocol: "moderated".into(),
+                confidence: None,
+                created_at: "2026-11-22T10:00:00Z".into(),
             }]),
         );
         insta::assert_snapshot!(format!("history_search_{width}x{height}"), draw(&history));

@@ -25,6 +25,10 @@ pub struct SearchHit {
     /// question | turn | guidance | synthesis
     pub kind: String,
     pub snippet: String,
+    pub status: String,
+    pub protocol: String,
+    pub confidence: Option<String>,
+    pub created_at: String,
 }
 
 impl Store {
@@ -59,7 +63,8 @@ impl Store {
         };
         let connection = self.lock();
         let mut statement = connection.prepare_cached(
-            "SELECT s.debate_id, d.question, s.kind, snippet(search_index, 0, '[', ']', '…', 12)
+            "SELECT s.debate_id, d.question, s.kind, snippet(search_index, 0, '[', ']', '…', 12),
+                    d.status, d.protocol, d.confidence, d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE search_index MATCH ?1
              ORDER BY rank LIMIT ?2",
@@ -70,6 +75,10 @@ impl Store {
                 question: row.get(1)?,
                 kind: row.get(2)?,
                 snippet: row.get(3)?,
+                status: row.get(4)?,
+                protocol: row.get(5)?,
+                confidence: row.get(6)?,
+                created_at: row.get(7)?,
             })
         })?;
         // One hit per debate: its best-ranked passage.

@@ -70,6 +70,9 @@ pub enum HistoryEffect {
     Quit,
 }
 
+/// Rows loaded at a time.
+pub const PAGE: usize = 200;
+
 /// A row of the list: a debate, and why it matched a search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -90,6 +93,9 @@ pub struct History {
     pub default_rounds: u32,
     /// The perspective catalog's names, for the form.
     pub catalog: Vec<String>,
+    /// How many rows are loaded; grows as the selection nears the end, so a long history
+    /// loads page by page.
+    pub limit: usize,
     pub message: Option<String>,
     pub dirty: bool,
 }
@@ -106,6 +112,7 @@ impl History {
             form: None,
             default_rounds,
             catalog: Vec::new(),
+            limit: PAGE,
             message: None,
             dirty: true,
         }
@@ -123,12 +130,18 @@ impl History {
                 .collect(),
             Some(hits) => hits
                 .into_iter()
-                .filter_map(|hit| {
-                    let summary = summaries.iter().find(|s| s.id == hit.id)?.clone();
-                    Some(Row {
-                        summary,
-                        snippet: Some(hit.snippet),
-                    })
+                .map(|hit| Row {
+                    summary: DebateSummary {
+                        id: hit.id,
+                        question: hit.question,
+                        protocol: hit.protocol,
+                        status: hit.status,
+                        confidence: hit.confidence,
+                        updated_at: hit.created_at.clone(),
+                        created_at: hit.created_at,
+                        rounds: 0,
+                    },
+                    snippet: Some(hit.snippet),
                 })
                 .collect(),
         };
@@ -184,6 +197,14 @@ impl History {
             }
             KeyCode::Down | KeyCode::Char('j') => {
                 self.selected = (self.selected + 1).min(self.rows.len().saturating_sub(1));
+                self.more_if_at_end()
+            }
+            KeyCode::PageDown => {
+                self.selected = (self.selected + 20).min(self.rows.len().saturating_sub(1));
+                self.more_if_at_end()
+            }
+            KeyCode::PageUp => {
+                self.selected = self.selected.saturating_sub(20);
                 None
             }
             KeyCode::Up | KeyCode::Char('k') => {
@@ -196,7 +217,7 @@ impl History {
             }
             KeyCode::End | KeyCode::Char('G') => {
                 self.selected = self.rows.len().saturating_sub(1);
-                None
+                self.more_if_at_end()
             }
             KeyCode::Enter | KeyCode::Char('o') => self
                 .selected_id()
@@ -226,6 +247,15 @@ impl History {
             }
             _ => None,
         }
+    }
+
+    /// At the last loaded row of a full page, asks for the next page.
+    fn more_if_at_end(&mut self) -> Option<HistoryEffect> {
+        if self.selected + 1 >= self.rows.len() && self.rows.len() >= self.limit {
+            self.limit += PAGE;
+            return Some(HistoryEffect::Refresh);
+        }
+        None
     }
 
     fn on_form_key(&mut self, key: KeyEvent) -> Option<HistoryEffect> {
@@ -376,6 +406,10 @@ mod tests {
                 question: String::new(),
                 kind: "turn".into(),
                 snippet: "[r]edis".into(),
+                status: "paused".into(),
+                protocol: "moderated".into(),
+                confidence: None,
+                created_at: "2026-11-22T00:00:00Z".into(),
             }]),
         );
         assert_eq!(history.rows.len(), 1);
@@ -386,6 +420,22 @@ mod tests {
             "Esc clears the search"
         );
         assert!(history.query.is_empty());
+    }
+
+    #[test]
+    fn a_long_history_loads_page_by_page() {
+        let mut history = History::new(5);
+        let page: Vec<DebateSummary> = (0..PAGE)
+            .map(|i| summary(&format!("DEB-{i}"), "completed"))
+            .collect();
+        history.show(page, None);
+        assert_eq!(history.on_key(key(KeyCode::Char('j'))), None);
+        assert_eq!(
+            history.on_key(key(KeyCode::End)),
+            Some(HistoryEffect::Refresh),
+            "the end of a full page loads more"
+        );
+        assert_eq!(history.limit, 2 * PAGE);
     }
 
     #[test]

@@ -530,12 +530,20 @@ async fn replay_screen(
 
 /// Loads the list (or the search hits) and the selected debate's preview.
 pub fn refresh_history(store: &Store, history: &mut History) {
-    const LIMIT: usize = 500;
-    let summaries = store.list(LIMIT).unwrap_or_default();
     let hits = if history.query.trim().is_empty() {
         None
     } else {
-        Some(store.search(&history.query, LIMIT).unwrap_or_default())
+        Some(
+            store
+                .search(&history.query, history.limit)
+                .unwrap_or_default(),
+        )
+    };
+    // Search hits carry what a row shows, so the list is read only when not searching.
+    let summaries = if hits.is_some() {
+        Vec::new()
+    } else {
+        store.list(history.limit).unwrap_or_default()
     };
     history.show(summaries, hits);
 }
