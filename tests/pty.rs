@@ -8,6 +8,24 @@ use std::process::{Command, Stdio};
 use support::pty::Pty;
 use support::{Behaviour, StandIn};
 
+/// The binary in a scratch home with the given config, on a terminal-like environment, talking
+/// to `server` if there is one.
+fn moot(home: &std::path::Path, server: Option<&StandIn>, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+    command
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .env("MOOT_HOME", home.join("data"))
+        .env("MOOT_CONFIG", home.join("config.toml"))
+        .args(args);
+    if let Some(server) = server {
+        command.env("OPENAI_BASE_URL", server.openai_base());
+    }
+    command
+}
+
 #[test]
 fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     let server = StandIn::start_in_background(Behaviour::default());
@@ -18,21 +36,15 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
         "[ui.keys]\nend = [\"x\"]\n",
     )
     .unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
-    command
-        .current_dir(home.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERM", "xterm-256color")
-        .env("MOOT_HOME", home.path().join("data"))
-        .env("MOOT_CONFIG", home.path().join("config.toml"))
-        .env("OPENAI_BASE_URL", server.openai_base())
-        .args([
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        Some(&server),
+        &[
             "--max-rounds",
             "3",
             "Should we use Redis or PostgreSQL for caching?",
-        ]);
-    let mut pty = Pty::spawn(&mut command);
+        ],
+    ));
 
     let screen = pty.wait_for("Round 1 complete");
     assert!(
@@ -75,21 +87,13 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     );
 
     // The journal holds the guidance and the end.
-    let output = Command::new(env!("CARGO_BIN_EXE_moot"))
-        .current_dir(home.path())
-        .env("MOOT_HOME", home.path().join("data"))
-        .env("MOOT_CONFIG", home.path().join("config.toml"))
-        .args(["list", "--json"])
+    let output = moot(home.path(), None, &["list", "--json"])
         .output()
         .unwrap();
     let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let id = list[0]["id"].as_str().unwrap();
     assert_eq!(list[0]["status"], "completed");
-    let output = Command::new(env!("CARGO_BIN_EXE_moot"))
-        .current_dir(home.path())
-        .env("MOOT_HOME", home.path().join("data"))
-        .env("MOOT_CONFIG", home.path().join("config.toml"))
-        .args(["show", id, "--json"])
+    let output = moot(home.path(), None, &["show", id, "--json"])
         .output()
         .unwrap();
     let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -116,19 +120,7 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "").unwrap();
-    let moot = |args: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
-        command
-            .current_dir(home.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("TERM", "xterm-256color")
-            .env("MOOT_HOME", home.path().join("data"))
-            .env("MOOT_CONFIG", home.path().join("config.toml"))
-            .env("OPENAI_BASE_URL", server.openai_base())
-            .args(args);
-        command
-    };
+    let moot = |args: &[&str]| moot(home.path(), Some(&server), args);
     let mut pty = Pty::spawn(&mut moot(&[
         "--max-rounds",
         "3",
@@ -169,22 +161,17 @@ fn sigterm_ends_the_workbench_after_the_debate_has_finished() {
     std::fs::write(home.path().join("config.toml"), "").unwrap();
     let demo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
-    command
-        .current_dir(home.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERM", "xterm-256color")
-        .env("MOOT_HOME", home.path().join("data"))
-        .env("MOOT_CONFIG", home.path().join("config.toml"))
-        .args([
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        None,
+        &[
             "--no-checkpoints",
             "--no-write",
             "--script",
             demo.to_str().unwrap(),
             "Should we use Redis or PostgreSQL for caching?",
-        ]);
-    let mut pty = Pty::spawn(&mut command);
+        ],
+    ));
     pty.wait_for("completed ·");
     // SAFETY: signalling our own child.
     assert_eq!(
