@@ -378,3 +378,25 @@ fn the_argument_map_with_a_selected_path_and_each_zoom() {
         insta::assert_snapshot!(format!("map_zoom{zoom}_120x40"), render(&mut app, 120, 40));
     }
 }
+
+#[test]
+fn the_help_scrolls_on_a_small_terminal_to_its_last_key() {
+    let mut app = app_with(&round_one()[..3]);
+    app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+    let last = moot::tui::keymap::BINDINGS
+        .iter()
+        .rev()
+        .find(|b| b.scope == moot::tui::keymap::Scope::Synthesis)
+        .unwrap();
+    assert!(
+        !render(&mut app, 80, 24).contains(last.help),
+        "the list is longer than 24 rows"
+    );
+    for _ in 0..6 {
+        app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    }
+    assert!(
+        render(&mut app, 80, 24).contains(last.help),
+        "scrolled to the end"
+    );
+}

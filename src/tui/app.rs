@@ -31,7 +31,8 @@ pub enum Modal {
     None,
     Checkpoint,
     Guide(Box<TextArea<'static>>),
-    Help,
+    /// The key list, scrolled by this many lines (it is longer than a small terminal).
+    Help(u16),
     /// `expanded` holds, per seat, whether its full arguments show under the document.
     Synthesis {
         scroll: u16,
@@ -283,7 +284,28 @@ impl App {
                 _ => {}
             }
         }
-        if matches!(self.modal, Modal::Help) && key.code == KeyCode::Esc {
+        if let Modal::Help(scroll) = &mut self.modal {
+            match key.code {
+                KeyCode::Down | KeyCode::Char('j') => {
+                    *scroll = scroll.saturating_add(1);
+                    return None;
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    *scroll = scroll.saturating_sub(1);
+                    return None;
+                }
+                KeyCode::PageDown | KeyCode::Char(' ') => {
+                    *scroll = scroll.saturating_add(10);
+                    return None;
+                }
+                KeyCode::PageUp => {
+                    *scroll = scroll.saturating_sub(10);
+                    return None;
+                }
+                _ => {}
+            }
+        }
+        if matches!(self.modal, Modal::Help(_)) && key.code == KeyCode::Esc {
             self.modal = Modal::None;
             return None;
         }
@@ -346,8 +368,8 @@ impl App {
             Command::Quit => return Some(Effect::Quit),
             Command::Help => {
                 self.modal = match self.modal {
-                    Modal::Help => self.resting_modal(),
-                    _ => Modal::Help,
+                    Modal::Help(_) => self.resting_modal(),
+                    _ => Modal::Help(0),
                 }
             }
             Command::FocusNext => self.focus = (self.focus + 1) % panes,

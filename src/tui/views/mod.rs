@@ -107,7 +107,7 @@ fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches,
     match &app.modal {
         Modal::Checkpoint => checkpoint(frame, area, app, theme),
         Modal::Guide(_) => guide(frame, area, app, theme),
-        Modal::Help => help(frame, area, theme),
+        Modal::Help(scroll) => help(frame, area, *scroll, theme),
         Modal::Synthesis { scroll, expanded } => {
             let (scroll, expanded) = (*scroll, expanded.clone());
             synthesis(frame, area, app, caches, scroll, &expanded, theme)
@@ -459,7 +459,7 @@ fn guide(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
 }
 
-fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
+fn help(frame: &mut Frame, area: Rect, scroll: u16, theme: &Theme) {
     let rows = keymap::BINDINGS.len() as u16 + 8;
     let widest = keymap::BINDINGS
         .iter()
@@ -468,8 +468,8 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
         .unwrap_or(40) as u16;
     let rect = centered(area, widest + 16, rows);
     frame.render_widget(Clear, rect);
-    let block =
-        modal_block("Keys", theme).title_bottom(Line::styled(" ? or Esc closes ", theme.dim));
+    let block = modal_block("Keys", theme)
+        .title_bottom(Line::styled(" ↑↓ scroll · ? or Esc closes ", theme.dim));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let mut lines = Vec::new();
@@ -487,7 +487,9 @@ fn help(frame: &mut Frame, area: Rect, theme: &Theme) {
             ]));
         }
     }
-    frame.render_widget(Paragraph::new(lines), inner);
+    // On a small terminal the list scrolls; it cannot scroll past its end.
+    let top = (scroll as usize).min(lines.len().saturating_sub(inner.height as usize));
+    frame.render_widget(Paragraph::new(lines).scroll((top as u16, 0)), inner);
 }
 
 /// The decision document, then (when expanded) every perspective's full arguments.
