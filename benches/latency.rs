@@ -45,16 +45,7 @@ fn streaming_script() -> serde_json::Value {
 }
 
 fn moot(home: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
-    command
-        .current_dir(home)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERM", "xterm-256color")
-        .env("MOOT_HOME", home.join("data"))
-        .env("MOOT_CONFIG", home.join("config.toml"))
-        .args(args);
-    command
+    support::pty::moot(home, None, args)
 }
 
 #[divan::bench(sample_count = 10, sample_size = 1)]

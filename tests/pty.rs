@@ -4,27 +4,9 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-use support::pty::Pty;
+use std::process::Stdio;
+use support::pty::{Pty, moot};
 use support::{Behaviour, StandIn};
-
-/// The binary in a scratch home with the given config, on a terminal-like environment, talking
-/// to `server` if there is one.
-fn moot(home: &std::path::Path, server: Option<&StandIn>, args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
-    command
-        .current_dir(home)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("TERM", "xterm-256color")
-        .env("MOOT_HOME", home.join("data"))
-        .env("MOOT_CONFIG", home.join("config.toml"))
-        .args(args);
-    if let Some(server) = server {
-        command.env("OPENAI_BASE_URL", server.openai_base());
-    }
-    command
-}
 
 #[test]
 fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
@@ -38,7 +20,7 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     .unwrap();
     let mut pty = Pty::spawn(&mut moot(
         home.path(),
-        Some(&server),
+        Some(&server.openai_base()),
         &[
             "--max-rounds",
             "3",
@@ -120,7 +102,7 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "").unwrap();
-    let moot = |args: &[&str]| moot(home.path(), Some(&server), args);
+    let moot = |args: &[&str]| moot(home.path(), Some(&server.openai_base()), args);
     let mut pty = Pty::spawn(&mut moot(&[
         "--max-rounds",
         "3",

@@ -167,7 +167,7 @@ pub fn normalize(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debate::{Move, Phase, Relation, TurnStatus};
+    use crate::debate::{Move, Phase, Relation};
 
     fn mv(id: &str, act: Act, text: &str) -> Move {
         Move {
@@ -182,21 +182,8 @@ mod tests {
 
     fn turn(seat: &str, round: u32, moves: Vec<Move>) -> Turn {
         Turn {
-            round,
-            phase: Phase::Argument,
-            seat: seat.into(),
-            content: String::new(),
             moves,
-            confidence: None,
-            tokens_in: 0,
-            tokens_out: 0,
-            tokens_estimated: false,
-            latency_ms: 0,
-            provider: "test".into(),
-            model: "test".into(),
-            status: TurnStatus::Ok,
-            data: None,
-            note: None,
+            ..Turn::fixture(seat, round, Phase::Argument)
         }
     }
 

@@ -175,7 +175,7 @@ pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debate::{Move, Phase, TurnStatus};
+    use crate::debate::{Move, Phase};
 
     fn argument(id: &str, _seat: &str, answers: &[&str], relation: Option<Relation>) -> Move {
         Move {
@@ -190,21 +190,8 @@ mod tests {
 
     fn turn(seat: &str, moves: Vec<Move>) -> Turn {
         Turn {
-            round: 1,
-            phase: Phase::Argument,
-            seat: seat.into(),
-            content: String::new(),
             moves,
-            confidence: None,
-            tokens_in: 0,
-            tokens_out: 0,
-            tokens_estimated: false,
-            latency_ms: 0,
-            provider: "test".into(),
-            model: "test".into(),
-            status: TurnStatus::Ok,
-            data: None,
-            note: None,
+            ..Turn::fixture(seat, 1, Phase::Argument)
         }
     }
 

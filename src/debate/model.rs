@@ -243,6 +243,28 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// A finished, ok turn with no text or moves, for tests to fill in.
+    #[cfg(test)]
+    pub(crate) fn fixture(seat: &str, round: u32, phase: Phase) -> Turn {
+        Turn {
+            round,
+            phase,
+            seat: seat.into(),
+            content: String::new(),
+            moves: Vec::new(),
+            confidence: None,
+            tokens_in: 0,
+            tokens_out: 0,
+            tokens_estimated: false,
+            latency_ms: 0,
+            provider: "test".into(),
+            model: "test".into(),
+            status: TurnStatus::Ok,
+            data: None,
+            note: None,
+        }
+    }
+
     pub fn key(&self) -> TurnKey {
         TurnKey::new(self.round, self.phase, self.seat.clone())
     }
@@ -389,23 +411,7 @@ mod tests {
     use crate::debate::Control;
 
     fn turn(round: u32, phase: Phase) -> Turn {
-        Turn {
-            round,
-            phase,
-            seat: "A".into(),
-            content: String::new(),
-            moves: vec![],
-            confidence: None,
-            tokens_in: 0,
-            tokens_out: 0,
-            tokens_estimated: false,
-            latency_ms: 0,
-            provider: "p".into(),
-            model: "m".into(),
-            status: TurnStatus::Ok,
-            data: None,
-            note: None,
-        }
+        Turn::fixture("A", round, phase)
     }
 
     #[test]

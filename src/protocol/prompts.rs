@@ -457,7 +457,7 @@ fn clip_to(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
     use crate::argue::argument_graph;
-    use crate::debate::{Act, Move, Phase, TurnStatus};
+    use crate::debate::{Act, Move, Phase};
 
     fn seat(id: &str, name: &str) -> Seat {
         Seat {
@@ -473,21 +473,9 @@ mod tests {
 
     fn turn(seat: &str, round: u32, phase: Phase, content: &str, moves: Vec<Move>) -> Turn {
         Turn {
-            round,
-            phase,
-            seat: seat.into(),
             content: content.into(),
             moves,
-            confidence: None,
-            tokens_in: 0,
-            tokens_out: 0,
-            tokens_estimated: false,
-            latency_ms: 0,
-            provider: "p".into(),
-            model: "m".into(),
-            status: TurnStatus::Ok,
-            data: None,
-            note: None,
+            ..Turn::fixture(seat, round, phase)
         }
     }
 

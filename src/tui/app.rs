@@ -710,10 +710,7 @@ mod tests {
         let mut app = App::new(false);
         started(&mut app);
         for (seat, id) in [("A", "A1.1"), ("B", "B1.1")] {
-            app.on_event(&Event::TurnCompleted {
-                round: 1,
-                phase: Phase::Argument,
-                seat: seat.into(),
+            let turn = crate::debate::Turn {
                 content: "x".into(),
                 moves: vec![crate::debate::Move {
                     id: id.into(),
@@ -723,17 +720,9 @@ mod tests {
                     answers: vec![],
                     relation: None,
                 }],
-                confidence: None,
-                tokens_in: 1,
-                tokens_out: 1,
-                tokens_estimated: false,
-                latency_ms: 1,
-                provider: "p".into(),
-                model: "m".into(),
-                status: crate::debate::TurnStatus::Ok,
-                note: None,
-                replayed: false,
-            });
+                ..crate::debate::Turn::fixture(seat, 1, Phase::Argument)
+            };
+            app.on_event(&turn.completed_event(false));
         }
         app.on_key(key(']'));
         assert_eq!(app.map.selected, Some(0));
@@ -766,23 +755,11 @@ mod tests {
     fn a_paste_lands_in_the_guidance_editor_and_y_copies_the_focused_turn() {
         let mut app = App::new(false);
         started(&mut app);
-        app.on_event(&Event::TurnCompleted {
-            round: 1,
-            phase: Phase::Argument,
-            seat: "A".into(),
+        let turn = crate::debate::Turn {
             content: "Seat A's argument".into(),
-            moves: vec![],
-            confidence: None,
-            tokens_in: 1,
-            tokens_out: 1,
-            tokens_estimated: false,
-            latency_ms: 1,
-            provider: "p".into(),
-            model: "m".into(),
-            status: crate::debate::TurnStatus::Ok,
-            note: None,
-            replayed: false,
-        });
+            ..crate::debate::Turn::fixture("A", 1, Phase::Argument)
+        };
+        app.on_event(&turn.completed_event(false));
         assert_eq!(
             app.on_key(key('y')),
             Some(Effect::Copy("Seat A's argument".into()))

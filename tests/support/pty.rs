@@ -8,6 +8,25 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The real binary in a scratch home (its journal under `data/`, its `config.toml`), on a
+/// terminal-like environment, talking to the OpenAI-compatible server at `base_url` if given.
+pub fn moot(home: &std::path::Path, base_url: Option<&str>, args: &[&str]) -> Command {
+    // Tests and benches know the binary; the stand-in example, which shares this file, does not.
+    let mut command = Command::new(option_env!("CARGO_BIN_EXE_moot").unwrap_or("moot"));
+    command
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .env("MOOT_HOME", home.join("data"))
+        .env("MOOT_CONFIG", home.join("config.toml"))
+        .args(args);
+    if let Some(base_url) = base_url {
+        command.env("OPENAI_BASE_URL", base_url);
+    }
+    command
+}
+
 pub const ROWS: u16 = 40;
 pub const COLS: u16 = 140;
 

@@ -22,8 +22,7 @@ const KEYS: &[(&str, &str)] = &[
 
 pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     let area = frame.area();
-    if area.width < 20 || area.height < 6 {
-        frame.render_widget(Paragraph::new("moot: enlarge the terminal"), area);
+    if super::too_small(frame) {
         return;
     }
     let rows = Layout::default()

@@ -39,8 +39,7 @@ const SIDE_BY_SIDE: u16 = 120;
 
 pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme) {
     let area = frame.area();
-    if area.width < 20 || area.height < 6 {
-        frame.render_widget(Paragraph::new("moot: enlarge the terminal"), area);
+    if too_small(frame) {
         return;
     }
     let rows = Layout::default()
@@ -60,6 +59,16 @@ pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme
     if theme.ascii {
         asciify(frame.buffer_mut());
     }
+}
+
+/// Below 20×6 nothing fits: says so instead of drawing, and tells the caller to stop.
+pub(crate) fn too_small(frame: &mut Frame) -> bool {
+    let area = frame.area();
+    let small = area.width < 20 || area.height < 6;
+    if small {
+        frame.render_widget(Paragraph::new("moot: enlarge the terminal"), area);
+    }
+    small
 }
 
 /// Replaces the workbench's own glyphs (box drawing, arrows, bullets) with ASCII, for
