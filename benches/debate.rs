@@ -44,6 +44,7 @@ fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
         api_key_env: None,
         script: None,
         temperature: None,
+        local: None,
     };
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
     settings.max_rounds = rounds;

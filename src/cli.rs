@@ -1,4 +1,4 @@
-//! Command-line definitions (clap): running a debate and the history commands.
+//! Command-line definitions (clap): running a debate, the history and model commands.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -69,6 +69,9 @@ pub enum Command {
         /// How checkpoints are answered without a screen.
         #[arg(long, value_enum, default_value_t = CheckpointMode::Auto)]
         checkpoints: CheckpointMode,
+        /// Pull the embedded model without asking if it is needed and missing.
+        #[arg(long)]
+        yes: bool,
         #[command(flatten)]
         provider: ProviderArgs,
     },
@@ -96,6 +99,41 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Models for the embedded provider: pull the default, add, list, remove.
+    Model {
+        #[command(subcommand)]
+        action: ModelCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// Fetch the default model (SmolLM2-135M-Instruct, 98 MB) and verify its SHA-256.
+    Pull {
+        /// The model to fetch; only the default is known.
+        #[arg(default_value = "smollm2-135m")]
+        name: String,
+    },
+    /// Add a GGUF chat model from a path or an http(s) URL.
+    Add {
+        #[arg(value_name = "PATH|URL")]
+        source: String,
+        /// The name to use it by (default: the file's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// The models on this machine.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a model.
+    Rm { name: String },
+    /// Print a model's file path (for scripts, or llama.cpp's own tools).
+    Path {
+        #[arg(default_value = "smollm2-135m")]
+        name: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -115,9 +153,10 @@ pub enum CheckpointMode {
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ProviderArgs {
-    /// openai, anthropic, ollama, scripted, or a [providers.NAME] from config.
+    /// openai, anthropic, ollama, local, scripted, or a [providers.NAME] from config.
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
+    /// The model; for `local`, a name from `moot model list` or a path to a .gguf file.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Base URL of an OpenAI-compatible server (…/v1) or an Anthropic proxy.
@@ -194,6 +233,10 @@ pub struct RunArgs {
     /// Make every call one after another instead of running arguments in parallel.
     #[arg(long)]
     pub sequential: bool,
+
+    /// Pull the embedded model without asking if it is needed and missing.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 
     #[command(flatten)]
     pub provider: ProviderArgs,

@@ -243,3 +243,64 @@ pub fn perspectives(config: &Config, json: bool) -> Result<(), Failure> {
     out.push_str("\nAdd your own under [[debate.custom_perspectives]] in config.toml.\n");
     print(&out)
 }
+
+/// `moot model list`: the models on this machine.
+pub fn models(json: bool) -> Result<(), Failure> {
+    let models = crate::models::list().map_err(Failure::runtime)?;
+    if json {
+        let rows: Vec<serde_json::Value> = models
+            .iter()
+            .map(|model| {
+                serde_json::json!({
+                    "name": model.name,
+                    "path": model.path,
+                    "bytes": model.manifest.as_ref().map(|m| m.bytes),
+                    "sha256": model.manifest.as_ref().map(|m| &m.sha256),
+                    "architecture": model.manifest.as_ref().map(|m| &m.architecture),
+                    "source": model.manifest.as_ref().map(|m| &m.source),
+                    "default": model.name == crate::models::DEFAULT_MODEL.name,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::Value::Array(rows));
+        return Ok(());
+    }
+    if models.is_empty() {
+        println!(
+            "no models in {}: `moot model pull` fetches the default ({}), `moot model add PATH|URL` adds a GGUF file",
+            crate::models::models_dir().display(),
+            crate::models::DEFAULT_MODEL.name
+        );
+        return Ok(());
+    }
+    println!(
+        "{:<28} {:>9}  {:<10} {:<14} SOURCE",
+        "NAME", "SIZE", "ARCH", "SHA-256"
+    );
+    for model in &models {
+        let (size, architecture, digest, source) = match &model.manifest {
+            Some(m) => (
+                format!("{:.1} MB", m.bytes as f64 / 1_000_000.0),
+                m.architecture.clone(),
+                m.sha256.chars().take(12).collect::<String>(),
+                m.source.clone(),
+            ),
+            None => (
+                "?".into(),
+                "?".into(),
+                "unverified".into(),
+                "copied by hand".into(),
+            ),
+        };
+        let marker = if model.name == crate::models::DEFAULT_MODEL.name {
+            " (default)"
+        } else {
+            ""
+        };
+        println!(
+            "{:<28} {size:>9}  {architecture:<10} {digest:<14} {source}",
+            format!("{}{marker}", model.name)
+        );
+    }
+    Ok(())
+}

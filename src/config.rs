@@ -175,6 +175,8 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Scripted,
+    /// The embedded llama.cpp model (a GGUF file).
+    Local,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -188,6 +190,14 @@ pub struct ProviderConfig {
     /// A replay script, for `kind = "scripted"`.
     pub script: Option<PathBuf>,
     pub temperature: Option<f32>,
+    /// Local model: context length in tokens (default: what it was trained on, at most 4096).
+    pub context: Option<u32>,
+    /// Local model: inference threads (default: all cores).
+    pub threads: Option<u32>,
+    /// Local model: the longest reply in tokens.
+    pub max_tokens: Option<u32>,
+    /// Local model: a llama.cpp template name (chatml, llama3, …) when the GGUF has none.
+    pub chat_template: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
@@ -299,7 +309,10 @@ impl Config {
         };
         let known = |name: &str| {
             self.providers.contains_key(name)
-                || matches!(name, "openai" | "anthropic" | "ollama" | "scripted")
+                || matches!(
+                    name,
+                    "openai" | "anthropic" | "ollama" | "scripted" | "local"
+                )
         };
         if let Some(name) = &self.provider
             && !known(name)
@@ -307,7 +320,7 @@ impl Config {
             return Err(locate(
                 &format!("\"{name}\""),
                 format!(
-                    "provider {name:?} is neither a [providers.{name}] table nor one of openai, anthropic, ollama, scripted"
+                    "provider {name:?} is neither a [providers.{name}] table nor one of openai, anthropic, ollama, scripted, local"
                 ),
             ));
         }

@@ -1,7 +1,7 @@
 //! moot's entry point: parse arguments, load config, open the journal, hand over to a face.
 
 use clap::Parser;
-use moot::cli::{CheckpointMode, Cli, Command, ProviderArgs, RunArgs};
+use moot::cli::{CheckpointMode, Cli, Command, ModelCommand, ProviderArgs, RunArgs};
 use moot::commands::{self, Failure};
 use moot::config::{Config, TokenBudget};
 use moot::headless::{self, CheckpointAnswers};
@@ -88,6 +88,7 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::perspectives(&config, json)?;
             Ok(0)
         }
+        Some(Command::Model { action }) => model_command(action),
         Some(Command::List { json, limit }) => {
             commands::list(&open_store()?, json, limit)?;
             Ok(0)
@@ -108,6 +109,7 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             id,
             headless: _,
             checkpoints,
+            yes,
             provider,
         }) => {
             let store = open_store()?;
@@ -116,6 +118,9 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             } else {
                 None
             };
+            if let Some(spec) = &override_spec {
+                ensure_local_model(spec, yes)?;
+            }
             let answers = answers(checkpoints);
             Ok(runtime()?.block_on(headless::run(answers, |wiring| {
                 session::resume(store, &id, override_spec, wiring, headless::interrupted())
@@ -138,6 +143,10 @@ fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
         ));
     }
     let settings = build_settings(&args, config)?;
+    ensure_local_model(&settings.provider, args.yes)?;
+    for spec in settings.perspective_providers.values() {
+        ensure_local_model(spec, args.yes)?;
+    }
     if on_terminal && !args.headless {
         let settings = Box::new(settings);
         return workbench(config, &args, Start::Live { question, settings });
@@ -235,6 +244,102 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
         }
     }
     Ok(settings)
+}
+
+/// When a debate will run on the default embedded model and it is not here yet: pull it with
+/// `--yes`, ask on a terminal, otherwise explain every way to proceed.
+fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), Failure> {
+    let default = &moot::models::DEFAULT_MODEL;
+    if spec.kind != "local" || spec.model != default.name || moot::models::default_model_present() {
+        return Ok(());
+    }
+    let consent = if yes {
+        true
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        eprint!(
+            "No API key or model server is configured. Pull the embedded model {} ({} MB, {}) into {}? [Y/n] ",
+            default.name,
+            default.bytes / 1_000_000,
+            default.description,
+            moot::models::models_dir().display()
+        );
+        let mut answer = String::new();
+        let _ = std::io::stdin().read_line(&mut answer);
+        matches!(answer.trim().to_lowercase().as_str(), "" | "y" | "yes")
+    } else {
+        false
+    };
+    if !consent {
+        return Err(Failure::usage(format!(
+            "{}
+(the embedded model is chosen when nothing else is configured, and it is not pulled yet)",
+            providers::NO_PROVIDER
+        )));
+    }
+    pull_default()
+}
+
+fn pull_default() -> Result<(), Failure> {
+    let default = &moot::models::DEFAULT_MODEL;
+    if let Some(path) = moot::models::verified_default() {
+        eprintln!(
+            "moot: {} is already here ({})",
+            default.name,
+            path.display()
+        );
+        return Ok(());
+    }
+    eprintln!("moot: pulling {} ({})", default.name, default.description);
+    let client = providers::http_client().map_err(Failure::runtime)?;
+    let stored = runtime()?
+        .block_on(moot::models::pull(default, &client))
+        .map_err(Failure::runtime)?;
+    eprintln!(
+        "moot: {} is ready at {}",
+        stored.name,
+        stored.path.display()
+    );
+    Ok(())
+}
+
+fn model_command(action: ModelCommand) -> Result<i32, Failure> {
+    match action {
+        ModelCommand::Pull { name } => {
+            if name.to_lowercase() != moot::models::DEFAULT_MODEL.name {
+                return Err(Failure::usage(format!(
+                    "moot knows how to pull {} only; add any other GGUF model with `moot model add PATH|URL`",
+                    moot::models::DEFAULT_MODEL.name
+                )));
+            }
+            pull_default()?;
+        }
+        ModelCommand::Add { source, name } => {
+            let client = providers::http_client().map_err(Failure::runtime)?;
+            let stored = runtime()?
+                .block_on(moot::models::add(&source, name.as_deref(), &client))
+                .map_err(Failure::usage)?;
+            println!(
+                "added {} ({}); use it with --provider local --model {}",
+                stored.name,
+                stored.path.display(),
+                stored.name
+            );
+        }
+        ModelCommand::List { json } => commands::models(json)?,
+        ModelCommand::Path { name } => {
+            println!(
+                "{}",
+                moot::models::locate(&name)
+                    .map_err(Failure::usage)?
+                    .display()
+            );
+        }
+        ModelCommand::Rm { name } => {
+            let path = moot::models::remove(&name).map_err(Failure::usage)?;
+            println!("removed {}", path.display());
+        }
+    }
+    Ok(0)
 }
 
 fn answers(mode: CheckpointMode) -> CheckpointAnswers {

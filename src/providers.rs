@@ -24,6 +24,19 @@ pub struct ProviderSpec {
     pub api_key_env: Option<String>,
     pub script: Option<PathBuf>,
     pub temperature: Option<f32>,
+    /// Settings of the embedded model, for `kind = "local"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<LocalSettings>,
+}
+
+/// How the embedded model runs; every field falls back to a default that suits the model.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LocalSettings {
+    pub context: Option<u32>,
+    pub threads: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f32>,
+    pub chat_template: Option<String>,
 }
 
 /// Provider choices from the command line.
@@ -44,11 +57,60 @@ pub const NO_PROVIDER: &str = "no LLM provider is configured. Use one of:\n  \
     ANTHROPIC_API_KEY=…                    Anthropic\n  \
     OPENAI_API_KEY=…                       OpenAI (OPENAI_BASE_URL for any compatible server)\n  \
     OPENAI_BASE_URL=http://host:port/v1    vLLM, llama.cpp server, LM Studio, OpenRouter\n  \
-    OLLAMA_HOST=127.0.0.1:11434            Ollama (or --provider ollama)\n  \
+    OLLAMA_HOST=127.0.0.1:11434            Ollama (found by itself when it runs on this machine)\n  \
+    moot model pull, or --yes              the embedded model: offline, no key (--provider local)\n  \
     --provider scripted --script FILE      replay a recorded script (assets/demo/)\n  \
     or a [providers.NAME] table in config.toml with provider = \"NAME\"";
 
-/// Resolves the provider: flags, then config, then the environment.
+/// Where Ollama is expected: `OLLAMA_HOST` (scheme and port optional), else its default port.
+pub fn ollama_host() -> String {
+    let host = env("OLLAMA_HOST").unwrap_or_else(|| "127.0.0.1:11434".into());
+    let host = host
+        .trim_start_matches("http://")
+        .trim_start_matches("https://")
+        .trim_end_matches('/');
+    let host = host.replace("0.0.0.0", "127.0.0.1");
+    if host
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.parse::<u16>().is_ok())
+    {
+        host
+    } else {
+        format!("{host}:11434")
+    }
+}
+
+/// Whether an Ollama server answers at `host` (host:port) within half a second: a plain
+/// `GET /api/version`, so that an unconfigured run can use one that is already there.
+pub fn ollama_answers(host: &str) -> bool {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let Ok(addresses) = host.to_socket_addrs() else {
+        return false;
+    };
+    let limit = Duration::from_millis(500);
+    for address in addresses {
+        let Ok(mut stream) = TcpStream::connect_timeout(&address, limit) else {
+            continue;
+        };
+        let _ = stream.set_read_timeout(Some(limit));
+        let _ = stream.set_write_timeout(Some(limit));
+        let request = format!("GET /api/version HTTP/1.0\r\nHost: {host}\r\n\r\n");
+        if stream.write_all(request.as_bytes()).is_err() {
+            continue;
+        }
+        let mut reply = Vec::new();
+        let _ = stream.take(4096).read_to_end(&mut reply);
+        let reply = String::from_utf8_lossy(&reply);
+        if reply.starts_with("HTTP/1.") && reply.contains(" 200 ") && reply.contains("version") {
+            return true;
+        }
+    }
+    false
+}
+
+/// Resolves the provider: flags, then config, then the environment (Anthropic, OpenAI, an
+/// Ollama that answers), then the embedded model.
 pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, String> {
     let chosen = flags
         .provider
@@ -61,8 +123,10 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, S
                 Some("anthropic".into())
             } else if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
                 Some("openai".into())
-            } else if env("OLLAMA_HOST").is_some() {
+            } else if ollama_answers(&ollama_host()) {
                 Some("ollama".into())
+            } else if cfg!(feature = "local") {
+                Some("local".into())
             } else {
                 None
             }
@@ -91,6 +155,7 @@ pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
             ProviderKind::Openai => preset("openai")?,
             ProviderKind::Anthropic => preset("anthropic")?,
             ProviderKind::Scripted => preset("scripted")?,
+            ProviderKind::Local => preset("local")?,
         };
         return Ok(ProviderSpec {
             kind: preset.kind,
@@ -100,6 +165,13 @@ pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
             api_key_env: profile.api_key_env.clone().or(preset.api_key_env),
             script: profile.script.clone(),
             temperature: profile.temperature,
+            local: (profile.kind == ProviderKind::Local).then(|| LocalSettings {
+                context: profile.context,
+                threads: profile.threads,
+                max_tokens: profile.max_tokens,
+                temperature: profile.temperature,
+                chat_template: profile.chat_template.clone(),
+            }),
         });
     }
     preset(name)
@@ -124,14 +196,10 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
             api_key_env: Some("OPENAI_API_KEY".into()),
             script: None,
             temperature: None,
+            local: None,
         },
         "ollama" => {
-            let host = env("OLLAMA_HOST").unwrap_or_else(|| "127.0.0.1:11434".into());
-            let host = if host.starts_with("http://") || host.starts_with("https://") {
-                host
-            } else {
-                format!("http://{host}")
-            };
+            let host = format!("http://{}", ollama_host());
             ProviderSpec {
                 kind: "openai".into(),
                 name: "ollama".into(),
@@ -140,6 +208,7 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
                 api_key_env: None,
                 script: None,
                 temperature: None,
+                local: None,
             }
         }
         "anthropic" => ProviderSpec {
@@ -152,6 +221,7 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
             script: None,
             temperature: None,
+            local: None,
         },
         "scripted" => ProviderSpec {
             kind: "scripted".into(),
@@ -161,10 +231,21 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
             api_key_env: None,
             script: None,
             temperature: None,
+            local: None,
+        },
+        "local" => ProviderSpec {
+            kind: "local".into(),
+            name: "local".into(),
+            base_url: None,
+            model: crate::models::DEFAULT_MODEL.name.into(),
+            api_key_env: None,
+            script: None,
+            temperature: None,
+            local: Some(LocalSettings::default()),
         },
         other => {
             return Err(format!(
-                "unknown provider {other:?}: use openai, anthropic, ollama, scripted or a [providers.NAME] table from config.toml"
+                "unknown provider {other:?}: use openai, anthropic, ollama, local, scripted or a [providers.NAME] table from config.toml"
             ));
         }
     };
@@ -240,6 +321,25 @@ pub fn build(
                 .ok_or("the scripted provider needs --script FILE")?;
             Ok(Arc::new(ScriptedProvider::load(path)?))
         }
+        "local" => build_local(spec),
         other => Err(format!("unknown provider kind {other:?}")),
     }
+}
+
+#[cfg(feature = "local")]
+fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
+    let path = crate::models::locate(&spec.model)?;
+    let settings = spec.local.clone().unwrap_or_default();
+    Ok(Arc::new(crate::llm::local::LocalProvider::open(
+        &path, &settings,
+    )?))
+}
+
+#[cfg(not(feature = "local"))]
+fn build_local(_spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
+    Err(
+        "this moot was built without the embedded model (cargo feature `local`): rebuild with \
+         default features, or use a remote provider"
+            .into(),
+    )
 }

@@ -91,6 +91,7 @@ fn settings(script: &std::path::Path) -> DebateSettings {
         api_key_env: None,
         script: Some(script.to_path_buf()),
         temperature: None,
+        local: None,
     };
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
     settings.checkpoints = false;

@@ -31,6 +31,7 @@ async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
         api_key_env: None,
         script: Some(demo_script()),
         temperature: None,
+        local: None,
     };
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
     settings.write_decision = false;

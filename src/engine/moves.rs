@@ -12,13 +12,19 @@ const MAX_TEXT_CHARS: usize = 600;
 /// The field whose prose streams to the screen while a debater writes.
 pub const PROSE_FIELD: &str = "argument";
 
-/// JSON schema of a debater reply. `argument` comes first so it streams first.
+/// JSON schema of a debater reply. `argument` comes first so it streams first. A `since` move
+/// is its own shape, so that a schema-constrained sampler cannot leave out its premises.
 pub fn debater_schema() -> Value {
+    let id = json!({"type": "string", "description": "A short local id such as m1, so later moves of this reply can answer it."});
+    let text = json!({"type": "string", "minLength": 1, "description": "The proposition φ, one sentence."});
+    let answers = json!({"type": "array", "items": {"type": "string"}, "description": "Ids of the arguments this move responds to, e.g. B1.2."});
+    let relation = json!({"type": "string", "enum": ["support", "rebut", "undercut", "none"]});
     json!({
         "type": "object",
         "properties": {
             "argument": {
                 "type": "string",
+                "minLength": 1,
                 "description": "Your argument as markdown prose, as you would say it to the room."
             },
             "moves": {
@@ -26,16 +32,31 @@ pub fn debater_schema() -> Value {
                 "maxItems": MAX_MOVES,
                 "description": "The speech acts your argument makes.",
                 "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string", "description": "A short local id such as m1, so later moves of this reply can answer it."},
-                        "act": {"type": "string", "enum": ["claim", "why", "concede", "retract", "since"]},
-                        "text": {"type": "string", "description": "The proposition φ, one sentence."},
-                        "premises": {"type": "array", "items": {"type": "string"}, "description": "For `since`: the reasons S."},
-                        "answers": {"type": "array", "items": {"type": "string"}, "description": "Ids of the arguments this move responds to, e.g. B1.2."},
-                        "relation": {"type": "string", "enum": ["support", "rebut", "undercut", "none"]}
-                    },
-                    "required": ["act", "text"]
+                    "anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {
+                                "id": id,
+                                "act": {"type": "string", "enum": ["claim", "why", "concede", "retract"]},
+                                "text": text,
+                                "answers": answers,
+                                "relation": relation
+                            },
+                            "required": ["act", "text"]
+                        },
+                        {
+                            "type": "object",
+                            "properties": {
+                                "id": id,
+                                "act": {"type": "string", "const": "since"},
+                                "text": text,
+                                "premises": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "description": "The reasons S."},
+                                "answers": answers,
+                                "relation": relation
+                            },
+                            "required": ["act", "text", "premises"]
+                        }
+                    ]
                 }
             },
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},

@@ -3,9 +3,13 @@
 
 pub mod anthropic;
 pub mod capability;
+pub mod grammar;
+#[cfg(feature = "local")]
+pub mod local;
 pub mod openai;
 pub mod provider;
 pub mod retry;
+pub mod schema_check;
 pub mod scripted;
 pub mod sse;
 pub mod structured;

@@ -596,6 +596,9 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             ));
         }
     }
+    if crate::models::is_demonstration_model(default_provider.model()) {
+        notes.push(crate::models::DEMONSTRATION_NOTE.into());
+    }
     let synthesis = verdict::build_synthesis(verdict::SynthesisParts {
         debate_id: &ctx.debate_id,
         question: &question,

@@ -198,6 +198,9 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(" · {} {}", view.provider, view.model),
             theme.dim,
         ));
+        if crate::models::is_demonstration_model(&view.model) {
+            meta.push(Span::styled(" (demo model, not an advisor)", theme.warning));
+        }
     }
     if !view.id.is_empty() {
         meta.push(Span::styled(format!(" · {}", view.id), theme.dim));

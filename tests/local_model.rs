@@ -1,0 +1,239 @@
+//! The embedded model for real: llama.cpp in-process on the default GGUF (SmolLM2-135M). A
+//! headless debate runs end to end on it; the provider streams, honours the reply schema under
+//! its grammar, queues concurrent seats, cancels, and names bad files and context overflows.
+//! `scripts/test` pulls the model and sets MOOT_TEST_MODEL; without it the default store is used.
+#![cfg(feature = "local")]
+
+use moot::debate::Phase;
+use moot::llm::local::LocalProvider;
+use moot::llm::schema_check::validate;
+use moot::llm::{ChatMessage, ChatRequest, Provider, ReplyFormat, RequestLabel};
+use moot::providers::LocalSettings;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
+
+fn model_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("MOOT_TEST_MODEL").filter(|p| !p.is_empty()) {
+        return PathBuf::from(path);
+    }
+    moot::models::locate(moot::models::DEFAULT_MODEL.name).unwrap_or_else(|problem| {
+        panic!("{problem}\n(scripts/test pulls it and sets MOOT_TEST_MODEL)")
+    })
+}
+
+fn settings() -> LocalSettings {
+    LocalSettings {
+        threads: Some(2),
+        ..LocalSettings::default()
+    }
+}
+
+fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
+    ChatRequest {
+        label: RequestLabel {
+            round: 1,
+            phase: Phase::Argument,
+            seat: seat.into(),
+            perspective: Some("Pragmatist".into()),
+        },
+        system: "You are the Pragmatist in a debate. Reply with JSON only.".into(),
+        messages: vec![ChatMessage::user(format!(
+            "Question: {QUESTION}\nGive your argument, the speech acts it makes, your confidence and your position."
+        ))],
+        reply: Some(ReplyFormat {
+            name: "debater_reply".into(),
+            schema: moot::engine::moves::debater_schema(),
+        }),
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.7),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_replies_stream_and_validate_against_the_schema() {
+    let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
+    assert_eq!(provider.kind(), "local");
+    let schema = moot::engine::moves::debater_schema();
+    for seat in ["A", "B", "C"] {
+        let request = debater_request(seat, 300);
+        let mut pieces = Vec::new();
+        let (completion, timings) = provider
+            .complete_timed(&request, &mut |piece: &str| pieces.push(piece.to_string()))
+            .await
+            .unwrap();
+        assert!(pieces.len() > 5, "the reply streamed in pieces");
+        assert_eq!(pieces.concat(), completion.text);
+        let value: Value = serde_json::from_str(&completion.text)
+            .unwrap_or_else(|e| panic!("{e}: {}", completion.text));
+        validate(&value, &schema).unwrap_or_else(|e| panic!("{e}: {}", completion.text));
+        let usage = completion.usage.unwrap();
+        assert!(usage.input > 20 && usage.output as usize == timings.generated_tokens);
+        assert!(usage.output <= 300);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_seats_share_one_model_and_all_finish() {
+    let first = LocalProvider::open(&model_path(), &settings()).unwrap();
+    let second = LocalProvider::open(&model_path(), &settings()).unwrap();
+    assert_eq!(first.loaded(), second.loaded(), "one model, loaded once");
+    let requests = [
+        debater_request("A", 120),
+        debater_request("B", 120),
+        debater_request("C", 120),
+    ];
+    let (mut sink_a, mut sink_b, mut sink_c) = (|_: &str| {}, |_: &str| {}, |_: &str| {});
+    let (a, b, c) = tokio::join!(
+        first.complete(&requests[0], &mut sink_a),
+        second.complete(&requests[1], &mut sink_b),
+        first.complete(&requests[2], &mut sink_c),
+    );
+    for reply in [a, b, c] {
+        let reply = reply.unwrap();
+        assert!(
+            serde_json::from_str::<Value>(&reply.text).is_ok(),
+            "{}",
+            reply.text
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_request_stops_and_the_next_one_runs() {
+    let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
+    let (first_piece, seen) = tokio::sync::oneshot::channel::<()>();
+    let mut first_piece = Some(first_piece);
+    let long = debater_request("A", 2000);
+    let cancelled = async {
+        provider
+            .complete(&long, &mut |_: &str| {
+                if let Some(signal) = first_piece.take() {
+                    let _ = signal.send(());
+                }
+            })
+            .await
+    };
+    // Dropping the request once it streams is how a timeout or a pause cancels it.
+    tokio::select! {
+        _ = cancelled => panic!("a 2000-token reply should not finish before it is dropped"),
+        _ = seen => {}
+    }
+    let started = std::time::Instant::now();
+    let reply = provider
+        .complete(&debater_request("B", 60), &mut |_: &str| {})
+        .await
+        .unwrap();
+    assert!(reply.usage.unwrap().output <= 60);
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "the dropped request did not keep the worker busy"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_longer_than_the_context_is_a_clear_error() {
+    let small = LocalSettings {
+        context: Some(512),
+        ..settings()
+    };
+    let provider = LocalProvider::open(&model_path(), &small).unwrap();
+    let mut request = debater_request("A", 50);
+    request.messages = vec![ChatMessage::user("caching ".repeat(1500))];
+    let error = provider
+        .complete(&request, &mut |_: &str| {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("context holds 512"), "{error}");
+    assert!(error.contains("[providers.local]"), "{error}");
+}
+
+#[test]
+fn bad_model_files_are_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("page.gguf");
+    std::fs::write(&html, "<html>rate limited</html>").unwrap();
+    let error = LocalProvider::open(&html, &settings()).err().unwrap();
+    assert!(
+        error.contains("page.gguf") && error.contains("not a GGUF model"),
+        "{error}"
+    );
+    assert!(error.contains("moot model pull"), "{error}");
+    let whole = std::fs::read(model_path()).unwrap();
+    let cut = dir.path().join("cut.gguf");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let error = LocalProvider::open(&cut, &settings()).err().unwrap();
+    assert!(error.contains("truncated"), "{error}");
+}
+
+#[test]
+fn a_headless_debate_on_the_default_model_completes() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_moot"))
+        .current_dir(home.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("MOOT_HOME", home.path().join("moot-home"))
+        .env("MOOT_CONFIG", home.path().join("config.toml"))
+        .env("OLLAMA_HOST", "127.0.0.1:9")
+        .args([
+            "--headless",
+            "--provider",
+            "local",
+            "--model",
+            model_path().to_str().unwrap(),
+            "--max-rounds",
+            "2",
+            "--perspectives",
+            "2",
+            "--no-checkpoints",
+            QUESTION,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let synthesis = events
+        .iter()
+        .find(|e| e["type"] == "synthesis")
+        .expect("a synthesis");
+    let notes = synthesis.to_string();
+    assert!(notes.contains("demonstration"), "{notes}");
+    let debater_turns: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "turn_completed")
+        .filter(|e| matches!(e["phase"].as_str(), Some("argument" | "rebuttal")))
+        .collect();
+    assert!(debater_turns.len() >= 4, "two seats, two rounds");
+    for turn in debater_turns {
+        assert_eq!(turn["status"], "ok", "{turn}");
+        assert_eq!(turn["provider"], "local");
+        let moves = turn["moves"].as_array().unwrap();
+        assert!(!moves.is_empty(), "{turn}");
+        for step in moves {
+            let act = step["act"].as_str().unwrap();
+            assert!(
+                ["claim", "why", "concede", "retract", "since"].contains(&act),
+                "{step}"
+            );
+        }
+    }
+    let record = std::fs::read_dir(home.path().join("docs/decisions"))
+        .unwrap()
+        .next()
+        .expect("the decision record")
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(record).unwrap();
+    assert!(text.contains("## Recommendation") && text.contains("local / "));
+}
