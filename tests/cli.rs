@@ -43,7 +43,10 @@ impl Home {
             .env("XDG_CONFIG_HOME", self.path().join("xdg-config"))
             .env("XDG_DATA_HOME", self.path().join("xdg-data"))
             .env("MOOT_HOME", self.path().join("moot-home"))
-            .env("MOOT_CONFIG", self.path().join("config.toml"));
+            .env("MOOT_CONFIG", self.path().join("config.toml"))
+            // No Ollama and no pulled model, whatever this machine has.
+            .env("OLLAMA_HOST", "127.0.0.1:9")
+            .env("MOOT_MODELS", self.path().join("models"));
         if let Some(server) = server {
             command.env("OPENAI_BASE_URL", server.openai_base());
         }
@@ -736,8 +739,16 @@ fn bad_input_is_a_usage_error_with_exit_2() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("no LLM provider is configured"));
-    assert!(!stderr(&output).contains("panicked"));
+    let message = stderr(&output);
+    assert!(
+        message.contains("no LLM provider is configured"),
+        "{message}"
+    );
+    assert!(
+        message.contains("moot model pull") && message.contains("ANTHROPIC_API_KEY"),
+        "{message}"
+    );
+    assert!(!message.contains("panicked"));
 }
 
 #[test]
@@ -1073,4 +1084,68 @@ fn a_provider_outage_mid_debate_fails_it_resumably() {
         .collect();
     assert_eq!(round2.len(), 2);
     assert!(round2.iter().all(|t| t["status"] == "ok"), "{round2:?}");
+}
+
+#[test]
+fn an_ollama_answering_on_its_port_is_used_when_nothing_is_configured() {
+    let home = Home::new();
+    let server = StandIn::start_in_background(Behaviour::default());
+    let host = server
+        .openai_base()
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string();
+    let output = home
+        .command(None)
+        .env("OLLAMA_HOST", &host)
+        .args([
+            "--headless",
+            "--max-rounds",
+            "1",
+            "--no-checkpoints",
+            QUESTION,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let started = of_type(&events, "debate_started")[0];
+    assert_eq!(started["provider"], "openai", "{started}");
+    assert!(
+        of_type(&events, "turn_completed")
+            .iter()
+            .all(|turn| turn["model"] == "stand-in-model")
+    );
+}
+
+#[test]
+fn model_commands_explain_an_empty_store() {
+    let home = Home::new();
+    let output = home.run(None, &["model", "list"]);
+    assert!(output.status.success());
+    let listing = String::from_utf8_lossy(&output.stdout);
+    assert!(listing.contains("moot model pull"), "{listing}");
+    let output = home.run(None, &["model", "list", "--json"]);
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "[]");
+    let output = home.run(None, &["model", "rm", "nothing-here"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no local model named"));
+    let output = home.run(None, &["model", "path"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("moot model pull"));
+    let output = home.run(None, &["model", "add", "/no/such/model.gguf"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("/no/such/model.gguf"),
+        "{}",
+        stderr(&output)
+    );
+    let output = home.run(None, &["model", "pull", "llama-70b"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("moot model add"));
+    let leftovers = std::fs::read_dir(home.path().join("models"))
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    assert_eq!(leftovers, 0, "nothing is left in the store");
 }

@@ -29,6 +29,7 @@ pub fn debater_schema() -> Value {
             },
             "moves": {
                 "type": "array",
+                "minItems": 1,
                 "maxItems": MAX_MOVES,
                 "description": "The speech acts your argument makes.",
                 "items": {

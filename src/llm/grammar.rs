@@ -52,7 +52,7 @@ const MIN_STRING_CHARS: u32 = 24;
 /// Arrays without `maxItems` hold at most this many items.
 const DEFAULT_MAX_ITEMS: u32 = 6;
 /// Whitespace allowed between tokens: enough for indentation, too little to loop on.
-const MAX_WS: u32 = 4;
+const MAX_WS: u32 = 20;
 /// Digits allowed in an unbounded number's integer and fraction parts.
 const MAX_DIGITS: u32 = 12;
 /// Integer ranges up to this size are spelled out as alternatives.

@@ -14,6 +14,8 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -39,6 +41,14 @@ pub struct Timings {
     pub generation_ms: f64,
     /// From the job leaving the queue to the first token's text.
     pub first_token_ms: f64,
+    /// Tokens for which the grammar refused all the likeliest candidates and judged a wider set.
+    pub grammar_fallbacks: usize,
+    /// llama.cpp's own count of this request: prompt tokens it evaluated and how long it took,
+    /// and tokens it generated and how long their evaluation took.
+    pub llama_prompt_tokens: usize,
+    pub llama_prompt_ms: f64,
+    pub llama_generated_tokens: usize,
+    pub llama_generation_ms: f64,
 }
 
 struct Job {
@@ -249,7 +259,9 @@ fn prepare<'m>(
         .with_n_ctx(NonZeroU32::new(context_size))
         .with_n_batch(512)
         .with_n_threads(threads as i32)
-        .with_n_threads_batch(threads as i32);
+        .with_n_threads_batch(threads as i32)
+        // llama.cpp's own timings, reported beside ours by the benchmark.
+        .with_no_perf(false);
     let context = model.new_context(backend, params).map_err(|e| {
         format!(
             "llama.cpp could not make a {context_size}-token context for {shown} ({e}): lower \
@@ -282,6 +294,44 @@ fn prepare<'m>(
         bytes: model.size(),
     };
     Ok((context, template, info))
+}
+
+/// How many of the likeliest tokens sampling considers.
+const TOP_K: usize = 40;
+
+/// How many the grammar judges when it refuses all of the first `TOP_K`.
+const WIDE_K: usize = 1024;
+
+/// The `k` tokens with the highest logits, best first.
+fn top_candidates(logits: &[f32], k: usize) -> LlamaTokenDataArray {
+    let by_logit = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let best: Vec<(f32, usize)> = if k <= 64 {
+        // One pass with a short sorted list: no allocation the size of the vocabulary.
+        let mut best: Vec<(f32, usize)> = Vec::with_capacity(k + 1);
+        for (index, &logit) in logits.iter().enumerate() {
+            if best.len() == k && logit <= best[k - 1].0 {
+                continue;
+            }
+            let at = best.partition_point(|(other, _)| *other >= logit);
+            best.insert(at, (logit, index));
+            best.truncate(k);
+        }
+        best
+    } else {
+        let mut all: Vec<(f32, usize)> = logits.iter().copied().zip(0..).collect();
+        if all.len() > k {
+            all.select_nth_unstable_by(k, by_logit);
+            all.truncate(k);
+        }
+        all.sort_unstable_by(by_logit);
+        all
+    };
+    LlamaTokenDataArray::new(
+        best.into_iter()
+            .map(|(logit, index)| LlamaTokenData::new(LlamaToken::new(index as i32), logit, 0.0))
+            .collect(),
+        true,
+    )
 }
 
 /// Bytes of a token stream turned into text without splitting a UTF-8 sequence.
@@ -325,6 +375,7 @@ fn generate(
     job: &Job,
 ) -> Result<(Completion, Timings), LlmError> {
     let started = Instant::now();
+    context.reset_timings();
     let without_nul = |text: &str| text.replace('\0', "");
     let mut chat = Vec::with_capacity(job.messages.len() + 1);
     if !job.system.is_empty() {
@@ -412,7 +463,6 @@ fn generate(
         None => None,
     };
     let mut penalties = LlamaSampler::penalties(model.n_vocab(), 64, 1.1, 0.0, 0.0);
-    let mut top_k = LlamaSampler::top_k(40);
     let seed = getrandom::u32().unwrap_or(0x5eed);
     let mut tail = LlamaSampler::chain_simple([
         LlamaSampler::top_p(0.95, 1),
@@ -425,28 +475,36 @@ fn generate(
     let mut first_token_ms = 0.0;
     let mut finish = FinishReason::Length;
     let mut position = tokens.len();
+    let mut grammar_fallbacks = 0;
     while generated < budget {
         if job.events.is_closed() || job.cancel.load(Ordering::SeqCst) {
             return Err(fatal("cancelled"));
         }
-        let mut candidates = context.token_data_array_ith(last_logits);
+        // The likeliest few, picked straight from the logits: building and penalising an array
+        // of the whole vocabulary every token costs more than the model's own step here.
+        let mut candidates = top_candidates(context.get_logits_ith(last_logits), TOP_K);
         penalties.apply(&mut candidates);
-        top_k.apply(&mut candidates);
         if let Some(grammar) = grammar.as_mut() {
-            // The grammar judges the likeliest few first; only when it refuses them all is the
-            // whole vocabulary (slow to check) given to it.
-            // Refused tokens are dropped, not left at -inf: the array keeps its order, and the
-            // samplers after it trust a sorted array's first entry to be the likeliest.
-            let mut narrowed = candidates.clone();
-            grammar.apply(&mut narrowed);
-            narrowed.data.retain(|d| d.logit().is_finite());
-            if narrowed.data.is_empty() {
+            // The grammar judges those first; only when it refuses them all is the whole
+            // vocabulary (slow to check) given to it. Refused tokens are dropped, not left at
+            // -inf: the samplers after it trust a sorted array's first entry to be the likeliest.
+            grammar.apply(&mut candidates);
+            candidates.data.retain(|d| d.logit().is_finite());
+            if candidates.data.is_empty() {
+                // Mostly the fixed parts, such as a property's name the model did not expect:
+                // a wider net usually holds them, and costs a fraction of the whole.
+                grammar_fallbacks += 1;
+                candidates = top_candidates(context.get_logits_ith(last_logits), WIDE_K);
+                penalties.apply(&mut candidates);
+                grammar.apply(&mut candidates);
+                candidates.data.retain(|d| d.logit().is_finite());
+            }
+            if candidates.data.is_empty() {
                 candidates = context.token_data_array_ith(last_logits);
                 penalties.apply(&mut candidates);
                 grammar.apply(&mut candidates);
                 candidates.data.retain(|d| d.logit().is_finite());
-            } else {
-                candidates = narrowed;
+                candidates.sorted = false;
             }
             candidates.selected = None;
         }
@@ -488,7 +546,13 @@ fn generate(
         position += 1;
         last_logits = 0;
     }
+    let llama = context.timings();
     let timings = Timings {
+        llama_prompt_tokens: llama.n_p_eval().max(0) as usize,
+        llama_prompt_ms: llama.t_p_eval_ms(),
+        llama_generated_tokens: llama.n_eval().max(0) as usize,
+        llama_generation_ms: llama.t_eval_ms(),
+        grammar_fallbacks,
         prompt_tokens: tokens.len(),
         reused_tokens: reused,
         prompt_ms: (prompt_done - started).as_secs_f64() * 1000.0,
@@ -635,6 +699,27 @@ impl Provider for LocalProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_top_candidates_are_the_highest_logits_in_order() {
+        let logits = [0.5, 3.0, -1.0, 2.0, 3.0, 0.0];
+        let top = top_candidates(&logits, 3);
+        let picked: Vec<(i32, f32)> = top.data.iter().map(|d| (d.id().0, d.logit())).collect();
+        assert_eq!(picked, vec![(1, 3.0), (4, 3.0), (3, 2.0)]);
+        assert!(top.sorted);
+        assert_eq!(top_candidates(&logits[..2], 3).data.len(), 2);
+    }
+
+    #[test]
+    fn both_ways_of_picking_agree() {
+        let logits: Vec<f32> = (0..5000)
+            .map(|i| ((i * 7919) % 4999) as f32 / 10.0)
+            .collect();
+        let narrow = top_candidates(&logits, 40);
+        let wide = top_candidates(&logits, 1000);
+        assert_eq!(narrow.data[..], wide.data[..40]);
+        assert!(wide.data.windows(2).all(|w| w[0].logit() >= w[1].logit()));
+    }
 
     #[test]
     fn utf8_sequences_split_across_tokens_are_held_back() {

@@ -487,6 +487,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     let Some((path, headers, body)) = read_request(&mut socket).await else {
         return Ok(());
     };
+    if path == "/api/version" {
+        // What Ollama answers; moot probes it when no provider is configured.
+        respond(&mut socket, 200, &[], r#"{"version":"0.0.0-stand-in"}"#).await;
+        return Ok(());
+    }
     if path.ends_with("/models") {
         state.lock().unwrap().seen.push(Seen {
             path: path.clone(),

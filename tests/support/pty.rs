@@ -20,6 +20,9 @@ pub fn moot(home: &std::path::Path, base_url: Option<&str>, args: &[&str]) -> Co
         .env("TERM", "xterm-256color")
         .env("MOOT_HOME", home.join("data"))
         .env("MOOT_CONFIG", home.join("config.toml"))
+        // No Ollama and no pulled model: what a run falls back to stays the same everywhere.
+        .env("OLLAMA_HOST", "127.0.0.1:9")
+        .env("MOOT_MODELS", home.join("models"))
         .args(args);
     if let Some(base_url) = base_url {
         command.env("OPENAI_BASE_URL", base_url);

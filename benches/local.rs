@@ -1,0 +1,182 @@
+//! The embedded model's speed on the default GGUF with 2 threads: prompt processing and
+//! generation tokens per second as the provider delivers them, beside llama.cpp's own timings
+//! of the same requests; time to first token of a debater turn; memory with the model loaded.
+//! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
+
+use moot::debate::Phase;
+use moot::llm::local::{LocalProvider, Timings};
+use moot::llm::{ChatMessage, ChatRequest, ReplyFormat, RequestLabel};
+use moot::providers::LocalSettings;
+use std::path::PathBuf;
+use std::time::Instant;
+
+const RUNS: usize = 5;
+
+fn model_path() -> PathBuf {
+    std::env::var_os("MOOT_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            moot::models::locate(moot::models::DEFAULT_MODEL.name)
+                .unwrap_or_else(|problem| panic!("{problem}"))
+        })
+}
+
+/// Resident and peak memory of this process, in MB, from /proc.
+fn memory() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|line| line.starts_with(name))
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn request(seat: usize, words: usize, reply: Option<ReplyFormat>, max_tokens: u32) -> ChatRequest {
+    // A different opening each time, so that no run reuses the previous prompt's cache.
+    let filler = "Caching trades freshness for speed, and every layer adds operations work. "
+        .repeat(words / 11 + 1);
+    ChatRequest {
+        label: RequestLabel {
+            round: 1,
+            phase: Phase::Argument,
+            seat: format!("S{seat}"),
+            perspective: None,
+        },
+        system: format!("Session {seat}. You are a careful engineer in a debate."),
+        messages: vec![ChatMessage::user(format!(
+            "Run {seat}. {filler}\nQuestion: Should we use Redis or PostgreSQL for caching? Write at length."
+        ))],
+        reply,
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.7),
+    }
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+struct Run {
+    timings: Timings,
+    /// From the call to the first streamed text, queue included.
+    first_text_ms: f64,
+}
+
+fn run(runtime: &tokio::runtime::Runtime, provider: &LocalProvider, request: &ChatRequest) -> Run {
+    let started = Instant::now();
+    let mut first = None;
+    let (_, timings) = runtime
+        .block_on(provider.complete_timed(request, &mut |_: &str| {
+            first.get_or_insert_with(|| started.elapsed().as_secs_f64() * 1000.0);
+        }))
+        .unwrap();
+    Run {
+        timings,
+        first_text_ms: first.unwrap_or(f64::NAN),
+    }
+}
+
+fn main() {
+    let path = model_path();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (rss_before, _) = memory();
+    let loading = Instant::now();
+    let settings = LocalSettings {
+        threads: Some(2),
+        ..LocalSettings::default()
+    };
+    let provider = LocalProvider::open(&path, &settings).unwrap();
+    let load_ms = loading.elapsed().as_secs_f64() * 1000.0;
+    let (rss_loaded, _) = memory();
+    let loaded = provider.loaded();
+    println!(
+        "model {} ({}, {:.1} M parameters, {:.1} MB), context {}, {} threads; loaded in {load_ms:.0} ms",
+        loaded.name,
+        loaded.architecture,
+        loaded.parameters as f64 / 1e6,
+        loaded.bytes as f64 / 1e6,
+        loaded.context,
+        loaded.threads
+    );
+
+    // Prompt processing: ~512 fresh prompt tokens, one generated token.
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    for seat in 0..RUNS {
+        let timings = run(&runtime, &provider, &request(seat, 380, None, 1)).timings;
+        let evaluated = (timings.prompt_tokens - timings.reused_tokens) as f64;
+        ours.push(evaluated / (timings.prompt_ms / 1000.0));
+        theirs.push(timings.llama_prompt_tokens as f64 / (timings.llama_prompt_ms / 1000.0));
+    }
+    let (pp_ours, pp_theirs) = (median(ours), median(theirs));
+    println!(
+        "prompt processing: provider {pp_ours:.0} tok/s, llama.cpp's own timing {pp_theirs:.0} tok/s, ratio {:.2}",
+        pp_ours / pp_theirs
+    );
+
+    // Generation, unconstrained and under the debater grammar.
+    let schema = ReplyFormat {
+        name: "debater_reply".into(),
+        schema: moot::engine::moves::debater_schema(),
+    };
+    for (label, reply) in [
+        ("plain", None),
+        ("schema-constrained", Some(schema.clone())),
+    ] {
+        let mut ours = Vec::new();
+        let mut theirs = Vec::new();
+        let mut counts = Vec::new();
+        let mut fallbacks = 0;
+        for seat in 0..RUNS {
+            let timings = run(
+                &runtime,
+                &provider,
+                &request(100 + seat, 40, reply.clone(), 128),
+            )
+            .timings;
+            ours.push(timings.generated_tokens as f64 / (timings.generation_ms / 1000.0));
+            theirs.push(
+                timings.llama_generated_tokens as f64 / (timings.llama_generation_ms / 1000.0),
+            );
+            counts.push(timings.generated_tokens as f64);
+            fallbacks += timings.grammar_fallbacks;
+        }
+        let (tg_ours, tg_theirs) = (median(ours), median(theirs));
+        println!(
+            "generation ({label}, median {:.0} tokens): provider {tg_ours:.0} tok/s, llama.cpp's own timing {tg_theirs:.0} tok/s, ratio {:.2} (the grammar refused all 40 likeliest tokens {fallbacks} times in {} tokens)",
+            median(counts.clone()),
+            tg_ours / tg_theirs,
+            counts.iter().sum::<f64>()
+        );
+    }
+
+    // Time to first token of a debater turn: a debate-sized prompt under the reply grammar.
+    let mut first_token = Vec::new();
+    let mut first_text = Vec::new();
+    for seat in 0..RUNS {
+        let result = run(
+            &runtime,
+            &provider,
+            &request(200 + seat, 1000, Some(schema.clone()), 64),
+        );
+        first_token.push(result.timings.first_token_ms);
+        first_text.push(result.first_text_ms);
+    }
+    println!(
+        "time to first token of a debater turn (~1400-token prompt): {:.0} ms on the worker, {:.0} ms to the caller",
+        median(first_token),
+        median(first_text)
+    );
+    let (rss_after, peak) = memory();
+    println!(
+        "memory: {rss_before:.1} MB before loading, {rss_loaded:.1} MB with the model loaded, {rss_after:.1} MB after these runs (peak {peak:.1} MB)"
+    );
+}
