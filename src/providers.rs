@@ -36,6 +36,9 @@ pub struct LocalSettings {
     pub threads: Option<u32>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    pub top_k: Option<u32>,
+    pub top_p: Option<f32>,
+    pub repeat_penalty: Option<f32>,
     pub chat_template: Option<String>,
 }
 
@@ -170,6 +173,9 @@ pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
                 threads: profile.threads,
                 max_tokens: profile.max_tokens,
                 temperature: profile.temperature,
+                top_k: profile.top_k,
+                top_p: profile.top_p,
+                repeat_penalty: profile.repeat_penalty,
                 chat_template: profile.chat_template.clone(),
             }),
         });
@@ -342,4 +348,56 @@ fn build_local(_spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
          default features, or use a remote provider"
             .into(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_profile_carries_its_settings_and_no_secret() {
+        let config = Config::parse(
+            "[providers.qwen]\nkind = \"local\"\nmodel = \"qwen2.5-3b\"\ncontext = 2048\nthreads = 1\ntop_k = 20\nchat_template = \"chatml\"\n",
+            std::path::Path::new("config.toml"),
+        )
+        .unwrap();
+        let spec = named_spec("qwen", &config).unwrap();
+        assert_eq!(spec.kind, "local");
+        assert_eq!(spec.model, "qwen2.5-3b");
+        assert_eq!(spec.api_key_env, None);
+        let local = spec.local.unwrap();
+        assert_eq!(
+            (local.context, local.threads, local.top_k),
+            (Some(2048), Some(1), Some(20))
+        );
+        assert_eq!(local.chat_template.as_deref(), Some("chatml"));
+        let preset = named_spec("local", &Config::default()).unwrap();
+        assert_eq!(preset.model, crate::models::DEFAULT_MODEL.name);
+    }
+
+    #[test]
+    fn the_ollama_probe_needs_an_answer_that_looks_like_ollama() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let host = listener.local_addr().unwrap().to_string();
+        let server = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            for body in ["{\"version\":\"0.6.2\"}", "<html>hello</html>"] {
+                let (mut socket, _) = listener.accept().unwrap();
+                let mut request = [0u8; 1024];
+                let _ = socket.read(&mut request);
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                socket.write_all(reply.as_bytes()).unwrap();
+            }
+        });
+        assert!(ollama_answers(&host));
+        assert!(!ollama_answers(&host), "any web server is not Ollama");
+        server.join().unwrap();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_host = closed.local_addr().unwrap().to_string();
+        drop(closed);
+        assert!(!ollama_answers(&closed_host));
+    }
 }

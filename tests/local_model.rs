@@ -134,6 +134,27 @@ async fn a_dropped_request_stops_and_the_next_one_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_cut_at_max_tokens_is_closed_into_a_value() {
+    let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
+    let reply = provider
+        .complete(&debater_request("A", 12), &mut |_: &str| {})
+        .await
+        .unwrap();
+    assert_eq!(
+        reply.finish,
+        moot::llm::FinishReason::Length,
+        "{}",
+        reply.text
+    );
+    assert!(
+        serde_json::from_str::<Value>(&reply.text).is_err(),
+        "cut mid-object"
+    );
+    let closed = moot::llm::structured::extract_json(&reply.text).unwrap();
+    assert!(closed.is_object(), "{closed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_longer_than_the_context_is_a_clear_error() {
     let small = LocalSettings {
         context: Some(512),

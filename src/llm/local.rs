@@ -57,6 +57,9 @@ struct Job {
     grammar: Option<String>,
     max_tokens: u32,
     temperature: f32,
+    top_k: usize,
+    top_p: f32,
+    repeat_penalty: f32,
     events: tokio::sync::mpsc::UnboundedSender<WorkerEvent>,
     cancel: Arc<AtomicBool>,
 }
@@ -297,9 +300,9 @@ fn prepare<'m>(
 }
 
 /// How many of the likeliest tokens sampling considers.
-const TOP_K: usize = 40;
+const DEFAULT_TOP_K: usize = 40;
 
-/// How many the grammar judges when it refuses all of the first `TOP_K`.
+/// How many the grammar judges when it refuses all of the first `top_k`.
 const WIDE_K: usize = 1024;
 
 /// The `k` tokens with the highest logits, best first.
@@ -462,10 +465,10 @@ fn generate(
         })?),
         None => None,
     };
-    let mut penalties = LlamaSampler::penalties(model.n_vocab(), 64, 1.1, 0.0, 0.0);
+    let mut penalties = LlamaSampler::penalties(model.n_vocab(), 64, job.repeat_penalty, 0.0, 0.0);
     let seed = getrandom::u32().unwrap_or(0x5eed);
     let mut tail = LlamaSampler::chain_simple([
-        LlamaSampler::top_p(0.95, 1),
+        LlamaSampler::top_p(job.top_p, 1),
         LlamaSampler::temp(job.temperature),
         LlamaSampler::dist(seed),
     ]);
@@ -482,7 +485,7 @@ fn generate(
         }
         // The likeliest few, picked straight from the logits: building and penalising an array
         // of the whole vocabulary every token costs more than the model's own step here.
-        let mut candidates = top_candidates(context.get_logits_ith(last_logits), TOP_K);
+        let mut candidates = top_candidates(context.get_logits_ith(last_logits), job.top_k);
         penalties.apply(&mut candidates);
         if let Some(grammar) = grammar.as_mut() {
             // The grammar judges those first; only when it refuses them all is the whole
@@ -634,6 +637,13 @@ impl LocalProvider {
                 .temperature
                 .or(self.settings.temperature)
                 .unwrap_or(0.6),
+            top_k: self
+                .settings
+                .top_k
+                .unwrap_or(DEFAULT_TOP_K as u32)
+                .clamp(1, 1000) as usize,
+            top_p: self.settings.top_p.unwrap_or(0.95).clamp(0.01, 1.0),
+            repeat_penalty: self.settings.repeat_penalty.unwrap_or(1.1).clamp(1.0, 2.0),
             events,
             cancel,
         };
@@ -699,6 +709,29 @@ impl Provider for LocalProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gguf_llama_cpp_cannot_load_is_named_with_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("odd.gguf");
+        std::fs::write(
+            &path,
+            crate::gguf::tests::tiny_gguf("no-such-architecture", 16),
+        )
+        .unwrap();
+        let error = LocalProvider::open(&path, &LocalSettings::default())
+            .err()
+            .unwrap();
+        assert!(error.contains("llama.cpp could not load"), "{error}");
+        assert!(
+            error.contains("odd.gguf") && error.contains("architecture"),
+            "{error}"
+        );
+        assert!(
+            error.contains("no-such-architecture"),
+            "llama.cpp's own reason: {error}"
+        );
+    }
 
     #[test]
     fn the_top_candidates_are_the_highest_logits_in_order() {

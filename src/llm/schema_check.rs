@@ -159,7 +159,7 @@ mod tests {
                 .unwrap_err()
                 .contains("confidence")
         );
-        let high = json!({"argument": "a", "moves": [], "confidence": 1.5, "position": "p"});
+        let high = json!({"argument": "a", "moves": [{"act": "claim", "text": "t"}], "confidence": 1.5, "position": "p"});
         assert!(validate(&high, &schema).unwrap_err().contains("maximum"));
     }
 
