@@ -125,15 +125,46 @@ fn balanced_end(text: &str) -> Option<usize> {
 /// Closes an object cut off mid-way: ends an open string, drops a dangling key or comma,
 /// and closes every open bracket.
 pub fn close_truncated(text: &str) -> String {
+    let (stack, in_string, escaped, ends) = scan(text);
+    let mut out = text.to_string();
+    if escaped {
+        out.pop();
+    }
+    if in_string {
+        out.push('"');
+    }
+    let direct = finish(out, stack);
+    if serde_json::from_str::<Value>(&direct).is_ok() {
+        return direct;
+    }
+    // Cut inside a key, a number or a literal: go back to where a value had just ended.
+    for (at, stack) in ends.into_iter().rev().take(64) {
+        let candidate = finish(text[..at].to_string(), stack);
+        if serde_json::from_str::<Value>(&candidate).is_ok() {
+            return candidate;
+        }
+    }
+    direct
+}
+
+/// Open brackets (as their closers), whether the text ends inside a string or right after a
+/// backslash, and the points (with the open brackets there) just after a bracket or a string.
+type Scan = (Vec<char>, bool, bool, Vec<(usize, Vec<char>)>);
+
+fn scan(text: &str) -> Scan {
     let mut stack = Vec::new();
     let mut in_string = false;
     let mut escaped = false;
-    for c in text.chars() {
+    let mut ends = Vec::new();
+    for (at, c) in text.char_indices() {
         if in_string {
             match c {
                 _ if escaped => escaped = false,
                 '\\' => escaped = true,
-                '"' => in_string = false,
+                '"' => {
+                    in_string = false;
+                    ends.push((at + 1, stack.clone()));
+                }
                 _ => {}
             }
             continue;
@@ -147,14 +178,15 @@ pub fn close_truncated(text: &str) -> String {
             }
             _ => {}
         }
+        if matches!(c, '{' | '[' | '}' | ']') {
+            ends.push((at + 1, stack.clone()));
+        }
     }
-    let mut out = text.to_string();
-    if escaped {
-        out.pop();
-    }
-    if in_string {
-        out.push('"');
-    }
+    (stack, in_string, escaped, ends)
+}
+
+/// Drops a trailing comma or a key whose value never came, then closes the brackets.
+fn finish(mut out: String, mut stack: Vec<char>) -> String {
     loop {
         let trimmed = out.trim_end();
         let dangling_key = trimmed.ends_with(':');
@@ -339,6 +371,20 @@ mod tests {
             json!({"a": "line one\nline two\tend"})
         );
         assert!(extract_json("{\"a\": 1}\n").is_ok());
+    }
+
+    #[test]
+    fn replies_cut_inside_a_key_a_number_or_a_literal_still_close() {
+        for cut in [
+            r#"{"argument": "x", "moves": [{"act": "claim", "text": "t"}], "confidence": 1.0, "p"#,
+            r#"{"argument": "x", "moves": [{"act": "claim", "text": "t"}], "position""#,
+            r#"{"argument": "x", "confidence": 0."#,
+            r#"{"argument": "x", "agreement": tru"#,
+            r#"{"argument": "x", "moves": [{"act": "claim", "te"#,
+        ] {
+            let value = extract_json(cut).unwrap_or_else(|e| panic!("{e}: {cut}"));
+            assert_eq!(value["argument"], "x", "{cut}");
+        }
     }
 
     #[test]
