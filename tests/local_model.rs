@@ -16,6 +16,11 @@ use std::process::{Command, Stdio};
 
 const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 
+/// One test computes on the model at a time: two llama.cpp engines (or an engine and the debate
+/// subprocess) each running threads for every core starve each other on a 2-core CI machine.
+/// An async mutex, so a failed test releases it rather than poisoning the rest.
+static ONE_ENGINE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 fn model_path() -> PathBuf {
     if let Some(path) = std::env::var_os("MOOT_TEST_MODEL").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
@@ -55,6 +60,7 @@ fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structured_replies_stream_and_validate_against_the_schema() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
     assert_eq!(provider.kind(), "local");
     let schema = moot::engine::moves::debater_schema();
@@ -91,6 +97,7 @@ async fn structured_replies_stream_and_validate_against_the_schema() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_seats_share_one_model_and_all_finish() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let first = LocalProvider::open(&model_path(), &settings()).unwrap();
     let second = LocalProvider::open(&model_path(), &settings()).unwrap();
     assert_eq!(first.loaded(), second.loaded(), "one model, loaded once");
@@ -113,6 +120,7 @@ async fn concurrent_seats_share_one_model_and_all_finish() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_request_stops_and_the_next_one_runs() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
     let (first_piece, seen) = tokio::sync::oneshot::channel::<()>();
     let mut first_piece = Some(first_piece);
@@ -145,6 +153,7 @@ async fn a_dropped_request_stops_and_the_next_one_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_cut_at_max_tokens_is_closed_into_a_value() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
     let reply = provider
         .complete(&debater_request("A", 12), &mut |_: &str| {})
@@ -166,6 +175,7 @@ async fn a_reply_cut_at_max_tokens_is_closed_into_a_value() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_prompt_longer_than_the_context_is_a_clear_error() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let small = LocalSettings {
         context: Some(512),
         ..settings()
@@ -202,6 +212,7 @@ fn bad_model_files_are_named_with_the_fix() {
 
 #[test]
 fn a_headless_debate_on_the_default_model_completes() {
+    let _engine = ONE_ENGINE_AT_A_TIME.blocking_lock();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "").unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_moot"))

@@ -17,6 +17,7 @@ const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 struct Script {
     replies: Vec<Value>,
     delay_ms: u64,
+    one_at_a_time: bool,
 }
 
 impl Script {
@@ -26,6 +27,7 @@ impl Script {
                 json!({"phase": "analysis", "reply": {"domain": "data", "constraints": [], "binary": true, "debaters": 2, "vague": false}}),
             ],
             delay_ms: 0,
+            one_at_a_time: false,
         }
     }
 
@@ -71,7 +73,8 @@ impl Script {
         let path = dir.path().join("script.json");
         std::fs::write(
             &path,
-            json!({"model": "script", "replies": self.replies}).to_string(),
+            json!({"model": "script", "replies": self.replies, "one_at_a_time": self.one_at_a_time})
+                .to_string(),
         )
         .unwrap();
         (dir, path)
@@ -195,6 +198,47 @@ async fn the_total_time_limit_ends_the_rounds_and_still_synthesises() {
     // A round already under way when the limit struck times out its turns rather than hang.
     let turns = store.turns(&finish.id).unwrap();
     assert!(turns.iter().any(|t| t.status == TurnStatus::TimedOut));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_provider_answering_one_at_a_time_gets_the_round_time_per_seat() {
+    // Every reply takes 3 s and the provider serves one request at a time, so a round of two
+    // seats (pose, two arguments, two rebuttals, evaluation) needs 18 s: more than the 10 s
+    // round limit, within 10 s per seat.
+    let mut script = Script::new();
+    script.delay_ms = 3000;
+    script.one_at_a_time = true;
+    script.round(1, evaluation("conclude"));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.max_rounds = 1;
+    settings.round_timeout_seconds = 10;
+    let store = Store::in_memory().unwrap();
+    let started = tokio::time::Instant::now();
+    let (finish, _events) = run(&store, settings, vec![]).await;
+    assert!(started.elapsed() >= std::time::Duration::from_secs(18));
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let turns = store.turns(&finish.id).unwrap();
+    let round_one: Vec<_> = turns.iter().filter(|t| t.round == 1).collect();
+    let shape: Vec<_> = round_one
+        .iter()
+        .map(|t| (t.phase, t.seat.clone(), t.status))
+        .collect();
+    assert_eq!(
+        round_one.len(),
+        7,
+        "pose, 2 arguments, 2 rebuttals, evaluation, synthesis: {shape:?}"
+    );
+    for turn in round_one {
+        assert_eq!(
+            turn.status,
+            TurnStatus::Ok,
+            "{:?} {}",
+            turn.phase,
+            turn.seat
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -204,6 +204,19 @@ impl Context {
             .for_seat(seat)
     }
 
+    /// How many of these seats take their turns one after another (`--sequential`, or a
+    /// provider that answers one request at a time); a round's time limit is multiplied by
+    /// this (at least 1), so waiting in line is not mistaken for a stalled provider.
+    pub fn queued_turn_slots(&self, seats: &[Seat]) -> u32 {
+        let queued = seats
+            .iter()
+            .filter(|seat| {
+                self.settings.sequential || self.seat_provider(&seat.id).answers_one_at_a_time()
+            })
+            .count();
+        u32::try_from(queued).unwrap_or(u32::MAX).max(1)
+    }
+
     /// Seats assigned after the context was made can be given their own providers.
     pub fn seat_on(&self, seat: &Seat, provider: Arc<dyn Provider>) {
         self.seating

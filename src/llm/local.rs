@@ -680,6 +680,10 @@ impl Provider for LocalProvider {
         "local"
     }
 
+    fn answers_one_at_a_time(&self) -> bool {
+        true
+    }
+
     fn model(&self) -> &str {
         &self.engine.loaded.name
     }

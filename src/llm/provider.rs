@@ -166,6 +166,11 @@ pub trait Provider: Send + Sync {
     fn endpoint(&self) -> String;
     /// What to tell a user who cannot reach this provider.
     fn configure_hint(&self) -> String;
+    /// Whether requests wait their turn for one engine (an in-process model) instead of
+    /// running side by side; the engine then gives a round time per seat, not per phase.
+    fn answers_one_at_a_time(&self) -> bool {
+        false
+    }
     /// Sends one request, streaming raw text into `on_text`; one attempt, no retries.
     fn complete<'a>(
         &'a self,

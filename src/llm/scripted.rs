@@ -13,6 +13,9 @@ struct Script {
     #[serde(default = "default_model")]
     model: String,
     replies: Vec<ScriptedReply>,
+    /// Serve requests one after another, as an in-process model does.
+    #[serde(default)]
+    one_at_a_time: bool,
 }
 
 fn default_model() -> String {
@@ -46,6 +49,8 @@ pub struct ScriptedProvider {
     model: String,
     replies: Vec<ScriptedReply>,
     used: Mutex<Vec<bool>>,
+    /// Held for a whole reply when the script serves one request at a time.
+    queue: Option<tokio::sync::Mutex<()>>,
 }
 
 impl ScriptedProvider {
@@ -66,6 +71,7 @@ impl ScriptedProvider {
             model: script.model,
             replies: script.replies,
             used: Mutex::new(vec![false; count]),
+            queue: script.one_at_a_time.then(|| tokio::sync::Mutex::new(())),
         })
     }
 
@@ -93,6 +99,10 @@ impl ScriptedProvider {
         request: &ChatRequest,
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
+        let _turn = match &self.queue {
+            Some(queue) => Some(queue.lock().await),
+            None => None,
+        };
         let label = &request.label;
         let index = self.pick(request).ok_or_else(|| {
             LlmError::Fatal(format!(
@@ -140,6 +150,10 @@ impl Provider for ScriptedProvider {
 
     fn configure_hint(&self) -> String {
         "check the --script file".to_string()
+    }
+
+    fn answers_one_at_a_time(&self) -> bool {
+        self.queue.is_some()
     }
 
     fn complete<'a>(

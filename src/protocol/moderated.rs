@@ -201,7 +201,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
         }
         rounds_run = round;
         ctx.emit(Event::RoundStarted { round });
-        let deadline = (Instant::now() + settings.round_timeout).min(total_deadline);
+        let round_time = settings.round_timeout * ctx.queued_turn_slots(&active);
+        let deadline = (Instant::now() + round_time).min(total_deadline);
 
         // 4a. The moderator poses the question or summarises the last round.
         let pose_input = PoseInput {
