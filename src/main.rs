@@ -256,8 +256,9 @@ fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), F
     let consent = if yes {
         true
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        // Neutral wording: this runs both when nothing else is configured and on --provider local.
         eprint!(
-            "No API key or model server is configured. Pull the embedded model {} ({} MB, {}) into {}? [Y/n] ",
+            "moot will use its embedded model {} ({} MB, {}), which is not in {} yet. Pull it now? [Y/n] ",
             default.name,
             default.bytes / 1_000_000,
             default.description,
@@ -272,8 +273,9 @@ fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), F
     if !consent {
         return Err(Failure::usage(format!(
             "{}
-(the embedded model is chosen when nothing else is configured, and it is not pulled yet)",
-            providers::NO_PROVIDER
+(the embedded model {}, used with --provider local or when nothing else is configured, is not pulled yet)",
+            providers::NO_PROVIDER,
+            default.name
         )));
     }
     pull_default()

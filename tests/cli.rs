@@ -748,6 +748,13 @@ fn bad_input_is_a_usage_error_with_exit_2() {
         message.contains("moot model pull") && message.contains("ANTHROPIC_API_KEY"),
         "{message}"
     );
+    if cfg!(feature = "local") {
+        // With no terminal to ask and no --yes, nothing is downloaded.
+        assert!(
+            message.contains("smollm2-135m, used with --provider local or when nothing else is configured, is not pulled yet"),
+            "{message}"
+        );
+    }
     assert!(!message.contains("panicked"));
 }
 
