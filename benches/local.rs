@@ -175,6 +175,52 @@ fn main() {
         median(first_token),
         median(first_text)
     );
+    // Seats in turn, as a round runs them on the one worker: the real debater system prompts
+    // for two catalog perspectives, A, B, A, B. What one seat's turn can reuse of the one before
+    // it is the prefix their prompts share.
+    let catalog = moot::catalog::catalog(&[]);
+    let seats: Vec<moot::debate::Seat> = catalog
+        .iter()
+        .take(2)
+        .zip(["A", "B"])
+        .map(|(perspective, id)| moot::debate::Seat {
+            id: id.into(),
+            perspective: perspective.name.clone(),
+            priorities: perspective.priorities.clone(),
+            trade_offs: perspective.trade_offs.clone(),
+            stance: format!("{} should decide it.", perspective.name),
+            provider: None,
+            model: None,
+        })
+        .collect();
+    let instructions = moot::protocol::prompts::json_instructions("moot_argument", &schema.schema);
+    let mut in_turn = Vec::new();
+    let mut reused = Vec::new();
+    let mut prompt_tokens = Vec::new();
+    for turn in 0..2 * RUNS {
+        let seat = &seats[turn % 2];
+        let mut turn_request = request(300 + turn, 200, Some(schema.clone()), 64);
+        turn_request.system = moot::protocol::prompts::debater_system(seat, &instructions);
+        turn_request.messages = vec![ChatMessage::user(format!(
+            "Question: Should we use Redis or PostgreSQL for caching?\nRound {} of at most 5. You \
+             are seat {}.\nMake your argument for this round.",
+            turn / 2 + 1,
+            seat.id
+        ))];
+        let result = run(&runtime, &provider, &turn_request);
+        if turn > 0 {
+            in_turn.push(result.timings.first_token_ms);
+            reused.push(result.timings.reused_tokens as f64);
+            prompt_tokens.push(result.timings.prompt_tokens as f64);
+        }
+    }
+    println!(
+        "seats in turn (real debater system prompts, A B A B…): first token {:.0} ms, {:.0} of {:.0} prompt tokens reused from the seat before",
+        median(in_turn),
+        median(reused),
+        median(prompt_tokens)
+    );
+
     let (rss_after, peak) = memory();
     println!(
         "memory: {rss_before:.1} MB before loading, {rss_loaded:.1} MB with the model loaded, {rss_after:.1} MB after these runs (peak {peak:.1} MB)"

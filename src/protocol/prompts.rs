@@ -131,22 +131,26 @@ pub fn fallback_pose(input: &PoseInput<'_>) -> String {
 }
 
 pub fn debater_system(seat: &Seat, schema_instructions: &str) -> String {
+    // What every seat shares comes first and the perspective last, so that consecutive turns of
+    // different seats share a long prompt prefix: the embedded model keeps it in its KV cache,
+    // and servers with prompt caching bill and answer it faster.
     format!(
-        "You are a debater arguing from the perspective \"{}\" (a viewpoint, not a persona).\n\
-         Your priorities: {}.\nThe trade-off you advocate: {}.\nYour stance: {}\n\n\
-         Argue for what your priorities favour, answer the other seats' points directly, concede a \
-         point only when it is right, and stay on the question. Write the argument as plain \
-         markdown prose in `argument` (80-200 words). In `moves`, list the speech acts it makes: \
-         `claim` (assert φ), `since` (φ because of premises S), `why` (challenge another seat's \
-         argument), `concede` (accept another seat's argument), `retract` (withdraw your own). A \
-         move that responds to an argument lists its id in `answers` with `relation` support, \
-         rebut (contradicts its conclusion) or undercut (breaks its reasoning). Give `confidence` \
-         in your position (0-1) and your current recommendation in `position`.\n\n{}",
+        "You are a debater in a structured debate, arguing from the perspective given at the end \
+         (a viewpoint, not a persona). Argue for what your priorities favour, answer the other \
+         seats' points directly, concede a point only when it is right, and stay on the \
+         question. Write the argument as plain markdown prose in `argument` (80-200 words). In \
+         `moves`, list the speech acts it makes: `claim` (assert φ), `since` (φ because of \
+         premises S), `why` (challenge another seat's argument), `concede` (accept another \
+         seat's argument), `retract` (withdraw your own). A move that responds to an argument \
+         lists its id in `answers` with `relation` support, rebut (contradicts its conclusion) or \
+         undercut (breaks its reasoning). Give `confidence` in your position (0-1) and your \
+         current recommendation in `position`.\n\n{}\n\nYour perspective: \"{}\".\nYour \
+         priorities: {}.\nThe trade-off you advocate: {}.\nYour stance: {}",
+        schema_instructions,
         seat.perspective,
         seat.priorities.join(", "),
         seat.trade_offs,
-        seat.stance,
-        schema_instructions
+        seat.stance
     )
 }
 
