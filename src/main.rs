@@ -253,9 +253,10 @@ fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), F
     if spec.kind != "local" || spec.model != default.name || moot::models::default_model_present() {
         return Ok(());
     }
+    let asked = !yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let consent = if yes {
         true
-    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+    } else if asked {
         // Neutral wording: this runs both when nothing else is configured and on --provider local.
         eprint!(
             "moot will use its embedded model {} ({} MB, {}), which is not in {} yet. Pull it now? [Y/n] ",
@@ -271,11 +272,21 @@ fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), F
         false
     };
     if !consent {
+        let why = if asked {
+            format!(
+                "not pulling {}. Pull it later with `moot model pull`",
+                default.name
+            )
+        } else {
+            format!(
+                "the embedded model {} is not pulled yet and there is no terminal to ask: pull it \
+                 with `moot model pull` (or run again with --yes)",
+                default.name
+            )
+        };
         return Err(Failure::usage(format!(
-            "{}
-(the embedded model {}, used with --provider local or when nothing else is configured, is not pulled yet)",
-            providers::NO_PROVIDER,
-            default.name
+            "{why}, or choose another provider:\n{}",
+            providers::PROVIDER_OPTIONS
         )));
     }
     pull_default()

@@ -56,7 +56,12 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The message shown when nothing says which provider to use.
-pub const NO_PROVIDER: &str = "no LLM provider is configured. Use one of:\n  \
+pub fn no_provider() -> String {
+    format!("no LLM provider is configured. Use one of:\n{PROVIDER_OPTIONS}")
+}
+
+/// Every way to give moot a model, one per line.
+pub const PROVIDER_OPTIONS: &str = "  \
     ANTHROPIC_API_KEY=…                    Anthropic\n  \
     OPENAI_API_KEY=…                       OpenAI (OPENAI_BASE_URL for any compatible server)\n  \
     OPENAI_BASE_URL=http://host:port/v1    vLLM, llama.cpp server, LM Studio, OpenRouter\n  \
@@ -134,7 +139,7 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, S
                 None
             }
         })
-        .ok_or_else(|| NO_PROVIDER.to_string())?;
+        .ok_or_else(no_provider)?;
     let mut spec = named_spec(&chosen, config)?;
     if let Some(model) = &flags.model {
         spec.model = model.clone();

@@ -741,17 +741,22 @@ fn bad_input_is_a_usage_error_with_exit_2() {
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
-        message.contains("no LLM provider is configured"),
-        "{message}"
-    );
-    assert!(
         message.contains("moot model pull") && message.contains("ANTHROPIC_API_KEY"),
         "{message}"
     );
     if cfg!(feature = "local") {
-        // With no terminal to ask and no --yes, nothing is downloaded.
+        // The embedded model is the fallback; with no terminal to ask and no --yes, nothing is
+        // downloaded and the message says how to pull it.
         assert!(
-            message.contains("smollm2-135m, used with --provider local or when nothing else is configured, is not pulled yet"),
+            message.contains(
+                "the embedded model smollm2-135m is not pulled yet and there is no terminal to ask"
+            ),
+            "{message}"
+        );
+        assert!(!home.path().join("models").exists());
+    } else {
+        assert!(
+            message.contains("no LLM provider is configured"),
             "{message}"
         );
     }
