@@ -167,6 +167,10 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, String> 
     {
         return Ok(engine);
     }
+    // A clear word on a missing, truncated or foreign file before llama.cpp gets it.
+    crate::gguf::inspect(path).map_err(|e| {
+        format!("{e}: run `moot model pull` for the default model, or `moot model add PATH`")
+    })?;
     let (jobs, queue) = mpsc::channel::<Job>();
     let (ready, loaded) = mpsc::sync_channel(1);
     let worker_path = path.to_path_buf();
@@ -337,6 +341,18 @@ fn top_candidates(logits: &[f32], k: usize) -> LlamaTokenDataArray {
     )
 }
 
+/// Penalises the candidates and keeps those the grammar allows. Refused tokens are dropped, not
+/// left at -inf: the samplers after it trust a sorted array's first entry to be the likeliest.
+fn admit(
+    candidates: &mut LlamaTokenDataArray,
+    penalties: &mut LlamaSampler,
+    grammar: &mut LlamaSampler,
+) {
+    penalties.apply(candidates);
+    grammar.apply(candidates);
+    candidates.data.retain(|d| d.logit().is_finite());
+}
+
 /// Bytes of a token stream turned into text without splitting a UTF-8 sequence.
 #[derive(Default)]
 struct Utf8Stream {
@@ -486,30 +502,26 @@ fn generate(
         // The likeliest few, picked straight from the logits: building and penalising an array
         // of the whole vocabulary every token costs more than the model's own step here.
         let mut candidates = top_candidates(context.get_logits_ith(last_logits), job.top_k);
-        penalties.apply(&mut candidates);
-        if let Some(grammar) = grammar.as_mut() {
-            // The grammar judges those first; only when it refuses them all is the whole
-            // vocabulary (slow to check) given to it. Refused tokens are dropped, not left at
-            // -inf: the samplers after it trust a sorted array's first entry to be the likeliest.
-            grammar.apply(&mut candidates);
-            candidates.data.retain(|d| d.logit().is_finite());
-            if candidates.data.is_empty() {
-                // Mostly the fixed parts, such as a property's name the model did not expect:
-                // a wider net usually holds them, and costs a fraction of the whole.
-                grammar_fallbacks += 1;
-                candidates = top_candidates(context.get_logits_ith(last_logits), WIDE_K);
-                penalties.apply(&mut candidates);
-                grammar.apply(&mut candidates);
-                candidates.data.retain(|d| d.logit().is_finite());
+        match grammar.as_mut() {
+            None => penalties.apply(&mut candidates),
+            Some(grammar) => {
+                // The grammar judges those first; only when it refuses them all is the whole
+                // vocabulary (slow to check) given to it.
+                admit(&mut candidates, &mut penalties, grammar);
+                if candidates.data.is_empty() {
+                    // Mostly the fixed parts, such as a property's name the model did not
+                    // expect: a wider net usually holds them, and costs a fraction of the whole.
+                    grammar_fallbacks += 1;
+                    candidates = top_candidates(context.get_logits_ith(last_logits), WIDE_K);
+                    admit(&mut candidates, &mut penalties, grammar);
+                }
+                if candidates.data.is_empty() {
+                    candidates = context.token_data_array_ith(last_logits);
+                    admit(&mut candidates, &mut penalties, grammar);
+                    candidates.sorted = false;
+                }
+                candidates.selected = None;
             }
-            if candidates.data.is_empty() {
-                candidates = context.token_data_array_ith(last_logits);
-                penalties.apply(&mut candidates);
-                grammar.apply(&mut candidates);
-                candidates.data.retain(|d| d.logit().is_finite());
-                candidates.sorted = false;
-            }
-            candidates.selected = None;
         }
         tail.apply(&mut candidates);
         let Some(token) = candidates.selected_token() else {
@@ -589,9 +601,6 @@ const CHARS_PER_TOKEN: usize = 3;
 impl LocalProvider {
     /// Loads (or shares) the model at `path`; errors name the file and the fix.
     pub fn open(path: &Path, settings: &LocalSettings) -> Result<LocalProvider, String> {
-        crate::gguf::inspect(path).map_err(|e| {
-            format!("{e}: run `moot model pull` for the default model, or `moot model add PATH`")
-        })?;
         Ok(LocalProvider {
             engine: engine(path, settings)?,
             settings: settings.clone(),
@@ -633,10 +642,7 @@ impl LocalProvider {
                 .collect(),
             grammar,
             max_tokens,
-            temperature: request
-                .temperature
-                .or(self.settings.temperature)
-                .unwrap_or(0.6),
+            temperature: request.temperature.unwrap_or(0.6),
             top_k: self
                 .settings
                 .top_k
