@@ -1,5 +1,5 @@
 //! Reads a GGUF model file's header without loading it: checks that it is GGUF, that it is
-//! whole (every tensor's bytes are inside the file), and what architecture and name it declares.
+//! whole (every tensor's bytes are inside the file), and what architecture it declares.
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
@@ -8,14 +8,9 @@ use std::path::Path;
 /// What a GGUF header says about its model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GgufInfo {
-    pub version: u32,
     pub architecture: String,
-    /// `general.name`, when present.
-    pub name: Option<String>,
     /// `<arch>.context_length`: the context it was trained on.
     pub context_length: Option<u64>,
-    pub has_chat_template: bool,
-    pub tensors: u64,
     /// The bytes the header and tensors need; the file is at least this long.
     pub needed_bytes: u64,
 }
@@ -81,9 +76,7 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
     let tensors = reader.u64().map_err(&malformed)?;
     let entries = reader.u64().map_err(&malformed)?;
     let mut architecture = None;
-    let mut name = None;
     let mut context_lengths = Vec::new();
-    let mut has_chat_template = false;
     let mut alignment = 32u64;
     for _ in 0..entries {
         let key = reader.string().map_err(|_| truncated())?;
@@ -92,12 +85,7 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
             ("general.architecture", GGUF_STRING) => {
                 architecture = Some(reader.string().map_err(|_| truncated())?);
             }
-            ("general.name", GGUF_STRING) => name = Some(reader.string().map_err(|_| truncated())?),
             ("general.alignment", 4) => alignment = u64::from(reader.u32().map_err(&malformed)?),
-            ("tokenizer.chat_template", GGUF_STRING) => {
-                has_chat_template = true;
-                reader.skip_value(kind).map_err(|_| truncated())?;
-            }
             (key, 4 | 10) if key.ends_with(".context_length") => {
                 let value = if kind == 4 {
                     u64::from(reader.u32().map_err(&malformed)?)
@@ -148,12 +136,8 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
         });
     }
     Ok(GgufInfo {
-        version,
         architecture,
-        name,
         context_length,
-        has_chat_template,
-        tensors,
         needed_bytes,
     })
 }

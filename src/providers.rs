@@ -29,13 +29,13 @@ pub struct ProviderSpec {
     pub local: Option<LocalSettings>,
 }
 
-/// How the embedded model runs; every field falls back to a default that suits the model.
+/// How the embedded model runs; every field falls back to a default that suits the model. The
+/// temperature is the spec's own, sent with each request like every provider's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LocalSettings {
     pub context: Option<u32>,
     pub threads: Option<u32>,
     pub max_tokens: Option<u32>,
-    pub temperature: Option<f32>,
     pub top_k: Option<u32>,
     pub top_p: Option<f32>,
     pub repeat_penalty: Option<f32>,
@@ -177,7 +177,6 @@ pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
                 context: profile.context,
                 threads: profile.threads,
                 max_tokens: profile.max_tokens,
-                temperature: profile.temperature,
                 top_k: profile.top_k,
                 top_p: profile.top_p,
                 repeat_penalty: profile.repeat_penalty,
