@@ -111,7 +111,7 @@ pub enum ModelCommand {
     /// Fetch the default model (SmolLM2-135M-Instruct, 98 MB) and verify its SHA-256.
     Pull {
         /// The model to fetch; only the default is known.
-        #[arg(default_value = "smollm2-135m")]
+        #[arg(default_value = crate::models::DEFAULT_MODEL.name)]
         name: String,
     },
     /// Add a GGUF chat model from a path or an http(s) URL.
@@ -131,7 +131,7 @@ pub enum ModelCommand {
     Rm { name: String },
     /// Print a model's file path (for scripts, or llama.cpp's own tools).
     Path {
-        #[arg(default_value = "smollm2-135m")]
+        #[arg(default_value = crate::models::DEFAULT_MODEL.name)]
         name: String,
     },
 }

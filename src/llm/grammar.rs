@@ -45,6 +45,15 @@ pub struct GrammarError {
     pub problem: String,
 }
 
+impl GrammarError {
+    fn at(path: &str, problem: impl Into<String>) -> GrammarError {
+        GrammarError {
+            path: path.to_string(),
+            problem: problem.into(),
+        }
+    }
+}
+
 /// Deepest nesting of objects and arrays a grammar admits.
 const MAX_DEPTH: usize = 6;
 /// No string is bounded below this length, however small the budget.
@@ -148,7 +157,7 @@ impl Grammar {
                     return known;
                 }
                 // Rules never recurse (the builder only refers to rules it already made).
-                let length = self.expr_max_len(&self.rules[*index].body.clone(), memo);
+                let length = self.expr_max_len(&self.rules[*index].body, memo);
                 memo[*index] = Some(length);
                 length
             }
@@ -390,10 +399,7 @@ impl Builder {
         path: &str,
         depth: usize,
     ) -> Result<Expr, GrammarError> {
-        let fail = |problem: &str| GrammarError {
-            path: path.to_string(),
-            problem: problem.to_string(),
-        };
+        let fail = |problem: &str| GrammarError::at(path, problem);
         if depth > MAX_DEPTH {
             return Err(fail("nested deeper than the grammar allows"));
         }
@@ -544,12 +550,7 @@ impl Builder {
         let properties = match map.get("properties") {
             None => &empty,
             Some(Value::Object(properties)) => properties,
-            Some(_) => {
-                return Err(GrammarError {
-                    path: path.to_string(),
-                    problem: "`properties` must be an object".into(),
-                });
-            }
+            Some(_) => return Err(GrammarError::at(path, "`properties` must be an object")),
         };
         let required: Vec<&str> = map
             .get("required")
@@ -560,10 +561,10 @@ impl Builder {
             .iter()
             .find(|name| !properties.contains_key(**name))
         {
-            return Err(GrammarError {
-                path: path.to_string(),
-                problem: format!("required property `{missing}` is not among the properties"),
-            });
+            return Err(GrammarError::at(
+                path,
+                format!("required property `{missing}` is not among the properties"),
+            ));
         }
         let open = properties
             .values()
@@ -749,6 +750,7 @@ mod tests {
             .map(|l| l.split(" ::= ").next().unwrap())
             .collect();
         let mut unique = names.clone();
+        unique.sort_unstable();
         unique.dedup();
         assert_eq!(names.len(), unique.len());
     }
