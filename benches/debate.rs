@@ -37,14 +37,8 @@ static SERVER: std::sync::OnceLock<StandIn> = std::sync::OnceLock::new();
 
 fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
     let spec = ProviderSpec {
-        kind: "openai".into(),
-        name: "stand-in".into(),
-        base_url: Some(server.openai_base()),
         model: "stand-in".into(),
-        api_key_env: None,
-        script: None,
-        temperature: None,
-        local: None,
+        ..ProviderSpec::openai(&server.openai_base())
     };
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
     settings.max_rounds = rounds;
@@ -80,7 +74,11 @@ fn debate(server: &StandIn, rounds: u32, sequential: bool) -> (Duration, Vec<Tur
             store.clone(),
             QUESTION,
             settings(server, rounds, sequential),
-            Wiring { events, controls },
+            Wiring {
+                events,
+                controls,
+                answerer: "the benchmark".into(),
+            },
             std::future::pending(),
         )
         .await

@@ -4,9 +4,9 @@
 //! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
 
 use moot::debate::Phase;
+use moot::llm::local::LocalSettings;
 use moot::llm::local::{LocalProvider, Timings};
 use moot::llm::{ChatMessage, ChatRequest, ReplyFormat, RequestLabel};
-use moot::providers::LocalSettings;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -16,7 +16,7 @@ fn model_path() -> PathBuf {
     std::env::var_os("MOOT_TEST_MODEL")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            moot::models::locate(moot::models::DEFAULT_MODEL.name)
+            moot::llm::local::models::locate(moot::llm::local::models::DEFAULT_MODEL.name)
                 .unwrap_or_else(|problem| panic!("{problem}"))
         })
 }

@@ -34,6 +34,7 @@ fn big_debate() -> App {
         max_rounds: 125,
         provider: "openai".into(),
         model: "bench".into(),
+        caveat: None,
     });
     let paragraph = "Caching exists to take load off the primary database, and every extra system is a thing to page someone about. ".repeat(37);
     for n in 0..500u32 {
@@ -152,8 +153,9 @@ fn ten_thousand() -> (tempfile::TempDir, moot::store::Store) {
                 created_at: stamp.clone(),
                 updated_at: stamp,
                 finished_at: None,
-                confidence: Some("Medium".into()),
+                confidence: Some(moot::debate::Confidence::Medium),
                 error: None,
+                stage: None,
             })
             .unwrap();
         for seat in ["A", "B"] {
@@ -184,14 +186,14 @@ fn ten_thousand() -> (tempfile::TempDir, moot::store::Store) {
 #[divan::bench(sample_count = 50)]
 fn history_list_of_10000_debates(bencher: divan::Bencher) {
     let (_dir, store) = ten_thousand();
-    let mut history = moot::tui::history::History::new(5);
+    let mut history = moot::tui::history::History::new(5, Default::default());
     bencher.bench_local(|| moot::tui::run::refresh_history(&store, &mut history));
 }
 
 #[divan::bench(sample_count = 50)]
 fn history_search_over_10000_debates(bencher: divan::Bencher) {
     let (_dir, store) = ten_thousand();
-    let mut history = moot::tui::history::History::new(5);
+    let mut history = moot::tui::history::History::new(5, Default::default());
     history.query = "latency budg".into();
     bencher.bench_local(|| moot::tui::run::refresh_history(&store, &mut history));
 }

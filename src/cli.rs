@@ -61,16 +61,16 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
     },
-    /// Continue a paused, interrupted or failed debate where it stopped.
+    /// Continue a paused, interrupted or failed debate where it stopped (on the workbench on
+    /// a terminal, NDJSON otherwise), optionally on another provider or checkpoint setting.
     Resume {
         id: String,
-        #[arg(long)]
-        headless: bool,
-        /// How checkpoints are answered without a screen.
-        #[arg(long, value_enum, default_value_t = CheckpointMode::Auto)]
-        checkpoints: CheckpointMode,
+        #[command(flatten)]
+        face: FaceArgs,
+        #[command(flatten)]
+        checkpoints: CheckpointArgs,
         /// Pull the embedded model without asking if it is needed and missing.
-        #[arg(long)]
+        #[arg(long, short = 'y')]
         yes: bool,
         #[command(flatten)]
         provider: ProviderArgs,
@@ -111,7 +111,7 @@ pub enum ModelCommand {
     /// Fetch the default model (SmolLM2-135M-Instruct, 98 MB) and verify its SHA-256.
     Pull {
         /// The model to fetch; only the default is known.
-        #[arg(default_value = crate::models::DEFAULT_MODEL.name)]
+        #[arg(default_value = crate::llm::local::models::DEFAULT_MODEL.name)]
         name: String,
     },
     /// Add a GGUF chat model from a path or an http(s) URL.
@@ -131,7 +131,7 @@ pub enum ModelCommand {
     Rm { name: String },
     /// Print a model's file path (for scripts, or llama.cpp's own tools).
     Path {
-        #[arg(default_value = crate::models::DEFAULT_MODEL.name)]
+        #[arg(default_value = crate::llm::local::models::DEFAULT_MODEL.name)]
         name: String,
     },
 }
@@ -144,11 +144,56 @@ pub enum ExportFormat {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum CheckpointMode {
-    /// Continue at every checkpoint.
+    /// Answer every question with its default: continue between rounds, accept a
+    /// conclusion, approve the synthesis.
     #[default]
     Auto,
-    /// Read `c`, `g TEXT` or `e` lines from stdin.
+    /// Read answers from stdin: `c`, `g TEXT`, `e`; `accept`, `revise TEXT`, `reject`.
     Stdin,
+}
+
+/// Which face runs, and how the workbench looks.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FaceArgs {
+    /// Print NDJSON events instead of opening the workbench.
+    #[arg(long)]
+    pub headless: bool,
+
+    /// Plain ASCII borders and glyphs, for terminals without Unicode box drawing.
+    #[arg(long)]
+    pub ascii: bool,
+
+    /// Workbench theme: dark, light, high-contrast, ansi16, or a theme file.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+}
+
+/// Whether the person is asked between rounds, at a conclusion and about the synthesis, and
+/// how a headless run answers.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CheckpointArgs {
+    /// Run to completion without asking (the synthesis is then recorded as unapproved).
+    #[arg(long, conflicts_with = "checkpoints")]
+    pub no_checkpoints: bool,
+
+    /// How a headless run answers: auto (the defaults) or stdin (lines you type or pipe).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub checkpoints: Option<CheckpointMode>,
+}
+
+impl CheckpointArgs {
+    /// Checkpoints on or off, when these flags say (`--checkpoints MODE` turns them on).
+    pub fn enabled(&self) -> Option<bool> {
+        if self.no_checkpoints {
+            Some(false)
+        } else {
+            self.checkpoints.map(|_| true)
+        }
+    }
+
+    pub fn mode(&self) -> CheckpointMode {
+        self.checkpoints.unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -167,23 +212,19 @@ pub struct ProviderArgs {
     pub script: Option<PathBuf>,
 }
 
+/// A time limit: whole seconds from one to a year (a longer one would overflow the clock).
+fn seconds() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=crate::engine::LONGEST_WAIT_SECONDS)
+}
+
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     /// The question to debate.
     #[arg(value_name = "QUESTION")]
     pub question: Vec<String>,
 
-    /// Print NDJSON events instead of opening the workbench.
-    #[arg(long)]
-    pub headless: bool,
-
-    /// Plain ASCII borders and glyphs, for terminals without Unicode box drawing.
-    #[arg(long)]
-    pub ascii: bool,
-
-    /// Workbench theme: dark, light, high-contrast, ansi16, or a theme file.
-    #[arg(long, value_name = "NAME")]
-    pub theme: Option<String>,
+    #[command(flatten)]
+    pub face: FaceArgs,
 
     /// Maximum rounds (1–20; default 5).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
@@ -197,25 +238,23 @@ pub struct RunArgs {
     #[arg(long = "perspective", value_name = "NAME")]
     pub named: Vec<String>,
 
-    /// Run to completion without pausing between rounds.
-    #[arg(long)]
-    pub no_checkpoints: bool,
-
-    /// How checkpoints are answered without a screen.
-    #[arg(long, value_enum, default_value_t = CheckpointMode::Auto)]
-    pub checkpoints: CheckpointMode,
+    #[command(flatten)]
+    pub checkpoints: CheckpointArgs,
 
     /// Per-seat token budget per round; 0 or "unlimited" disables it.
     #[arg(long, value_name = "TOKENS")]
     pub token_budget: Option<String>,
 
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Time for one round, in seconds (at most a year).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds())]
     pub round_timeout: Option<u64>,
 
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    /// How long a question waits for an answer before the debate pauses (at most a year).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds())]
     pub checkpoint_timeout: Option<u64>,
 
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Time for the whole debate, in seconds (at most a year).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds())]
     pub total_timeout: Option<u64>,
 
     /// Do not write the decision record file.

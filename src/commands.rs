@@ -3,6 +3,7 @@
 use crate::catalog;
 use crate::cli::ExportFormat;
 use crate::config::Config;
+use crate::llm::local::models;
 use crate::report;
 use crate::sanitize;
 use crate::store::Store;
@@ -86,19 +87,26 @@ pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
         );
     }
     let mut out = format!(
-        "{:<12}  {:<9}  {:<10}  {:<6}  {:>6}  {}\n",
+        "{:<12}  {:<11}  {:<10}  {:<6}  {:>6}  {}\n",
         "ID", "STATUS", "DATE", "CONF", "ROUNDS", "QUESTION"
     );
     for debate in &debates {
         out.push_str(&format!(
-            "{:<12}  {:<9}  {:<10}  {:<6}  {:>6}  {}\n",
+            "{:<12}  {:<11}  {:<10}  {:<6}  {:>6}  {}\n",
             debate.id,
-            debate.status,
+            debate.status.as_str(),
             debate.created_at.get(..10).unwrap_or(&debate.created_at),
             debate.confidence.as_deref().unwrap_or("-"),
             debate.rounds,
             one_line(&debate.question, 70)
         ));
+        // Where a debate that has not finished stopped, so it is clear what resume picks up.
+        if let Some(stage) = debate
+            .stage
+            .filter(|_| !debate.status.is_finished_for_good())
+        {
+            out.push_str(&format!("{:<14}{} {stage}\n", "", debate.status.stopped()));
+        }
     }
     print(&out)
 }
@@ -119,12 +127,18 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
         debate.created_at,
         one_line(&debate.question, 200)
     );
+    if let Some(stage) = debate
+        .stage
+        .filter(|_| !debate.status.is_finished_for_good())
+    {
+        out.push_str(&format!("{} {stage}\n", debate.status.stopped()));
+    }
     for seat in &debate.seats {
         out.push_str(&format!(
             "  {}  {}  ({})\n",
             seat.id,
-            seat.perspective,
-            seat.priorities.join(", ")
+            one_line(&seat.perspective, 80),
+            one_line(&seat.priorities.join(", "), 120)
         ));
     }
     let rounds = document.turns.iter().map(|t| t.round).max().unwrap_or(0);
@@ -219,24 +233,26 @@ pub fn export(
 pub fn perspectives(config: &Config, json: bool) -> Result<(), Failure> {
     let all = catalog::catalog(&config.debate.custom_perspectives);
     if json {
+        let mut value = serde_json::to_value(&all).unwrap_or_default();
+        sanitize::clean_json(&mut value);
         return print(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&all).unwrap_or_default()
+            serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     }
     let mut out = String::new();
     for perspective in &all {
         out.push_str(&format!(
             "{}  [{}]\n  priorities: {}\n  trade-offs: {}\n",
-            perspective.name,
+            one_line(&perspective.name, 200),
             perspective.source,
-            perspective.priorities.join(", "),
-            perspective.trade_offs
+            one_line(&perspective.priorities.join(", "), 400),
+            one_line(&perspective.trade_offs, 400)
         ));
         if !perspective.opposes.is_empty() {
             out.push_str(&format!(
                 "  pulls against: {}\n",
-                perspective.opposes.join(", ")
+                one_line(&perspective.opposes.join(", "), 400)
             ));
         }
     }
@@ -246,9 +262,9 @@ pub fn perspectives(config: &Config, json: bool) -> Result<(), Failure> {
 
 /// `moot model list`: the models on this machine.
 pub fn models(json: bool) -> Result<(), Failure> {
-    let models = crate::models::list().map_err(Failure::runtime)?;
+    let stored = models::list().map_err(|e| Failure::runtime(e.to_string()))?;
     if json {
-        let rows: Vec<serde_json::Value> = models
+        let rows: Vec<serde_json::Value> = stored
             .iter()
             .map(|model| {
                 serde_json::json!({
@@ -258,18 +274,18 @@ pub fn models(json: bool) -> Result<(), Failure> {
                     "sha256": model.manifest.as_ref().map(|m| &m.sha256),
                     "architecture": model.manifest.as_ref().map(|m| &m.architecture),
                     "source": model.manifest.as_ref().map(|m| &m.source),
-                    "default": model.name == crate::models::DEFAULT_MODEL.name,
+                    "default": model.name == models::DEFAULT_MODEL.name,
                 })
             })
             .collect();
         println!("{}", serde_json::Value::Array(rows));
         return Ok(());
     }
-    if models.is_empty() {
+    if stored.is_empty() {
         println!(
             "no models in {}: `moot model pull` fetches the default ({}), `moot model add PATH|URL` adds a GGUF file",
-            crate::models::models_dir().display(),
-            crate::models::DEFAULT_MODEL.name
+            models::models_dir().display(),
+            models::DEFAULT_MODEL.name
         );
         return Ok(());
     }
@@ -277,7 +293,7 @@ pub fn models(json: bool) -> Result<(), Failure> {
         "{:<28} {:>9}  {:<10} {:<14} SOURCE",
         "NAME", "SIZE", "ARCH", "SHA-256"
     );
-    for model in &models {
+    for model in &stored {
         let (size, architecture, digest, source) = match &model.manifest {
             Some(m) => (
                 format!("{:.1} MB", m.bytes as f64 / 1_000_000.0),
@@ -292,7 +308,7 @@ pub fn models(json: bool) -> Result<(), Failure> {
                 "copied by hand".into(),
             ),
         };
-        let marker = if model.name == crate::models::DEFAULT_MODEL.name {
+        let marker = if model.name == models::DEFAULT_MODEL.name {
             " (default)"
         } else {
             ""

@@ -1,9 +1,11 @@
 //! Settings from config.toml (every Debate Mode setting plus providers), validated with the
 //! file, line and column of whatever is wrong.
 
+pub use crate::engine::guardrails::TokenBudget;
+pub use crate::llm::ProviderKind;
+use crate::llm::local::LocalSettings;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// A user mistake in a config file, already located.
@@ -95,90 +97,6 @@ pub struct PerspectiveConfig {
     pub opposes: Vec<String>,
 }
 
-/// Per-seat, per-round token limit; `0` or `"unlimited"` disables it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenBudget {
-    Unlimited,
-    Limited(u32),
-}
-
-impl TokenBudget {
-    pub fn parse(text: &str) -> Result<TokenBudget, String> {
-        let text = text.trim();
-        if text.eq_ignore_ascii_case("unlimited") {
-            return Ok(TokenBudget::Unlimited);
-        }
-        match text.parse::<u32>() {
-            Ok(0) => Ok(TokenBudget::Unlimited),
-            Ok(n) if n < 100 => Err(format!(
-                "a token budget of {n} is too small to argue in; use at least 100, or 0 / \"unlimited\""
-            )),
-            Ok(n) => Ok(TokenBudget::Limited(n)),
-            Err(_) => Err(format!(
-                "{text:?} is not a token budget: use a number of tokens, or 0 / \"unlimited\""
-            )),
-        }
-    }
-
-    pub fn limit(self) -> Option<u32> {
-        match self {
-            TokenBudget::Unlimited => None,
-            TokenBudget::Limited(n) => Some(n),
-        }
-    }
-}
-
-impl fmt::Display for TokenBudget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TokenBudget::Unlimited => f.write_str("unlimited"),
-            TokenBudget::Limited(n) => write!(f, "{n}"),
-        }
-    }
-}
-
-impl serde::Serialize for TokenBudget {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            TokenBudget::Unlimited => serializer.serialize_str("unlimited"),
-            TokenBudget::Limited(n) => serializer.serialize_u32(*n),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for TokenBudget {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Number(i64),
-            Text(String),
-        }
-        let text = match Raw::deserialize(deserializer)? {
-            Raw::Number(n) if n < 0 => {
-                return Err(serde::de::Error::custom(
-                    "a token budget cannot be negative; use 0 or \"unlimited\" to disable it",
-                ));
-            }
-            Raw::Number(n) => n.to_string(),
-            Raw::Text(text) => text,
-        };
-        TokenBudget::parse(&text).map_err(serde::de::Error::custom)
-    }
-}
-
-/// Which wire protocol a provider profile speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    /// OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
-    Openai,
-    Anthropic,
-    Scripted,
-    /// The embedded llama.cpp model (a GGUF file).
-    Local,
-}
-
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
@@ -204,6 +122,21 @@ pub struct ProviderConfig {
     pub repeat_penalty: Option<f32>,
     /// Local model: a llama.cpp template name (chatml, llama3, …) when the GGUF has none.
     pub chat_template: Option<String>,
+}
+
+impl ProviderConfig {
+    /// How the embedded model runs, for a `kind = "local"` profile.
+    pub fn local_settings(&self) -> LocalSettings {
+        LocalSettings {
+            context: self.context,
+            threads: self.threads,
+            max_tokens: self.max_tokens,
+            top_k: self.top_k,
+            top_p: self.top_p,
+            repeat_penalty: self.repeat_penalty,
+            chat_template: self.chat_template.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
@@ -252,13 +185,15 @@ fn optional_seat_count<'de, D: Deserializer<'de>>(
     }
 }
 
+/// A time limit: whole seconds from one to a year (a longer one would overflow the clock).
 fn positive_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
-    let value = i64::deserialize(deserializer)?;
-    if value >= 1 {
+    let value = i128::deserialize(deserializer)?;
+    let longest = crate::engine::LONGEST_WAIT_SECONDS;
+    if (1..=i128::from(longest)).contains(&value) {
         Ok(value as u64)
     } else {
         Err(serde::de::Error::custom(format!(
-            "a timeout must be at least 1 second, not {value}"
+            "a timeout must be between 1 second and a year ({longest} s), not {value}"
         )))
     }
 }
@@ -455,6 +390,9 @@ model = "qwen2.5"
         assert!(err.message.contains("not a token budget"), "{err}");
         let err = parse("[debate]\nround_timeout_seconds = \"soon\"\n").unwrap_err();
         assert_eq!(err.line, 2);
+        let err = parse("[debate]\ntotal_timeout_seconds = 18446744073709551615\n").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 25), "{err}");
+        assert!(err.message.contains("between 1 second and a year"), "{err}");
         let err = parse("[debate\n").unwrap_err();
         assert_eq!(err.line, 1);
     }

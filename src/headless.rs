@@ -3,7 +3,7 @@
 
 use crate::debate::{Control, DebateStatus, Event};
 use crate::sanitize;
-use crate::session::{Finish, SessionError, Wiring};
+use crate::session::{self, Finish, SessionError, Wiring};
 use std::future::Future;
 use std::io::Write;
 use tokio::io::AsyncBufReadExt;
@@ -16,23 +16,6 @@ pub enum CheckpointAnswers {
     Auto,
     /// Lines from stdin: `c`, `g TEXT`, `e`.
     Stdin,
-}
-
-/// Exit codes: 0 done, 1 runtime failure, 2 usage or config error, 3 paused at a checkpoint
-/// nobody answered, 130 interrupted (paused).
-pub fn exit_code(result: &Result<Finish, SessionError>) -> i32 {
-    match result {
-        Ok(Finish {
-            interrupted: true, ..
-        }) => 130,
-        Ok(Finish { status, .. }) => match status {
-            DebateStatus::Completed | DebateStatus::Cancelled => 0,
-            DebateStatus::Paused => 3,
-            _ => 1,
-        },
-        Err(SessionError::Usage(_)) => 2,
-        Err(SessionError::Runtime(_)) => 1,
-    }
 }
 
 /// One event as a sanitized NDJSON line.
@@ -56,18 +39,32 @@ where
     if answers == CheckpointAnswers::Stdin {
         let control_tx = control_tx.clone();
         tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if line.trim().is_empty() {
+            let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+            let mut line = Vec::new();
+            let mut number = 0;
+            // Bytes, not lines of text: one line that is not UTF-8 is reported and skipped
+            // instead of ending every later answer.
+            while matches!(input.read_until(b'\n', &mut line).await, Ok(read) if read > 0) {
+                number += 1;
+                let text = match std::str::from_utf8(&line) {
+                    Ok(text) => text.trim().to_string(),
+                    Err(_) => {
+                        eprintln!("moot: line {number} of standard input is not UTF-8; ignored");
+                        line.clear();
+                        continue;
+                    }
+                };
+                line.clear();
+                if text.is_empty() {
                     continue;
                 }
-                match Control::parse_line(&line) {
+                match Control::parse_line(&text) {
                     Ok(control) => {
                         if control_tx.send(control).is_err() {
                             break;
                         }
                     }
-                    Err(message) => eprintln!("moot: {message}"),
+                    Err(message) => eprintln!("moot: line {number}: {message}"),
                 }
             }
         });
@@ -79,13 +76,16 @@ where
         let stdout = std::io::stdout();
         let mut broken = false;
         while let Some(event) = event_rx.recv().await {
-            if let Some(auto_tx) = &auto_tx
-                && matches!(
-                    event,
-                    Event::Checkpoint { .. } | Event::ClarificationRequested { .. }
-                )
-            {
-                let _ = auto_tx.send(Control::Continue);
+            if let Some(auto_tx) = &auto_tx {
+                match &event {
+                    Event::Checkpoint { kind, .. } => {
+                        let _ = auto_tx.send(kind.default_answer());
+                    }
+                    Event::ClarificationRequested { .. } => {
+                        let _ = auto_tx.send(Control::Continue);
+                    }
+                    _ => {}
+                }
             }
             if broken {
                 continue;
@@ -102,9 +102,14 @@ where
     });
     drop(control_tx);
 
+    let answerer = match answers {
+        CheckpointAnswers::Auto => "headless auto-answer (no --checkpoints stdin)".to_string(),
+        CheckpointAnswers::Stdin => format!("{} on standard input", crate::signals::user()),
+    };
     let result = session(Wiring {
         events: event_tx,
         controls: control_rx,
+        answerer,
     })
     .await;
     if let Err(error) = &result {
@@ -118,34 +123,23 @@ where
                 "moot: {} is paused; continue with: moot resume {}",
                 finish.id, finish.id
             ),
-            DebateStatus::Failed => eprintln!(
-                "moot: {} ({} is stored as failed with what completed)",
+            DebateStatus::Failed if finish.recorded => eprintln!(
+                "moot: {} ({} is stored as failed with what completed: moot resume {} retries it)",
                 finish.error.as_deref().unwrap_or("the debate failed"),
+                finish.id,
+                finish.id
+            ),
+            DebateStatus::Failed => eprintln!(
+                "moot: {} ({} could not be marked failed in the journal; it shows as \
+                 interrupted, with every turn recorded before this: moot resume {})",
+                finish.error.as_deref().unwrap_or("the debate failed"),
+                finish.id,
                 finish.id
             ),
             _ => {}
         }
     }
-    exit_code(&result)
-}
-
-/// Resolves when the user interrupts (Ctrl-C), the terminal hangs up, or we are told to stop.
-pub async fn interrupted() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).ok();
-        let mut hangup = signal(SignalKind::hangup()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
-            _ = async { match hangup.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
+    session::exit_code(&result)
 }
 
 #[cfg(test)]
@@ -174,12 +168,18 @@ mod tests {
                 status,
                 interrupted,
                 error: None,
+                recorded: true,
             })
         };
+        use session::exit_code;
         assert_eq!(exit_code(&done(DebateStatus::Completed, false)), 0);
         assert_eq!(exit_code(&done(DebateStatus::Failed, false)), 1);
         assert_eq!(exit_code(&done(DebateStatus::Paused, false)), 3);
         assert_eq!(exit_code(&done(DebateStatus::Paused, true)), 130);
-        assert_eq!(exit_code(&Err(SessionError::Usage("x".into()))), 2);
+        assert_eq!(exit_code(&Err(SessionError::EmptyQuestion)), 2);
+        assert_eq!(
+            exit_code(&Err(SessionError::Environment("no cwd".into()))),
+            1
+        );
     }
 }

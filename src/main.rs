@@ -1,20 +1,25 @@
 //! moot's entry point: parse arguments, load config, open the journal, hand over to a face.
 
-use clap::Parser;
-use moot::cli::{CheckpointMode, Cli, Command, ModelCommand, ProviderArgs, RunArgs};
+use clap::{CommandFactory, Parser};
+use moot::cli::{CheckpointMode, Cli, Command, FaceArgs, ModelCommand, ProviderArgs, RunArgs};
 use moot::commands::{self, Failure};
 use moot::config::{Config, TokenBudget};
 use moot::headless::{self, CheckpointAnswers};
-use moot::providers::{self, ProviderFlags};
-use moot::session::{self, DebateSettings};
+use moot::llm::ProviderKind;
+use moot::llm::local::models;
+use moot::providers::{self, ProviderFlags, ProviderSpec};
+use moot::session::{self, DebateSettings, ResumeChanges};
 use moot::store::Store;
 use moot::tui;
 use moot::tui::history::NewDebate;
-use moot::tui::run::Start;
+use moot::tui::keymap::Keymap;
+use moot::tui::run::{Setup, Start};
 use moot::tui::theme::{Depth, Theme};
 use moot::{paths, sanitize};
+use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 fn main() -> ExitCode {
     // An internal error is reported in one line, never as a raw backtrace.
@@ -22,7 +27,7 @@ fn main() -> ExitCode {
         let message = sanitize::clean(&info.to_string());
         eprintln!("moot: internal error: {message}\nPlease report it; the journal is unaffected.");
     }));
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(hoist_subcommand(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
@@ -40,6 +45,37 @@ fn main() -> ExitCode {
     ExitCode::from(code.clamp(0, 255) as u8)
 }
 
+/// The subcommand names clap knows, so that a bare one is never taken for a question.
+fn subcommand_names() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .chain(["help".to_string()])
+        .collect()
+}
+
+/// `moot --config FILE list`: global options may come before a command; clap wants the command
+/// first, so it is moved there when only global options precede it.
+fn hoist_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
+    let names = subcommand_names();
+    let mut index = 1;
+    while index < args.len() {
+        let arg = args[index].to_string_lossy();
+        if arg == "--config" {
+            index += 2;
+        } else if arg.starts_with("--config=") {
+            index += 1;
+        } else {
+            if index > 1 && names.iter().any(|name| *name == arg) {
+                let command = args.remove(index);
+                args.insert(1, command);
+            }
+            break;
+        }
+    }
+    args
+}
+
 fn run(cli: Cli) -> Result<i32, Failure> {
     let (config, config_path) =
         Config::load(paths::config_path(cli.config.clone())).map_err(|e| {
@@ -48,13 +84,14 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             ))
         })?;
     tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
-    if let Err(problem) = tui::keymap::install(&config.ui.keys) {
+    let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {
         let place = config_path
             .as_deref()
             .map(|p| moot::config::locate(p, "[ui.keys]"))
             .unwrap_or_else(|| "config".into());
-        return Err(Failure::usage(format!("{place}: [ui.keys]: {problem}")));
-    }
+        Failure::usage(format!("{place}: [ui.keys]: {problem}"))
+    })?;
+    let keymap = Arc::new(keymap);
     match cli.command {
         Some(Command::Open { id, ascii, theme }) => {
             if !std::io::stdout().is_terminal() {
@@ -64,12 +101,18 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             }
             // Fail before the screen opens if the id is unknown.
             let id = open_store()?.debate(&id)?.id;
-            let args = RunArgs {
+            let face = FaceArgs {
                 ascii,
                 theme,
-                ..RunArgs::default()
+                headless: false,
             };
-            workbench(&config, &args, Start::Replay(id))
+            workbench(
+                &config,
+                &keymap,
+                &RunArgs::default(),
+                &face,
+                Start::Replay(id),
+            )
         }
         Some(Command::History { ascii, theme }) => {
             if !std::io::stdout().is_terminal() {
@@ -77,12 +120,12 @@ fn run(cli: Cli) -> Result<i32, Failure> {
                     "moot history needs a terminal; moot list prints the history as text",
                 ));
             }
-            let args = RunArgs {
+            let face = FaceArgs {
                 ascii,
                 theme,
-                ..RunArgs::default()
+                headless: false,
             };
-            workbench(&config, &args, Start::History)
+            workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
         }
         Some(Command::Perspectives { json }) => {
             commands::perspectives(&config, json)?;
@@ -107,39 +150,80 @@ fn run(cli: Cli) -> Result<i32, Failure> {
         }
         Some(Command::Resume {
             id,
-            headless: _,
+            face,
             checkpoints,
             yes,
             provider,
         }) => {
             let store = open_store()?;
-            let override_spec = if provider_given(&provider) {
-                Some(providers::resolve(&flags(&provider), &config).map_err(Failure::usage)?)
+            let provider = if provider_given(&provider) {
+                let spec = providers::resolve(&flags(&provider), &config)
+                    .map_err(|e| Failure::usage(e.to_string()))?;
+                ensure_local_model(&spec, yes)?;
+                Some(spec)
             } else {
                 None
             };
-            if let Some(spec) = &override_spec {
-                ensure_local_model(spec, yes)?;
+            let changes = ResumeChanges {
+                provider,
+                checkpoints: checkpoints.enabled(),
+            };
+            // Refused before a screen opens: an unknown, finished or running debate.
+            let debate = store.debate(&id)?;
+            if !debate.status.is_resumable() {
+                return Err(Failure::usage(
+                    session::SessionError::NotResumable {
+                        id: debate.id,
+                        status: debate.status,
+                    }
+                    .to_string(),
+                ));
             }
-            let answers = answers(checkpoints);
+            if on_terminal() && !face.headless {
+                let start = Start::Resume {
+                    id: debate.id,
+                    changes: Box::new(changes),
+                };
+                return workbench(&config, &keymap, &RunArgs::default(), &face, start);
+            }
+            let answers = answers(checkpoints.mode());
             Ok(runtime()?.block_on(headless::run(answers, |wiring| {
-                session::resume(store, &id, override_spec, wiring, headless::interrupted())
+                session::resume(store, &id, changes, wiring, moot::signals::interrupted())
             })))
         }
-        None => run_debate(cli.run, &config),
+        None => run_debate(cli.run, &config, &keymap),
     }
 }
 
-fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
+/// The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
+fn on_terminal() -> bool {
+    std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
+}
+
+fn run_debate(args: RunArgs, config: &Config, keymap: &Arc<Keymap>) -> Result<i32, Failure> {
     let question = args.question.join(" ");
-    // The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
-    let on_terminal = std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
     if question.trim().is_empty() {
-        if on_terminal && !args.headless {
-            return workbench(config, &args, Start::History);
+        if on_terminal() && !args.face.headless {
+            return workbench(config, keymap, &args, &args.face, Start::History);
         }
         return Err(Failure::usage(
             "no question given: moot --headless \"Should we use Redis or PostgreSQL for caching?\" (moot --help for more)",
+        ));
+    }
+    // `moot --headless list`: a command's name alone is never a question.
+    if let [word] = args.question.as_slice()
+        && subcommand_names().iter().any(|name| name == word.trim())
+        && !std::env::args().any(|arg| arg == "--")
+    {
+        return Err(Failure::usage(format!(
+            "`{word}` is a moot command, not a question: run `moot {word}` (a command comes \
+             first, its flags after it). To debate the word itself, write `moot -- {word}`."
+        )));
+    }
+    let chars = question.trim().chars().count();
+    if chars > session::MAX_QUESTION_CHARS {
+        return Err(Failure::usage(
+            session::SessionError::QuestionTooLong { chars }.to_string(),
         ));
     }
     let settings = build_settings(&args, config)?;
@@ -147,57 +231,76 @@ fn run_debate(args: RunArgs, config: &Config) -> Result<i32, Failure> {
     for spec in settings.perspective_providers.values() {
         ensure_local_model(spec, args.yes)?;
     }
-    if on_terminal && !args.headless {
+    if on_terminal() && !args.face.headless {
         let settings = Box::new(settings);
-        return workbench(config, &args, Start::Live { question, settings });
+        return workbench(
+            config,
+            keymap,
+            &args,
+            &args.face,
+            Start::Live { question, settings },
+        );
     }
     let store = open_store()?;
-    let answers = answers(args.checkpoints);
+    let answers = answers(args.checkpoints.mode());
     Ok(runtime()?.block_on(headless::run(answers, |wiring| {
-        session::start(store, &question, settings, wiring, headless::interrupted())
+        session::start(
+            store,
+            &question,
+            settings,
+            wiring,
+            moot::signals::interrupted(),
+        )
     })))
 }
 
 /// Opens the workbench on a screen; new debates from its form get the same settings as the
-/// command line would give them.
-fn workbench(config: &Config, args: &RunArgs, start: Start) -> Result<i32, Failure> {
-    let name = args
+/// command line (`args`) would give them.
+fn workbench(
+    config: &Config,
+    keymap: &Arc<Keymap>,
+    args: &RunArgs,
+    face: &FaceArgs,
+    start: Start,
+) -> Result<i32, Failure> {
+    let name = face
         .theme
         .clone()
         .or_else(|| config.ui.theme.clone())
         .unwrap_or_else(|| "dark".into());
     let theme = Theme::named(&name, Depth::detect())
         .map_err(Failure::usage)?
-        .with_ascii(args.ascii || config.ui.ascii);
+        .with_ascii(face.ascii || config.ui.ascii);
     let store = open_store()?;
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
         form_args.max_rounds = Some(debate.max_rounds);
         form_args.perspectives = debate.perspectives;
-        form_args.no_checkpoints = !debate.checkpoints;
+        form_args.checkpoints.no_checkpoints = !debate.checkpoints;
         form_args.named = debate.named.clone();
         build_settings(&form_args, config).map_err(|f| f.message)
     };
     let catalog = moot::catalog::catalog(&config.debate.custom_perspectives)
         .into_iter()
-        .map(|p| p.name)
+        .map(|p| sanitize::clean(&p.name))
         .collect();
+    let setup = Setup {
+        theme,
+        keymap: keymap.clone(),
+        default_rounds: config.debate.max_rounds,
+        catalog,
+    };
     runtime()?
-        .block_on(tui::run::workbench(
-            store,
-            theme,
-            start,
-            settings_for,
-            config.debate.max_rounds,
-            catalog,
-        ))
+        .block_on(tui::run::workbench(store, setup, start, settings_for))
         .map_err(|e| Failure::runtime(e.to_string()))
 }
 
 /// The debate settings from config and the command line.
 fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Failure> {
-    let provider = providers::resolve(&flags(&args.provider), config).map_err(Failure::usage)?;
-    let mut settings = DebateSettings::from_config(config, provider).map_err(Failure::usage)?;
+    let provider = providers::resolve(&flags(&args.provider), config)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let mut settings =
+        DebateSettings::from_config(config, provider).map_err(|e| Failure::usage(e.to_string()))?;
     if let Some(max_rounds) = args.max_rounds {
         settings.max_rounds = max_rounds;
     }
@@ -206,6 +309,16 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
     if args.named.len() > 4 {
         return Err(Failure::usage(format!(
             "{} perspectives were named; a debate seats 2 to 4",
+            args.named.len()
+        )));
+    }
+    if let Some(count) = args.perspectives
+        && !args.named.is_empty()
+        && count as usize != args.named.len()
+    {
+        return Err(Failure::usage(format!(
+            "--perspectives {count} asks for {count} seats but {} --perspective names were \
+             given; drop --perspectives (the names decide the seats) or name {count}",
             args.named.len()
         )));
     }
@@ -222,8 +335,8 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
     if let Some(seconds) = args.total_timeout {
         settings.total_timeout_seconds = seconds;
     }
-    if args.no_checkpoints {
-        settings.checkpoints = false;
+    if let Some(enabled) = args.checkpoints.enabled() {
+        settings.checkpoints = enabled;
     }
     if args.no_write {
         settings.write_decision = false;
@@ -248,9 +361,12 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
 
 /// When a debate will run on the default embedded model and it is not here yet: pull it with
 /// `--yes`, ask on a terminal, otherwise explain every way to proceed.
-fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), Failure> {
-    let default = &moot::models::DEFAULT_MODEL;
-    if spec.kind != "local" || spec.model != default.name || moot::models::default_model_present() {
+fn ensure_local_model(spec: &ProviderSpec, yes: bool) -> Result<(), Failure> {
+    let default = &models::DEFAULT_MODEL;
+    if spec.kind != ProviderKind::Local
+        || spec.model != default.name
+        || models::default_model_present()
+    {
         return Ok(());
     }
     let asked = !yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
@@ -263,7 +379,7 @@ fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), F
             default.name,
             default.bytes / 1_000_000,
             default.description,
-            moot::models::models_dir().display()
+            models::models_dir().display()
         );
         let mut answer = String::new();
         let _ = std::io::stdin().read_line(&mut answer);
@@ -293,8 +409,8 @@ fn ensure_local_model(spec: &providers::ProviderSpec, yes: bool) -> Result<(), F
 }
 
 fn pull_default() -> Result<(), Failure> {
-    let default = &moot::models::DEFAULT_MODEL;
-    if let Some(path) = moot::models::verified_default() {
+    let default = &models::DEFAULT_MODEL;
+    if let Some(path) = models::verified_default() {
         eprintln!(
             "moot: {} is already here ({})",
             default.name,
@@ -303,10 +419,10 @@ fn pull_default() -> Result<(), Failure> {
         return Ok(());
     }
     eprintln!("moot: pulling {} ({})", default.name, default.description);
-    let client = providers::http_client().map_err(Failure::runtime)?;
+    let client = moot::llm::http_client().map_err(|e| Failure::runtime(e.to_string()))?;
     let stored = runtime()?
-        .block_on(moot::models::pull(default, &client))
-        .map_err(Failure::runtime)?;
+        .block_on(models::pull(default, &client))
+        .map_err(|e| Failure::runtime(e.to_string()))?;
     eprintln!(
         "moot: {} is ready at {}",
         stored.name,
@@ -318,19 +434,19 @@ fn pull_default() -> Result<(), Failure> {
 fn model_command(action: ModelCommand) -> Result<i32, Failure> {
     match action {
         ModelCommand::Pull { name } => {
-            if name.to_lowercase() != moot::models::DEFAULT_MODEL.name {
+            if name.to_lowercase() != models::DEFAULT_MODEL.name {
                 return Err(Failure::usage(format!(
                     "moot knows how to pull {} only; add any other GGUF model with `moot model add PATH|URL`",
-                    moot::models::DEFAULT_MODEL.name
+                    models::DEFAULT_MODEL.name
                 )));
             }
             pull_default()?;
         }
         ModelCommand::Add { source, name } => {
-            let client = providers::http_client().map_err(Failure::runtime)?;
+            let client = moot::llm::http_client().map_err(|e| Failure::runtime(e.to_string()))?;
             let stored = runtime()?
-                .block_on(moot::models::add(&source, name.as_deref(), &client))
-                .map_err(Failure::usage)?;
+                .block_on(models::add(&source, name.as_deref(), &client))
+                .map_err(|e| Failure::usage(e.to_string()))?;
             println!(
                 "added {} ({}); use it with --provider local --model {}",
                 stored.name,
@@ -342,13 +458,13 @@ fn model_command(action: ModelCommand) -> Result<i32, Failure> {
         ModelCommand::Path { name } => {
             println!(
                 "{}",
-                moot::models::locate(&name)
-                    .map_err(Failure::usage)?
+                models::locate(&name)
+                    .map_err(|e| Failure::usage(e.to_string()))?
                     .display()
             );
         }
         ModelCommand::Rm { name } => {
-            let path = moot::models::remove(&name).map_err(Failure::usage)?;
+            let path = models::remove(&name).map_err(|e| Failure::usage(e.to_string()))?;
             println!("removed {}", path.display());
         }
     }

@@ -1,11 +1,13 @@
 //! Which provider to use (flags → config → environment) and building it. A resolved
 //! `ProviderSpec` carries no secret: keys are read from the environment when a provider is built.
 
-use crate::config::{Config, ProviderKind, RetryConfig};
+use crate::config::{Config, RetryConfig};
 use crate::llm::anthropic::AnthropicProvider;
+use crate::llm::local::LocalSettings;
+use crate::llm::local::models::{self, ModelError};
 use crate::llm::openai::OpenAiProvider;
-use crate::llm::scripted::ScriptedProvider;
-use crate::llm::{CapabilityCache, Provider};
+use crate::llm::scripted::{ScriptError, ScriptedProvider};
+use crate::llm::{CapabilityCache, Provider, ProviderKind};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,8 +16,7 @@ use std::time::Duration;
 /// A provider as chosen, without secrets; stored in the debate's config snapshot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderSpec {
-    /// openai | anthropic | scripted
-    pub kind: String,
+    pub kind: ProviderKind,
     /// The config profile or preset it came from (ollama, openai, a [providers] key).
     pub name: String,
     pub base_url: Option<String>,
@@ -29,17 +30,77 @@ pub struct ProviderSpec {
     pub local: Option<LocalSettings>,
 }
 
-/// How the embedded model runs; every field falls back to a default that suits the model. The
-/// temperature is the spec's own, sent with each request like every provider's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LocalSettings {
-    pub context: Option<u32>,
-    pub threads: Option<u32>,
-    pub max_tokens: Option<u32>,
-    pub top_k: Option<u32>,
-    pub top_p: Option<f32>,
-    pub repeat_penalty: Option<f32>,
-    pub chat_template: Option<String>,
+impl ProviderSpec {
+    /// A scripted provider replaying `script` (tests, benchmarks, the recorded demo).
+    pub fn scripted(script: impl Into<PathBuf>) -> ProviderSpec {
+        ProviderSpec {
+            script: Some(script.into()),
+            ..preset_spec(ProviderKind::Scripted, "scripted", None, "script")
+        }
+    }
+
+    /// An OpenAI-compatible server at `base_url` (…/v1), model discovered from it.
+    pub fn openai(base_url: &str) -> ProviderSpec {
+        preset_spec(
+            ProviderKind::Openai,
+            "openai",
+            Some(base_url.to_string()),
+            "",
+        )
+    }
+
+    /// The environment variable this provider's key is read from, when it needs one.
+    pub fn key_variable(&self) -> Option<&str> {
+        self.api_key_env.as_deref()
+    }
+}
+
+fn preset_spec(
+    kind: ProviderKind,
+    name: &str,
+    base_url: Option<String>,
+    model: &str,
+) -> ProviderSpec {
+    ProviderSpec {
+        kind,
+        name: name.to_string(),
+        base_url,
+        model: model.to_string(),
+        api_key_env: None,
+        script: None,
+        temperature: None,
+        local: None,
+    }
+}
+
+/// Why no provider could be chosen or built; each says how to fix it.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    #[error("no LLM provider is configured. Use one of:\n{PROVIDER_OPTIONS}")]
+    NoneConfigured,
+    #[error(
+        "unknown provider {0:?}: use openai, anthropic, ollama, local, scripted or a [providers.NAME] table from config.toml"
+    )]
+    Unknown(String),
+    #[error("the scripted provider needs --script FILE (see assets/demo/)")]
+    NoScript,
+    #[error(
+        "OpenAI needs an API key: set OPENAI_API_KEY (or point OPENAI_BASE_URL / --base-url at a local server)"
+    )]
+    OpenAiKey,
+    #[error("Anthropic needs an API key: set ANTHROPIC_API_KEY")]
+    AnthropicKey,
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[cfg(feature = "local")]
+    #[error(transparent)]
+    Local(#[from] crate::llm::local::LocalError),
+    #[error(
+        "this moot was built without the embedded model (cargo feature `local`): rebuild with default features, or use a remote provider"
+    )]
+    NoLocalBuild,
 }
 
 /// Provider choices from the command line.
@@ -53,11 +114,6 @@ pub struct ProviderFlags {
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// The message shown when nothing says which provider to use.
-pub fn no_provider() -> String {
-    format!("no LLM provider is configured. Use one of:\n{PROVIDER_OPTIONS}")
 }
 
 /// Every way to give moot a model, one per line.
@@ -119,7 +175,7 @@ pub fn ollama_answers(host: &str) -> bool {
 
 /// Resolves the provider: flags, then config, then the environment (Anthropic, OpenAI, an
 /// Ollama that answers), then the embedded model.
-pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, String> {
+pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, ProviderError> {
     let chosen = flags
         .provider
         .clone()
@@ -139,7 +195,7 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, S
                 None
             }
         })
-        .ok_or_else(no_provider)?;
+        .ok_or(ProviderError::NoneConfigured)?;
     let mut spec = named_spec(&chosen, config)?;
     if let Some(model) = &flags.model {
         spec.model = model.clone();
@@ -150,21 +206,16 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, S
     if let Some(script) = &flags.script {
         spec.script = Some(script.clone());
     }
-    if spec.kind == "scripted" && spec.script.is_none() {
-        return Err("the scripted provider needs --script FILE (see assets/demo/)".into());
+    if spec.kind == ProviderKind::Scripted && spec.script.is_none() {
+        return Err(ProviderError::NoScript);
     }
     Ok(spec)
 }
 
 /// A spec for a config profile name or a preset (openai, anthropic, ollama, scripted).
-pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
+pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, ProviderError> {
     if let Some(profile) = config.providers.get(name) {
-        let preset = match profile.kind {
-            ProviderKind::Openai => preset("openai")?,
-            ProviderKind::Anthropic => preset("anthropic")?,
-            ProviderKind::Scripted => preset("scripted")?,
-            ProviderKind::Local => preset("local")?,
-        };
+        let preset = preset(profile.kind.into())?;
         return Ok(ProviderSpec {
             kind: preset.kind,
             name: name.to_string(),
@@ -173,24 +224,16 @@ pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, String> {
             api_key_env: profile.api_key_env.clone().or(preset.api_key_env),
             script: profile.script.clone(),
             temperature: profile.temperature,
-            local: (profile.kind == ProviderKind::Local).then(|| LocalSettings {
-                context: profile.context,
-                threads: profile.threads,
-                max_tokens: profile.max_tokens,
-                top_k: profile.top_k,
-                top_p: profile.top_p,
-                repeat_penalty: profile.repeat_penalty,
-                chat_template: profile.chat_template.clone(),
-            }),
+            local: (profile.kind == ProviderKind::Local).then(|| profile.local_settings()),
         });
     }
     preset(name)
 }
 
-fn preset(name: &str) -> Result<ProviderSpec, String> {
+fn preset(name: &str) -> Result<ProviderSpec, ProviderError> {
     let spec = match name {
         "openai" => ProviderSpec {
-            kind: "openai".into(),
+            kind: ProviderKind::Openai,
             name: "openai".into(),
             base_url: Some(
                 env("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
@@ -211,7 +254,7 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
         "ollama" => {
             let host = format!("http://{}", ollama_host());
             ProviderSpec {
-                kind: "openai".into(),
+                kind: ProviderKind::Openai,
                 name: "ollama".into(),
                 base_url: Some(format!("{}/v1", host.trim_end_matches('/'))),
                 model: env("OLLAMA_MODEL").unwrap_or_default(),
@@ -222,7 +265,7 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
             }
         }
         "anthropic" => ProviderSpec {
-            kind: "anthropic".into(),
+            kind: ProviderKind::Anthropic,
             name: "anthropic".into(),
             base_url: Some(
                 env("ANTHROPIC_BASE_URL").unwrap_or_else(|| "https://api.anthropic.com".into()),
@@ -233,45 +276,19 @@ fn preset(name: &str) -> Result<ProviderSpec, String> {
             temperature: None,
             local: None,
         },
-        "scripted" => ProviderSpec {
-            kind: "scripted".into(),
-            name: "scripted".into(),
-            base_url: None,
-            model: "script".into(),
-            api_key_env: None,
-            script: None,
-            temperature: None,
-            local: None,
-        },
+        "scripted" => preset_spec(ProviderKind::Scripted, "scripted", None, "script"),
         "local" => ProviderSpec {
-            kind: "local".into(),
-            name: "local".into(),
-            base_url: None,
-            model: crate::models::DEFAULT_MODEL.name.into(),
-            api_key_env: None,
-            script: None,
-            temperature: None,
             local: Some(LocalSettings::default()),
+            ..preset_spec(
+                ProviderKind::Local,
+                "local",
+                None,
+                models::DEFAULT_MODEL.name,
+            )
         },
-        other => {
-            return Err(format!(
-                "unknown provider {other:?}: use openai, anthropic, ollama, local, scripted or a [providers.NAME] table from config.toml"
-            ));
-        }
+        other => return Err(ProviderError::Unknown(other.to_string())),
     };
     Ok(spec)
-}
-
-/// An HTTP client for every provider of a run (rustls with ring, platform roots).
-pub fn http_client() -> Result<reqwest::Client, String> {
-    // Installing twice is harmless; the first provider wins.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .pool_idle_timeout(Duration::from_secs(30))
-        .user_agent(concat!("moot/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot set up HTTP: {e}"))
 }
 
 /// Builds a provider from a spec, reading its key from the environment.
@@ -280,17 +297,17 @@ pub fn build(
     client: &reqwest::Client,
     capabilities: &Arc<CapabilityCache>,
     retry: &RetryConfig,
-) -> Result<Arc<dyn Provider>, String> {
+) -> Result<Arc<dyn Provider>, ProviderError> {
     let idle = Duration::from_secs(retry.idle_timeout_seconds);
     let key = spec.api_key_env.as_deref().and_then(env);
-    match spec.kind.as_str() {
-        "openai" => {
+    match spec.kind {
+        ProviderKind::Openai => {
             let base_url = spec
                 .base_url
                 .clone()
                 .unwrap_or_else(|| "https://api.openai.com/v1".into());
             if key.is_none() && base_url.contains("api.openai.com") {
-                return Err("OpenAI needs an API key: set OPENAI_API_KEY (or point OPENAI_BASE_URL / --base-url at a local server)".into());
+                return Err(ProviderError::OpenAiKey);
             }
             let hint = if spec.name == "ollama" {
                 "start Ollama (`ollama serve`) or set OLLAMA_HOST to where it runs".to_string()
@@ -307,13 +324,13 @@ pub fn build(
                 hint,
             )))
         }
-        "anthropic" => {
+        ProviderKind::Anthropic => {
             let base_url = spec
                 .base_url
                 .clone()
                 .unwrap_or_else(|| "https://api.anthropic.com".into());
             if key.is_none() && base_url.contains("api.anthropic.com") {
-                return Err("Anthropic needs an API key: set ANTHROPIC_API_KEY".into());
+                return Err(ProviderError::AnthropicKey);
             }
             Ok(Arc::new(AnthropicProvider::new(
                 client.clone(),
@@ -324,21 +341,17 @@ pub fn build(
                 idle,
             )))
         }
-        "scripted" => {
-            let path = spec
-                .script
-                .as_ref()
-                .ok_or("the scripted provider needs --script FILE")?;
+        ProviderKind::Scripted => {
+            let path = spec.script.as_ref().ok_or(ProviderError::NoScript)?;
             Ok(Arc::new(ScriptedProvider::load(path)?))
         }
-        "local" => build_local(spec),
-        other => Err(format!("unknown provider kind {other:?}")),
+        ProviderKind::Local => build_local(spec),
     }
 }
 
 #[cfg(feature = "local")]
-fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
-    let path = crate::models::locate(&spec.model)?;
+fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
+    let path = models::locate(&spec.model)?;
     let settings = spec.local.clone().unwrap_or_default();
     Ok(Arc::new(crate::llm::local::LocalProvider::open(
         &path, &settings,
@@ -346,12 +359,8 @@ fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
 }
 
 #[cfg(not(feature = "local"))]
-fn build_local(_spec: &ProviderSpec) -> Result<Arc<dyn Provider>, String> {
-    Err(
-        "this moot was built without the embedded model (cargo feature `local`): rebuild with \
-         default features, or use a remote provider"
-            .into(),
-    )
+fn build_local(_spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
+    Err(ProviderError::NoLocalBuild)
 }
 
 #[cfg(test)]
@@ -366,7 +375,7 @@ mod tests {
         )
         .unwrap();
         let spec = named_spec("qwen", &config).unwrap();
-        assert_eq!(spec.kind, "local");
+        assert_eq!(spec.kind, ProviderKind::Local);
         assert_eq!(spec.model, "qwen2.5-3b");
         assert_eq!(spec.api_key_env, None);
         let local = spec.local.unwrap();
@@ -376,7 +385,7 @@ mod tests {
         );
         assert_eq!(local.chat_template.as_deref(), Some("chatml"));
         let preset = named_spec("local", &Config::default()).unwrap();
-        assert_eq!(preset.model, crate::models::DEFAULT_MODEL.name);
+        assert_eq!(preset.model, models::DEFAULT_MODEL.name);
     }
 
     #[test]

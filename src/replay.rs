@@ -1,9 +1,10 @@
 //! A stored debate as the event stream it produced, so a face can replay it offline through
 //! the same fold it uses live (no provider needed).
 
-use crate::debate::{Event, Phase};
+use crate::debate::{AskKind, Event, Phase};
+use crate::llm::local::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use crate::session::DebateSettings;
-use crate::store::{Store, StoreError};
+use crate::store::{CheckpointRecord, Store, StoreError};
 
 /// The events of a stored debate, in the order a live run emitted them (less the deltas).
 pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError> {
@@ -25,7 +26,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     }
     if !debate.seats.is_empty() {
         let (provider, model) = match &settings {
-            Some(s) => (s.provider.kind.clone(), s.provider.model.clone()),
+            Some(s) => (s.provider.kind.to_string(), s.provider.model.clone()),
             None => (String::new(), String::new()),
         };
         let model = turns
@@ -41,9 +42,16 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
             seats: debate.seats.clone(),
             max_rounds: settings.as_ref().map_or(0, |s| s.max_rounds),
             provider,
+            caveat: is_demonstration_model(&model).then(|| DEMONSTRATION_NOTE.to_string()),
             model,
         });
     }
+    let answered = |record: &CheckpointRecord| Event::CheckpointAnswered {
+        round: record.round,
+        decision: record.control.answer(),
+        guidance: record.control.guidance().map(str::to_string),
+        kind: record.kind,
+    };
     let close_round = |events: &mut Vec<Event>, round: u32| {
         events.extend(
             annotations
@@ -51,27 +59,29 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
                 .filter(|(r, _)| *r == round)
                 .map(|(_, e)| e.clone()),
         );
-        for record in checkpoints
-            .iter()
-            .filter(|c| c.round == round && c.kind == "checkpoint")
-        {
-            events.push(Event::CheckpointAnswered {
-                round,
-                decision: record.control.decision().to_string(),
-                guidance: record.control.guidance().map(str::to_string),
-            });
+        for record in checkpoints.iter().filter(|c| {
+            c.round == round && matches!(c.kind, AskKind::Checkpoint | AskKind::Conclusion)
+        }) {
+            events.push(answered(record));
         }
     };
+    let mut limit = settings.as_ref().map_or(0, |s| s.max_rounds);
     let mut current: Option<u32> = None;
     for turn in rest {
-        if turn.phase != Phase::Synthesis && current != Some(turn.round) {
+        if !turn.phase.is_closing() && current != Some(turn.round) {
             if let Some(round) = current {
                 close_round(&mut events, round);
             }
             current = Some(turn.round);
-            events.push(Event::RoundStarted { round: turn.round });
+            // A round past the limit was one the person asked for at a conclusion.
+            let moved = turn.round > limit && limit > 0;
+            limit = limit.max(turn.round);
+            events.push(Event::RoundStarted {
+                round: turn.round,
+                limit: moved.then_some(limit),
+            });
         }
-        if turn.phase == Phase::Synthesis
+        if turn.phase.is_closing()
             && let Some(round) = current.take()
         {
             close_round(&mut events, round);
@@ -81,11 +91,18 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     if let Some(round) = current {
         close_round(&mut events, round);
     }
+    events.extend(
+        checkpoints
+            .iter()
+            .filter(|c| matches!(c.kind, AskKind::Approval | AskKind::RevisedApproval))
+            .map(answered),
+    );
     if let Some(synthesis) = synthesis {
         events.push(Event::Synthesis {
             markdown: synthesis.markdown,
             confidence: synthesis.confidence,
             path: synthesis.path,
+            draft: false,
         });
         if let Some(path) = synthesis.follow_up_path {
             events.push(Event::FollowUp { path });
@@ -98,7 +115,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     }
     events.push(Event::DebateCompleted {
         id: debate.id.clone(),
-        status: debate.status.as_str().to_string(),
+        status: debate.status,
     });
     Ok(events)
 }

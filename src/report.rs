@@ -2,7 +2,9 @@
 //! for `show --markdown` / `export --format md`), including the derived views.
 
 use crate::argue::{Argument, CommitmentStore, Edge, argument_graph, commitment_stores};
-use crate::debate::{Control, Debate, MODERATOR, Round, Seat, Turn};
+use crate::debate::{
+    Answer, AskKind, Confidence, Control, Debate, MODERATOR, Round, Seat, Turn, TurnStatus,
+};
 use crate::sanitize;
 use crate::store::{Store, StoreError};
 use serde::Serialize;
@@ -11,15 +13,17 @@ use std::fmt::Write as _;
 #[derive(Debug, Serialize)]
 pub struct CheckpointView {
     pub round: u32,
-    pub kind: String,
-    pub decision: String,
+    pub kind: AskKind,
+    pub decision: Answer,
     pub guidance: Option<String>,
+    /// Who answered; empty for answers stored before moot kept it.
+    pub answered_by: String,
 }
 
 #[derive(Debug, Serialize)]
 pub struct SynthesisView {
     pub markdown: String,
-    pub confidence: String,
+    pub confidence: Confidence,
     pub path: Option<String>,
     pub follow_up_path: Option<String>,
     pub data: serde_json::Value,
@@ -55,8 +59,9 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         .map(|c| CheckpointView {
             round: c.round,
             kind: c.kind,
-            decision: c.control.decision().to_string(),
+            decision: c.control.answer(),
             guidance: c.control.guidance().map(str::to_string),
+            answered_by: c.answered_by,
         })
         .collect();
     let synthesis = store.synthesis(&debate.id)?.map(|s| SynthesisView {
@@ -110,8 +115,8 @@ fn turn_markdown(out: &mut String, seats: &[Seat], turn: &Turn) {
         "### {} — {}{}\n",
         seat_name(seats, &turn.seat),
         turn.phase.as_str(),
-        match turn.status.as_str() {
-            "ok" => String::new(),
+        match turn.status {
+            TurnStatus::Ok => String::new(),
             other => format!(" [{other}]"),
         }
     );
@@ -194,9 +199,12 @@ pub fn to_markdown(document: &DebateDocument) -> String {
     let answers: Vec<(u32, Control)> = document
         .checkpoints
         .iter()
-        .filter(|c| c.kind == "checkpoint")
-        .filter_map(|c| {
-            Control::from_stored(&c.decision, c.guidance.clone()).map(|control| (c.round, control))
+        .filter(|c| matches!(c.kind, AskKind::Checkpoint | AskKind::Conclusion))
+        .map(|c| {
+            (
+                c.round,
+                Control::from_stored(c.decision, c.guidance.clone()),
+            )
         })
         .collect();
     for round in Round::group(&document.turns, &answers) {
@@ -208,7 +216,7 @@ pub fn to_markdown(document: &DebateDocument) -> String {
             let _ = writeln!(
                 out,
                 "> Checkpoint: **{}**{}\n",
-                control.decision(),
+                control.answer(),
                 round
                     .guidance()
                     .map(|g| format!(" — {g}"))

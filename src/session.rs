@@ -1,17 +1,16 @@
-//! Starts, resumes and drives one debate: snapshots its settings, builds its providers, runs
-//! the protocol over the journal, and records how it ended (synthesis, decision record, status).
+//! Starts, resumes and drives one debate: snapshots its settings, holds its lease, builds its
+//! providers, runs the protocol over the journal, and records how it ended (synthesis, decision
+//! record, status).
 
 use crate::catalog;
 use crate::config::{Config, PerspectiveConfig, RetryConfig, TokenBudget};
-use crate::debate::{
-    Control, Debate, DebateStatus, Event, Protocol, Synthesis, new_debate_id, now_rfc3339,
-};
+use crate::debate::{Debate, DebateStatus, Event, Protocol, Synthesis, new_debate_id, now_rfc3339};
 use crate::decision;
-use crate::engine::{Context, EngineError, EngineSettings, Replay, Seating};
-use crate::llm::{CapabilityCache, Provider, RetryPolicy};
+use crate::engine::{self, Context, EngineError, EngineSettings, Replay, Seating};
+use crate::llm::{CapabilityCache, HttpSetupError, Provider, RetryPolicy};
 use crate::protocol::moderated::{self, Ending, ModeratedSettings};
-use crate::providers::{self, ProviderSpec};
-use crate::store::{Store, StoredSynthesis};
+use crate::providers::{self, ProviderError, ProviderSpec};
+use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -19,6 +18,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
+
+pub use crate::engine::Wiring;
+
+/// The longest question moot takes, in characters: every request carries it, so a pasted file
+/// would be paid for on every turn.
+pub const MAX_QUESTION_CHARS: usize = 4000;
 
 /// Every setting a debate runs with, stored with it so `resume` runs the same debate.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -45,9 +50,13 @@ pub struct DebateSettings {
 
 impl DebateSettings {
     /// Settings from config, before command-line overrides.
-    pub fn from_config(config: &Config, provider: ProviderSpec) -> Result<DebateSettings, String> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+    pub fn from_config(
+        config: &Config,
+        provider: ProviderSpec,
+    ) -> Result<DebateSettings, SessionError> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            SessionError::Environment(format!("cannot read the current directory: {e}"))
+        })?;
         let mut perspective_providers = BTreeMap::new();
         for (perspective, profile) in &config.perspective_providers {
             perspective_providers
@@ -73,6 +82,29 @@ impl DebateSettings {
             retry: config.retry.clone(),
         })
     }
+
+    fn engine_settings(&self) -> EngineSettings {
+        EngineSettings {
+            sequential: self.sequential,
+            retry: RetryPolicy {
+                max_attempts: self.retry.max_attempts.max(1),
+                base_delay: Duration::from_millis(self.retry.base_delay_ms),
+                max_delay: Duration::from_millis(self.retry.max_delay_ms),
+            },
+            checkpoints: self.checkpoints,
+            checkpoint_timeout: engine::wait(self.checkpoint_timeout_seconds),
+            temperature: self.provider.temperature,
+        }
+    }
+}
+
+/// What a resume may change about a stored debate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResumeChanges {
+    /// Another provider (the stored one's server is gone, say).
+    pub provider: Option<ProviderSpec>,
+    /// Checkpoints on or off from here on.
+    pub checkpoints: Option<bool>,
 }
 
 /// How a session ended, for the exit code.
@@ -84,22 +116,78 @@ pub struct Finish {
     pub interrupted: bool,
     /// Why a failed debate failed.
     pub error: Option<String>,
+    /// False when the journal could not record how it ended (it then reads as interrupted).
+    pub recorded: bool,
+}
+
+impl Finish {
+    fn new(id: &str, status: DebateStatus) -> Finish {
+        Finish {
+            id: id.to_string(),
+            status,
+            interrupted: false,
+            error: None,
+            recorded: true,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    /// The user asked for something that cannot be done (exit 2).
+    #[error("the question is empty: moot \"Should we use Redis or PostgreSQL for caching?\"")]
+    EmptyQuestion,
+    #[error(
+        "the question is {chars} characters long; moot takes at most {MAX_QUESTION_CHARS}: \
+         state the decision in a few sentences (every turn repeats it)"
+    )]
+    QuestionTooLong { chars: usize },
+    #[error("{id} is {status}; only paused, interrupted or failed debates can be resumed")]
+    NotResumable { id: String, status: DebateStatus },
+    #[error("the stored settings of {id} cannot be read ({detail}); it cannot be resumed")]
+    StoredSettings { id: String, detail: String },
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Http(#[from] HttpSetupError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
     #[error("{0}")]
-    Usage(String),
-    /// Something failed at run time (exit 1).
-    #[error("{0}")]
-    Runtime(String),
+    Environment(String),
 }
 
-/// The channels a face uses to watch a debate and steer it.
-pub struct Wiring {
-    pub events: mpsc::UnboundedSender<Event>,
-    pub controls: mpsc::UnboundedReceiver<Control>,
+impl SessionError {
+    /// Whether the user can fix this by asking differently (exit 2), rather than a failure
+    /// at run time (exit 1).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            SessionError::EmptyQuestion
+            | SessionError::QuestionTooLong { .. }
+            | SessionError::NotResumable { .. }
+            | SessionError::Provider(_) => true,
+            SessionError::Store(error) => matches!(
+                error,
+                StoreError::NotFound(_) | StoreError::Ambiguous { .. } | StoreError::InUse { .. }
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// Exit codes: 0 done, 1 runtime failure, 2 usage or config error, 3 paused at a checkpoint
+/// nobody answered, 130 interrupted (paused).
+pub fn exit_code(result: &Result<Finish, SessionError>) -> i32 {
+    match result {
+        Ok(Finish {
+            interrupted: true, ..
+        }) => 130,
+        Ok(Finish { status, .. }) => match status {
+            DebateStatus::Completed | DebateStatus::Cancelled => 0,
+            DebateStatus::Paused => 3,
+            _ => 1,
+        },
+        Err(error) if error.is_usage() => 2,
+        Err(_) => 1,
+    }
 }
 
 /// Creates a new debate in the journal and runs it.
@@ -112,9 +200,11 @@ pub async fn start(
 ) -> Result<Finish, SessionError> {
     let question = question.trim();
     if question.is_empty() {
-        return Err(SessionError::Usage(
-            "the question is empty: moot \"Should we use Redis or PostgreSQL for caching?\"".into(),
-        ));
+        return Err(SessionError::EmptyQuestion);
+    }
+    let chars = question.chars().count();
+    if chars > MAX_QUESTION_CHARS {
+        return Err(SessionError::QuestionTooLong { chars });
     }
     let now = now_rfc3339();
     let debate = Debate {
@@ -122,19 +212,21 @@ pub async fn start(
         question: question.to_string(),
         protocol: Protocol::Moderated,
         status: DebateStatus::Running,
-        config: serde_json::to_value(&settings)
-            .map_err(|e| SessionError::Runtime(e.to_string()))?,
+        config: serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {
+            id: "the new debate".into(),
+            detail: e.to_string(),
+        })?,
         seats: Vec::new(),
         created_at: now.clone(),
         updated_at: now,
         finished_at: None,
         confidence: None,
         error: None,
+        stage: None,
     };
-    let providers = providers_for(&store, &settings).map_err(SessionError::Usage)?;
-    store
-        .create_debate(&debate)
-        .map_err(|e| SessionError::Runtime(e.to_string()))?;
+    let providers = providers_for(&store, &settings)?;
+    store.create_debate(&debate)?;
+    store.acquire_lease(&debate.id)?;
     drive(store, debate, settings, providers, wiring, interrupt, false).await
 }
 
@@ -142,35 +234,46 @@ pub async fn start(
 pub async fn resume(
     store: Store,
     id: &str,
-    provider_override: Option<ProviderSpec>,
+    changes: ResumeChanges,
     wiring: Wiring,
     interrupt: impl Future<Output = ()>,
 ) -> Result<Finish, SessionError> {
-    let debate = store
-        .debate(id)
-        .map_err(|e| SessionError::Usage(e.to_string()))?;
+    let debate = store.debate(id)?;
+    if debate.status == DebateStatus::Running {
+        // Its lease is alive: another process is running it right now.
+        store.acquire_lease(&debate.id)?;
+    }
     if !debate.status.is_resumable() {
-        return Err(SessionError::Usage(format!(
-            "{} is {}; only paused, interrupted or failed debates can be resumed",
-            debate.id, debate.status
-        )));
+        return Err(SessionError::NotResumable {
+            id: debate.id,
+            status: debate.status,
+        });
     }
     let mut settings: DebateSettings =
         serde_json::from_value(debate.config.clone()).map_err(|e| {
-            SessionError::Runtime(format!(
-                "the stored settings of {} cannot be read: {e}",
-                debate.id
-            ))
+            SessionError::StoredSettings {
+                id: debate.id.clone(),
+                detail: e.to_string(),
+            }
         })?;
-    if let Some(provider) = provider_override {
+    let changed = changes.provider.is_some() || changes.checkpoints.is_some();
+    if let Some(provider) = changes.provider {
         settings.provider = provider;
-        let snapshot =
-            serde_json::to_value(&settings).map_err(|e| SessionError::Runtime(e.to_string()))?;
-        store
-            .set_config(&debate.id, &snapshot)
-            .map_err(|e| SessionError::Runtime(e.to_string()))?;
     }
-    let providers = providers_for(&store, &settings).map_err(SessionError::Usage)?;
+    if let Some(checkpoints) = changes.checkpoints {
+        settings.checkpoints = checkpoints;
+    }
+    let providers = providers_for(&store, &settings)?;
+    // Taken before anything is written, so two resumes of one debate cannot both run it.
+    store.acquire_lease(&debate.id)?;
+    if changed {
+        let snapshot =
+            serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {
+                id: debate.id.clone(),
+                detail: e.to_string(),
+            })?;
+        store.set_config(&debate.id, &snapshot)?;
+    }
     drive(store, debate, settings, providers, wiring, interrupt, true).await
 }
 
@@ -181,10 +284,10 @@ struct Providers {
     capabilities: Arc<CapabilityCache>,
 }
 
-fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, String> {
+fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, SessionError> {
     let known = store.load_capabilities().unwrap_or_default();
     let capabilities = Arc::new(CapabilityCache::new(known));
-    let client = providers::http_client()?;
+    let client = crate::llm::http_client()?;
     let default = providers::build(&settings.provider, &client, &capabilities, &settings.retry)?;
     let mut per_perspective = HashMap::new();
     for (perspective, spec) in &settings.perspective_providers {
@@ -203,10 +306,37 @@ fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, 
     })
 }
 
+/// Renews the debate's lease until dropped (with the debate it runs beside).
+async fn keep_lease(store: &Store, id: &str) {
+    let mut renewal = tokio::time::interval(LEASE_RENEWAL);
+    loop {
+        renewal.tick().await;
+        // A missed renewal only risks the debate reading as interrupted for a moment.
+        let _ = store.renew_lease(id);
+    }
+}
+
 async fn drive(
     store: Store,
     debate: Debate,
     settings: DebateSettings,
+    providers: Providers,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+    resumed: bool,
+) -> Result<Finish, SessionError> {
+    let outcome = run(
+        &store, &debate, &settings, providers, wiring, interrupt, resumed,
+    )
+    .await;
+    let _ = store.release_lease(&debate.id);
+    outcome
+}
+
+async fn run(
+    store: &Store,
+    debate: &Debate,
+    settings: &DebateSettings,
     providers: Providers,
     wiring: Wiring,
     interrupt: impl Future<Output = ()>,
@@ -217,24 +347,19 @@ async fn drive(
         per_perspective: perspective_providers,
         capabilities,
     } = providers;
-    let runtime = |e: crate::store::StoreError| SessionError::Runtime(e.to_string());
     if resumed && debate.status == DebateStatus::Failed {
         // The failure that ended the debate is retried, not replayed.
-        store
-            .discard_trailing_failures(&debate.id)
-            .map_err(runtime)?;
+        store.discard_trailing_failures(&debate.id)?;
     }
     let replay = if resumed {
         Replay {
-            turns: store.turns(&debate.id).map_err(runtime)?,
-            answers: store.checkpoints(&debate.id).map_err(runtime)?,
+            turns: store.turns(&debate.id)?,
+            answers: store.checkpoints(&debate.id)?,
         }
     } else {
         Replay::default()
     };
-    store
-        .set_status(&debate.id, DebateStatus::Running, None)
-        .map_err(runtime)?;
+    store.set_status(&debate.id, DebateStatus::Running, None)?;
     let events = wiring.events.clone();
     let _ = events.send(Event::DebateCreated {
         id: debate.id.clone(),
@@ -242,23 +367,12 @@ async fn drive(
         protocol: debate.protocol.as_str().to_string(),
         resumed,
     });
-    let engine_settings = EngineSettings {
-        sequential: settings.sequential,
-        retry: RetryPolicy {
-            max_attempts: settings.retry.max_attempts.max(1),
-            base_delay: Duration::from_millis(settings.retry.base_delay_ms),
-            max_delay: Duration::from_millis(settings.retry.max_delay_ms),
-        },
-        checkpoints: settings.checkpoints,
-        checkpoint_timeout: Duration::from_secs(settings.checkpoint_timeout_seconds),
-        temperature: settings.provider.temperature,
-    };
     let ctx = Context::new(
         debate.id.clone(),
         store.clone(),
-        (wiring.events, wiring.controls),
+        wiring,
         seating,
-        engine_settings,
+        settings.engine_settings(),
         replay,
     );
     let protocol_settings = ModeratedSettings {
@@ -269,33 +383,26 @@ async fn drive(
         named: settings.named_perspectives.clone(),
         catalog: catalog::catalog(&settings.custom_perspectives),
         token_budget: settings.token_budget_per_round,
-        round_timeout: Duration::from_secs(settings.round_timeout_seconds),
-        total_timeout: Duration::from_secs(settings.total_timeout_seconds),
+        round_timeout: engine::wait(settings.round_timeout_seconds),
+        total_timeout: engine::wait(settings.total_timeout_seconds),
         perspective_providers,
     };
     let outcome = tokio::select! {
         outcome = moderated::run(&ctx, &protocol_settings) => Some(outcome),
         _ = interrupt => None,
+        _ = keep_lease(store, &debate.id) => None,
     };
     // Losing learned shapes only costs a degraded request next time.
     let _ = store.save_capabilities(&capabilities.learned());
-    let finish = |status: DebateStatus, interrupted: bool| Finish {
-        id: debate.id.clone(),
-        status,
-        interrupted,
-        error: None,
-    };
     let completed = |status: DebateStatus| {
         let _ = events.send(Event::DebateCompleted {
             id: debate.id.clone(),
-            status: status.as_str().to_string(),
+            status,
         });
     };
     match outcome {
         None => {
-            store
-                .set_status(&debate.id, DebateStatus::Paused, None)
-                .map_err(runtime)?;
+            store.set_status(&debate.id, DebateStatus::Paused, None)?;
             let _ = events.send(Event::Notice {
                 message: format!(
                     "interrupted; the debate is paused: moot resume {}",
@@ -303,49 +410,51 @@ async fn drive(
                 ),
             });
             completed(DebateStatus::Paused);
-            Ok(finish(DebateStatus::Paused, true))
+            Ok(Finish {
+                interrupted: true,
+                ..Finish::new(&debate.id, DebateStatus::Paused)
+            })
         }
         Some(Ok(Ending::Paused)) => {
-            store
-                .set_status(&debate.id, DebateStatus::Paused, None)
-                .map_err(runtime)?;
+            store.set_status(&debate.id, DebateStatus::Paused, None)?;
             let _ = events.send(Event::Notice {
                 message: format!(
-                    "nobody answered the checkpoint within {} s; the debate is paused: moot resume {}",
+                    "nobody answered within {} s; the debate is paused: moot resume {}",
                     settings.checkpoint_timeout_seconds, debate.id
                 ),
             });
             completed(DebateStatus::Paused);
-            Ok(finish(DebateStatus::Paused, false))
+            Ok(Finish::new(&debate.id, DebateStatus::Paused))
         }
         Some(Ok(Ending::Cancelled)) => {
-            store
-                .set_status(&debate.id, DebateStatus::Cancelled, None)
-                .map_err(runtime)?;
+            store.set_status(&debate.id, DebateStatus::Cancelled, None)?;
             completed(DebateStatus::Cancelled);
-            Ok(finish(DebateStatus::Cancelled, false))
+            Ok(Finish::new(&debate.id, DebateStatus::Cancelled))
         }
         Some(Ok(Ending::Concluded { synthesis, .. })) => {
-            conclude(&store, &debate, &settings, &synthesis, &events).map_err(runtime)?;
-            store
-                .set_status(&debate.id, DebateStatus::Completed, None)
-                .map_err(runtime)?;
+            conclude(store, debate, settings, &synthesis, &events)?;
+            store.set_status(&debate.id, DebateStatus::Completed, None)?;
             completed(DebateStatus::Completed);
-            Ok(finish(DebateStatus::Completed, false))
+            Ok(Finish::new(&debate.id, DebateStatus::Completed))
         }
         Some(Err(error)) => {
             let message = match &error {
-                EngineError::Provider(message) => message.clone(),
                 EngineError::Store(e) => e.to_string(),
+                other => other.to_string(),
             };
-            let _ = store.set_status(&debate.id, DebateStatus::Failed, Some(&message));
+            // When the journal itself is what failed, this write may fail too: say so rather
+            // than claim the debate is stored as failed.
+            let recorded = store
+                .set_status(&debate.id, DebateStatus::Failed, Some(&message))
+                .is_ok();
             let _ = events.send(Event::Error {
                 message: message.clone(),
             });
             completed(DebateStatus::Failed);
             Ok(Finish {
                 error: Some(message),
-                ..finish(DebateStatus::Failed, false)
+                recorded,
+                ..Finish::new(&debate.id, DebateStatus::Failed)
             })
         }
     }
@@ -358,7 +467,7 @@ fn conclude(
     settings: &DebateSettings,
     synthesis: &Synthesis,
     events: &mpsc::UnboundedSender<Event>,
-) -> Result<(), crate::store::StoreError> {
+) -> Result<(), StoreError> {
     let markdown = synthesis.to_markdown();
     let previous = store.synthesis(&debate.id)?;
     let mut path = previous.as_ref().and_then(|s| s.path.clone());
@@ -398,18 +507,66 @@ fn conclude(
         &StoredSynthesis {
             markdown: markdown.clone(),
             data: serde_json::to_value(synthesis).unwrap_or_default(),
-            confidence: synthesis.confidence.as_str().to_string(),
+            confidence: synthesis.confidence,
             path: path.clone(),
             follow_up_path: follow_up_path.clone(),
         },
     )?;
     let _ = events.send(Event::Synthesis {
         markdown,
-        confidence: synthesis.confidence.as_str().to_string(),
+        confidence: synthesis.confidence,
         path,
+        draft: false,
     });
     if let Some(path) = follow_up_path {
         let _ = events.send(Event::FollowUp { path });
     }
     Ok(())
+}
+
+/// Why a follow-up issue draft could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowUpError {
+    #[error("{0} has no synthesis yet, so there is no decision to follow up")]
+    NoSynthesis(String),
+    #[error("the stored synthesis of {id} cannot be read ({detail})")]
+    Unreadable { id: String, detail: String },
+    #[error("could not write the follow-up issue draft to {dir}: {source}")]
+    Write {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Writes the "create a workflow from this decision" issue draft for a concluded debate (once:
+/// a second call returns the draft already written), next to its decision record.
+pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError> {
+    let debate = store.debate(id)?;
+    let stored = store
+        .synthesis(&debate.id)?
+        .ok_or_else(|| FollowUpError::NoSynthesis(debate.id.clone()))?;
+    if let Some(path) = &stored.follow_up_path {
+        return Ok(PathBuf::from(path));
+    }
+    let unreadable = |detail: String| FollowUpError::Unreadable {
+        id: debate.id.clone(),
+        detail,
+    };
+    let synthesis: Synthesis =
+        serde_json::from_value(stored.data.clone()).map_err(|e| unreadable(e.to_string()))?;
+    let dir = serde_json::from_value::<DebateSettings>(debate.config.clone())
+        .map(|s| s.decisions_dir)
+        .or_else(|_| std::env::current_dir().map(|cwd| cwd.join("docs/decisions")))
+        .map_err(|e| unreadable(e.to_string()))?;
+    let record = stored.path.as_ref().map(PathBuf::from);
+    let path = decision::write_follow_up(&dir, &synthesis, &debate.question, record.as_deref())
+        .map_err(|source| FollowUpError::Write {
+            dir: dir.display().to_string(),
+            source,
+        })?;
+    store.set_follow_up(&debate.id, &path.display().to_string())?;
+    Ok(path)
 }

@@ -122,6 +122,14 @@ fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
 
+/// The synthesis a debate concluded with (drafts shown for approval come before it).
+fn final_synthesis(events: &[Value]) -> &Value {
+    of_type(events, "synthesis")
+        .into_iter()
+        .rfind(|e| e["draft"] != true)
+        .expect("a final synthesis")
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).to_string()
 }
@@ -210,7 +218,7 @@ fn a_full_moderated_debate_runs_end_to_end() {
         .min()
         .unwrap();
     assert!(last_start < first_done, "arguments were not parallel");
-    let synthesis = of_type(&events, "synthesis")[0];
+    let synthesis = final_synthesis(&events);
     assert_eq!(
         synthesis["confidence"], "Low",
         "max rounds without convergence caps confidence"
@@ -236,6 +244,7 @@ fn a_full_moderated_debate_runs_end_to_end() {
         "## Key Tensions",
         "## Recommendation",
         "**Confidence:** Low",
+        "**Approval:** unapproved: nobody was asked to approve it (checkpoints were off)",
         "## Dissenting View",
     ] {
         assert!(record.contains(section), "missing {section:?}:\n{record}");
@@ -337,18 +346,31 @@ fn checkpoint_guidance_over_stdin_steers_the_next_round_and_end_stops() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let events = events(&output);
     let answers = of_type(&events, "checkpoint_answered");
-    assert_eq!(answers.len(), 2);
+    assert_eq!(answers.len(), 3);
     assert_eq!(answers[0]["decision"], "guide");
     assert_eq!(answers[0]["guidance"], guidance);
     assert_eq!(answers[1]["decision"], "end");
+    // Standard input ended before the approval: its default answer is taken, and said.
+    assert_eq!(
+        (&answers[2]["kind"], &answers[2]["decision"]),
+        (&Value::from("approval"), &Value::from("accept"))
+    );
+    assert!(of_type(&events, "notice").iter().any(|n| {
+        n["message"]
+            .as_str()
+            .unwrap()
+            .contains("no more answers can arrive")
+    }));
     assert_eq!(
         of_type(&events, "round_started").len(),
         2,
         "ended after round 2"
     );
-    assert_eq!(
-        of_type(&events, "synthesis").len(),
-        1,
+    assert!(
+        final_synthesis(&events)["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("## Recommendation"),
         "ending early still synthesises"
     );
     // Every round-2 prompt carried the guidance; round-1 prompts did not.
@@ -435,8 +457,8 @@ fn a_killed_debate_resumes_without_asking_again_for_recorded_turns() {
     let requests_before = server.seen().len();
     let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
     assert_eq!(
-        list[0]["status"], "running",
-        "a killed debate is left as it was"
+        list[0]["status"], "interrupted",
+        "a killed debate's process is gone, so it reads as interrupted"
     );
 
     let output = home.run(Some(&server), &["resume", &id]);
@@ -529,12 +551,16 @@ fn immediate_agreement_ends_after_round_one_and_still_synthesises() {
     assert_eq!(of_type(&events, "round_started").len(), 1);
     let completed = of_type(&events, "round_completed")[0];
     assert_eq!(completed["convergence"]["signal"], "agreement");
+    let asked: Vec<&Value> = of_type(&events, "checkpoint")
+        .iter()
+        .map(|e| &e["kind"])
+        .collect();
     assert_eq!(
-        of_type(&events, "checkpoint").len(),
-        0,
-        "no checkpoint once concluded"
+        asked,
+        vec!["conclusion", "approval"],
+        "no round checkpoint once concluded; the conclusion and the synthesis are asked about"
     );
-    let synthesis = of_type(&events, "synthesis")[0];
+    let synthesis = final_synthesis(&events);
     assert_eq!(synthesis["confidence"], "Medium");
     assert!(synthesis["path"].is_null(), "--no-write writes no file");
     assert!(home.decisions().is_empty());

@@ -5,11 +5,10 @@
 #![cfg(feature = "local")]
 
 use moot::debate::Phase;
-use moot::llm::local::LocalProvider;
-use moot::llm::schema_check::validate;
+use moot::llm::local::models;
+use moot::llm::local::{LocalProvider, LocalSettings};
 use moot::llm::structured::extract_json;
-use moot::llm::{ChatMessage, ChatRequest, Provider, ReplyFormat, RequestLabel};
-use moot::providers::LocalSettings;
+use moot::llm::{ChatMessage, ChatRequest, Provider, ProviderKind, ReplyFormat, RequestLabel};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -25,9 +24,15 @@ fn model_path() -> PathBuf {
     if let Some(path) = std::env::var_os("MOOT_TEST_MODEL").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
-    moot::models::locate(moot::models::DEFAULT_MODEL.name).unwrap_or_else(|problem| {
+    models::locate(models::DEFAULT_MODEL.name).unwrap_or_else(|problem| {
         panic!("{problem}\n(scripts/test pulls it and sets MOOT_TEST_MODEL)")
     })
+}
+
+/// Whether `value` is valid under `schema`, by the JSON Schema spec.
+fn validate(value: &Value, schema: &Value) -> Result<(), String> {
+    let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+    validator.validate(value).map_err(|e| e.to_string())
 }
 
 fn settings() -> LocalSettings {
@@ -62,7 +67,7 @@ fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
 async fn structured_replies_stream_and_validate_against_the_schema() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
-    assert_eq!(provider.kind(), "local");
+    assert_eq!(provider.kind(), ProviderKind::Local);
     let schema = moot::engine::moves::debater_schema();
     let mut completed = 0;
     for seat in ["A", "B", "C", "D"] {
@@ -197,7 +202,10 @@ fn bad_model_files_are_named_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("page.gguf");
     std::fs::write(&html, "<html>rate limited</html>").unwrap();
-    let error = LocalProvider::open(&html, &settings()).err().unwrap();
+    let error = LocalProvider::open(&html, &settings())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(
         error.contains("page.gguf") && error.contains("not a GGUF model"),
         "{error}"
@@ -206,7 +214,10 @@ fn bad_model_files_are_named_with_the_fix() {
     let whole = std::fs::read(model_path()).unwrap();
     let cut = dir.path().join("cut.gguf");
     std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
-    let error = LocalProvider::open(&cut, &settings()).err().unwrap();
+    let error = LocalProvider::open(&cut, &settings())
+        .err()
+        .unwrap()
+        .to_string();
     assert!(error.contains("truncated"), "{error}");
 }
 

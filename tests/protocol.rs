@@ -3,9 +3,11 @@
 //! mutes, token budgets and a clear winner, deterministically and without waiting.
 
 use moot::config::{Config, TokenBudget};
-use moot::debate::{Control, ConvergenceSignal, DebateStatus, Event, FlagKind, Phase, TurnStatus};
+use moot::debate::{
+    Answer, AskKind, Control, ConvergenceSignal, DebateStatus, Event, FlagKind, Phase, TurnStatus,
+};
 use moot::providers::ProviderSpec;
-use moot::session::{self, DebateSettings, Finish, Wiring};
+use moot::session::{self, DebateSettings, Finish, ResumeChanges, Wiring};
 use moot::store::Store;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -61,6 +63,16 @@ impl Script {
         self.push("evaluation", None, round, evaluation);
     }
 
+    /// Makes `seat`'s rebuttal in `round` concede the argument `target`.
+    fn concede(&mut self, round: u32, seat: &str, target: &str) {
+        let rebuttal = self
+            .replies
+            .iter_mut()
+            .find(|r| r["phase"] == "rebuttal" && r["seat"] == seat && r["round"] == round)
+            .expect("a scripted rebuttal");
+        rebuttal["reply"]["moves"] = json!([{"act": "concede", "text": "", "answers": [target]}]);
+    }
+
     fn synthesis(&mut self) {
         self.replies.push(json!({"phase": "synthesis", "reply": {
             "title": "t", "recommendation": "Do the staged plan.", "confidence": "High", "perspectives": [],
@@ -86,16 +98,7 @@ fn evaluation(decision: &str) -> Value {
 }
 
 fn settings(script: &std::path::Path) -> DebateSettings {
-    let spec = ProviderSpec {
-        kind: "scripted".into(),
-        name: "scripted".into(),
-        base_url: None,
-        model: "script".into(),
-        api_key_env: None,
-        script: Some(script.to_path_buf()),
-        temperature: None,
-        local: None,
-    };
+    let spec = ProviderSpec::scripted(script);
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
     settings.checkpoints = false;
     settings.write_decision = false;
@@ -120,6 +123,7 @@ async fn run(
         Wiring {
             events,
             controls: controls_rx,
+            answerer: "the test".into(),
         },
         std::future::pending(),
     )
@@ -158,11 +162,16 @@ fn signals(events: &[Event]) -> Vec<ConvergenceSignal> {
         .collect()
 }
 
+/// The final synthesis (not a draft shown for approval).
 fn synthesis_markdown(events: &[Event]) -> String {
     events
         .iter()
         .find_map(|e| match e {
-            Event::Synthesis { markdown, .. } => Some(markdown.clone()),
+            Event::Synthesis {
+                markdown,
+                draft: false,
+                ..
+            } => Some(markdown.clone()),
             _ => None,
         })
         .expect("a synthesis")
@@ -260,7 +269,8 @@ async fn an_unanswered_checkpoint_pauses_and_resume_asks_it_again() {
         e,
         Event::Checkpoint {
             round: 1,
-            timeout_seconds: 1800
+            timeout_seconds: 1800,
+            ..
         }
     )));
     assert_eq!(
@@ -270,16 +280,22 @@ async fn an_unanswered_checkpoint_pauses_and_resume_asks_it_again() {
 
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     let (controls_tx, controls) = mpsc::unbounded_channel();
-    controls_tx
-        .send(Control::Guide("mind the cost".into()))
-        .unwrap();
+    // Guide round 1, then accept the conclusion at the round limit and approve the synthesis.
+    for control in [
+        Control::Guide("mind the cost".into()),
+        Control::Accept,
+        Control::Accept,
+    ] {
+        controls_tx.send(control).unwrap();
+    }
     let resumed = session::resume(
         store.clone(),
         &finish.id,
-        None,
+        ResumeChanges::default(),
         Wiring {
             events: events_tx,
             controls,
+            answerer: "the test".into(),
         },
         std::future::pending(),
     )
@@ -290,9 +306,14 @@ async fn an_unanswered_checkpoint_pauses_and_resume_asks_it_again() {
     while let Ok(event) = events_rx.try_recv() {
         events.push(event);
     }
-    assert!(events.iter().any(
-        |e| matches!(e, Event::CheckpointAnswered { round: 1, decision, .. } if decision == "guide")
-    ));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::CheckpointAnswered {
+            round: 1,
+            decision: Answer::Guide,
+            ..
+        }
+    )));
     let recorded = store.checkpoints(&finish.id).unwrap();
     assert_eq!(recorded[0].control, Control::Guide("mind the cost".into()));
 }
@@ -385,6 +406,7 @@ async fn a_spent_token_budget_skips_the_rebuttal() {
     let (_dir, path) = script.write();
     let mut settings = settings(&path);
     settings.token_budget_per_round = TokenBudget::Limited(150);
+    settings.max_rounds = 1;
     let store = Store::in_memory().unwrap();
     let (finish, events) = run(&store, settings, vec![]).await;
     assert_eq!(finish.status, DebateStatus::Completed);
@@ -401,6 +423,7 @@ async fn a_clear_winner_concludes_with_that_signal() {
     let mut script = Script::new();
     script.round(1, evaluation("continue"));
     script.round(2, json!({"summary": "A dominates", "assessment": "converging", "decision": "conclude", "agreement": false, "leader": "A"}));
+    script.concede(2, "B", "A2.1");
     script.synthesis();
     let (_dir, path) = script.write();
     let store = Store::in_memory().unwrap();
@@ -430,5 +453,246 @@ async fn ending_at_the_clarifying_question_cancels_the_debate() {
         !events
             .iter()
             .any(|e| matches!(e, Event::DebateStarted { .. }))
+    );
+}
+
+/// The data of the synthesis the debate concluded with.
+fn approval_line(events: &[Event]) -> String {
+    synthesis_markdown(events)
+        .lines()
+        .find(|l| l.starts_with("**Approval:**"))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// A moderator that concludes "agreement" every round while no seat ever concedes: moot sets
+/// each conclusion aside with a flag, runs every round, and caps the confidence.
+#[tokio::test(start_paused = true)]
+async fn a_moderator_that_always_concludes_cannot_end_an_unsettled_debate() {
+    let mut script = Script::new();
+    let conclude = json!({"summary": "They agree.", "assessment": "converging", "decision": "conclude", "agreement": true, "reason": "consensus"});
+    for round in 1..=3 {
+        script.round(round, conclude.clone());
+    }
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.max_rounds = 3;
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, settings, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let rounds = events
+        .iter()
+        .filter(|e| matches!(e, Event::RoundStarted { .. }))
+        .count();
+    assert_eq!(rounds, 3, "every round runs");
+    assert_eq!(
+        flags(&events, FlagKind::Unsupported),
+        vec![
+            (1, "moderator".to_string()),
+            (2, "moderator".to_string()),
+            (3, "moderator".to_string())
+        ]
+    );
+    assert_eq!(
+        signals(&events),
+        vec![
+            ConvergenceSignal::None,
+            ConvergenceSignal::None,
+            ConvergenceSignal::MaxRounds
+        ]
+    );
+    let overruled: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RoundCompleted { convergence, .. } => convergence.overruled.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(overruled.len(), 3);
+    assert!(
+        overruled[0].contains("no seat has conceded a point"),
+        "{overruled:?}"
+    );
+    // The reason is journaled with the round, so a replay shows it too.
+    let journaled = store.annotations(&finish.id).unwrap();
+    assert!(journaled.iter().any(|(round, e)| *round == 1
+        && matches!(
+            e,
+            Event::Flag {
+                kind: FlagKind::Unsupported,
+                ..
+            }
+        )));
+    let markdown = synthesis_markdown(&events);
+    assert!(markdown.contains("**Confidence:** Low"), "{markdown}");
+    assert!(
+        markdown.contains("The moderator rated its confidence High; moot lowered it to Low"),
+        "{markdown}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_person_accepts_a_conclusion_or_asks_for_one_more_round() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    script.round(2, evaluation("continue"));
+    script.round(3, evaluation("continue"));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.checkpoints = true;
+    settings.max_rounds = 2;
+    let store = Store::in_memory().unwrap();
+    // Round 1: continue. Round 2 is the limit: the person asks for one more (guided) round;
+    // round 3, past the limit, concludes again and is accepted; then the synthesis approved.
+    let (finish, events) = run(
+        &store,
+        settings,
+        vec![
+            Control::Continue,
+            Control::Guide("settle the latency target".into()),
+            Control::Accept,
+            Control::Accept,
+        ],
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    let asked: Vec<(u32, AskKind)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Checkpoint { round, kind, .. } => Some((*round, *kind)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        vec![
+            (1, AskKind::Checkpoint),
+            (2, AskKind::Conclusion),
+            (3, AskKind::Conclusion),
+            (3, AskKind::Approval)
+        ]
+    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::RoundStarted {
+            round: 3,
+            limit: Some(3)
+        }
+    )));
+    let markdown = synthesis_markdown(&events);
+    assert!(markdown.contains("**Rounds:** 3"), "{markdown}");
+    assert!(
+        markdown.contains("The person asked for round 3, beyond the limit of 2."),
+        "{markdown}"
+    );
+    assert_eq!(approval_line(&events), "**Approval:** approved by the test");
+    let answers = store.checkpoints(&finish.id).unwrap();
+    assert_eq!(answers[1].kind, AskKind::Conclusion);
+    assert_eq!(answers[1].answered_by, "the test");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_synthesis_is_revised_once_then_approved_or_left_unapproved() {
+    let script = |reply_recommendation: &str| {
+        let mut script = Script::new();
+        script.round(1, evaluation("continue"));
+        script.synthesis();
+        script.replies.push(json!({"phase": "revision", "reply": {
+            "title": "t", "recommendation": reply_recommendation, "confidence": "Medium",
+            "perspectives": [], "agreements": [], "tensions": [], "caveats": [], "dissent": ""
+        }}));
+        script
+    };
+    for (answer, expected) in [
+        (
+            Control::Accept,
+            "**Approval:** revised once at the request of the test (“weigh the migration cost”), then approved",
+        ),
+        (
+            Control::Reject,
+            "**Approval:** unapproved: the test asked for a revision (“weigh the migration cost”) and the test left it unapproved",
+        ),
+    ] {
+        let (_dir, path) = script("Start with PostgreSQL; the migration costs a week.").write();
+        let mut settings = settings(&path);
+        settings.checkpoints = true;
+        settings.max_rounds = 1;
+        let store = Store::in_memory().unwrap();
+        let (finish, events) = run(
+            &store,
+            settings,
+            vec![
+                Control::Accept,
+                Control::Revise("weigh the migration cost".into()),
+                answer,
+            ],
+        )
+        .await;
+        assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+        assert_eq!(approval_line(&events), expected);
+        assert!(synthesis_markdown(&events).contains("the migration costs a week"));
+        let drafts = events
+            .iter()
+            .filter(|e| matches!(e, Event::Synthesis { draft: true, .. }))
+            .count();
+        assert_eq!(drafts, 2, "the first synthesis and its revision were shown");
+        let turns = store.turns(&finish.id).unwrap();
+        assert!(turns.iter().any(|t| t.phase == Phase::Revision));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unasked_or_unanswered_approval_says_so() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    // Checkpoints off: nobody was asked.
+    let mut unasked = settings(&path);
+    unasked.max_rounds = 1;
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(&store, unasked.clone(), vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert_eq!(
+        approval_line(&events),
+        "**Approval:** unapproved: nobody was asked to approve it (checkpoints were off)"
+    );
+    // Nobody answers the approval: the debate pauses there, and a resume asks again.
+    let mut asked = unasked;
+    asked.checkpoints = true;
+    let store = Store::in_memory().unwrap();
+    let (finish, _) = run(&store, asked, vec![Control::Accept]).await;
+    assert_eq!(finish.status, DebateStatus::Paused);
+    let stage = store.debate(&finish.id).unwrap().stage.unwrap();
+    assert_eq!(
+        stage.to_string(),
+        "waiting for the synthesis to be approved"
+    );
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let (controls_tx, controls) = mpsc::unbounded_channel();
+    controls_tx.send(Control::Reject).unwrap();
+    let resumed = session::resume(
+        store.clone(),
+        &finish.id,
+        ResumeChanges::default(),
+        Wiring {
+            events: events_tx,
+            controls,
+            answerer: "bo at the workbench".into(),
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resumed.status, DebateStatus::Completed);
+    let mut events = Vec::new();
+    while let Ok(event) = events_rx.try_recv() {
+        events.push(event);
+    }
+    assert_eq!(
+        approval_line(&events),
+        "**Approval:** unapproved: left unapproved by bo at the workbench"
     );
 }

@@ -8,7 +8,7 @@ use moot::debate::{
     Debate, DebateStatus, Event, Phase, Protocol, TurnKey, TurnStatus, now_rfc3339,
 };
 use moot::engine::moves::debater_schema;
-use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech};
+use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech, Wiring};
 use moot::llm::anthropic::AnthropicProvider;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
@@ -23,7 +23,7 @@ use support::{Behaviour, Fault, FaultRule, SchemaSupport, StandIn};
 use tokio::sync::mpsc;
 
 fn client() -> reqwest::Client {
-    moot::providers::http_client().unwrap()
+    moot::llm::http_client().unwrap()
 }
 
 fn openai(server: &StandIn, caps: &Arc<CapabilityCache>) -> Arc<dyn Provider> {
@@ -276,6 +276,7 @@ fn context(
             finished_at: None,
             confidence: None,
             error: None,
+            stage: None,
         })
         .unwrap();
     let (events, events_rx) = mpsc::unbounded_channel();
@@ -283,7 +284,11 @@ fn context(
     let ctx = Context::new(
         "DEB-test".into(),
         store.clone(),
-        (events, controls),
+        Wiring {
+            events,
+            controls,
+            answerer: "the test".into(),
+        },
         Seating {
             default: provider,
             per_seat: HashMap::new(),
@@ -504,7 +509,11 @@ async fn recorded_turns_are_served_from_the_journal() {
     let again = Context::new(
         "DEB-test".into(),
         store.clone(),
-        (events, controls),
+        Wiring {
+            events,
+            controls,
+            answerer: "the test".into(),
+        },
         Seating {
             default: openai(&server, &Arc::new(CapabilityCache::default())),
             per_seat: HashMap::new(),

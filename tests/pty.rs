@@ -41,10 +41,22 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     pty.press(b"\x13"); // Ctrl-S
     let screen = pty.wait_for("Round 2 complete");
     assert!(screen.contains("round 2 · argument"), "{screen}");
-    // The footer follows the rebinding.
-    pty.wait_for(" x end the debate");
+    // The modal and the footer follow the rebinding.
+    let screen = pty.wait_for("[x] end");
+    assert!(!screen.contains("[e]"), "{screen}");
+    pty.wait_for(" x end ");
     pty.press(b"e");
     pty.press(b"x");
+    // The synthesis opens for approval; approving it ends the debate.
+    let screen = pty.wait_for("Approve this synthesis?");
+    assert!(
+        screen.contains("[a] approve   [r] ask for one revision"),
+        "{screen}"
+    );
+    pty.press(b"a");
+    // The approved record stays open, now naming its file; Esc goes back to the panes.
+    pty.wait_for("docs/decisions/");
+    pty.press(b"\x1b");
     let screen = pty.wait_for("completed ·");
     assert!(screen.contains("round 2 of 3"), "{screen}");
     pty.press(b"q");
@@ -85,6 +97,14 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
         "Focus on our PostgreSQL experience"
     );
     assert_eq!(shown["checkpoints"][1]["decision"], "end");
+    assert_eq!(shown["checkpoints"][2]["kind"], "approval");
+    let approver = shown["checkpoints"][2]["answered_by"].as_str().unwrap();
+    assert!(approver.ends_with(" at the workbench"), "{approver}");
+    let record = shown["synthesis"]["markdown"].as_str().unwrap();
+    assert!(
+        record.contains(&format!("**Approval:** approved by {approver}")),
+        "{record}"
+    );
     assert!(
         server
             .seen()

@@ -1,7 +1,7 @@
 //! A debate replayed from the journal folds into the same picture as it did live.
 
 use moot::config::Config;
-use moot::debate::{Control, Event};
+use moot::debate::{Control, DebateStatus, Event};
 use moot::providers::ProviderSpec;
 use moot::session::{self, DebateSettings, Wiring};
 use moot::store::Store;
@@ -23,24 +23,20 @@ fn fold(events: &[Event]) -> DebateView {
 
 #[tokio::test(start_paused = true)]
 async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
-    let spec = ProviderSpec {
-        kind: "scripted".into(),
-        name: "scripted".into(),
-        base_url: None,
-        model: "script".into(),
-        api_key_env: None,
-        script: Some(demo_script()),
-        temperature: None,
-        local: None,
-    };
+    let spec = ProviderSpec::scripted(demo_script());
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
     settings.write_decision = false;
     let store = Store::in_memory().unwrap();
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     let (controls_tx, controls) = mpsc::unbounded_channel();
-    controls_tx
-        .send(Control::Guide("Weigh our on-call load".into()))
-        .unwrap();
+    // Guide round 1, accept the moderator's conclusion after round 2, approve the synthesis.
+    for control in [
+        Control::Guide("Weigh our on-call load".into()),
+        Control::Accept,
+        Control::Accept,
+    ] {
+        controls_tx.send(control).unwrap();
+    }
     let finish = session::start(
         store.clone(),
         "Should we use Redis or PostgreSQL for caching?",
@@ -48,6 +44,7 @@ async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
         Wiring {
             events: events_tx,
             controls,
+            answerer: "ana at the workbench".into(),
         },
         std::future::pending(),
     )
@@ -60,7 +57,12 @@ async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
     let live = fold(&live_events);
     let replayed = fold(&moot::replay::journal_events(&store, &finish.id).unwrap());
 
-    assert_eq!(live.status, "completed");
+    assert_eq!(live.status, DebateStatus::Completed);
+    let record = &live.synthesis.as_ref().unwrap().markdown;
+    assert!(
+        record.contains("**Approval:** approved by ana at the workbench"),
+        "{record}"
+    );
     assert_eq!(replayed.id, live.id);
     assert_eq!(replayed.question, live.question);
     assert_eq!(replayed.seats, live.seats);

@@ -3,9 +3,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use moot::debate::{
-    Act, Convergence, ConvergenceSignal, Event, FlagKind, Move, Phase, Relation, Seat, TurnStatus,
+    Act, Answer, AskKind, Assessment, Confidence, Convergence, ConvergenceSignal, DebateStatus,
+    Decision, Event, FlagKind, Move, Phase, Relation, Seat, TurnStatus,
 };
 use moot::tui::app::App;
+use moot::tui::keymap::{Keymap, Scope};
 use moot::tui::theme::Theme;
 use moot::tui::views::{self, Caches};
 use ratatui::Terminal;
@@ -71,8 +73,9 @@ fn round_one() -> Vec<Event> {
             max_rounds: 3,
             provider: "openai".into(),
             model: "stand-in".into(),
+            caveat: None,
         },
-        Event::RoundStarted { round: 1 },
+        Event::RoundStarted { round: 1, limit: None },
         completed(1, Phase::Pose, "moderator", "Round 1: where do you stand?", vec![]),
         completed(1, Phase::Argument, "A", "Every new datastore is a new thing to page someone about. We already run PostgreSQL with backups and failover drills.\n\nUntil we miss a p99 target, Redis buys speed we cannot measure.", vec![
             mv("A1.1", Act::Claim, "A second datastore adds lasting operational load", &[], None),
@@ -92,10 +95,10 @@ fn round_one() -> Vec<Event> {
         Event::Flag { round: 1, seat: "B".into(), kind: FlagKind::Repetition, detail: "64% repeats".into() },
         Event::RoundCompleted {
             round: 1,
-            convergence: Convergence { assessment: "converging".into(), decision: "continue".into(), signal: ConvergenceSignal::None, reason: "a concession".into() },
+            convergence: Convergence { assessment: Assessment::Converging, decision: Decision::Continue, signal: ConvergenceSignal::None, reason: "a concession".into(), overruled: None },
             summary: "A concedes isolation under saturation [B1.2]; B holds that contention is real [B1.1]. Open: the latency target.".into(),
         },
-        Event::Checkpoint { round: 1, timeout_seconds: 1800 },
+        Event::Checkpoint { round: 1, timeout_seconds: 1800, kind: AskKind::Checkpoint, detail: None },
     ]
 }
 
@@ -176,17 +179,19 @@ fn the_finished_debate_and_its_synthesis() {
         events.pop();
         events.push(Event::CheckpointAnswered {
             round: 1,
-            decision: "end".into(),
+            decision: Answer::End,
             guidance: None,
+            kind: AskKind::Checkpoint,
         });
         events.push(Event::Synthesis {
-            markdown: "# Decision: Caching store\n\n**Confidence:** Medium\n\n## Recommendation\n\nCache in PostgreSQL behind an interface; move to Redis when p99 exceeds 50 ms.".into(),
-            confidence: "Medium".into(),
+            markdown: "# Decision: Caching store\n\n**Approval:** approved by ana at the workbench\n\n**Confidence:** Medium\n\n## Recommendation\n\nCache in PostgreSQL behind an interface; move to Redis when p99 exceeds 50 ms.".into(),
+            confidence: Confidence::Medium,
             path: Some("docs/decisions/2026-11-22-caching.md".into()),
+            draft: false,
         });
         events.push(Event::DebateCompleted {
             id: "DEB-snap0001".into(),
-            status: "completed".into(),
+            status: DebateStatus::Completed,
         });
         let mut app = app_with(&events);
         insta::assert_snapshot!(
@@ -261,11 +266,12 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             id: id.into(),
             question: question.into(),
             protocol: "moderated".into(),
-            status: status.into(),
+            status: status.parse().unwrap(),
             confidence: confidence.map(str::to_string),
             created_at: "2026-11-22T10:00:00Z".into(),
             updated_at: "2026-11-22T10:00:00Z".into(),
             rounds: 2,
+            stage: None,
         };
     let rows = vec![
         summary(
@@ -283,7 +289,7 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
         summary("DEB-cccc3333", "failed", None, "Should we add SSO?"),
     ];
     for (width, height) in SIZES {
-        let mut history = History::new(5);
+        let mut history = History::new(5, std::sync::Arc::new(Keymap::default()));
         history.catalog = moot::catalog::catalog(&[])
             .into_iter()
             .map(|p| p.name)
@@ -320,7 +326,7 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
                 question: "Should we add SSO?".into(),
                 kind: "question".into(),
                 snippet: "Should we add [SSO]?".into(),
-                status: "failed".into(),
+                status: DebateStatus::Failed,
                 protocol: "moderated".into(),
                 confidence: None,
                 created_at: "2026-11-22T10:00:00Z".into(),
@@ -336,16 +342,174 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
     }
 }
 
+/// The scopes the live screen's `?` lists.
+const LIVE_SCOPES: [Scope; 7] = [
+    Scope::Screen,
+    Scope::Checkpoint,
+    Scope::Conclusion,
+    Scope::Editor,
+    Scope::Synthesis,
+    Scope::Approval,
+    Scope::Help,
+];
+
 #[test]
 fn the_help_lists_every_binding_of_the_keymap() {
     let mut app = app_with(&round_one()[..3]);
     app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
-    let screen = render(&mut app, 200, 60);
-    for binding in moot::tui::keymap::BINDINGS {
-        assert!(
-            screen.contains(binding.help),
-            "help lacks {:?}",
-            binding.help
+    let screen = render(&mut app, 200, 80);
+    let keymap = Keymap::default();
+    for scope in LIVE_SCOPES {
+        assert!(screen.contains(scope.heading()), "help lacks {scope:?}");
+        for binding in keymap.scope(scope) {
+            assert!(
+                screen.contains(binding.help),
+                "help lacks {:?}",
+                binding.help
+            );
+        }
+    }
+}
+
+/// A checkpoint, a conclusion, the guidance editor and the approval, drawn on rebound keys:
+/// every hint on screen names the keys that work.
+#[test]
+fn every_modal_hint_follows_a_rebinding() {
+    let rebound = std::collections::BTreeMap::from([
+        ("continue".to_string(), vec!["n".to_string()]),
+        ("guide".to_string(), vec!["i".to_string()]),
+        ("end".to_string(), vec!["x".to_string()]),
+        ("accept".to_string(), vec!["y".to_string()]),
+        ("revise".to_string(), vec!["v".to_string()]),
+        ("reject".to_string(), vec!["u".to_string()]),
+        ("submit_guidance".to_string(), vec!["ctrl-g".to_string()]),
+        ("scroll_down".to_string(), vec!["down".to_string()]),
+    ]);
+    let keymap = std::sync::Arc::new(Keymap::new(&rebound).unwrap());
+    let mut app = App::with_keymap(false, keymap);
+    for event in round_one() {
+        app.on_event(&event);
+    }
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("[n] continue   [i] guide   [x] end"),
+        "the checkpoint modal:\n{screen}"
+    );
+    assert!(
+        !screen.contains("[c]") && !screen.contains("[e]"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(" n continue  i guide  x end"),
+        "the footer:\n{screen}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Char('i'), KeyModifiers::NONE));
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("Ctrl-G send · Esc back"),
+        "the editor:\n{screen}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+    app.on_event(&Event::CheckpointAnswered {
+        round: 1,
+        decision: Answer::Continue,
+        guidance: None,
+        kind: AskKind::Checkpoint,
+    });
+    app.on_event(&Event::Checkpoint {
+        round: 2,
+        timeout_seconds: 1800,
+        kind: AskKind::Conclusion,
+        detail: Some("The debate would end here: the perspectives reached agreement.".into()),
+    });
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("[y] accept and synthesise   [n] one more round")
+            && screen.contains("[i] guide one more round"),
+        "the conclusion modal:\n{screen}"
+    );
+    app.on_event(&Event::CheckpointAnswered {
+        round: 2,
+        decision: Answer::Accept,
+        guidance: None,
+        kind: AskKind::Conclusion,
+    });
+    app.on_event(&Event::Synthesis {
+        markdown: "# Decision: Caching store\n\n**Confidence:** Medium".into(),
+        confidence: Confidence::Medium,
+        path: None,
+        draft: true,
+    });
+    app.on_event(&Event::Checkpoint {
+        round: 2,
+        timeout_seconds: 1800,
+        kind: AskKind::Approval,
+        detail: None,
+    });
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains(
+            "Approve this synthesis?   [y] approve   [v] ask for one revision   [u] leave unapproved"
+        ),
+        "the approval:\n{screen}"
+    );
+    assert!(screen.contains("draft, awaiting approval"), "{screen}");
+}
+
+#[test]
+fn the_conclusion_and_the_approval_at_each_size() {
+    for (width, height) in SIZES {
+        let mut events = round_one();
+        events.pop();
+        events.push(Event::RoundCompleted {
+            round: 1,
+            convergence: Convergence {
+                assessment: Assessment::Converging,
+                decision: Decision::Continue,
+                signal: ConvergenceSignal::None,
+                reason: "both seats concede".into(),
+                overruled: Some("the moderator called agreement, but no seat has conceded a point and the seats' commitment stores share no proposition".into()),
+            },
+            summary: "The seats still disagree on the latency target.".into(),
+        });
+        events.push(Event::Flag {
+            round: 1,
+            seat: "moderator".into(),
+            kind: FlagKind::Unsupported,
+            detail: "no concession".into(),
+        });
+        events.push(Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 1800,
+            kind: AskKind::Conclusion,
+            detail: Some("The debate would end here: the maximum number of rounds was reached without convergence.".into()),
+        });
+        let mut app = app_with(&events);
+        insta::assert_snapshot!(
+            format!("conclusion_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+        app.on_event(&Event::CheckpointAnswered {
+            round: 1,
+            decision: Answer::Accept,
+            guidance: None,
+            kind: AskKind::Conclusion,
+        });
+        app.on_event(&Event::Synthesis {
+            markdown: "# Decision: Caching store\n\n**Date:** 2026-11-22\n\n**Debate ID:** DEB-snap0001\n\n**Confidence:** Low\n\n**Caveats:** revisit at the p99 target\n\n## Recommendation\n\nCache in PostgreSQL behind an interface [A1.1].".into(),
+            confidence: Confidence::Low,
+            path: None,
+            draft: true,
+        });
+        app.on_event(&Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 1800,
+            kind: AskKind::Approval,
+            detail: None,
+        });
+        insta::assert_snapshot!(
+            format!("approval_{width}x{height}"),
+            render(&mut app, width, height)
         );
     }
 }
@@ -383,16 +547,13 @@ fn the_argument_map_with_a_selected_path_and_each_zoom() {
 fn the_help_scrolls_on_a_small_terminal_to_its_last_key() {
     let mut app = app_with(&round_one()[..3]);
     app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
-    let last = moot::tui::keymap::BINDINGS
-        .iter()
-        .rev()
-        .find(|b| b.scope == moot::tui::keymap::Scope::Synthesis)
-        .unwrap();
+    let keymap = Keymap::default();
+    let last = keymap.scope(Scope::Approval).last().unwrap();
     assert!(
         !render(&mut app, 80, 24).contains(last.help),
         "the list is longer than 24 rows"
     );
-    for _ in 0..6 {
+    for _ in 0..12 {
         app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
     }
     assert!(

@@ -1,6 +1,7 @@
 //! The event stream every face (TUI, headless NDJSON) folds over, and the controls sent back.
 
-use super::model::{Move, Phase, Seat, TurnStatus};
+use super::model::{DebateStatus, Move, Phase, Seat, TurnStatus};
+use super::synthesis::Confidence;
 use serde::{Deserialize, Serialize};
 
 /// Something that happened in a debate. Turn events are emitted only after the turn is journaled.
@@ -27,9 +28,16 @@ pub enum Event {
         max_rounds: u32,
         provider: String,
         model: String,
+        /// What every record of this debate should say about its provider (a demonstration
+        /// model, say).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caveat: Option<String>,
     },
     RoundStarted {
         round: u32,
+        /// The round limit, when the person moved it (one more round past the limit).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
     },
     TurnStarted {
         round: u32,
@@ -91,23 +99,34 @@ pub enum Event {
     Checkpoint {
         round: u32,
         timeout_seconds: u64,
+        /// What is asked; a plain between-rounds checkpoint unless said otherwise.
+        #[serde(default, skip_serializing_if = "AskKind::is_checkpoint")]
+        kind: AskKind,
+        /// What the person is asked to weigh (the conclusion the moderator proposes, say).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     CheckpointAnswered {
         round: u32,
-        decision: String,
+        decision: Answer,
         guidance: Option<String>,
+        #[serde(default, skip_serializing_if = "AskKind::is_checkpoint")]
+        kind: AskKind,
     },
     Synthesis {
         markdown: String,
-        confidence: String,
+        confidence: Confidence,
         path: Option<String>,
+        /// A synthesis awaiting the person's approval; the final one follows it.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        draft: bool,
     },
     FollowUp {
         path: String,
     },
     DebateCompleted {
         id: String,
-        status: String,
+        status: DebateStatus,
     },
     Error {
         message: String,
@@ -138,31 +157,66 @@ impl super::model::Turn {
 }
 
 /// What a guardrail flagged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum FlagKind {
     Repetition,
     OffTopic,
     Muted,
     Budget,
     Dropped,
+    /// The moderator concluded without the support moot measures in the moves.
+    Unsupported,
 }
 
-/// The moderator's judgement at the end of a round.
+impl FlagKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// The moderator's reading of a round.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Assessment {
+    Converging,
+    Stagnating,
+    NewGround,
+}
+
+/// What happens after a round.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Decision {
+    Continue,
+    Clarify,
+    Conclude,
+}
+
+/// The moderator's judgement at the end of a round, after moot checked it against the moves.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Convergence {
-    /// converging | stagnating | new_ground
-    pub assessment: String,
-    /// continue | clarify | conclude
-    pub decision: String,
+    pub assessment: Assessment,
+    pub decision: Decision,
     /// Why the debate ends, when it does.
     pub signal: ConvergenceSignal,
     pub reason: String,
+    /// Why moot set aside a conclusion the moves do not support, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overruled: Option<String>,
 }
 
 /// The reason a debate stops arguing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ConvergenceSignal {
     None,
     Agreement,
@@ -174,6 +228,135 @@ pub enum ConvergenceSignal {
     NoSeatsLeft,
 }
 
+impl ConvergenceSignal {
+    /// Why a debate that ended this way ended, as a clause.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ConvergenceSignal::None => "it is still open",
+            ConvergenceSignal::Agreement => "the perspectives reached agreement",
+            ConvergenceSignal::Stagnation => "the arguments stagnated",
+            ConvergenceSignal::ClearWinner => "one perspective clearly prevailed",
+            ConvergenceSignal::MaxRounds => {
+                "the maximum number of rounds was reached without convergence"
+            }
+            ConvergenceSignal::HumanEnded => "the human ended it at a checkpoint",
+            ConvergenceSignal::TimeLimit => "the total time limit was reached",
+            ConvergenceSignal::NoSeatsLeft => "no seat was left able to argue",
+        }
+    }
+}
+
+/// What the person is asked, and so which answers make sense.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::EnumIter,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum AskKind {
+    /// The moderator's clarifying question before any round.
+    Clarification,
+    /// Between rounds: continue, guide the next one, or end.
+    #[default]
+    Checkpoint,
+    /// The moderator proposes to conclude: accept and synthesise, one more round, or guide.
+    Conclusion,
+    /// The synthesis is written: approve it, ask for one revision, or leave it unapproved.
+    Approval,
+    /// The revised synthesis: approve it or leave it unapproved (one revision only).
+    RevisedApproval,
+}
+
+impl AskKind {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn parse(text: &str) -> Option<AskKind> {
+        text.parse().ok()
+    }
+
+    pub fn is_checkpoint(&self) -> bool {
+        *self == AskKind::Checkpoint
+    }
+
+    /// The answers this question takes.
+    pub fn answers(self) -> &'static [Answer] {
+        match self {
+            AskKind::Clarification => &[Answer::Guide, Answer::Continue, Answer::End],
+            AskKind::Checkpoint => &[Answer::Continue, Answer::Guide, Answer::End],
+            AskKind::Conclusion => &[Answer::Accept, Answer::Continue, Answer::Guide],
+            AskKind::Approval => &[Answer::Accept, Answer::Revise, Answer::Reject],
+            AskKind::RevisedApproval => &[Answer::Accept, Answer::Reject],
+        }
+    }
+
+    /// Whether `control` answers this question.
+    pub fn accepts(self, control: &Control) -> bool {
+        self.answers().contains(&control.answer())
+    }
+
+    /// The answer given when nobody is asked (headless without `--checkpoints stdin`).
+    pub fn default_answer(self) -> Control {
+        match self {
+            AskKind::Clarification | AskKind::Checkpoint => Control::Continue,
+            AskKind::Conclusion | AskKind::Approval | AskKind::RevisedApproval => Control::Accept,
+        }
+    }
+}
+
+/// An answer without its text, as journaled and announced.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Answer {
+    Continue,
+    Guide,
+    End,
+    Accept,
+    Revise,
+    Reject,
+}
+
+impl Answer {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// What a stdin line for this answer looks like.
+    pub fn usage(self) -> &'static str {
+        match self {
+            Answer::Continue => "`c` (continue)",
+            Answer::Guide => "`g TEXT` (guide)",
+            Answer::End => "`e` (end)",
+            Answer::Accept => "`accept`",
+            Answer::Revise => "`revise TEXT`",
+            Answer::Reject => "`reject`",
+        }
+    }
+}
+
 /// What the human (or the stdin script) answers at a checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", content = "guidance", rename_all = "snake_case")]
@@ -181,48 +364,96 @@ pub enum Control {
     Continue,
     Guide(String),
     End,
+    /// Accept the conclusion (synthesise) or approve the synthesis.
+    Accept,
+    /// Ask the moderator for one revised synthesis that addresses this text.
+    Revise(String),
+    /// Leave the synthesis unapproved.
+    Reject,
 }
 
 impl Control {
-    pub fn decision(&self) -> &'static str {
+    pub fn answer(&self) -> Answer {
         match self {
-            Control::Continue => "continue",
-            Control::Guide(_) => "guide",
-            Control::End => "end",
+            Control::Continue => Answer::Continue,
+            Control::Guide(_) => Answer::Guide,
+            Control::End => Answer::End,
+            Control::Accept => Answer::Accept,
+            Control::Revise(_) => Answer::Revise,
+            Control::Reject => Answer::Reject,
         }
     }
 
+    /// The text that goes with a guide or revise answer.
     pub fn guidance(&self) -> Option<&str> {
         match self {
-            Control::Guide(text) => Some(text),
+            Control::Guide(text) | Control::Revise(text) => Some(text),
             _ => None,
         }
     }
 
-    /// Parses a checkpoint answer line: `c`, `g TEXT`, `e` (or the words in full).
+    /// Parses an answer line: `c`, `g TEXT`, `e`, `accept`, `revise TEXT`, `reject` (or the
+    /// one-letter forms and the words in full).
     pub fn parse_line(line: &str) -> Result<Control, String> {
         let line = line.trim();
         let (head, rest) = match line.split_once(char::is_whitespace) {
             Some((head, rest)) => (head, rest.trim()),
             None => (line, ""),
         };
+        let text_needed = |example: &str| format!("that answer needs text: `{example}`");
         match head.to_ascii_lowercase().as_str() {
             "c" | "continue" if rest.is_empty() => Ok(Control::Continue),
             "e" | "end" if rest.is_empty() => Ok(Control::End),
+            "a" | "accept" | "approve" if rest.is_empty() => Ok(Control::Accept),
+            "reject" if rest.is_empty() => Ok(Control::Reject),
             "g" | "guide" if !rest.is_empty() => Ok(Control::Guide(rest.to_string())),
-            "g" | "guide" => Err("guidance needs text: `g Focus on our team's experience`".into()),
+            "r" | "revise" if !rest.is_empty() => Ok(Control::Revise(rest.to_string())),
+            "g" | "guide" => Err(text_needed("g Focus on our team's experience")),
+            "r" | "revise" => Err(text_needed("revise Weigh the migration cost")),
             _ => Err(format!(
-                "unknown checkpoint answer {line:?}: use `c` (continue), `g TEXT` (guide) or `e` (end)"
+                "unknown answer {line:?}: use `c` (continue), `g TEXT` (guide), `e` (end), \
+                 `accept`, `revise TEXT` or `reject`"
             )),
         }
     }
 
-    pub fn from_stored(decision: &str, guidance: Option<String>) -> Option<Control> {
-        match decision {
-            "continue" => Some(Control::Continue),
-            "end" => Some(Control::End),
-            "guide" => Some(Control::Guide(guidance.unwrap_or_default())),
-            _ => None,
+    pub fn from_stored(answer: Answer, guidance: Option<String>) -> Control {
+        let text = guidance.unwrap_or_default();
+        match answer {
+            Answer::Continue => Control::Continue,
+            Answer::End => Control::End,
+            Answer::Guide => Control::Guide(text),
+            Answer::Accept => Control::Accept,
+            Answer::Revise => Control::Revise(text),
+            Answer::Reject => Control::Reject,
+        }
+    }
+}
+
+/// Where a debate is, stored with it so `moot list` can say where a paused one stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "at", rename_all = "snake_case")]
+pub enum Stage {
+    Analysing,
+    Round { round: u32 },
+    Asking { kind: AskKind, round: u32 },
+    Synthesising,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stage::Analysing => f.write_str("analysing the question"),
+            Stage::Round { round } => write!(f, "in round {round}"),
+            Stage::Asking { kind, round } => match kind {
+                AskKind::Clarification => f.write_str("at the clarifying question"),
+                AskKind::Checkpoint => write!(f, "at the checkpoint of round {round}"),
+                AskKind::Conclusion => write!(f, "at the conclusion of round {round}"),
+                AskKind::Approval | AskKind::RevisedApproval => {
+                    f.write_str("waiting for the synthesis to be approved")
+                }
+            },
+            Stage::Synthesising => f.write_str("synthesising"),
         }
     }
 }
@@ -242,11 +473,66 @@ mod tests {
         assert!(Control::parse_line("g").is_err());
         assert!(Control::parse_line("x").is_err());
         assert!(Control::parse_line("c now").is_err());
+        assert_eq!(Control::parse_line("accept"), Ok(Control::Accept));
+        assert_eq!(
+            Control::parse_line("revise say more about cost"),
+            Ok(Control::Revise("say more about cost".into()))
+        );
+        assert!(Control::parse_line("revise").is_err());
+        assert_eq!(Control::parse_line("reject"), Ok(Control::Reject));
+    }
+
+    #[test]
+    fn each_question_takes_its_own_answers() {
+        assert!(AskKind::Checkpoint.accepts(&Control::End));
+        assert!(!AskKind::Checkpoint.accepts(&Control::Accept));
+        assert!(AskKind::Conclusion.accepts(&Control::Accept));
+        assert!(AskKind::Approval.accepts(&Control::Revise("x".into())));
+        assert!(!AskKind::RevisedApproval.accepts(&Control::Revise("x".into())));
+        for kind in <AskKind as strum::IntoEnumIterator>::iter() {
+            assert!(kind.accepts(&kind.default_answer()), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn stored_vocabulary_keeps_its_wire_names() {
+        let convergence = Convergence {
+            assessment: Assessment::NewGround,
+            decision: Decision::Continue,
+            signal: ConvergenceSignal::ClearWinner,
+            reason: "r".into(),
+            overruled: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&convergence).unwrap(),
+            r#"{"assessment":"new_ground","decision":"continue","signal":"clear_winner","reason":"r"}"#
+        );
+        let answered = Event::CheckpointAnswered {
+            round: 1,
+            decision: Answer::Guide,
+            guidance: Some("g".into()),
+            kind: AskKind::Checkpoint,
+        };
+        assert_eq!(
+            serde_json::to_string(&answered).unwrap(),
+            r#"{"type":"checkpoint_answered","round":1,"decision":"guide","guidance":"g"}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Stage::Asking {
+                kind: AskKind::Checkpoint,
+                round: 2
+            })
+            .unwrap(),
+            r#"{"at":"asking","kind":"checkpoint","round":2}"#
+        );
     }
 
     #[test]
     fn events_serialize_with_a_type_tag() {
-        let event = Event::RoundStarted { round: 2 };
+        let event = Event::RoundStarted {
+            round: 2,
+            limit: None,
+        };
         let json = serde_json::to_string(&event).unwrap();
         assert_eq!(json, r#"{"type":"round_started","round":2}"#);
     }

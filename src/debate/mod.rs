@@ -4,9 +4,12 @@ mod event;
 mod model;
 mod synthesis;
 
-pub use event::{Control, Convergence, ConvergenceSignal, Event, FlagKind};
+pub use event::{
+    Answer, AskKind, Assessment, Control, Convergence, ConvergenceSignal, Decision, Event,
+    FlagKind, Stage,
+};
 pub use model::{
     Act, Debate, DebateStatus, MODERATOR, Move, Phase, Protocol, Relation, Round, Seat, Turn,
     TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
 };
-pub use synthesis::{Confidence, PerspectiveSummary, Synthesis};
+pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

@@ -1,14 +1,26 @@
 //! The journaled records: a debate, its seats, and the turns spoken in it.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 
 /// The seat name the moderator speaks under in the journal.
 pub const MODERATOR: &str = "moderator";
 
 /// Which debate protocol drives a debate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Default,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Protocol {
     #[default]
     Moderated,
@@ -16,53 +28,49 @@ pub enum Protocol {
 
 impl Protocol {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Moderated => "moderated",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "moderated" => Some(Protocol::Moderated),
-            _ => None,
-        }
+        text.parse().ok()
     }
 }
 
-/// Where a debate is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a debate is in its life. `Interrupted` is never stored: it is how a `running` debate
+/// reads once no live process holds its lease (the process died or was killed).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Default,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum DebateStatus {
     Pending,
+    #[default]
     Running,
     Paused,
     Completed,
     Failed,
     Cancelled,
+    Interrupted,
 }
 
 impl DebateStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            DebateStatus::Pending => "pending",
-            DebateStatus::Running => "running",
-            DebateStatus::Paused => "paused",
-            DebateStatus::Completed => "completed",
-            DebateStatus::Failed => "failed",
-            DebateStatus::Cancelled => "cancelled",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "pending" => DebateStatus::Pending,
-            "running" => DebateStatus::Running,
-            "paused" => DebateStatus::Paused,
-            "completed" => DebateStatus::Completed,
-            "failed" => DebateStatus::Failed,
-            "cancelled" => DebateStatus::Cancelled,
-            _ => return None,
-        })
+        text.parse().ok()
     }
 
     /// A debate in one of these states can be picked up again with `moot resume`.
@@ -70,16 +78,29 @@ impl DebateStatus {
         matches!(
             self,
             DebateStatus::Pending
-                | DebateStatus::Running
                 | DebateStatus::Paused
                 | DebateStatus::Failed
+                | DebateStatus::Interrupted
         )
     }
-}
 
-impl fmt::Display for DebateStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+    /// No process works on it any more.
+    pub fn is_finished(self) -> bool {
+        !matches!(self, DebateStatus::Pending | DebateStatus::Running)
+    }
+
+    /// Over and done: completed, cancelled (nothing left to resume).
+    pub fn is_finished_for_good(self) -> bool {
+        matches!(self, DebateStatus::Completed | DebateStatus::Cancelled)
+    }
+
+    /// How a listing introduces where the debate stands: "running", "paused", "stopped".
+    pub fn stopped(self) -> &'static str {
+        match self {
+            DebateStatus::Running | DebateStatus::Pending => "now",
+            DebateStatus::Paused => "paused",
+            _ => "stopped",
+        }
     }
 }
 
@@ -96,8 +117,11 @@ pub struct Debate {
     pub created_at: String,
     pub updated_at: String,
     pub finished_at: Option<String>,
-    pub confidence: Option<String>,
+    pub confidence: Option<super::Confidence>,
     pub error: Option<String>,
+    /// Where it stands (or stopped): in round 2, at the checkpoint of round 2, synthesising.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<super::Stage>,
 }
 
 /// A debater's place at the table: the perspective it argues from.
@@ -117,8 +141,23 @@ pub struct Seat {
 }
 
 /// The step of a round a turn belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Phase {
     Analysis,
     Clarification,
@@ -127,37 +166,27 @@ pub enum Phase {
     Rebuttal,
     Evaluation,
     Synthesis,
+    /// The moderator's synthesis rewritten once to address the person's revision request.
+    Revision,
 }
 
 impl Phase {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Analysis => "analysis",
-            Phase::Clarification => "clarification",
-            Phase::Pose => "pose",
-            Phase::Argument => "argument",
-            Phase::Rebuttal => "rebuttal",
-            Phase::Evaluation => "evaluation",
-            Phase::Synthesis => "synthesis",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "analysis" => Phase::Analysis,
-            "clarification" => Phase::Clarification,
-            "pose" => Phase::Pose,
-            "argument" => Phase::Argument,
-            "rebuttal" => Phase::Rebuttal,
-            "evaluation" => Phase::Evaluation,
-            "synthesis" => Phase::Synthesis,
-            _ => return None,
-        })
+        text.parse().ok()
     }
 
     /// Debater phases carry moves; moderator phases carry a structured reply in `data`.
     pub fn is_debater(self) -> bool {
         matches!(self, Phase::Argument | Phase::Rebuttal)
+    }
+
+    /// Phases that close a debate rather than belong to one of its rounds.
+    pub fn is_closing(self) -> bool {
+        matches!(self, Phase::Synthesis | Phase::Revision)
     }
 }
 
@@ -180,8 +209,20 @@ impl TurnKey {
 }
 
 /// How a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TurnStatus {
     Ok,
     TimedOut,
@@ -192,22 +233,11 @@ pub enum TurnStatus {
 
 impl TurnStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            TurnStatus::Ok => "ok",
-            TurnStatus::TimedOut => "timed_out",
-            TurnStatus::Failed => "failed",
-            TurnStatus::Fallback => "fallback",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "ok" => TurnStatus::Ok,
-            "timed_out" => TurnStatus::TimedOut,
-            "failed" => TurnStatus::Failed,
-            "fallback" => TurnStatus::Fallback,
-            _ => return None,
-        })
+        text.parse().ok()
     }
 
     /// Whether the turn produced something the debate can use.
@@ -243,13 +273,12 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// A finished, ok turn with no text or moves, for tests to fill in.
-    #[cfg(test)]
-    pub(crate) fn fixture(seat: &str, round: u32, phase: Phase) -> Turn {
+    /// An ok turn with no text, moves or cost yet, for `key` spoken through this provider.
+    pub fn pending(key: TurnKey, provider: &str, model: &str) -> Turn {
         Turn {
-            round,
-            phase,
-            seat: seat.into(),
+            round: key.round,
+            phase: key.phase,
+            seat: key.seat,
             content: String::new(),
             moves: Vec::new(),
             confidence: None,
@@ -257,12 +286,18 @@ impl Turn {
             tokens_out: 0,
             tokens_estimated: false,
             latency_ms: 0,
-            provider: "test".into(),
-            model: "test".into(),
+            provider: provider.to_string(),
+            model: model.to_string(),
             status: TurnStatus::Ok,
             data: None,
             note: None,
         }
+    }
+
+    /// A finished, ok turn with no text or moves, for tests to fill in.
+    #[cfg(test)]
+    pub(crate) fn fixture(seat: &str, round: u32, phase: Phase) -> Turn {
+        Turn::pending(TurnKey::new(round, phase, seat), "test", "test")
     }
 
     pub fn key(&self) -> TurnKey {
@@ -271,8 +306,21 @@ impl Turn {
 }
 
 /// A speech act of the persuasion dialogue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Act {
     Claim,
     Why,
@@ -283,19 +331,26 @@ pub enum Act {
 
 impl Act {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Act::Claim => "claim",
-            Act::Why => "why",
-            Act::Concede => "concede",
-            Act::Retract => "retract",
-            Act::Since => "since",
-        }
+        self.into()
     }
 }
 
 /// How an answering move relates to the argument it answers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Relation {
     Support,
     Rebut,
@@ -304,11 +359,7 @@ pub enum Relation {
 
 impl Relation {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Relation::Support => "support",
-            Relation::Rebut => "rebut",
-            Relation::Undercut => "undercut",
-        }
+        self.into()
     }
 }
 
@@ -344,7 +395,7 @@ impl Round {
         let mut rounds: Vec<Round> = Vec::new();
         for turn in turns
             .iter()
-            .filter(|t| !matches!(t.phase, Phase::Analysis | Phase::Synthesis))
+            .filter(|t| t.phase != Phase::Analysis && !t.phase.is_closing())
         {
             match rounds.last_mut() {
                 Some(round) if round.number == turn.round => round.turns.push(turn.clone()),

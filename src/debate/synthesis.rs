@@ -3,43 +3,81 @@
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// How sure the moderator is of its recommendation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// How sure the moderator is of its recommendation, lowest first.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
+#[strum(ascii_case_insensitive)]
 pub enum Confidence {
-    High,
-    Medium,
     Low,
+    Medium,
+    High,
 }
 
 impl Confidence {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::High => "High",
-            Confidence::Medium => "Medium",
-            Confidence::Low => "Low",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "high" => Some(Confidence::High),
-            "medium" => Some(Confidence::Medium),
-            "low" => Some(Confidence::Low),
-            _ => None,
-        }
+        text.trim().parse().ok()
     }
+}
 
-    /// The lower of two confidences.
-    pub fn min(self, other: Confidence) -> Confidence {
-        let rank = |c: Confidence| match c {
-            Confidence::Low => 0,
-            Confidence::Medium => 1,
-            Confidence::High => 2,
-        };
-        if rank(self) <= rank(other) {
-            self
-        } else {
-            other
+/// Whether the person approved the synthesis.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ApprovalStatus {
+    /// Approved as the moderator first wrote it.
+    Approved,
+    /// Revised once at the person's request, and the revision approved.
+    Revised,
+    /// Nobody approved it: declined, or nobody was asked.
+    Unapproved,
+}
+
+/// The person's verdict on the synthesis, and who gave it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Approval {
+    pub status: ApprovalStatus,
+    /// Who decided ("alice at the workbench", "headless auto-answer"), or "nobody".
+    pub by: String,
+    /// The revision asked for, or why the synthesis stands unapproved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Approval {
+    /// The record's approval line.
+    pub fn line(&self) -> String {
+        match self.status {
+            ApprovalStatus::Approved => format!("approved by {}", self.by),
+            ApprovalStatus::Revised => format!(
+                "revised once at the request of {}{}, then approved",
+                self.by,
+                self.note
+                    .as_deref()
+                    .map(|n| format!(" (“{}”)", one_line(n)))
+                    .unwrap_or_default()
+            ),
+            ApprovalStatus::Unapproved => format!(
+                "unapproved: {}",
+                self.note.as_deref().map(one_line).unwrap_or_default()
+            ),
         }
     }
 }
@@ -71,16 +109,24 @@ pub struct Synthesis {
     pub action_items: Vec<String>,
     /// Facts about the run itself: seats dropped or muted, the provider, limits hit.
     pub notes: Vec<String>,
+    /// The person's verdict; None while it awaits one (and in records from before moot asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
 
 impl Synthesis {
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
+        // Each header line is its own paragraph, so that every markdown renderer (and the
+        // synthesis view) shows it on a line of its own.
         let _ = writeln!(out, "# Decision: {}\n", one_line(&self.title));
-        let _ = writeln!(out, "**Date:** {}", self.date);
-        let _ = writeln!(out, "**Debate ID:** {}", self.debate_id);
-        let _ = writeln!(out, "**Rounds:** {}", self.rounds);
+        let _ = writeln!(out, "**Date:** {}\n", self.date);
+        let _ = writeln!(out, "**Debate ID:** {}\n", self.debate_id);
+        let _ = writeln!(out, "**Rounds:** {}\n", self.rounds);
         let _ = writeln!(out, "**Perspectives:** {}\n", self.perspectives.join(", "));
+        if let Some(approval) = &self.approval {
+            let _ = writeln!(out, "**Approval:** {}\n", approval.line());
+        }
         let _ = writeln!(out, "## Question\n\n{}\n", self.question.trim());
         let _ = writeln!(out, "## Perspectives Considered\n");
         for perspective in &self.perspectives_considered {
@@ -105,7 +151,7 @@ impl Synthesis {
         let _ = writeln!(out, "## Key Tensions\n");
         bullet_list(&mut out, &self.tensions, "No tension remained open.");
         let _ = writeln!(out, "## Recommendation\n\n{}\n", self.recommendation.trim());
-        let _ = writeln!(out, "**Confidence:** {}", self.confidence.as_str());
+        let _ = writeln!(out, "**Confidence:** {}\n", self.confidence.as_str());
         let _ = writeln!(out, "**Caveats:** {}\n", joined_or_none(&self.caveats));
         let _ = writeln!(out, "## Dissenting View\n");
         if self.dissent.trim().is_empty() {
@@ -181,6 +227,7 @@ mod tests {
             dissent: String::new(),
             action_items: vec![],
             notes: vec![],
+            approval: None,
         }
     }
 
@@ -214,8 +261,44 @@ mod tests {
     }
 
     #[test]
-    fn confidence_min_picks_the_lower() {
+    fn header_lines_are_paragraphs_of_their_own() {
+        let mut synthesis = sample();
+        synthesis.approval = Some(Approval {
+            status: ApprovalStatus::Revised,
+            by: "ana at the workbench".into(),
+            note: Some("Weigh the\nmigration".into()),
+        });
+        let markdown = synthesis.to_markdown();
+        for pair in [
+            ("**Date:**", "**Debate ID:**"),
+            ("**Debate ID:**", "**Rounds:**"),
+            ("**Rounds:**", "**Perspectives:**"),
+            ("**Perspectives:**", "**Approval:**"),
+            ("**Confidence:**", "**Caveats:**"),
+        ] {
+            let first = markdown.find(pair.0).unwrap();
+            let second = markdown.find(pair.1).unwrap();
+            assert!(
+                markdown[first..second].contains("\n\n"),
+                "{} and {} must be separate paragraphs:\n{markdown}",
+                pair.0,
+                pair.1
+            );
+        }
+        assert!(markdown.contains(
+            "**Approval:** revised once at the request of ana at the workbench (“Weigh the migration”), then approved"
+        ));
+    }
+
+    #[test]
+    fn confidence_orders_and_parses_in_any_case() {
         assert_eq!(Confidence::High.min(Confidence::Low), Confidence::Low);
         assert_eq!(Confidence::Medium.min(Confidence::High), Confidence::Medium);
+        assert_eq!(Confidence::parse(" medium "), Some(Confidence::Medium));
+        assert_eq!(Confidence::parse("sure"), None);
+        assert_eq!(
+            serde_json::to_string(&Confidence::High).unwrap(),
+            "\"High\""
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! served from the journal on resume), `speak_all`, `checkpoint`, `clarify` and `emit`.
 
 use super::moves::{self, DebaterReply};
-use crate::debate::{Control, Event, MODERATOR, Phase, Seat, Turn, TurnKey, TurnStatus};
+use crate::debate::{AskKind, Control, Event, Phase, Seat, Stage, Turn, TurnKey, TurnStatus};
 use crate::llm::retry::random_unit;
 use crate::llm::structured::{FieldStreamer, extract_json};
 use crate::llm::{
@@ -11,9 +11,28 @@ use crate::llm::{
 use crate::store::{CheckpointRecord, Store, StoreError};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+
+/// How long the engine keeps retrying a journal write another process has locked before it
+/// gives up and the debate stops (resumable, nothing recorded lost).
+const JOURNAL_PATIENCE: Duration = Duration::from_secs(120);
+
+/// A mutex's value even after a panic elsewhere poisoned it: every value kept behind one here
+/// is whole between statements.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The channels a face uses to watch a debate and steer it, and who answers through them.
+pub struct Wiring {
+    pub events: mpsc::UnboundedSender<Event>,
+    pub controls: mpsc::UnboundedReceiver<Control>,
+    /// Who answers the controls ("alice at the workbench", "headless auto-answer"), journaled
+    /// with every answer so a record can say who approved it.
+    pub answerer: String,
+}
 
 /// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
 pub type Validator = fn(&Value) -> Result<Value, String>;
@@ -64,10 +83,13 @@ pub struct EngineSettings {
     pub temperature: Option<f32>,
 }
 
-/// The outcome of waiting at a checkpoint.
+/// The outcome of asking the person something.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CheckpointOutcome {
-    Answered(Control),
+    /// `by` is who answered (the face's answerer, journaled with the answer).
+    Answered { control: Control, by: String },
+    /// Checkpoints are off: nobody was asked.
+    Unasked,
     /// Nobody answered in time: the debate pauses and can be resumed.
     TimedOut,
 }
@@ -94,20 +116,24 @@ pub struct Context {
     store: Store,
     events: mpsc::UnboundedSender<Event>,
     controls: tokio::sync::Mutex<mpsc::UnboundedReceiver<Control>>,
+    answerer: String,
     recorded: Mutex<HashMap<TurnKey, Turn>>,
     recorded_answers: Vec<CheckpointRecord>,
     transcript: Mutex<Vec<Turn>>,
     seating: Mutex<Seating>,
     pub settings: EngineSettings,
-    started: Instant,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The provider could not be used at all (every seat failed, or the first call did).
     #[error("{0}")]
     Provider(String),
+    /// The protocol's setup is impossible (no perspectives to seat, say).
+    #[error("{0}")]
+    Setup(String),
 }
 
 impl Context {
@@ -115,26 +141,22 @@ impl Context {
     pub fn new(
         debate_id: String,
         store: Store,
-        wiring: (
-            mpsc::UnboundedSender<Event>,
-            mpsc::UnboundedReceiver<Control>,
-        ),
+        wiring: Wiring,
         seating: Seating,
         settings: EngineSettings,
         replay: Replay,
     ) -> Context {
-        let (events, controls) = wiring;
         Context {
             debate_id,
             store,
-            events,
-            controls: tokio::sync::Mutex::new(controls),
+            events: wiring.events,
+            controls: tokio::sync::Mutex::new(wiring.controls),
+            answerer: wiring.answerer,
             recorded: Mutex::new(replay.turns.into_iter().map(|t| (t.key(), t)).collect()),
             recorded_answers: replay.answers,
             transcript: Mutex::new(Vec::new()),
             seating: Mutex::new(seating),
             settings,
-            started: Instant::now(),
         }
     }
 
@@ -143,65 +165,78 @@ impl Context {
     }
 
     /// Journals a round outcome or guardrail flag, then emits it, so replays show it too.
-    pub fn annotate(&self, event: Event) -> Result<(), EngineError> {
+    pub async fn annotate(&self, event: Event) -> Result<(), EngineError> {
         let (round, kind, seat) = match &event {
             Event::RoundCompleted { round, .. } => {
                 (*round, "round_completed".to_string(), String::new())
             }
             Event::Flag {
                 round, seat, kind, ..
-            } => (
-                *round,
-                format!(
-                    "flag:{}",
-                    serde_json::to_value(kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()
-                ),
-                seat.clone(),
-            ),
+            } => (*round, format!("flag:{}", kind.as_str()), seat.clone()),
             _ => {
                 self.emit(event);
                 return Ok(());
             }
         };
-        self.store
-            .record_annotation(&self.debate_id, round, &kind, &seat, &event)?;
+        self.journal(|store| store.record_annotation(&self.debate_id, round, &kind, &seat, &event))
+            .await?;
         self.emit(event);
         Ok(())
     }
 
+    /// Runs a journal write, waiting out another process's lock (with a notice) for up to
+    /// `JOURNAL_PATIENCE` instead of failing the debate at the first busy answer.
+    pub async fn journal<T>(
+        &self,
+        write: impl Fn(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, EngineError> {
+        let started = tokio::time::Instant::now();
+        let mut delay = Duration::from_millis(200);
+        let mut told = false;
+        loop {
+            match write(&self.store) {
+                Err(StoreError::Locked { path }) if started.elapsed() < JOURNAL_PATIENCE => {
+                    if !told {
+                        told = true;
+                        self.emit(Event::Notice {
+                            message: format!(
+                                "the journal {path} is locked by another process; waiting for it \
+                                 (up to {} s) before going on",
+                                JOURNAL_PATIENCE.as_secs()
+                            ),
+                        });
+                    }
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+                Err(StoreError::Locked { path }) => {
+                    return Err(EngineError::Store(StoreError::LockedTooLong {
+                        path,
+                        seconds: JOURNAL_PATIENCE.as_secs(),
+                    }));
+                }
+                other => return other.map_err(EngineError::from),
+            }
+        }
+    }
+
     pub fn emit(&self, event: Event) {
+        // Where the debate stands is stored with it, for `moot list`; it is a courtesy, so a
+        // failed write of it does not stop the debate.
+        if let Some(stage) = stage_of(&event) {
+            let _ = self.store.set_stage(&self.debate_id, stage);
+        }
         // A face that stopped listening must not stop the debate.
         let _ = self.events.send(event);
     }
 
-    pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
-    }
-
     /// Every turn spoken (or replayed) so far, in order.
     pub fn turns(&self) -> Vec<Turn> {
-        self.transcript
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Whether the journal already holds this turn (so resuming will not call a provider).
-    pub fn is_recorded(&self, key: &TurnKey) -> bool {
-        self.recorded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains_key(key)
+        lock(&self.transcript).clone()
     }
 
     pub fn seat_provider(&self, seat: &str) -> Arc<dyn Provider> {
-        self.seating
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .for_seat(seat)
+        lock(&self.seating).for_seat(seat)
     }
 
     /// How many of these seats take their turns one after another (`--sequential`, or a
@@ -219,37 +254,26 @@ impl Context {
 
     /// Seats assigned after the context was made can be given their own providers.
     pub fn seat_on(&self, seat: &Seat, provider: Arc<dyn Provider>) {
-        self.seating
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.seating)
             .per_seat
             .insert(seat.id.clone(), provider);
     }
 
     fn known_move_ids(&self) -> HashSet<String> {
-        self.transcript
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.transcript)
             .iter()
             .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
             .collect()
     }
 
     fn push(&self, turn: &Turn) {
-        self.transcript
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(turn.clone());
+        lock(&self.transcript).push(turn.clone());
     }
 
     /// Speaks one turn: served from the journal if recorded, else asked of the seat's provider
     /// with retries, repaired once if unusable, journaled, and only then announced.
     pub async fn speak(&self, speech: Speech) -> Result<Turn, EngineError> {
-        let recorded = self
-            .recorded
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&speech.key);
+        let recorded = lock(&self.recorded).remove(&speech.key);
         if let Some(turn) = recorded {
             self.push(&turn);
             self.emit(turn.completed_event(true));
@@ -270,21 +294,8 @@ impl Context {
         };
         let latency_ms = started.elapsed().as_millis() as u64;
         let mut turn = Turn {
-            round: key.round,
-            phase: key.phase,
-            seat: key.seat.clone(),
-            content: String::new(),
-            moves: Vec::new(),
-            confidence: None,
-            tokens_in: 0,
-            tokens_out: 0,
-            tokens_estimated: false,
             latency_ms,
-            provider: provider.kind().to_string(),
-            model: provider.model().to_string(),
-            status: TurnStatus::Ok,
-            data: None,
-            note: None,
+            ..Turn::pending(key.clone(), provider.kind().into(), provider.model())
         };
         match outcome {
             None => {
@@ -293,7 +304,8 @@ impl Context {
             }
             Some(conversation) => conversation.fill(&mut turn),
         }
-        self.store.record_turn(&self.debate_id, &turn)?;
+        self.journal(|store| store.record_turn(&self.debate_id, &turn))
+            .await?;
         self.push(&turn);
         self.emit(turn.completed_event(false));
         Ok(turn)
@@ -336,13 +348,20 @@ impl Context {
             max_tokens: speech.max_tokens,
             temperature: self.settings.temperature,
         };
-        let stream_field = match speech.kind {
-            ReplyKind::Prose => None,
-            ReplyKind::Debater => Some(moves::PROSE_FIELD),
-            ReplyKind::Structured { stream_field, .. } => stream_field,
+        let streaming = match speech.kind {
+            ReplyKind::Prose => Streaming::Raw,
+            ReplyKind::Debater => Streaming::Field(moves::PROSE_FIELD),
+            // A structured reply with no prose field streams nothing: faces never see raw JSON.
+            ReplyKind::Structured {
+                stream_field: Some(field),
+                ..
+            } => Streaming::Field(field),
+            ReplyKind::Structured {
+                stream_field: None, ..
+            } => Streaming::Silent,
         };
         let completion = match self
-            .call(speech, provider, &request, stream_field, &mut conversation)
+            .call(speech, provider, &request, streaming, &mut conversation)
             .await
         {
             Ok(completion) => completion,
@@ -383,7 +402,7 @@ impl Context {
             }
         }
         match self
-            .call(speech, provider, &request, stream_field, &mut conversation)
+            .call(speech, provider, &request, streaming, &mut conversation)
             .await
         {
             Ok(repaired) => match self.interpret(speech, &repaired.text) {
@@ -407,7 +426,7 @@ impl Context {
         speech: &Speech,
         provider: &dyn Provider,
         request: &ChatRequest,
-        stream_field: Option<&'static str>,
+        streaming: Streaming,
         conversation: &mut Conversation,
     ) -> Result<Completion, String> {
         let key = &speech.key;
@@ -415,15 +434,19 @@ impl Context {
         loop {
             attempt += 1;
             conversation.attempts += 1;
-            let mut streamer = stream_field.map(FieldStreamer::new);
+            let mut streamer = match streaming {
+                Streaming::Field(field) => Some(FieldStreamer::new(field)),
+                Streaming::Raw | Streaming::Silent => None,
+            };
             let events = self.events.clone();
             let (seat, round, phase) = (key.seat.clone(), key.round, key.phase);
             let mut received = 0usize;
             let mut on_text = |chunk: &str| {
                 received += chunk.len();
-                let prose = match streamer.as_mut() {
-                    Some(streamer) => streamer.feed(chunk),
-                    None => chunk.to_string(),
+                let prose = match (streamer.as_mut(), streaming) {
+                    (Some(streamer), _) => streamer.feed(chunk),
+                    (None, Streaming::Raw) => chunk.to_string(),
+                    (None, _) => String::new(),
                 };
                 if !prose.is_empty() {
                     let _ = events.send(Event::TurnDelta {
@@ -494,77 +517,141 @@ impl Context {
         }
     }
 
-    /// Waits at a checkpoint (or replays the recorded answer), journaling the answer.
+    /// Waits at a between-rounds checkpoint (or replays the recorded answer).
     pub async fn checkpoint(&self, round: u32) -> Result<CheckpointOutcome, EngineError> {
-        self.ask(round, "checkpoint").await
+        self.ask(round, AskKind::Checkpoint, None).await
     }
 
     /// Asks the human the moderator's clarifying question; a guide answer is the reply.
     pub async fn clarify(&self, question: &str) -> Result<CheckpointOutcome, EngineError> {
-        if let Some(recorded) = self.recorded_answer(0, "clarification") {
-            return Ok(CheckpointOutcome::Answered(recorded));
+        if let Some(recorded) = self.recorded_answer(0, AskKind::Clarification) {
+            return Ok(recorded);
         }
         self.emit(Event::ClarificationRequested {
             question: question.to_string(),
         });
-        self.ask(0, "clarification").await
+        self.ask(0, AskKind::Clarification, None).await
     }
 
-    fn recorded_answer(&self, round: u32, kind: &str) -> Option<Control> {
+    fn recorded_answer(&self, round: u32, kind: AskKind) -> Option<CheckpointOutcome> {
         self.recorded_answers
             .iter()
             .find(|r| r.round == round && r.kind == kind)
-            .map(|r| r.control.clone())
+            .map(|r| CheckpointOutcome::Answered {
+                control: r.control.clone(),
+                by: r.answered_by.clone(),
+            })
     }
 
-    async fn ask(&self, round: u32, kind: &str) -> Result<CheckpointOutcome, EngineError> {
-        if let Some(control) = self.recorded_answer(round, kind) {
-            if kind == "checkpoint" {
-                self.emit(Event::CheckpointAnswered {
-                    round,
-                    decision: control.decision().to_string(),
-                    guidance: control.guidance().map(str::to_string),
-                });
+    /// Asks the person `kind` after `round` (or replays the recorded answer), journaling the
+    /// answer with who gave it. An answer that does not fit the question is refused with a
+    /// notice and the question stays open.
+    pub async fn ask(
+        &self,
+        round: u32,
+        kind: AskKind,
+        detail: Option<String>,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        if let Some(recorded) = self.recorded_answer(round, kind) {
+            if let CheckpointOutcome::Answered { control, .. } = &recorded
+                && kind != AskKind::Clarification
+            {
+                self.emit(answered(round, kind, control));
             }
-            return Ok(CheckpointOutcome::Answered(control));
+            return Ok(recorded);
         }
         if !self.settings.checkpoints {
-            return Ok(CheckpointOutcome::Answered(Control::Continue));
+            return Ok(CheckpointOutcome::Unasked);
         }
-        if kind == "checkpoint" {
+        if kind != AskKind::Clarification {
             self.emit(Event::Checkpoint {
                 round,
                 timeout_seconds: self.settings.checkpoint_timeout.as_secs(),
+                kind,
+                detail,
             });
         }
         let mut controls = self.controls.lock().await;
-        let answer =
-            match tokio::time::timeout(self.settings.checkpoint_timeout, controls.recv()).await {
+        let deadline = tokio::time::Instant::now() + self.settings.checkpoint_timeout;
+        let answer = loop {
+            match tokio::time::timeout_at(deadline, controls.recv()).await {
                 Err(_) => return Ok(CheckpointOutcome::TimedOut),
-                Ok(Some(control)) => control,
+                Ok(Some(control)) if kind.accepts(&control) => break control,
+                Ok(Some(control)) => self.emit(Event::Notice {
+                    message: format!(
+                        "`{}` does not answer this question; answer with {}",
+                        control.answer(),
+                        kind.answers()
+                            .iter()
+                            .map(|a| a.usage())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }),
                 Ok(None) => {
+                    let fallback = kind.default_answer();
                     self.emit(Event::Notice {
-                        message: "no more checkpoint answers can arrive; continuing".into(),
+                        message: format!(
+                            "no more answers can arrive; taking `{}`",
+                            fallback.answer()
+                        ),
                     });
-                    Control::Continue
+                    break fallback;
                 }
-            };
-        self.store
-            .record_checkpoint(&self.debate_id, round, kind, &answer)?;
-        if kind == "checkpoint" {
-            self.emit(Event::CheckpointAnswered {
-                round,
-                decision: answer.decision().to_string(),
-                guidance: answer.guidance().map(str::to_string),
-            });
+            }
+        };
+        let by = self.answerer.clone();
+        self.journal(|store| store.record_checkpoint(&self.debate_id, round, kind, &answer, &by))
+            .await?;
+        if kind != AskKind::Clarification {
+            self.emit(answered(round, kind, &answer));
         }
-        Ok(CheckpointOutcome::Answered(answer))
+        Ok(CheckpointOutcome::Answered {
+            control: answer,
+            by,
+        })
     }
+}
 
-    /// Whether this debate is a moderator-only turn key (used by protocols for clarity).
-    pub fn moderator_key(round: u32, phase: Phase) -> TurnKey {
-        TurnKey::new(round, phase, MODERATOR)
+fn answered(round: u32, kind: AskKind, control: &Control) -> Event {
+    Event::CheckpointAnswered {
+        round,
+        decision: control.answer(),
+        guidance: control.guidance().map(str::to_string),
+        kind,
     }
+}
+
+/// Where the debate stands once `event` has happened, for the ones that move it.
+fn stage_of(event: &Event) -> Option<Stage> {
+    match event {
+        Event::TurnStarted {
+            phase: Phase::Analysis,
+            ..
+        } => Some(Stage::Analysing),
+        Event::RoundStarted { round, .. } => Some(Stage::Round { round: *round }),
+        Event::ClarificationRequested { .. } => Some(Stage::Asking {
+            kind: AskKind::Clarification,
+            round: 0,
+        }),
+        Event::Checkpoint { round, kind, .. } => Some(Stage::Asking {
+            kind: *kind,
+            round: *round,
+        }),
+        Event::TurnStarted { phase, .. } if phase.is_closing() => Some(Stage::Synthesising),
+        _ => None,
+    }
+}
+
+/// How a reply's text reaches the faces while it streams.
+#[derive(Clone, Copy)]
+enum Streaming {
+    /// Prose as it comes.
+    Raw,
+    /// Only this JSON field's prose.
+    Field(&'static str),
+    /// Nothing until the turn is done.
+    Silent,
 }
 
 fn describe_failure(provider: &dyn Provider, error: &LlmError) -> String {

@@ -1,7 +1,85 @@
 //! Per-seat guardrails: the token budget of a round and repetition of the previous round.
 
 use crate::argue::repetition_ratio;
-use crate::config::TokenBudget;
+
+/// Per-seat, per-round token limit; `0` or `"unlimited"` disables it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenBudget {
+    Unlimited,
+    Limited(u32),
+}
+
+/// A token budget that cannot be used, and what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BudgetError {
+    #[error(
+        "a token budget of {0} is too small to argue in; use at least 100, or 0 / \"unlimited\""
+    )]
+    TooSmall(u32),
+    #[error("{0:?} is not a token budget: use a number of tokens, or 0 / \"unlimited\"")]
+    NotANumber(String),
+}
+
+impl TokenBudget {
+    pub fn parse(text: &str) -> Result<TokenBudget, BudgetError> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("unlimited") {
+            return Ok(TokenBudget::Unlimited);
+        }
+        match text.parse::<u32>() {
+            Ok(0) => Ok(TokenBudget::Unlimited),
+            Ok(n) if n < 100 => Err(BudgetError::TooSmall(n)),
+            Ok(n) => Ok(TokenBudget::Limited(n)),
+            Err(_) => Err(BudgetError::NotANumber(text.to_string())),
+        }
+    }
+
+    pub fn limit(self) -> Option<u32> {
+        match self {
+            TokenBudget::Unlimited => None,
+            TokenBudget::Limited(n) => Some(n),
+        }
+    }
+}
+
+impl std::fmt::Display for TokenBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenBudget::Unlimited => f.write_str("unlimited"),
+            TokenBudget::Limited(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl serde::Serialize for TokenBudget {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TokenBudget::Unlimited => serializer.serialize_str("unlimited"),
+            TokenBudget::Limited(n) => serializer.serialize_u32(*n),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TokenBudget {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(i64),
+            Text(String),
+        }
+        let text = match <Raw as serde::Deserialize>::deserialize(deserializer)? {
+            Raw::Number(n) if n < 0 => {
+                return Err(serde::de::Error::custom(
+                    "a token budget cannot be negative; use 0 or \"unlimited\" to disable it",
+                ));
+            }
+            Raw::Number(n) => n.to_string(),
+            Raw::Text(text) => text,
+        };
+        TokenBudget::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
 
 /// Above this share of repeated trigrams an argument is flagged as repetition.
 pub const REPETITION_THRESHOLD: f64 = 0.6;

@@ -8,5 +8,17 @@ pub mod moves;
 
 pub use context::{
     CheckpointOutcome, Context, EngineError, EngineSettings, Replay, ReplyKind, Seating, Speech,
-    Validator,
+    Validator, Wiring,
 };
+
+use std::time::Duration;
+
+/// The longest any time limit may be: a year. Longer ones are refused where they are typed
+/// (flags, config) and capped where they are used (older stored settings), so no deadline can
+/// overflow the clock.
+pub const LONGEST_WAIT_SECONDS: u64 = 365 * 24 * 60 * 60;
+
+/// A time limit of `seconds`, between one second and `LONGEST_WAIT_SECONDS`.
+pub fn wait(seconds: u64) -> Duration {
+    Duration::from_secs(seconds.clamp(1, LONGEST_WAIT_SECONDS))
+}

@@ -251,8 +251,8 @@ impl AnthropicProvider {
 }
 
 impl Provider for AnthropicProvider {
-    fn kind(&self) -> &str {
-        "anthropic"
+    fn kind(&self) -> super::ProviderKind {
+        super::ProviderKind::Anthropic
     }
 
     fn model(&self) -> &str {

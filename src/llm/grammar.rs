@@ -693,8 +693,13 @@ fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::schema_check::validate;
     use serde_json::json;
+
+    /// Whether `value` is valid under `schema`, by the JSON Schema spec.
+    fn validate(value: &Value, schema: &Value) -> Result<(), String> {
+        let validator = jsonschema::validator_for(schema).map_err(|e| e.to_string())?;
+        validator.validate(value).map_err(|e| e.to_string())
+    }
 
     fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

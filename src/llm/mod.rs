@@ -4,19 +4,19 @@
 pub mod anthropic;
 pub mod capability;
 pub mod grammar;
-#[cfg(feature = "local")]
+pub mod http;
 pub mod local;
 pub mod openai;
 pub mod provider;
 pub mod retry;
-pub mod schema_check;
 pub mod scripted;
 pub mod sse;
 pub mod structured;
 
 pub use capability::{Capabilities, CapabilityCache, StructuredMode};
+pub use http::{HttpSetupError, http_client};
 pub use provider::{
-    ChatMessage, ChatRequest, Completion, FinishReason, LlmError, Provider, ReplyFormat,
-    RequestLabel, Usage, estimate_tokens,
+    ChatMessage, ChatRequest, Completion, FinishReason, LlmError, Provider, ProviderKind,
+    ReplyFormat, RequestLabel, Usage, estimate_tokens,
 };
 pub use retry::RetryPolicy;

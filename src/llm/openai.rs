@@ -348,8 +348,8 @@ impl OpenAiProvider {
 }
 
 impl Provider for OpenAiProvider {
-    fn kind(&self) -> &str {
-        "openai"
+    fn kind(&self) -> super::ProviderKind {
+        super::ProviderKind::Openai
     }
 
     fn model(&self) -> &str {

@@ -2,7 +2,33 @@
 
 use crate::debate::Phase;
 use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
+
+/// Which wire protocol (or engine) a provider speaks; the string is what the journal stores.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::IntoStaticStr,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ProviderKind {
+    /// OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
+    Openai,
+    Anthropic,
+    /// Replies replayed from a script file.
+    Scripted,
+    /// The embedded llama.cpp model (a GGUF file).
+    Local,
+}
 
 /// A chat message after the system prompt.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,13 +185,17 @@ pub type TextSink<'a> = &'a mut (dyn FnMut(&str) + Send);
 
 /// A streaming chat model.
 pub trait Provider: Send + Sync {
-    /// The provider kind: "openai", "anthropic", "scripted".
-    fn kind(&self) -> &str;
+    fn kind(&self) -> ProviderKind;
     fn model(&self) -> &str;
     /// Where requests go, for error messages.
     fn endpoint(&self) -> String;
     /// What to tell a user who cannot reach this provider.
     fn configure_hint(&self) -> String;
+    /// Something every record this provider argues should say about it (a demonstration
+    /// model, say), or None.
+    fn caveat(&self) -> Option<&'static str> {
+        None
+    }
     /// Whether requests wait their turn for one engine (an in-process model) instead of
     /// running side by side; the engine then gives a round time per seat, not per phase.
     fn answers_one_at_a_time(&self) -> bool {

@@ -44,6 +44,25 @@ fn default_chunk() -> usize {
     24
 }
 
+/// A script file that cannot be used, with where it is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("cannot read the script {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: the script is not valid: {source}")]
+    Invalid {
+        path: String,
+        line: usize,
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 pub struct ScriptedProvider {
     path: String,
     model: String,
@@ -54,17 +73,18 @@ pub struct ScriptedProvider {
 }
 
 impl ScriptedProvider {
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read the script {}: {e}", path.display()))?;
-        let script: Script = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{}:{}:{}: the script is not valid: {e}",
-                path.display(),
-                e.line(),
-                e.column()
-            )
+    pub fn load(path: &Path) -> Result<Self, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+            path: path.display().to_string(),
+            source,
         })?;
+        let script: Script =
+            serde_json::from_str(&text).map_err(|source| ScriptError::Invalid {
+                path: path.display().to_string(),
+                line: source.line(),
+                column: source.column(),
+                source,
+            })?;
         let count = script.replies.len();
         Ok(ScriptedProvider {
             path: path.display().to_string(),
@@ -136,8 +156,8 @@ impl ScriptedProvider {
 }
 
 impl Provider for ScriptedProvider {
-    fn kind(&self) -> &str {
-        "scripted"
+    fn kind(&self) -> super::ProviderKind {
+        super::ProviderKind::Scripted
     }
 
     fn model(&self) -> &str {

@@ -5,15 +5,14 @@
 use super::analysis::{self, Analysis};
 use super::moderator::{self, ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
 use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
-use super::verdict;
+use super::verdict::{self, Evaluation, RoundFacts};
 use crate::argue::{argument_graph, commitment_stores};
 use crate::catalog::{self, Perspective};
-use crate::config::TokenBudget;
 use crate::debate::{
-    Control, Convergence, ConvergenceSignal, Event, FlagKind, MODERATOR, Phase, Seat, Synthesis,
-    Turn, TurnKey, TurnStatus,
+    Approval, ApprovalStatus, AskKind, Assessment, Control, Convergence, ConvergenceSignal,
+    Decision, Event, FlagKind, MODERATOR, Phase, Seat, Synthesis, Turn, TurnKey, TurnStatus,
 };
-use crate::engine::guardrails::{self, Allowance, RoundBudget};
+use crate::engine::guardrails::{self, Allowance, RoundBudget, TokenBudget};
 use crate::engine::moves::debater_schema;
 use crate::engine::{CheckpointOutcome, Context, EngineError, ReplyKind, Speech};
 use crate::llm::Provider;
@@ -71,17 +70,8 @@ impl SeatState {
     }
 }
 
-/// The moderator's judgement after a round, validated or derived.
-struct Evaluation {
-    summary: String,
-    assessment: String,
-    decision: String,
-    agreement: bool,
-    leader: Option<String>,
-    off_topic: Vec<String>,
-    clarification: Option<String>,
-    reason: String,
-}
+/// The most rounds a debate may run, even when the person keeps asking for one more.
+const ROUND_CEILING: u32 = 20;
 
 pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, EngineError> {
     let started = Instant::now();
@@ -129,17 +119,20 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
     {
         match ctx.clarify(clarifying).await? {
             CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
-            CheckpointOutcome::Answered(Control::End) => return Ok(Ending::Cancelled),
-            CheckpointOutcome::Answered(Control::Guide(answer)) => {
-                clarified_question = format!("{question}\n(Clarified by the asker: {answer})");
-            }
-            CheckpointOutcome::Answered(Control::Continue) => {}
+            CheckpointOutcome::Answered { control, .. } => match control {
+                Control::End => return Ok(Ending::Cancelled),
+                Control::Guide(answer) => {
+                    clarified_question = format!("{question}\n(Clarified by the asker: {answer})");
+                }
+                _ => {}
+            },
+            CheckpointOutcome::Unasked => {}
         }
     }
 
     // 3. Perspective assignment.
     let mut seats =
-        assign_seats(settings, &analysis, &clarified_question).map_err(EngineError::Provider)?;
+        assign_seats(settings, &analysis, &clarified_question).map_err(EngineError::Setup)?;
     for seat in &mut seats {
         if let Some(provider) = settings.perspective_providers.get(&seat.perspective) {
             seat.provider = Some(provider.kind().to_string());
@@ -147,7 +140,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             ctx.seat_on(seat, provider.clone());
         }
     }
-    ctx.store().set_seats(&ctx.debate_id, &seats)?;
+    ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
+        .await?;
     let default_provider = ctx.seat_provider(MODERATOR);
     ctx.emit(Event::DebateStarted {
         id: ctx.debate_id.clone(),
@@ -157,6 +151,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
         max_rounds: settings.max_rounds,
         provider: default_provider.kind().to_string(),
         model: default_provider.model().to_string(),
+        caveat: default_provider.caveat().map(str::to_string),
     });
     let mut states: Vec<SeatState> = seats
         .iter()
@@ -180,8 +175,13 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
     let mut signal = ConvergenceSignal::None;
     let mut rounds_run = 0;
     let mut notes: Vec<String> = Vec::new();
+    // The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
+    let mut max_rounds = settings.max_rounds;
 
-    for round in 1..=settings.max_rounds {
+    for round in 1..=ROUND_CEILING {
+        if round > max_rounds {
+            break;
+        }
         if Instant::now() >= total_deadline {
             signal = ConvergenceSignal::TimeLimit;
             notes.push(format!(
@@ -200,8 +200,13 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             break;
         }
         rounds_run = round;
-        ctx.emit(Event::RoundStarted { round });
-        let round_time = settings.round_timeout * ctx.queued_turn_slots(&active);
+        ctx.emit(Event::RoundStarted {
+            round,
+            limit: (max_rounds != settings.max_rounds).then_some(max_rounds),
+        });
+        let round_time = settings
+            .round_timeout
+            .saturating_mul(ctx.queued_turn_slots(&active));
         let deadline = (Instant::now() + round_time).min(total_deadline);
 
         // 4a. The moderator poses the question or summarises the last round.
@@ -210,7 +215,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             constraints: &analysis.constraints,
             seats: &active,
             round,
-            max_rounds: settings.max_rounds,
+            max_rounds,
             previous_summary: summaries.last().map(|(_, s)| s.as_str()),
             guidance: latest_guidance.as_deref(),
             clarification: clarification.as_deref(),
@@ -257,7 +262,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         seat,
                         seats: &active,
                         round,
-                        max_rounds: settings.max_rounds,
+                        max_rounds,
                         pose: &pose,
                         guidance: &guidance,
                         previous_position: state.and_then(|s| s.last_position.as_deref()),
@@ -312,7 +317,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                             budgets[&seat.id].spent(),
                             settings.token_budget
                         ),
-                    })?;
+                    })
+                    .await?;
                     continue;
                 }
             };
@@ -329,7 +335,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         seat,
                         seats: &active,
                         round,
-                        max_rounds: settings.max_rounds,
+                        max_rounds,
                         pose: &pose,
                         guidance: &guidance,
                         previous_position: state.and_then(|s| s.last_position.as_deref()),
@@ -376,7 +382,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Dropped,
                         detail,
-                    })?;
+                    })
+                    .await?;
                 }
             } else {
                 state.consecutive_failures = 0;
@@ -399,7 +406,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Repetition,
                         detail,
-                    })?;
+                    })
+                    .await?;
                 }
                 state.last_argument = Some(argument.content.clone());
             }
@@ -440,7 +448,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                     question: &clarified_question,
                     seats: &active,
                     round,
-                    max_rounds: settings.max_rounds,
+                    max_rounds,
                     turns: &round_turns,
                     signals: &signals,
                 }),
@@ -454,14 +462,12 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 deadline: Some(deadline.max(Instant::now() + Duration::from_secs(5))),
             })
             .await?;
-        let evaluation = match evaluation_turn
+        let evaluation = evaluation_turn
             .data
             .as_ref()
             .filter(|_| evaluation_turn.status == TurnStatus::Ok)
-        {
-            Some(data) => evaluation_from(data),
-            None => derived_evaluation(&round_turns, &active, repeated),
-        };
+            .and_then(|data| serde_json::from_value::<Evaluation>(data.clone()).ok())
+            .unwrap_or_else(|| derived_evaluation(&round_turns, &active, repeated));
         summaries.push((round, evaluation.summary.clone()));
 
         // Off-topic seats are redirected once, then muted.
@@ -480,7 +486,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Muted,
                         detail: "off the question twice; muted".into(),
-                    })?;
+                    })
+                    .await?;
                 } else {
                     redirect.push(state.seat.clone());
                     ctx.annotate(Event::Flag {
@@ -488,53 +495,103 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         seat: state.seat.id.clone(),
                         kind: FlagKind::OffTopic,
                         detail: "off the question; the moderator will redirect it".into(),
-                    })?;
+                    })
+                    .await?;
                 }
             } else {
                 state.off_topic_strikes = 0;
             }
         }
 
-        let (decision, round_signal) = verdict::judge(
-            round,
-            settings.max_rounds,
-            &evaluation.assessment,
-            &evaluation.decision,
-            evaluation.agreement,
-            evaluation.leader.as_deref(),
-            repeated > 0 && repeated >= active_after.len(),
-            states.iter().filter(|s| s.active()).count(),
+        let active_ids: Vec<String> = active_after.iter().map(|s| s.id.clone()).collect();
+        let judgement = verdict::judge(
+            &evaluation,
+            &RoundFacts {
+                round,
+                max_rounds,
+                active: &active_ids,
+                repeating: repeated,
+                turns: &all_turns,
+            },
         );
-        clarification = (decision == "clarify")
+        if let Some(reason) = &judgement.overruled {
+            ctx.annotate(Event::Flag {
+                round,
+                seat: MODERATOR.into(),
+                kind: FlagKind::Unsupported,
+                detail: format!("{reason}; the debate goes on"),
+            })
+            .await?;
+        }
+        clarification = (judgement.decision == Decision::Clarify)
             .then(|| evaluation.clarification.clone())
             .flatten();
         ctx.annotate(Event::RoundCompleted {
             round,
             convergence: Convergence {
-                assessment: evaluation.assessment.clone(),
-                decision: decision.to_string(),
-                signal: round_signal,
+                assessment: evaluation.assessment,
+                decision: judgement.decision,
+                signal: judgement.signal,
                 reason: evaluation.reason.clone(),
+                overruled: judgement.overruled.clone(),
             },
             summary: evaluation.summary.clone(),
-        })?;
-        if decision == "conclude" {
-            signal = round_signal;
-            break;
-        }
+        })
+        .await?;
 
-        // 4f. The human checkpoint.
+        // 4f. The person's say: approve a conclusion (or overrule it), or steer the next round.
+        if judgement.decision == Decision::Conclude {
+            let detail = format!(
+                "The debate would end here: {}.",
+                judgement.signal.describe()
+            );
+            match ctx.ask(round, AskKind::Conclusion, Some(detail)).await? {
+                CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+                CheckpointOutcome::Unasked => {
+                    signal = judgement.signal;
+                    break;
+                }
+                CheckpointOutcome::Answered { control, .. } => match control {
+                    Control::Continue | Control::Guide(_) if round < ROUND_CEILING => {
+                        if let Control::Guide(text) = &control {
+                            guidance.push(text.clone());
+                        }
+                        latest_guidance = control.guidance().map(str::to_string);
+                        if round >= max_rounds {
+                            max_rounds = round + 1;
+                            notes.push(format!(
+                                "The person asked for round {max_rounds}, beyond the limit of {}.",
+                                settings.max_rounds
+                            ));
+                        }
+                    }
+                    _ => {
+                        signal = judgement.signal;
+                        break;
+                    }
+                },
+            }
+            continue;
+        }
         match ctx.checkpoint(round).await? {
             CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
-            CheckpointOutcome::Answered(Control::End) => {
+            CheckpointOutcome::Answered {
+                control: Control::End,
+                ..
+            } => {
                 signal = ConvergenceSignal::HumanEnded;
                 break;
             }
-            CheckpointOutcome::Answered(Control::Guide(text)) => {
+            CheckpointOutcome::Answered {
+                control: Control::Guide(text),
+                ..
+            } => {
                 guidance.push(text.clone());
                 latest_guidance = Some(text);
             }
-            CheckpointOutcome::Answered(Control::Continue) => latest_guidance = None,
+            CheckpointOutcome::Answered { .. } | CheckpointOutcome::Unasked => {
+                latest_guidance = None
+            }
         }
     }
     if signal == ConvergenceSignal::None {
@@ -570,7 +627,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 graph: &graph,
                 positions: &positions,
                 concessions: &concessions,
-                ending: verdict::describe_signal(signal),
+                ending: signal.describe(),
             }),
             kind: ReplyKind::Structured {
                 validator: moderator::validate_synthesis,
@@ -597,29 +654,127 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             ));
         }
     }
-    if crate::models::is_demonstration_model(default_provider.model()) {
-        notes.push(crate::models::DEMONSTRATION_NOTE.into());
+    if let Some(caveat) = default_provider.caveat() {
+        notes.push(caveat.into());
     }
-    let synthesis = verdict::build_synthesis(verdict::SynthesisParts {
-        debate_id: &ctx.debate_id,
-        question: &question,
-        seats: &seats,
-        rounds: rounds_run,
-        data: synthesis_turn
-            .data
-            .as_ref()
-            .filter(|_| synthesis_turn.status == TurnStatus::Ok),
-        graph: &graph,
-        stores: &stores,
-        signal,
-        positions: &positions,
-        notes,
-        provider: &format!("{} / {}", default_provider.kind(), default_provider.model()),
-    });
+    let provider = format!("{} / {}", default_provider.kind(), default_provider.model());
+    let build = |turn: &Turn, notes: Vec<String>| {
+        verdict::build_synthesis(verdict::SynthesisParts {
+            debate_id: &ctx.debate_id,
+            question: &question,
+            seats: &seats,
+            rounds: rounds_run,
+            data: turn.data.as_ref().filter(|_| turn.status == TurnStatus::Ok),
+            turns: &turns,
+            graph: &graph,
+            stores: &stores,
+            signal,
+            positions: &positions,
+            notes,
+            provider: &provider,
+        })
+    };
+    let mut synthesis = build(&synthesis_turn, notes.clone());
+
+    // 6. The person approves the synthesis, or asks for one revision of it.
+    let approval = match present(ctx, rounds_run, AskKind::Approval, &synthesis).await? {
+        CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+        CheckpointOutcome::Unasked => Approval {
+            status: ApprovalStatus::Unapproved,
+            by: "nobody".into(),
+            note: Some("nobody was asked to approve it (checkpoints were off)".into()),
+        },
+        CheckpointOutcome::Answered {
+            control: Control::Accept,
+            by,
+        } => Approval {
+            status: ApprovalStatus::Approved,
+            by,
+            note: None,
+        },
+        CheckpointOutcome::Answered {
+            control: Control::Revise(request),
+            by,
+        } => {
+            let schema = moderator::synthesis_schema();
+            let revision = ctx
+                .speak(Speech {
+                    key: TurnKey::new(rounds_run, Phase::Revision, MODERATOR),
+                    perspective: None,
+                    system: format!(
+                        "{}\n\n{}",
+                        prompts::moderator_system(),
+                        prompts::json_instructions(SYNTHESIS_SCHEMA, &schema)
+                    ),
+                    prompt: prompts::revision_prompt(&synthesis.to_markdown(), &request),
+                    kind: ReplyKind::Structured {
+                        validator: moderator::validate_synthesis,
+                        stream_field: Some("recommendation"),
+                    },
+                    schema_name: SYNTHESIS_SCHEMA,
+                    schema: Some(schema),
+                    max_tokens: Some(2000),
+                    deadline: Some(Instant::now() + settings.round_timeout),
+                })
+                .await?;
+            if revision.status == TurnStatus::Ok {
+                synthesis = build(&revision, notes.clone());
+            } else {
+                synthesis.notes.push(
+                    "The moderator's revision was unusable; this is its first synthesis.".into(),
+                );
+            }
+            match present(ctx, rounds_run, AskKind::RevisedApproval, &synthesis).await? {
+                CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+                CheckpointOutcome::Answered {
+                    control: Control::Accept,
+                    ..
+                } => Approval {
+                    status: ApprovalStatus::Revised,
+                    by,
+                    note: Some(request),
+                },
+                CheckpointOutcome::Answered { by: approver, .. } => Approval {
+                    status: ApprovalStatus::Unapproved,
+                    note: Some(format!(
+                        "{by} asked for a revision (“{request}”) and {approver} left it unapproved"
+                    )),
+                    by: approver,
+                },
+                CheckpointOutcome::Unasked => Approval {
+                    status: ApprovalStatus::Unapproved,
+                    note: Some(format!("{by} asked for a revision (“{request}”)")),
+                    by,
+                },
+            }
+        }
+        CheckpointOutcome::Answered { by, .. } => Approval {
+            status: ApprovalStatus::Unapproved,
+            note: Some(format!("left unapproved by {by}")),
+            by,
+        },
+    };
+    synthesis.approval = Some(approval);
     Ok(Ending::Concluded {
         synthesis: Box::new(synthesis),
         signal,
     })
+}
+
+/// Shows the synthesis as a draft and asks the person about it.
+async fn present(
+    ctx: &Context,
+    round: u32,
+    kind: AskKind,
+    synthesis: &Synthesis,
+) -> Result<CheckpointOutcome, EngineError> {
+    ctx.emit(Event::Synthesis {
+        markdown: synthesis.to_markdown(),
+        confidence: synthesis.confidence,
+        path: None,
+        draft: true,
+    });
+    ctx.ask(round, kind, None).await
 }
 
 fn states_seats(states: &[SeatState]) -> Vec<Seat> {
@@ -699,34 +854,6 @@ fn assign_seats(
         .collect())
 }
 
-fn evaluation_from(data: &Value) -> Evaluation {
-    let text = |key: &str| {
-        data.get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    Evaluation {
-        summary: text("summary"),
-        assessment: text("assessment"),
-        decision: text("decision"),
-        agreement: data
-            .get("agreement")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        leader: data
-            .get("leader")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        off_topic: moderator::string_list(data.get("off_topic"), 4),
-        clarification: data
-            .get("clarification")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        reason: text("reason"),
-    }
-}
-
 /// The evaluation when the moderator's reply is unusable: from the moves alone.
 fn derived_evaluation(turns: &[Turn], seats: &[Seat], repeated: usize) -> Evaluation {
     let concessions = turns
@@ -735,11 +862,11 @@ fn derived_evaluation(turns: &[Turn], seats: &[Seat], repeated: usize) -> Evalua
         .filter(|m| m.act == crate::debate::Act::Concede)
         .count();
     let assessment = if repeated > 0 && repeated >= seats.len() {
-        "stagnating"
+        Assessment::Stagnating
     } else if concessions > 0 {
-        "converging"
+        Assessment::Converging
     } else {
-        "new_ground"
+        Assessment::NewGround
     };
     let summary = seats
         .iter()
@@ -762,8 +889,8 @@ fn derived_evaluation(turns: &[Turn], seats: &[Seat], repeated: usize) -> Evalua
         .join(" · ");
     Evaluation {
         summary,
-        assessment: assessment.into(),
-        decision: "continue".into(),
+        assessment,
+        decision: Decision::Continue,
         agreement: false,
         leader: None,
         off_topic: Vec::new(),

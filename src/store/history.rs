@@ -1,7 +1,9 @@
 //! Browsing the journal: newest-first listing, full-text search, deletion.
 
+use super::lease::Lease;
 use super::{Store, StoreError};
-use rusqlite::params;
+use crate::debate::{DebateStatus, Stage};
+use rusqlite::{Row, params};
 use serde::Serialize;
 
 /// One line of history.
@@ -10,11 +12,26 @@ pub struct DebateSummary {
     pub id: String,
     pub question: String,
     pub protocol: String,
-    pub status: String,
+    /// As it reads now: a `running` debate no live process holds is `interrupted`.
+    pub status: DebateStatus,
     pub confidence: Option<String>,
     pub created_at: String,
     pub updated_at: String,
     pub rounds: u32,
+    /// Where it stands or stopped, when moot recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
+}
+
+/// The status a debate row reads as, from its `status` and lease columns at `first`.
+fn status_at(row: &Row<'_>, first: usize) -> rusqlite::Result<DebateStatus> {
+    let stored: String = row.get(first)?;
+    let lease = Lease {
+        pid: row.get(first + 1)?,
+        host: row.get(first + 2)?,
+        at: row.get(first + 3)?,
+    };
+    Ok(lease.status(DebateStatus::parse(&stored).unwrap_or(DebateStatus::Failed)))
 }
 
 /// A search match: which debate, where in it, and the matching passage.
@@ -25,7 +42,7 @@ pub struct SearchHit {
     /// question | turn | guidance | synthesis
     pub kind: String,
     pub snippet: String,
-    pub status: String,
+    pub status: DebateStatus,
     pub protocol: String,
     pub confidence: Option<String>,
     pub created_at: String,
@@ -34,25 +51,30 @@ pub struct SearchHit {
 impl Store {
     /// Debates, newest first.
     pub fn list(&self, limit: usize) -> Result<Vec<DebateSummary>, StoreError> {
-        let connection = self.lock();
-        let mut statement = connection.prepare_cached(
-            "SELECT d.id, d.question, d.protocol, d.status, d.confidence, d.created_at, d.updated_at,
-                    COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0)
-             FROM debates d ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?1",
-        )?;
-        let rows = statement.query_map(params![limit as i64], |row| {
-            Ok(DebateSummary {
-                id: row.get(0)?,
-                question: row.get(1)?,
-                protocol: row.get(2)?,
-                status: row.get(3)?,
-                confidence: row.get(4)?,
-                created_at: row.get(5)?,
-                updated_at: row.get(6)?,
-                rounds: row.get(7)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, d.lease_at,
+                        d.confidence, d.created_at, d.updated_at,
+                        COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
+                        d.stage
+                 FROM debates d ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?1",
+            )?;
+            let rows = statement.query_map(params![limit as i64], |row| {
+                let stage: Option<String> = row.get(11)?;
+                Ok(DebateSummary {
+                    id: row.get(0)?,
+                    question: row.get(1)?,
+                    protocol: row.get(2)?,
+                    status: status_at(row, 3)?,
+                    confidence: row.get(7)?,
+                    created_at: row.get(8)?,
+                    updated_at: row.get(9)?,
+                    rounds: row.get(10)?,
+                    stage: stage.and_then(|s| serde_json::from_str(&s).ok()),
+                })
+            })?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
     }
 
     /// Full-text search over questions, turns, guidance and syntheses. Every word must match;
@@ -61,10 +83,10 @@ impl Store {
         let Some(query) = fts_query(text) else {
             return Ok(Vec::new());
         };
-        let connection = self.lock();
+        self.with(|connection| {
         let mut statement = connection.prepare_cached(
             "SELECT s.debate_id, d.question, s.kind, snippet(search_index, 0, '[', ']', '…', 12),
-                    d.status, d.protocol, d.confidence, d.created_at
+                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.protocol, d.confidence, d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE search_index MATCH ?1
              ORDER BY rank LIMIT ?2",
@@ -75,10 +97,10 @@ impl Store {
                 question: row.get(1)?,
                 kind: row.get(2)?,
                 snippet: row.get(3)?,
-                status: row.get(4)?,
-                protocol: row.get(5)?,
-                confidence: row.get(6)?,
-                created_at: row.get(7)?,
+                status: status_at(row, 4)?,
+                protocol: row.get(8)?,
+                confidence: row.get(9)?,
+                created_at: row.get(10)?,
             })
         })?;
         // One hit per debate: its best-ranked passage.
@@ -93,18 +115,20 @@ impl Store {
             }
         }
         Ok(hits)
+        })
     }
 
     pub fn delete(&self, id: &str) -> Result<(), StoreError> {
-        let connection = self.lock();
-        let tx = connection.unchecked_transaction()?;
-        tx.execute("DELETE FROM search_index WHERE debate_id = ?1", params![id])?;
-        let removed = tx.execute("DELETE FROM debates WHERE id = ?1", params![id])?;
-        tx.commit()?;
-        if removed == 0 {
-            return Err(StoreError::NotFound(id.to_string()));
-        }
-        Ok(())
+        self.with(|connection| {
+            let tx = connection.unchecked_transaction()?;
+            tx.execute("DELETE FROM search_index WHERE debate_id = ?1", params![id])?;
+            let removed = tx.execute("DELETE FROM debates WHERE id = ?1", params![id])?;
+            tx.commit()?;
+            if removed == 0 {
+                return Err(StoreError::NotFound(id.to_string()));
+            }
+            Ok(())
+        })
     }
 }
 

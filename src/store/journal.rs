@@ -1,20 +1,24 @@
 //! Writing and reading one debate's records: the debate row, turns, checkpoint answers,
 //! the synthesis, and learned endpoint capabilities.
 
+use super::lease::Lease;
 use super::{Store, StoreError};
 use crate::debate::{
-    Control, Debate, DebateStatus, Event, Phase, Protocol, Seat, Turn, TurnStatus, now_rfc3339,
+    Answer, AskKind, Confidence, Control, Debate, DebateStatus, Event, Phase, Protocol, Seat,
+    Stage, Turn, TurnStatus, now_rfc3339,
 };
 use crate::llm::Capabilities;
-use rusqlite::{OptionalExtension, Row, params};
+use crate::sanitize;
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
-/// A stored checkpoint (or clarification) answer.
+/// A stored answer to something the person was asked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckpointRecord {
     pub round: u32,
-    /// "checkpoint" or "clarification".
-    pub kind: String,
+    pub kind: AskKind,
     pub control: Control,
+    /// Who answered ("alice at the workbench"); empty for answers stored before moot kept it.
+    pub answered_by: String,
 }
 
 /// A stored synthesis with where it was written.
@@ -22,9 +26,18 @@ pub struct CheckpointRecord {
 pub struct StoredSynthesis {
     pub markdown: String,
     pub data: serde_json::Value,
-    pub confidence: String,
+    pub confidence: Confidence,
     pub path: Option<String>,
     pub follow_up_path: Option<String>,
+}
+
+/// Adds searchable text, free of escapes so that a printed snippet never carries one.
+fn index(connection: &Connection, id: &str, kind: &str, body: &str) -> rusqlite::Result<()> {
+    connection.execute(
+        "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, ?3)",
+        params![sanitize::clean(body), id, kind],
+    )?;
+    Ok(())
 }
 
 fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
@@ -33,7 +46,7 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 
 impl Store {
     pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
-        let connection = self.lock();
+        self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
         tx.execute(
             "INSERT INTO debates (id, question, protocol, status, config, seats, created_at, updated_at)
@@ -49,12 +62,10 @@ impl Store {
                 debate.updated_at,
             ],
         )?;
-        tx.execute(
-            "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'question')",
-            params![debate.question, debate.id],
-        )?;
+        index(&tx, &debate.id, "question", &debate.question)?;
         tx.commit()?;
         Ok(())
+        })
     }
 
     pub fn set_status(
@@ -69,33 +80,50 @@ impl Store {
             DebateStatus::Completed | DebateStatus::Failed | DebateStatus::Cancelled
         )
         .then_some(now.as_str());
-        self.lock().execute(
-            "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5 WHERE id = ?1",
-            params![id, status.as_str(), now, finished, error],
-        )?;
-        Ok(())
+        self.with(|connection| {
+            connection.execute(
+                "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5 WHERE id = ?1",
+                params![id, status.as_str(), now, finished, error],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Records where the debate stands (for `moot list`).
+    pub fn set_stage(&self, id: &str, stage: Stage) -> Result<(), StoreError> {
+        self.with(|connection| {
+            connection.execute(
+                "UPDATE debates SET stage = ?2 WHERE id = ?1",
+                params![id, json(&stage)?],
+            )?;
+            Ok(())
+        })
     }
 
     /// Replaces the stored settings snapshot (a resume on another provider).
     pub fn set_config(&self, id: &str, config: &serde_json::Value) -> Result<(), StoreError> {
-        self.lock().execute(
-            "UPDATE debates SET config = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id, json(config)?, now_rfc3339()],
-        )?;
-        Ok(())
+        self.with(|connection| {
+            connection.execute(
+                "UPDATE debates SET config = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, json(config)?, now_rfc3339()],
+            )?;
+            Ok(())
+        })
     }
 
     pub fn set_seats(&self, id: &str, seats: &[Seat]) -> Result<(), StoreError> {
-        self.lock().execute(
-            "UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id, json(&seats)?, now_rfc3339()],
-        )?;
-        Ok(())
+        self.with(|connection| {
+            connection.execute(
+                "UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, json(&seats)?, now_rfc3339()],
+            )?;
+            Ok(())
+        })
     }
 
     /// Commits a turn (and its searchable text) before anyone is told about it.
     pub fn record_turn(&self, id: &str, turn: &Turn) -> Result<(), StoreError> {
-        let connection = self.lock();
+        self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
         tx.execute(
             "INSERT INTO turns (debate_id, round, phase, seat, content, moves, data, confidence,
@@ -122,10 +150,7 @@ impl Store {
             ],
         )?;
         if !turn.content.trim().is_empty() {
-            tx.execute(
-                "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'turn')",
-                params![turn.content, id],
-            )?;
+            index(&tx, id, "turn", &turn.content)?;
         }
         tx.execute(
             "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
@@ -133,47 +158,50 @@ impl Store {
         )?;
         tx.commit()?;
         Ok(())
+        })
     }
 
     pub fn turns(&self, id: &str) -> Result<Vec<Turn>, StoreError> {
-        let connection = self.lock();
-        let mut statement = connection.prepare_cached(
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
             "SELECT round, phase, seat, content, moves, data, confidence, tokens_in, tokens_out,
                     tokens_estimated, latency_ms, provider, model, status, note
              FROM turns WHERE debate_id = ?1 ORDER BY id",
         )?;
-        let rows = statement.query_map(params![id], turn_from_row)?;
-        let mut turns = Vec::new();
-        for row in rows {
-            turns.push(row??);
-        }
-        Ok(turns)
+            let rows = statement.query_map(params![id], turn_from_row)?;
+            let mut turns = Vec::new();
+            for row in rows {
+                turns.push(row??);
+            }
+            Ok(turns)
+        })
     }
 
     /// Removes the failed or timed-out turns at the end of a failed debate's journal, so a
     /// resume asks for them again instead of replaying the failure. Returns how many.
     pub fn discard_trailing_failures(&self, id: &str) -> Result<usize, StoreError> {
-        let connection = self.lock();
-        let tx = connection.unchecked_transaction()?;
-        let mut discarded = 0;
-        loop {
-            let last: Option<(i64, String)> = tx
+        self.with(|connection| {
+            let tx = connection.unchecked_transaction()?;
+            let mut discarded = 0;
+            loop {
+                let last: Option<(i64, String)> = tx
                 .query_row(
                     "SELECT id, status FROM turns WHERE debate_id = ?1 ORDER BY id DESC LIMIT 1",
                     params![id],
                     |row| Ok((row.get(0)?, row.get(1)?)),
                 )
                 .optional()?;
-            match last {
-                Some((row, status)) if status == "failed" || status == "timed_out" => {
-                    tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
-                    discarded += 1;
+                match last {
+                    Some((row, status)) if status == "failed" || status == "timed_out" => {
+                        tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
+                        discarded += 1;
+                    }
+                    _ => break,
                 }
-                _ => break,
             }
-        }
-        tx.commit()?;
-        Ok(discarded)
+            tx.commit()?;
+            Ok(discarded)
+        })
     }
 
     /// Journals a round outcome or guardrail flag once; a resume re-deriving it changes nothing.
@@ -185,87 +213,104 @@ impl Store {
         seat: &str,
         event: &Event,
     ) -> Result<(), StoreError> {
-        self.lock().execute(
-            "INSERT OR IGNORE INTO annotations (debate_id, round, kind, seat, event) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![id, round, kind, seat, json(event)?],
-        )?;
-        Ok(())
+        self.with(|connection| {
+            connection.execute(
+                "INSERT OR IGNORE INTO annotations (debate_id, round, kind, seat, event) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, round, kind, seat, json(event)?],
+            )?;
+            Ok(())
+        })
     }
 
     /// The annotations of a debate in the order they were first made.
     pub fn annotations(&self, id: &str) -> Result<Vec<(u32, Event)>, StoreError> {
-        let connection = self.lock();
-        let mut statement = connection.prepare_cached(
-            "SELECT round, event FROM annotations WHERE debate_id = ?1 ORDER BY seq",
-        )?;
-        let rows = statement.query_map(params![id], |row| {
-            Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (round, event) = row?;
-            out.push((
-                round,
-                serde_json::from_str(&event).map_err(|e| StoreError::Data(e.to_string()))?,
-            ));
-        }
-        Ok(out)
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT round, event FROM annotations WHERE debate_id = ?1 ORDER BY seq",
+            )?;
+            let rows = statement.query_map(params![id], |row| {
+                Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (round, event) = row?;
+                out.push((
+                    round,
+                    serde_json::from_str(&event).map_err(|e| StoreError::Data(e.to_string()))?,
+                ));
+            }
+            Ok(out)
+        })
     }
 
+    /// Journals an answer and who gave it; its text becomes searchable.
     pub fn record_checkpoint(
         &self,
         id: &str,
         round: u32,
-        kind: &str,
+        kind: AskKind,
         control: &Control,
+        answered_by: &str,
     ) -> Result<(), StoreError> {
-        let connection = self.lock();
-        let tx = connection.unchecked_transaction()?;
-        tx.execute(
-            "INSERT OR REPLACE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id, round, kind, control.decision(), control.guidance(), now_rfc3339()],
-        )?;
-        if let Some(guidance) = control.guidance() {
+        self.with(|connection| {
+            let tx = connection.unchecked_transaction()?;
             tx.execute(
-                "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'guidance')",
-                params![guidance, id],
+                "INSERT OR REPLACE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at, answered_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    round,
+                    kind.as_str(),
+                    control.answer().as_str(),
+                    control.guidance(),
+                    now_rfc3339(),
+                    answered_by
+                ],
             )?;
-        }
-        tx.commit()?;
-        Ok(())
+            if let Some(guidance) = control.guidance() {
+                index(&tx, id, "guidance", guidance)?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
     }
 
     pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRecord>, StoreError> {
-        let connection = self.lock();
-        let mut statement = connection.prepare_cached(
-            "SELECT round, kind, decision, guidance FROM checkpoints WHERE debate_id = ?1 ORDER BY round, kind",
-        )?;
-        let rows = statement.query_map(params![id], |row| {
-            Ok((
-                row.get::<_, u32>(0)?,
-                row.get::<_, String>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, Option<String>>(3)?,
-            ))
-        })?;
-        let mut records = Vec::new();
-        for row in rows {
-            let (round, kind, decision, guidance) = row?;
-            let control = Control::from_stored(&decision, guidance).ok_or_else(|| {
-                StoreError::Data(format!("unknown checkpoint decision {decision:?}"))
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT round, kind, decision, guidance, answered_by FROM checkpoints
+                 WHERE debate_id = ?1 ORDER BY round, rowid",
+            )?;
+            let rows = statement.query_map(params![id], |row| {
+                Ok((
+                    row.get::<_, u32>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, Option<String>>(3)?,
+                    row.get::<_, Option<String>>(4)?,
+                ))
             })?;
-            records.push(CheckpointRecord {
-                round,
-                kind,
-                control,
-            });
-        }
-        Ok(records)
+            let mut records = Vec::new();
+            for row in rows {
+                let (round, kind, decision, guidance, answered_by) = row?;
+                let kind = AskKind::parse(&kind)
+                    .ok_or_else(|| StoreError::Data(format!("unknown question kind {kind:?}")))?;
+                let answer: Answer = decision.parse().map_err(|_| {
+                    StoreError::Data(format!("unknown checkpoint decision {decision:?}"))
+                })?;
+                records.push(CheckpointRecord {
+                    round,
+                    kind,
+                    control: Control::from_stored(answer, guidance),
+                    answered_by: answered_by.unwrap_or_default(),
+                });
+            }
+            Ok(records)
+        })
     }
 
     pub fn save_synthesis(&self, id: &str, synthesis: &StoredSynthesis) -> Result<(), StoreError> {
-        let connection = self.lock();
+        self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
         tx.execute(
             "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path, follow_up_path, created_at)
@@ -274,7 +319,7 @@ impl Store {
                 id,
                 synthesis.markdown,
                 json(&synthesis.data)?,
-                synthesis.confidence,
+                synthesis.confidence.as_str(),
                 synthesis.path,
                 synthesis.follow_up_path,
                 now_rfc3339()
@@ -284,20 +329,29 @@ impl Store {
             "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
             params![id],
         )?;
-        tx.execute(
-            "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, 'synthesis')",
-            params![synthesis.markdown, id],
-        )?;
+        index(&tx, id, "synthesis", &synthesis.markdown)?;
         tx.execute(
             "UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id, synthesis.confidence, now_rfc3339()],
+            params![id, synthesis.confidence.as_str(), now_rfc3339()],
         )?;
         tx.commit()?;
         Ok(())
+        })
+    }
+
+    /// Records the follow-up issue draft written from a debate's decision.
+    pub fn set_follow_up(&self, id: &str, path: &str) -> Result<(), StoreError> {
+        self.with(|connection| {
+            connection.execute(
+                "UPDATE syntheses SET follow_up_path = ?2 WHERE debate_id = ?1",
+                params![id, path],
+            )?;
+            Ok(())
+        })
     }
 
     pub fn synthesis(&self, id: &str) -> Result<Option<StoredSynthesis>, StoreError> {
-        let connection = self.lock();
+        self.with(|connection| {
         let row = connection
             .query_row(
                 "SELECT markdown, data, confidence, path, follow_up_path FROM syntheses WHERE debate_id = ?1",
@@ -317,20 +371,24 @@ impl Store {
             Ok(StoredSynthesis {
                 markdown,
                 data: serde_json::from_str(&data).map_err(|e| StoreError::Data(e.to_string()))?,
-                confidence,
+                confidence: Confidence::parse(&confidence).ok_or_else(|| {
+                    StoreError::Data(format!("unknown confidence {confidence:?}"))
+                })?,
                 path,
                 follow_up_path,
             })
         })
         .transpose()
+        })
     }
 
     /// The debate with this id, or the one debate whose id starts with it (case-insensitive).
     pub fn debate(&self, id_or_prefix: &str) -> Result<Debate, StoreError> {
         let wanted = id_or_prefix.trim();
-        let connection = self.lock();
+        self.with(|connection| {
         let mut statement = connection.prepare_cached(
-            "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at, confidence, error
+            "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at, confidence, error,
+                    stage, lease_pid, lease_host, lease_at
              FROM debates WHERE id = ?1 COLLATE NOCASE OR id LIKE ?2 ESCAPE '\\' COLLATE NOCASE
                 OR id LIKE ?3 ESCAPE '\\' COLLATE NOCASE
              ORDER BY (id = ?1 COLLATE NOCASE) DESC LIMIT 6",
@@ -356,28 +414,30 @@ impl Store {
                 candidates: found.into_iter().map(|d| d.id).collect(),
             }),
         }
+        })
     }
 
     pub fn load_capabilities(&self) -> Result<Vec<(String, Capabilities)>, StoreError> {
-        let connection = self.lock();
-        let mut statement =
-            connection.prepare_cached("SELECT endpoint, shape FROM endpoint_capabilities")?;
-        let rows = statement.query_map([], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-        })?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (endpoint, shape) = row?;
-            // A shape this version cannot read is simply relearned.
-            if let Ok(caps) = serde_json::from_str(&shape) {
-                out.push((endpoint, caps));
+        self.with(|connection| {
+            let mut statement =
+                connection.prepare_cached("SELECT endpoint, shape FROM endpoint_capabilities")?;
+            let rows = statement.query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (endpoint, shape) = row?;
+                // A shape this version cannot read is simply relearned.
+                if let Ok(caps) = serde_json::from_str(&shape) {
+                    out.push((endpoint, caps));
+                }
             }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     pub fn save_capabilities(&self, learned: &[(String, Capabilities)]) -> Result<(), StoreError> {
-        let connection = self.lock();
+        self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
         for (endpoint, caps) in learned {
             tx.execute(
@@ -387,6 +447,7 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+        })
     }
 }
 
@@ -422,26 +483,38 @@ fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Turn, StoreError>> {
     Ok(build())
 }
 
+/// A debate row (selected with its stage and lease columns, 0..=14).
 pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, StoreError>> {
     let protocol: String = row.get(2)?;
     let status: String = row.get(3)?;
     let config: String = row.get(4)?;
     let seats: String = row.get(5)?;
+    let confidence: Option<String> = row.get(9)?;
+    let stage: Option<String> = row.get(11)?;
+    let lease = Lease {
+        pid: row.get(12)?,
+        host: row.get(13)?,
+        at: row.get(14)?,
+    };
     let build = || -> Result<Debate, StoreError> {
         Ok(Debate {
             id: row.get(0)?,
             question: row.get(1)?,
             protocol: Protocol::parse(&protocol)
                 .ok_or_else(|| StoreError::Data(format!("unknown protocol {protocol:?}")))?,
-            status: DebateStatus::parse(&status)
-                .ok_or_else(|| StoreError::Data(format!("unknown status {status:?}")))?,
+            status: lease.status(
+                DebateStatus::parse(&status)
+                    .ok_or_else(|| StoreError::Data(format!("unknown status {status:?}")))?,
+            ),
             config: serde_json::from_str(&config).map_err(|e| StoreError::Data(e.to_string()))?,
             seats: serde_json::from_str(&seats).map_err(|e| StoreError::Data(e.to_string()))?,
             created_at: row.get(6)?,
             updated_at: row.get(7)?,
             finished_at: row.get(8)?,
-            confidence: row.get(9)?,
+            confidence: confidence.as_deref().and_then(Confidence::parse),
             error: row.get(10)?,
+            // A stage this version cannot read is simply not shown.
+            stage: stage.and_then(|s| serde_json::from_str(&s).ok()),
         })
     };
     Ok(build())

@@ -89,12 +89,48 @@ CREATE TABLE annotations (
     UNIQUE (debate_id, round, kind, seat)
 );
 "#,
+    // 3: where a debate stands, which process runs it, and who answered each question.
+    r#"
+ALTER TABLE debates ADD COLUMN stage TEXT;
+ALTER TABLE debates ADD COLUMN lease_pid INTEGER;
+ALTER TABLE debates ADD COLUMN lease_host TEXT;
+ALTER TABLE debates ADD COLUMN lease_at INTEGER;
+ALTER TABLE checkpoints ADD COLUMN answered_by TEXT;
+"#,
 ];
 
-/// Applies every migration the database has not seen, each in its own transaction.
+/// Work a migration needs beyond SQL, run in its transaction after its SQL.
+fn after(version: i64, connection: &Connection) -> Result<(), rusqlite::Error> {
+    if version == 3 {
+        // Search passages are printed, so they are kept free of escapes from here on; older
+        // rows are cleaned once.
+        let dirty: Vec<(i64, String)> = connection
+            .prepare("SELECT rowid, body FROM search_index")?
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .filter_map(Result::ok)
+            .filter(|(_, body): &(i64, String)| crate::sanitize::clean(body) != *body)
+            .collect();
+        for (rowid, body) in dirty {
+            connection.execute(
+                "UPDATE search_index SET body = ?2 WHERE rowid = ?1",
+                rusqlite::params![rowid, crate::sanitize::clean(&body)],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Applies every migration the database has not seen, all in one immediate transaction: the
+/// version is read inside it, so two processes opening a new journal at once cannot both
+/// apply the same migration.
 pub fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
-    let current: i64 = connection.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let known = MIGRATIONS.len() as i64;
+    let version = |connection: &Connection| -> Result<i64, StoreError> {
+        connection
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(|e| StoreError::classify(path, e))
+    };
+    let current = version(connection)?;
     if current > known {
         return Err(StoreError::TooNew {
             path: path.display().to_string(),
@@ -102,18 +138,29 @@ pub fn migrate(connection: &Connection, path: &Path) -> Result<(), StoreError> {
             known,
         });
     }
-    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let version = index as i64 + 1;
-        let apply = || -> Result<(), rusqlite::Error> {
-            connection.execute_batch("BEGIN IMMEDIATE")?;
-            connection.execute_batch(sql)?;
-            connection.pragma_update(None, "user_version", version)?;
-            connection.execute_batch("COMMIT")
-        };
-        if let Err(error) = apply() {
-            let _ = connection.execute_batch("ROLLBACK");
-            return Err(StoreError::classify(path, error));
-        }
+    if current == known {
+        return Ok(());
     }
-    Ok(())
+    connection
+        .execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| StoreError::classify(path, e))?;
+    let apply = || -> Result<(), StoreError> {
+        // Another process may have migrated while this one waited for the lock.
+        let current = version(connection)?;
+        for (index, sql) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+            let number = index as i64 + 1;
+            let step = || -> Result<(), rusqlite::Error> {
+                connection.execute_batch(sql)?;
+                after(number, connection)?;
+                connection.pragma_update(None, "user_version", number)
+            };
+            step().map_err(|e| StoreError::classify(path, e))?;
+        }
+        connection
+            .execute_batch("COMMIT")
+            .map_err(|e| StoreError::classify(path, e))
+    };
+    apply().inspect_err(|_| {
+        let _ = connection.execute_batch("ROLLBACK");
+    })
 }

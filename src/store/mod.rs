@@ -1,12 +1,15 @@
 //! The journal: SQLite (WAL, numbered migrations) holding debates, turns, checkpoint answers,
-//! syntheses and learned endpoint capabilities, with FTS5 search over all their text.
+//! syntheses and learned endpoint capabilities, with FTS5 search over all their text, and the
+//! lease that says which process is running a debate.
 
 mod history;
 mod journal;
+mod lease;
 mod migrations;
 
 pub use history::{DebateSummary, SearchHit};
 pub use journal::{CheckpointRecord, StoredSynthesis};
+pub use lease::LEASE_RENEWAL;
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -31,6 +34,14 @@ pub enum StoreError {
     )]
     Locked { path: String },
     #[error(
+        "the journal {path} stayed locked by another process for {seconds} s, so the debate stopped; what was recorded is kept: once the other process is done, moot resume picks it up"
+    )]
+    LockedTooLong { path: String, seconds: u64 },
+    #[error("the journal {path} cannot be written: {culprit}")]
+    ReadOnly { path: String, culprit: String },
+    #[error("the journal {path} cannot grow: the disk is full; free some space and run again")]
+    Full { path: String },
+    #[error(
         "the journal {path} was written by a newer moot (schema {found}, this one knows {known}); upgrade moot"
     )]
     TooNew {
@@ -40,6 +51,11 @@ pub enum StoreError {
     },
     #[error("cannot open the journal {path}: {detail}")]
     Open { path: String, detail: String },
+    #[error(
+        "{id} is being run by another moot (process {pid}, last heard from {seconds} s ago); wait for it to finish or stop that process, then resume it"
+    )]
+    InUse { id: String, pid: u32, seconds: u64 },
+    /// A SQLite error on its way to `classify`, which names the file; never shown as is.
     #[error("journal error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("journal data error: {0}")]
@@ -47,23 +63,74 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// What a SQLite error means for the journal at `path`, naming the file and the fix.
     fn classify(path: &Path, error: rusqlite::Error) -> StoreError {
-        let path = path.display().to_string();
+        let shown = path.display().to_string();
         match error.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked) => {
-                StoreError::Locked { path }
+                StoreError::Locked { path: shown }
             }
             Some(rusqlite::ErrorCode::NotADatabase)
             | Some(rusqlite::ErrorCode::DatabaseCorrupt) => StoreError::Corrupt {
-                path,
+                path: shown,
                 detail: error.to_string(),
             },
+            Some(rusqlite::ErrorCode::ReadOnly) => StoreError::ReadOnly {
+                culprit: read_only_culprit(path),
+                path: shown,
+            },
+            Some(rusqlite::ErrorCode::DiskFull) => StoreError::Full { path: shown },
             _ => StoreError::Open {
-                path,
+                path: shown,
                 detail: error.to_string(),
             },
         }
     }
+}
+
+/// Which of the journal's files cannot be written, and what to do about it. A `-shm` or `-wal`
+/// file left read-only keeps the journal unwritable after the main file's permissions are
+/// fixed, so each is checked and named.
+fn read_only_culprit(path: &Path) -> String {
+    let writable = |file: &Path| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(file)
+            .map(|_| true)
+            .or_else(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Ok(true),
+                _ => Err(e),
+            })
+            .unwrap_or(false)
+    };
+    if !writable(path) {
+        return format!(
+            "{} is read-only; make it writable (chmod u+w {}) or point MOOT_HOME elsewhere",
+            path.display(),
+            path.display()
+        );
+    }
+    for suffix in ["-shm", "-wal"] {
+        let mut companion = path.as_os_str().to_owned();
+        companion.push(suffix);
+        let companion = PathBuf::from(companion);
+        if !writable(&companion) {
+            return format!(
+                "{} is read-only (left by another user or an earlier run); make it writable \
+                 (chmod u+w {}), or delete it while no moot is running",
+                companion.display(),
+                companion.display()
+            );
+        }
+    }
+    let directory = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    format!(
+        "SQLite opened it read-only; check that {} and the files in it are writable by you",
+        directory.display()
+    )
 }
 
 /// A shared handle on the journal. Writes are short and serialized through one connection.
@@ -129,6 +196,19 @@ impl Store {
         // The connection stays consistent after a panic elsewhere: SQLite rolls back on error.
         self.connection.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Runs `work` on the connection; a SQLite error leaves here classified, naming the
+    /// journal file and what to do.
+    fn with<T>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let connection = self.lock();
+        work(&connection).map_err(|error| match error {
+            StoreError::Sqlite(error) => StoreError::classify(&self.path, error),
+            other => other,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -167,5 +247,32 @@ mod tests {
             matches!(error, StoreError::TooNew { found: 99, .. }),
             "{error}"
         );
+    }
+
+    #[test]
+    fn read_only_and_malformed_journals_name_the_file_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("moot.db");
+        std::fs::write(&path, b"").unwrap();
+        let code = |code| {
+            rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), Some("x".into()))
+        };
+        let error = StoreError::classify(&path, code(rusqlite::ffi::SQLITE_CORRUPT)).to_string();
+        assert!(error.contains(&path.display().to_string()), "{error}");
+        assert!(error.contains("move it aside"), "{error}");
+        // A -shm that cannot be written (here a directory, which even root cannot write as a
+        // file) is named, not the main file.
+        std::fs::create_dir(dir.path().join("moot.db-shm")).unwrap();
+        let error = StoreError::classify(&path, code(rusqlite::ffi::SQLITE_READONLY)).to_string();
+        assert!(error.contains("moot.db-shm is read-only"), "{error}");
+        assert!(
+            error.contains("delete it while no moot is running"),
+            "{error}"
+        );
+        std::fs::remove_dir(dir.path().join("moot.db-shm")).unwrap();
+        let error = StoreError::classify(&path, code(rusqlite::ffi::SQLITE_READONLY)).to_string();
+        assert!(error.contains("writable by you"), "{error}");
+        let error = StoreError::classify(&path, code(rusqlite::ffi::SQLITE_FULL)).to_string();
+        assert!(error.contains("disk is full"), "{error}");
     }
 }

@@ -1,11 +1,13 @@
 //! The workbench's state and how it reacts: engine events fold into the debate view, keys
-//! become commands, commands become effects (controls for the engine, quitting). No I/O here.
+//! become commands (through the one `Keymap`), commands become effects (controls for the
+//! engine, quitting). No I/O here.
 
-use super::keymap::{self, Command, Scope};
+use super::keymap::{Command, Keymap, Scope};
 use super::state::DebateView;
-use crate::debate::{Control, Event};
+use crate::debate::{AskKind, Control, Event};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui_textarea::{TextArea, WrapMode};
+use std::sync::Arc;
 
 /// What the app asks the loop to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,16 +26,51 @@ pub enum Effect {
         markdown: String,
         path: Option<String>,
     },
+    /// Write the follow-up issue draft of this debate's decision.
+    WriteFollowUp(String),
+}
+
+/// What the text editor's words are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writing {
+    /// Guidance for the next round (at a checkpoint or a conclusion).
+    Guidance,
+    /// The answer to the moderator's clarifying question.
+    Answer,
+    /// What the revised synthesis must address.
+    Revision,
+}
+
+impl Writing {
+    pub fn title(self) -> &'static str {
+        match self {
+            Writing::Guidance => "Guidance for the next round",
+            Writing::Answer => "Your answer to the moderator",
+            Writing::Revision => "What must the revised synthesis address?",
+        }
+    }
+
+    fn control(self, text: String) -> Control {
+        match self {
+            Writing::Guidance | Writing::Answer => Control::Guide(text),
+            Writing::Revision => Control::Revise(text),
+        }
+    }
 }
 
 /// The layer on top of the live screen, if any.
 pub enum Modal {
     None,
-    Checkpoint,
-    Guide(Box<TextArea<'static>>),
+    /// A question waits (checkpoint, conclusion, clarification): its keys come first.
+    Ask,
+    Editor {
+        writing: Writing,
+        text: Box<TextArea<'static>>,
+    },
     /// The key list, scrolled by this many lines (it is longer than a small terminal).
     Help(u16),
-    /// `expanded` holds, per seat, whether its full arguments show under the document.
+    /// `expanded` holds, per seat, whether its full arguments show under the document. While
+    /// an approval waits, its keys come first here.
     Synthesis {
         scroll: u16,
         expanded: Vec<bool>,
@@ -85,6 +122,8 @@ pub type MapKey = (
 
 pub struct App {
     pub view: DebateView,
+    /// Every key and hint of every screen and modal.
+    pub keymap: Arc<Keymap>,
     pub map: MapView,
     /// The focused pane (seat index).
     pub focus: usize,
@@ -114,9 +153,15 @@ pub struct App {
 }
 
 impl App {
+    /// An app on the default keys.
     pub fn new(read_only: bool) -> Self {
+        App::with_keymap(read_only, Arc::new(Keymap::default()))
+    }
+
+    pub fn with_keymap(read_only: bool, keymap: Arc<Keymap>) -> Self {
         App {
             view: DebateView::new(),
+            keymap,
             map: MapView {
                 zoom: 1,
                 ..MapView::default()
@@ -152,27 +197,51 @@ impl App {
             self.scroll.resize(self.view.seats.len(), None);
         }
         match event {
-            Event::Checkpoint { .. }
-                if !self.read_only && !matches!(self.modal, Modal::Guide(_)) =>
-            {
-                self.modal = Modal::Checkpoint;
-            }
-            Event::ClarificationRequested { .. } if !self.read_only => {
-                self.modal = Modal::Checkpoint
-            }
-            Event::CheckpointAnswered { .. } | Event::DebateStarted { .. } => {
-                if matches!(self.modal, Modal::Checkpoint | Modal::Guide(_)) {
-                    self.modal = Modal::None;
-                }
-            }
-            Event::DebateCompleted { .. } => {
-                if matches!(self.modal, Modal::Checkpoint | Modal::Guide(_)) {
+            Event::Checkpoint { kind, .. } if !self.read_only => match kind {
+                AskKind::Approval | AskKind::RevisedApproval => self.open_synthesis(),
+                _ if !matches!(self.modal, Modal::Editor { .. }) => self.modal = Modal::Ask,
+                _ => {}
+            },
+            Event::ClarificationRequested { .. } if !self.read_only => self.modal = Modal::Ask,
+            Event::CheckpointAnswered { .. }
+            | Event::DebateStarted { .. }
+            | Event::DebateCompleted { .. } => {
+                if matches!(self.modal, Modal::Ask | Modal::Editor { .. }) {
                     self.modal = Modal::None;
                 }
             }
             _ => {}
         }
         self.dirty = true;
+    }
+
+    /// The question waiting for an answer, if any (never in a read-only replay).
+    pub fn pending(&self) -> Option<AskKind> {
+        if self.read_only {
+            return None;
+        }
+        if self.view.clarification.is_some() && self.view.seats.is_empty() {
+            return Some(AskKind::Clarification);
+        }
+        self.view.checkpoint.as_ref().map(|ask| ask.kind)
+    }
+
+    /// The keys of the question waiting, if any.
+    pub fn ask_scope(&self) -> Option<Scope> {
+        Some(match self.pending()? {
+            AskKind::Clarification | AskKind::Checkpoint => Scope::Checkpoint,
+            AskKind::Conclusion => Scope::Conclusion,
+            AskKind::Approval | AskKind::RevisedApproval => Scope::Approval,
+        })
+    }
+
+    fn open_synthesis(&mut self) {
+        if !matches!(self.modal, Modal::Synthesis { .. }) {
+            self.modal = Modal::Synthesis {
+                scroll: 0,
+                expanded: vec![false; self.view.seats.len()],
+            };
+        }
     }
 
     /// Seconds since the debate started, while it runs.
@@ -246,120 +315,152 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Effect> {
         self.dirty = true;
         self.notice = None;
-        if let Modal::Guide(editor) = &mut self.modal {
-            return match keymap::lookup(Scope::Editor, &key) {
+        let keymap = self.keymap.clone();
+        if let Modal::Editor { writing, text } = &mut self.modal {
+            let writing = *writing;
+            return match keymap.lookup(Scope::Editor, &key) {
                 Some(Command::SubmitGuidance) => {
-                    let text = editor.lines().join("\n").trim().to_string();
-                    if text.is_empty() {
+                    let words = text.lines().join("\n").trim().to_string();
+                    if words.is_empty() {
                         return None;
                     }
-                    self.modal = Modal::None;
-                    Some(Effect::Control(Control::Guide(text)))
+                    self.modal = self.resting_modal();
+                    Some(Effect::Control(writing.control(words)))
                 }
                 Some(Command::Cancel) => {
-                    self.modal = Modal::Checkpoint;
+                    self.modal = self.resting_modal();
                     None
                 }
                 _ => {
-                    editor.input(key);
+                    text.input(key);
                     None
                 }
             };
         }
-        if matches!(self.modal, Modal::Checkpoint) {
-            match keymap::lookup(Scope::Checkpoint, &key) {
-                Some(Command::Continue) => {
-                    self.modal = Modal::None;
-                    return Some(Effect::Control(Control::Continue));
-                }
-                Some(Command::Guide) => {
-                    self.modal = Modal::Guide(Box::new(guidance_editor()));
-                    return None;
-                }
-                Some(Command::End) => {
-                    self.modal = Modal::None;
-                    return Some(Effect::Control(Control::End));
-                }
-                // Everything else falls through: the panes stay usable while the modal waits.
-                _ => {}
-            }
+        if matches!(self.modal, Modal::Ask)
+            && let Some(scope) = self.ask_scope()
+            && let Some(command) = keymap.lookup(scope, &key)
+        {
+            return self.answer(command);
         }
         if let Modal::Help(scroll) = &mut self.modal {
-            match key.code {
-                KeyCode::Down | KeyCode::Char('j') => {
-                    *scroll = scroll.saturating_add(1);
-                    return None;
-                }
-                KeyCode::Up | KeyCode::Char('k') => {
-                    *scroll = scroll.saturating_sub(1);
-                    return None;
-                }
-                KeyCode::PageDown | KeyCode::Char(' ') => {
-                    *scroll = scroll.saturating_add(10);
-                    return None;
-                }
-                KeyCode::PageUp => {
-                    *scroll = scroll.saturating_sub(10);
-                    return None;
-                }
-                _ => {}
+            if keymap.lookup(Scope::Help, &key) == Some(Command::Back) {
+                self.modal = self.resting_modal();
+                return None;
+            }
+            // The list scrolls with the screen's scrolling keys.
+            let step = match keymap.lookup(Scope::Screen, &key) {
+                Some(Command::ScrollDown) => 1,
+                Some(Command::ScrollUp) => -1,
+                Some(Command::PageDown) => 10,
+                Some(Command::PageUp) => -10,
+                _ => 0,
+            };
+            if step != 0 {
+                *scroll = (*scroll as i32 + step).max(0) as u16;
+                return None;
             }
         }
-        if matches!(self.modal, Modal::Help(_)) && key.code == KeyCode::Esc {
-            self.modal = Modal::None;
-            return None;
-        }
-        if let Modal::Synthesis { scroll, expanded } = &mut self.modal {
-            let document = self
-                .view
-                .synthesis
-                .as_ref()
-                .map(|(markdown, _, path)| (markdown.clone(), path.clone()));
-            match key.code {
-                KeyCode::Esc => {
-                    self.modal = Modal::None;
+        if matches!(self.modal, Modal::Synthesis { .. }) {
+            if self.ask_scope() == Some(Scope::Approval)
+                && let Some(command) = keymap.lookup(Scope::Approval, &key)
+            {
+                return self.answer(command);
+            }
+            if let Some((command, index)) = keymap.find(Scope::Synthesis, &key) {
+                return self.in_synthesis(command, index);
+            }
+            let page = self.page as i32;
+            if let Modal::Synthesis { scroll, .. } = &mut self.modal {
+                let step = match keymap.lookup(Scope::Screen, &key) {
+                    Some(Command::ScrollDown) => 1,
+                    Some(Command::ScrollUp) => -1,
+                    Some(Command::PageDown) => page,
+                    Some(Command::PageUp) => -page,
+                    Some(Command::Top) => -i32::from(*scroll),
+                    _ => 0,
+                };
+                if step != 0 {
+                    *scroll = (*scroll as i32 + step).max(0) as u16;
                     return None;
                 }
-                KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
-                KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
-                KeyCode::PageDown | KeyCode::Char(' ') => {
-                    *scroll = scroll.saturating_add(self.page as u16)
-                }
-                KeyCode::PageUp => *scroll = scroll.saturating_sub(self.page as u16),
-                KeyCode::Home => *scroll = 0,
-                // 1-4 open or close one perspective's section.
-                KeyCode::Char(digit @ '1'..='4') => {
-                    let seat = digit as usize - '1' as usize;
-                    if let Some(open) = expanded.get_mut(seat) {
-                        *open = !*open;
-                    }
-                }
-                _ if keymap::lookup(Scope::Synthesis, &key).is_some() => {
-                    return match keymap::lookup(Scope::Synthesis, &key) {
-                        Some(Command::ToggleArguments) => {
-                            let all = !expanded.iter().all(|e| *e);
-                            expanded.iter_mut().for_each(|e| *e = all);
-                            None
-                        }
-                        Some(Command::Copy) => document.map(|(markdown, _)| Effect::Copy(markdown)),
-                        Some(Command::Pager) => {
-                            document.map(|(markdown, path)| Effect::Page { markdown, path })
-                        }
-                        Some(Command::Editor) => {
-                            document.map(|(markdown, path)| Effect::Edit { markdown, path })
-                        }
-                        _ => None,
-                    };
-                }
-                _ => {
-                    let command = keymap::lookup(Scope::Screen, &key)?;
-                    return self.run(command);
-                }
             }
-            return None;
         }
-        let command = keymap::lookup(Scope::Screen, &key)?;
+        let command = keymap.lookup(Scope::Screen, &key)?;
         self.run(command)
+    }
+
+    /// Answers the question waiting with `command`, or opens the editor for its words.
+    fn answer(&mut self, command: Command) -> Option<Effect> {
+        let pending = self.pending()?;
+        let writing = match (command, pending) {
+            (Command::Guide, AskKind::Clarification) => Some(Writing::Answer),
+            (Command::Guide, _) => Some(Writing::Guidance),
+            (Command::Revise, AskKind::Approval) => Some(Writing::Revision),
+            _ => None,
+        };
+        if let Some(writing) = writing {
+            self.modal = Modal::Editor {
+                writing,
+                text: Box::new(editor(writing)),
+            };
+            return None;
+        }
+        let control = match command {
+            Command::Continue => Control::Continue,
+            Command::End => Control::End,
+            Command::Accept => Control::Accept,
+            Command::Reject => Control::Reject,
+            _ => return None,
+        };
+        if !pending.accepts(&control) {
+            return None;
+        }
+        if matches!(self.modal, Modal::Ask) {
+            self.modal = Modal::None;
+        }
+        Some(Effect::Control(control))
+    }
+
+    /// A synthesis-view command; `index` is which of its keys was pressed.
+    fn in_synthesis(&mut self, command: Command, index: usize) -> Option<Effect> {
+        let document = self
+            .view
+            .synthesis
+            .as_ref()
+            .map(|s| (s.markdown.clone(), s.path.clone()));
+        let Modal::Synthesis { expanded, .. } = &mut self.modal else {
+            return None;
+        };
+        match command {
+            Command::Back => self.modal = self.resting_modal_without_synthesis(),
+            Command::ToggleArguments => {
+                let all = !expanded.iter().all(|e| *e);
+                expanded.iter_mut().for_each(|e| *e = all);
+            }
+            Command::ToggleSection => {
+                if let Some(open) = expanded.get_mut(index) {
+                    *open = !*open;
+                }
+            }
+            Command::Copy => return document.map(|(markdown, _)| Effect::Copy(markdown)),
+            Command::Pager => {
+                return document.map(|(markdown, path)| Effect::Page { markdown, path });
+            }
+            Command::Editor => {
+                return document.map(|(markdown, path)| Effect::Edit { markdown, path });
+            }
+            Command::WriteFollowUp => {
+                let final_record = self.view.synthesis.as_ref().is_some_and(|s| !s.draft);
+                if final_record && !self.view.id.is_empty() {
+                    return Some(Effect::WriteFollowUp(self.view.id.clone()));
+                }
+                self.notice =
+                    Some("the decision is not final yet: approve it first, then press w".into());
+            }
+            _ => {}
+        }
+        None
     }
 
     fn run(&mut self, command: Command) -> Option<Effect> {
@@ -439,35 +540,34 @@ impl App {
                     self.panels.map = true;
                 }
             }
-            Command::Synthesis => {
-                self.modal = match self.modal {
-                    Modal::Synthesis { .. } => self.resting_modal(),
-                    _ if self.view.synthesis.is_some() => Modal::Synthesis {
-                        scroll: 0,
-                        expanded: vec![false; self.view.seats.len()],
-                    },
-                    _ => self.resting_modal(),
-                }
-            }
-            Command::Continue
-            | Command::Guide
-            | Command::End
-            | Command::SubmitGuidance
-            | Command::Cancel
-            | Command::ToggleArguments
-            | Command::Copy
-            | Command::Pager
-            | Command::Editor => {}
+            Command::Synthesis => match self.modal {
+                Modal::Synthesis { .. } => self.modal = self.resting_modal_without_synthesis(),
+                _ if self.view.synthesis.is_some() => self.open_synthesis(),
+                _ => self.modal = self.resting_modal(),
+            },
+            // The other commands belong to modals and the history, handled there.
+            _ => {}
         }
         None
     }
 
-    /// The modal to return to when an overlay closes: the checkpoint if one still waits.
+    /// The modal to return to when an overlay closes: the question still waiting, if any.
     fn resting_modal(&self) -> Modal {
-        if self.view.checkpoint.is_some() && !self.read_only {
-            Modal::Checkpoint
-        } else {
-            Modal::None
+        match self.ask_scope() {
+            Some(Scope::Approval) => Modal::Synthesis {
+                scroll: 0,
+                expanded: vec![false; self.view.seats.len()],
+            },
+            Some(_) => Modal::Ask,
+            None => Modal::None,
+        }
+    }
+
+    /// Leaving the synthesis: back to a waiting question that is not its approval.
+    fn resting_modal_without_synthesis(&self) -> Modal {
+        match self.ask_scope() {
+            Some(Scope::Approval) | None => Modal::None,
+            Some(_) => Modal::Ask,
         }
     }
 
@@ -483,9 +583,9 @@ impl App {
         *slot = Some(next);
     }
 
-    /// Pasted text goes to the guidance editor when it is open.
+    /// Pasted text goes to the editor when it is open.
     pub fn on_paste(&mut self, text: &str) {
-        if let Modal::Guide(editor) = &mut self.modal {
+        if let Modal::Editor { text: editor, .. } = &mut self.modal {
             editor.insert_str(text);
             self.dirty = true;
         }
@@ -517,10 +617,14 @@ impl App {
     }
 }
 
-fn guidance_editor() -> TextArea<'static> {
+fn editor(writing: Writing) -> TextArea<'static> {
     let mut editor = TextArea::default();
     editor.set_wrap_mode(WrapMode::Word);
-    editor.set_placeholder_text("What must the next round address?");
+    editor.set_placeholder_text(match writing {
+        Writing::Guidance => "What must the next round address?",
+        Writing::Answer => "Answer the moderator's question",
+        Writing::Revision => "What must the revised synthesis address?",
+    });
     editor
 }
 
@@ -558,30 +662,34 @@ mod tests {
             max_rounds: 3,
             provider: "openai".into(),
             model: "m".into(),
+            caveat: None,
         });
+    }
+
+    fn checkpoint(round: u32, kind: AskKind) -> Event {
+        Event::Checkpoint {
+            round,
+            timeout_seconds: 60,
+            kind,
+            detail: None,
+        }
     }
 
     #[test]
     fn the_checkpoint_answers_continue_guide_and_end() {
         let mut app = App::new(false);
         started(&mut app);
-        app.on_event(&Event::Checkpoint {
-            round: 1,
-            timeout_seconds: 60,
-        });
-        assert!(matches!(app.modal, Modal::Checkpoint));
+        app.on_event(&checkpoint(1, AskKind::Checkpoint));
+        assert!(matches!(app.modal, Modal::Ask));
         assert_eq!(
             app.on_key(key('c')),
             Some(Effect::Control(Control::Continue))
         );
         assert!(matches!(app.modal, Modal::None));
 
-        app.on_event(&Event::Checkpoint {
-            round: 2,
-            timeout_seconds: 60,
-        });
+        app.on_event(&checkpoint(2, AskKind::Checkpoint));
         assert_eq!(app.on_key(key('g')), None);
-        assert!(matches!(app.modal, Modal::Guide(_)));
+        assert!(matches!(app.modal, Modal::Editor { .. }));
         for c in "Focus on cost".chars() {
             assert_eq!(app.on_key(key(c)), None, "typing is text, not commands");
         }
@@ -591,14 +699,11 @@ mod tests {
             Some(Effect::Control(Control::Guide("Focus on cost".into())))
         );
 
-        app.on_event(&Event::Checkpoint {
-            round: 3,
-            timeout_seconds: 60,
-        });
+        app.on_event(&checkpoint(3, AskKind::Checkpoint));
         app.on_key(key('g'));
         app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
         assert!(
-            matches!(app.modal, Modal::Checkpoint),
+            matches!(app.modal, Modal::Ask),
             "Esc returns to the checkpoint"
         );
         assert_eq!(app.on_key(key('e')), Some(Effect::Control(Control::End)));
@@ -608,10 +713,7 @@ mod tests {
     fn panes_scroll_and_focus_while_the_checkpoint_waits() {
         let mut app = App::new(false);
         started(&mut app);
-        app.on_event(&Event::Checkpoint {
-            round: 1,
-            timeout_seconds: 60,
-        });
+        app.on_event(&checkpoint(1, AskKind::Checkpoint));
         assert_eq!(app.on_key(key('l')), None);
         assert_eq!(app.focus, 1);
         assert_eq!(
@@ -621,10 +723,7 @@ mod tests {
         );
         app.on_key(key('k'));
         assert!(app.scroll[1].is_some(), "scrolling up leaves follow mode");
-        assert!(
-            matches!(app.modal, Modal::Checkpoint),
-            "the modal still waits"
-        );
+        assert!(matches!(app.modal, Modal::Ask), "the modal still waits");
         assert_eq!(app.settle_scroll(1, 100, 10), 89);
         app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
         assert_eq!(app.scroll[1], None);
@@ -634,10 +733,7 @@ mod tests {
     fn read_only_replays_never_open_the_checkpoint_and_quit_is_an_effect() {
         let mut app = App::new(true);
         started(&mut app);
-        app.on_event(&Event::Checkpoint {
-            round: 1,
-            timeout_seconds: 60,
-        });
+        app.on_event(&checkpoint(1, AskKind::Checkpoint));
         assert!(matches!(app.modal, Modal::None));
         assert_eq!(app.on_key(key('q')), Some(Effect::Quit));
         assert!(is_interrupt(&KeyEvent::new(
@@ -652,8 +748,9 @@ mod tests {
         started(&mut app);
         app.on_event(&Event::Synthesis {
             markdown: "# Decision".into(),
-            confidence: "High".into(),
+            confidence: crate::debate::Confidence::High,
             path: Some("docs/decisions/x.md".into()),
+            draft: false,
         });
         app.on_key(key('s'));
         let open = |app: &App| match &app.modal {
@@ -677,10 +774,108 @@ mod tests {
             })
         );
         assert_eq!(
+            app.on_key(key('w')),
+            Some(Effect::WriteFollowUp("DEB-x".into())),
+            "the follow-up is offered from the synthesis view"
+        );
+        assert_eq!(
             app.on_key(key('q')),
             Some(Effect::Quit),
             "screen keys still work"
         );
+    }
+
+    #[test]
+    fn a_conclusion_is_accepted_overruled_or_guided() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&checkpoint(2, AskKind::Conclusion));
+        assert!(matches!(app.modal, Modal::Ask));
+        assert_eq!(
+            app.on_key(key('e')),
+            None,
+            "end is not an answer to a conclusion"
+        );
+        assert_eq!(
+            app.on_key(key('c')),
+            Some(Effect::Control(Control::Continue)),
+            "one more round"
+        );
+        app.on_event(&checkpoint(3, AskKind::Conclusion));
+        assert_eq!(app.on_key(key('a')), Some(Effect::Control(Control::Accept)));
+        assert!(
+            app.panels.map,
+            "a answers the question, it does not toggle the map"
+        );
+    }
+
+    #[test]
+    fn the_synthesis_is_approved_or_revised_once() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&Event::Synthesis {
+            markdown: "# Decision".into(),
+            confidence: crate::debate::Confidence::Medium,
+            path: None,
+            draft: true,
+        });
+        app.on_event(&checkpoint(2, AskKind::Approval));
+        assert!(
+            matches!(app.modal, Modal::Synthesis { .. }),
+            "the draft opens to be read"
+        );
+        assert_eq!(
+            app.on_key(key('w')),
+            None,
+            "a draft is no decision to follow up"
+        );
+        assert!(
+            app.notice
+                .as_deref()
+                .unwrap_or("")
+                .contains("approve it first")
+        );
+        assert_eq!(app.on_key(key('r')), None);
+        assert!(matches!(
+            app.modal,
+            Modal::Editor {
+                writing: Writing::Revision,
+                ..
+            }
+        ));
+        app.on_paste("Weigh the migration cost");
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            app.on_key(submit),
+            Some(Effect::Control(Control::Revise(
+                "Weigh the migration cost".into()
+            )))
+        );
+        app.on_event(&Event::CheckpointAnswered {
+            round: 2,
+            decision: crate::debate::Answer::Revise,
+            guidance: Some("Weigh the migration cost".into()),
+            kind: AskKind::Approval,
+        });
+        app.on_event(&checkpoint(2, AskKind::RevisedApproval));
+        assert_eq!(app.on_key(key('r')), None, "one revision only");
+        assert!(matches!(app.modal, Modal::Synthesis { .. }));
+        assert_eq!(app.on_key(key('n')), Some(Effect::Control(Control::Reject)));
+    }
+
+    #[test]
+    fn rebound_keys_answer_the_modals() {
+        let rebound = std::collections::BTreeMap::from([
+            ("end".to_string(), vec!["x".to_string()]),
+            ("accept".to_string(), vec!["y".to_string()]),
+        ]);
+        let mut app = App::with_keymap(false, Arc::new(Keymap::new(&rebound).unwrap()));
+        started(&mut app);
+        app.on_event(&checkpoint(1, AskKind::Checkpoint));
+        assert_eq!(app.on_key(key('e')), None);
+        assert_eq!(app.on_key(key('x')), Some(Effect::Control(Control::End)));
+        app.on_event(&checkpoint(2, AskKind::Conclusion));
+        assert_eq!(app.on_key(key('y')), Some(Effect::Control(Control::Accept)));
     }
 
     #[test]
@@ -764,10 +959,7 @@ mod tests {
             app.on_key(key('y')),
             Some(Effect::Copy("Seat A's argument".into()))
         );
-        app.on_event(&Event::Checkpoint {
-            round: 1,
-            timeout_seconds: 60,
-        });
+        app.on_event(&checkpoint(1, AskKind::Checkpoint));
         app.on_key(key('g'));
         app.on_paste("two lines\nof pasted guidance");
         let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);

@@ -1,10 +1,12 @@
 //! The history screen's state: stored debates, incremental full-text search, a preview, delete
 //! with confirmation, and the new-debate form. Pure: the loop does the journal I/O it asks for.
 
-use super::keymap;
+use super::keymap::{Command, Keymap, Scope};
+use crate::sanitize;
 use crate::store::{DebateSummary, SearchHit};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{TextArea, WrapMode};
+use std::sync::Arc;
 
 /// A new debate as the form describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +83,10 @@ pub struct Row {
 }
 
 pub struct History {
+    /// Every key and hint of the history, the form and the key list.
+    pub keymap: Arc<Keymap>,
+    /// The key list, open and scrolled by this many lines.
+    pub help: Option<u16>,
     pub rows: Vec<Row>,
     pub query: String,
     /// Typing goes to the search box.
@@ -101,8 +107,10 @@ pub struct History {
 }
 
 impl History {
-    pub fn new(default_rounds: u32) -> Self {
+    pub fn new(default_rounds: u32, keymap: Arc<Keymap>) -> Self {
         History {
+            keymap,
+            help: None,
             rows: Vec::new(),
             query: String::new(),
             searching: false,
@@ -118,13 +126,17 @@ impl History {
         }
     }
 
-    /// Replaces the list with everything stored, or with the search hits.
+    /// Replaces the list with everything stored, or with the search hits. What a row shows
+    /// is sanitized here, once, before anything draws it.
     pub fn show(&mut self, summaries: Vec<DebateSummary>, hits: Option<Vec<SearchHit>>) {
         self.rows = match hits {
             None => summaries
                 .into_iter()
                 .map(|summary| Row {
-                    summary,
+                    summary: DebateSummary {
+                        question: sanitize::clean(&summary.question),
+                        ..summary
+                    },
                     snippet: None,
                 })
                 .collect(),
@@ -133,15 +145,16 @@ impl History {
                 .map(|hit| Row {
                     summary: DebateSummary {
                         id: hit.id,
-                        question: hit.question,
+                        question: sanitize::clean(&hit.question),
                         protocol: hit.protocol,
                         status: hit.status,
                         confidence: hit.confidence,
                         updated_at: hit.created_at.clone(),
                         created_at: hit.created_at,
                         rounds: 0,
+                        stage: None,
                     },
-                    snippet: Some(hit.snippet),
+                    snippet: Some(sanitize::clean(&hit.snippet)),
                 })
                 .collect(),
         };
@@ -156,16 +169,33 @@ impl History {
     pub fn on_key(&mut self, key: KeyEvent) -> Option<HistoryEffect> {
         self.dirty = true;
         self.message = None;
+        let keymap = self.keymap.clone();
         if self.form.is_some() {
             return self.on_form_key(key);
         }
+        if let Some(scroll) = &mut self.help {
+            let step = match keymap.lookup(Scope::History, &key) {
+                Some(Command::ScrollDown) => 1,
+                Some(Command::ScrollUp) => -1,
+                Some(Command::PageDown) => 10,
+                Some(Command::PageUp) => -10,
+                _ => 0,
+            };
+            if step != 0 {
+                *scroll = (*scroll as i32 + step).max(0) as u16;
+            } else {
+                // Any other key closes the list.
+                self.help = None;
+            }
+            return None;
+        }
         if let Some(id) = self.confirm_delete.take() {
-            return matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'))
+            return (keymap.lookup(Scope::Confirm, &key) == Some(Command::Confirm))
                 .then_some(HistoryEffect::Delete(id));
         }
         if self.searching {
-            match key.code {
-                KeyCode::Esc => {
+            match keymap.lookup(Scope::Search, &key) {
+                Some(Command::Cancel) => {
                     self.searching = false;
                     if !self.query.is_empty() {
                         self.query.clear();
@@ -173,10 +203,13 @@ impl History {
                     }
                     return None;
                 }
-                KeyCode::Enter | KeyCode::Down => {
+                Some(Command::FinishSearch) => {
                     self.searching = false;
                     return None;
                 }
+                _ => {}
+            }
+            match key.code {
                 KeyCode::Backspace => {
                     self.query.pop();
                     return Some(HistoryEffect::Refresh);
@@ -189,45 +222,47 @@ impl History {
                 _ => return None,
             }
         }
-        match key.code {
-            KeyCode::Char('q') | KeyCode::Esc => Some(HistoryEffect::Quit),
-            KeyCode::Char('/') => {
+        let last = self.rows.len().saturating_sub(1);
+        match keymap.lookup(Scope::History, &key)? {
+            Command::Quit => Some(HistoryEffect::Quit),
+            Command::Help => {
+                self.help = Some(0);
+                None
+            }
+            Command::Search => {
                 self.searching = true;
                 None
             }
-            KeyCode::Down | KeyCode::Char('j') => {
-                self.selected = (self.selected + 1).min(self.rows.len().saturating_sub(1));
+            Command::ScrollDown => {
+                self.selected = (self.selected + 1).min(last);
                 self.more_if_at_end()
             }
-            KeyCode::PageDown => {
-                self.selected = (self.selected + 20).min(self.rows.len().saturating_sub(1));
+            Command::PageDown => {
+                self.selected = (self.selected + 20).min(last);
                 self.more_if_at_end()
             }
-            KeyCode::PageUp => {
+            Command::PageUp => {
                 self.selected = self.selected.saturating_sub(20);
                 None
             }
-            KeyCode::Up | KeyCode::Char('k') => {
+            Command::ScrollUp => {
                 self.selected = self.selected.saturating_sub(1);
                 None
             }
-            KeyCode::Home | KeyCode::Char('g') => {
+            Command::Top => {
                 self.selected = 0;
                 None
             }
-            KeyCode::End | KeyCode::Char('G') => {
-                self.selected = self.rows.len().saturating_sub(1);
+            Command::Bottom => {
+                self.selected = last;
                 self.more_if_at_end()
             }
-            KeyCode::Enter | KeyCode::Char('o') => self
+            Command::Open => self
                 .selected_id()
                 .map(|id| HistoryEffect::Open(id.to_string())),
-            KeyCode::Char('r') => {
+            Command::Resume => {
                 let row = self.rows.get(self.selected)?;
-                if matches!(
-                    row.summary.status.as_str(),
-                    "paused" | "running" | "failed" | "pending"
-                ) {
+                if row.summary.status.is_resumable() {
                     Some(HistoryEffect::Resume(row.summary.id.clone()))
                 } else {
                     self.message = Some(format!(
@@ -237,11 +272,11 @@ impl History {
                     None
                 }
             }
-            KeyCode::Char('d') | KeyCode::Delete => {
+            Command::Delete => {
                 self.confirm_delete = self.selected_id().map(str::to_string);
                 None
             }
-            KeyCode::Char('n') => {
+            Command::NewDebate => {
                 self.form = Some(NewDebateForm::new(self.default_rounds, self.catalog.len()));
                 None
             }
@@ -259,38 +294,15 @@ impl History {
     }
 
     fn on_form_key(&mut self, key: KeyEvent) -> Option<HistoryEffect> {
+        let command = self.keymap.lookup(Scope::Form, &key);
         let form = self.form.as_mut()?;
-        if key.code == KeyCode::Esc {
-            self.form = None;
-            return None;
-        }
-        if keymap::lookup(keymap::Scope::Editor, &key) == Some(keymap::Command::SubmitGuidance) {
-            let question = form.question.lines().join("\n").trim().to_string();
-            if question.is_empty() {
-                form.problem = Some("Write the question first.".into());
+        match command {
+            Some(Command::Cancel) => {
+                self.form = None;
                 return None;
             }
-            let named: Vec<String> = self
-                .catalog
-                .iter()
-                .zip(&form.chosen)
-                .filter(|(_, chosen)| **chosen)
-                .map(|(name, _)| name.clone())
-                .collect();
-            if named.len() > 4 || named.len() == 1 {
-                form.problem =
-                    Some("Choose 2 to 4 perspectives, or none to let the moderator pick.".into());
-                return None;
-            }
-            let debate = NewDebate {
-                question,
-                named,
-                perspectives: form.perspectives,
-                max_rounds: form.max_rounds,
-                checkpoints: form.checkpoints,
-            };
-            self.form = None;
-            return Some(HistoryEffect::Start(debate));
+            Some(Command::SubmitGuidance) => return self.submit_form(),
+            _ => {}
         }
         let fields = [
             Field::Question,
@@ -300,68 +312,90 @@ impl History {
             Field::Checkpoints,
         ];
         let position = fields.iter().position(|f| *f == form.field).unwrap_or(0);
-        match key.code {
-            KeyCode::Tab => form.field = fields[(position + 1) % fields.len()],
-            KeyCode::BackTab => form.field = fields[(position + fields.len() - 1) % fields.len()],
-            _ => match form.field {
-                Field::Question => {
-                    form.question.input(key);
+        match (command, form.field) {
+            (Some(Command::NextField), _) => form.field = fields[(position + 1) % fields.len()],
+            (Some(Command::PreviousField), _) => {
+                form.field = fields[(position + fields.len() - 1) % fields.len()]
+            }
+            // The question is text: every other key types into it.
+            (_, Field::Question) => {
+                form.question.input(key);
+            }
+            (Some(Command::Increase), Field::Perspectives) => {
+                form.perspectives = match form.perspectives {
+                    None => Some(2),
+                    Some(n) if n < 4 => Some(n + 1),
+                    _ => None,
                 }
-                Field::Perspectives => match key.code {
-                    KeyCode::Right | KeyCode::Char('+') | KeyCode::Char('l') => {
-                        form.perspectives = match form.perspectives {
-                            None => Some(2),
-                            Some(n) if n < 4 => Some(n + 1),
-                            _ => None,
-                        }
-                    }
-                    KeyCode::Left | KeyCode::Char('-') | KeyCode::Char('h') => {
-                        form.perspectives = match form.perspectives {
-                            None => Some(4),
-                            Some(2) => None,
-                            Some(n) => Some(n - 1),
-                        }
-                    }
-                    _ => {}
-                },
-                Field::Seats => match key.code {
-                    KeyCode::Right | KeyCode::Down | KeyCode::Char('l') | KeyCode::Char('j') => {
-                        form.cursor = (form.cursor + 1).min(form.chosen.len().saturating_sub(1))
-                    }
-                    KeyCode::Left | KeyCode::Up | KeyCode::Char('h') | KeyCode::Char('k') => {
-                        form.cursor = form.cursor.saturating_sub(1)
-                    }
-                    KeyCode::Char(' ') | KeyCode::Enter => {
-                        if let Some(chosen) = form.chosen.get_mut(form.cursor) {
-                            *chosen = !*chosen;
-                        }
-                    }
-                    _ => {}
-                },
-                Field::Rounds => match key.code {
-                    KeyCode::Right | KeyCode::Char('+') | KeyCode::Char('l') => {
-                        form.max_rounds = (form.max_rounds + 1).min(20)
-                    }
-                    KeyCode::Left | KeyCode::Char('-') | KeyCode::Char('h') => {
-                        form.max_rounds = form.max_rounds.saturating_sub(1).max(1)
-                    }
-                    _ => {}
-                },
-                Field::Checkpoints => {
-                    if matches!(
-                        key.code,
-                        KeyCode::Left
-                            | KeyCode::Right
-                            | KeyCode::Char(' ')
-                            | KeyCode::Char('h')
-                            | KeyCode::Char('l')
-                    ) {
-                        form.checkpoints = !form.checkpoints;
-                    }
+            }
+            (Some(Command::Decrease), Field::Perspectives) => {
+                form.perspectives = match form.perspectives {
+                    None => Some(4),
+                    Some(2) => None,
+                    Some(n) => Some(n - 1),
                 }
-            },
+            }
+            (Some(Command::Increase), Field::Seats) => {
+                form.cursor = (form.cursor + 1).min(form.chosen.len().saturating_sub(1))
+            }
+            (Some(Command::Decrease), Field::Seats) => form.cursor = form.cursor.saturating_sub(1),
+            (Some(Command::Toggle), Field::Seats) => {
+                if let Some(chosen) = form.chosen.get_mut(form.cursor) {
+                    *chosen = !*chosen;
+                }
+            }
+            (Some(Command::Increase), Field::Rounds) => {
+                form.max_rounds = (form.max_rounds + 1).min(20)
+            }
+            (Some(Command::Decrease), Field::Rounds) => {
+                form.max_rounds = form.max_rounds.saturating_sub(1).max(1)
+            }
+            (Some(Command::Toggle | Command::Increase | Command::Decrease), Field::Checkpoints) => {
+                form.checkpoints = !form.checkpoints
+            }
+            _ => {}
         }
         None
+    }
+
+    fn submit_form(&mut self) -> Option<HistoryEffect> {
+        let form = self.form.as_mut()?;
+        let question = form.question.lines().join("\n").trim().to_string();
+        if question.is_empty() {
+            form.problem = Some("Write the question first.".into());
+            return None;
+        }
+        let named: Vec<String> = self
+            .catalog
+            .iter()
+            .zip(&form.chosen)
+            .filter(|(_, chosen)| **chosen)
+            .map(|(name, _)| name.clone())
+            .collect();
+        if named.len() > 4 || named.len() == 1 {
+            form.problem =
+                Some("Choose 2 to 4 perspectives, or none to let the moderator pick.".into());
+            return None;
+        }
+        if let Some(count) = form.perspectives
+            && !named.is_empty()
+            && count as usize != named.len()
+        {
+            form.problem = Some(format!(
+                "{} perspectives are chosen but the count says {count}: set the count to auto, or choose {count}.",
+                named.len()
+            ));
+            return None;
+        }
+        let debate = NewDebate {
+            question,
+            named,
+            perspectives: form.perspectives,
+            max_rounds: form.max_rounds,
+            checkpoints: form.checkpoints,
+        };
+        self.form = None;
+        Some(HistoryEffect::Start(debate))
     }
 }
 
@@ -374,11 +408,12 @@ mod tests {
             id: id.into(),
             question: format!("question {id}"),
             protocol: "moderated".into(),
-            status: status.into(),
+            status: status.parse().unwrap(),
             confidence: None,
             created_at: "2026-11-22T00:00:00Z".into(),
             updated_at: "2026-11-22T00:00:00Z".into(),
             rounds: 1,
+            stage: None,
         }
     }
 
@@ -388,7 +423,7 @@ mod tests {
 
     #[test]
     fn search_is_incremental_and_rows_follow_hits() {
-        let mut history = History::new(5);
+        let mut history = History::new(5, Arc::new(Keymap::default()));
         history.show(
             vec![summary("DEB-a", "completed"), summary("DEB-b", "paused")],
             None,
@@ -405,15 +440,19 @@ mod tests {
                 id: "DEB-b".into(),
                 question: String::new(),
                 kind: "turn".into(),
-                snippet: "[r]edis".into(),
-                status: "paused".into(),
+                snippet: "[r]edis \u{202e}gnissim".into(),
+                status: crate::debate::DebateStatus::Paused,
                 protocol: "moderated".into(),
                 confidence: None,
                 created_at: "2026-11-22T00:00:00Z".into(),
             }]),
         );
         assert_eq!(history.rows.len(), 1);
-        assert_eq!(history.rows[0].snippet.as_deref(), Some("[r]edis"));
+        assert_eq!(
+            history.rows[0].snippet.as_deref(),
+            Some("[r]edis gnissim"),
+            "snippets are sanitized, bidi overrides included"
+        );
         assert_eq!(
             history.on_key(key(KeyCode::Esc)),
             Some(HistoryEffect::Refresh),
@@ -424,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_long_history_loads_page_by_page() {
-        let mut history = History::new(5);
+        let mut history = History::new(5, Arc::new(Keymap::default()));
         let page: Vec<DebateSummary> = (0..PAGE)
             .map(|i| summary(&format!("DEB-{i}"), "completed"))
             .collect();
@@ -440,7 +479,7 @@ mod tests {
 
     #[test]
     fn open_resume_and_delete_with_confirmation() {
-        let mut history = History::new(5);
+        let mut history = History::new(5, Arc::new(Keymap::default()));
         history.show(
             vec![summary("DEB-a", "completed"), summary("DEB-b", "paused")],
             None,
@@ -475,7 +514,7 @@ mod tests {
 
     #[test]
     fn the_form_seats_chosen_perspectives() {
-        let mut history = History::new(5);
+        let mut history = History::new(5, Arc::new(Keymap::default()));
         history.catalog = vec![
             "Performance Advocate".into(),
             "Simplicity Advocate".into(),
@@ -494,8 +533,8 @@ mod tests {
             None,
             "one perspective is not a debate"
         );
-        history.on_key(key(KeyCode::Down));
-        history.on_key(key(KeyCode::Down));
+        history.on_key(key(KeyCode::Right));
+        history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Char(' ')));
         match history.on_key(submit) {
             Some(HistoryEffect::Start(debate)) => {
@@ -513,7 +552,7 @@ mod tests {
 
     #[test]
     fn the_new_debate_form_builds_a_debate() {
-        let mut history = History::new(5);
+        let mut history = History::new(5, Arc::new(Keymap::default()));
         history.on_key(key(KeyCode::Char('n')));
         let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
         assert_eq!(history.on_key(submit), None, "an empty question is refused");
@@ -538,6 +577,58 @@ mod tests {
                 max_rounds: 4,
                 checkpoints: false,
             }))
+        );
+    }
+
+    #[test]
+    fn the_history_keys_follow_a_rebinding() {
+        let rebound = std::collections::BTreeMap::from([
+            ("resume".to_string(), vec!["R".to_string()]),
+            ("confirm".to_string(), vec!["Y".to_string()]),
+        ]);
+        let mut history = History::new(5, Arc::new(Keymap::new(&rebound).unwrap()));
+        history.show(vec![summary("DEB-b", "paused")], None);
+        assert_eq!(history.on_key(key(KeyCode::Char('r'))), None);
+        assert_eq!(
+            history.on_key(key(KeyCode::Char('R'))),
+            Some(HistoryEffect::Resume("DEB-b".into()))
+        );
+        history.on_key(key(KeyCode::Char('d')));
+        assert_eq!(
+            history.on_key(key(KeyCode::Char('y'))),
+            None,
+            "y no longer confirms"
+        );
+        history.on_key(key(KeyCode::Char('d')));
+        assert_eq!(
+            history.on_key(key(KeyCode::Char('Y'))),
+            Some(HistoryEffect::Delete("DEB-b".into()))
+        );
+        history.on_key(key(KeyCode::Char('?')));
+        assert_eq!(history.help, Some(0), "? opens the key list");
+        history.on_key(key(KeyCode::Char('x')));
+        assert_eq!(history.help, None);
+    }
+
+    #[test]
+    fn a_count_that_contradicts_the_chosen_perspectives_is_refused() {
+        let mut history = History::new(5, Arc::new(Keymap::default()));
+        history.catalog = vec!["A".into(), "B".into(), "C".into()];
+        history.on_key(key(KeyCode::Char('n')));
+        history.on_key(key(KeyCode::Char('q')));
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Right)); // count 2
+        history.on_key(key(KeyCode::Tab));
+        for _ in 0..3 {
+            history.on_key(key(KeyCode::Char(' ')));
+            history.on_key(key(KeyCode::Right));
+        }
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(history.on_key(submit), None);
+        let problem = history.form.as_ref().unwrap().problem.clone().unwrap();
+        assert!(
+            problem.contains("3 perspectives are chosen but the count says 2"),
+            "{problem}"
         );
     }
 }

@@ -1,14 +1,28 @@
-//! Every command the workbench knows, with its keys and help text. The key handling and the
-//! `?` overlay both read this one table, so help cannot drift from behaviour.
+//! Every command the workbench knows, in every scope (live screen, modals, history, form), with
+//! its keys and help text. `Keymap` is one value built from the defaults and `[ui.keys]`, passed
+//! to every screen: key handling, footers, modal hints and the `?` overlay all read it, so what
+//! the screen says is what the keys do.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
 
-/// Something the user can ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Something the user can ask for. Its config name (`[ui.keys]`) is its snake_case name.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Command {
     Quit,
     Help,
+    Back,
     FocusNext,
     FocusPrev,
     ScrollUp,
@@ -21,12 +35,6 @@ pub enum Command {
     ToggleMap,
     Maximize,
     Synthesis,
-    Continue,
-    Guide,
-    End,
-    SubmitGuidance,
-    Cancel,
-    ToggleArguments,
     SeatTokens,
     CopyTurn,
     ZoomIn,
@@ -36,297 +44,650 @@ pub enum Command {
     NextArgument,
     PreviousArgument,
     HighlightSeat,
+    Continue,
+    Guide,
+    End,
+    Accept,
+    Revise,
+    Reject,
+    SubmitGuidance,
+    Cancel,
+    ToggleArguments,
+    ToggleSection,
     Copy,
     Pager,
     Editor,
+    WriteFollowUp,
+    Open,
+    Resume,
+    Delete,
+    Confirm,
+    Search,
+    FinishSearch,
+    NewDebate,
+    NextField,
+    PreviousField,
+    Increase,
+    Decrease,
+    Toggle,
+}
+
+impl Command {
+    /// The name `[ui.keys]` uses.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// Where a binding applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumIter)]
 pub enum Scope {
-    /// The live screen (also while the checkpoint waits).
+    /// The live screen (also while a question waits).
     Screen,
-    /// The checkpoint modal.
+    /// Between rounds.
     Checkpoint,
-    /// The guidance editor.
+    /// The moderator proposes to conclude.
+    Conclusion,
+    /// The synthesis awaits approval.
+    Approval,
+    /// The guidance (or revision) editor.
     Editor,
     /// The synthesis view.
     Synthesis,
+    /// The key list.
+    Help,
+    /// The history screen.
+    History,
+    /// Typing a history search.
+    Search,
+    /// Confirming a deletion.
+    Confirm,
+    /// The new-debate form.
+    Form,
 }
 
-pub struct Binding {
-    pub command: Command,
-    pub scope: Scope,
-    pub keys: &'static [(KeyCode, KeyModifiers)],
-    pub label: &'static str,
-    pub help: &'static str,
+impl Scope {
+    /// The heading of this scope in the key list.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Scope::Screen => "Anywhere on the live screen",
+            Scope::Checkpoint => "At a checkpoint",
+            Scope::Conclusion => "When the moderator proposes to conclude",
+            Scope::Approval => "Approving the synthesis",
+            Scope::Editor => "Writing guidance or a revision request",
+            Scope::Synthesis => "In the synthesis",
+            Scope::Help => "In this list",
+            Scope::History => "In the history",
+            Scope::Search => "Searching the history",
+            Scope::Confirm => "Confirming a deletion",
+            Scope::Form => "In the new-debate form",
+        }
+    }
 }
+
+type Key = (KeyCode, KeyModifiers);
 
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 
-/// The default keymap.
-pub const BINDINGS: &[Binding] = &[
-    Binding {
-        command: Command::MapUp,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('K'), SHIFT), (KeyCode::Char('K'), NONE)],
-        label: "K",
-        help: "scroll the map up (towards the first arguments)",
-    },
-    Binding {
-        command: Command::MapDown,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('J'), SHIFT), (KeyCode::Char('J'), NONE)],
-        label: "J",
-        help: "scroll the map down (back to following the newest)",
-    },
-    Binding {
-        command: Command::CopyTurn,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('y'), NONE)],
-        label: "y",
-        help: "copy the focused seat's latest turn (OSC 52)",
-    },
-    Binding {
-        command: Command::NextArgument,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char(']'), NONE)],
-        label: "]",
-        help: "select the next argument on the map and light its path",
-    },
-    Binding {
-        command: Command::PreviousArgument,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('['), NONE)],
-        label: "[",
-        help: "select the previous argument on the map",
-    },
-    Binding {
-        command: Command::ZoomIn,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('+'), NONE), (KeyCode::Char('='), NONE)],
-        label: "+",
-        help: "zoom the map in",
-    },
-    Binding {
-        command: Command::ZoomOut,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('-'), NONE)],
-        label: "-",
-        help: "zoom the map out",
-    },
-    Binding {
-        command: Command::HighlightSeat,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('v'), NONE)],
-        label: "v",
-        help: "highlight one seat's arguments on the map (cycles)",
-    },
-    Binding {
-        command: Command::SeatTokens,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('t'), NONE)],
-        label: "t",
-        help: "show or hide each seat's tokens",
-    },
-    Binding {
-        command: Command::ToggleArguments,
-        scope: Scope::Synthesis,
-        keys: &[(KeyCode::Char('f'), NONE)],
-        label: "f",
-        help: "show or hide every perspective's full arguments (1-4: one of them)",
-    },
-    Binding {
-        command: Command::Copy,
-        scope: Scope::Synthesis,
-        keys: &[(KeyCode::Char('y'), NONE)],
-        label: "y",
-        help: "copy the document (OSC 52, works over SSH)",
-    },
-    Binding {
-        command: Command::Pager,
-        scope: Scope::Synthesis,
-        keys: &[(KeyCode::Char('o'), NONE)],
-        label: "o",
-        help: "open it in $PAGER",
-    },
-    Binding {
-        command: Command::Editor,
-        scope: Scope::Synthesis,
-        keys: &[(KeyCode::Char('E'), SHIFT), (KeyCode::Char('E'), NONE)],
-        label: "E",
-        help: "open it in $EDITOR",
-    },
-    Binding {
-        command: Command::Continue,
-        scope: Scope::Checkpoint,
-        keys: &[(KeyCode::Char('c'), NONE)],
-        label: "c",
-        help: "continue to the next round",
-    },
-    Binding {
-        command: Command::Guide,
-        scope: Scope::Checkpoint,
-        keys: &[(KeyCode::Char('g'), NONE)],
-        label: "g",
-        help: "guide: write what the next round must address",
-    },
-    Binding {
-        command: Command::End,
-        scope: Scope::Checkpoint,
-        keys: &[(KeyCode::Char('e'), NONE)],
-        label: "e",
-        help: "end the debate and synthesise",
-    },
-    Binding {
-        command: Command::SubmitGuidance,
-        scope: Scope::Editor,
-        keys: &[(KeyCode::Char('s'), CTRL)],
-        label: "Ctrl-S",
-        help: "send the guidance",
-    },
-    Binding {
-        command: Command::Cancel,
-        scope: Scope::Editor,
-        keys: &[(KeyCode::Esc, NONE)],
-        label: "Esc",
-        help: "back to the checkpoint",
-    },
-    Binding {
-        command: Command::FocusNext,
-        scope: Scope::Screen,
-        keys: &[
-            (KeyCode::Tab, NONE),
-            (KeyCode::Right, NONE),
-            (KeyCode::Char('l'), NONE),
-        ],
-        label: "Tab →",
-        help: "focus the next pane",
-    },
-    Binding {
-        command: Command::FocusPrev,
-        scope: Scope::Screen,
-        keys: &[
-            (KeyCode::BackTab, SHIFT),
-            (KeyCode::Left, NONE),
-            (KeyCode::Char('h'), NONE),
-        ],
-        label: "S-Tab ←",
-        help: "focus the previous pane",
-    },
-    Binding {
-        command: Command::ScrollDown,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
-        label: "↓ j",
-        help: "scroll down",
-    },
-    Binding {
-        command: Command::ScrollUp,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
-        label: "↑ k",
-        help: "scroll up",
-    },
-    Binding {
-        command: Command::PageDown,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::PageDown, NONE), (KeyCode::Char('d'), CTRL)],
-        label: "PgDn",
-        help: "scroll a page down",
-    },
-    Binding {
-        command: Command::PageUp,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::PageUp, NONE), (KeyCode::Char('u'), CTRL)],
-        label: "PgUp",
-        help: "scroll a page up",
-    },
-    Binding {
-        command: Command::Top,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Home, NONE), (KeyCode::Char('g'), NONE)],
-        label: "g Home",
-        help: "scroll to the top",
-    },
-    Binding {
-        command: Command::Bottom,
-        scope: Scope::Screen,
-        keys: &[
-            (KeyCode::End, NONE),
-            (KeyCode::Char('G'), SHIFT),
-            (KeyCode::Char('G'), NONE),
-        ],
-        label: "G End",
-        help: "follow the newest text",
-    },
-    Binding {
-        command: Command::ToggleCommitments,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('m'), NONE)],
-        label: "m",
-        help: "show or hide the commitment stores",
-    },
-    Binding {
-        command: Command::ToggleMap,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('a'), NONE)],
-        label: "a",
-        help: "show or hide the argument map",
-    },
-    Binding {
-        command: Command::Maximize,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('z'), NONE)],
-        label: "z",
-        help: "maximise the side panels, or restore",
-    },
-    Binding {
-        command: Command::Synthesis,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('s'), NONE)],
-        label: "s",
-        help: "open or close the synthesis",
-    },
-    Binding {
-        command: Command::Help,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('?'), NONE), (KeyCode::Char('?'), SHIFT)],
-        label: "?",
-        help: "this help",
-    },
-    Binding {
-        command: Command::Quit,
-        scope: Scope::Screen,
-        keys: &[(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
-        label: "q",
-        help: "quit (a running debate pauses; moot resume ID)",
-    },
-];
-
-/// Keys the user rebound in config.toml (`[ui.keys]`), replacing a command's defaults.
-static REBOUND: OnceLock<Vec<Rebinding>> = OnceLock::new();
-
-/// A command, its new keys, and the label the help shows for them.
-type Rebinding = (Command, Vec<(KeyCode, KeyModifiers)>, String);
-
-/// The config name of a command: `quit`, `focus_next`, `submit_guidance`…
-pub fn name(command: Command) -> String {
-    let debug = format!("{command:?}");
-    let mut name = String::new();
-    for (i, c) in debug.chars().enumerate() {
-        if c.is_uppercase() && i > 0 {
-            name.push('_');
-        }
-        name.push(c.to_ascii_lowercase());
-    }
-    name
+const fn c(ch: char) -> Key {
+    (KeyCode::Char(ch), NONE)
 }
 
-/// Parses a key such as `q`, `G`, `ctrl-s`, `shift-tab`, `esc`, `pgdown`, `f1`.
-pub fn parse_key(text: &str) -> Result<(KeyCode, KeyModifiers), String> {
+/// The default keys of a command in a scope, and what it does there.
+struct Default {
+    scope: Scope,
+    command: Command,
+    keys: &'static [Key],
+    help: &'static str,
+}
+
+const fn bind(scope: Scope, command: Command, keys: &'static [Key], help: &'static str) -> Default {
+    Default {
+        scope,
+        command,
+        keys,
+        help,
+    }
+}
+
+use Command as C;
+use Scope as S;
+
+/// The default keymap, in the order the key list shows it.
+const DEFAULTS: &[Default] = &[
+    bind(S::Screen, C::Help, &[c('?')], "this list of keys"),
+    bind(
+        S::Screen,
+        C::FocusNext,
+        &[(KeyCode::Tab, NONE), (KeyCode::Right, NONE), c('l')],
+        "focus the next pane",
+    ),
+    bind(
+        S::Screen,
+        C::FocusPrev,
+        &[(KeyCode::BackTab, SHIFT), (KeyCode::Left, NONE), c('h')],
+        "focus the previous pane",
+    ),
+    bind(
+        S::Screen,
+        C::ScrollDown,
+        &[(KeyCode::Down, NONE), c('j')],
+        "scroll down",
+    ),
+    bind(
+        S::Screen,
+        C::ScrollUp,
+        &[(KeyCode::Up, NONE), c('k')],
+        "scroll up",
+    ),
+    bind(
+        S::Screen,
+        C::PageDown,
+        &[(KeyCode::PageDown, NONE), (KeyCode::Char('d'), CTRL)],
+        "scroll a page down",
+    ),
+    bind(
+        S::Screen,
+        C::PageUp,
+        &[(KeyCode::PageUp, NONE), (KeyCode::Char('u'), CTRL)],
+        "scroll a page up",
+    ),
+    bind(
+        S::Screen,
+        C::Top,
+        &[c('g'), (KeyCode::Home, NONE)],
+        "scroll to the top",
+    ),
+    bind(
+        S::Screen,
+        C::Bottom,
+        &[c('G'), (KeyCode::End, NONE)],
+        "follow the newest text",
+    ),
+    bind(
+        S::Screen,
+        C::Synthesis,
+        &[c('s')],
+        "open or close the synthesis",
+    ),
+    bind(
+        S::Screen,
+        C::ToggleCommitments,
+        &[c('m')],
+        "show or hide the commitment stores",
+    ),
+    bind(
+        S::Screen,
+        C::ToggleMap,
+        &[c('a')],
+        "show or hide the argument map",
+    ),
+    bind(
+        S::Screen,
+        C::Maximize,
+        &[c('z')],
+        "maximise the side panels, or restore",
+    ),
+    bind(
+        S::Screen,
+        C::NextArgument,
+        &[c(']')],
+        "select the next argument on the map and light its path",
+    ),
+    bind(
+        S::Screen,
+        C::PreviousArgument,
+        &[c('[')],
+        "select the previous argument on the map",
+    ),
+    bind(S::Screen, C::ZoomIn, &[c('+'), c('=')], "zoom the map in"),
+    bind(S::Screen, C::ZoomOut, &[c('-')], "zoom the map out"),
+    bind(
+        S::Screen,
+        C::MapUp,
+        &[c('K')],
+        "scroll the map up (towards the first arguments)",
+    ),
+    bind(
+        S::Screen,
+        C::MapDown,
+        &[c('J')],
+        "scroll the map down (back to following the newest)",
+    ),
+    bind(
+        S::Screen,
+        C::HighlightSeat,
+        &[c('v')],
+        "highlight one seat's arguments on the map (cycles)",
+    ),
+    bind(
+        S::Screen,
+        C::SeatTokens,
+        &[c('t')],
+        "show or hide each seat's tokens",
+    ),
+    bind(
+        S::Screen,
+        C::CopyTurn,
+        &[c('y')],
+        "copy the focused seat's latest turn (OSC 52)",
+    ),
+    bind(
+        S::Screen,
+        C::Quit,
+        &[c('q'), (KeyCode::Char('c'), CTRL)],
+        "quit (a running debate pauses; moot resume ID)",
+    ),
+    bind(
+        S::Checkpoint,
+        C::Continue,
+        &[c('c')],
+        "continue to the next round",
+    ),
+    bind(
+        S::Checkpoint,
+        C::Guide,
+        &[c('g')],
+        "guide: write what the next round must address",
+    ),
+    bind(
+        S::Checkpoint,
+        C::End,
+        &[c('e')],
+        "end the debate and synthesise",
+    ),
+    bind(
+        S::Conclusion,
+        C::Accept,
+        &[c('a')],
+        "accept the conclusion and synthesise",
+    ),
+    bind(S::Conclusion, C::Continue, &[c('c')], "one more round"),
+    bind(
+        S::Conclusion,
+        C::Guide,
+        &[c('g')],
+        "one more round, guided: write what it must address",
+    ),
+    bind(S::Approval, C::Accept, &[c('a')], "approve the synthesis"),
+    bind(
+        S::Approval,
+        C::Revise,
+        &[c('r')],
+        "ask for one revision: write what it must address",
+    ),
+    bind(S::Approval, C::Reject, &[c('n')], "leave it unapproved"),
+    bind(
+        S::Editor,
+        C::SubmitGuidance,
+        &[(KeyCode::Char('s'), CTRL)],
+        "send",
+    ),
+    bind(S::Editor, C::Cancel, &[(KeyCode::Esc, NONE)], "back"),
+    bind(
+        S::Synthesis,
+        C::ToggleArguments,
+        &[c('f')],
+        "show or hide every perspective's full arguments",
+    ),
+    bind(
+        S::Synthesis,
+        C::ToggleSection,
+        &[c('1'), c('2'), c('3'), c('4')],
+        "show or hide one perspective's full arguments",
+    ),
+    bind(
+        S::Synthesis,
+        C::Copy,
+        &[c('y')],
+        "copy the document (OSC 52, works over SSH)",
+    ),
+    bind(S::Synthesis, C::Pager, &[c('o')], "open it in $PAGER"),
+    bind(S::Synthesis, C::Editor, &[c('E')], "open it in $EDITOR"),
+    bind(
+        S::Synthesis,
+        C::WriteFollowUp,
+        &[c('w')],
+        "create a follow-up issue draft from this decision",
+    ),
+    bind(S::Synthesis, C::Back, &[(KeyCode::Esc, NONE)], "close"),
+    bind(S::Help, C::Back, &[(KeyCode::Esc, NONE)], "close"),
+    bind(
+        S::History,
+        C::ScrollDown,
+        &[(KeyCode::Down, NONE), c('j')],
+        "select the next debate",
+    ),
+    bind(
+        S::History,
+        C::ScrollUp,
+        &[(KeyCode::Up, NONE), c('k')],
+        "select the previous debate",
+    ),
+    bind(
+        S::History,
+        C::PageDown,
+        &[(KeyCode::PageDown, NONE), (KeyCode::Char('d'), CTRL)],
+        "a page down",
+    ),
+    bind(
+        S::History,
+        C::PageUp,
+        &[(KeyCode::PageUp, NONE), (KeyCode::Char('u'), CTRL)],
+        "a page up",
+    ),
+    bind(
+        S::History,
+        C::Top,
+        &[c('g'), (KeyCode::Home, NONE)],
+        "the newest debate",
+    ),
+    bind(
+        S::History,
+        C::Bottom,
+        &[c('G'), (KeyCode::End, NONE)],
+        "the oldest debate",
+    ),
+    bind(
+        S::History,
+        C::Open,
+        &[(KeyCode::Enter, NONE), c('o')],
+        "open it, replayed read-only",
+    ),
+    bind(
+        S::History,
+        C::Resume,
+        &[c('r')],
+        "resume a paused, interrupted or failed debate",
+    ),
+    bind(
+        S::History,
+        C::Delete,
+        &[c('d'), (KeyCode::Delete, NONE)],
+        "delete it (asks first)",
+    ),
+    bind(
+        S::History,
+        C::Search,
+        &[c('/')],
+        "search questions, arguments, guidance and syntheses",
+    ),
+    bind(S::History, C::NewDebate, &[c('n')], "start a new debate"),
+    bind(S::History, C::Help, &[c('?')], "this list of keys"),
+    bind(S::History, C::Quit, &[c('q'), (KeyCode::Esc, NONE)], "quit"),
+    bind(
+        S::Search,
+        C::FinishSearch,
+        &[(KeyCode::Enter, NONE), (KeyCode::Down, NONE)],
+        "keep the search and pick from it",
+    ),
+    bind(
+        S::Search,
+        C::Cancel,
+        &[(KeyCode::Esc, NONE)],
+        "clear the search",
+    ),
+    bind(
+        S::Confirm,
+        C::Confirm,
+        &[c('y')],
+        "delete it (any other key keeps it)",
+    ),
+    bind(S::Form, C::NextField, &[(KeyCode::Tab, NONE)], "next field"),
+    bind(
+        S::Form,
+        C::PreviousField,
+        &[(KeyCode::BackTab, SHIFT)],
+        "previous field",
+    ),
+    bind(
+        S::Form,
+        C::Increase,
+        &[(KeyCode::Right, NONE), c('+')],
+        "more (or the next choice)",
+    ),
+    bind(
+        S::Form,
+        C::Decrease,
+        &[(KeyCode::Left, NONE), c('-')],
+        "fewer (or the previous choice)",
+    ),
+    bind(
+        S::Form,
+        C::Toggle,
+        &[c(' ')],
+        "choose or drop a perspective; checkpoints on or off",
+    ),
+    bind(
+        S::Form,
+        C::SubmitGuidance,
+        &[(KeyCode::Char('s'), CTRL)],
+        "start the debate",
+    ),
+    bind(S::Form, C::Cancel, &[(KeyCode::Esc, NONE)], "cancel"),
+];
+
+/// One command's keys in one scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub scope: Scope,
+    pub command: Command,
+    pub keys: Vec<Key>,
+    pub help: &'static str,
+}
+
+impl Binding {
+    /// The keys as the screen shows them: `c`, `Ctrl-S`, `Tab → l`.
+    pub fn label(&self) -> String {
+        self.keys
+            .iter()
+            .map(|key| key_name(*key))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A `[ui.keys]` entry that cannot be used, and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KeymapError {
+    #[error("{name:?} is not a command; known: {known}")]
+    UnknownCommand { name: String, known: String },
+    #[error("{0:?} needs at least one key")]
+    NoKeys(String),
+    #[error(
+        "{key:?} is not a key: use a character, ctrl-x, shift-tab, esc, enter, up, pgdown, f1…"
+    )]
+    BadKey { key: String },
+    #[error("{key} would mean both {first} and {second} ({where_}); give one of them another key")]
+    Clash {
+        key: String,
+        first: &'static str,
+        second: &'static str,
+        where_: &'static str,
+    },
+}
+
+/// Every binding of every scope, after the user's rebindings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keymap {
+    bindings: Vec<Binding>,
+}
+
+impl std::default::Default for Keymap {
+    fn default() -> Self {
+        Keymap {
+            bindings: DEFAULTS
+                .iter()
+                .map(|d| Binding {
+                    scope: d.scope,
+                    command: d.command,
+                    keys: d.keys.to_vec(),
+                    help: d.help,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Keymap {
+    /// The defaults with `[ui.keys]` applied: a command given keys there gets exactly those
+    /// keys, in every scope it is bound in.
+    pub fn new(rebound: &BTreeMap<String, Vec<String>>) -> Result<Keymap, KeymapError> {
+        let mut keymap = Keymap::default();
+        for (name, keys) in rebound {
+            let command: Command = name.parse().map_err(|_| KeymapError::UnknownCommand {
+                name: name.clone(),
+                known: <Command as strum::IntoEnumIterator>::iter()
+                    .map(Command::name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            if keys.is_empty() {
+                return Err(KeymapError::NoKeys(name.clone()));
+            }
+            let parsed = keys
+                .iter()
+                .map(|k| parse_key(k))
+                .collect::<Result<Vec<_>, _>>()?;
+            for binding in keymap.bindings.iter_mut().filter(|b| b.command == command) {
+                binding.keys = parsed.clone();
+            }
+        }
+        keymap.check_clashes()?;
+        Ok(keymap)
+    }
+
+    /// Two commands of one scope on one key would make one of them unreachable.
+    fn check_clashes(&self) -> Result<(), KeymapError> {
+        for (i, first) in self.bindings.iter().enumerate() {
+            for second in self.bindings[i + 1..]
+                .iter()
+                .filter(|b| b.scope == first.scope && b.command != first.command)
+            {
+                if let Some(key) = first
+                    .keys
+                    .iter()
+                    .find(|k| second.keys.iter().any(|o| same_key(**k, *o)))
+                {
+                    return Err(KeymapError::Clash {
+                        key: key_name(*key),
+                        first: first.command.name(),
+                        second: second.command.name(),
+                        where_: first.scope.heading(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The command a key means in a scope, if any.
+    pub fn lookup(&self, scope: Scope, key: &KeyEvent) -> Option<Command> {
+        self.find(scope, key).map(|(command, _)| command)
+    }
+
+    /// The command a key means in a scope and which of its keys it was (the first, second…),
+    /// for commands whose keys each pick something (`1`–`4` pick a section).
+    pub fn find(&self, scope: Scope, key: &KeyEvent) -> Option<(Command, usize)> {
+        self.bindings
+            .iter()
+            .filter(|b| b.scope == scope)
+            .find_map(|b| {
+                b.keys
+                    .iter()
+                    .position(|k| same_key(*k, (key.code, key.modifiers)))
+                    .map(|index| (b.command, index))
+            })
+    }
+
+    /// A command's binding in a scope.
+    pub fn binding(&self, scope: Scope, command: Command) -> Option<&Binding> {
+        self.bindings
+            .iter()
+            .find(|b| b.scope == scope && b.command == command)
+    }
+
+    /// The keys of a command in a scope, as shown (empty when it has none there).
+    pub fn hint(&self, scope: Scope, command: Command) -> String {
+        self.binding(scope, command)
+            .map(Binding::label)
+            .unwrap_or_default()
+    }
+
+    /// The first key of a command in a scope, as shown (empty when it has none there): for
+    /// places with room for one key only.
+    pub fn key(&self, scope: Scope, command: Command) -> String {
+        self.binding(scope, command)
+            .and_then(|b| b.keys.first())
+            .map(|key| key_name(*key))
+            .unwrap_or_default()
+    }
+
+    /// The bindings of a scope, in key-list order.
+    pub fn scope(&self, scope: Scope) -> impl Iterator<Item = &Binding> {
+        self.bindings.iter().filter(move |b| b.scope == scope)
+    }
+
+    /// `[keys] what · [keys] what`, for a modal's or a title's hint line, from the bindings of
+    /// these commands in this scope (with the text given here, fitted to the place).
+    pub fn line(&self, scope: Scope, items: &[(Command, &str)]) -> String {
+        items
+            .iter()
+            .filter_map(|(command, what)| {
+                let keys = self.hint(scope, *command);
+                (!keys.is_empty()).then(|| format!("{keys} {what}"))
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+}
+
+/// Two keys are the same when code and modifiers match, ignoring Shift: terminals disagree on
+/// whether `G` arrives with Shift.
+fn same_key(a: Key, b: Key) -> bool {
+    a.0 == b.0 && a.1 - SHIFT == b.1 - SHIFT
+}
+
+/// How a key is written on screen.
+pub fn key_name((code, modifiers): Key) -> String {
+    let base = match code {
+        KeyCode::Char(' ') => "Space".to_string(),
+        KeyCode::Char(ch) if modifiers.contains(CTRL) => ch.to_ascii_uppercase().to_string(),
+        KeyCode::Char(ch) => ch.to_string(),
+        KeyCode::Tab => "Tab".into(),
+        KeyCode::BackTab => "S-Tab".into(),
+        KeyCode::Enter => "Enter".into(),
+        KeyCode::Esc => "Esc".into(),
+        KeyCode::Up => "↑".into(),
+        KeyCode::Down => "↓".into(),
+        KeyCode::Left => "←".into(),
+        KeyCode::Right => "→".into(),
+        KeyCode::PageUp => "PgUp".into(),
+        KeyCode::PageDown => "PgDn".into(),
+        KeyCode::Home => "Home".into(),
+        KeyCode::End => "End".into(),
+        KeyCode::Delete => "Del".into(),
+        KeyCode::Backspace => "Backspace".into(),
+        KeyCode::F(n) => format!("F{n}"),
+        other => format!("{other:?}"),
+    };
+    let mut name = String::new();
+    if modifiers.contains(CTRL) {
+        name.push_str("Ctrl-");
+    }
+    if modifiers.contains(KeyModifiers::ALT) {
+        name.push_str("Alt-");
+    }
+    name + &base
+}
+
+/// Parses a key such as `q`, `G`, `ctrl-s`, `shift-tab`, `esc`, `pgdown`, `f1`, `space`.
+pub fn parse_key(text: &str) -> Result<Key, KeymapError> {
+    let bad = || KeymapError::BadKey {
+        key: text.to_string(),
+    };
     let mut modifiers = KeyModifiers::NONE;
     let mut rest = text.trim();
     loop {
@@ -362,94 +723,23 @@ pub fn parse_key(text: &str) -> Result<(KeyCode, KeyModifiers), String> {
         "pgup" | "pageup" => KeyCode::PageUp,
         "pgdown" | "pagedown" => KeyCode::PageDown,
         f if f.len() > 1 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
-            KeyCode::F(f[1..].parse().unwrap_or(1))
+            KeyCode::F(f[1..].parse().map_err(|_| bad())?)
         }
-        _ if rest.chars().count() == 1 => KeyCode::Char(rest.chars().next().unwrap_or(' ')),
         _ => {
-            return Err(format!(
-                "{text:?} is not a key: use a character, ctrl-x, shift-tab, esc, enter, up, pgdown, f1…"
-            ));
+            let mut chars = rest.chars();
+            match (chars.next(), chars.next()) {
+                (Some(ch), None) => KeyCode::Char(ch),
+                _ => return Err(bad()),
+            }
         }
     };
     Ok((code, modifiers))
 }
 
-/// Installs the user's key bindings (command name → keys) for this process.
-pub fn install(bindings: &std::collections::BTreeMap<String, Vec<String>>) -> Result<(), String> {
-    let mut rebound = Vec::new();
-    for (command_name, keys) in bindings {
-        let command = BINDINGS
-            .iter()
-            .map(|b| b.command)
-            .find(|c| name(*c) == *command_name)
-            .ok_or_else(|| {
-                let mut names: Vec<String> = BINDINGS.iter().map(|b| name(b.command)).collect();
-                names.dedup();
-                format!(
-                    "{command_name:?} is not a command; known: {}",
-                    names.join(", ")
-                )
-            })?;
-        if keys.is_empty() {
-            return Err(format!("{command_name:?} needs at least one key"));
-        }
-        let parsed = keys
-            .iter()
-            .map(|k| parse_key(k))
-            .collect::<Result<Vec<_>, _>>()?;
-        rebound.push((command, parsed, keys.join(" ")));
-    }
-    let _ = REBOUND.set(rebound);
-    Ok(())
-}
-
-fn keys_of(binding: &Binding) -> Vec<(KeyCode, KeyModifiers)> {
-    match REBOUND
-        .get()
-        .and_then(|r| r.iter().find(|(c, _, _)| *c == binding.command))
-    {
-        Some((_, keys, _)) => keys.clone(),
-        None => binding.keys.to_vec(),
-    }
-}
-
-/// The label shown for a binding's keys, following any rebinding.
-pub fn label(binding: &Binding) -> String {
-    match REBOUND
-        .get()
-        .and_then(|r| r.iter().find(|(c, _, _)| *c == binding.command))
-    {
-        Some((_, _, label)) => label.clone(),
-        None => binding.label.to_string(),
-    }
-}
-
-/// The command a key means in a scope, if any.
-pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<Command> {
-    BINDINGS
-        .iter()
-        .filter(|b| b.scope == scope)
-        .find(|b| {
-            keys_of(b).iter().any(|(code, modifiers)| {
-                *code == key.code
-                    && (key.modifiers - KeyModifiers::SHIFT == *modifiers - KeyModifiers::SHIFT)
-            })
-        })
-        .map(|b| b.command)
-}
-
-/// The bindings of a scope as (command, label, help), in table order.
-pub fn hints(scope: Scope) -> Vec<(Command, String, &'static str)> {
-    BINDINGS
-        .iter()
-        .filter(|b| b.scope == scope)
-        .map(|b| (b.command, label(b), b.help))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use strum::IntoEnumIterator;
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, modifiers)
@@ -457,47 +747,130 @@ mod tests {
 
     #[test]
     fn keys_resolve_per_scope() {
+        let keymap = Keymap::default();
         assert_eq!(
-            lookup(Scope::Checkpoint, &key(KeyCode::Char('g'), NONE)),
+            keymap.lookup(Scope::Checkpoint, &key(KeyCode::Char('g'), NONE)),
             Some(Command::Guide)
         );
         assert_eq!(
-            lookup(Scope::Screen, &key(KeyCode::Char('g'), NONE)),
+            keymap.lookup(Scope::Screen, &key(KeyCode::Char('g'), NONE)),
             Some(Command::Top)
         );
         assert_eq!(
-            lookup(Scope::Editor, &key(KeyCode::Char('s'), CTRL)),
+            keymap.lookup(Scope::Editor, &key(KeyCode::Char('s'), CTRL)),
             Some(Command::SubmitGuidance)
         );
         assert_eq!(
-            lookup(Scope::Screen, &key(KeyCode::Char('c'), CTRL)),
+            keymap.lookup(Scope::Screen, &key(KeyCode::Char('c'), CTRL)),
             Some(Command::Quit)
         );
         assert_eq!(
-            lookup(Scope::Screen, &key(KeyCode::Char('?'), SHIFT)),
+            keymap.lookup(Scope::Screen, &key(KeyCode::Char('?'), SHIFT)),
             Some(Command::Help)
         );
-        assert_eq!(lookup(Scope::Screen, &key(KeyCode::Char('x'), NONE)), None);
+        assert_eq!(
+            keymap.find(Scope::Synthesis, &key(KeyCode::Char('3'), NONE)),
+            Some((Command::ToggleSection, 2))
+        );
+        assert_eq!(
+            keymap.lookup(Scope::Screen, &key(KeyCode::Char('x'), NONE)),
+            None
+        );
     }
 
     #[test]
-    fn keys_parse_and_names_are_snake_case() {
+    fn keys_parse_and_print_the_same_way() {
         assert_eq!(parse_key("q"), Ok((KeyCode::Char('q'), NONE)));
         assert_eq!(parse_key("ctrl-s"), Ok((KeyCode::Char('s'), CTRL)));
         assert_eq!(parse_key("shift-tab"), Ok((KeyCode::BackTab, SHIFT)));
         assert_eq!(parse_key("PgDown"), Ok((KeyCode::PageDown, NONE)));
         assert_eq!(parse_key("f5"), Ok((KeyCode::F(5), NONE)));
         assert!(parse_key("ctrl-banana").is_err());
-        assert_eq!(name(Command::SubmitGuidance), "submit_guidance");
-        assert_eq!(name(Command::Quit), "quit");
+        assert_eq!(key_name((KeyCode::Char('s'), CTRL)), "Ctrl-S");
+        assert_eq!(key_name((KeyCode::Char(' '), NONE)), "Space");
+        assert_eq!(Command::SubmitGuidance.name(), "submit_guidance");
+        assert_eq!("write_follow_up".parse(), Ok(Command::WriteFollowUp));
     }
 
     #[test]
-    fn every_command_has_a_key_and_help() {
-        for binding in BINDINGS {
+    fn every_command_has_a_key_and_help_somewhere() {
+        let keymap = Keymap::default();
+        for command in Command::iter() {
+            let bindings: Vec<&Binding> = keymap
+                .bindings
+                .iter()
+                .filter(|b| b.command == command)
+                .collect();
+            assert!(!bindings.is_empty(), "{command:?} has no binding");
+            for binding in bindings {
+                assert!(
+                    !binding.keys.is_empty() && !binding.help.is_empty(),
+                    "{binding:?}"
+                );
+            }
+        }
+        for scope in Scope::iter() {
             assert!(
-                !binding.keys.is_empty() && !binding.help.is_empty() && !binding.label.is_empty()
+                keymap.scope(scope).next().is_some(),
+                "{scope:?} has no keys"
             );
         }
+        assert_eq!(keymap.check_clashes(), Ok(()), "the defaults never clash");
+    }
+
+    #[test]
+    fn a_rebinding_changes_every_scope_and_every_hint() {
+        let rebound = BTreeMap::from([
+            ("end".to_string(), vec!["x".to_string()]),
+            ("continue".to_string(), vec!["space".to_string()]),
+        ]);
+        let keymap = Keymap::new(&rebound).unwrap();
+        assert_eq!(
+            keymap.lookup(Scope::Checkpoint, &key(KeyCode::Char('x'), NONE)),
+            Some(Command::End)
+        );
+        assert_eq!(
+            keymap.lookup(Scope::Checkpoint, &key(KeyCode::Char('e'), NONE)),
+            None
+        );
+        assert_eq!(
+            keymap.lookup(Scope::Conclusion, &key(KeyCode::Char(' '), NONE)),
+            Some(Command::Continue),
+            "one command, the same keys in every scope"
+        );
+        assert_eq!(
+            keymap.line(
+                Scope::Checkpoint,
+                &[(Command::Continue, "continue"), (Command::End, "end")]
+            ),
+            "Space continue · x end"
+        );
+    }
+
+    #[test]
+    fn bad_rebindings_say_what_is_wrong() {
+        let one = |name: &str, keys: &[&str]| {
+            Keymap::new(&BTreeMap::from([(
+                name.to_string(),
+                keys.iter().map(|k| k.to_string()).collect(),
+            )]))
+        };
+        let error = one("shout", &["x"]).unwrap_err().to_string();
+        assert!(
+            error.contains("not a command") && error.contains("write_follow_up"),
+            "{error}"
+        );
+        assert!(
+            one("end", &[])
+                .unwrap_err()
+                .to_string()
+                .contains("at least one key")
+        );
+        assert!(one("end", &["ctrl-banana"]).is_err());
+        let error = one("end", &["c"]).unwrap_err().to_string();
+        assert!(
+            error.contains("both") && error.contains("continue") && error.contains("end"),
+            "{error}"
+        );
     }
 }

@@ -4,11 +4,11 @@
 
 use super::app::{App, Effect, is_interrupt};
 use super::history::{History, HistoryEffect, NewDebate};
+use super::keymap::Keymap;
 use super::theme::Theme;
 use super::views::{self, Caches};
 use crate::debate::{Control, DebateStatus, Event};
-use crate::headless;
-use crate::session::{self, DebateSettings, Finish, SessionError, Wiring};
+use crate::session::{self, DebateSettings, Finish, ResumeChanges, SessionError, Wiring};
 use crate::store::Store;
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -24,8 +24,8 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::future::Future;
 use std::io::{Stdout, stdout};
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -119,7 +119,7 @@ impl Shutdown {
         };
         let signalled = shutdown.clone();
         tokio::spawn(async move {
-            crate::headless::interrupted().await;
+            crate::signals::interrupted().await;
             signalled.requested.store(true, Ordering::SeqCst);
             signalled.notify.notify_waiters();
         });
@@ -140,46 +140,29 @@ impl Shutdown {
     }
 }
 
-/// Base64 (standard alphabet, padded), for OSC 52.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// The OSC 52 sequence that puts `text` on the terminal's clipboard (also over SSH).
-pub fn osc52(text: &str) -> String {
-    format!("\u{1b}]52;c;{}\u{7}", base64(text.as_bytes()))
-}
-
-/// Copies, pages or edits, leaving the screen for an outside program and coming back.
-fn perform(terminal: &mut Term, app: &mut App, effect: Effect) {
-    use std::io::Write;
+/// Copies, pages, edits or writes the follow-up, leaving the screen for an outside program
+/// and coming back where one is needed.
+fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
     match effect {
         Effect::Copy(text) => {
-            let mut out = stdout();
-            let _ = out
-                .write_all(osc52(&text).as_bytes())
-                .and_then(|_| out.flush());
-            app.notice = Some(format!(
-                "copied {} characters (OSC 52)",
-                text.chars().count()
-            ));
+            // OSC 52 asks the terminal itself to take the text, so it works over SSH.
+            let copied = execute!(
+                stdout(),
+                crossterm::clipboard::CopyToClipboard::to_clipboard_from(text.as_bytes())
+            );
+            app.notice = Some(match copied {
+                Ok(()) => format!("copied {} characters (OSC 52)", text.chars().count()),
+                Err(e) => format!("cannot copy: {e}"),
+            });
         }
         Effect::Page { markdown, path } => outside(terminal, app, "PAGER", "less", &markdown, path),
         Effect::Edit { markdown, path } => outside(terminal, app, "EDITOR", "vi", &markdown, path),
+        Effect::WriteFollowUp(id) => {
+            app.notice = Some(match session::write_follow_up(store, &id) {
+                Ok(path) => format!("follow-up issue draft: {}", path.display()),
+                Err(e) => e.to_string(),
+            });
+        }
         Effect::Control(_) | Effect::Quit => {}
     }
     app.dirty = true;
@@ -237,26 +220,50 @@ pub enum Start {
         question: String,
         settings: Box<DebateSettings>,
     },
+    /// `moot resume ID` on a terminal: the debate picks up on the live screen.
+    Resume {
+        id: String,
+        changes: Box<ResumeChanges>,
+    },
     Replay(String),
+}
+
+/// Everything the workbench is set up with, from config and the command line.
+pub struct Setup {
+    pub theme: Theme,
+    pub keymap: Arc<Keymap>,
+    /// Max rounds the new-debate form starts at.
+    pub default_rounds: u32,
+    /// The perspective catalog's names, for the new-debate form.
+    pub catalog: Vec<String>,
+}
+
+/// Who answers at the workbench, as the journal records it.
+fn answerer() -> String {
+    format!("{} at the workbench", crate::signals::user())
 }
 
 /// Runs the workbench from `start` until the user leaves, moving between history, live
 /// debates and replays on one terminal. Returns the exit code.
 pub async fn workbench(
     store: Store,
-    theme: Theme,
+    setup: Setup,
     start: Start,
     settings_for: impl Fn(&NewDebate) -> Result<DebateSettings, String>,
-    default_rounds: u32,
-    catalog: Vec<String>,
 ) -> Result<i32, SessionError> {
+    let Setup {
+        theme,
+        keymap,
+        default_rounds,
+        catalog,
+    } = setup;
     let (_guard, mut terminal) =
-        enter().map_err(|e| SessionError::Runtime(format!("cannot open the terminal: {e}")))?;
+        enter().map_err(|e| SessionError::Environment(format!("cannot open the terminal: {e}")))?;
     let mut keys = EventStream::new();
     let shutdown = Shutdown::listen();
     let back_to_history = matches!(start, Start::History);
     let mut next = Some(start);
-    let mut history = History::new(default_rounds);
+    let mut history = History::new(default_rounds, keymap.clone());
     history.catalog = catalog;
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
@@ -275,21 +282,10 @@ pub async fn workbench(
                 {
                     HistoryEffect::Open(id) => next = Some(Start::Replay(id)),
                     HistoryEffect::Resume(id) => {
-                        let journal = store.clone();
-                        let result = live_screen(
-                            &mut terminal,
-                            &mut keys,
-                            &shutdown,
-                            &theme,
-                            |wiring, interrupt| {
-                                session::resume(journal, &id, None, wiring, interrupt)
-                            },
-                        )
-                        .await;
-                        code = headless::exit_code(&result);
-                        last = remember(&result);
-                        history.message = outcome_line(&result);
-                        next = Some(Start::History);
+                        next = Some(Start::Resume {
+                            id,
+                            changes: Box::default(),
+                        })
                     }
                     HistoryEffect::Start(debate) => match settings_for(&debate) {
                         Ok(settings) => {
@@ -308,17 +304,40 @@ pub async fn workbench(
             }
             Start::Live { question, settings } => {
                 let journal = store.clone();
-                let result = live_screen(
-                    &mut terminal,
-                    &mut keys,
-                    &shutdown,
-                    &theme,
-                    |wiring, interrupt| {
-                        session::start(journal, &question, *settings, wiring, interrupt)
-                    },
-                )
+                let screen = Screen {
+                    terminal: &mut terminal,
+                    keys: &mut keys,
+                    shutdown: &shutdown,
+                    theme: &theme,
+                    keymap: &keymap,
+                    store: &store,
+                };
+                let result = live_screen(screen, |wiring, interrupt| {
+                    session::start(journal, &question, *settings, wiring, interrupt)
+                })
                 .await;
-                code = headless::exit_code(&result);
+                code = session::exit_code(&result);
+                last = remember(&result);
+                history.message = outcome_line(&result);
+                if back_to_history {
+                    next = Some(Start::History);
+                }
+            }
+            Start::Resume { id, changes } => {
+                let journal = store.clone();
+                let screen = Screen {
+                    terminal: &mut terminal,
+                    keys: &mut keys,
+                    shutdown: &shutdown,
+                    theme: &theme,
+                    keymap: &keymap,
+                    store: &store,
+                };
+                let result = live_screen(screen, |wiring, interrupt| {
+                    session::resume(journal, &id, *changes, wiring, interrupt)
+                })
+                .await;
+                code = session::exit_code(&result);
                 last = remember(&result);
                 history.message = outcome_line(&result);
                 if back_to_history {
@@ -328,7 +347,15 @@ pub async fn workbench(
             Start::Replay(id) => {
                 match crate::replay::journal_events(&store, &id) {
                     Ok(events) => {
-                        replay_screen(&mut terminal, &mut keys, &shutdown, &theme, events).await
+                        let screen = Screen {
+                            terminal: &mut terminal,
+                            keys: &mut keys,
+                            shutdown: &shutdown,
+                            theme: &theme,
+                            keymap: &keymap,
+                            store: &store,
+                        };
+                        replay_screen(screen, events).await
                     }
                     Err(e) => history.message = Some(e.to_string()),
                 }
@@ -349,7 +376,7 @@ pub async fn workbench(
             .map(|p| format!("; decision record {p}"))
             .unwrap_or_default();
         match status {
-            DebateStatus::Paused => {
+            DebateStatus::Paused | DebateStatus::Interrupted => {
                 eprintln!("moot: {id} is paused; continue with: moot resume {id}")
             }
             status => eprintln!("moot: {id} {status}{record}"),
@@ -372,32 +399,45 @@ fn outcome_line(result: &Result<Finish, SessionError>) -> Option<String> {
     })
 }
 
+/// What every screen of the workbench draws with and listens to.
+struct Screen<'a> {
+    terminal: &'a mut Term,
+    keys: &'a mut EventStream,
+    shutdown: &'a Shutdown,
+    theme: &'a Theme,
+    keymap: &'a Arc<Keymap>,
+    store: &'a Store,
+}
+
 /// A live debate until the user leaves. Quitting (or Ctrl-C, SIGTERM, SIGHUP) while it runs
 /// pauses it in the journal.
-async fn live_screen<F, Fut>(
-    terminal: &mut Term,
-    keys: &mut EventStream,
-    shutdown: &Shutdown,
-    theme: &Theme,
-    session: F,
-) -> Result<Finish, SessionError>
+async fn live_screen<F, Fut>(screen: Screen<'_>, session: F) -> Result<Finish, SessionError>
 where
     F: FnOnce(Wiring, std::pin::Pin<Box<dyn Future<Output = ()>>>) -> Fut,
     Fut: Future<Output = Result<Finish, SessionError>>,
 {
+    let Screen {
+        terminal,
+        keys,
+        shutdown,
+        theme,
+        keymap,
+        store,
+    } = screen;
     let (events_tx, mut events_rx) = mpsc::unbounded_channel::<Event>();
     let (controls_tx, controls_rx) = mpsc::unbounded_channel::<Control>();
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let interrupt: std::pin::Pin<Box<dyn Future<Output = ()>>> = Box::pin(async move {
         let _ = stop_rx.await;
     });
-    let mut app = App::new(false);
+    let mut app = App::with_keymap(false, keymap.clone());
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
     let mut session = std::pin::pin!(session(
         Wiring {
             events: events_tx,
-            controls: controls_rx
+            controls: controls_rx,
+            answerer: answerer(),
         },
         interrupt
     ));
@@ -442,7 +482,7 @@ where
                     let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
                     match effect {
                         Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
-                        Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. })) => perform(terminal, &mut app, effect),
+                        Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. } | Effect::WriteFollowUp(_))) => perform(terminal, &mut app, store, effect),
                         Some(Effect::Quit) => {
                             if finished.is_some() {
                                 break;
@@ -483,21 +523,23 @@ where
         }
     }
     finished.unwrap_or_else(|| {
-        Err(SessionError::Runtime(
+        Err(SessionError::Environment(
             "the workbench closed before the debate ended".into(),
         ))
     })
 }
 
 /// A stored debate, replayed from the journal, read-only, until the user leaves.
-async fn replay_screen(
-    terminal: &mut Term,
-    keys: &mut EventStream,
-    shutdown: &Shutdown,
-    theme: &Theme,
-    events: Vec<Event>,
-) {
-    let mut app = App::new(true);
+async fn replay_screen(screen: Screen<'_>, events: Vec<Event>) {
+    let Screen {
+        terminal,
+        keys,
+        shutdown,
+        theme,
+        keymap,
+        store,
+    } = screen;
+    let mut app = App::with_keymap(true, keymap.clone());
     for event in &events {
         app.on_event(event);
     }
@@ -514,7 +556,7 @@ async fn replay_screen(
                     }
                     match app.on_key(key) {
                         Some(Effect::Quit) => break,
-                        Some(effect) => perform(terminal, &mut app, effect),
+                        Some(effect) => perform(terminal, &mut app, store, effect),
                         None => {}
                     }
                 }
@@ -567,12 +609,16 @@ fn load_preview(store: &Store, history: &mut History) {
                 let seats: Vec<String> = debate
                     .seats
                     .iter()
-                    .map(|s| format!("{} {}", s.id, s.perspective))
+                    .map(|s| format!("{} {}", s.id, crate::sanitize::clean(&s.perspective)))
                     .collect();
                 format!(
-                    "{}\n\nstatus: {}\nseats: {}\n{}",
+                    "{}\n\nstatus: {}{}\n\nseats: {}\n\n{}",
                     crate::sanitize::clean(&debate.question),
                     debate.status,
+                    debate
+                        .stage
+                        .map(|stage| format!(", stopped {stage}"))
+                        .unwrap_or_default(),
                     if seats.is_empty() {
                         "not assigned".to_string()
                     } else {
@@ -635,20 +681,5 @@ async fn history_screen(
             },
             _ = shutdown.wait() => return HistoryEffect::Quit,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn osc52_carries_base64() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64("é✓".as_bytes()), "w6ninJM=");
-        assert_eq!(osc52("hi"), "\u{1b}]52;c;aGk=\u{7}");
     }
 }

@@ -2,7 +2,10 @@
 //! one replayed from the journal go through the same fold, so they look the same.
 
 use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph, commitment_stores};
-use crate::debate::{Convergence, Event, FlagKind, MODERATOR, Phase, Seat, Turn};
+use crate::debate::{
+    Answer, AskKind, Confidence, Convergence, DebateStatus, Event, FlagKind, MODERATOR, Phase,
+    Seat, Turn,
+};
 use crate::sanitize;
 
 /// What a seat's pane shows beyond its finished turns.
@@ -28,6 +31,25 @@ pub struct ModeratorStrip {
     pub summary: String,
 }
 
+/// A question the debate waits on the person for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingAsk {
+    pub round: u32,
+    pub kind: AskKind,
+    pub timeout_seconds: u64,
+    /// What the person is asked to weigh (sanitized).
+    pub detail: Option<String>,
+}
+
+/// The synthesis as last announced: a draft awaiting approval, or the final record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SynthesisDocument {
+    pub markdown: String,
+    pub confidence: Confidence,
+    pub path: Option<String>,
+    pub draft: bool,
+}
+
 /// Everything the live screen draws, folded from events.
 #[derive(Debug, Clone, Default)]
 pub struct DebateView {
@@ -39,18 +61,21 @@ pub struct DebateView {
     pub seats: Vec<Seat>,
     pub max_rounds: u32,
     pub round: u32,
-    /// running | paused | completed | failed | cancelled
-    pub status: String,
+    pub status: DebateStatus,
+    /// What the header says about the provider (a demonstration model), if anything.
+    pub caveat: Option<String>,
     pub turns: Vec<Turn>,
     /// Activity per seat, in `seats` order; the moderator's is `moderator`.
     pub activity: Vec<SeatActivity>,
     pub moderator: SeatActivity,
     pub strip: ModeratorStrip,
-    /// The checkpoint waiting for an answer: (round, timeout seconds).
-    pub checkpoint: Option<(u32, u64)>,
+    /// The question waiting for the person's answer.
+    pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
     pub guidance: Vec<(u32, String)>,
-    pub synthesis: Option<(String, String, Option<String>)>,
+    /// The revision the person asked of the synthesis, once asked.
+    pub revision_request: Option<String>,
+    pub synthesis: Option<SynthesisDocument>,
     pub notices: Vec<String>,
     pub error: Option<String>,
     pub tokens_in: u64,
@@ -59,16 +84,13 @@ pub struct DebateView {
     /// Derived from `turns` whenever a turn lands.
     pub commitments: Vec<CommitmentStore>,
     pub graph: ArgumentGraph,
-    /// Bumped whenever a turn lands, so views can cache per generation.
+    /// Bumped whenever a turn or a synthesis lands, so views can cache per generation.
     pub generation: u64,
 }
 
 impl DebateView {
     pub fn new() -> Self {
-        DebateView {
-            status: "running".into(),
-            ..Self::default()
-        }
+        DebateView::default()
     }
 
     /// The activity slot of a seat id (or the moderator's).
@@ -78,14 +100,6 @@ impl DebateView {
         }
         let index = self.seats.iter().position(|s| s.id == seat)?;
         self.activity.get_mut(index)
-    }
-
-    pub fn activity_of(&self, seat: &str) -> Option<&SeatActivity> {
-        if seat == MODERATOR {
-            return Some(&self.moderator);
-        }
-        let index = self.seats.iter().position(|s| s.id == seat)?;
-        self.activity.get(index)
     }
 
     /// Folds one event in. Model text is sanitized here, once, before anything draws it.
@@ -100,19 +114,23 @@ impl DebateView {
                 self.id = id.clone();
                 self.question = sanitize::clean(question);
                 self.protocol = protocol.clone();
-                self.status = "running".into();
+                self.status = DebateStatus::Running;
                 self.error = None;
             }
             Event::ClarificationRequested { question } => {
                 self.clarification = Some(sanitize::clean(question));
             }
             Event::DebateStarted {
+                id,
                 seats,
                 max_rounds,
                 provider,
                 model,
+                caveat,
                 ..
             } => {
+                self.caveat = caveat.as_deref().map(sanitize::clean);
+                self.id = id.clone();
                 self.clarification = None;
                 self.seats = seats
                     .iter()
@@ -126,7 +144,12 @@ impl DebateView {
                 self.provider = provider.clone();
                 self.model = sanitize::clean(model);
             }
-            Event::RoundStarted { round } => self.round = *round,
+            Event::RoundStarted { round, limit } => {
+                self.round = *round;
+                if let Some(limit) = limit {
+                    self.max_rounds = *limit;
+                }
+            }
             Event::TurnStarted { round, phase, seat } => {
                 if let Some(activity) = self.activity_mut(seat) {
                     activity.speaking = Some((*round, *phase));
@@ -236,26 +259,51 @@ impl DebateView {
             Event::Checkpoint {
                 round,
                 timeout_seconds,
-            } => self.checkpoint = Some((*round, *timeout_seconds)),
+                kind,
+                detail,
+            } => {
+                self.checkpoint = Some(PendingAsk {
+                    round: *round,
+                    kind: *kind,
+                    timeout_seconds: *timeout_seconds,
+                    detail: detail.as_deref().map(sanitize::clean),
+                })
+            }
             Event::CheckpointAnswered {
-                round, guidance, ..
+                round,
+                guidance,
+                decision,
+                ..
             } => {
                 self.checkpoint = None;
-                if let Some(guidance) = guidance {
-                    self.guidance.push((*round, sanitize::clean(guidance)));
+                match (decision, guidance) {
+                    (Answer::Guide, Some(guidance)) => {
+                        self.guidance.push((*round, sanitize::clean(guidance)))
+                    }
+                    (Answer::Revise, Some(request)) => {
+                        self.revision_request = Some(sanitize::clean(request))
+                    }
+                    _ => {}
                 }
             }
             Event::Synthesis {
                 markdown,
                 confidence,
                 path,
+                draft,
             } => {
-                self.synthesis =
-                    Some((sanitize::clean(markdown), confidence.clone(), path.clone()));
+                self.synthesis = Some(SynthesisDocument {
+                    markdown: sanitize::clean(markdown),
+                    confidence: *confidence,
+                    path: path.as_deref().map(sanitize::clean),
+                    draft: *draft,
+                });
+                // Views cached per generation draw the new document.
+                self.generation += 1;
             }
             Event::FollowUp { path } => self.notices.push(format!("follow-up issue draft: {path}")),
             Event::DebateCompleted { status, .. } => {
-                self.status = status.clone();
+                self.status = *status;
                 self.checkpoint = None;
                 self.moderator.speaking = None;
                 for activity in &mut self.activity {
@@ -278,9 +326,6 @@ impl DebateView {
     }
 
     pub fn is_finished(&self) -> bool {
-        matches!(
-            self.status.as_str(),
-            "completed" | "failed" | "cancelled" | "paused"
-        )
+        self.status.is_finished()
     }
 }

@@ -2,7 +2,9 @@
 //! confirmation and the new-debate form.
 
 use super::{centered, modal_block};
+use crate::debate::DebateStatus;
 use crate::tui::history::{Field, History};
+use crate::tui::keymap::{Command, Scope};
 use crate::tui::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -10,14 +12,15 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
 
-const KEYS: &[(&str, &str)] = &[
-    ("↑↓", "select"),
-    ("Enter", "open"),
-    ("r", "resume"),
-    ("d", "delete"),
-    ("/", "search"),
-    ("n", "new debate"),
-    ("q", "quit"),
+/// The history commands worth a place in the footer, with the word it uses.
+const FOOTER: &[(Command, &str)] = &[
+    (Command::Open, "open"),
+    (Command::Resume, "resume"),
+    (Command::Delete, "delete"),
+    (Command::Search, "search"),
+    (Command::NewDebate, "new debate"),
+    (Command::Help, "keys"),
+    (Command::Quit, "quit"),
 ];
 
 pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
@@ -42,15 +45,16 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
         ),
     ]);
     frame.render_widget(Paragraph::new(title), rows[0]);
+    let search_key = history.keymap.hint(Scope::History, Command::Search);
     let search = if history.searching || !history.query.is_empty() {
         Line::from(vec![
-            Span::styled(" / ", theme.accent),
+            Span::styled(format!(" {search_key} "), theme.accent),
             Span::raw(history.query.clone()),
             Span::styled(if history.searching { "▏" } else { "" }, theme.focus),
         ])
     } else {
         Line::styled(
-            " / to search questions, arguments, guidance and syntheses",
+            format!(" {search_key} to search questions, arguments, guidance and syntheses"),
             theme.dim,
         )
     };
@@ -71,10 +75,14 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     let footer = match &history.message {
         Some(message) => Line::styled(format!(" {message}"), theme.warning),
         None => Line::from(
-            KEYS.iter()
-                .flat_map(|(key, what)| {
+            FOOTER
+                .iter()
+                .flat_map(|(command, what)| {
                     [
-                        Span::styled(format!(" {key} "), theme.accent),
+                        Span::styled(
+                            format!(" {} ", history.keymap.key(Scope::History, *command)),
+                            theme.accent,
+                        ),
                         Span::styled(format!("{what} "), theme.dim),
                     ]
                 })
@@ -91,7 +99,13 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
         frame.render_widget(
             Paragraph::new(vec![
                 Line::raw(format!("Delete {id} and its journal?")),
-                Line::styled("y deletes · any other key keeps it", theme.dim),
+                Line::styled(
+                    format!(
+                        "{} deletes · any other key keeps it",
+                        history.keymap.hint(Scope::Confirm, Command::Confirm)
+                    ),
+                    theme.dim,
+                ),
             ]),
             inner,
         );
@@ -99,16 +113,26 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     if history.form.is_some() {
         form(frame, area, history, theme);
     }
+    if let Some(scroll) = history.help {
+        super::key_list(
+            frame,
+            area,
+            &history.keymap,
+            &[Scope::History, Scope::Search, Scope::Confirm, Scope::Form],
+            scroll,
+            theme,
+        );
+    }
     if theme.ascii {
         super::asciify(frame.buffer_mut());
     }
 }
 
-fn status_style(status: &str, theme: &Theme) -> ratatui::style::Style {
+fn status_style(status: DebateStatus, theme: &Theme) -> ratatui::style::Style {
     match status {
-        "completed" => theme.support,
-        "failed" => theme.error,
-        "paused" | "running" => theme.warning,
+        DebateStatus::Completed => theme.support,
+        DebateStatus::Failed => theme.error,
+        DebateStatus::Paused | DebateStatus::Running | DebateStatus::Interrupted => theme.warning,
         _ => theme.dim,
     }
 }
@@ -144,7 +168,7 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         .map(|row| {
             let summary = &row.summary;
             let head = format!(
-                "{:<9} {} {:<9} {:<6} ",
+                "{:<11} {} {:<9} {:<6} ",
                 summary.status,
                 summary.created_at.get(..10).unwrap_or(&summary.created_at),
                 summary.protocol,
@@ -161,10 +185,10 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                 .collect();
             let mut lines = vec![Line::from(vec![
                 Span::styled(
-                    format!("{:<9} ", summary.status),
-                    status_style(&summary.status, theme),
+                    format!("{:<11} ", summary.status),
+                    status_style(summary.status, theme),
                 ),
-                Span::styled(head[10..].to_string(), theme.dim),
+                Span::styled(head[12..].to_string(), theme.dim),
                 Span::raw(question),
             ])];
             if let Some(snippet) = &row.snippet {
@@ -212,10 +236,22 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     };
     let rect = centered(area, 76, 19);
     frame.render_widget(Clear, rect);
-    let block = modal_block("New debate", theme).title_bottom(Line::styled(
-        " Tab next field · ←→ change · Ctrl-S start · Esc cancel ",
-        theme.dim,
-    ));
+    let keymap = &history.keymap;
+    let hint = format!(
+        " {} · {} {} change · {} ",
+        keymap.line(Scope::Form, &[(Command::NextField, "next field")]),
+        keymap.hint(Scope::Form, Command::Decrease),
+        keymap.hint(Scope::Form, Command::Increase),
+        keymap.line(
+            Scope::Form,
+            &[
+                (Command::Toggle, "choose"),
+                (Command::SubmitGuidance, "start"),
+                (Command::Cancel, "cancel")
+            ]
+        ),
+    );
+    let block = modal_block("New debate", theme).title_bottom(Line::styled(hint, theme.dim));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let rows = Layout::default()

@@ -5,8 +5,9 @@ pub mod pane;
 pub mod side;
 
 use super::app::{App, Modal};
-use super::keymap::{self, Scope};
+use super::keymap::{Command, Keymap, Scope};
 use super::theme::Theme;
+use crate::debate::{AskKind, DebateStatus};
 use crate::tui::wrap::wrap;
 use pane::PaneCache;
 use ratatui::Frame;
@@ -19,17 +20,26 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
 #[derive(Default)]
 pub struct Caches {
     pub panes: Vec<PaneCache>,
-    /// The rendered synthesis: (width, sections open, turns seen, lines).
-    pub synthesis: Option<(usize, Vec<bool>, u64, Vec<Line<'static>>)>,
+    pub synthesis: Option<RenderedSynthesis>,
 }
 
-/// The screen commands worth a place in the footer; `?` lists the rest.
-const FOOTER: [keymap::Command; 5] = [
-    keymap::Command::Help,
-    keymap::Command::FocusNext,
-    keymap::Command::Synthesis,
-    keymap::Command::ToggleMap,
-    keymap::Command::Quit,
+/// The synthesis rendered for one width, with the sections open and the document it was
+/// rendered from.
+pub struct RenderedSynthesis {
+    width: usize,
+    expanded: Vec<bool>,
+    generation: u64,
+    lines: Vec<Line<'static>>,
+}
+
+/// The screen commands worth a place in the footer, with the word the footer uses; `?` lists
+/// the rest.
+const FOOTER: [(Command, &str); 5] = [
+    (Command::Help, "help"),
+    (Command::FocusNext, "next pane"),
+    (Command::Synthesis, "synthesis"),
+    (Command::ToggleMap, "map"),
+    (Command::Quit, "quit"),
 ];
 
 /// Below this width the seats show as tabs, one at a time.
@@ -114,9 +124,9 @@ pub fn asciify(buffer: &mut ratatui::buffer::Buffer) {
 
 fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
     match &app.modal {
-        Modal::Checkpoint => checkpoint(frame, area, app, theme),
-        Modal::Guide(_) => guide(frame, area, app, theme),
-        Modal::Help(scroll) => help(frame, area, *scroll, theme),
+        Modal::Ask => ask(frame, area, app, theme),
+        Modal::Editor { .. } => editor(frame, area, app, theme),
+        Modal::Help(scroll) => help(frame, area, &app.keymap, *scroll, theme),
         Modal::Synthesis { scroll, expanded } => {
             let (scroll, expanded) = (*scroll, expanded.clone());
             synthesis(frame, area, app, caches, scroll, &expanded, theme)
@@ -156,9 +166,9 @@ fn estimated_cost(model: &str, tokens_in: u64, tokens_out: u64) -> Option<f64> {
 
 fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let view = &app.view;
-    let status_style = match view.status.as_str() {
-        "failed" => theme.error,
-        "paused" | "cancelled" => theme.warning,
+    let status_style = match view.status {
+        DebateStatus::Failed => theme.error,
+        DebateStatus::Paused | DebateStatus::Cancelled | DebateStatus::Interrupted => theme.warning,
         _ => theme.accent,
     };
     let round = if view.max_rounds > 0 {
@@ -198,7 +208,7 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(" · {} {}", view.provider, view.model),
             theme.dim,
         ));
-        if crate::models::is_demonstration_model(&view.model) {
+        if view.caveat.is_some() {
             meta.push(Span::styled(" (demo model, not an advisor)", theme.warning));
         }
     }
@@ -325,7 +335,7 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!(
                 "round {}: {} → {} ",
                 view.strip.round,
-                convergence.assessment.replace('_', " "),
+                convergence.assessment.to_string().replace('_', " "),
                 convergence.decision
             ),
             theme.text.add_modifier(Modifier::BOLD),
@@ -340,13 +350,7 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 .flags
                 .iter()
                 .filter(|(round, _, _)| *round == view.round)
-                .map(move |(_, kind, _)| {
-                    let kind = serde_json::to_value(kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
-                    format!("{} {}", seat.id, kind.replace('_', " "))
-                })
+                .map(move |(_, kind, _)| format!("{} {}", seat.id, kind.as_str().replace('_', " ")))
         })
         .collect();
     if !flags.is_empty() {
@@ -356,6 +360,22 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     let mut lines = vec![Line::from(spans)];
+    let overruled = view
+        .strip
+        .convergence
+        .as_ref()
+        .and_then(|c| c.overruled.as_deref())
+        .filter(|_| view.strip.round == view.round);
+    if let Some(reason) = overruled {
+        lines.extend(
+            wrap(
+                &format!("moot: {reason}."),
+                area.width.saturating_sub(2) as usize,
+            )
+            .into_iter()
+            .map(|l| Line::styled(format!(" {l}"), theme.warning)),
+        );
+    }
     let text = match (&view.error, view.strip.summary.is_empty()) {
         (Some(error), _) => vec![Line::styled(error.clone(), theme.error)],
         (None, false) => wrap(&view.strip.summary, area.width.saturating_sub(2) as usize)
@@ -375,11 +395,6 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let scope = match app.modal {
-        Modal::Checkpoint => Scope::Checkpoint,
-        Modal::Guide(_) => Scope::Editor,
-        _ => Scope::Screen,
-    };
     if let Some(notice) = &app.notice {
         frame.render_widget(
             Paragraph::new(Line::styled(format!(" {notice}"), theme.warning)),
@@ -387,16 +402,121 @@ fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
         return;
     }
+    let keymap = &app.keymap;
+    // The keys of the layer on top, so the footer never offers a key that means something
+    // else there.
+    let items: Vec<(Scope, Command, String)> = match (&app.modal, app.ask_scope()) {
+        (Modal::Editor { .. }, _) => editor_items(keymap),
+        (Modal::Ask, Some(scope)) | (Modal::Synthesis { .. }, Some(scope @ Scope::Approval)) => {
+            ask_items(app, scope)
+                .into_iter()
+                .map(|(command, what)| (scope, command, what))
+                .collect()
+        }
+        (Modal::Synthesis { .. }, _) => [
+            (Command::ToggleArguments, "arguments"),
+            (Command::Copy, "copy"),
+            (Command::WriteFollowUp, "follow-up issue"),
+            (Command::Back, "close"),
+        ]
+        .iter()
+        .map(|(command, what)| (Scope::Synthesis, *command, what.to_string()))
+        .collect(),
+        (Modal::Help(_), _) => vec![(Scope::Help, Command::Back, "close".to_string())],
+        _ => FOOTER
+            .iter()
+            .map(|(command, what)| (Scope::Screen, *command, what.to_string()))
+            .collect(),
+    };
     let mut spans = Vec::new();
-    for (command, label, help) in keymap::hints(scope) {
-        if scope == Scope::Screen && !FOOTER.contains(&command) {
+    for (scope, command, what) in items {
+        // One key each: the footer is a reminder; `?` lists every key.
+        let keys = keymap.key(scope, command);
+        if keys.is_empty() {
             continue;
         }
-        let short = help.split([':', '(']).next().unwrap_or(help).trim();
-        spans.push(Span::styled(format!(" {label} "), theme.accent));
-        spans.push(Span::styled(format!("{short} "), theme.dim));
+        spans.push(Span::styled(format!(" {keys} "), theme.accent));
+        spans.push(Span::styled(format!("{what} "), theme.dim));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The editor's keys, as its footer and title show them.
+fn editor_items(keymap: &Keymap) -> Vec<(Scope, Command, String)> {
+    [(Command::SubmitGuidance, "send"), (Command::Cancel, "back")]
+        .iter()
+        .filter(|(command, _)| keymap.binding(Scope::Editor, *command).is_some())
+        .map(|(command, what)| (Scope::Editor, *command, what.to_string()))
+        .collect()
+}
+
+/// The answers to the question waiting, worded for it.
+fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
+    let words: &[(Command, &str)] = match app.pending() {
+        Some(AskKind::Clarification) => &[
+            (Command::Guide, "give an answer"),
+            (Command::Continue, "skip the question"),
+            (Command::End, "cancel the debate"),
+        ],
+        Some(AskKind::Conclusion) => &[
+            (Command::Accept, "accept and synthesise"),
+            (Command::Continue, "one more round"),
+            (Command::Guide, "guide one more round"),
+        ],
+        Some(AskKind::Approval) => &[
+            (Command::Accept, "approve"),
+            (Command::Revise, "ask for one revision"),
+            (Command::Reject, "leave unapproved"),
+        ],
+        Some(AskKind::RevisedApproval) => &[
+            (Command::Accept, "approve the revision"),
+            (Command::Reject, "leave unapproved"),
+        ],
+        _ => &[
+            (Command::Continue, "continue"),
+            (Command::Guide, "guide"),
+            (Command::End, "end"),
+        ],
+    };
+    words
+        .iter()
+        .filter(|(command, _)| app.keymap.binding(scope, *command).is_some())
+        .map(|(command, what)| (*command, what.to_string()))
+        .collect()
+}
+
+/// `[keys] what   [keys] what` for a modal's answers, flowed onto as many lines of `width`
+/// as they need (an answer is never split), after `lead` on the first.
+fn answer_lines(
+    app: &App,
+    scope: Scope,
+    lead: Option<Span<'static>>,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let mut spans: Vec<Span<'static>> = lead.into_iter().collect();
+    let mut used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    for (command, what) in ask_items(app, scope) {
+        let keys = format!("[{}]", app.keymap.hint(scope, command));
+        let text = format!(" {what}");
+        let item = keys.chars().count() + text.chars().count();
+        let gap = if used == 0 { 0 } else { 3 };
+        if used > 0 && used + gap + item > width {
+            lines.push(Line::from(std::mem::take(&mut spans)));
+            used = 0;
+        } else if gap > 0 {
+            spans.push(Span::raw("   "));
+            used += gap;
+        }
+        spans.push(Span::styled(keys, theme.accent));
+        spans.push(Span::raw(text));
+        used += item;
+    }
+    if !spans.is_empty() {
+        lines.push(Line::from(spans));
+    }
+    lines
 }
 
 pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -418,90 +538,135 @@ pub(crate) fn modal_block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
         .title(Span::styled(format!(" {title} "), theme.accent))
 }
 
-fn checkpoint(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let rect = centered(area, 64, 9);
-    frame.render_widget(Clear, rect);
-    let (title, question) = match (&app.view.clarification, app.view.checkpoint) {
-        (Some(question), _) => ("The moderator asks".to_string(), question.clone()),
-        (None, Some((round, timeout))) => (
-            format!("Round {round} complete"),
+fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(scope) = app.ask_scope() else {
+        return;
+    };
+    let pending = app.view.checkpoint.as_ref();
+    let minutes = pending.map_or(30, |p| p.timeout_seconds / 60);
+    let (title, question) = match (app.pending(), pending) {
+        (Some(AskKind::Clarification), _) => (
+            "The moderator asks".to_string(),
+            app.view.clarification.clone().unwrap_or_default(),
+        ),
+        (Some(AskKind::Conclusion), Some(ask)) => (
+            format!("Round {}: conclude the debate?", ask.round),
             format!(
-                "Continue, guide the next round, or end the debate. Unanswered, it pauses in {} min.",
-                timeout / 60
+                "{} Accept it and synthesise, or overrule it with one more round. Unanswered, \
+                 it pauses in {minutes} min.",
+                ask.detail.clone().unwrap_or_default()
+            ),
+        ),
+        (_, Some(ask)) => (
+            format!("Round {} complete", ask.round),
+            format!(
+                "Continue, guide the next round, or end the debate. Unanswered, it pauses in \
+                 {minutes} min."
             ),
         ),
         _ => ("Checkpoint".to_string(), String::new()),
     };
-    let block = modal_block(&title, theme);
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    let mut lines: Vec<Line> = wrap(&question, inner.width as usize)
+    let width = area.width.saturating_sub(4).min(68);
+    let inner_width = width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = wrap(&question, inner_width)
         .into_iter()
         .map(Line::from)
         .collect();
     lines.push(Line::default());
-    lines.push(Line::from(vec![
-        Span::styled("[C]", theme.accent),
-        Span::raw("ontinue   "),
-        Span::styled("[G]", theme.accent),
-        Span::raw(if app.view.clarification.is_some() {
-            "ive an answer   "
-        } else {
-            "uide   "
-        }),
-        Span::styled("[E]", theme.accent),
-        Span::raw("nd"),
-    ]));
-    lines.push(Line::styled(
-        "The panes still scroll (↑↓ Tab) while this waits.",
-        theme.dim,
-    ));
+    lines.extend(answer_lines(app, scope, None, inner_width, theme));
+    let key = |command| app.keymap.key(Scope::Screen, command);
+    let still = format!(
+        "The panes still scroll ({} {} {}) while this waits.",
+        key(Command::ScrollUp),
+        key(Command::ScrollDown),
+        key(Command::FocusNext)
+    );
+    lines.extend(
+        wrap(&still, inner_width)
+            .into_iter()
+            .map(|l| Line::styled(l, theme.dim)),
+    );
+    let rect = centered(area, width, lines.len() as u16 + 2);
+    frame.render_widget(Clear, rect);
+    let block = modal_block(&title, theme);
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-fn guide(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+fn editor(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Modal::Editor { writing, text } = &app.modal else {
+        return;
+    };
     let rect = centered(area, 72, 12);
     frame.render_widget(Clear, rect);
-    let block = modal_block("Guidance for the next round", theme)
-        .title_bottom(Line::styled(" Ctrl-S send · Esc back ", theme.dim));
+    let hint = editor_items(&app.keymap)
+        .into_iter()
+        .map(|(scope, command, what)| format!("{} {what}", app.keymap.hint(scope, command)))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    let block = modal_block(writing.title(), theme)
+        .title_bottom(Line::styled(format!(" {hint} "), theme.dim));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    if let Modal::Guide(editor) = &app.modal {
-        frame.render_widget(&**editor, inner);
-    }
+    frame.render_widget(&**text, inner);
 }
 
-fn help(frame: &mut Frame, area: Rect, scroll: u16, theme: &Theme) {
-    let rows = keymap::BINDINGS.len() as u16 + 8;
-    let widest = keymap::BINDINGS
-        .iter()
-        .map(|b| b.help.chars().count())
-        .max()
-        .unwrap_or(40) as u16;
-    let rect = centered(area, widest + 16, rows);
-    frame.render_widget(Clear, rect);
-    let block = modal_block("Keys", theme)
-        .title_bottom(Line::styled(" ↑↓ scroll · ? or Esc closes ", theme.dim));
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
+/// The key list, by scope, straight from the keymap; `scopes` picks which screens' keys.
+pub(crate) fn key_list(
+    frame: &mut Frame,
+    area: Rect,
+    keymap: &Keymap,
+    scopes: &[Scope],
+    scroll: u16,
+    theme: &Theme,
+) {
     let mut lines = Vec::new();
-    for (scope, heading) in [
-        (Scope::Screen, "Anywhere"),
-        (Scope::Checkpoint, "At a checkpoint"),
-        (Scope::Editor, "Writing guidance"),
-        (Scope::Synthesis, "In the synthesis"),
-    ] {
-        lines.push(Line::styled(heading, theme.accent));
-        for binding in keymap::BINDINGS.iter().filter(|b| b.scope == scope) {
+    let mut widest = 0;
+    for scope in scopes {
+        lines.push(Line::styled(scope.heading(), theme.accent));
+        for binding in keymap.scope(*scope) {
+            widest = widest.max(binding.help.chars().count());
             lines.push(Line::from(vec![
-                Span::styled(format!("  {:<10}", keymap::label(binding)), theme.focus),
+                Span::styled(format!("  {:<12}", binding.label()), theme.focus),
                 Span::raw(binding.help),
             ]));
         }
     }
+    let rect = centered(area, widest as u16 + 18, lines.len() as u16 + 2);
+    frame.render_widget(Clear, rect);
+    let hint = format!(
+        " {} {} scroll · {} or {} closes ",
+        keymap.key(Scope::Screen, Command::ScrollUp),
+        keymap.key(Scope::Screen, Command::ScrollDown),
+        keymap.key(Scope::Screen, Command::Help),
+        keymap.key(Scope::Help, Command::Back),
+    );
+    let block = modal_block("Keys", theme).title_bottom(Line::styled(hint, theme.dim));
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
     // On a small terminal the list scrolls; it cannot scroll past its end.
     let top = (scroll as usize).min(lines.len().saturating_sub(inner.height as usize));
     frame.render_widget(Paragraph::new(lines).scroll((top as u16, 0)), inner);
+}
+
+fn help(frame: &mut Frame, area: Rect, keymap: &Keymap, scroll: u16, theme: &Theme) {
+    key_list(
+        frame,
+        area,
+        keymap,
+        &[
+            Scope::Screen,
+            Scope::Checkpoint,
+            Scope::Conclusion,
+            Scope::Editor,
+            Scope::Synthesis,
+            Scope::Approval,
+            Scope::Help,
+        ],
+        scroll,
+        theme,
+    );
 }
 
 /// The decision document, then (when expanded) every perspective's full arguments.
@@ -510,16 +675,22 @@ fn synthesis_markdown(app: &App, expanded: &[bool]) -> String {
         .view
         .synthesis
         .as_ref()
-        .map(|(m, _, _)| m.clone())
+        .map(|s| s.markdown.clone())
+        .unwrap_or_default();
+    let section_keys = app
+        .keymap
+        .binding(Scope::Synthesis, Command::ToggleSection)
+        .map(|b| b.keys.clone())
         .unwrap_or_default();
     for (index, seat) in app.view.seats.iter().enumerate() {
         let heading = format!("{} {}: full arguments", seat.id, seat.perspective);
         if !expanded.get(index).copied().unwrap_or(false) {
             // A closed section: its heading and the key that opens it.
-            markdown.push_str(&format!(
-                "\n\n---\n\n**▸ {heading}** (press {})\n",
-                index + 1
-            ));
+            let opener = match section_keys.get(index) {
+                Some(key) => format!(" (press {})", super::keymap::key_name(*key)),
+                None => String::new(),
+            };
+            markdown.push_str(&format!("\n\n---\n\n**▸ {heading}**{opener}\n"));
             continue;
         }
         markdown.push_str(&format!("\n\n---\n\n## ▾ {heading}\n"));
@@ -551,24 +722,65 @@ fn synthesis(
         height: area.height.saturating_sub(2),
     };
     frame.render_widget(Clear, rect);
-    let path = app.view.synthesis.as_ref().and_then(|(_, _, p)| p.clone());
-    let hint = app.notice.clone().unwrap_or_else(|| {
-        format!(
-            "{} · f {} arguments · y copy · o pager · E editor · Esc",
-            path.unwrap_or_else(|| "not written to a file".into()),
-            if expanded.iter().all(|e| *e) {
-                "hide"
-            } else {
-                "show"
-            }
-        )
-    });
+    let document = app.view.synthesis.as_ref();
+    let draft = document.is_some_and(|d| d.draft);
+    let place = match document.and_then(|d| d.path.clone()) {
+        Some(path) => path,
+        None if draft => "draft, awaiting approval".into(),
+        None => "not written to a file".into(),
+    };
+    let keys = app.keymap.line(
+        Scope::Synthesis,
+        &[
+            (
+                Command::ToggleArguments,
+                if expanded.iter().all(|e| *e) {
+                    "hide arguments"
+                } else {
+                    "show arguments"
+                },
+            ),
+            (Command::Copy, "copy"),
+            (Command::Pager, "pager"),
+            (Command::Editor, "editor"),
+            (Command::WriteFollowUp, "follow-up issue"),
+            (Command::Back, "close"),
+        ],
+    );
+    let hint = app
+        .notice
+        .clone()
+        .unwrap_or_else(|| format!("{place} · {keys}"));
     let block =
         modal_block("Synthesis", theme).title_bottom(Line::styled(format!(" {hint} "), theme.dim));
-    let inner = block.inner(rect);
+    let mut inner = block.inner(rect);
     frame.render_widget(block, rect);
+    // While its approval waits, the answers sit on the first line of the view.
+    if let Some(Scope::Approval) = app.ask_scope() {
+        let lead = Span::styled(
+            if app.pending() == Some(AskKind::RevisedApproval) {
+                "The revised synthesis:"
+            } else {
+                "Approve this synthesis?"
+            },
+            theme.accent.add_modifier(Modifier::BOLD),
+        );
+        let lines = answer_lines(
+            app,
+            Scope::Approval,
+            Some(lead),
+            inner.width as usize,
+            theme,
+        );
+        let height = (lines.len() as u16).min(inner.height);
+        frame.render_widget(Paragraph::new(lines), Rect { height, ..inner });
+        inner.y += height;
+        inner.height = inner.height.saturating_sub(height);
+    }
     let width = inner.width.saturating_sub(1) as usize;
-    let fresh = matches!(&caches.synthesis, Some((w, e, g, _)) if *w == width && e.as_slice() == expanded && *g == app.view.generation);
+    let fresh = caches.synthesis.as_ref().is_some_and(|c| {
+        c.width == width && c.expanded.as_slice() == expanded && c.generation == app.view.generation
+    });
     if !fresh {
         let lines = super::markdown::render(
             &synthesis_markdown(app, expanded),
@@ -576,9 +788,14 @@ fn synthesis(
             theme,
             theme.depth,
         );
-        caches.synthesis = Some((width, expanded.to_vec(), app.view.generation, lines));
+        caches.synthesis = Some(RenderedSynthesis {
+            width,
+            expanded: expanded.to_vec(),
+            generation: app.view.generation,
+            lines,
+        });
     }
-    let Some((_, _, _, lines)) = &caches.synthesis else {
+    let Some(RenderedSynthesis { lines, .. }) = &caches.synthesis else {
         return;
     };
     let top = (scroll as usize).min(lines.len().saturating_sub(1));

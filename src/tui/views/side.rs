@@ -3,6 +3,7 @@
 
 use crate::debate::Relation;
 use crate::tui::app::App;
+use crate::tui::keymap::{Command, Scope};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap;
 use ratatui::Frame;
@@ -171,10 +172,18 @@ fn path_through(graph: &crate::argue::ArgumentGraph, selected: usize) -> Vec<boo
 fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let zoom = app.map.zoom;
     let title = format!("Argument map · zoom {} ", zoom + 1);
-    let block = panel(&title, theme).title_bottom(Line::styled(
-        " [ ] select · + - zoom · J K scroll · v seat ",
-        theme.dim,
-    ));
+    let key = |command| app.keymap.key(Scope::Screen, command);
+    let hint = format!(
+        "{} {} select · {} {} zoom · {} {} scroll · {} seat",
+        key(Command::PreviousArgument),
+        key(Command::NextArgument),
+        key(Command::ZoomIn),
+        key(Command::ZoomOut),
+        key(Command::MapUp),
+        key(Command::MapDown),
+        key(Command::HighlightSeat),
+    );
+    let block = panel(&title, theme).title_bottom(Line::styled(format!(" {hint} "), theme.dim));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let key = (

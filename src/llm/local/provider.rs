@@ -2,9 +2,13 @@
 //! loaded model, shared by every seat; requests queue in arrival order, stream token by token
 //! into the `Provider` trait, and structured replies are sampled under the schema's grammar.
 
-use super::grammar::Grammar;
-use super::provider::{ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage};
-use crate::providers::LocalSettings;
+use super::LocalSettings;
+use super::gguf::{self, GgufError};
+use super::models::{DEMONSTRATION_NOTE, is_demonstration_model};
+use crate::llm::grammar::Grammar;
+use crate::llm::provider::{
+    ChatRequest, Completion, FinishReason, LlmError, Provider, ProviderKind, TextSink, Usage,
+};
 use futures_util::future::BoxFuture;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -22,6 +26,42 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
 use std::time::Instant;
+
+/// Why the embedded model could not be opened; each names the file and what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LocalError {
+    #[error("{source}: run `moot model pull` for the default model, or `moot model add PATH`")]
+    Unusable {
+        #[source]
+        source: GgufError,
+    },
+    #[error("cannot start llama.cpp: {0}")]
+    Backend(String),
+    #[error(
+        "llama.cpp could not load {path} ({detail}). Its architecture may be one this build of \
+         llama.cpp does not know, or the file is damaged: run `moot model pull` again, or choose \
+         another model with --model"
+    )]
+    Load { path: String, detail: String },
+    #[error(
+        "llama.cpp could not make a {size}-token context for {path} ({detail}): lower `context` \
+         in [providers.local]"
+    )]
+    Context {
+        path: String,
+        size: u32,
+        detail: String,
+    },
+    #[error("the chat template {0:?} contains a NUL byte")]
+    TemplateName(String),
+    #[error(
+        "{path} carries no chat template: set `chat_template = \"chatml\"` (or llama3, \
+         mistral-v7, …) in [providers.local]"
+    )]
+    NoTemplate { path: String },
+    #[error("the model thread {0}")]
+    Thread(&'static str),
+}
 
 /// What the worker tells the waiting request.
 enum WorkerEvent {
@@ -135,13 +175,13 @@ fn recent_log() -> String {
         .unwrap_or_default()
 }
 
-fn backend() -> Result<&'static LlamaBackend, String> {
-    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+fn backend() -> Result<&'static LlamaBackend, LocalError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, LocalError>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
             // SAFETY: the callback is a plain function that only touches a mutex-guarded buffer.
             unsafe { llama_cpp_sys_2::llama_log_set(Some(capture_log), std::ptr::null_mut()) };
-            LlamaBackend::init().map_err(|e| format!("cannot start llama.cpp: {e}"))
+            LlamaBackend::init().map_err(|e| LocalError::Backend(e.to_string()))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -149,7 +189,7 @@ fn backend() -> Result<&'static LlamaBackend, String> {
 
 /// The model's worker, loading it on first use; later callers with the same file and settings
 /// share it.
-fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, String> {
+fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, LocalError> {
     let key = (
         path.to_path_buf(),
         settings.context,
@@ -158,7 +198,7 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, String> 
     );
     let mut engines = ENGINES
         .lock()
-        .map_err(|_| "the model registry is poisoned")?;
+        .map_err(|_| LocalError::Thread("registry is poisoned"))?;
     engines.retain(|(_, engine)| engine.strong_count() > 0);
     if let Some(engine) = engines
         .iter()
@@ -168,9 +208,7 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, String> 
         return Ok(engine);
     }
     // A clear word on a missing, truncated or foreign file before llama.cpp gets it.
-    crate::gguf::inspect(path).map_err(|e| {
-        format!("{e}: run `moot model pull` for the default model, or `moot model add PATH`")
-    })?;
+    gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
     let (jobs, queue) = mpsc::channel::<Job>();
     let (ready, loaded) = mpsc::sync_channel(1);
     let worker_path = path.to_path_buf();
@@ -178,10 +216,10 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, String> 
     std::thread::Builder::new()
         .name("moot-local-model".into())
         .spawn(move || run_worker(&worker_path, &worker_settings, ready, queue))
-        .map_err(|e| format!("cannot start the model thread: {e}"))?;
+        .map_err(|_| LocalError::Thread("could not be started"))?;
     let loaded = loaded
         .recv()
-        .map_err(|_| "the model thread stopped while loading".to_string())??;
+        .map_err(|_| LocalError::Thread("stopped while loading"))??;
     let engine = Arc::new(Engine {
         jobs: Mutex::new(jobs),
         loaded,
@@ -193,7 +231,7 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, String> 
 fn run_worker(
     path: &Path,
     settings: &LocalSettings,
-    ready: mpsc::SyncSender<Result<LoadedModel, String>>,
+    ready: mpsc::SyncSender<Result<LoadedModel, LocalError>>,
     queue: mpsc::Receiver<Job>,
 ) {
     let model = match load_model(path) {
@@ -235,17 +273,18 @@ fn default_threads() -> u32 {
     std::thread::available_parallelism().map_or(2, |n| n.get() as u32)
 }
 
-fn load_model(path: &Path) -> Result<LlamaModel, String> {
+fn load_model(path: &Path) -> Result<LlamaModel, LocalError> {
     let backend = backend()?;
     LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| {
-        let detail = recent_log();
-        format!(
-            "llama.cpp could not load {} ({e}{}{detail}). Its architecture may be one this build \
-             of llama.cpp does not know, or the file is damaged: run `moot model pull` again, or \
-             choose another model with --model",
-            path.display(),
-            if detail.is_empty() { "" } else { ": " }
-        )
+        let log = recent_log();
+        LocalError::Load {
+            path: path.display().to_string(),
+            detail: if log.is_empty() {
+                e.to_string()
+            } else {
+                format!("{e}: {log}")
+            },
+        }
     })
 }
 
@@ -254,7 +293,7 @@ fn prepare<'m>(
     model: &'m LlamaModel,
     path: &Path,
     settings: &LocalSettings,
-) -> Result<(LlamaContext<'m>, LlamaChatTemplate, LoadedModel), String> {
+) -> Result<(LlamaContext<'m>, LlamaChatTemplate, LoadedModel), LocalError> {
     let backend = backend()?;
     let shown = path.display();
     let trained_context = model.n_ctx_train();
@@ -269,21 +308,22 @@ fn prepare<'m>(
         .with_n_threads_batch(threads as i32)
         // llama.cpp's own timings, reported beside ours by the benchmark.
         .with_no_perf(false);
-    let context = model.new_context(backend, params).map_err(|e| {
-        format!(
-            "llama.cpp could not make a {context_size}-token context for {shown} ({e}): lower \
-             `context` in [providers.local]"
-        )
-    })?;
+    let context = model
+        .new_context(backend, params)
+        .map_err(|e| LocalError::Context {
+            path: shown.to_string(),
+            size: context_size,
+            detail: e.to_string(),
+        })?;
     let template = match &settings.chat_template {
-        Some(name) => LlamaChatTemplate::new(name)
-            .map_err(|_| format!("the chat template {name:?} contains a NUL byte"))?,
-        None => model.chat_template(None).map_err(|_| {
-            format!(
-                "{shown} carries no chat template: set `chat_template = \"chatml\"` (or llama3, \
-                 mistral-v7, …) in [providers.local]"
-            )
-        })?,
+        Some(name) => {
+            LlamaChatTemplate::new(name).map_err(|_| LocalError::TemplateName(name.clone()))?
+        }
+        None => model
+            .chat_template(None)
+            .map_err(|_| LocalError::NoTemplate {
+                path: shown.to_string(),
+            })?,
     };
     let info = LoadedModel {
         name: path
@@ -600,7 +640,7 @@ const CHARS_PER_TOKEN: usize = 3;
 
 impl LocalProvider {
     /// Loads (or shares) the model at `path`; errors name the file and the fix.
-    pub fn open(path: &Path, settings: &LocalSettings) -> Result<LocalProvider, String> {
+    pub fn open(path: &Path, settings: &LocalSettings) -> Result<LocalProvider, LocalError> {
         Ok(LocalProvider {
             engine: engine(path, settings)?,
             settings: settings.clone(),
@@ -682,8 +722,12 @@ impl Drop for CancelOnDrop {
 }
 
 impl Provider for LocalProvider {
-    fn kind(&self) -> &str {
-        "local"
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Local
+    }
+
+    fn caveat(&self) -> Option<&'static str> {
+        is_demonstration_model(self.model()).then_some(DEMONSTRATION_NOTE)
     }
 
     fn answers_one_at_a_time(&self) -> bool {
@@ -726,12 +770,13 @@ mod tests {
         let path = dir.path().join("odd.gguf");
         std::fs::write(
             &path,
-            crate::gguf::tests::tiny_gguf("no-such-architecture", 16),
+            super::super::gguf::tests::tiny_gguf("no-such-architecture", 16),
         )
         .unwrap();
         let error = LocalProvider::open(&path, &LocalSettings::default())
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(error.contains("llama.cpp could not load"), "{error}");
         assert!(
             error.contains("odd.gguf") && error.contains("architecture"),

@@ -1,0 +1,26 @@
+//! The embedded model: how it runs (`LocalSettings`), the store its GGUF files live in
+//! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
+//! the cargo feature `local`, the llama.cpp provider itself (`provider`).
+
+pub mod gguf;
+pub mod models;
+#[cfg(feature = "local")]
+mod provider;
+
+#[cfg(feature = "local")]
+pub use provider::{LoadedModel, LocalError, LocalProvider, Timings};
+
+use serde::{Deserialize, Serialize};
+
+/// How the embedded model runs; every field falls back to a default that suits the model. The
+/// temperature is the provider spec's own, sent with each request like every provider's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LocalSettings {
+    pub context: Option<u32>,
+    pub threads: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub top_k: Option<u32>,
+    pub top_p: Option<f32>,
+    pub repeat_penalty: Option<f32>,
+    pub chat_template: Option<String>,
+}
