@@ -78,28 +78,39 @@ impl Renderer<'_> {
         let prefix_span = |prefix: &str| {
             (!prefix.is_empty()).then(|| Span::styled(prefix.to_string(), self.theme.dim))
         };
-        let mut line: Vec<Span<'static>> = prefix_span(&first_prefix).into_iter().collect();
-        let mut used = first_prefix.width();
+        // Words are cut at spaces only: a word the parser delivered in pieces (a citation
+        // `[A1.2]` arrives as `[`, `A1.2`, `]`) stays whole on one line.
+        let mut words: Vec<Vec<Span<'static>>> = vec![Vec::new()];
         for span in spans {
-            for (i, word) in span.content.split(' ').enumerate() {
-                let piece = if i == 0 {
-                    word.to_string()
-                } else {
-                    format!(" {word}")
-                };
-                let piece_width = piece.width();
-                if used + piece_width > self.width && used > rest_prefix.width() {
-                    self.lines.push(Line::from(std::mem::take(&mut line)));
-                    line.extend(prefix_span(&rest_prefix));
-                    used = rest_prefix.width();
-                    let trimmed = piece.trim_start().to_string();
-                    used += trimmed.width();
-                    line.push(Span::styled(trimmed, span.style));
-                } else {
-                    used += piece_width;
-                    line.push(Span::styled(piece, span.style));
+            for (i, piece) in span.content.split(' ').enumerate() {
+                if i > 0 {
+                    words.push(Vec::new());
+                }
+                if !piece.is_empty()
+                    && let Some(word) = words.last_mut()
+                {
+                    word.push(Span::styled(piece.to_string(), span.style));
                 }
             }
+        }
+        words.retain(|word| !word.is_empty());
+        let mut line: Vec<Span<'static>> = prefix_span(&first_prefix).into_iter().collect();
+        let mut used = first_prefix.width();
+        let mut first = true;
+        for word in words {
+            let width: usize = word.iter().map(|s| s.content.width()).sum();
+            let space = usize::from(!first);
+            if used + space + width > self.width && used > rest_prefix.width() {
+                self.lines.push(Line::from(std::mem::take(&mut line)));
+                line.extend(prefix_span(&rest_prefix));
+                used = rest_prefix.width();
+            } else if !first {
+                line.push(Span::raw(" "));
+                used += 1;
+            }
+            first = false;
+            used += width;
+            line.extend(word);
         }
         self.lines.push(Line::from(line));
     }
@@ -389,6 +400,28 @@ mod tests {
             text.contains(&"A │ B ".to_string()) && text.contains(&"x │ yy".to_string()),
             "{text:?}"
         );
+    }
+
+    #[test]
+    fn a_citation_never_wraps_between_its_bracket_and_its_id() {
+        let markdown = "Start with PostgreSQL behind an interface [A2.2] and watch it [B1.r1].";
+        for width in 10..60 {
+            let text = plain(&render(markdown, width, &Theme::dark(), Depth::TrueColor));
+            for line in &text {
+                assert!(!line.ends_with('['), "width {width}: {text:?}");
+                assert!(
+                    !line
+                        .trim_start()
+                        .starts_with(|c: char| c == ']' || c.is_ascii_digit()),
+                    "width {width}: {text:?}"
+                );
+            }
+            let joined = text.join(" ");
+            assert!(
+                joined.contains("[A2.2]") && joined.contains("[B1.r1]"),
+                "width {width}: {text:?}"
+            );
+        }
     }
 
     #[test]
