@@ -48,11 +48,6 @@ impl ProviderSpec {
             "",
         )
     }
-
-    /// The environment variable this provider's key is read from, when it needs one.
-    pub fn key_variable(&self) -> Option<&str> {
-        self.api_key_env.as_deref()
-    }
 }
 
 fn preset_spec(
@@ -300,6 +295,9 @@ pub fn build(
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let idle = Duration::from_secs(retry.idle_timeout_seconds);
     let key = spec.api_key_env.as_deref().and_then(env);
+    if let Some(key) = &key {
+        crate::sanitize::register_secret(key);
+    }
     match spec.kind {
         ProviderKind::Openai => {
             let base_url = spec

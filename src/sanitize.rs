@@ -1,11 +1,83 @@
-//! Makes untrusted model text safe to print: strips terminal escape and control sequences.
+//! Makes untrusted text safe to print and to keep: strips terminal escape and control
+//! sequences, and redacts API keys (those moot read for its providers, and anything shaped
+//! like an `sk-…` key) so that a server echoing one back cannot leak it into the journal, the
+//! screen, an export or a log.
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+/// Every secret moot has read this run (provider API keys).
+static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Shorter strings are not taken for secrets: redacting them would mangle ordinary text.
+const SHORTEST_SECRET: usize = 8;
+
+/// Characters that can continue an `sk-…` key.
+fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+
+/// Remembers a secret (an API key read for a provider) so that nothing moot stores or prints
+/// carries it.
+pub fn register_secret(secret: &str) {
+    let secret = secret.trim();
+    if secret.len() < SHORTEST_SECRET {
+        return;
+    }
+    let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    if !secrets.iter().any(|s| s == secret) {
+        secrets.push(secret.to_string());
+    }
+}
+
+/// `text` with every registered secret, and every `sk-…` token of 16 or more key characters,
+/// replaced by `[redacted]`.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    {
+        let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
+        for secret in secrets.iter() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), "[redacted]"));
+            }
+        }
+    }
+    if !out.contains("sk-") {
+        return out;
+    }
+    let mut redacted = String::with_capacity(out.len());
+    let mut rest: &str = &out;
+    while let Some(at) = rest.find("sk-") {
+        let starts_token = rest[..at].chars().next_back().is_none_or(|c| !key_char(c));
+        let tail = &rest[at + 3..];
+        let length = tail.find(|c: char| !key_char(c)).unwrap_or(tail.len());
+        if starts_token && length >= 16 {
+            redacted.push_str(&rest[..at]);
+            redacted.push_str("[redacted]");
+            rest = &tail[length..];
+        } else {
+            redacted.push_str(&rest[..at + 3]);
+            rest = tail;
+        }
+    }
+    redacted.push_str(rest);
+    Cow::Owned(redacted)
+}
+
+/// Text safe to print: escapes and controls stripped (`strip`), then keys redacted (`redact`).
+/// Every string moot prints goes through here.
+pub fn clean(text: &str) -> String {
+    // Escapes go first, so that one cannot hide a key from the redaction.
+    redact(&strip(text)).into_owned()
+}
 
 /// Removes ANSI/VT escape sequences (CSI, OSC, DCS, APC, PM, SOS, single-character escapes),
-/// C1 controls and every C0 control except newline and tab. Carriage returns become nothing,
-/// so "\r\n" stays one line break and a bare "\r" cannot overwrite what came before.
-pub fn clean(text: &str) -> String {
+/// C1 controls, bidirectional overrides and every C0 control except newline and tab. Carriage
+/// returns become nothing, so "\r\n" stays one line break and a bare "\r" cannot overwrite
+/// what came before.
+fn strip(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_work) {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -38,7 +110,7 @@ pub fn clean(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 fn needs_work(c: char) -> bool {
@@ -75,7 +147,12 @@ fn skip_string_sequence(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 /// Sanitizes every string inside a JSON value, for JSON that is printed or exported.
 pub fn clean_json(value: &mut serde_json::Value) {
     match value {
-        serde_json::Value::String(text) if text.chars().any(needs_work) => *text = clean(text),
+        serde_json::Value::String(text) => {
+            let cleaned = clean(text);
+            if cleaned != *text {
+                *text = cleaned;
+            }
+        }
         serde_json::Value::Array(items) => items.iter_mut().for_each(clean_json),
         serde_json::Value::Object(map) => map.values_mut().for_each(clean_json),
         _ => {}
@@ -104,6 +181,29 @@ mod tests {
         assert_eq!(clean("\u{1b}"), "");
         assert_eq!(clean("a\u{1b}["), "a");
         assert_eq!(clean("a\u{1b}]never ends"), "a");
+    }
+
+    #[test]
+    fn keys_are_redacted_wherever_they_appear() {
+        register_secret("plain-secret-value-1234");
+        register_secret("short");
+        assert_eq!(
+            redact("bad key plain-secret-value-1234 (HTTP 401)"),
+            "bad key [redacted] (HTTP 401)"
+        );
+        assert_eq!(
+            redact("Bearer sk-proj-abcdefghij0123456789XYZ, retry"),
+            "Bearer [redacted], retry"
+        );
+        assert_eq!(
+            redact("the task-sk-list and sk-short stay"),
+            "the task-sk-list and sk-short stay"
+        );
+        assert_eq!(redact("short words stay short"), "short words stay short");
+        assert_eq!(
+            clean("\u{1b}[31msk-ant-api03-abcdefghijklmnop\u{1b}[0m"),
+            "[redacted]"
+        );
     }
 
     #[test]

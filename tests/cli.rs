@@ -858,6 +858,56 @@ fn api_keys_never_reach_the_journal_events_or_exports() {
     );
 }
 
+/// A server that answers 401 repeating the key it was sent: the key is redacted from every
+/// place moot writes or prints, whatever its shape.
+#[test]
+fn a_provider_error_that_repeats_the_key_is_redacted_everywhere() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(FaultRule::new(Fault::EchoKey).times(100));
+    let home = Home::new();
+    let key = "proj-live-KEY-not-sk-shaped-4242";
+    let output = home
+        .command(Some(&server))
+        .env("OPENAI_API_KEY", key)
+        .args(["--headless", "--max-rounds", "1", QUESTION])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("refused the API key") && stderr(&output).contains("[redacted]"),
+        "{}",
+        stderr(&output)
+    );
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut everything = String::from_utf8_lossy(&output.stdout).to_string();
+    everything.push_str(&stderr(&output));
+    for file in std::fs::read_dir(home.database().parent().unwrap()).unwrap() {
+        everything.push_str(&String::from_utf8_lossy(
+            &std::fs::read(file.unwrap().path()).unwrap(),
+        ));
+    }
+    for format in ["json", "md"] {
+        everything.push_str(&String::from_utf8_lossy(
+            &home.run(None, &["export", &id, "--format", format]).stdout,
+        ));
+    }
+    everything.push_str(&String::from_utf8_lossy(
+        &home.run(None, &["show", &id]).stdout,
+    ));
+    assert!(
+        everything.contains("invalid credentials"),
+        "the error is kept"
+    );
+    assert!(!everything.contains(key), "the configured key leaked");
+    assert!(
+        !everything.contains("sk-other-leaked-token"),
+        "a key-shaped token leaked"
+    );
+}
+
 #[test]
 fn anthropic_runs_a_debate_end_to_end() {
     let server = StandIn::start_in_background(Behaviour::default());

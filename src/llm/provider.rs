@@ -241,9 +241,13 @@ pub fn transport_error(url: &str, error: &reqwest::Error, idle: Duration) -> Llm
     }
 }
 
-/// Keeps an error body short and single-line for messages.
+/// Keeps an error body short and single-line for messages, with any API key it repeats
+/// redacted: error text is journaled, printed and exported.
 pub fn trim_body(body: &str) -> String {
-    let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat: String = crate::sanitize::redact(body)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     if flat.chars().count() > 300 {
         format!("{}…", flat.chars().take(300).collect::<String>())
     } else {

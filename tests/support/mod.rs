@@ -35,6 +35,9 @@ pub enum Fault {
     Hang,
     /// Put terminal escape sequences into the reply prose.
     Escapes,
+    /// HTTP 401 with a body that repeats the request's Authorization header, and another
+    /// key-shaped token, as some proxies do.
+    EchoKey,
 }
 
 /// Which requests a fault applies to.
@@ -570,6 +573,19 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         Some(Fault::ServerError) => {
             record(500, fault.clone());
             respond(&mut socket, 500, &[], r#"{"error":{"message":"internal"}}"#).await;
+            return Ok(());
+        }
+        Some(Fault::EchoKey) => {
+            record(401, fault.clone());
+            let sent = headers
+                .iter()
+                .find(|(k, _)| k == "authorization" || k == "x-api-key")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let body = json!({"error": {"message": format!(
+                "invalid credentials: {sent} (also tried sk-other-leaked-token-987654321)"
+            )}});
+            respond(&mut socket, 401, &[], &body.to_string()).await;
             return Ok(());
         }
         Some(Fault::Hang) => {
