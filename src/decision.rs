@@ -8,9 +8,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A filesystem-safe slug of at most 60 characters: lowercase ASCII letters, digits, hyphens.
+/// It is made from the sanitized text, so an escape sequence in a question leaves no remnant
+/// (`0-pwnedq-2j`) in a file name.
 pub fn slug(text: &str) -> String {
     let mut slug = String::new();
-    for c in text.chars() {
+    for c in sanitize::clean(text).chars() {
         if c.is_ascii_alphanumeric() {
             slug.push(c.to_ascii_lowercase());
         } else if !slug.ends_with('-') && !slug.is_empty() {
@@ -137,6 +139,10 @@ mod tests {
         );
         assert_eq!(slug("../../etc/passwd"), "etc-passwd");
         assert_eq!(slug("???"), "debate");
+        assert_eq!(
+            slug("Cache\u{1b}]0;pwned\u{7} in Redis?\u{1b}[2J"),
+            "cache-in-redis"
+        );
         assert!(slug(&"x".repeat(500)).len() <= 60);
     }
 
