@@ -37,7 +37,7 @@ impl From<crate::store::StoreError> for Failure {
     fn from(error: crate::store::StoreError) -> Self {
         use crate::store::StoreError::*;
         let code = match error {
-            NotFound(_) | Ambiguous { .. } => 2,
+            NotFound(_) | Ambiguous { .. } | InUse { .. } => 2,
             _ => 1,
         };
         Failure {

@@ -170,6 +170,10 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             };
             // Refused before a screen opens: an unknown, finished or running debate.
             let debate = store.debate(&id)?;
+            if debate.status == moot::debate::DebateStatus::Running {
+                // A live lease: says which process holds it.
+                store.acquire_lease(&debate.id)?;
+            }
             if !debate.status.is_resumable() {
                 return Err(Failure::usage(
                     session::SessionError::NotResumable {
@@ -187,9 +191,9 @@ fn run(cli: Cli) -> Result<i32, Failure> {
                 return workbench(&config, &keymap, &RunArgs::default(), &face, start);
             }
             let answers = answers(checkpoints.mode());
-            Ok(runtime()?.block_on(headless::run(answers, |wiring| {
+            block_on(headless::run(answers, |wiring| {
                 session::resume(store, &id, changes, wiring, moot::signals::interrupted())
-            })))
+            }))
         }
         None => run_debate(cli.run, &config, &keymap),
     }
@@ -243,7 +247,7 @@ fn run_debate(args: RunArgs, config: &Config, keymap: &Arc<Keymap>) -> Result<i3
     }
     let store = open_store()?;
     let answers = answers(args.checkpoints.mode());
-    Ok(runtime()?.block_on(headless::run(answers, |wiring| {
+    block_on(headless::run(answers, |wiring| {
         session::start(
             store,
             &question,
@@ -251,7 +255,7 @@ fn run_debate(args: RunArgs, config: &Config, keymap: &Arc<Keymap>) -> Result<i3
             wiring,
             moot::signals::interrupted(),
         )
-    })))
+    }))
 }
 
 /// Opens the workbench on a screen; new debates from its form get the same settings as the
@@ -290,8 +294,7 @@ fn workbench(
         default_rounds: config.debate.max_rounds,
         catalog,
     };
-    runtime()?
-        .block_on(tui::run::workbench(store, setup, start, settings_for))
+    block_on(tui::run::workbench(store, setup, start, settings_for))?
         .map_err(|e| Failure::runtime(e.to_string()))
 }
 
@@ -420,9 +423,8 @@ fn pull_default() -> Result<(), Failure> {
     }
     eprintln!("moot: pulling {} ({})", default.name, default.description);
     let client = moot::llm::http_client().map_err(|e| Failure::runtime(e.to_string()))?;
-    let stored = runtime()?
-        .block_on(models::pull(default, &client))
-        .map_err(|e| Failure::runtime(e.to_string()))?;
+    let stored =
+        block_on(models::pull(default, &client))?.map_err(|e| Failure::runtime(e.to_string()))?;
     eprintln!(
         "moot: {} is ready at {}",
         stored.name,
@@ -444,8 +446,7 @@ fn model_command(action: ModelCommand) -> Result<i32, Failure> {
         }
         ModelCommand::Add { source, name } => {
             let client = moot::llm::http_client().map_err(|e| Failure::runtime(e.to_string()))?;
-            let stored = runtime()?
-                .block_on(models::add(&source, name.as_deref(), &client))
+            let stored = block_on(models::add(&source, name.as_deref(), &client))?
                 .map_err(|e| Failure::usage(e.to_string()))?;
             println!(
                 "added {} ({}); use it with --provider local --model {}",
@@ -498,9 +499,15 @@ fn open_store() -> Result<Store, Failure> {
     Store::open(&paths::database_path()).map_err(Failure::from)
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
-    tokio::runtime::Builder::new_current_thread()
+/// Runs `work` to completion on a current-thread runtime. The runtime is then shut down
+/// without waiting for blocking tasks: a stdin reader still waiting for a line that will never
+/// come must not keep the process alive after the debate has ended.
+fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Failure::runtime(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| Failure::runtime(format!("cannot start the async runtime: {e}")))?;
+    let output = runtime.block_on(work);
+    runtime.shutdown_background();
+    Ok(output)
 }

@@ -171,17 +171,37 @@ impl Store {
     }
 
     fn prepare(connection: Connection, path: &Path, busy: Duration) -> Result<Store, StoreError> {
-        let setup = || -> Result<(), rusqlite::Error> {
-            connection.busy_timeout(busy)?;
-            // Reading a page is what reveals a file that is not a database.
-            connection.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
-            connection.pragma_update(None, "journal_mode", "WAL")?;
-            connection.pragma_update(None, "synchronous", "NORMAL")?;
-            connection.pragma_update(None, "foreign_keys", "ON")?;
-            Ok(())
+        let setup = || -> Result<(), StoreError> {
+            let sqlite = || -> Result<(), rusqlite::Error> {
+                connection.busy_timeout(busy)?;
+                // Reading a page is what reveals a file that is not a database.
+                connection.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+                connection.pragma_update(None, "journal_mode", "WAL")?;
+                connection.pragma_update(None, "synchronous", "NORMAL")?;
+                connection.pragma_update(None, "foreign_keys", "ON")?;
+                Ok(())
+            };
+            sqlite().map_err(|e| StoreError::classify(path, e))?;
+            migrations::migrate(&connection, path)
         };
-        setup().map_err(|e| StoreError::classify(path, e))?;
-        migrations::migrate(&connection, path)?;
+        // Processes opening a new journal together meet where SQLite answers "busy" at once
+        // rather than calling the busy handler (switching to WAL, a lock upgrade that could
+        // deadlock): those are tried again, with a little jitter, until `busy` has passed.
+        let deadline = std::time::Instant::now() + busy;
+        let mut attempt = 0u64;
+        loop {
+            match setup() {
+                Err(StoreError::Locked { .. }) if std::time::Instant::now() < deadline => {
+                    attempt += 1;
+                    let jitter = u64::from(std::process::id()) % 17 + attempt * 7;
+                    std::thread::sleep(Duration::from_millis(jitter.min(100)));
+                }
+                other => {
+                    other?;
+                    break;
+                }
+            }
+        }
         Ok(Store {
             connection: Arc::new(Mutex::new(connection)),
             path: path.to_path_buf(),

@@ -116,6 +116,13 @@ pub struct Behaviour {
     pub cut_concurrent: bool,
     /// Pause between streamed chunks.
     pub chunk_delay: Duration,
+    /// The moderator concludes "agreement" after every round, whatever the moves show.
+    pub always_conclude: bool,
+    /// Rebuttals never concede a point.
+    pub no_concessions: bool,
+    /// Text every debater argument carries (a prompt injection, say); the synthesis repeats it
+    /// as if the moderator had been taken in.
+    pub inject: Option<String>,
 }
 
 impl Default for Behaviour {
@@ -133,6 +140,9 @@ impl Default for Behaviour {
             off_topic: Vec::new(),
             cut_concurrent: false,
             chunk_delay: Duration::ZERO,
+            always_conclude: false,
+            no_concessions: false,
+            inject: None,
         }
     }
 }
@@ -414,7 +424,15 @@ fn reply_for(
                     round * 13
                 )
             };
-            let argument = format!("{argument}{}", filler(behaviour.extra_words, seat, round));
+            let argument = format!(
+                "{argument}{}{}",
+                filler(behaviour.extra_words, seat, round),
+                behaviour
+                    .inject
+                    .as_deref()
+                    .map(|text| format!(" {text}"))
+                    .unwrap_or_default()
+            );
             let mut moves = vec![
                 json!({"id": "m1", "act": "claim", "text": format!("Seat {seat} claim for round {round}")}),
             ];
@@ -430,7 +448,7 @@ fn reply_for(
             if let Some(first) = others.first() {
                 moves.push(json!({"act": "claim", "text": format!("{first} ignores operational cost"), "answers": [first], "relation": "undercut"}));
             }
-            if let Some(second) = others.get(1) {
+            if let Some(second) = others.get(1).filter(|_| !behaviour.no_concessions) {
                 moves.push(json!({"act": "concede", "text": "", "answers": [second]}));
             }
             if let Some(third) = others.get(2) {
@@ -439,7 +457,7 @@ fn reply_for(
             json!({"argument": format!("Seat {seat} rebuts in round {round}: the others overlook cost and failure modes.{}", filler(behaviour.extra_words, seat, round + 100)), "moves": moves, "confidence": 0.6, "position": format!("Seat {seat} position after round {round}")}).to_string()
         }
         "evaluation" => {
-            let agreement = behaviour.agree_at_round == Some(round);
+            let agreement = behaviour.agree_at_round == Some(round) || behaviour.always_conclude;
             json!({
                 "summary": format!("Round {round}: the seats disagree on cost; {} argument(s) were raised.", ids.len()),
                 "assessment": if agreement { "converging" } else { "new_ground" },
@@ -453,9 +471,14 @@ fn reply_for(
         }
         "synthesis" => {
             let cited: Vec<String> = ids.iter().map(|id| format!("[{id}]")).collect();
+            let echoed = behaviour
+                .inject
+                .as_deref()
+                .map(|text| format!(" {text}"))
+                .unwrap_or_default();
             json!({
                 "title": "Caching store choice",
-                "recommendation": format!("Start with PostgreSQL and revisit; grounded in {}.", cited.join(" ")),
+                "recommendation": format!("Start with PostgreSQL and revisit; grounded in {}.{echoed}", cited.join(" ")),
                 "confidence": "Medium",
                 "perspectives": [],
                 "agreements": ["Measure before adding infrastructure"],
