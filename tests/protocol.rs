@@ -696,3 +696,118 @@ async fn an_unasked_or_unanswered_approval_says_so() {
         "**Approval:** unapproved: left unapproved by bo at the workbench"
     );
 }
+
+/// Runs a one-round debate on a journal file while `hold` takes the journal's write lock once
+/// seat A's argument is recorded; returns how it finished and every event.
+async fn run_with_a_locked_journal(release: bool) -> (Finish, Vec<Event>) {
+    let mut script = Script::new();
+    // Replies that take (virtual) time, so the debate yields and the lock can be taken.
+    script.delay_ms = 50;
+    script.round(1, evaluation("continue"));
+    script.synthesis();
+    let (dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.max_rounds = 1;
+    let journal = dir.path().join("moot.db");
+    // A short busy wait, so each locked attempt costs little real time.
+    let store = Store::open_waiting(&journal, std::time::Duration::from_millis(20)).unwrap();
+    let (events, mut events_rx) = mpsc::unbounded_channel();
+    let (_controls_tx, controls) = mpsc::unbounded_channel();
+    let debate = session::start(
+        store,
+        QUESTION,
+        settings,
+        Wiring {
+            events,
+            controls,
+            answerer: "the test".into(),
+        },
+        std::future::pending(),
+    );
+    let hold = async {
+        let mut seen = Vec::new();
+        let mut holder: Option<rusqlite::Connection> = None;
+        while let Some(event) = events_rx.recv().await {
+            let argued = matches!(&event, Event::TurnCompleted { phase: Phase::Argument, seat, .. } if seat == "A");
+            let waiting = matches!(&event, Event::Notice { message } if message.contains("locked by another process"));
+            seen.push(event);
+            if argued && holder.is_none() {
+                let connection = rusqlite::Connection::open(&journal).unwrap();
+                connection.execute_batch("BEGIN EXCLUSIVE").unwrap();
+                holder = Some(connection);
+            }
+            if waiting && release {
+                // Held a little longer (virtual time), then let go.
+                tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+                if let Some(connection) = holder.take() {
+                    connection.execute_batch("COMMIT").unwrap();
+                }
+            }
+        }
+        seen
+    };
+    let (finish, seen) = tokio::join!(debate, hold);
+    (finish.unwrap(), seen)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_journal_locked_mid_debate_is_waited_for_then_the_debate_goes_on() {
+    let (finish, events) = run_with_a_locked_journal(true).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("waiting for it")))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_journal_locked_for_good_stops_the_debate_and_says_what_is_true() {
+    let (finish, events) = run_with_a_locked_journal(false).await;
+    assert_eq!(finish.status, DebateStatus::Failed, "{events:?}");
+    assert!(!finish.recorded, "the failure could not be written either");
+    let error = finish.error.unwrap();
+    assert!(
+        error.contains("stayed locked by another process for 120 s")
+            && error.contains("what was recorded is kept"),
+        "{error}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_follow_up_issue_draft_is_written_once_from_a_concluded_debate() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    script.synthesis();
+    let (dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.max_rounds = 1;
+    settings.write_decision = true;
+    settings.decisions_dir = dir.path().join("decisions");
+    let store = Store::in_memory().unwrap();
+    let (finish, _) = run(&store, settings, vec![]).await;
+    let record = store.synthesis(&finish.id).unwrap().unwrap().path.unwrap();
+    let draft = session::write_follow_up(&store, &finish.id).unwrap();
+    assert_eq!(draft.parent(), std::path::Path::new(&record).parent());
+    assert!(draft.to_str().unwrap().ends_with("-issue.md"), "{draft:?}");
+    let text = std::fs::read_to_string(&draft).unwrap();
+    assert!(
+        text.contains("## Decision")
+            && text.contains("Do the staged plan.")
+            && text.contains(&record),
+        "{text}"
+    );
+    assert_eq!(
+        session::write_follow_up(&store, &finish.id).unwrap(),
+        draft,
+        "written once"
+    );
+    assert_eq!(
+        store.synthesis(&finish.id).unwrap().unwrap().follow_up_path,
+        Some(draft.display().to_string())
+    );
+    let files = std::fs::read_dir(dir.path().join("decisions"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 2, "the record and one draft");
+}

@@ -54,8 +54,12 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
         "{screen}"
     );
     pty.press(b"a");
-    // The approved record stays open, now naming its file; Esc goes back to the panes.
+    // The approved record stays open, now naming its file; w writes the follow-up issue
+    // draft the design note offers; Esc goes back to the panes.
     pty.wait_for("docs/decisions/");
+    pty.press(b"w");
+    let screen = pty.wait_for("follow-up issue draft:");
+    assert!(screen.contains("-issue.md"), "{screen}");
     pty.press(b"\x1b");
     let screen = pty.wait_for("completed ·");
     assert!(screen.contains("round 2 of 3"), "{screen}");
@@ -145,15 +149,26 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     let output = moot(&["list", "--json"]).output().unwrap();
     let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(list[0]["status"], "paused");
-    let resumed = moot(&["resume", list[0]["id"].as_str().unwrap()])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(
-        resumed.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
+    let id = list[0]["id"].as_str().unwrap().to_string();
+    // On a terminal, resume opens the workbench where the debate stopped: the checkpoint of
+    // round 1 is asked again; quitting pauses it once more.
+    let mut pty = Pty::spawn(&mut moot(&["resume", &id]));
+    let screen = pty.wait_for("Round 1 complete");
+    assert!(screen.contains(&id), "{screen}");
+    pty.press(b"q");
+    assert_eq!(pty.wait_exit().code(), Some(130));
+    // --headless runs it as NDJSON, even on a terminal.
+    let mut pty = Pty::spawn(&mut moot(&[
+        "resume",
+        &id,
+        "--headless",
+        "--no-checkpoints",
+    ]));
+    pty.wait_for("\"type\":\"debate_completed\"");
+    assert_eq!(pty.wait_exit().code(), Some(0));
+    assert!(
+        !String::from_utf8_lossy(&pty.raw.lock().unwrap()).contains("\u{1b}[?1049h"),
+        "no alternate screen"
     );
 }
 
