@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::process::Stdio;
 use support::pty::{Pty, moot};
 use support::{Behaviour, StandIn};
 
