@@ -273,7 +273,7 @@ fn workbench(
         .or_else(|| config.ui.theme.clone())
         .unwrap_or_else(|| "dark".into());
     let theme = Theme::named(&name, Depth::detect())
-        .map_err(Failure::usage)?
+        .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
     let store = open_store()?;
     let settings_for = |debate: &NewDebate| {

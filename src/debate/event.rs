@@ -357,6 +357,18 @@ impl Answer {
     }
 }
 
+/// An answer line that means nothing, and what to type instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("that answer needs text: `{0}`")]
+    NeedsText(&'static str),
+    #[error(
+        "unknown answer {0:?}: use `c` (continue), `g TEXT` (guide), `e` (end), `accept`, \
+         `revise TEXT` or `reject`"
+    )]
+    Unknown(String),
+}
+
 /// What the human (or the stdin script) answers at a checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "decision", content = "guidance", rename_all = "snake_case")]
@@ -394,13 +406,12 @@ impl Control {
 
     /// Parses an answer line: `c`, `g TEXT`, `e`, `accept`, `revise TEXT`, `reject` (or the
     /// one-letter forms and the words in full).
-    pub fn parse_line(line: &str) -> Result<Control, String> {
+    pub fn parse_line(line: &str) -> Result<Control, AnswerError> {
         let line = line.trim();
         let (head, rest) = match line.split_once(char::is_whitespace) {
             Some((head, rest)) => (head, rest.trim()),
             None => (line, ""),
         };
-        let text_needed = |example: &str| format!("that answer needs text: `{example}`");
         match head.to_ascii_lowercase().as_str() {
             "c" | "continue" if rest.is_empty() => Ok(Control::Continue),
             "e" | "end" if rest.is_empty() => Ok(Control::End),
@@ -408,12 +419,9 @@ impl Control {
             "reject" if rest.is_empty() => Ok(Control::Reject),
             "g" | "guide" if !rest.is_empty() => Ok(Control::Guide(rest.to_string())),
             "r" | "revise" if !rest.is_empty() => Ok(Control::Revise(rest.to_string())),
-            "g" | "guide" => Err(text_needed("g Focus on our team's experience")),
-            "r" | "revise" => Err(text_needed("revise Weigh the migration cost")),
-            _ => Err(format!(
-                "unknown answer {line:?}: use `c` (continue), `g TEXT` (guide), `e` (end), \
-                 `accept`, `revise TEXT` or `reject`"
-            )),
+            "g" | "guide" => Err(AnswerError::NeedsText("g Focus on our team's experience")),
+            "r" | "revise" => Err(AnswerError::NeedsText("revise Weigh the migration cost")),
+            _ => Err(AnswerError::Unknown(line.to_string())),
         }
     }
 

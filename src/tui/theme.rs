@@ -77,6 +77,24 @@ pub struct Theme {
     pub depth: Depth,
 }
 
+/// A theme that cannot be used, and where it is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ThemeError {
+    #[error("unknown theme {name:?}: use {known} or a path to a .toml theme")]
+    Unknown { name: String, known: String },
+    #[error("cannot read the theme {name}: {detail}")]
+    Unreadable { name: String, detail: String },
+    #[error("{name}:{line}:{column}: {message}")]
+    Invalid {
+        name: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{name}: {value:?} is not a colour (a name like \"cyan\", \"#rrggbb\" or 0-255)")]
+    Colour { name: String, value: String },
+}
+
 impl Theme {
     /// The default theme at full colour, for tests and snapshots.
     pub fn dark() -> Theme {
@@ -85,17 +103,21 @@ impl Theme {
     }
 
     /// A built-in theme by name, or a theme file by path.
-    pub fn named(name: &str, depth: Depth) -> Result<Theme, String> {
+    pub fn named(name: &str, depth: Depth) -> Result<Theme, ThemeError> {
         let text = match BUILT_IN.iter().find(|(n, _)| *n == name) {
             Some((_, text)) => text.to_string(),
-            None if name.ends_with(".toml") => std::fs::read_to_string(name)
-                .map_err(|e| format!("cannot read the theme {name}: {e}"))?,
+            None if name.ends_with(".toml") => {
+                std::fs::read_to_string(name).map_err(|e| ThemeError::Unreadable {
+                    name: name.to_string(),
+                    detail: e.to_string(),
+                })?
+            }
             None => {
                 let names: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
-                return Err(format!(
-                    "unknown theme {name:?}: use {} or a path to a .toml theme",
-                    names.join(", ")
-                ));
+                return Err(ThemeError::Unknown {
+                    name: name.to_string(),
+                    known: names.join(", "),
+                });
             }
         };
         let file: ThemeFile = toml::from_str(&text).map_err(|e| {
@@ -103,13 +125,21 @@ impl Theme {
                 .span()
                 .map(|s| crate::config::line_column(&text, s.start))
                 .unwrap_or((1, 1));
-            format!("{name}:{line}:{column}: {}", e.message().trim())
+            ThemeError::Invalid {
+                name: name.to_string(),
+                line,
+                column,
+                message: e.message().trim().to_string(),
+            }
         })?;
-        let color = |value: &str| -> Result<Style, String> {
+        let color = |value: &str| -> Result<Style, ThemeError> {
             let parsed = if value == "reset" {
                 Color::Reset
             } else {
-                Color::from_str(value).map_err(|_| format!("{name}: {value:?} is not a colour (a name like \"cyan\", \"#rrggbb\" or 0-255)"))?
+                Color::from_str(value).map_err(|_| ThemeError::Colour {
+                    name: name.to_string(),
+                    value: value.to_string(),
+                })?
             };
             Ok(match fit(parsed, depth) {
                 Some(color) => Style::default().fg(color),
@@ -289,7 +319,9 @@ mod tests {
 
     #[test]
     fn unknown_themes_and_bad_colours_are_clear_errors() {
-        let err = Theme::named("neon", Depth::TrueColor).unwrap_err();
+        let err = Theme::named("neon", Depth::TrueColor)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("unknown theme \"neon\""));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.toml");
@@ -298,7 +330,9 @@ mod tests {
             include_str!("../../themes/dark.toml").replace("\"cyan\"", "\"sparkly\""),
         )
         .unwrap();
-        let err = Theme::named(path.to_str().unwrap(), Depth::TrueColor).unwrap_err();
+        let err = Theme::named(path.to_str().unwrap(), Depth::TrueColor)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("\"sparkly\" is not a colour"), "{err}");
     }
 }
