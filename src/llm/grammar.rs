@@ -172,12 +172,14 @@ impl Grammar {
     }
 
     /// One random sentence of the grammar; `next` yields random numbers. For tests.
+    #[cfg(test)]
     pub fn sample(&self, next: &mut dyn FnMut() -> u64) -> String {
         let mut out = String::new();
         self.sample_expr(&Expr::Ref(0), next, &mut out);
         out
     }
 
+    #[cfg(test)]
     fn sample_expr(&self, expr: &Expr, next: &mut dyn FnMut() -> u64, out: &mut String) {
         match expr {
             Expr::Literal(text) => out.push_str(text),
@@ -208,11 +210,13 @@ impl Grammar {
 }
 
 /// Characters a sampled negated class draws from: ASCII, accents, CJK, emoji, JSON's specials.
+#[cfg(test)]
 const SAMPLE_CHARS: &[char] = &[
     'a', 'Z', '0', ' ', '"', '\\', '/', '{', '}', '[', ']', ',', ':', 'é', '漢', '🦀', '\u{7f}',
     '\n', '\t', '\u{1}',
 ];
 
+#[cfg(test)]
 fn sample_class(negated: bool, ranges: &[(char, char)], random: u64) -> char {
     let inside = |c: char| ranges.iter().any(|(low, high)| (*low..=*high).contains(&c));
     if negated {
