@@ -811,3 +811,32 @@ async fn a_follow_up_issue_draft_is_written_once_from_a_concluded_debate() {
         .count();
     assert_eq!(files, 2, "the record and one draft");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_revision_the_moderator_cannot_produce_is_not_recorded_as_one() {
+    let mut script = Script::new();
+    script.round(1, evaluation("continue"));
+    script.synthesis();
+    // No revision reply: the request fails, and the first synthesis is shown again.
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.checkpoints = true;
+    settings.max_rounds = 1;
+    let store = Store::in_memory().unwrap();
+    let (finish, events) = run(
+        &store,
+        settings,
+        vec![
+            Control::Accept,
+            Control::Revise("weigh the migration cost".into()),
+            Control::Accept,
+        ],
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert_eq!(
+        approval_line(&events),
+        "**Approval:** approved by the test (the test asked for a revision (“weigh the migration cost”) the moderator could not produce; the first synthesis was approved)"
+    );
+    assert!(synthesis_markdown(&events).contains("The moderator's revision was unusable"));
+}

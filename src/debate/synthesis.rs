@@ -65,7 +65,14 @@ impl Approval {
     /// The record's approval line.
     pub fn line(&self) -> String {
         match self.status {
-            ApprovalStatus::Approved => format!("approved by {}", self.by),
+            ApprovalStatus::Approved => format!(
+                "approved by {}{}",
+                self.by,
+                self.note
+                    .as_deref()
+                    .map(|n| format!(" ({})", one_line(n)))
+                    .unwrap_or_default()
+            ),
             ApprovalStatus::Revised => format!(
                 "revised once at the request of {}{}, then approved",
                 self.by,

@@ -717,7 +717,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                     deadline: Some(Instant::now() + settings.round_timeout),
                 })
                 .await?;
-            if revision.status == TurnStatus::Ok {
+            let revised = revision.status == TurnStatus::Ok;
+            if revised {
                 synthesis = build(&revision, notes.clone());
             } else {
                 synthesis.notes.push(
@@ -726,6 +727,17 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             }
             match present(ctx, rounds_run, AskKind::RevisedApproval, &synthesis).await? {
                 CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+                CheckpointOutcome::Answered {
+                    control: Control::Accept,
+                    by: approver,
+                } if !revised => Approval {
+                    status: ApprovalStatus::Approved,
+                    note: Some(format!(
+                        "{by} asked for a revision (“{request}”) the moderator could not \
+                         produce; the first synthesis was approved"
+                    )),
+                    by: approver,
+                },
                 CheckpointOutcome::Answered {
                     control: Control::Accept,
                     ..
