@@ -236,20 +236,15 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     };
     let rect = centered(area, 76, 19);
     frame.render_widget(Clear, rect);
-    let keymap = &history.keymap;
+    let key = |command| history.keymap.key(Scope::Form, command);
     let hint = format!(
-        " {} · {} {} change · {} ",
-        keymap.line(Scope::Form, &[(Command::NextField, "next field")]),
-        keymap.hint(Scope::Form, Command::Decrease),
-        keymap.hint(Scope::Form, Command::Increase),
-        keymap.line(
-            Scope::Form,
-            &[
-                (Command::Toggle, "choose"),
-                (Command::SubmitGuidance, "start"),
-                (Command::Cancel, "cancel")
-            ]
-        ),
+        " {} next field · {} {} change · {} choose · {} start · {} cancel ",
+        key(Command::NextField),
+        key(Command::Decrease),
+        key(Command::Increase),
+        key(Command::Toggle),
+        key(Command::SubmitGuidance),
+        key(Command::Cancel),
     );
     let block = modal_block("New debate", theme).title_bottom(Line::styled(hint, theme.dim));
     let inner = block.inner(rect);
