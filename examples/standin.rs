@@ -1,6 +1,8 @@
 //! Runs the tests' stand-in OpenAI/Anthropic server by hand:
-//! `cargo run --example standin -- [PORT] [LATENCY_MS]`, then
-//! `OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 moot --headless "…"`.
+//! `cargo run --example standin -- [PORT] [LATENCY_MS] [--always-conclude] [--no-concessions]
+//! [--inject TEXT]`, then `OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 moot --headless "…"`.
+//! `--always-conclude --no-concessions --inject "…"` is the moderator that declares consensus
+//! every round while no seat concedes and every argument carries an injection.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -9,17 +11,20 @@ use std::time::Duration;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let mut behaviour = support::Behaviour::default();
+    let mut numbers = Vec::new();
     let mut args = std::env::args().skip(1);
-    let port: u16 = args.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let latency: u64 = args.next().and_then(|l| l.parse().ok()).unwrap_or(0);
-    let server = support::StandIn::start_on(
-        port,
-        support::Behaviour {
-            latency: Duration::from_millis(latency),
-            ..support::Behaviour::default()
-        },
-    )
-    .await;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--always-conclude" => behaviour.always_conclude = true,
+            "--no-concessions" => behaviour.no_concessions = true,
+            "--inject" => behaviour.inject = args.next(),
+            number => numbers.extend(number.parse::<u64>().ok()),
+        }
+    }
+    let port = numbers.first().copied().unwrap_or(0) as u16;
+    behaviour.latency = Duration::from_millis(numbers.get(1).copied().unwrap_or(0));
+    let server = support::StandIn::start_on(port, behaviour).await;
     println!("OPENAI_BASE_URL={}", server.openai_base());
     println!("ANTHROPIC_BASE_URL={}", server.anthropic_base());
     std::future::pending::<()>().await;
