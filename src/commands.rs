@@ -3,6 +3,7 @@
 use crate::catalog;
 use crate::cli::ExportFormat;
 use crate::config::Config;
+use crate::debate::Confidence;
 use crate::llm::local::models;
 use crate::report;
 use crate::sanitize;
@@ -96,7 +97,7 @@ pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
             debate.id,
             debate.status.as_str(),
             debate.created_at.get(..10).unwrap_or(&debate.created_at),
-            debate.confidence.as_deref().unwrap_or("-"),
+            debate.confidence.map_or("-", Confidence::as_str),
             debate.rounds,
             one_line(&debate.question, 70)
         ));

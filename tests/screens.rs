@@ -267,7 +267,7 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             question: question.into(),
             protocol: "moderated".into(),
             status: status.parse().unwrap(),
-            confidence: confidence.map(str::to_string),
+            confidence: confidence.and_then(Confidence::parse),
             created_at: "2026-11-22T10:00:00Z".into(),
             updated_at: "2026-11-22T10:00:00Z".into(),
             rounds: 2,

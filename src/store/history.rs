@@ -2,7 +2,7 @@
 
 use super::lease::Lease;
 use super::{Store, StoreError};
-use crate::debate::{DebateStatus, Stage};
+use crate::debate::{Confidence, DebateStatus, Stage};
 use rusqlite::{Row, params};
 use serde::Serialize;
 
@@ -14,7 +14,7 @@ pub struct DebateSummary {
     pub protocol: String,
     /// As it reads now: a `running` debate no live process holds is `interrupted`.
     pub status: DebateStatus,
-    pub confidence: Option<String>,
+    pub confidence: Option<Confidence>,
     pub created_at: String,
     pub updated_at: String,
     pub rounds: u32,
@@ -44,7 +44,7 @@ pub struct SearchHit {
     pub snippet: String,
     pub status: DebateStatus,
     pub protocol: String,
-    pub confidence: Option<String>,
+    pub confidence: Option<Confidence>,
     pub created_at: String,
 }
 
@@ -66,7 +66,10 @@ impl Store {
                     question: row.get(1)?,
                     protocol: row.get(2)?,
                     status: status_at(row, 3)?,
-                    confidence: row.get(7)?,
+                    confidence: row
+                        .get::<_, Option<String>>(7)?
+                        .as_deref()
+                        .and_then(Confidence::parse),
                     created_at: row.get(8)?,
                     updated_at: row.get(9)?,
                     rounds: row.get(10)?,
@@ -99,7 +102,10 @@ impl Store {
                 snippet: row.get(3)?,
                 status: status_at(row, 4)?,
                 protocol: row.get(8)?,
-                confidence: row.get(9)?,
+                confidence: row
+                    .get::<_, Option<String>>(9)?
+                    .as_deref()
+                    .and_then(Confidence::parse),
                 created_at: row.get(10)?,
             })
         })?;

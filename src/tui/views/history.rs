@@ -2,7 +2,7 @@
 //! confirmation and the new-debate form.
 
 use super::{centered, modal_block};
-use crate::debate::DebateStatus;
+use crate::debate::{Confidence, DebateStatus};
 use crate::tui::history::{Field, History};
 use crate::tui::keymap::{Command, Scope};
 use crate::tui::theme::Theme;
@@ -172,7 +172,7 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                 summary.status,
                 summary.created_at.get(..10).unwrap_or(&summary.created_at),
                 summary.protocol,
-                summary.confidence.as_deref().unwrap_or("-"),
+                summary.confidence.map_or("-", Confidence::as_str),
             );
             let question_width = inner_width.saturating_sub(head.chars().count() + 1);
             let question: String = summary
