@@ -7,7 +7,7 @@
 mod support;
 
 use moot::config::{Config, TokenBudget};
-use moot::debate::{Event, Phase, Turn};
+use moot::debate::{Event, Named as _, Phase, Turn};
 use moot::providers::ProviderSpec;
 use moot::session::{self, DebateSettings, Wiring};
 use moot::store::Store;

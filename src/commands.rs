@@ -4,6 +4,7 @@ use crate::catalog;
 use crate::cli::ExportFormat;
 use crate::config::Config;
 use crate::debate::Confidence;
+use crate::debate::Named as _;
 use crate::llm::local::models;
 use crate::report;
 use crate::sanitize;

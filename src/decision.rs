@@ -1,6 +1,7 @@
 //! Writing the decision record (docs/decisions/YYYY-MM-DD-<slug>.md) and its follow-up issue
 //! draft. File names come from the date and the user's question, never from model output.
 
+use crate::debate::Named as _;
 use crate::debate::Synthesis;
 use crate::sanitize;
 use std::fmt::Write as _;

@@ -13,7 +13,7 @@ use moot::store::Store;
 use moot::tui;
 use moot::tui::history::NewDebate;
 use moot::tui::keymap::Keymap;
-use moot::tui::run::{Setup, Start};
+use moot::tui::run::{Run, Setup, Start};
 use moot::tui::theme::{Depth, Theme};
 use moot::{paths, sanitize};
 use std::ffi::OsString;
@@ -184,10 +184,10 @@ fn run(cli: Cli) -> Result<i32, Failure> {
                 ));
             }
             if on_terminal() && !face.headless {
-                let start = Start::Resume {
+                let start = Start::Live(Run::Resume {
                     id: debate.id,
                     changes: Box::new(changes),
-                };
+                });
                 return workbench(&config, &keymap, &RunArgs::default(), &face, start);
             }
             let answers = answers(checkpoints.mode());
@@ -242,7 +242,7 @@ fn run_debate(args: RunArgs, config: &Config, keymap: &Arc<Keymap>) -> Result<i3
             keymap,
             &args,
             &args.face,
-            Start::Live { question, settings },
+            Start::Live(Run::New { question, settings }),
         );
     }
     let store = open_store()?;

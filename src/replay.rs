@@ -1,6 +1,7 @@
 //! A stored debate as the event stream it produced, so a face can replay it offline through
 //! the same fold it uses live (no provider needed).
 
+use crate::debate::Named as _;
 use crate::debate::{AskKind, Event, Phase};
 use crate::llm::local::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use crate::session::DebateSettings;

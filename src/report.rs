@@ -2,6 +2,7 @@
 //! for `show --markdown` / `export --format md`), including the derived views.
 
 use crate::argue::{Argument, CommitmentStore, Edge, argument_graph, commitment_stores};
+use crate::debate::Named as _;
 use crate::debate::{
     Answer, AskKind, Confidence, Control, Debate, MODERATOR, Round, Seat, Turn, TurnStatus,
 };

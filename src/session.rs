@@ -4,6 +4,7 @@
 
 use crate::catalog;
 use crate::config::{Config, PerspectiveConfig, RetryConfig, TokenBudget};
+use crate::debate::Named as _;
 use crate::debate::{Debate, DebateStatus, Event, Protocol, Synthesis, new_debate_id, now_rfc3339};
 use crate::decision;
 use crate::engine::{self, Context, EngineError, EngineSettings, Replay, Seating};

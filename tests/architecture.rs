@@ -19,7 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "commands",
         &[
-            "store", "report", "catalog", "config", "sanitize", "cli", "llm",
+            "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm",
         ],
     ),
     ("cli", &["engine", "llm"]),

@@ -157,7 +157,17 @@ impl super::model::Turn {
 }
 
 /// What a guardrail flagged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum FlagKind {
@@ -170,11 +180,7 @@ pub enum FlagKind {
     Unsupported,
 }
 
-impl FlagKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
+impl super::Named for FlagKind {}
 
 /// The moderator's reading of a round.
 #[derive(
@@ -277,15 +283,9 @@ pub enum AskKind {
     RevisedApproval,
 }
 
+impl super::Named for AskKind {}
+
 impl AskKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<AskKind> {
-        text.parse().ok()
-    }
-
     pub fn is_checkpoint(&self) -> bool {
         *self == AskKind::Checkpoint
     }
@@ -339,11 +339,9 @@ pub enum Answer {
     Reject,
 }
 
-impl Answer {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
+impl super::Named for Answer {}
 
+impl Answer {
     /// What a stdin line for this answer looks like.
     pub fn usage(self) -> &'static str {
         match self {

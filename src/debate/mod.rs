@@ -4,6 +4,18 @@ mod event;
 mod model;
 mod synthesis;
 
+/// A vocabulary enum's name as the journal and the wire spell it (its serde and strum names
+/// agree), and back.
+pub trait Named: Copy + Into<&'static str> + std::str::FromStr {
+    fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+}
+
 pub use event::{
     Answer, AskKind, Assessment, Control, Convergence, ConvergenceSignal, Decision, Event,
     FlagKind, Stage,

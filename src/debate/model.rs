@@ -26,15 +26,7 @@ pub enum Protocol {
     Moderated,
 }
 
-impl Protocol {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        text.parse().ok()
-    }
-}
+impl super::Named for Protocol {}
 
 /// Where a debate is in its life. `Interrupted` is never stored: it is how a `running` debate
 /// reads once no live process holds its lease (the process died or was killed).
@@ -64,15 +56,9 @@ pub enum DebateStatus {
     Interrupted,
 }
 
+impl super::Named for DebateStatus {}
+
 impl DebateStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        text.parse().ok()
-    }
-
     /// A debate in one of these states can be picked up again with `moot resume`.
     pub fn is_resumable(self) -> bool {
         matches!(
@@ -170,15 +156,9 @@ pub enum Phase {
     Revision,
 }
 
+impl super::Named for Phase {}
+
 impl Phase {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        text.parse().ok()
-    }
-
     /// Debater phases carry moves; moderator phases carry a structured reply in `data`.
     pub fn is_debater(self) -> bool {
         matches!(self, Phase::Argument | Phase::Rebuttal)
@@ -231,15 +211,9 @@ pub enum TurnStatus {
     Fallback,
 }
 
+impl super::Named for TurnStatus {}
+
 impl TurnStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        text.parse().ok()
-    }
-
     /// Whether the turn produced something the debate can use.
     pub fn spoke(self) -> bool {
         matches!(self, TurnStatus::Ok | TurnStatus::Fallback)
@@ -329,11 +303,7 @@ pub enum Act {
     Since,
 }
 
-impl Act {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
+impl super::Named for Act {}
 
 /// How an answering move relates to the argument it answers.
 #[derive(
@@ -357,11 +327,7 @@ pub enum Relation {
     Undercut,
 }
 
-impl Relation {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-}
+impl super::Named for Relation {}
 
 /// One speech act within a turn, with a debate-wide id assigned by moot (never by the model).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -1,5 +1,6 @@
 //! The closing decision document of a debate and its markdown rendering (Debate Mode format).
 
+use super::Named as _;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -25,11 +26,9 @@ pub enum Confidence {
     High,
 }
 
-impl Confidence {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
+impl super::Named for Confidence {}
 
+impl Confidence {
     pub fn parse(text: &str) -> Option<Self> {
         text.trim().parse().ok()
     }

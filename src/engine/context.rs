@@ -2,6 +2,7 @@
 //! served from the journal on resume), `speak_all`, `checkpoint`, `clarify` and `emit`.
 
 use super::moves::{self, DebaterReply};
+use crate::debate::Named as _;
 use crate::debate::{AskKind, Control, Event, Phase, Seat, Stage, Turn, TurnKey, TurnStatus};
 use crate::llm::retry::random_unit;
 use crate::llm::structured::{FieldStreamer, extract_json};

@@ -1,6 +1,7 @@
 //! The debater reply: its JSON schema, and validation that turns the model's moves into
 //! journal moves with moot-assigned ids and only answers that point at real arguments.
 
+use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};

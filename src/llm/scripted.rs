@@ -1,6 +1,7 @@
 //! A provider that replays a fixture file of replies, for tests, demos and offline replays.
 
 use super::provider::{ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink};
+use crate::debate::Named as _;
 use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use std::path::Path;

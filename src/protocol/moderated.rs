@@ -608,17 +608,10 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
         .iter()
         .filter_map(|s| s.last_position.clone().map(|p| (s.seat.id.clone(), p)))
         .collect();
-    let schema = moderator::synthesis_schema();
     let synthesis_turn = ctx
-        .speak(Speech {
-            key: TurnKey::new(rounds_run, Phase::Synthesis, MODERATOR),
-            perspective: None,
-            system: format!(
-                "{}\n\n{}",
-                prompts::moderator_system(),
-                prompts::json_instructions(SYNTHESIS_SCHEMA, &schema)
-            ),
-            prompt: prompts::synthesis_prompt(&SynthesisInput {
+        .speak(synthesis_speech(
+            TurnKey::new(rounds_run, Phase::Synthesis, MODERATOR),
+            prompts::synthesis_prompt(&SynthesisInput {
                 question: &clarified_question,
                 seats: &seats,
                 rounds: rounds_run,
@@ -629,15 +622,8 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 concessions: &concessions,
                 ending: signal.describe(),
             }),
-            kind: ReplyKind::Structured {
-                validator: moderator::validate_synthesis,
-                stream_field: Some("recommendation"),
-            },
-            schema_name: SYNTHESIS_SCHEMA,
-            schema: Some(schema),
-            max_tokens: Some(2000),
-            deadline: Some(Instant::now() + settings.round_timeout),
-        })
+            Instant::now() + settings.round_timeout,
+        ))
         .await?;
     for state in &states {
         if state.dropped || state.muted {
@@ -696,26 +682,12 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             control: Control::Revise(request),
             by,
         } => {
-            let schema = moderator::synthesis_schema();
             let revision = ctx
-                .speak(Speech {
-                    key: TurnKey::new(rounds_run, Phase::Revision, MODERATOR),
-                    perspective: None,
-                    system: format!(
-                        "{}\n\n{}",
-                        prompts::moderator_system(),
-                        prompts::json_instructions(SYNTHESIS_SCHEMA, &schema)
-                    ),
-                    prompt: prompts::revision_prompt(&synthesis.to_markdown(), &request),
-                    kind: ReplyKind::Structured {
-                        validator: moderator::validate_synthesis,
-                        stream_field: Some("recommendation"),
-                    },
-                    schema_name: SYNTHESIS_SCHEMA,
-                    schema: Some(schema),
-                    max_tokens: Some(2000),
-                    deadline: Some(Instant::now() + settings.round_timeout),
-                })
+                .speak(synthesis_speech(
+                    TurnKey::new(rounds_run, Phase::Revision, MODERATOR),
+                    prompts::revision_prompt(&synthesis.to_markdown(), &request),
+                    Instant::now() + settings.round_timeout,
+                ))
                 .await?;
             let revised = revision.status == TurnStatus::Ok;
             if revised {
@@ -773,19 +745,45 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
     })
 }
 
-/// Shows the synthesis as a draft and asks the person about it.
+/// The moderator's synthesis (or its revision) of the debate, as a structured reply.
+fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
+    let schema = moderator::synthesis_schema();
+    Speech {
+        key,
+        perspective: None,
+        system: format!(
+            "{}\n\n{}",
+            prompts::moderator_system(),
+            prompts::json_instructions(SYNTHESIS_SCHEMA, &schema)
+        ),
+        prompt,
+        kind: ReplyKind::Structured {
+            validator: moderator::validate_synthesis,
+            stream_field: Some("recommendation"),
+        },
+        schema_name: SYNTHESIS_SCHEMA,
+        schema: Some(schema),
+        max_tokens: Some(2000),
+        deadline: Some(deadline),
+    }
+}
+
+/// Shows the synthesis as a draft and asks the person about it (with checkpoints off nobody
+/// is asked, and no draft is shown).
 async fn present(
     ctx: &Context,
     round: u32,
     kind: AskKind,
     synthesis: &Synthesis,
 ) -> Result<CheckpointOutcome, EngineError> {
-    ctx.emit(Event::Synthesis {
-        markdown: synthesis.to_markdown(),
-        confidence: synthesis.confidence,
-        path: None,
-        draft: true,
-    });
+    if ctx.settings.checkpoints {
+        ctx.emit(Event::Synthesis {
+            markdown: synthesis.to_markdown(),
+            confidence: synthesis.confidence,
+            path: None,
+            draft: true,
+        });
+    }
     ctx.ask(round, kind, None).await
 }
 

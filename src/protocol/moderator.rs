@@ -1,6 +1,7 @@
 //! The moderator's structured replies (analysis, round evaluation, synthesis): their schemas
 //! and validators. Model output only changes the debate through these validated fields.
 
+use crate::debate::Named as _;
 use serde_json::{Value, json};
 
 pub const ANALYSIS_SCHEMA: &str = "moot_analysis";

@@ -2,6 +2,7 @@
 //! open arguments, not whole transcripts, which keeps prompts flat as rounds accumulate.
 
 use crate::argue::ArgumentGraph;
+use crate::debate::Named as _;
 use crate::debate::{Seat, Turn};
 use serde_json::Value;
 use std::fmt::Write as _;

@@ -4,6 +4,7 @@
 
 use crate::argue::commitments::normalize;
 use crate::argue::{ArgumentGraph, CommitmentStore, commitment_stores};
+use crate::debate::Named as _;
 use crate::debate::{
     Act, Assessment, Confidence, ConvergenceSignal, Decision, PerspectiveSummary, Seat, Synthesis,
     Turn, today,

@@ -2,6 +2,7 @@
 
 use super::lease::Lease;
 use super::{Store, StoreError};
+use crate::debate::Named as _;
 use crate::debate::{Confidence, DebateStatus, Stage};
 use rusqlite::{Row, params};
 use serde::Serialize;

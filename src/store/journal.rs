@@ -3,6 +3,7 @@
 
 use super::lease::Lease;
 use super::{Store, StoreError};
+use crate::debate::Named as _;
 use crate::debate::{
     Answer, AskKind, Confidence, Control, Debate, DebateStatus, Event, Phase, Protocol, Seat,
     Stage, Turn, TurnStatus, now_rfc3339,

@@ -349,14 +349,7 @@ impl App {
                 return None;
             }
             // The list scrolls with the screen's scrolling keys.
-            let step = match keymap.lookup(Scope::Screen, &key) {
-                Some(Command::ScrollDown) => 1,
-                Some(Command::ScrollUp) => -1,
-                Some(Command::PageDown) => 10,
-                Some(Command::PageUp) => -10,
-                _ => 0,
-            };
-            if step != 0 {
+            if let Some(step) = keymap.scroll(Scope::Screen, &key, 10) {
                 *scroll = (*scroll as i32 + step).max(0) as u16;
                 return None;
             }
@@ -373,14 +366,10 @@ impl App {
             let page = self.page as i32;
             if let Modal::Synthesis { scroll, .. } = &mut self.modal {
                 let step = match keymap.lookup(Scope::Screen, &key) {
-                    Some(Command::ScrollDown) => 1,
-                    Some(Command::ScrollUp) => -1,
-                    Some(Command::PageDown) => page,
-                    Some(Command::PageUp) => -page,
-                    Some(Command::Top) => -i32::from(*scroll),
-                    _ => 0,
+                    Some(Command::Top) => Some(-i32::from(*scroll)),
+                    _ => keymap.scroll(Scope::Screen, &key, page),
                 };
-                if step != 0 {
+                if let Some(step) = step {
                     *scroll = (*scroll as i32 + step).max(0) as u16;
                     return None;
                 }

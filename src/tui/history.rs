@@ -174,18 +174,10 @@ impl History {
             return self.on_form_key(key);
         }
         if let Some(scroll) = &mut self.help {
-            let step = match keymap.lookup(Scope::History, &key) {
-                Some(Command::ScrollDown) => 1,
-                Some(Command::ScrollUp) => -1,
-                Some(Command::PageDown) => 10,
-                Some(Command::PageUp) => -10,
-                _ => 0,
-            };
-            if step != 0 {
-                *scroll = (*scroll as i32 + step).max(0) as u16;
-            } else {
+            match keymap.scroll(Scope::History, &key, 10) {
+                Some(step) => *scroll = (*scroll as i32 + step).max(0) as u16,
                 // Any other key closes the list.
-                self.help = None;
+                None => self.help = None,
             }
             return None;
         }

@@ -616,6 +616,18 @@ impl Keymap {
             .unwrap_or_default()
     }
 
+    /// How far a key scrolls a list or a document in a scope: a line or `page` lines, up
+    /// (negative) or down; None for a key that does not scroll.
+    pub fn scroll(&self, scope: Scope, key: &KeyEvent, page: i32) -> Option<i32> {
+        match self.lookup(scope, key)? {
+            Command::ScrollDown => Some(1),
+            Command::ScrollUp => Some(-1),
+            Command::PageDown => Some(page),
+            Command::PageUp => Some(-page),
+            _ => None,
+        }
+    }
+
     /// The first key of a command in a scope, as shown (empty when it has none there): for
     /// places with room for one key only.
     pub fn key(&self, scope: Scope, command: Command) -> String {

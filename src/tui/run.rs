@@ -216,16 +216,40 @@ fn outside(
 /// Where the workbench opens.
 pub enum Start {
     History,
-    Live {
+    /// A debate on the live screen.
+    Live(Run),
+    Replay(String),
+}
+
+/// The debate a live screen runs.
+pub enum Run {
+    New {
         question: String,
         settings: Box<DebateSettings>,
     },
-    /// `moot resume ID` on a terminal: the debate picks up on the live screen.
+    /// `moot resume ID` (or `r` in the history): it picks up where it stopped.
     Resume {
         id: String,
         changes: Box<ResumeChanges>,
     },
-    Replay(String),
+}
+
+impl Run {
+    async fn session(
+        self,
+        store: Store,
+        wiring: Wiring,
+        interrupt: std::pin::Pin<Box<dyn Future<Output = ()>>>,
+    ) -> Result<Finish, SessionError> {
+        match self {
+            Run::New { question, settings } => {
+                session::start(store, &question, *settings, wiring, interrupt).await
+            }
+            Run::Resume { id, changes } => {
+                session::resume(store, &id, *changes, wiring, interrupt).await
+            }
+        }
+    }
 }
 
 /// Everything the workbench is set up with, from config and the command line.
@@ -282,17 +306,17 @@ pub async fn workbench(
                 {
                     HistoryEffect::Open(id) => next = Some(Start::Replay(id)),
                     HistoryEffect::Resume(id) => {
-                        next = Some(Start::Resume {
+                        next = Some(Start::Live(Run::Resume {
                             id,
                             changes: Box::default(),
-                        })
+                        }))
                     }
                     HistoryEffect::Start(debate) => match settings_for(&debate) {
                         Ok(settings) => {
-                            next = Some(Start::Live {
+                            next = Some(Start::Live(Run::New {
                                 question: debate.question,
                                 settings: Box::new(settings),
-                            })
+                            }))
                         }
                         Err(problem) => {
                             history.message = Some(problem);
@@ -302,8 +326,7 @@ pub async fn workbench(
                     _ => {}
                 }
             }
-            Start::Live { question, settings } => {
-                let journal = store.clone();
+            Start::Live(run) => {
                 let screen = Screen {
                     terminal: &mut terminal,
                     keys: &mut keys,
@@ -312,31 +335,7 @@ pub async fn workbench(
                     keymap: &keymap,
                     store: &store,
                 };
-                let result = live_screen(screen, |wiring, interrupt| {
-                    session::start(journal, &question, *settings, wiring, interrupt)
-                })
-                .await;
-                code = session::exit_code(&result);
-                last = remember(&result);
-                history.message = outcome_line(&result);
-                if back_to_history {
-                    next = Some(Start::History);
-                }
-            }
-            Start::Resume { id, changes } => {
-                let journal = store.clone();
-                let screen = Screen {
-                    terminal: &mut terminal,
-                    keys: &mut keys,
-                    shutdown: &shutdown,
-                    theme: &theme,
-                    keymap: &keymap,
-                    store: &store,
-                };
-                let result = live_screen(screen, |wiring, interrupt| {
-                    session::resume(journal, &id, *changes, wiring, interrupt)
-                })
-                .await;
+                let result = live_screen(screen, run).await;
                 code = session::exit_code(&result);
                 last = remember(&result);
                 history.message = outcome_line(&result);
@@ -411,11 +410,7 @@ struct Screen<'a> {
 
 /// A live debate until the user leaves. Quitting (or Ctrl-C, SIGTERM, SIGHUP) while it runs
 /// pauses it in the journal.
-async fn live_screen<F, Fut>(screen: Screen<'_>, session: F) -> Result<Finish, SessionError>
-where
-    F: FnOnce(Wiring, std::pin::Pin<Box<dyn Future<Output = ()>>>) -> Fut,
-    Fut: Future<Output = Result<Finish, SessionError>>,
-{
+async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionError> {
     let Screen {
         terminal,
         keys,
@@ -433,7 +428,8 @@ where
     let mut app = App::with_keymap(false, keymap.clone());
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
-    let mut session = std::pin::pin!(session(
+    let mut session = std::pin::pin!(run.session(
+        store.clone(),
         Wiring {
             events: events_tx,
             controls: controls_rx,

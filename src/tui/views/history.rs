@@ -2,6 +2,7 @@
 //! confirmation and the new-debate form.
 
 use super::{centered, modal_block};
+use crate::debate::Named as _;
 use crate::debate::{Confidence, DebateStatus};
 use crate::tui::history::{Field, History};
 use crate::tui::keymap::{Command, Scope};

@@ -1,5 +1,6 @@
 //! Drawing: pure functions of the app state per screen region, composed here.
 
+use crate::debate::Named as _;
 pub mod history;
 pub mod pane;
 pub mod side;

@@ -2,6 +2,7 @@
 //! spinner while it waits, retry and status markers. Finished turns are wrapped once and
 //! cached; only the streaming tail is wrapped per frame.
 
+use crate::debate::Named as _;
 use crate::debate::{Seat, Turn, TurnStatus};
 use crate::tui::app::App;
 use crate::tui::state::SeatActivity;
