@@ -565,7 +565,13 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                             ));
                         }
                     }
-                    _ => {
+                    other => {
+                        if other != Control::Accept {
+                            notes.push(format!(
+                                "The person asked for another round, but {ROUND_CEILING} rounds \
+                                 is the most a debate runs."
+                            ));
+                        }
                         signal = judgement.signal;
                         break;
                     }
