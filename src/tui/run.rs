@@ -157,12 +157,14 @@ fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
         }
         Effect::Page { markdown, path } => outside(terminal, app, "PAGER", "less", &markdown, path),
         Effect::Edit { markdown, path } => outside(terminal, app, "EDITOR", "vi", &markdown, path),
-        Effect::WriteFollowUp(id) => {
-            app.notice = Some(match session::write_follow_up(store, &id) {
-                Ok(path) => format!("follow-up issue draft: {}", path.display()),
-                Err(e) => e.to_string(),
-            });
-        }
+        Effect::WriteFollowUp(id) => match session::write_follow_up(store, &id) {
+            Ok(path) => {
+                let path = path.display().to_string();
+                app.notice = Some(format!("follow-up issue draft: {path}"));
+                app.on_event(&Event::FollowUp { path });
+            }
+            Err(e) => app.notice = Some(e.to_string()),
+        },
         Effect::Control(_) | Effect::Quit => {}
     }
     app.dirty = true;

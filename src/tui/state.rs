@@ -73,6 +73,8 @@ pub struct DebateView {
     pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
     pub guidance: Vec<(u32, String)>,
+    /// The follow-up issue draft written from the decision, once written.
+    pub follow_up: Option<String>,
     /// The revision the person asked of the synthesis, once asked.
     pub revision_request: Option<String>,
     pub synthesis: Option<SynthesisDocument>,
@@ -301,7 +303,7 @@ impl DebateView {
                 // Views cached per generation draw the new document.
                 self.generation += 1;
             }
-            Event::FollowUp { path } => self.notices.push(format!("follow-up issue draft: {path}")),
+            Event::FollowUp { path } => self.follow_up = Some(sanitize::clean(path)),
             Event::DebateCompleted { status, .. } => {
                 self.status = *status;
                 self.checkpoint = None;

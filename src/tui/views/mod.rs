@@ -777,6 +777,21 @@ fn synthesis(
         frame.render_widget(Paragraph::new(lines), Rect { height, ..inner });
         inner.y += height;
         inner.height = inner.height.saturating_sub(height);
+    } else if document.is_some_and(|d| !d.draft) && inner.height > 2 {
+        // The design note's follow-up: offered once the decision is final.
+        let line = match &app.view.follow_up {
+            Some(path) => Line::styled(format!("Follow-up issue draft: {path}"), theme.dim),
+            None => Line::styled(
+                format!(
+                    "Create a follow-up issue draft from this decision? [{}]",
+                    app.keymap.key(Scope::Synthesis, Command::WriteFollowUp)
+                ),
+                theme.accent,
+            ),
+        };
+        frame.render_widget(Paragraph::new(line), Rect { height: 1, ..inner });
+        inner.y += 1;
+        inner.height -= 1;
     }
     let width = inner.width.saturating_sub(1) as usize;
     let fresh = caches.synthesis.as_ref().is_some_and(|c| {
