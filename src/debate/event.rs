@@ -156,54 +156,35 @@ impl super::model::Turn {
     }
 }
 
-/// What a guardrail flagged.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum FlagKind {
-    Repetition,
-    OffTopic,
-    Muted,
-    Budget,
-    Dropped,
-    /// The moderator concluded without the support moot measures in the moves.
-    Unsupported,
+super::vocabulary! {
+    /// What a guardrail flagged.
+    pub enum FlagKind {
+        Repetition,
+        OffTopic,
+        Muted,
+        Budget,
+        Dropped,
+        /// The moderator concluded without the support moot measures in the moves.
+        Unsupported,
+    }
 }
 
-impl super::Named for FlagKind {}
-
-/// The moderator's reading of a round.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Assessment {
-    Converging,
-    Stagnating,
-    NewGround,
+super::vocabulary! {
+    /// The moderator's reading of a round.
+    pub enum Assessment {
+        Converging,
+        Stagnating,
+        NewGround,
+    }
 }
 
-/// What happens after a round.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Decision {
-    Continue,
-    Clarify,
-    Conclude,
+super::vocabulary! {
+    /// What happens after a round.
+    pub enum Decision {
+        Continue,
+        Clarify,
+        Conclude,
+    }
 }
 
 /// The moderator's judgement at the end of a round, after moot checked it against the moves.
@@ -219,19 +200,18 @@ pub struct Convergence {
     pub overruled: Option<String>,
 }
 
-/// The reason a debate stops arguing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum ConvergenceSignal {
-    None,
-    Agreement,
-    Stagnation,
-    ClearWinner,
-    MaxRounds,
-    HumanEnded,
-    TimeLimit,
-    NoSeatsLeft,
+super::vocabulary! {
+    /// The reason a debate stops arguing.
+    pub enum ConvergenceSignal {
+        None,
+        Agreement,
+        Stagnation,
+        ClearWinner,
+        MaxRounds,
+        HumanEnded,
+        TimeLimit,
+        NoSeatsLeft,
+    }
 }
 
 impl ConvergenceSignal {
@@ -252,38 +232,23 @@ impl ConvergenceSignal {
     }
 }
 
-/// What the person is asked, and so which answers make sense.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::EnumIter,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum AskKind {
-    /// The moderator's clarifying question before any round.
-    Clarification,
-    /// Between rounds: continue, guide the next one, or end.
-    #[default]
-    Checkpoint,
-    /// The moderator proposes to conclude: accept and synthesise, one more round, or guide.
-    Conclusion,
-    /// The synthesis is written: approve it, ask for one revision, or leave it unapproved.
-    Approval,
-    /// The revised synthesis: approve it or leave it unapproved (one revision only).
-    RevisedApproval,
+super::vocabulary! {
+    /// What the person is asked, and so which answers make sense.
+    #[derive(Hash, Default, strum::EnumIter)]
+    pub enum AskKind {
+        /// The moderator's clarifying question before any round.
+        Clarification,
+        /// Between rounds: continue, guide the next one, or end.
+        #[default]
+        Checkpoint,
+        /// The moderator proposes to conclude: accept and synthesise, one more round, or guide.
+        Conclusion,
+        /// The synthesis is written: approve it, ask for one revision, or leave it unapproved.
+        Approval,
+        /// The revised synthesis: approve it or leave it unapproved (one revision only).
+        RevisedApproval,
+    }
 }
-
-impl super::Named for AskKind {}
 
 impl AskKind {
     pub fn is_checkpoint(&self) -> bool {
@@ -315,31 +280,17 @@ impl AskKind {
     }
 }
 
-/// An answer without its text, as journaled and announced.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Answer {
-    Continue,
-    Guide,
-    End,
-    Accept,
-    Revise,
-    Reject,
+super::vocabulary! {
+    /// An answer without its text, as journaled and announced.
+    pub enum Answer {
+        Continue,
+        Guide,
+        End,
+        Accept,
+        Revise,
+        Reject,
+    }
 }
-
-impl super::Named for Answer {}
 
 impl Answer {
     /// What a stdin line for this answer looks like.

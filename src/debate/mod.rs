@@ -1,5 +1,31 @@
 //! Domain types shared by every layer: debates, seats, turns, moves, events, controls, syntheses.
 
+/// Declares a closed vocabulary: a fieldless enum journaled, sent and parsed by its snake_case
+/// name, so serde and strum can never spell a word two ways. Extra derives go on the enum.
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variants:tt)* }) => {
+        $(#[$meta])*
+        #[derive(
+            Debug,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            serde::Serialize,
+            serde::Deserialize,
+            strum::IntoStaticStr,
+            strum::EnumString,
+            strum::Display,
+        )]
+        #[serde(rename_all = "snake_case")]
+        #[strum(serialize_all = "snake_case")]
+        $vis enum $name { $($variants)* }
+
+        impl $crate::debate::Named for $name {}
+    };
+}
+use vocabulary;
+
 mod event;
 mod model;
 mod synthesis;

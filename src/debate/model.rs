@@ -5,58 +5,30 @@ use serde::{Deserialize, Serialize};
 /// The seat name the moderator speaks under in the journal.
 pub const MODERATOR: &str = "moderator";
 
-/// Which debate protocol drives a debate.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    Default,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Protocol {
-    #[default]
-    Moderated,
+super::vocabulary! {
+    /// Which debate protocol drives a debate.
+    #[derive(Default)]
+    pub enum Protocol {
+        #[default]
+        Moderated,
+    }
 }
 
-impl super::Named for Protocol {}
-
-/// Where a debate is in its life. `Interrupted` is never stored: it is how a `running` debate
-/// reads once no live process holds its lease (the process died or was killed).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    Default,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum DebateStatus {
-    Pending,
-    #[default]
-    Running,
-    Paused,
-    Completed,
-    Failed,
-    Cancelled,
-    Interrupted,
+super::vocabulary! {
+    /// Where a debate is in its life. `Interrupted` is never stored: it is how a `running` debate
+    /// reads once no live process holds its lease (the process died or was killed).
+    #[derive(Default)]
+    pub enum DebateStatus {
+        Pending,
+        #[default]
+        Running,
+        Paused,
+        Completed,
+        Failed,
+        Cancelled,
+        Interrupted,
+    }
 }
-
-impl super::Named for DebateStatus {}
 
 impl DebateStatus {
     /// A debate in one of these states can be picked up again with `moot resume`.
@@ -126,37 +98,21 @@ pub struct Seat {
     pub model: Option<String>,
 }
 
-/// The step of a round a turn belongs to.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    PartialOrd,
-    Ord,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Phase {
-    Analysis,
-    Clarification,
-    Pose,
-    Argument,
-    Rebuttal,
-    Evaluation,
-    Synthesis,
-    /// The moderator's synthesis rewritten once to address the person's revision request.
-    Revision,
+super::vocabulary! {
+    /// The step of a round a turn belongs to.
+    #[derive(Hash, PartialOrd, Ord)]
+    pub enum Phase {
+        Analysis,
+        Clarification,
+        Pose,
+        Argument,
+        Rebuttal,
+        Evaluation,
+        Synthesis,
+        /// The moderator's synthesis rewritten once to address the person's revision request.
+        Revision,
+    }
 }
-
-impl super::Named for Phase {}
 
 impl Phase {
     /// Debater phases carry moves; moderator phases carry a structured reply in `data`.
@@ -188,30 +144,16 @@ impl TurnKey {
     }
 }
 
-/// How a turn ended.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum TurnStatus {
-    Ok,
-    TimedOut,
-    Failed,
-    /// The reply could not be parsed even after a repair request: prose kept, no moves.
-    Fallback,
+super::vocabulary! {
+    /// How a turn ended.
+    pub enum TurnStatus {
+        Ok,
+        TimedOut,
+        Failed,
+        /// The reply could not be parsed even after a repair request: prose kept, no moves.
+        Fallback,
+    }
 }
-
-impl super::Named for TurnStatus {}
 
 impl TurnStatus {
     /// Whether the turn produced something the debate can use.
@@ -279,55 +221,27 @@ impl Turn {
     }
 }
 
-/// A speech act of the persuasion dialogue.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Act {
-    Claim,
-    Why,
-    Concede,
-    Retract,
-    Since,
+super::vocabulary! {
+    /// A speech act of the persuasion dialogue.
+    #[derive(Hash)]
+    pub enum Act {
+        Claim,
+        Why,
+        Concede,
+        Retract,
+        Since,
+    }
 }
 
-impl super::Named for Act {}
-
-/// How an answering move relates to the argument it answers.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-    strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Relation {
-    Support,
-    Rebut,
-    Undercut,
+super::vocabulary! {
+    /// How an answering move relates to the argument it answers.
+    #[derive(Hash)]
+    pub enum Relation {
+        Support,
+        Rebut,
+        Undercut,
+    }
 }
-
-impl super::Named for Relation {}
 
 /// One speech act within a turn, with a debate-wide id assigned by moot (never by the model).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

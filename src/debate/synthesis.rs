@@ -34,19 +34,16 @@ impl Confidence {
     }
 }
 
-/// Whether the person approved the synthesis.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr, strum::Display,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum ApprovalStatus {
-    /// Approved as the moderator first wrote it.
-    Approved,
-    /// Revised once at the person's request, and the revision approved.
-    Revised,
-    /// Nobody approved it: declined, or nobody was asked.
-    Unapproved,
+super::vocabulary! {
+    /// Whether the person approved the synthesis.
+    pub enum ApprovalStatus {
+        /// Approved as the moderator first wrote it.
+        Approved,
+        /// Revised once at the person's request, and the revision approved.
+        Revised,
+        /// Nobody approved it: declined, or nobody was asked.
+        Unapproved,
+    }
 }
 
 /// The person's verdict on the synthesis, and who gave it.
