@@ -24,7 +24,7 @@ macro_rules! vocabulary {
         impl $crate::debate::Named for $name {}
     };
 }
-use vocabulary;
+pub(crate) use vocabulary;
 
 mod event;
 mod model;

@@ -2,32 +2,21 @@
 
 use crate::debate::Phase;
 use futures_util::future::BoxFuture;
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// Which wire protocol (or engine) a provider speaks; the string is what the journal stores.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum ProviderKind {
-    /// OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter).
-    Openai,
-    Anthropic,
-    /// Replies replayed from a script file.
-    Scripted,
-    /// The embedded llama.cpp model (a GGUF file).
-    Local,
+crate::debate::vocabulary! {
+    /// Which wire protocol (or engine) a provider speaks; the string is what the journal stores.
+    #[derive(Hash)]
+    pub enum ProviderKind {
+        /// OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LM Studio,
+        /// OpenRouter).
+        Openai,
+        Anthropic,
+        /// Replies replayed from a script file.
+        Scripted,
+        /// The embedded llama.cpp model (a GGUF file).
+        Local,
+    }
 }
 
 /// A chat message after the system prompt.
