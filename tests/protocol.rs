@@ -111,22 +111,56 @@ async fn run(
     settings: DebateSettings,
     controls: Vec<Control>,
 ) -> (Finish, Vec<Event>) {
+    answered(controls, "the test", |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings,
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await
+}
+
+/// Resumes a stored debate, answered by `answerer` from `controls`; returns every event.
+async fn resume(
+    store: &Store,
+    id: &str,
+    controls: Vec<Control>,
+    answerer: &str,
+) -> (Finish, Vec<Event>) {
+    answered(controls, answerer, |wiring| {
+        session::resume(
+            store.clone(),
+            id,
+            ResumeChanges::default(),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await
+}
+
+/// Drives `session` with `controls` queued as the answers, and collects what it announced.
+async fn answered<F>(
+    controls: Vec<Control>,
+    answerer: &str,
+    session: impl FnOnce(Wiring) -> F,
+) -> (Finish, Vec<Event>)
+where
+    F: std::future::Future<Output = Result<Finish, moot::session::SessionError>>,
+{
     let (events, mut events_rx) = mpsc::unbounded_channel();
     let (controls_tx, controls_rx) = mpsc::unbounded_channel();
     for control in controls {
         controls_tx.send(control).unwrap();
     }
-    let finish = session::start(
-        store.clone(),
-        QUESTION,
-        settings,
-        Wiring {
-            events,
-            controls: controls_rx,
-            answerer: "the test".into(),
-        },
-        std::future::pending(),
-    )
+    let finish = session(Wiring {
+        events,
+        controls: controls_rx,
+        answerer: answerer.into(),
+    })
     .await
     .unwrap();
     drop(controls_tx);
@@ -278,34 +312,19 @@ async fn an_unanswered_checkpoint_pauses_and_resume_asks_it_again() {
         DebateStatus::Paused
     );
 
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
-    let (controls_tx, controls) = mpsc::unbounded_channel();
     // Guide round 1, then accept the conclusion at the round limit and approve the synthesis.
-    for control in [
-        Control::Guide("mind the cost".into()),
-        Control::Accept,
-        Control::Accept,
-    ] {
-        controls_tx.send(control).unwrap();
-    }
-    let resumed = session::resume(
-        store.clone(),
+    let (resumed, events) = resume(
+        &store,
         &finish.id,
-        ResumeChanges::default(),
-        Wiring {
-            events: events_tx,
-            controls,
-            answerer: "the test".into(),
-        },
-        std::future::pending(),
+        vec![
+            Control::Guide("mind the cost".into()),
+            Control::Accept,
+            Control::Accept,
+        ],
+        "the test",
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(resumed.status, DebateStatus::Completed);
-    let mut events = Vec::new();
-    while let Ok(event) = events_rx.try_recv() {
-        events.push(event);
-    }
     assert!(events.iter().any(|e| matches!(
         e,
         Event::CheckpointAnswered {
@@ -670,27 +689,14 @@ async fn an_unasked_or_unanswered_approval_says_so() {
         stage.to_string(),
         "waiting for the synthesis to be approved"
     );
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
-    let (controls_tx, controls) = mpsc::unbounded_channel();
-    controls_tx.send(Control::Reject).unwrap();
-    let resumed = session::resume(
-        store.clone(),
+    let (resumed, events) = resume(
+        &store,
         &finish.id,
-        ResumeChanges::default(),
-        Wiring {
-            events: events_tx,
-            controls,
-            answerer: "bo at the workbench".into(),
-        },
-        std::future::pending(),
+        vec![Control::Reject],
+        "bo at the workbench",
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(resumed.status, DebateStatus::Completed);
-    let mut events = Vec::new();
-    while let Ok(event) = events_rx.try_recv() {
-        events.push(event);
-    }
     assert_eq!(
         approval_line(&events),
         "**Approval:** unapproved: left unapproved by bo at the workbench"
