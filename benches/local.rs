@@ -125,7 +125,7 @@ fn main() {
     // Generation, unconstrained and under the debater grammar.
     let schema = ReplyFormat {
         name: "debater_reply".into(),
-        schema: moot::engine::moves::debater_schema(),
+        schema: moot::protocol::moves::debater_schema(),
     };
     for (label, reply) in [
         ("plain", None),

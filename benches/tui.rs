@@ -35,6 +35,7 @@ fn big_debate() -> App {
         provider: "openai".into(),
         model: "bench".into(),
         caveat: None,
+        presentation: Default::default(),
     });
     let paragraph = "Caching exists to take load off the primary database, and every extra system is a thing to page someone about. ".repeat(37);
     for n in 0..500u32 {
@@ -126,7 +127,7 @@ fn draw_while_a_seat_streams(bencher: divan::Bencher) {
 
 /// A journal of 10 000 debates, each with a question, two turns and a synthesis.
 fn ten_thousand() -> (tempfile::TempDir, moot::store::Store) {
-    use moot::debate::{Debate, DebateStatus, Protocol, Turn};
+    use moot::debate::{Debate, DebateStatus, Turn};
     let dir = tempfile::tempdir().unwrap();
     let store = moot::store::Store::open(&dir.path().join("moot.db")).unwrap();
     let topics = [
@@ -146,7 +147,7 @@ fn ten_thousand() -> (tempfile::TempDir, moot::store::Store) {
             .create_debate(&Debate {
                 id: id.clone(),
                 question: format!("Should we change how we handle {topic} number {n}?"),
-                protocol: Protocol::Moderated,
+                protocol: "moderated".into(),
                 status: DebateStatus::Completed,
                 config: serde_json::json!({}),
                 seats: vec![],

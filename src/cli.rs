@@ -94,6 +94,13 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         theme: Option<String>,
     },
+    /// The protocols moot runs, with what each does.
+    Protocols {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Settle a contested result: the option the person chooses (`moot show ID` lists them).
+    Decide { id: String, option: String },
     /// The perspective catalog: built-in and user-defined.
     Perspectives {
         #[arg(long)]
@@ -140,6 +147,8 @@ pub enum ModelCommand {
 pub enum ExportFormat {
     Md,
     Json,
+    /// The protocol's own document (`debate_result`, `synthesis`) as YAML.
+    Yaml,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -222,6 +231,14 @@ pub struct RunArgs {
     /// The question to debate.
     #[arg(value_name = "QUESTION")]
     pub question: Vec<String>,
+
+    /// The protocol that runs the debate (`moot protocols` lists them; default moderated).
+    #[arg(long, value_name = "NAME")]
+    pub protocol: Option<String>,
+
+    /// The flags protocols add (`--option`, `--context`…), as given: name → values.
+    #[arg(skip)]
+    pub protocol_flags: std::collections::BTreeMap<String, Vec<String>>,
 
     #[command(flatten)]
     pub face: FaceArgs,

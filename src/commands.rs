@@ -123,8 +123,9 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
     }
     let debate = &document.debate;
     let mut out = format!(
-        "{}  {}  {}\n{}\n",
+        "{}  {}  {}  {}\n{}\n",
         debate.id,
+        debate.protocol,
         debate.status,
         debate.created_at,
         one_line(&debate.question, 200)
@@ -209,6 +210,12 @@ pub fn export(
     let text = match format {
         ExportFormat::Md => report::to_markdown(&document),
         ExportFormat::Json => format!("{}\n", report::to_json(&document)),
+        ExportFormat::Yaml => report::to_yaml(&document).ok_or_else(|| {
+            Failure::usage(format!(
+                "{} has no result yet to export as YAML; `moot show {}` says where it stands",
+                document.debate.id, document.debate.id
+            ))
+        })?,
     };
     match out {
         None => print(&text),
@@ -230,6 +237,57 @@ pub fn export(
             Ok(())
         }
     }
+}
+
+/// `moot protocols`: every registered protocol with its one-line description and flags.
+pub fn protocols(json: bool) -> Result<(), Failure> {
+    if json {
+        let list: Vec<serde_json::Value> = crate::protocol::REGISTRY
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name(),
+                    "description": p.description(),
+                    "flags": p.flags().iter().map(|f| format!("--{}", f.name)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        return print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&list).unwrap_or_default()
+        ));
+    }
+    let mut out = String::new();
+    for protocol in crate::protocol::REGISTRY {
+        out.push_str(&format!(
+            "{:<10} {}\n",
+            protocol.name(),
+            protocol.description()
+        ));
+        for flag in protocol.flags() {
+            out.push_str(&format!(
+                "{:<10}   --{}{}  {}\n",
+                "",
+                flag.name,
+                flag.value.map(|v| format!(" {v}")).unwrap_or_default(),
+                flag.help
+            ));
+        }
+    }
+    print(&out)
+}
+
+/// `moot decide ID OPTION`: settles a contested result and prints it as it now reads.
+pub fn decide(store: &Store, id: &str, option: &str, by: &str) -> Result<(), Failure> {
+    let decided = crate::session::decide(store, id, option, by).map_err(|e| match e {
+        crate::session::DecideError::Store(e) => Failure::from(e),
+        other => Failure::usage(other.to_string()),
+    })?;
+    let mut out = sanitize::clean(&decided.markdown);
+    if let Some(path) = decided.path {
+        out.push_str(&format!("\nRecorded in {path}\n"));
+    }
+    print(&out)
 }
 
 pub fn perspectives(config: &Config, json: bool) -> Result<(), Failure> {

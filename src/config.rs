@@ -18,11 +18,21 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Unknown top-level keys are not refused by serde: a table named after a protocol
+/// (`[panel]`) is that protocol's to read, and `Config::protocol_tables` checks the rest.
 #[derive(Debug, Clone, Deserialize, PartialEq, Default)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Config {
     /// The provider profile (a key of `[providers]`) or kind to use when no flag says.
     pub provider: Option<String>,
+    /// The protocol to run when no `--protocol` says (`moot protocols`).
+    pub protocol: Option<String>,
+    /// Tables the config file has beyond moot's own: a protocol's settings (`[panel]`).
+    #[serde(skip)]
+    pub protocol_tables: BTreeMap<String, toml::Value>,
+    /// The file this came from, to point at what is wrong in it.
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
     pub debate: DebateConfig,
     pub providers: BTreeMap<String, ProviderConfig>,
     pub retry: RetryConfig,
@@ -198,6 +208,17 @@ fn positive_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D
     }
 }
 
+/// The top-level keys `Config` reads itself.
+const OWN_KEYS: &[&str] = &[
+    "provider",
+    "protocol",
+    "debate",
+    "providers",
+    "retry",
+    "perspective_providers",
+    "ui",
+];
+
 impl Config {
     /// Parses config text; `path` names the file in errors.
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
@@ -214,7 +235,45 @@ impl Config {
             }
         })?;
         config.check_references(text, path)?;
+        let mut config = config;
+        config.source = Some(path.to_path_buf());
+        if let Ok(table) = toml::from_str::<toml::Table>(text) {
+            for (key, value) in table {
+                if !OWN_KEYS.contains(&key.as_str()) {
+                    config.protocol_tables.insert(key, value);
+                }
+            }
+        }
         Ok(config)
+    }
+
+    /// Refuses a top-level key that is neither moot's own nor one of these protocols' tables,
+    /// pointing at it.
+    pub fn check_protocol_tables(&self, protocols: &[&str]) -> Result<(), ConfigError> {
+        let Some(path) = &self.source else {
+            return Ok(());
+        };
+        for key in self.protocol_tables.keys() {
+            if !protocols.contains(&key.as_str()) {
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                let offset = [format!("[{key}"), format!("{key} ="), format!("{key}=")]
+                    .iter()
+                    .find_map(|needle| text.find(needle.as_str()))
+                    .unwrap_or(0);
+                let (line, column) = line_column(&text, offset);
+                return Err(ConfigError {
+                    path: path.display().to_string(),
+                    line,
+                    column,
+                    message: format!(
+                        "unknown key `{key}`: expected one of {}, or a protocol's table ({})",
+                        OWN_KEYS.join(", "),
+                        protocols.join(", ")
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Reads the config file if there is one; a file the user named must exist.
@@ -369,7 +428,13 @@ model = "qwen2.5"
                 .token_budget_per_round,
             TokenBudget::Unlimited
         );
-        assert_eq!(parse("").unwrap(), Config::default());
+        assert_eq!(
+            Config {
+                source: None,
+                ..parse("").unwrap()
+            },
+            Config::default()
+        );
     }
 
     #[test]

@@ -64,10 +64,19 @@ fn create_new(dir: &Path, name: &str, contents: &str) -> std::io::Result<PathBuf
     ))
 }
 
-/// Writes the decision record; the markdown is sanitized of terminal escapes first.
-pub fn write_record(dir: &Path, synthesis: &Synthesis, question: &str) -> std::io::Result<PathBuf> {
-    let name = format!("{}-{}", synthesis.date, slug(question));
-    create_new(dir, &name, &sanitize::clean(&synthesis.to_markdown()))
+/// Writes the decision record `DATE-<slug of the question>.md`; the markdown is sanitized of
+/// terminal escapes first.
+pub fn write_record(
+    dir: &Path,
+    date: &str,
+    question: &str,
+    markdown: &str,
+) -> std::io::Result<PathBuf> {
+    create_new(
+        dir,
+        &format!("{date}-{}", slug(question)),
+        &sanitize::clean(markdown),
+    )
 }
 
 /// The "create a workflow from this decision" follow-up: an issue draft next to the record.
@@ -114,17 +123,17 @@ pub fn follow_up_markdown(synthesis: &Synthesis, record: Option<&Path>) -> Strin
     out
 }
 
+/// Writes a follow-up issue draft `DATE-<slug>-issue.md` beside the record.
 pub fn write_follow_up(
     dir: &Path,
-    synthesis: &Synthesis,
+    date: &str,
     question: &str,
-    record: Option<&Path>,
+    markdown: &str,
 ) -> std::io::Result<PathBuf> {
-    let name = format!("{}-{}-issue", synthesis.date, slug(question));
     create_new(
         dir,
-        &name,
-        &sanitize::clean(&follow_up_markdown(synthesis, record)),
+        &format!("{date}-{}-issue", slug(question)),
+        &sanitize::clean(markdown),
     )
 }
 

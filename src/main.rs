@@ -1,6 +1,6 @@
 //! moot's entry point: parse arguments, load config, open the journal, hand over to a face.
 
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 use moot::cli::{CheckpointMode, Cli, Command, FaceArgs, ModelCommand, ProviderArgs, RunArgs};
 use moot::commands::{self, Failure};
 use moot::config::{Config, TokenBudget};
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         let message = sanitize::clean(&info.to_string());
         eprintln!("moot: internal error: {message}\nPlease report it; the journal is unaffected.");
     }));
-    let cli = match Cli::try_parse_from(hoist_subcommand(std::env::args_os().collect())) {
+    let cli = match parse(hoist_subcommand(std::env::args_os().collect())) {
         Ok(cli) => cli,
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
@@ -43,6 +43,58 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code.clamp(0, 255) as u8)
+}
+
+/// The command line with every registered protocol's flags (each once, however many
+/// protocols declare it).
+fn command() -> clap::Command {
+    let mut command = Cli::command();
+    let mut seen = Vec::new();
+    for flag in moot::protocol::REGISTRY.iter().flat_map(|p| p.flags()) {
+        if seen.contains(&flag.name) {
+            continue;
+        }
+        seen.push(flag.name);
+        let owners: Vec<&str> = moot::protocol::REGISTRY
+            .iter()
+            .filter(|p| p.flags().iter().any(|f| f.name == flag.name))
+            .map(|p| p.name())
+            .collect();
+        let arg = clap::Arg::new(flag.name).long(flag.name).help(format!(
+            "{} [{}]",
+            flag.help,
+            owners.join(", ")
+        ));
+        command = command.arg(match (flag.value, flag.repeatable) {
+            (None, _) => arg.action(clap::ArgAction::SetTrue),
+            (Some(value), true) => arg.value_name(value).action(clap::ArgAction::Append),
+            (Some(value), false) => arg.value_name(value).action(clap::ArgAction::Set),
+        });
+    }
+    command
+}
+
+/// Parses the arguments, keeping the protocols' flags as given.
+fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    let matches = command().try_get_matches_from(args)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    for flag in moot::protocol::REGISTRY.iter().flat_map(|p| p.flags()) {
+        if cli.run.protocol_flags.contains_key(flag.name) {
+            continue;
+        }
+        let values: Vec<String> = match flag.value {
+            None if matches.get_flag(flag.name) => vec![String::new()],
+            None => continue,
+            Some(_) => matches
+                .get_many::<String>(flag.name)
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default(),
+        };
+        if !values.is_empty() {
+            cli.run.protocol_flags.insert(flag.name.to_string(), values);
+        }
+    }
+    Ok(cli)
 }
 
 /// The subcommand names clap knows, so that a bare one is never taken for a question.
@@ -77,12 +129,15 @@ fn hoist_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
 }
 
 fn run(cli: Cli) -> Result<i32, Failure> {
+    let fix = |e: moot::config::ConfigError| {
+        Failure::usage(format!(
+            "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
+        ))
+    };
     let (config, config_path) =
-        Config::load(paths::config_path(cli.config.clone())).map_err(|e| {
-            Failure::usage(format!(
-                "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
-            ))
-        })?;
+        Config::load(paths::config_path(cli.config.clone())).map_err(fix)?;
+    let protocol_names: Vec<&str> = moot::protocol::REGISTRY.iter().map(|p| p.name()).collect();
+    config.check_protocol_tables(&protocol_names).map_err(fix)?;
     tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
     let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {
         let place = config_path
@@ -126,6 +181,19 @@ fn run(cli: Cli) -> Result<i32, Failure> {
                 headless: false,
             };
             workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
+        }
+        Some(Command::Protocols { json }) => {
+            commands::protocols(json)?;
+            Ok(0)
+        }
+        Some(Command::Decide { id, option }) => {
+            commands::decide(
+                &open_store()?,
+                &id,
+                &option,
+                &format!("{} on the command line", moot::signals::user()),
+            )?;
+            Ok(0)
         }
         Some(Command::Perspectives { json }) => {
             commands::perspectives(&config, json)?;
@@ -302,8 +370,43 @@ fn workbench(
 fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Failure> {
     let provider = providers::resolve(&flags(&args.provider), config)
         .map_err(|e| Failure::usage(e.to_string()))?;
-    let mut settings =
-        DebateSettings::from_config(config, provider).map_err(|e| Failure::usage(e.to_string()))?;
+    let mut settings = DebateSettings::from_config(config, provider.clone())
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let protocol = moot::protocol::named(
+        args.protocol
+            .as_deref()
+            .or(config.protocol.as_deref())
+            .unwrap_or("moderated"),
+    )
+    .map_err(Failure::usage)?;
+    for given in args.protocol_flags.keys() {
+        if !protocol.flags().iter().any(|f| f.name == given) {
+            let owners: Vec<&str> = moot::protocol::REGISTRY
+                .iter()
+                .filter(|p| p.flags().iter().any(|f| f.name == given))
+                .map(|p| p.name())
+                .collect();
+            return Err(Failure::usage(format!(
+                "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
+                owners.join(" or "),
+                protocol.name(),
+                owners.first().copied().unwrap_or("panel")
+            )));
+        }
+    }
+    let cwd = std::env::current_dir().map_err(|e| Failure::runtime(e.to_string()))?;
+    settings.protocol = protocol.name().to_string();
+    settings.protocol_settings = protocol
+        .settings(&moot::protocol::SettingsInput {
+            flags: &args.protocol_flags,
+            table: config.protocol_tables.get(protocol.name()),
+            config_path: config.source.as_deref(),
+            cwd: &cwd,
+            resolve_provider: &|profile, model| {
+                session::resolve_provider(config, &provider, profile, model)
+            },
+        })
+        .map_err(Failure::usage)?;
     if let Some(max_rounds) = args.max_rounds {
         settings.max_rounds = max_rounds;
     }

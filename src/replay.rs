@@ -1,15 +1,48 @@
 //! A stored debate as the event stream it produced, so a face can replay it offline through
 //! the same fold it uses live (no provider needed).
 
-use crate::debate::Named as _;
-use crate::debate::{AskKind, Event, Phase};
+use crate::debate::{AskKind, Debate, Event, Phase};
 use crate::llm::local::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use crate::session::DebateSettings;
 use crate::store::{CheckpointRecord, Store, StoreError};
 
-/// The events of a stored debate, in the order a live run emitted them (less the deltas).
+/// The events of a stored debate, in the order a live run emitted them (less the deltas):
+/// its event log, framed by where the debate stands now. Debates journaled before the log
+/// existed are rebuilt from their tables.
 pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError> {
     let debate = store.debate(id)?;
+    let logged = store.events(&debate.id)?;
+    if logged.is_empty() {
+        return rebuilt_events(store, &debate);
+    }
+    let mut events = vec![Event::DebateCreated {
+        id: debate.id.clone(),
+        question: debate.question.clone(),
+        protocol: debate.protocol.clone(),
+        resumed: false,
+    }];
+    // How each run ended is the debate row's to say, once, at the end.
+    events.extend(logged.into_iter().filter(|e| {
+        !matches!(
+            e,
+            Event::DebateCreated { .. } | Event::DebateCompleted { .. } | Event::Error { .. }
+        )
+    }));
+    if let Some(error) = &debate.error {
+        events.push(Event::Error {
+            message: error.clone(),
+        });
+    }
+    events.push(Event::DebateCompleted {
+        id: debate.id.clone(),
+        status: debate.status,
+    });
+    Ok(events)
+}
+
+/// The events of a debate journaled before the event log, rebuilt from its tables in the
+/// moderated protocol's order (the only protocol there was).
+fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreError> {
     let turns = store.turns(&debate.id)?;
     let checkpoints = store.checkpoints(&debate.id)?;
     let annotations = store.annotations(&debate.id)?;
@@ -18,7 +51,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     let mut events = vec![Event::DebateCreated {
         id: debate.id.clone(),
         question: debate.question.clone(),
-        protocol: debate.protocol.as_str().to_string(),
+        protocol: debate.protocol.clone(),
         resumed: false,
     }];
     let mut rest = turns.iter().peekable();
@@ -39,11 +72,12 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
         events.push(Event::DebateStarted {
             id: debate.id.clone(),
             question: debate.question.clone(),
-            protocol: debate.protocol.as_str().to_string(),
+            protocol: debate.protocol.clone(),
             seats: debate.seats.clone(),
             max_rounds: settings.as_ref().map_or(0, |s| s.max_rounds),
             provider,
             caveat: is_demonstration_model(&model).then(|| DEMONSTRATION_NOTE.to_string()),
+            presentation: Default::default(),
             model,
         });
     }

@@ -49,6 +49,9 @@ pub struct DebateDocument {
     pub arguments: Vec<Argument>,
     pub relations: Vec<Edge>,
     pub tokens: Tokens,
+    /// The protocol's own document under its name (`debate_result`), when it has one.
+    #[serde(flatten)]
+    pub outcome: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
@@ -65,7 +68,13 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
             answered_by: c.answered_by,
         })
         .collect();
-    let synthesis = store.synthesis(&debate.id)?.map(|s| SynthesisView {
+    let stored = store.synthesis(&debate.id)?;
+    let outcome = stored
+        .as_ref()
+        .and_then(|s| Some((s.section.clone()?, s.data.clone())))
+        .into_iter()
+        .collect();
+    let synthesis = stored.map(|s| SynthesisView {
         markdown: s.markdown,
         confidence: s.confidence,
         path: s.path,
@@ -89,7 +98,89 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         arguments: graph.arguments,
         relations: graph.relations,
         tokens,
+        outcome,
     })
+}
+
+/// The protocol's own document (`debate_result:`, or the moderated `synthesis:`) as YAML;
+/// `None` before the debate has one.
+pub fn to_yaml(document: &DebateDocument) -> Option<String> {
+    let synthesis = document.synthesis.as_ref()?;
+    let (name, value) = document
+        .outcome
+        .iter()
+        .next()
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .unwrap_or_else(|| ("synthesis".to_string(), synthesis.data.clone()));
+    let mut value = value;
+    sanitize::clean_json(&mut value);
+    let mut out = format!("{name}:\n");
+    yaml(&value, 1, &mut out);
+    Some(out)
+}
+
+/// Block-style YAML of a JSON value at `depth` (two spaces each). Strings are written as JSON
+/// strings, which YAML reads as double-quoted scalars; multi-line ones as `|` blocks.
+fn yaml(value: &serde_json::Value, depth: usize, out: &mut String) {
+    use serde_json::Value;
+    let pad = "  ".repeat(depth);
+    let scalar = |value: &Value, depth: usize| -> String {
+        match value {
+            Value::String(text) if text.contains('\n') => {
+                let pad = "  ".repeat(depth + 1);
+                let body: Vec<String> = text
+                    .trim_end()
+                    .lines()
+                    .map(|l| format!("{pad}{l}"))
+                    .collect();
+                format!("|\n{}", body.join("\n"))
+            }
+            Value::Array(items) if items.is_empty() => "[]".into(),
+            Value::Object(map) if map.is_empty() => "{}".into(),
+            other => other.to_string(),
+        }
+    };
+    let nested = |value: &Value| {
+        matches!(value, Value::Array(a) if !a.is_empty())
+            || matches!(value, Value::Object(m) if !m.is_empty())
+    };
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map {
+                let key = serde_json::Value::String(key.clone());
+                let key = match key.as_str() {
+                    Some(k)
+                        if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                            && !k.is_empty() =>
+                    {
+                        k.to_string()
+                    }
+                    _ => key.to_string(),
+                };
+                if nested(item) {
+                    let _ = writeln!(out, "{pad}{key}:");
+                    yaml(item, depth + 1, out);
+                } else {
+                    let _ = writeln!(out, "{pad}{key}: {}", scalar(item, depth));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                if nested(item) {
+                    let mut inner = String::new();
+                    yaml(item, depth + 1, &mut inner);
+                    let trimmed = inner.trim_start().to_string();
+                    let _ = write!(out, "{pad}- {trimmed}");
+                } else {
+                    let _ = writeln!(out, "{pad}- {}", scalar(item, depth));
+                }
+            }
+        }
+        other => {
+            let _ = writeln!(out, "{pad}{}", scalar(other, depth));
+        }
+    }
 }
 
 /// Pretty, sanitized JSON.
@@ -163,7 +254,7 @@ pub fn to_markdown(document: &DebateDocument) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", debate.question.trim());
     let _ = writeln!(out, "- **Debate ID:** {}", debate.id);
-    let _ = writeln!(out, "- **Protocol:** {}", debate.protocol.as_str());
+    let _ = writeln!(out, "- **Protocol:** {}", debate.protocol);
     let _ = writeln!(out, "- **Status:** {}", debate.status);
     let _ = writeln!(out, "- **Started:** {}", debate.created_at);
     if let Some(confidence) = &debate.confidence {

@@ -4,12 +4,11 @@
 
 use crate::catalog;
 use crate::config::{Config, PerspectiveConfig, RetryConfig, TokenBudget};
-use crate::debate::Named as _;
-use crate::debate::{Debate, DebateStatus, Event, Protocol, Synthesis, new_debate_id, now_rfc3339};
+use crate::debate::{Debate, DebateStatus, Event, new_debate_id, now_rfc3339};
 use crate::decision;
 use crate::engine::{self, Context, EngineError, EngineSettings, Replay, Seating};
 use crate::llm::{CapabilityCache, HttpSetupError, Provider, RetryPolicy};
-use crate::protocol::moderated::{self, Ending, ModeratedSettings};
+use crate::protocol::{self, Common, Ending, Outcome};
 use crate::providers::{self, ProviderError, ProviderSpec};
 use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
 use serde::{Deserialize, Serialize};
@@ -26,9 +25,16 @@ pub use crate::engine::Wiring;
 /// would be paid for on every turn.
 pub const MAX_QUESTION_CHARS: usize = 4000;
 
-/// Every setting a debate runs with, stored with it so `resume` runs the same debate.
+/// Every setting a debate runs with, stored with it so `resume` runs the same debate: what
+/// every protocol shares, and the protocol's own settings as it snapshotted them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DebateSettings {
+    /// The protocol's name (debates stored before protocols were named are moderated).
+    #[serde(default = "moderated")]
+    pub protocol: String,
+    /// The protocol's own settings (`Protocol::settings`).
+    #[serde(default)]
+    pub protocol_settings: serde_json::Value,
     pub max_rounds: u32,
     pub perspectives: Option<u32>,
     pub default_perspectives: Option<u32>,
@@ -49,8 +55,13 @@ pub struct DebateSettings {
     pub retry: RetryConfig,
 }
 
+fn moderated() -> String {
+    "moderated".into()
+}
+
 impl DebateSettings {
-    /// Settings from config, before command-line overrides.
+    /// Settings from config, before command-line overrides (the protocol named in config, or
+    /// moderated, with its settings from config alone).
     pub fn from_config(
         config: &Config,
         provider: ProviderSpec,
@@ -63,7 +74,22 @@ impl DebateSettings {
             perspective_providers
                 .insert(perspective.clone(), providers::named_spec(profile, config)?);
         }
+        let protocol_name = config.protocol.clone().unwrap_or_else(moderated);
+        let protocol = protocol::named(&protocol_name).map_err(SessionError::Protocol)?;
+        let protocol_settings = protocol
+            .settings(&protocol::SettingsInput {
+                flags: &BTreeMap::new(),
+                table: config.protocol_tables.get(protocol.name()),
+                config_path: config.source.as_deref(),
+                cwd: &cwd,
+                resolve_provider: &|profile, model| {
+                    resolve_provider(config, &provider, profile, model)
+                },
+            })
+            .map_err(SessionError::Protocol)?;
         Ok(DebateSettings {
+            protocol: protocol_name,
+            protocol_settings,
             max_rounds: config.debate.max_rounds,
             perspectives: None,
             default_perspectives: config.debate.default_perspectives,
@@ -154,6 +180,9 @@ pub enum SessionError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Environment(String),
+    /// An unknown protocol, or settings a protocol refuses.
+    #[error("{0}")]
+    Protocol(String),
 }
 
 impl SessionError {
@@ -164,6 +193,7 @@ impl SessionError {
             SessionError::EmptyQuestion
             | SessionError::QuestionTooLong { .. }
             | SessionError::NotResumable { .. }
+            | SessionError::Protocol(_)
             | SessionError::Provider(_) => true,
             SessionError::Store(error) => matches!(
                 error,
@@ -211,7 +241,7 @@ pub async fn start(
     let debate = Debate {
         id: new_debate_id(),
         question: question.to_string(),
-        protocol: Protocol::Moderated,
+        protocol: settings.protocol.clone(),
         status: DebateStatus::Running,
         config: serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {
             id: "the new debate".into(),
@@ -356,16 +386,26 @@ async fn run(
         Replay {
             turns: store.turns(&debate.id)?,
             answers: store.checkpoints(&debate.id)?,
+            events: store.events(&debate.id)?,
         }
     } else {
         Replay::default()
     };
+    let protocol =
+        protocol::named(&settings.protocol).map_err(|detail| SessionError::StoredSettings {
+            id: debate.id.clone(),
+            detail,
+        })?;
     store.set_status(&debate.id, DebateStatus::Running, None)?;
-    let events = wiring.events.clone();
-    let _ = events.send(Event::DebateCreated {
+    let announcer = Announcer {
+        store: store.clone(),
+        id: debate.id.clone(),
+        events: wiring.events.clone(),
+    };
+    announcer.send(Event::DebateCreated {
         id: debate.id.clone(),
         question: debate.question.clone(),
-        protocol: debate.protocol.as_str().to_string(),
+        protocol: debate.protocol.clone(),
         resumed,
     });
     let ctx = Context::new(
@@ -376,7 +416,16 @@ async fn run(
         settings.engine_settings(),
         replay,
     );
-    let protocol_settings = ModeratedSettings {
+    let client = crate::llm::http_client()?;
+    let retry = settings.retry.clone();
+    let factory_capabilities = capabilities.clone();
+    let common = Common {
+        providers: Arc::new(move |spec| {
+            let spec: ProviderSpec = serde_json::from_value(spec.clone())
+                .map_err(|e| format!("a stored provider cannot be read: {e}"))?;
+            providers::build(&spec, &client, &factory_capabilities, &retry)
+                .map_err(|e| e.to_string())
+        }),
         question: debate.question.clone(),
         max_rounds: settings.max_rounds,
         perspectives: settings.perspectives,
@@ -389,14 +438,14 @@ async fn run(
         perspective_providers,
     };
     let outcome = tokio::select! {
-        outcome = moderated::run(&ctx, &protocol_settings) => Some(outcome),
+        outcome = protocol.run(&ctx, &common, &settings.protocol_settings) => Some(outcome),
         _ = interrupt => None,
         _ = keep_lease(store, &debate.id) => None,
     };
     // Losing learned shapes only costs a degraded request next time.
     let _ = store.save_capabilities(&capabilities.learned());
     let completed = |status: DebateStatus| {
-        let _ = events.send(Event::DebateCompleted {
+        announcer.send(Event::DebateCompleted {
             id: debate.id.clone(),
             status,
         });
@@ -404,7 +453,7 @@ async fn run(
     match outcome {
         None => {
             store.set_status(&debate.id, DebateStatus::Paused, None)?;
-            let _ = events.send(Event::Notice {
+            announcer.send(Event::Notice {
                 message: format!(
                     "interrupted; the debate is paused: moot resume {}",
                     debate.id
@@ -418,7 +467,7 @@ async fn run(
         }
         Some(Ok(Ending::Paused)) => {
             store.set_status(&debate.id, DebateStatus::Paused, None)?;
-            let _ = events.send(Event::Notice {
+            announcer.send(Event::Notice {
                 message: format!(
                     "nobody answered within {} s; the debate is paused: moot resume {}",
                     settings.checkpoint_timeout_seconds, debate.id
@@ -432,8 +481,8 @@ async fn run(
             completed(DebateStatus::Cancelled);
             Ok(Finish::new(&debate.id, DebateStatus::Cancelled))
         }
-        Some(Ok(Ending::Concluded { synthesis, .. })) => {
-            conclude(store, debate, settings, &synthesis, &events)?;
+        Some(Ok(Ending::Concluded(outcome))) => {
+            conclude(store, debate, settings, protocol, &outcome, &announcer)?;
             store.set_status(&debate.id, DebateStatus::Completed, None)?;
             completed(DebateStatus::Completed);
             Ok(Finish::new(&debate.id, DebateStatus::Completed))
@@ -448,7 +497,7 @@ async fn run(
             let recorded = store
                 .set_status(&debate.id, DebateStatus::Failed, Some(&message))
                 .is_ok();
-            let _ = events.send(Event::Error {
+            announcer.send(Event::Error {
                 message: message.clone(),
             });
             completed(DebateStatus::Failed);
@@ -461,66 +510,105 @@ async fn run(
     }
 }
 
-/// Stores the synthesis, writes the decision record (once) and the follow-up if asked.
+/// Sends the session's own events to the face and appends them to the debate's log, so a
+/// replay shows them too.
+struct Announcer {
+    store: Store,
+    id: String,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Announcer {
+    fn send(&self, event: Event) {
+        // The log serves replays; the debate's row and tables hold what it ended with.
+        let _ = self.store.record_event(&self.id, &event);
+        let _ = self.events.send(event);
+    }
+}
+
+/// The provider for a seat of `config` named by profile (or kind) and model, as the snapshot a
+/// protocol stores in its settings; the debate's own provider when neither is given.
+pub fn resolve_provider(
+    config: &Config,
+    default: &ProviderSpec,
+    profile: Option<&str>,
+    model: Option<&str>,
+) -> Result<serde_json::Value, String> {
+    let mut spec = match profile {
+        Some(name) => providers::named_spec(name, config).map_err(|e| e.to_string())?,
+        None => default.clone(),
+    };
+    if let Some(model) = model {
+        spec.model = model.to_string();
+    }
+    serde_json::to_value(&spec).map_err(|e| e.to_string())
+}
+
+/// Stores the outcome, writes the decision record (once) and the follow-up if asked.
 fn conclude(
     store: &Store,
     debate: &Debate,
     settings: &DebateSettings,
-    synthesis: &Synthesis,
-    events: &mpsc::UnboundedSender<Event>,
+    protocol: &dyn protocol::Protocol,
+    outcome: &Outcome,
+    announcer: &Announcer,
 ) -> Result<(), StoreError> {
-    let markdown = synthesis.to_markdown();
     let previous = store.synthesis(&debate.id)?;
     let mut path = previous.as_ref().and_then(|s| s.path.clone());
     let mut follow_up_path = previous.as_ref().and_then(|s| s.follow_up_path.clone());
     if settings.write_decision && path.is_none() {
-        match decision::write_record(&settings.decisions_dir, synthesis, &debate.question) {
+        match decision::write_record(
+            &settings.decisions_dir,
+            &outcome.date,
+            &debate.question,
+            &outcome.markdown,
+        ) {
             Ok(written) => path = Some(written.display().to_string()),
-            Err(e) => {
-                let _ = events.send(Event::Notice {
-                    message: format!(
-                        "could not write the decision record to {}: {e}; it is stored, `moot export {} --format md` prints it",
-                        settings.decisions_dir.display(),
-                        debate.id
-                    ),
-                });
-            }
+            Err(e) => announcer.send(Event::Notice {
+                message: format!(
+                    "could not write the decision record to {}: {e}; it is stored, `moot export {} --format md` prints it",
+                    settings.decisions_dir.display(),
+                    debate.id
+                ),
+            }),
         }
     }
     if settings.follow_up && follow_up_path.is_none() {
         let record = path.as_ref().map(PathBuf::from);
-        match decision::write_follow_up(
-            &settings.decisions_dir,
-            synthesis,
-            &debate.question,
-            record.as_deref(),
-        ) {
-            Ok(written) => follow_up_path = Some(written.display().to_string()),
-            Err(e) => {
-                let _ = events.send(Event::Notice {
+        if let Some(draft) = protocol.follow_up(&outcome.data, &debate.question, record.as_deref())
+        {
+            match decision::write_follow_up(
+                &settings.decisions_dir,
+                &outcome.date,
+                &debate.question,
+                &draft,
+            ) {
+                Ok(written) => follow_up_path = Some(written.display().to_string()),
+                Err(e) => announcer.send(Event::Notice {
                     message: format!("could not write the follow-up issue draft: {e}"),
-                });
+                }),
             }
         }
     }
     store.save_synthesis(
         &debate.id,
         &StoredSynthesis {
-            markdown: markdown.clone(),
-            data: serde_json::to_value(synthesis).unwrap_or_default(),
-            confidence: synthesis.confidence,
+            markdown: outcome.markdown.clone(),
+            data: outcome.data.clone(),
+            confidence: outcome.confidence,
             path: path.clone(),
             follow_up_path: follow_up_path.clone(),
+            section: outcome.section.clone(),
         },
     )?;
-    let _ = events.send(Event::Synthesis {
-        markdown,
-        confidence: synthesis.confidence,
+    announcer.send(Event::Synthesis {
+        markdown: outcome.markdown.clone(),
+        confidence: outcome.confidence,
         path,
         draft: false,
     });
     if let Some(path) = follow_up_path {
-        let _ = events.send(Event::FollowUp { path });
+        announcer.send(Event::FollowUp { path });
     }
     Ok(())
 }
@@ -530,6 +618,8 @@ fn conclude(
 pub enum FollowUpError {
     #[error("{0} has no synthesis yet, so there is no decision to follow up")]
     NoSynthesis(String),
+    #[error("a {0} debate offers no follow-up issue draft")]
+    NotOffered(String),
     #[error("the stored synthesis of {id} cannot be read ({detail})")]
     Unreadable { id: String, detail: String },
     #[error("could not write the follow-up issue draft to {dir}: {source}")]
@@ -556,18 +646,109 @@ pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError
         id: debate.id.clone(),
         detail,
     };
-    let synthesis: Synthesis =
-        serde_json::from_value(stored.data.clone()).map_err(|e| unreadable(e.to_string()))?;
+    let protocol = protocol::named(&debate.protocol).map_err(unreadable)?;
+    let record = stored.path.as_ref().map(PathBuf::from);
+    let draft = protocol
+        .follow_up(&stored.data, &debate.question, record.as_deref())
+        .ok_or_else(|| FollowUpError::NotOffered(debate.protocol.clone()))?;
     let dir = serde_json::from_value::<DebateSettings>(debate.config.clone())
         .map(|s| s.decisions_dir)
         .or_else(|_| std::env::current_dir().map(|cwd| cwd.join("docs/decisions")))
         .map_err(|e| unreadable(e.to_string()))?;
-    let record = stored.path.as_ref().map(PathBuf::from);
-    let path = decision::write_follow_up(&dir, &synthesis, &debate.question, record.as_deref())
-        .map_err(|source| FollowUpError::Write {
-            dir: dir.display().to_string(),
-            source,
+    let date = debate.created_at.get(..10).unwrap_or("undated").to_string();
+    let path =
+        decision::write_follow_up(&dir, &date, &debate.question, &draft).map_err(|source| {
+            FollowUpError::Write {
+                dir: dir.display().to_string(),
+                source,
+            }
         })?;
     store.set_follow_up(&debate.id, &path.display().to_string())?;
+    let _ = store.record_event(
+        &debate.id,
+        &Event::FollowUp {
+            path: path.display().to_string(),
+        },
+    );
     Ok(path)
+}
+
+/// Why a contested result could not be settled.
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    #[error("{0} has no result yet; only a finished debate can be decided")]
+    NoResult(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A settled result: its record as it now reads, and where that record was written.
+pub struct Decided {
+    pub markdown: String,
+    pub path: Option<String>,
+}
+
+/// Settles what a finished debate left to the person (`moot decide ID OPTION`): the protocol
+/// takes the choice, the answer is journaled with who gave it, and the record is stored and
+/// written again (a new file beside the old one; records are never overwritten).
+pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided, DecideError> {
+    let debate = store.debate(id)?;
+    let stored = store
+        .synthesis(&debate.id)?
+        .ok_or_else(|| DecideError::NoResult(debate.id.clone()))?;
+    let protocol = protocol::named(&debate.protocol).map_err(DecideError::Refused)?;
+    let outcome = protocol
+        .decide(&stored.data, choice, by)
+        .map_err(DecideError::Refused)?;
+    let control = crate::debate::Control::Choose(choice.trim().to_uppercase());
+    let round = store
+        .checkpoints(&debate.id)?
+        .iter()
+        .rfind(|c| c.kind == crate::debate::AskKind::Choice)
+        .map_or(0, |c| c.round);
+    store.record_checkpoint(
+        &debate.id,
+        round,
+        crate::debate::AskKind::Choice,
+        &control,
+        by,
+    )?;
+    let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
+    let mut path = stored.path.clone();
+    if let Some(settings) = settings.filter(|s| s.write_decision && stored.path.is_some())
+        && let Ok(written) = decision::write_record(
+            &settings.decisions_dir,
+            &outcome.date,
+            &debate.question,
+            &outcome.markdown,
+        )
+    {
+        path = Some(written.display().to_string());
+    }
+    store.save_synthesis(
+        &debate.id,
+        &StoredSynthesis {
+            markdown: outcome.markdown.clone(),
+            data: outcome.data.clone(),
+            confidence: outcome.confidence,
+            path: path.clone(),
+            follow_up_path: stored.follow_up_path.clone(),
+            section: outcome.section.clone(),
+        },
+    )?;
+    let _ = store.record_event(
+        &debate.id,
+        &Event::Synthesis {
+            markdown: outcome.markdown.clone(),
+            confidence: outcome.confidence,
+            path: path.clone(),
+            draft: false,
+        },
+    );
+    Ok(Decided {
+        markdown: outcome.markdown,
+        path,
+    })
 }

@@ -19,7 +19,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "commands",
         &[
-            "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm",
+            "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm", "protocol",
+            "session",
         ],
     ),
     ("cli", &["engine", "llm"]),
@@ -45,7 +46,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("decision", &["debate", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
     ("config", &["engine", "llm"]),
-    ("protocol", &["debate", "argue", "llm", "engine", "catalog"]),
+    // A protocol reads its own config table and offers its own follow-up draft.
+    (
+        "protocol",
+        &[
+            "debate", "argue", "llm", "engine", "catalog", "config", "decision",
+        ],
+    ),
     ("catalog", &["config"]),
     ("engine", &["debate", "argue", "llm", "store"]),
     ("store", &["debate", "llm", "sanitize"]),

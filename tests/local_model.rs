@@ -56,7 +56,7 @@ fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
         ))],
         reply: Some(ReplyFormat {
             name: "debater_reply".into(),
-            schema: moot::engine::moves::debater_schema(),
+            schema: moot::protocol::moves::debater_schema(),
         }),
         max_tokens: Some(max_tokens),
         temperature: Some(0.7),
@@ -68,7 +68,7 @@ async fn structured_replies_stream_and_validate_against_the_schema() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
     assert_eq!(provider.kind(), ProviderKind::Local);
-    let schema = moot::engine::moves::debater_schema();
+    let schema = moot::protocol::moves::debater_schema();
     let mut completed = 0;
     for seat in ["A", "B", "C", "D"] {
         let request = debater_request(seat, 600);

@@ -534,15 +534,15 @@ async fn a_moderator_that_always_concludes_cannot_end_an_unsettled_debate() {
         "{overruled:?}"
     );
     // The reason is journaled with the round, so a replay shows it too.
-    let journaled = store.annotations(&finish.id).unwrap();
-    assert!(journaled.iter().any(|(round, e)| *round == 1
-        && matches!(
-            e,
-            Event::Flag {
-                kind: FlagKind::Unsupported,
-                ..
-            }
-        )));
+    let journaled = store.events(&finish.id).unwrap();
+    assert!(journaled.iter().any(|e| matches!(
+        e,
+        Event::Flag {
+            round: 1,
+            kind: FlagKind::Unsupported,
+            ..
+        }
+    )));
     let markdown = synthesis_markdown(&events);
     assert!(markdown.contains("**Confidence:** Low"), "{markdown}");
     assert!(

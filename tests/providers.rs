@@ -4,17 +4,15 @@
 
 mod support;
 
-use moot::debate::{
-    Debate, DebateStatus, Event, Phase, Protocol, TurnKey, TurnStatus, now_rfc3339,
-};
-use moot::engine::moves::debater_schema;
-use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech, Wiring};
+use moot::debate::{Debate, DebateStatus, Event, Phase, TurnKey, TurnStatus, now_rfc3339};
+use moot::engine::{Context, EngineSettings, Replay, Seating, Speech, Wiring};
 use moot::llm::anthropic::AnthropicProvider;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
     CapabilityCache, ChatMessage, ChatRequest, LlmError, Provider, ReplyFormat, RequestLabel,
     RetryPolicy, StructuredMode,
 };
+use moot::protocol::moves::{debater_reply, debater_schema};
 use moot::store::Store;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -267,7 +265,7 @@ fn context(
         .create_debate(&Debate {
             id: "DEB-test".into(),
             question: "q".into(),
-            protocol: Protocol::Moderated,
+            protocol: "moderated".into(),
             status: DebateStatus::Running,
             config: serde_json::json!({}),
             seats: vec![],
@@ -320,7 +318,7 @@ fn speech(deadline: Option<tokio::time::Instant>) -> Speech {
         perspective: Some("Performance Advocate".into()),
         system: "Reply with JSON named moot_argument".into(),
         prompt: "Question: x\nRound 1 of at most 3. You are seat A.\n".into(),
-        kind: ReplyKind::Debater,
+        kind: debater_reply(),
         schema_name: "moot_argument",
         schema: Some(schema),
         max_tokens: None,
@@ -528,6 +526,7 @@ async fn recorded_turns_are_served_from_the_journal() {
         Replay {
             turns: recorded,
             answers: vec![],
+            events: vec![],
         },
     );
     let replayed = again.speak(speech(None)).await.unwrap();

@@ -74,6 +74,7 @@ fn round_one() -> Vec<Event> {
             provider: "openai".into(),
             model: "stand-in".into(),
             caveat: None,
+            presentation: Default::default(),
         },
         Event::RoundStarted { round: 1, limit: None },
         completed(1, Phase::Pose, "moderator", "Round 1: where do you stand?", vec![]),
@@ -98,7 +99,7 @@ fn round_one() -> Vec<Event> {
             convergence: Convergence { assessment: Assessment::Converging, decision: Decision::Continue, signal: ConvergenceSignal::None, reason: "a concession".into(), overruled: None },
             summary: "A concedes isolation under saturation [B1.2]; B holds that contention is real [B1.1]. Open: the latency target.".into(),
         },
-        Event::Checkpoint { round: 1, timeout_seconds: 1800, kind: AskKind::Checkpoint, detail: None },
+        Event::Checkpoint { round: 1, timeout_seconds: 1800, kind: AskKind::Checkpoint, detail: None, choices: vec![] },
     ]
 }
 
@@ -421,6 +422,7 @@ fn every_modal_hint_follows_a_rebinding() {
         timeout_seconds: 1800,
         kind: AskKind::Conclusion,
         detail: Some("The debate would end here: the perspectives reached agreement.".into()),
+        choices: vec![],
     });
     let screen = render(&mut app, 120, 40);
     assert!(
@@ -445,6 +447,7 @@ fn every_modal_hint_follows_a_rebinding() {
         timeout_seconds: 1800,
         kind: AskKind::Approval,
         detail: None,
+        choices: vec![],
     });
     let screen = render(&mut app, 120, 40);
     assert!(
@@ -483,6 +486,7 @@ fn the_conclusion_and_the_approval_at_each_size() {
             timeout_seconds: 1800,
             kind: AskKind::Conclusion,
             detail: Some("The debate would end here: the maximum number of rounds was reached without convergence.".into()),
+            choices: vec![],
         });
         let mut app = app_with(&events);
         insta::assert_snapshot!(
@@ -506,6 +510,7 @@ fn the_conclusion_and_the_approval_at_each_size() {
             timeout_seconds: 1800,
             kind: AskKind::Approval,
             detail: None,
+            choices: vec![],
         });
         insta::assert_snapshot!(
             format!("approval_{width}x{height}"),

@@ -5,8 +5,9 @@ use super::synthesis::Confidence;
 use serde::{Deserialize, Serialize};
 
 /// Something that happened in a debate. Turn events are emitted only after the turn is journaled.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, strum::IntoStaticStr)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Event {
     /// The debate exists in the journal; seats are not assigned yet.
     DebateCreated {
@@ -32,6 +33,9 @@ pub enum Event {
         /// model, say).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         caveat: Option<String>,
+        /// How the protocol asks to be shown (moderated's looks when absent).
+        #[serde(default)]
+        presentation: super::Presentation,
     },
     RoundStarted {
         round: u32,
@@ -95,6 +99,15 @@ pub enum Event {
         convergence: Convergence,
         summary: String,
     },
+    /// Where the candidates stand after a round (the panel's options and their judges), with
+    /// the headline of the round's check and every change of mind so far.
+    Standings {
+        round: u32,
+        headline: String,
+        standings: Vec<super::Standing>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changes: Vec<String>,
+    },
     /// The debate waits for a Control; `timeout_seconds` later it pauses.
     Checkpoint {
         round: u32,
@@ -105,6 +118,9 @@ pub enum Event {
         /// What the person is asked to weigh (the conclusion the moderator proposes, say).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// The options to pick from, for a choice: (id, label).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        choices: Vec<(String, String)>,
     },
     CheckpointAnswered {
         round: u32,
@@ -131,6 +147,13 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+impl Event {
+    /// The event's type tag, as in its JSON (`turn_completed`).
+    pub fn kind(&self) -> &'static str {
+        self.into()
+    }
 }
 
 impl super::model::Turn {
@@ -166,6 +189,10 @@ super::vocabulary! {
         Dropped,
         /// The moderator concluded without the support moot measures in the moves.
         Unsupported,
+        /// A judge no longer argues from its assigned stance.
+        StanceDropped,
+        /// A judge agreed with every other judge without challenging any of them.
+        Sycophancy,
     }
 }
 
@@ -247,6 +274,11 @@ super::vocabulary! {
         Approval,
         /// The revised synthesis: approve it or leave it unapproved (one revision only).
         RevisedApproval,
+        /// The result is contested: the person picks one of the options (or leaves it open).
+        Choice,
+        /// The options a moderator proposed: continue with them, guide with the options to use
+        /// instead (`A: label — description; B: …`), or end.
+        Options,
     }
 }
 
@@ -263,6 +295,8 @@ impl AskKind {
             AskKind::Conclusion => &[Answer::Accept, Answer::Continue, Answer::Guide],
             AskKind::Approval => &[Answer::Accept, Answer::Revise, Answer::Reject],
             AskKind::RevisedApproval => &[Answer::Accept, Answer::Reject],
+            AskKind::Choice => &[Answer::Choose, Answer::Reject],
+            AskKind::Options => &[Answer::Continue, Answer::Guide, Answer::End],
         }
     }
 
@@ -275,7 +309,10 @@ impl AskKind {
     pub fn default_answer(self) -> Control {
         match self {
             AskKind::Clarification | AskKind::Checkpoint => Control::Continue,
+            AskKind::Options => Control::Continue,
             AskKind::Conclusion | AskKind::Approval | AskKind::RevisedApproval => Control::Accept,
+            // Nobody picks for the person: a contested result stays open.
+            AskKind::Choice => Control::Reject,
         }
     }
 }
@@ -289,6 +326,7 @@ super::vocabulary! {
         Accept,
         Revise,
         Reject,
+        Choose,
     }
 }
 
@@ -302,6 +340,7 @@ impl Answer {
             Answer::Accept => "`accept`",
             Answer::Revise => "`revise TEXT`",
             Answer::Reject => "`reject`",
+            Answer::Choose => "`choose ID` (an option)",
         }
     }
 }
@@ -313,7 +352,7 @@ pub enum AnswerError {
     NeedsText(&'static str),
     #[error(
         "unknown answer {0:?}: use `c` (continue), `g TEXT` (guide), `e` (end), `accept`, \
-         `revise TEXT` or `reject`"
+         `revise TEXT`, `reject` or `choose ID`"
     )]
     Unknown(String),
 }
@@ -331,6 +370,8 @@ pub enum Control {
     Revise(String),
     /// Leave the synthesis unapproved.
     Reject,
+    /// Pick this option of a contested result (its id: `A`, `B`…).
+    Choose(String),
 }
 
 impl Control {
@@ -342,13 +383,14 @@ impl Control {
             Control::Accept => Answer::Accept,
             Control::Revise(_) => Answer::Revise,
             Control::Reject => Answer::Reject,
+            Control::Choose(_) => Answer::Choose,
         }
     }
 
-    /// The text that goes with a guide or revise answer.
+    /// The text that goes with a guide, revise or choose answer.
     pub fn guidance(&self) -> Option<&str> {
         match self {
-            Control::Guide(text) | Control::Revise(text) => Some(text),
+            Control::Guide(text) | Control::Revise(text) | Control::Choose(text) => Some(text),
             _ => None,
         }
     }
@@ -368,6 +410,8 @@ impl Control {
             "reject" if rest.is_empty() => Ok(Control::Reject),
             "g" | "guide" if !rest.is_empty() => Ok(Control::Guide(rest.to_string())),
             "r" | "revise" if !rest.is_empty() => Ok(Control::Revise(rest.to_string())),
+            "choose" | "pick" if !rest.is_empty() => Ok(Control::Choose(rest.to_uppercase())),
+            "choose" | "pick" => Err(AnswerError::NeedsText("choose B")),
             "g" | "guide" => Err(AnswerError::NeedsText("g Focus on our team's experience")),
             "r" | "revise" => Err(AnswerError::NeedsText("revise Weigh the migration cost")),
             _ => Err(AnswerError::Unknown(line.to_string())),
@@ -383,6 +427,7 @@ impl Control {
             Answer::Accept => Control::Accept,
             Answer::Revise => Control::Revise(text),
             Answer::Reject => Control::Reject,
+            Answer::Choose => Control::Choose(text),
         }
     }
 }
@@ -409,6 +454,8 @@ impl std::fmt::Display for Stage {
                 AskKind::Approval | AskKind::RevisedApproval => {
                     f.write_str("waiting for the synthesis to be approved")
                 }
+                AskKind::Choice => f.write_str("waiting for the person to choose an option"),
+                AskKind::Options => f.write_str("waiting for the options to be accepted"),
             },
             Stage::Synthesising => f.write_str("synthesising"),
         }

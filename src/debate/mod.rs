@@ -28,6 +28,7 @@ pub(crate) use vocabulary;
 
 mod event;
 mod model;
+mod presentation;
 mod synthesis;
 
 /// A vocabulary enum's name as the journal and the wire spell it (its serde and strum names
@@ -47,7 +48,8 @@ pub use event::{
     FlagKind, Stage,
 };
 pub use model::{
-    Act, Debate, DebateStatus, MODERATOR, Move, Phase, Protocol, Relation, Round, Seat, Turn,
-    TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
+    Act, Debate, DebateStatus, MODERATOR, Move, Phase, Relation, Round, Seat, Turn, TurnKey,
+    TurnStatus, new_debate_id, now_rfc3339, today,
 };
+pub use presentation::{Presentation, SidePanel, Standing};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

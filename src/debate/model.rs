@@ -6,15 +6,6 @@ use serde::{Deserialize, Serialize};
 pub const MODERATOR: &str = "moderator";
 
 super::vocabulary! {
-    /// Which debate protocol drives a debate.
-    #[derive(Default)]
-    pub enum Protocol {
-        #[default]
-        Moderated,
-    }
-}
-
-super::vocabulary! {
     /// Where a debate is in its life. `Interrupted` is never stored: it is how a `running` debate
     /// reads once no live process holds its lease (the process died or was killed).
     #[derive(Default)]
@@ -67,7 +58,8 @@ impl DebateStatus {
 pub struct Debate {
     pub id: String,
     pub question: String,
-    pub protocol: Protocol,
+    /// The name of the protocol that runs it (`moot protocols` lists them).
+    pub protocol: String,
     pub status: DebateStatus,
     /// The settings the debate was started with, so a resume runs the same debate.
     pub config: serde_json::Value,
@@ -111,6 +103,12 @@ super::vocabulary! {
         Synthesis,
         /// The moderator's synthesis rewritten once to address the person's revision request.
         Revision,
+        /// The moderator proposes the options a panel judges.
+        Options,
+        /// A judge's independent recommendation (the panel's first round).
+        Recommendation,
+        /// A judge challenges the others and defends or revises (the panel's later rounds).
+        Challenge,
     }
 }
 

@@ -21,6 +21,10 @@ use std::fmt::Write as _;
 )]
 #[strum(ascii_case_insensitive)]
 pub enum Confidence {
+    /// No recommendation stands: the person has to decide (a contested panel).
+    #[serde(rename = "Requires input")]
+    #[strum(serialize = "Requires input")]
+    RequiresInput,
     Low,
     Medium,
     High,

@@ -1,8 +1,7 @@
 //! The context protocols stand on: `speak` (journal-first, streamed, retried, validated,
 //! served from the journal on resume), `speak_all`, `checkpoint`, `clarify` and `emit`.
 
-use super::moves::{self, DebaterReply};
-use crate::debate::Named as _;
+use super::reply::{Reply, ReplyParser, Transcript};
 use crate::debate::{AskKind, Control, Event, Phase, Seat, Stage, Turn, TurnKey, TurnStatus};
 use crate::llm::retry::random_unit;
 use crate::llm::structured::{FieldStreamer, extract_json};
@@ -11,7 +10,7 @@ use crate::llm::{
 };
 use crate::store::{CheckpointRecord, Store, StoreError};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -35,21 +34,34 @@ pub struct Wiring {
     pub answerer: String,
 }
 
-/// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
-pub type Validator = fn(&Value) -> Result<Value, String>;
-
 /// What kind of reply a speech expects.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub enum ReplyKind {
     /// Free markdown, streamed as it comes.
     Prose,
-    /// A debater reply with moves (`engine::moves`).
-    Debater,
-    /// A moderator reply checked by a validator; `stream_field` is shown while it streams.
+    /// A JSON reply the protocol's parser turns into the turn; `stream_field` is the prose
+    /// field shown while it streams (none: nothing shows until it is done).
     Structured {
-        validator: Validator,
+        parser: Arc<dyn ReplyParser>,
         stream_field: Option<&'static str>,
     },
+}
+
+impl ReplyKind {
+    /// A reply checked by a plain validator, its `stream_field` shown while it streams and
+    /// kept as the turn's text.
+    pub fn validated(
+        validator: super::reply::Validator,
+        stream_field: Option<&'static str>,
+    ) -> ReplyKind {
+        ReplyKind::Structured {
+            parser: Arc::new(super::reply::Validated {
+                validator,
+                prose_field: stream_field,
+            }),
+            stream_field,
+        }
+    }
 }
 
 /// One request to speak.
@@ -71,6 +83,8 @@ pub struct Speech {
 pub struct Replay {
     pub turns: Vec<Turn>,
     pub answers: Vec<CheckpointRecord>,
+    /// The event log so far: a resume re-emits these, and they are not logged twice.
+    pub events: Vec<Event>,
 }
 
 /// How the engine runs.
@@ -120,6 +134,7 @@ pub struct Context {
     answerer: String,
     recorded: Mutex<HashMap<TurnKey, Turn>>,
     recorded_answers: Vec<CheckpointRecord>,
+    logged: Mutex<LoggedEvents>,
     transcript: Mutex<Vec<Turn>>,
     seating: Mutex<Seating>,
     pub settings: EngineSettings,
@@ -155,6 +170,10 @@ impl Context {
             answerer: wiring.answerer,
             recorded: Mutex::new(replay.turns.into_iter().map(|t| (t.key(), t)).collect()),
             recorded_answers: replay.answers,
+            logged: Mutex::new(LoggedEvents {
+                events: replay.events.iter().map(as_logged).collect(),
+                next: 0,
+            }),
             transcript: Mutex::new(Vec::new()),
             seating: Mutex::new(seating),
             settings,
@@ -163,26 +182,6 @@ impl Context {
 
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    /// Journals a round outcome or guardrail flag, then emits it, so replays show it too.
-    pub async fn annotate(&self, event: Event) -> Result<(), EngineError> {
-        let (round, kind, seat) = match &event {
-            Event::RoundCompleted { round, .. } => {
-                (*round, "round_completed".to_string(), String::new())
-            }
-            Event::Flag {
-                round, seat, kind, ..
-            } => (*round, format!("flag:{}", kind.as_str()), seat.clone()),
-            _ => {
-                self.emit(event);
-                return Ok(());
-            }
-        };
-        self.journal(|store| store.record_annotation(&self.debate_id, round, &kind, &seat, &event))
-            .await?;
-        self.emit(event);
-        Ok(())
     }
 
     /// Runs a journal write, waiting out another process's lock (with a notice) for up to
@@ -221,7 +220,14 @@ impl Context {
         }
     }
 
+    /// Logs the event (but a streaming delta, or one a resume re-emits that is logged
+    /// already), then hands it to the face.
     pub fn emit(&self, event: Event) {
+        if !matches!(event, Event::TurnDelta { .. }) && lock(&self.logged).is_new(&event) {
+            // The turns and answers tables are what a resume needs; the log is what a replay
+            // shows, so a failed append is not worth stopping the debate for.
+            let _ = self.store.record_event(&self.debate_id, &event);
+        }
         // Where the debate stands is stored with it, for `moot list`; it is a courtesy, so a
         // failed write of it does not stop the debate.
         if let Some(stage) = stage_of(&event) {
@@ -258,13 +264,6 @@ impl Context {
         lock(&self.seating)
             .per_seat
             .insert(seat.id.clone(), provider);
-    }
-
-    fn known_move_ids(&self) -> HashSet<String> {
-        lock(&self.transcript)
-            .iter()
-            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
-            .collect()
     }
 
     fn push(&self, turn: &Turn) {
@@ -328,7 +327,13 @@ impl Context {
 
     /// Runs the exchange with the provider: first request, retries, one repair request.
     async fn converse(&self, speech: &Speech, provider: &dyn Provider) -> Conversation {
-        let mut conversation = Conversation::default();
+        let mut conversation = Conversation {
+            prose_field: match &speech.kind {
+                ReplyKind::Structured { stream_field, .. } => *stream_field,
+                ReplyKind::Prose => None,
+            },
+            ..Conversation::default()
+        };
         let reply_format = speech
             .schema
             .as_ref()
@@ -351,7 +356,6 @@ impl Context {
         };
         let streaming = match speech.kind {
             ReplyKind::Prose => Streaming::Raw,
-            ReplyKind::Debater => Streaming::Field(moves::PROSE_FIELD),
             // A structured reply with no prose field streams nothing: faces never see raw JSON.
             ReplyKind::Structured {
                 stream_field: Some(field),
@@ -505,16 +509,17 @@ impl Context {
     }
 
     fn interpret(&self, speech: &Speech, text: &str) -> Result<Parsed, String> {
-        let value = extract_json(text)?;
-        match speech.kind {
+        match &speech.kind {
             ReplyKind::Prose => Ok(Parsed::Prose(text.to_string())),
-            ReplyKind::Debater => {
-                let prefix =
-                    moves::move_prefix(&speech.key.seat, speech.key.round, speech.key.phase);
-                moves::validate_debater_reply(&value, &prefix, &self.known_move_ids())
-                    .map(Parsed::Debater)
+            ReplyKind::Structured { parser, .. } => {
+                let value = extract_json(text)?;
+                let turns = self.turns();
+                let transcript = Transcript {
+                    key: &speech.key,
+                    turns: &turns,
+                };
+                parser.parse(&value, &transcript).map(Parsed::Reply)
             }
-            ReplyKind::Structured { validator, .. } => validator(&value).map(Parsed::Structured),
         }
     }
 
@@ -553,6 +558,28 @@ impl Context {
         kind: AskKind,
         detail: Option<String>,
     ) -> Result<CheckpointOutcome, EngineError> {
+        self.put(round, kind, detail, Vec::new()).await
+    }
+
+    /// Asks the person to pick one of `choices` (id, label) after `round`, or leave it open
+    /// (`Reject`); an id that is not among them is refused with a notice.
+    pub async fn choose(
+        &self,
+        round: u32,
+        detail: String,
+        choices: Vec<(String, String)>,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        self.put(round, AskKind::Choice, Some(detail), choices)
+            .await
+    }
+
+    async fn put(
+        &self,
+        round: u32,
+        kind: AskKind,
+        detail: Option<String>,
+        choices: Vec<(String, String)>,
+    ) -> Result<CheckpointOutcome, EngineError> {
         if let Some(recorded) = self.recorded_answer(round, kind) {
             if let CheckpointOutcome::Answered { control, .. } = &recorded
                 && kind != AskKind::Clarification
@@ -570,6 +597,7 @@ impl Context {
                 timeout_seconds: self.settings.checkpoint_timeout.as_secs(),
                 kind,
                 detail,
+                choices: choices.clone(),
             });
         }
         let mut controls = self.controls.lock().await;
@@ -577,6 +605,20 @@ impl Context {
         let answer = loop {
             match tokio::time::timeout_at(deadline, controls.recv()).await {
                 Err(_) => return Ok(CheckpointOutcome::TimedOut),
+                Ok(Some(Control::Choose(id)))
+                    if !choices.is_empty() && !choices.iter().any(|(known, _)| *known == id) =>
+                {
+                    self.emit(Event::Notice {
+                        message: format!(
+                            "there is no option {id:?}; choose one of {}",
+                            choices
+                                .iter()
+                                .map(|(id, _)| id.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })
+                }
                 Ok(Some(control)) if kind.accepts(&control) => break control,
                 Ok(Some(control)) => self.emit(Event::Notice {
                     message: format!(
@@ -644,6 +686,36 @@ fn stage_of(event: &Event) -> Option<Stage> {
     }
 }
 
+/// The log a resume found, and how far the re-run protocol has re-emitted it.
+struct LoggedEvents {
+    events: Vec<Event>,
+    next: usize,
+}
+
+impl LoggedEvents {
+    /// Whether `event` is not yet in the log: a resume re-emits what the first run logged
+    /// (in the same order, give or take a retry), and those are skipped, once each.
+    fn is_new(&mut self, event: &Event) -> bool {
+        let wanted = as_logged(event);
+        match self.events[self.next..].iter().position(|e| *e == wanted) {
+            Some(offset) => {
+                self.next += offset + 1;
+                false
+            }
+            None => true,
+        }
+    }
+}
+
+/// An event as the first run logged it: a turn served from the journal is the same turn.
+fn as_logged(event: &Event) -> Event {
+    let mut event = event.clone();
+    if let Event::TurnCompleted { replayed, .. } = &mut event {
+        *replayed = false;
+    }
+    event
+}
+
 /// How a reply's text reaches the faces while it streams.
 #[derive(Clone, Copy)]
 enum Streaming {
@@ -684,13 +756,14 @@ fn describe_failure(provider: &dyn Provider, error: &LlmError) -> String {
 /// What parsing a reply produced.
 enum Parsed {
     Prose(String),
-    Debater(DebaterReply),
-    Structured(Value),
+    Reply(Reply),
 }
 
 /// Everything one speech went through, folded into its turn at the end.
 #[derive(Default)]
 struct Conversation {
+    /// The reply's prose field, salvaged from an unusable reply.
+    prose_field: Option<&'static str>,
     attempts: u32,
     tokens_in: u64,
     tokens_out: u64,
@@ -721,31 +794,17 @@ impl Conversation {
         }
         match self.parsed {
             Some(Parsed::Prose(text)) => turn.content = text,
-            Some(Parsed::Debater(reply)) => {
-                turn.content = reply.argument;
+            Some(Parsed::Reply(reply)) => {
+                turn.content = reply.content;
                 turn.moves = reply.moves;
                 turn.confidence = reply.confidence;
-                turn.data = Some(serde_json::json!({"position": reply.position}));
-                if reply.dropped_answers > 0 {
-                    turn.note = Some(format!(
-                        "{} answer(s) pointed at no known argument and were dropped",
-                        reply.dropped_answers
-                    ));
-                }
-            }
-            Some(Parsed::Structured(value)) => {
-                turn.content = value
-                    .get("summary")
-                    .or_else(|| value.get("recommendation"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string();
-                turn.data = Some(value);
+                turn.data = reply.data;
+                turn.note = reply.note;
             }
             None if self.fallback_text.is_some() => {
                 let raw = self.fallback_text.unwrap_or_default();
                 turn.status = TurnStatus::Fallback;
-                turn.content = salvage_prose(&raw);
+                turn.content = salvage_prose(&raw, self.prose_field);
                 turn.note = Some(format!(
                     "no usable structured reply after one repair: {}",
                     self.final_problem
@@ -763,11 +822,12 @@ impl Conversation {
 
 /// The prose of an unusable reply, never raw JSON: the prose field if it can be found; else,
 /// for a JSON reply, its longer string values; else the text before any JSON object.
-fn salvage_prose(raw: &str) -> String {
-    let mut streamer = FieldStreamer::new(moves::PROSE_FIELD);
-    let prose = streamer.feed(raw);
-    if !prose.trim().is_empty() {
-        return prose.trim().to_string();
+fn salvage_prose(raw: &str, prose_field: Option<&'static str>) -> String {
+    if let Some(field) = prose_field {
+        let prose = FieldStreamer::new(field).feed(raw);
+        if !prose.trim().is_empty() {
+            return prose.trim().to_string();
+        }
     }
     let mut sentences = Vec::new();
     if let Ok(value) = extract_json(raw) {
@@ -800,23 +860,32 @@ fn collect_prose(value: &Value, out: &mut Vec<String>) {
 mod tests {
     use super::*;
 
+    const ARGUMENT: Option<&str> = Some("argument");
+
     #[test]
     fn salvaged_prose_is_never_raw_json() {
         assert_eq!(
-            salvage_prose(r#"{"argument": "Redis is fast", "moves": 3}"#),
+            salvage_prose(r#"{"argument": "Redis is fast", "moves": 3}"#, ARGUMENT),
             "Redis is fast"
         );
         assert_eq!(
             salvage_prose(
-                r#"{"type": "object", "properties": {"x": ["we should cache in redis now", "id1"]}}"#
+                r#"{"type": "object", "properties": {"x": ["we should cache in redis now", "id1"]}}"#,
+                ARGUMENT
             ),
             "we should cache in redis now"
         );
         assert_eq!(
-            salvage_prose(r#"{"type": "object"}"#),
+            salvage_prose(r#"{"type": "object"}"#, None),
             "(the reply carried no usable argument)"
         );
-        assert_eq!(salvage_prose("Plain prose only."), "Plain prose only.");
-        assert_eq!(salvage_prose("I think so. {\"broken\": "), "I think so.");
+        assert_eq!(
+            salvage_prose("Plain prose only.", ARGUMENT),
+            "Plain prose only."
+        );
+        assert_eq!(
+            salvage_prose("I think so. {\"broken\": ", None),
+            "I think so."
+        );
     }
 }

@@ -1,15 +1,16 @@
 //! The machinery every protocol stands on: speaking through providers with retries, repair and
-//! journaling (`context`), debater moves (`moves`), and per-seat guardrails (`guardrails`).
+//! journaling (`context`), reply parsing (`reply`), and per-seat guardrails (`guardrails`).
 //! The engine knows nothing of screens and nothing of which protocol runs.
 
 pub mod context;
 pub mod guardrails;
-pub mod moves;
+pub mod reply;
 
 pub use context::{
     CheckpointOutcome, Context, EngineError, EngineSettings, Replay, ReplyKind, Seating, Speech,
-    Validator, Wiring,
+    Wiring,
 };
+pub use reply::{Reply, ReplyParser, Transcript, Validated, Validator};
 
 use std::time::Duration;
 

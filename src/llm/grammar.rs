@@ -717,7 +717,7 @@ mod tests {
 
     #[test]
     fn debater_replies_sampled_from_the_grammar_parse_and_validate() {
-        let schema = crate::engine::moves::debater_schema();
+        let schema = crate::protocol::moves::debater_schema();
         let grammar = Grammar::from_schema(&schema, 1800).unwrap();
         for seed in 0..300 {
             let text = grammar.sample(&mut xorshift(seed));
@@ -730,7 +730,7 @@ mod tests {
 
     #[test]
     fn the_longest_reply_fits_the_budget() {
-        let schema = crate::engine::moves::debater_schema();
+        let schema = crate::protocol::moves::debater_schema();
         // Below about 700 characters the floors (a move, 24-character strings) win, and a reply
         // may be cut at max_tokens and closed instead.
         for budget in [900, 1200, 2400, 6000] {

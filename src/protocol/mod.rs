@@ -1,8 +1,166 @@
 //! Debate protocols: the code that decides who speaks when, on top of the engine's context.
-//! Only `moderated` exists so far; panel, dialogue and arena will sit beside it.
+//! A protocol is one module implementing `Protocol` plus one line in `REGISTRY`; session,
+//! replay, report, the faces and the command line work from what it declares.
 
 pub mod analysis;
+pub mod kit;
 pub mod moderated;
 pub mod moderator;
+pub mod moves;
+pub mod panel;
 pub mod prompts;
 pub mod verdict;
+
+use crate::catalog::Perspective;
+use crate::debate::{Confidence, Presentation};
+use crate::engine::guardrails::TokenBudget;
+use crate::engine::{Context, EngineError};
+use crate::llm::Provider;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Every protocol moot can run, in the order `moot protocols` lists them.
+pub static REGISTRY: &[&dyn Protocol] = &[&moderated::Moderated, &panel::Panel];
+
+/// The registered protocol called `name`.
+pub fn find(name: &str) -> Option<&'static dyn Protocol> {
+    REGISTRY.iter().copied().find(|p| p.name() == name)
+}
+
+/// The registered protocol called `name`, or a usage error listing the ones there are.
+pub fn named(name: &str) -> Result<&'static dyn Protocol, String> {
+    find(name).ok_or_else(|| {
+        format!(
+            "unknown protocol {name:?}; moot runs {} (see `moot protocols`)",
+            REGISTRY
+                .iter()
+                .map(|p| p.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// A flag a protocol adds to the command line (`--option ID: label`, say).
+#[derive(Debug, Clone, Copy)]
+pub struct Flag {
+    pub name: &'static str,
+    /// The value's placeholder; `None` for a switch.
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+    /// May be given more than once (each value kept, in order).
+    pub repeatable: bool,
+}
+
+/// What a protocol's settings are made from.
+pub struct SettingsInput<'a> {
+    /// The protocol's flags as given: name → values (a switch given once has one empty value).
+    pub flags: &'a BTreeMap<String, Vec<String>>,
+    /// Its table in the config file (`[panel]`), if any.
+    pub table: Option<&'a toml::Value>,
+    /// The config file, to point at what is wrong in it.
+    pub config_path: Option<&'a Path>,
+    /// Relative paths (`--context`) resolve against this directory.
+    pub cwd: &'a Path,
+    /// A seat's provider by profile (or kind) and model, as the snapshot `Common::providers`
+    /// builds from; the debate's own provider when both are `None`.
+    pub resolve_provider: &'a ResolveProvider<'a>,
+}
+
+/// A seat's provider snapshot from a profile (or kind) and a model.
+pub type ResolveProvider<'a> = dyn Fn(Option<&str>, Option<&str>) -> Result<Value, String> + 'a;
+
+/// Where a setting went wrong: the command line (exit 2) or the config file (located).
+pub type SettingsError = String;
+
+/// Builds a seat's provider from a snapshot `SettingsInput::resolve_provider` made.
+pub type ProviderFactory = Arc<dyn Fn(&Value) -> Result<Arc<dyn Provider>, String> + Send + Sync>;
+
+/// What every protocol runs with besides its own settings.
+#[derive(Clone)]
+pub struct Common {
+    pub question: String,
+    pub max_rounds: u32,
+    /// `--perspectives N`.
+    pub perspectives: Option<u32>,
+    /// `default_perspectives` from config.
+    pub default_perspectives: Option<u32>,
+    /// `--perspective NAME`, in order.
+    pub named: Vec<String>,
+    pub catalog: Vec<Perspective>,
+    pub token_budget: TokenBudget,
+    pub round_timeout: Duration,
+    pub total_timeout: Duration,
+    /// Perspectives seated on another provider than the default.
+    pub perspective_providers: HashMap<String, Arc<dyn Provider>>,
+    pub providers: ProviderFactory,
+}
+
+/// The closing document of a debate: typed per protocol, stored and exported uniformly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The record as markdown (the decision record's text).
+    pub markdown: String,
+    pub confidence: Confidence,
+    /// The protocol's typed result, serialized.
+    pub data: Value,
+    /// The name `show --json` gives `data` beside the generic synthesis (`debate_result`), if
+    /// the protocol's document has one.
+    pub section: Option<String>,
+    /// The date of the record (its file name starts with it).
+    pub date: String,
+}
+
+/// How a run of a protocol ended.
+pub enum Ending {
+    Concluded(Box<Outcome>),
+    /// A question was not answered in time: the debate pauses and can be resumed.
+    Paused,
+    /// The person ended the debate before it concluded anything.
+    Cancelled,
+}
+
+/// A protocol's run, borrowed from its context.
+pub type Run<'a> = Pin<Box<dyn Future<Output = Result<Ending, EngineError>> + 'a>>;
+
+/// One debate protocol.
+pub trait Protocol: Sync {
+    /// The name `--protocol` takes and the journal keeps.
+    fn name(&self) -> &'static str;
+
+    /// One line for `moot protocols`.
+    fn description(&self) -> &'static str;
+
+    /// The flags it adds to `moot` (none by default).
+    fn flags(&self) -> &'static [Flag] {
+        &[]
+    }
+
+    /// Its settings from flags and config, as the snapshot stored with the debate (so a
+    /// resume runs the same debate).
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError>;
+
+    /// How the faces should show it.
+    fn presentation(&self) -> Presentation;
+
+    /// Runs it (again, on resume: recorded turns and answers are served from the journal).
+    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, settings: &'a Value) -> Run<'a>;
+
+    /// Settles what a finished debate left to the person (the option of a contested result),
+    /// returning the outcome as it now reads.
+    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, String> {
+        let _ = (outcome, choice, by);
+        Err(format!("a {} debate leaves nothing to decide", self.name()))
+    }
+
+    /// The "create a workflow from this decision" issue draft, if the protocol offers one.
+    fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
+        let _ = (outcome, question, record);
+        None
+    }
+}

@@ -4,53 +4,55 @@
 
 use super::analysis::{self, Analysis};
 use super::moderator::{self, ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
+use super::moves::{debater_reply, debater_schema};
 use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
 use super::verdict::{self, Evaluation, RoundFacts};
+use super::{Common, Ending, Outcome};
 use crate::argue::{argument_graph, commitment_stores};
-use crate::catalog::{self, Perspective};
+use crate::catalog;
+use crate::debate::Presentation;
 use crate::debate::{
     Approval, ApprovalStatus, AskKind, Assessment, Control, Convergence, ConvergenceSignal,
     Decision, Event, FlagKind, MODERATOR, Phase, Seat, Synthesis, Turn, TurnKey, TurnStatus,
 };
-use crate::engine::guardrails::{self, Allowance, RoundBudget, TokenBudget};
-use crate::engine::moves::debater_schema;
+use crate::engine::guardrails::{self, Allowance, RoundBudget};
 use crate::engine::{CheckpointOutcome, Context, EngineError, ReplyKind, Speech};
-use crate::llm::Provider;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Everything the moderated protocol is configured with; snapshotted with the debate.
-#[derive(Clone)]
-pub struct ModeratedSettings {
-    pub question: String,
-    pub max_rounds: u32,
-    /// `--perspectives N`.
-    pub perspectives: Option<u32>,
-    /// `default_perspectives` from config.
-    pub default_perspectives: Option<u32>,
-    /// `--perspective NAME`, in order.
-    pub named: Vec<String>,
-    pub catalog: Vec<Perspective>,
-    pub token_budget: TokenBudget,
-    pub round_timeout: Duration,
-    pub total_timeout: Duration,
-    /// Perspectives seated on another provider than the default.
-    pub perspective_providers: HashMap<String, Arc<dyn Provider>>,
-}
+/// The moderated protocol, as registered.
+pub struct Moderated;
 
-/// How a run of the protocol ended.
-pub enum Ending {
-    Concluded {
-        synthesis: Box<Synthesis>,
-        signal: ConvergenceSignal,
-    },
-    /// A checkpoint or clarification was not answered in time.
-    Paused,
-    /// The human ended the debate at the clarification, before any round.
-    Cancelled,
+impl super::Protocol for Moderated {
+    fn name(&self) -> &'static str {
+        "moderated"
+    }
+
+    fn description(&self) -> &'static str {
+        "a moderator seats 2–4 perspectives that argue in rounds, then writes a synthesis \
+         (Debate Mode)"
+    }
+
+    /// Everything it needs is common to every protocol (perspectives, rounds, budgets).
+    fn settings(&self, _: &super::SettingsInput<'_>) -> Result<Value, super::SettingsError> {
+        Ok(serde_json::json!({}))
+    }
+
+    fn presentation(&self) -> Presentation {
+        Presentation::default()
+    }
+
+    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, _: &'a Value) -> super::Run<'a> {
+        Box::pin(run(ctx, common))
+    }
+
+    fn follow_up(&self, outcome: &Value, _: &str, record: Option<&Path>) -> Option<String> {
+        let synthesis: Synthesis = serde_json::from_value(outcome.clone()).ok()?;
+        Some(crate::decision::follow_up_markdown(&synthesis, record))
+    }
 }
 
 /// A seat and what the guardrails know about it.
@@ -73,7 +75,7 @@ impl SeatState {
 /// The most rounds a debate may run, even when the person keeps asking for one more.
 const ROUND_CEILING: u32 = 20;
 
-pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, EngineError> {
+async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
     let started = Instant::now();
     let total_deadline = started + settings.total_timeout;
     let question = settings.question.trim().to_string();
@@ -91,10 +93,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 prompts::json_instructions(ANALYSIS_SCHEMA, &schema)
             ),
             prompt: prompts::analysis_prompt(&question, &heuristic.constraints),
-            kind: ReplyKind::Structured {
-                validator: moderator::validate_analysis,
-                stream_field: None,
-            },
+            kind: ReplyKind::validated(moderator::validate_analysis, None),
             schema_name: ANALYSIS_SCHEMA,
             schema: Some(schema),
             max_tokens: Some(400),
@@ -147,6 +146,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
         id: ctx.debate_id.clone(),
         question: question.clone(),
         protocol: "moderated".into(),
+        presentation: Presentation::default(),
         seats: seats.clone(),
         max_rounds: settings.max_rounds,
         provider: default_provider.kind().to_string(),
@@ -270,7 +270,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         this_round: &[],
                         rebuttal: false,
                     }),
-                    kind: ReplyKind::Debater,
+                    kind: debater_reply(),
                     schema_name: "moot_argument",
                     schema: Some(schema.clone()),
                     max_tokens: budgets[&seat.id].for_argument(),
@@ -308,7 +308,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 Allowance::Unlimited => None,
                 Allowance::Tokens(tokens) => Some(tokens),
                 Allowance::Spent => {
-                    ctx.annotate(Event::Flag {
+                    ctx.emit(Event::Flag {
                         round,
                         seat: seat.id.clone(),
                         kind: FlagKind::Budget,
@@ -317,8 +317,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                             budgets[&seat.id].spent(),
                             settings.token_budget
                         ),
-                    })
-                    .await?;
+                    });
                     continue;
                 }
             };
@@ -343,7 +342,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         this_round: &round_turns,
                         rebuttal: true,
                     }),
-                    kind: ReplyKind::Debater,
+                    kind: debater_reply(),
                     schema_name: "moot_argument",
                     schema: Some(schema.clone()),
                     max_tokens,
@@ -377,13 +376,12 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         "Seat {} ({}) was dropped after repeated failures.",
                         state.seat.id, state.seat.perspective
                     ));
-                    ctx.annotate(Event::Flag {
+                    ctx.emit(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Dropped,
                         detail,
-                    })
-                    .await?;
+                    });
                 }
             } else {
                 state.consecutive_failures = 0;
@@ -401,13 +399,12 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         ratio * 100.0
                     );
                     signals.push(format!("Seat {} repeats itself: {detail}", state.seat.id));
-                    ctx.annotate(Event::Flag {
+                    ctx.emit(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Repetition,
                         detail,
-                    })
-                    .await?;
+                    });
                 }
                 state.last_argument = Some(argument.content.clone());
             }
@@ -452,10 +449,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                     turns: &round_turns,
                     signals: &signals,
                 }),
-                kind: ReplyKind::Structured {
-                    validator: moderator::validate_evaluation,
-                    stream_field: Some("summary"),
-                },
+                kind: ReplyKind::validated(moderator::validate_evaluation, Some("summary")),
                 schema_name: EVALUATION_SCHEMA,
                 schema: Some(schema),
                 max_tokens: Some(800),
@@ -481,22 +475,20 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                         "Seat {} ({}) was muted for arguing off the question.",
                         state.seat.id, state.seat.perspective
                     ));
-                    ctx.annotate(Event::Flag {
+                    ctx.emit(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::Muted,
                         detail: "off the question twice; muted".into(),
-                    })
-                    .await?;
+                    });
                 } else {
                     redirect.push(state.seat.clone());
-                    ctx.annotate(Event::Flag {
+                    ctx.emit(Event::Flag {
                         round,
                         seat: state.seat.id.clone(),
                         kind: FlagKind::OffTopic,
                         detail: "off the question; the moderator will redirect it".into(),
-                    })
-                    .await?;
+                    });
                 }
             } else {
                 state.off_topic_strikes = 0;
@@ -515,18 +507,17 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
             },
         );
         if let Some(reason) = &judgement.overruled {
-            ctx.annotate(Event::Flag {
+            ctx.emit(Event::Flag {
                 round,
                 seat: MODERATOR.into(),
                 kind: FlagKind::Unsupported,
                 detail: format!("{reason}; the debate goes on"),
-            })
-            .await?;
+            });
         }
         clarification = (judgement.decision == Decision::Clarify)
             .then(|| evaluation.clarification.clone())
             .flatten();
-        ctx.annotate(Event::RoundCompleted {
+        ctx.emit(Event::RoundCompleted {
             round,
             convergence: Convergence {
                 assessment: evaluation.assessment,
@@ -536,8 +527,7 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
                 overruled: judgement.overruled.clone(),
             },
             summary: evaluation.summary.clone(),
-        })
-        .await?;
+        });
 
         // 4f. The person's say: approve a conclusion (or overrule it), or steer the next round.
         if judgement.decision == Decision::Conclude {
@@ -745,10 +735,13 @@ pub async fn run(ctx: &Context, settings: &ModeratedSettings) -> Result<Ending, 
         },
     };
     synthesis.approval = Some(approval);
-    Ok(Ending::Concluded {
-        synthesis: Box::new(synthesis),
-        signal,
-    })
+    Ok(Ending::Concluded(Box::new(Outcome {
+        markdown: synthesis.to_markdown(),
+        confidence: synthesis.confidence,
+        data: serde_json::to_value(&synthesis).unwrap_or_default(),
+        section: None,
+        date: synthesis.date.clone(),
+    })))
 }
 
 /// The moderator's synthesis (or its revision) of the debate, as a structured reply.
@@ -763,10 +756,7 @@ fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
             prompts::json_instructions(SYNTHESIS_SCHEMA, &schema)
         ),
         prompt,
-        kind: ReplyKind::Structured {
-            validator: moderator::validate_synthesis,
-            stream_field: Some("recommendation"),
-        },
+        kind: ReplyKind::validated(moderator::validate_synthesis, Some("recommendation")),
         schema_name: SYNTHESIS_SCHEMA,
         schema: Some(schema),
         max_tokens: Some(2000),
@@ -835,7 +825,7 @@ fn merge_analysis(mut heuristic: Analysis, data: Option<&Value>) -> Analysis {
 }
 
 fn assign_seats(
-    settings: &ModeratedSettings,
+    settings: &Common,
     analysis: &Analysis,
     question: &str,
 ) -> Result<Vec<Seat>, String> {

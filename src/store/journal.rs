@@ -5,8 +5,8 @@ use super::lease::Lease;
 use super::{Store, StoreError};
 use crate::debate::Named as _;
 use crate::debate::{
-    Answer, AskKind, Confidence, Control, Debate, DebateStatus, Event, Phase, Protocol, Seat,
-    Stage, Turn, TurnStatus, now_rfc3339,
+    Answer, AskKind, Confidence, Control, Debate, DebateStatus, Event, Phase, Seat, Stage, Turn,
+    TurnStatus, now_rfc3339,
 };
 use crate::llm::Capabilities;
 use crate::sanitize;
@@ -30,6 +30,8 @@ pub struct StoredSynthesis {
     pub confidence: Confidence,
     pub path: Option<String>,
     pub follow_up_path: Option<String>,
+    /// The name of the protocol's own document in `show --json` (`debate_result`), if any.
+    pub section: Option<String>,
 }
 
 /// Adds searchable text, free of escapes so that a printed snippet never carries one.
@@ -55,7 +57,7 @@ impl Store {
             params![
                 debate.id,
                 debate.question,
-                debate.protocol.as_str(),
+                debate.protocol,
                 debate.status.as_str(),
                 json(&debate.config)?,
                 json(&debate.seats)?,
@@ -194,6 +196,13 @@ impl Store {
                 .optional()?;
                 match last {
                     Some((row, status)) if status == "failed" || status == "timed_out" => {
+                        // Its announcement goes too, so a replay shows the retried turn once.
+                        tx.execute(
+                            "DELETE FROM events WHERE debate_id = ?1 AND kind = 'turn_completed'
+                               AND seq = (SELECT MAX(seq) FROM events WHERE debate_id = ?1
+                                          AND kind = 'turn_completed')",
+                            params![id],
+                        )?;
                         tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
                         discarded += 1;
                     }
@@ -205,25 +214,33 @@ impl Store {
         })
     }
 
-    /// Journals a round outcome or guardrail flag once; a resume re-deriving it changes nothing.
-    pub fn record_annotation(
-        &self,
-        id: &str,
-        round: u32,
-        kind: &str,
-        seat: &str,
-        event: &Event,
-    ) -> Result<(), StoreError> {
+    /// Appends an event to the debate's log (streaming deltas never reach it).
+    pub fn record_event(&self, id: &str, event: &Event) -> Result<(), StoreError> {
         self.with(|connection| {
             connection.execute(
-                "INSERT OR IGNORE INTO annotations (debate_id, round, kind, seat, event) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, round, kind, seat, json(event)?],
+                "INSERT INTO events (debate_id, kind, event) VALUES (?1, ?2, ?3)",
+                params![id, event.kind(), json(event)?],
             )?;
             Ok(())
         })
     }
 
-    /// The annotations of a debate in the order they were first made.
+    /// The debate's event log in emit order; empty for debates journaled before it existed.
+    pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection
+                .prepare_cached("SELECT event FROM events WHERE debate_id = ?1 ORDER BY seq")?;
+            let rows = statement.query_map(params![id], |row| row.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(serde_json::from_str(&row?).map_err(|e| StoreError::Data(e.to_string()))?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// The round outcomes and flags of a debate journaled before the event log existed (its
+    /// replay is rebuilt from them), in the order they were made.
     pub fn annotations(&self, id: &str) -> Result<Vec<(u32, Event)>, StoreError> {
         self.with(|connection| {
             let mut statement = connection.prepare_cached(
@@ -314,8 +331,8 @@ impl Store {
         self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
         tx.execute(
-            "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path, follow_up_path, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path, follow_up_path, created_at, section)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 id,
                 synthesis.markdown,
@@ -323,7 +340,8 @@ impl Store {
                 synthesis.confidence.as_str(),
                 synthesis.path,
                 synthesis.follow_up_path,
-                now_rfc3339()
+                now_rfc3339(),
+                synthesis.section,
             ],
         )?;
         tx.execute(
@@ -355,7 +373,7 @@ impl Store {
         self.with(|connection| {
         let row = connection
             .query_row(
-                "SELECT markdown, data, confidence, path, follow_up_path FROM syntheses WHERE debate_id = ?1",
+                "SELECT markdown, data, confidence, path, follow_up_path, section FROM syntheses WHERE debate_id = ?1",
                 params![id],
                 |row| {
                     Ok((
@@ -364,11 +382,12 @@ impl Store {
                         row.get::<_, String>(2)?,
                         row.get::<_, Option<String>>(3)?,
                         row.get::<_, Option<String>>(4)?,
+                        row.get::<_, Option<String>>(5)?,
                     ))
                 },
             )
             .optional()?;
-        row.map(|(markdown, data, confidence, path, follow_up_path)| {
+        row.map(|(markdown, data, confidence, path, follow_up_path, section)| {
             Ok(StoredSynthesis {
                 markdown,
                 data: serde_json::from_str(&data).map_err(|e| StoreError::Data(e.to_string()))?,
@@ -377,6 +396,7 @@ impl Store {
                 })?,
                 path,
                 follow_up_path,
+                section,
             })
         })
         .transpose()
@@ -501,8 +521,7 @@ pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, 
         Ok(Debate {
             id: row.get(0)?,
             question: row.get(1)?,
-            protocol: Protocol::parse(&protocol)
-                .ok_or_else(|| StoreError::Data(format!("unknown protocol {protocol:?}")))?,
+            protocol,
             status: lease.status(
                 DebateStatus::parse(&status)
                     .ok_or_else(|| StoreError::Data(format!("unknown status {status:?}")))?,

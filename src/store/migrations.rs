@@ -97,6 +97,18 @@ ALTER TABLE debates ADD COLUMN lease_host TEXT;
 ALTER TABLE debates ADD COLUMN lease_at INTEGER;
 ALTER TABLE checkpoints ADD COLUMN answered_by TEXT;
 "#,
+    // 4: every event a debate emits (but streaming deltas), in emit order, so a replay needs
+    // no knowledge of the protocol that produced them; and which section an outcome fills.
+    r#"
+CREATE TABLE events (
+    seq       INTEGER PRIMARY KEY,
+    debate_id TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+    kind      TEXT NOT NULL,
+    event     TEXT NOT NULL
+);
+CREATE INDEX events_by_debate ON events(debate_id, seq);
+ALTER TABLE syntheses ADD COLUMN section TEXT;
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

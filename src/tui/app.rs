@@ -232,6 +232,8 @@ impl App {
             AskKind::Clarification | AskKind::Checkpoint => Scope::Checkpoint,
             AskKind::Conclusion => Scope::Conclusion,
             AskKind::Approval | AskKind::RevisedApproval => Scope::Approval,
+            AskKind::Options => Scope::Checkpoint,
+            AskKind::Choice => Scope::Choice,
         })
     }
 
@@ -338,6 +340,12 @@ impl App {
             };
         }
         if matches!(self.modal, Modal::Ask)
+            && let Some(choice) = self.choice_of(&key)
+        {
+            self.modal = Modal::None;
+            return Some(Effect::Control(Control::Choose(choice)));
+        }
+        if matches!(self.modal, Modal::Ask)
             && let Some(scope) = self.ask_scope()
             && let Some(command) = keymap.lookup(scope, &key)
         {
@@ -380,6 +388,22 @@ impl App {
     }
 
     /// Answers the question waiting with `command`, or opens the editor for its words.
+    /// The option a letter key picks while a choice waits.
+    fn choice_of(&self, key: &KeyEvent) -> Option<String> {
+        let KeyCode::Char(letter) = key.code else {
+            return None;
+        };
+        let ask = self.view.checkpoint.as_ref()?;
+        if ask.kind != AskKind::Choice || self.read_only {
+            return None;
+        }
+        let wanted = letter.to_ascii_uppercase().to_string();
+        ask.choices
+            .iter()
+            .find(|(id, _)| *id == wanted)
+            .map(|(id, _)| id.clone())
+    }
+
     fn answer(&mut self, command: Command) -> Option<Effect> {
         let pending = self.pending()?;
         let writing = match (command, pending) {
@@ -652,6 +676,7 @@ mod tests {
             provider: "openai".into(),
             model: "m".into(),
             caveat: None,
+            presentation: Default::default(),
         });
     }
 
@@ -661,6 +686,7 @@ mod tests {
             timeout_seconds: 60,
             kind,
             detail: None,
+            choices: vec![],
         }
     }
 

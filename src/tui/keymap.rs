@@ -90,6 +90,8 @@ pub enum Scope {
     Conclusion,
     /// The synthesis awaits approval.
     Approval,
+    /// A contested result waits for the person to pick an option (letters pick).
+    Choice,
     /// The guidance (or revision) editor.
     Editor,
     /// The synthesis view.
@@ -114,6 +116,7 @@ impl Scope {
             Scope::Checkpoint => "At a checkpoint",
             Scope::Conclusion => "When the moderator proposes to conclude",
             Scope::Approval => "Approving the synthesis",
+            Scope::Choice => "Choosing an option of a contested result (its letter picks it)",
             Scope::Editor => "Writing guidance or a revision request",
             Scope::Synthesis => "In the synthesis",
             Scope::Help => "In this list",
@@ -319,6 +322,12 @@ const DEFAULTS: &[Default] = &[
         "ask for one revision: write what it must address",
     ),
     bind(S::Approval, C::Reject, &[c('n')], "leave it unapproved"),
+    bind(
+        S::Choice,
+        C::Reject,
+        &[(KeyCode::Esc, NONE)],
+        "leave the choice open (moot decide ID OPTION later)",
+    ),
     bind(
         S::Editor,
         C::SubmitGuidance,

@@ -4,7 +4,7 @@
 use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph, commitment_stores};
 use crate::debate::{
     Answer, AskKind, Confidence, Convergence, DebateStatus, Event, FlagKind, MODERATOR, Phase,
-    Seat, Turn,
+    Presentation, Seat, Standing, Turn,
 };
 use crate::sanitize;
 
@@ -27,6 +27,9 @@ pub struct SeatActivity {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModeratorStrip {
     pub round: u32,
+    /// The round's check in a line, for protocols that say it themselves (the panel's
+    /// consensus check).
+    pub headline: Option<String>,
     pub convergence: Option<Convergence>,
     pub summary: String,
 }
@@ -39,6 +42,18 @@ pub struct PendingAsk {
     pub timeout_seconds: u64,
     /// What the person is asked to weigh (sanitized).
     pub detail: Option<String>,
+    /// The options to pick from, for a choice: (id, label), sanitized.
+    pub choices: Vec<(String, String)>,
+}
+
+/// The standings panel: candidates and their backers per round, the round's check, and every
+/// change of mind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StandingsView {
+    pub round: u32,
+    pub headline: String,
+    pub standings: Vec<Standing>,
+    pub changes: Vec<String>,
 }
 
 /// The synthesis as last announced: a draft awaiting approval, or the final record.
@@ -69,6 +84,9 @@ pub struct DebateView {
     pub activity: Vec<SeatActivity>,
     pub moderator: SeatActivity,
     pub strip: ModeratorStrip,
+    /// How the protocol asks to be shown.
+    pub presentation: Presentation,
+    pub standings: Option<StandingsView>,
     /// The question waiting for the person's answer.
     pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
@@ -129,8 +147,10 @@ impl DebateView {
                 provider,
                 model,
                 caveat,
+                presentation,
                 ..
             } => {
+                self.presentation = presentation.clone();
                 self.caveat = caveat.as_deref().map(sanitize::clean);
                 self.id = id.clone();
                 self.clarification = None;
@@ -253,6 +273,7 @@ impl DebateView {
                 summary,
             } => {
                 self.strip = ModeratorStrip {
+                    headline: None,
                     round: *round,
                     convergence: Some(convergence.clone()),
                     summary: sanitize::clean(summary),
@@ -263,13 +284,41 @@ impl DebateView {
                 timeout_seconds,
                 kind,
                 detail,
+                choices,
             } => {
                 self.checkpoint = Some(PendingAsk {
                     round: *round,
                     kind: *kind,
                     timeout_seconds: *timeout_seconds,
                     detail: detail.as_deref().map(sanitize::clean),
+                    choices: choices
+                        .iter()
+                        .map(|(id, label)| (sanitize::clean(id), sanitize::clean(label)))
+                        .collect(),
                 })
+            }
+            Event::Standings {
+                round,
+                headline,
+                standings,
+                changes,
+            } => {
+                let headline = sanitize::clean(headline);
+                self.strip.round = *round;
+                self.strip.headline = Some(headline.clone());
+                self.standings = Some(StandingsView {
+                    round: *round,
+                    headline,
+                    standings: standings
+                        .iter()
+                        .map(|s| Standing {
+                            id: sanitize::clean(&s.id),
+                            label: sanitize::clean(&s.label),
+                            backers: s.backers.clone(),
+                        })
+                        .collect(),
+                    changes: changes.iter().map(|c| sanitize::clean(c)).collect(),
+                });
             }
             Event::CheckpointAnswered {
                 round,

@@ -473,6 +473,12 @@ fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
             (Command::Accept, "approve the revision"),
             (Command::Reject, "leave unapproved"),
         ],
+        Some(AskKind::Options) => &[
+            (Command::Continue, "use these options"),
+            (Command::Guide, "give other options"),
+            (Command::End, "cancel the debate"),
+        ],
+        Some(AskKind::Choice) => &[(Command::Reject, "leave it open")],
         _ => &[
             (Command::Continue, "continue"),
             (Command::Guide, "guide"),
@@ -556,6 +562,22 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 "{} Accept it and synthesise, or overrule it with one more round. Unanswered, \
                  it pauses in {minutes} min.",
                 ask.detail.clone().unwrap_or_default()
+            ),
+        ),
+        (Some(AskKind::Options), Some(ask)) => (
+            "The options to judge".to_string(),
+            ask.detail.clone().unwrap_or_default(),
+        ),
+        (Some(AskKind::Choice), Some(ask)) => (
+            "The judges disagree: your decision".to_string(),
+            format!(
+                "{}\nPress a letter to choose: {}.",
+                ask.detail.clone().unwrap_or_default().trim_end(),
+                ask.choices
+                    .iter()
+                    .map(|(id, label)| format!("{id} {label}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ),
         (_, Some(ask)) => (

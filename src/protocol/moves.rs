@@ -3,6 +3,8 @@
 
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation};
+use crate::engine::ReplyKind;
+use crate::engine::reply::{Reply, ReplyParser, Transcript};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
@@ -207,6 +209,43 @@ pub fn validate_debater_reply(
         position,
         dropped_answers,
     })
+}
+
+/// Parses debater replies for `speak`: moves get ids under the turn's prefix and may answer
+/// any argument already in the transcript.
+pub struct DebaterReplies;
+
+impl ReplyParser for DebaterReplies {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+        let key = transcript.key;
+        let known: HashSet<String> = transcript
+            .turns
+            .iter()
+            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
+            .collect();
+        let reply =
+            validate_debater_reply(reply, &move_prefix(&key.seat, key.round, key.phase), &known)?;
+        Ok(Reply {
+            note: (reply.dropped_answers > 0).then(|| {
+                format!(
+                    "{} answer(s) pointed at no known argument and were dropped",
+                    reply.dropped_answers
+                )
+            }),
+            content: reply.argument,
+            moves: reply.moves,
+            confidence: reply.confidence,
+            data: Some(json!({"position": reply.position})),
+        })
+    }
+}
+
+/// A debater speech's reply kind: the debater parser, streaming the argument.
+pub fn debater_reply() -> ReplyKind {
+    ReplyKind::Structured {
+        parser: std::sync::Arc::new(DebaterReplies),
+        stream_field: Some(PROSE_FIELD),
+    }
 }
 
 fn strings(value: Option<&Value>) -> Vec<String> {

@@ -1,0 +1,48 @@
+//! How a protocol asks to be shown: what its seats are called, which side panels make sense,
+//! what its outcome is titled. Faces draw from this, never from a protocol's name.
+
+use serde::{Deserialize, Serialize};
+
+super::vocabulary! {
+    /// A side panel of the workbench.
+    #[derive(Hash)]
+    pub enum SidePanel {
+        /// Each seat's commitment store.
+        Commitments,
+        /// The argument map with gradual scores.
+        Map,
+        /// The standings: candidates with their supporters per round, and a change log.
+        Standings,
+    }
+}
+
+/// What a protocol declares about its looks; announced with `DebateStarted`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Presentation {
+    /// What a seat is called: "perspective", "judge".
+    pub seat_role: String,
+    /// The side panels, top to bottom.
+    pub panels: Vec<SidePanel>,
+    /// The title of the closing document's view: "Synthesis", "Result".
+    pub outcome_title: String,
+}
+
+impl Default for Presentation {
+    /// The moderated protocol's looks, which every debate had before protocols said.
+    fn default() -> Self {
+        Presentation {
+            seat_role: "perspective".into(),
+            panels: vec![SidePanel::Commitments, SidePanel::Map],
+            outcome_title: "Synthesis".into(),
+        }
+    }
+}
+
+/// One candidate of a standings panel (an option of the panel, say) and who backs it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Standing {
+    pub id: String,
+    pub label: String,
+    /// Seat ids backing it, per round (index 0 is round 1).
+    pub backers: Vec<Vec<String>>,
+}

@@ -1,0 +1,56 @@
+//! How a structured reply becomes a turn: the protocol hands `speak` a parser that sees the
+//! reply and the transcript so far and returns typed data, or names what is wrong so that the
+//! engine can ask for one repair. The engine itself knows no reply shapes.
+
+use crate::debate::{Move, Turn, TurnKey};
+use serde_json::Value;
+
+/// What a parser made of a reply: the turn's prose, moves and data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    pub content: String,
+    pub moves: Vec<Move>,
+    pub confidence: Option<f64>,
+    /// The validated structured reply, kept with the turn.
+    pub data: Option<Value>,
+    /// Something worth recording about the reply (answers dropped, say).
+    pub note: Option<String>,
+}
+
+/// What a parser may consult: whose turn this is, and everything said before it.
+pub struct Transcript<'a> {
+    pub key: &'a TurnKey,
+    pub turns: &'a [Turn],
+}
+
+/// Turns a JSON reply into a `Reply`, or says (in a sentence the model can act on) why it
+/// cannot be used; that sentence goes back to the model in the one repair request.
+pub trait ReplyParser: Send + Sync {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String>;
+}
+
+/// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
+pub type Validator = fn(&Value) -> Result<Value, String>;
+
+/// A reply checked by a plain validator; the named prose field becomes the turn's text.
+pub struct Validated {
+    pub validator: Validator,
+    pub prose_field: Option<&'static str>,
+}
+
+impl ReplyParser for Validated {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+        let data = (self.validator)(reply)?;
+        let content = self
+            .prose_field
+            .and_then(|field| data.get(field))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        Ok(Reply {
+            content,
+            data: Some(data),
+            ..Reply::default()
+        })
+    }
+}
