@@ -1,0 +1,574 @@
+//! The judges' panel run through the real session on scripted replies with tokio's paused
+//! clock: consensus in round 1, a change of mind in round 2, a contested result and its
+//! choice, a timed-out judge, an unreadable judge, a tie, and a resume in the middle of round 2.
+
+use moot::config::Config;
+use moot::debate::{Control, DebateStatus, Event, Phase, TurnStatus};
+use moot::protocol::panel::{PanelResult, PanelSettings, parse_option};
+use moot::providers::ProviderSpec;
+use moot::session::{self, DebateSettings, Finish, ResumeChanges, Wiring};
+use moot::store::Store;
+use serde_json::{Value, json};
+use std::path::Path;
+use tokio::sync::mpsc;
+
+const QUESTION: &str = "How much offline support should v1 have?";
+
+/// A judge's round-1 reply recommending `option`.
+fn recommend(option: &str, why: &str) -> Value {
+    json!({
+        "reasoning": format!("{why} The risk, the user value and the effort all point to {option}."),
+        "assessments": [
+            {"option": "A", "assessment": "full offline"},
+            {"option": "B", "assessment": "online only"},
+            {"option": "C", "assessment": "read-only cache"}
+        ],
+        "recommended": option,
+        "perspective": format!("{option} is the sound choice")
+    })
+}
+
+/// A judge's round-2 reply: challenges to `others`, then `option` (with `reason` if changed).
+fn challenge(others: &[&str], option: &str, reason: &str) -> Value {
+    json!({
+        "reasoning": format!("Weighing the risk, the user value and the effort again, {option} holds."),
+        "challenges": others.iter().map(|o| json!({"judge": o, "counter_argument": format!("{o} ignores how sync bugs surface after weeks of real use")})).collect::<Vec<_>>(),
+        "recommended": option,
+        "change_reason": reason,
+        "perspective": format!("{option} after the challenges")
+    })
+}
+
+struct Script(Vec<Value>);
+
+impl Script {
+    fn new() -> Self {
+        Script(Vec::new())
+    }
+
+    fn reply(&mut self, phase: &str, seat: &str, round: u32, reply: Value) -> &mut Self {
+        self.0.push(json!({"phase": phase, "seat": seat, "round": round, "reply": reply, "chunk_chars": 100000}));
+        self
+    }
+
+    fn delayed(
+        &mut self,
+        phase: &str,
+        seat: &str,
+        round: u32,
+        reply: Value,
+        delay_ms: u64,
+    ) -> &mut Self {
+        self.0.push(json!({"phase": phase, "seat": seat, "round": round, "reply": reply, "delay_ms": delay_ms}));
+        self
+    }
+
+    fn round1(&mut self, r: &str, v: &str, e: &str) -> &mut Self {
+        self.reply("recommendation", "R", 1, recommend(r, "Risk first."))
+            .reply("recommendation", "V", 1, recommend(v, "Users first."))
+            .reply("recommendation", "E", 1, recommend(e, "Effort first."))
+    }
+
+    fn write(&self, path: &Path) {
+        std::fs::write(
+            path,
+            json!({"model": "script", "replies": self.0}).to_string(),
+        )
+        .unwrap();
+    }
+}
+
+fn settings(script: &Path, checkpoints: bool) -> DebateSettings {
+    let mut settings =
+        DebateSettings::from_config(&Config::default(), ProviderSpec::scripted(script)).unwrap();
+    settings.checkpoints = checkpoints;
+    settings.write_decision = false;
+    settings.protocol = "panel".into();
+    let options = [
+        "A: Local-first sync — full offline editing",
+        "B: Online only",
+        "C: Limited offline — read-only cache",
+    ]
+    .iter()
+    .map(|o| parse_option(o).unwrap())
+    .collect();
+    let panel = PanelSettings {
+        options,
+        judges: Vec::new(),
+        context: String::new(),
+        context_cut: Vec::new(),
+        max_rounds: 2,
+        consensus_threshold: moot::protocol::panel::Threshold::TWO_THIRDS,
+        timeout_per_judge: 120,
+        require_stance_maintenance: true,
+        require_change_documentation: true,
+        anonymous: false,
+    };
+    settings.protocol_settings = with_default_judges(panel);
+    settings
+}
+
+/// The panel's settings with its default judges, as the protocol itself makes them.
+fn with_default_judges(mut panel: PanelSettings) -> Value {
+    let defaults: PanelSettings = serde_json::from_value(
+        moot::protocol::named("panel")
+            .unwrap()
+            .settings(&moot::protocol::SettingsInput {
+                flags: &[(
+                    "option".to_string(),
+                    vec!["A: a".to_string(), "B: b".to_string()],
+                )]
+                .into_iter()
+                .collect(),
+                table: None,
+                config_path: None,
+                cwd: Path::new("."),
+                resolve_provider: &|_, _| Ok(Value::Null),
+            })
+            .unwrap(),
+    )
+    .unwrap();
+    panel.judges = defaults.judges;
+    serde_json::to_value(panel).unwrap()
+}
+
+async fn drive<F>(controls: Vec<Control>, start: impl FnOnce(Wiring) -> F) -> (Finish, Vec<Event>)
+where
+    F: std::future::Future<Output = Result<Finish, session::SessionError>>,
+{
+    let (events, mut events_rx) = mpsc::unbounded_channel();
+    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
+    for control in controls {
+        controls_tx.send(control).unwrap();
+    }
+    let finish = start(Wiring {
+        events,
+        controls: controls_rx,
+        answerer: "ana at the workbench".into(),
+    })
+    .await
+    .unwrap();
+    drop(controls_tx);
+    let mut seen = Vec::new();
+    while let Some(event) = events_rx.recv().await {
+        seen.push(event);
+    }
+    (finish, seen)
+}
+
+async fn run(
+    store: &Store,
+    script: &Script,
+    checkpoints: bool,
+    controls: Vec<Control>,
+) -> (Finish, Vec<Event>, PanelResult) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    script.write(&path);
+    let settings = settings(&path, checkpoints);
+    let (finish, events) = drive(controls, |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings,
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    let result = result(store, &finish.id);
+    (finish, events, result)
+}
+
+fn result(store: &Store, id: &str) -> PanelResult {
+    let stored = store.synthesis(id).unwrap().expect("a stored result");
+    assert_eq!(stored.section.as_deref(), Some("debate_result"));
+    serde_json::from_value(stored.data).unwrap()
+}
+
+fn phases(store: &Store, id: &str) -> Vec<(u32, Phase, String)> {
+    store
+        .turns(id)
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.round, t.phase, t.seat))
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn consensus_in_round_one_skips_round_two() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script.round1("A", "A", "C");
+    let (finish, events, result) = run(&store, &script, false, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert!(result.consensus);
+    assert_eq!(result.recommended_option.as_deref(), Some("A"));
+    assert_eq!(result.confidence, "HIGH");
+    assert_eq!(
+        result.perspectives.keys().collect::<Vec<_>>(),
+        ["effort", "risk", "value"]
+    );
+    assert!(
+        result.perspectives["risk"].starts_with("Option A - "),
+        "{:?}",
+        result.perspectives
+    );
+    assert!(result.change_log.is_empty());
+    assert!(
+        phases(&store, &finish.id)
+            .iter()
+            .all(|(round, phase, _)| *round == 1 && *phase == Phase::Recommendation)
+    );
+    let headline = events.iter().find_map(|e| match e {
+        Event::Standings { headline, .. } => Some(headline.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        headline.as_deref(),
+        Some("round 1: consensus on A (2 of 3 ≥ 2/3) — A 2 · B 0 · C 1")
+    );
+    let record = store.synthesis(&finish.id).unwrap().unwrap().markdown;
+    assert!(
+        record.contains("**Outcome:** RECOMMENDED — option A: Local-first sync"),
+        "{record}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_change_in_round_two_reaches_consensus_and_is_logged() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .round1("A", "B", "C")
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        // A change without a reason gets one repair request naming the rule.
+        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "A", ""))
+        .reply(
+            "challenge",
+            "V",
+            2,
+            challenge(
+                &["Risk", "Effort"],
+                "A",
+                "Convinced by the effort judge's ROI analysis",
+            ),
+        )
+        .reply("challenge", "E", 2, challenge(&["Risk", "Value"], "C", ""));
+    let (finish, events, result) = run(&store, &script, false, vec![]).await;
+    assert!(result.consensus, "{result:?}");
+    assert_eq!(result.recommended_option.as_deref(), Some("A"));
+    assert_eq!(result.change_log.len(), 1);
+    let change = &result.change_log[0];
+    assert_eq!(
+        (
+            change.judge.as_str(),
+            change.round,
+            change.from.as_str(),
+            change.to.as_str()
+        ),
+        ("value", 2, "B", "A")
+    );
+    assert_eq!(
+        change.reason,
+        "Convinced by the effort judge's ROI analysis"
+    );
+    assert!(
+        result.perspectives["value"].ends_with("(changed from B)"),
+        "{:?}",
+        result.perspectives
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Retry { seat, reason, .. } if seat == "V" && reason.contains("say exactly what convinced you"))));
+    let yaml = moot::report::to_yaml(&moot::report::document(&store, &finish.id).unwrap()).unwrap();
+    assert!(
+        yaml.starts_with("debate_result:\n  question_id: "),
+        "{yaml}"
+    );
+    assert!(yaml.contains("  change_log:\n    - judge: \"value\"\n      round: 2\n      from: \"B\"\n      to: \"A\"\n"), "{yaml}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn three_different_options_are_contested_and_the_person_chooses() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .round1("A", "B", "C")
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
+        .reply("challenge", "E", 2, challenge(&["Risk", "Value"], "C", ""));
+    // A letter that is not an option is refused; the next answer counts.
+    let (finish, events, result) = run(
+        &store,
+        &script,
+        true,
+        vec![Control::Choose("Z".into()), Control::Choose("B".into())],
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert!(!result.consensus);
+    assert_eq!(result.outcome.as_deref(), Some("CONTESTED"));
+    assert_eq!(result.confidence, "REQUIRES_INPUT");
+    assert_eq!(result.distribution["A"], ["risk"]);
+    assert_eq!(result.distribution["B"], ["value"]);
+    assert_eq!(result.distribution["C"], ["effort"]);
+    assert!(
+        result.perspectives["risk_favors"].starts_with("Option A - \""),
+        "{:?}",
+        result.perspectives
+    );
+    assert!(
+        result
+            .user_prompt
+            .as_deref()
+            .unwrap()
+            .contains("[B] Online only")
+    );
+    let chosen = result.chosen.expect("a choice");
+    assert_eq!(
+        (chosen.option.as_str(), chosen.by.as_str()),
+        ("B", "ana at the workbench")
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, Event::Notice { message } if message.contains("there is no option \"Z\""))
+    ));
+    assert_eq!(
+        store.debate(&finish.id).unwrap().confidence,
+        Some(moot::debate::Confidence::RequiresInput)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_contested_result_left_open_is_decided_later() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .round1("A", "B", "C")
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
+        .reply("challenge", "E", 2, challenge(&["Risk", "Value"], "C", ""));
+    let (finish, _, result) = run(&store, &script, true, vec![Control::Reject]).await;
+    assert!(result.chosen.is_none());
+    assert!(
+        store
+            .synthesis(&finish.id)
+            .unwrap()
+            .unwrap()
+            .markdown
+            .contains("**Chosen:** not yet")
+    );
+    let refused = session::decide(&store, &finish.id, "Q", "bo on the command line")
+        .err()
+        .unwrap();
+    assert!(
+        refused.to_string().contains("there is no option \"Q\""),
+        "{refused}"
+    );
+    let decided = session::decide(&store, &finish.id, "c", "bo on the command line").unwrap();
+    assert!(
+        decided
+            .markdown
+            .contains("**Chosen:** option C: Limited offline by bo on the command line"),
+        "{}",
+        decided.markdown
+    );
+    assert_eq!(result_of(&store, &finish.id).chosen.unwrap().option, "C");
+}
+
+fn result_of(store: &Store, id: &str) -> PanelResult {
+    result(store, id)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_judge_that_times_out_is_left_out_and_the_result_says_so() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .reply("recommendation", "R", 1, recommend("A", "Risk first."))
+        .reply("recommendation", "V", 1, recommend("A", "Users first."))
+        .delayed(
+            "recommendation",
+            "E",
+            1,
+            recommend("C", "Too late."),
+            200_000,
+        );
+    let (_, _, result) = run(&store, &script, false, vec![]).await;
+    assert!(result.consensus, "2 of the 2 judges left agree: {result:?}");
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|n| n == "Effort judge timed out — only 2 perspectives available"),
+        "{:?}",
+        result.notes
+    );
+    assert!(!result.perspectives.contains_key("effort"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unreadable_judge_counts_as_no_recommendation_and_a_tie_is_contested() {
+    let store = Store::in_memory().unwrap();
+    let garbage = json!("I refuse to answer in JSON.");
+    let mut script = Script::new();
+    script
+        .reply("recommendation", "R", 1, recommend("A", "Risk first."))
+        .reply("recommendation", "V", 1, recommend("B", "Users first."))
+        .reply("recommendation", "E", 1, garbage.clone())
+        .reply("recommendation", "E", 1, garbage.clone())
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
+        .reply("challenge", "E", 2, garbage.clone())
+        .reply("challenge", "E", 2, garbage);
+    let (finish, events, result) = run(&store, &script, false, vec![]).await;
+    let turns = store.turns(&finish.id).unwrap();
+    assert!(
+        turns
+            .iter()
+            .filter(|t| t.seat == "E")
+            .all(|t| t.status == TurnStatus::Fallback)
+    );
+    // One each for A and B: a tie is no consensus.
+    assert!(!result.consensus);
+    assert_eq!(result.distribution["A"], ["risk"]);
+    assert_eq!(result.distribution["B"], ["value"]);
+    assert!(result.distribution["C"].is_empty());
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|n| n.contains("Effort judge's round-1 reply could not be read")),
+        "{:?}",
+        result.notes
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Standings { round: 2, headline, .. } if headline.starts_with("round 2: no consensus (needs 2/3 of 2 valid)"))));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panel_killed_in_round_two_resumes_where_it_stopped() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let mut script = Script::new();
+    script
+        .round1("A", "B", "C")
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        .reply(
+            "challenge",
+            "V",
+            2,
+            challenge(
+                &["Risk", "Effort"],
+                "A",
+                "The risk judge showed sync bugs surface late",
+            ),
+        )
+        .delayed(
+            "challenge",
+            "E",
+            2,
+            challenge(&["Risk", "Value"], "C", ""),
+            100_000,
+        );
+    script.write(&path);
+    let interrupt = tokio::time::sleep(std::time::Duration::from_secs(50));
+    let (finish, _) = drive(vec![], |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings(&path, false),
+            wiring,
+            interrupt,
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Paused);
+    let before = store.turns(&finish.id).unwrap().len();
+    assert_eq!(
+        before,
+        5,
+        "round 1 and two round-2 turns: {:?}",
+        phases(&store, &finish.id)
+    );
+
+    // Only Effort's round-2 turn is asked again.
+    let mut again = Script::new();
+    again.reply(
+        "challenge",
+        "E",
+        2,
+        challenge(
+            &["Risk", "Value"],
+            "A",
+            "Two judges showed the cache is the cheaper risk",
+        ),
+    );
+    again.write(&path);
+    let (finish, events) = drive(vec![], |wiring| {
+        session::resume(
+            store.clone(),
+            &finish.id,
+            ResumeChanges::default(),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let replayed = events
+        .iter()
+        .filter(|e| matches!(e, Event::TurnCompleted { replayed: true, .. }))
+        .count();
+    assert_eq!(replayed, 5);
+    let result = result(&store, &finish.id);
+    assert!(result.consensus);
+    assert_eq!(result.change_log.len(), 2);
+    // The log holds each turn once, so a replay shows what happened once.
+    let logged = store.events(&finish.id).unwrap();
+    let completed = logged
+        .iter()
+        .filter(|e| matches!(e, Event::TurnCompleted { .. }))
+        .count();
+    assert_eq!(completed, 6, "{logged:?}");
+    let view = replay_view(&store, &finish.id);
+    assert_eq!(view.turns.len(), 6);
+    assert_eq!(view.presentation.outcome_title, "Result");
+    assert!(
+        view.standings
+            .unwrap()
+            .headline
+            .starts_with("round 2: consensus on A")
+    );
+}
+
+fn replay_view(store: &Store, id: &str) -> moot::tui::state::DebateView {
+    let mut view = moot::tui::state::DebateView::new();
+    for event in moot::replay::journal_events(store, id).unwrap() {
+        view.apply(&event);
+    }
+    view
+}
