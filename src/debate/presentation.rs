@@ -25,6 +25,13 @@ pub struct Presentation {
     pub panels: Vec<SidePanel>,
     /// The title of the closing document's view: "Synthesis", "Result".
     pub outcome_title: String,
+    /// Whether its outcome offers a follow-up issue draft.
+    #[serde(default = "offered")]
+    pub follow_up: bool,
+}
+
+fn offered() -> bool {
+    true
 }
 
 impl Default for Presentation {
@@ -34,6 +41,7 @@ impl Default for Presentation {
             seat_role: "perspective".into(),
             panels: vec![SidePanel::Commitments, SidePanel::Map],
             outcome_title: "Synthesis".into(),
+            follow_up: true,
         }
     }
 }

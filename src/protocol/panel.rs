@@ -500,6 +500,7 @@ impl super::Protocol for Panel {
             seat_role: "judge".into(),
             panels: vec![SidePanel::Standings],
             outcome_title: "Result".into(),
+            follow_up: false,
         }
     }
 

@@ -463,6 +463,9 @@ impl App {
             Command::Editor => {
                 return document.map(|(markdown, path)| Effect::Edit { markdown, path });
             }
+            Command::WriteFollowUp if !self.view.presentation.follow_up => {
+                self.notice = Some("this protocol's result offers no follow-up issue draft".into());
+            }
             Command::WriteFollowUp => {
                 let final_record = self.view.synthesis.as_ref().is_some_and(|s| !s.draft);
                 if final_record && !self.view.id.is_empty() {

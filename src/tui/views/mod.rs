@@ -331,7 +331,12 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.dim,
         ));
     }
-    if let Some(convergence) = &view.strip.convergence {
+    if let Some(headline) = &view.strip.headline {
+        spans.push(Span::styled(
+            format!("{headline} "),
+            theme.text.add_modifier(Modifier::BOLD),
+        ));
+    } else if let Some(convergence) = &view.strip.convergence {
         spans.push(Span::styled(
             format!(
                 "round {}: {} → {} ",
@@ -774,8 +779,8 @@ fn synthesis(
         .notice
         .clone()
         .unwrap_or_else(|| format!("{place} · {keys}"));
-    let block =
-        modal_block("Synthesis", theme).title_bottom(Line::styled(format!(" {hint} "), theme.dim));
+    let block = modal_block(&app.view.presentation.outcome_title, theme)
+        .title_bottom(Line::styled(format!(" {hint} "), theme.dim));
     let mut inner = block.inner(rect);
     frame.render_widget(block, rect);
     // While its approval waits, the answers sit on the first line of the view.
@@ -799,7 +804,10 @@ fn synthesis(
         frame.render_widget(Paragraph::new(lines), Rect { height, ..inner });
         inner.y += height;
         inner.height = inner.height.saturating_sub(height);
-    } else if document.is_some_and(|d| !d.draft) && inner.height > 2 {
+    } else if document.is_some_and(|d| !d.draft)
+        && app.view.presentation.follow_up
+        && inner.height > 2
+    {
         // The design note's follow-up: offered once the decision is final.
         let line = match &app.view.follow_up {
             Some(path) => Line::styled(format!("Follow-up issue draft: {path}"), theme.dim),

@@ -1,7 +1,7 @@
 //! The side panels: each seat's commitment store, and the argument map (arguments layered by
 //! round with their scores, each followed by the relations that point at it).
 
-use crate::debate::Relation;
+use crate::debate::{Relation, SidePanel};
 use crate::tui::app::App;
 use crate::tui::keymap::{Command, Scope};
 use crate::tui::theme::Theme;
@@ -13,6 +13,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+    // A protocol that declares standings (the panel) shows them in place of the map and stores.
+    if app.view.presentation.panels.contains(&SidePanel::Standings) {
+        standings(frame, area, app, theme);
+        return;
+    }
     let areas: Vec<Rect> = match (app.panels.commitments, app.panels.map) {
         (true, true) => Layout::default()
             .direction(Direction::Vertical)
@@ -32,6 +37,71 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     {
         map(frame, area, app, theme);
     }
+}
+
+/// The candidates with a bar of their backers per round, the round's check, and every change.
+fn standings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let block = panel("Options", theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let Some(view) = &app.view.standings else {
+        lines.push(Line::styled(
+            "Waiting for the first round's recommendations…",
+            theme.dim,
+        ));
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    let seat_index = |id: &str| app.view.seats.iter().position(|s| s.id == id).unwrap_or(0);
+    let total = app.view.seats.len().max(1);
+    for standing in &view.standings {
+        for (i, line) in wrap(&format!("{} {}", standing.id, standing.label), width)
+            .into_iter()
+            .enumerate()
+        {
+            let style = if i == 0 {
+                theme.text.add_modifier(Modifier::BOLD)
+            } else {
+                theme.text
+            };
+            lines.push(Line::styled(line, style));
+        }
+        for (round, backers) in standing.backers.iter().enumerate() {
+            let bar_room = width.saturating_sub(12).max(1);
+            let filled = (backers.len() * bar_room / total).max(usize::from(!backers.is_empty()));
+            let mut spans = vec![Span::styled(format!(" r{} ", round + 1), theme.dim)];
+            spans.push(Span::styled("█".repeat(filled), theme.accent));
+            spans.push(Span::raw(format!(" {}", backers.len())));
+            for backer in backers {
+                spans.push(Span::styled(
+                    format!(" {backer}"),
+                    theme.seat(seat_index(backer)),
+                ));
+            }
+            lines.push(Line::from(spans));
+        }
+    }
+    lines.push(Line::default());
+    for line in wrap(&view.headline, width) {
+        lines.push(Line::styled(line, theme.accent));
+    }
+    if !view.changes.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::styled(
+            "Change log",
+            theme.dim.add_modifier(Modifier::BOLD),
+        ));
+        for change in &view.changes {
+            lines.extend(
+                wrap(change, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme.text)),
+            );
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 fn panel<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
