@@ -72,9 +72,20 @@ pub fn write_record(
     question: &str,
     markdown: &str,
 ) -> std::io::Result<PathBuf> {
+    write_named(dir, date, question, "", markdown)
+}
+
+/// Writes `DATE-<slug of the question><suffix>.md` in `dir`, sanitized, never overwriting.
+fn write_named(
+    dir: &Path,
+    date: &str,
+    question: &str,
+    suffix: &str,
+    markdown: &str,
+) -> std::io::Result<PathBuf> {
     create_new(
         dir,
-        &format!("{date}-{}", slug(question)),
+        &format!("{date}-{}{suffix}", slug(question)),
         &sanitize::clean(markdown),
     )
 }
@@ -130,11 +141,7 @@ pub fn write_follow_up(
     question: &str,
     markdown: &str,
 ) -> std::io::Result<PathBuf> {
-    create_new(
-        dir,
-        &format!("{date}-{}-issue", slug(question)),
-        &sanitize::clean(markdown),
-    )
+    write_named(dir, date, question, "-issue", markdown)
 }
 
 #[cfg(test)]

@@ -15,12 +15,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     if logged.is_empty() {
         return rebuilt_events(store, &debate);
     }
-    let mut events = vec![Event::DebateCreated {
-        id: debate.id.clone(),
-        question: debate.question.clone(),
-        protocol: debate.protocol.clone(),
-        resumed: false,
-    }];
+    let mut events = vec![created(&debate)];
     // How each run ended is the debate row's to say, once, at the end.
     events.extend(logged.into_iter().filter(|e| {
         !matches!(
@@ -28,15 +23,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
             Event::DebateCreated { .. } | Event::DebateCompleted { .. } | Event::Error { .. }
         )
     }));
-    if let Some(error) = &debate.error {
-        events.push(Event::Error {
-            message: error.clone(),
-        });
-    }
-    events.push(Event::DebateCompleted {
-        id: debate.id.clone(),
-        status: debate.status,
-    });
+    events.extend(ending(&debate));
     Ok(events)
 }
 
@@ -48,12 +35,7 @@ fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreErr
     let annotations = store.annotations(&debate.id)?;
     let synthesis = store.synthesis(&debate.id)?;
     let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
-    let mut events = vec![Event::DebateCreated {
-        id: debate.id.clone(),
-        question: debate.question.clone(),
-        protocol: debate.protocol.clone(),
-        resumed: false,
-    }];
+    let mut events = vec![created(debate)];
     let mut rest = turns.iter().peekable();
     while let Some(turn) = rest.next_if(|t| t.phase == Phase::Analysis) {
         events.push(turn.completed_event(true));
@@ -143,14 +125,30 @@ fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreErr
             events.push(Event::FollowUp { path });
         }
     }
-    if let Some(error) = &debate.error {
-        events.push(Event::Error {
-            message: error.clone(),
-        });
-    }
-    events.push(Event::DebateCompleted {
-        id: debate.id.clone(),
-        status: debate.status,
-    });
+    events.extend(ending(debate));
     Ok(events)
+}
+
+/// How the debate stands now, as its row says: its error, if any, then its status.
+fn ending(debate: &Debate) -> Vec<Event> {
+    let error = debate.error.as_ref().map(|message| Event::Error {
+        message: message.clone(),
+    });
+    error
+        .into_iter()
+        .chain([Event::DebateCompleted {
+            id: debate.id.clone(),
+            status: debate.status,
+        }])
+        .collect()
+}
+
+/// The debate as it was created (a replay starts from the beginning, never as a resume).
+fn created(debate: &Debate) -> Event {
+    Event::DebateCreated {
+        id: debate.id.clone(),
+        question: debate.question.clone(),
+        protocol: debate.protocol.clone(),
+        resumed: false,
+    }
 }

@@ -590,27 +590,45 @@ fn conclude(
             }
         }
     }
-    store.save_synthesis(
+    announcer.send(save_outcome(
+        store,
         &debate.id,
+        outcome,
+        path,
+        follow_up_path.clone(),
+    )?);
+    if let Some(path) = follow_up_path {
+        announcer.send(Event::FollowUp { path });
+    }
+    Ok(())
+}
+
+/// Stores a debate's outcome with where its record and follow-up were written, and returns
+/// the final `Synthesis` event that announces it.
+fn save_outcome(
+    store: &Store,
+    id: &str,
+    outcome: &Outcome,
+    path: Option<String>,
+    follow_up_path: Option<String>,
+) -> Result<Event, StoreError> {
+    store.save_synthesis(
+        id,
         &StoredSynthesis {
             markdown: outcome.markdown.clone(),
             data: outcome.data.clone(),
             confidence: outcome.confidence,
             path: path.clone(),
-            follow_up_path: follow_up_path.clone(),
+            follow_up_path,
             section: outcome.section.clone(),
         },
     )?;
-    announcer.send(Event::Synthesis {
+    Ok(Event::Synthesis {
         markdown: outcome.markdown.clone(),
         confidence: outcome.confidence,
         path,
         draft: false,
-    });
-    if let Some(path) = follow_up_path {
-        announcer.send(Event::FollowUp { path });
-    }
-    Ok(())
+    })
 }
 
 /// Why a follow-up issue draft could not be written.
@@ -727,26 +745,14 @@ pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided
     {
         path = Some(written.display().to_string());
     }
-    store.save_synthesis(
+    let announced = save_outcome(
+        store,
         &debate.id,
-        &StoredSynthesis {
-            markdown: outcome.markdown.clone(),
-            data: outcome.data.clone(),
-            confidence: outcome.confidence,
-            path: path.clone(),
-            follow_up_path: stored.follow_up_path.clone(),
-            section: outcome.section.clone(),
-        },
+        &outcome,
+        path.clone(),
+        stored.follow_up_path.clone(),
     )?;
-    let _ = store.record_event(
-        &debate.id,
-        &Event::Synthesis {
-            markdown: outcome.markdown.clone(),
-            confidence: outcome.confidence,
-            path: path.clone(),
-            draft: false,
-        },
-    );
+    let _ = store.record_event(&debate.id, &announced);
     Ok(Decided {
         markdown: outcome.markdown,
         path,

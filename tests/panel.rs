@@ -41,6 +41,22 @@ fn challenge(others: &[&str], option: &str, reason: &str) -> Value {
 
 struct Script(Vec<Value>);
 
+/// Three judges for three options in both rounds.
+fn contested() -> Script {
+    let mut script = Script::new();
+    script
+        .round1("A", "B", "C")
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
+        .reply("challenge", "E", 2, challenge(&["Risk", "Value"], "C", ""));
+    script
+}
+
 impl Script {
     fn new() -> Self {
         Script(Vec::new())
@@ -295,17 +311,7 @@ async fn a_change_in_round_two_reaches_consensus_and_is_logged() {
 #[tokio::test(start_paused = true)]
 async fn three_different_options_are_contested_and_the_person_chooses() {
     let store = Store::in_memory().unwrap();
-    let mut script = Script::new();
-    script
-        .round1("A", "B", "C")
-        .reply(
-            "challenge",
-            "R",
-            2,
-            challenge(&["Value", "Effort"], "A", ""),
-        )
-        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
-        .reply("challenge", "E", 2, challenge(&["Risk", "Value"], "C", ""));
+    let script = contested();
     // A letter that is not an option is refused; the next answer counts.
     let (finish, events, result) = run(
         &store,
@@ -350,19 +356,9 @@ async fn three_different_options_are_contested_and_the_person_chooses() {
 #[tokio::test(start_paused = true)]
 async fn a_contested_result_left_open_is_decided_later() {
     let store = Store::in_memory().unwrap();
-    let mut script = Script::new();
-    script
-        .round1("A", "B", "C")
-        .reply(
-            "challenge",
-            "R",
-            2,
-            challenge(&["Value", "Effort"], "A", ""),
-        )
-        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
-        .reply("challenge", "E", 2, challenge(&["Risk", "Value"], "C", ""));
-    let (finish, _, result) = run(&store, &script, true, vec![Control::Reject]).await;
-    assert!(result.chosen.is_none());
+    let script = contested();
+    let (finish, _, open) = run(&store, &script, true, vec![Control::Reject]).await;
+    assert!(open.chosen.is_none());
     assert!(
         store
             .synthesis(&finish.id)
@@ -386,11 +382,7 @@ async fn a_contested_result_left_open_is_decided_later() {
         "{}",
         decided.markdown
     );
-    assert_eq!(result_of(&store, &finish.id).chosen.unwrap().option, "C");
-}
-
-fn result_of(store: &Store, id: &str) -> PanelResult {
-    result(store, id)
+    assert_eq!(result(&store, &finish.id).chosen.unwrap().option, "C");
 }
 
 #[tokio::test(start_paused = true)]

@@ -24,14 +24,10 @@ pub fn structured_speech(
     max_tokens: Option<u32>,
     deadline: Option<Instant>,
 ) -> Speech {
-    let system = if system.contains("JSON schema") {
-        system
-    } else {
-        format!(
-            "{system}\n\n{}",
-            prompts::json_instructions(schema_name, &schema)
-        )
-    };
+    let system = format!(
+        "{system}\n\n{}",
+        prompts::json_instructions(schema_name, &schema)
+    );
     Speech {
         key,
         perspective,

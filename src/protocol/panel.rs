@@ -3,7 +3,7 @@
 //! out; the result is RECOMMENDED, or CONTESTED and left to the person.
 
 use super::kit;
-use super::prompts::{self, DATA_RULE, fenced};
+use super::prompts::{DATA_RULE, fenced};
 use super::{Common, Ending, Flag, Outcome, SettingsError, SettingsInput};
 use crate::debate::{
     AskKind, Confidence, Control, Event, FlagKind, MODERATOR, Phase, Presentation, Seat, SidePanel,
@@ -607,6 +607,12 @@ pub struct PanelResult {
     pub options: Vec<PanelOption>,
     pub rounds: u32,
     pub threshold: String,
+    /// Judges that gave a valid recommendation at the end, and how many of them back the
+    /// leading option.
+    #[serde(default)]
+    pub voters: usize,
+    #[serde(default)]
+    pub agreeing: usize,
     /// Judge → the order it saw the options in (against position bias).
     pub option_order: BTreeMap<String, Vec<String>>,
     /// Judges left out, flags, what the context lost.
@@ -638,9 +644,8 @@ impl PanelResult {
             );
             let _ = writeln!(
                 out,
-                "**Confidence:** HIGH ({} of the judges agreed; threshold {})\n",
-                self.distribution_count(option),
-                self.threshold
+                "**Confidence:** HIGH ({} of {} judges agreed; threshold {})\n",
+                self.agreeing, self.voters, self.threshold
             );
         } else {
             let _ = writeln!(out, "**Outcome:** CONTESTED — the judges disagree\n");
@@ -716,16 +721,6 @@ impl PanelResult {
             }
         }
         out
-    }
-
-    fn distribution_count(&self, option: &str) -> String {
-        let backing = self.perspectives.len();
-        let count = self
-            .perspectives
-            .values()
-            .filter(|p| p.starts_with(&format!("Option {option} ")))
-            .count();
-        format!("{count} of {backing}")
     }
 
     pub fn outcome(&self) -> Outcome {
@@ -819,6 +814,12 @@ fn options_text(options: &[PanelOption], order: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The options as a list in their own order.
+fn listed(options: &[PanelOption]) -> String {
+    let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+    options_text(options, &ids)
 }
 
 fn option_ids(options: &[PanelOption]) -> Vec<Value> {
@@ -921,10 +922,7 @@ impl ReplyParser for OptionsReplies {
             return Err("propose at least two options".into());
         }
         Ok(Reply {
-            content: options_text(
-                &options,
-                &options.iter().map(|o| o.id.clone()).collect::<Vec<_>>(),
-            ),
+            content: listed(&options),
             data: Some(json!({"options": options})),
             ..Reply::default()
         })
@@ -1048,14 +1046,12 @@ fn shown_name(seated: &[Seated], index: usize, anonymous: bool) -> String {
     }
 }
 
-fn judge_system(judge: &Judge, schema_name: &str, schema: &Value) -> String {
+/// A judge's system prompt; `kit::structured_speech` appends the reply schema.
+fn judge_system(judge: &Judge) -> String {
     format!(
         "You are the {} judge on a decision panel, with a {} stance that you must keep. {}\n\n\
-         {DATA_RULE}\n\n{}",
-        judge.name,
-        judge.stance,
-        judge.instruction,
-        prompts::json_instructions(schema_name, schema)
+         {DATA_RULE}",
+        judge.name, judge.stance, judge.instruction
     )
 }
 
@@ -1091,13 +1087,10 @@ async fn run(
     let options = match settings.options.is_empty() {
         false => settings.options.clone(),
         true => match propose_options(ctx, common, settings, &question).await? {
-            Some(options) => options,
-            None => return Ok(Ending::Cancelled),
+            Ok(options) => options,
+            Err(ending) => return Ok(ending),
         },
     };
-    if options.is_empty() {
-        return Ok(Ending::Paused);
-    }
 
     // 2. The judges take their seats.
     let mut seated = seat_judges(ctx, common, settings, &options)?;
@@ -1230,14 +1223,14 @@ async fn run(
     Ok(Ending::Concluded(Box::new(result.outcome())))
 }
 
-/// The moderator proposes options, and the person accepts or replaces them; `None` when the
-/// person ends the debate there, an empty list when nobody answered in time.
+/// The moderator proposes options, and the person accepts or replaces them; the ending
+/// instead when the person ends the debate there or nobody answers in time.
 async fn propose_options(
     ctx: &Context,
     common: &Common,
     settings: &PanelSettings,
     question: &str,
-) -> Result<Option<Vec<PanelOption>>, EngineError> {
+) -> Result<Result<Vec<PanelOption>, Ending>, EngineError> {
     let schema = options_schema();
     let mut prompt = format!(
         "Question: {question}\n\nPropose the 2–4 distinct options a decision panel should weigh \
@@ -1279,18 +1272,15 @@ async fn propose_options(
     }
     let detail = format!(
         "The moderator proposes these options:\n{}\n\nContinue with them, or guide with the options to use instead (A: label — description; B: …).",
-        options_text(
-            &proposed,
-            &proposed.iter().map(|o| o.id.clone()).collect::<Vec<_>>()
-        )
+        listed(&proposed)
     );
     let mut proposed = proposed;
     match ctx.ask(0, AskKind::Options, Some(detail)).await? {
-        CheckpointOutcome::TimedOut => return Ok(Some(Vec::new())),
+        CheckpointOutcome::TimedOut => return Ok(Err(Ending::Paused)),
         CheckpointOutcome::Answered {
             control: Control::End,
             ..
-        } => return Ok(None),
+        } => return Ok(Err(Ending::Cancelled)),
         CheckpointOutcome::Answered {
             control: Control::Guide(text),
             ..
@@ -1310,7 +1300,7 @@ async fn propose_options(
             "no usable options to judge; give them with --option \"A: label — description\"".into(),
         ));
     }
-    Ok(Some(proposed))
+    Ok(Ok(proposed))
 }
 
 /// Options typed at the checkpoint: `A: label — description` separated by `;` or new lines.
@@ -1443,7 +1433,7 @@ async fn judge_round(
             kit::structured_speech(
                 TurnKey::new(round, phase, judge.seat.id.clone()),
                 Some(judge.judge.name.clone()),
-                judge_system(&judge.judge, schema_name, &schema),
+                judge_system(&judge.judge),
                 prompt,
                 schema_name,
                 schema,
@@ -1696,6 +1686,8 @@ fn build_result(
         options: options.to_vec(),
         rounds,
         threshold: settings.consensus_threshold.to_string(),
+        voters: check.voters,
+        agreeing: check.distribution.values().map(Vec::len).max().unwrap_or(0),
         option_order: seated
             .iter()
             .map(|s| (s.key.clone(), s.order.clone()))
