@@ -390,7 +390,7 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
                 "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
                 owners.join(" or "),
                 protocol.name(),
-                owners.first().copied().unwrap_or("panel")
+                owners.first().copied().unwrap_or_default()
             )));
         }
     }
