@@ -13,6 +13,7 @@ use moot::llm::{
     RetryPolicy, StructuredMode,
 };
 use moot::protocol::moves::{debater_reply, debater_schema};
+use moot::protocol::prompts::json_instructions;
 use moot::store::Store;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -55,7 +56,7 @@ fn argument_request() -> ChatRequest {
             seat: "A".into(),
             perspective: Some("Performance Advocate".into()),
         },
-        system: "Reply with JSON named moot_argument".into(),
+        system: json_instructions("moot_argument", &debater_schema()),
         messages: vec![ChatMessage::user(
             "Question: x\nRound 1 of at most 3. You are seat A.\n",
         )],
@@ -76,6 +77,46 @@ async fn complete(
     let mut sink = |piece: &str| streamed.push_str(piece);
     let result = provider.complete(request, &mut sink).await;
     (result, streamed)
+}
+
+/// The stand-in answers what it was taught and refuses anything else by name, so a new prompt
+/// cannot pass a test on a reply meant for another request.
+#[tokio::test]
+async fn the_stand_in_refuses_a_request_it_does_not_know() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    let mut request = argument_request();
+    request.reply = Some(ReplyFormat {
+        name: "moot_mystery".into(),
+        schema: serde_json::json!({"type": "object"}),
+    });
+    request.system = json_instructions("moot_mystery", &serde_json::json!({"type": "object"}));
+    let (result, _) = complete(provider.as_ref(), &request).await;
+    let error = result
+        .expect_err("an unknown schema is refused")
+        .to_string();
+    assert!(
+        error.contains("no reply for a request with schema moot_mystery"),
+        "{error}"
+    );
+    let mut prose = argument_request();
+    prose.reply = None;
+    prose.system = "You are a poet.".into();
+    let (result, _) = complete(provider.as_ref(), &prose).await;
+    let error = result
+        .expect_err("prose that is not a pose is refused")
+        .to_string();
+    assert!(error.contains("not a moderator pose"), "{error}");
+    let kinds: Vec<(String, u16)> = server
+        .seen()
+        .iter()
+        .map(|s| (s.kind.clone(), s.status))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![("unknown".to_string(), 400), ("unknown".to_string(), 400)]
+    );
 }
 
 #[tokio::test]
@@ -316,7 +357,7 @@ fn speech(deadline: Option<tokio::time::Instant>) -> Speech {
     Speech {
         key: TurnKey::new(1, Phase::Argument, "A"),
         perspective: Some("Performance Advocate".into()),
-        system: "Reply with JSON named moot_argument".into(),
+        system: json_instructions("moot_argument", &debater_schema()),
         prompt: "Question: x\nRound 1 of at most 3. You are seat A.\n".into(),
         kind: debater_reply(),
         schema_name: "moot_argument",

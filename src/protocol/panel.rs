@@ -1393,7 +1393,11 @@ async fn judge_round(
         .enumerate()
         .filter(|(_, s)| s.out.is_none())
         .map(|(index, judge)| {
-            let mut prompt = base_prompt(question, settings, options, &judge.order);
+            let mut prompt = format!(
+                "Round {round} of at most {}.\n{}",
+                settings.max_rounds,
+                base_prompt(question, settings, options, &judge.order)
+            );
             let (phase, schema_name, schema, others) = if round == 1 {
                 prompt.push_str(
                     "\nEvaluate every option from your stance, then recommend exactly one. You work alone: \

@@ -123,6 +123,9 @@ pub struct Behaviour {
     /// Text every debater argument carries (a prompt injection, say); the synthesis repeats it
     /// as if the moderator had been taken in.
     pub inject: Option<String>,
+    /// A panel judge's recommendation per round, by the judge's initial ("R"); the last entry
+    /// holds for later rounds. A judge not listed recommends the first option.
+    pub panel_votes: Vec<(&'static str, Vec<&'static str>)>,
 }
 
 impl Default for Behaviour {
@@ -143,6 +146,7 @@ impl Default for Behaviour {
             always_conclude: false,
             no_concessions: false,
             inject: None,
+            panel_votes: Vec::new(),
         }
     }
 }
@@ -301,33 +305,87 @@ async fn respond(socket: &mut TcpStream, status: u16, headers: &[(&str, String)]
     let _ = socket.shutdown().await;
 }
 
-/// The kind of moot request, its seat and round, read from the request body.
+/// Every piece of text a request carries (system prompt and messages), joined.
+fn request_text(body: &Value) -> String {
+    let mut text = body["system"].as_str().unwrap_or_default().to_string();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        match &message["content"] {
+            Value::String(content) => text.push_str(content),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(|part| part["text"].as_str())
+                .for_each(|part| text.push_str(part)),
+            _ => {}
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The schema a request asks its reply to match: OpenAI's `response_format`, Anthropic's tool,
+/// or, when a server refused both, the name moot writes into the instructions.
+fn requested_schema(body: &Value) -> Option<(String, Value)> {
+    let format = &body["response_format"];
+    if let Some(name) = format["json_schema"]["name"].as_str() {
+        return Some((name.to_string(), format["json_schema"]["schema"].clone()));
+    }
+    if let Some(name) = body["tools"][0]["name"].as_str() {
+        return Some((name.to_string(), body["tools"][0]["input_schema"].clone()));
+    }
+    let text = request_text(body);
+    let marker = "It must match this JSON schema, named ";
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let (name, after) = rest.split_once(':')?;
+    let schema = serde_json::Deserializer::from_str(after)
+        .into_iter::<Value>()
+        .next()
+        .and_then(Result::ok)
+        .unwrap_or(Value::Null);
+    Some((name.to_string(), schema))
+}
+
+/// The kind of moot request, its seat and round, read from the request body: by the reply
+/// schema it names, or, for the one prose request, by the moderator's pose. Anything else is
+/// `unknown`, which the server refuses loudly instead of guessing.
 fn classify(body: &Value) -> (String, Option<String>, u32) {
     let text = body.to_string();
-    let kind = if text.contains("moot_analysis") {
-        "analysis"
-    } else if text.contains("moot_evaluation") {
-        "evaluation"
-    } else if text.contains("moot_synthesis") {
-        "synthesis"
-    } else if text.contains("moot_argument") {
-        if text.contains("This round's arguments, in full") {
-            "rebuttal"
-        } else {
-            "argument"
+    let schema = requested_schema(body).map(|(name, _)| name);
+    let kind = match schema.as_deref() {
+        Some("moot_analysis") => "analysis",
+        Some("moot_evaluation") => "evaluation",
+        Some("moot_synthesis") => "synthesis",
+        Some("moot_argument") if text.contains("This round's arguments, in full") => "rebuttal",
+        Some("moot_argument") => "argument",
+        Some("moot_panel_options") => "panel_options",
+        Some("moot_panel_recommendation") => "recommendation",
+        Some("moot_panel_challenge") => "challenge",
+        Some(_) => "unknown",
+        None if text.contains("You are the moderator of a structured debate")
+            && (text.contains("Pose the question") || text.contains("Open round")) =>
+        {
+            "pose"
         }
-    } else {
-        "pose"
+        None => "unknown",
     };
     let seat = text
         .find("You are seat ")
         .and_then(|i| text[i + 13..].chars().next())
+        .or_else(|| {
+            // A judge: its seat is its name's initial (Risk → R).
+            text.find(" judge on a decision panel")
+                .and_then(|end| text[..end].rfind("You are the ").map(|i| i + 12))
+                .and_then(|i| text[i..].chars().next())
+        })
         .map(|c| c.to_string());
     let round = text
         .find("Round ")
         .and_then(|i| text[i + 6..].split(|c: char| !c.is_ascii_digit()).next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
+        .unwrap_or(match kind {
+            "recommendation" => 1,
+            "challenge" => 2,
+            _ => 0,
+        });
     (kind.to_string(), seat, round)
 }
 
@@ -395,6 +453,7 @@ fn reply_for(
     seat: Option<&str>,
     round: u32,
     prompt: &str,
+    schema: &Value,
     behaviour: &Behaviour,
 ) -> String {
     let ids = mentioned_ids(prompt);
@@ -489,7 +548,60 @@ fn reply_for(
             })
             .to_string()
         }
-        _ => "unknown".to_string(),
+        "panel_options" => json!({"options": [
+            {"id": "A", "label": "Local-first sync", "description": "full offline editing"},
+            {"id": "B", "label": "Online only", "description": "no offline support in v1"},
+            {"id": "C", "label": "Limited offline", "description": "a read-only cache"},
+        ]})
+        .to_string(),
+        "recommendation" | "challenge" => {
+            let options: Vec<&str> = schema["properties"]["recommended"]["enum"]
+                .as_array()
+                .map(|ids| ids.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let pick = behaviour
+                .panel_votes
+                .iter()
+                .find(|(judge, _)| *judge == seat)
+                .and_then(|(_, picks)| picks.get(round as usize - 1).or(picks.last()))
+                .copied()
+                .or(options.first().copied())
+                .unwrap_or("A");
+            let mut reply = json!({
+                "reasoning": format!("The {seat} judge weighs every option; in round {round} option {pick} serves its stance best."),
+                "recommended": pick,
+                "perspective": format!("{seat}: option {pick}"),
+            });
+            if kind == "recommendation" {
+                reply["assessments"] = options
+                    .iter()
+                    .map(|id| json!({"option": id, "assessment": format!("{seat} on {id}: workable")}))
+                    .collect();
+            } else {
+                reply["challenges"] = schema["properties"]["challenges"]["items"]["properties"]
+                    ["judge"]["enum"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|other| json!({"judge": other, "counter_argument": format!("{other} underrates what {pick} costs to run")}))
+                    .collect();
+                let before = prompt
+                    .split("Your previous recommendation: option ")
+                    .nth(1)
+                    .and_then(|rest| rest.split('.').next())
+                    .unwrap_or("");
+                reply["change_reason"] = if before == pick {
+                    json!("")
+                } else {
+                    json!(format!(
+                        "The others showed that {before} cannot ship on time; {pick} can."
+                    ))
+                };
+            }
+            reply.to_string()
+        }
+        other => panic!("the stand-in has no reply for a {other} request"),
     }
 }
 
@@ -617,9 +729,30 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         }
         _ => {}
     }
+    if kind == "unknown" {
+        // A request this brain was not taught: refuse it loudly instead of guessing a reply.
+        record(400, None);
+        let schema = requested_schema(&body).map(|(name, _)| name);
+        let message = format!(
+            "stand-in server: no reply for a request with schema {}; teach tests/support/mod.rs `classify` and `reply_for` about it",
+            schema.as_deref().unwrap_or("(none, not a moderator pose)")
+        );
+        eprintln!("{message}");
+        respond(
+            &mut socket,
+            400,
+            &[],
+            &json!({"error": {"message": message}}).to_string(),
+        )
+        .await;
+        return Ok(());
+    }
     record(200, fault.clone());
-    let prompt = body.to_string();
-    let mut text = reply_for(&kind, seat.as_deref(), round, &prompt, &behaviour);
+    let prompt = request_text(&body);
+    let schema = requested_schema(&body)
+        .map(|(_, schema)| schema)
+        .unwrap_or_default();
+    let mut text = reply_for(&kind, seat.as_deref(), round, &prompt, &schema, &behaviour);
     match &fault {
         Some(Fault::Garbage) => text = "I would rather not answer in JSON today.".into(),
         Some(Fault::HalfJson) => text.truncate(text.len() / 2),
