@@ -1,7 +1,8 @@
 //! The moderated debate against the stand-in server answering every call after 200 ms:
 //! wall time of a 3-seat, 3-round debate (parallel and `--sequential`) against its critical
 //! path, peak RSS of the real binary running it, and prompt tokens of a 4-round debate
-//! against a full-transcript baseline. `cargo bench --bench debate`.
+//! against a full-transcript baseline; the same wall-time figures for a panel of 3 judges × 2
+//! rounds with options proposed first. `cargo bench --bench debate`.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -29,11 +30,24 @@ fn main() {
     report_critical_path(&server);
     report_peak_rss(&server);
     report_prompt_tokens(&server);
+    let panel = StandIn::start_in_background(Behaviour {
+        latency: LATENCY,
+        // Three ways apart in round 1; Value and Effort come round to A in round 2.
+        panel_votes: vec![
+            ("R", vec!["A"]),
+            ("V", vec!["B", "A"]),
+            ("E", vec!["C", "A"]),
+        ],
+        ..Behaviour::default()
+    });
+    report_panel_critical_path(&panel);
     SERVER.set(server).ok();
+    PANEL_SERVER.set(panel).ok();
     divan::main();
 }
 
 static SERVER: std::sync::OnceLock<StandIn> = std::sync::OnceLock::new();
+static PANEL_SERVER: std::sync::OnceLock<StandIn> = std::sync::OnceLock::new();
 
 fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
     let spec = ProviderSpec {
@@ -50,8 +64,30 @@ fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
     settings
 }
 
+/// A panel of the default three judges, two rounds at most, options proposed by the moderator.
+fn panel_settings(server: &StandIn, sequential: bool) -> DebateSettings {
+    let spec = ProviderSpec {
+        model: "stand-in".into(),
+        ..ProviderSpec::openai(&server.openai_base())
+    };
+    let config = Config::parse(
+        "protocol = \"panel\"\n[panel]\nmax_rounds = 2\n",
+        std::path::Path::new("bench.toml"),
+    )
+    .unwrap();
+    let mut settings = DebateSettings::from_config(&config, spec).unwrap();
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings.sequential = sequential;
+    settings
+}
+
 /// Runs one debate in-process; returns its wall time and journaled turns.
 fn debate(server: &StandIn, rounds: u32, sequential: bool) -> (Duration, Vec<Turn>) {
+    run(settings(server, rounds, sequential))
+}
+
+fn run(settings: DebateSettings) -> (Duration, Vec<Turn>) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -73,7 +109,7 @@ fn debate(server: &StandIn, rounds: u32, sequential: bool) -> (Duration, Vec<Tur
         let finish = session::start(
             store.clone(),
             QUESTION,
-            settings(server, rounds, sequential),
+            settings,
             Wiring {
                 events,
                 controls,
@@ -89,15 +125,15 @@ fn debate(server: &StandIn, rounds: u32, sequential: bool) -> (Duration, Vec<Tur
     })
 }
 
-/// The steps that must follow one another, each as long as its slowest call.
-fn critical_path(turns: &[Turn]) -> (usize, Duration) {
+/// The steps that must follow one another, each as long as its slowest call: the turns of one
+/// round in a `parallel` phase are one step; every other turn is its own step.
+fn critical_path(turns: &[Turn], parallel: &[Phase]) -> (usize, Duration) {
     let mut steps: Vec<(u32, Phase, u64)> = Vec::new();
     for turn in turns {
-        // Parallel arguments of one round are one step; every other turn is its own step.
-        if turn.phase == Phase::Argument
+        if parallel.contains(&turn.phase)
             && let Some(step) = steps
                 .iter_mut()
-                .find(|(r, p, _)| *r == turn.round && *p == Phase::Argument)
+                .find(|(r, p, _)| *r == turn.round && *p == turn.phase)
         {
             step.2 = step.2.max(turn.latency_ms);
             continue;
@@ -112,7 +148,7 @@ fn critical_path(turns: &[Turn]) -> (usize, Duration) {
 
 fn report_critical_path(server: &StandIn) {
     let (wall, turns) = debate(server, 3, false);
-    let (steps, measured) = critical_path(&turns);
+    let (steps, measured) = critical_path(&turns, &[Phase::Argument]);
     let nominal = LATENCY * steps as u32;
     let (sequential_wall, sequential_turns) = debate(server, 3, true);
     eprintln!(
@@ -131,6 +167,32 @@ fn report_critical_path(server: &StandIn) {
         sequential_wall.as_millis(),
         sequential_turns.len(),
         (LATENCY * sequential_turns.len() as u32).as_millis()
+    );
+}
+
+fn report_panel_critical_path(server: &StandIn) {
+    let (wall, turns) = run(panel_settings(server, false));
+    let (steps, measured) = critical_path(&turns, &[Phase::Recommendation, Phase::Challenge]);
+    let nominal = LATENCY * steps as u32;
+    let (sequential_wall, sequential_turns) = run(panel_settings(server, true));
+    let rounds = turns.iter().map(|t| t.round).max().unwrap_or(0);
+    eprintln!(
+        "panel: 3 judges, {rounds} rounds, options proposed first, stand-in latency {} ms",
+        LATENCY.as_millis()
+    );
+    eprintln!(
+        "  parallel:   wall {:>6} ms | critical path {steps} model steps = {} ms nominal, {} ms as journaled | wall / nominal = {:.3}",
+        wall.as_millis(),
+        nominal.as_millis(),
+        measured.as_millis(),
+        wall.as_secs_f64() / nominal.as_secs_f64()
+    );
+    eprintln!(
+        "  sequential: wall {:>6} ms | {} calls one after another = {} ms nominal | sequential / parallel = {:.2}",
+        sequential_wall.as_millis(),
+        sequential_turns.len(),
+        (LATENCY * sequential_turns.len() as u32).as_millis(),
+        sequential_wall.as_secs_f64() / wall.as_secs_f64()
     );
 }
 
@@ -222,4 +284,14 @@ fn moderated_3_seats_3_rounds_parallel() -> Duration {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn moderated_3_seats_3_rounds_sequential() -> Duration {
     debate(SERVER.get().unwrap(), 3, true).0
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn panel_3_judges_2_rounds_parallel() -> Duration {
+    run(panel_settings(PANEL_SERVER.get().unwrap(), false)).0
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn panel_3_judges_2_rounds_sequential() -> Duration {
+    run(panel_settings(PANEL_SERVER.get().unwrap(), true)).0
 }
