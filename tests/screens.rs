@@ -4,7 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use moot::debate::{
     Act, Answer, AskKind, Assessment, Confidence, Convergence, ConvergenceSignal, DebateStatus,
-    Decision, Event, FlagKind, Move, Phase, Relation, Seat, TurnStatus,
+    Decision, Event, FlagKind, Move, Phase, Relation, Seat, Standing, TurnStatus,
 };
 use moot::tui::app::App;
 use moot::tui::keymap::{Keymap, Scope};
@@ -565,4 +565,207 @@ fn the_help_scrolls_on_a_small_terminal_to_its_last_key() {
         render(&mut app, 80, 24).contains(last.help),
         "scrolled to the end"
     );
+}
+
+fn judge(id: &str, name: &str, stance: &str) -> Seat {
+    Seat {
+        stance: stance.into(),
+        ..seat(id, name, &[stance])
+    }
+}
+
+fn standings(round: u32, backers: &[&[&[&str]]], headline: &str, changes: &[&str]) -> Event {
+    let options = [
+        ("A", "Local-first sync"),
+        ("B", "Online only"),
+        ("C", "Limited offline"),
+    ];
+    Event::Standings {
+        round,
+        headline: headline.into(),
+        standings: options
+            .iter()
+            .zip(backers)
+            .map(|((id, label), rounds)| Standing {
+                id: id.to_string(),
+                label: label.to_string(),
+                backers: rounds
+                    .iter()
+                    .map(|r| r.iter().map(|s| s.to_string()).collect())
+                    .collect(),
+            })
+            .collect(),
+        changes: changes.iter().map(|c| c.to_string()).collect(),
+    }
+}
+
+/// A judges' panel in round 2: round 1 split three ways, Value has moved to A, Effort streams.
+fn panel_round_two() -> Vec<Event> {
+    let presentation = moot::protocol::named("panel").unwrap().presentation();
+    let question = "How much offline support should v1 have?";
+    vec![
+        Event::DebateCreated {
+            id: "DEB-panel001".into(),
+            question: question.into(),
+            protocol: "panel".into(),
+            resumed: false,
+        },
+        Event::DebateStarted {
+            id: "DEB-panel001".into(),
+            question: question.into(),
+            protocol: "panel".into(),
+            seats: vec![
+                judge("R", "Risk", "skeptical: minimise risk"),
+                judge("V", "Value", "optimistic: maximise user value"),
+                judge("E", "Effort", "pragmatic: optimise ROI"),
+            ],
+            max_rounds: 2,
+            provider: "openai".into(),
+            model: "stand-in".into(),
+            caveat: None,
+            presentation,
+        },
+        Event::RoundStarted {
+            round: 1,
+            limit: None,
+        },
+        completed(
+            1,
+            Phase::Recommendation,
+            "R",
+            "Sync conflicts are where offline editors fail: merge bugs surface weeks later. **Recommend A** only with a conflict log; otherwise C.",
+            vec![],
+        ),
+        completed(
+            1,
+            Phase::Recommendation,
+            "V",
+            "Field teams work in basements with no signal: without editing offline they cannot do their job. **Recommend B** for v1 speed, A next.",
+            vec![],
+        ),
+        completed(
+            1,
+            Phase::Recommendation,
+            "E",
+            "A read-only cache covers most of the field need at a tenth of the cost. **Recommend C.**",
+            vec![],
+        ),
+        standings(
+            1,
+            &[&[&["R"]], &[&["V"]], &[&["E"]]],
+            "Round 1: no consensus (largest share 1 of 3; needs 2/3)",
+            &[],
+        ),
+        Event::RoundStarted {
+            round: 2,
+            limit: None,
+        },
+        completed(
+            2,
+            Phase::Challenge,
+            "R",
+            "Value assumes users tolerate lost edits; Effort assumes a cache is enough for field notes. I hold A with a conflict log.",
+            vec![],
+        ),
+        completed(
+            2,
+            Phase::Challenge,
+            "V",
+            "Risk's conflict log answers my worry about lost work; I move to A.",
+            vec![],
+        ),
+        Event::TurnStarted {
+            round: 2,
+            phase: Phase::Challenge,
+            seat: "E".into(),
+        },
+        Event::TurnDelta {
+            seat: "E".into(),
+            round: 2,
+            phase: Phase::Challenge,
+            text: "Risk prices the merge work honestly, but".into(),
+        },
+    ]
+}
+
+#[test]
+fn the_panel_live_screen_its_choice_and_its_result() {
+    for (width, height) in SIZES {
+        let mut app = app_with(&panel_round_two());
+        let screen = render(&mut app, width, height);
+        let side_panel = width >= 120;
+        for expected in ["Risk", "Value", "Effort", "Options"]
+            .into_iter()
+            .filter(|e| side_panel || *e != "Options")
+        {
+            assert!(
+                screen.contains(expected),
+                "{expected} missing at {width}x{height}:\n{screen}"
+            );
+        }
+        insta::assert_snapshot!(format!("panel_live_{width}x{height}"), screen);
+        if side_panel {
+            // `a` hides the options panel and shows it again.
+            app.on_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+            assert!(!render(&mut app, width, height).contains("╭ Options"));
+            app.on_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE));
+            assert!(render(&mut app, width, height).contains("╭ Options"));
+        }
+
+        let mut events = panel_round_two();
+        events.push(completed(2, Phase::Challenge, "E", "Risk prices the merge work honestly, but a cache still ships a quarter sooner. I stay with C.", vec![]));
+        events.push(standings(
+            2,
+            &[&[&["R"], &["R", "V"]], &[&["V"], &[]], &[&["E"], &["E"]]],
+            "Round 2: no consensus (largest share 2 of 3 for A; needs 3/4)",
+            &["value r2: B → A — Risk's conflict log answers the lost-work worry"],
+        ));
+        events.push(Event::Synthesis {
+            markdown: "# Panel result: How much offline support should v1 have?\n\n**Outcome:** CONTESTED\n\n**Confidence:** REQUIRES_INPUT".into(),
+            confidence: Confidence::RequiresInput,
+            path: None,
+            draft: true,
+        });
+        events.push(Event::Checkpoint {
+            round: 2,
+            timeout_seconds: 1800,
+            kind: AskKind::Choice,
+            detail: Some("The judges disagree. Which option do you choose?".into()),
+            choices: vec![
+                ("A".into(), "Local-first sync".into()),
+                ("B".into(), "Online only".into()),
+                ("C".into(), "Limited offline".into()),
+            ],
+        });
+        let mut app = app_with(&events);
+        insta::assert_snapshot!(
+            format!("panel_choice_{width}x{height}"),
+            render(&mut app, width, height)
+        );
+
+        app.on_event(&Event::CheckpointAnswered {
+            round: 2,
+            decision: Answer::Choose,
+            guidance: Some("A".into()),
+            kind: AskKind::Choice,
+        });
+        app.on_event(&Event::Synthesis {
+            markdown: "# Panel result: How much offline support should v1 have?\n\n**Outcome:** CONTESTED — chosen: option A: Local-first sync (by ana at the workbench)\n\n**Confidence:** REQUIRES_INPUT\n\n## Distribution\n\n- A: Local-first sync — risk, value\n- C: Limited offline — effort\n\n## Change log\n\n- value, round 2: B → A — Risk's conflict log answers the lost-work worry".into(),
+            confidence: Confidence::RequiresInput,
+            path: Some("docs/decisions/2026-11-22-offline-support.md".into()),
+            draft: false,
+        });
+        app.on_event(&Event::DebateCompleted {
+            id: "DEB-panel001".into(),
+            status: DebateStatus::Completed,
+        });
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+        let screen = render(&mut app, width, height);
+        assert!(
+            screen.contains("Result"),
+            "the result view is titled by the protocol:\n{screen}"
+        );
+        assert!(!screen.contains("Synthesis"), "{screen}");
+        insta::assert_snapshot!(format!("panel_result_{width}x{height}"), screen);
+    }
 }

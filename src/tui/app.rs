@@ -4,7 +4,7 @@
 
 use super::keymap::{Command, Keymap, Scope};
 use super::state::DebateView;
-use crate::debate::{AskKind, Control, Event};
+use crate::debate::{AskKind, Control, Event, SidePanel};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui_textarea::{TextArea, WrapMode};
 use std::sync::Arc;
@@ -547,6 +547,18 @@ impl App {
                     Some(i) if i + 1 < seats => Some(i + 1),
                     _ => None,
                 };
+            }
+            Command::ToggleMap
+                if self
+                    .view
+                    .presentation
+                    .panels
+                    .contains(&SidePanel::Standings) =>
+            {
+                // The standings fill the side panel alone: one key shows or hides it.
+                let shown = self.panels.commitments || self.panels.map;
+                self.panels.commitments = !shown;
+                self.panels.map = !shown;
             }
             Command::ToggleMap => self.panels.map = !self.panels.map,
             Command::Maximize => {

@@ -8,7 +8,7 @@ pub mod side;
 use super::app::{App, Modal};
 use super::keymap::{Command, Keymap, Scope};
 use super::theme::Theme;
-use crate::debate::{AskKind, DebateStatus};
+use crate::debate::{AskKind, DebateStatus, SidePanel};
 use crate::tui::wrap::wrap;
 use pane::PaneCache;
 use ratatui::Frame;
@@ -426,12 +426,26 @@ fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             (Command::Back, "close"),
         ]
         .iter()
+        .filter(|(command, _)| offers(app, *command))
         .map(|(command, what)| (Scope::Synthesis, *command, what.to_string()))
         .collect(),
         (Modal::Help(_), _) => vec![(Scope::Help, Command::Back, "close".to_string())],
         _ => FOOTER
             .iter()
-            .map(|(command, what)| (Scope::Screen, *command, what.to_string()))
+            .map(|(command, what)| {
+                let what = match command {
+                    // "synthesis", "result": what this protocol calls its outcome.
+                    Command::Synthesis => app.view.presentation.outcome_title.to_lowercase(),
+                    // A protocol with standings shows them alone in the side panel.
+                    Command::ToggleMap
+                        if app.view.presentation.panels.contains(&SidePanel::Standings) =>
+                    {
+                        "options".to_string()
+                    }
+                    _ => what.to_string(),
+                };
+                (Scope::Screen, *command, what)
+            })
             .collect(),
     };
     let mut spans = Vec::new();
@@ -445,6 +459,12 @@ fn footer(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::styled(format!("{what} "), theme.dim));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// Whether a key is worth offering for this debate: a protocol without follow-up drafts
+/// offers no key to write one.
+fn offers(app: &App, command: Command) -> bool {
+    command != Command::WriteFollowUp || app.view.presentation.follow_up
 }
 
 /// The editor's keys, as its footer and title show them.
@@ -757,24 +777,25 @@ fn synthesis(
         None if draft => "draft, awaiting approval".into(),
         None => "not written to a file".into(),
     };
-    let keys = app.keymap.line(
-        Scope::Synthesis,
-        &[
-            (
-                Command::ToggleArguments,
-                if expanded.iter().all(|e| *e) {
-                    "hide arguments"
-                } else {
-                    "show arguments"
-                },
-            ),
-            (Command::Copy, "copy"),
-            (Command::Pager, "pager"),
-            (Command::Editor, "editor"),
-            (Command::WriteFollowUp, "follow-up issue"),
-            (Command::Back, "close"),
-        ],
-    );
+    let offered: Vec<(Command, &str)> = [
+        (
+            Command::ToggleArguments,
+            if expanded.iter().all(|e| *e) {
+                "hide arguments"
+            } else {
+                "show arguments"
+            },
+        ),
+        (Command::Copy, "copy"),
+        (Command::Pager, "pager"),
+        (Command::Editor, "editor"),
+        (Command::WriteFollowUp, "follow-up issue"),
+        (Command::Back, "close"),
+    ]
+    .into_iter()
+    .filter(|(command, _)| offers(app, *command))
+    .collect();
+    let keys = app.keymap.line(Scope::Synthesis, &offered);
     let hint = app
         .notice
         .clone()
