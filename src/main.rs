@@ -402,6 +402,7 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
             table: config.protocol_tables.get(protocol.name()),
             config_path: config.source.as_deref(),
             cwd: &cwd,
+            max_rounds: args.max_rounds,
             resolve_provider: &|profile, model| {
                 session::resolve_provider(config, &provider, profile, model)
             },

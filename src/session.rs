@@ -82,6 +82,7 @@ impl DebateSettings {
                 table: config.protocol_tables.get(protocol.name()),
                 config_path: config.source.as_deref(),
                 cwd: &cwd,
+                max_rounds: None,
                 resolve_provider: &|profile, model| {
                     resolve_provider(config, &provider, profile, model)
                 },

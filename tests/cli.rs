@@ -1950,6 +1950,8 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
             "--no-checkpoints",
             "--protocol",
             "panel",
+            "--max-rounds",
+            "1",
             PANEL_QUESTION,
         ],
     );
@@ -1961,6 +1963,10 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
         .filter(|kind| kind != "models")
         .collect();
     assert_eq!(kinds[0], "panel_options", "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|k| k == "challenge"),
+        "--max-rounds 1 runs no challenge round: {kinds:?}"
+    );
     let events = events(&output);
     let id = of_type(&events, "debate_completed")[0]["id"]
         .as_str()
@@ -1978,6 +1984,7 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
         vec!["Local-first sync", "Online only", "Limited offline"]
     );
     assert_eq!(result["outcome"], "CONTESTED");
+    assert_eq!(result["rounds"], 1);
     assert_eq!(result["confidence"], "REQUIRES_INPUT");
     assert_eq!(result["distribution"]["B"], serde_json::json!(["value"]));
     assert!(result.get("chosen").is_none(), "nobody was asked: {result}");

@@ -139,6 +139,7 @@ fn with_default_judges(mut panel: PanelSettings) -> Value {
                 table: None,
                 config_path: None,
                 cwd: Path::new("."),
+                max_rounds: None,
                 resolve_provider: &|_, _| Ok(Value::Null),
             })
             .unwrap(),

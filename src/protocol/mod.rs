@@ -67,6 +67,8 @@ pub struct SettingsInput<'a> {
     pub config_path: Option<&'a Path>,
     /// Relative paths (`--context`) resolve against this directory.
     pub cwd: &'a Path,
+    /// `--max-rounds` when given: it overrides the protocol's own default and config.
+    pub max_rounds: Option<u32>,
     /// A seat's provider by profile (or kind) and model, as the snapshot `Common::providers`
     /// builds from; the debate's own provider when both are `None`.
     pub resolve_provider: &'a ResolveProvider<'a>,

@@ -417,12 +417,13 @@ impl super::Protocol for Panel {
             }
             None => Threshold::TWO_THIRDS,
         };
-        let max_rounds = config.max_rounds.unwrap_or(2);
+        let max_rounds = input.max_rounds.or(config.max_rounds).unwrap_or(2);
         if !(1..=10).contains(&max_rounds) {
-            return Err(located(
-                "max_rounds",
-                format!("max_rounds must be 1–10, not {max_rounds}"),
-            ));
+            let problem = format!("a panel runs 1–10 rounds, not {max_rounds}");
+            return Err(match input.max_rounds {
+                Some(_) => format!("--max-rounds: {problem}"),
+                None => located("max_rounds", format!("max_rounds: {problem}")),
+            });
         }
         let timeout_per_judge = config.timeout_per_judge.unwrap_or(120);
         if !(1..=crate::engine::LONGEST_WAIT_SECONDS).contains(&timeout_per_judge) {
