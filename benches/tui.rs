@@ -187,14 +187,14 @@ fn ten_thousand() -> (tempfile::TempDir, moot::store::Store) {
 #[divan::bench(sample_count = 50)]
 fn history_list_of_10000_debates(bencher: divan::Bencher) {
     let (_dir, store) = ten_thousand();
-    let mut history = moot::tui::history::History::new(5, Default::default());
+    let mut history = moot::tui::history::History::new(Default::default());
     bencher.bench_local(|| moot::tui::run::refresh_history(&store, &mut history));
 }
 
 #[divan::bench(sample_count = 50)]
 fn history_search_over_10000_debates(bencher: divan::Bencher) {
     let (_dir, store) = ten_thousand();
-    let mut history = moot::tui::history::History::new(5, Default::default());
+    let mut history = moot::tui::history::History::new(Default::default());
     history.query = "latency budg".into();
     bencher.bench_local(|| moot::tui::run::refresh_history(&store, &mut history));
 }

@@ -11,7 +11,7 @@ use moot::providers::{self, ProviderFlags, ProviderSpec};
 use moot::session::{self, DebateSettings, ResumeChanges};
 use moot::store::Store;
 use moot::tui;
-use moot::tui::history::NewDebate;
+use moot::tui::history::{NewDebate, ProtocolChoice};
 use moot::tui::keymap::Keymap;
 use moot::tui::run::{Run, Setup, Start};
 use moot::tui::theme::{Depth, Theme};
@@ -344,9 +344,19 @@ fn workbench(
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
     let store = open_store()?;
+    let configured = args
+        .protocol
+        .clone()
+        .or_else(|| config.protocol.clone())
+        .unwrap_or_else(|| "moderated".into());
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
-        form_args.max_rounds = Some(debate.max_rounds);
+        if debate.protocol != configured {
+            // The command line's protocol flags belong to the protocol it named.
+            form_args.protocol_flags.clear();
+        }
+        form_args.protocol = Some(debate.protocol.clone());
+        form_args.max_rounds = debate.max_rounds.or(args.max_rounds);
         form_args.perspectives = debate.perspectives;
         form_args.checkpoints.no_checkpoints = !debate.checkpoints;
         form_args.named = debate.named.clone();
@@ -359,8 +369,16 @@ fn workbench(
     let setup = Setup {
         theme,
         keymap: keymap.clone(),
-        default_rounds: config.debate.max_rounds,
         catalog,
+        protocols: moot::protocol::REGISTRY
+            .iter()
+            .map(|p| ProtocolChoice {
+                name: p.name().to_string(),
+                description: p.description().to_string(),
+                seat_role: p.presentation().seat_role,
+            })
+            .collect(),
+        default_protocol: configured.clone(),
     };
     block_on(tui::run::workbench(store, setup, start, settings_for))?
         .map_err(|e| Failure::runtime(e.to_string()))

@@ -3,7 +3,7 @@
 
 use crate::debate::{AskKind, Debate, Event, Phase};
 use crate::llm::local::models::{DEMONSTRATION_NOTE, is_demonstration_model};
-use crate::session::DebateSettings;
+use crate::session::{self, DebateSettings};
 use crate::store::{CheckpointRecord, Store, StoreError};
 
 /// The events of a stored debate, in the order a live run emitted them (less the deltas):
@@ -150,5 +150,6 @@ fn created(debate: &Debate) -> Event {
         question: debate.question.clone(),
         protocol: debate.protocol.clone(),
         resumed: false,
+        presentation: session::presentation(&debate.protocol),
     }
 }

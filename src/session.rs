@@ -205,6 +205,14 @@ impl SessionError {
     }
 }
 
+/// How a protocol wants its debates shown; the moderated look for a name no longer
+/// registered.
+pub fn presentation(protocol: &str) -> crate::debate::Presentation {
+    protocol::find(protocol)
+        .map(|p| p.presentation())
+        .unwrap_or_default()
+}
+
 /// Exit codes: 0 done, 1 runtime failure, 2 usage or config error, 3 paused at a checkpoint
 /// nobody answered, 130 interrupted (paused).
 pub fn exit_code(result: &Result<Finish, SessionError>) -> i32 {
@@ -408,6 +416,7 @@ async fn run(
         question: debate.question.clone(),
         protocol: debate.protocol.clone(),
         resumed,
+        presentation: presentation(&debate.protocol),
     });
     let ctx = Context::new(
         debate.id.clone(),

@@ -61,7 +61,7 @@ fn mv(id: &str, act: Act, text: &str, answers: &[&str], relation: Option<Relatio
 /// A debate paused at the round-1 checkpoint, with seat A streaming nothing and B retrying.
 fn round_one() -> Vec<Event> {
     vec![
-        Event::DebateCreated { id: "DEB-snap0001".into(), question: "Should we use Redis or PostgreSQL for caching?".into(), protocol: "moderated".into(), resumed: false },
+        Event::DebateCreated { id: "DEB-snap0001".into(), question: "Should we use Redis or PostgreSQL for caching?".into(), protocol: "moderated".into(), resumed: false, presentation: Default::default() },
         Event::DebateStarted {
             id: "DEB-snap0001".into(),
             question: "Should we use Redis or PostgreSQL for caching?".into(),
@@ -261,7 +261,7 @@ fn any_size_from_1x1_to_400x120_draws_without_panicking() {
 #[test]
 fn the_history_screen_its_search_and_the_new_debate_form() {
     use moot::store::{DebateSummary, SearchHit};
-    use moot::tui::history::History;
+    use moot::tui::history::{History, ProtocolChoice};
     let summary =
         |id: &str, status: &str, confidence: Option<&str>, question: &str| DebateSummary {
             id: id.into(),
@@ -290,10 +290,18 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
         summary("DEB-cccc3333", "failed", None, "Should we add SSO?"),
     ];
     for (width, height) in SIZES {
-        let mut history = History::new(5, std::sync::Arc::new(Keymap::default()));
+        let mut history = History::new(std::sync::Arc::new(Keymap::default()));
         history.catalog = moot::catalog::catalog(&[])
             .into_iter()
             .map(|p| p.name)
+            .collect();
+        history.protocols = moot::protocol::REGISTRY
+            .iter()
+            .map(|p| ProtocolChoice {
+                name: p.name().into(),
+                description: p.description().into(),
+                seat_role: p.presentation().seat_role,
+            })
             .collect();
         history.show(rows.clone(), None);
         history.preview = Some((
@@ -340,6 +348,10 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             history.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
         insta::assert_snapshot!(format!("new_debate_{width}x{height}"), draw(&history));
+        // The panel seats judges: the form says so in place of the perspective fields.
+        history.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        history.on_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
+        insta::assert_snapshot!(format!("new_panel_{width}x{height}"), draw(&history));
     }
 }
 
@@ -609,6 +621,7 @@ fn panel_round_two() -> Vec<Event> {
             question: question.into(),
             protocol: "panel".into(),
             resumed: false,
+            presentation: presentation.clone(),
         },
         Event::DebateStarted {
             id: "DEB-panel001".into(),

@@ -15,6 +15,9 @@ pub enum Event {
         question: String,
         protocol: String,
         resumed: bool,
+        /// How the protocol wants to be shown, from the first frame.
+        #[serde(default)]
+        presentation: super::Presentation,
     },
     /// The moderator asks the human one clarifying question before assigning perspectives.
     ClarificationRequested {

@@ -28,10 +28,17 @@ pub struct Presentation {
     /// Whether its outcome offers a follow-up issue draft.
     #[serde(default = "offered")]
     pub follow_up: bool,
+    /// What the screen says before anyone is seated.
+    #[serde(default = "reading")]
+    pub opening: String,
 }
 
 fn offered() -> bool {
     true
+}
+
+fn reading() -> String {
+    "The moderator is reading the question…".into()
 }
 
 impl Default for Presentation {
@@ -42,6 +49,7 @@ impl Default for Presentation {
             panels: vec![SidePanel::Commitments, SidePanel::Map],
             outcome_title: "Synthesis".into(),
             follow_up: true,
+            opening: reading(),
         }
     }
 }

@@ -502,6 +502,7 @@ impl super::Protocol for Panel {
             panels: vec![SidePanel::Standings],
             outcome_title: "Result".into(),
             follow_up: false,
+            opening: "The moderator is framing the options to judge…".into(),
         }
     }
 

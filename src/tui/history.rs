@@ -12,18 +12,37 @@ use std::sync::Arc;
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewDebate {
     pub question: String,
+    /// The protocol's registered name.
+    pub protocol: String,
     /// None: decided from the question.
     pub perspectives: Option<u32>,
     /// Perspectives chosen by name (they override the count).
     pub named: Vec<String>,
-    pub max_rounds: u32,
+    /// None: the protocol's default (from config, or its own).
+    pub max_rounds: Option<u32>,
     pub checkpoints: bool,
+}
+
+/// A protocol the form offers, as the registry declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProtocolChoice {
+    pub name: String,
+    pub description: String,
+    /// What it calls a seat; only protocols that seat perspectives take them from the form.
+    pub seat_role: String,
+}
+
+impl ProtocolChoice {
+    fn seats_perspectives(&self) -> bool {
+        self.seat_role == "perspective"
+    }
 }
 
 /// The fields of the form, in tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
     Question,
+    Protocol,
     Perspectives,
     Seats,
     Rounds,
@@ -32,27 +51,30 @@ pub enum Field {
 
 pub struct NewDebateForm {
     pub question: TextArea<'static>,
+    /// Index into `History::protocols`.
+    pub protocol: usize,
     pub perspectives: Option<u32>,
     /// Per catalog perspective, whether it is chosen; `cursor` is the one the keys act on.
     pub chosen: Vec<bool>,
     pub cursor: usize,
-    pub max_rounds: u32,
+    pub max_rounds: Option<u32>,
     pub checkpoints: bool,
     pub field: Field,
     pub problem: Option<String>,
 }
 
 impl NewDebateForm {
-    fn new(max_rounds: u32, catalog: usize) -> Self {
+    fn new(protocol: usize, catalog: usize) -> Self {
         let mut question = TextArea::default();
         question.set_wrap_mode(WrapMode::Word);
         question.set_placeholder_text("Should we use Redis or PostgreSQL for caching?");
         NewDebateForm {
             question,
+            protocol,
             perspectives: None,
             chosen: vec![false; catalog],
             cursor: 0,
-            max_rounds,
+            max_rounds: None,
             checkpoints: true,
             field: Field::Question,
             problem: None,
@@ -96,9 +118,11 @@ pub struct History {
     pub preview: Option<(String, String)>,
     pub confirm_delete: Option<String>,
     pub form: Option<NewDebateForm>,
-    pub default_rounds: u32,
     /// The perspective catalog's names, for the form.
     pub catalog: Vec<String>,
+    /// The registered protocols, and the one the form starts on.
+    pub protocols: Vec<ProtocolChoice>,
+    pub default_protocol: usize,
     /// How many rows are loaded; grows as the selection nears the end, so a long history
     /// loads page by page.
     pub limit: usize,
@@ -107,7 +131,7 @@ pub struct History {
 }
 
 impl History {
-    pub fn new(default_rounds: u32, keymap: Arc<Keymap>) -> Self {
+    pub fn new(keymap: Arc<Keymap>) -> Self {
         History {
             keymap,
             help: None,
@@ -118,8 +142,9 @@ impl History {
             preview: None,
             confirm_delete: None,
             form: None,
-            default_rounds,
             catalog: Vec::new(),
+            protocols: Vec::new(),
+            default_protocol: 0,
             limit: PAGE,
             message: None,
             dirty: true,
@@ -269,7 +294,10 @@ impl History {
                 None
             }
             Command::NewDebate => {
-                self.form = Some(NewDebateForm::new(self.default_rounds, self.catalog.len()));
+                self.form = Some(NewDebateForm::new(
+                    self.default_protocol,
+                    self.catalog.len(),
+                ));
                 None
             }
             _ => None,
@@ -287,6 +315,8 @@ impl History {
 
     fn on_form_key(&mut self, key: KeyEvent) -> Option<HistoryEffect> {
         let command = self.keymap.lookup(Scope::Form, &key);
+        let seats_perspectives = self.form_seats_perspectives();
+        let protocols = self.protocols.len();
         let form = self.form.as_mut()?;
         match command {
             Some(Command::Cancel) => {
@@ -296,13 +326,18 @@ impl History {
             Some(Command::SubmitGuidance) => return self.submit_form(),
             _ => {}
         }
-        let fields = [
+        // Perspectives are offered only to a protocol that seats them.
+        let fields: Vec<Field> = [
             Field::Question,
+            Field::Protocol,
             Field::Perspectives,
             Field::Seats,
             Field::Rounds,
             Field::Checkpoints,
-        ];
+        ]
+        .into_iter()
+        .filter(|f| seats_perspectives || !matches!(f, Field::Perspectives | Field::Seats))
+        .collect();
         let position = fields.iter().position(|f| *f == form.field).unwrap_or(0);
         match (command, form.field) {
             (Some(Command::NextField), _) => form.field = fields[(position + 1) % fields.len()],
@@ -312,6 +347,12 @@ impl History {
             // The question is text: every other key types into it.
             (_, Field::Question) => {
                 form.question.input(key);
+            }
+            (Some(Command::Increase | Command::Toggle), Field::Protocol) => {
+                form.protocol = (form.protocol + 1) % protocols.max(1)
+            }
+            (Some(Command::Decrease), Field::Protocol) => {
+                form.protocol = (form.protocol + protocols.max(1) - 1) % protocols.max(1)
             }
             (Some(Command::Increase), Field::Perspectives) => {
                 form.perspectives = match form.perspectives {
@@ -336,11 +377,15 @@ impl History {
                     *chosen = !*chosen;
                 }
             }
+            // From the protocol's default up to 20, and back down to the default.
             (Some(Command::Increase), Field::Rounds) => {
-                form.max_rounds = (form.max_rounds + 1).min(20)
+                form.max_rounds = Some(form.max_rounds.map_or(1, |n| (n + 1).min(20)))
             }
             (Some(Command::Decrease), Field::Rounds) => {
-                form.max_rounds = form.max_rounds.saturating_sub(1).max(1)
+                form.max_rounds = form
+                    .max_rounds
+                    .and_then(|n| n.checked_sub(1))
+                    .filter(|n| *n > 0)
             }
             (Some(Command::Toggle | Command::Increase | Command::Decrease), Field::Checkpoints) => {
                 form.checkpoints = !form.checkpoints
@@ -350,7 +395,23 @@ impl History {
         None
     }
 
+    /// The protocol the form has chosen.
+    pub fn form_protocol(&self) -> Option<&ProtocolChoice> {
+        self.protocols.get(self.form.as_ref()?.protocol)
+    }
+
+    /// Whether the chosen protocol seats perspectives (true when no protocols are known).
+    pub fn form_seats_perspectives(&self) -> bool {
+        self.form_protocol()
+            .is_none_or(ProtocolChoice::seats_perspectives)
+    }
+
     fn submit_form(&mut self) -> Option<HistoryEffect> {
+        let seats_perspectives = self.form_seats_perspectives();
+        let protocol = self
+            .form_protocol()
+            .map(|p| p.name.clone())
+            .unwrap_or_else(|| "moderated".into());
         let form = self.form.as_mut()?;
         let question = form.question.lines().join("\n").trim().to_string();
         if question.is_empty() {
@@ -361,7 +422,7 @@ impl History {
             .catalog
             .iter()
             .zip(&form.chosen)
-            .filter(|(_, chosen)| **chosen)
+            .filter(|(_, chosen)| **chosen && seats_perspectives)
             .map(|(name, _)| name.clone())
             .collect();
         if named.len() > 4 || named.len() == 1 {
@@ -381,8 +442,9 @@ impl History {
         }
         let debate = NewDebate {
             question,
+            protocol,
             named,
-            perspectives: form.perspectives,
+            perspectives: form.perspectives.filter(|_| seats_perspectives),
             max_rounds: form.max_rounds,
             checkpoints: form.checkpoints,
         };
@@ -415,7 +477,7 @@ mod tests {
 
     #[test]
     fn search_is_incremental_and_rows_follow_hits() {
-        let mut history = History::new(5, Arc::new(Keymap::default()));
+        let mut history = History::new(Arc::new(Keymap::default()));
         history.show(
             vec![summary("DEB-a", "completed"), summary("DEB-b", "paused")],
             None,
@@ -455,7 +517,7 @@ mod tests {
 
     #[test]
     fn a_long_history_loads_page_by_page() {
-        let mut history = History::new(5, Arc::new(Keymap::default()));
+        let mut history = History::new(Arc::new(Keymap::default()));
         let page: Vec<DebateSummary> = (0..PAGE)
             .map(|i| summary(&format!("DEB-{i}"), "completed"))
             .collect();
@@ -471,7 +533,7 @@ mod tests {
 
     #[test]
     fn open_resume_and_delete_with_confirmation() {
-        let mut history = History::new(5, Arc::new(Keymap::default()));
+        let mut history = History::new(Arc::new(Keymap::default()));
         history.show(
             vec![summary("DEB-a", "completed"), summary("DEB-b", "paused")],
             None,
@@ -506,7 +568,7 @@ mod tests {
 
     #[test]
     fn the_form_seats_chosen_perspectives() {
-        let mut history = History::new(5, Arc::new(Keymap::default()));
+        let mut history = History::new(Arc::new(Keymap::default()));
         history.catalog = vec![
             "Performance Advocate".into(),
             "Simplicity Advocate".into(),
@@ -516,6 +578,7 @@ mod tests {
         for c in "Add SSO?".chars() {
             history.on_key(key(KeyCode::Char(c)));
         }
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Char(' ')));
@@ -542,9 +605,71 @@ mod tests {
         }
     }
 
+    fn protocols() -> Vec<ProtocolChoice> {
+        let choice = |name: &str, seat_role: &str| ProtocolChoice {
+            name: name.into(),
+            description: format!("the {name} protocol"),
+            seat_role: seat_role.into(),
+        };
+        vec![choice("moderated", "perspective"), choice("panel", "judge")]
+    }
+
+    #[test]
+    fn the_form_offers_every_protocol_and_perspectives_only_where_they_are_seated() {
+        let mut history = History::new(Arc::new(Keymap::default()));
+        history.catalog = vec!["Performance Advocate".into(), "Security Advocate".into()];
+        history.protocols = protocols();
+        history.default_protocol = 1;
+        history.on_key(key(KeyCode::Char('n')));
+        assert_eq!(
+            history.form_protocol().unwrap().name,
+            "panel",
+            "starts on the configured"
+        );
+        for c in "Offline in v1?".chars() {
+            history.on_key(key(KeyCode::Char(c)));
+        }
+        history.on_key(key(KeyCode::Tab));
+        assert_eq!(history.form.as_ref().unwrap().field, Field::Protocol);
+        history.on_key(key(KeyCode::Tab));
+        assert_eq!(
+            history.form.as_ref().unwrap().field,
+            Field::Rounds,
+            "a panel seats judges: the perspective fields are skipped"
+        );
+        history.on_key(key(KeyCode::Right));
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            history.on_key(submit),
+            Some(HistoryEffect::Start(NewDebate {
+                question: "Offline in v1?".into(),
+                protocol: "panel".into(),
+                named: vec![],
+                perspectives: None,
+                max_rounds: Some(1),
+                checkpoints: true,
+            }))
+        );
+        history.on_key(key(KeyCode::Char('n')));
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Left));
+        assert_eq!(history.form_protocol().unwrap().name, "moderated");
+        history.on_key(key(KeyCode::Tab));
+        assert_eq!(history.form.as_ref().unwrap().field, Field::Perspectives);
+        history.on_key(key(KeyCode::BackTab));
+        history.on_key(key(KeyCode::Right));
+        history.on_key(key(KeyCode::Right));
+        assert_eq!(
+            history.form_protocol().unwrap().name,
+            "moderated",
+            "wraps around"
+        );
+    }
+
     #[test]
     fn the_new_debate_form_builds_a_debate() {
-        let mut history = History::new(5, Arc::new(Keymap::default()));
+        let mut history = History::new(Arc::new(Keymap::default()));
+        history.protocols = protocols();
         history.on_key(key(KeyCode::Char('n')));
         let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
         assert_eq!(history.on_key(submit), None, "an empty question is refused");
@@ -553,10 +678,14 @@ mod tests {
             history.on_key(key(KeyCode::Char(c)));
         }
         history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
+        for _ in 0..5 {
+            history.on_key(key(KeyCode::Right));
+        }
         history.on_key(key(KeyCode::Left));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Char(' ')));
@@ -564,9 +693,10 @@ mod tests {
             history.on_key(submit),
             Some(HistoryEffect::Start(NewDebate {
                 question: "Monolith or services?".into(),
+                protocol: "moderated".into(),
                 named: vec![],
                 perspectives: Some(3),
-                max_rounds: 4,
+                max_rounds: Some(4),
                 checkpoints: false,
             }))
         );
@@ -578,7 +708,7 @@ mod tests {
             ("resume".to_string(), vec!["R".to_string()]),
             ("confirm".to_string(), vec!["Y".to_string()]),
         ]);
-        let mut history = History::new(5, Arc::new(Keymap::new(&rebound).unwrap()));
+        let mut history = History::new(Arc::new(Keymap::new(&rebound).unwrap()));
         history.show(vec![summary("DEB-b", "paused")], None);
         assert_eq!(history.on_key(key(KeyCode::Char('r'))), None);
         assert_eq!(
@@ -604,10 +734,11 @@ mod tests {
 
     #[test]
     fn a_count_that_contradicts_the_chosen_perspectives_is_refused() {
-        let mut history = History::new(5, Arc::new(Keymap::default()));
+        let mut history = History::new(Arc::new(Keymap::default()));
         history.catalog = vec!["A".into(), "B".into(), "C".into()];
         history.on_key(key(KeyCode::Char('n')));
         history.on_key(key(KeyCode::Char('q')));
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Right)); // count 2
         history.on_key(key(KeyCode::Tab));

@@ -3,7 +3,7 @@
 //! only when something changed, at most ~60 a second, inside a synchronized update.
 
 use super::app::{App, Effect, is_interrupt};
-use super::history::{History, HistoryEffect, NewDebate};
+use super::history::{History, HistoryEffect, NewDebate, ProtocolChoice};
 use super::keymap::Keymap;
 use super::theme::Theme;
 use super::views::{self, Caches};
@@ -258,10 +258,11 @@ impl Run {
 pub struct Setup {
     pub theme: Theme,
     pub keymap: Arc<Keymap>,
-    /// Max rounds the new-debate form starts at.
-    pub default_rounds: u32,
     /// The perspective catalog's names, for the new-debate form.
     pub catalog: Vec<String>,
+    /// The registered protocols, and the one the new-debate form starts on (the configured).
+    pub protocols: Vec<ProtocolChoice>,
+    pub default_protocol: String,
 }
 
 /// Who answers at the workbench, as the journal records it.
@@ -280,8 +281,9 @@ pub async fn workbench(
     let Setup {
         theme,
         keymap,
-        default_rounds,
         catalog,
+        protocols,
+        default_protocol,
     } = setup;
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Environment(format!("cannot open the terminal: {e}")))?;
@@ -289,8 +291,13 @@ pub async fn workbench(
     let shutdown = Shutdown::listen();
     let back_to_history = matches!(start, Start::History);
     let mut next = Some(start);
-    let mut history = History::new(default_rounds, keymap.clone());
+    let mut history = History::new(keymap.clone());
     history.catalog = catalog;
+    history.default_protocol = protocols
+        .iter()
+        .position(|p| p.name == default_protocol)
+        .unwrap_or(0);
+    history.protocols = protocols;
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
     while let Some(screen) = next.take().filter(|_| !shutdown.requested()) {

@@ -129,11 +129,13 @@ impl DebateView {
                 id,
                 question,
                 protocol,
+                presentation,
                 ..
             } => {
                 self.id = id.clone();
                 self.question = sanitize::clean(question);
                 self.protocol = protocol.clone();
+                self.presentation = presentation.clone();
                 self.status = DebateStatus::Running;
                 self.error = None;
             }

@@ -235,7 +235,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let Some(form) = &history.form else {
         return;
     };
-    let rect = centered(area, 76, 19);
+    let rect = centered(area, 76, 22);
     frame.render_widget(Clear, rect);
     let key = |command| history.keymap.key(Scope::Form, command);
     let hint = format!(
@@ -255,6 +255,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         .constraints([
             Constraint::Length(1),
             Constraint::Min(3),
+            Constraint::Length(3),
             Constraint::Length(1),
             Constraint::Length(3),
             Constraint::Length(1),
@@ -262,6 +263,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             Constraint::Length(1),
         ])
         .split(inner);
+    // rows: question label, editor, protocol, perspectives, seats, rounds, checkpoints, problem.
     let label = |field: Field, text: &str| {
         let style = if form.field == field {
             theme.focus.add_modifier(Modifier::BOLD)
@@ -285,55 +287,89 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let editor_area = editor.inner(rows[1]);
     frame.render_widget(editor, rows[1]);
     frame.render_widget(&form.question, editor_area);
-    let perspectives = form
-        .perspectives
-        .map(|n| n.to_string())
-        .unwrap_or_else(|| "auto (from the question)".into());
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            label(Field::Perspectives, "Perspectives"),
-            Span::raw(format!("‹ {perspectives} ›")),
-        ])),
-        rows[2],
-    );
-    let mut seats = vec![label(Field::Seats, "Or choose")];
-    for (i, (name, chosen)) in history.catalog.iter().zip(&form.chosen).enumerate() {
-        let style = if form.field == Field::Seats && form.cursor == i {
-            theme.focus.add_modifier(Modifier::REVERSED)
-        } else {
-            theme.text
-        };
-        seats.push(Span::styled(
-            format!("[{}] {name}", if *chosen { "x" } else { " " }),
-            style,
+    let protocol = history.form_protocol();
+    let mut chosen_protocol = vec![
+        label(Field::Protocol, "Protocol"),
+        Span::raw(format!(
+            "‹ {} ›",
+            protocol.map_or("moderated", |p| p.name.as_str())
+        )),
+    ];
+    if let Some(protocol) = protocol {
+        chosen_protocol.push(Span::styled(
+            format!("  {}", protocol.description),
+            theme.dim,
         ));
-        seats.push(Span::raw("  "));
     }
     frame.render_widget(
-        Paragraph::new(Line::from(seats)).wrap(ratatui::widgets::Wrap { trim: false }),
-        rows[3],
+        Paragraph::new(Line::from(chosen_protocol)).wrap(ratatui::widgets::Wrap { trim: true }),
+        rows[2],
     );
+    if history.form_seats_perspectives() {
+        let perspectives = form
+            .perspectives
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "auto (from the question)".into());
+        frame.render_widget(
+            Paragraph::new(Line::from(vec![
+                label(Field::Perspectives, "Perspectives"),
+                Span::raw(format!("‹ {perspectives} ›")),
+            ])),
+            rows[3],
+        );
+        let mut seats = vec![label(Field::Seats, "Or choose")];
+        for (i, (name, chosen)) in history.catalog.iter().zip(&form.chosen).enumerate() {
+            let style = if form.field == Field::Seats && form.cursor == i {
+                theme.focus.add_modifier(Modifier::REVERSED)
+            } else {
+                theme.text
+            };
+            seats.push(Span::styled(
+                format!("[{}] {name}", if *chosen { "x" } else { " " }),
+                style,
+            ));
+            seats.push(Span::raw("  "));
+        }
+        frame.render_widget(
+            Paragraph::new(Line::from(seats)).wrap(ratatui::widgets::Wrap { trim: false }),
+            rows[4],
+        );
+    } else {
+        let (name, role) =
+            protocol.map_or(("", "seat"), |p| (p.name.as_str(), p.seat_role.as_str()));
+        frame.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled(format!("{:<14}", "Seats"), theme.dim),
+                Span::styled(
+                    format!("the {name} protocol seats its {role}s ([{name}] in the config)"),
+                    theme.dim,
+                ),
+            ])),
+            rows[3],
+        );
+    }
+    let rounds = form
+        .max_rounds
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| "the protocol's default".into());
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             label(Field::Rounds, "Max rounds"),
-            Span::raw(format!("‹ {} ›", form.max_rounds)),
+            Span::raw(format!("‹ {rounds} ›")),
         ])),
-        rows[4],
+        rows[5],
     );
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             label(Field::Checkpoints, "Checkpoints"),
             Span::raw(if form.checkpoints { "on" } else { "off" }),
         ])),
-        rows[5],
+        rows[6],
     );
-    let protocol = Line::from(vec![
-        Span::styled(format!("{:<14}", "Protocol"), theme.dim),
-        Span::raw("moderated"),
-    ]);
-    let bottom = match &form.problem {
-        Some(problem) => Line::styled(problem.clone(), theme.warning),
-        None => protocol,
-    };
-    frame.render_widget(Paragraph::new(bottom), rows[6]);
+    if let Some(problem) = &form.problem {
+        frame.render_widget(
+            Paragraph::new(Line::styled(problem.clone(), theme.warning)),
+            rows[7],
+        );
+    }
 }

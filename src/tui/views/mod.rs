@@ -251,7 +251,7 @@ fn panes(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, them
         let text = match &app.view.clarification {
             Some(question) => format!("The moderator asks: {question}"),
             None if app.view.error.is_some() => String::new(),
-            None => "The moderator is reading the question…".to_string(),
+            None => app.view.presentation.opening.clone(),
         };
         let block = Block::default()
             .borders(Borders::ALL)
