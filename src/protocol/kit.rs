@@ -1,16 +1,16 @@
-//! What protocols share on top of the engine: building the speeches of moderators and seats
-//! with their reply schemas.
+//! What protocols share on top of the engine: the speeches of moderators and seats with their
+//! reply schemas, a roster of seats that guardrails mute and drop, and which turns a seat may
+//! see.
 
+use super::moves::{DEBATER_SCHEMA, debater_reply, debater_schema};
 use super::prompts;
-use crate::debate::TurnKey;
-use crate::engine::{ReplyKind, ReplyParser, Speech};
+use crate::debate::{Event, FlagKind, Seat, Turn, TurnKey};
+use crate::engine::{Context, ReplyKind, Speech};
 use serde_json::Value;
-use std::sync::Arc;
 use tokio::time::Instant;
 
-/// A speech whose reply is JSON of `schema`, parsed by `parser`; the schema's instructions are
-/// appended to `system` for providers that take no schema. `stream_field` is shown while it
-/// streams.
+/// A speech whose reply is JSON of `schema`, read by `kind` (a parser or a validator); the
+/// schema's instructions are appended to `system` for providers that take no schema.
 #[allow(clippy::too_many_arguments)]
 pub fn structured_speech(
     key: TurnKey,
@@ -19,8 +19,7 @@ pub fn structured_speech(
     prompt: String,
     schema_name: &'static str,
     schema: Value,
-    parser: Arc<dyn ReplyParser>,
-    stream_field: Option<&'static str>,
+    kind: ReplyKind,
     max_tokens: Option<u32>,
     deadline: Option<Instant>,
 ) -> Speech {
@@ -33,13 +32,279 @@ pub fn structured_speech(
         perspective,
         system,
         prompt,
-        kind: ReplyKind::Structured {
-            parser,
-            stream_field,
-        },
+        kind,
         schema_name,
         schema: Some(schema),
         max_tokens,
         deadline,
+    }
+}
+
+/// A moderator's free markdown, streamed as it comes.
+pub fn prose_speech(
+    key: TurnKey,
+    system: String,
+    prompt: String,
+    max_tokens: Option<u32>,
+    deadline: Instant,
+) -> Speech {
+    Speech {
+        key,
+        perspective: None,
+        system,
+        prompt,
+        kind: ReplyKind::Prose,
+        schema_name: "prose",
+        schema: None,
+        max_tokens,
+        deadline: Some(deadline),
+    }
+}
+
+/// A seat's argument with its speech acts (`moot_argument`), the reply the commitment
+/// stores and the argument map are built from.
+pub fn debater_speech(
+    key: TurnKey,
+    seat: &Seat,
+    prompt: String,
+    max_tokens: Option<u32>,
+    deadline: Instant,
+) -> Speech {
+    let schema = debater_schema();
+    // The schema sits inside the system prompt, before the perspective, so that consecutive
+    // seats share a long prefix (see `prompts::debater_system`).
+    let instructions = prompts::json_instructions(DEBATER_SCHEMA, &schema);
+    Speech {
+        key,
+        perspective: Some(seat.perspective.clone()),
+        system: prompts::debater_system(seat, &instructions),
+        prompt,
+        kind: debater_reply(),
+        schema_name: DEBATER_SCHEMA,
+        schema: Some(schema),
+        max_tokens,
+        deadline: Some(deadline),
+    }
+}
+
+/// A seat and what the guardrails hold against it.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub seat: Seat,
+    muted: bool,
+    /// Why it was left out, once it was.
+    dropped: Option<String>,
+    failures_in_a_row: u32,
+    off_topic_strikes: u32,
+}
+
+impl Member {
+    pub fn active(&self) -> bool {
+        !self.muted && self.dropped.is_none()
+    }
+
+    /// Why it was left out, if it was.
+    pub fn dropped(&self) -> Option<&str> {
+        self.dropped.as_deref()
+    }
+}
+
+/// The seats of a debate and which of them still speak: a seat that fails too often in a row
+/// is dropped, one that strays off the question is redirected, then muted. Every change is a
+/// flag in the journal and a line in the outcome's notes.
+#[derive(Debug, Clone)]
+pub struct SeatRoster {
+    members: Vec<Member>,
+}
+
+impl SeatRoster {
+    pub fn new(seats: &[Seat]) -> SeatRoster {
+        SeatRoster {
+            members: seats
+                .iter()
+                .map(|seat| Member {
+                    seat: seat.clone(),
+                    muted: false,
+                    dropped: None,
+                    failures_in_a_row: 0,
+                    off_topic_strikes: 0,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    /// Every seat, speaking or not, in seat order.
+    pub fn seats(&self) -> Vec<Seat> {
+        self.members.iter().map(|m| m.seat.clone()).collect()
+    }
+
+    /// The seats that still speak, in seat order.
+    pub fn active(&self) -> Vec<Seat> {
+        self.members
+            .iter()
+            .filter(|m| m.active())
+            .map(|m| m.seat.clone())
+            .collect()
+    }
+
+    pub fn is_active(&self, id: &str) -> bool {
+        self.member(id).is_some_and(Member::active)
+    }
+
+    pub fn member(&self, id: &str) -> Option<&Member> {
+        self.members.iter().find(|m| m.seat.id == id)
+    }
+
+    /// Leaves a seat out for good: `reason` is what the outcome says of it, `note` the line
+    /// it adds to the notes.
+    pub fn drop_seat(&mut self, id: &str, reason: &str, note: String, notes: &mut Vec<String>) {
+        if let Some(member) = self.members.iter_mut().find(|m| m.seat.id == id) {
+            member.dropped = Some(reason.to_string());
+            notes.push(note);
+        }
+    }
+
+    /// Counts one seat's round: a seat that spoke in every one of its `turns` starts over, one
+    /// that failed (or was never heard) `limit` rounds in a row is dropped, with a flag. True
+    /// when it was dropped now.
+    pub fn tally(
+        &mut self,
+        ctx: &Context,
+        round: u32,
+        id: &str,
+        turns: &[Turn],
+        limit: u32,
+        notes: &mut Vec<String>,
+    ) -> bool {
+        let Some(member) = self.members.iter_mut().find(|m| m.seat.id == id) else {
+            return false;
+        };
+        let mine: Vec<&Turn> = turns.iter().filter(|t| t.seat == id).collect();
+        if !mine.is_empty() && mine.iter().all(|t| t.status.spoke()) {
+            member.failures_in_a_row = 0;
+            return false;
+        }
+        member.failures_in_a_row += 1;
+        if member.failures_in_a_row < limit {
+            return false;
+        }
+        let seat = member.seat.clone();
+        self.drop_seat(
+            id,
+            "kept failing",
+            format!(
+                "Seat {} ({}) was dropped after repeated failures.",
+                seat.id, seat.perspective
+            ),
+            notes,
+        );
+        ctx.emit(Event::Flag {
+            round,
+            seat: seat.id.clone(),
+            kind: FlagKind::Dropped,
+            detail: format!(
+                "{} failed or timed out twice in a row; the debate goes on without it",
+                seat.perspective
+            ),
+        });
+        true
+    }
+
+    /// Seats the moderator found off the question: redirected the first time (returned, for
+    /// the next round's opening), muted the second; a seat back on the question starts over.
+    pub fn off_topic(
+        &mut self,
+        ctx: &Context,
+        round: u32,
+        strayed: &[String],
+        notes: &mut Vec<String>,
+    ) -> Vec<Seat> {
+        let mut redirect = Vec::new();
+        for member in self.members.iter_mut().filter(|m| m.active()) {
+            if !strayed.contains(&member.seat.id) {
+                member.off_topic_strikes = 0;
+                continue;
+            }
+            member.off_topic_strikes += 1;
+            let (kind, detail) = if member.off_topic_strikes >= 2 {
+                member.muted = true;
+                notes.push(format!(
+                    "Seat {} ({}) was muted for arguing off the question.",
+                    member.seat.id, member.seat.perspective
+                ));
+                (FlagKind::Muted, "off the question twice; muted")
+            } else {
+                redirect.push(member.seat.clone());
+                (
+                    FlagKind::OffTopic,
+                    "off the question; the moderator will redirect it",
+                )
+            };
+            ctx.emit(Event::Flag {
+                round,
+                seat: member.seat.id.clone(),
+                kind,
+                detail: detail.into(),
+            });
+        }
+        redirect
+    }
+}
+
+/// Which of the other seats' turns a seat sees when it speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// Nobody else's words: isolated, independent judgements.
+    Isolated,
+    /// Everything every seat has said.
+    All,
+}
+
+impl Visibility {
+    /// The turns `viewer` may see, in journal order; its own always.
+    pub fn visible<'a>(self, turns: &'a [Turn], viewer: &str) -> Vec<&'a Turn> {
+        turns
+            .iter()
+            .filter(|t| match self {
+                Visibility::Isolated => t.seat == viewer,
+                Visibility::All => true,
+            })
+            .collect()
+    }
+
+    /// Whether `viewer` sees what `speaker` said.
+    pub fn sees(self, viewer: &str, speaker: &str) -> bool {
+        match self {
+            Visibility::Isolated => viewer == speaker,
+            Visibility::All => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::Phase;
+
+    fn turn(seat: &str) -> Turn {
+        Turn::pending(TurnKey::new(1, Phase::Argument, seat), "openai", "m")
+    }
+
+    #[test]
+    fn isolated_seats_see_only_themselves_and_all_see_everyone() {
+        let turns = [turn("A"), turn("B"), turn("A")];
+        let isolated: Vec<&str> = Visibility::Isolated
+            .visible(&turns, "A")
+            .iter()
+            .map(|t| t.seat.as_str())
+            .collect();
+        assert_eq!(isolated, vec!["A", "A"]);
+        assert_eq!(Visibility::All.visible(&turns, "A").len(), 3);
+        assert!(!Visibility::Isolated.sees("A", "B"));
+        assert!(Visibility::All.sees("A", "B"));
     }
 }

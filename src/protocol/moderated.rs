@@ -3,12 +3,12 @@
 //! Deterministic given the recorded turns, so a resume replays into the same state.
 
 use super::analysis::{self, Analysis};
+use super::kit::{self, SeatRoster};
 use super::moderator::{self, ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
-use super::moves::{debater_reply, debater_schema};
 use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
 use super::verdict::{self, Evaluation, RoundFacts};
 use super::{Common, Ending, Outcome};
-use crate::argue::{argument_graph, commitment_stores};
+use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph, commitment_stores};
 use crate::catalog;
 use crate::debate::Presentation;
 use crate::debate::{
@@ -55,85 +55,124 @@ impl super::Protocol for Moderated {
     }
 }
 
-/// A seat and what the guardrails know about it.
-struct SeatState {
-    seat: Seat,
-    muted: bool,
-    dropped: bool,
-    off_topic_strikes: u32,
-    consecutive_failures: u32,
+/// What the moderated protocol remembers of a seat between rounds.
+#[derive(Default)]
+struct SeatMemory {
     last_argument: Option<String>,
     last_position: Option<String>,
-}
-
-impl SeatState {
-    fn active(&self) -> bool {
-        !self.muted && !self.dropped
-    }
 }
 
 /// The most rounds a debate may run, even when the person keeps asking for one more.
 const ROUND_CEILING: u32 = 20;
 
-async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
-    let started = Instant::now();
-    let total_deadline = started + settings.total_timeout;
-    let question = settings.question.trim().to_string();
+/// Rounds in a row a seat may fail before it is dropped.
+const FAILURES_BEFORE_DROP: u32 = 2;
 
-    // 1. Prompt analysis: the heuristic, refined by the moderator.
-    let heuristic = analysis::analyze(&question);
-    let schema = moderator::analysis_schema();
-    let analysis_turn = ctx
-        .speak(Speech {
-            key: TurnKey::new(0, Phase::Analysis, MODERATOR),
-            perspective: None,
-            system: format!(
-                "{}\n\n{}",
-                prompts::analysis_system(),
-                prompts::json_instructions(ANALYSIS_SCHEMA, &schema)
-            ),
-            prompt: prompts::analysis_prompt(&question, &heuristic.constraints),
-            kind: ReplyKind::validated(moderator::validate_analysis, None),
-            schema_name: ANALYSIS_SCHEMA,
-            schema: Some(schema),
-            max_tokens: Some(400),
-            deadline: Some(Instant::now() + settings.round_timeout),
-        })
+async fn run(ctx: &Context, common: &Common) -> Result<Ending, EngineError> {
+    let total_deadline = Instant::now() + common.total_timeout;
+    let question = common.question.trim().to_string();
+    let analysis = analyse(ctx, common, &question).await?;
+    let clarified = match clarify(ctx, &question, &analysis).await? {
+        Ok(clarified) => clarified,
+        Err(ending) => return Ok(ending),
+    };
+    let seats = seat_perspectives(ctx, common, &analysis, &clarified).await?;
+    let mut debate = Moderation {
+        ctx,
+        common,
+        question,
+        clarified,
+        roster: SeatRoster::new(&seats),
+        memory: seats
+            .iter()
+            .map(|s| (s.id.clone(), SeatMemory::default()))
+            .collect(),
+        seats,
+        analysis,
+        guidance: Vec::new(),
+        latest_guidance: None,
+        summaries: Vec::new(),
+        clarification: None,
+        redirect: Vec::new(),
+        notes: Vec::new(),
+        max_rounds: common.max_rounds,
+        rounds_run: 0,
+        total_deadline,
+    };
+    let signal = match debate.rounds().await? {
+        Ok(signal) => signal,
+        Err(ending) => return Ok(ending),
+    };
+    let basis = debate.synthesise(signal).await?;
+    debate.approve(basis).await
+}
+
+/// Step 1: Prompt analysis: the heuristic, refined by the moderator.
+async fn analyse(ctx: &Context, common: &Common, question: &str) -> Result<Analysis, EngineError> {
+    let heuristic = analysis::analyze(question);
+    let turn = ctx
+        .speak(kit::structured_speech(
+            TurnKey::new(0, Phase::Analysis, MODERATOR),
+            None,
+            prompts::analysis_system(),
+            prompts::analysis_prompt(question, &heuristic.constraints),
+            ANALYSIS_SCHEMA,
+            moderator::analysis_schema(),
+            ReplyKind::validated(moderator::validate_analysis, None),
+            Some(400),
+            Some(Instant::now() + common.round_timeout),
+        ))
         .await?;
-    if analysis_turn.status == TurnStatus::Failed {
+    if turn.status == TurnStatus::Failed {
         // The first call failing means the provider cannot be used at all.
         return Err(EngineError::Provider(
-            analysis_turn
-                .note
+            turn.note
                 .clone()
                 .unwrap_or_else(|| "the provider failed".into()),
         ));
     }
-    let analysis = merge_analysis(heuristic, analysis_turn.data.as_ref());
+    Ok(merge_analysis(heuristic, turn.data.as_ref()))
+}
 
-    // 2. A vague prompt gets one clarifying question before perspectives are assigned.
-    let mut clarified_question = question.clone();
-    if analysis.vague
-        && let Some(clarifying) = analysis.clarifying_question.as_deref()
-    {
-        match ctx.clarify(clarifying).await? {
-            CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
-            CheckpointOutcome::Answered { control, .. } => match control {
-                Control::End => return Ok(Ending::Cancelled),
-                Control::Guide(answer) => {
-                    clarified_question = format!("{question}\n(Clarified by the asker: {answer})");
-                }
-                _ => {}
-            },
-            CheckpointOutcome::Unasked => {}
-        }
-    }
+/// Step 2: A vague prompt gets one clarifying question before perspectives are assigned: the
+/// question as clarified, or how the debate ends there.
+async fn clarify(
+    ctx: &Context,
+    question: &str,
+    analysis: &Analysis,
+) -> Result<Result<String, Ending>, EngineError> {
+    let Some(clarifying) = analysis
+        .clarifying_question
+        .as_deref()
+        .filter(|_| analysis.vague)
+    else {
+        return Ok(Ok(question.to_string()));
+    };
+    Ok(match ctx.clarify(clarifying).await? {
+        CheckpointOutcome::TimedOut => Err(Ending::Paused),
+        CheckpointOutcome::Answered {
+            control: Control::End,
+            ..
+        } => Err(Ending::Cancelled),
+        CheckpointOutcome::Answered {
+            control: Control::Guide(answer),
+            ..
+        } => Ok(format!("{question}\n(Clarified by the asker: {answer})")),
+        CheckpointOutcome::Answered { .. } | CheckpointOutcome::Unasked => Ok(question.to_string()),
+    })
+}
 
-    // 3. Perspective assignment.
-    let mut seats =
-        assign_seats(settings, &analysis, &clarified_question).map_err(EngineError::Setup)?;
+/// Step 3: Perspective assignment: the seats, each on its own provider where config says so,
+/// journaled and announced.
+async fn seat_perspectives(
+    ctx: &Context,
+    common: &Common,
+    analysis: &Analysis,
+    clarified: &str,
+) -> Result<Vec<Seat>, EngineError> {
+    let mut seats = assign_seats(common, analysis, clarified).map_err(EngineError::Setup)?;
     for seat in &mut seats {
-        if let Some(provider) = settings.perspective_providers.get(&seat.perspective) {
+        if let Some(provider) = common.perspective_providers.get(&seat.perspective) {
             seat.provider = Some(provider.kind().to_string());
             seat.model = Some(provider.model().to_string());
             ctx.seat_on(seat, provider.clone());
@@ -141,152 +180,273 @@ async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
     }
     ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
         .await?;
-    let default_provider = ctx.seat_provider(MODERATOR);
+    let provider = ctx.seat_provider(MODERATOR);
     ctx.emit(Event::DebateStarted {
         id: ctx.debate_id.clone(),
-        question: question.clone(),
+        question: common.question.trim().to_string(),
         protocol: "moderated".into(),
         presentation: Presentation::default(),
         seats: seats.clone(),
-        max_rounds: settings.max_rounds,
-        provider: default_provider.kind().to_string(),
-        model: default_provider.model().to_string(),
-        caveat: default_provider.caveat().map(str::to_string),
+        max_rounds: common.max_rounds,
+        provider: provider.kind().to_string(),
+        model: provider.model().to_string(),
+        caveat: provider.caveat().map(str::to_string),
     });
-    let mut states: Vec<SeatState> = seats
-        .iter()
-        .map(|seat| SeatState {
-            seat: seat.clone(),
-            muted: false,
-            dropped: false,
-            off_topic_strikes: 0,
-            consecutive_failures: 0,
-            last_argument: None,
-            last_position: None,
-        })
-        .collect();
+    Ok(seats)
+}
 
-    // 4. Rounds.
-    let mut guidance: Vec<String> = Vec::new();
-    let mut latest_guidance: Option<String> = None;
-    let mut summaries: Vec<(u32, String)> = Vec::new();
-    let mut clarification: Option<String> = None;
-    let mut redirect: Vec<Seat> = Vec::new();
-    let mut signal = ConvergenceSignal::None;
-    let mut rounds_run = 0;
-    let mut notes: Vec<String> = Vec::new();
-    // The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
-    let mut max_rounds = settings.max_rounds;
+/// What a round ends in.
+enum Next {
+    Continue,
+    Stop(ConvergenceSignal),
+    End(Ending),
+}
 
-    for round in 1..=ROUND_CEILING {
-        if round > max_rounds {
-            break;
+/// A moderated debate once its seats are taken: what carries from one round to the next.
+struct Moderation<'a> {
+    ctx: &'a Context,
+    common: &'a Common,
+    question: String,
+    /// The question with the asker's clarification, as the seats get it.
+    clarified: String,
+    analysis: Analysis,
+    seats: Vec<Seat>,
+    roster: SeatRoster,
+    memory: HashMap<String, SeatMemory>,
+    guidance: Vec<String>,
+    /// The guidance given for the round about to run, if any.
+    latest_guidance: Option<String>,
+    summaries: Vec<(u32, String)>,
+    clarification: Option<String>,
+    redirect: Vec<Seat>,
+    notes: Vec<String>,
+    /// The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
+    max_rounds: u32,
+    rounds_run: u32,
+    total_deadline: Instant,
+}
+
+/// What the synthesis (and a revision of it) is built from.
+struct SynthesisBasis {
+    turn: Turn,
+    turns: Vec<Turn>,
+    graph: ArgumentGraph,
+    stores: Vec<CommitmentStore>,
+    positions: Vec<(String, String)>,
+    signal: ConvergenceSignal,
+    provider: String,
+}
+
+impl Moderation<'_> {
+    /// Step 4: Rounds until the debate converges, the person ends it, or a limit does; how it
+    /// ended, or the ending when it pauses or is cancelled.
+    async fn rounds(&mut self) -> Result<Result<ConvergenceSignal, Ending>, EngineError> {
+        let mut signal = ConvergenceSignal::None;
+        for round in 1..=ROUND_CEILING {
+            if round > self.max_rounds {
+                break;
+            }
+            if Instant::now() >= self.total_deadline {
+                signal = ConvergenceSignal::TimeLimit;
+                self.notes.push(format!(
+                    "The total time limit ({} s) ended the debate before round {round}.",
+                    self.common.total_timeout.as_secs()
+                ));
+                break;
+            }
+            let active = self.roster.active();
+            if active.is_empty() {
+                signal = ConvergenceSignal::NoSeatsLeft;
+                break;
+            }
+            match self.round(round, &active).await? {
+                Next::Continue => {}
+                Next::Stop(stopped) => {
+                    signal = stopped;
+                    break;
+                }
+                Next::End(ending) => return Ok(Err(ending)),
+            }
         }
-        if Instant::now() >= total_deadline {
-            signal = ConvergenceSignal::TimeLimit;
-            notes.push(format!(
-                "The total time limit ({} s) ended the debate before round {round}.",
-                settings.total_timeout.as_secs()
-            ));
-            break;
+        if signal == ConvergenceSignal::None {
+            signal = ConvergenceSignal::MaxRounds;
         }
-        let active: Vec<Seat> = states
-            .iter()
-            .filter(|s| s.active())
-            .map(|s| s.seat.clone())
-            .collect();
-        if active.is_empty() {
-            signal = ConvergenceSignal::NoSeatsLeft;
-            break;
-        }
-        rounds_run = round;
+        Ok(Ok(signal))
+    }
+
+    /// One round: the opening, arguments, rebuttals, guardrails, the evaluation, the verdict
+    /// on it, and the person's say.
+    async fn round(&mut self, round: u32, active: &[Seat]) -> Result<Next, EngineError> {
+        let ctx = self.ctx;
+        self.rounds_run = round;
         ctx.emit(Event::RoundStarted {
             round,
-            limit: (max_rounds != settings.max_rounds).then_some(max_rounds),
+            limit: (self.max_rounds != self.common.max_rounds).then_some(self.max_rounds),
         });
-        let round_time = settings
+        let round_time = self
+            .common
             .round_timeout
-            .saturating_mul(ctx.queued_turn_slots(&active));
-        let deadline = (Instant::now() + round_time).min(total_deadline);
-
-        // 4a. The moderator poses the question or summarises the last round.
-        let pose_input = PoseInput {
-            question: &clarified_question,
-            constraints: &analysis.constraints,
-            seats: &active,
-            round,
-            max_rounds,
-            previous_summary: summaries.last().map(|(_, s)| s.as_str()),
-            guidance: latest_guidance.as_deref(),
-            clarification: clarification.as_deref(),
-            redirect: &redirect,
-        };
-        let pose_turn = ctx
-            .speak(Speech {
-                key: TurnKey::new(round, Phase::Pose, MODERATOR),
-                perspective: None,
-                system: prompts::moderator_system(),
-                prompt: prompts::pose_prompt(&pose_input),
-                kind: ReplyKind::Prose,
-                schema_name: "prose",
-                schema: None,
-                max_tokens: Some(400),
-                deadline: Some(deadline),
-            })
-            .await?;
-        let pose = if pose_turn.status.spoke() && !pose_turn.content.trim().is_empty() {
-            pose_turn.content.clone()
-        } else {
-            prompts::fallback_pose(&pose_input)
-        };
-
-        // 4b. Arguments, in parallel.
-        let graph = argument_graph(&ctx.turns());
+            .saturating_mul(ctx.queued_turn_slots(active));
+        let deadline = (Instant::now() + round_time).min(self.total_deadline);
+        let pose = self.pose(round, active, deadline).await?;
         let mut budgets: HashMap<String, RoundBudget> = active
             .iter()
-            .map(|s| (s.id.clone(), RoundBudget::new(settings.token_budget)))
+            .map(|s| (s.id.clone(), RoundBudget::new(self.common.token_budget)))
             .collect();
-        let schema = debater_schema();
-        let instructions = prompts::json_instructions("moot_argument", &schema);
+        let arguments = self
+            .arguments(round, active, &pose, &mut budgets, deadline)
+            .await?;
+        let round_turns = self
+            .rebuttals(round, active, &pose, arguments, &mut budgets, deadline)
+            .await?;
+        let (mut signals, repeated) = self.guard(round, &round_turns);
+        let all_turns = ctx.turns();
+        let graph = argument_graph(&all_turns);
+        signals.extend(verdict::round_signals(
+            &round_turns,
+            &graph,
+            &self.roster.seats(),
+        ));
+        let active_after: Vec<String> = self.roster.active().into_iter().map(|s| s.id).collect();
+        let evaluation = self
+            .evaluate(round, active, &round_turns, &signals, repeated, deadline)
+            .await?;
+        self.summaries.push((round, evaluation.summary.clone()));
+        self.redirect = self
+            .roster
+            .off_topic(ctx, round, &evaluation.off_topic, &mut self.notes);
+        let judgement = verdict::judge(
+            &evaluation,
+            &RoundFacts {
+                round,
+                max_rounds: self.max_rounds,
+                active: &active_after,
+                repeating: repeated,
+                turns: &all_turns,
+            },
+        );
+        if let Some(reason) = &judgement.overruled {
+            ctx.emit(Event::Flag {
+                round,
+                seat: MODERATOR.into(),
+                kind: FlagKind::Unsupported,
+                detail: format!("{reason}; the debate goes on"),
+            });
+        }
+        self.clarification = (judgement.decision == Decision::Clarify)
+            .then(|| evaluation.clarification.clone())
+            .flatten();
+        ctx.emit(Event::RoundCompleted {
+            round,
+            convergence: Convergence {
+                assessment: evaluation.assessment,
+                decision: judgement.decision,
+                signal: judgement.signal,
+                reason: evaluation.reason.clone(),
+                overruled: judgement.overruled.clone(),
+            },
+            summary: evaluation.summary.clone(),
+        });
+        if judgement.decision == Decision::Conclude {
+            self.conclusion(round, judgement.signal).await
+        } else {
+            self.checkpoint(round).await
+        }
+    }
+
+    /// Step 4a: The moderator poses the question or summarises the last round (a fallback opening
+    /// when it cannot).
+    async fn pose(
+        &self,
+        round: u32,
+        active: &[Seat],
+        deadline: Instant,
+    ) -> Result<String, EngineError> {
+        let input = PoseInput {
+            question: &self.clarified,
+            constraints: &self.analysis.constraints,
+            seats: active,
+            round,
+            max_rounds: self.max_rounds,
+            previous_summary: self.summaries.last().map(|(_, s)| s.as_str()),
+            guidance: self.latest_guidance.as_deref(),
+            clarification: self.clarification.as_deref(),
+            redirect: &self.redirect,
+        };
+        let turn = self
+            .ctx
+            .speak(kit::prose_speech(
+                TurnKey::new(round, Phase::Pose, MODERATOR),
+                prompts::moderator_system(),
+                prompts::pose_prompt(&input),
+                Some(400),
+                deadline,
+            ))
+            .await?;
+        Ok(if turn.status.spoke() && !turn.content.trim().is_empty() {
+            turn.content
+        } else {
+            prompts::fallback_pose(&input)
+        })
+    }
+
+    /// What a seat is told when it argues or rebuts.
+    fn debater_prompt(
+        &self,
+        round: u32,
+        seat: &Seat,
+        active: &[Seat],
+        pose: &str,
+        this_round: &[Turn],
+    ) -> String {
+        let graph = argument_graph(&self.ctx.turns());
+        prompts::debater_prompt(&DebaterInput {
+            question: &self.clarified,
+            constraints: &self.analysis.constraints,
+            seat,
+            seats: active,
+            round,
+            max_rounds: self.max_rounds,
+            pose,
+            guidance: &self.guidance,
+            previous_position: self
+                .memory
+                .get(&seat.id)
+                .and_then(|m| m.last_position.as_deref()),
+            graph: &graph,
+            this_round,
+            rebuttal: !this_round.is_empty(),
+        })
+    }
+
+    /// Step 4b: Arguments, in parallel; every seat failing at once is the provider, not the
+    /// seats: the debate stops there, resumable later.
+    async fn arguments(
+        &self,
+        round: u32,
+        active: &[Seat],
+        pose: &str,
+        budgets: &mut HashMap<String, RoundBudget>,
+        deadline: Instant,
+    ) -> Result<Vec<Turn>, EngineError> {
         let speeches: Vec<Speech> = active
             .iter()
             .map(|seat| {
-                let state = states.iter().find(|s| s.seat.id == seat.id);
-                Speech {
-                    key: TurnKey::new(round, Phase::Argument, seat.id.clone()),
-                    perspective: Some(seat.perspective.clone()),
-                    system: prompts::debater_system(seat, &instructions),
-                    prompt: prompts::debater_prompt(&DebaterInput {
-                        question: &clarified_question,
-                        constraints: &analysis.constraints,
-                        seat,
-                        seats: &active,
-                        round,
-                        max_rounds,
-                        pose: &pose,
-                        guidance: &guidance,
-                        previous_position: state.and_then(|s| s.last_position.as_deref()),
-                        graph: &graph,
-                        this_round: &[],
-                        rebuttal: false,
-                    }),
-                    kind: debater_reply(),
-                    schema_name: "moot_argument",
-                    schema: Some(schema.clone()),
-                    max_tokens: budgets[&seat.id].for_argument(),
-                    deadline: Some(deadline),
-                }
+                kit::debater_speech(
+                    TurnKey::new(round, Phase::Argument, seat.id.clone()),
+                    seat,
+                    self.debater_prompt(round, seat, active, pose, &[]),
+                    budgets[&seat.id].for_argument(),
+                    deadline,
+                )
             })
             .collect();
-        let arguments = ctx.speak_all(speeches).await?;
-        let mut round_turns: Vec<Turn> = Vec::new();
+        let arguments = self.ctx.speak_all(speeches).await?;
         for turn in &arguments {
             if let Some(budget) = budgets.get_mut(&turn.seat) {
                 budget.spend(turn.tokens_out);
             }
-            round_turns.push(turn.clone());
         }
-        // Every seat failing at once is the provider, not the seats: stop, resumable later.
         if !arguments.is_empty() && arguments.iter().all(|t| t.status == TurnStatus::Failed) {
             let reason = arguments
                 .iter()
@@ -294,12 +454,26 @@ async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
                 .unwrap_or_else(|| "every seat failed".into());
             return Err(EngineError::Provider(reason));
         }
+        Ok(arguments)
+    }
 
-        // 4c. Rebuttals, one after another, each seeing everything said this round.
-        for seat in &active {
-            let argued = arguments
+    /// Step 4c: Rebuttals, one after another, each seeing everything said this round; the round's
+    /// turns, arguments first.
+    async fn rebuttals(
+        &self,
+        round: u32,
+        active: &[Seat],
+        pose: &str,
+        arguments: Vec<Turn>,
+        budgets: &mut HashMap<String, RoundBudget>,
+        deadline: Instant,
+    ) -> Result<Vec<Turn>, EngineError> {
+        let ctx = self.ctx;
+        let mut round_turns = arguments;
+        for seat in active {
+            let argued = round_turns
                 .iter()
-                .any(|t| t.seat == seat.id && t.status.spoke());
+                .any(|t| t.seat == seat.id && t.phase == Phase::Argument && t.status.spoke());
             if !argued {
                 continue;
             }
@@ -315,82 +489,52 @@ async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
                         detail: format!(
                             "spent {} of its {} tokens this round; no rebuttal",
                             budgets[&seat.id].spent(),
-                            settings.token_budget
+                            self.common.token_budget
                         ),
                     });
                     continue;
                 }
             };
-            let state = states.iter().find(|s| s.seat.id == seat.id);
-            let graph = argument_graph(&ctx.turns());
             let turn = ctx
-                .speak(Speech {
-                    key: TurnKey::new(round, Phase::Rebuttal, seat.id.clone()),
-                    perspective: Some(seat.perspective.clone()),
-                    system: prompts::debater_system(seat, &instructions),
-                    prompt: prompts::debater_prompt(&DebaterInput {
-                        question: &clarified_question,
-                        constraints: &analysis.constraints,
-                        seat,
-                        seats: &active,
-                        round,
-                        max_rounds,
-                        pose: &pose,
-                        guidance: &guidance,
-                        previous_position: state.and_then(|s| s.last_position.as_deref()),
-                        graph: &graph,
-                        this_round: &round_turns,
-                        rebuttal: true,
-                    }),
-                    kind: debater_reply(),
-                    schema_name: "moot_argument",
-                    schema: Some(schema.clone()),
+                .speak(kit::debater_speech(
+                    TurnKey::new(round, Phase::Rebuttal, seat.id.clone()),
+                    seat,
+                    self.debater_prompt(round, seat, active, pose, &round_turns),
                     max_tokens,
-                    deadline: Some(deadline),
-                })
+                    deadline,
+                ))
                 .await?;
             if let Some(budget) = budgets.get_mut(&turn.seat) {
                 budget.spend(turn.tokens_out);
             }
             round_turns.push(turn);
         }
+        Ok(round_turns)
+    }
 
-        // 4d. Guardrails over the round's turns.
+    /// Step 4d: Guardrails over the round's turns: failures (a seat failing twice in a row is
+    /// dropped), repetition, and each seat's latest position. The signals for the moderator,
+    /// and how many seats repeated themselves.
+    fn guard(&mut self, round: u32, round_turns: &[Turn]) -> (Vec<String>, usize) {
+        let ctx = self.ctx;
         let mut signals: Vec<String> = Vec::new();
         let mut repeated = 0;
-        for state in states.iter_mut().filter(|s| s.active()) {
-            let mine: Vec<&Turn> = round_turns
-                .iter()
-                .filter(|t| t.seat == state.seat.id)
-                .collect();
-            let failed = mine.iter().any(|t| !t.status.spoke()) || mine.is_empty();
-            if failed {
-                state.consecutive_failures += 1;
-                if state.consecutive_failures >= 2 {
-                    state.dropped = true;
-                    let detail = format!(
-                        "{} failed or timed out twice in a row; the debate goes on without it",
-                        state.seat.perspective
-                    );
-                    notes.push(format!(
-                        "Seat {} ({}) was dropped after repeated failures.",
-                        state.seat.id, state.seat.perspective
-                    ));
-                    ctx.emit(Event::Flag {
-                        round,
-                        seat: state.seat.id.clone(),
-                        kind: FlagKind::Dropped,
-                        detail,
-                    });
-                }
-            } else {
-                state.consecutive_failures = 0;
-            }
+        for seat in self.roster.active() {
+            self.roster.tally(
+                ctx,
+                round,
+                &seat.id,
+                round_turns,
+                FAILURES_BEFORE_DROP,
+                &mut self.notes,
+            );
+            let memory = self.memory.entry(seat.id.clone()).or_default();
+            let mine: Vec<&Turn> = round_turns.iter().filter(|t| t.seat == seat.id).collect();
             if let Some(argument) = mine
                 .iter()
                 .find(|t| t.phase == Phase::Argument && t.status.spoke())
             {
-                if let Some(previous) = &state.last_argument
+                if let Some(previous) = &memory.last_argument
                     && let Some(ratio) = guardrails::repetition(&argument.content, previous)
                 {
                     repeated += 1;
@@ -398,15 +542,15 @@ async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
                         "{:.0}% of the argument repeats the previous round",
                         ratio * 100.0
                     );
-                    signals.push(format!("Seat {} repeats itself: {detail}", state.seat.id));
+                    signals.push(format!("Seat {} repeats itself: {detail}", seat.id));
                     ctx.emit(Event::Flag {
                         round,
-                        seat: state.seat.id.clone(),
+                        seat: seat.id.clone(),
                         kind: FlagKind::Repetition,
                         detail,
                     });
                 }
-                state.last_argument = Some(argument.content.clone());
+                memory.last_argument = Some(argument.content.clone());
             }
             if let Some(position) = mine
                 .iter()
@@ -414,354 +558,304 @@ async fn run(ctx: &Context, settings: &Common) -> Result<Ending, EngineError> {
                 .filter_map(|t| t.data.as_ref()?.get("position")?.as_str())
                 .find(|p| !p.is_empty())
             {
-                state.last_position = Some(position.to_string());
+                memory.last_position = Some(position.to_string());
             }
         }
-        let all_turns = ctx.turns();
-        let graph = argument_graph(&all_turns);
-        signals.extend(verdict::round_signals(
-            &round_turns,
-            &graph,
-            &states_seats(&states),
-        ));
-        let active_after: Vec<Seat> = states
-            .iter()
-            .filter(|s| s.active())
-            .map(|s| s.seat.clone())
-            .collect();
+        (signals, repeated)
+    }
 
-        // 4e. The moderator evaluates.
-        let schema = moderator::evaluation_schema();
-        let evaluation_turn = ctx
-            .speak(Speech {
-                key: TurnKey::new(round, Phase::Evaluation, MODERATOR),
-                perspective: None,
-                system: format!(
-                    "{}\n\n{}",
-                    prompts::moderator_system(),
-                    prompts::json_instructions(EVALUATION_SCHEMA, &schema)
-                ),
-                prompt: prompts::evaluation_prompt(&EvaluationInput {
-                    question: &clarified_question,
-                    seats: &active,
+    /// Step 4e: The moderator evaluates the round (or, when its reply is unusable, the moves do).
+    async fn evaluate(
+        &self,
+        round: u32,
+        active: &[Seat],
+        round_turns: &[Turn],
+        signals: &[String],
+        repeated: usize,
+        deadline: Instant,
+    ) -> Result<Evaluation, EngineError> {
+        let turn = self
+            .ctx
+            .speak(kit::structured_speech(
+                TurnKey::new(round, Phase::Evaluation, MODERATOR),
+                None,
+                prompts::moderator_system(),
+                prompts::evaluation_prompt(&EvaluationInput {
+                    question: &self.clarified,
+                    seats: active,
                     round,
-                    max_rounds,
-                    turns: &round_turns,
-                    signals: &signals,
+                    max_rounds: self.max_rounds,
+                    turns: round_turns,
+                    signals,
                 }),
-                kind: ReplyKind::validated(moderator::validate_evaluation, Some("summary")),
-                schema_name: EVALUATION_SCHEMA,
-                schema: Some(schema),
-                max_tokens: Some(800),
-                deadline: Some(deadline.max(Instant::now() + Duration::from_secs(5))),
-            })
+                EVALUATION_SCHEMA,
+                moderator::evaluation_schema(),
+                ReplyKind::validated(moderator::validate_evaluation, Some("summary")),
+                Some(800),
+                Some(deadline.max(Instant::now() + Duration::from_secs(5))),
+            ))
             .await?;
-        let evaluation = evaluation_turn
+        Ok(turn
             .data
             .as_ref()
-            .filter(|_| evaluation_turn.status == TurnStatus::Ok)
+            .filter(|_| turn.status == TurnStatus::Ok)
             .and_then(|data| serde_json::from_value::<Evaluation>(data.clone()).ok())
-            .unwrap_or_else(|| derived_evaluation(&round_turns, &active, repeated));
-        summaries.push((round, evaluation.summary.clone()));
+            .unwrap_or_else(|| derived_evaluation(round_turns, active, repeated)))
+    }
 
-        // Off-topic seats are redirected once, then muted.
-        redirect.clear();
-        for state in states.iter_mut().filter(|s| s.active()) {
-            if evaluation.off_topic.contains(&state.seat.id) {
-                state.off_topic_strikes += 1;
-                if state.off_topic_strikes >= 2 {
-                    state.muted = true;
-                    notes.push(format!(
-                        "Seat {} ({}) was muted for arguing off the question.",
-                        state.seat.id, state.seat.perspective
+    /// Step 4f: The verdict says conclude: the person approves, or asks for one more round (past
+    /// the limit if need be, never past the ceiling).
+    async fn conclusion(
+        &mut self,
+        round: u32,
+        signal: ConvergenceSignal,
+    ) -> Result<Next, EngineError> {
+        let detail = format!("The debate would end here: {}.", signal.describe());
+        let control = match self
+            .ctx
+            .ask(round, AskKind::Conclusion, Some(detail))
+            .await?
+        {
+            CheckpointOutcome::TimedOut => return Ok(Next::End(Ending::Paused)),
+            CheckpointOutcome::Unasked => return Ok(Next::Stop(signal)),
+            CheckpointOutcome::Answered { control, .. } => control,
+        };
+        match control {
+            Control::Continue | Control::Guide(_) if round < ROUND_CEILING => {
+                if let Control::Guide(text) = &control {
+                    self.guidance.push(text.clone());
+                }
+                self.latest_guidance = control.guidance().map(str::to_string);
+                if round >= self.max_rounds {
+                    self.max_rounds = round + 1;
+                    self.notes.push(format!(
+                        "The person asked for round {}, beyond the limit of {}.",
+                        self.max_rounds, self.common.max_rounds
                     ));
-                    ctx.emit(Event::Flag {
-                        round,
-                        seat: state.seat.id.clone(),
-                        kind: FlagKind::Muted,
-                        detail: "off the question twice; muted".into(),
-                    });
-                } else {
-                    redirect.push(state.seat.clone());
-                    ctx.emit(Event::Flag {
-                        round,
-                        seat: state.seat.id.clone(),
-                        kind: FlagKind::OffTopic,
-                        detail: "off the question; the moderator will redirect it".into(),
-                    });
                 }
-            } else {
-                state.off_topic_strikes = 0;
+                Ok(Next::Continue)
+            }
+            other => {
+                if other != Control::Accept {
+                    self.notes.push(format!(
+                        "The person asked for another round, but {ROUND_CEILING} rounds \
+                         is the most a debate runs."
+                    ));
+                }
+                Ok(Next::Stop(signal))
             }
         }
+    }
 
-        let active_ids: Vec<String> = active_after.iter().map(|s| s.id.clone()).collect();
-        let judgement = verdict::judge(
-            &evaluation,
-            &RoundFacts {
-                round,
-                max_rounds,
-                active: &active_ids,
-                repeating: repeated,
-                turns: &all_turns,
-            },
-        );
-        if let Some(reason) = &judgement.overruled {
-            ctx.emit(Event::Flag {
-                round,
-                seat: MODERATOR.into(),
-                kind: FlagKind::Unsupported,
-                detail: format!("{reason}; the debate goes on"),
-            });
-        }
-        clarification = (judgement.decision == Decision::Clarify)
-            .then(|| evaluation.clarification.clone())
-            .flatten();
-        ctx.emit(Event::RoundCompleted {
-            round,
-            convergence: Convergence {
-                assessment: evaluation.assessment,
-                decision: judgement.decision,
-                signal: judgement.signal,
-                reason: evaluation.reason.clone(),
-                overruled: judgement.overruled.clone(),
-            },
-            summary: evaluation.summary.clone(),
-        });
-
-        // 4f. The person's say: approve a conclusion (or overrule it), or steer the next round.
-        if judgement.decision == Decision::Conclude {
-            let detail = format!(
-                "The debate would end here: {}.",
-                judgement.signal.describe()
-            );
-            match ctx.ask(round, AskKind::Conclusion, Some(detail)).await? {
-                CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
-                CheckpointOutcome::Unasked => {
-                    signal = judgement.signal;
-                    break;
-                }
-                CheckpointOutcome::Answered { control, .. } => match control {
-                    Control::Continue | Control::Guide(_) if round < ROUND_CEILING => {
-                        if let Control::Guide(text) = &control {
-                            guidance.push(text.clone());
-                        }
-                        latest_guidance = control.guidance().map(str::to_string);
-                        if round >= max_rounds {
-                            max_rounds = round + 1;
-                            notes.push(format!(
-                                "The person asked for round {max_rounds}, beyond the limit of {}.",
-                                settings.max_rounds
-                            ));
-                        }
-                    }
-                    other => {
-                        if other != Control::Accept {
-                            notes.push(format!(
-                                "The person asked for another round, but {ROUND_CEILING} rounds \
-                                 is the most a debate runs."
-                            ));
-                        }
-                        signal = judgement.signal;
-                        break;
-                    }
-                },
-            }
-            continue;
-        }
-        match ctx.checkpoint(round).await? {
-            CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+    /// Step 4f: Between rounds: the person continues, steers the next round, or ends the debate.
+    async fn checkpoint(&mut self, round: u32) -> Result<Next, EngineError> {
+        match self.ctx.checkpoint(round).await? {
+            CheckpointOutcome::TimedOut => Ok(Next::End(Ending::Paused)),
             CheckpointOutcome::Answered {
                 control: Control::End,
                 ..
-            } => {
-                signal = ConvergenceSignal::HumanEnded;
-                break;
-            }
+            } => Ok(Next::Stop(ConvergenceSignal::HumanEnded)),
             CheckpointOutcome::Answered {
                 control: Control::Guide(text),
                 ..
             } => {
-                guidance.push(text.clone());
-                latest_guidance = Some(text);
+                self.guidance.push(text.clone());
+                self.latest_guidance = Some(text);
+                Ok(Next::Continue)
             }
             CheckpointOutcome::Answered { .. } | CheckpointOutcome::Unasked => {
-                latest_guidance = None
+                self.latest_guidance = None;
+                Ok(Next::Continue)
             }
         }
     }
-    if signal == ConvergenceSignal::None {
-        signal = ConvergenceSignal::MaxRounds;
-    }
 
-    // 5. Synthesis.
-    let turns = ctx.turns();
-    let graph = argument_graph(&turns);
-    let seat_ids: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
-    let stores = commitment_stores(&seat_ids, &turns);
-    let concessions = verdict::concessions(&turns, &graph);
-    let positions: Vec<(String, String)> = states
-        .iter()
-        .filter_map(|s| s.last_position.clone().map(|p| (s.seat.id.clone(), p)))
-        .collect();
-    let synthesis_turn = ctx
-        .speak(synthesis_speech(
-            TurnKey::new(rounds_run, Phase::Synthesis, MODERATOR),
-            prompts::synthesis_prompt(&SynthesisInput {
-                question: &clarified_question,
-                seats: &seats,
-                rounds: rounds_run,
-                summaries: &summaries,
-                guidance: &guidance,
-                graph: &graph,
-                positions: &positions,
-                concessions: &concessions,
-                ending: signal.describe(),
-            }),
-            Instant::now() + settings.round_timeout,
-        ))
-        .await?;
-    for state in &states {
-        if state.dropped || state.muted {
-            continue;
-        }
-        let failed_turns = turns
+    /// Step 5: The moderator's synthesis over everything said, and what it is built from.
+    async fn synthesise(
+        &mut self,
+        signal: ConvergenceSignal,
+    ) -> Result<SynthesisBasis, EngineError> {
+        let ctx = self.ctx;
+        let turns = ctx.turns();
+        let graph = argument_graph(&turns);
+        let seat_ids: Vec<String> = self.seats.iter().map(|s| s.id.clone()).collect();
+        let stores = commitment_stores(&seat_ids, &turns);
+        let concessions = verdict::concessions(&turns, &graph);
+        let positions: Vec<(String, String)> = self
+            .seats
             .iter()
-            .filter(|t| t.seat == state.seat.id && !t.status.spoke())
-            .count();
-        if failed_turns > 0 {
-            notes.push(format!(
-                "Seat {} ({}) missed {failed_turns} turn(s) to failures or timeouts.",
-                state.seat.id, state.seat.perspective
-            ));
+            .filter_map(|s| {
+                let memory = self.memory.get(&s.id)?;
+                Some((s.id.clone(), memory.last_position.clone()?))
+            })
+            .collect();
+        let turn = ctx
+            .speak(synthesis_speech(
+                TurnKey::new(self.rounds_run, Phase::Synthesis, MODERATOR),
+                prompts::synthesis_prompt(&SynthesisInput {
+                    question: &self.clarified,
+                    seats: &self.seats,
+                    rounds: self.rounds_run,
+                    summaries: &self.summaries,
+                    guidance: &self.guidance,
+                    graph: &graph,
+                    positions: &positions,
+                    concessions: &concessions,
+                    ending: signal.describe(),
+                }),
+                Instant::now() + self.common.round_timeout,
+            ))
+            .await?;
+        for member in self.roster.members().iter().filter(|m| m.active()) {
+            let failed_turns = turns
+                .iter()
+                .filter(|t| t.seat == member.seat.id && !t.status.spoke())
+                .count();
+            if failed_turns > 0 {
+                self.notes.push(format!(
+                    "Seat {} ({}) missed {failed_turns} turn(s) to failures or timeouts.",
+                    member.seat.id, member.seat.perspective
+                ));
+            }
         }
-    }
-    if let Some(caveat) = default_provider.caveat() {
-        notes.push(caveat.into());
-    }
-    let provider = format!("{} / {}", default_provider.kind(), default_provider.model());
-    let build = |turn: &Turn, notes: Vec<String>| {
-        verdict::build_synthesis(verdict::SynthesisParts {
-            debate_id: &ctx.debate_id,
-            question: &question,
-            seats: &seats,
-            rounds: rounds_run,
-            data: turn.data.as_ref().filter(|_| turn.status == TurnStatus::Ok),
-            turns: &turns,
-            graph: &graph,
-            stores: &stores,
+        let provider = ctx.seat_provider(MODERATOR);
+        if let Some(caveat) = provider.caveat() {
+            self.notes.push(caveat.into());
+        }
+        Ok(SynthesisBasis {
+            turn,
+            turns,
+            graph,
+            stores,
+            positions,
             signal,
-            positions: &positions,
-            notes,
-            provider: &provider,
+            provider: format!("{} / {}", provider.kind(), provider.model()),
         })
-    };
-    let mut synthesis = build(&synthesis_turn, notes.clone());
+    }
 
-    // 6. The person approves the synthesis, or asks for one revision of it.
-    let approval = match present(ctx, rounds_run, AskKind::Approval, &synthesis).await? {
-        CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
-        CheckpointOutcome::Unasked => Approval {
-            status: ApprovalStatus::Unapproved,
-            by: "nobody".into(),
-            note: Some("nobody was asked to approve it (checkpoints were off)".into()),
-        },
-        CheckpointOutcome::Answered {
-            control: Control::Accept,
-            by,
-        } => Approval {
-            status: ApprovalStatus::Approved,
-            by,
-            note: None,
-        },
-        CheckpointOutcome::Answered {
-            control: Control::Revise(request),
-            by,
-        } => {
-            let revision = ctx
-                .speak(synthesis_speech(
-                    TurnKey::new(rounds_run, Phase::Revision, MODERATOR),
-                    prompts::revision_prompt(&synthesis.to_markdown(), &request),
-                    Instant::now() + settings.round_timeout,
-                ))
-                .await?;
-            let revised = revision.status == TurnStatus::Ok;
-            if revised {
-                synthesis = build(&revision, notes.clone());
-            } else {
-                synthesis.notes.push(
-                    "The moderator's revision was unusable; this is its first synthesis.".into(),
-                );
+    /// The synthesis a moderator turn (the synthesis or its revision) makes.
+    fn build(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
+        verdict::build_synthesis(verdict::SynthesisParts {
+            debate_id: &self.ctx.debate_id,
+            question: &self.question,
+            seats: &self.seats,
+            rounds: self.rounds_run,
+            data: turn.data.as_ref().filter(|_| turn.status == TurnStatus::Ok),
+            turns: &basis.turns,
+            graph: &basis.graph,
+            stores: &basis.stores,
+            signal: basis.signal,
+            positions: &basis.positions,
+            notes: self.notes.clone(),
+            provider: &basis.provider,
+        })
+    }
+
+    /// Step 6: The person approves the synthesis, or asks for one revision of it; the outcome.
+    async fn approve(&self, basis: SynthesisBasis) -> Result<Ending, EngineError> {
+        let ctx = self.ctx;
+        let rounds = self.rounds_run;
+        let mut synthesis = self.build(&basis, &basis.turn);
+        let approval = match present(ctx, rounds, AskKind::Approval, &synthesis).await? {
+            CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+            CheckpointOutcome::Unasked => Approval {
+                status: ApprovalStatus::Unapproved,
+                by: "nobody".into(),
+                note: Some("nobody was asked to approve it (checkpoints were off)".into()),
+            },
+            CheckpointOutcome::Answered {
+                control: Control::Accept,
+                by,
+            } => Approval {
+                status: ApprovalStatus::Approved,
+                by,
+                note: None,
+            },
+            CheckpointOutcome::Answered {
+                control: Control::Revise(request),
+                by,
+            } => {
+                let revision = ctx
+                    .speak(synthesis_speech(
+                        TurnKey::new(rounds, Phase::Revision, MODERATOR),
+                        prompts::revision_prompt(&synthesis.to_markdown(), &request),
+                        Instant::now() + self.common.round_timeout,
+                    ))
+                    .await?;
+                let revised = revision.status == TurnStatus::Ok;
+                if revised {
+                    synthesis = self.build(&basis, &revision);
+                } else {
+                    synthesis.notes.push(
+                        "The moderator's revision was unusable; this is its first synthesis."
+                            .into(),
+                    );
+                }
+                match present(ctx, rounds, AskKind::RevisedApproval, &synthesis).await? {
+                    CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+                    CheckpointOutcome::Answered {
+                        control: Control::Accept,
+                        by: approver,
+                    } if !revised => Approval {
+                        status: ApprovalStatus::Approved,
+                        note: Some(format!(
+                            "{by} asked for a revision (“{request}”) the moderator could not \
+                             produce; the first synthesis was approved"
+                        )),
+                        by: approver,
+                    },
+                    CheckpointOutcome::Answered {
+                        control: Control::Accept,
+                        ..
+                    } => Approval {
+                        status: ApprovalStatus::Revised,
+                        by,
+                        note: Some(request),
+                    },
+                    CheckpointOutcome::Answered { by: approver, .. } => Approval {
+                        status: ApprovalStatus::Unapproved,
+                        note: Some(format!(
+                            "{by} asked for a revision (“{request}”) and {approver} left it unapproved"
+                        )),
+                        by: approver,
+                    },
+                    CheckpointOutcome::Unasked => Approval {
+                        status: ApprovalStatus::Unapproved,
+                        note: Some(format!("{by} asked for a revision (“{request}”)")),
+                        by,
+                    },
+                }
             }
-            match present(ctx, rounds_run, AskKind::RevisedApproval, &synthesis).await? {
-                CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
-                CheckpointOutcome::Answered {
-                    control: Control::Accept,
-                    by: approver,
-                } if !revised => Approval {
-                    status: ApprovalStatus::Approved,
-                    note: Some(format!(
-                        "{by} asked for a revision (“{request}”) the moderator could not \
-                         produce; the first synthesis was approved"
-                    )),
-                    by: approver,
-                },
-                CheckpointOutcome::Answered {
-                    control: Control::Accept,
-                    ..
-                } => Approval {
-                    status: ApprovalStatus::Revised,
-                    by,
-                    note: Some(request),
-                },
-                CheckpointOutcome::Answered { by: approver, .. } => Approval {
-                    status: ApprovalStatus::Unapproved,
-                    note: Some(format!(
-                        "{by} asked for a revision (“{request}”) and {approver} left it unapproved"
-                    )),
-                    by: approver,
-                },
-                CheckpointOutcome::Unasked => Approval {
-                    status: ApprovalStatus::Unapproved,
-                    note: Some(format!("{by} asked for a revision (“{request}”)")),
-                    by,
-                },
-            }
-        }
-        CheckpointOutcome::Answered { by, .. } => Approval {
-            status: ApprovalStatus::Unapproved,
-            note: Some(format!("left unapproved by {by}")),
-            by,
-        },
-    };
-    synthesis.approval = Some(approval);
-    Ok(Ending::Concluded(Box::new(Outcome {
-        markdown: synthesis.to_markdown(),
-        confidence: synthesis.confidence,
-        data: serde_json::to_value(&synthesis).unwrap_or_default(),
-        section: None,
-        date: synthesis.date.clone(),
-    })))
+            CheckpointOutcome::Answered { by, .. } => Approval {
+                status: ApprovalStatus::Unapproved,
+                note: Some(format!("left unapproved by {by}")),
+                by,
+            },
+        };
+        synthesis.approval = Some(approval);
+        Ok(Ending::Concluded(Box::new(Outcome {
+            markdown: synthesis.to_markdown(),
+            confidence: synthesis.confidence,
+            data: serde_json::to_value(&synthesis).unwrap_or_default(),
+            section: None,
+            date: synthesis.date.clone(),
+        })))
+    }
 }
 
 /// The moderator's synthesis (or its revision) of the debate, as a structured reply.
 fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
-    let schema = moderator::synthesis_schema();
-    Speech {
+    kit::structured_speech(
         key,
-        perspective: None,
-        system: format!(
-            "{}\n\n{}",
-            prompts::moderator_system(),
-            prompts::json_instructions(SYNTHESIS_SCHEMA, &schema)
-        ),
+        None,
+        prompts::moderator_system(),
         prompt,
-        kind: ReplyKind::validated(moderator::validate_synthesis, Some("recommendation")),
-        schema_name: SYNTHESIS_SCHEMA,
-        schema: Some(schema),
-        max_tokens: Some(2000),
-        deadline: Some(deadline),
-    }
+        SYNTHESIS_SCHEMA,
+        moderator::synthesis_schema(),
+        ReplyKind::validated(moderator::validate_synthesis, Some("recommendation")),
+        Some(2000),
+        Some(deadline),
+    )
 }
 
 /// Shows the synthesis as a draft and asks the person about it (with checkpoints off nobody
@@ -781,10 +875,6 @@ async fn present(
         });
     }
     ctx.ask(round, kind, None).await
-}
-
-fn states_seats(states: &[SeatState]) -> Vec<Seat> {
-    states.iter().map(|s| s.seat.clone()).collect()
 }
 
 /// The heuristic analysis, overridden field by field by a valid moderator reply.

@@ -15,6 +15,9 @@ const MAX_TEXT_CHARS: usize = 600;
 /// The field whose prose streams to the screen while a debater writes.
 pub const PROSE_FIELD: &str = "argument";
 
+/// The name of the debater reply's schema, which providers and the stand-in server see.
+pub const DEBATER_SCHEMA: &str = "moot_argument";
+
 /// JSON schema of a debater reply. `argument` comes first so it streams first. A `since` move
 /// is its own shape, so that a schema-constrained sampler cannot leave out its premises.
 pub fn debater_schema() -> Value {

@@ -2,14 +2,16 @@
 //! options in isolation, then challenge each other until two thirds agree or the rounds run
 //! out; the result is RECOMMENDED, or CONTESTED and left to the person.
 
-use super::kit;
+use super::kit::{self, SeatRoster, Visibility};
 use super::prompts::{DATA_RULE, fenced};
 use super::{Common, Ending, Flag, Outcome, SettingsError, SettingsInput};
 use crate::debate::{
     AskKind, Confidence, Control, Event, FlagKind, MODERATOR, Phase, Presentation, Seat, SidePanel,
     Standing, Turn, TurnKey, TurnStatus,
 };
-use crate::engine::{CheckpointOutcome, Context, EngineError, Reply, ReplyParser, Transcript};
+use crate::engine::{
+    CheckpointOutcome, Context, EngineError, Reply, ReplyKind, ReplyParser, Transcript,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -556,8 +558,6 @@ struct Seated {
     judge: Judge,
     /// The key its words are filed under in the result: `risk`.
     key: String,
-    /// Left out (timed out or kept failing), with why.
-    out: Option<String>,
     /// Its latest valid recommendation and one-line perspective.
     recommended: Option<String>,
     perspective: String,
@@ -1097,6 +1097,7 @@ async fn run(
     // 2. The judges take their seats.
     let mut seated = seat_judges(ctx, common, settings, &options)?;
     let seats: Vec<Seat> = seated.iter().map(|s| s.seat.clone()).collect();
+    let mut roster = SeatRoster::new(&seats);
     ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
         .await?;
     let provider = ctx.seat_provider(MODERATOR);
@@ -1128,12 +1129,13 @@ async fn run(
     let mut rounds = 0;
     let mut final_check = None;
     for round in 1..=settings.max_rounds {
-        if seated.iter().all(|s| s.out.is_some()) {
+        if roster.active().is_empty() {
             break;
         }
         rounds = round;
         ctx.emit(Event::RoundStarted { round, limit: None });
-        let turns = judge_round(ctx, settings, &question, &options, &seated, round).await?;
+        let turns =
+            judge_round(ctx, settings, &question, &options, &seated, &roster, round).await?;
         if !turns.is_empty() && turns.iter().all(|t| t.status == TurnStatus::Failed) {
             return Err(EngineError::Provider(
                 turns
@@ -1146,12 +1148,12 @@ async fn run(
             let Some(judge) = seated.iter_mut().find(|s| s.seat.id == turn.seat) else {
                 continue;
             };
-            absorb(judge, turn, round, &mut changes, &mut notes);
+            absorb(judge, &mut roster, turn, round, &mut changes, &mut notes);
         }
-        flag_judges(ctx, settings, &seated, &turns, round);
+        flag_judges(ctx, settings, &seated, &roster, &turns, round);
         let votes: Vec<(String, Option<String>)> = seated
             .iter()
-            .filter(|s| s.out.is_none())
+            .filter(|s| roster.is_active(&s.seat.id))
             .map(|s| (s.key.clone(), s.recommended.clone()))
             .collect();
         let check = check(&options, &votes, settings.consensus_threshold);
@@ -1159,7 +1161,8 @@ async fn run(
             let backers = seated
                 .iter()
                 .filter(|s| {
-                    s.out.is_none() && s.recommended.as_deref() == Some(standing.id.as_str())
+                    roster.is_active(&s.seat.id)
+                        && s.recommended.as_deref() == Some(standing.id.as_str())
                 })
                 .map(|s| s.seat.id.clone())
                 .collect();
@@ -1197,7 +1200,7 @@ async fn run(
 
     // 4. The result, and the person's choice when it is contested.
     let mut result = build_result(
-        ctx, settings, &question, &options, &seated, &check, changes, rounds, notes,
+        ctx, settings, &question, &options, &seated, &roster, &check, changes, rounds, notes,
     );
     if !result.consensus {
         let choices: Vec<(String, String)> = options
@@ -1250,8 +1253,10 @@ async fn propose_options(
             prompt,
             OPTIONS_SCHEMA,
             schema,
-            Arc::new(OptionsReplies),
-            None,
+            ReplyKind::Structured {
+                parser: Arc::new(OptionsReplies),
+                stream_field: None,
+            },
             Some(600),
             Some(Instant::now() + common.round_timeout),
         ))
@@ -1367,7 +1372,6 @@ fn seat_judges(
             seat,
             judge: judge.clone(),
             key,
-            out: None,
             recommended: None,
             perspective: String::new(),
             reasoning: String::new(),
@@ -1383,6 +1387,7 @@ async fn judge_round(
     question: &str,
     options: &[PanelOption],
     seated: &[Seated],
+    roster: &SeatRoster,
     round: u32,
 ) -> Result<Vec<Turn>, EngineError> {
     let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
@@ -1393,33 +1398,44 @@ async fn judge_round(
     let speeches = seated
         .iter()
         .enumerate()
-        .filter(|(_, s)| s.out.is_none())
+        .filter(|(_, s)| roster.is_active(&s.seat.id))
         .map(|(index, judge)| {
             let mut prompt = format!(
                 "Round {round} of at most {}.\n{}",
                 settings.max_rounds,
                 base_prompt(question, settings, options, &judge.order)
             );
+            // Round 1 is isolated; from round 2 every judge sees every other still at the table.
+            let visibility = if round == 1 {
+                Visibility::Isolated
+            } else {
+                Visibility::All
+            };
+            let visible = |other: usize, s: &Seated| {
+                other != index
+                    && roster.is_active(&s.seat.id)
+                    && visibility.sees(&judge.seat.id, &s.seat.id)
+            };
+            let others: Vec<String> = seated
+                .iter()
+                .enumerate()
+                .filter(|(other, s)| visible(*other, s))
+                .map(|(other, _)| shown_name(seated, other, settings.anonymous))
+                .collect();
             let (phase, schema_name, schema, others) = if round == 1 {
                 prompt.push_str(
                     "\nEvaluate every option from your stance, then recommend exactly one. You work alone: \
                      no other judge's view is available to you.",
                 );
-                (Phase::Recommendation, RECOMMENDATION_SCHEMA, recommendation_schema(options), Vec::new())
+                (Phase::Recommendation, RECOMMENDATION_SCHEMA, recommendation_schema(options), others)
             } else {
-                let others: Vec<String> = seated
-                    .iter()
-                    .enumerate()
-                    .filter(|(other, s)| *other != index && s.out.is_none())
-                    .map(|(other, _)| shown_name(seated, other, settings.anonymous))
-                    .collect();
                 let _ = write!(
                     prompt,
                     "\nYour previous recommendation: option {}.\n{}\n\nThe other judges' positions:\n",
                     judge.recommended.as_deref().unwrap_or("none"),
                     fenced(&shown_name(seated, index, settings.anonymous), "reasoning", &judge.reasoning)
                 );
-                for (other, them) in seated.iter().enumerate().filter(|(other, s)| *other != index && s.out.is_none()) {
+                for (other, them) in seated.iter().enumerate().filter(|(other, s)| visible(*other, s)) {
                     let name = shown_name(seated, other, settings.anonymous);
                     let _ = write!(
                         prompt,
@@ -1443,13 +1459,15 @@ async fn judge_round(
                 prompt,
                 schema_name,
                 schema,
-                Arc::new(JudgeReplies {
-                    options: ids.clone(),
-                    order: judge.order.clone(),
-                    others,
-                    require_reason: settings.require_change_documentation,
-                }),
-                Some("reasoning"),
+                ReplyKind::Structured {
+                    parser: Arc::new(JudgeReplies {
+                        options: ids.clone(),
+                        order: judge.order.clone(),
+                        others,
+                        require_reason: settings.require_change_documentation,
+                    }),
+                    stream_field: Some("reasoning"),
+                },
                 Some(1200),
                 Some(deadline),
             )
@@ -1461,6 +1479,7 @@ async fn judge_round(
 /// Folds a judge's turn into what the panel knows of it.
 fn absorb(
     judge: &mut Seated,
+    roster: &mut SeatRoster,
     turn: &Turn,
     round: u32,
     changes: &mut Vec<Change>,
@@ -1473,12 +1492,16 @@ fn absorb(
             } else {
                 "kept failing"
             };
-            judge.out = Some(why.into());
             judge.recommended = None;
-            notes.push(format!(
-                "{} judge {why} in round {round} and was left out.",
-                judge.judge.name
-            ));
+            roster.drop_seat(
+                &judge.seat.id,
+                why,
+                format!(
+                    "{} judge {why} in round {round} and was left out.",
+                    judge.judge.name
+                ),
+                notes,
+            );
         }
         TurnStatus::Fallback => {
             // Unparseable after one clarification: no recommendation this round.
@@ -1528,6 +1551,7 @@ fn flag_judges(
     ctx: &Context,
     settings: &PanelSettings,
     seated: &[Seated],
+    roster: &SeatRoster,
     turns: &[Turn],
     round: u32,
 ) {
@@ -1557,7 +1581,7 @@ fn flag_judges(
         if round > 1 {
             let others: Vec<&Seated> = seated
                 .iter()
-                .filter(|s| s.seat.id != turn.seat && s.out.is_none())
+                .filter(|s| s.seat.id != turn.seat && roster.is_active(&s.seat.id))
                 .collect();
             let agrees =
                 !others.is_empty() && others.iter().all(|o| o.recommended == judge.recommended);
@@ -1608,19 +1632,25 @@ fn build_result(
     question: &str,
     options: &[PanelOption],
     seated: &[Seated],
+    roster: &SeatRoster,
     check: &Check,
     change_log: Vec<Change>,
     rounds: u32,
     mut notes: Vec<String>,
 ) -> PanelResult {
-    let available = seated.iter().filter(|s| s.out.is_none()).count();
-    for judge in seated.iter().filter(|s| s.out.is_some()) {
+    let available = seated
+        .iter()
+        .filter(|s| roster.is_active(&s.seat.id))
+        .count();
+    for (judge, why) in seated
+        .iter()
+        .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?)))
+    {
         notes.insert(
             0,
             format!(
                 "{} judge {} — only {available} perspectives available",
-                judge.judge.name,
-                judge.out.as_deref().unwrap_or("left")
+                judge.judge.name, why
             ),
         );
     }
@@ -1633,7 +1663,7 @@ fn build_result(
     };
     let mut perspectives = BTreeMap::new();
     let consensus = check.consensus.is_some();
-    for judge in seated.iter().filter(|s| s.out.is_none()) {
+    for judge in seated.iter().filter(|s| roster.is_active(&s.seat.id)) {
         let Some(option) = &judge.recommended else {
             continue;
         };
