@@ -8,7 +8,7 @@ use std::path::PathBuf;
     name = "moot",
     version,
     about = "A terminal workbench for structured debates between LLM agents",
-    long_about = "Ask a hard question; moot seats 2–4 perspectives, lets them argue in rounds, and closes with a decision record.\n\nExamples:\n  moot --headless \"Should we use Redis or PostgreSQL for caching?\"\n  moot --headless --max-rounds 3 --perspectives 3 --no-checkpoints \"How should we structure the plugin system?\"\n  moot list\n  moot show DEB-abc123 --markdown",
+    long_about = "Ask a hard question; moot seats 2–4 perspectives, lets them argue in rounds, and closes with a decision record.\n\nExamples:\n  moot --headless \"Should we use Redis or PostgreSQL for caching?\"\n  moot --headless --max-rounds 3 --perspectives 3 --no-checkpoints \"How should we structure the plugin system?\"\n  moot --protocol panel --option \"A: Local-first sync\" --option \"B: Online only\" \"How much offline support should v1 have?\"\n  moot list\n  moot show DEB-abc123 --markdown",
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
@@ -52,7 +52,7 @@ pub enum Command {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
-    /// Export one debate as markdown or JSON.
+    /// Export one debate as markdown, JSON or YAML.
     Export {
         id: String,
         #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
