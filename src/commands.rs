@@ -88,16 +88,31 @@ pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
             "No debates yet. Start one: moot \"Should we use Redis or PostgreSQL for caching?\"\n",
         );
     }
+    // Columns as wide as their widest value, so a long protocol name or confidence
+    // ("Requires input") never shifts the rest.
+    let protocol_width = debates
+        .iter()
+        .map(|d| d.protocol.chars().count())
+        .chain([8])
+        .max()
+        .unwrap_or(8);
+    let confidence_width = debates
+        .iter()
+        .map(|d| d.confidence.map_or(1, |c| c.as_str().chars().count()))
+        .chain([4])
+        .max()
+        .unwrap_or(4);
     let mut out = format!(
-        "{:<12}  {:<11}  {:<10}  {:<6}  {:>6}  {}\n",
-        "ID", "STATUS", "DATE", "CONF", "ROUNDS", "QUESTION"
+        "{:<12}  {:<11}  {:<10}  {:<protocol_width$}  {:<confidence_width$}  {:>6}  {}\n",
+        "ID", "STATUS", "DATE", "PROTOCOL", "CONF", "ROUNDS", "QUESTION"
     );
     for debate in &debates {
         out.push_str(&format!(
-            "{:<12}  {:<11}  {:<10}  {:<6}  {:>6}  {}\n",
+            "{:<12}  {:<11}  {:<10}  {:<protocol_width$}  {:<confidence_width$}  {:>6}  {}\n",
             debate.id,
             debate.status.as_str(),
             debate.created_at.get(..10).unwrap_or(&debate.created_at),
+            sanitize::clean(&debate.protocol),
             debate.confidence.map_or("-", Confidence::as_str),
             debate.rounds,
             one_line(&debate.question, 70)

@@ -1922,6 +1922,13 @@ fn a_panel_runs_end_to_end_headless_and_shows_its_result() {
     );
     let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
     assert_eq!(list[0]["protocol"], "panel");
+    let text = String::from_utf8_lossy(&home.run(None, &["list"]).stdout).to_string();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().contains("  PROTOCOL  CONF"), "{text}");
+    assert!(
+        lines.next().unwrap().contains("  panel     High "),
+        "{text}"
+    );
     let record = std::fs::read_to_string(&home.decisions()[0]).unwrap();
     assert!(
         record.contains("RECOMMENDED — option A: Local-first sync"),
