@@ -1765,6 +1765,14 @@ fn converging_panel() -> Behaviour {
     }
 }
 
+/// Judges that stay three ways apart in every round.
+fn split_panel() -> Behaviour {
+    Behaviour {
+        panel_votes: vec![("R", vec!["A"]), ("V", vec!["B"]), ("E", vec!["C"])],
+        ..Behaviour::default()
+    }
+}
+
 /// What the panel's judges were asked, by seat, for one kind of request.
 fn judge_prompts(server: &StandIn, kind: &str) -> Vec<(String, String)> {
     server
@@ -1945,10 +1953,7 @@ fn a_panel_runs_end_to_end_headless_and_shows_its_result() {
 
 #[test]
 fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_later() {
-    let server = StandIn::start_in_background(Behaviour {
-        panel_votes: vec![("R", vec!["A"]), ("V", vec!["B"]), ("E", vec!["C"])],
-        ..Behaviour::default()
-    });
+    let server = StandIn::start_in_background(split_panel());
     let home = Home::new();
     let output = home.run(
         Some(&server),
@@ -2013,10 +2018,7 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
 
 #[test]
 fn a_contested_panel_reads_the_choice_from_stdin() {
-    let server = StandIn::start_in_background(Behaviour {
-        panel_votes: vec![("R", vec!["A"]), ("V", vec!["B"]), ("E", vec!["C"])],
-        ..Behaviour::default()
-    });
+    let server = StandIn::start_in_background(split_panel());
     let home = Home::new();
     let output = home.run_with_stdin(
         Some(&server),

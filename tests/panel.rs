@@ -6,11 +6,16 @@ use moot::config::Config;
 use moot::debate::{Control, DebateStatus, Event, Phase, TurnStatus};
 use moot::protocol::panel::{PanelResult, PanelSettings, parse_option};
 use moot::providers::ProviderSpec;
-use moot::session::{self, DebateSettings, Finish, ResumeChanges, Wiring};
+use moot::session::{self, DebateSettings, Finish, ResumeChanges};
 use moot::store::Store;
 use serde_json::{Value, json};
 use std::path::Path;
-use tokio::sync::mpsc;
+mod support;
+
+use support::session::answered;
+
+/// Who answers the queued controls, as the journal records it.
+const ANSWERER: &str = "ana at the workbench";
 
 const QUESTION: &str = "How much offline support should v1 have?";
 
@@ -149,30 +154,6 @@ fn with_default_judges(mut panel: PanelSettings) -> Value {
     serde_json::to_value(panel).unwrap()
 }
 
-async fn drive<F>(controls: Vec<Control>, start: impl FnOnce(Wiring) -> F) -> (Finish, Vec<Event>)
-where
-    F: std::future::Future<Output = Result<Finish, session::SessionError>>,
-{
-    let (events, mut events_rx) = mpsc::unbounded_channel();
-    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
-    for control in controls {
-        controls_tx.send(control).unwrap();
-    }
-    let finish = start(Wiring {
-        events,
-        controls: controls_rx,
-        answerer: "ana at the workbench".into(),
-    })
-    .await
-    .unwrap();
-    drop(controls_tx);
-    let mut seen = Vec::new();
-    while let Some(event) = events_rx.recv().await {
-        seen.push(event);
-    }
-    (finish, seen)
-}
-
 async fn run(
     store: &Store,
     script: &Script,
@@ -183,7 +164,7 @@ async fn run(
     let path = dir.path().join("script.json");
     script.write(&path);
     let settings = settings(&path, checkpoints);
-    let (finish, events) = drive(controls, |wiring| {
+    let (finish, events) = answered(controls, ANSWERER, |wiring| {
         session::start(
             store.clone(),
             QUESTION,
@@ -489,7 +470,7 @@ async fn a_panel_killed_in_round_two_resumes_where_it_stopped() {
         );
     script.write(&path);
     let interrupt = tokio::time::sleep(std::time::Duration::from_secs(50));
-    let (finish, _) = drive(vec![], |wiring| {
+    let (finish, _) = answered(vec![], ANSWERER, |wiring| {
         session::start(
             store.clone(),
             QUESTION,
@@ -521,7 +502,7 @@ async fn a_panel_killed_in_round_two_resumes_where_it_stopped() {
         ),
     );
     again.write(&path);
-    let (finish, events) = drive(vec![], |wiring| {
+    let (finish, events) = answered(vec![], ANSWERER, |wiring| {
         session::resume(
             store.clone(),
             &finish.id,

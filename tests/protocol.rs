@@ -11,6 +11,9 @@ use moot::session::{self, DebateSettings, Finish, ResumeChanges, Wiring};
 use moot::store::Store;
 use serde_json::{Value, json};
 use std::path::PathBuf;
+mod support;
+
+use support::session::answered;
 use tokio::sync::mpsc;
 
 const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
@@ -140,35 +143,6 @@ async fn resume(
         )
     })
     .await
-}
-
-/// Drives `session` with `controls` queued as the answers, and collects what it announced.
-async fn answered<F>(
-    controls: Vec<Control>,
-    answerer: &str,
-    session: impl FnOnce(Wiring) -> F,
-) -> (Finish, Vec<Event>)
-where
-    F: std::future::Future<Output = Result<Finish, moot::session::SessionError>>,
-{
-    let (events, mut events_rx) = mpsc::unbounded_channel();
-    let (controls_tx, controls_rx) = mpsc::unbounded_channel();
-    for control in controls {
-        controls_tx.send(control).unwrap();
-    }
-    let finish = session(Wiring {
-        events,
-        controls: controls_rx,
-        answerer: answerer.into(),
-    })
-    .await
-    .unwrap();
-    drop(controls_tx);
-    let mut seen = Vec::new();
-    while let Some(event) = events_rx.recv().await {
-        seen.push(event);
-    }
-    (finish, seen)
 }
 
 fn flags(events: &[Event], kind: FlagKind) -> Vec<(u32, String)> {
