@@ -2197,3 +2197,112 @@ fn bad_panel_input_is_a_usage_error_with_exit_2() {
     );
     assert!(server.seen().is_empty(), "no bad input reached a provider");
 }
+
+#[test]
+fn a_killed_panel_resumes_in_round_two_after_retries_with_its_words_sanitized() {
+    let server = StandIn::start_in_background(converging_panel());
+    // Round 1: Risk is rate limited once (retried) and writes escape sequences.
+    server.fault(
+        FaultRule::new(Fault::RateLimit("0".into()))
+            .kind("recommendation")
+            .seat("R"),
+    );
+    server.fault(
+        FaultRule::new(Fault::Escapes)
+            .kind("recommendation")
+            .seat("V"),
+    );
+    // Round 2: two challenges never come back, so the process is mid-round when killed.
+    server.fault(FaultRule::new(Fault::Hang).kind("challenge").times(2));
+    let home = Home::new();
+    let args = [
+        "--headless",
+        "--no-checkpoints",
+        "--protocol",
+        "panel",
+        "--option",
+        "A: Local-first sync",
+        "--option",
+        "B: Online only",
+        "--option",
+        "C: Limited offline",
+        PANEL_QUESTION,
+    ];
+    let (mut child, mut reader) = home.spawn(&server, &args);
+    let before = read_until(&mut reader, |e| {
+        e["type"] == "round_started" && e["round"] == 2
+    });
+    let id = before[0]["id"].as_str().unwrap().to_string();
+    assert!(
+        of_type(&before, "retry")
+            .iter()
+            .any(|r| r["seat"] == "R" && r["reason"].as_str().unwrap().contains("429")),
+        "the rate-limited judge was retried: {before:?}"
+    );
+    for event in &before {
+        assert!(
+            !event.to_string().contains("\\u001b"),
+            "escape reached stdout: {event}"
+        );
+    }
+    assert!(
+        server
+            .seen()
+            .iter()
+            .any(|s| s.seat.as_deref() == Some("V") && s.fault == Some(Fault::Escapes)),
+        "Value's reply carried escape sequences"
+    );
+    let value = of_type(&before, "turn_completed")
+        .into_iter()
+        .find(|t| t["seat"] == "V")
+        .expect("Value's round-1 turn");
+    assert!(
+        value["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("The V judge weighs"),
+        "the escape sequences were stripped whole: {value}"
+    );
+    await_requests(&server, 3, |s| s.kind == "challenge");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let requests_before = server.seen().len();
+
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let replayed: Vec<&Value> = of_type(&events, "turn_completed")
+        .into_iter()
+        .filter(|e| e["replayed"] == true)
+        .collect();
+    assert!(
+        replayed
+            .iter()
+            .filter(|t| t["phase"] == "recommendation")
+            .count()
+            == 3,
+        "round 1 came from the journal: {replayed:?}"
+    );
+    let fresh: Vec<String> = server.seen()[requests_before..]
+        .iter()
+        .filter(|s| s.kind != "models")
+        .map(|s| s.kind.clone())
+        .collect();
+    assert!(
+        !fresh.is_empty() && fresh.iter().all(|k| *k == "challenge"),
+        "only round 2 was asked again: {fresh:?}"
+    );
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(result["recommended_option"], "A", "{result}");
+    let turns = show_json(&home, &id)["turns"].as_array().unwrap().clone();
+    assert_eq!(
+        turns
+            .iter()
+            .filter(|t| t["phase"] == "recommendation")
+            .count(),
+        3,
+        "no duplicate turns in the journal"
+    );
+    let shown = String::from_utf8_lossy(&home.run(None, &["show", &id]).stdout).to_string();
+    assert!(!shown.contains('\u{1b}'), "escape sequences reached show");
+}

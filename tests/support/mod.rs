@@ -760,7 +760,12 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         Some(Fault::Invalid) => text = r#"{"moves": [], "confidence": 0.5}"#.into(),
         Some(Fault::Escapes) => {
             // JSON-escaped, as a model would emit them inside a string.
-            text = text.replacen("Seat ", "\\u001b[2J\\u001b]0;owned\\u0007Seat ", 1);
+            let at = if text.contains("Seat ") {
+                "Seat "
+            } else {
+                "The "
+            };
+            text = text.replacen(at, &format!("\\u001b[2J\\u001b]0;owned\\u0007{at}"), 1);
         }
         _ => {}
     }
