@@ -355,24 +355,13 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
     }
 }
 
-/// The scopes the live screen's `?` lists.
-const LIVE_SCOPES: [Scope; 7] = [
-    Scope::Screen,
-    Scope::Checkpoint,
-    Scope::Conclusion,
-    Scope::Editor,
-    Scope::Synthesis,
-    Scope::Approval,
-    Scope::Help,
-];
-
 #[test]
 fn the_help_lists_every_binding_of_the_keymap() {
     let mut app = app_with(&round_one()[..3]);
     app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
     let screen = render(&mut app, 200, 80);
     let keymap = Keymap::default();
-    for scope in LIVE_SCOPES {
+    for scope in views::LIVE_HELP {
         assert!(screen.contains(scope.heading()), "help lacks {scope:?}");
         for binding in keymap.scope(scope) {
             assert!(

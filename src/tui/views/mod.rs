@@ -698,23 +698,20 @@ pub(crate) fn key_list(
     frame.render_widget(Paragraph::new(lines).scroll((top as u16, 0)), inner);
 }
 
+/// The scopes the live screen's `?` lists, in that order.
+pub const LIVE_HELP: [Scope; 8] = [
+    Scope::Screen,
+    Scope::Checkpoint,
+    Scope::Conclusion,
+    Scope::Editor,
+    Scope::Synthesis,
+    Scope::Approval,
+    Scope::Choice,
+    Scope::Help,
+];
+
 fn help(frame: &mut Frame, area: Rect, keymap: &Keymap, scroll: u16, theme: &Theme) {
-    key_list(
-        frame,
-        area,
-        keymap,
-        &[
-            Scope::Screen,
-            Scope::Checkpoint,
-            Scope::Conclusion,
-            Scope::Editor,
-            Scope::Synthesis,
-            Scope::Approval,
-            Scope::Help,
-        ],
-        scroll,
-        theme,
-    );
+    key_list(frame, area, keymap, &LIVE_HELP, scroll, theme);
 }
 
 /// The decision document, then (when expanded) every perspective's full arguments.
