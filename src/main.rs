@@ -344,11 +344,7 @@ fn workbench(
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
     let store = open_store()?;
-    let configured = args
-        .protocol
-        .clone()
-        .or_else(|| config.protocol.clone())
-        .unwrap_or_else(|| "moderated".into());
+    let configured = chosen_protocol(args, config).to_string();
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
         if debate.protocol != configured {
@@ -384,19 +380,22 @@ fn workbench(
         .map_err(|e| Failure::runtime(e.to_string()))
 }
 
+/// The protocol a new debate runs: `--protocol`, else `protocol =` in the config, else
+/// moderated.
+fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
+    args.protocol
+        .as_deref()
+        .or(config.protocol.as_deref())
+        .unwrap_or("moderated")
+}
+
 /// The debate settings from config and the command line.
 fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Failure> {
     let provider = providers::resolve(&flags(&args.provider), config)
         .map_err(|e| Failure::usage(e.to_string()))?;
     let mut settings = DebateSettings::from_config(config, provider.clone())
         .map_err(|e| Failure::usage(e.to_string()))?;
-    let protocol = moot::protocol::named(
-        args.protocol
-            .as_deref()
-            .or(config.protocol.as_deref())
-            .unwrap_or("moderated"),
-    )
-    .map_err(Failure::usage)?;
+    let protocol = moot::protocol::named(chosen_protocol(args, config)).map_err(Failure::usage)?;
     for given in args.protocol_flags.keys() {
         if !protocol.flags().iter().any(|f| f.name == given) {
             let owners: Vec<&str> = moot::protocol::REGISTRY
