@@ -58,6 +58,61 @@ impl ArgumentGraph {
     }
 }
 
+crate::debate::vocabulary! {
+    /// An indirect relation of the bipolar framework (design note 002).
+    pub enum IndirectKind {
+        /// X supports Y and Y attacks Z: X indirectly attacks Z.
+        SupportedAttack,
+        /// X attacks Y and Y supports Z: X indirectly weakens Z.
+        SecondaryAttack,
+    }
+}
+
+/// X reaches Z through Y.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct IndirectRelation {
+    pub from: String,
+    pub via: String,
+    pub to: String,
+    pub kind: IndirectKind,
+}
+
+/// The indirect attacks that the direct relations imply, in relation order, each once. A
+/// retracted argument exerts no influence, so it starts or carries none; an argument never
+/// indirectly attacks itself.
+pub fn indirect_relations(graph: &ArgumentGraph) -> Vec<IndirectRelation> {
+    let withdrawn = |id: &str| graph.get(id).is_none_or(|a| a.retracted);
+    let live: Vec<&Edge> = graph
+        .relations
+        .iter()
+        .filter(|e| !withdrawn(&e.from) && !withdrawn(&e.to))
+        .collect();
+    let attacks = |kind: Relation| kind != Relation::Support;
+    let mut found: Vec<IndirectRelation> = Vec::new();
+    for first in &live {
+        for second in live.iter().filter(|e| e.from == first.to) {
+            let kind = match (first.kind, second.kind) {
+                (Relation::Support, k) if attacks(k) => IndirectKind::SupportedAttack,
+                (k, Relation::Support) if attacks(k) => IndirectKind::SecondaryAttack,
+                _ => continue,
+            };
+            if first.from == second.to {
+                continue;
+            }
+            let relation = IndirectRelation {
+                from: first.from.clone(),
+                via: first.to.clone(),
+                to: second.to.clone(),
+                kind,
+            };
+            if !found.contains(&relation) {
+                found.push(relation);
+            }
+        }
+    }
+    found
+}
+
 /// Builds the graph from the turns' moves and scores it.
 pub fn argument_graph(turns: &[Turn]) -> ArgumentGraph {
     let mut graph = ArgumentGraph::default();
@@ -292,6 +347,67 @@ mod tests {
         assert_eq!(graph.get("a").unwrap().challenged_by, vec!["w".to_string()]);
         // Only claims and since-moves are arguments.
         assert_eq!(graph.arguments.len(), 2);
+    }
+
+    #[test]
+    fn indirect_relations_on_a_hand_built_graph() {
+        // s supports a; a rebuts t; u undercuts s; t supports v; w rebuts t.
+        // supported attack: s → t (via a).
+        // secondary attacks: u → a (via s), a → v (via t), w → v (via t).
+        let retracted = argument("x", "B", &["a"], Some(Relation::Support));
+        let mut withdraw = argument("xr", "B", &["x"], None);
+        withdraw.act = Act::Retract;
+        let graph = argument_graph(&[
+            turn(
+                "A",
+                vec![
+                    argument("t", "B", &[], None),
+                    argument("a", "A", &["t"], Some(Relation::Rebut)),
+                    argument("s", "A", &["a"], Some(Relation::Support)),
+                ],
+            ),
+            turn(
+                "B",
+                vec![
+                    argument("v", "B", &[], None),
+                    argument("u", "B", &["s"], Some(Relation::Undercut)),
+                    argument("w", "B", &["t"], Some(Relation::Rebut)),
+                    retracted,
+                ],
+            ),
+            turn("B", vec![withdraw]),
+        ]);
+        let mut graph = graph;
+        graph.relations.push(Edge {
+            from: "t".into(),
+            to: "v".into(),
+            kind: Relation::Support,
+        });
+        let relations = indirect_relations(&graph);
+        let found: Vec<(&str, &str, &str, IndirectKind)> = relations
+            .iter()
+            .map(|r| (r.from.as_str(), r.via.as_str(), r.to.as_str(), r.kind))
+            .collect();
+        let expect = |f, v, t, k| found.contains(&(f, v, t, k));
+        assert!(
+            expect("s", "a", "t", IndirectKind::SupportedAttack),
+            "{found:?}"
+        );
+        assert!(
+            expect("u", "s", "a", IndirectKind::SecondaryAttack),
+            "{found:?}"
+        );
+        assert!(
+            expect("a", "t", "v", IndirectKind::SecondaryAttack),
+            "{found:?}"
+        );
+        assert!(
+            expect("w", "t", "v", IndirectKind::SecondaryAttack),
+            "{found:?}"
+        );
+        // x is retracted: its support of a (which rebuts t) carries no supported attack.
+        assert!(!found.iter().any(|r| r.0 == "x"), "{found:?}");
+        assert_eq!(found.len(), 4, "{found:?}");
     }
 
     #[test]

@@ -7,5 +7,8 @@ pub mod map;
 pub mod similarity;
 
 pub use commitments::{Commitment, CommitmentStore, commitment_stores};
-pub use graph::{Argument, ArgumentGraph, Edge, argument_graph, gradual_scores};
+pub use graph::{
+    Argument, ArgumentGraph, Edge, IndirectKind, IndirectRelation, argument_graph, gradual_scores,
+    indirect_relations,
+};
 pub use similarity::repetition_ratio;

@@ -111,6 +111,20 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         changes: Vec<String>,
     },
+    /// The shared context K every seat is given: facts with their sources, found under `root`.
+    SharedContext {
+        root: String,
+        facts: Vec<super::Fact>,
+        /// What gathering skipped or could not do (no git history, say).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+    },
+    /// A move broke the dialogue's rules and was rejected (after one repair request).
+    Violation {
+        round: u32,
+        seat: String,
+        rule: String,
+    },
     /// The debate waits for a Control; `timeout_seconds` later it pauses.
     Checkpoint {
         round: u32,

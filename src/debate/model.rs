@@ -109,18 +109,34 @@ super::vocabulary! {
         Recommendation,
         /// A judge challenges the others and defends or revises (the panel's later rounds).
         Challenge,
+        /// The moderator condenses what was gathered from the codebase into shared facts K.
+        Context,
+        /// A side's opening move of a formal dialogue (round 0).
+        Opening,
+        /// A side's final statement of a formal dialogue: concessions and retractions.
+        Closing,
+        /// The moderator's verdict on a formal dialogue, after the computed one.
+        Verdict,
     }
 }
 
 impl Phase {
     /// Debater phases carry moves; moderator phases carry a structured reply in `data`.
     pub fn is_debater(self) -> bool {
-        matches!(self, Phase::Argument | Phase::Rebuttal)
+        matches!(
+            self,
+            Phase::Argument | Phase::Rebuttal | Phase::Opening | Phase::Closing
+        )
+    }
+
+    /// Moderator phases that come before any round (reading the question, gathering facts).
+    pub fn is_preamble(self) -> bool {
+        matches!(self, Phase::Analysis | Phase::Context)
     }
 
     /// Phases that close a debate rather than belong to one of its rounds.
     pub fn is_closing(self) -> bool {
-        matches!(self, Phase::Synthesis | Phase::Revision)
+        matches!(self, Phase::Synthesis | Phase::Revision | Phase::Verdict)
     }
 }
 
@@ -273,7 +289,7 @@ impl Round {
         let mut rounds: Vec<Round> = Vec::new();
         for turn in turns
             .iter()
-            .filter(|t| t.phase != Phase::Analysis && !t.phase.is_closing())
+            .filter(|t| !t.phase.is_preamble() && !t.phase.is_closing())
         {
             match rounds.last_mut() {
                 Some(round) if round.number == turn.round => round.turns.push(turn.clone()),

@@ -13,7 +13,21 @@ super::vocabulary! {
         Map,
         /// The standings: candidates with their supporters per round, and a change log.
         Standings,
+        /// The shared facts K gathered before the debate, each with its source.
+        Context,
     }
+}
+
+/// One fact of the shared context K and where it comes from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Fact {
+    pub text: String,
+    /// As cited: `src/retry.rs:42`, `docs/adr/0003.md:1` or `commit 1a2b3c4`.
+    pub source: String,
+    /// The file it cites, relative to the debate's directory, when moot found that file
+    /// itself while gathering (never a path a model chose), with the line to open it at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<(String, u32)>,
 }
 
 /// What a protocol declares about its looks; announced with `DebateStarted`.

@@ -379,7 +379,7 @@ impl Context {
             conversation.content = completion.text;
             return conversation;
         }
-        match self.interpret(speech, &completion.text) {
+        match self.interpret(speech, &completion.text, false) {
             Ok(parsed) => {
                 conversation.parsed = Some(parsed);
                 return conversation;
@@ -410,7 +410,7 @@ impl Context {
             .call(speech, provider, &request, streaming, &mut conversation)
             .await
         {
-            Ok(repaired) => match self.interpret(speech, &repaired.text) {
+            Ok(repaired) => match self.interpret(speech, &repaired.text, true) {
                 Ok(parsed) => conversation.parsed = Some(parsed),
                 Err(problem) => {
                     conversation.fallback_text = Some(repaired.text);
@@ -508,7 +508,7 @@ impl Context {
         }
     }
 
-    fn interpret(&self, speech: &Speech, text: &str) -> Result<Parsed, String> {
+    fn interpret(&self, speech: &Speech, text: &str, repair: bool) -> Result<Parsed, String> {
         match &speech.kind {
             ReplyKind::Prose => Ok(Parsed::Prose(text.to_string())),
             ReplyKind::Structured { parser, .. } => {
@@ -517,6 +517,7 @@ impl Context {
                 let transcript = Transcript {
                     key: &speech.key,
                     turns: &turns,
+                    repair,
                 };
                 parser.parse(&value, &transcript).map(Parsed::Reply)
             }

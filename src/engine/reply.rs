@@ -21,6 +21,9 @@ pub struct Reply {
 pub struct Transcript<'a> {
     pub key: &'a TurnKey,
     pub turns: &'a [Turn],
+    /// True when this is the reply to the one repair request: a parser that refused the first
+    /// reply may now keep what is usable and record the rest (there is no further request).
+    pub repair: bool,
 }
 
 /// Turns a JSON reply into a `Reply`, or says (in a sentence the model can act on) why it

@@ -21,6 +21,17 @@ pub struct SeatActivity {
     pub muted: bool,
     pub dropped: bool,
     pub flags: Vec<(u32, FlagKind, String)>,
+    /// Moves of this seat the dialogue's rules rejected: (round, the rule broken).
+    pub violations: Vec<(u32, String)>,
+}
+
+/// The shared context K of a debate that gathered one (sanitized).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SharedContextView {
+    /// The directory it was gathered under; cited files open relative to it.
+    pub root: String,
+    pub facts: Vec<crate::debate::Fact>,
+    pub notes: Vec<String>,
 }
 
 /// The moderator's latest word.
@@ -87,6 +98,7 @@ pub struct DebateView {
     /// How the protocol asks to be shown.
     pub presentation: Presentation,
     pub standings: Option<StandingsView>,
+    pub shared_context: Option<SharedContextView>,
     /// The question waiting for the person's answer.
     pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
@@ -269,6 +281,27 @@ impl DebateView {
                 }
             }
             Event::Notice { message } => self.notices.push(sanitize::clean(message)),
+            Event::SharedContext { root, facts, notes } => {
+                self.shared_context = Some(SharedContextView {
+                    root: root.clone(),
+                    facts: facts
+                        .iter()
+                        .map(|f| crate::debate::Fact {
+                            text: sanitize::clean(&f.text),
+                            source: sanitize::clean(&f.source),
+                            file: f.file.clone(),
+                        })
+                        .collect(),
+                    notes: notes.iter().map(|n| sanitize::clean(n)).collect(),
+                });
+                self.generation += 1;
+            }
+            Event::Violation { round, seat, rule } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.violations.push((*round, sanitize::clean(rule)));
+                }
+                self.generation += 1;
+            }
             Event::RoundCompleted {
                 round,
                 convergence,
