@@ -11,6 +11,7 @@ pub mod config;
 pub mod debate;
 pub mod decision;
 pub mod engine;
+pub mod gather;
 pub mod headless;
 pub mod llm;
 pub mod paths;

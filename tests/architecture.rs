@@ -50,9 +50,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "protocol",
         &[
-            "debate", "argue", "llm", "engine", "catalog", "config", "decision",
+            "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather",
         ],
     ),
+    ("gather", &[]),
     ("catalog", &["config"]),
     ("engine", &["debate", "argue", "llm", "store"]),
     ("store", &["debate", "llm", "sanitize"]),
