@@ -61,11 +61,9 @@ impl Gathered {
     /// file and line to open for it. A model's citation is only trusted through this.
     pub fn locate(&self, source: &str) -> Option<Located> {
         let source = source.trim().trim_start_matches("commit ").trim();
-        if let Some(commit) = self
-            .commits
-            .iter()
-            .find(|c| source.len() >= 7 && (c.hash.starts_with(source) || source.starts_with(&c.hash)))
-        {
+        if let Some(commit) = self.commits.iter().find(|c| {
+            source.len() >= 7 && (c.hash.starts_with(source) || source.starts_with(&c.hash))
+        }) {
             return Some(Located::Commit(commit.hash.clone()));
         }
         let (path, line) = source.rsplit_once(':')?;
@@ -138,11 +136,21 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
             )
         })?;
         if path.is_dir() {
-            if std::fs::read_dir(&path).map_err(|e| format!("--context {}: cannot be read ({e})", given.display()))?.next().is_none() {
-                return Err(format!("--context {}: the directory is empty", given.display()));
+            if std::fs::read_dir(&path)
+                .map_err(|e| format!("--context {}: cannot be read ({e})", given.display()))?
+                .next()
+                .is_none()
+            {
+                return Err(format!(
+                    "--context {}: the directory is empty",
+                    given.display()
+                ));
             }
         } else if std::fs::File::open(&path).is_err() {
-            return Err(format!("--context {}: cannot be read (check its permissions)", given.display()));
+            return Err(format!(
+                "--context {}: cannot be read (check its permissions)",
+                given.display()
+            ));
         }
         extra.push(path);
     }
@@ -203,23 +211,24 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
         bucket.push((path.clone(), lines));
     }
     let mut budget = request.budget.saturating_sub(200);
-    let mut take = |files: Vec<(String, Vec<(u32, String)>)>, out: &mut Vec<Excerpt>, cut: &mut usize| {
-        for (path, lines) in files {
-            for (line, text) in lines {
-                let cost = path.len() + text.len() + 12;
-                if cost > budget {
-                    *cut += 1;
-                    continue;
+    let mut take =
+        |files: Vec<(String, Vec<(u32, String)>)>, out: &mut Vec<Excerpt>, cut: &mut usize| {
+            for (path, lines) in files {
+                for (line, text) in lines {
+                    let cost = path.len() + text.len() + 12;
+                    if cost > budget {
+                        *cut += 1;
+                        continue;
+                    }
+                    budget -= cost;
+                    out.push(Excerpt {
+                        path: path.clone(),
+                        line,
+                        text,
+                    });
                 }
-                budget -= cost;
-                out.push(Excerpt {
-                    path: path.clone(),
-                    line,
-                    text,
-                });
             }
-        }
-    };
+        };
     let mut cut = 0;
     take(docs, &mut gathered.docs, &mut cut);
     take(code, &mut gathered.code, &mut cut);
@@ -265,15 +274,15 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
 pub fn key_terms(topic: &str) -> Vec<String> {
     const COMMON: &[&str] = &[
         "about", "above", "after", "again", "against", "also", "always", "because", "been",
-        "before", "being", "better", "between", "both", "cannot", "could", "does", "doing",
-        "done", "each", "either", "ever", "every", "from", "have", "having", "here", "instead",
-        "into", "just", "keep", "like", "make", "many", "more", "most", "move", "much", "must",
-        "need", "never", "only", "other", "over", "rather", "replace", "same", "should", "since",
-        "some", "still", "such", "switch", "than", "that", "their", "them", "then", "there",
-        "these", "they", "this", "those", "through", "under", "until", "very", "want", "were",
-        "what", "when", "where", "whether", "which", "while", "will", "with", "would", "your",
-        "ours", "adopt", "migrate", "stop", "start", "using", "used", "versus", "good", "worth",
-        "hand", "rolled", "write", "writing", "our",
+        "before", "being", "better", "between", "both", "cannot", "could", "does", "doing", "done",
+        "each", "either", "ever", "every", "from", "have", "having", "here", "instead", "into",
+        "just", "keep", "like", "make", "many", "more", "most", "move", "much", "must", "need",
+        "never", "only", "other", "over", "rather", "replace", "same", "should", "since", "some",
+        "still", "such", "switch", "than", "that", "their", "them", "then", "there", "these",
+        "they", "this", "those", "through", "under", "until", "very", "want", "were", "what",
+        "when", "where", "whether", "which", "while", "will", "with", "would", "your", "ours",
+        "adopt", "migrate", "stop", "start", "using", "used", "versus", "good", "worth", "hand",
+        "rolled", "write", "writing", "our",
     ];
     let mut terms: Vec<String> = Vec::new();
     for word in topic.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
@@ -310,7 +319,10 @@ fn regex_syntax_escape(text: &str) -> String {
     text.chars()
         .flat_map(|c| {
             let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-            special.then_some('\\').into_iter().chain(std::iter::once(c))
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
         })
         .collect()
 }
@@ -607,7 +619,12 @@ mod on_disk {
         let status = Command::new("git")
             .arg("-C")
             .arg(dir)
-            .args(["-c", "user.name=moot", "-c", "user.email=moot@example.invalid"])
+            .args([
+                "-c",
+                "user.name=moot",
+                "-c",
+                "user.email=moot@example.invalid",
+            ])
             .args(args)
             .env_remove("GIT_DIR")
             .output()
@@ -624,16 +641,31 @@ mod on_disk {
     fn repository() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        write(root, "src/client.rs", b"// the hand-rolled retry loop\nfn call() {\n    loop { retry(); }\n}\n");
+        write(
+            root,
+            "src/client.rs",
+            b"// the hand-rolled retry loop\nfn call() {\n    loop { retry(); }\n}\n",
+        );
         write(root, "src/unrelated.rs", b"fn main() {}\n");
-        write(root, "docs/adr/0003-retries.md", b"# ADR 3: Retries\n\nWe retry idempotent calls three times.\n");
-        write(root, "README.md", b"# service\n\nTalks to the billing API with a retry loop.\n");
+        write(
+            root,
+            "docs/adr/0003-retries.md",
+            b"# ADR 3: Retries\n\nWe retry idempotent calls three times.\n",
+        );
+        write(
+            root,
+            "README.md",
+            b"# service\n\nTalks to the billing API with a retry loop.\n",
+        );
         write(root, "assets/logo.bin", b"retry\x00\x01\x02 binary");
         write(root, ".gitignore", b"target/\n");
         write(root, "target/generated.rs", b"retry retry retry\n");
         git(root, &["init", "-q"]);
         git(root, &["add", "."]);
-        git(root, &["commit", "-q", "-m", "Add the retry loop to the client"]);
+        git(
+            root,
+            &["commit", "-q", "-m", "Add the retry loop to the client"],
+        );
         write(root, "src/unrelated.rs", b"fn main() { println!(); }\n");
         git(root, &["commit", "-q", "-am", "Touch something else"]);
         dir
@@ -652,17 +684,39 @@ mod on_disk {
         let code: Vec<&str> = gathered.code.iter().map(|e| e.path.as_str()).collect();
         let docs: Vec<&str> = gathered.docs.iter().map(|e| e.path.as_str()).collect();
         assert!(code.contains(&"src/client.rs"), "{code:?}");
-        assert!(!code.iter().any(|p| p.starts_with("target/")), "ignored files searched: {code:?}");
-        assert!(!code.contains(&"assets/logo.bin"), "binary searched: {code:?}");
-        assert!(docs.contains(&"docs/adr/0003-retries.md") && docs.contains(&"README.md"), "{docs:?}");
-        let client = gathered.code.iter().find(|e| e.path == "src/client.rs").unwrap();
+        assert!(
+            !code.iter().any(|p| p.starts_with("target/")),
+            "ignored files searched: {code:?}"
+        );
+        assert!(
+            !code.contains(&"assets/logo.bin"),
+            "binary searched: {code:?}"
+        );
+        assert!(
+            docs.contains(&"docs/adr/0003-retries.md") && docs.contains(&"README.md"),
+            "{docs:?}"
+        );
+        let client = gathered
+            .code
+            .iter()
+            .find(|e| e.path == "src/client.rs")
+            .unwrap();
         assert_eq!(client.line, 1);
         assert_eq!(gathered.commits.len(), 1, "{:?}", gathered.commits);
-        assert_eq!(gathered.commits[0].subject, "Add the retry loop to the client");
-        assert!(gathered.files_skipped >= 1, "the binary file was not counted as skipped");
+        assert_eq!(
+            gathered.commits[0].subject,
+            "Add the retry loop to the client"
+        );
+        assert!(
+            gathered.files_skipped >= 1,
+            "the binary file was not counted as skipped"
+        );
         assert!(gathered.notes.iter().all(|n| !n.contains("git work tree")));
         let prompt = gathered.to_prompt();
-        assert!(prompt.contains("src/client.rs:3: loop { retry(); }"), "{prompt}");
+        assert!(
+            prompt.contains("src/client.rs:3: loop { retry(); }"),
+            "{prompt}"
+        );
         assert!(prompt.contains(&gathered.commits[0].hash));
     }
 
@@ -678,7 +732,11 @@ mod on_disk {
         })
         .unwrap();
         assert!(gathered.commits.is_empty());
-        let notes: Vec<&String> = gathered.notes.iter().filter(|n| n.contains("not a git work tree")).collect();
+        let notes: Vec<&String> = gathered
+            .notes
+            .iter()
+            .filter(|n| n.contains("not a git work tree"))
+            .collect();
         assert_eq!(notes.len(), 1, "{:?}", gathered.notes);
         assert_eq!(gathered.docs.len(), 1);
     }
@@ -703,7 +761,10 @@ mod on_disk {
             budget: DEFAULT_BUDGET,
         })
         .unwrap_err();
-        assert!(err.contains("--context no/such/dir") && err.contains("no such file"), "{err}");
+        assert!(
+            err.contains("--context no/such/dir") && err.contains("no such file"),
+            "{err}"
+        );
         fs::create_dir(dir.path().join("empty")).unwrap();
         let empty = [PathBuf::from("empty")];
         let err = gather(&Request {
@@ -726,7 +787,18 @@ mod on_disk {
             budget: 300,
         })
         .unwrap();
-        assert!(gathered.to_prompt().len() <= 300 + 120, "{}", gathered.to_prompt());
-        assert!(gathered.notes.iter().any(|n| n.contains("context budget of 300 bytes")), "{:?}", gathered.notes);
+        assert!(
+            gathered.to_prompt().len() <= 300 + 120,
+            "{}",
+            gathered.to_prompt()
+        );
+        assert!(
+            gathered
+                .notes
+                .iter()
+                .any(|n| n.contains("context budget of 300 bytes")),
+            "{:?}",
+            gathered.notes
+        );
     }
 }

@@ -356,6 +356,7 @@ fn workbench(
         form_args.perspectives = debate.perspectives;
         form_args.checkpoints.no_checkpoints = !debate.checkpoints;
         form_args.named = debate.named.clone();
+        form_args.question = vec![debate.question.clone()];
         build_settings(&form_args, config).map_err(|f| f.message)
     };
     let catalog = moot::catalog::catalog(&config.debate.custom_perspectives)
@@ -412,6 +413,7 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
         }
     }
     let cwd = std::env::current_dir().map_err(|e| Failure::runtime(e.to_string()))?;
+    let question = args.question.join(" ");
     settings.protocol = protocol.name().to_string();
     settings.protocol_settings = protocol
         .settings(&moot::protocol::SettingsInput {
@@ -420,6 +422,8 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
             config_path: config.source.as_deref(),
             cwd: &cwd,
             max_rounds: args.max_rounds,
+            question: Some(question.as_str()).filter(|q| !q.trim().is_empty()),
+            perspectives: &args.named,
             resolve_provider: &|profile, model| {
                 session::resolve_provider(config, &provider, profile, model)
             },
@@ -471,9 +475,16 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
     }
     settings.follow_up = args.follow_up;
     settings.sequential = args.sequential;
-    // Unknown perspective names are a usage error before anything is stored.
+    // Unknown perspective names are a usage error before anything is stored (where they name
+    // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
+    // on reads it itself).
     let catalog = moot::catalog::catalog(&settings.custom_perspectives);
-    for name in &settings.named_perspectives {
+    let seats_perspectives = protocol.presentation().seat_role == "perspective";
+    for name in settings
+        .named_perspectives
+        .iter()
+        .filter(|_| seats_perspectives)
+    {
         if moot::catalog::find(&catalog, name).is_none() {
             return Err(Failure::usage(format!(
                 "unknown perspective {name:?}; `moot perspectives` lists the catalog"

@@ -83,6 +83,8 @@ impl DebateSettings {
                 config_path: config.source.as_deref(),
                 cwd: &cwd,
                 max_rounds: None,
+                question: None,
+                perspectives: &[],
                 resolve_provider: &|profile, model| {
                     resolve_provider(config, &provider, profile, model)
                 },

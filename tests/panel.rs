@@ -145,6 +145,8 @@ fn with_default_judges(mut panel: PanelSettings) -> Value {
                 config_path: None,
                 cwd: Path::new("."),
                 max_rounds: None,
+                question: None,
+                perspectives: &[],
                 resolve_provider: &|_, _| Ok(Value::Null),
             })
             .unwrap(),

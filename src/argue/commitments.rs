@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
 /// One proposition a seat is (or was) publicly committed to.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Commitment {
     pub text: String,
     /// The move that added it (or, for a retraction, the move that withdrew it).
@@ -15,7 +15,7 @@ pub struct Commitment {
 }
 
 /// A seat's current commitments and what it has retracted.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct CommitmentStore {
     pub seat: String,
     pub commitments: Vec<Commitment>,

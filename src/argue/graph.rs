@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 /// A node of the graph: a `claim` or a `φ since S` move.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Argument {
     pub id: String,
     pub seat: String,
@@ -21,14 +21,14 @@ pub struct Argument {
 }
 
 /// An attack (rebut, undercut) or support between two arguments.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Edge {
     pub from: String,
     pub to: String,
     pub kind: Relation,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default)]
 pub struct ArgumentGraph {
     pub arguments: Vec<Argument>,
     pub relations: Vec<Edge>,
@@ -69,7 +69,7 @@ crate::debate::vocabulary! {
 }
 
 /// X reaches Z through Y.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct IndirectRelation {
     pub from: String,
     pub via: String,

@@ -3,6 +3,7 @@
 //! from crossing. Pure: the same graph always gives the same layout.
 
 use super::graph::ArgumentGraph;
+use crate::debate::Named as _;
 use std::collections::HashMap;
 
 /// Where each argument sits: its layer (0 = top) and its position within the layer.
@@ -128,6 +129,85 @@ pub fn crossings(graph: &ArgumentGraph, layout: &MapLayout) -> usize {
         }
     }
     count
+}
+
+/// The graph as an indented ASCII outline for documents: every argument under the one it
+/// answers, with the relation on the branch and its score; an argument that answers several
+/// sits under the first and names the others.
+///
+/// ```text
+/// [P1 0.42] We should adopt tower
+/// |-- support -- [P2 0.60] We should adopt tower
+/// |   `-- undercut -- [O3 0.50] The retries are not idempotent
+/// `-- rebut -- [O1 0.50] We should keep the loop
+/// ```
+pub fn outline(graph: &ArgumentGraph, text_chars: usize) -> String {
+    let index = graph.index();
+    // The first relation out of each argument places it; the rest are named beside it.
+    let mut parent: Vec<Option<(usize, crate::debate::Relation)>> =
+        vec![None; graph.arguments.len()];
+    let mut also: Vec<Vec<String>> = vec![Vec::new(); graph.arguments.len()];
+    for edge in &graph.relations {
+        let (Some(&from), Some(&to)) = (index.get(edge.from.as_str()), index.get(edge.to.as_str()))
+        else {
+            continue;
+        };
+        if from == to || to > from {
+            continue;
+        }
+        match parent[from] {
+            None => parent[from] = Some((to, edge.kind)),
+            Some(_) => also[from].push(format!("{} {}", edge.kind.as_str(), edge.to)),
+        }
+    }
+    let children = |of: usize| -> Vec<usize> {
+        (0..graph.arguments.len())
+            .filter(|&i| parent[i].is_some_and(|(p, _)| p == of))
+            .collect()
+    };
+    let label = |i: usize| {
+        let argument = &graph.arguments[i];
+        let mut text: String = argument.text.chars().take(text_chars).collect();
+        if argument.text.chars().count() > text_chars {
+            text.push_str("...");
+        }
+        let mut line = format!("[{} {:.2}] {}", argument.id, argument.score, text);
+        if argument.retracted {
+            line.push_str(" (retracted)");
+        }
+        if !also[i].is_empty() {
+            line.push_str(&format!(" (also {})", also[i].join(", ")));
+        }
+        line
+    };
+    let mut out = String::new();
+    fn walk(
+        node: usize,
+        prefix: &str,
+        out: &mut String,
+        children: &dyn Fn(usize) -> Vec<usize>,
+        label: &dyn Fn(usize) -> String,
+        parent: &[Option<(usize, crate::debate::Relation)>],
+    ) {
+        let kids = children(node);
+        for (n, &kid) in kids.iter().enumerate() {
+            let last = n + 1 == kids.len();
+            let relation = parent[kid].map(|(_, r)| r.as_str()).unwrap_or("");
+            out.push_str(&format!(
+                "{prefix}{} {relation} -- {}\n",
+                if last { "`--" } else { "|--" },
+                label(kid)
+            ));
+            let deeper = format!("{prefix}{}", if last { "    " } else { "|   " });
+            walk(kid, &deeper, out, children, label, parent);
+        }
+    }
+    for root in (0..graph.arguments.len()).filter(|&i| parent[i].is_none()) {
+        out.push_str(&label(root));
+        out.push('\n');
+        walk(root, "", &mut out, &children, &label, &parent);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! replay, report, the faces and the command line work from what it declares.
 
 pub mod analysis;
+pub mod dialogue;
 pub mod kit;
 pub mod moderated;
 pub mod moderator;
@@ -25,7 +26,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Every protocol moot can run, in the order `moot protocols` lists them.
-pub static REGISTRY: &[&dyn Protocol] = &[&moderated::Moderated, &panel::Panel];
+pub static REGISTRY: &[&dyn Protocol] =
+    &[&moderated::Moderated, &panel::Panel, &dialogue::Dialogue];
 
 /// The registered protocol called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Protocol> {
@@ -69,6 +71,12 @@ pub struct SettingsInput<'a> {
     pub cwd: &'a Path,
     /// `--max-rounds` when given: it overrides the protocol's own default and config.
     pub max_rounds: Option<u32>,
+    /// The question, when known (not for settings read from config alone): a protocol that
+    /// gathers material for it before the debate does so here, so that the material is
+    /// stored with the debate and a resume never gathers again.
+    pub question: Option<&'a str>,
+    /// `--perspective` names as given.
+    pub perspectives: &'a [String],
     /// A seat's provider by profile (or kind) and model, as the snapshot `Common::providers`
     /// builds from; the debate's own provider when both are `None`.
     pub resolve_provider: &'a ResolveProvider<'a>,

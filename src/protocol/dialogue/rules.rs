@@ -1,0 +1,1362 @@
+//! The rules of the persuasion dialogue (design note 002): what each move may answer, which
+//! lines are still open, what a side owes the other, the reply schema that offers only the
+//! moves legal now, and the parser that enforces them.
+
+use crate::debate::Named as _;
+use crate::debate::{Act, Move, Phase, Relation, Turn};
+use crate::engine::{Reply, ReplyParser, Transcript};
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+
+/// The most moves one turn may make.
+pub const MAX_MOVES: usize = 3;
+/// The most reasons one `since` may give.
+pub const MAX_PREMISES: usize = 4;
+const MAX_TEXT_CHARS: usize = 400;
+
+/// The field whose prose streams while a side speaks.
+pub const PROSE_FIELD: &str = "argument";
+
+/// The two sides of the dialogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    Pro,
+    Opp,
+}
+
+impl Side {
+    /// The seat id the journal keeps.
+    pub fn seat(self) -> &'static str {
+        match self {
+            Side::Pro => "PRO",
+            Side::Opp => "OPP",
+        }
+    }
+
+    /// The letter its move ids start with.
+    pub fn letter(self) -> char {
+        match self {
+            Side::Pro => 'P',
+            Side::Opp => 'O',
+        }
+    }
+
+    pub fn other(self) -> Side {
+        match self {
+            Side::Pro => Side::Opp,
+            Side::Opp => Side::Pro,
+        }
+    }
+
+    pub fn of_seat(seat: &str) -> Option<Side> {
+        match seat {
+            "PRO" => Some(Side::Pro),
+            "OPP" => Some(Side::Opp),
+            _ => None,
+        }
+    }
+}
+
+/// What kind of thing a move id names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A bare `claim`: a proposition with no reasons of its own.
+    Claim,
+    /// One reason of a `since`: a proposition.
+    Premise,
+    /// A `φ since S` argument as a whole.
+    Since,
+    Why,
+    Concede,
+    Retract,
+}
+
+/// One id of the dialogue and what it stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    pub id: String,
+    pub side: Side,
+    pub kind: Kind,
+    pub text: String,
+    pub round: u32,
+    pub phase: Phase,
+    /// What it answers: the target of a why, concede, retract or attack; for a `since`, the
+    /// proposition it gives reasons for.
+    pub target: Option<String>,
+}
+
+/// The dialogue as it stands: every id, and which lines are open.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    pub nodes: Vec<Node>,
+    index: HashMap<String, usize>,
+    /// (side, id) pairs: that side conceded that id.
+    conceded: BTreeSet<(String, String)>,
+    /// Propositions withdrawn by their own side.
+    retracted: BTreeSet<String>,
+    /// `why` ids answered (by `since` or `retract`).
+    answered: BTreeSet<String>,
+    /// Moves made per side, for the next id.
+    counts: HashMap<&'static str, usize>,
+}
+
+/// Why a move is not allowed, in a sentence the model can act on.
+pub type Rule = String;
+
+impl State {
+    /// Folds every move of the dialogue's turns, in order.
+    pub fn from_turns(turns: &[Turn]) -> State {
+        let mut state = State::default();
+        for turn in turns.iter().filter(|t| t.phase.is_debater()) {
+            let Some(side) = Side::of_seat(&turn.seat) else {
+                continue;
+            };
+            for mv in &turn.moves {
+                state.record(side, turn.round, turn.phase, mv);
+            }
+        }
+        state
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Node> {
+        self.index.get(id).map(|&i| &self.nodes[i])
+    }
+
+    fn push(&mut self, node: Node) {
+        self.index.insert(node.id.clone(), self.nodes.len());
+        self.nodes.push(node);
+    }
+
+    /// Adds one journaled move (and, for a `since`, its premises) to the state.
+    fn record(&mut self, side: Side, round: u32, phase: Phase, mv: &Move) {
+        // A premise is journaled as a claim answering its `since`: `P3.1` under `P3`.
+        let is_premise = mv.id.contains('.');
+        if !is_premise {
+            *self.counts.entry(side.seat()).or_default() += 1;
+        }
+        let first = mv.answers.first().cloned();
+        let kind = match mv.act {
+            Act::Claim if is_premise => Kind::Premise,
+            Act::Claim => Kind::Claim,
+            Act::Since => Kind::Since,
+            Act::Why => Kind::Why,
+            Act::Concede => Kind::Concede,
+            Act::Retract => Kind::Retract,
+        };
+        match mv.act {
+            Act::Concede => {
+                for id in &mv.answers {
+                    self.conceded.insert((side.seat().to_string(), id.clone()));
+                }
+            }
+            Act::Retract => {
+                for id in &mv.answers {
+                    match self.get(id).map(|n| n.kind) {
+                        Some(Kind::Why) => {
+                            self.answered.insert(id.clone());
+                        }
+                        Some(_) => {
+                            self.retracted.insert(id.clone());
+                            // Retracting a proposition answers every why against it.
+                            let whys: Vec<String> = self.whys_against(id);
+                            self.answered.extend(whys);
+                        }
+                        None => {}
+                    }
+                }
+            }
+            Act::Since => {
+                for id in &mv.answers {
+                    if self.get(id).is_some_and(|n| n.kind == Kind::Why) {
+                        self.answered.insert(id.clone());
+                    } else {
+                        let whys = self.whys_against(id);
+                        self.answered.extend(whys);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let target = match mv.act {
+            // A since is filed under the proposition it supports, not the why it answers.
+            Act::Since => mv
+                .answers
+                .iter()
+                .find(|id| self.get(id).is_some_and(|n| n.kind != Kind::Why))
+                .cloned()
+                .or(first),
+            _ => first,
+        };
+        self.push(Node {
+            id: mv.id.clone(),
+            side,
+            kind,
+            text: mv.text.clone(),
+            round,
+            phase,
+            target,
+        });
+    }
+
+    fn whys_against(&self, id: &str) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|n| n.kind == Kind::Why && n.target.as_deref() == Some(id))
+            .map(|n| n.id.clone())
+            .collect()
+    }
+
+    /// Whether `id` is a proposition (or argument) that still stands: not retracted.
+    fn stands(&self, id: &str) -> bool {
+        !self.retracted.contains(id)
+            && self
+                .get(id)
+                .and_then(|n| n.target.as_ref().filter(|_| n.kind == Kind::Premise))
+                .is_none_or(|parent| !self.retracted.contains(parent))
+    }
+
+    fn conceded_by(&self, side: Side, id: &str) -> bool {
+        self.conceded
+            .contains(&(side.seat().to_string(), id.to_string()))
+    }
+
+    /// A `why` still waiting for its answer.
+    pub fn is_open_why(&self, id: &str) -> bool {
+        self.get(id).is_some_and(|n| n.kind == Kind::Why)
+            && !self.answered.contains(id)
+            && self
+                .get(id)
+                .and_then(|n| n.target.as_deref())
+                .is_some_and(|t| self.stands(t))
+    }
+
+    /// Every `why` never answered: the unaddressed critical questions.
+    pub fn open_whys(&self) -> Vec<&Node> {
+        self.nodes
+            .iter()
+            .filter(|n| self.is_open_why(&n.id))
+            .collect()
+    }
+
+    /// The next id for a move of `side`.
+    pub fn next_id(&self, side: Side) -> String {
+        format!(
+            "{}{}",
+            side.letter(),
+            self.counts.get(side.seat()).copied().unwrap_or(0) + 1
+        )
+    }
+
+    /// The bare claims `side` must challenge (or concede) on this turn: the other side's
+    /// claims from its latest argumentation turn that are still standing and unanswered.
+    pub fn obligations(&self, side: Side) -> Vec<&Node> {
+        let other = side.other();
+        let Some(latest) = self
+            .nodes
+            .iter()
+            .filter(|n| n.side == other && n.phase == Phase::Argument)
+            .map(|n| n.round)
+            .max()
+        else {
+            return Vec::new();
+        };
+        self.nodes
+            .iter()
+            .filter(|n| {
+                n.side == other
+                    && n.kind == Kind::Claim
+                    && n.phase == Phase::Argument
+                    && n.round == latest
+                    && self.stands(&n.id)
+                    && !self.conceded_by(side, &n.id)
+                    && self.whys_by(side, &n.id).is_empty()
+            })
+            .collect()
+    }
+
+    fn whys_by(&self, side: Side, id: &str) -> Vec<&Node> {
+        self.nodes
+            .iter()
+            .filter(|n| n.kind == Kind::Why && n.side == side && n.target.as_deref() == Some(id))
+            .collect()
+    }
+
+    /// The ids `side` may answer with `act` now, in the dialogue's order.
+    pub fn targets(&self, side: Side, act: Act) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|n| self.check(side, act, &n.id).is_ok())
+            .map(|n| n.id.clone())
+            .collect()
+    }
+
+    /// Whether `side` may answer `target` with `act`: the validity table of the note, with
+    /// the rule that forbids it otherwise.
+    pub fn check(&self, side: Side, act: Act, target: &str) -> Result<(), Rule> {
+        let node = self
+            .get(target)
+            .ok_or_else(|| format!("there is no move {target} to answer"))?;
+        let own = node.side == side;
+        let is_proposition = matches!(node.kind, Kind::Claim | Kind::Premise | Kind::Since);
+        if matches!(node.kind, Kind::Concede | Kind::Retract) {
+            return Err(format!(
+                "{target} is a `{}`, which closes its line: nothing answers it",
+                if node.kind == Kind::Concede {
+                    "concede"
+                } else {
+                    "retract"
+                }
+            ));
+        }
+        if is_proposition && !self.stands(target) {
+            return Err(format!("{target} was retracted: its line is closed"));
+        }
+        match act {
+            Act::Why | Act::Claim | Act::Concede => {
+                if own {
+                    return Err(format!(
+                        "{target} is your own move: `{}` answers the other side's claims",
+                        act.as_str()
+                    ));
+                }
+                if node.kind == Kind::Why {
+                    return Err(format!(
+                        "{target} is a `why` against you: answer it with `since` (your reasons) \
+                         or `retract` (rule: why → since / retract)"
+                    ));
+                }
+                if self.conceded_by(side, target) {
+                    return Err(format!("you conceded {target}: its line is closed for you"));
+                }
+                if act == Act::Why && node.kind == Kind::Since {
+                    return Err(format!(
+                        "{target} already gives its reasons: challenge one of them \
+                         ({target}.1, …) with `why`, or attack the inference with a `claim` \
+                         (rule: since → why ψ / concede ψ, ψ ∈ S)"
+                    ));
+                }
+                if act == Act::Why && !self.whys_by(side, target).is_empty() {
+                    return Err(format!(
+                        "you already asked why {target}: wait for the answer"
+                    ));
+                }
+                Ok(())
+            }
+            Act::Since | Act::Retract => {
+                if node.kind == Kind::Why {
+                    if own {
+                        return Err(format!(
+                            "{target} is your own `why`: the other side answers it"
+                        ));
+                    }
+                    if !self.is_open_why(target) {
+                        return Err(format!("{target} was answered already"));
+                    }
+                    return Ok(());
+                }
+                if !own {
+                    return Err(format!(
+                        "{target} is the other side's {}: answer it with `why`, `claim` (¬φ) or \
+                         `concede` (rule: claim → why / claim ¬φ / concede); `{}` answers a \
+                         `why` against you or stands by your own claim",
+                        kind_name(node.kind),
+                        act.as_str()
+                    ));
+                }
+                if act == Act::Since && node.kind == Kind::Since {
+                    return Err(format!(
+                        "{target} already gives its reasons: give reasons for one of its \
+                         premises ({target}.1, …) instead"
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The relation an answering claim has to its target.
+    fn attack_relation(&self, target: &str, asked: Option<&str>) -> Result<Relation, Rule> {
+        let on_since = self.get(target).is_some_and(|n| n.kind == Kind::Since);
+        match asked.map(str::trim) {
+            None | Some("") => Ok(if on_since {
+                Relation::Undercut
+            } else {
+                Relation::Rebut
+            }),
+            Some("rebut") => Ok(Relation::Rebut),
+            Some("undercut") if on_since => Ok(Relation::Undercut),
+            Some("undercut") => Err(format!(
+                "an undercut attacks the inference of a `since` argument; {target} is a single \
+                 proposition, so a claim against it is a rebut"
+            )),
+            Some(other) => Err(format!("attack {other:?} is neither rebut nor undercut")),
+        }
+    }
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Claim => "claim",
+        Kind::Premise => "premise",
+        Kind::Since => "argument",
+        Kind::Why => "why",
+        Kind::Concede => "concession",
+        Kind::Retract => "retraction",
+    }
+}
+
+/// Which turn a reply is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Round 0: PRO states its thesis; OPP claims its negation or asks why.
+    Opening,
+    /// Rounds 1..N.
+    Argument,
+    /// The last word: concessions and retractions only, or nothing.
+    Closing,
+}
+
+impl Stage {
+    pub fn phase(self) -> Phase {
+        match self {
+            Stage::Opening => Phase::Opening,
+            Stage::Argument => Phase::Argument,
+            Stage::Closing => Phase::Closing,
+        }
+    }
+
+    /// The acts a side may make at this stage.
+    fn acts(self, side: Side) -> &'static [Act] {
+        match (self, side) {
+            (Stage::Opening, Side::Pro) => &[Act::Claim],
+            (Stage::Opening, Side::Opp) => &[Act::Claim, Act::Why],
+            (Stage::Argument, _) => &[Act::Since, Act::Why, Act::Claim, Act::Concede, Act::Retract],
+            (Stage::Closing, _) => &[Act::Concede, Act::Retract],
+        }
+    }
+
+    fn moves_allowed(self) -> (usize, usize) {
+        match self {
+            Stage::Opening => (1, 1),
+            Stage::Argument => (1, MAX_MOVES),
+            Stage::Closing => (0, MAX_MOVES),
+        }
+    }
+}
+
+/// The targets each act may take on a turn.
+pub fn legal(state: &State, side: Side, stage: Stage) -> Vec<(Act, Vec<String>)> {
+    stage
+        .acts(side)
+        .iter()
+        .filter_map(|&act| {
+            if stage == Stage::Opening && side == Side::Pro {
+                return Some((act, Vec::new()));
+            }
+            let mut targets = state.targets(side, act);
+            if stage == Stage::Opening {
+                // OPP answers the thesis, nothing else.
+                targets.retain(|t| t == "P1");
+            }
+            (!targets.is_empty()).then_some((act, targets))
+        })
+        .collect()
+}
+
+/// The reply schema for one turn: only the acts legal now, each against its open targets.
+pub fn reply_schema(state: &State, side: Side, stage: Stage) -> Value {
+    let text =
+        json!({"type": "string", "minLength": 1, "description": "The proposition, one sentence."});
+    let mut shapes = Vec::new();
+    for (act, targets) in legal(state, side, stage) {
+        let target = json!({"type": "string", "enum": targets});
+        let shape = match act {
+            Act::Claim if targets.is_empty() => json!({
+                "type": "object",
+                "properties": {"act": {"type": "string", "const": "claim"}, "text": text},
+                "required": ["act", "text"]
+            }),
+            Act::Claim => json!({
+                "type": "object",
+                "properties": {
+                    "act": {"type": "string", "const": "claim"},
+                    "target": target,
+                    "text": text,
+                    "attack": {"type": "string", "enum": ["rebut", "undercut"], "description": "rebut: your claim contradicts the target; undercut: it breaks the target's inference from its reasons."}
+                },
+                "required": ["act", "target", "text"]
+            }),
+            Act::Since => json!({
+                "type": "object",
+                "properties": {
+                    "act": {"type": "string", "const": "since"},
+                    "target": target,
+                    "premises": {"type": "array", "minItems": 1, "maxItems": MAX_PREMISES, "items": text, "description": "The reasons S, one proposition each."}
+                },
+                "required": ["act", "target", "premises"]
+            }),
+            Act::Why => json!({
+                "type": "object",
+                "properties": {"act": {"type": "string", "const": "why"}, "target": target},
+                "required": ["act", "target"]
+            }),
+            Act::Concede => json!({
+                "type": "object",
+                "properties": {"act": {"type": "string", "const": "concede"}, "target": target},
+                "required": ["act", "target"]
+            }),
+            Act::Retract => json!({
+                "type": "object",
+                "properties": {"act": {"type": "string", "const": "retract"}, "target": target},
+                "required": ["act", "target"]
+            }),
+        };
+        shapes.push(shape);
+    }
+    let (fewest, most) = stage.moves_allowed();
+    let fewest = if shapes.is_empty() { 0 } else { fewest };
+    let moves = if shapes.is_empty() {
+        json!({"type": "array", "maxItems": 0, "items": {"type": "object"}})
+    } else {
+        json!({"type": "array", "minItems": fewest, "maxItems": most, "items": {"anyOf": shapes}})
+    };
+    json!({
+        "type": "object",
+        "properties": {
+            PROSE_FIELD: {"type": "string", "minLength": 1, "description": "What you say, as markdown prose, citing ids."},
+            "moves": moves
+        },
+        "required": [PROSE_FIELD, "moves"]
+    })
+}
+
+/// A move that was refused, with the rule it broke.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Violation {
+    /// The move as the model wrote it, in a line.
+    pub attempted: String,
+    pub rule: String,
+}
+
+/// A reply read against the rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub argument: String,
+    pub moves: Vec<Move>,
+    pub violations: Vec<Violation>,
+}
+
+/// Reads a reply: every move checked against the state as the earlier moves of the same reply
+/// leave it. `lenient` keeps the legal moves and records the rest; otherwise the first broken
+/// rule is the error (for the repair request).
+pub fn check_reply(
+    value: &Value,
+    state: &State,
+    side: Side,
+    stage: Stage,
+    round: u32,
+    lenient: bool,
+) -> Result<Checked, String> {
+    let object = value.as_object().ok_or("the reply must be a JSON object")?;
+    let argument = object
+        .get(PROSE_FIELD)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or("`argument` must be a non-empty string: what you say")?
+        .to_string();
+    let raw = match object.get("moves") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.clone(),
+        Some(_) => return Err("`moves` must be an array of move objects".into()),
+    };
+    let mut state = state.clone();
+    let mut checked = Checked {
+        argument,
+        moves: Vec::new(),
+        violations: Vec::new(),
+    };
+    let (fewest, most) = stage.moves_allowed();
+    let refuse = |checked: &mut Checked, attempted: String, rule: String| -> Result<(), String> {
+        if lenient {
+            checked.violations.push(Violation { attempted, rule });
+            Ok(())
+        } else {
+            Err(rule)
+        }
+    };
+    for (index, item) in raw.iter().enumerate() {
+        let attempted = describe_raw(item);
+        if index >= most {
+            refuse(
+                &mut checked,
+                attempted,
+                format!(
+                    "this turn takes at most {most} move(s); move {} is one too many",
+                    index + 1
+                ),
+            )?;
+            continue;
+        }
+        match one_move(item, &state, side, stage) {
+            Ok(moves) => {
+                for mv in &moves {
+                    state.record(side, round, stage.phase(), mv);
+                }
+                checked.moves.extend(moves);
+            }
+            Err(rule) => refuse(
+                &mut checked,
+                attempted,
+                format!("move {}: {rule}", index + 1),
+            )?,
+        }
+    }
+    let made = checked.moves.iter().filter(|m| !m.id.contains('.')).count();
+    let legal_now = legal(&state, side, stage);
+    if made < fewest && !legal_now.is_empty() {
+        refuse(
+            &mut checked,
+            "(no valid move)".into(),
+            format!(
+                "this turn needs at least {fewest} valid move; legal now: {}",
+                summary(&legal_now)
+            ),
+        )?;
+    }
+    if stage == Stage::Argument {
+        for owed in state.obligations(side) {
+            refuse(
+                &mut checked,
+                "(no answer)".into(),
+                format!(
+                    "{} is a bare claim with no reasons: challenge it with `why` (or concede it) \
+                     on this turn; an unsupported assertion may not pass unchallenged",
+                    owed.id
+                ),
+            )?;
+        }
+    }
+    Ok(checked)
+}
+
+/// One move of a reply, checked, with the journal moves it becomes (a `since` brings its
+/// premises as claims `P3.1`, `P3.2` supporting it, so that each reason is an argument of the
+/// framework that can be challenged, attacked or conceded on its own).
+fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec<Move>, Rule> {
+    let object = item.as_object().ok_or("each move must be an object")?;
+    let act = match object.get("act").and_then(Value::as_str).map(str::trim) {
+        Some("claim") => Act::Claim,
+        Some("why") => Act::Why,
+        Some("concede") => Act::Concede,
+        Some("retract") => Act::Retract,
+        Some("since") => Act::Since,
+        other => {
+            return Err(format!(
+                "act {:?} is not a speech act; use claim, why, concede, retract or since",
+                other.unwrap_or("")
+            ));
+        }
+    };
+    let allowed = stage.acts(side);
+    if !allowed.contains(&act) {
+        return Err(match stage {
+            Stage::Opening if side == Side::Pro => {
+                "the opening: PRO states its thesis with one `claim`".to_string()
+            }
+            Stage::Opening => {
+                "the opening: OPP answers the thesis P1 with `claim` (¬φ) or `why`".to_string()
+            }
+            Stage::Closing => format!(
+                "the closing round records concessions and retractions only; `{}` is not one",
+                act.as_str()
+            ),
+            Stage::Argument => format!("`{}` is not allowed here", act.as_str()),
+        });
+    }
+    let text = clip(
+        object
+            .get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim(),
+    );
+    let target = object
+        .get("target")
+        .and_then(Value::as_str)
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    let id = state.next_id(side);
+    if stage == Stage::Opening && side == Side::Pro {
+        if text.is_empty() {
+            return Err("the thesis needs a `text`: the proposition φ".into());
+        }
+        return Ok(vec![plain(id, Act::Claim, text, Vec::new(), None)]);
+    }
+    let target = target.ok_or_else(|| {
+        format!(
+            "`{}` needs a `target`: the id of the move it answers",
+            act.as_str()
+        )
+    })?;
+    if stage == Stage::Opening && target != "P1" {
+        return Err(format!("the opening answers the thesis P1, not {target}"));
+    }
+    state.check(side, act, &target)?;
+    let node = state.get(&target).ok_or("unknown target")?;
+    Ok(match act {
+        Act::Why => vec![plain(id, Act::Why, node.text.clone(), vec![target], None)],
+        Act::Concede => vec![plain(
+            id,
+            Act::Concede,
+            node.text.clone(),
+            vec![target],
+            None,
+        )],
+        Act::Claim => {
+            if text.is_empty() {
+                return Err("a `claim` needs a `text`: the proposition you assert".into());
+            }
+            let relation =
+                state.attack_relation(&target, object.get("attack").and_then(Value::as_str))?;
+            vec![plain(id, Act::Claim, text, vec![target], Some(relation))]
+        }
+        Act::Retract => {
+            // Retracting in answer to a why withdraws the proposition it challenged.
+            let answers = match node.kind {
+                Kind::Why => {
+                    let challenged = node.target.clone().unwrap_or_default();
+                    vec![challenged, target]
+                }
+                _ => vec![target],
+            };
+            let text = state
+                .get(&answers[0])
+                .map(|n| n.text.clone())
+                .unwrap_or_default();
+            vec![plain(id, Act::Retract, text, answers, None)]
+        }
+        Act::Since => {
+            let premises: Vec<String> = match object.get("premises") {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|p| clip(p.trim()))
+                    .filter(|p| !p.is_empty())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            if premises.is_empty() {
+                return Err("`since` gives no `premises`: list the reasons S".into());
+            }
+            if premises.len() > MAX_PREMISES {
+                return Err(format!("`since` takes at most {MAX_PREMISES} premises"));
+            }
+            let (supported, answers) = match node.kind {
+                Kind::Why => {
+                    let challenged = node.target.clone().unwrap_or_default();
+                    (challenged.clone(), vec![challenged, target])
+                }
+                _ => (target.clone(), vec![target]),
+            };
+            let conclusion = state
+                .get(&supported)
+                .map(|n| n.text.clone())
+                .unwrap_or_default();
+            let mut moves = vec![Move {
+                id: id.clone(),
+                act: Act::Since,
+                text: conclusion,
+                premises: premises.clone(),
+                answers,
+                relation: Some(Relation::Support),
+            }];
+            for (i, premise) in premises.into_iter().enumerate() {
+                moves.push(plain(
+                    format!("{id}.{}", i + 1),
+                    Act::Claim,
+                    premise,
+                    vec![id.clone()],
+                    Some(Relation::Support),
+                ));
+            }
+            moves
+        }
+    })
+}
+
+fn plain(
+    id: String,
+    act: Act,
+    text: String,
+    answers: Vec<String>,
+    relation: Option<Relation>,
+) -> Move {
+    Move {
+        id,
+        act,
+        text,
+        premises: Vec::new(),
+        answers,
+        relation,
+    }
+}
+
+/// What is legal now, in a line for a prompt or a repair request.
+pub fn summary(legal: &[(Act, Vec<String>)]) -> String {
+    legal
+        .iter()
+        .map(|(act, targets)| {
+            if targets.is_empty() {
+                act.as_str().to_string()
+            } else {
+                format!("{} → {}", act.as_str(), targets.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn describe_raw(item: &Value) -> String {
+    let field = |name: &str| item.get(name).and_then(Value::as_str).unwrap_or("").trim();
+    let line = format!("{} {} {}", field("act"), field("target"), field("text"));
+    clip(
+        line.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .as_str(),
+    )
+}
+
+fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_TEXT_CHARS {
+        text.to_string()
+    } else {
+        let mut clipped: String = text.chars().take(MAX_TEXT_CHARS).collect();
+        clipped.push('…');
+        clipped
+    }
+}
+
+/// The parser `speak` uses for a side's turn: strict on the first reply (the broken rule goes
+/// back in the repair request), lenient on the repaired one (legal moves kept, the rest
+/// recorded as violations in the turn's data).
+pub struct DialogueReplies {
+    pub side: Side,
+    pub stage: Stage,
+}
+
+impl ReplyParser for DialogueReplies {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+        let state = State::from_turns(transcript.turns);
+        let checked = check_reply(
+            reply,
+            &state,
+            self.side,
+            self.stage,
+            transcript.key.round,
+            transcript.repair,
+        )
+        .map_err(|rule| {
+            format!(
+                "{rule}. Legal now: {}",
+                summary(&legal(&state, self.side, self.stage))
+            )
+        })?;
+        let note = (!checked.violations.is_empty()).then(|| {
+            format!(
+                "{} move(s) rejected after the repair request: {}",
+                checked.violations.len(),
+                checked
+                    .violations
+                    .iter()
+                    .map(|v| v.rule.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        });
+        Ok(Reply {
+            content: checked.argument,
+            moves: checked.moves,
+            confidence: None,
+            data: (!checked.violations.is_empty())
+                .then(|| json!({"violations": checked.violations})),
+            note,
+        })
+    }
+}
+
+/// The move as the workbench and the report show it: `P3 since {P3.1, P3.2} → O2`.
+pub fn headline(mv: &Move) -> String {
+    let answers = if mv.answers.is_empty() {
+        String::new()
+    } else {
+        let shown = match mv.act {
+            // A since or retract answering a why shows the why; the proposition follows.
+            Act::Since | Act::Retract if mv.answers.len() > 1 => mv.answers[1..].join(", "),
+            _ => mv.answers.join(", "),
+        };
+        format!(" → {shown}")
+    };
+    match mv.act {
+        Act::Since => {
+            let premises: Vec<String> = (1..=mv.premises.len())
+                .map(|i| format!("{}.{i}", mv.id))
+                .collect();
+            format!("{} since {{{}}}{answers}", mv.id, premises.join(", "))
+        }
+        _ => format!("{} {}{answers}", mv.id, mv.act.as_str()),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn mv(
+        id: &str,
+        act: Act,
+        text: &str,
+        answers: &[&str],
+        relation: Option<Relation>,
+    ) -> Move {
+        Move {
+            id: id.into(),
+            act,
+            text: text.into(),
+            premises: Vec::new(),
+            answers: answers.iter().map(|s| s.to_string()).collect(),
+            relation,
+        }
+    }
+
+    pub(crate) fn since(id: &str, text: &str, premises: &[&str], answers: &[&str]) -> Vec<Move> {
+        let mut moves = vec![Move {
+            premises: premises.iter().map(|s| s.to_string()).collect(),
+            ..mv(id, Act::Since, text, answers, Some(Relation::Support))
+        }];
+        for (i, p) in premises.iter().enumerate() {
+            moves.push(mv(
+                &format!("{id}.{}", i + 1),
+                Act::Claim,
+                p,
+                &[id],
+                Some(Relation::Support),
+            ));
+        }
+        moves
+    }
+
+    pub(crate) fn turn(seat: &str, round: u32, phase: Phase, moves: Vec<Move>) -> Turn {
+        Turn {
+            moves,
+            ..Turn::fixture(seat, round, phase)
+        }
+    }
+
+    /// A dialogue with one of every kind of id on each side (see the table test).
+    fn every_kind() -> Vec<Turn> {
+        use Relation::*;
+        let mut pro1 = since("P2", "φ", &["a", "b"], &["P1"]);
+        pro1.push(mv("P3", Act::Why, "¬φ", &["O1"], None));
+        pro1.push(mv("P4", Act::Claim, "x", &["O1"], Some(Rebut)));
+        let mut opp1 = since("O2", "¬φ", &["c"], &["O1"]);
+        opp1.extend([
+            mv("O3", Act::Why, "a", &["P2.1"], None),
+            mv("O4", Act::Concede, "x", &["P4"], None),
+            mv("O5", Act::Claim, "y", &["P1"], Some(Rebut)),
+            mv("O6", Act::Retract, "y", &["O5"], None),
+        ]);
+        vec![
+            turn(
+                "PRO",
+                0,
+                Phase::Opening,
+                vec![mv("P1", Act::Claim, "φ", &[], None)],
+            ),
+            turn(
+                "OPP",
+                0,
+                Phase::Opening,
+                vec![mv("O1", Act::Claim, "¬φ", &["P1"], Some(Rebut))],
+            ),
+            turn("PRO", 1, Phase::Argument, pro1),
+            turn("OPP", 1, Phase::Argument, opp1),
+            turn(
+                "PRO",
+                2,
+                Phase::Argument,
+                vec![
+                    mv("P5", Act::Concede, "¬φ", &["O2"], None),
+                    mv("P6", Act::Claim, "z", &["O2"], Some(Undercut)),
+                    mv("P7", Act::Retract, "z", &["P6"], None),
+                    mv("P8", Act::Why, "c", &["O2.1"], None),
+                ],
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_validity_table_every_act_against_every_kind_of_move() {
+        let state = State::from_turns(&every_kind());
+        use Act::*;
+        let table: &[(&str, &[Act], &str)] = &[
+            ("P1", &[Why, Claim, Concede], "the other side's claim"),
+            (
+                "P2",
+                &[Claim, Concede],
+                "the other side's since: attack or concede, its premises take the whys",
+            ),
+            (
+                "P2.1",
+                &[Claim, Concede],
+                "a premise OPP already asked why of",
+            ),
+            ("P2.2", &[Why, Claim, Concede], "a fresh premise"),
+            ("P3", &[], "a why already answered (O2 gave reasons for O1)"),
+            ("P8", &[Since, Retract], "an open why against OPP"),
+            ("P4", &[], "a claim OPP conceded"),
+            ("P5", &[], "a concede closes its line"),
+            ("P6", &[], "a claim its side retracted"),
+            ("P7", &[], "a retract closes its line"),
+            ("O1", &[Since, Retract], "OPP's own claim"),
+            (
+                "O2",
+                &[Retract],
+                "OPP's own since: retract it, its premises take more reasons",
+            ),
+            ("O2.1", &[Since, Retract], "OPP's own premise"),
+            ("O3", &[], "OPP's own why"),
+            ("O4", &[], "OPP's own concede"),
+            ("O5", &[], "OPP's own retracted claim"),
+            ("O6", &[], "OPP's own retract"),
+        ];
+        for (target, legal, what) in table {
+            for act in [Claim, Why, Concede, Retract, Since] {
+                let verdict = state.check(Side::Opp, act, target);
+                assert_eq!(
+                    verdict.is_ok(),
+                    legal.contains(&act),
+                    "{} against {target} ({what}): {verdict:?}",
+                    act.as_str()
+                );
+                if let Err(rule) = verdict {
+                    assert!(!rule.is_empty());
+                }
+            }
+        }
+        assert!(
+            state
+                .check(Side::Opp, Why, "Z9")
+                .unwrap_err()
+                .contains("no move Z9")
+        );
+        // The rules name the note's table when a reply goes the wrong way.
+        let rule = state.check(Side::Opp, Since, "P1").unwrap_err();
+        assert!(rule.contains("claim → why / claim ¬φ / concede"), "{rule}");
+        let rule = state.check(Side::Opp, Claim, "P8").unwrap_err();
+        assert!(rule.contains("why → since / retract"), "{rule}");
+        let rule = state.check(Side::Opp, Why, "P2").unwrap_err();
+        assert!(rule.contains("since → why ψ"), "{rule}");
+    }
+
+    #[test]
+    fn open_whys_and_next_ids_follow_the_journal() {
+        let state = State::from_turns(&every_kind());
+        let open: Vec<&str> = state.open_whys().iter().map(|n| n.id.as_str()).collect();
+        // O3 asks why P2.1 (unanswered); P3 was answered by O2; P8 is fresh.
+        assert_eq!(open, vec!["O3", "P8"]);
+        assert_eq!(state.next_id(Side::Pro), "P9");
+        assert_eq!(state.next_id(Side::Opp), "O7");
+    }
+
+    fn reply(moves: Value) -> Value {
+        json!({"argument": "Because.", "moves": moves})
+    }
+
+    fn opening() -> Vec<Turn> {
+        vec![
+            turn(
+                "PRO",
+                0,
+                Phase::Opening,
+                vec![mv("P1", Act::Claim, "Adopt tower", &[], None)],
+            ),
+            turn(
+                "OPP",
+                0,
+                Phase::Opening,
+                vec![mv(
+                    "O1",
+                    Act::Claim,
+                    "Keep the loop",
+                    &["P1"],
+                    Some(Relation::Rebut),
+                )],
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_opening_takes_one_thesis_then_its_negation_or_a_why() {
+        let empty = State::default();
+        let thesis = check_reply(
+            &reply(json!([{"act": "claim", "text": "Adopt tower"}])),
+            &empty,
+            Side::Pro,
+            Stage::Opening,
+            0,
+            false,
+        )
+        .unwrap();
+        assert_eq!(thesis.moves[0].id, "P1");
+        let err = check_reply(
+            &reply(json!([{"act": "why", "target": "X"}])),
+            &empty,
+            Side::Pro,
+            Stage::Opening,
+            0,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.contains("PRO states its thesis"), "{err}");
+        let state = State::from_turns(&opening()[..1]);
+        let why = check_reply(
+            &reply(json!([{"act": "why", "target": "P1"}])),
+            &state,
+            Side::Opp,
+            Stage::Opening,
+            0,
+            false,
+        )
+        .unwrap();
+        assert_eq!(why.moves[0].answers, vec!["P1"]);
+        let err = check_reply(
+            &reply(json!([{"act": "concede", "target": "P1"}])),
+            &state,
+            Side::Opp,
+            Stage::Opening,
+            0,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.contains("OPP answers the thesis"), "{err}");
+        let err = check_reply(
+            &reply(json!([])),
+            &state,
+            Side::Opp,
+            Stage::Opening,
+            0,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.contains("at least 1"), "{err}");
+    }
+
+    #[test]
+    fn a_since_brings_its_premises_as_arguments_and_answers_the_why() {
+        let mut turns = opening();
+        turns.push(turn(
+            "PRO",
+            1,
+            Phase::Argument,
+            since("P2", "Adopt tower", &["it is maintained"], &["P1"]),
+        ));
+        turns.push(turn(
+            "OPP",
+            1,
+            Phase::Argument,
+            vec![mv("O2", Act::Why, "it is maintained", &["P2.1"], None)],
+        ));
+        let state = State::from_turns(&turns);
+        let checked = check_reply(
+            &reply(json!([{"act": "since", "target": "O2", "premises": ["40 releases in 2025", "tokio team"]}])),
+            &state, Side::Pro, Stage::Argument, 2, false,
+        ).unwrap();
+        let ids: Vec<&str> = checked.moves.iter().map(|m| m.id.as_str()).collect();
+        assert_eq!(ids, vec!["P3", "P3.1", "P3.2"]);
+        assert_eq!(checked.moves[0].text, "it is maintained");
+        assert_eq!(checked.moves[0].answers, vec!["P2.1", "O2"]);
+        assert_eq!(headline(&checked.moves[0]), "P3 since {P3.1, P3.2} → O2");
+        assert_eq!(checked.moves[1].answers, vec!["P3"]);
+        turns.push(turn("PRO", 2, Phase::Argument, checked.moves));
+        assert!(State::from_turns(&turns).open_whys().is_empty());
+    }
+
+    #[test]
+    fn an_illegal_move_is_refused_strictly_then_recorded_leniently() {
+        let mut turns = opening();
+        turns.push(turn(
+            "PRO",
+            1,
+            Phase::Argument,
+            since("P2", "Adopt tower", &["fewer bugs"], &["P1"]),
+        ));
+        let state = State::from_turns(&turns);
+        let bad = reply(json!([
+            {"act": "since", "target": "P2.1", "premises": ["no"]},
+            {"act": "why", "target": "P2.1"}
+        ]));
+        let err = check_reply(&bad, &state, Side::Opp, Stage::Argument, 1, false).unwrap_err();
+        assert!(
+            err.starts_with("move 1:") && err.contains("claim → why"),
+            "{err}"
+        );
+        let kept = check_reply(&bad, &state, Side::Opp, Stage::Argument, 1, true).unwrap();
+        assert_eq!(kept.moves.len(), 1);
+        assert_eq!(kept.moves[0].act, Act::Why);
+        assert_eq!(kept.moves[0].id, "O2");
+        assert_eq!(kept.violations.len(), 1);
+        assert!(kept.violations[0].attempted.starts_with("since P2.1"));
+        // Within one reply the state moves on: conceding then challenging the same point fails.
+        let err = check_reply(
+            &reply(json!([{"act": "concede", "target": "P2.1"}, {"act": "why", "target": "P2.1"}])),
+            &state,
+            Side::Opp,
+            Stage::Argument,
+            1,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.contains("move 2") && err.contains("conceded"), "{err}");
+        let err = check_reply(
+            &reply(json!([{"act": "why", "target": "P2.1"}, {"act": "concede", "target": "P2"}, {"act": "claim", "target": "P1", "text": "no"}, {"act": "claim", "target": "P2", "text": "no"}])),
+            &state, Side::Opp, Stage::Argument, 1, false,
+        ).unwrap_err();
+        assert!(err.contains("at most 3"), "{err}");
+    }
+
+    #[test]
+    fn a_bare_claim_must_be_challenged_on_the_next_turn() {
+        let mut turns = opening();
+        turns.push(turn(
+            "PRO",
+            1,
+            Phase::Argument,
+            vec![mv(
+                "P2",
+                Act::Claim,
+                "the loop has bugs",
+                &["O1"],
+                Some(Relation::Rebut),
+            )],
+        ));
+        let state = State::from_turns(&turns);
+        assert_eq!(
+            state
+                .obligations(Side::Opp)
+                .iter()
+                .map(|n| n.id.as_str())
+                .collect::<Vec<_>>(),
+            vec!["P2"]
+        );
+        let ignoring =
+            reply(json!([{"act": "claim", "target": "P1", "text": "tower adds a dependency"}]));
+        let err = check_reply(&ignoring, &state, Side::Opp, Stage::Argument, 1, false).unwrap_err();
+        assert!(err.contains("P2 is a bare claim"), "{err}");
+        let lenient = check_reply(&ignoring, &state, Side::Opp, Stage::Argument, 1, true).unwrap();
+        assert_eq!(lenient.moves.len(), 1);
+        assert!(lenient.violations[0].rule.contains("P2 is a bare claim"));
+        for answer in [
+            json!({"act": "why", "target": "P2"}),
+            json!({"act": "concede", "target": "P2"}),
+        ] {
+            assert!(
+                check_reply(
+                    &reply(json!([answer])),
+                    &state,
+                    Side::Opp,
+                    Stage::Argument,
+                    1,
+                    false
+                )
+                .is_ok()
+            );
+        }
+        // The opening theses oblige nothing: they are what the dialogue is about.
+        assert!(
+            State::from_turns(&opening())
+                .obligations(Side::Pro)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn undercuts_only_hit_inferences_and_the_closing_takes_concessions_only() {
+        let mut turns = opening();
+        turns.push(turn(
+            "PRO",
+            1,
+            Phase::Argument,
+            since("P2", "Adopt tower", &["fewer bugs"], &["P1"]),
+        ));
+        let state = State::from_turns(&turns);
+        let on_since = check_reply(&reply(json!([{"act": "claim", "target": "P2", "text": "bugs are not the issue"}, {"act": "why", "target": "P2.1"}])), &state, Side::Opp, Stage::Argument, 1, false).unwrap();
+        assert_eq!(on_since.moves[0].relation, Some(Relation::Undercut));
+        let err = check_reply(
+            &reply(json!([{"act": "claim", "target": "P2.1", "text": "no", "attack": "undercut"}])),
+            &state,
+            Side::Opp,
+            Stage::Argument,
+            1,
+            false,
+        )
+        .unwrap_err();
+        assert!(err.contains("undercut attacks the inference"), "{err}");
+        let err = check_reply(
+            &reply(json!([{"act": "why", "target": "P2.1"}])),
+            &state,
+            Side::Opp,
+            Stage::Closing,
+            3,
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("closing round records concessions and retractions only"),
+            "{err}"
+        );
+        assert!(
+            check_reply(
+                &reply(json!([])),
+                &state,
+                Side::Opp,
+                Stage::Closing,
+                3,
+                false
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn the_schema_offers_only_the_moves_legal_now() {
+        let state = State::from_turns(&every_kind());
+        let schema = reply_schema(&state, Side::Opp, Stage::Argument);
+        let shapes = schema["properties"]["moves"]["items"]["anyOf"]
+            .as_array()
+            .unwrap();
+        let targets = |act: &str| -> Vec<String> {
+            shapes
+                .iter()
+                .find(|s| s["properties"]["act"]["const"] == act)
+                .map(|s| serde_json::from_value(s["properties"]["target"]["enum"].clone()).unwrap())
+                .unwrap_or_default()
+        };
+        assert_eq!(targets("why"), vec!["P1", "P2.2"]);
+        assert_eq!(targets("since"), vec!["O1", "O2.1", "P8"]);
+        assert_eq!(targets("retract"), vec!["O1", "O2", "O2.1", "P8"]);
+        assert_eq!(targets("concede"), vec!["P1", "P2", "P2.1", "P2.2"]);
+        let closing = reply_schema(&state, Side::Opp, Stage::Closing);
+        let acts: Vec<&str> = closing["properties"]["moves"]["items"]["anyOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["properties"]["act"]["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(acts, vec!["concede", "retract"]);
+        assert_eq!(closing["properties"]["moves"]["minItems"], 0);
+        let opening = reply_schema(&State::default(), Side::Pro, Stage::Opening);
+        assert_eq!(opening["properties"]["moves"]["maxItems"], 1);
+    }
+}
