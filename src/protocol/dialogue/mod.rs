@@ -312,7 +312,8 @@ async fn run(
         .chain(std::iter::once((settings.max_rounds + 1, Stage::Closing)))
         .collect();
     for (round, stage) in schedule {
-        if stage == Stage::Closing && ended.is_some() {
+        // A surrender, or the person, ends it: straight to the verdict.
+        if ended.is_some() {
             break;
         }
         ctx.emit(Event::RoundStarted { round, limit: None });
@@ -385,7 +386,7 @@ async fn run(
             summary,
         });
         if ended.is_some() {
-            continue;
+            break;
         }
         // Between rounds of argumentation the person may guide both sides or end it.
         if stage == Stage::Argument && !last_argument {

@@ -614,7 +614,9 @@ pub fn check_reply(
     }
     let made = checked.moves.iter().filter(|m| !m.id.contains('.')).count();
     let legal_now = legal(&state, side, stage);
-    if made < fewest && !legal_now.is_empty() {
+    // A turn whose moves were all rejected broke those rules already; only an empty one is
+    // short of the minimum on its own.
+    if made < fewest && !legal_now.is_empty() && checked.violations.is_empty() {
         refuse(
             &mut checked,
             "(no valid move)".into(),
