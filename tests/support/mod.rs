@@ -360,6 +360,9 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         Some("moot_panel_options") => "panel_options",
         Some("moot_panel_recommendation") => "recommendation",
         Some("moot_panel_challenge") => "challenge",
+        Some("moot_dialogue_context") => "dialogue_context",
+        Some("moot_dialogue_move") => "dialogue_move",
+        Some("moot_dialogue_verdict") => "dialogue_verdict",
         Some(_) => "unknown",
         None if text.contains("You are the moderator of a structured debate")
             && (text.contains("Pose the question") || text.contains("Open round")) =>
@@ -368,6 +371,9 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         }
         None => "unknown",
     };
+    let side = ["PRO", "OPP"]
+        .into_iter()
+        .find(|side| text.contains(&format!("You are {side} in a formal")));
     let seat = text
         .find("You are seat ")
         .and_then(|i| text[i + 13..].chars().next())
@@ -378,6 +384,8 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
                 .and_then(|i| text[i..].chars().next())
         })
         .map(|c| c.to_string());
+    // A side of a formal dialogue is seated by name.
+    let seat = side.map(str::to_string).or(seat);
     let round = text
         .find("Round ")
         .and_then(|i| text[i + 6..].split(|c: char| !c.is_ascii_digit()).next())
@@ -446,6 +454,73 @@ fn filler(words: usize, seat: &str, round: u32) -> String {
         }
     }
     text
+}
+
+/// A side's turn of a formal dialogue, made only of moves the schema offers: the whys it owes
+/// first, then reasons for the newest thing it can defend, then an attack on the newest
+/// claim; the opening takes the thesis (or its negation); the closing says its piece.
+fn dialogue_move(seat: &str, round: u32, prompt: &str, schema: &Value) -> String {
+    let shapes = schema["properties"]["moves"]["items"]["anyOf"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let targets = |act: &str| -> Vec<String> {
+        shapes
+            .iter()
+            .find(|s| s["properties"]["act"]["const"] == act)
+            .and_then(|s| s["properties"]["target"]["enum"].as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect()
+    };
+    let offers = |act: &str| {
+        shapes
+            .iter()
+            .any(|s| s["properties"]["act"]["const"] == act)
+    };
+    let argument =
+        format!("{seat} in round {round}: the evidence in the shared context bears this out.");
+    let mut moves: Vec<Value> = Vec::new();
+    if prompt.contains("This is the closing round") {
+        return json!({"argument": format!("{seat} closes: my case stands."), "moves": moves})
+            .to_string();
+    }
+    if prompt.contains("This is the opening") {
+        let mv = if seat == "PRO" {
+            json!({"act": "claim", "text": "We should make this change"})
+        } else {
+            json!({"act": "claim", "target": "P1", "text": "We should not make this change"})
+        };
+        return json!({"argument": argument, "moves": [mv]}).to_string();
+    }
+    let owed = prompt
+        .lines()
+        .find_map(|l| l.split_once("on this turn: "))
+        .map(|(_, ids)| {
+            ids.trim_end_matches('.')
+                .split(", ")
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    for id in owed.iter().filter(|id| targets("why").contains(id)).take(3) {
+        moves.push(json!({"act": "why", "target": id}));
+    }
+    if moves.len() < 3
+        && let Some(target) = targets("since").last()
+    {
+        moves.push(json!({"act": "since", "target": target, "premises": [format!("{seat} measured it in round {round}")]}));
+    }
+    if moves.len() < 3
+        && offers("claim")
+        && let Some(target) = targets("claim").last()
+    {
+        moves.push(
+            json!({"act": "claim", "target": target, "text": format!("{seat} doubts {target}")}),
+        );
+    }
+    json!({"argument": argument, "moves": moves}).to_string()
 }
 
 /// The brain: a deterministic reply to each kind of moot request.
@@ -555,6 +630,39 @@ fn reply_for(
             {"id": "C", "label": "Limited offline", "description": "a read-only cache"},
         ]})
         .to_string(),
+        "dialogue_context" => {
+            // Cite the first lines gathered, exactly as the material gives them.
+            let facts: Vec<Value> = prompt
+                .lines()
+                .filter_map(|line| {
+                    let (source, text) = line.split_once(": ")?;
+                    let (path, number) = source.rsplit_once(':')?;
+                    (number.parse::<u32>().is_ok() && path.contains('.')).then(|| {
+                        json!({"fact": format!("{path} says: {}", text.trim()), "source": source})
+                    })
+                })
+                .take(3)
+                .collect();
+            json!({"facts": facts}).to_string()
+        }
+        "dialogue_move" => dialogue_move(seat, round, prompt, schema),
+        "dialogue_verdict" => {
+            let ids = schema["properties"]["strongest"]["items"]["enum"].clone();
+            let first = ids[0].as_str().unwrap_or("P1").to_string();
+            let winner = ["PRO", "OPP", "DRAW"]
+                .into_iter()
+                .find(|w| prompt.contains(&format!("winner {w} by")))
+                .unwrap_or("DRAW");
+            json!({
+                "rationale": format!("{winner}'s case rests on {first}, which held."),
+                "winner": winner,
+                "strongest": [first],
+                "losing_points": ["the other side's caution about failure modes is fair"],
+                "consensus": "Adopt it behind a flag, keeping the old path's tests until it proves itself.",
+                "revisit": ["if incident rates rise after the switch"]
+            })
+            .to_string()
+        }
         "recommendation" | "challenge" => {
             let options: Vec<&str> = schema["properties"]["recommended"]["enum"]
                 .as_array()
