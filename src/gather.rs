@@ -167,14 +167,14 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
         return Ok(gathered);
     }
     let matcher = matcher(&terms)?;
-    let mut found = search(&root, &[root.clone()], &matcher, &terms, false);
+    let mut found = search(&root, std::slice::from_ref(&root), &matcher, &terms, false);
     if !extra.is_empty() {
         // `--context` sources are read even where .gitignore would skip them.
         let given = search(&root, &extra, &matcher, &terms, true);
         found.searched += given.searched;
         found.skipped += given.skipped;
         for (path, file) in given.files {
-            let entry = found.files.entry(path).or_insert_with(FileHits::default);
+            let entry = found.files.entry(path).or_default();
             entry.given = true;
             if entry.lines.is_empty() {
                 entry.lines = file.lines;

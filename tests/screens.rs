@@ -771,3 +771,262 @@ fn the_panel_live_screen_its_choice_and_its_result() {
         insta::assert_snapshot!(format!("panel_result_{width}x{height}"), screen);
     }
 }
+
+/// A formal dialogue after its first round of argumentation: K gathered, OPP had a move
+/// rejected, the moderator's strip carries the scores.
+fn dialogue_round_one() -> Vec<Event> {
+    let presentation = moot::protocol::named("dialogue").unwrap().presentation();
+    let side = |id: &str, persona: &str, stance: &str| Seat {
+        id: id.into(),
+        perspective: persona.into(),
+        priorities: vec!["Security Advocate".into()],
+        trade_offs: "bias".into(),
+        stance: stance.into(),
+        provider: None,
+        model: None,
+    };
+    let mut since = mv(
+        "P2",
+        Act::Since,
+        "Adopt tower's retry layer",
+        &["P1"],
+        Some(Relation::Support),
+    );
+    since.premises = vec![
+        "tower is maintained by the tokio team".into(),
+        "the loop has no jitter".into(),
+    ];
+    vec![
+        Event::DebateCreated {
+            id: "DEB-dialog01".into(),
+            question: "We should replace our hand-rolled retry loop with tower's retry layer"
+                .into(),
+            protocol: "dialogue".into(),
+            resumed: false,
+            presentation: presentation.clone(),
+        },
+        Event::DebateStarted {
+            id: "DEB-dialog01".into(),
+            question: "We should replace our hand-rolled retry loop with tower's retry layer"
+                .into(),
+            protocol: "dialogue".into(),
+            seats: vec![
+                side(
+                    "PRO",
+                    "Pragmatic engineer focused on delivery and simplicity",
+                    "argues FOR the thesis",
+                ),
+                side(
+                    "OPP",
+                    "Cautious architect focused on quality and long-term health",
+                    "argues AGAINST the thesis",
+                ),
+            ],
+            max_rounds: 2,
+            provider: "openai".into(),
+            model: "stand-in".into(),
+            caveat: None,
+            presentation,
+        },
+        Event::SharedContext {
+            root: "/src/myservice".into(),
+            facts: vec![
+                moot::debate::Fact {
+                    text: "The client retries in a hand-written loop with a fixed 100 ms sleep."
+                        .into(),
+                    source: "src/client.rs:3".into(),
+                    file: Some(("src/client.rs".into(), 3)),
+                },
+                moot::debate::Fact {
+                    text: "ADR 3 requires exponential backoff for every retry.".into(),
+                    source: "docs/adr/0003-retries.md:3".into(),
+                    file: Some(("docs/adr/0003-retries.md".into(), 3)),
+                },
+                moot::debate::Fact {
+                    text: "The loop was added with the billing client.".into(),
+                    source: "commit 1a2b3c4".into(),
+                    file: None,
+                },
+            ],
+            notes: vec![],
+        },
+        Event::RoundStarted {
+            round: 0,
+            limit: None,
+        },
+        completed(
+            0,
+            Phase::Opening,
+            "PRO",
+            "Tower's layer is the maintained way to retry.",
+            vec![mv("P1", Act::Claim, "Adopt tower's retry layer", &[], None)],
+        ),
+        completed(
+            0,
+            Phase::Opening,
+            "OPP",
+            "Our loop works; a dependency is a cost.",
+            vec![mv(
+                "O1",
+                Act::Claim,
+                "Keep the hand-rolled loop",
+                &["P1"],
+                Some(Relation::Rebut),
+            )],
+        ),
+        Event::RoundStarted {
+            round: 1,
+            limit: None,
+        },
+        completed(
+            1,
+            Phase::Argument,
+            "PRO",
+            "Two reasons, both in K.",
+            vec![
+                since,
+                mv(
+                    "P2.1",
+                    Act::Claim,
+                    "tower is maintained by the tokio team",
+                    &["P2"],
+                    Some(Relation::Support),
+                ),
+                mv(
+                    "P2.2",
+                    Act::Claim,
+                    "the loop has no jitter",
+                    &["P2"],
+                    Some(Relation::Support),
+                ),
+            ],
+        ),
+        Event::TurnCompleted {
+            round: 1,
+            phase: Phase::Argument,
+            seat: "OPP".into(),
+            content: "Why does jitter matter at our volume?".into(),
+            moves: vec![mv(
+                "O2",
+                Act::Why,
+                "the loop has no jitter",
+                &["P2.2"],
+                None,
+            )],
+            confidence: None,
+            tokens_in: 900,
+            tokens_out: 120,
+            tokens_estimated: false,
+            latency_ms: 800,
+            provider: "openai".into(),
+            model: "stand-in".into(),
+            status: TurnStatus::Ok,
+            note: Some(
+                "1 move(s) rejected after the repair request: move 2: P2 already gives its reasons"
+                    .into(),
+            ),
+            replayed: false,
+        },
+        Event::Violation {
+            round: 1,
+            seat: "OPP".into(),
+            rule: "move 2: P2 already gives its reasons".into(),
+        },
+        Event::RoundCompleted {
+            round: 1,
+            convergence: Convergence {
+                assessment: Assessment::NewGround,
+                decision: Decision::Continue,
+                signal: ConvergenceSignal::None,
+                reason: "the sides argue on".into(),
+                overruled: None,
+            },
+            summary: "PRO 0.47 · OPP 0.50 · 1 open why(s) · 1 violation(s)".into(),
+        },
+    ]
+}
+
+#[test]
+fn the_dialogue_live_screen_with_context_moves_and_a_rejected_move_then_its_verdict() {
+    for (width, height) in SIZES {
+        let mut app = app_with(&dialogue_round_one());
+        let screen = render(&mut app, width, height);
+        let wide = ["⚠ 1 rejected", "O2 why the loop has no jitter → P2.2"];
+        for expected in ["PRO", "OPP", "P2 since {P2.1, P2.2} → P1"]
+            .into_iter()
+            .chain(wide.into_iter().filter(|_| width >= 200))
+        {
+            assert!(
+                screen.contains(expected),
+                "{expected} missing at {width}x{height}:\n{screen}"
+            );
+        }
+        if width >= 120 {
+            assert!(
+                screen.contains("Context (K)") && screen.contains("src/client.rs:3"),
+                "{screen}"
+            );
+        }
+        insta::assert_snapshot!(format!("dialogue_live_{width}x{height}"), screen);
+
+        let mut events = dialogue_round_one();
+        events.push(Event::Synthesis {
+            markdown: "# Debate: \"We should replace our hand-rolled retry loop with tower's retry layer\"\n\n## Verdict\n\n### Computed from the journal\n\n- **Winner:** OPP by the scores\n- **Side scores:** PRO 0.47 (the score of its thesis P1) · OPP 0.50 (the score of its thesis O1)\n\n### Winner: **OPP** (Score: 0.47 vs 0.50)".into(),
+            confidence: Confidence::Low,
+            path: None,
+            draft: false,
+        });
+        events.push(Event::DebateCompleted {
+            id: "DEB-dialog01".into(),
+            status: DebateStatus::Completed,
+        });
+        let mut app = app_with(&events);
+        app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+        let screen = render(&mut app, width, height);
+        assert!(
+            screen.contains("Verdict") && screen.contains("0.47"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("dialogue_verdict_{width}x{height}"), screen);
+    }
+}
+
+#[test]
+fn a_fact_of_the_shared_context_opens_only_as_a_file_gathering_found() {
+    let mut app = app_with(&dialogue_round_one());
+    let key = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+    // Nothing selected: `o` opens the first fact.
+    match app.on_key(key('o')) {
+        Some(moot::tui::app::Effect::OpenSource { root, path, line }) => {
+            assert_eq!(
+                (root.as_str(), path.as_str(), line),
+                ("/src/myservice", "src/client.rs", 3)
+            );
+        }
+        _ => panic!("o did not open the first fact"),
+    }
+    app.on_key(key(')'));
+    app.on_key(key(')'));
+    match app.on_key(key('o')) {
+        Some(moot::tui::app::Effect::OpenSource { path, line, .. }) => {
+            assert_eq!((path.as_str(), line), ("docs/adr/0003-retries.md", 3))
+        }
+        _ => panic!("o did not open the second fact"),
+    }
+    // A commit is no file: a notice, nothing run.
+    app.on_key(key(')'));
+    assert!(app.on_key(key('o')).is_none());
+    assert!(
+        app.notice
+            .as_deref()
+            .unwrap_or("")
+            .contains("commit 1a2b3c4 is not a file"),
+        "{:?}",
+        app.notice
+    );
+    // `x` hides the panel and shows it again.
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("Context (K)"));
+    app.on_key(key('x'));
+    assert!(!render(&mut app, 160, 45).contains("Context (K)"));
+}

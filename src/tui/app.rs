@@ -28,6 +28,13 @@ pub enum Effect {
     },
     /// Write the follow-up issue draft of this debate's decision.
     WriteFollowUp(String),
+    /// Show a cited source file in $PAGER at a line; `root` is the directory the debate
+    /// gathered under and `path` a path gathering found inside it.
+    OpenSource {
+        root: String,
+        path: String,
+        line: u32,
+    },
 }
 
 /// What the text editor's words are for.
@@ -82,6 +89,10 @@ pub enum Modal {
 pub struct Panels {
     pub commitments: bool,
     pub map: bool,
+    /// The shared context K, for protocols that gather one.
+    pub context: bool,
+    /// The selected fact of K, which `o` opens.
+    pub fact: Option<usize>,
     /// The side panels take the whole body.
     pub maximized: bool,
 }
@@ -171,6 +182,8 @@ impl App {
             panels: Panels {
                 commitments: true,
                 map: true,
+                context: true,
+                fact: None,
                 maximized: false,
             },
             modal: Modal::None,
@@ -506,6 +519,46 @@ impl App {
                 }
             }
             Command::ToggleCommitments => self.panels.commitments = !self.panels.commitments,
+            Command::ToggleContext => self.panels.context = !self.panels.context,
+            Command::NextFact | Command::PreviousFact => {
+                let count = self
+                    .view
+                    .shared_context
+                    .as_ref()
+                    .map_or(0, |k| k.facts.len());
+                if count > 0 {
+                    self.panels.context = true;
+                    self.panels.fact =
+                        Some(match (self.panels.fact, command == Command::NextFact) {
+                            (None, true) => 0,
+                            (None, false) => count - 1,
+                            (Some(i), true) => (i + 1) % count,
+                            (Some(i), false) => (i + count - 1) % count,
+                        });
+                }
+            }
+            Command::OpenSource => {
+                let Some(context) = &self.view.shared_context else {
+                    self.notice = Some("this debate gathered no shared context".into());
+                    return None;
+                };
+                let fact = context.facts.get(self.panels.fact.unwrap_or(0));
+                match fact.and_then(|f| f.file.clone()) {
+                    Some((path, line)) => {
+                        return Some(Effect::OpenSource {
+                            root: context.root.clone(),
+                            path,
+                            line,
+                        });
+                    }
+                    None => {
+                        self.notice = Some(match fact {
+                            Some(f) => format!("{} is not a file to open", f.source),
+                            None => "no fact to open".into(),
+                        })
+                    }
+                }
+            }
             Command::SeatTokens => self.seat_tokens = !self.seat_tokens,
             Command::CopyTurn => {
                 let seat = self.view.seats.get(self.focus).map(|s| s.id.clone())?;

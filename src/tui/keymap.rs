@@ -33,6 +33,10 @@ pub enum Command {
     Bottom,
     ToggleCommitments,
     ToggleMap,
+    ToggleContext,
+    NextFact,
+    PreviousFact,
+    OpenSource,
     Maximize,
     Synthesis,
     SeatTokens,
@@ -226,6 +230,30 @@ const DEFAULTS: &[Default] = &[
         C::ToggleMap,
         &[c('a')],
         "show or hide the argument map",
+    ),
+    bind(
+        S::Screen,
+        C::ToggleContext,
+        &[c('x')],
+        "show or hide the shared context K (dialogue)",
+    ),
+    bind(
+        S::Screen,
+        C::NextFact,
+        &[c(')')],
+        "select the next fact of the shared context",
+    ),
+    bind(
+        S::Screen,
+        C::PreviousFact,
+        &[c('(')],
+        "select the previous fact of the shared context",
+    ),
+    bind(
+        S::Screen,
+        C::OpenSource,
+        &[c('o')],
+        "open the selected fact's source file in $PAGER at its line",
     ),
     bind(
         S::Screen,
@@ -794,7 +822,7 @@ mod tests {
             Some((Command::ToggleSection, 2))
         );
         assert_eq!(
-            keymap.lookup(Scope::Screen, &key(KeyCode::Char('x'), NONE)),
+            keymap.lookup(Scope::Screen, &key(KeyCode::Char('Q'), SHIFT)),
             None
         );
     }

@@ -157,6 +157,7 @@ fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
         }
         Effect::Page { markdown, path } => outside(terminal, app, "PAGER", "less", &markdown, path),
         Effect::Edit { markdown, path } => outside(terminal, app, "EDITOR", "vi", &markdown, path),
+        Effect::OpenSource { root, path, line } => open_source(terminal, app, &root, &path, line),
         Effect::WriteFollowUp(id) => match session::write_follow_up(store, &id) {
             Ok(path) => {
                 let path = path.display().to_string();
@@ -168,6 +169,68 @@ fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
         Effect::Control(_) | Effect::Quit => {}
     }
     app.dirty = true;
+}
+
+/// A cited file in $PAGER at its line. The path came from gathering, but it is checked again
+/// here: relative, no way out of the debate's directory, and there now.
+fn open_source(terminal: &mut Term, app: &mut App, root: &str, path: &str, line: u32) {
+    let relative = std::path::Path::new(path);
+    let inside = relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let root = std::path::Path::new(root);
+    let file = root.join(relative);
+    let within = match (file.canonicalize(), root.canonicalize()) {
+        (Ok(file), Ok(root)) => file.starts_with(root),
+        _ => false,
+    };
+    if !inside || !within {
+        app.notice = Some(format!(
+            "{path} cannot be opened: it is not a file under {}",
+            root.display()
+        ));
+        return;
+    }
+    let program = std::env::var("PAGER")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "less".to_string());
+    let mut words = program.split_whitespace();
+    let Some(command) = words.next() else {
+        return;
+    };
+    // Pagers and editors that take `+LINE` start at the cited line.
+    let name = std::path::Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command);
+    let at_line = [
+        "less", "more", "most", "vi", "vim", "nvim", "view", "nano", "bat",
+    ]
+    .contains(&name)
+    .then(|| {
+        if name == "bat" {
+            format!("--highlight-line={line}")
+        } else {
+            format!("+{line}")
+        }
+    });
+    restore_terminal();
+    let status = std::process::Command::new(command)
+        .args(words)
+        .args(at_line)
+        .arg(&file)
+        .status();
+    let _ = enable_raw_mode();
+    let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
+    if MOUSE.load(Ordering::SeqCst) {
+        let _ = execute!(stdout(), EnableMouseCapture);
+    }
+    let _ = terminal.clear();
+    app.notice = Some(match status {
+        Ok(_) => format!("back from {command}"),
+        Err(e) => format!("cannot run {command} ($PAGER): {e}"),
+    });
 }
 
 fn outside(
@@ -487,7 +550,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                     let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
                     match effect {
                         Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
-                        Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. } | Effect::WriteFollowUp(_))) => perform(terminal, &mut app, store, effect),
+                        Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. } | Effect::WriteFollowUp(_) | Effect::OpenSource { .. })) => perform(terminal, &mut app, store, effect),
                         Some(Effect::Quit) => {
                             if finished.is_some() {
                                 break;

@@ -70,7 +70,53 @@ fn turn_lines(turn: &Turn, width: usize, theme: &Theme) -> Vec<Line<'static>> {
         theme,
         theme.depth,
     ));
+    if turn.status == TurnStatus::Ok
+        && let Some(note) = &turn.note
+    {
+        lines.extend(
+            wrap(&format!("⚠ {note}"), width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme.warning)),
+        );
+    }
+    // A premise journaled as its own argument (`P3.1` under `P3`) is shown inside its since.
+    let is_premise_of = |premise: &crate::debate::Move, since: &crate::debate::Move| {
+        premise.id.starts_with(&format!("{}.", since.id)) && premise.answers == [since.id.clone()]
+    };
     for mv in &turn.moves {
+        if turn.moves.iter().any(|parent| is_premise_of(mv, parent)) {
+            continue;
+        }
+        let premises: Vec<&crate::debate::Move> =
+            turn.moves.iter().filter(|m| is_premise_of(m, mv)).collect();
+        if !premises.is_empty() {
+            // `P3 since {P3.1, P3.2} → O2`, then the proposition and each reason.
+            let ids: Vec<&str> = premises.iter().map(|p| p.id.as_str()).collect();
+            let head = format!(
+                "{} since {{{}}} → {}",
+                mv.id,
+                ids.join(", "),
+                mv.answers.join(", ")
+            );
+            lines.extend(
+                wrap(&head, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme.accent)),
+            );
+            lines.extend(
+                wrap(&format!("  {}", mv.text), width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme.dim)),
+            );
+            for premise in premises {
+                lines.extend(
+                    wrap(&format!("  {} {}", premise.id, premise.text), width)
+                        .into_iter()
+                        .map(|l| Line::styled(l, theme.dim)),
+                );
+            }
+            continue;
+        }
         let relation = match (&mv.relation, mv.answers.is_empty()) {
             (Some(relation), false) => format!(" {} {}", relation.as_str(), mv.answers.join(",")),
             (None, false) => format!(" → {}", mv.answers.join(",")),
@@ -87,7 +133,9 @@ fn turn_lines(turn: &Turn, width: usize, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 /// The title: perspective, priorities, and the seat's state.
+#[allow(clippy::too_many_arguments)]
 fn title(
+    width: usize,
     seat: &Seat,
     activity: &SeatActivity,
     index: usize,
@@ -117,6 +165,12 @@ fn title(
             theme.accent,
         ));
     }
+    if !activity.violations.is_empty() {
+        spans.push(Span::styled(
+            format!("⚠ {} rejected ", activity.violations.len()),
+            theme.warning,
+        ));
+    }
     if activity.retries > 0 {
         spans.push(Span::styled(
             format!("retry {} ", activity.retries),
@@ -131,6 +185,34 @@ fn title(
             format!("{tokens_in}↑ {tokens_out}↓ "),
             theme.dim,
         ));
+    }
+    fit_title(spans, width)
+}
+
+/// Shortens the seat's name (its priorities first) so that the state badges after it stay
+/// in view however long a perspective or persona is.
+fn fit_title(mut spans: Vec<Span<'static>>, width: usize) -> Line<'static> {
+    use unicode_width::UnicodeWidthStr;
+    let room = width.saturating_sub(2);
+    let total = |spans: &[Span]| spans.iter().map(|s| s.content.width()).sum::<usize>();
+    if total(&spans) <= room {
+        return Line::from(spans);
+    }
+    if spans.len() > 1 && spans[1].content.starts_with('(') {
+        spans.remove(1);
+    }
+    let badges: usize = spans.iter().skip(1).map(|s| s.content.width()).sum();
+    let name_room = room.saturating_sub(badges);
+    if spans[0].content.width() > name_room {
+        let mut name: String = String::new();
+        for c in spans[0].content.chars() {
+            if name.width() + 2 >= name_room {
+                break;
+            }
+            name.push(c);
+        }
+        name.push_str("… ");
+        spans[0].content = name.into();
     }
     Line::from(spans)
 }
@@ -155,6 +237,7 @@ pub fn draw(
         .border_set(theme.border_set())
         .border_style(if focused { theme.focus } else { theme.border })
         .title(title(
+            area.width as usize,
             &seat,
             &activity,
             index,

@@ -1,5 +1,6 @@
-//! The side panels: each seat's commitment store, and the argument map (arguments layered by
-//! round with their scores, each followed by the relations that point at it).
+//! The side panels: the shared context K, each seat's commitment store, and the argument map
+//! (arguments layered by round with their scores, each followed by the relations that point
+//! at it).
 
 use crate::debate::{Relation, SidePanel};
 use crate::tui::app::App;
@@ -18,6 +19,20 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         standings(frame, area, app, theme);
         return;
     }
+    let area = if app.view.presentation.panels.contains(&SidePanel::Context) && app.panels.context {
+        let [top, rest] = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints(if app.panels.commitments || app.panels.map {
+                [Constraint::Percentage(30), Constraint::Percentage(70)]
+            } else {
+                [Constraint::Percentage(100), Constraint::Percentage(0)]
+            })
+            .areas(area);
+        context(frame, top, app, theme);
+        rest
+    } else {
+        area
+    };
     let areas: Vec<Rect> = match (app.panels.commitments, app.panels.map) {
         (true, true) => Layout::default()
             .direction(Direction::Vertical)
@@ -102,6 +117,65 @@ fn standings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
     }
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// K: each fact with its source; the selected one (`(` `)`) opens with `o`.
+fn context(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let key = |command| app.keymap.key(Scope::Screen, command);
+    let hint = format!(
+        "{} {} select · {} open",
+        key(Command::PreviousFact),
+        key(Command::NextFact),
+        key(Command::OpenSource)
+    );
+    let block =
+        panel("Context (K)", theme).title_bottom(Line::styled(format!(" {hint} "), theme.dim));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    let Some(k) = &app.view.shared_context else {
+        lines.push(Line::styled(
+            "Gathering facts from the codebase…",
+            theme.dim,
+        ));
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    };
+    if k.facts.is_empty() {
+        lines.push(Line::styled("No shared facts.", theme.dim));
+    }
+    let bullet = if theme.ascii { "*" } else { "•" };
+    let mut selected_line = 0;
+    for (index, fact) in k.facts.iter().enumerate() {
+        let selected = app.panels.fact == Some(index);
+        if selected {
+            selected_line = lines.len();
+        }
+        let style = if selected { theme.focus } else { theme.text };
+        for (i, line) in wrap(&format!("{bullet} {}", fact.text), width)
+            .into_iter()
+            .enumerate()
+        {
+            lines.push(Line::styled(
+                if i == 0 { line } else { format!("  {line}") },
+                style,
+            ));
+        }
+        lines.push(Line::styled(format!("  {}", fact.source), theme.dim));
+    }
+    for note in &k.notes {
+        for line in wrap(note, width) {
+            lines.push(Line::styled(line, theme.warning));
+        }
+    }
+    // Keep the selected fact in view.
+    let height = inner.height as usize;
+    let scroll = selected_line.saturating_sub(height.saturating_sub(3));
+    frame.render_widget(
+        Paragraph::new(lines).scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0)),
+        inner,
+    );
 }
 
 fn panel<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
