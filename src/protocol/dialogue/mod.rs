@@ -289,7 +289,8 @@ async fn run(
         question: topic.clone(),
         protocol: "dialogue".into(),
         seats: seats.clone(),
-        max_rounds: settings.max_rounds,
+        // The closing statements are round N + 1, after the N rounds of argumentation.
+        max_rounds: settings.max_rounds + 1,
         provider: provider.kind().to_string(),
         model: provider.model().to_string(),
         caveat: provider.caveat().map(str::to_string),
@@ -902,6 +903,10 @@ async fn moderator_verdict(
     turns: &[Turn],
 ) -> Result<Option<ModeratorVerdict>, EngineError> {
     let ids: Vec<String> = computed.arguments.iter().map(|a| a.id.clone()).collect();
+    let mut surviving: Vec<String> = computed.survived.iter().map(|a| a.id.clone()).collect();
+    if surviving.is_empty() {
+        surviving = ids.clone();
+    }
     let mut prompt = format!("Thesis φ: {topic}\n\nThe dialogue:\n");
     for turn in turns.iter().filter(|t| t.phase.is_debater()) {
         for mv in &turn.moves {
@@ -950,9 +955,9 @@ async fn moderator_verdict(
             moderator_system(settings),
             prompt,
             VERDICT_SCHEMA,
-            verdict::verdict_schema(&ids),
+            verdict::verdict_schema(&surviving),
             ReplyKind::Structured {
-                parser: Arc::new(VerdictReplies { ids }),
+                parser: Arc::new(VerdictReplies { ids, surviving }),
                 stream_field: Some("rationale"),
             },
             Some(1200),

@@ -269,6 +269,8 @@ pub fn verdict_schema(ids: &[String]) -> Value {
 /// argument, cited ids that exist (unknown ones dropped and noted).
 pub struct VerdictReplies {
     pub ids: Vec<String>,
+    /// What `strongest` may name: the arguments that survived (all of them when none did).
+    pub surviving: Vec<String>,
 }
 
 impl ReplyParser for VerdictReplies {
@@ -321,7 +323,7 @@ impl ReplyParser for VerdictReplies {
         let cited = lines("strongest");
         let strongest: Vec<String> = cited
             .iter()
-            .filter(|id| self.ids.contains(id))
+            .filter(|id| self.surviving.contains(id))
             .cloned()
             .collect();
         let verdict = ModeratorVerdict {
@@ -948,6 +950,7 @@ mod tests {
     fn the_moderator_must_cite_arguments_and_name_a_known_winner() {
         let parser = VerdictReplies {
             ids: vec!["P1".into(), "O1".into(), "P2.1".into()],
+            surviving: vec!["O1".into()],
         };
         let key = crate::debate::TurnKey::new(3, Phase::Verdict, "moderator");
         let transcript = Transcript {
