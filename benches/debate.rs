@@ -2,7 +2,9 @@
 //! wall time of a 3-seat, 3-round debate (parallel and `--sequential`) against its critical
 //! path, peak RSS of the real binary running it, and prompt tokens of a 4-round debate
 //! against a full-transcript baseline; the same wall-time figures for a panel of 3 judges × 2
-//! rounds with options proposed first. `cargo bench --bench debate`.
+//! rounds with options proposed first; and a 2-round formal dialogue (K gathered from this
+//! repository, every turn strictly after the one before) against its critical path.
+//! `cargo bench --bench debate`.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -41,6 +43,7 @@ fn main() {
         ..Behaviour::default()
     });
     report_panel_critical_path(&panel);
+    report_dialogue_critical_path(&panel);
     SERVER.set(server).ok();
     PANEL_SERVER.set(panel).ok();
     divan::main();
@@ -196,6 +199,52 @@ fn report_panel_critical_path(server: &StandIn) {
     );
 }
 
+/// A 2-round dialogue whose K is gathered from this repository.
+fn dialogue_settings(server: &StandIn) -> DebateSettings {
+    let spec = ProviderSpec {
+        model: "stand-in".into(),
+        ..ProviderSpec::openai(&server.openai_base())
+    };
+    let mut settings = DebateSettings::from_config(&Config::default(), spec.clone()).unwrap();
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings.protocol = "dialogue".into();
+    settings.protocol_settings = moot::protocol::named("dialogue")
+        .unwrap()
+        .settings(&moot::protocol::SettingsInput {
+            flags: &Default::default(),
+            table: None,
+            config_path: None,
+            cwd: std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+            max_rounds: Some(2),
+            question: Some(DIALOGUE_TOPIC),
+            perspectives: &[],
+            resolve_provider: &|_, _| Ok(serde_json::Value::Null),
+        })
+        .unwrap();
+    settings
+}
+
+const DIALOGUE_TOPIC: &str = "We should replace the hand-rolled retry loop with a retry layer";
+
+fn report_dialogue_critical_path(server: &StandIn) {
+    let (wall, turns) = run(dialogue_settings(server));
+    // Strict alternation: every turn is its own step.
+    let (steps, measured) = critical_path(&turns, &[]);
+    let nominal = LATENCY * steps as u32;
+    eprintln!(
+        "dialogue: 2 rounds (context, opening, 2 rounds, closing, verdict), stand-in latency {} ms",
+        LATENCY.as_millis()
+    );
+    eprintln!(
+        "  wall {:>6} ms | critical path {steps} model steps = {} ms nominal, {} ms as journaled | wall / journaled = {:.3}",
+        wall.as_millis(),
+        nominal.as_millis(),
+        measured.as_millis(),
+        wall.as_secs_f64() / measured.as_secs_f64()
+    );
+}
+
 fn report_peak_rss(server: &StandIn) {
     let home = tempfile::tempdir().unwrap();
     let binary = env!("CARGO_BIN_EXE_moot");
@@ -289,6 +338,11 @@ fn moderated_3_seats_3_rounds_sequential() -> Duration {
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn panel_3_judges_2_rounds_parallel() -> Duration {
     run(panel_settings(PANEL_SERVER.get().unwrap(), false)).0
+}
+
+#[divan::bench(sample_count = 3, sample_size = 1)]
+fn dialogue_2_rounds() -> Duration {
+    run(dialogue_settings(PANEL_SERVER.get().unwrap())).0
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
