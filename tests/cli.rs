@@ -2543,3 +2543,66 @@ fn bad_dialogue_input_is_a_usage_error_with_exit_2_and_nothing_sent() {
     assert!(stderr(&output).contains("mood"), "{}", stderr(&output));
     assert!(server.seen().is_empty(), "nothing was sent for bad input");
 }
+
+#[test]
+fn dialogue_personas_come_from_config_and_opp_can_sit_on_its_own_model() {
+    let main = StandIn::start_in_background(Behaviour::default());
+    let second = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config(&format!(
+        "protocol = \"dialogue\"\n\n[providers.second]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"second-model\"\n\n\
+         [dialogue]\nmax_rounds = 1\ncontext = false\n\n\
+         [dialogue.opp]\npersona = \"Site reliability engineer\"\nbias = \"prefers fewer moving parts\"\nprovider = \"second\"\n",
+        second.openai_base()
+    ));
+    let output = home.run(
+        Some(&main),
+        &["--headless", "--no-checkpoints", DIALOGUE_TOPIC],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let started = of_type(&events, "debate_started")[0];
+    assert_eq!(started["protocol"], "dialogue");
+    let seats = started["seats"].as_array().unwrap();
+    assert_eq!(seats[1]["perspective"], "Site reliability engineer");
+    assert_eq!(seats[1]["model"], "second-model");
+    let asked = |server: &StandIn| -> Vec<(String, Option<String>)> {
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.kind != "models")
+            .map(|s| (s.kind.clone(), s.seat.clone()))
+            .collect()
+    };
+    // `context = false`: no moderator condensation; OPP's three turns went to its own model.
+    let opp = ("dialogue_move".to_string(), Some("OPP".to_string()));
+    assert_eq!(asked(&second), vec![opp.clone(), opp.clone(), opp]);
+    let on_main = asked(&main);
+    assert!(
+        on_main
+            .iter()
+            .all(|(kind, seat)| kind != "dialogue_move" || seat.as_deref() == Some("PRO")),
+        "{on_main:?}"
+    );
+    assert_eq!(on_main.last().unwrap().0, "dialogue_verdict");
+    let context = of_type(&events, "shared_context");
+    assert!(
+        context[0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("--no-context")
+    );
+    let id = started["id"].as_str().unwrap();
+    let record = show_json(&home, id)["dialogue_verdict"].clone();
+    assert_eq!(
+        record["participants"][1]["persona"],
+        "Site reliability engineer"
+    );
+    assert_eq!(record["participants"][1]["model"], "second-model");
+    assert!(
+        second
+            .seen()
+            .iter()
+            .any(|s| s.body.to_string().contains("prefers fewer moving parts"))
+    );
+}

@@ -539,7 +539,7 @@ async fn shared_context(
         ctx.emit(Event::SharedContext {
             root: String::new(),
             facts: Vec::new(),
-            notes: vec!["no shared context: gathering was switched off (--no-context)".into()],
+            notes: vec!["no shared context: gathering was switched off (--no-context, or `context = false` in [dialogue])".into()],
         });
         return Ok(Vec::new());
     };

@@ -673,7 +673,7 @@ impl DialogueResult {
             Some(m) => {
                 let _ = writeln!(
                     out,
-                    "\n### Winner: **{}** (Score: {:.2} vs {:.2})\n",
+                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n",
                     m.winner, c.pro.score, c.opp.score
                 );
                 let _ = writeln!(out, "### Rationale\n\n{}\n", m.rationale);
@@ -703,7 +703,7 @@ impl DialogueResult {
             None => {
                 let _ = writeln!(
                     out,
-                    "\n### Winner: **{}** (Score: {:.2} vs {:.2})\n\nThe moderator gave no usable verdict; the computed one stands.",
+                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n\nThe moderator gave no usable verdict; the computed one stands.",
                     c.winner, c.pro.score, c.opp.score
                 );
             }
@@ -981,5 +981,135 @@ mod tests {
                 .contains("PRO, OPP or DRAW")
         );
         assert!(cites("see P2.1, then", "P2.1") && !cites("P21 wins", "P2"));
+    }
+}
+
+#[cfg(test)]
+mod report {
+    use super::*;
+    use crate::protocol::dialogue::rules::tests::{mv, since, turn};
+
+    #[test]
+    fn the_report_follows_the_note_section_for_section() {
+        let mut turns = vec![
+            turn(
+                "PRO",
+                0,
+                Phase::Opening,
+                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
+            ),
+            turn(
+                "OPP",
+                0,
+                Phase::Opening,
+                vec![mv(
+                    "O1",
+                    Act::Claim,
+                    "keep the loop",
+                    &["P1"],
+                    Some(Relation::Rebut),
+                )],
+            ),
+            turn(
+                "PRO",
+                1,
+                Phase::Argument,
+                since(
+                    "P2",
+                    "adopt tower",
+                    &["tower is maintained", "the loop has no jitter"],
+                    &["P1"],
+                ),
+            ),
+            turn(
+                "OPP",
+                1,
+                Phase::Argument,
+                vec![
+                    mv("O2", Act::Why, "the loop has no jitter", &["P2.2"], None),
+                    mv(
+                        "O3",
+                        Act::Claim,
+                        "maintenance is not the bottleneck",
+                        &["P2"],
+                        Some(Relation::Undercut),
+                    ),
+                ],
+            ),
+            turn(
+                "PRO",
+                2,
+                Phase::Closing,
+                vec![mv(
+                    "P3",
+                    Act::Retract,
+                    "the loop has no jitter",
+                    &["P2.2", "O2"],
+                    None,
+                )],
+            ),
+        ];
+        turns[3].data = Some(
+            json!({"violations": [{"attempted": "since P2.1 no", "rule": "move 1: P2.1 is the other side's premise"}]}),
+        );
+        turns[1].content = "Our loop works.\nIt is forty lines.".into();
+        let computed = compute(&["PRO".into(), "OPP".into()], &turns, 1);
+        let result = DialogueResult {
+            debate_id: "DEB-report01".into(),
+            topic: "Adopt tower's retry layer".into(),
+            focus: Some("Security Advocate".into()),
+            participants: vec![
+                Participant {
+                    role: "PRO".into(),
+                    persona: "Pragmatic engineer".into(),
+                    bias: "ships fast".into(),
+                    model: None,
+                },
+                Participant {
+                    role: "OPP".into(),
+                    persona: "Cautious architect".into(),
+                    bias: "minimises risk".into(),
+                    model: Some("second-model".into()),
+                },
+                Participant {
+                    role: "MOD".into(),
+                    persona: "Neutral staff engineer".into(),
+                    bias: "none".into(),
+                    model: None,
+                },
+            ],
+            context: vec![Fact {
+                text: "The loop sleeps 100 ms.".into(),
+                source: "src/client.rs:3".into(),
+                file: Some(("src/client.rs".into(), 3)),
+            }],
+            disagreement: Some("the moderator names PRO, but the computed verdict is OPP".into()),
+            moderator: Some(ModeratorVerdict {
+                winner: "PRO".into(),
+                rationale: "P2.1 stands unchallenged.".into(),
+                strongest: vec!["P2.1".into()],
+                losing_points: vec!["O3: maintenance is not the bottleneck".into()],
+                consensus: "Adopt tower behind a flag.".into(),
+                revisit: vec!["if tower drops Retry-After".into()],
+            }),
+            computed,
+            violations: vec![RecordedViolation {
+                round: 1,
+                side: "OPP".into(),
+                violation: Violation {
+                    attempted: "since P2.1 no".into(),
+                    rule: "move 1: P2.1 is the other side's premise".into(),
+                },
+            }],
+            rounds: 1,
+            notes: vec!["Context: not a git work tree".into()],
+            date: "2026-11-22".into(),
+        };
+        insta::assert_snapshot!(result.to_markdown(&turns));
+        assert_eq!(
+            result.confidence(),
+            Confidence::Low,
+            "a disagreement lowers it"
+        );
     }
 }
