@@ -729,6 +729,51 @@ mod tests {
     }
 
     #[test]
+    fn the_dialogues_schemas_compile_and_their_sentences_validate() {
+        use crate::debate::{Act, Move, Phase, Relation, Turn};
+        use crate::protocol::dialogue::rules::{Side, Stage, State, reply_schema};
+        let claim = |id: &str, answers: &[&str]| Move {
+            id: id.into(),
+            act: Act::Claim,
+            text: format!("text of {id}"),
+            premises: vec![],
+            answers: answers.iter().map(|s| s.to_string()).collect(),
+            relation: (!answers.is_empty()).then_some(Relation::Rebut),
+        };
+        let turn = |seat: &str, phase: Phase, moves: Vec<Move>| Turn {
+            moves,
+            ..Turn::fixture(seat, 0, phase)
+        };
+        let opened = State::from_turns(&[
+            turn("PRO", Phase::Opening, vec![claim("P1", &[])]),
+            turn("OPP", Phase::Opening, vec![claim("O1", &["P1"])]),
+        ]);
+        let schemas = [
+            reply_schema(&State::default(), Side::Pro, Stage::Opening),
+            reply_schema(
+                &State::from_turns(&[turn("PRO", Phase::Opening, vec![claim("P1", &[])])]),
+                Side::Opp,
+                Stage::Opening,
+            ),
+            reply_schema(&opened, Side::Pro, Stage::Argument),
+            reply_schema(&opened, Side::Opp, Stage::Closing),
+            reply_schema(&State::default(), Side::Opp, Stage::Closing),
+            crate::protocol::dialogue::context_schema(),
+            crate::protocol::dialogue::verdict::verdict_schema(&["P1".into(), "O1".into()]),
+        ];
+        for schema in &schemas {
+            let grammar =
+                Grammar::from_schema(schema, 1800).unwrap_or_else(|e| panic!("{e}: {schema}"));
+            for seed in 0..100 {
+                let text = grammar.sample(&mut xorshift(seed));
+                let value: Value = serde_json::from_str(&text)
+                    .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+                validate(&value, schema).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+            }
+        }
+    }
+
+    #[test]
     fn the_longest_reply_fits_the_budget() {
         let schema = crate::protocol::moves::debater_schema();
         // Below about 700 characters the floors (a move, 24-character strings) win, and a reply

@@ -552,25 +552,7 @@ async fn shared_context(
         ));
         Vec::new()
     } else {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "facts": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": MAX_FACTS,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "fact": {"type": "string", "minLength": 1, "description": "One fact that bears on the decision, in a sentence."},
-                            "source": {"type": "string", "minLength": 1, "description": "Where it comes from, exactly as given: path:line or a commit hash."}
-                        },
-                        "required": ["fact", "source"]
-                    }
-                }
-            },
-            "required": ["facts"]
-        });
+        let schema = context_schema();
         let prompt = format!(
             "Thesis under debate: {topic}\n\nMaterial gathered from the codebase in {}:\n\n{}\n\
              Condense it into at most {MAX_FACTS} facts that bear on the thesis, for both sides \
@@ -622,6 +604,29 @@ async fn shared_context(
         notes: context_notes,
     });
     Ok(facts)
+}
+
+/// The moderator's condensed K: facts, each with its source.
+pub fn context_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "facts": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": MAX_FACTS,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "fact": {"type": "string", "minLength": 1, "description": "One fact that bears on the decision, in a sentence."},
+                        "source": {"type": "string", "minLength": 1, "description": "Where it comes from, exactly as given: path:line or a commit hash."}
+                    },
+                    "required": ["fact", "source"]
+                }
+            }
+        },
+        "required": ["facts"]
+    })
 }
 
 /// The gathered lines themselves as facts, when no condensed K could be had.
