@@ -515,7 +515,7 @@ impl DialogueResult {
                     );
                 }
             }
-            let prose = crate::sanitize::clean(turn.content.trim());
+            let prose = turn.content.trim();
             if !prose.is_empty() {
                 out.push('\n');
                 for line in prose.lines() {
@@ -726,10 +726,10 @@ impl DialogueResult {
     }
 }
 
-/// Text fit for one table cell.
+/// Text fit for one table cell (escape sequences are stripped where the record is written and
+/// shown, as for every protocol's outcome).
 fn cell(text: &str) -> String {
-    crate::sanitize::clean(text)
-        .replace('|', "\\|")
+    text.replace('|', "\\|")
         .replace('\n', " ")
 }
 
