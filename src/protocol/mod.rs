@@ -82,6 +82,31 @@ pub struct SettingsInput<'a> {
     pub resolve_provider: &'a ResolveProvider<'a>,
 }
 
+impl SettingsInput<'_> {
+    /// `message` about `key` of the protocol's `[table]`, located at its line in the config
+    /// file when there is one.
+    pub fn located(&self, table: &str, key: &str, message: String) -> String {
+        match self.config_path {
+            Some(path) => format!("{}: [{table}] {message}", crate::config::locate(path, key)),
+            None => message,
+        }
+    }
+
+    /// The protocol's `[table]` read into its config type (its default when absent); an
+    /// unknown key or a wrong type is an error located in the file.
+    pub fn table<T: serde::de::DeserializeOwned + Default>(
+        &self,
+        table: &str,
+    ) -> Result<T, String> {
+        match self.table {
+            Some(value) => value.clone().try_into().map_err(|e: toml::de::Error| {
+                self.located(table, &format!("[{table}"), e.message().to_string())
+            }),
+            None => Ok(T::default()),
+        }
+    }
+}
+
 /// A seat's provider snapshot from a profile (or kind) and a model.
 pub type ResolveProvider<'a> = dyn Fn(Option<&str>, Option<&str>) -> Result<Value, String> + 'a;
 

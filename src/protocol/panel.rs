@@ -382,17 +382,8 @@ impl super::Protocol for Panel {
     }
 
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
-        let located = |key: &str, message: String| match input.config_path {
-            Some(path) => format!("{}: [panel] {message}", crate::config::locate(path, key)),
-            None => message,
-        };
-        let config: PanelConfig = match input.table {
-            Some(table) => table
-                .clone()
-                .try_into()
-                .map_err(|e: toml::de::Error| located("[panel", e.message().to_string()))?,
-            None => PanelConfig::default(),
-        };
+        let located = |key: &str, message: String| input.located("panel", key, message);
+        let config: PanelConfig = input.table("panel")?;
         let flag = |name: &str| input.flags.get(name).cloned().unwrap_or_default();
         let mut options = Vec::new();
         for text in flag("option") {

@@ -191,46 +191,21 @@ fn open_source(terminal: &mut Term, app: &mut App, root: &str, path: &str, line:
         ));
         return;
     }
-    let program = std::env::var("PAGER")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| "less".to_string());
-    let mut words = program.split_whitespace();
-    let Some(command) = words.next() else {
-        return;
+    let line_arg = |name: &str| {
+        // Pagers and editors that take `+LINE` start at the cited line.
+        [
+            "less", "more", "most", "vi", "vim", "nvim", "view", "nano", "bat",
+        ]
+        .contains(&name)
+        .then(|| {
+            if name == "bat" {
+                format!("--highlight-line={line}")
+            } else {
+                format!("+{line}")
+            }
+        })
     };
-    // Pagers and editors that take `+LINE` start at the cited line.
-    let name = std::path::Path::new(command)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(command);
-    let at_line = [
-        "less", "more", "most", "vi", "vim", "nvim", "view", "nano", "bat",
-    ]
-    .contains(&name)
-    .then(|| {
-        if name == "bat" {
-            format!("--highlight-line={line}")
-        } else {
-            format!("+{line}")
-        }
-    });
-    restore_terminal();
-    let status = std::process::Command::new(command)
-        .args(words)
-        .args(at_line)
-        .arg(&file)
-        .status();
-    let _ = enable_raw_mode();
-    let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
-    if MOUSE.load(Ordering::SeqCst) {
-        let _ = execute!(stdout(), EnableMouseCapture);
-    }
-    let _ = terminal.clear();
-    app.notice = Some(match status {
-        Ok(_) => format!("back from {command}"),
-        Err(e) => format!("cannot run {command} ($PAGER): {e}"),
-    });
+    run_outside(terminal, app, "PAGER", "less", &file, line_arg);
 }
 
 fn outside(
@@ -253,6 +228,19 @@ fn outside(
             file
         }
     };
+    run_outside(terminal, app, variable, fallback, &file, |_| None);
+}
+
+/// Leaves the terminal to `$variable` (or `fallback`) on `file`, with the extra argument
+/// `extra` gives for the program's name, and comes back to the workbench as it was.
+fn run_outside(
+    terminal: &mut Term,
+    app: &mut App,
+    variable: &str,
+    fallback: &str,
+    file: &std::path::Path,
+    extra: impl Fn(&str) -> Option<String>,
+) {
     let program = std::env::var(variable)
         .ok()
         .filter(|p| !p.trim().is_empty())
@@ -261,10 +249,16 @@ fn outside(
     let Some(command) = words.next() else {
         return;
     };
+    let name = std::path::Path::new(command)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(command);
+    let extra = extra(name);
     restore_terminal();
     let status = std::process::Command::new(command)
         .args(words)
-        .arg(&file)
+        .args(extra)
+        .arg(file)
         .status();
     let _ = enable_raw_mode();
     let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);

@@ -143,17 +143,8 @@ impl super::Protocol for Dialogue {
     }
 
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
-        let located = |key: &str, message: String| match input.config_path {
-            Some(path) => format!("{}: [dialogue] {message}", crate::config::locate(path, key)),
-            None => message,
-        };
-        let config: DialogueConfig = match input.table {
-            Some(table) => table
-                .clone()
-                .try_into()
-                .map_err(|e: toml::de::Error| located("[dialogue", e.message().to_string()))?,
-            None => DialogueConfig::default(),
-        };
+        let located = |key: &str, message: String| input.located("dialogue", key, message);
+        let config: DialogueConfig = input.table("dialogue")?;
         let max_rounds = input.max_rounds.or(config.max_rounds).unwrap_or(2);
         if !(1..=10).contains(&max_rounds) {
             let problem = format!("a dialogue runs 1–10 rounds of argumentation, not {max_rounds}");

@@ -622,11 +622,7 @@ impl DialogueResult {
         let _ = writeln!(
             out,
             "- **Surviving arguments (score > {SURVIVES}):** {}",
-            if survived.is_empty() {
-                "none".into()
-            } else {
-                survived.join(", ")
-            }
+            or_none(&survived, ", ")
         );
         let conceded: Vec<String> = c
             .concessions
@@ -641,11 +637,7 @@ impl DialogueResult {
         let _ = writeln!(
             out,
             "- **Concessions that weaken a side:** {}",
-            if conceded.is_empty() {
-                "none".into()
-            } else {
-                conceded.join("; ")
-            }
+            or_none(&conceded, "; ")
         );
         let open: Vec<String> = c
             .unaddressed
@@ -660,11 +652,7 @@ impl DialogueResult {
         let _ = writeln!(
             out,
             "- **Unaddressed critical questions:** {}",
-            if open.is_empty() {
-                "none".into()
-            } else {
-                open.join("; ")
-            }
+            or_none(&open, "; ")
         );
         if let Some(flag) = &self.disagreement {
             let _ = writeln!(out, "\n> ⚑ **Disagreement:** {flag}");
@@ -726,11 +714,19 @@ impl DialogueResult {
     }
 }
 
+/// The items joined, or "none".
+fn or_none(items: &[String], separator: &str) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(separator)
+    }
+}
+
 /// Text fit for one table cell (escape sequences are stripped where the record is written and
 /// shown, as for every protocol's outcome).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('\n', " ")
+    text.replace('|', "\\|").replace('\n', " ")
 }
 
 #[cfg(test)]
