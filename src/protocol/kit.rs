@@ -87,6 +87,21 @@ pub fn debater_speech(
     }
 }
 
+/// Puts `seat` on its own provider, from the snapshot its settings resolved (a judge or a
+/// side given a provider in config), and notes the provider and model on the seat.
+pub fn seat_on_own_provider(
+    ctx: &Context,
+    common: &super::Common,
+    seat: &mut Seat,
+    spec: &Value,
+) -> Result<(), crate::engine::EngineError> {
+    let provider = (common.providers)(spec).map_err(crate::engine::EngineError::Setup)?;
+    seat.provider = Some(provider.kind().to_string());
+    seat.model = Some(provider.model().to_string());
+    ctx.seat_on(seat, provider);
+    Ok(())
+}
+
 /// A seat and what the guardrails hold against it.
 #[derive(Debug, Clone)]
 pub struct Member {

@@ -1353,10 +1353,7 @@ fn seat_judges(
             model: None,
         };
         if let Some(spec) = &judge.provider {
-            let provider = (common.providers)(spec).map_err(EngineError::Setup)?;
-            seat.provider = Some(provider.kind().to_string());
-            seat.model = Some(provider.model().to_string());
-            ctx.seat_on(&seat, provider);
+            kit::seat_on_own_provider(ctx, common, &mut seat, spec)?;
         }
         seated.push(Seated {
             order: order_for(&ctx.debate_id, &key, options),

@@ -490,10 +490,7 @@ fn seat_sides(
             model: None,
         };
         if let Some(spec) = &persona.provider {
-            let provider = (common.providers)(spec).map_err(EngineError::Setup)?;
-            seat.provider = Some(provider.kind().to_string());
-            seat.model = Some(provider.model().to_string());
-            ctx.seat_on(&seat, provider);
+            kit::seat_on_own_provider(ctx, common, &mut seat, spec)?;
         }
         speakers.push(Speaker {
             side,
@@ -502,8 +499,7 @@ fn seat_sides(
         });
     }
     if let Some(spec) = &settings.moderator.provider {
-        let provider = (common.providers)(spec).map_err(EngineError::Setup)?;
-        let seat = Seat {
+        let mut seat = Seat {
             id: MODERATOR.into(),
             perspective: "MOD".into(),
             priorities: Vec::new(),
@@ -512,7 +508,7 @@ fn seat_sides(
             provider: None,
             model: None,
         };
-        ctx.seat_on(&seat, provider);
+        kit::seat_on_own_provider(ctx, common, &mut seat, spec)?;
     }
     Ok(speakers)
 }
