@@ -565,6 +565,16 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
     assert_eq!(&moves_after[..moves_before.len()], &moves_before[..]);
     let result = result(&store, &finish.id);
     assert_eq!(result.computed.concessions.len(), 1);
+    // A replay from the journal shows K and every move, like the live run.
+    let mut view = moot::tui::state::DebateView::new();
+    for event in moot::replay::journal_events(&store, &finish.id).unwrap() {
+        view.apply(&event);
+    }
+    assert_eq!(view.shared_context.unwrap().facts, k(&before).unwrap());
+    assert_eq!(
+        view.turns.iter().filter(|t| t.phase.is_debater()).count(),
+        8
+    );
     let settings: DialogueSettings = serde_json::from_value(
         store.debate(&finish.id).unwrap().config["protocol_settings"].clone(),
     )

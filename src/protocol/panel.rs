@@ -44,7 +44,7 @@ const FLAGS: &[Flag] = &[
     Flag {
         name: "context",
         value: Some("PATH"),
-        help: "A file, or a directory of text files, every judge reads (repeatable)",
+        help: "A file, or a directory of text files, every seat reads (repeatable; the panel's spec, the dialogue's extra sources)",
         repeatable: true,
     },
     Flag {
