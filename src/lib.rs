@@ -3,6 +3,7 @@
 //! Imports point one way, down: `cli`/`headless` → `session` → `protocol` → `engine` →
 //! `store` / `argue` / `llm` → `debate` (the domain types). See ARCHITECTURE.md.
 
+pub mod arena;
 pub mod argue;
 pub mod catalog;
 pub mod cli;

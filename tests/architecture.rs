@@ -54,6 +54,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("gather", &[]),
+    ("arena", &[]),
     ("catalog", &["config"]),
     ("engine", &["debate", "argue", "llm", "store"]),
     ("store", &["debate", "llm", "sanitize"]),

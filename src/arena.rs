@@ -1,0 +1,572 @@
+//! The arena directory of design note 003: a manifest, personas, one JSON file per turn,
+//! scores and a summary under `<dir>/<debate_id>/`. Writes are atomic (temp file, fsync,
+//! rename) under an exclusive lock on `manifest.lock`; reads name the file that is wrong and
+//! never follow a path out of the debate's directory.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::fs::{self, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The largest file the arena reads (a turn, a persona, the manifest).
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// Where a debate stands, as the manifest says it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArenaStatus {
+    Open,
+    InProgress,
+    Closed,
+}
+
+/// A seat's persona (the note's schema).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Persona {
+    pub agent_id: String,
+    pub debate_id: String,
+    pub role_name: String,
+    pub stance_summary: String,
+    pub instructions: String,
+    pub background_context: String,
+    /// Fields moot does not know, kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Persona {
+    /// The persona as a page for people.
+    pub fn to_markdown(&self) -> String {
+        format!(
+            "# {} ({})\n\n**Debate:** {}\n\n## Stance\n\n{}\n\n## Instructions\n\n{}\n\n## Background\n\n{}\n",
+            self.role_name,
+            self.agent_id,
+            self.debate_id,
+            self.stance_summary.trim(),
+            self.instructions.trim(),
+            if self.background_context.trim().is_empty() {
+                "(none)"
+            } else {
+                self.background_context.trim()
+            }
+        )
+    }
+}
+
+/// One contribution (the note's argument schema).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Argument {
+    pub turn_number: u32,
+    pub agent_id: String,
+    pub timestamp_utc: String,
+    pub argument_text: String,
+    /// Sources, ids of earlier turns (`turn:3`), data points.
+    #[serde(default)]
+    pub references: Vec<String>,
+    /// Confidence, tone; moot adds its round, phase, status and speech acts under `moot`.
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// A seat as the manifest lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Participant {
+    pub agent_id: String,
+    pub role_name: String,
+    pub stance: String,
+    /// `model`, `human` or `outside`.
+    #[serde(default = "model")]
+    pub kind: String,
+    #[serde(default)]
+    pub joined: bool,
+}
+
+fn model() -> String {
+    "model".into()
+}
+
+/// The turn the debate waits for, while it waits.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TurnRequest {
+    pub turn_number: u32,
+    pub agent_id: String,
+    pub round: u32,
+    pub deadline_utc: String,
+}
+
+/// How arguments are scored, when they are.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScoringInfo {
+    pub scale: String,
+    pub rubric: Vec<String>,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub debate_id: String,
+    pub topic: String,
+    #[serde(default)]
+    pub proposal_ref: Option<String>,
+    pub participants: Vec<Participant>,
+    pub protocol: String,
+    pub status: ArenaStatus,
+    pub created_utc: String,
+    pub updated_utc: String,
+    #[serde(default = "moderator_id")]
+    pub moderator_id: String,
+    #[serde(default)]
+    pub scoring_info: Option<ScoringInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_requested: Option<TurnRequest>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn moderator_id() -> String {
+    "moderator".into()
+}
+
+/// One score of one argument.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Score {
+    pub turn_number: u32,
+    pub agent_id: String,
+    /// The moderator's rubric score, 0–1.
+    pub score: f64,
+    pub reason: String,
+    /// The gradual score of the argument's speech acts, beside it (never blended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gradual: Option<f64>,
+}
+
+/// `scores.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Scores {
+    pub debate_id: String,
+    pub scoring_info: ScoringInfo,
+    pub scores: Vec<Score>,
+}
+
+/// Everything an arena directory holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArenaDebate {
+    pub manifest: Manifest,
+    pub protocol_md: String,
+    pub personas: Vec<Persona>,
+    pub turns: Vec<Argument>,
+    pub scores: Option<Scores>,
+    pub summary: Option<String>,
+}
+
+/// What went wrong, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ArenaError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArenaError + '_ {
+    move |source| ArenaError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn invalid(path: &Path, message: impl Into<String>) -> ArenaError {
+    ArenaError::Invalid {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
+/// Whether `name` can be one path component of the arena: letters, digits, `-`, `_`, `.`, not
+/// starting with a dot.
+pub fn is_safe_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// An agent id from a role name: `Ethics Advisor` → `ethics_advisor`.
+pub fn agent_id(role: &str) -> String {
+    let id = role
+        .to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_");
+    if id.is_empty() { "agent".into() } else { id }
+}
+
+/// `2026-11-22T18:53:00Z` → `20261122T185300Z`, for file names.
+pub fn compact_timestamp(rfc3339: &str) -> String {
+    rfc3339
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect()
+}
+
+/// One debate's directory, to write into.
+pub struct ArenaDir {
+    pub path: PathBuf,
+}
+
+impl ArenaDir {
+    /// `<root>/<debate_id>/` with its `personas/` and `transcript/`, created if missing.
+    pub fn create(root: &Path, debate_id: &str) -> Result<ArenaDir, ArenaError> {
+        if !is_safe_name(debate_id) {
+            return Err(invalid(
+                root,
+                format!("{debate_id:?} cannot name a directory"),
+            ));
+        }
+        let path = root.join(debate_id);
+        for dir in [path.join("personas"), path.join("transcript")] {
+            fs::create_dir_all(&dir).map_err(io(&dir))?;
+        }
+        Ok(ArenaDir { path })
+    }
+
+    /// Runs `write` holding the exclusive lock on `manifest.lock` (blocking until another
+    /// writer is done; the lock dies with its process, so a crash leaves none behind).
+    pub fn locked<T>(
+        &self,
+        write: impl FnOnce() -> Result<T, ArenaError>,
+    ) -> Result<T, ArenaError> {
+        let path = self.path.join("manifest.lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        file.lock().map_err(io(&path))?;
+        let result = write();
+        let _ = file.unlock();
+        result
+    }
+
+    pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), ArenaError> {
+        self.locked(|| write_json(&self.path.join("manifest.json"), manifest))
+    }
+
+    pub fn write_protocol(&self, text: &str) -> Result<(), ArenaError> {
+        write_atomic(&self.path.join("protocol.md"), text.as_bytes())
+    }
+
+    pub fn write_persona(&self, persona: &Persona) -> Result<(), ArenaError> {
+        let id = &persona.agent_id;
+        if !is_safe_name(id) {
+            return Err(invalid(
+                &self.path,
+                format!("agent id {id:?} cannot name a file"),
+            ));
+        }
+        let dir = self.path.join("personas");
+        write_json(&dir.join(format!("{id}_persona.json")), persona)?;
+        write_atomic(
+            &dir.join(format!("{id}_persona.md")),
+            persona.to_markdown().as_bytes(),
+        )
+    }
+
+    /// `transcript/turn_<n>_<agent_id>_<timestamp>.json`; the file of an earlier write of the
+    /// same turn is replaced.
+    pub fn write_turn(&self, argument: &Argument) -> Result<PathBuf, ArenaError> {
+        let id = &argument.agent_id;
+        if !is_safe_name(id) {
+            return Err(invalid(
+                &self.path,
+                format!("agent id {id:?} cannot name a file"),
+            ));
+        }
+        let dir = self.path.join("transcript");
+        let prefix = format!("turn_{}_{id}_", argument.turn_number);
+        if let Ok(entries) = fs::read_dir(&dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with(&prefix) && name.ends_with(".json") {
+                    let _ = fs::remove_file(entry.path());
+                }
+            }
+        }
+        let path = dir.join(format!(
+            "{prefix}{}.json",
+            compact_timestamp(&argument.timestamp_utc)
+        ));
+        write_json(&path, argument)?;
+        Ok(path)
+    }
+
+    pub fn write_scores(&self, scores: &Scores) -> Result<(), ArenaError> {
+        write_json(&self.path.join("scores.json"), scores)
+    }
+
+    pub fn write_summary(&self, markdown: &str) -> Result<(), ArenaError> {
+        write_atomic(&self.path.join("summary.md"), markdown.as_bytes())
+    }
+
+    /// Writes a whole debate (an export).
+    pub fn write_all(&self, debate: &ArenaDebate) -> Result<(), ArenaError> {
+        self.write_protocol(&debate.protocol_md)?;
+        for persona in &debate.personas {
+            self.write_persona(persona)?;
+        }
+        for turn in &debate.turns {
+            self.write_turn(turn)?;
+        }
+        if let Some(scores) = &debate.scores {
+            self.write_scores(scores)?;
+        }
+        if let Some(summary) = &debate.summary {
+            self.write_summary(summary)?;
+        }
+        self.write_manifest(&debate.manifest)
+    }
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<(), ArenaError> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|e| invalid(path, e.to_string()))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())
+}
+
+/// Temp file beside the target, fsync, rename: a reader sees the old file or the new one.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ArenaError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
+    temp.write_all(bytes).map_err(io(path))?;
+    temp.as_file().sync_all().map_err(io(path))?;
+    temp.persist(path).map_err(|e| ArenaError::Io {
+        path: path.display().to_string(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Reads an arena directory (written by moot or by hand). Missing required files and fields,
+/// oversized or malformed files are errors naming the file; unknown fields are kept.
+pub fn read(dir: &Path) -> Result<ArenaDebate, ArenaError> {
+    let manifest: Manifest = read_json(&dir.join("manifest.json"))?;
+    let protocol_md = match fs::read_to_string(dir.join("protocol.md")) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io(&dir.join("protocol.md"))(e)),
+    };
+    let mut personas = Vec::new();
+    for path in json_files(&dir.join("personas"))? {
+        let persona: Persona = read_json(&path)?;
+        personas.push(persona);
+    }
+    let mut turns = Vec::new();
+    for path in json_files(&dir.join("transcript"))? {
+        let turn: Argument = read_json(&path)?;
+        turns.push(turn);
+    }
+    turns.sort_by(|a, b| {
+        a.turn_number
+            .cmp(&b.turn_number)
+            .then(a.timestamp_utc.cmp(&b.timestamp_utc))
+    });
+    let scores = match dir.join("scores.json") {
+        path if path.exists() => Some(read_json(&path)?),
+        _ => None,
+    };
+    let summary = fs::read_to_string(dir.join("summary.md")).ok();
+    Ok(ArenaDebate {
+        manifest,
+        protocol_md,
+        personas,
+        turns,
+        scores,
+        summary,
+    })
+}
+
+/// The `.json` files directly inside `dir` (links and subdirectories are not followed), in
+/// name order; a missing directory has none.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, ArenaError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(dir)(e)),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ArenaError> {
+    let meta = fs::symlink_metadata(path).map_err(io(path))?;
+    if !meta.is_file() {
+        return Err(invalid(path, "not a regular file (links are not followed)"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(invalid(
+            path,
+            format!(
+                "{} bytes; an arena file takes at most {MAX_FILE_BYTES}",
+                meta.len()
+            ),
+        ));
+    }
+    let text = fs::read_to_string(path).map_err(io(path))?;
+    serde_json::from_str(&text).map_err(|e| {
+        invalid(
+            path,
+            format!("line {}, column {}: {e}", e.line(), e.column()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample(id: &str) -> ArenaDebate {
+        let persona = |role: &str| Persona {
+            agent_id: agent_id(role),
+            debate_id: id.into(),
+            role_name: role.into(),
+            stance_summary: format!("{role} stance"),
+            instructions: "Argue from evidence.".into(),
+            background_context: String::new(),
+            extra: Map::new(),
+        };
+        ArenaDebate {
+            manifest: Manifest {
+                debate_id: id.into(),
+                topic: "Adopt a 4-day work week".into(),
+                proposal_ref: None,
+                participants: vec![Participant {
+                    agent_id: "proponent".into(),
+                    role_name: "Proponent".into(),
+                    stance: "for".into(),
+                    kind: "model".into(),
+                    joined: true,
+                }],
+                protocol: "arena".into(),
+                status: ArenaStatus::Closed,
+                created_utc: "2026-11-22T18:00:00Z".into(),
+                updated_utc: "2026-11-22T18:05:00Z".into(),
+                moderator_id: "moderator".into(),
+                scoring_info: None,
+                turn_requested: None,
+                extra: Map::new(),
+            },
+            protocol_md: "# Arena protocol\n".into(),
+            personas: vec![persona("Proponent"), persona("Ethics Advisor")],
+            turns: vec![Argument {
+                turn_number: 1,
+                agent_id: "proponent".into(),
+                timestamp_utc: "2026-11-22T18:01:00Z".into(),
+                argument_text: "Output per hour rises.".into(),
+                references: vec!["data: a 2022 pilot".into()],
+                metadata: Map::from_iter([("confidence".to_string(), json!(0.7))]),
+                extra: Map::new(),
+            }],
+            scores: None,
+            summary: Some("# Summary\n".into()),
+        }
+    }
+
+    #[test]
+    fn a_debate_round_trips_through_the_notes_layout() {
+        let root = tempfile::tempdir().unwrap();
+        let debate = sample("DEB-abc");
+        let dir = ArenaDir::create(root.path(), "DEB-abc").unwrap();
+        dir.write_all(&debate).unwrap();
+        for file in [
+            "manifest.json",
+            "protocol.md",
+            "personas/proponent_persona.json",
+            "personas/ethics_advisor_persona.md",
+            "transcript/turn_1_proponent_20261122T180100Z.json",
+            "summary.md",
+        ] {
+            assert!(dir.path.join(file).is_file(), "{file} missing");
+        }
+        let read_back = read(&dir.path).unwrap();
+        let mut expected = debate;
+        expected
+            .personas
+            .sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+        assert_eq!(read_back, expected);
+    }
+
+    #[test]
+    fn unknown_fields_are_kept_and_bad_files_are_named() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = ArenaDir::create(root.path(), "DEB-x").unwrap();
+        dir.write_all(&sample("DEB-x")).unwrap();
+        let manifest = dir.path.join("manifest.json");
+        let mut value: Value =
+            serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+        value["reviewer_note"] = json!("hand-written");
+        fs::write(&manifest, value.to_string()).unwrap();
+        let read_back = read(&dir.path).unwrap();
+        assert_eq!(read_back.manifest.extra["reviewer_note"], "hand-written");
+        fs::write(
+            dir.path.join("transcript/turn_2_x_1.json"),
+            "{\"turn_number\": 2,",
+        )
+        .unwrap();
+        let err = read(&dir.path).unwrap_err().to_string();
+        assert!(
+            err.contains("turn_2_x_1.json") && err.contains("line 1"),
+            "{err}"
+        );
+        fs::remove_file(dir.path.join("transcript/turn_2_x_1.json")).unwrap();
+        fs::write(
+            dir.path.join("transcript/turn_3_x_1.json"),
+            "{\"turn_number\": 3}",
+        )
+        .unwrap();
+        let err = read(&dir.path).unwrap_err().to_string();
+        assert!(
+            err.contains("turn_3_x_1.json") && err.contains("agent_id"),
+            "{err}"
+        );
+        fs::remove_file(dir.path.join("transcript/turn_3_x_1.json")).unwrap();
+        fs::remove_file(&manifest).unwrap();
+        let err = read(&dir.path).unwrap_err().to_string();
+        assert!(err.contains("manifest.json"), "{err}");
+    }
+
+    #[test]
+    fn links_are_not_followed_and_names_stay_inside() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = ArenaDir::create(root.path(), "DEB-l").unwrap();
+        dir.write_all(&sample("DEB-l")).unwrap();
+        let outside = root.path().join("secret.json");
+        fs::write(&outside, "{}").unwrap();
+        std::os::unix::fs::symlink(&outside, dir.path.join("transcript/turn_9_x_1.json")).unwrap();
+        // A link is not a file of the arena: it is skipped, never read.
+        assert_eq!(read(&dir.path).unwrap().turns.len(), 1);
+        assert!(ArenaDir::create(root.path(), "../escape").is_err());
+        let mut persona = sample("DEB-l").personas.remove(0);
+        persona.agent_id = "../../x".into();
+        assert!(dir.write_persona(&persona).is_err());
+        assert_eq!(agent_id("Ethics Advisor"), "ethics_advisor");
+        assert_eq!(agent_id("!!"), "agent");
+    }
+}
