@@ -16,6 +16,14 @@ pub struct Perspective {
     /// Perspectives whose trade-offs pull the other way.
     #[serde(default)]
     pub opposes: Vec<String>,
+    /// The arena's persona fields (design note 003): the role's name, how it argues, and what
+    /// it knows; optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_context: Option<String>,
     /// "built-in" or "config".
     #[serde(default, skip_deserializing)]
     pub source: String,
@@ -67,6 +75,9 @@ pub fn catalog(custom: &[PerspectiveConfig]) -> Vec<Perspective> {
             trade_offs: user.trade_offs.clone(),
             keywords: user.keywords.clone(),
             opposes: user.opposes.clone(),
+            role_name: user.role_name.clone(),
+            instructions: user.instructions.clone(),
+            background_context: user.background_context.clone(),
             source: "config".into(),
         };
         match perspectives
@@ -265,6 +276,9 @@ mod tests {
                 trade_offs: "slower".into(),
                 keywords: vec!["audit".into()],
                 opposes: vec![],
+                role_name: Some("Compliance Officer".into()),
+                instructions: None,
+                background_context: None,
             },
             PerspectiveConfig {
                 name: "security advocate".into(),
@@ -272,6 +286,9 @@ mod tests {
                 trade_offs: "friction".into(),
                 keywords: vec![],
                 opposes: vec![],
+                role_name: None,
+                instructions: None,
+                background_context: None,
             },
         ];
         let all = catalog(&custom);

@@ -105,6 +105,13 @@ pub struct PerspectiveConfig {
     pub keywords: Vec<String>,
     #[serde(default)]
     pub opposes: Vec<String>,
+    /// The arena's persona fields (design note 003), optional.
+    #[serde(default)]
+    pub role_name: Option<String>,
+    #[serde(default)]
+    pub instructions: Option<String>,
+    #[serde(default)]
+    pub background_context: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -50,7 +50,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "protocol",
         &[
-            "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather",
+            "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather", "arena",
         ],
     ),
     ("gather", &[]),

@@ -3,6 +3,7 @@
 //! replay, report, the faces and the command line work from what it declares.
 
 pub mod analysis;
+pub mod arena;
 pub mod dialogue;
 pub mod kit;
 pub mod moderated;
@@ -26,8 +27,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Every protocol moot can run, in the order `moot protocols` lists them.
-pub static REGISTRY: &[&dyn Protocol] =
-    &[&moderated::Moderated, &panel::Panel, &dialogue::Dialogue];
+pub static REGISTRY: &[&dyn Protocol] = &[
+    &moderated::Moderated,
+    &panel::Panel,
+    &dialogue::Dialogue,
+    &arena::Arena,
+];
 
 /// The registered protocol called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Protocol> {

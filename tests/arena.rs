@@ -1,0 +1,340 @@
+//! The arena run through the real session on scripted replies, with tokio's paused clock:
+//! round-robin and moderator order, personas from the moderator, the catalog and a file, a
+//! turn that misses its time limit, rubric scores beside gradual scores, and the arena
+//! directory kept written while it runs.
+
+use moot::arena;
+use moot::config::Config;
+use moot::debate::{DebateStatus, Event, Phase, TurnStatus};
+use moot::protocol::arena::ArenaResult;
+use moot::providers::ProviderSpec;
+use moot::session::{self, DebateSettings, Finish};
+use moot::store::Store;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+mod support;
+
+use support::session::answered;
+
+const TOPIC: &str = "Adopt a 4-day work week";
+
+struct Script(Vec<Value>);
+
+impl Script {
+    fn new() -> Self {
+        Script(Vec::new())
+    }
+
+    fn push(
+        &mut self,
+        phase: &str,
+        seat: &str,
+        round: u32,
+        reply: Value,
+        delay_ms: u64,
+    ) -> &mut Self {
+        self.0.push(json!({"phase": phase, "seat": seat, "round": round, "reply": reply, "chunk_chars": 100000, "delay_ms": delay_ms}));
+        self
+    }
+
+    /// The moderator's personas for roles the catalog does not know.
+    fn personas(&mut self, roles: &[&str]) -> &mut Self {
+        let personas: Vec<Value> = roles
+            .iter()
+            .map(|r| json!({"role_name": r, "stance_summary": format!("{r}'s stance"), "instructions": format!("Argue as {r}."), "background_context": ""}))
+            .collect();
+        self.push("analysis", "moderator", 0, json!({"personas": personas}), 0)
+    }
+
+    fn argue(&mut self, phase: &str, seat: &str, round: u32, responds_to: &[u32]) -> &mut Self {
+        self.push(
+            phase,
+            seat,
+            round,
+            json!({
+                "argument_text": format!("{seat} in round {round}: the pilot data says so."),
+                "responds_to": responds_to,
+                "references": ["data: the 2022 pilot"],
+                "tone": "measured",
+                "confidence": 0.7,
+                "moves": [{"act": "claim", "text": format!("{seat} claim {round}")}]
+            }),
+            0,
+        )
+    }
+
+    fn summary(&mut self, round: u32) -> &mut Self {
+        self.push(
+            "synthesis",
+            "moderator",
+            round,
+            json!("Both seats argued from the pilot; see turns 1 and 2."),
+            0,
+        )
+    }
+
+    fn write(&self, path: &Path) {
+        std::fs::write(
+            path,
+            json!({"model": "script", "replies": self.0}).to_string(),
+        )
+        .unwrap();
+    }
+}
+
+fn settings(script: &Path, flags: &[(&str, &[&str])], cwd: &Path) -> DebateSettings {
+    let mut settings =
+        DebateSettings::from_config(&Config::default(), ProviderSpec::scripted(script)).unwrap();
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings.protocol = "arena".into();
+    let flags: BTreeMap<String, Vec<String>> = flags
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    settings.protocol_settings = moot::protocol::named("arena")
+        .unwrap()
+        .settings(&moot::protocol::SettingsInput {
+            flags: &flags,
+            table: None,
+            config_path: None,
+            cwd,
+            max_rounds: None,
+            question: Some(TOPIC),
+            perspectives: &[],
+            resolve_provider: &|_, _| Ok(Value::Null),
+        })
+        .unwrap();
+    settings
+}
+
+async fn run(
+    store: &Store,
+    script: &Script,
+    flags: &[(&str, &[&str])],
+    cwd: &Path,
+) -> (Finish, Vec<Event>, ArenaResult) {
+    let path = cwd.join("script.json");
+    script.write(&path);
+    let settings = settings(&path, flags, cwd);
+    let (finish, events) = answered(vec![], "test", |wiring| {
+        session::start(
+            store.clone(),
+            TOPIC,
+            settings,
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    let stored = store
+        .synthesis(&finish.id)
+        .unwrap()
+        .expect("a stored result");
+    assert_eq!(stored.section.as_deref(), Some("arena_result"));
+    let result: ArenaResult = serde_json::from_value(stored.data).unwrap();
+    (finish, events, result)
+}
+
+#[tokio::test(start_paused = true)]
+async fn four_rounds_round_robin_with_moderator_personas_and_the_arena_directory_written_live() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "Skeptic"])
+        .argue("opening", "A", 1, &[])
+        .argue("opening", "B", 1, &[])
+        .argue("rebuttal", "A", 2, &[2])
+        .argue("rebuttal", "B", 2, &[3])
+        .argue("rebuttal", "A", 3, &[4])
+        .argue("rebuttal", "B", 3, &[5])
+        .argue("closing", "A", 4, &[6])
+        .argue("closing", "B", 4, &[7])
+        .summary(4);
+    let arena_dir = dir.path().join("debates");
+    let (finish, _, result) = run(
+        &store,
+        &script,
+        &[
+            ("seat", &["Proponent", "Skeptic"]),
+            ("arena-dir", &[arena_dir.to_str().unwrap()]),
+        ],
+        dir.path(),
+    )
+    .await;
+    let phases: Vec<(u32, Phase, String)> = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.round, t.phase, t.seat))
+        .collect();
+    assert_eq!(phases.len(), 10, "{phases:?}");
+    assert_eq!(phases[1], (1, Phase::Opening, "A".to_string()));
+    assert_eq!(phases[3], (2, Phase::Rebuttal, "A".to_string()));
+    assert_eq!(phases[8], (4, Phase::Closing, "B".to_string()));
+    let numbers: Vec<u32> = result.turns.iter().map(|t| t.turn_number).collect();
+    assert_eq!(numbers, (1..=8).collect::<Vec<_>>());
+    assert_eq!(
+        result.turns[2].argument.references,
+        vec!["turn:2", "data: the 2022 pilot"]
+    );
+    assert_eq!(result.turns[0].argument.metadata["tone"], "measured");
+    assert_eq!(result.personas[1].agent_id, "skeptic");
+    assert_eq!(result.personas[1].stance_summary, "Skeptic's stance");
+    // The directory, in the note's layout, as the journal says.
+    let written = arena::read(&arena_dir.join(&finish.id)).unwrap();
+    assert_eq!(written.manifest.status, arena::ArenaStatus::Closed);
+    assert_eq!(written.manifest.participants.len(), 2);
+    assert_eq!(written.turns.len(), 8);
+    assert_eq!(written.turns[3].agent_id, "skeptic");
+    assert_eq!(
+        written.turns[3].argument_text,
+        "B in round 2: the pilot data says so."
+    );
+    assert_eq!(written.personas.len(), 2);
+    assert!(written.summary.unwrap().contains("turns 1 and 2"));
+    assert!(written.protocol_md.contains("round-robin"));
+    assert!(
+        arena_dir
+            .join(&finish.id)
+            .join("personas/proponent_persona.md")
+            .is_file()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_moderator_orders_each_round_a_missed_turn_is_recorded_and_arguments_are_scored() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The Security Advocate's persona comes from the catalog; the Skeptic's from a file.
+    std::fs::write(dir.path().join("skeptic.toml"), "role_name = \"Skeptic\"\nagent_id = \"doubter\"\nstance_summary = \"Doubt it.\"\ninstructions = \"Ask for numbers.\"\n").unwrap();
+    let order = |first: &str, second: &str| {
+        json!({"order": [
+            {"agent_id": first, "reason": format!("{first} has most to answer")},
+            {"agent_id": second, "reason": "then the other"}
+        ]})
+    };
+    let score = |turns: &[u32]| json!({"scores": turns.iter().map(|n| json!({"turn_number": n, "evidence": 0.8, "relevance": 0.6, "responsiveness": 0.4, "stance_adherence": 1.0, "score": 0.1, "reason": "cites the pilot"})).collect::<Vec<_>>()});
+    let mut script = Script::new();
+    script
+        .push("pose", "moderator", 1, order("doubter", "security_advocate"), 0)
+        .argue("opening", "B", 1, &[])
+        .argue("opening", "A", 1, &[])
+        .push("evaluation", "moderator", 1, score(&[1, 2]), 0)
+        .push("pose", "moderator", 2, order("security_advocate", "doubter"), 0)
+        .argue("rebuttal", "A", 2, &[1])
+        // The doubter's closing-round reply arrives long after its time limit.
+        .push("rebuttal", "B", 2, json!({"argument_text": "late", "responds_to": [3], "references": [], "confidence": 0.5, "moves": []}), 400_000)
+        .push("evaluation", "moderator", 2, score(&[3]), 0)
+        .push("pose", "moderator", 3, order("doubter", "security_advocate"), 0)
+        .argue("closing", "B", 3, &[3])
+        .argue("closing", "A", 3, &[5])
+        .push("evaluation", "moderator", 3, score(&[5, 6]), 0)
+        .summary(3);
+    let (finish, _, result) = run(
+        &store,
+        &script,
+        &[
+            ("seat", &["Security Advocate", "Skeptic"]),
+            ("persona", &["skeptic.toml"]),
+            ("order", &["moderator"]),
+            ("rounds", &["3"]),
+            ("score", &[""]),
+        ],
+        dir.path(),
+    )
+    .await;
+    assert_eq!(result.personas[0].role_name, "Security Advocate");
+    assert!(
+        result.personas[0].instructions.contains("attack surface"),
+        "{:?}",
+        result.personas[0]
+    );
+    assert_eq!(result.personas[1].agent_id, "doubter");
+    let speakers: Vec<&str> = result.turns.iter().map(|t| t.agent_id.as_str()).collect();
+    assert_eq!(
+        speakers,
+        vec![
+            "doubter",
+            "security_advocate",
+            "security_advocate",
+            "doubter",
+            "doubter",
+            "security_advocate"
+        ]
+    );
+    assert_eq!(result.picks.len(), 6);
+    assert_eq!(result.picks[0].reason, "doubter has most to answer");
+    assert_eq!(result.turns[3].status, TurnStatus::TimedOut);
+    assert_eq!(
+        result.turns[3].argument.metadata["moot"]["status"],
+        "timed_out"
+    );
+    let journaled = store.turns(&finish.id).unwrap();
+    assert!(
+        journaled
+            .iter()
+            .any(|t| t.round == 2 && t.seat == "B" && t.status == TurnStatus::TimedOut)
+    );
+    // The score is the mean of the rubric, whatever number the moderator wrote; the gradual
+    // score of the turn's own claim stands beside it.
+    assert_eq!(result.scores.len(), 5, "the missed turn is not scored");
+    let first = &result.scores[0];
+    assert!((first.score - 0.7).abs() < 1e-9, "{first:?}");
+    assert_eq!(first.gradual, Some(0.5));
+    let record = store.synthesis(&finish.id).unwrap().unwrap().markdown;
+    assert!(
+        record.contains("| 1 | doubter | 0.70 | 0.50 | cites the pilot |"),
+        "{record}"
+    );
+    assert!(
+        record.contains("*(missed the turn's time limit)*"),
+        "{record}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rebuttal_that_names_no_turn_is_repaired_once() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "Skeptic"])
+        .argue("opening", "A", 1, &[])
+        .argue("opening", "B", 1, &[])
+        .argue("closing", "A", 2, &[])
+        .argue("closing", "A", 2, &[9])
+        .argue("closing", "B", 2, &[3])
+        .summary(2);
+    // A's first closing names nothing, its repair names a turn that does not exist: fallback.
+    let (finish, events, _) = run(&store, &script, &[("rounds", &["2"])], dir.path()).await;
+    let retries: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry { seat, reason, .. } if seat == "A" => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(retries.len(), 1);
+    assert!(
+        retries[0].contains("must name the turns it answers"),
+        "{}",
+        retries[0]
+    );
+    let closing = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .find(|t| t.round == 2 && t.seat == "A")
+        .unwrap();
+    assert_eq!(closing.status, TurnStatus::Fallback);
+    assert!(
+        closing
+            .note
+            .unwrap()
+            .contains("turn 9, which does not exist")
+    );
+}
