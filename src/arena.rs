@@ -10,7 +10,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The largest file the arena reads (a turn, a persona, the manifest).
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Where a debate stands, as the manifest says it.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

@@ -61,6 +61,12 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
     },
+    /// Read an arena directory (design note 003; written by moot or by hand) into the journal,
+    /// to replay, search and show it like any debate.
+    Import {
+        /// The debate's directory: `<dir>/<debate_id>`.
+        dir: PathBuf,
+    },
     /// Continue a paused, interrupted or failed debate where it stopped (on the workbench on
     /// a terminal, NDJSON otherwise), optionally on another provider or checkpoint setting.
     Resume {
@@ -149,6 +155,8 @@ pub enum ExportFormat {
     Json,
     /// The protocol's own document (`debate_result`, `synthesis`) as YAML.
     Yaml,
+    /// The arena directory of design note 003 under `--out DIR` (any protocol).
+    Arena,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

@@ -223,6 +223,7 @@ pub fn export(
 ) -> Result<(), Failure> {
     let document = report::document(store, id)?;
     let text = match format {
+        ExportFormat::Arena => return export_arena(&document, out),
         ExportFormat::Md => report::to_markdown(&document),
         ExportFormat::Json => format!("{}\n", report::to_json(&document)),
         ExportFormat::Yaml => report::to_yaml(&document).ok_or_else(|| {
@@ -232,8 +233,34 @@ pub fn export(
             ))
         })?,
     };
+    write_out(&text, out)
+}
+
+/// `export --format arena`: the arena directory under `--out DIR`, never over an existing one.
+fn export_arena(document: &report::DebateDocument, out: Option<&Path>) -> Result<(), Failure> {
+    let root = out.ok_or_else(|| {
+        Failure::usage("--format arena writes a directory: give it with --out DIR".to_string())
+    })?;
+    let debate = report::to_arena(document);
+    let target = root.join(&debate.manifest.debate_id);
+    if target.exists() {
+        return Err(Failure::usage(format!(
+            "{} already exists; choose another --out or remove it first",
+            target.display()
+        )));
+    }
+    let dir = crate::arena::ArenaDir::create(root, &debate.manifest.debate_id)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    dir.write_all(&debate)
+        .map_err(|e| Failure::runtime(e.to_string()))?;
+    eprintln!("moot: wrote {}", dir.path.display());
+    Ok(())
+}
+
+/// Text to stdout, or to a new file.
+fn write_out(text: &str, out: Option<&Path>) -> Result<(), Failure> {
     match out {
-        None => print(&text),
+        None => print(text),
         Some(path) => {
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
@@ -394,4 +421,302 @@ pub fn models(json: bool) -> Result<(), Failure> {
         );
     }
     Ok(())
+}
+
+/// `moot import DIR`: an arena directory (written by moot or by hand) into the journal, so the
+/// workbench can replay it and search finds it. What moot exported comes back as it was; a
+/// hand-written one gets a seat per persona and a round per turn. Nothing is written unless
+/// all of it reads.
+pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
+    use crate::arena;
+    use crate::debate::{
+        Debate, DebateStatus, Event, MODERATOR, Move, Phase, Presentation, Seat, Turn, TurnStatus,
+    };
+    use serde_json::Value;
+    let read = arena::read(dir).map_err(|e| Failure::usage(format!("cannot import: {e}")))?;
+    let manifest = &read.manifest;
+    let id = manifest.debate_id.trim().to_string();
+    let manifest_path = dir.join("manifest.json");
+    if !arena::is_safe_name(&id) {
+        return Err(Failure::usage(format!(
+            "{}: debate_id {id:?} is not a usable id (letters, digits, - _ .)",
+            manifest_path.display()
+        )));
+    }
+    if store.debate(&id).is_ok() {
+        return Err(Failure::usage(format!(
+            "{id} is already in the journal; `moot show {id}` shows it"
+        )));
+    }
+    let moot = manifest.extra.get("moot");
+    let mut seats: Vec<Seat> = Vec::new();
+    let mut agents: Vec<(String, String)> = Vec::new();
+    // Seats in the manifest's order of participants (persona files come in name order).
+    let mut personas: Vec<&arena::Persona> = read.personas.iter().collect();
+    personas.sort_by_key(|p| {
+        manifest
+            .participants
+            .iter()
+            .position(|q| q.agent_id == p.agent_id)
+            .unwrap_or(usize::MAX)
+    });
+    for persona in personas {
+        let kept: Option<Seat> = persona
+            .extra
+            .get("moot")
+            .and_then(|m| serde_json::from_value(m.get("seat")?.clone()).ok());
+        let seat = kept.unwrap_or_else(|| Seat {
+            id: seat_letter(seats.len()),
+            perspective: persona.role_name.clone(),
+            priorities: Vec::new(),
+            trade_offs: persona.instructions.clone(),
+            stance: persona.stance_summary.clone(),
+            provider: None,
+            model: None,
+        });
+        agents.push((persona.agent_id.clone(), seat.id.clone()));
+        seats.push(seat);
+    }
+    let mut turns: Vec<Turn> = Vec::new();
+    let mut positions: Vec<usize> = Vec::new();
+    for argument in &read.turns {
+        let file = dir.join("transcript").display().to_string();
+        let kept = argument.metadata.get("moot");
+        let field = |name: &str| kept.and_then(|m| m.get(name)).filter(|v| !v.is_null());
+        let seat = match agents.iter().find(|(agent, _)| *agent == argument.agent_id) {
+            Some((_, seat)) => seat.clone(),
+            None => {
+                // An agent with no persona file still gets a seat.
+                let seat = Seat {
+                    id: seat_letter(seats.len()),
+                    perspective: argument.agent_id.clone(),
+                    priorities: Vec::new(),
+                    trade_offs: String::new(),
+                    stance: String::new(),
+                    provider: None,
+                    model: None,
+                };
+                agents.push((argument.agent_id.clone(), seat.id.clone()));
+                seats.push(seat.clone());
+                seat.id
+            }
+        };
+        let seat = field("seat")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or(seat);
+        let phase: Phase = field("phase")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or(Phase::Argument);
+        let round = field("round")
+            .and_then(Value::as_u64)
+            .map_or(argument.turn_number, |r| r as u32);
+        if turns
+            .iter()
+            .any(|t| t.round == round && t.phase == phase && t.seat == seat)
+        {
+            return Err(Failure::usage(format!(
+                "{file}: turn {} of {} repeats round {round} ({phase}) for the same seat",
+                argument.turn_number, argument.agent_id
+            )));
+        }
+        let moves: Vec<Move> = field("moves")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .unwrap_or_default();
+        let mut data = serde_json::Map::new();
+        data.insert(
+            "references".into(),
+            Value::from(argument.references.clone()),
+        );
+        let mut metadata = argument.metadata.clone();
+        metadata.remove("moot");
+        if !metadata.is_empty() {
+            data.insert("metadata".into(), Value::Object(metadata));
+        }
+        if !argument.extra.is_empty() {
+            data.insert("extra".into(), Value::Object(argument.extra.clone()));
+        }
+        positions.push(
+            field("position")
+                .and_then(Value::as_u64)
+                .map_or(usize::MAX, |p| p as usize),
+        );
+        turns.push(Turn {
+            round,
+            phase,
+            seat,
+            content: argument.argument_text.clone(),
+            moves,
+            confidence: field("confidence")
+                .and_then(Value::as_f64)
+                .or_else(|| argument.metadata.get("confidence").and_then(Value::as_f64)),
+            tokens_in: field("tokens_in").and_then(Value::as_u64).unwrap_or(0),
+            tokens_out: field("tokens_out").and_then(Value::as_u64).unwrap_or(0),
+            tokens_estimated: field("tokens_estimated")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            latency_ms: field("latency_ms").and_then(Value::as_u64).unwrap_or(0),
+            provider: field("provider")
+                .and_then(Value::as_str)
+                .unwrap_or("arena")
+                .to_string(),
+            model: field("model")
+                .and_then(Value::as_str)
+                .unwrap_or("imported")
+                .to_string(),
+            status: field("status")
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or(TurnStatus::Ok),
+            // What moot exported keeps its own data; a hand-written turn keeps what it said.
+            data: if kept.is_some() {
+                field("data").cloned()
+            } else {
+                Some(Value::Object(data))
+            },
+            note: field("note").and_then(Value::as_str).map(str::to_string),
+        });
+    }
+    // The moderator's turns moot kept in the manifest, back in their places.
+    let moderator_turns: Vec<(usize, Turn)> = moot
+        .and_then(|m| m.get("moderator_turns"))
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| {
+                    let position = item.get("position")?.as_u64()? as usize;
+                    let turn: Turn = serde_json::from_value(item.get("turn")?.clone()).ok()?;
+                    (turn.seat == MODERATOR).then_some((position, turn))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut ordered: Vec<(usize, Turn)> = positions.into_iter().zip(turns).collect();
+    ordered.extend(moderator_turns);
+    // A stable sort: hand-written turns (no position) keep their file order, after the rest.
+    ordered.sort_by_key(|(position, _)| *position);
+    let turns: Vec<Turn> = ordered.into_iter().map(|(_, turn)| turn).collect();
+    let status = moot
+        .and_then(|m| serde_json::from_value(m.get("status")?.clone()).ok())
+        .unwrap_or(if manifest.status == arena::ArenaStatus::Closed {
+            DebateStatus::Completed
+        } else {
+            DebateStatus::Cancelled
+        });
+    let protocol = if crate::protocol::find(&manifest.protocol).is_some() {
+        manifest.protocol.clone()
+    } else {
+        "arena".to_string()
+    };
+    let debate = Debate {
+        id: id.clone(),
+        question: manifest.topic.clone(),
+        protocol: protocol.clone(),
+        status,
+        config: serde_json::json!({"imported_from": dir.display().to_string()}),
+        seats: seats.clone(),
+        created_at: manifest.created_utc.clone(),
+        updated_at: manifest.updated_utc.clone(),
+        finished_at: None,
+        confidence: None,
+        error: None,
+        stage: None,
+    };
+    let fail = |e: crate::store::StoreError| Failure::runtime(e.to_string());
+    store.create_debate(&debate).map_err(fail)?;
+    store.set_seats(&id, &seats).map_err(fail)?;
+    let presentation: Presentation = crate::protocol::find(&protocol)
+        .map(|p| p.presentation())
+        .unwrap_or_default();
+    let mut events = vec![
+        Event::DebateCreated {
+            id: id.clone(),
+            question: debate.question.clone(),
+            protocol: protocol.clone(),
+            resumed: false,
+            presentation: presentation.clone(),
+        },
+        Event::DebateStarted {
+            id: id.clone(),
+            question: debate.question.clone(),
+            protocol: protocol.clone(),
+            seats: seats.clone(),
+            max_rounds: turns.iter().map(|t| t.round).max().unwrap_or(0),
+            provider: "arena".into(),
+            model: "imported".into(),
+            caveat: None,
+            presentation,
+        },
+    ];
+    let mut round = None;
+    for turn in &turns {
+        store.record_turn(&id, turn).map_err(fail)?;
+        if round != Some(turn.round) && turn.seat != MODERATOR {
+            round = Some(turn.round);
+            events.push(Event::RoundStarted {
+                round: turn.round,
+                limit: None,
+            });
+        }
+        events.push(turn.completed_event(false));
+    }
+    if let Some(summary) = &read.summary {
+        let kept = moot.and_then(|m| m.get("synthesis"));
+        let confidence: Confidence = kept
+            .and_then(|s| serde_json::from_value(s.get("confidence")?.clone()).ok())
+            .unwrap_or(Confidence::Medium);
+        let section = moot
+            .and_then(|m| m.get("section"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let data = kept
+            .and_then(|s| s.get("data"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        store
+            .save_synthesis(
+                &id,
+                &crate::store::StoredSynthesis {
+                    markdown: summary.clone(),
+                    data,
+                    confidence,
+                    path: None,
+                    follow_up_path: None,
+                    section,
+                },
+            )
+            .map_err(fail)?;
+        events.push(Event::Synthesis {
+            markdown: summary.clone(),
+            confidence,
+            path: None,
+            draft: false,
+        });
+    }
+    events.push(Event::DebateCompleted {
+        id: id.clone(),
+        status,
+    });
+    for event in &events {
+        store.record_event(&id, event).map_err(fail)?;
+    }
+    store
+        .set_status(
+            &id,
+            status,
+            (status == DebateStatus::Cancelled).then_some(
+                "imported from an arena directory before it closed; it cannot be resumed",
+            ),
+        )
+        .map_err(fail)?;
+    Ok(id)
+}
+
+fn seat_letter(index: usize) -> String {
+    let letter = char::from(b'A' + (index % 26) as u8);
+    if index < 26 {
+        letter.to_string()
+    } else {
+        format!("{letter}{}", index / 26)
+    }
 }

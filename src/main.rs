@@ -216,6 +216,11 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::export(&open_store()?, &id, format, out.as_deref())?;
             Ok(0)
         }
+        Some(Command::Import { dir }) => {
+            let id = commands::import(&open_store()?, &dir)?;
+            println!("imported {id}; `moot show {id}` shows it");
+            Ok(0)
+        }
         Some(Command::Resume {
             id,
             face,

@@ -385,3 +385,196 @@ pub fn to_markdown(document: &DebateDocument) -> String {
     }
     sanitize::clean(&out)
 }
+
+/// Turns with their places in the journal.
+type Placed<'a> = Vec<(usize, &'a Turn)>;
+
+/// A stored debate of any protocol in the arena layout of design note 003: every seat an
+/// agent (its persona from the seat), every turn a seat spoke an argument numbered in journal
+/// order (moves that answer earlier moves become `turn:N` references), the outcome the summary.
+/// An arena debate keeps its own personas, scores and summary.
+pub fn to_arena(document: &DebateDocument) -> crate::arena::ArenaDebate {
+    use crate::arena::{self, ArenaDebate, ArenaStatus, Manifest, Participant, Persona};
+    use serde_json::{Map, Value, json};
+    let debate = &document.debate;
+    let own = document.outcome.get("arena_result");
+    let mut used: Vec<String> = Vec::new();
+    let mut positions: Vec<usize> = Vec::new();
+    let personas: Vec<(String, Persona)> = match own.and_then(|r| r.get("personas")) {
+        Some(personas) => debate
+            .seats
+            .iter()
+            .zip(serde_json::from_value::<Vec<Persona>>(personas.clone()).unwrap_or_default())
+            .map(|(seat, persona)| (seat.id.clone(), persona))
+            .collect(),
+        None => debate
+            .seats
+            .iter()
+            .map(|seat| {
+                let base = arena::agent_id(&seat.perspective);
+                let mut id = base.clone();
+                let mut n = 2;
+                while used.contains(&id) {
+                    id = format!("{base}_{n}");
+                    n += 1;
+                }
+                used.push(id.clone());
+                let persona = Persona {
+                    agent_id: id,
+                    debate_id: debate.id.clone(),
+                    role_name: seat.perspective.clone(),
+                    stance_summary: if seat.stance.is_empty() {
+                        seat.priorities.join(", ")
+                    } else {
+                        seat.stance.clone()
+                    },
+                    instructions: seat.trade_offs.clone(),
+                    background_context: String::new(),
+                    // The seat as moot keeps it, so an import restores it exactly.
+                    extra: Map::from_iter([("moot".to_string(), json!({"seat": seat}))]),
+                };
+                (seat.id.clone(), persona)
+            })
+            .collect(),
+    };
+    let agent = |seat: &str| {
+        personas
+            .iter()
+            .find(|(id, _)| id == seat)
+            .map_or_else(|| arena::agent_id(seat), |(_, p)| p.agent_id.clone())
+    };
+    // Each turn with its place in the journal, so an import restores the interleaving.
+    let (spoken, moderator): (Placed, Placed) = document
+        .turns
+        .iter()
+        .enumerate()
+        .partition(|(_, t)| t.seat != MODERATOR && debate.seats.iter().any(|s| s.id == t.seat));
+    let spoken: Vec<&Turn> = spoken
+        .into_iter()
+        .map(|(position, turn)| {
+            positions.push(position);
+            turn
+        })
+        .collect();
+    let turn_of = |move_id: &str| {
+        spoken
+            .iter()
+            .position(|t| t.moves.iter().any(|m| m.id == move_id))
+            .map(|i| i + 1)
+    };
+    let timestamp = debate
+        .finished_at
+        .clone()
+        .unwrap_or_else(|| debate.updated_at.clone());
+    let turns = spoken
+        .iter()
+        .enumerate()
+        .map(|(index, turn)| {
+            let number = index as u32 + 1;
+            let mut references: Vec<String> = Vec::new();
+            for mv in &turn.moves {
+                for answered in &mv.answers {
+                    if let Some(n) = turn_of(answered).filter(|n| *n as u32 != number) {
+                        let reference = format!("turn:{n}");
+                        if !references.contains(&reference) {
+                            references.push(reference);
+                        }
+                    }
+                }
+            }
+            let mut metadata = Map::new();
+            if let Some(confidence) = turn.confidence {
+                metadata.insert("confidence".into(), json!(confidence));
+            }
+            metadata.insert(
+                "moot".into(),
+                json!({
+                    "position": positions[index],
+                    "round": turn.round, "phase": turn.phase, "seat": turn.seat, "status": turn.status,
+                    "moves": turn.moves, "confidence": turn.confidence, "note": turn.note, "data": turn.data,
+                    "provider": turn.provider, "model": turn.model, "tokens_in": turn.tokens_in,
+                    "tokens_out": turn.tokens_out, "tokens_estimated": turn.tokens_estimated,
+                    "latency_ms": turn.latency_ms,
+                }),
+            );
+            arena::Argument {
+                turn_number: number,
+                agent_id: agent(&turn.seat),
+                timestamp_utc: timestamp.clone(),
+                argument_text: sanitize::clean(&turn.content),
+                references,
+                metadata,
+                extra: Map::new(),
+            }
+        })
+        .collect();
+    let scores = own.and_then(|r| {
+        let info = serde_json::from_value(r.get("scoring")?.clone()).ok()?;
+        let scores: Vec<arena::Score> = serde_json::from_value(r.get("scores")?.clone()).ok()?;
+        Some(arena::Scores {
+            debate_id: debate.id.clone(),
+            scoring_info: info,
+            scores,
+        })
+    });
+    let summary = document
+        .synthesis
+        .as_ref()
+        .map(|s| sanitize::clean(&s.markdown));
+    let mut extra = Map::new();
+    extra.insert("exported_by".into(), Value::from("moot"));
+    extra.insert(
+        "moot".into(),
+        json!({
+            "status": debate.status,
+            "confidence": debate.confidence,
+            "finished_at": debate.finished_at,
+            "synthesis": document.synthesis.as_ref().map(|s| json!({"confidence": s.confidence, "data": s.data})),
+            "section": document.outcome.keys().next(),
+            // The moderator's turns have no file of their own in the note's layout.
+            "moderator_turns": moderator
+                .iter()
+                .map(|(position, turn)| json!({"position": position, "turn": turn}))
+                .collect::<Vec<_>>(),
+        }),
+    );
+    ArenaDebate {
+        manifest: Manifest {
+            debate_id: debate.id.clone(),
+            topic: sanitize::clean(&debate.question),
+            proposal_ref: None,
+            participants: personas
+                .iter()
+                .map(|(_, p)| Participant {
+                    agent_id: p.agent_id.clone(),
+                    role_name: p.role_name.clone(),
+                    stance: p.stance_summary.clone(),
+                    kind: "model".into(),
+                    joined: true,
+                })
+                .collect(),
+            protocol: debate.protocol.clone(),
+            status: if debate.status.is_finished_for_good() {
+                ArenaStatus::Closed
+            } else if spoken.is_empty() {
+                ArenaStatus::Open
+            } else {
+                ArenaStatus::InProgress
+            },
+            created_utc: debate.created_at.clone(),
+            updated_utc: debate.updated_at.clone(),
+            moderator_id: "moderator".into(),
+            scoring_info: scores.as_ref().map(|s| s.scoring_info.clone()),
+            turn_requested: None,
+            extra,
+        },
+        protocol_md: format!(
+            "# Protocol\n\nExported by moot from a `{}` debate. Each seat is an agent; every turn a seat spoke is one argument, numbered in the order the journal holds them; `metadata.moot` keeps the round, phase, status and speech acts.\n",
+            debate.protocol
+        ),
+        personas: personas.into_iter().map(|(_, p)| p).collect(),
+        turns,
+        scores,
+        summary,
+    }
+}

@@ -20,14 +20,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm", "protocol",
-            "session",
+            "session", "arena",
         ],
     ),
     ("cli", &["engine", "llm"]),
     ("signals", &["sanitize"]),
     // Reading stored debates back.
     ("replay", &["debate", "store", "session", "llm"]),
-    ("report", &["debate", "argue", "store", "sanitize"]),
+    ("report", &["debate", "argue", "store", "sanitize", "arena"]),
     // Running one debate.
     (
         "session",

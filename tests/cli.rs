@@ -2606,3 +2606,235 @@ fn dialogue_personas_come_from_config_and_opp_can_sit_on_its_own_model() {
             .any(|s| s.body.to_string().contains("prefers fewer moving parts"))
     );
 }
+
+#[test]
+fn any_debate_exports_as_an_arena_directory_and_imports_back_the_same() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    dialogue_codebase(&home);
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "dialogue",
+            "--max-rounds",
+            "1",
+            DIALOGUE_TOPIC,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = home.path().join("arena-out");
+    let export = home.run(
+        None,
+        &[
+            "export",
+            &id,
+            "--format",
+            "arena",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    let dir = out.join(&id);
+    for file in [
+        "manifest.json",
+        "protocol.md",
+        "personas/pragmatic_engineer_focused_on_delivery_and_simplicity_persona.json",
+        "summary.md",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    let transcript: Vec<String> = std::fs::read_dir(dir.join("transcript"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        transcript.len(),
+        6,
+        "opening, one round and closing, two sides: {transcript:?}"
+    );
+    assert!(
+        transcript
+            .iter()
+            .any(|f| f.starts_with("turn_1_pragmatic_engineer") && f.ends_with(".json")),
+        "{transcript:?}"
+    );
+    // Exporting over an existing directory is refused.
+    let again = home.run(
+        None,
+        &[
+            "export",
+            &id,
+            "--format",
+            "arena",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    let missing = home.run(None, &["export", &id, "--format", "arena"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("--out DIR"));
+
+    // Into another journal, and back out as the same debate.
+    let other = Home::new();
+    let import = other.run(None, &["import", dir.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let (before, after) = (show_json(&home, &id), show_json(&other, &id));
+    for field in [
+        "id",
+        "question",
+        "protocol",
+        "status",
+        "seats",
+        "turns",
+        "commitments",
+        "arguments",
+        "relations",
+        "dialogue_verdict",
+    ] {
+        assert_eq!(
+            before[field], after[field],
+            "{field} differs after the round trip"
+        );
+    }
+    assert_eq!(
+        before["synthesis"]["markdown"],
+        after["synthesis"]["markdown"]
+    );
+    // Imported twice: refused, the journal untouched.
+    let twice = other.run(None, &["import", dir.to_str().unwrap()]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(stderr(&twice).contains("already in the journal"));
+    // A replay of the import shows every turn; search finds it.
+    let search = other.run(None, &["search", "tower"]);
+    assert!(String::from_utf8_lossy(&search.stdout).contains(&id));
+}
+
+#[test]
+fn a_hand_written_arena_directory_imports_and_bad_ones_are_named() {
+    let home = Home::new();
+    let dir = home.path().join("DEB-hand0001");
+    std::fs::create_dir_all(dir.join("personas")).unwrap();
+    std::fs::create_dir_all(dir.join("transcript")).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"debate_id": "DEB-hand0001", "topic": "Adopt a 4-day work week", "participants": [], "protocol": "arena-v1", "status": "closed", "created_utc": "2026-11-01T10:00:00Z", "updated_utc": "2026-11-01T11:00:00Z", "owner": "ops team"}"#).unwrap();
+    std::fs::write(dir.join("personas/skeptic_persona.json"), r#"{"agent_id": "skeptic", "debate_id": "DEB-hand0001", "role_name": "Skeptic", "stance_summary": "Doubt it", "instructions": "Ask for data", "background_context": ""}"#).unwrap();
+    std::fs::write(dir.join("transcript/turn_1_skeptic_20261101T100500Z.json"), r#"{"turn_number": 1, "agent_id": "skeptic", "timestamp_utc": "2026-11-01T10:05:00Z", "argument_text": "Where is the productivity data?", "references": ["data: none yet"], "metadata": {"tone": "dry"}}"#).unwrap();
+    std::fs::write(dir.join("transcript/turn_2_proponent_20261101T101000Z.json"), r#"{"turn_number": 2, "agent_id": "proponent", "timestamp_utc": "2026-11-01T10:10:00Z", "argument_text": "The 2022 pilot.", "references": ["turn:1"]}"#).unwrap();
+    std::fs::write(dir.join("summary.md"), "# Summary\n\nData first.\n").unwrap();
+    let import = home.run(None, &["import", dir.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let shown = show_json(&home, "DEB-hand0001");
+    assert_eq!(shown["protocol"], "arena");
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(
+        shown["seats"].as_array().unwrap().len(),
+        2,
+        "a seat per persona, and one for the agent without a persona"
+    );
+    assert_eq!(shown["turns"][1]["content"], "The 2022 pilot.");
+    assert_eq!(shown["turns"][0]["data"]["metadata"]["tone"], "dry");
+
+    // Broken directories: a clear error naming the file, nothing journaled.
+    let broken = home.path().join("DEB-broken01");
+    std::fs::create_dir_all(broken.join("transcript")).unwrap();
+    let missing = home.run(None, &["import", broken.to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("manifest.json"),
+        "{}",
+        stderr(&missing)
+    );
+    std::fs::write(broken.join("manifest.json"), r#"{"debate_id": "DEB-broken01", "topic": "x", "participants": [], "protocol": "arena", "status": "open", "created_utc": "t", "updated_utc": "t"}"#).unwrap();
+    std::fs::write(
+        broken.join("transcript/turn_1_a_1.json"),
+        "{\"turn_number\": 1, \"agent_id\": ",
+    )
+    .unwrap();
+    let torn = home.run(None, &["import", broken.to_str().unwrap()]);
+    assert_eq!(torn.status.code(), Some(2));
+    assert!(
+        stderr(&torn).contains("turn_1_a_1.json"),
+        "{}",
+        stderr(&torn)
+    );
+    let list = home.run(None, &["list", "--json"]);
+    assert!(!String::from_utf8_lossy(&list.stdout).contains("DEB-broken01"));
+}
+
+#[test]
+fn a_moderated_debate_and_a_panel_round_trip_through_the_arena_layout_too() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let other = Home::new();
+    for args in [
+        vec![
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "2",
+            QUESTION,
+        ],
+        vec![
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--option",
+            "A: Ship now",
+            "--option",
+            "B: Wait",
+            PANEL_QUESTION,
+        ],
+    ] {
+        let output = home.run(Some(&server), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let id = of_type(&events(&output), "debate_created")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let out = home.path().join("arena-out");
+        let export = home.run(
+            None,
+            &[
+                "export",
+                &id,
+                "--format",
+                "arena",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(export.status.success(), "{}", stderr(&export));
+        let import = other.run(None, &["import", out.join(&id).to_str().unwrap()]);
+        assert!(import.status.success(), "{}", stderr(&import));
+        let (before, after) = (show_json(&home, &id), show_json(&other, &id));
+        for field in [
+            "question",
+            "protocol",
+            "status",
+            "seats",
+            "turns",
+            "commitments",
+            "arguments",
+            "relations",
+            "debate_result",
+        ] {
+            assert_eq!(
+                before[field], after[field],
+                "{field} differs after the round trip of {args:?}"
+            );
+        }
+        assert_eq!(
+            before["synthesis"]["markdown"],
+            after["synthesis"]["markdown"]
+        );
+    }
+}
