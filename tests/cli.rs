@@ -2838,3 +2838,108 @@ fn a_moderated_debate_and_a_panel_round_trip_through_the_arena_layout_too() {
         );
     }
 }
+
+#[test]
+fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "Skeptic",
+            "--seat",
+            "Ethics Advisor",
+            "--rounds",
+            "3",
+            "--order",
+            "moderator",
+            "--score",
+            "--arena-dir",
+            "debates",
+            "Adopt a 4-day work week",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let id = of_type(&events, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let phases: Vec<String> = of_type(&events, "turn_completed")
+        .iter()
+        .filter(|e| e["seat"] != "moderator")
+        .map(|e| e["phase"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "opening", "opening", "opening", "rebuttal", "rebuttal", "rebuttal", "closing",
+            "closing", "closing"
+        ]
+    );
+    let result = show_json(&home, &id)["arena_result"].clone();
+    assert_eq!(result["scores"].as_array().unwrap().len(), 9);
+    assert!((result["scores"][0]["score"].as_f64().unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!(result["picks"].as_array().unwrap().len(), 9);
+    // Round 2's order is the moderator's (reversed by the stand-in), not round-robin.
+    let round2: Vec<&str> = result["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["round"] == 2)
+        .map(|t| t["agent_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(round2, ["ethics_advisor", "skeptic", "proponent"]);
+    let dir = home.path().join("debates").join(&id);
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "closed");
+    assert_eq!(manifest["participants"].as_array().unwrap().len(), 3);
+    assert_eq!(manifest["scoring_info"]["rubric"][0], "evidence");
+    assert_eq!(
+        std::fs::read_dir(dir.join("transcript")).unwrap().count(),
+        9
+    );
+    let scores: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("scores.json")).unwrap()).unwrap();
+    assert_eq!(scores["scores"].as_array().unwrap().len(), 9);
+    assert!(
+        std::fs::read_to_string(dir.join("summary.md"))
+            .unwrap()
+            .contains("2022 pilot")
+    );
+    assert!(dir.join("personas/ethics_advisor_persona.json").is_file());
+    // Bad arena input: exit 2, nothing sent.
+    let before = server.seen().len();
+    for (args, expected) in [
+        (vec!["--seat", "Solo"], "2–6 roles"),
+        (vec!["--seat", "A", "--seat", "a"], "given twice"),
+        (vec!["--rounds", "1"], "2–10 rounds"),
+        (vec!["--order", "random"], "round-robin or moderator"),
+        (vec!["--persona", "nope.json"], "--persona nope.json"),
+    ] {
+        let mut all = vec!["--headless", "--no-checkpoints", "--protocol", "arena"];
+        all.extend(args.iter().copied());
+        all.push("Adopt a 4-day work week");
+        let output = home.run(Some(&server), &all);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    assert_eq!(server.seen().len(), before);
+}
