@@ -263,6 +263,50 @@ impl ArenaDir {
         self.locked(|| write_json(&self.path.join("manifest.json"), manifest))
     }
 
+    /// Reads the manifest, changes it and writes it back, all under the lock, so that two
+    /// writers (the running debate, `moot arena join`) never lose each other's change. With no
+    /// manifest yet, `initial` is the one changed.
+    pub fn update_manifest(
+        &self,
+        initial: &Manifest,
+        change: impl FnOnce(&mut Manifest),
+    ) -> Result<Manifest, ArenaError> {
+        let path = self.path.join("manifest.json");
+        self.locked(|| {
+            let mut manifest = if path.exists() {
+                read_json(&path)?
+            } else {
+                initial.clone()
+            };
+            change(&mut manifest);
+            write_json(&path, &manifest)?;
+            Ok(manifest)
+        })
+    }
+
+    /// Drops a turn file written elsewhere (an outside agent's) into `transcript/` under the
+    /// lock; refuses to replace one.
+    pub fn submit_turn(&self, argument: &Argument) -> Result<PathBuf, ArenaError> {
+        self.locked(|| {
+            let prefix = format!("turn_{}_{}_", argument.turn_number, argument.agent_id);
+            let dir = self.path.join("transcript");
+            let taken = fs::read_dir(&dir)
+                .map_err(io(&dir))?
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(&prefix));
+            if taken {
+                return Err(invalid(
+                    &dir,
+                    format!(
+                        "turn {} of {} is already submitted",
+                        argument.turn_number, argument.agent_id
+                    ),
+                ));
+            }
+            self.write_turn(argument)
+        })
+    }
+
     pub fn write_protocol(&self, text: &str) -> Result<(), ArenaError> {
         write_atomic(&self.path.join("protocol.md"), text.as_bytes())
     }
@@ -412,6 +456,16 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, ArenaError> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// One turn file.
+pub fn read_argument(path: &Path) -> Result<Argument, ArenaError> {
+    read_json(path)
+}
+
+/// The manifest of a debate's directory.
+pub fn read_manifest(dir: &Path) -> Result<Manifest, ArenaError> {
+    read_json(&dir.join("manifest.json"))
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ArenaError> {

@@ -61,6 +61,12 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
     },
+    /// The arena's capabilities (design note 003) for a debate: its manifest, a seat's
+    /// persona, the transcript; and, for an outside agent, joining and submitting a turn.
+    Arena {
+        #[command(subcommand)]
+        action: ArenaAction,
+    },
     /// Read an arena directory (design note 003; written by moot or by hand) into the journal,
     /// to replay, search and show it like any debate.
     Import {
@@ -157,6 +163,53 @@ pub enum ExportFormat {
     Yaml,
     /// The arena directory of design note 003 under `--out DIR` (any protocol).
     Arena,
+}
+
+/// `moot arena …`: what an agent taking part in an arena can do.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ArenaAction {
+    /// The debate's manifest: topic, participants, status, the turn it waits for.
+    Info {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A seat's persona (by agent id or role name).
+    Persona {
+        id: String,
+        seat: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The arguments so far, optionally one seat's or those after turn N.
+    Transcript {
+        id: String,
+        #[arg(long)]
+        seat: Option<String>,
+        #[arg(long, value_name = "N")]
+        since: Option<u32>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Acknowledge taking part as a seat (an outside agent).
+    Join {
+        id: String,
+        #[arg(long)]
+        seat: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Submit the argument of the turn the debate waits for (a JSON file with at least
+    /// `argument_text`; `references`, `metadata`, `turn_number`, `agent_id` optional).
+    Submit {
+        id: String,
+        #[arg(long)]
+        seat: String,
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]

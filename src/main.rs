@@ -216,6 +216,10 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::export(&open_store()?, &id, format, out.as_deref())?;
             Ok(0)
         }
+        Some(Command::Arena { action }) => {
+            commands::arena(&open_store()?, action)?;
+            Ok(0)
+        }
         Some(Command::Import { dir }) => {
             let id = commands::import(&open_store()?, &dir)?;
             println!("imported {id}; `moot show {id}` shows it");

@@ -338,3 +338,208 @@ async fn a_rebuttal_that_names_no_turn_is_repaired_once() {
             .contains("turn 9, which does not exist")
     );
 }
+
+/// Runs an arena whose events a `watcher` sees as they come (to answer for an outside seat).
+async fn run_watched(
+    store: &Store,
+    script: &Script,
+    flags: &[(&str, &[&str])],
+    cwd: &Path,
+    controls: Vec<moot::debate::Control>,
+    watcher: impl Fn(&Event) + Send + 'static,
+) -> (Finish, Vec<Event>, ArenaResult) {
+    let path = cwd.join("script.json");
+    script.write(&path);
+    let settings = settings(&path, flags, cwd);
+    let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (controls_tx, controls_rx) = tokio::sync::mpsc::unbounded_channel();
+    for control in controls {
+        controls_tx.send(control).unwrap();
+    }
+    let collector = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = events_rx.recv().await {
+            watcher(&event);
+            seen.push(event);
+        }
+        seen
+    });
+    let finish = session::start(
+        store.clone(),
+        TOPIC,
+        settings,
+        moot::session::Wiring {
+            events: events_tx,
+            controls: controls_rx,
+            answerer: "ana at the keyboard".into(),
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    drop(controls_tx);
+    let events = collector.await.unwrap();
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    let stored = store.synthesis(&finish.id).unwrap().unwrap();
+    (finish, events, serde_json::from_value(stored.data).unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_person_plays_a_seat_passes_once_and_misses_a_turn() {
+    use moot::debate::Control;
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "Skeptic"])
+        .argue("opening", "A", 1, &[])
+        .argue("rebuttal", "A", 2, &[2])
+        .argue("closing", "A", 3, &[4])
+        .summary(3);
+    // The Skeptic is the person: an opening, then a pass; the closing is never written.
+    let controls = vec![
+        Control::Guide("Where is the data? Turn 1 cites none.".into()),
+        Control::End,
+    ];
+    let (finish, events, result) = run_watched(
+        &store,
+        &script,
+        &[
+            ("seat", &["Proponent", "human:Skeptic"]),
+            ("rounds", &["3"]),
+        ],
+        dir.path(),
+        controls,
+        |_| {},
+    )
+    .await;
+    let requested: Vec<(u32, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnRequested {
+                turn_number, by, ..
+            } => Some((*turn_number, by.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        requested,
+        vec![
+            (2, "person".into()),
+            (4, "person".into()),
+            (6, "person".into())
+        ]
+    );
+    let skeptic: Vec<&moot::protocol::arena::ArenaTurn> = result
+        .turns
+        .iter()
+        .filter(|t| t.agent_id == "skeptic")
+        .collect();
+    assert_eq!(
+        skeptic[0].argument.argument_text,
+        "Where is the data? Turn 1 cites none."
+    );
+    assert_eq!(skeptic[0].argument.references, vec!["turn:1"]);
+    assert_eq!(skeptic[1].argument.argument_text, "");
+    assert_eq!(skeptic[2].status, TurnStatus::TimedOut);
+    let journaled = store.turns(&finish.id).unwrap();
+    let first = journaled
+        .iter()
+        .find(|t| t.seat == "B" && t.round == 1)
+        .unwrap();
+    assert_eq!(
+        (first.provider.as_str(), first.model.as_str()),
+        ("person", "ana at the keyboard")
+    );
+    assert_eq!(
+        journaled
+            .iter()
+            .find(|t| t.seat == "B" && t.round == 2)
+            .unwrap()
+            .note
+            .as_deref(),
+        Some("the person passed this turn")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outside_agent_answers_through_the_directory_and_a_bad_file_is_set_aside() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let arena_dir = dir.path().join("debates");
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "reviewer"])
+        .argue("opening", "A", 1, &[])
+        .argue("closing", "A", 2, &[2])
+        .summary(2);
+    let root = arena_dir.clone();
+    // The outside agent: on each request, first a file for the wrong turn, then its answer.
+    let watcher = move |event: &Event| {
+        if let Event::TurnRequested {
+            turn_number, by, ..
+        } = event
+            && by == "outside"
+        {
+            let id = std::fs::read_dir(&root)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
+            let transcript = id.join("transcript");
+            std::fs::write(transcript.join(format!("turn_{turn_number}_reviewer_1.json")), r#"{"turn_number": 99, "agent_id": "reviewer", "timestamp_utc": "t", "argument_text": "wrong turn"}"#).unwrap();
+            std::fs::write(
+                transcript.join(format!("turn_{turn_number}_reviewer_2.json")),
+                json!({"turn_number": turn_number, "agent_id": "reviewer", "timestamp_utc": "2026-11-22T19:00:00Z", "argument_text": format!("Reviewer, turn {turn_number}: the pilot was one team."), "references": ["turn:1", "data: one team of 12"], "metadata": {"confidence": 0.4}}).to_string(),
+            )
+            .unwrap();
+        }
+    };
+    let (finish, events, result) = run_watched(
+        &store,
+        &script,
+        &[
+            ("seat", &["Proponent", "outside:reviewer"]),
+            ("rounds", &["2"]),
+            ("arena-dir", &[arena_dir.to_str().unwrap()]),
+        ],
+        dir.path(),
+        vec![],
+        watcher,
+    )
+    .await;
+    let reviewer: Vec<&moot::protocol::arena::ArenaTurn> = result
+        .turns
+        .iter()
+        .filter(|t| t.agent_id == "reviewer")
+        .collect();
+    assert_eq!(reviewer.len(), 2);
+    assert_eq!(
+        reviewer[0].argument.argument_text,
+        "Reviewer, turn 2: the pilot was one team."
+    );
+    assert_eq!(
+        reviewer[0].argument.references,
+        vec!["turn:1", "data: one team of 12"]
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("set aside") && message.contains("turn 99"))));
+    let written = arena::read(&arena_dir.join(&finish.id)).unwrap();
+    assert!(
+        written.manifest.turn_requested.is_none(),
+        "the request is cleared once answered"
+    );
+    assert_eq!(written.manifest.participants[1].kind, "outside");
+    // The accepted file is moot's acknowledged copy; the bad one is set aside.
+    let acknowledged = written.turns.iter().find(|t| t.turn_number == 2).unwrap();
+    assert_eq!(acknowledged.metadata["moot"]["status"], "ok");
+    assert!(
+        std::fs::read_dir(arena_dir.join(&finish.id).join("transcript"))
+            .unwrap()
+            .any(|e| e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".rejected"))
+    );
+}

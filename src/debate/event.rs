@@ -125,6 +125,17 @@ pub enum Event {
         seat: String,
         rule: String,
     },
+    /// A seat that is not moot's model is to speak: a person (answered like a question) or an
+    /// outside agent (through the arena directory or `moot arena submit`).
+    TurnRequested {
+        round: u32,
+        phase: Phase,
+        seat: String,
+        turn_number: u32,
+        /// `person` or `outside`.
+        by: String,
+        timeout_seconds: u64,
+    },
     /// The debate waits for a Control; `timeout_seconds` later it pauses.
     Checkpoint {
         round: u32,
@@ -296,6 +307,8 @@ super::vocabulary! {
         /// The options a moderator proposed: continue with them, guide with the options to use
         /// instead (`A: label — description; B: …`), or end.
         Options,
+        /// A seat the person plays: its turn's words (`g TEXT`), or pass (`e`).
+        Turn,
     }
 }
 
@@ -314,6 +327,7 @@ impl AskKind {
             AskKind::RevisedApproval => &[Answer::Accept, Answer::Reject],
             AskKind::Choice => &[Answer::Choose, Answer::Reject],
             AskKind::Options => &[Answer::Continue, Answer::Guide, Answer::End],
+            AskKind::Turn => &[Answer::Guide, Answer::End],
         }
     }
 
@@ -327,6 +341,8 @@ impl AskKind {
         match self {
             AskKind::Clarification | AskKind::Checkpoint => Control::Continue,
             AskKind::Options => Control::Continue,
+            // Nobody speaks for the person: the turn passes.
+            AskKind::Turn => Control::End,
             AskKind::Conclusion | AskKind::Approval | AskKind::RevisedApproval => Control::Accept,
             // Nobody picks for the person: a contested result stays open.
             AskKind::Choice => Control::Reject,
@@ -473,6 +489,7 @@ impl std::fmt::Display for Stage {
                 }
                 AskKind::Choice => f.write_str("waiting for the person to choose an option"),
                 AskKind::Options => f.write_str("waiting for the options to be accepted"),
+                AskKind::Turn => write!(f, "waiting for a person's turn in round {round}"),
             },
             Stage::Synthesising => f.write_str("synthesising"),
         }

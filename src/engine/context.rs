@@ -601,11 +601,79 @@ impl Context {
                 choices: choices.clone(),
             });
         }
-        let mut controls = self.controls.lock().await;
         let deadline = tokio::time::Instant::now() + self.settings.checkpoint_timeout;
+        let Some(answer) = self.await_answer(kind, &choices, deadline).await else {
+            return Ok(CheckpointOutcome::TimedOut);
+        };
+        let by = self.answerer.clone();
+        self.journal(|store| store.record_checkpoint(&self.debate_id, round, kind, &answer, &by))
+            .await?;
+        if kind != AskKind::Clarification {
+            self.emit(answered(round, kind, &answer));
+        }
+        Ok(CheckpointOutcome::Answered {
+            control: answer,
+            by,
+        })
+    }
+
+    /// A turn recorded in the journal for `key`, served as `speak` serves one: for turns whose
+    /// words come from outside the engine (a person, an outside agent).
+    pub fn replayed(&self, key: &TurnKey) -> Option<Turn> {
+        let turn = lock(&self.recorded).remove(key)?;
+        self.push(&turn);
+        self.emit(turn.completed_event(true));
+        Some(turn)
+    }
+
+    /// Journals a turn whose words came from outside the engine, then announces it.
+    pub async fn record(&self, turn: Turn) -> Result<Turn, EngineError> {
+        self.journal(|store| store.record_turn(&self.debate_id, &turn))
+            .await?;
+        self.push(&turn);
+        self.emit(turn.completed_event(false));
+        Ok(turn)
+    }
+
+    /// Asks the person for the words of a seat they play (`AskKind::Turn`), whatever the
+    /// checkpoint setting, for at most `timeout`. The answer is not journaled as one: the turn
+    /// it becomes is (`record`), so a resume serves the turn and never asks again.
+    pub async fn ask_turn(
+        &self,
+        round: u32,
+        detail: String,
+        timeout: Duration,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        self.emit(Event::Checkpoint {
+            round,
+            timeout_seconds: timeout.as_secs(),
+            kind: AskKind::Turn,
+            detail: Some(detail),
+            choices: Vec::new(),
+        });
+        let deadline = tokio::time::Instant::now() + timeout;
+        let Some(answer) = self.await_answer(AskKind::Turn, &[], deadline).await else {
+            return Ok(CheckpointOutcome::TimedOut);
+        };
+        self.emit(answered(round, AskKind::Turn, &answer));
+        Ok(CheckpointOutcome::Answered {
+            control: answer,
+            by: self.answerer.clone(),
+        })
+    }
+
+    /// The first control that answers `kind` before `deadline` (ones that do not are refused
+    /// with a notice); `None` when time runs out.
+    async fn await_answer(
+        &self,
+        kind: AskKind,
+        choices: &[(String, String)],
+        deadline: tokio::time::Instant,
+    ) -> Option<Control> {
+        let mut controls = self.controls.lock().await;
         let answer = loop {
             match tokio::time::timeout_at(deadline, controls.recv()).await {
-                Err(_) => return Ok(CheckpointOutcome::TimedOut),
+                Err(_) => return None,
                 Ok(Some(Control::Choose(id)))
                     if !choices.is_empty() && !choices.iter().any(|(known, _)| *known == id) =>
                 {
@@ -644,16 +712,7 @@ impl Context {
                 }
             }
         };
-        let by = self.answerer.clone();
-        self.journal(|store| store.record_checkpoint(&self.debate_id, round, kind, &answer, &by))
-            .await?;
-        if kind != AskKind::Clarification {
-            self.emit(answered(round, kind, &answer));
-        }
-        Ok(CheckpointOutcome::Answered {
-            control: answer,
-            by,
-        })
+        Some(answer)
     }
 }
 

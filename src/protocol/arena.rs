@@ -100,11 +100,40 @@ pub struct PersonaSpec {
     pub background_context: String,
 }
 
+/// Who plays a seat.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Player {
+    /// moot's model.
+    #[default]
+    Model,
+    /// The person at the keyboard (`human:ROLE`): the workbench's editor, or `g TEXT` on
+    /// stdin headless.
+    Human,
+    /// An outside agent (`outside:ROLE`) that answers through the arena directory or
+    /// `moot arena submit`.
+    Outside,
+}
+
+impl Player {
+    /// The manifest's word for it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Player::Model => "model",
+            Player::Human => "human",
+            Player::Outside => "outside",
+        }
+    }
+}
+
 /// The arena's settings, stored with the debate.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ArenaSettings {
     /// Role names in speaking order.
     pub seats: Vec<String>,
+    /// Who plays each seat, in the same order.
+    #[serde(default)]
+    pub players: Vec<Player>,
     /// Personas given in files, by role.
     #[serde(default)]
     pub personas: Vec<PersonaSpec>,
@@ -174,6 +203,7 @@ impl super::Protocol for Arena {
             .into_iter()
             .map(|s| s.trim().to_string())
             .collect();
+        let mut players = Vec::new();
         if seats.is_empty() {
             seats = config.seats.clone();
         }
@@ -187,18 +217,33 @@ impl super::Protocol for Arena {
             if seat.is_empty() {
                 return Err("--seat needs a role name, as in --seat Skeptic".into());
             }
-            if let Some((kind, _)) = seat.split_once(':')
-                && matches!(kind, "human" | "outside")
-            {
+            let (player, role) = match seat.split_once(':') {
+                Some(("human", role)) => (Player::Human, role.trim()),
+                Some(("outside", role)) => (Player::Outside, role.trim()),
+                Some(("model", role)) => (Player::Model, role.trim()),
+                _ => (Player::Model, seat.as_str()),
+            };
+            if role.is_empty() {
                 return Err(format!(
-                    "--seat {seat}: {kind} seats are not available yet; give the role a model seat"
+                    "--seat {seat}: name the role after the colon, as in human:Skeptic"
                 ));
             }
+            players.push((player, role.to_string()));
             if seats[..index].iter().any(|s| s.eq_ignore_ascii_case(seat)) {
                 return Err(format!(
                     "--seat {seat} is given twice; every role needs its own seat"
                 ));
             }
+        }
+        let (players, seats): (Vec<Player>, Vec<String>) = players.into_iter().unzip();
+        if players.contains(&Player::Outside)
+            && flag("arena-dir").is_empty()
+            && config.arena_dir.is_none()
+        {
+            return Err(
+                "an outside seat speaks through the arena directory: give it with --arena-dir DIR"
+                    .into(),
+            );
         }
         let rounds = match (flag("rounds").first(), input.max_rounds) {
             (Some(text), _) => text
@@ -258,6 +303,7 @@ impl super::Protocol for Arena {
         }
         let settings = ArenaSettings {
             seats,
+            players,
             personas,
             rounds,
             order,
@@ -299,6 +345,7 @@ impl super::Protocol for Arena {
 struct Member {
     seat: Seat,
     persona: Persona,
+    player: Player,
 }
 
 /// One argument as the arena files it.
@@ -472,6 +519,7 @@ async fn run(
         .into_iter()
         .enumerate()
         .map(|(index, persona)| Member {
+            player: settings.players.get(index).copied().unwrap_or_default(),
             seat: Seat {
                 id: char::from(b'A' + index as u8).to_string(),
                 perspective: persona.role_name.clone(),
@@ -532,10 +580,21 @@ async fn run(
         let first_of_round = turns.len();
         for index in order {
             let member = &members[index];
-            let turn = speak(
-                ctx, settings, &topic, member, &members, &turns, round, phase,
-            )
-            .await?;
+            let number = turns.len() as u32 + 1;
+            let turn = match member.player {
+                Player::Model => {
+                    speak(
+                        ctx, settings, &topic, member, &members, &turns, round, phase,
+                    )
+                    .await?
+                }
+                Player::Human => {
+                    human_turn(ctx, settings, member, &turns, round, phase, number).await?
+                }
+                Player::Outside => {
+                    outside_turn(ctx, settings, &mut live, member, round, phase, number).await?
+                }
+            };
             let arena_turn = arena_turn(&turn, member, turns.len() as u32 + 1);
             live.turn(&arena_turn.argument);
             turns.push(arena_turn);
@@ -1505,8 +1564,9 @@ impl<'a> Live<'a> {
                     agent_id: m.persona.agent_id.clone(),
                     role_name: m.persona.role_name.clone(),
                     stance: m.persona.stance_summary.clone(),
-                    kind: "model".into(),
-                    joined: true,
+                    kind: m.player.kind().into(),
+                    // moot's own seats are there from the start; the others join.
+                    joined: m.player == Player::Model,
                 })
                 .collect(),
             protocol: "arena".into(),
@@ -1539,23 +1599,37 @@ impl<'a> Live<'a> {
         }
     }
 
+    /// Changes the manifest as it is on disk now (another process may have marked a seat
+    /// joined), under the lock.
     fn manifest(&mut self, change: impl FnOnce(&mut Manifest)) {
-        let Some(mut manifest) = self.manifest.take() else {
+        let Some(initial) = self.manifest.take() else {
             return;
         };
-        change(&mut manifest);
-        manifest.updated_utc = crate::debate::now_rfc3339();
-        self.write(|dir| dir.write_manifest(&manifest));
-        self.manifest = Some(manifest);
+        let mut kept = initial.clone();
+        self.write(|dir| {
+            kept = dir.update_manifest(&initial, |m| {
+                change(m);
+                m.updated_utc = crate::debate::now_rfc3339();
+            })?;
+            Ok(())
+        });
+        self.manifest = Some(kept);
+    }
+
+    /// The debate's directory, while it is kept written.
+    fn dir(&self) -> Option<&ArenaDir> {
+        self.dir.as_ref()
     }
 
     fn status(&mut self, status: ArenaStatus) {
         self.manifest(|m| m.status = status);
     }
 
+    /// Files a turn (replacing an outside agent's submission with moot's acknowledged copy)
+    /// and clears the request it answered.
     fn turn(&mut self, argument: &arena::Argument) {
         self.write(|dir| dir.write_turn(argument).map(|_| ()));
-        self.manifest(|_| {});
+        self.manifest(|m| m.turn_requested = None);
     }
 
     fn finish(&mut self, scores: &[RubricScore], scoring: Option<&ScoringInfo>, summary: &str) {
@@ -1607,4 +1681,256 @@ pub fn protocol_md(settings: &ArenaSettings) -> String {
             "off".into()
         }
     )
+}
+
+/// What a phase asks of a seat, in a sentence.
+fn task_of(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Opening => "Give your opening statement: your position and your strongest reasons.",
+        Phase::Closing => {
+            "Give your closing statement: your final position, what you concede, and why your case stands."
+        }
+        _ => {
+            "Give your rebuttal: answer earlier arguments and name the turns you answer (\"turn 3\")."
+        }
+    }
+}
+
+/// Turn numbers a person's text names (`turn 3`, `#3`) among the earlier turns.
+fn named_turns(text: &str, earlier: &[u32]) -> Vec<u32> {
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '#'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut named = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let number = match word.strip_prefix('#') {
+            Some(n) => n.parse::<u32>().ok(),
+            None if *word == "turn" => words.get(i + 1).and_then(|n| n.parse::<u32>().ok()),
+            None => None,
+        };
+        if let Some(n) = number.filter(|n| earlier.contains(n) && !named.contains(n)) {
+            named.push(n);
+        }
+    }
+    named
+}
+
+/// A turn with no model behind it, for `seat` in `round`.
+fn outside_words(round: u32, phase: Phase, seat: &str, provider: &str, model: &str) -> Turn {
+    Turn::pending(TurnKey::new(round, phase, seat), provider, model)
+}
+
+/// A seat the person plays: the workbench opens its editor (headless: `g TEXT` on stdin);
+/// what they write is the turn. `e` passes; silence past the time limit is a missed turn.
+#[allow(clippy::too_many_arguments)]
+async fn human_turn(
+    ctx: &Context,
+    settings: &ArenaSettings,
+    member: &Member,
+    turns: &[ArenaTurn],
+    round: u32,
+    phase: Phase,
+    number: u32,
+) -> Result<Turn, EngineError> {
+    let key = TurnKey::new(round, phase, member.seat.id.clone());
+    if let Some(turn) = ctx.replayed(&key) {
+        return Ok(turn);
+    }
+    ctx.emit(Event::TurnRequested {
+        round,
+        phase,
+        seat: member.seat.id.clone(),
+        turn_number: number,
+        by: "person".into(),
+        timeout_seconds: settings.turn_timeout_seconds,
+    });
+    let persona = &member.persona;
+    let detail = format!(
+        "You play {} (turn {number}, round {round}, {}). Your stance: {}\n{}",
+        persona.role_name,
+        phase_name(phase),
+        persona.stance_summary,
+        task_of(phase)
+    );
+    let earlier: Vec<u32> = turns.iter().map(|t| t.turn_number).collect();
+    let mut turn = outside_words(round, phase, &member.seat.id, "person", "");
+    let timeout = std::time::Duration::from_secs(settings.turn_timeout_seconds);
+    match ctx.ask_turn(round, detail, timeout).await? {
+        crate::engine::CheckpointOutcome::Answered {
+            control: crate::debate::Control::Guide(text),
+            by,
+        } => {
+            turn.model = by;
+            turn.data = Some(json!({
+                "responds_to": named_turns(&text, &earlier),
+                "references": [],
+                "tone": "",
+            }));
+            turn.content = text;
+        }
+        crate::engine::CheckpointOutcome::Answered { by, .. } => {
+            turn.model = by;
+            turn.note = Some("the person passed this turn".into());
+        }
+        crate::engine::CheckpointOutcome::TimedOut | crate::engine::CheckpointOutcome::Unasked => {
+            turn.status = TurnStatus::TimedOut;
+            turn.note = Some(format!(
+                "nobody wrote this turn within {} s",
+                settings.turn_timeout_seconds
+            ));
+        }
+    }
+    ctx.record(turn).await
+}
+
+/// How often an outside seat's transcript folder is looked at while its turn is awaited.
+const OUTSIDE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A seat an outside agent plays: the request goes into the manifest (`turn_requested`) and
+/// an event; the agent answers with `moot arena submit` or by dropping a conforming
+/// `turn_<n>_<agent_id>_<timestamp>.json` into `transcript/`, which is checked (its seat, its
+/// number, its text), journaled and acknowledged (moot rewrites it with its own metadata and
+/// clears the request). A file that does not conform is set aside as `….rejected` with a
+/// notice, and the wait goes on until the turn's time limit.
+async fn outside_turn(
+    ctx: &Context,
+    settings: &ArenaSettings,
+    live: &mut Live<'_>,
+    member: &Member,
+    round: u32,
+    phase: Phase,
+    number: u32,
+) -> Result<Turn, EngineError> {
+    let key = TurnKey::new(round, phase, member.seat.id.clone());
+    if let Some(turn) = ctx.replayed(&key) {
+        return Ok(turn);
+    }
+    let agent = member.persona.agent_id.clone();
+    let timeout = std::time::Duration::from_secs(settings.turn_timeout_seconds);
+    let deadline = Instant::now() + timeout;
+    let deadline_utc = {
+        let at = time::OffsetDateTime::now_utc() + timeout;
+        at.replace_nanosecond(0)
+            .unwrap_or(at)
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
+    };
+    live.manifest(|m| {
+        m.turn_requested = Some(arena::TurnRequest {
+            turn_number: number,
+            agent_id: agent.clone(),
+            round,
+            deadline_utc: deadline_utc.clone(),
+        })
+    });
+    ctx.emit(Event::TurnRequested {
+        round,
+        phase,
+        seat: member.seat.id.clone(),
+        turn_number: number,
+        by: "outside".into(),
+        timeout_seconds: settings.turn_timeout_seconds,
+    });
+    let mut turn = outside_words(round, phase, &member.seat.id, "outside", &agent);
+    let Some(transcript) = live.dir().map(|d| d.path.join("transcript")) else {
+        turn.status = TurnStatus::Failed;
+        turn.note = Some(
+            "the arena directory could not be written, so no outside agent could answer".into(),
+        );
+        return ctx.record(turn).await;
+    };
+    let prefix = format!("turn_{number}_{agent}_");
+    let mut ticks = tokio::time::interval(OUTSIDE_POLL);
+    let submitted = loop {
+        if Instant::now() >= deadline {
+            break None;
+        }
+        ticks.tick().await;
+        let mut found = None;
+        if let Ok(entries) = std::fs::read_dir(&transcript) {
+            let mut names: Vec<std::path::PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".json"))
+                })
+                .collect();
+            names.sort();
+            for path in names {
+                match arena::read_argument(&path) {
+                    Ok(argument)
+                        if argument.agent_id == agent
+                            && argument.turn_number == number
+                            && !argument.argument_text.trim().is_empty() =>
+                    {
+                        found = Some(argument);
+                        break;
+                    }
+                    Ok(argument) => set_aside(
+                        ctx,
+                        &path,
+                        &format!(
+                            "it names turn {} of {:?}, or has no argument_text; turn {number} of {agent} is awaited",
+                            argument.turn_number, argument.agent_id
+                        ),
+                    ),
+                    Err(e) => set_aside(ctx, &path, &e.to_string()),
+                }
+            }
+        }
+        if found.is_some() {
+            break found;
+        }
+    };
+    match submitted {
+        Some(argument) => {
+            let earlier: Vec<u32> = (1..number).collect();
+            let responds: Vec<u32> = argument
+                .references
+                .iter()
+                .filter_map(|r| r.strip_prefix("turn:")?.trim().parse::<u32>().ok())
+                .filter(|n| earlier.contains(n))
+                .collect();
+            let references: Vec<String> = argument
+                .references
+                .iter()
+                .filter(|r| !r.starts_with("turn:"))
+                .cloned()
+                .collect();
+            turn.content = argument.argument_text.clone();
+            turn.confidence = argument.metadata.get("confidence").and_then(Value::as_f64);
+            turn.data = Some(json!({
+                "responds_to": responds,
+                "references": references,
+                "tone": argument.metadata.get("tone").and_then(Value::as_str).unwrap_or(""),
+            }));
+        }
+        None => {
+            turn.status = TurnStatus::TimedOut;
+            turn.note = Some(format!(
+                "the outside agent {agent} sent nothing within {} s",
+                settings.turn_timeout_seconds
+            ));
+        }
+    }
+    ctx.record(turn).await
+}
+
+/// Moves a turn file that cannot be accepted out of the way, saying why.
+fn set_aside(ctx: &Context, path: &std::path::Path, why: &str) {
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(".rejected");
+    let _ = std::fs::rename(path, &aside);
+    ctx.emit(Event::Notice {
+        message: format!(
+            "{} was set aside: {why}",
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("a turn file")
+        ),
+    });
 }

@@ -46,6 +46,8 @@ pub enum Writing {
     Answer,
     /// What the revised synthesis must address.
     Revision,
+    /// The words of a seat the person plays.
+    Turn,
 }
 
 impl Writing {
@@ -54,12 +56,13 @@ impl Writing {
             Writing::Guidance => "Guidance for the next round",
             Writing::Answer => "Your answer to the moderator",
             Writing::Revision => "What must the revised synthesis address?",
+            Writing::Turn => "Your turn: what your seat says",
         }
     }
 
     fn control(self, text: String) -> Control {
         match self {
-            Writing::Guidance | Writing::Answer => Control::Guide(text),
+            Writing::Guidance | Writing::Answer | Writing::Turn => Control::Guide(text),
             Writing::Revision => Control::Revise(text),
         }
     }
@@ -161,6 +164,8 @@ pub struct App {
     pub pane_areas: Vec<(usize, ratatui::layout::Rect)>,
     /// Per pane, the first line shown at the last draw, where scrolling starts from.
     shown_from: Vec<usize>,
+    /// When a seat's turn was requested from outside moot, for its countdown.
+    pub requested_at: Vec<(String, std::time::Instant)>,
 }
 
 impl App {
@@ -197,6 +202,7 @@ impl App {
             seat_tokens: false,
             pane_areas: Vec::new(),
             shown_from: Vec::new(),
+            requested_at: Vec::new(),
         }
     }
 
@@ -212,10 +218,22 @@ impl App {
         match event {
             Event::Checkpoint { kind, .. } if !self.read_only => match kind {
                 AskKind::Approval | AskKind::RevisedApproval => self.open_synthesis(),
+                // A seat the person plays: the editor opens in place, the panes beside it.
+                AskKind::Turn => {
+                    self.modal = Modal::Editor {
+                        writing: Writing::Turn,
+                        text: Box::new(editor(Writing::Turn)),
+                    }
+                }
                 _ if !matches!(self.modal, Modal::Editor { .. }) => self.modal = Modal::Ask,
                 _ => {}
             },
             Event::ClarificationRequested { .. } if !self.read_only => self.modal = Modal::Ask,
+            Event::TurnRequested { seat, .. } if !self.read_only => {
+                self.requested_at.retain(|(s, _)| s != seat);
+                self.requested_at
+                    .push((seat.clone(), std::time::Instant::now()));
+            }
             Event::CheckpointAnswered { .. }
             | Event::DebateStarted { .. }
             | Event::DebateCompleted { .. } => {
@@ -245,7 +263,7 @@ impl App {
             AskKind::Clarification | AskKind::Checkpoint => Scope::Checkpoint,
             AskKind::Conclusion => Scope::Conclusion,
             AskKind::Approval | AskKind::RevisedApproval => Scope::Approval,
-            AskKind::Options => Scope::Checkpoint,
+            AskKind::Options | AskKind::Turn => Scope::Checkpoint,
             AskKind::Choice => Scope::Choice,
         })
     }
@@ -421,6 +439,7 @@ impl App {
         let pending = self.pending()?;
         let writing = match (command, pending) {
             (Command::Guide, AskKind::Clarification) => Some(Writing::Answer),
+            (Command::Guide, AskKind::Turn) => Some(Writing::Turn),
             (Command::Guide, _) => Some(Writing::Guidance),
             (Command::Revise, AskKind::Approval) => Some(Writing::Revision),
             _ => None,
@@ -705,6 +724,7 @@ fn editor(writing: Writing) -> TextArea<'static> {
         Writing::Guidance => "What must the next round address?",
         Writing::Answer => "Answer the moderator's question",
         Writing::Revision => "What must the revised synthesis address?",
+        Writing::Turn => "Make your case, as your seat would",
     });
     editor
 }

@@ -23,6 +23,9 @@ pub struct SeatActivity {
     pub flags: Vec<(u32, FlagKind, String)>,
     /// Moves of this seat the dialogue's rules rejected: (round, the rule broken).
     pub violations: Vec<(u32, String)>,
+    /// Waiting for this seat's words from outside moot: who (`person`, `outside`) and the
+    /// turn's time limit in seconds.
+    pub requested: Option<(String, u64)>,
 }
 
 /// The shared context K of a debate that gathered one (sanitized).
@@ -232,6 +235,7 @@ impl DebateView {
                 if let Some(activity) = self.activity_mut(seat) {
                     activity.speaking = None;
                     activity.streaming.clear();
+                    activity.requested = None;
                 }
                 self.tokens_in += tokens_in;
                 self.tokens_out += tokens_out;
@@ -294,6 +298,17 @@ impl DebateView {
                         .collect(),
                     notes: notes.iter().map(|n| sanitize::clean(n)).collect(),
                 });
+                self.generation += 1;
+            }
+            Event::TurnRequested {
+                seat,
+                by,
+                timeout_seconds,
+                ..
+            } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.requested = Some((by.clone(), *timeout_seconds));
+                }
                 self.generation += 1;
             }
             Event::Violation { round, seat, rule } => {

@@ -504,6 +504,10 @@ fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
             (Command::End, "cancel the debate"),
         ],
         Some(AskKind::Choice) => &[(Command::Reject, "leave it open")],
+        Some(AskKind::Turn) => &[
+            (Command::Guide, "write your turn"),
+            (Command::End, "pass this turn"),
+        ],
         _ => &[
             (Command::Continue, "continue"),
             (Command::Guide, "guide"),
@@ -592,6 +596,13 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (Some(AskKind::Options), Some(ask)) => (
             "The options to judge".to_string(),
             ask.detail.clone().unwrap_or_default(),
+        ),
+        (Some(AskKind::Turn), Some(ask)) => (
+            format!("Round {}: your turn", ask.round),
+            format!(
+                "{}\nUnanswered, the turn passes in {minutes} min.",
+                ask.detail.clone().unwrap_or_default().trim_end()
+            ),
         ),
         (Some(AskKind::Choice), Some(ask)) => (
             "The judges disagree: your decision".to_string(),

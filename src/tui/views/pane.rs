@@ -143,6 +143,7 @@ fn title(
     theme: &Theme,
     spinner: usize,
     tokens: Option<(u64, u64)>,
+    waited: Option<u64>,
 ) -> Line<'static> {
     let mut spans = vec![Span::styled(
         format!(" {} {} ", seat.id, seat.perspective),
@@ -162,6 +163,20 @@ fn title(
     if activity.speaking.is_some() {
         spans.push(Span::styled(
             format!("{} ", theme.spinner(spinner)),
+            theme.accent,
+        ));
+    }
+    if let Some((by, timeout)) = &activity.requested {
+        let who = if by == "person" {
+            "your turn"
+        } else {
+            "waiting for the outside agent"
+        };
+        let left = waited
+            .map(|w| timeout.saturating_sub(w))
+            .unwrap_or(*timeout);
+        spans.push(Span::styled(
+            format!("{who} {}:{:02} ", left / 60, left % 60),
             theme.accent,
         ));
     }
@@ -251,6 +266,10 @@ pub fn draw(
                     .filter(|t| t.seat == seat.id)
                     .fold((0, 0), |(i, o), t| (i + t.tokens_in, o + t.tokens_out))
             }),
+            app.requested_at
+                .iter()
+                .find(|(s, _)| *s == seat.id)
+                .map(|(_, at)| at.elapsed().as_secs()),
         ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
