@@ -2943,3 +2943,226 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
     }
     assert_eq!(server.seen().len(), before);
 }
+
+#[test]
+fn an_outside_seat_is_answered_by_another_process_and_bad_submissions_are_refused() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let (mut child, mut reader) = home.spawn(
+        &server,
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "outside:reviewer",
+            "--rounds",
+            "2",
+            "--arena-dir",
+            "debates",
+            "Adopt a 4-day work week",
+        ],
+    );
+    let seen = read_until(&mut reader, |e| e["type"] == "turn_requested");
+    let id = seen.iter().find(|e| e["type"] == "debate_created").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(seen.last().unwrap()["turn_number"], 2);
+    assert_eq!(seen.last().unwrap()["by"], "outside");
+    let arena = |args: &[&str]| {
+        let mut all = vec!["arena"];
+        all.extend_from_slice(args);
+        home.run(None, &all)
+    };
+    // What an outside agent reads first.
+    let info: Value = serde_json::from_slice(&arena(&["info", &id, "--json"]).stdout).unwrap();
+    assert_eq!(info["turn_requested"]["agent_id"], "reviewer");
+    assert_eq!(info["participants"][1]["joined"], false);
+    let persona: Value =
+        serde_json::from_slice(&arena(&["persona", &id, "reviewer", "--json"]).stdout).unwrap();
+    assert_eq!(persona["role_name"], "reviewer");
+    let transcript: Value =
+        serde_json::from_slice(&arena(&["transcript", &id, "--json"]).stdout).unwrap();
+    assert_eq!(transcript.as_array().unwrap().len(), 1);
+
+    // Joins from ten processes at once while the debate itself writes: the lock holds, no
+    // manifest is torn and no change is lost.
+    let joins: Vec<std::process::Child> = (0..10)
+        .map(|i| {
+            home.command(None)
+                .args([
+                    "arena",
+                    "join",
+                    &id,
+                    "--seat",
+                    if i % 2 == 0 { "reviewer" } else { "proponent" },
+                    "--json",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for join in joins {
+        let output = join.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let info: Value = serde_json::from_slice(&arena(&["info", &id, "--json"]).stdout).unwrap();
+    assert_eq!(info["participants"][1]["joined"], true);
+    assert_eq!(
+        info["turn_requested"]["turn_number"], 2,
+        "the debate's own request survived the joins"
+    );
+
+    // Bad submissions: refused with exit 2, nothing filed.
+    let file = |name: &str, text: &str| {
+        let path = home.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let good = file(
+        "good.json",
+        r#"{"argument_text": "The pilot was one team of twelve.", "references": ["turn:1", "data: n=12"], "metadata": {"confidence": 0.5}}"#,
+    );
+    let wrong = file("wrong.json", r#"{"turn_number": 7, "argument_text": "x"}"#);
+    let torn = file("torn.json", r#"{"argument_text": "#);
+    let empty = file("empty.json", r#"{"argument_text": "  "}"#);
+    let big = file(
+        "big.json",
+        &format!("{{\"argument_text\": \"{}\"}}", "x".repeat(1_100_000)),
+    );
+    let refusals = [
+        (
+            vec!["--seat", "proponent", "--file", good.as_str()],
+            "it is not proponent's turn",
+        ),
+        (
+            vec!["--seat", "nobody", "--file", good.as_str()],
+            "has no seat \"nobody\"",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", wrong.as_str()],
+            "turn_number 7 is not the turn",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", torn.as_str()],
+            "line 1, column",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", empty.as_str()],
+            "`argument_text` is empty",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", big.as_str()],
+            "a turn takes at most",
+        ),
+    ];
+    for (args, expected) in refusals {
+        let mut all = vec!["submit", id.as_str()];
+        all.extend(args.iter().copied());
+        let output = arena(&all);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let transcript_dir = home.path().join("debates").join(&id).join("transcript");
+    assert_eq!(
+        std::fs::read_dir(&transcript_dir).unwrap().count(),
+        1,
+        "nothing filed by a refusal"
+    );
+
+    // The real answer, from another process; then the closing turn the same way.
+    let submit = arena(&[
+        "submit", &id, "--seat", "reviewer", "--file", &good, "--json",
+    ]);
+    assert!(submit.status.success(), "{}", stderr(&submit));
+    let answer: Value = serde_json::from_slice(&submit.stdout).unwrap();
+    assert_eq!(
+        (answer["turn_number"].as_u64(), answer["agent_id"].as_str()),
+        (Some(2), Some("reviewer"))
+    );
+    let twice = arena(&["submit", &id, "--seat", "reviewer", "--file", &good]);
+    assert_eq!(
+        twice.status.code(),
+        Some(2),
+        "the same turn cannot be submitted twice"
+    );
+    let seen = read_until(&mut reader, |e| e["type"] == "turn_requested");
+    assert_eq!(seen.last().unwrap()["turn_number"], 4);
+    let closing = file(
+        "closing.json",
+        r#"{"argument_text": "Run a second pilot before deciding.", "references": ["turn:3"]}"#,
+    );
+    assert!(
+        arena(&["submit", &id, "--seat", "reviewer", "--file", &closing])
+            .status
+            .success()
+    );
+    let rest = read_until(&mut reader, |e| e["type"] == "debate_completed");
+    assert_eq!(rest.last().unwrap()["status"], "completed");
+    assert!(child.wait().unwrap().success());
+
+    let result = show_json(&home, &id)["arena_result"].clone();
+    let reviewer: Vec<&Value> = result["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["agent_id"] == "reviewer")
+        .collect();
+    assert_eq!(
+        reviewer[0]["argument"]["argument_text"],
+        "The pilot was one team of twelve."
+    );
+    assert_eq!(reviewer[1]["argument"]["references"][0], "turn:3");
+    let since: Value = serde_json::from_slice(
+        &arena(&[
+            "transcript",
+            &id,
+            "--seat",
+            "reviewer",
+            "--since",
+            "2",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(since.as_array().unwrap().len(), 1);
+    let closed = arena(&["submit", &id, "--seat", "reviewer", "--file", &closing]);
+    assert_eq!(closed.status.code(), Some(2));
+    assert!(stderr(&closed).contains("is closed"), "{}", stderr(&closed));
+    // An outside seat needs the directory it speaks through.
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--protocol",
+            "arena",
+            "--seat",
+            "A",
+            "--seat",
+            "outside:b",
+            "x",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--arena-dir"));
+}
