@@ -1030,3 +1030,181 @@ fn a_fact_of_the_shared_context_opens_only_as_a_file_gathering_found() {
     app.on_key(key('x'));
     assert!(!render(&mut app, 160, 45).contains("Context (K)"));
 }
+
+/// An arena in its rebuttal round: three seats, one played by an outside agent it now waits
+/// for, rubric scores in the side panel.
+fn arena_rebuttal() -> Vec<Event> {
+    let presentation = moot::protocol::named("arena").unwrap().presentation();
+    let role = |id: &str, name: &str, stance: &str| Seat {
+        id: id.into(),
+        perspective: name.into(),
+        priorities: vec![],
+        trade_offs: "argue from data".into(),
+        stance: stance.into(),
+        provider: None,
+        model: None,
+    };
+    vec![
+        Event::DebateCreated {
+            id: "DEB-arena001".into(),
+            question: "Adopt a 4-day work week".into(),
+            protocol: "arena".into(),
+            resumed: false,
+            presentation: presentation.clone(),
+        },
+        Event::DebateStarted {
+            id: "DEB-arena001".into(),
+            question: "Adopt a 4-day work week".into(),
+            protocol: "arena".into(),
+            seats: vec![
+                role("A", "Proponent", "for"),
+                role("B", "Skeptic", "against"),
+                role("C", "reviewer", "outside view"),
+            ],
+            max_rounds: 3,
+            provider: "openai".into(),
+            model: "stand-in".into(),
+            caveat: None,
+            presentation,
+        },
+        Event::RoundStarted {
+            round: 1,
+            limit: None,
+        },
+        completed(
+            1,
+            Phase::Opening,
+            "A",
+            "Output per hour rose 20% in the 2022 pilot.",
+            vec![mv("A1.1", Act::Claim, "Productivity rises", &[], None)],
+        ),
+        completed(
+            1,
+            Phase::Opening,
+            "B",
+            "One pilot is not evidence.",
+            vec![mv(
+                "B1.1",
+                Act::Claim,
+                "The pilot is too small",
+                &["A1.1"],
+                Some(Relation::Rebut),
+            )],
+        ),
+        completed(
+            1,
+            Phase::Opening,
+            "C",
+            "Customer support coverage drops on Fridays.",
+            vec![],
+        ),
+        Event::Scores {
+            round: 1,
+            scores: vec![
+                moot::debate::TurnScore {
+                    turn_number: 1,
+                    seat: "A".into(),
+                    score: 0.78,
+                    gradual: Some(0.35),
+                    reason: "cites the pilot".into(),
+                },
+                moot::debate::TurnScore {
+                    turn_number: 2,
+                    seat: "B".into(),
+                    score: 0.63,
+                    gradual: Some(0.5),
+                    reason: "responsive, no data".into(),
+                },
+                moot::debate::TurnScore {
+                    turn_number: 3,
+                    seat: "C".into(),
+                    score: 0.55,
+                    gradual: None,
+                    reason: "relevant, unsupported".into(),
+                },
+            ],
+        },
+        Event::RoundStarted {
+            round: 2,
+            limit: None,
+        },
+        completed(
+            2,
+            Phase::Rebuttal,
+            "A",
+            "Turn 2 ignores the second pilot.",
+            vec![],
+        ),
+        completed(
+            2,
+            Phase::Rebuttal,
+            "B",
+            "Turn 4 names a pilot nobody published.",
+            vec![],
+        ),
+        Event::TurnRequested {
+            round: 2,
+            phase: Phase::Rebuttal,
+            seat: "C".into(),
+            turn_number: 6,
+            by: "outside".into(),
+            timeout_seconds: 180,
+        },
+    ]
+}
+
+#[test]
+fn the_arena_screen_with_scores_an_outside_seat_waiting_and_a_persons_turn() {
+    for (width, height) in SIZES {
+        let mut app = app_with(&arena_rebuttal());
+        let screen = render(&mut app, width, height);
+        assert!(
+            screen.contains("round 2 · rebuttal") || width < 120,
+            "{screen}"
+        );
+        if width >= 200 {
+            assert!(
+                screen.contains("waiting for the outside agent 3:00"),
+                "{screen}"
+            );
+            assert!(
+                screen.contains("Scores (rubric · gradual)") && screen.contains("0.78 · 0.35"),
+                "{screen}"
+            );
+        }
+        insta::assert_snapshot!(format!("arena_live_{width}x{height}"), screen);
+
+        // The person's seat: its turn opens the editor in place.
+        let mut events = arena_rebuttal();
+        events.push(Event::TurnRequested {
+            round: 2,
+            phase: Phase::Rebuttal,
+            seat: "B".into(),
+            turn_number: 6,
+            by: "person".into(),
+            timeout_seconds: 180,
+        });
+        events.push(Event::Checkpoint {
+            round: 2,
+            timeout_seconds: 180,
+            kind: AskKind::Turn,
+            detail: Some(
+                "You play Skeptic (turn 6, round 2, rebuttal). Your stance: against".into(),
+            ),
+            choices: vec![],
+        });
+        let mut app = app_with(&events);
+        let screen = render(&mut app, width, height);
+        assert!(screen.contains("Your turn"), "{screen}");
+        insta::assert_snapshot!(format!("arena_turn_{width}x{height}"), screen);
+        for c in "Turn 4 is hearsay.".chars() {
+            app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+        }
+        let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+        assert!(
+            matches!(sent, Some(moot::tui::app::Effect::Control(moot::debate::Control::Guide(ref text))) if text == "Turn 4 is hearsay."),
+            "{:?}",
+            sent.is_some()
+        );
+    }
+}

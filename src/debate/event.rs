@@ -119,6 +119,12 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         notes: Vec<String>,
     },
+    /// The moderator's rubric scores so far (the arena's `--score`), each beside the gradual
+    /// score of the turn's own arguments as it stands.
+    Scores {
+        round: u32,
+        scores: Vec<super::TurnScore>,
+    },
     /// A move broke the dialogue's rules and was rejected (after one repair request).
     Violation {
         round: u32,

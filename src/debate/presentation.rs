@@ -68,6 +68,17 @@ impl Default for Presentation {
     }
 }
 
+/// One argument's rubric score and, beside it, its gradual score.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TurnScore {
+    pub turn_number: u32,
+    pub seat: String,
+    pub score: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gradual: Option<f64>,
+    pub reason: String,
+}
+
 /// One candidate of a standings panel (an option of the panel, say) and who backs it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Standing {

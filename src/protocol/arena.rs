@@ -622,6 +622,23 @@ async fn run(
             )
             .await?;
             scores.extend(scored);
+            with_gradual(&mut scores, &turns, &ctx.turns());
+            ctx.emit(Event::Scores {
+                round,
+                scores: scores
+                    .iter()
+                    .map(|s| crate::debate::TurnScore {
+                        turn_number: s.turn_number,
+                        seat: turns
+                            .iter()
+                            .find(|t| t.turn_number == s.turn_number)
+                            .map_or_else(String::new, |t| t.seat.clone()),
+                        score: s.score,
+                        gradual: s.gradual,
+                        reason: s.reason.clone(),
+                    })
+                    .collect(),
+            });
         }
         let spoke = turns[first_of_round..]
             .iter()
@@ -657,16 +674,7 @@ async fn run(
         });
     }
     // Gradual scores beside the rubric, from the whole debate's speech acts.
-    let graph = argument_graph(&ctx.turns());
-    for score in &mut scores {
-        if let Some(turn) = turns.iter().find(|t| t.turn_number == score.turn_number) {
-            let ids: Vec<f64> = turn_argument_ids(turn)
-                .iter()
-                .filter_map(|id| graph.get(id).map(|a| a.score))
-                .collect();
-            score.gradual = (!ids.is_empty()).then(|| ids.iter().sum::<f64>() / ids.len() as f64);
-        }
-    }
+    with_gradual(&mut scores, &turns, &ctx.turns());
     let summary = summarise(ctx, common, &topic, &members, &turns, &scores).await?;
     live.finish(&scores, scoring.as_ref(), &summary);
     let result = ArenaResult {
@@ -690,6 +698,21 @@ async fn run(
         section: Some("arena_result".into()),
         date: result.date.clone(),
     })))
+}
+
+/// Sets each score's gradual score: the mean score of its turn's own arguments in the graph
+/// of every turn so far.
+fn with_gradual(scores: &mut [RubricScore], turns: &[ArenaTurn], journal: &[Turn]) {
+    let graph = argument_graph(journal);
+    for score in scores {
+        if let Some(turn) = turns.iter().find(|t| t.turn_number == score.turn_number) {
+            let own: Vec<f64> = turn_argument_ids(turn)
+                .iter()
+                .filter_map(|id| graph.get(id).map(|a| a.score))
+                .collect();
+            score.gradual = (!own.is_empty()).then(|| own.iter().sum::<f64>() / own.len() as f64);
+        }
+    }
 }
 
 /// The ids of the arguments (claims and since-moves) a turn made.

@@ -229,7 +229,13 @@ impl App {
                 _ => {}
             },
             Event::ClarificationRequested { .. } if !self.read_only => self.modal = Modal::Ask,
-            Event::TurnRequested { seat, .. } if !self.read_only => {
+            Event::TurnRequested { seat, by, .. } if !self.read_only => {
+                // The person's own seat comes to the front, its transcript beside the editor.
+                if by == "person"
+                    && let Some(index) = self.view.seats.iter().position(|s| s.id == *seat)
+                {
+                    self.focus = index;
+                }
                 self.requested_at.retain(|(s, _)| s != seat);
                 self.requested_at
                     .push((seat.clone(), std::time::Instant::now()));

@@ -235,7 +235,7 @@ const DEFAULTS: &[Default] = &[
         S::Screen,
         C::ToggleContext,
         &[c('x')],
-        "show or hide the shared context K (dialogue)",
+        "show or hide the panel above the stores: shared context K, or scores",
     ),
     bind(
         S::Screen,

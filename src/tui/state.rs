@@ -102,6 +102,8 @@ pub struct DebateView {
     pub presentation: Presentation,
     pub standings: Option<StandingsView>,
     pub shared_context: Option<SharedContextView>,
+    /// Rubric scores of arguments, when the protocol scores them (sanitized).
+    pub scores: Vec<crate::debate::TurnScore>,
     /// The question waiting for the person's answer.
     pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
@@ -309,6 +311,17 @@ impl DebateView {
                 if let Some(activity) = self.activity_mut(seat) {
                     activity.requested = Some((by.clone(), *timeout_seconds));
                 }
+                self.generation += 1;
+            }
+            Event::Scores { scores, .. } => {
+                self.scores = scores
+                    .iter()
+                    .map(|s| crate::debate::TurnScore {
+                        seat: sanitize::clean(&s.seat),
+                        reason: sanitize::clean(&s.reason),
+                        ..s.clone()
+                    })
+                    .collect();
                 self.generation += 1;
             }
             Event::Violation { round, seat, rule } => {

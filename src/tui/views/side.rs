@@ -19,6 +19,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         standings(frame, area, app, theme);
         return;
     }
+    let area = if !app.view.scores.is_empty() && app.panels.context {
+        let rows = (app.view.scores.len() as u16 + 3).min(area.height / 2);
+        let [top, rest] = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Length(rows), Constraint::Min(0)])
+            .areas(area);
+        scores(frame, top, app, theme);
+        rest
+    } else {
+        area
+    };
     let area = if app.view.presentation.panels.contains(&SidePanel::Context) && app.panels.context {
         let [top, rest] = Layout::default()
             .direction(Direction::Vertical)
@@ -116,6 +127,37 @@ fn standings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             );
         }
     }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The rubric scores: one line a scored argument, its gradual score beside it.
+fn scores(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let block = panel("Scores (rubric · gradual)", theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let seat_index = |id: &str| app.view.seats.iter().position(|s| s.id == id).unwrap_or(0);
+    let width = inner.width as usize;
+    let lines: Vec<Line> = app
+        .view
+        .scores
+        .iter()
+        .rev()
+        .map(|s| {
+            let head = format!(
+                "#{:<3}{:<3} {:.2} · {} ",
+                s.turn_number,
+                s.seat,
+                s.score,
+                s.gradual.map_or("—".to_string(), |g| format!("{g:.2}"))
+            );
+            let room = width.saturating_sub(head.chars().count());
+            let reason: String = s.reason.chars().take(room).collect();
+            Line::from(vec![
+                Span::styled(head, theme.seat(seat_index(&s.seat))),
+                Span::styled(reason, theme.dim),
+            ])
+        })
+        .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
