@@ -197,3 +197,75 @@ fn sigterm_ends_the_workbench_after_the_debate_has_finished() {
     let status = pty.wait_exit();
     assert_eq!(status.code(), Some(0), "the debate had completed");
 }
+
+#[test]
+fn a_person_plays_an_arena_seat_in_the_workbench() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        Some(&server.openai_base()),
+        &[
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "human:Skeptic",
+            "--rounds",
+            "2",
+            "Adopt a 4-day work week",
+        ],
+    ));
+    // The Proponent opens; the person's editor opens for the Skeptic's opening.
+    let screen = pty.wait_for("Your turn: what your seat says");
+    assert!(screen.contains("Proponent"), "{screen}");
+    pty.press(b"Where is the data? Turn 1 cites one pilot.");
+    pty.wait_for("Turn 1 cites one pilot.");
+    pty.press(b"\x13"); // Ctrl-S
+    // Round 2: the Proponent closes, then the person closes.
+    // The person's pane is in front (its first turn above the editor) and a fresh, empty
+    // editor is open (its placeholder shows; the first one held text when it closed).
+    pty.wait_until(|s| {
+        s.contains("Make your case, as your seat would") && s.contains("Where is the data?")
+    });
+    pty.press(b"A second pilot first.");
+    pty.wait_for("A second pilot first.");
+    pty.press(b"\x13");
+    let screen = pty.wait_for("completed ·");
+    assert!(screen.contains("round 1 · opening"), "{screen}");
+    pty.press(b"q");
+    assert_eq!(pty.wait_exit().code(), Some(0));
+    // The person's words are the Skeptic's turns in the journal, with who wrote them.
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_moot"))
+        .args(["list", "--json"])
+        .env("MOOT_HOME", home.path().join("data"))
+        .env("MOOT_CONFIG", home.path().join("config.toml"))
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+    let shown = std::process::Command::new(env!("CARGO_BIN_EXE_moot"))
+        .args(["show", &id, "--json"])
+        .env("MOOT_HOME", home.path().join("data"))
+        .env("MOOT_CONFIG", home.path().join("config.toml"))
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let skeptic: Vec<&serde_json::Value> = shown["arena_result"]["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["agent_id"] == "skeptic")
+        .collect();
+    assert_eq!(
+        skeptic[0]["argument"]["argument_text"],
+        "Where is the data? Turn 1 cites one pilot."
+    );
+    assert_eq!(skeptic[0]["argument"]["references"][0], "turn:1");
+    assert_eq!(
+        skeptic[1]["argument"]["argument_text"],
+        "A second pilot first."
+    );
+}

@@ -391,8 +391,15 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
                 .and_then(|i| text[i..].chars().next())
         })
         .map(|c| c.to_string());
-    // A side of a formal dialogue is seated by name.
-    let seat = side.map(str::to_string).or(seat);
+    // A side of a formal dialogue is seated by name, as is an arena's role.
+    let role = text
+        .find(" in a debate arena. Your stance")
+        .and_then(|end| {
+            text[..end]
+                .rfind("You are ")
+                .map(|start| text[start + 8..end].to_string())
+        });
+    let seat = side.map(str::to_string).or(role).or(seat);
     let round = text
         .find("Round ")
         .and_then(|i| text[i + 6..].split(|c: char| !c.is_ascii_digit()).next())
