@@ -1058,8 +1058,14 @@ fn arena_rebuttal() -> Vec<Event> {
             protocol: "arena".into(),
             seats: vec![
                 role("A", "Proponent", "for"),
-                role("B", "Skeptic", "against"),
-                role("C", "reviewer", "outside view"),
+                Seat {
+                    provider: Some(moot::debate::PERSON.into()),
+                    ..role("B", "Skeptic", "against")
+                },
+                Seat {
+                    provider: Some(moot::debate::OUTSIDE.into()),
+                    ..role("C", "reviewer", "outside view")
+                },
             ],
             max_rounds: 3,
             provider: "openai".into(),
@@ -1164,9 +1170,10 @@ fn the_arena_screen_with_scores_an_outside_seat_waiting_and_a_persons_turn() {
         );
         if width >= 200 {
             assert!(
-                screen.contains("waiting for the outside agent 3:00"),
+                screen.contains("C reviewer [outside] awaited 3:00"),
                 "{screen}"
             );
+            assert!(screen.contains("B Skeptic [you]"), "{screen}");
             assert!(
                 screen.contains("Scores (rubric · gradual)") && screen.contains("0.78 · 0.35"),
                 "{screen}"

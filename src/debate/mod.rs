@@ -48,8 +48,8 @@ pub use event::{
     FlagKind, Stage,
 };
 pub use model::{
-    Act, Debate, DebateStatus, MODERATOR, Move, Phase, Relation, Round, Seat, Turn, TurnKey,
-    TurnStatus, new_debate_id, now_rfc3339, today,
+    Act, Debate, DebateStatus, MODERATOR, Move, OUTSIDE, PERSON, Phase, Relation, Round, Seat,
+    Turn, TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
 };
 pub use presentation::{Fact, Presentation, SidePanel, Standing, TurnScore};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

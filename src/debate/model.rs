@@ -5,6 +5,10 @@ use serde::{Deserialize, Serialize};
 /// The seat name the moderator speaks under in the journal.
 pub const MODERATOR: &str = "moderator";
 
+/// The provider of a seat a person plays, and of an outside agent's seat.
+pub const PERSON: &str = "person";
+pub const OUTSIDE: &str = "outside";
+
 super::vocabulary! {
     /// Where a debate is in its life. `Interrupted` is never stored: it is how a `running` debate
     /// reads once no live process holds its lease (the process died or was killed).

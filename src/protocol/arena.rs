@@ -116,6 +116,15 @@ pub enum Player {
 }
 
 impl Player {
+    /// The provider a seat's turns are journaled under: `person`, `outside`.
+    pub fn speaker(self) -> &'static str {
+        match self {
+            Player::Model => "model",
+            Player::Human => crate::debate::PERSON,
+            Player::Outside => crate::debate::OUTSIDE,
+        }
+    }
+
     /// The manifest's word for it.
     pub fn kind(self) -> &'static str {
         match self {
@@ -518,18 +527,22 @@ async fn run(
     let members: Vec<Member> = personas
         .into_iter()
         .enumerate()
-        .map(|(index, persona)| Member {
-            player: settings.players.get(index).copied().unwrap_or_default(),
-            seat: Seat {
-                id: char::from(b'A' + index as u8).to_string(),
-                perspective: persona.role_name.clone(),
-                priorities: Vec::new(),
-                trade_offs: persona.instructions.clone(),
-                stance: persona.stance_summary.clone(),
-                provider: None,
-                model: None,
-            },
-            persona,
+        .map(|(index, persona)| {
+            let player = settings.players.get(index).copied().unwrap_or_default();
+            Member {
+                player,
+                seat: Seat {
+                    id: char::from(b'A' + index as u8).to_string(),
+                    perspective: persona.role_name.clone(),
+                    priorities: Vec::new(),
+                    trade_offs: persona.instructions.clone(),
+                    stance: persona.stance_summary.clone(),
+                    // Who speaks for a seat moot's model does not play, for every face to show.
+                    provider: (player != Player::Model).then(|| player.speaker().to_string()),
+                    model: None,
+                },
+                persona,
+            }
         })
         .collect();
     let seats: Vec<Seat> = members.iter().map(|m| m.seat.clone()).collect();
@@ -1766,7 +1779,7 @@ async fn human_turn(
         phase,
         seat: member.seat.id.clone(),
         turn_number: number,
-        by: "person".into(),
+        by: crate::debate::PERSON.into(),
         timeout_seconds: settings.turn_timeout_seconds,
     });
     let persona = &member.persona;
@@ -1778,7 +1791,7 @@ async fn human_turn(
         task_of(phase)
     );
     let earlier: Vec<u32> = turns.iter().map(|t| t.turn_number).collect();
-    let mut turn = outside_words(round, phase, &member.seat.id, "person", "");
+    let mut turn = outside_words(round, phase, &member.seat.id, crate::debate::PERSON, "");
     let timeout = std::time::Duration::from_secs(settings.turn_timeout_seconds);
     match ctx.ask_turn(round, detail, timeout).await? {
         crate::engine::CheckpointOutcome::Answered {
@@ -1853,10 +1866,16 @@ async fn outside_turn(
         phase,
         seat: member.seat.id.clone(),
         turn_number: number,
-        by: "outside".into(),
+        by: crate::debate::OUTSIDE.into(),
         timeout_seconds: settings.turn_timeout_seconds,
     });
-    let mut turn = outside_words(round, phase, &member.seat.id, "outside", &agent);
+    let mut turn = outside_words(
+        round,
+        phase,
+        &member.seat.id,
+        crate::debate::OUTSIDE,
+        &agent,
+    );
     let Some(transcript) = live.dir().map(|d| d.path.join("transcript")) else {
         turn.status = TurnStatus::Failed;
         turn.note = Some(

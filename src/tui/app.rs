@@ -231,7 +231,7 @@ impl App {
             Event::ClarificationRequested { .. } if !self.read_only => self.modal = Modal::Ask,
             Event::TurnRequested { seat, by, .. } if !self.read_only => {
                 // The person's own seat comes to the front, its transcript beside the editor.
-                if by == "person"
+                if by == crate::debate::PERSON
                     && let Some(index) = self.view.seats.iter().position(|s| s.id == *seat)
                 {
                     self.focus = index;

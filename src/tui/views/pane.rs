@@ -155,6 +155,12 @@ fn title(
             theme.dim,
         ));
     }
+    // A seat moot's model does not play says who does.
+    match seat.provider.as_deref() {
+        Some(crate::debate::PERSON) => spans.push(Span::styled("[you] ", theme.focus)),
+        Some(crate::debate::OUTSIDE) => spans.push(Span::styled("[outside] ", theme.warning)),
+        _ => {}
+    }
     if activity.dropped {
         spans.push(Span::styled("[dropped] ", theme.error));
     } else if activity.muted {
@@ -167,10 +173,10 @@ fn title(
         ));
     }
     if let Some((by, timeout)) = &activity.requested {
-        let who = if by == "person" {
+        let who = if by == crate::debate::PERSON {
             "your turn"
         } else {
-            "waiting for the outside agent"
+            "awaited"
         };
         let left = waited
             .map(|w| timeout.saturating_sub(w))
