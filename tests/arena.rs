@@ -543,3 +543,95 @@ async fn an_outside_agent_answers_through_the_directory_and_a_bad_file_is_set_as
                 .ends_with(".rejected"))
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resume_replays_every_turn_the_persons_too_without_asking_again() {
+    use moot::debate::Control;
+    use moot::session::ResumeChanges;
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "Skeptic"])
+        .argue("opening", "A", 1, &[]);
+    // The Proponent's closing is slow: the debate is interrupted while it waits.
+    script.push("closing", "A", 2, json!({"argument_text": "late", "responds_to": [2], "references": [], "confidence": 0.5, "moves": []}), 100_000);
+    script.write(&path);
+    let settings = settings(
+        &path,
+        &[
+            ("seat", &["Proponent", "human:Skeptic"]),
+            ("rounds", &["2"]),
+        ],
+        dir.path(),
+    );
+    let interrupt = tokio::time::sleep(std::time::Duration::from_secs(50));
+    let (finish, _) = answered(
+        vec![Control::Guide("Where is the data? Turn 1 has none.".into())],
+        "ana",
+        |wiring| session::start(store.clone(), TOPIC, settings, wiring, interrupt),
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Paused);
+    let before: Vec<(u32, Phase, String, String)> = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.round, t.phase, t.seat, t.content))
+        .collect();
+    assert_eq!(
+        before.len(),
+        3,
+        "personas, A's opening, the person's opening: {before:?}"
+    );
+
+    let mut rest = Script::new();
+    rest.argue("closing", "A", 2, &[2]).summary(2);
+    rest.write(&path);
+    // The person answers only the closing; the opening is replayed, never asked again.
+    let (finish, events) = answered(
+        vec![Control::Guide("Run a second pilot.".into())],
+        "ana",
+        |wiring| {
+            session::resume(
+                store.clone(),
+                &finish.id,
+                ResumeChanges::default(),
+                wiring,
+                std::future::pending(),
+            )
+        },
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    let replayed = events
+        .iter()
+        .filter(|e| matches!(e, Event::TurnCompleted { replayed: true, .. }))
+        .count();
+    assert_eq!(replayed, 3);
+    let asked = events
+        .iter()
+        .filter(|e| matches!(e, Event::Checkpoint { .. }))
+        .count();
+    assert_eq!(asked, 1, "only the closing is asked");
+    let after: Vec<(u32, Phase, String, String)> = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.round, t.phase, t.seat, t.content))
+        .collect();
+    assert_eq!(&after[..3], &before[..]);
+    let result: ArenaResult =
+        serde_json::from_value(store.synthesis(&finish.id).unwrap().unwrap().data).unwrap();
+    let skeptic: Vec<&str> = result
+        .turns
+        .iter()
+        .filter(|t| t.agent_id == "skeptic")
+        .map(|t| t.argument.argument_text.as_str())
+        .collect();
+    assert_eq!(
+        skeptic,
+        vec!["Where is the data? Turn 1 has none.", "Run a second pilot."]
+    );
+}

@@ -3166,3 +3166,90 @@ fn an_outside_seat_is_answered_by_another_process_and_bad_submissions_are_refuse
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("--arena-dir"));
 }
+
+#[test]
+fn a_person_plays_an_arena_seat_headless_from_stdin() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let args = [
+        "--headless",
+        "--checkpoints",
+        "stdin",
+        "--protocol",
+        "arena",
+        "--seat",
+        "Proponent",
+        "--seat",
+        "human:Skeptic",
+        "--rounds",
+        "2",
+        "Adopt a 4-day work week",
+    ];
+    let output = home.run_with_stdin(
+        Some(&server),
+        &args,
+        "g Where is the data? Turn 1 cites one pilot.\ne\n",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let requested = of_type(&events, "turn_requested");
+    assert_eq!(requested.len(), 2);
+    assert_eq!(
+        (
+            requested[0]["by"].as_str(),
+            requested[0]["turn_number"].as_u64()
+        ),
+        (Some("person"), Some(2))
+    );
+    let asked = of_type(&events, "checkpoint");
+    assert_eq!(asked[0]["kind"], "turn");
+    let id = of_type(&events, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["arena_result"].clone();
+    let skeptic: Vec<&Value> = result["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["agent_id"] == "skeptic")
+        .collect();
+    assert_eq!(
+        skeptic[0]["argument"]["argument_text"],
+        "Where is the data? Turn 1 cites one pilot."
+    );
+    assert_eq!(
+        skeptic[1]["argument"]["argument_text"], "",
+        "e passes the turn"
+    );
+    // Without --checkpoints stdin nobody speaks for the person: both turns pass.
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "human:Skeptic",
+            "--rounds",
+            "2",
+            "Adopt a 4-day work week",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let auto = self::events(&output);
+    let id = of_type(&auto, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turns = show_json(&home, &id)["turns"].clone();
+    let passed = turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["seat"] == "B" && t["note"] == "the person passed this turn")
+        .count();
+    assert_eq!(passed, 2);
+}
