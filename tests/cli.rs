@@ -2910,10 +2910,10 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
     let scores: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("scores.json")).unwrap()).unwrap();
     assert_eq!(scores["scores"].as_array().unwrap().len(), 9);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
-        std::fs::read_to_string(dir.join("summary.md"))
-            .unwrap()
-            .contains("2022 pilot")
+        summary.contains("2022 pilot") && summary.contains("| 1 | proponent | 0.75 |"),
+        "the summary carries the scores: {summary}"
     );
     assert!(dir.join("personas/ethics_advisor_persona.json").is_file());
     // Bad arena input: exit 2, nothing sent.

@@ -429,31 +429,7 @@ impl ArenaResult {
             );
         }
         let _ = writeln!(out, "\n## Summary\n\n{}\n", self.summary.trim());
-        if !self.scores.is_empty() {
-            let _ = writeln!(
-                out,
-                "## Scores\n\nRubric: {} (0–1 each); the moderator's score beside the mean gradual score of the turn's own arguments.\n",
-                RUBRIC.join(", ")
-            );
-            let _ = writeln!(
-                out,
-                "| Turn | Agent | Rubric score | Gradual | Reason |\n|---|---|---|---|---|"
-            );
-            for s in &self.scores {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {:.2} | {} | {} |",
-                    s.turn_number,
-                    s.agent_id,
-                    s.score,
-                    s.gradual
-                        .map(|g| format!("{g:.2}"))
-                        .unwrap_or_else(|| "—".into()),
-                    s.reason.replace('|', "\\|").replace('\n', " ")
-                );
-            }
-            out.push('\n');
-        }
+        out.push_str(&scores_table(&self.scores));
         out.push_str("## Transcript\n\n");
         for t in &self.turns {
             let _ = writeln!(
@@ -497,6 +473,31 @@ impl ArenaResult {
         }
         out
     }
+}
+
+/// The rubric scores as a markdown section (empty without scores).
+fn scores_table(scores: &[RubricScore]) -> String {
+    if scores.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "## Scores\n\nRubric: {} (0–1 each); the moderator's score beside the mean gradual score of the turn's own arguments.\n\n| Turn | Agent | Rubric score | Gradual | Reason |\n|---|---|---|---|---|\n",
+        RUBRIC.join(", ")
+    );
+    for s in scores {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.2} | {} | {} |",
+            s.turn_number,
+            s.agent_id,
+            s.score,
+            s.gradual
+                .map_or_else(|| "—".to_string(), |g| format!("{g:.2}")),
+            s.reason.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    out.push('\n');
+    out
 }
 
 fn phase_name(phase: Phase) -> &'static str {
@@ -1686,7 +1687,8 @@ impl<'a> Live<'a> {
             };
             self.write(|dir| dir.write_scores(&file));
         }
-        self.write(|dir| dir.write_summary(summary));
+        let page = format!("{}\n\n{}", summary.trim(), scores_table(scores));
+        self.write(|dir| dir.write_summary(page.trim_end()));
         self.status(ArenaStatus::Closed);
     }
 }
