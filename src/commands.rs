@@ -788,11 +788,12 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
             if json {
                 return json_out(&serde_json::to_value(&manifest).unwrap_or_default());
             }
+            let status = serde_json::to_value(manifest.status).unwrap_or_default();
             let mut out = format!(
-                "{}  {}\nstatus {:?} · protocol {} · updated {}\n",
+                "{}  {}\nstatus {} · protocol {} · updated {}\n",
                 manifest.debate_id,
                 sanitize::clean(&manifest.topic),
-                manifest.status,
+                status.as_str().unwrap_or("?"),
                 manifest.protocol,
                 manifest.updated_utc
             );
