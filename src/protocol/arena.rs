@@ -547,20 +547,9 @@ async fn run(
         })
         .collect();
     let seats: Vec<Seat> = members.iter().map(|m| m.seat.clone()).collect();
-    ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
-        .await?;
-    let provider = ctx.seat_provider(MODERATOR);
-    ctx.emit(Event::DebateStarted {
-        id: ctx.debate_id.clone(),
-        question: topic.clone(),
-        protocol: "arena".into(),
-        seats: seats.clone(),
-        max_rounds: settings.rounds,
-        provider: provider.kind().to_string(),
-        model: provider.model().to_string(),
-        caveat: provider.caveat().map(str::to_string),
-        presentation: super::Protocol::presentation(&Arena),
-    });
+    if let Some(caveat) = kit::seat_and_start(ctx, &Arena, &topic, &seats, settings.rounds).await? {
+        notes.push(caveat);
+    }
     let scoring = settings.score.then(|| ScoringInfo {
         scale: "0-1".into(),
         rubric: RUBRIC.iter().map(|r| r.to_string()).collect(),

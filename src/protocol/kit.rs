@@ -87,6 +87,33 @@ pub fn debater_speech(
     }
 }
 
+/// The seats take their places: journaled, then announced with the protocol's looks
+/// (`DebateStarted`). Returns what every record should say about the moderator's provider (a
+/// demonstration model, say), if anything.
+pub async fn seat_and_start(
+    ctx: &Context,
+    protocol: &dyn super::Protocol,
+    question: &str,
+    seats: &[Seat],
+    max_rounds: u32,
+) -> Result<Option<String>, crate::engine::EngineError> {
+    ctx.journal(|store| store.set_seats(&ctx.debate_id, seats))
+        .await?;
+    let provider = ctx.seat_provider(crate::debate::MODERATOR);
+    ctx.emit(Event::DebateStarted {
+        id: ctx.debate_id.clone(),
+        question: question.to_string(),
+        protocol: protocol.name().to_string(),
+        seats: seats.to_vec(),
+        max_rounds,
+        provider: provider.kind().to_string(),
+        model: provider.model().to_string(),
+        caveat: provider.caveat().map(str::to_string),
+        presentation: protocol.presentation(),
+    });
+    Ok(provider.caveat().map(str::to_string))
+}
+
 /// Puts `seat` on its own provider, from the snapshot its settings resolved (a judge or a
 /// side given a provider in config), and notes the provider and model on the seat.
 pub fn seat_on_own_provider(

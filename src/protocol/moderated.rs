@@ -178,20 +178,14 @@ async fn seat_perspectives(
             ctx.seat_on(seat, provider.clone());
         }
     }
-    ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
-        .await?;
-    let provider = ctx.seat_provider(MODERATOR);
-    ctx.emit(Event::DebateStarted {
-        id: ctx.debate_id.clone(),
-        question: common.question.trim().to_string(),
-        protocol: "moderated".into(),
-        presentation: Presentation::default(),
-        seats: seats.clone(),
-        max_rounds: common.max_rounds,
-        provider: provider.kind().to_string(),
-        model: provider.model().to_string(),
-        caveat: provider.caveat().map(str::to_string),
-    });
+    kit::seat_and_start(
+        ctx,
+        &Moderated,
+        common.question.trim(),
+        &seats,
+        common.max_rounds,
+    )
+    .await?;
     Ok(seats)
 }
 

@@ -1089,22 +1089,10 @@ async fn run(
     let mut seated = seat_judges(ctx, common, settings, &options)?;
     let seats: Vec<Seat> = seated.iter().map(|s| s.seat.clone()).collect();
     let mut roster = SeatRoster::new(&seats);
-    ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
-        .await?;
-    let provider = ctx.seat_provider(MODERATOR);
-    ctx.emit(Event::DebateStarted {
-        id: ctx.debate_id.clone(),
-        question: question.clone(),
-        protocol: "panel".into(),
-        seats: seats.clone(),
-        max_rounds: settings.max_rounds,
-        provider: provider.kind().to_string(),
-        model: provider.model().to_string(),
-        caveat: provider.caveat().map(str::to_string),
-        presentation: super::Protocol::presentation(&Panel),
-    });
-    if let Some(caveat) = provider.caveat() {
-        notes.push(caveat.to_string());
+    if let Some(caveat) =
+        kit::seat_and_start(ctx, &Panel, &question, &seats, settings.max_rounds).await?
+    {
+        notes.push(caveat);
     }
 
     // 3. Rounds: isolated recommendations, then challenges until consensus.

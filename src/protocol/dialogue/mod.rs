@@ -272,23 +272,11 @@ async fn run(
     let mut notes: Vec<String> = Vec::new();
     let speakers = seat_sides(ctx, common, settings)?;
     let seats: Vec<Seat> = speakers.iter().map(|s| s.seat.clone()).collect();
-    ctx.journal(|store| store.set_seats(&ctx.debate_id, &seats))
-        .await?;
-    let provider = ctx.seat_provider(MODERATOR);
-    ctx.emit(Event::DebateStarted {
-        id: ctx.debate_id.clone(),
-        question: topic.clone(),
-        protocol: "dialogue".into(),
-        seats: seats.clone(),
-        // The closing statements are round N + 1, after the N rounds of argumentation.
-        max_rounds: settings.max_rounds + 1,
-        provider: provider.kind().to_string(),
-        model: provider.model().to_string(),
-        caveat: provider.caveat().map(str::to_string),
-        presentation: super::Protocol::presentation(&Dialogue),
-    });
-    if let Some(caveat) = provider.caveat() {
-        notes.push(caveat.to_string());
+    // The closing statements are round N + 1, after the N rounds of argumentation.
+    if let Some(caveat) =
+        kit::seat_and_start(ctx, &Dialogue, &topic, &seats, settings.max_rounds + 1).await?
+    {
+        notes.push(caveat);
     }
 
     // 1. The shared context K.
