@@ -1967,3 +1967,46 @@ fn set_aside(ctx: &Context, path: &std::path::Path, why: &str) {
         ),
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn persona_files_read_as_json_or_toml_and_name_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("skeptic.json"),
+            r#"{"role_name": "Skeptic", "stance_summary": "Doubt it", "instructions": "Ask for data", "background_context": "Two pilots ran"}"#,
+        )
+        .unwrap();
+        let spec = persona_file("skeptic.json", dir.path()).unwrap();
+        assert_eq!(
+            (spec.role_name.as_str(), spec.background_context.as_str()),
+            ("Skeptic", "Two pilots ran")
+        );
+        std::fs::write(dir.path().join("torn.json"), "{\"role_name\": ").unwrap();
+        let err = persona_file("torn.json", dir.path()).unwrap_err();
+        assert!(err.contains("--persona torn.json: line 1"), "{err}");
+        std::fs::write(dir.path().join("nameless.toml"), "stance_summary = \"x\"\n").unwrap();
+        let err = persona_file("nameless.toml", dir.path()).unwrap_err();
+        assert!(err.contains("role_name"), "{err}");
+        let err = persona_file("missing.json", dir.path()).unwrap_err();
+        assert!(
+            err.contains("--persona missing.json: cannot be read"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_persons_text_names_the_turns_it_answers() {
+        assert_eq!(
+            named_turns(
+                "As turn 2 said, and #1 too; turn 9 is not here.",
+                &[1, 2, 3]
+            ),
+            vec![2, 1]
+        );
+        assert!(named_turns("No numbers.", &[1]).is_empty());
+    }
+}
