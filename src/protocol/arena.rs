@@ -1608,6 +1608,8 @@ impl<'a> Live<'a> {
         for member in members {
             live.write(|dir| dir.write_persona(&member.persona));
         }
+        // Set up: status `open`, as the note's protocol begins.
+        live.manifest(|_| {});
         live
     }
 
