@@ -25,3 +25,4 @@ pub mod session;
 pub mod signals;
 pub mod store;
 pub mod tui;
+pub mod vote;

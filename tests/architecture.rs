@@ -51,10 +51,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "protocol",
         &[
             "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather", "arena",
+            "vote",
         ],
     ),
     ("gather", &[]),
     ("arena", &[]),
+    ("vote", &[]),
     ("catalog", &["config"]),
     ("engine", &["debate", "argue", "llm", "store"]),
     ("store", &["debate", "llm", "sanitize"]),

@@ -78,57 +78,9 @@ pub struct Judge {
     pub provider: Option<Value>,
 }
 
-/// A share of the judges, compared exactly: 2 of 3 reaches two thirds.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Threshold {
-    pub numerator: u32,
-    pub denominator: u32,
-}
-
-impl Threshold {
-    pub const TWO_THIRDS: Threshold = Threshold {
-        numerator: 2,
-        denominator: 3,
-    };
-
-    /// The fraction a decimal from config means: the simplest fraction with a denominator up
-    /// to 12 within half a hundredth of it (0.67 is two thirds, as the note intends), else the
-    /// decimal in thousandths. Must lie in (0.5, 1].
-    pub fn from_decimal(value: f64) -> Result<Threshold, String> {
-        if !(value > 0.5 && value <= 1.0) {
-            return Err(format!(
-                "consensus_threshold must be more than 0.5 and at most 1, not {value}"
-            ));
-        }
-        for denominator in 1..=12u32 {
-            let numerator = (value * f64::from(denominator)).round() as u32;
-            let fraction = f64::from(numerator) / f64::from(denominator);
-            if (fraction - value).abs() < 0.005 && fraction > 0.5 {
-                return Ok(Threshold {
-                    numerator,
-                    denominator,
-                });
-            }
-        }
-        Ok(Threshold {
-            numerator: (value * 1000.0).round() as u32,
-            denominator: 1000,
-        })
-    }
-
-    /// Whether `count` of `total` reaches it, in whole numbers.
-    pub fn reached(self, count: usize, total: usize) -> bool {
-        total > 0
-            && count as u64 * u64::from(self.denominator)
-                >= u64::from(self.numerator) * total as u64
-    }
-}
-
-impl std::fmt::Display for Threshold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.numerator, self.denominator)
-    }
-}
+/// A share of the judges, compared exactly: 2 of 3 reaches two thirds (the voting module's
+/// share, which the panel's consensus check counts with).
+pub use crate::vote::Share as Threshold;
 
 /// Everything the panel is configured with; snapshotted with the debate.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -760,14 +712,24 @@ pub fn check(
             voters += 1;
         }
     }
-    let most = distribution.values().map(Vec::len).max().unwrap_or(0);
-    let leaders: Vec<&String> = distribution
+    // The threshold method of the voting module decides; a panel also needs two voices.
+    let candidates: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+    let ballots: Vec<crate::vote::Ballot> = votes
         .iter()
-        .filter(|(_, b)| b.len() == most)
-        .map(|(id, _)| id)
+        .map(|(judge, vote)| crate::vote::Ballot {
+            voter: judge.clone(),
+            ranking: vote.iter().cloned().collect(),
+            confidence: 1.0,
+            weight: 1.0,
+        })
         .collect();
-    let consensus = (voters >= 2 && leaders.len() == 1 && threshold.reached(most, voters))
-        .then(|| leaders[0].clone());
+    let counted = crate::vote::tally(
+        crate::vote::Method::Threshold,
+        &candidates,
+        &ballots,
+        threshold,
+    );
+    let consensus = counted.winner.filter(|_| voters >= 2);
     Check {
         consensus,
         distribution,
