@@ -297,6 +297,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME")]
     pub protocol: Option<String>,
 
+    /// End with a vote: every seat ranks the positions on the table, counted by plurality,
+    /// borda, condorcet, unanimous, weighted, threshold or auto.
+    #[arg(long, value_name = "METHOD")]
+    pub vote: Option<String>,
+
     /// The flags protocols add (`--option`, `--context`…), as given: name → values.
     #[arg(skip)]
     pub protocol_flags: std::collections::BTreeMap<String, Vec<String>>,

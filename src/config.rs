@@ -27,6 +27,9 @@ pub struct Config {
     pub provider: Option<String>,
     /// The protocol to run when no `--protocol` says (`moot protocols`).
     pub protocol: Option<String>,
+    /// The voting method of a closing vote (`--vote`): plurality, borda, condorcet, unanimous,
+    /// weighted, threshold or auto.
+    pub vote: Option<String>,
     /// Tables the config file has beyond moot's own: a protocol's settings (`[panel]`).
     #[serde(skip)]
     pub protocol_tables: BTreeMap<String, toml::Value>,
@@ -224,6 +227,7 @@ const OWN_KEYS: &[&str] = &[
     "retry",
     "perspective_providers",
     "ui",
+    "vote",
 ];
 
 impl Config {

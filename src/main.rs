@@ -484,6 +484,11 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
     }
     settings.follow_up = args.follow_up;
     settings.sequential = args.sequential;
+    if let Some(name) = &args.vote {
+        let method =
+            moot::vote::Method::parse(name).map_err(|e| Failure::usage(format!("--vote: {e}")))?;
+        settings.vote = Some(method);
+    }
     // Unknown perspective names are a usage error before anything is stored (where they name
     // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
     // on reads it itself).

@@ -53,6 +53,9 @@ pub struct DebateSettings {
     pub provider: ProviderSpec,
     pub perspective_providers: BTreeMap<String, ProviderSpec>,
     pub retry: RetryConfig,
+    /// `--vote`: every seat ranks the positions on the table at the end, counted this way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote: Option<crate::vote::Method>,
 }
 
 fn moderated() -> String {
@@ -90,7 +93,19 @@ impl DebateSettings {
                 },
             })
             .map_err(SessionError::Protocol)?;
+        let vote = match &config.vote {
+            Some(name) => Some(crate::vote::Method::parse(name).map_err(|message| {
+                SessionError::Protocol(match &config.source {
+                    Some(path) => {
+                        format!("{}: vote: {message}", crate::config::locate(path, "vote"))
+                    }
+                    None => message,
+                })
+            })?),
+            None => None,
+        };
         Ok(DebateSettings {
+            vote,
             protocol: protocol_name,
             protocol_settings,
             max_rounds: config.debate.max_rounds,
@@ -439,6 +454,7 @@ async fn run(
                 .map_err(|e| e.to_string())
         }),
         question: debate.question.clone(),
+        vote: settings.vote,
         max_rounds: settings.max_rounds,
         perspectives: settings.perspectives,
         default_perspectives: settings.default_perspectives,

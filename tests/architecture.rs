@@ -41,6 +41,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "config",
             "decision",
             "catalog",
+            "vote",
         ],
     ),
     ("decision", &["debate", "sanitize"]),

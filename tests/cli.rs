@@ -3253,3 +3253,84 @@ fn a_person_plays_an_arena_seat_headless_from_stdin() {
         .count();
     assert_eq!(passed, 2);
 }
+
+#[test]
+fn vote_ends_a_moderated_debate_with_every_seat_ranking_and_bad_methods_exit_2() {
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 3,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            "--vote",
+            "borda",
+            QUESTION,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let votes = of_type(&events, "votes");
+    assert_eq!(votes.len(), 1);
+    let view = &votes[0]["votes"];
+    assert_eq!(view["method"], "borda");
+    assert_eq!(view["ballots"].as_array().unwrap().len(), 3);
+    // Three full rankings of three positions: 3 × (2 + 1 + 0) Borda points in all.
+    let total: f64 = view["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_f64().unwrap())
+        .sum();
+    assert_eq!(total, 9.0);
+    assert!(view["winner"].is_string());
+    let id = of_type(&events, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["synthesis"]["data"]["votes"], *view);
+    let voted = shown["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["phase"] == "vote")
+        .count();
+    assert_eq!(voted, 3);
+    assert!(
+        shown["synthesis"]["markdown"]
+            .as_str()
+            .unwrap()
+            .contains("## Votes")
+    );
+
+    let before = server.seen().len();
+    let output = home.run(
+        Some(&server),
+        &["--headless", "--vote", "instant-runoff", QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("unknown voting method \"instant-runoff\""),
+        "{}",
+        stderr(&output)
+    );
+    home.write_config("provider = \"openai\"\nvote = \"approval\"\n");
+    let output = home.run(Some(&server), &["--headless", QUESTION]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("config.toml:2:1: vote: unknown voting method"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        server.seen().len(),
+        before,
+        "nothing was sent for a bad method"
+    );
+}

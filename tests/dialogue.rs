@@ -588,3 +588,82 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
             .all(|e| e.path != "src/retry_budget.rs")
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_closing_vote_is_counted_and_a_condorcet_tie_falls_back_to_borda_on_the_record() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .opening()
+        .say(
+            "argument",
+            "PRO",
+            1,
+            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
+        )
+        .say(
+            "argument",
+            "OPP",
+            1,
+            json!([{"act": "why", "target": "P2.1"}]),
+        )
+        .say("closing", "PRO", 2, json!([]))
+        .say("closing", "OPP", 2, json!([]));
+    // Each side ranks its own thesis first: one vote each way.
+    script.0.push(json!({"phase": "vote", "seat": "PRO", "round": 2, "reply": {"ranking": ["PRO", "OPP"], "confidence": 0.8}}));
+    // OPP's first ballot leaves PRO out; its repair is whole.
+    script.0.push(json!({"phase": "vote", "seat": "OPP", "round": 2, "reply": {"ranking": ["OPP"], "confidence": 0.6}}));
+    script.0.push(json!({"phase": "vote", "seat": "OPP", "round": 2, "reply": {"ranking": ["OPP", "PRO"], "confidence": 0.6}}));
+    script.verdict(2, "PRO");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    script.write(&path);
+    let code = codebase();
+    let mut settings = settings(&path, code.path(), 1);
+    settings.vote = Some(moot::vote::Method::Condorcet);
+    let (finish, events) = answered(vec![], "test", |wiring| {
+        session::start(
+            store.clone(),
+            TOPIC,
+            settings,
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
+    let counted = events.iter().find_map(|e| match e {
+        Event::Votes { votes, .. } => Some(votes.clone()),
+        _ => None,
+    });
+    let votes = counted.expect("the vote was announced");
+    assert!(votes.fallback_used, "{votes:?}");
+    assert_eq!(votes.winner.as_deref(), Some("PRO"));
+    assert!(
+        votes.tie.as_deref().unwrap().contains("earlier candidate"),
+        "{votes:?}"
+    );
+    assert_eq!(
+        votes.ballots[1],
+        (
+            "OPP".to_string(),
+            vec!["OPP".to_string(), "PRO".to_string()]
+        )
+    );
+    assert!(events.iter().any(|e| matches!(e, Event::Retry { seat, reason, .. } if seat == "OPP" && reason.contains("leaves out PRO"))));
+    let result = result(&store, &finish.id);
+    assert_eq!(result.votes, Some(votes));
+    let record = store.synthesis(&finish.id).unwrap().unwrap().markdown;
+    assert!(
+        record.contains("## Votes")
+            && record.contains("The pairwise count had a cycle: Borda decided."),
+        "{record}"
+    );
+    let phases: Vec<Phase> = store
+        .turns(&finish.id)
+        .unwrap()
+        .iter()
+        .map(|t| t.phase)
+        .collect();
+    assert_eq!(phases.iter().filter(|p| **p == Phase::Vote).count(), 2);
+}

@@ -1215,3 +1215,37 @@ fn the_arena_screen_with_scores_an_outside_seat_waiting_and_a_persons_turn() {
         );
     }
 }
+
+#[test]
+fn the_votes_panel_shows_the_count_the_winner_and_how_it_was_decided() {
+    let mut events = dialogue_round_one();
+    events.push(Event::Votes {
+        round: 3,
+        votes: moot::debate::VoteView {
+            method: "condorcet".into(),
+            candidates: vec![
+                ("PRO".into(), "Adopt tower".into()),
+                ("OPP".into(), "Keep the loop".into()),
+            ],
+            points: vec![1.0, 1.0],
+            winner: Some("PRO".into()),
+            consensus_reached: true,
+            fallback_used: true,
+            tie: Some("PRO, OPP tied; PRO chosen by the earlier candidate".into()),
+            ballots: vec![
+                ("PRO".into(), vec!["PRO".into(), "OPP".into()]),
+                ("OPP".into(), vec!["OPP".into(), "PRO".into()]),
+            ],
+            abstentions: vec![],
+        },
+    });
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 200, 60);
+    assert!(screen.contains("╭ Votes"), "{screen}");
+    assert!(screen.contains("★ Adopt tower"), "{screen}");
+    assert!(
+        screen.contains("condorcet: PRO (Condorcet cycle: Borda decided)"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("votes_panel_200x60", screen);
+}

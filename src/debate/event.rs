@@ -125,6 +125,11 @@ pub enum Event {
         round: u32,
         scores: Vec<super::TurnScore>,
     },
+    /// A closing vote was counted.
+    Votes {
+        round: u32,
+        votes: super::VoteView,
+    },
     /// A move broke the dialogue's rules and was rejected (after one repair request).
     Violation {
         round: u32,

@@ -51,5 +51,5 @@ pub use model::{
     Act, Debate, DebateStatus, MODERATOR, Move, OUTSIDE, PERSON, Phase, Relation, Round, Seat,
     Turn, TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
 };
-pub use presentation::{Fact, Presentation, SidePanel, Standing, TurnScore};
+pub use presentation::{Fact, Presentation, SidePanel, Standing, TurnScore, VoteView};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

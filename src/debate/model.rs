@@ -121,6 +121,8 @@ super::vocabulary! {
         Closing,
         /// The moderator's verdict on a formal dialogue, after the computed one.
         Verdict,
+        /// A seat ranks the positions on the table (a closing vote).
+        Vote,
     }
 }
 

@@ -68,6 +68,78 @@ impl Default for Presentation {
     }
 }
 
+/// A closing vote as the faces show it: who could win, the counts, the outcome.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VoteView {
+    pub method: String,
+    /// (id, label) per candidate.
+    pub candidates: Vec<(String, String)>,
+    /// Points per candidate, in candidate order (first places, weighted or Borda points).
+    pub points: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winner: Option<String>,
+    pub consensus_reached: bool,
+    #[serde(default)]
+    pub fallback_used: bool,
+    /// How a tie was broken, in a sentence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tie: Option<String>,
+    /// Each voter's ranking, best first.
+    pub ballots: Vec<(String, Vec<String>)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub abstentions: Vec<String>,
+}
+
+impl VoteView {
+    /// The vote as a section of a record.
+    pub fn to_markdown(&self) -> String {
+        let view = self;
+        let mut out = format!("## Votes\n\n**Method:** {}", view.method);
+        match (&view.winner, view.consensus_reached) {
+            (Some(winner), true) => {
+                let label = view
+                    .candidates
+                    .iter()
+                    .find(|(id, _)| id == winner)
+                    .map_or(String::new(), |(_, l)| format!(" — {l}"));
+                out.push_str(&format!(" · **Winner:** {winner}{label}\n\n"));
+            }
+            _ => out.push_str(" · **No consensus**\n\n"),
+        }
+        out.push_str("| Position | Points |\n|---|---|\n");
+        for (i, (id, label)) in view.candidates.iter().enumerate() {
+            out.push_str(&format!(
+                "| {id}: {} | {:.1} |\n",
+                label.replace('|', "\\|"),
+                view.points.get(i).copied().unwrap_or(0.0)
+            ));
+        }
+        if view.fallback_used {
+            out.push_str("\nThe pairwise count had a cycle: Borda decided.\n");
+        }
+        if let Some(tie) = &view.tie {
+            out.push_str(&format!("\nTie: {tie}.\n"));
+        }
+        out.push_str("\nBallots: ");
+        out.push_str(
+            &view
+                .ballots
+                .iter()
+                .map(|(voter, ranking)| {
+                    if ranking.is_empty() {
+                        format!("{voter} abstained")
+                    } else {
+                        format!("{voter} {}", ranking.join(" > "))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        out.push('\n');
+        out
+    }
+}
+
 /// One argument's rubric score and, beside it, its gradual score.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TurnScore {

@@ -119,6 +119,9 @@ pub struct Synthesis {
     /// The person's verdict; None while it awaits one (and in records from before moot asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
+    /// The closing vote, when one was asked for (`--vote`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<super::VoteView>,
 }
 
 impl Synthesis {
@@ -169,6 +172,9 @@ impl Synthesis {
         if !self.action_items.is_empty() {
             let _ = writeln!(out, "## Action Items\n");
             bullet_list(&mut out, &self.action_items, "");
+        }
+        if let Some(votes) = &self.votes {
+            let _ = writeln!(out, "{}", votes.to_markdown());
         }
         if !self.notes.is_empty() {
             let _ = writeln!(out, "## Notes on This Debate\n");
@@ -235,6 +241,7 @@ mod tests {
             action_items: vec![],
             notes: vec![],
             approval: None,
+            votes: None,
         }
     }
 

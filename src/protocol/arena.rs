@@ -401,6 +401,9 @@ pub struct ArenaResult {
     pub scoring: Option<ScoringInfo>,
     pub scores: Vec<RubricScore>,
     pub summary: String,
+    /// The closing vote (`--vote`), when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<crate::debate::VoteView>,
     pub rounds: u32,
     pub notes: Vec<String>,
     pub date: String,
@@ -430,6 +433,10 @@ impl ArenaResult {
         }
         let _ = writeln!(out, "\n## Summary\n\n{}\n", self.summary.trim());
         out.push_str(&scores_table(&self.scores));
+        if let Some(votes) = &self.votes {
+            out.push_str(&votes.to_markdown());
+            out.push('\n');
+        }
         out.push_str("## Transcript\n\n");
         for t in &self.turns {
             let _ = writeln!(
@@ -678,6 +685,38 @@ async fn run(
     }
     // Gradual scores beside the rubric, from the whole debate's speech acts.
     with_gradual(&mut scores, &turns, &ctx.turns());
+    // The closing vote (`--vote`): the seats moot's model plays rank every seat's position.
+    let votes = match common.vote {
+        Some(method) => {
+            let voters: Vec<Seat> = members
+                .iter()
+                .filter(|m| m.player == Player::Model)
+                .map(|m| m.seat.clone())
+                .collect();
+            let candidates: Vec<(String, String)> = members
+                .iter()
+                .map(|m| {
+                    (
+                        m.seat.id.clone(),
+                        format!("{}: {}", m.persona.role_name, m.persona.stance_summary),
+                    )
+                })
+                .collect();
+            if voters.is_empty() {
+                notes.push("No seat moot's model plays could vote.".into());
+                None
+            } else {
+                let so_far = transcript_text(&members, &turns);
+                let round = settings.rounds;
+                Some(
+                    kit::closing_vote(ctx, common, method, round, &voters, &candidates, &so_far)
+                        .await?
+                        .1,
+                )
+            }
+        }
+        None => None,
+    };
     let summary = summarise(ctx, common, &topic, &members, &turns, &scores).await?;
     live.finish(&scores, scoring.as_ref(), &summary);
     let result = ArenaResult {
@@ -690,6 +729,7 @@ async fn run(
         scoring,
         scores,
         summary,
+        votes,
         rounds: settings.rounds,
         notes,
         date: crate::debate::today(),

@@ -316,6 +316,179 @@ impl Visibility {
     }
 }
 
+/// The schema name of a closing vote's ballot.
+pub const VOTE_SCHEMA: &str = "moot_vote";
+
+/// A closing vote: every seat ranks the positions on the table (in parallel, each its own
+/// journaled turn in the `vote` phase), and the ballots are counted by `method`. A ballot that
+/// leaves a position out or names one twice gets one repair request, then abstains. The count
+/// is announced (`Votes`) and returned with the view the faces and records show.
+pub async fn closing_vote(
+    ctx: &Context,
+    common: &super::Common,
+    method: crate::vote::Method,
+    round: u32,
+    voters: &[Seat],
+    candidates: &[(String, String)],
+    debate_so_far: &str,
+) -> Result<(crate::vote::Tally, crate::debate::VoteView), crate::engine::EngineError> {
+    use serde_json::json;
+    let ids: Vec<String> = candidates.iter().map(|(id, _)| id.clone()).collect();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "ranking": {
+                "type": "array",
+                "minItems": ids.len(),
+                "maxItems": ids.len(),
+                "items": {"type": "string", "enum": ids},
+                "description": "Every position's id once, the one you find best first."
+            },
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1}
+        },
+        "required": ["ranking", "confidence"]
+    });
+    let positions: String = candidates
+        .iter()
+        .map(|(id, label)| format!("{id}: {label}\n"))
+        .collect();
+    let deadline = Instant::now()
+        + common
+            .round_timeout
+            .saturating_mul(ctx.queued_turn_slots(voters));
+    let speeches = voters
+        .iter()
+        .map(|seat| {
+            structured_speech(
+                TurnKey::new(round, crate::debate::Phase::Vote, seat.id.clone()),
+                Some(seat.perspective.clone()),
+                format!(
+                    "You are {} ({}). The debate is over: rank the positions on the table by how \
+                     well they answer the question, on the arguments made, not by who made them. {}",
+                    seat.perspective,
+                    seat.id,
+                    prompts::DATA_RULE
+                ),
+                format!(
+                    "Question: {}\n\n{debate_so_far}\n\nThe positions on the table:\n{positions}\nRank all of them, best first, and say how confident you are (0–1).",
+                    common.question.trim()
+                ),
+                VOTE_SCHEMA,
+                schema.clone(),
+                ReplyKind::Structured {
+                    parser: std::sync::Arc::new(BallotReplies { ids: ids.clone() }),
+                    stream_field: None,
+                },
+                Some(300),
+                Some(deadline),
+            )
+        })
+        .collect();
+    let turns = ctx.speak_all(speeches).await?;
+    let ballots: Vec<crate::vote::Ballot> = voters
+        .iter()
+        .map(|seat| {
+            let data = turns
+                .iter()
+                .find(|t| t.seat == seat.id && t.status == crate::debate::TurnStatus::Ok)
+                .and_then(|t| t.data.clone());
+            crate::vote::Ballot {
+                voter: seat.id.clone(),
+                ranking: data
+                    .as_ref()
+                    .and_then(|d| serde_json::from_value(d.get("ranking")?.clone()).ok())
+                    .unwrap_or_default(),
+                confidence: data
+                    .as_ref()
+                    .and_then(|d| d.get("confidence")?.as_f64())
+                    .unwrap_or(0.0),
+                weight: 1.0,
+            }
+        })
+        .collect();
+    let tally = crate::vote::tally(method, &ids, &ballots, crate::vote::Share::TWO_THIRDS);
+    let view = crate::debate::VoteView {
+        method: if tally.method == tally.requested {
+            tally.method.to_string()
+        } else {
+            format!("{} ({})", tally.method, tally.requested)
+        },
+        candidates: candidates.to_vec(),
+        points: tally.points.clone(),
+        winner: tally.winner.clone(),
+        consensus_reached: tally.consensus_reached,
+        fallback_used: tally.fallback_used,
+        tie: tally.tie.as_ref().map(|t| {
+            format!(
+                "{} tied; {} chosen by {}",
+                t.tied.join(", "),
+                t.chosen,
+                t.rule
+            )
+        }),
+        ballots: ballots
+            .iter()
+            .map(|b| (b.voter.clone(), b.ranking.clone()))
+            .collect(),
+        abstentions: tally.abstentions.clone(),
+    };
+    ctx.emit(Event::Votes {
+        round,
+        votes: view.clone(),
+    });
+    Ok((tally, view))
+}
+
+/// Checks a ballot: every position exactly once.
+struct BallotReplies {
+    ids: Vec<String>,
+}
+
+impl crate::engine::ReplyParser for BallotReplies {
+    fn parse(
+        &self,
+        reply: &Value,
+        _: &crate::engine::Transcript<'_>,
+    ) -> Result<crate::engine::Reply, String> {
+        let ranking: Vec<String> = reply
+            .get("ranking")
+            .and_then(Value::as_array)
+            .ok_or("`ranking` must be an array of position ids")?
+            .iter()
+            .map(|v| v.as_str().unwrap_or("").trim().to_string())
+            .collect();
+        for (i, id) in ranking.iter().enumerate() {
+            if !self.ids.contains(id) {
+                return Err(format!(
+                    "{id:?} is no position; the positions are {}",
+                    self.ids.join(", ")
+                ));
+            }
+            if ranking[..i].contains(id) {
+                return Err(format!("{id} is ranked twice; rank each position once"));
+            }
+        }
+        if let Some(missing) = self.ids.iter().find(|id| !ranking.contains(id)) {
+            return Err(format!(
+                "the ranking leaves out {missing}; rank every position"
+            ));
+        }
+        let confidence = reply
+            .get("confidence")
+            .and_then(Value::as_f64)
+            .filter(|c| c.is_finite())
+            .map(|c| c.clamp(0.0, 1.0));
+        Ok(crate::engine::Reply {
+            content: format!("Ranks {}", ranking.join(" > ")),
+            confidence,
+            data: Some(
+                serde_json::json!({"ranking": ranking, "confidence": confidence.unwrap_or(0.5)}),
+            ),
+            ..crate::engine::Reply::default()
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,6 +125,8 @@ pub type ProviderFactory = Arc<dyn Fn(&Value) -> Result<Arc<dyn Provider>, Strin
 #[derive(Clone)]
 pub struct Common {
     pub question: String,
+    /// A closing vote, counted by this method, when `--vote` (or `vote =`) asks for one.
+    pub vote: Option<crate::vote::Method>,
     pub max_rounds: u32,
     /// `--perspectives N`.
     pub perspectives: Option<u32>,

@@ -95,6 +95,7 @@ async fn run(ctx: &Context, common: &Common) -> Result<Ending, EngineError> {
         clarification: None,
         redirect: Vec::new(),
         notes: Vec::new(),
+        votes: None,
         max_rounds: common.max_rounds,
         rounds_run: 0,
         total_deadline,
@@ -103,6 +104,7 @@ async fn run(ctx: &Context, common: &Common) -> Result<Ending, EngineError> {
         Ok(signal) => signal,
         Err(ending) => return Ok(ending),
     };
+    debate.vote().await?;
     let basis = debate.synthesise(signal).await?;
     debate.approve(basis).await
 }
@@ -214,6 +216,8 @@ struct Moderation<'a> {
     clarification: Option<String>,
     redirect: Vec<Seat>,
     notes: Vec<String>,
+    /// The closing vote, when `--vote` asked for one.
+    votes: Option<crate::debate::VoteView>,
     /// The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
     max_rounds: u32,
     rounds_run: u32,
@@ -728,7 +732,60 @@ impl Moderation<'_> {
     }
 
     /// The synthesis a moderator turn (the synthesis or its revision) makes.
+    /// The closing vote (`--vote`): every seat still at the table ranks the positions the
+    /// seats last took.
+    async fn vote(&mut self) -> Result<(), EngineError> {
+        let Some(method) = self.common.vote else {
+            return Ok(());
+        };
+        let voters: Vec<Seat> = self
+            .seats
+            .iter()
+            .filter(|s| self.roster.is_active(&s.id))
+            .cloned()
+            .collect();
+        let candidates: Vec<(String, String)> = voters
+            .iter()
+            .map(|s| {
+                let position = self
+                    .memory
+                    .get(&s.id)
+                    .and_then(|m| m.last_position.clone())
+                    .filter(|p| !p.trim().is_empty())
+                    .unwrap_or_else(|| s.stance.clone());
+                (s.id.clone(), format!("{} — {}", s.perspective, position))
+            })
+            .collect();
+        if candidates.len() < 2 {
+            return Ok(());
+        }
+        let so_far = self
+            .summaries
+            .iter()
+            .map(|(round, summary)| format!("Round {round}: {summary}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (_, view) = kit::closing_vote(
+            self.ctx,
+            self.common,
+            method,
+            self.rounds_run,
+            &voters,
+            &candidates,
+            &so_far,
+        )
+        .await?;
+        self.votes = Some(view);
+        Ok(())
+    }
+
     fn build(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
+        let mut synthesis = self.build_without_votes(basis, turn);
+        synthesis.votes = self.votes.clone();
+        synthesis
+    }
+
+    fn build_without_votes(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
         verdict::build_synthesis(verdict::SynthesisParts {
             debate_id: &self.ctx.debate_id,
             question: &self.question,

@@ -445,6 +445,7 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
         action_items: list("action_items"),
         notes,
         approval: None,
+        votes: None,
     }
 }
 

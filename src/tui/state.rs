@@ -104,6 +104,8 @@ pub struct DebateView {
     pub shared_context: Option<SharedContextView>,
     /// Rubric scores of arguments, when the protocol scores them (sanitized).
     pub scores: Vec<crate::debate::TurnScore>,
+    /// The closing vote, once counted (sanitized).
+    pub votes: Option<crate::debate::VoteView>,
     /// The question waiting for the person's answer.
     pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
@@ -311,6 +313,15 @@ impl DebateView {
                 if let Some(activity) = self.activity_mut(seat) {
                     activity.requested = Some((by.clone(), *timeout_seconds));
                 }
+                self.generation += 1;
+            }
+            Event::Votes { votes, .. } => {
+                let mut votes = votes.clone();
+                for (_, label) in &mut votes.candidates {
+                    *label = sanitize::clean(label);
+                }
+                votes.tie = votes.tie.as_deref().map(sanitize::clean);
+                self.votes = Some(votes);
                 self.generation += 1;
             }
             Event::Scores { scores, .. } => {

@@ -367,6 +367,7 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         Some("moot_arena_argument") => "arena_argument",
         Some("moot_arena_order") => "arena_order",
         Some("moot_arena_scores") => "arena_scores",
+        Some("moot_vote") => "vote",
         Some(_) => "unknown",
         None if text.contains("You are the moderator of a structured debate")
             && (text.contains("Pose the question") || text.contains("Open round")) =>
@@ -399,7 +400,13 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
                 .rfind("You are ")
                 .map(|start| text[start + 8..end].to_string())
         });
-    let seat = side.map(str::to_string).or(role).or(seat);
+    // A voter names itself: "You are Performance Advocate (B). The debate is over".
+    let voter = text.find("). The debate is over").and_then(|end| {
+        text[..end]
+            .rfind('(')
+            .map(|start| text[start + 1..end].to_string())
+    });
+    let seat = voter.or(side.map(str::to_string)).or(role).or(seat);
     let round = text
         .find("Round ")
         .and_then(|i| text[i + 6..].split(|c: char| !c.is_ascii_digit()).next())
@@ -719,6 +726,22 @@ fn reply_for(
                 .map(|n| json!({"turn_number": n, "evidence": 0.8, "relevance": 0.7, "responsiveness": 0.6, "stance_adherence": 0.9, "reason": "cites the pilot"}))
                 .collect();
             json!({"scores": scores}).to_string()
+        }
+        "vote" => {
+            // Every position once: the voter's own first, then the rest in order.
+            let ids: Vec<String> = schema["properties"]["ranking"]["items"]["enum"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let mut ranking: Vec<String> = ids
+                .iter()
+                .filter(|id| id.as_str() == seat)
+                .cloned()
+                .collect();
+            ranking.extend(ids.iter().filter(|id| id.as_str() != seat).cloned());
+            json!({"ranking": ranking, "confidence": 0.7}).to_string()
         }
         "arena_summary" => {
             "Both seats argued from the 2022 pilot; the strongest point was turn 1.".to_string()

@@ -394,6 +394,36 @@ async fn run(
     let turns = ctx.turns();
     let violations = recorded_violations(&turns);
     let computed = verdict::compute(&side_ids(), &turns, violations.len());
+    let votes = match common.vote {
+        Some(method) => {
+            let thesis = |side: Side| {
+                let state = State::from_turns(&turns);
+                verdict::thesis_of(&state, side)
+                    .and_then(|id| state.get(&id).map(|n| n.text.clone()))
+            };
+            let candidates = vec![
+                (
+                    "PRO".to_string(),
+                    thesis(Side::Pro).unwrap_or_else(|| topic.clone()),
+                ),
+                (
+                    "OPP".to_string(),
+                    thesis(Side::Opp).unwrap_or_else(|| format!("not: {topic}")),
+                ),
+            ];
+            let so_far = format!(
+                "Computed so far: PRO {:.2}, OPP {:.2}; {} open why(s).",
+                computed.pro.score, computed.opp.score, computed.metrics.unaddressed_whys
+            );
+            let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
+            Some(
+                kit::closing_vote(ctx, common, method, round, &seats, &candidates, &so_far)
+                    .await?
+                    .1,
+            )
+        }
+        None => None,
+    };
     let moderator = moderator_verdict(ctx, common, settings, &topic, &computed, &turns).await?;
     let disagreement = moderator
         .as_ref()
@@ -438,6 +468,7 @@ async fn run(
         moderator,
         disagreement,
         violations,
+        votes,
         rounds: rounds_argued,
         notes,
         date: crate::debate::today(),

@@ -394,6 +394,9 @@ pub struct DialogueResult {
     pub disagreement: Option<String>,
     /// Moves the rules rejected, by round and side.
     pub violations: Vec<RecordedViolation>,
+    /// The closing vote of both sides (`--vote`), when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<crate::debate::VoteView>,
     pub rounds: u32,
     pub notes: Vec<String>,
     pub date: String,
@@ -695,6 +698,9 @@ impl DialogueResult {
                     c.winner, c.pro.score, c.opp.score
                 );
             }
+        }
+        if let Some(votes) = &self.votes {
+            let _ = write!(out, "\n#{}", votes.to_markdown());
         }
         let m = &c.metrics;
         let _ = writeln!(
@@ -1097,6 +1103,7 @@ mod report {
                     rule: "move 1: P2.1 is the other side's premise".into(),
                 },
             }],
+            votes: None,
             rounds: 1,
             notes: vec!["Context: not a git work tree".into()],
             date: "2026-11-22".into(),

@@ -19,6 +19,18 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         standings(frame, area, app, theme);
         return;
     }
+    let area = match &app.view.votes {
+        Some(votes) if app.panels.context => {
+            let rows = (votes.candidates.len() as u16 + 4).min(area.height / 2);
+            let [top, rest] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Length(rows), Constraint::Min(0)])
+                .areas(area);
+            self::votes(frame, top, app, theme);
+            rest
+        }
+        _ => area,
+    };
     let area = if !app.view.scores.is_empty() && app.panels.context {
         let rows = (app.view.scores.len() as u16 + 3).min(area.height / 2);
         let [top, rest] = Layout::default()
@@ -126,6 +138,46 @@ fn standings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     .map(|l| Line::styled(l, theme.text)),
             );
         }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The closing vote: a bar of points per candidate, the winner marked, how it was decided.
+fn votes(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(votes) = &app.view.votes else { return };
+    let block = panel("Votes", theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let most = votes.points.iter().copied().fold(0.0, f64::max).max(1.0);
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, (id, label)) in votes.candidates.iter().enumerate() {
+        let points = votes.points.get(i).copied().unwrap_or(0.0);
+        let won = votes.winner.as_deref() == Some(id.as_str());
+        let label_width = (width / 3).clamp(8, 24);
+        let label: String = label.chars().take(label_width).collect();
+        let head = format!("{} {label:<label_width$} ", if won { "★" } else { " " });
+        let room = width.saturating_sub(head.chars().count() + 6).max(1);
+        let filled = ((points / most) * room as f64).round() as usize;
+        lines.push(Line::from(vec![
+            Span::styled(head, if won { theme.accent } else { theme.text }),
+            Span::styled("█".repeat(filled), theme.accent),
+            Span::styled(format!(" {points:.1}"), theme.dim),
+        ]));
+    }
+    let outcome = match (&votes.winner, votes.consensus_reached) {
+        (Some(winner), true) => format!("{}: {winner}", votes.method),
+        _ => format!("{}: no consensus", votes.method),
+    };
+    let mut tail = outcome;
+    if votes.fallback_used {
+        tail.push_str(" (Condorcet cycle: Borda decided)");
+    }
+    if let Some(tie) = &votes.tie {
+        tail.push_str(&format!(" · tie: {tie}"));
+    }
+    for line in wrap(&tail, width) {
+        lines.push(Line::styled(line, theme.dim));
     }
     frame.render_widget(Paragraph::new(lines), inner);
 }
