@@ -67,6 +67,20 @@ pub enum Command {
         #[command(subcommand)]
         action: ArenaAction,
     },
+    /// A debate's approval gates: each request, and how it was decided.
+    Gates {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve the gate a debate waits at (from any terminal; the debate notices).
+    Approve { id: String },
+    /// Reject the gate a debate waits at, saying why (the debate stops there).
+    Reject {
+        id: String,
+        #[arg(long)]
+        reason: String,
+    },
     /// Read an arena directory (design note 003; written by moot or by hand) into the journal,
     /// to replay, search and show it like any debate.
     Import {

@@ -30,6 +30,8 @@ pub struct Config {
     /// The voting method of a closing vote (`--vote`): plurality, borda, condorcet, unanimous,
     /// weighted, threshold or auto.
     pub vote: Option<String>,
+    /// Approval gates: where a debate stops for the person's approval.
+    pub gates: GatesConfig,
     /// Tables the config file has beyond moot's own: a protocol's settings (`[panel]`).
     #[serde(skip)]
     pub protocol_tables: BTreeMap<String, toml::Value>,
@@ -42,6 +44,26 @@ pub struct Config {
     /// Perspective name → provider profile, to seat a perspective on another model.
     pub perspective_providers: BTreeMap<String, String>,
     pub ui: UiConfig,
+}
+
+/// `[gates]`: approval gates (design note 004).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct GatesConfig {
+    pub enabled: bool,
+    /// Where: `after_round`, `before_synthesis` (before a protocol's closing document).
+    pub points: Vec<String>,
+    pub timeout_minutes: u64,
+}
+
+impl Default for GatesConfig {
+    fn default() -> Self {
+        GatesConfig {
+            enabled: false,
+            points: vec!["after_round".into(), "before_synthesis".into()],
+            timeout_minutes: 30,
+        }
+    }
 }
 
 /// The workbench's look.
@@ -228,6 +250,7 @@ const OWN_KEYS: &[&str] = &[
     "perspective_providers",
     "ui",
     "vote",
+    "gates",
 ];
 
 impl Config {

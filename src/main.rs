@@ -216,6 +216,20 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::export(&open_store()?, &id, format, out.as_deref())?;
             Ok(0)
         }
+        Some(Command::Gates { id, json }) => {
+            commands::gates(&open_store()?, &id, json)?;
+            Ok(0)
+        }
+        Some(Command::Approve { id }) => {
+            let by = format!("{} from another terminal", moot::signals::user());
+            commands::decide_gate(&open_store()?, &id, None, &by)?;
+            Ok(0)
+        }
+        Some(Command::Reject { id, reason }) => {
+            let by = format!("{} from another terminal", moot::signals::user());
+            commands::decide_gate(&open_store()?, &id, Some(&reason), &by)?;
+            Ok(0)
+        }
         Some(Command::Arena { action }) => {
             commands::arena(&open_store()?, action)?;
             Ok(0)
@@ -484,6 +498,30 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
     }
     settings.follow_up = args.follow_up;
     settings.sequential = args.sequential;
+    // Gates at points the protocol does not stop at are a mistake in the config.
+    if config.gates.enabled {
+        let where_ = |key: &str| match &config.source {
+            Some(path) => format!("{}: [gates] ", moot::config::locate(path, key)),
+            None => "[gates] ".to_string(),
+        };
+        for point in &config.gates.points {
+            if !protocol.gate_points().contains(&point.as_str()) {
+                return Err(Failure::usage(format!(
+                    "{}{point:?} is not a gate of the {} protocol; its gates are {}",
+                    where_("points"),
+                    protocol.name(),
+                    protocol.gate_points().join(", ")
+                )));
+            }
+        }
+        if !(1..=525_600).contains(&config.gates.timeout_minutes) {
+            return Err(Failure::usage(format!(
+                "{}timeout_minutes must be 1 minute to a year, not {}",
+                where_("timeout_minutes"),
+                config.gates.timeout_minutes
+            )));
+        }
+    }
     if let Some(name) = &args.vote {
         let method =
             moot::vote::Method::parse(name).map_err(|e| Failure::usage(format!("--vote: {e}")))?;

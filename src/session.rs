@@ -56,6 +56,9 @@ pub struct DebateSettings {
     /// `--vote`: every seat ranks the positions on the table at the end, counted this way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote: Option<crate::vote::Method>,
+    /// Approval gates, as `[gates]` set them when the debate started.
+    #[serde(default)]
+    pub gates: crate::config::GatesConfig,
 }
 
 fn moderated() -> String {
@@ -106,6 +109,7 @@ impl DebateSettings {
         };
         Ok(DebateSettings {
             vote,
+            gates: config.gates.clone(),
             protocol: protocol_name,
             protocol_settings,
             max_rounds: config.debate.max_rounds,
@@ -455,6 +459,7 @@ async fn run(
         }),
         question: debate.question.clone(),
         vote: settings.vote,
+        gates: settings.gates.clone(),
         max_rounds: settings.max_rounds,
         perspectives: settings.perspectives,
         default_perspectives: settings.default_perspectives,

@@ -3334,3 +3334,98 @@ fn vote_ends_a_moderated_debate_with_every_seat_ranking_and_bad_methods_exit_2()
         "nothing was sent for a bad method"
     );
 }
+
+#[test]
+fn a_gate_is_decided_from_another_terminal_while_the_debate_waits() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("[retry]\nmax_attempts = 3\nbase_delay_ms = 5\nmax_delay_ms = 50\n\n[gates]\nenabled = true\npoints = [\"after_round\"]\n");
+    let run = |question: &str| {
+        // stdin stays open and silent: only another terminal can decide.
+        let mut child = home
+            .command(Some(&server))
+            .args([
+                "--headless",
+                "--checkpoints",
+                "stdin",
+                "--max-rounds",
+                "2",
+                question,
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let reader = BufReader::new(child.stdout.take().unwrap());
+        (child, stdin, reader)
+    };
+    let (mut child, mut stdin, mut reader) = run(QUESTION);
+    // The round's own checkpoint is answered on stdin; the gate after it is not.
+    let seen = read_until(&mut reader, |e| e["type"] == "checkpoint");
+    let id = seen[0]["id"].as_str().unwrap().to_string();
+    stdin.as_mut().unwrap().write_all(b"c\n").unwrap();
+    let seen = read_until(&mut reader, |e| e["type"] == "gate_requested");
+    assert_eq!(seen.last().unwrap()["gate"], "after_round:1");
+    let listed = home.run(None, &["gates", &id]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("waiting"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+    let approve = home.run(None, &["approve", &id]);
+    assert!(approve.status.success(), "{}", stderr(&approve));
+    let seen = read_until(&mut reader, |e| e["type"] == "gate_decided");
+    let decided = seen.last().unwrap();
+    assert_eq!(decided["decision"], "approved");
+    assert!(
+        decided["by"]
+            .as_str()
+            .unwrap()
+            .ends_with("from another terminal")
+    );
+    // Round 2's gate (its checkpoint answered first, if it asks one), rejected from the other
+    // terminal: the debate stops there.
+    loop {
+        let seen = read_until(&mut reader, |e| {
+            e["type"] == "gate_requested" || e["type"] == "checkpoint"
+        });
+        if seen.last().unwrap()["type"] == "gate_requested" {
+            break;
+        }
+        stdin.as_mut().unwrap().write_all(b"c\n").unwrap();
+    }
+    let reject = home.run(
+        None,
+        &["reject", &id, "--reason", "stop: the numbers are made up"],
+    );
+    assert!(reject.status.success(), "{}", stderr(&reject));
+    let rest = read_until(&mut reader, |e| e["type"] == "debate_completed");
+    assert_eq!(rest.last().unwrap()["status"], "cancelled");
+    drop(stdin);
+    child.wait().unwrap();
+    let gates: Value =
+        serde_json::from_slice(&home.run(None, &["gates", &id, "--json"]).stdout).unwrap();
+    assert_eq!(gates[1]["decision"], "rejected");
+    assert_eq!(gates[1]["reason"], "stop: the numbers are made up");
+    // Nothing waits now: deciding again is refused.
+    let again = home.run(None, &["approve", &id]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("waits at no gate"),
+        "{}",
+        stderr(&again)
+    );
+    // A gate at a point the protocol has not: exit 2, located.
+    home.write_config("[gates]\nenabled = true\npoints = [\"before_apply\"]\n");
+    let output = home.run(Some(&server), &["--headless", QUESTION]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(
+            "config.toml:3:1: [gates] \"before_apply\" is not a gate of the moderated protocol"
+        ),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -667,3 +667,148 @@ async fn a_closing_vote_is_counted_and_a_condorcet_tie_falls_back_to_borda_on_th
         .collect();
     assert_eq!(phases.iter().filter(|p| **p == Phase::Vote).count(), 2);
 }
+
+fn gated(path: &Path, code: &Path, minutes: u64) -> DebateSettings {
+    let mut settings = settings(path, code, 1);
+    settings.gates = moot::config::GatesConfig {
+        enabled: true,
+        points: vec!["after_round".into()],
+        timeout_minutes: minutes,
+    };
+    settings
+}
+
+fn short_script() -> Script {
+    let mut script = Script::new();
+    script
+        .opening()
+        .say(
+            "argument",
+            "PRO",
+            1,
+            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
+        )
+        .say(
+            "argument",
+            "OPP",
+            1,
+            json!([{"act": "why", "target": "P2.1"}]),
+        )
+        .say("closing", "PRO", 2, json!([]))
+        .say("closing", "OPP", 2, json!([]))
+        .verdict(2, "PRO");
+    script
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_again() {
+    use moot::debate::Control;
+    use moot::session::ResumeChanges;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let code = codebase();
+
+    // Approved: the debate goes on; the decision is journaled with who made it.
+    let store = Store::in_memory().unwrap();
+    short_script().write(&path);
+    let (finish, events) = answered(vec![Control::Accept], "ana", |wiring| {
+        session::start(
+            store.clone(),
+            TOPIC,
+            gated(&path, code.path(), 30),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::GateRequested { gate, .. } if gate == "after_round:1"))
+    );
+    let gates = store.gates(&finish.id).unwrap();
+    let after = gates.iter().find(|g| g.gate == "after_round:1").unwrap();
+    assert_eq!(
+        (after.decision.as_deref(), after.decided_by.as_deref()),
+        (Some("approved"), Some("ana"))
+    );
+    // The point not configured passes on its own, recorded as such.
+    let before = gates
+        .iter()
+        .find(|g| g.point == "before_synthesis")
+        .unwrap();
+    assert_eq!(before.decided_by.as_deref(), Some("moot (gates are off)"));
+
+    // Rejected: the debate stops there, the reason kept.
+    let store = Store::in_memory().unwrap();
+    short_script().write(&path);
+    let (finish, _) = answered(
+        vec![Control::Decline("the premises are untested".into())],
+        "ana",
+        |wiring| {
+            session::start(
+                store.clone(),
+                TOPIC,
+                gated(&path, code.path(), 30),
+                wiring,
+                std::future::pending(),
+            )
+        },
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Cancelled);
+    let rejected = &store.gates(&finish.id).unwrap()[0];
+    assert_eq!(
+        (rejected.decision.as_deref(), rejected.reason.as_deref()),
+        (Some("rejected"), Some("the premises are untested"))
+    );
+    assert!(
+        store.synthesis(&finish.id).unwrap().is_none(),
+        "no verdict after a rejection"
+    );
+
+    // Unanswered: paused at the timeout; a resume asks again and goes on once approved.
+    let store = Store::in_memory().unwrap();
+    short_script().write(&path);
+    let (finish, _) = answered(vec![], "ana", |wiring| {
+        session::start(
+            store.clone(),
+            TOPIC,
+            gated(&path, code.path(), 1),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Paused);
+    assert_eq!(
+        store.gates(&finish.id).unwrap()[0].decision.as_deref(),
+        Some("timed_out")
+    );
+    let mut rest = short_script();
+    rest.0
+        .retain(|r| r["phase"] == "closing" || r["phase"] == "verdict");
+    rest.write(&path);
+    let (finish, _) = answered(vec![Control::Accept], "ana", |wiring| {
+        session::resume(
+            store.clone(),
+            &finish.id,
+            ResumeChanges::default(),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let names: Vec<(String, Option<String>)> = store
+        .gates(&finish.id)
+        .unwrap()
+        .into_iter()
+        .map(|g| (g.gate, g.decision))
+        .collect();
+    assert!(
+        names.contains(&("after_round:1#2".to_string(), Some("approved".to_string()))),
+        "{names:?}"
+    );
+}

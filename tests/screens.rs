@@ -1249,3 +1249,45 @@ fn the_votes_panel_shows_the_count_the_winner_and_how_it_was_decided() {
     );
     insta::assert_snapshot!("votes_panel_200x60", screen);
 }
+
+#[test]
+fn an_approval_gate_asks_approve_or_reject_with_a_reason() {
+    let mut events = dialogue_round_one();
+    events.push(Event::GateRequested {
+        gate: "after_round:1".into(),
+        point: "after_round".into(),
+        round: 1,
+        summary: "Round 1: PRO 0.47 · OPP 0.50 · 1 open why(s)".into(),
+        timeout_seconds: 1800,
+    });
+    events.push(Event::Checkpoint {
+        round: 1,
+        timeout_seconds: 1800,
+        kind: AskKind::Gate,
+        detail: Some("Round 1: PRO 0.47 · OPP 0.50 · 1 open why(s)".into()),
+        choices: vec![],
+    });
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("Approval gate after round 1") && screen.contains("approve"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("gate_120x40", screen);
+    assert!(matches!(
+        app.on_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE)),
+        Some(moot::tui::app::Effect::Control(
+            moot::debate::Control::Accept
+        ))
+    ));
+    let mut app = app_with(&events);
+    app.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    assert!(render(&mut app, 120, 40).contains("Why is this gate rejected?"));
+    for c in "untested premises".chars() {
+        app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert!(
+        matches!(sent, Some(moot::tui::app::Effect::Control(moot::debate::Control::Decline(ref r))) if r == "untested premises")
+    );
+}

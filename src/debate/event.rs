@@ -130,6 +130,23 @@ pub enum Event {
         round: u32,
         votes: super::VoteView,
     },
+    /// The debate waits at an approval gate until it is approved or rejected (here, or with
+    /// `moot approve` / `moot reject` from another terminal) or the timeout pauses it.
+    GateRequested {
+        gate: String,
+        point: String,
+        round: u32,
+        summary: String,
+        timeout_seconds: u64,
+    },
+    /// A gate was settled: `approved`, `rejected` or `timed_out`, by whom and why.
+    GateDecided {
+        gate: String,
+        decision: String,
+        by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// A move broke the dialogue's rules and was rejected (after one repair request).
     Violation {
         round: u32,
@@ -320,6 +337,8 @@ super::vocabulary! {
         Options,
         /// A seat the person plays: its turn's words (`g TEXT`), or pass (`e`).
         Turn,
+        /// An approval gate: approve (`approve`), or reject with a reason (`reject REASON`).
+        Gate,
     }
 }
 
@@ -339,6 +358,7 @@ impl AskKind {
             AskKind::Choice => &[Answer::Choose, Answer::Reject],
             AskKind::Options => &[Answer::Continue, Answer::Guide, Answer::End],
             AskKind::Turn => &[Answer::Guide, Answer::End],
+            AskKind::Gate => &[Answer::Accept, Answer::Decline],
         }
     }
 
@@ -354,6 +374,8 @@ impl AskKind {
             AskKind::Options => Control::Continue,
             // Nobody speaks for the person: the turn passes.
             AskKind::Turn => Control::End,
+            // Answering with defaults approves: gates that must hold need someone to answer.
+            AskKind::Gate => Control::Accept,
             AskKind::Conclusion | AskKind::Approval | AskKind::RevisedApproval => Control::Accept,
             // Nobody picks for the person: a contested result stays open.
             AskKind::Choice => Control::Reject,
@@ -371,6 +393,8 @@ super::vocabulary! {
         Revise,
         Reject,
         Choose,
+        /// Reject a gate, with the reason.
+        Decline,
     }
 }
 
@@ -385,6 +409,7 @@ impl Answer {
             Answer::Revise => "`revise TEXT`",
             Answer::Reject => "`reject`",
             Answer::Choose => "`choose ID` (an option)",
+            Answer::Decline => "`reject REASON` (a gate)",
         }
     }
 }
@@ -395,8 +420,8 @@ pub enum AnswerError {
     #[error("that answer needs text: `{0}`")]
     NeedsText(&'static str),
     #[error(
-        "unknown answer {0:?}: use `c` (continue), `g TEXT` (guide), `e` (end), `accept`, \
-         `revise TEXT`, `reject` or `choose ID`"
+        "unknown answer {0:?}: use `c` (continue), `g TEXT` (guide), `e` (end), `accept` (or \
+         `approve`), `revise TEXT`, `reject` (`reject REASON` at a gate) or `choose ID`"
     )]
     Unknown(String),
 }
@@ -416,6 +441,8 @@ pub enum Control {
     Reject,
     /// Pick this option of a contested result (its id: `A`, `B`…).
     Choose(String),
+    /// Reject an approval gate, saying why.
+    Decline(String),
 }
 
 impl Control {
@@ -428,13 +455,17 @@ impl Control {
             Control::Revise(_) => Answer::Revise,
             Control::Reject => Answer::Reject,
             Control::Choose(_) => Answer::Choose,
+            Control::Decline(_) => Answer::Decline,
         }
     }
 
     /// The text that goes with a guide, revise or choose answer.
     pub fn guidance(&self) -> Option<&str> {
         match self {
-            Control::Guide(text) | Control::Revise(text) | Control::Choose(text) => Some(text),
+            Control::Guide(text)
+            | Control::Revise(text)
+            | Control::Choose(text)
+            | Control::Decline(text) => Some(text),
             _ => None,
         }
     }
@@ -452,6 +483,7 @@ impl Control {
             "e" | "end" if rest.is_empty() => Ok(Control::End),
             "a" | "accept" | "approve" if rest.is_empty() => Ok(Control::Accept),
             "reject" if rest.is_empty() => Ok(Control::Reject),
+            "reject" => Ok(Control::Decline(rest.to_string())),
             "g" | "guide" if !rest.is_empty() => Ok(Control::Guide(rest.to_string())),
             "r" | "revise" if !rest.is_empty() => Ok(Control::Revise(rest.to_string())),
             "choose" | "pick" if !rest.is_empty() => Ok(Control::Choose(rest.to_uppercase())),
@@ -472,6 +504,7 @@ impl Control {
             Answer::Revise => Control::Revise(text),
             Answer::Reject => Control::Reject,
             Answer::Choose => Control::Choose(text),
+            Answer::Decline => Control::Decline(text),
         }
     }
 }
@@ -501,6 +534,7 @@ impl std::fmt::Display for Stage {
                 AskKind::Choice => f.write_str("waiting for the person to choose an option"),
                 AskKind::Options => f.write_str("waiting for the options to be accepted"),
                 AskKind::Turn => write!(f, "waiting for a person's turn in round {round}"),
+                AskKind::Gate => write!(f, "waiting at an approval gate after round {round}"),
             },
             Stage::Synthesising => f.write_str("synthesising"),
         }

@@ -98,6 +98,33 @@ pub struct EngineSettings {
     pub temperature: Option<f32>,
 }
 
+/// How often a waiting gate looks in the journal for a decision made elsewhere.
+const GATE_POLL: Duration = Duration::from_millis(500);
+
+/// How an approval gate was settled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateOutcome {
+    Approved {
+        by: String,
+    },
+    Rejected {
+        by: String,
+        reason: String,
+    },
+    /// Nobody decided in time: the debate pauses, and a resume asks again.
+    TimedOut,
+}
+
+impl GateOutcome {
+    /// The answer it amounts to, for the faces' question to close.
+    fn control(&self) -> Control {
+        match self {
+            GateOutcome::Rejected { reason, .. } => Control::Decline(reason.clone()),
+            _ => Control::Accept,
+        }
+    }
+}
+
 /// The outcome of asking the person something.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CheckpointOutcome {
@@ -660,6 +687,143 @@ impl Context {
             control: answer,
             by: self.answerer.clone(),
         })
+    }
+
+    /// Stops at an approval gate (`point` after `round`) until it is settled: by the person
+    /// here (approve, or reject with a reason), by `moot approve` / `moot reject` from another
+    /// process (read from the journal), or by the timeout, which pauses the debate (a resume
+    /// asks again). With gates off (`active` false) it is approved at once and recorded so.
+    pub async fn gate(
+        &self,
+        point: &str,
+        round: u32,
+        summary: String,
+        artifacts: Value,
+        active: bool,
+        timeout: Duration,
+    ) -> Result<GateOutcome, EngineError> {
+        let base = format!("{point}:{round}");
+        // A gate that timed out is asked again on resume, under the next attempt's name.
+        let earlier = self.store.gates(&self.debate_id)?;
+        let attempts = earlier
+            .iter()
+            .filter(|g| g.gate == base || g.gate.starts_with(&format!("{base}#")))
+            .count();
+        let latest = earlier
+            .iter()
+            .rfind(|g| g.gate == base || g.gate.starts_with(&format!("{base}#")));
+        let gate = match latest {
+            Some(record) if record.decision.as_deref() != Some("timed_out") => record.gate.clone(),
+            Some(_) => format!("{base}#{}", attempts + 1),
+            None => base,
+        };
+        self.journal(|store| {
+            store.request_gate(&self.debate_id, &gate, point, round, &summary, &artifacts)
+        })
+        .await?;
+        if let Some(settled) = self.settled(&gate)? {
+            return Ok(settled);
+        }
+        if !active {
+            // Recorded, not announced: with gates off nothing waits.
+            return self
+                .settle(&gate, "approved", "moot (gates are off)", None, false)
+                .await;
+        }
+        self.emit(Event::GateRequested {
+            gate: gate.clone(),
+            point: point.to_string(),
+            round,
+            summary: summary.clone(),
+            timeout_seconds: timeout.as_secs(),
+        });
+        self.emit(Event::Checkpoint {
+            round,
+            timeout_seconds: timeout.as_secs(),
+            kind: AskKind::Gate,
+            detail: Some(summary),
+            choices: Vec::new(),
+        });
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(settled) = self.settled(&gate)? {
+                // Another process decided: announced here, and the question here is closed.
+                self.announce(&gate, &settled);
+                if let GateOutcome::Approved { .. } | GateOutcome::Rejected { .. } = &settled {
+                    self.emit(answered(round, AskKind::Gate, &settled.control()));
+                }
+                return Ok(settled);
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                self.settle(&gate, "timed_out", "the timeout", None, true)
+                    .await?;
+                return Ok(GateOutcome::TimedOut);
+            }
+            let slice = (now + GATE_POLL).min(deadline);
+            if let Some(control) = self.await_answer(AskKind::Gate, &[], slice).await {
+                let (decision, reason) = match &control {
+                    Control::Decline(reason) => ("rejected", Some(reason.clone())),
+                    _ => ("approved", None),
+                };
+                let by = self.answerer.clone();
+                let outcome = self
+                    .settle(&gate, decision, &by, reason.as_deref(), true)
+                    .await?;
+                self.emit(answered(round, AskKind::Gate, &outcome.control()));
+                return Ok(outcome);
+            }
+        }
+    }
+
+    /// A gate's decision, if one is journaled.
+    fn settled(&self, gate: &str) -> Result<Option<GateOutcome>, EngineError> {
+        let Some(record) = self.store.gate(&self.debate_id, gate)? else {
+            return Ok(None);
+        };
+        let by = record.decided_by.clone().unwrap_or_default();
+        Ok(match record.decision.as_deref() {
+            Some("approved") => Some(GateOutcome::Approved { by }),
+            Some("rejected") => Some(GateOutcome::Rejected {
+                by,
+                reason: record.reason.unwrap_or_default(),
+            }),
+            Some(_) => Some(GateOutcome::TimedOut),
+            None => None,
+        })
+    }
+
+    /// Journals a gate's decision (unless another process settled it first: then that one
+    /// stands) and announces it.
+    async fn settle(
+        &self,
+        gate: &str,
+        decision: &str,
+        by: &str,
+        reason: Option<&str>,
+        announce: bool,
+    ) -> Result<GateOutcome, EngineError> {
+        self.journal(|store| store.decide_gate(&self.debate_id, gate, decision, by, reason))
+            .await?;
+        let outcome = self.settled(gate)?.unwrap_or(GateOutcome::TimedOut);
+        if announce {
+            self.announce(gate, &outcome);
+        }
+        Ok(outcome)
+    }
+
+    fn announce(&self, gate: &str, outcome: &GateOutcome) {
+        let (decision, by, reason) = match outcome {
+            GateOutcome::Approved { by } => ("approved", by.clone(), None),
+            GateOutcome::Rejected { by, reason } => ("rejected", by.clone(), Some(reason.clone())),
+            GateOutcome::TimedOut => ("timed_out", "the timeout".to_string(), None),
+        };
+        self.emit(Event::GateDecided {
+            gate: gate.to_string(),
+            decision: decision.to_string(),
+            by,
+            reason,
+        });
     }
 
     /// The first control that answers `kind` before `deadline` (ones that do not are refused

@@ -7,8 +7,8 @@ pub mod guardrails;
 pub mod reply;
 
 pub use context::{
-    CheckpointOutcome, Context, EngineError, EngineSettings, Replay, ReplyKind, Seating, Speech,
-    Wiring,
+    CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Replay, ReplyKind,
+    Seating, Speech, Wiring,
 };
 pub use reply::{Reply, ReplyParser, Transcript, Validated, Validator};
 

@@ -682,6 +682,13 @@ async fn run(
                 }
             ),
         });
+        let artifacts = json!({"round": round, "scores": scores});
+        let summary = format!("Round {round} ({}) is in.", phase_name(phase));
+        if let Some(ending) =
+            kit::gate(ctx, common, "after_round", round, summary, artifacts).await?
+        {
+            return Ok(ending);
+        }
     }
     // Gradual scores beside the rubric, from the whole debate's speech acts.
     with_gradual(&mut scores, &turns, &ctx.turns());
@@ -717,6 +724,22 @@ async fn run(
         }
         None => None,
     };
+    let artifacts = json!({"scores": scores, "votes": votes});
+    if let Some(ending) = kit::gate(
+        ctx,
+        common,
+        "before_synthesis",
+        settings.rounds,
+        format!(
+            "{} turns are in; the moderator's summary comes next.",
+            turns.len()
+        ),
+        artifacts,
+    )
+    .await?
+    {
+        return Ok(ending);
+    }
     let summary = summarise(ctx, common, &topic, &members, &turns, &scores).await?;
     live.finish(&scores, scoring.as_ref(), &summary);
     let result = ArenaResult {

@@ -316,6 +316,32 @@ impl Visibility {
     }
 }
 
+/// Stops at the approval gate `point` after `round` when the debate's `[gates]` name it
+/// (approved at once, and recorded so, when they do not): `None` goes on; a rejection cancels
+/// the debate; a timeout pauses it (a resume asks again).
+pub async fn gate(
+    ctx: &Context,
+    common: &super::Common,
+    point: &str,
+    round: u32,
+    summary: String,
+    artifacts: Value,
+) -> Result<Option<super::Ending>, crate::engine::EngineError> {
+    let gates = &common.gates;
+    let active = gates.enabled && gates.points.iter().any(|p| p == point);
+    let timeout = crate::engine::wait(gates.timeout_minutes.saturating_mul(60));
+    Ok(
+        match ctx
+            .gate(point, round, summary, artifacts, active, timeout)
+            .await?
+        {
+            crate::engine::GateOutcome::Approved { .. } => None,
+            crate::engine::GateOutcome::Rejected { .. } => Some(super::Ending::Cancelled),
+            crate::engine::GateOutcome::TimedOut => Some(super::Ending::Paused),
+        },
+    )
+}
+
 /// The schema name of a closing vote's ballot.
 pub const VOTE_SCHEMA: &str = "moot_vote";
 

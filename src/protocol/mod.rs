@@ -127,6 +127,8 @@ pub struct Common {
     pub question: String,
     /// A closing vote, counted by this method, when `--vote` (or `vote =`) asks for one.
     pub vote: Option<crate::vote::Method>,
+    /// Approval gates (`[gates]`).
+    pub gates: crate::config::GatesConfig,
     pub max_rounds: u32,
     /// `--perspectives N`.
     pub perspectives: Option<u32>,
@@ -177,6 +179,11 @@ pub trait Protocol: Sync {
 
     /// One line for `moot protocols`.
     fn description(&self) -> &'static str;
+
+    /// The approval gates it stops at (`[gates] points`): `after_round`, `before_synthesis`…
+    fn gate_points(&self) -> &'static [&'static str] {
+        &["after_round", "before_synthesis"]
+    }
 
     /// The flags it adds to `moot` (none by default).
     fn flags(&self) -> &'static [Flag] {

@@ -105,6 +105,24 @@ async fn run(ctx: &Context, common: &Common) -> Result<Ending, EngineError> {
         Err(ending) => return Ok(ending),
     };
     debate.vote().await?;
+    let summary = format!(
+        "{} round(s) argued; ended because {}.",
+        debate.rounds_run,
+        signal.describe()
+    );
+    let artifacts = serde_json::json!({"votes": debate.votes, "signal": signal});
+    if let Some(ending) = kit::gate(
+        ctx,
+        common,
+        "before_synthesis",
+        debate.rounds_run,
+        summary,
+        artifacts,
+    )
+    .await?
+    {
+        return Ok(ending);
+    }
     let basis = debate.synthesise(signal).await?;
     debate.approve(basis).await
 }
@@ -257,7 +275,28 @@ impl Moderation<'_> {
                 signal = ConvergenceSignal::NoSeatsLeft;
                 break;
             }
-            match self.round(round, &active).await? {
+            let next = self.round(round, &active).await?;
+            if !matches!(next, Next::End(_)) {
+                let summary = self
+                    .summaries
+                    .last()
+                    .map(|(_, s)| s.clone())
+                    .unwrap_or_default();
+                let artifacts = serde_json::json!({"round": round, "summary": summary});
+                if let Some(ending) = kit::gate(
+                    self.ctx,
+                    self.common,
+                    "after_round",
+                    round,
+                    summary,
+                    artifacts,
+                )
+                .await?
+                {
+                    return Ok(Err(ending));
+                }
+            }
+            match next {
                 Next::Continue => {}
                 Next::Stop(stopped) => {
                     signal = stopped;

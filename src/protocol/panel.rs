@@ -1123,6 +1123,13 @@ async fn run(
                 })
                 .collect(),
         });
+        let artifacts = json!({"standings": standings, "changes": changes});
+        let summary = headline(round, &check, settings.consensus_threshold);
+        if let Some(ending) =
+            kit::gate(ctx, common, "after_round", round, summary, artifacts).await?
+        {
+            return Ok(ending);
+        }
         let agreed = check.consensus.is_some();
         final_check = Some(check);
         if agreed {
@@ -1140,6 +1147,18 @@ async fn run(
     }
 
     // 4. The result, and the person's choice when it is contested.
+    if let Some(ending) = kit::gate(
+        ctx,
+        common,
+        "before_synthesis",
+        rounds,
+        format!("{} round(s) judged; the result comes next.", rounds),
+        json!({"distribution": check.distribution}),
+    )
+    .await?
+    {
+        return Ok(ending);
+    }
     let mut result = build_result(
         ctx, settings, &question, &options, &seated, &roster, &check, changes, rounds, notes,
     );

@@ -109,6 +109,25 @@ CREATE TABLE events (
 CREATE INDEX events_by_debate ON events(debate_id, seq);
 ALTER TABLE syntheses ADD COLUMN section TEXT;
 "#,
+    // 5: approval gates: each request, and its decision once made (by the debate's own face,
+    // by `moot approve` / `moot reject` from another process, by the timeout, or automatically
+    // when gates are off).
+    r#"
+CREATE TABLE gates (
+    debate_id    TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+    gate         TEXT NOT NULL,
+    point        TEXT NOT NULL,
+    round        INTEGER NOT NULL,
+    summary      TEXT NOT NULL,
+    artifacts    TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    decision     TEXT,
+    decided_by   TEXT,
+    reason       TEXT,
+    decided_at   TEXT,
+    PRIMARY KEY (debate_id, gate)
+);
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

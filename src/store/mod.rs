@@ -2,11 +2,13 @@
 //! syntheses and learned endpoint capabilities, with FTS5 search over all their text, and the
 //! lease that says which process is running a debate.
 
+mod gates;
 mod history;
 mod journal;
 mod lease;
 mod migrations;
 
+pub use gates::GateRecord;
 pub use history::{DebateSummary, SearchHit};
 pub use journal::{CheckpointRecord, StoredSynthesis};
 pub use lease::LEASE_RENEWAL;

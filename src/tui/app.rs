@@ -48,6 +48,8 @@ pub enum Writing {
     Revision,
     /// The words of a seat the person plays.
     Turn,
+    /// Why an approval gate is rejected.
+    Rejection,
 }
 
 impl Writing {
@@ -57,6 +59,7 @@ impl Writing {
             Writing::Answer => "Your answer to the moderator",
             Writing::Revision => "What must the revised synthesis address?",
             Writing::Turn => "Your turn: what your seat says",
+            Writing::Rejection => "Why is this gate rejected?",
         }
     }
 
@@ -64,6 +67,7 @@ impl Writing {
         match self {
             Writing::Guidance | Writing::Answer | Writing::Turn => Control::Guide(text),
             Writing::Revision => Control::Revise(text),
+            Writing::Rejection => Control::Decline(text),
         }
     }
 }
@@ -268,7 +272,7 @@ impl App {
         Some(match self.pending()? {
             AskKind::Clarification | AskKind::Checkpoint => Scope::Checkpoint,
             AskKind::Conclusion => Scope::Conclusion,
-            AskKind::Approval | AskKind::RevisedApproval => Scope::Approval,
+            AskKind::Approval | AskKind::RevisedApproval | AskKind::Gate => Scope::Approval,
             AskKind::Options | AskKind::Turn => Scope::Checkpoint,
             AskKind::Choice => Scope::Choice,
         })
@@ -446,6 +450,7 @@ impl App {
         let writing = match (command, pending) {
             (Command::Guide, AskKind::Clarification) => Some(Writing::Answer),
             (Command::Guide, AskKind::Turn) => Some(Writing::Turn),
+            (Command::Revise | Command::Reject, AskKind::Gate) => Some(Writing::Rejection),
             (Command::Guide, _) => Some(Writing::Guidance),
             (Command::Revise, AskKind::Approval) => Some(Writing::Revision),
             _ => None,
@@ -731,6 +736,7 @@ fn editor(writing: Writing) -> TextArea<'static> {
         Writing::Answer => "Answer the moderator's question",
         Writing::Revision => "What must the revised synthesis address?",
         Writing::Turn => "Make your case, as your seat would",
+        Writing::Rejection => "What is wrong, and what should happen instead",
     });
     editor
 }

@@ -315,6 +315,26 @@ impl DebateView {
                 }
                 self.generation += 1;
             }
+            Event::GateRequested { gate, summary, .. } => {
+                self.notices.push(sanitize::clean(&format!(
+                    "approval gate {gate}: {}",
+                    summary.lines().next().unwrap_or("")
+                )));
+            }
+            Event::GateDecided {
+                gate,
+                decision,
+                by,
+                reason,
+            } => {
+                let reason = reason
+                    .as_deref()
+                    .map(|r| format!(" — {r}"))
+                    .unwrap_or_default();
+                self.notices.push(sanitize::clean(&format!(
+                    "gate {gate} {decision} by {by}{reason}"
+                )));
+            }
             Event::Votes { votes, .. } => {
                 let mut votes = votes.clone();
                 for (_, label) in &mut votes.candidates {

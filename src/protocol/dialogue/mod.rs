@@ -368,6 +368,18 @@ async fn run(
         if ended.is_some() {
             break;
         }
+        if stage == Stage::Argument {
+            let artifacts = json!({"pro": computed.pro.score, "opp": computed.opp.score, "metrics": computed.metrics});
+            let summary = format!(
+                "Round {round}: PRO {:.2} · OPP {:.2} · {} open why(s)",
+                computed.pro.score, computed.opp.score, computed.metrics.unaddressed_whys
+            );
+            if let Some(ending) =
+                kit::gate(ctx, common, "after_round", round, summary, artifacts).await?
+            {
+                return Ok(ending);
+            }
+        }
         // Between rounds of argumentation the person may guide both sides or end it.
         if stage == Stage::Argument && !last_argument {
             match ctx.checkpoint(round).await? {
@@ -392,6 +404,20 @@ async fn run(
 
     // 3. The verdict: computed, then the moderator's reading.
     let turns = ctx.turns();
+    {
+        let computed = verdict::compute(&side_ids(), &turns, violation_count(&turns));
+        let summary = format!(
+            "The dialogue is over: PRO {:.2} · OPP {:.2}; computed winner {} by {}.",
+            computed.pro.score, computed.opp.score, computed.winner, computed.decided_by
+        );
+        let artifacts = json!({"computed": computed});
+        let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
+        if let Some(ending) =
+            kit::gate(ctx, common, "before_synthesis", round, summary, artifacts).await?
+        {
+            return Ok(ending);
+        }
+    }
     let violations = recorded_violations(&turns);
     let computed = verdict::compute(&side_ids(), &turns, violations.len());
     let votes = match common.vote {

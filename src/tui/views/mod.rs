@@ -504,6 +504,10 @@ fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
             (Command::End, "cancel the debate"),
         ],
         Some(AskKind::Choice) => &[(Command::Reject, "leave it open")],
+        Some(AskKind::Gate) => &[
+            (Command::Accept, "approve"),
+            (Command::Revise, "reject, saying why"),
+        ],
         Some(AskKind::Turn) => &[
             (Command::Guide, "write your turn"),
             (Command::End, "pass this turn"),
@@ -596,6 +600,13 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         (Some(AskKind::Options), Some(ask)) => (
             "The options to judge".to_string(),
             ask.detail.clone().unwrap_or_default(),
+        ),
+        (Some(AskKind::Gate), Some(ask)) => (
+            format!("Approval gate after round {}", ask.round),
+            format!(
+                "{}\nApprove to go on, or reject with a reason to stop here. Unanswered, it pauses in {minutes} min.",
+                ask.detail.clone().unwrap_or_default().trim_end()
+            ),
         ),
         (Some(AskKind::Turn), Some(ask)) => (
             format!("Round {}: your turn", ask.round),
