@@ -2307,6 +2307,32 @@ fn a_killed_panel_resumes_in_round_two_after_retries_with_its_words_sanitized() 
     assert!(!shown.contains('\u{1b}'), "escape sequences reached show");
 }
 
+/// Two `show --json` documents of the same debate agree on all that an arena round trip keeps
+/// (the protocol's own section named by `section`).
+fn assert_same_debate(before: &Value, after: &Value, section: &str) {
+    for field in [
+        "id",
+        "question",
+        "protocol",
+        "status",
+        "seats",
+        "turns",
+        "commitments",
+        "arguments",
+        "relations",
+        section,
+    ] {
+        assert_eq!(
+            before[field], after[field],
+            "{field} differs after the round trip"
+        );
+    }
+    assert_eq!(
+        before["synthesis"]["markdown"],
+        after["synthesis"]["markdown"]
+    );
+}
+
 const DIALOGUE_TOPIC: &str =
     "We should replace our hand-rolled retry loop with tower's retry layer";
 
@@ -2687,27 +2713,10 @@ fn any_debate_exports_as_an_arena_directory_and_imports_back_the_same() {
     let other = Home::new();
     let import = other.run(None, &["import", dir.to_str().unwrap()]);
     assert!(import.status.success(), "{}", stderr(&import));
-    let (before, after) = (show_json(&home, &id), show_json(&other, &id));
-    for field in [
-        "id",
-        "question",
-        "protocol",
-        "status",
-        "seats",
-        "turns",
-        "commitments",
-        "arguments",
-        "relations",
+    assert_same_debate(
+        &show_json(&home, &id),
+        &show_json(&other, &id),
         "dialogue_verdict",
-    ] {
-        assert_eq!(
-            before[field], after[field],
-            "{field} differs after the round trip"
-        );
-    }
-    assert_eq!(
-        before["synthesis"]["markdown"],
-        after["synthesis"]["markdown"]
     );
     // Imported twice: refused, the journal untouched.
     let twice = other.run(None, &["import", dir.to_str().unwrap()]);
@@ -2815,26 +2824,10 @@ fn a_moderated_debate_and_a_panel_round_trip_through_the_arena_layout_too() {
         assert!(export.status.success(), "{}", stderr(&export));
         let import = other.run(None, &["import", out.join(&id).to_str().unwrap()]);
         assert!(import.status.success(), "{}", stderr(&import));
-        let (before, after) = (show_json(&home, &id), show_json(&other, &id));
-        for field in [
-            "question",
-            "protocol",
-            "status",
-            "seats",
-            "turns",
-            "commitments",
-            "arguments",
-            "relations",
+        assert_same_debate(
+            &show_json(&home, &id),
+            &show_json(&other, &id),
             "debate_result",
-        ] {
-            assert_eq!(
-                before[field], after[field],
-                "{field} differs after the round trip of {args:?}"
-            );
-        }
-        assert_eq!(
-            before["synthesis"]["markdown"],
-            after["synthesis"]["markdown"]
         );
     }
 }
