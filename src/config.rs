@@ -32,6 +32,8 @@ pub struct Config {
     pub vote: Option<String>,
     /// Approval gates: where a debate stops for the person's approval.
     pub gates: GatesConfig,
+    /// A seat's weight in a weighted vote, by its perspective or role name (1 when absent).
+    pub vote_weights: BTreeMap<String, f64>,
     /// Tables the config file has beyond moot's own: a protocol's settings (`[panel]`).
     #[serde(skip)]
     pub protocol_tables: BTreeMap<String, toml::Value>,
@@ -251,6 +253,7 @@ const OWN_KEYS: &[&str] = &[
     "ui",
     "vote",
     "gates",
+    "vote_weights",
 ];
 
 impl Config {

@@ -522,6 +522,17 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
             )));
         }
     }
+    for (seat, weight) in &config.vote_weights {
+        if !weight.is_finite() || *weight < 0.0 {
+            let at = match &config.source {
+                Some(path) => format!("{}: ", moot::config::locate(path, seat)),
+                None => String::new(),
+            };
+            return Err(Failure::usage(format!(
+                "{at}[vote_weights] {seat:?} = {weight}: a weight is a number 0 or more"
+            )));
+        }
+    }
     if let Some(name) = &args.vote {
         let method =
             moot::vote::Method::parse(name).map_err(|e| Failure::usage(format!("--vote: {e}")))?;

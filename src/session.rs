@@ -59,6 +59,9 @@ pub struct DebateSettings {
     /// Approval gates, as `[gates]` set them when the debate started.
     #[serde(default)]
     pub gates: crate::config::GatesConfig,
+    /// Seat weights for a weighted vote, by perspective or role name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vote_weights: BTreeMap<String, f64>,
 }
 
 fn moderated() -> String {
@@ -110,6 +113,7 @@ impl DebateSettings {
         Ok(DebateSettings {
             vote,
             gates: config.gates.clone(),
+            vote_weights: config.vote_weights.clone(),
             protocol: protocol_name,
             protocol_settings,
             max_rounds: config.debate.max_rounds,
@@ -460,6 +464,7 @@ async fn run(
         question: debate.question.clone(),
         vote: settings.vote,
         gates: settings.gates.clone(),
+        vote_weights: settings.vote_weights.clone(),
         max_rounds: settings.max_rounds,
         perspectives: settings.perspectives,
         default_perspectives: settings.default_perspectives,

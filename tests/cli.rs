@@ -3422,3 +3422,49 @@ fn a_gate_is_decided_from_another_terminal_while_the_debate_waits() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_weighted_vote_counts_confidence_and_the_seat_weights_from_config() {
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 3,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    home.write_config("[vote_weights]\nB = 3.0\n");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            "--vote",
+            "weighted",
+            QUESTION,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let view = &of_type(&events, "votes")[0]["votes"];
+    // Every seat votes for itself with confidence 0.7; B's ballot weighs three times.
+    let points: Vec<f64> = view["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p.as_f64().unwrap() * 100.0).round() / 100.0)
+        .collect();
+    assert_eq!(points, vec![0.7, 2.1, 0.7]);
+    assert_eq!(view["winner"], "B");
+    home.write_config("[vote_weights]\nB = -1.0\n");
+    let output = home.run(
+        Some(&server),
+        &["--headless", "--vote", "weighted", QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output)
+            .contains("config.toml:2:1: [vote_weights] \"B\" = -1: a weight is a number 0 or more"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -428,7 +428,13 @@ pub async fn closing_vote(
                     .as_ref()
                     .and_then(|d| d.get("confidence")?.as_f64())
                     .unwrap_or(0.0),
-                weight: 1.0,
+                weight: common
+                    .vote_weights
+                    .iter()
+                    .find(|(name, _)| {
+                        name.eq_ignore_ascii_case(&seat.perspective) || **name == seat.id
+                    })
+                    .map_or(1.0, |(_, w)| *w),
             }
         })
         .collect();

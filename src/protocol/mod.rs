@@ -129,6 +129,8 @@ pub struct Common {
     pub vote: Option<crate::vote::Method>,
     /// Approval gates (`[gates]`).
     pub gates: crate::config::GatesConfig,
+    /// Seat weights in a weighted vote, by perspective or role name (`[vote_weights]`).
+    pub vote_weights: BTreeMap<String, f64>,
     pub max_rounds: u32,
     /// `--perspectives N`.
     pub perspectives: Option<u32>,
