@@ -2916,6 +2916,8 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
         (vec!["--seat", "A", "--seat", "a"], "given twice"),
         (vec!["--rounds", "1"], "2–10 rounds"),
         (vec!["--order", "random"], "round-robin or moderator"),
+        (vec!["--topology", "ring"], "use mesh, star or chain"),
+        (vec!["--topology", "tree"], "tree is not built yet"),
         (vec!["--persona", "nope.json"], "--persona nope.json"),
     ] {
         let mut all = vec!["--headless", "--no-checkpoints", "--protocol", "arena"];
@@ -3467,4 +3469,92 @@ fn a_weighted_vote_counts_confidence_and_the_seat_weights_from_config() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn an_arena_topology_decides_what_each_seat_saw_as_its_prompts_show() {
+    let seats = ["Proponent", "Skeptic", "Ethics Advisor"];
+    let prompts = |topology: &str| -> Vec<(String, u32, String)> {
+        let server = StandIn::start_in_background(Behaviour::default());
+        let home = Home::new();
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--protocol",
+                "arena",
+                "--seat",
+                seats[0],
+                "--seat",
+                seats[1],
+                "--seat",
+                seats[2],
+                "--rounds",
+                "2",
+                "--topology",
+                topology,
+                "Adopt a 4-day work week",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        server
+            .seen()
+            .into_iter()
+            .filter(|s| s.kind == "arena_argument")
+            .map(|s| {
+                let text = s.body["messages"].to_string();
+                let round = if text.contains("Round 2 of 2") { 2 } else { 1 };
+                (s.seat.unwrap_or_default(), round, text)
+            })
+            .collect()
+    };
+    let saw = |prompts: &[(String, u32, String)],
+               seat: &str,
+               round: u32,
+               other: &str,
+               other_round: u32| {
+        let (_, _, text) = prompts
+            .iter()
+            .find(|(s, r, _)| s == seat && *r == round)
+            .unwrap_or_else(|| panic!("no prompt for {seat} in round {round}"));
+        text.contains(&format!("Seat {other} in round {other_round}"))
+    };
+    // Chain: each seat sees the one before it (the first sees the last), and nobody else.
+    let chain = prompts("chain");
+    assert!(
+        !saw(&chain, "Proponent", 1, "Skeptic", 1)
+            && !saw(&chain, "Proponent", 1, "Ethics Advisor", 1)
+    );
+    assert!(saw(&chain, "Skeptic", 1, "Proponent", 1));
+    assert!(
+        saw(&chain, "Ethics Advisor", 1, "Skeptic", 1)
+            && !saw(&chain, "Ethics Advisor", 1, "Proponent", 1)
+    );
+    assert!(
+        saw(&chain, "Proponent", 2, "Ethics Advisor", 1)
+            && !saw(&chain, "Proponent", 2, "Skeptic", 1)
+    );
+    // Star: seats see no other seat's words, only the moderator's summary of round 1.
+    let star = prompts("star");
+    for seat in seats {
+        for other in seats.iter().filter(|o| **o != seat) {
+            assert!(
+                !saw(&star, seat, 1, other, 1) && !saw(&star, seat, 2, other, 1),
+                "{seat} saw {other}"
+            );
+        }
+        let (_, _, text) = star.iter().find(|(s, r, _)| s == seat && *r == 2).unwrap();
+        assert!(
+            text.contains("The moderator's summaries of each round") && text.contains("2022 pilot"),
+            "{seat}: {text}"
+        );
+    }
+    // Mesh: everyone sees everything before it.
+    let mesh = prompts("mesh");
+    assert!(
+        saw(&mesh, "Ethics Advisor", 1, "Proponent", 1)
+            && saw(&mesh, "Ethics Advisor", 1, "Skeptic", 1)
+    );
+    assert!(saw(&mesh, "Proponent", 2, "Skeptic", 1));
 }

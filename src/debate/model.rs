@@ -123,6 +123,8 @@ super::vocabulary! {
         Verdict,
         /// A seat ranks the positions on the table (a closing vote).
         Vote,
+        /// The moderator's summary of a round for seats that see only that (a star topology).
+        Digest,
     }
 }
 

@@ -71,6 +71,12 @@ const FLAGS: &[Flag] = &[
         repeatable: false,
     },
     Flag {
+        name: "topology",
+        value: Some("mesh|star|chain"),
+        help: "What each seat sees of the others: everything, the moderator's summary of each round, or only the seat before it",
+        repeatable: false,
+    },
+    Flag {
         name: "arena-dir",
         value: Some("DIR"),
         help: "Keep the arena directory (manifest, personas, transcript, scores, summary) written under DIR while it runs",
@@ -98,6 +104,19 @@ pub struct PersonaSpec {
     pub instructions: String,
     #[serde(default)]
     pub background_context: String,
+}
+
+/// What each seat sees of the others' turns (design note 004's topologies).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Topology {
+    /// Every seat sees every turn.
+    #[default]
+    Mesh,
+    /// Seats see only the moderator's summary of each round (and their own turns).
+    Star,
+    /// Each seat sees only the seat before it (the first, the last), and its own turns.
+    Chain,
 }
 
 /// Who plays a seat.
@@ -153,6 +172,8 @@ pub struct ArenaSettings {
     /// Where the arena directory is kept written, when it is.
     #[serde(default)]
     pub arena_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub topology: Topology,
 }
 
 /// `[arena]` in config.
@@ -310,7 +331,19 @@ impl super::Protocol for Arena {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("--arena-dir {}: cannot be created ({e})", dir.display()))?;
         }
+        let topology = match flag("topology").first().map(|t| t.trim()) {
+            None | Some("mesh") => Topology::Mesh,
+            Some("star") => Topology::Star,
+            Some("chain") => Topology::Chain,
+            Some("tree") => {
+                return Err("--topology tree is not built yet; use mesh, star or chain".into());
+            }
+            Some(other) => {
+                return Err(format!("--topology {other}: use mesh, star or chain"));
+            }
+        };
         let settings = ArenaSettings {
+            topology,
             seats,
             players,
             personas,
@@ -404,6 +437,9 @@ pub struct ArenaResult {
     /// The closing vote (`--vote`), when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub votes: Option<crate::debate::VoteView>,
+    /// What each seat saw of the others.
+    #[serde(default)]
+    pub topology: Topology,
     pub rounds: u32,
     pub notes: Vec<String>,
     pub date: String,
@@ -573,6 +609,8 @@ async fn run(
     live.status(ArenaStatus::InProgress);
 
     let mut turns: Vec<ArenaTurn> = Vec::new();
+    // The moderator's summary of each round, which is all a star topology's seats see.
+    let mut digests: Vec<(u32, String)> = Vec::new();
     let mut picks: Vec<Pick> = Vec::new();
     let mut scores: Vec<RubricScore> = Vec::new();
     for round in 1..=settings.rounds {
@@ -594,7 +632,7 @@ async fn run(
             let turn = match member.player {
                 Player::Model => {
                     speak(
-                        ctx, settings, &topic, member, &members, &turns, round, phase,
+                        ctx, settings, &topic, member, &members, &turns, &digests, round, phase,
                     )
                     .await?
                 }
@@ -620,6 +658,18 @@ async fn run(
                     .find_map(|t| t.note.clone())
                     .unwrap_or_else(|| "every seat failed".into()),
             ));
+        }
+        if settings.topology == Topology::Star && round < settings.rounds {
+            let text = digest(
+                ctx,
+                common,
+                &topic,
+                &members,
+                &turns[first_of_round..],
+                round,
+            )
+            .await?;
+            digests.push((round, text));
         }
         if settings.score {
             let scored = score_round(
@@ -753,6 +803,7 @@ async fn run(
         scores,
         summary,
         votes,
+        topology: settings.topology,
         rounds: settings.rounds,
         notes,
         date: crate::debate::today(),
@@ -1093,6 +1144,84 @@ impl ReplyParser for ArgumentReplies {
 }
 
 /// The transcript as a seat reads it: every earlier turn with its number and author.
+/// What `member` sees before it speaks, by the topology: every turn (mesh), its own turns and
+/// the moderator's summary of each round (star), or its own turns and those of the seat
+/// before it (chain). Only the turns it sees can be named in `responds_to`'s prompt.
+fn seen_by(
+    topology: Topology,
+    member: &Member,
+    members: &[Member],
+    turns: &[ArenaTurn],
+    digests: &[(u32, String)],
+) -> String {
+    let index = members
+        .iter()
+        .position(|m| m.seat.id == member.seat.id)
+        .unwrap_or(0);
+    let before = &members[(index + members.len() - 1) % members.len()].seat.id;
+    let visible: Vec<ArenaTurn> = turns
+        .iter()
+        .filter(|t| match topology {
+            Topology::Mesh => true,
+            Topology::Star => t.seat == member.seat.id,
+            Topology::Chain => t.seat == member.seat.id || t.seat == *before,
+        })
+        .cloned()
+        .collect();
+    let mut out = if visible.is_empty() {
+        "You have seen no argument yet.".to_string()
+    } else {
+        format!(
+            "The transcript you see:{}",
+            transcript_text(members, &visible)
+        )
+    };
+    if topology == Topology::Star && !digests.is_empty() {
+        out.push_str("\nThe moderator's summaries of each round:\n");
+        for (round, digest) in digests {
+            let _ = writeln!(
+                out,
+                "Round {round}: {}",
+                fenced("moderator", "summary", digest)
+            );
+        }
+    }
+    if topology == Topology::Chain {
+        let _ = write!(
+            out,
+            "\n(You see only your own turns and those of {}, the seat before you.)",
+            members[(index + members.len() - 1) % members.len()]
+                .persona
+                .role_name
+        );
+    }
+    out
+}
+
+/// The moderator's summary of a round, for a star topology's seats.
+async fn digest(
+    ctx: &Context,
+    common: &Common,
+    topic: &str,
+    members: &[Member],
+    turns: &[ArenaTurn],
+    round: u32,
+) -> Result<String, EngineError> {
+    let turn = ctx
+        .speak(kit::prose_speech(
+            TurnKey::new(round, Phase::Digest, MODERATOR),
+            format!("You are the moderator of a debate arena. You summarise fairly and take no side. {DATA_RULE}"),
+            format!(
+                "Topic: {topic}\nRound {round}:{}\n\nSummarise each seat's argument of this round in one line, naming the seat, for the seats to read instead of the transcript.",
+                transcript_text(members, turns)
+            ),
+            Some(500),
+            Instant::now() + common.round_timeout,
+        ))
+        .await?;
+    Ok(turn.content)
+}
+
 fn transcript_text(members: &[Member], turns: &[ArenaTurn]) -> String {
     let mut out = String::new();
     for t in turns {
@@ -1130,6 +1259,7 @@ async fn speak(
     member: &Member,
     members: &[Member],
     turns: &[ArenaTurn],
+    digests: &[(u32, String)],
     round: u32,
     phase: Phase,
 ) -> Result<Turn, EngineError> {
@@ -1156,11 +1286,7 @@ async fn speak(
         "Topic: {topic}\nRound {round} of {} ({}).\n{}\n{task}",
         settings.rounds,
         phase_name(phase),
-        if turns.is_empty() {
-            "You speak first.".to_string()
-        } else {
-            format!("The transcript so far:{}", transcript_text(members, turns))
-        }
+        seen_by(settings.topology, member, members, turns, digests)
     );
     let schema = argument_schema(&earlier, phase != Phase::Opening);
     ctx.speak(kit::structured_speech(
