@@ -3558,3 +3558,76 @@ fn an_arena_topology_decides_what_each_seat_saw_as_its_prompts_show() {
     );
     assert!(saw(&mesh, "Proponent", 2, "Skeptic", 1));
 }
+
+#[test]
+fn a_moderated_topology_decides_whose_arguments_each_rebuttal_saw() {
+    let rebuttals = |topology: &str| -> Vec<(String, String)> {
+        let server = StandIn::start_in_background(Behaviour {
+            debaters: 3,
+            ..Behaviour::default()
+        });
+        let home = Home::new();
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--max-rounds",
+                "1",
+                "--topology",
+                topology,
+                QUESTION,
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        server
+            .seen()
+            .into_iter()
+            .filter(|s| s.kind == "rebuttal")
+            .map(|s| (s.seat.unwrap_or_default(), s.body["messages"].to_string()))
+            .collect()
+    };
+    let saw = |prompts: &[(String, String)], seat: &str, other: &str| {
+        let (_, text) = prompts
+            .iter()
+            .find(|(s, _)| s == seat)
+            .unwrap_or_else(|| panic!("no rebuttal of {seat}"));
+        text.contains(&format!("Seat {other}, round 1:"))
+    };
+    let mesh = rebuttals("mesh");
+    assert!(saw(&mesh, "C", "A") && saw(&mesh, "C", "B") && saw(&mesh, "A", "C"));
+    let chain = rebuttals("chain");
+    assert!(
+        saw(&chain, "C", "B") && !saw(&chain, "C", "A"),
+        "C sees only B"
+    );
+    assert!(
+        saw(&chain, "A", "C") && !saw(&chain, "A", "B"),
+        "A sees only C, the last"
+    );
+    let star = rebuttals("star");
+    for (seat, others) in [("A", ["B", "C"]), ("B", ["A", "C"]), ("C", ["A", "B"])] {
+        for other in others {
+            assert!(!saw(&star, seat, other), "{seat} saw {other} in a star");
+        }
+    }
+    // The panel and the dialogue have no topology.
+    let home = Home::new();
+    let output = home.run(
+        None,
+        &[
+            "--headless",
+            "--protocol",
+            "dialogue",
+            "--topology",
+            "star",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--topology is a flag of the"),
+        "{}",
+        stderr(&output)
+    );
+}

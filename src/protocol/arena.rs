@@ -70,12 +70,7 @@ const FLAGS: &[Flag] = &[
         help: "The moderator scores every argument 0–1 on evidence, relevance, responsiveness and stance adherence",
         repeatable: false,
     },
-    Flag {
-        name: "topology",
-        value: Some("mesh|star|chain"),
-        help: "What each seat sees of the others: everything, the moderator's summary of each round, or only the seat before it",
-        repeatable: false,
-    },
+    kit::TOPOLOGY_FLAG,
     Flag {
         name: "arena-dir",
         value: Some("DIR"),
@@ -106,18 +101,7 @@ pub struct PersonaSpec {
     pub background_context: String,
 }
 
-/// What each seat sees of the others' turns (design note 004's topologies).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Topology {
-    /// Every seat sees every turn.
-    #[default]
-    Mesh,
-    /// Seats see only the moderator's summary of each round (and their own turns).
-    Star,
-    /// Each seat sees only the seat before it (the first, the last), and its own turns.
-    Chain,
-}
+pub use super::kit::Topology;
 
 /// Who plays a seat.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -331,17 +315,7 @@ impl super::Protocol for Arena {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("--arena-dir {}: cannot be created ({e})", dir.display()))?;
         }
-        let topology = match flag("topology").first().map(|t| t.trim()) {
-            None | Some("mesh") => Topology::Mesh,
-            Some("star") => Topology::Star,
-            Some("chain") => Topology::Chain,
-            Some("tree") => {
-                return Err("--topology tree is not built yet; use mesh, star or chain".into());
-            }
-            Some(other) => {
-                return Err(format!("--topology {other}: use mesh, star or chain"));
-            }
-        };
+        let topology = Topology::from_flag(flag("topology").first().map(String::as_str))?;
         let settings = ArenaSettings {
             topology,
             seats,
@@ -1158,14 +1132,10 @@ fn seen_by(
         .iter()
         .position(|m| m.seat.id == member.seat.id)
         .unwrap_or(0);
-    let before = &members[(index + members.len() - 1) % members.len()].seat.id;
+    let order: Vec<String> = members.iter().map(|m| m.seat.id.clone()).collect();
     let visible: Vec<ArenaTurn> = turns
         .iter()
-        .filter(|t| match topology {
-            Topology::Mesh => true,
-            Topology::Star => t.seat == member.seat.id,
-            Topology::Chain => t.seat == member.seat.id || t.seat == *before,
-        })
+        .filter(|t| topology.sees(&order, &member.seat.id, &t.seat))
         .cloned()
         .collect();
     let mut out = if visible.is_empty() {

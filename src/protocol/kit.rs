@@ -521,6 +521,55 @@ impl crate::engine::ReplyParser for BallotReplies {
     }
 }
 
+/// What each seat sees of the others' turns (design note 004's topologies).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Topology {
+    /// Every seat sees every turn.
+    #[default]
+    Mesh,
+    /// Seats see only the moderator's summary of each round (and their own turns).
+    Star,
+    /// Each seat sees only the seat before it (the first, the last), and its own turns.
+    Chain,
+}
+
+impl Topology {
+    /// `--topology` as given (mesh when absent).
+    pub fn from_flag(given: Option<&str>) -> Result<Topology, String> {
+        match given.map(str::trim) {
+            None | Some("mesh") => Ok(Topology::Mesh),
+            Some("star") => Ok(Topology::Star),
+            Some("chain") => Ok(Topology::Chain),
+            Some("tree") => Err("--topology tree is not built yet; use mesh, star or chain".into()),
+            Some(other) => Err(format!("--topology {other}: use mesh, star or chain")),
+        }
+    }
+
+    /// Whether `viewer` sees what `speaker` said, the seats in speaking order `order`.
+    pub fn sees(self, order: &[String], viewer: &str, speaker: &str) -> bool {
+        if viewer == speaker {
+            return true;
+        }
+        match self {
+            Topology::Mesh => true,
+            Topology::Star => false,
+            Topology::Chain => order
+                .iter()
+                .position(|s| s == viewer)
+                .is_some_and(|i| order[(i + order.len() - 1) % order.len()] == speaker),
+        }
+    }
+}
+
+/// The flag every protocol with seats that see each other declares.
+pub const TOPOLOGY_FLAG: super::Flag = super::Flag {
+    name: "topology",
+    value: Some("mesh|star|chain"),
+    help: "What each seat sees of the others: everything, the moderator's summary of each round, or only the seat before it",
+    repeatable: false,
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

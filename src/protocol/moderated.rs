@@ -37,16 +37,32 @@ impl super::Protocol for Moderated {
     }
 
     /// Everything it needs is common to every protocol (perspectives, rounds, budgets).
-    fn settings(&self, _: &super::SettingsInput<'_>) -> Result<Value, super::SettingsError> {
-        Ok(serde_json::json!({}))
+    fn flags(&self) -> &'static [super::Flag] {
+        &[kit::TOPOLOGY_FLAG]
+    }
+
+    fn settings(&self, input: &super::SettingsInput<'_>) -> Result<Value, super::SettingsError> {
+        let given = input.flags.get("topology").and_then(|v| v.first());
+        let topology = kit::Topology::from_flag(given.map(String::as_str))?;
+        Ok(serde_json::json!({"topology": topology}))
     }
 
     fn presentation(&self) -> Presentation {
         Presentation::default()
     }
 
-    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, _: &'a Value) -> super::Run<'a> {
-        Box::pin(run(ctx, common))
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Context,
+        common: &'a Common,
+        settings: &'a Value,
+    ) -> super::Run<'a> {
+        // Debates stored before topologies (and `{}`) are mesh.
+        let topology = settings
+            .get("topology")
+            .and_then(|t| serde_json::from_value(t.clone()).ok())
+            .unwrap_or_default();
+        Box::pin(run(ctx, common, topology))
     }
 
     fn follow_up(&self, outcome: &Value, _: &str, record: Option<&Path>) -> Option<String> {
@@ -68,7 +84,11 @@ const ROUND_CEILING: u32 = 20;
 /// Rounds in a row a seat may fail before it is dropped.
 const FAILURES_BEFORE_DROP: u32 = 2;
 
-async fn run(ctx: &Context, common: &Common) -> Result<Ending, EngineError> {
+async fn run(
+    ctx: &Context,
+    common: &Common,
+    topology: kit::Topology,
+) -> Result<Ending, EngineError> {
     let total_deadline = Instant::now() + common.total_timeout;
     let question = common.question.trim().to_string();
     let analysis = analyse(ctx, common, &question).await?;
@@ -96,6 +116,7 @@ async fn run(ctx: &Context, common: &Common) -> Result<Ending, EngineError> {
         redirect: Vec::new(),
         notes: Vec::new(),
         votes: None,
+        topology,
         max_rounds: common.max_rounds,
         rounds_run: 0,
         total_deadline,
@@ -236,6 +257,8 @@ struct Moderation<'a> {
     notes: Vec<String>,
     /// The closing vote, when `--vote` asked for one.
     votes: Option<crate::debate::VoteView>,
+    /// What each seat sees of the others (`--topology`).
+    topology: kit::Topology,
     /// The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
     max_rounds: u32,
     rounds_run: u32,
@@ -436,7 +459,29 @@ impl Moderation<'_> {
         pose: &str,
         this_round: &[Turn],
     ) -> String {
-        let graph = argument_graph(&self.ctx.turns());
+        // The topology decides whose arguments this seat is shown.
+        let order: Vec<String> = active.iter().map(|s| s.id.clone()).collect();
+        let visible =
+            |t: &Turn| t.seat == MODERATOR || self.topology.sees(&order, &seat.id, &t.seat);
+        let seen: Vec<Turn> = self
+            .ctx
+            .turns()
+            .into_iter()
+            .filter(|t| visible(t))
+            .collect();
+        let graph = argument_graph(&seen);
+        let this_round: Vec<Turn> = this_round.iter().filter(|t| visible(t)).cloned().collect();
+        let this_round = this_round.as_slice();
+        // A star's seats see the others only through the moderator's summary of the last round.
+        let summarised;
+        let pose = match (self.topology, self.summaries.last()) {
+            (kit::Topology::Star, Some((round, summary))) => {
+                summarised =
+                    format!("{pose}\n\nThe moderator's summary of round {round}: {summary}");
+                summarised.as_str()
+            }
+            _ => pose,
+        };
         prompts::debater_prompt(&DebaterInput {
             question: &self.clarified,
             constraints: &self.analysis.constraints,
