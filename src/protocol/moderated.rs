@@ -866,6 +866,17 @@ impl Moderation<'_> {
     fn build(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
         let mut synthesis = self.build_without_votes(basis, turn);
         synthesis.votes = self.votes.clone();
+        match self.topology {
+            kit::Topology::Mesh => {}
+            kit::Topology::Star => synthesis.notes.push(
+                "Topology: star — each seat saw only its own arguments and the moderator's summaries."
+                    .into(),
+            ),
+            kit::Topology::Chain => synthesis.notes.push(
+                "Topology: chain — each seat saw only its own arguments and the seat's before it."
+                    .into(),
+            ),
+        }
         synthesis
     }
 
