@@ -3580,6 +3580,16 @@ fn a_moderated_topology_decides_whose_arguments_each_rebuttal_saw() {
             ],
         );
         assert!(output.status.success(), "{}", stderr(&output));
+        // The record says which topology the seats argued under.
+        let record = final_synthesis(&events(&output))["markdown"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            record.contains(&format!("Topology: {topology}")),
+            topology != "mesh",
+            "{record}"
+        );
         server
             .seen()
             .into_iter()
