@@ -81,11 +81,7 @@ impl Home {
     }
 
     /// Starts the binary with its NDJSON stdout piped back for reading as it runs.
-    fn spawn(
-        &self,
-        server: &StandIn,
-        args: &[&str],
-    ) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+    fn spawn(&self, server: &StandIn, args: &[&str]) -> (std::process::Child, EventLines) {
         let mut child = self
             .command(Some(server))
             .args(args)
@@ -94,7 +90,7 @@ impl Home {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let reader = BufReader::new(child.stdout.take().unwrap());
+        let reader = EventLines::new(child.stdout.take().unwrap());
         (child, reader)
     }
 
@@ -407,15 +403,36 @@ fn await_requests(server: &StandIn, count: usize, wanted: impl Fn(&support::Seen
 }
 
 /// Reads a child's stdout until a line satisfies `stop`, with a deadline.
-fn read_until(reader: &mut impl BufRead, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+/// A child's NDJSON lines, read on a thread of their own so that waiting for one can time out.
+struct EventLines {
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl EventLines {
+    fn new(stdout: impl std::io::Read + Send + 'static) -> EventLines {
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        EventLines { lines }
+    }
+}
+
+/// Reads events until one satisfies `stop`; fails (instead of blocking) after 30 s.
+fn read_until(reader: &mut EventLines, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
-    let mut line = String::new();
-    while Instant::now() < deadline {
-        line.clear();
-        if reader.read_line(&mut line).unwrap() == 0 {
-            break;
-        }
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = match reader.lines.recv_timeout(left) {
+            Ok(line) => line,
+            Err(_) => panic!("never saw the awaited event; got {seen:?}"),
+        };
         let event: Value = serde_json::from_str(line.trim()).unwrap();
         let done = stop(&event);
         seen.push(event);
@@ -423,7 +440,6 @@ fn read_until(reader: &mut impl BufRead, stop: impl Fn(&Value) -> bool) -> Vec<V
             return seen;
         }
     }
-    panic!("never saw the awaited event; got {seen:?}");
 }
 
 #[test]
@@ -524,10 +540,7 @@ fn ctrl_c_pauses_and_the_debate_can_be_resumed() {
         unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
         0
     );
-    let rest: Vec<Value> = reader
-        .lines()
-        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
-        .collect();
+    let rest = read_until(&mut reader, |e| e["type"] == "debate_completed");
     let exit = child.wait().unwrap();
     assert_eq!(exit.code(), Some(130));
     assert_eq!(rest.last().unwrap()["type"], "debate_completed");
@@ -3353,7 +3366,7 @@ fn a_gate_is_decided_from_another_terminal_while_the_debate_waits() {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take();
-        let reader = BufReader::new(child.stdout.take().unwrap());
+        let reader = EventLines::new(child.stdout.take().unwrap());
         (child, stdin, reader)
     };
     let (mut child, mut stdin, mut reader) = run(QUESTION);
