@@ -3511,6 +3511,9 @@ fn an_arena_topology_decides_what_each_seat_saw_as_its_prompts_show() {
             ],
         );
         assert!(output.status.success(), "{}", stderr(&output));
+        // Who sees whom is announced for the workbench to draw (not for a mesh).
+        let announced = of_type(&events(&output), "topology").len();
+        assert_eq!(announced, usize::from(topology != "mesh"));
         server
             .seen()
             .into_iter()

@@ -1291,3 +1291,23 @@ fn an_approval_gate_asks_approve_or_reject_with_a_reason() {
         matches!(sent, Some(moot::tui::app::Effect::Control(moot::debate::Control::Decline(ref r))) if r == "untested premises")
     );
 }
+
+#[test]
+fn the_topology_is_drawn_as_who_sees_whom() {
+    let mut events = arena_rebuttal();
+    events.push(Event::Topology {
+        topology: "chain".into(),
+        sees: vec![
+            ("A".into(), vec!["C".into()]),
+            ("B".into(), vec!["A".into()]),
+            ("C".into(), vec!["B".into()]),
+        ],
+    });
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 200, 60);
+    assert!(
+        screen.contains("Topology: chain") && screen.contains("B ← A") && screen.contains("A ← C"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("topology_200x60", screen);
+}

@@ -125,6 +125,12 @@ pub enum Event {
         round: u32,
         scores: Vec<super::TurnScore>,
     },
+    /// Who sees whom (announced when it is not everyone seeing everyone): `topology` is its
+    /// name, `sees` each seat with the seats whose turns it is shown.
+    Topology {
+        topology: String,
+        sees: Vec<(String, Vec<String>)>,
+    },
     /// A closing vote was counted.
     Votes {
         round: u32,

@@ -564,7 +564,9 @@ async fn run(
         })
         .collect();
     let seats: Vec<Seat> = members.iter().map(|m| m.seat.clone()).collect();
-    if let Some(caveat) = kit::seat_and_start(ctx, &Arena, &topic, &seats, settings.rounds).await? {
+    let started = kit::seat_and_start(ctx, &Arena, &topic, &seats, settings.rounds).await?;
+    kit::announce_topology(ctx, settings.topology, &seats);
+    if let Some(caveat) = started {
         notes.push(caveat);
     }
     let scoring = settings.score.then(|| ScoringInfo {

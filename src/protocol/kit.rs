@@ -562,6 +562,34 @@ impl Topology {
     }
 }
 
+/// Announces a topology other than mesh (the workbench draws it).
+pub fn announce_topology(ctx: &Context, topology: Topology, seats: &[Seat]) {
+    if topology == Topology::Mesh {
+        return;
+    }
+    let order: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
+    let sees = order
+        .iter()
+        .map(|viewer| {
+            let seen = order
+                .iter()
+                .filter(|other| *other != viewer && topology.sees(&order, viewer, other))
+                .cloned()
+                .collect();
+            (viewer.clone(), seen)
+        })
+        .collect();
+    ctx.emit(Event::Topology {
+        topology: match topology {
+            Topology::Mesh => "mesh",
+            Topology::Star => "star",
+            Topology::Chain => "chain",
+        }
+        .into(),
+        sees,
+    });
+}
+
 /// The flag every protocol with seats that see each other declares.
 pub const TOPOLOGY_FLAG: super::Flag = super::Flag {
     name: "topology",

@@ -97,6 +97,7 @@ async fn run(
         Err(ending) => return Ok(ending),
     };
     let seats = seat_perspectives(ctx, common, &analysis, &clarified).await?;
+    kit::announce_topology(ctx, topology, &seats);
     let mut debate = Moderation {
         ctx,
         common,

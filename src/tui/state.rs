@@ -28,6 +28,13 @@ pub struct SeatActivity {
     pub requested: Option<(String, u64)>,
 }
 
+/// A topology: its name, and each seat with the seats whose turns it is shown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TopologyView {
+    pub name: String,
+    pub sees: Vec<(String, Vec<String>)>,
+}
+
 /// The shared context K of a debate that gathered one (sanitized).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SharedContextView {
@@ -106,6 +113,8 @@ pub struct DebateView {
     pub scores: Vec<crate::debate::TurnScore>,
     /// The closing vote, once counted (sanitized).
     pub votes: Option<crate::debate::VoteView>,
+    /// Who sees whom, when not everyone sees everyone.
+    pub topology: Option<TopologyView>,
     /// The question waiting for the person's answer.
     pub checkpoint: Option<PendingAsk>,
     pub clarification: Option<String>,
@@ -334,6 +343,13 @@ impl DebateView {
                 self.notices.push(sanitize::clean(&format!(
                     "gate {gate} {decision} by {by}{reason}"
                 )));
+            }
+            Event::Topology { topology, sees } => {
+                self.topology = Some(TopologyView {
+                    name: sanitize::clean(topology),
+                    sees: sees.clone(),
+                });
+                self.generation += 1;
             }
             Event::Votes { votes, .. } => {
                 let mut votes = votes.clone();

@@ -19,6 +19,18 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         standings(frame, area, app, theme);
         return;
     }
+    let area = match &app.view.topology {
+        Some(view) if app.panels.context => {
+            let rows = (view.sees.len() as u16 + 2).min(area.height / 3);
+            let [top, rest] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Length(rows), Constraint::Min(0)])
+                .areas(area);
+            topology(frame, top, app, theme);
+            rest
+        }
+        _ => area,
+    };
     let area = match &app.view.votes {
         Some(votes) if app.panels.context => {
             let rows = (votes.candidates.len() as u16 + 4).min(area.height / 2);
@@ -139,6 +151,41 @@ fn standings(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             );
         }
     }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Who sees whom: one line a seat, with the seats whose turns it is shown (a star's seats see
+/// the moderator's summaries).
+fn topology(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(view) = &app.view.topology else {
+        return;
+    };
+    let title = format!("Topology: {}", view.name);
+    let block = panel(&title, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let arrow = if theme.ascii { "<-" } else { "←" };
+    let seat_index = |id: &str| app.view.seats.iter().position(|s| s.id == id).unwrap_or(0);
+    let lines: Vec<Line> = view
+        .sees
+        .iter()
+        .map(|(viewer, seen)| {
+            let mut spans = vec![Span::styled(
+                format!("{viewer} {arrow} "),
+                theme.seat(seat_index(viewer)),
+            )];
+            if seen.is_empty() {
+                spans.push(Span::styled("the moderator's summaries", theme.dim));
+            }
+            for other in seen {
+                spans.push(Span::styled(
+                    format!("{other} "),
+                    theme.seat(seat_index(other)),
+                ));
+            }
+            Line::from(spans)
+        })
+        .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
