@@ -4,14 +4,11 @@
 //! directory kept written while it runs.
 
 use moot::arena;
-use moot::config::Config;
 use moot::debate::{DebateStatus, Event, Phase, TurnStatus};
 use moot::protocol::arena::ArenaResult;
-use moot::providers::ProviderSpec;
 use moot::session::{self, DebateSettings, Finish};
 use moot::store::Store;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 use std::path::Path;
 mod support;
 
@@ -84,29 +81,7 @@ impl Script {
 }
 
 fn settings(script: &Path, flags: &[(&str, &[&str])], cwd: &Path) -> DebateSettings {
-    let mut settings =
-        DebateSettings::from_config(&Config::default(), ProviderSpec::scripted(script)).unwrap();
-    settings.checkpoints = false;
-    settings.write_decision = false;
-    settings.protocol = "arena".into();
-    let flags: BTreeMap<String, Vec<String>> = flags
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-        .collect();
-    settings.protocol_settings = moot::protocol::named("arena")
-        .unwrap()
-        .settings(&moot::protocol::SettingsInput {
-            flags: &flags,
-            table: None,
-            config_path: None,
-            cwd,
-            max_rounds: None,
-            question: Some(TOPIC),
-            perspectives: &[],
-            resolve_provider: &|_, _| Ok(Value::Null),
-        })
-        .unwrap();
-    settings
+    support::session::scripted_settings("arena", script, cwd, flags, None, TOPIC)
 }
 
 async fn run(

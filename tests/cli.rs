@@ -139,6 +139,25 @@ fn show_json(home: &Home, id: &str) -> Value {
 
 const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 
+/// Runs `protocol` headless with `extra` flags, expecting a usage error: exit 2, no panic.
+/// Returns what it said.
+fn refused(
+    home: &Home,
+    server: &StandIn,
+    protocol: &str,
+    extra: &[&str],
+    question: &str,
+) -> String {
+    let mut args = vec!["--headless", "--no-checkpoints", "--protocol", protocol];
+    args.extend_from_slice(extra);
+    args.push(question);
+    let output = home.run(Some(server), &args);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{extra:?}: {message}");
+    assert!(!message.contains("panicked"), "{message}");
+    message
+}
+
 #[test]
 fn a_full_moderated_debate_runs_end_to_end() {
     let server = StandIn::start_in_background(Behaviour::default());
@@ -2124,21 +2143,7 @@ fn a_judge_can_sit_on_its_own_provider_and_protocol_can_come_from_config() {
 fn bad_panel_input_is_a_usage_error_with_exit_2() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = Home::new();
-    let panel = |extra: &[&str]| {
-        let mut args = vec!["--headless", "--no-checkpoints", "--protocol", "panel"];
-        args.extend_from_slice(extra);
-        args.push(PANEL_QUESTION);
-        let output = home.run(Some(&server), &args);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{extra:?}: {}",
-            stderr(&output)
-        );
-        let message = stderr(&output);
-        assert!(!message.contains("panicked"), "{message}");
-        message
-    };
+    let panel = |extra: &[&str]| refused(&home, &server, "panel", extra, PANEL_QUESTION);
     let message = panel(&["--option", "A: One", "--option", "a: Two"]);
     assert!(message.contains("option id A is given twice"), "{message}");
     let message = panel(&["--option", "A:", "--option", "B: Two"]);
@@ -2528,21 +2533,7 @@ fn a_formal_dialogue_runs_end_to_end_with_shared_context_and_a_scored_verdict() 
 fn bad_dialogue_input_is_a_usage_error_with_exit_2_and_nothing_sent() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = Home::new();
-    let dialogue = |extra: &[&str]| {
-        let mut args = vec!["--headless", "--no-checkpoints", "--protocol", "dialogue"];
-        args.extend_from_slice(extra);
-        args.push(DIALOGUE_TOPIC);
-        let output = home.run(Some(&server), &args);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{extra:?}: {}",
-            stderr(&output)
-        );
-        let message = stderr(&output);
-        assert!(!message.contains("panicked"), "{message}");
-        message
-    };
+    let dialogue = |extra: &[&str]| refused(&home, &server, "dialogue", extra, DIALOGUE_TOPIC);
     let message = dialogue(&["--context", "no/such/dir"]);
     assert!(
         message.contains("--context no/such/dir") && message.contains("no such file"),
@@ -2933,21 +2924,8 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
         (vec!["--topology", "tree"], "tree is not built yet"),
         (vec!["--persona", "nope.json"], "--persona nope.json"),
     ] {
-        let mut all = vec!["--headless", "--no-checkpoints", "--protocol", "arena"];
-        all.extend(args.iter().copied());
-        all.push("Adopt a 4-day work week");
-        let output = home.run(Some(&server), &all);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains(expected),
-            "{args:?}: {}",
-            stderr(&output)
-        );
+        let message = refused(&home, &server, "arena", &args, "Adopt a 4-day work week");
+        assert!(message.contains(expected), "{args:?}: {message}");
     }
     assert_eq!(server.seen().len(), before);
 }

@@ -3,11 +3,9 @@
 //! concession that ends it, a model that only breaks the rules, and a resume that replays K and
 //! every move.
 
-use moot::config::Config;
 use moot::debate::{DebateStatus, Event, Phase, TurnStatus};
 use moot::protocol::dialogue::DialogueSettings;
 use moot::protocol::dialogue::verdict::DialogueResult;
-use moot::providers::ProviderSpec;
 use moot::session::{self, DebateSettings, Finish, ResumeChanges};
 use moot::store::Store;
 use serde_json::{Value, json};
@@ -72,6 +70,16 @@ impl Script {
         )
     }
 
+    /// PRO's first round: reasons for its thesis.
+    fn maintained(&mut self) -> &mut Self {
+        self.say(
+            "argument",
+            "PRO",
+            1,
+            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
+        )
+    }
+
     fn verdict(&mut self, round: u32, winner: &str) -> &mut Self {
         self.0.push(
             json!({"phase": "verdict", "seat": "moderator", "round": round, "reply": {
@@ -126,25 +134,7 @@ fn codebase() -> tempfile::TempDir {
 }
 
 fn settings(script: &Path, cwd: &Path, max_rounds: u32) -> DebateSettings {
-    let mut settings =
-        DebateSettings::from_config(&Config::default(), ProviderSpec::scripted(script)).unwrap();
-    settings.checkpoints = false;
-    settings.write_decision = false;
-    settings.protocol = "dialogue".into();
-    settings.protocol_settings = moot::protocol::named("dialogue")
-        .unwrap()
-        .settings(&moot::protocol::SettingsInput {
-            flags: &Default::default(),
-            table: None,
-            config_path: None,
-            cwd,
-            max_rounds: Some(max_rounds),
-            question: Some(TOPIC),
-            perspectives: &[],
-            resolve_provider: &|_, _| Ok(Value::Null),
-        })
-        .unwrap();
-    settings
+    support::session::scripted_settings("dialogue", script, cwd, &[], Some(max_rounds), TOPIC)
 }
 
 async fn run(
@@ -152,11 +142,22 @@ async fn run(
     script: &Script,
     max_rounds: u32,
 ) -> (Finish, Vec<Event>, DialogueResult) {
+    run_with(store, script, max_rounds, |_| {}).await
+}
+
+/// `run`, with the settings changed first (a vote, gates).
+async fn run_with(
+    store: &Store,
+    script: &Script,
+    max_rounds: u32,
+    change: impl FnOnce(&mut DebateSettings),
+) -> (Finish, Vec<Event>, DialogueResult) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("script.json");
     script.write(&path);
     let code = codebase();
-    let settings = settings(&path, code.path(), max_rounds);
+    let mut settings = settings(&path, code.path(), max_rounds);
+    change(&mut settings);
     let (finish, events) = answered(vec![], "test", |wiring| {
         session::start(
             store.clone(),
@@ -322,7 +323,7 @@ async fn an_illegal_move_is_repaired_once_and_then_rejected_and_counted() {
     let mut script = Script::new();
     script
         .opening()
-        .say("argument", "PRO", 1, json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]))
+        .maintained()
         .say("argument", "OPP", 1, json!([{"act": "since", "target": "P2.1", "premises": ["no"]}]))
         .say("argument", "OPP", 1, json!([{"act": "why", "target": "P2.1"}]))
         .say("argument", "PRO", 2, json!([{"act": "why", "target": "P2"}]))
@@ -417,12 +418,7 @@ async fn conceding_the_thesis_ends_the_dialogue_at_once() {
     let mut script = Script::new();
     script
         .opening()
-        .say(
-            "argument",
-            "PRO",
-            1,
-            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
-        )
+        .maintained()
         .say(
             "argument",
             "OPP",
@@ -487,12 +483,7 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
     let mut script = Script::new();
     script
         .opening()
-        .say(
-            "argument",
-            "PRO",
-            1,
-            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
-        )
+        .maintained()
         .say(
             "argument",
             "OPP",
@@ -595,12 +586,7 @@ async fn a_closing_vote_is_counted_and_a_condorcet_tie_falls_back_to_borda_on_th
     let mut script = Script::new();
     script
         .opening()
-        .say(
-            "argument",
-            "PRO",
-            1,
-            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
-        )
+        .maintained()
         .say(
             "argument",
             "OPP",
@@ -615,23 +601,10 @@ async fn a_closing_vote_is_counted_and_a_condorcet_tie_falls_back_to_borda_on_th
     script.0.push(json!({"phase": "vote", "seat": "OPP", "round": 2, "reply": {"ranking": ["OPP"], "confidence": 0.6}}));
     script.0.push(json!({"phase": "vote", "seat": "OPP", "round": 2, "reply": {"ranking": ["OPP", "PRO"], "confidence": 0.6}}));
     script.verdict(2, "PRO");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("script.json");
-    script.write(&path);
-    let code = codebase();
-    let mut settings = settings(&path, code.path(), 1);
-    settings.vote = Some(moot::vote::Method::Condorcet);
-    let (finish, events) = answered(vec![], "test", |wiring| {
-        session::start(
-            store.clone(),
-            TOPIC,
-            settings,
-            wiring,
-            std::future::pending(),
-        )
+    let (finish, events, result) = run_with(&store, &script, 1, |settings| {
+        settings.vote = Some(moot::vote::Method::Condorcet)
     })
     .await;
-    assert_eq!(finish.status, DebateStatus::Completed, "{events:?}");
     let counted = events.iter().find_map(|e| match e {
         Event::Votes { votes, .. } => Some(votes.clone()),
         _ => None,
@@ -651,7 +624,6 @@ async fn a_closing_vote_is_counted_and_a_condorcet_tie_falls_back_to_borda_on_th
         )
     );
     assert!(events.iter().any(|e| matches!(e, Event::Retry { seat, reason, .. } if seat == "OPP" && reason.contains("leaves out PRO"))));
-    let result = result(&store, &finish.id);
     assert_eq!(result.votes, Some(votes));
     let record = store.synthesis(&finish.id).unwrap().unwrap().markdown;
     assert!(
@@ -682,12 +654,7 @@ fn short_script() -> Script {
     let mut script = Script::new();
     script
         .opening()
-        .say(
-            "argument",
-            "PRO",
-            1,
-            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
-        )
+        .maintained()
         .say(
             "argument",
             "OPP",

@@ -34,3 +34,43 @@ where
     }
     (finish, seen)
 }
+
+/// Settings for a debate of `protocol` on the scripted provider `script`, without checkpoints
+/// or a decision record, its own settings made by the protocol from `flags` as `moot` makes
+/// them (relative paths against `cwd`, material gathered for `question`).
+#[allow(dead_code)]
+pub fn scripted_settings(
+    protocol: &str,
+    script: &std::path::Path,
+    cwd: &std::path::Path,
+    flags: &[(&str, &[&str])],
+    max_rounds: Option<u32>,
+    question: &str,
+) -> moot::session::DebateSettings {
+    let mut settings = moot::session::DebateSettings::from_config(
+        &moot::config::Config::default(),
+        moot::providers::ProviderSpec::scripted(script),
+    )
+    .unwrap();
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings.protocol = protocol.into();
+    let flags: std::collections::BTreeMap<String, Vec<String>> = flags
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    settings.protocol_settings = moot::protocol::named(protocol)
+        .unwrap()
+        .settings(&moot::protocol::SettingsInput {
+            flags: &flags,
+            table: None,
+            config_path: None,
+            cwd,
+            max_rounds,
+            question: Some(question),
+            perspectives: &[],
+            resolve_provider: &|_, _| Ok(serde_json::Value::Null),
+        })
+        .unwrap();
+    settings
+}
