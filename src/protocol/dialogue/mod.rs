@@ -404,22 +404,19 @@ async fn run(
 
     // 3. The verdict: computed, then the moderator's reading.
     let turns = ctx.turns();
-    {
-        let computed = verdict::compute(&side_ids(), &turns, violation_count(&turns));
-        let summary = format!(
-            "The dialogue is over: PRO {:.2} · OPP {:.2}; computed winner {} by {}.",
-            computed.pro.score, computed.opp.score, computed.winner, computed.decided_by
-        );
-        let artifacts = json!({"computed": computed});
-        let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
-        if let Some(ending) =
-            kit::gate(ctx, common, "before_synthesis", round, summary, artifacts).await?
-        {
-            return Ok(ending);
-        }
-    }
     let violations = recorded_violations(&turns);
     let computed = verdict::compute(&side_ids(), &turns, violations.len());
+    let summary = format!(
+        "The dialogue is over: PRO {:.2} · OPP {:.2}; computed winner {} by {}.",
+        computed.pro.score, computed.opp.score, computed.winner, computed.decided_by
+    );
+    let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
+    let artifacts = json!({"computed": computed});
+    if let Some(ending) =
+        kit::gate(ctx, common, "before_synthesis", round, summary, artifacts).await?
+    {
+        return Ok(ending);
+    }
     let votes = match common.vote {
         Some(method) => {
             let thesis = |side: Side| {
@@ -441,7 +438,6 @@ async fn run(
                 "Computed so far: PRO {:.2}, OPP {:.2}; {} open why(s).",
                 computed.pro.score, computed.opp.score, computed.metrics.unaddressed_whys
             );
-            let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
             Some(
                 kit::closing_vote(ctx, common, method, round, &seats, &candidates, &so_far)
                     .await?
