@@ -73,6 +73,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// A debate's audit trail: every request as sent, every raw reply, retries, votes, gates
+    /// and lessons used, with timestamps and SHA-256 hashes.
+    Audit {
+        id: String,
+        #[arg(long, conflicts_with = "verify")]
+        json: bool,
+        /// Check the hashes and re-run the protocol over the journal alone (no provider);
+        /// exit 1 if it does not reach the recorded outcome.
+        #[arg(long)]
+        verify: bool,
+    },
     /// Approve the gate a debate waits at (from any terminal; the debate notices).
     Approve { id: String },
     /// Reject the gate a debate waits at, saying why (the debate stops there).

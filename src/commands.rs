@@ -1040,6 +1040,36 @@ pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     print(&out)
 }
 
+/// `moot audit ID [--json]`: the debate's audit trail, secrets already redacted when written.
+pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
+    let debate = store.debate(id)?;
+    let entries = store.audit(&debate.id)?;
+    if json {
+        let mut value = serde_json::json!({
+            "id": debate.id,
+            "question": debate.question,
+            "protocol": debate.protocol,
+            "entries": entries,
+        });
+        sanitize::clean_json(&mut value);
+        return print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
+    }
+    if entries.is_empty() {
+        return print(&format!(
+            "{} has no audit trail (it was run before moot kept one).\n",
+            debate.id
+        ));
+    }
+    print(&crate::audit::to_text(
+        &debate.id,
+        &debate.question,
+        &entries,
+    ))
+}
+
 /// `moot approve ID` / `moot reject ID --reason …`: settles the gate the debate waits at; the
 /// running debate reads the decision from the journal.
 pub fn decide_gate(store: &Store, id: &str, reason: Option<&str>, by: &str) -> Result<(), Failure> {

@@ -34,6 +34,11 @@ pub struct Config {
     pub gates: GatesConfig,
     /// A seat's weight in a weighted vote, by its perspective or role name (1 when absent).
     pub vote_weights: BTreeMap<String, f64>,
+    /// Keep every request and reply in the audit trail (false keeps their hashes only;
+    /// unset is true).
+    pub audit: Option<bool>,
+    /// Lessons carried from one debate to the next.
+    pub lessons: LessonsConfig,
     /// Tables the config file has beyond moot's own: a protocol's settings (`[panel]`).
     #[serde(skip)]
     pub protocol_tables: BTreeMap<String, toml::Value>,
@@ -64,6 +69,28 @@ impl Default for GatesConfig {
             enabled: false,
             points: vec!["after_round".into(), "before_synthesis".into()],
             timeout_minutes: 30,
+        }
+    }
+}
+
+/// `[lessons]`: what debates learn and pass on (design note 004, Reflexion's verbal memory).
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LessonsConfig {
+    /// Write lessons after a debate and give the relevant ones to new debates.
+    pub enabled: bool,
+    /// How many lessons are kept; the oldest go first.
+    pub capacity: usize,
+    /// How many lessons a debate is given at most.
+    pub per_debate: usize,
+}
+
+impl Default for LessonsConfig {
+    fn default() -> Self {
+        LessonsConfig {
+            enabled: true,
+            capacity: 500,
+            per_debate: 3,
         }
     }
 }
@@ -254,6 +281,8 @@ const OWN_KEYS: &[&str] = &[
     "vote",
     "gates",
     "vote_weights",
+    "audit",
+    "lessons",
 ];
 
 impl Config {

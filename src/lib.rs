@@ -5,6 +5,7 @@
 
 pub mod arena;
 pub mod argue;
+pub mod audit;
 pub mod catalog;
 pub mod cli;
 pub mod commands;

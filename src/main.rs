@@ -220,6 +220,22 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::gates(&open_store()?, &id, json)?;
             Ok(0)
         }
+        Some(Command::Audit { id, json, verify }) => {
+            let store = open_store()?;
+            if !verify {
+                commands::audit(&store, &id, json)?;
+                return Ok(0);
+            }
+            let report = block_on(moot::audit::verify(&store, &id))?.map_err(|error| {
+                if error.is_usage() {
+                    Failure::usage(error.to_string())
+                } else {
+                    Failure::runtime(error.to_string())
+                }
+            })?;
+            print!("{}", report.to_text());
+            Ok(if report.passed() { 0 } else { 1 })
+        }
         Some(Command::Approve { id }) => {
             let by = format!("{} from another terminal", moot::signals::user());
             commands::decide_gate(&open_store()?, &id, None, &by)?;

@@ -62,10 +62,17 @@ pub struct DebateSettings {
     /// Seat weights for a weighted vote, by perspective or role name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vote_weights: BTreeMap<String, f64>,
+    /// Keep request and reply bodies in the audit trail (false: their hashes only).
+    #[serde(default = "yes")]
+    pub audit: bool,
 }
 
 fn moderated() -> String {
     "moderated".into()
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl DebateSettings {
@@ -114,6 +121,7 @@ impl DebateSettings {
             vote,
             gates: config.gates.clone(),
             vote_weights: config.vote_weights.clone(),
+            audit: config.audit.unwrap_or(true),
             protocol: protocol_name,
             protocol_settings,
             max_rounds: config.debate.max_rounds,
@@ -147,6 +155,7 @@ impl DebateSettings {
             checkpoints: self.checkpoints,
             checkpoint_timeout: engine::wait(self.checkpoint_timeout_seconds),
             temperature: self.provider.temperature,
+            audit: self.audit,
         }
     }
 }
@@ -461,19 +470,8 @@ async fn run(
             providers::build(&spec, &client, &factory_capabilities, &retry)
                 .map_err(|e| e.to_string())
         }),
-        question: debate.question.clone(),
-        vote: settings.vote,
-        gates: settings.gates.clone(),
-        vote_weights: settings.vote_weights.clone(),
-        max_rounds: settings.max_rounds,
-        perspectives: settings.perspectives,
-        default_perspectives: settings.default_perspectives,
-        named: settings.named_perspectives.clone(),
-        catalog: catalog::catalog(&settings.custom_perspectives),
-        token_budget: settings.token_budget_per_round,
-        round_timeout: engine::wait(settings.round_timeout_seconds),
-        total_timeout: engine::wait(settings.total_timeout_seconds),
         perspective_providers,
+        ..common_for(debate, settings)
     };
     let outcome = tokio::select! {
         outcome = protocol.run(&ctx, &common, &settings.protocol_settings) => Some(outcome),
@@ -545,6 +543,26 @@ async fn run(
                 ..Finish::new(&debate.id, DebateStatus::Failed)
             })
         }
+    }
+}
+
+/// What every protocol is given of a debate's settings; its providers are the caller's to set.
+fn common_for(debate: &Debate, settings: &DebateSettings) -> Common {
+    Common {
+        providers: Arc::new(|_| Err("no provider is set".to_string())),
+        question: debate.question.clone(),
+        vote: settings.vote,
+        gates: settings.gates.clone(),
+        vote_weights: settings.vote_weights.clone(),
+        max_rounds: settings.max_rounds,
+        perspectives: settings.perspectives,
+        default_perspectives: settings.default_perspectives,
+        named: settings.named_perspectives.clone(),
+        catalog: catalog::catalog(&settings.custom_perspectives),
+        token_budget: settings.token_budget_per_round,
+        round_timeout: engine::wait(settings.round_timeout_seconds),
+        total_timeout: engine::wait(settings.total_timeout_seconds),
+        perspective_providers: HashMap::new(),
     }
 }
 
@@ -795,4 +813,200 @@ pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided
         markdown: outcome.markdown,
         path,
     })
+}
+
+/// A run of a stored debate's protocol over its journal alone (`moot audit --verify`).
+#[derive(Debug)]
+pub struct Rerun {
+    /// How the protocol ended this time: completed, paused, cancelled or failed.
+    pub status: DebateStatus,
+    /// The closing document it produced, when it concluded.
+    pub outcome: Option<Outcome>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// Every reply the protocol asked for that the journal does not hold.
+    pub asked: Vec<String>,
+}
+
+/// Runs the protocol of debate `id` again on a copy of its journal, with no provider: every
+/// reply must come from the journal, every answer and gate decision too. Nothing is written
+/// but the scratch copy under `scratch` (the record file, the arena directory and the original
+/// journal are left alone).
+pub async fn rerun(
+    store: &Store,
+    id: &str,
+    scratch: &std::path::Path,
+) -> Result<Rerun, SessionError> {
+    let debate = store.debate(id)?;
+    let mut settings: DebateSettings =
+        serde_json::from_value(debate.config.clone()).map_err(|e| {
+            SessionError::StoredSettings {
+                id: debate.id.clone(),
+                detail: e.to_string(),
+            }
+        })?;
+    let protocol =
+        protocol::named(&settings.protocol).map_err(|detail| SessionError::StoredSettings {
+            id: debate.id.clone(),
+            detail,
+        })?;
+    settings.protocol_settings = protocol.without_side_effects(&settings.protocol_settings);
+    let copy = store.copy_debate(&debate.id, &scratch.join("rerun.db"))?;
+    let asked: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let turns = copy.turns(&debate.id)?;
+    // The model a server named in its replies is what the record quotes.
+    let answered_as = turns
+        .iter()
+        .rev()
+        .find(|turn| turn.provider == settings.provider.kind.to_string() && !turn.model.is_empty())
+        .map(|turn| turn.model.clone());
+    let journal_only: Arc<dyn Provider> = Arc::new(JournalOnly::standing_in_for(
+        &settings.provider,
+        answered_as,
+        &asked,
+    ));
+    let (events, _seen) = mpsc::unbounded_channel();
+    // No one answers: an answer the journal lacks takes its default, and the comparison shows it.
+    let (_no_answers, controls) = mpsc::unbounded_channel();
+    let ctx = Context::new(
+        debate.id.clone(),
+        copy.clone(),
+        Wiring {
+            events,
+            controls,
+            answerer: "audit --verify".into(),
+        },
+        Seating {
+            default: journal_only.clone(),
+            per_seat: HashMap::new(),
+        },
+        EngineSettings {
+            // Time limits would only measure this machine; the journal decides.
+            checkpoint_timeout: Duration::from_secs(1),
+            ..settings.engine_settings()
+        },
+        Replay {
+            turns,
+            answers: copy.checkpoints(&debate.id)?,
+            events: copy.events(&debate.id)?,
+        },
+    );
+    let factory_asked = asked.clone();
+    let common = Common {
+        providers: Arc::new(move |spec| {
+            let spec: ProviderSpec = serde_json::from_value(spec.clone())
+                .map_err(|e| format!("a stored provider cannot be read: {e}"))?;
+            Ok(
+                Arc::new(JournalOnly::standing_in_for(&spec, None, &factory_asked))
+                    as Arc<dyn Provider>,
+            )
+        }),
+        perspective_providers: settings
+            .perspective_providers
+            .iter()
+            .map(|(name, spec)| {
+                let provider: Arc<dyn Provider> =
+                    Arc::new(JournalOnly::standing_in_for(spec, None, &asked));
+                (name.clone(), provider)
+            })
+            .collect(),
+        ..common_for(&debate, &settings)
+    };
+    let ending = protocol
+        .run(&ctx, &common, &settings.protocol_settings)
+        .await;
+    let asked = asked.lock().map(|a| a.clone()).unwrap_or_default();
+    Ok(match ending {
+        Ok(Ending::Concluded(outcome)) => Rerun {
+            status: DebateStatus::Completed,
+            outcome: Some(*outcome),
+            error: None,
+            asked,
+        },
+        Ok(Ending::Paused) => Rerun {
+            status: DebateStatus::Paused,
+            outcome: None,
+            error: None,
+            asked,
+        },
+        Ok(Ending::Cancelled) => Rerun {
+            status: DebateStatus::Cancelled,
+            outcome: None,
+            error: None,
+            asked,
+        },
+        Err(error) => Rerun {
+            status: DebateStatus::Failed,
+            outcome: None,
+            error: Some(error.to_string()),
+            asked,
+        },
+    })
+}
+
+/// The provider of a re-run: it stands in for the one that argued (its kind and model, which
+/// records quote), has nothing to say, and notes every request it gets.
+struct JournalOnly {
+    kind: crate::llm::ProviderKind,
+    model: String,
+    asked: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl JournalOnly {
+    fn standing_in_for(
+        spec: &ProviderSpec,
+        answered_as: Option<String>,
+        asked: &Arc<std::sync::Mutex<Vec<String>>>,
+    ) -> JournalOnly {
+        let model = answered_as
+            .or_else(|| (!spec.model.is_empty()).then(|| spec.model.clone()))
+            .unwrap_or_else(|| "server default".into());
+        JournalOnly {
+            kind: spec.kind,
+            model,
+            asked: asked.clone(),
+        }
+    }
+}
+
+impl Provider for JournalOnly {
+    fn kind(&self) -> crate::llm::ProviderKind {
+        self.kind
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn caveat(&self) -> Option<&'static str> {
+        (self.kind == crate::llm::ProviderKind::Local
+            && crate::llm::local::models::is_demonstration_model(&self.model))
+        .then_some(crate::llm::local::models::DEMONSTRATION_NOTE)
+    }
+
+    fn endpoint(&self) -> String {
+        "the journal".into()
+    }
+
+    fn configure_hint(&self) -> String {
+        "a re-run uses no provider".into()
+    }
+
+    fn complete<'a>(
+        &'a self,
+        request: &'a crate::llm::ChatRequest,
+        _on_text: crate::llm::TextSink<'a>,
+    ) -> futures_util::future::BoxFuture<'a, Result<crate::llm::Completion, crate::llm::LlmError>>
+    {
+        let label = &request.label;
+        let asked = format!("round {} {} {}", label.round, label.phase, label.seat);
+        if let Ok(mut list) = self.asked.lock() {
+            list.push(asked.clone());
+        }
+        Box::pin(async move {
+            Err(crate::llm::LlmError::Fatal(format!(
+                "the journal holds no reply for {asked}"
+            )))
+        })
+    }
 }

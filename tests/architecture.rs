@@ -20,8 +20,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm", "protocol",
-            "session", "arena",
+            "session", "arena", "audit",
         ],
+    ),
+    // The audit trail read back and verified by a re-run.
+    (
+        "audit",
+        &["debate", "session", "store", "sanitize", "protocol"],
     ),
     ("cli", &["engine", "llm"]),
     ("signals", &["sanitize"]),

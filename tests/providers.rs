@@ -338,6 +338,7 @@ fn context(
             checkpoints: false,
             checkpoint_timeout: Duration::from_secs(5),
             temperature: None,
+            audit: true,
         },
         Replay::default(),
     );
@@ -563,6 +564,7 @@ async fn recorded_turns_are_served_from_the_journal() {
             checkpoints: false,
             checkpoint_timeout: Duration::from_secs(1),
             temperature: None,
+            audit: true,
         },
         Replay {
             turns: recorded,

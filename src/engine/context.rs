@@ -8,7 +8,7 @@ use crate::llm::structured::{FieldStreamer, extract_json};
 use crate::llm::{
     ChatMessage, ChatRequest, Completion, LlmError, Provider, RetryPolicy, estimate_tokens,
 };
-use crate::store::{CheckpointRecord, Store, StoreError};
+use crate::store::{AuditKind, AuditPlace, CheckpointRecord, Store, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -96,6 +96,8 @@ pub struct EngineSettings {
     pub checkpoints: bool,
     pub checkpoint_timeout: Duration,
     pub temperature: Option<f32>,
+    /// Keep request and reply bodies in the audit trail, not only their hashes.
+    pub audit: bool,
 }
 
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
@@ -254,6 +256,18 @@ impl Context {
             // The turns and answers tables are what a resume needs; the log is what a replay
             // shows, so a failed append is not worth stopping the debate for.
             let _ = self.store.record_event(&self.debate_id, &event);
+            if audited(&event) {
+                let place = AuditPlace {
+                    round: 0,
+                    phase: event.kind().to_string(),
+                    seat: "debate".into(),
+                    attempt: 0,
+                    provider: String::new(),
+                    model: String::new(),
+                };
+                let body = serde_json::to_value(&event).unwrap_or(Value::Null);
+                self.audit(AuditKind::Event, &place, body);
+            }
         }
         // Where the debate stands is stored with it, for `moot list`; it is a courtesy, so a
         // failed write of it does not stop the debate.
@@ -489,7 +503,17 @@ impl Context {
                     });
                 }
             };
+            let place = AuditPlace {
+                round: key.round,
+                phase: key.phase.to_string(),
+                seat: key.seat.clone(),
+                attempt: conversation.attempts,
+                provider: provider.kind().to_string(),
+                model: provider.model().to_string(),
+            };
+            self.audit(AuditKind::Request, &place, request_body(provider, request));
             let result = provider.complete(request, &mut on_text).await;
+            self.audit_result(&place, &result);
             let prompt_tokens = estimate_tokens(request.prompt_chars());
             match result {
                 Ok(completion) => {
@@ -532,6 +556,42 @@ impl Context {
                     tokio::time::sleep(delay).await;
                 }
             }
+        }
+    }
+
+    /// Appends to the audit trail; a failed append is told, not fatal (the turn itself is
+    /// journaled apart).
+    fn audit(&self, kind: AuditKind, place: &AuditPlace, body: Value) {
+        if let Err(error) =
+            self.store
+                .record_audit(&self.debate_id, kind, place, &body, self.settings.audit)
+        {
+            let _ = self.events.send(Event::Notice {
+                message: format!("the audit trail missed an entry: {error}"),
+            });
+        }
+    }
+
+    fn audit_result(&self, place: &AuditPlace, result: &Result<Completion, LlmError>) {
+        match result {
+            Ok(completion) => self.audit(
+                AuditKind::Response,
+                place,
+                serde_json::json!({
+                    "model": completion.model,
+                    "text": completion.text,
+                    "finish": format!("{:?}", completion.finish).to_lowercase(),
+                    "usage": completion.usage.map(|u| serde_json::json!({"input": u.input, "output": u.output})),
+                }),
+            ),
+            Err(error) => self.audit(
+                AuditKind::Failure,
+                place,
+                serde_json::json!({
+                    "error": error.to_string(),
+                    "retryable": error.is_retryable(),
+                }),
+            ),
         }
     }
 
@@ -878,6 +938,33 @@ impl Context {
         };
         Some(answer)
     }
+}
+
+/// A request as it is sent, for the audit trail: everything but the transport's headers
+/// (where the keys are).
+fn request_body(provider: &dyn Provider, request: &ChatRequest) -> Value {
+    serde_json::json!({
+        "provider": provider.kind().to_string(),
+        "endpoint": provider.endpoint(),
+        "model": provider.model(),
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "system": request.system,
+        "messages": request
+            .messages
+            .iter()
+            .map(|m| serde_json::json!({"role": m.role, "content": m.content}))
+            .collect::<Vec<_>>(),
+        "schema": request.reply.as_ref().map(|r| serde_json::json!({"name": r.name, "schema": r.schema})),
+    })
+}
+
+/// Whether an event belongs in the audit trail: the decisions a debate made beside its turns.
+fn audited(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::Votes { .. } | Event::GateRequested { .. } | Event::GateDecided { .. }
+    )
 }
 
 fn answered(round: u32, kind: AskKind, control: &Control) -> Event {

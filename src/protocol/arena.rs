@@ -340,6 +340,14 @@ impl super::Protocol for Arena {
         }
     }
 
+    fn without_side_effects(&self, settings: &Value) -> Value {
+        let mut settings = settings.clone();
+        if let Some(map) = settings.as_object_mut() {
+            map.insert("arena_dir".into(), Value::Null);
+        }
+        settings
+    }
+
     fn run<'a>(
         &'a self,
         ctx: &'a Context,

@@ -11,6 +11,7 @@ use crate::debate::{
 use crate::llm::Capabilities;
 use crate::sanitize;
 use rusqlite::{Connection, OptionalExtension, Row, params};
+use std::path::Path;
 
 /// A stored answer to something the person was asked.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,24 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 }
 
 impl Store {
+    /// A copy of the journal at `path` holding only debate `id` (its turns, answers, gates
+    /// and log), for re-running it without touching the original.
+    pub fn copy_debate(&self, id: &str, path: &Path) -> Result<Store, StoreError> {
+        let target = path
+            .to_str()
+            .ok_or_else(|| StoreError::Data(format!("{} is not a UTF-8 path", path.display())))?;
+        self.with(|connection| {
+            connection.execute("VACUUM INTO ?1", params![target])?;
+            Ok(())
+        })?;
+        let copy = Store::open(path)?;
+        copy.with(|connection| {
+            connection.execute("DELETE FROM debates WHERE id != ?1", params![id])?;
+            Ok(())
+        })?;
+        Ok(copy)
+    }
+
     pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
         self.with(|connection| {
         let tx = connection.unchecked_transaction()?;

@@ -128,6 +128,27 @@ CREATE TABLE gates (
     PRIMARY KEY (debate_id, gate)
 );
 "#,
+    // 6: the audit trail: every request sent and reply received, and the votes, gates and
+    // lessons a debate used; each body deflated (or left out when `audit = false`) beside the
+    // SHA-256 of its text.
+    r#"
+CREATE TABLE audit (
+    seq       INTEGER PRIMARY KEY,
+    debate_id TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+    at        TEXT NOT NULL,
+    kind      TEXT NOT NULL,
+    round     INTEGER NOT NULL,
+    phase     TEXT NOT NULL,
+    seat      TEXT NOT NULL,
+    attempt   INTEGER NOT NULL,
+    provider  TEXT NOT NULL,
+    model     TEXT NOT NULL,
+    sha256    TEXT NOT NULL,
+    size      INTEGER NOT NULL,
+    body      BLOB
+);
+CREATE INDEX audit_by_debate ON audit(debate_id, seq);
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

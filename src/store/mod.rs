@@ -2,12 +2,14 @@
 //! syntheses and learned endpoint capabilities, with FTS5 search over all their text, and the
 //! lease that says which process is running a debate.
 
+mod audit;
 mod gates;
 mod history;
 mod journal;
 mod lease;
 mod migrations;
 
+pub use audit::{AuditEntry, AuditKind, AuditPlace, sha256_hex};
 pub use gates::GateRecord;
 pub use history::{DebateSummary, SearchHit};
 pub use journal::{CheckpointRecord, StoredSynthesis};

@@ -1,0 +1,351 @@
+//! The audit trail read back: `moot audit ID` prints every request, reply, retry, vote, gate
+//! and lesson a debate used, and `--verify` checks the trail's hashes and re-runs the protocol
+//! over the journal alone to show it reaches the outcome that was recorded.
+
+use crate::debate::DebateStatus;
+use crate::sanitize;
+use crate::session::{self, SessionError};
+use crate::store::{AuditEntry, AuditKind, Store};
+use serde::Serialize;
+
+/// One check of a verification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub passed: bool,
+    pub detail: String,
+}
+
+/// What `--verify` found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verification {
+    pub id: String,
+    pub checks: Vec<Check>,
+}
+
+impl Verification {
+    pub fn passed(&self) -> bool {
+        self.checks.iter().all(|check| check.passed)
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for check in &self.checks {
+            let mark = if check.passed { "ok  " } else { "FAIL" };
+            out.push_str(&format!("{mark} {:<9} {}\n", check.name, check.detail));
+        }
+        out.push_str(&if self.passed() {
+            format!(
+                "{}: the journal alone reproduces the recorded outcome.\n",
+                self.id
+            )
+        } else {
+            format!(
+                "{}: DIVERGED — the journal does not reproduce what was recorded (see FAIL above).\n",
+                self.id
+            )
+        });
+        out
+    }
+}
+
+/// Checks the hashes of debate `id`'s trail, then re-runs its protocol over a copy of its
+/// journal with no provider and compares how it ends with what was recorded.
+pub async fn verify(store: &Store, id: &str) -> Result<Verification, SessionError> {
+    let debate = store.debate(id)?;
+    if !matches!(
+        debate.status,
+        DebateStatus::Completed | DebateStatus::Cancelled | DebateStatus::Paused
+    ) {
+        return Err(SessionError::Protocol(format!(
+            "{} is {}; only a completed, cancelled or paused debate has an outcome to verify",
+            debate.id, debate.status
+        )));
+    }
+    let entries = store.audit(&debate.id)?;
+    let mut checks = vec![hashes(&entries)];
+    let scratch = tempfile::tempdir().map_err(|e| {
+        SessionError::Environment(format!(
+            "cannot make a scratch directory for the re-run: {e}"
+        ))
+    })?;
+    let rerun = session::rerun(store, &debate.id, scratch.path()).await?;
+    checks.push(Check {
+        name: "journal",
+        passed: rerun.asked.is_empty(),
+        detail: if rerun.asked.is_empty() {
+            "every reply the protocol asked for came from the journal".into()
+        } else {
+            format!(
+                "the protocol asked for {} repl{} the journal does not hold: {}",
+                rerun.asked.len(),
+                if rerun.asked.len() == 1 { "y" } else { "ies" },
+                rerun.asked.join("; ")
+            )
+        },
+    });
+    checks.push(Check {
+        name: "ending",
+        passed: rerun.status == debate.status,
+        detail: format!(
+            "recorded {}, re-run {}{}",
+            debate.status,
+            rerun.status,
+            rerun
+                .error
+                .as_deref()
+                .map(|e| format!(" ({})", sanitize::clean(e)))
+                .unwrap_or_default()
+        ),
+    });
+    if debate.status == DebateStatus::Completed {
+        checks.push(outcome(store, &debate.id, rerun.outcome.as_ref())?);
+    }
+    Ok(Verification {
+        id: debate.id,
+        checks,
+    })
+}
+
+fn hashes(entries: &[AuditEntry]) -> Check {
+    let damaged: Vec<String> = entries
+        .iter()
+        .filter_map(|entry| {
+            entry
+                .damage
+                .as_ref()
+                .map(|damage| format!("#{} {damage}", entry.seq))
+        })
+        .collect();
+    let kept = entries.iter().filter(|e| e.body.is_some()).count();
+    if entries.is_empty() {
+        return Check {
+            name: "hashes",
+            passed: true,
+            detail: "no audit trail to check (the debate ran before moot kept one)".into(),
+        };
+    }
+    Check {
+        name: "hashes",
+        passed: damaged.is_empty(),
+        detail: if damaged.is_empty() {
+            format!(
+                "{} entries, {kept} bodies match their SHA-256 ({} kept as hashes only)",
+                entries.len(),
+                entries.len() - kept
+            )
+        } else {
+            damaged.join("; ")
+        },
+    }
+}
+
+/// The re-run's closing document against the stored one, the record's date aside (a re-run on
+/// another day dates its copy that day).
+fn outcome(
+    store: &Store,
+    id: &str,
+    rerun: Option<&crate::protocol::Outcome>,
+) -> Result<Check, SessionError> {
+    let stored = store.synthesis(id)?;
+    let (Some(stored), Some(rerun)) = (stored, rerun) else {
+        return Ok(Check {
+            name: "outcome",
+            passed: false,
+            detail: "the recorded outcome or the re-run's is missing".into(),
+        });
+    };
+    let stored_date = stored
+        .data
+        .get("date")
+        .and_then(|d| d.as_str())
+        .unwrap_or(&rerun.date)
+        .to_string();
+    let undated = |text: &str| {
+        text.replace(&rerun.date, "<date>")
+            .replace(&stored_date, "<date>")
+    };
+    let markdown = (undated(&stored.markdown), undated(&rerun.markdown));
+    let data = (
+        undated(&stored.data.to_string()),
+        undated(&rerun.data.to_string()),
+    );
+    let detail = if markdown.0 != markdown.1 {
+        format!(
+            "the record differs: {}",
+            first_difference(&markdown.0, &markdown.1)
+        )
+    } else if data.0 != data.1 {
+        "the record reads the same but its data differ".to_string()
+    } else if stored.confidence != rerun.confidence {
+        format!(
+            "confidence recorded {}, re-run {}",
+            stored.confidence, rerun.confidence
+        )
+    } else {
+        return Ok(Check {
+            name: "outcome",
+            passed: true,
+            detail: format!(
+                "the same record ({} lines) and data, confidence {}",
+                stored.markdown.lines().count(),
+                stored.confidence
+            ),
+        });
+    };
+    Ok(Check {
+        name: "outcome",
+        passed: false,
+        detail,
+    })
+}
+
+/// Where two texts first part, line by line.
+fn first_difference(recorded: &str, rerun: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (recorded.lines().collect(), rerun.lines().collect());
+    for index in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(index), b.get(index));
+        if x != y {
+            let shown = |line: Option<&&str>| {
+                line.map(|l| format!("{:?}", sanitize::clean(l)))
+                    .unwrap_or_else(|| "nothing".into())
+            };
+            return format!(
+                "line {}: recorded {}, re-run {}",
+                index + 1,
+                shown(x),
+                shown(y)
+            );
+        }
+    }
+    "only in line endings".into()
+}
+
+/// The trail as text: a heading, then each entry with its body.
+pub fn to_text(id: &str, question: &str, entries: &[AuditEntry]) -> String {
+    let count = |kind: AuditKind| entries.iter().filter(|e| e.kind == kind).count();
+    let size: u64 = entries.iter().map(|e| e.size).sum();
+    let mut out = format!(
+        "{id} · {}\n{} entries: {} requests, {} responses, {} failures, {} events; {} of text\n",
+        sanitize::clean(question),
+        entries.len(),
+        count(AuditKind::Request),
+        count(AuditKind::Response),
+        count(AuditKind::Failure),
+        count(AuditKind::Event),
+        kilobytes(size),
+    );
+    for entry in entries {
+        let place = &entry.place;
+        let whom = if entry.kind == AuditKind::Event {
+            place.phase.clone()
+        } else {
+            format!(
+                "round {} · {} · {} · attempt {} · {} {}",
+                place.round, place.phase, place.seat, place.attempt, place.provider, place.model
+            )
+        };
+        out.push_str(&format!(
+            "\n#{} {} {:<8} {} · sha256 {}\n",
+            entry.seq,
+            entry.at,
+            entry.kind,
+            sanitize::clean(&whom),
+            &entry.sha256[..12.min(entry.sha256.len())]
+        ));
+        if let Some(damage) = &entry.damage {
+            out.push_str(&format!("  !! {damage}\n"));
+        }
+        match &entry.body {
+            None => out.push_str(&format!(
+                "  (body not kept: audit = false; {} bytes)\n",
+                entry.size
+            )),
+            Some(body) => out.push_str(&indent(&body_text(entry.kind, body))),
+        }
+    }
+    out
+}
+
+fn kilobytes(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|line| format!("  {line}\n")).collect()
+}
+
+/// A body as a person reads it: a request's prompt as messages, a reply's text, an event as
+/// JSON.
+fn body_text(kind: AuditKind, body: &serde_json::Value) -> String {
+    let field = |name: &str| body.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    let text = match kind {
+        AuditKind::Request => {
+            let mut text = format!(
+                "model {} at {}; max_tokens {}, temperature {}{}\n[system]\n{}\n",
+                field("model"),
+                field("endpoint"),
+                body["max_tokens"],
+                body["temperature"],
+                body.get("schema")
+                    .and_then(|s| s.get("name"))
+                    .and_then(|n| n.as_str())
+                    .map(|name| format!("; reply schema {name}"))
+                    .unwrap_or_default(),
+                field("system"),
+            );
+            for message in body
+                .get("messages")
+                .and_then(|m| m.as_array())
+                .into_iter()
+                .flatten()
+            {
+                text.push_str(&format!(
+                    "[{}]\n{}\n",
+                    message["role"].as_str().unwrap_or("?"),
+                    message["content"].as_str().unwrap_or("")
+                ));
+            }
+            text
+        }
+        AuditKind::Response => format!(
+            "model {}, finish {}, usage {}\n{}",
+            field("model"),
+            field("finish"),
+            body["usage"],
+            field("text")
+        ),
+        AuditKind::Failure => format!(
+            "{} ({})",
+            field("error"),
+            if body["retryable"].as_bool() == Some(true) {
+                "retried when attempts remained"
+            } else {
+                "not retryable"
+            }
+        ),
+        AuditKind::Event => serde_json::to_string_pretty(body).unwrap_or_default(),
+    };
+    sanitize::clean(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_difference_is_named_by_line() {
+        assert_eq!(
+            first_difference("a\nb\nc", "a\nB\nc"),
+            r#"line 2: recorded "b", re-run "B""#
+        );
+        assert_eq!(
+            first_difference("a", "a\nmore"),
+            r#"line 2: recorded nothing, re-run "more""#
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! The journal's audit trail: each request moot sent, each raw reply or failure, and the
+//! votes, gates and lessons a debate used, timestamped, with the SHA-256 of each body and the
+//! body itself deflate-compressed (or only its hash, when `audit = false`).
+
+use super::{Store, StoreError};
+use crate::debate::now_rfc3339;
+use flate2::Compression;
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::{Read, Write};
+
+crate::debate::vocabulary! {
+    /// What an audit entry holds.
+    pub enum AuditKind {
+        /// A request as sent: model, parameters, system prompt, messages, schema.
+        Request,
+        /// A provider's raw reply text, its model, usage and finish.
+        Response,
+        /// An attempt that failed (and whether it was retried).
+        Failure,
+        /// A vote, a gate or the lessons a debate used, as the event that announced it.
+        Event,
+    }
+}
+
+/// Where an entry belongs: the turn it served (round 0 and seat `debate` for a debate-wide
+/// entry) and the attempt at it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditPlace {
+    pub round: u32,
+    pub phase: String,
+    pub seat: String,
+    pub attempt: u32,
+    pub provider: String,
+    pub model: String,
+}
+
+/// One entry read back.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditEntry {
+    pub seq: i64,
+    pub at: String,
+    pub kind: AuditKind,
+    #[serde(flatten)]
+    pub place: AuditPlace,
+    /// SHA-256 of the body's text, hex.
+    pub sha256: String,
+    /// The body's length in bytes before compression.
+    pub size: u64,
+    /// The body (JSON), when it was kept.
+    pub body: Option<serde_json::Value>,
+    /// Set when the stored body no longer matches its hash, or cannot be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub damage: Option<String>,
+}
+
+/// Hex SHA-256 of `text`.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+fn deflate(text: &str) -> std::io::Result<Vec<u8>> {
+    let mut encoder = DeflateEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(text.as_bytes())?;
+    encoder.finish()
+}
+
+fn inflate(bytes: &[u8]) -> std::io::Result<String> {
+    let mut text = String::new();
+    DeflateDecoder::new(bytes).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+impl Store {
+    /// Appends one entry. The body is redacted of every secret moot knows before it is hashed
+    /// or stored; `keep_body` false stores the hash and size only.
+    pub fn record_audit(
+        &self,
+        id: &str,
+        kind: AuditKind,
+        place: &AuditPlace,
+        body: &serde_json::Value,
+        keep_body: bool,
+    ) -> Result<(), StoreError> {
+        let text = crate::sanitize::redact(&body.to_string()).into_owned();
+        let hash = sha256_hex(&text);
+        let stored =
+            if keep_body {
+                Some(deflate(&text).map_err(|e| {
+                    StoreError::Data(format!("cannot compress an audit entry: {e}"))
+                })?)
+            } else {
+                None
+            };
+        self.with(|connection| {
+            connection.execute(
+                "INSERT INTO audit (debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, size, body)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    id,
+                    now_rfc3339(),
+                    kind.to_string(),
+                    place.round,
+                    place.phase,
+                    place.seat,
+                    place.attempt,
+                    place.provider,
+                    place.model,
+                    hash,
+                    text.len() as i64,
+                    stored,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// A debate's audit trail in the order it was written; each body inflated and checked
+    /// against its hash (a mismatch is reported on the entry, not hidden).
+    pub fn audit(&self, id: &str) -> Result<Vec<AuditEntry>, StoreError> {
+        let rows = self.with(|connection| {
+            let mut statement = connection.prepare(
+                "SELECT seq, at, kind, round, phase, seat, attempt, provider, model, sha256, size, body
+                 FROM audit WHERE debate_id = ?1 ORDER BY seq",
+            )?;
+            let rows = statement
+                .query_map(params![id], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        AuditPlace {
+                            round: row.get(3)?,
+                            phase: row.get(4)?,
+                            seat: row.get(5)?,
+                            attempt: row.get(6)?,
+                            provider: row.get(7)?,
+                            model: row.get(8)?,
+                        },
+                        row.get::<_, String>(9)?,
+                        row.get::<_, i64>(10)?,
+                        row.get::<_, Option<Vec<u8>>>(11)?,
+                    ))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|(seq, at, kind, place, sha256, size, stored)| {
+                let (body, damage) = match stored.map(|bytes| inflate(&bytes)) {
+                    None => (None, None),
+                    Some(Err(e)) => (None, Some(format!("the stored body cannot be read: {e}"))),
+                    Some(Ok(text)) if sha256_hex(&text) != sha256 => (
+                        serde_json::from_str(&text).ok(),
+                        Some("the stored body does not match its hash".to_string()),
+                    ),
+                    Some(Ok(text)) => match serde_json::from_str(&text) {
+                        Ok(value) => (Some(value), None),
+                        Err(e) => (None, Some(format!("the stored body is not JSON: {e}"))),
+                    },
+                };
+                AuditEntry {
+                    seq,
+                    at,
+                    kind: kind.parse().unwrap_or(AuditKind::Event),
+                    place,
+                    sha256,
+                    size: size.max(0) as u64,
+                    body,
+                    damage,
+                }
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::{Debate, DebateStatus};
+
+    fn store_with_debate() -> (Store, String) {
+        let store = Store::in_memory().unwrap();
+        let debate = Debate {
+            id: "DEB-audit1".into(),
+            question: "Q?".into(),
+            protocol: "moderated".into(),
+            status: DebateStatus::Running,
+            config: serde_json::json!({}),
+            seats: Vec::new(),
+            created_at: now_rfc3339(),
+            updated_at: now_rfc3339(),
+            finished_at: None,
+            confidence: None,
+            error: None,
+            stage: None,
+        };
+        store.create_debate(&debate).unwrap();
+        (store, debate.id)
+    }
+
+    fn place() -> AuditPlace {
+        AuditPlace {
+            round: 1,
+            phase: "argument".into(),
+            seat: "S1".into(),
+            attempt: 1,
+            provider: "openai".into(),
+            model: "m".into(),
+        }
+    }
+
+    #[test]
+    fn bodies_round_trip_compressed_with_their_hash_and_secrets_redacted() {
+        let (store, id) = store_with_debate();
+        crate::sanitize::register_secret("audit-secret-0123456789");
+        let body = serde_json::json!({"system": "be brief", "key": "audit-secret-0123456789"});
+        store
+            .record_audit(&id, AuditKind::Request, &place(), &body, true)
+            .unwrap();
+        store
+            .record_audit(&id, AuditKind::Response, &place(), &body, false)
+            .unwrap();
+        let entries = store.audit(&id).unwrap();
+        assert_eq!(entries.len(), 2);
+        let kept = &entries[0];
+        assert_eq!(kept.kind, AuditKind::Request);
+        assert_eq!(kept.body.as_ref().unwrap()["key"], "[redacted]");
+        assert_eq!(
+            kept.sha256,
+            sha256_hex(&kept.body.as_ref().unwrap().to_string())
+        );
+        assert!(kept.damage.is_none());
+        // Hash only: the same hash, no body.
+        assert_eq!(entries[1].sha256, kept.sha256);
+        assert!(entries[1].body.is_none());
+    }
+
+    #[test]
+    fn a_body_changed_after_the_fact_is_reported() {
+        let (store, id) = store_with_debate();
+        store
+            .record_audit(
+                &id,
+                AuditKind::Response,
+                &place(),
+                &serde_json::json!({"text": "4"}),
+                true,
+            )
+            .unwrap();
+        let forged = deflate(r#"{"text":"5"}"#).unwrap();
+        store
+            .with(|c| {
+                c.execute("UPDATE audit SET body = ?1", params![forged])?;
+                Ok(())
+            })
+            .unwrap();
+        let entries = store.audit(&id).unwrap();
+        assert_eq!(
+            entries[0].damage.as_deref(),
+            Some("the stored body does not match its hash")
+        );
+    }
+}
