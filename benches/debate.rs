@@ -58,6 +58,8 @@ fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
         ..ProviderSpec::openai(&server.openai_base())
     };
     let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    // Lessons are their own tests; a reflection step would change what these count.
+    settings.lessons.enabled = false;
     settings.max_rounds = rounds;
     settings.perspectives = Some(3);
     settings.checkpoints = false;
@@ -79,6 +81,8 @@ fn panel_settings(server: &StandIn, sequential: bool) -> DebateSettings {
     )
     .unwrap();
     let mut settings = DebateSettings::from_config(&config, spec).unwrap();
+    // Lessons are their own tests; a reflection step would change what these count.
+    settings.lessons.enabled = false;
     settings.checkpoints = false;
     settings.write_decision = false;
     settings.sequential = sequential;
@@ -206,6 +210,8 @@ fn dialogue_settings(server: &StandIn) -> DebateSettings {
         ..ProviderSpec::openai(&server.openai_base())
     };
     let mut settings = DebateSettings::from_config(&Config::default(), spec.clone()).unwrap();
+    // Lessons are their own tests; a reflection step would change what these count.
+    settings.lessons.enabled = false;
     settings.checkpoints = false;
     settings.write_decision = false;
     settings.protocol = "dialogue".into();

@@ -61,6 +61,11 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
     },
+    /// Lessons debates wrote for later ones: list, show or remove them, or turn them off/on.
+    Lessons {
+        #[command(subcommand)]
+        action: LessonsAction,
+    },
     /// The arena's capabilities (design note 003) for a debate: its manifest, a seat's
     /// persona, the transcript; and, for an outside agent, joining and submitting a turn.
     Arena {
@@ -188,6 +193,29 @@ pub enum ExportFormat {
     Yaml,
     /// The arena directory of design note 003 under `--out DIR` (any protocol).
     Arena,
+}
+
+/// `moot lessons …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum LessonsAction {
+    /// Every stored lesson, newest first.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One lesson in full, with the debate it came from.
+    Show {
+        /// Its id (`L3` or `3`).
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget a lesson.
+    Rm { id: String },
+    /// Stop giving and writing lessons, for every debate from now on.
+    Off,
+    /// Give and write lessons again.
+    On,
 }
 
 /// `moot arena …`: what an agent taking part in an arena can do.
@@ -326,6 +354,10 @@ pub struct RunArgs {
     /// borda, condorcet, unanimous, weighted, threshold or auto.
     #[arg(long, value_name = "METHOD")]
     pub vote: Option<String>,
+
+    /// Neither give this debate lessons from earlier ones nor write lessons from it.
+    #[arg(long)]
+    pub no_lessons: bool,
 
     /// The flags protocols add (`--option`, `--context`…), as given: name → values.
     #[arg(skip)]

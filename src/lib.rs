@@ -15,6 +15,7 @@ pub mod decision;
 pub mod engine;
 pub mod gather;
 pub mod headless;
+pub mod lessons;
 pub mod llm;
 pub mod paths;
 pub mod protocol;

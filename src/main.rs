@@ -246,6 +246,10 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::decide_gate(&open_store()?, &id, Some(&reason), &by)?;
             Ok(0)
         }
+        Some(Command::Lessons { action }) => {
+            commands::lessons(&open_store()?, action)?;
+            Ok(0)
+        }
         Some(Command::Arena { action }) => {
             commands::arena(&open_store()?, action)?;
             Ok(0)
@@ -553,6 +557,9 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
         let method =
             moot::vote::Method::parse(name).map_err(|e| Failure::usage(format!("--vote: {e}")))?;
         settings.vote = Some(method);
+    }
+    if args.no_lessons {
+        settings.lessons.enabled = false;
     }
     // Unknown perspective names are a usage error before anything is stored (where they name
     // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus

@@ -65,6 +65,22 @@ pub struct DebateSettings {
     /// Keep request and reply bodies in the audit trail (false: their hashes only).
     #[serde(default = "yes")]
     pub audit: bool,
+    /// Lessons: whether this debate is given and writes them, and those it was given.
+    #[serde(default)]
+    pub lessons: LessonSettings,
+}
+
+/// A debate's part in the lessons across debates.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LessonSettings {
+    /// Give this debate relevant lessons and write its own at the end (off for debates stored
+    /// before lessons existed).
+    pub enabled: bool,
+    pub capacity: usize,
+    pub per_debate: usize,
+    /// The lessons it was given when it started (kept, so a resume gives the same ones).
+    #[serde(default)]
+    pub given: Vec<crate::debate::Lesson>,
 }
 
 fn moderated() -> String {
@@ -122,6 +138,12 @@ impl DebateSettings {
             gates: config.gates.clone(),
             vote_weights: config.vote_weights.clone(),
             audit: config.audit.unwrap_or(true),
+            lessons: LessonSettings {
+                enabled: config.lessons.enabled,
+                capacity: config.lessons.capacity,
+                per_debate: config.lessons.per_debate,
+                given: Vec::new(),
+            },
             protocol: protocol_name,
             protocol_settings,
             max_rounds: config.debate.max_rounds,
@@ -156,6 +178,7 @@ impl DebateSettings {
             checkpoint_timeout: engine::wait(self.checkpoint_timeout_seconds),
             temperature: self.provider.temperature,
             audit: self.audit,
+            lessons: crate::lessons::preamble(&self.lessons.given),
         }
     }
 }
@@ -279,6 +302,14 @@ pub async fn start(
     let chars = question.chars().count();
     if chars > MAX_QUESTION_CHARS {
         return Err(SessionError::QuestionTooLong { chars });
+    }
+    let mut settings = settings;
+    if settings.lessons.enabled && crate::lessons::turned_off(&store)? {
+        settings.lessons.enabled = false;
+    }
+    if settings.lessons.enabled {
+        settings.lessons.given =
+            crate::lessons::relevant(&store, question, settings.lessons.per_debate)?;
     }
     let now = now_rfc3339();
     let debate = Debate {
@@ -460,6 +491,11 @@ async fn run(
         settings.engine_settings(),
         replay,
     );
+    if !settings.lessons.given.is_empty() {
+        ctx.emit(Event::Lessons {
+            lessons: settings.lessons.given.clone(),
+        });
+    }
     let client = crate::llm::http_client()?;
     let retry = settings.retry.clone();
     let factory_capabilities = capabilities.clone();
@@ -518,7 +554,11 @@ async fn run(
             Ok(Finish::new(&debate.id, DebateStatus::Cancelled))
         }
         Some(Ok(Ending::Concluded(outcome))) => {
+            let outcome = cite_lessons(*outcome, &settings.lessons.given);
             conclude(store, debate, settings, protocol, &outcome, &announcer)?;
+            if settings.lessons.enabled {
+                learn(&ctx, store, debate, settings, &outcome, &announcer).await;
+            }
             store.set_status(&debate.id, DebateStatus::Completed, None)?;
             completed(DebateStatus::Completed);
             Ok(Finish::new(&debate.id, DebateStatus::Completed))
@@ -543,6 +583,64 @@ async fn run(
                 ..Finish::new(&debate.id, DebateStatus::Failed)
             })
         }
+    }
+}
+
+/// The outcome with the lessons its debate was given cited in its record.
+fn cite_lessons(mut outcome: Outcome, given: &[crate::debate::Lesson]) -> Outcome {
+    outcome
+        .markdown
+        .push_str(&crate::lessons::record_section(given));
+    outcome
+}
+
+/// The reflection step: the moderator writes the debate's lessons, stored for later debates.
+/// It is a courtesy to the next debate, so a failure is told, never fatal to this one.
+async fn learn(
+    ctx: &Context,
+    store: &Store,
+    debate: &Debate,
+    settings: &DebateSettings,
+    outcome: &Outcome,
+    announcer: &Announcer,
+) {
+    let drafts = match protocol::reflect::reflect(ctx, &debate.question, &outcome.markdown).await {
+        Ok(drafts) => drafts,
+        Err(error) => {
+            announcer.send(Event::Notice {
+                message: format!("no lessons were written: {error}"),
+            });
+            return;
+        }
+    };
+    // A resume that concludes again must not store the same lessons twice.
+    let written = store
+        .lessons()
+        .is_ok_and(|all| all.iter().any(|l| l.source == debate.id));
+    if drafts.is_empty() || written {
+        return;
+    }
+    match store.add_lessons(
+        &debate.id,
+        &debate.question,
+        &drafts,
+        settings.lessons.capacity,
+    ) {
+        Ok(learned) => announcer.send(Event::Notice {
+            message: format!(
+                "{} lesson{} written for later debates ({}); `moot lessons list` shows them",
+                learned.len(),
+                if learned.len() == 1 { "" } else { "s" },
+                learned
+                    .iter()
+                    .map(|l| format!("L{}", l.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+        Err(error) => announcer.send(Event::Notice {
+            message: format!("the lessons could not be stored: {error}"),
+        }),
     }
 }
 
@@ -914,7 +1012,13 @@ pub async fn rerun(
     };
     let ending = protocol
         .run(&ctx, &common, &settings.protocol_settings)
-        .await;
+        .await
+        .map(|ending| match ending {
+            Ending::Concluded(outcome) => {
+                Ending::Concluded(Box::new(cite_lessons(*outcome, &settings.lessons.given)))
+            }
+            other => other,
+        });
     let asked = asked.lock().map(|a| a.clone()).unwrap_or_default();
     Ok(match ending {
         Ok(Ending::Concluded(outcome)) => Rerun {

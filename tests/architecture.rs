@@ -20,7 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm", "protocol",
-            "session", "arena", "audit",
+            "session", "arena", "audit", "lessons",
         ],
     ),
     // The audit trail read back and verified by a re-run.
@@ -47,8 +47,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "decision",
             "catalog",
             "vote",
+            "lessons",
         ],
     ),
+    // Which lessons a debate is given, and how they read.
+    ("lessons", &["debate", "store", "gather"]),
     ("decision", &["debate", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
     ("config", &["engine", "llm"]),

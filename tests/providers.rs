@@ -339,6 +339,7 @@ fn context(
             checkpoint_timeout: Duration::from_secs(5),
             temperature: None,
             audit: true,
+            lessons: None,
         },
         Replay::default(),
     );
@@ -565,6 +566,7 @@ async fn recorded_turns_are_served_from_the_journal() {
             checkpoint_timeout: Duration::from_secs(1),
             temperature: None,
             audit: true,
+            lessons: None,
         },
         Replay {
             turns: recorded,

@@ -1251,6 +1251,36 @@ fn the_votes_panel_shows_the_count_the_winner_and_how_it_was_decided() {
 }
 
 #[test]
+fn the_lessons_panel_shows_what_earlier_debates_taught_with_their_source() {
+    let mut events = round_one();
+    events.insert(
+        1,
+        Event::Lessons {
+            lessons: vec![moot::debate::Lesson {
+                id: 7,
+                source: "DEB-a1b2c3d4".into(),
+                question: "Should we use Redis or PostgreSQL for caching?".into(),
+                text: "Latency claims went unmeasured until the end.\u{1b}[31m".into(),
+                went: "wrong".into(),
+                advice: "Ask each seat for a measurement before round two.".into(),
+                confidence: 0.8,
+                created_at: "2026-11-21T10:00:00Z".into(),
+            }],
+        },
+    );
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("Lessons from earlier debates"), "{screen}");
+    assert!(
+        screen.contains("L7 Latency claims went unmeasured"),
+        "{screen}"
+    );
+    assert!(screen.contains("from DEB-a1b2c3d4 · 80%"), "{screen}");
+    assert!(!screen.contains('\u{1b}'));
+    insta::assert_snapshot!("lessons_panel_160x45", screen);
+}
+
+#[test]
 fn an_approval_gate_asks_approve_or_reject_with_a_reason() {
     let mut events = dialogue_round_one();
     events.push(Event::GateRequested {

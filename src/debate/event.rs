@@ -131,6 +131,10 @@ pub enum Event {
         topology: String,
         sees: Vec<(String, Vec<String>)>,
     },
+    /// Lessons from earlier debates given to this one's seats.
+    Lessons {
+        lessons: Vec<super::Lesson>,
+    },
     /// A closing vote was counted.
     Votes {
         round: u32,

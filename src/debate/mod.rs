@@ -27,6 +27,7 @@ macro_rules! vocabulary {
 pub(crate) use vocabulary;
 
 mod event;
+mod lesson;
 mod model;
 mod presentation;
 mod synthesis;
@@ -47,6 +48,7 @@ pub use event::{
     Answer, AskKind, Assessment, Control, Convergence, ConvergenceSignal, Decision, Event,
     FlagKind, Stage,
 };
+pub use lesson::{Lesson, LessonDraft};
 pub use model::{
     Act, Debate, DebateStatus, MODERATOR, Move, OUTSIDE, PERSON, Phase, Relation, Round, Seat,
     Turn, TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,

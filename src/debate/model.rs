@@ -125,6 +125,8 @@ super::vocabulary! {
         Vote,
         /// The moderator's summary of a round for seats that see only that (a star topology).
         Digest,
+        /// After the debate, the moderator writes what it teaches the next ones (lessons).
+        Reflection,
     }
 }
 

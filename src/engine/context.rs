@@ -98,6 +98,8 @@ pub struct EngineSettings {
     pub temperature: Option<f32>,
     /// Keep request and reply bodies in the audit trail, not only their hashes.
     pub audit: bool,
+    /// Lessons from earlier debates, appended to every system prompt.
+    pub lessons: Option<String>,
 }
 
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
@@ -389,7 +391,10 @@ impl Context {
                 seat: speech.key.seat.clone(),
                 perspective: speech.perspective.clone(),
             },
-            system: speech.system.clone(),
+            system: match &self.settings.lessons {
+                Some(lessons) => format!("{}\n\n{lessons}", speech.system),
+                None => speech.system.clone(),
+            },
             messages: vec![ChatMessage::user(speech.prompt.clone())],
             reply: reply_format,
             max_tokens: speech.max_tokens,
@@ -963,7 +968,10 @@ fn request_body(provider: &dyn Provider, request: &ChatRequest) -> Value {
 fn audited(event: &Event) -> bool {
     matches!(
         event,
-        Event::Votes { .. } | Event::GateRequested { .. } | Event::GateDecided { .. }
+        Event::Votes { .. }
+            | Event::GateRequested { .. }
+            | Event::GateDecided { .. }
+            | Event::Lessons { .. }
     )
 }
 

@@ -11,6 +11,7 @@ pub mod moderator;
 pub mod moves;
 pub mod panel;
 pub mod prompts;
+pub mod reflect;
 pub mod verdict;
 
 use crate::catalog::Perspective;

@@ -149,6 +149,30 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_debate ON audit(debate_id, seq);
 "#,
+    // 7: lessons one debate writes for the next (kept apart from debates: a lesson outlives
+    // nothing but the capacity), their full-text index (stemmed, so "caching" finds "cache"),
+    // and the person's standing preferences (`moot lessons off`).
+    r#"
+CREATE TABLE lessons (
+    id         INTEGER PRIMARY KEY,
+    debate_id  TEXT NOT NULL,
+    question   TEXT NOT NULL,
+    lesson     TEXT NOT NULL,
+    went       TEXT NOT NULL,
+    advice     TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE lessons_index USING fts5(
+    body,
+    lesson_id UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE preferences (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

@@ -7,6 +7,7 @@ mod gates;
 mod history;
 mod journal;
 mod lease;
+mod lessons;
 mod migrations;
 
 pub use audit::{AuditEntry, AuditKind, AuditPlace, sha256_hex};

@@ -113,6 +113,8 @@ pub struct DebateView {
     pub scores: Vec<crate::debate::TurnScore>,
     /// The closing vote, once counted (sanitized).
     pub votes: Option<crate::debate::VoteView>,
+    /// Lessons from earlier debates this one's seats were given.
+    pub lessons: Vec<crate::debate::Lesson>,
     /// Who sees whom, when not everyone sees everyone.
     pub topology: Option<TopologyView>,
     /// The question waiting for the person's answer.
@@ -349,6 +351,18 @@ impl DebateView {
                     name: sanitize::clean(topology),
                     sees: sees.clone(),
                 });
+                self.generation += 1;
+            }
+            Event::Lessons { lessons } => {
+                self.lessons = lessons
+                    .iter()
+                    .map(|lesson| crate::debate::Lesson {
+                        text: sanitize::clean(&lesson.text),
+                        advice: sanitize::clean(&lesson.advice),
+                        question: sanitize::clean(&lesson.question),
+                        ..lesson.clone()
+                    })
+                    .collect();
                 self.generation += 1;
             }
             Event::Votes { votes, .. } => {

@@ -368,6 +368,7 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         Some("moot_arena_order") => "arena_order",
         Some("moot_arena_scores") => "arena_scores",
         Some("moot_vote") => "vote",
+        Some("moot_lessons") => "lessons",
         Some(_) => "unknown",
         None if text.contains("You are the moderator of a structured debate")
             && (text.contains("Pose the question") || text.contains("Open round")) =>
@@ -742,6 +743,20 @@ fn reply_for(
                 .collect();
             ranking.extend(ids.iter().filter(|id| id.as_str() != seat).cloned());
             json!({"ranking": ranking, "confidence": 0.7}).to_string()
+        }
+        "lessons" => {
+            // A lesson that names the question's subject, so tests can tell where it went.
+            let question = prompt
+                .lines()
+                .find_map(|l| l.strip_prefix("Question: "))
+                .unwrap_or("the question");
+            json!({"lessons": [{
+                "lesson": format!("In the debate on \"{}\", latency claims went unmeasured until the end.", question.trim()),
+                "went": "wrong",
+                "advice": "Ask each seat for a measurement before round two.",
+                "confidence": 0.8
+            }]})
+            .to_string()
         }
         "arena_summary" => {
             "Both seats argued from the 2022 pilot; the strongest point was turn 1.".to_string()

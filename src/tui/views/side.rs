@@ -31,6 +31,24 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
         _ => area,
     };
+    let area = if !app.view.lessons.is_empty() && app.panels.context {
+        let width = area.width.saturating_sub(2) as usize;
+        let lines: usize = app
+            .view
+            .lessons
+            .iter()
+            .map(|l| wrap(&format!("L{} {}", l.id, l.text), width).len() + 1)
+            .sum();
+        let rows = (lines as u16 + 2).min(area.height / 3);
+        let [top, rest] = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Length(rows), Constraint::Min(0)])
+            .areas(area);
+        lessons(frame, top, app, theme);
+        rest
+    } else {
+        area
+    };
     let area = match &app.view.votes {
         Some(votes) if app.panels.context => {
             let rows = (votes.candidates.len() as u16 + 4).min(area.height / 2);
@@ -186,6 +204,36 @@ fn topology(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Line::from(spans)
         })
         .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Lessons from earlier debates: each with its id and source, as the seats were given them.
+fn lessons(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let block = panel("Lessons from earlier debates", theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let width = inner.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for lesson in &app.view.lessons {
+        let head = format!("L{} ", lesson.id);
+        for (i, line) in wrap(&format!("{head}{}", lesson.text), width)
+            .into_iter()
+            .enumerate()
+        {
+            lines.push(Line::styled(
+                line,
+                if i == 0 { theme.text } else { theme.dim },
+            ));
+        }
+        lines.push(Line::styled(
+            format!(
+                "   from {} · {:.0}%",
+                lesson.source,
+                lesson.confidence * 100.0
+            ),
+            theme.dim,
+        ));
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 

@@ -1,0 +1,280 @@
+//! Lessons in the journal: stored with their source debate, indexed for full-text retrieval,
+//! the oldest evicted past a capacity; and the person's standing preferences (lessons on/off).
+
+use super::{Store, StoreError};
+use crate::debate::{Lesson, LessonDraft, now_rfc3339};
+use rusqlite::{OptionalExtension, Row, params};
+use std::collections::BTreeMap;
+
+const COLUMNS: &str = "id, debate_id, question, lesson, went, advice, confidence, created_at";
+
+fn lesson(row: &Row<'_>) -> rusqlite::Result<Lesson> {
+    Ok(Lesson {
+        id: row.get(0)?,
+        source: row.get(1)?,
+        question: row.get(2)?,
+        text: row.get(3)?,
+        went: row.get(4)?,
+        advice: row.get(5)?,
+        confidence: row.get(6)?,
+        created_at: row.get(7)?,
+    })
+}
+
+/// A term as an FTS5 string literal: quoted, so no word is read as query syntax.
+fn quoted(term: &str) -> String {
+    format!("\"{}\"", term.replace('"', "\"\""))
+}
+
+impl Store {
+    /// Stores the lessons debate `id` wrote, then evicts the oldest beyond `capacity`. Texts
+    /// are cleaned of escapes and secrets first. Returns the new lessons.
+    pub fn add_lessons(
+        &self,
+        id: &str,
+        question: &str,
+        drafts: &[LessonDraft],
+        capacity: usize,
+    ) -> Result<Vec<Lesson>, StoreError> {
+        let clean = |text: &str| crate::sanitize::clean(text);
+        let ids = self.with(|connection| {
+            let tx = connection.unchecked_transaction()?;
+            let mut ids = Vec::new();
+            for draft in drafts {
+                tx.execute(
+                    "INSERT INTO lessons (debate_id, question, lesson, went, advice, confidence, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        id,
+                        clean(question),
+                        clean(&draft.text),
+                        clean(&draft.went),
+                        clean(&draft.advice),
+                        draft.confidence.clamp(0.0, 1.0),
+                        now_rfc3339()
+                    ],
+                )?;
+                let lesson_id = tx.last_insert_rowid();
+                tx.execute(
+                    "INSERT INTO lessons_index (body, lesson_id) VALUES (?1, ?2)",
+                    params![
+                        format!(
+                            "{}\n{}\n{}",
+                            clean(question),
+                            clean(&draft.text),
+                            clean(&draft.advice)
+                        ),
+                        lesson_id
+                    ],
+                )?;
+                ids.push(lesson_id);
+            }
+            let evicted: Vec<i64> = tx
+                .prepare("SELECT id FROM lessons ORDER BY id DESC LIMIT -1 OFFSET ?1")?
+                .query_map(params![capacity as i64], |row| row.get(0))?
+                .collect::<Result<_, _>>()?;
+            for old in evicted {
+                tx.execute("DELETE FROM lessons WHERE id = ?1", params![old])?;
+                tx.execute("DELETE FROM lessons_index WHERE lesson_id = ?1", params![old])?;
+            }
+            tx.commit()?;
+            Ok(ids)
+        })?;
+        Ok(self
+            .lessons()?
+            .into_iter()
+            .filter(|l| ids.contains(&l.id))
+            .collect())
+    }
+
+    /// Every stored lesson, newest first.
+    pub fn lessons(&self) -> Result<Vec<Lesson>, StoreError> {
+        self.with(|connection| {
+            let rows = connection
+                .prepare(&format!("SELECT {COLUMNS} FROM lessons ORDER BY id DESC"))?
+                .query_map([], lesson)?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    pub fn lesson(&self, lesson_id: i64) -> Result<Option<Lesson>, StoreError> {
+        self.with(|connection| {
+            Ok(connection
+                .query_row(
+                    &format!("SELECT {COLUMNS} FROM lessons WHERE id = ?1"),
+                    params![lesson_id],
+                    lesson,
+                )
+                .optional()?)
+        })
+    }
+
+    /// Removes a lesson; false when there was none with that id.
+    pub fn remove_lesson(&self, lesson_id: i64) -> Result<bool, StoreError> {
+        self.with(|connection| {
+            let removed =
+                connection.execute("DELETE FROM lessons WHERE id = ?1", params![lesson_id])?;
+            connection.execute(
+                "DELETE FROM lessons_index WHERE lesson_id = ?1",
+                params![lesson_id],
+            )?;
+            Ok(removed > 0)
+        })
+    }
+
+    /// For each stored lesson that matches any of `terms` (stemmed), how many of them it
+    /// matches.
+    pub fn lessons_matching(&self, terms: &[String]) -> Result<Vec<(Lesson, usize)>, StoreError> {
+        let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+        self.with(|connection| {
+            let mut statement = connection
+                .prepare("SELECT lesson_id FROM lessons_index WHERE lessons_index MATCH ?1")?;
+            for term in terms {
+                let ids: Vec<i64> = statement
+                    .query_map(params![quoted(term)], |row| row.get(0))?
+                    .collect::<Result<_, _>>()?;
+                for id in ids {
+                    *counts.entry(id).or_default() += 1;
+                }
+            }
+            Ok(())
+        })?;
+        let mut matched = Vec::new();
+        for (id, count) in counts {
+            if let Some(lesson) = self.lesson(id)? {
+                matched.push((lesson, count));
+            }
+        }
+        Ok(matched)
+    }
+
+    /// A standing preference, such as `lessons` = `off`.
+    pub fn preference(&self, key: &str) -> Result<Option<String>, StoreError> {
+        self.with(|connection| {
+            Ok(connection
+                .query_row(
+                    "SELECT value FROM preferences WHERE key = ?1",
+                    params![key],
+                    |row| row.get(0),
+                )
+                .optional()?)
+        })
+    }
+
+    pub fn set_preference(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        self.with(|connection| {
+            connection.execute(
+                "INSERT INTO preferences (key, value) VALUES (?1, ?2)
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                params![key, value],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draft(text: &str) -> LessonDraft {
+        LessonDraft {
+            text: text.into(),
+            went: "wrong".into(),
+            advice: "measure first".into(),
+            confidence: 0.8,
+        }
+    }
+
+    #[test]
+    fn lessons_are_found_by_stemmed_terms_and_the_oldest_go_past_capacity() {
+        let store = Store::in_memory().unwrap();
+        store
+            .add_lessons(
+                "DEB-a",
+                "Should we use Redis for caching?",
+                &[draft("Latency claims were never measured")],
+                2,
+            )
+            .unwrap();
+        store
+            .add_lessons(
+                "DEB-b",
+                "Which font for the site?",
+                &[draft("Legibility beat taste")],
+                2,
+            )
+            .unwrap();
+        let found = store
+            .lessons_matching(&["cache".into(), "redis".into(), "sessions".into()])
+            .unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0.source, "DEB-a");
+        assert_eq!(found[0].1, 2, "redis, and cache by its stem");
+        // A third lesson evicts the oldest.
+        store
+            .add_lessons(
+                "DEB-c",
+                "Kafka or SQS?",
+                &[draft("Ask about ordering early")],
+                2,
+            )
+            .unwrap();
+        let kept: Vec<String> = store
+            .lessons()
+            .unwrap()
+            .into_iter()
+            .map(|l| l.source)
+            .collect();
+        assert_eq!(kept, vec!["DEB-c", "DEB-b"]);
+        assert!(
+            store
+                .lessons_matching(&["redis".into()])
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_lesson_keeps_no_secret_and_no_escape() {
+        let store = Store::in_memory().unwrap();
+        crate::sanitize::register_secret("lesson-secret-987654321");
+        let stored = store
+            .add_lessons(
+                "DEB-a",
+                "Q with lesson-secret-987654321",
+                &[draft("Key lesson-secret-987654321 leaked \u{1b}[31mred")],
+                5,
+            )
+            .unwrap();
+        let all = format!("{stored:?}");
+        assert!(!all.contains("lesson-secret-987654321"), "{all}");
+        assert!(!all.contains('\u{1b}'), "{all}");
+        assert!(stored[0].text.contains("[redacted]"));
+    }
+
+    #[test]
+    fn query_syntax_in_a_term_is_only_text() {
+        let store = Store::in_memory().unwrap();
+        store
+            .add_lessons("DEB-a", "Q", &[draft("NEAR(x y) \"quoted\" OR")], 5)
+            .unwrap();
+        assert_eq!(
+            store
+                .lessons_matching(&["NEAR(x".into(), "\"quoted\"".into(), "OR".into()])
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn preferences_are_kept_and_replaced() {
+        let store = Store::in_memory().unwrap();
+        assert_eq!(store.preference("lessons").unwrap(), None);
+        store.set_preference("lessons", "off").unwrap();
+        store.set_preference("lessons", "on").unwrap();
+        assert_eq!(store.preference("lessons").unwrap().as_deref(), Some("on"));
+    }
+}
