@@ -61,6 +61,9 @@ pub enum Command {
         #[arg(long, value_name = "PATH")]
         out: Option<PathBuf>,
     },
+    /// A single model against a debate on your provider: accuracy (95 % interval), tokens and
+    /// time per arm, on generated arithmetic, bundled word problems or your own JSONL.
+    Bench(BenchArgs),
     /// Lessons debates wrote for later ones: list, show or remove them, or turn them off/on.
     Lessons {
         #[command(subcommand)]
@@ -193,6 +196,58 @@ pub enum ExportFormat {
     Yaml,
     /// The arena directory of design note 003 under `--out DIR` (any protocol).
     Arena,
+}
+
+/// `moot bench`.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// The built-in problems: arithmetic (Du et al.'s `a+b*c+d-e*f`) or words (grade-school
+    /// word problems bundled with moot).
+    #[arg(long, default_value = "arithmetic", value_parser = ["arithmetic", "words"], conflicts_with = "dataset")]
+    pub set: String,
+    /// A JSONL file of {"question": …, "answer": …} lines instead.
+    #[arg(long, value_name = "FILE")]
+    pub dataset: Option<PathBuf>,
+    /// How many problems (the first N of a dataset).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub problems: u64,
+    /// The seed of the generated arithmetic.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The arms, comma-separated: single, self-consistency (sc), debate.
+    #[arg(
+        long,
+        default_value = "single,self-consistency,debate",
+        value_delimiter = ','
+    )]
+    pub arms: Vec<String>,
+    /// Debaters (Du et al.: 3).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=8))]
+    pub agents: u64,
+    /// Debate rounds, the first included (Du et al.: 2).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=5))]
+    pub rounds: u64,
+    /// Self-consistency samples drawn at once (default agents × rounds); more follow until
+    /// they have used the debate's tokens.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub samples: Option<u64>,
+    /// Problems run at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub jobs: u64,
+    /// Where the JSON and markdown reports are written.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
+    /// Continue an interrupted run (its problems and arms as stored).
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Print the JSON report instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+    /// Pull the embedded model without asking, when it is the provider and not here yet.
+    #[arg(long)]
+    pub yes: bool,
 }
 
 /// `moot lessons …`.

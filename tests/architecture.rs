@@ -50,6 +50,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "lessons",
         ],
     ),
+    // `moot bench`: a single model against a debate, on a provider it is handed.
+    ("bench", &["debate", "llm", "store", "sanitize"]),
     // Which lessons a debate is given, and how they read.
     ("lessons", &["debate", "store", "gather"]),
     ("decision", &["debate", "sanitize"]),

@@ -173,6 +173,21 @@ CREATE TABLE preferences (
     value TEXT NOT NULL
 );
 "#,
+    // 8: `moot bench` runs and each problem's result per arm, so an interrupted run resumes.
+    r#"
+CREATE TABLE bench_runs (
+    id         TEXT PRIMARY KEY,
+    settings   TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE bench_results (
+    run_id      TEXT NOT NULL REFERENCES bench_runs(id) ON DELETE CASCADE,
+    problem     INTEGER NOT NULL,
+    arm         TEXT NOT NULL,
+    result      TEXT NOT NULL,
+    PRIMARY KEY (run_id, problem, arm)
+);
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

@@ -3,6 +3,7 @@
 //! lease that says which process is running a debate.
 
 mod audit;
+mod bench;
 mod gates;
 mod history;
 mod journal;

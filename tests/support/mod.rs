@@ -375,6 +375,7 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         {
             "pose"
         }
+        None if text.contains("Solve the problem. Reason briefly") => "bench",
         None if text.contains("You are the moderator of a debate arena. You summarise") => {
             "arena_summary"
         }
@@ -743,6 +744,34 @@ fn reply_for(
                 .collect();
             ranking.extend(ids.iter().filter(|id| id.as_str() != seat).cloned());
             json!({"ranking": ranking, "confidence": 0.7}).to_string()
+        }
+        "bench" => {
+            // Du et al.'s arithmetic, scripted: alone, the stand-in is off by one on every
+            // problem whose numbers sum to a multiple of three; having read other agents'
+            // solutions it gets every one right. Anything else it cannot solve.
+            let expression = prompt
+                .split("What is the result of ")
+                .nth(1)
+                .and_then(|rest| rest.split('?').next())
+                .unwrap_or("");
+            let numbers: Vec<i64> = expression
+                .split(['+', '*', '-'])
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
+            match numbers[..] {
+                [a, b, c, d, e, f] => {
+                    let right = a + b * c + d - e * f;
+                    let debated =
+                        prompt.contains("These are the solutions to the problem from other agents");
+                    let answer = if !debated && numbers.iter().sum::<i64>() % 3 == 0 {
+                        right + 1
+                    } else {
+                        right
+                    };
+                    format!("{a}+{b}*{c}+{d}-{e}*{f}: multiply first, then add.\nAnswer: {answer}")
+                }
+                _ => "I cannot work this one out.\nAnswer: 0".to_string(),
+            }
         }
         "lessons" => {
             // A lesson that names the question's subject, so tests can tell where it went.

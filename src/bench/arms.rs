@@ -1,0 +1,307 @@
+//! The arms `moot bench` compares on one problem: a single answer, self-consistency (the
+//! majority of samples drawn up to the debate's token budget), and Du et al.'s debate (agents
+//! answer alone, then again after reading each other's answers; the majority of the last round).
+
+use super::data::{Problem, final_answer, matches};
+use crate::debate::Phase;
+use crate::llm::retry::random_unit;
+use crate::llm::{
+    ChatMessage, ChatRequest, LlmError, Provider, RequestLabel, RetryPolicy, estimate_tokens,
+};
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+crate::debate::vocabulary! {
+    /// An arm of the comparison.
+    #[derive(Hash, PartialOrd, Ord)]
+    pub enum Arm {
+        Single,
+        SelfConsistency,
+        Debate,
+    }
+}
+
+impl Arm {
+    /// As the flag spells it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Arm::Single => "single",
+            Arm::SelfConsistency => "self-consistency",
+            Arm::Debate => "debate",
+        }
+    }
+
+    /// `single`, `self-consistency` (or `sc`), `debate`.
+    pub fn parse_flag(text: &str) -> Result<Arm, String> {
+        match text.trim().to_lowercase().replace('_', "-").as_str() {
+            "single" => Ok(Arm::Single),
+            "self-consistency" | "sc" => Ok(Arm::SelfConsistency),
+            "debate" => Ok(Arm::Debate),
+            other => Err(format!(
+                "unknown arm {other:?}; the arms are single, self-consistency (sc) and debate"
+            )),
+        }
+    }
+}
+
+const SYSTEM: &str = "Solve the problem. Reason briefly, step by step, then end with a final \
+                      line of the form `Answer: <number>`.";
+
+/// One model call as the bench counts it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    pub reply: String,
+    pub answer: Option<String>,
+    pub tokens: u64,
+    pub latency_ms: u64,
+}
+
+/// An arm's result on one problem.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmResult {
+    pub answer: Option<String>,
+    pub correct: bool,
+    pub tokens: u64,
+    pub wall_ms: u64,
+    /// The longest chain of calls that had to follow one another (the debate's rounds; one
+    /// batch of samples); what the wall time would be with no overhead.
+    pub critical_ms: u64,
+    /// Every call, by round (one round for the single answer and the samples).
+    pub rounds: Vec<Vec<Call>>,
+}
+
+/// How the arms are run.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub agents: usize,
+    pub rounds: usize,
+    /// Samples when there is no debate to match; with one, samples are drawn until they have
+    /// used as many tokens as it did.
+    pub samples: usize,
+    pub retry: RetryPolicy,
+}
+
+async fn ask(
+    provider: &dyn Provider,
+    retry: &RetryPolicy,
+    label: RequestLabel,
+    messages: Vec<ChatMessage>,
+) -> Result<Call, String> {
+    let request = ChatRequest {
+        label,
+        system: SYSTEM.into(),
+        messages,
+        reply: None,
+        max_tokens: Some(600),
+        temperature: None,
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let started = Instant::now();
+        let mut ignore = |_: &str| {};
+        match provider.complete(&request, &mut ignore).await {
+            Ok(completion) => {
+                let tokens = match completion.usage {
+                    Some(usage) => usage.input + usage.output,
+                    None => {
+                        estimate_tokens(request.prompt_chars())
+                            + estimate_tokens(completion.text.len())
+                    }
+                };
+                return Ok(Call {
+                    answer: final_answer(&completion.text),
+                    reply: crate::sanitize::clean(&completion.text),
+                    tokens,
+                    latency_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            Err(error) if retry.should_retry(attempt, &error) => {
+                tokio::time::sleep(retry.delay(attempt, &error, random_unit())).await;
+            }
+            Err(error) => return Err(describe(&error)),
+        }
+    }
+}
+
+fn describe(error: &LlmError) -> String {
+    crate::sanitize::clean(&error.to_string())
+}
+
+fn label(round: usize, agent: usize) -> RequestLabel {
+    RequestLabel {
+        round: round as u32,
+        phase: Phase::Argument,
+        seat: format!("agent{}", agent + 1),
+        perspective: None,
+    }
+}
+
+/// The most common answer (ties to the one given first); None when no call gave one.
+pub fn majority(answers: &[Option<String>]) -> Option<String> {
+    let given: Vec<&String> = answers.iter().flatten().collect();
+    let mut best: Option<(&String, usize)> = None;
+    for answer in &given {
+        let count = given.iter().filter(|a| matches(a, answer)).count();
+        if best.is_none_or(|(_, most)| count > most) {
+            best = Some((answer, count));
+        }
+    }
+    best.map(|(answer, _)| answer.clone())
+}
+
+fn result(
+    problem: &Problem,
+    answer: Option<String>,
+    rounds: Vec<Vec<Call>>,
+    wall_ms: u64,
+) -> ArmResult {
+    let critical_ms = rounds
+        .iter()
+        .map(|round| round.iter().map(|c| c.latency_ms).max().unwrap_or(0))
+        .sum();
+    ArmResult {
+        correct: answer
+            .as_deref()
+            .is_some_and(|a| matches(a, &problem.answer)),
+        answer,
+        tokens: rounds.iter().flatten().map(|c| c.tokens).sum(),
+        wall_ms,
+        critical_ms,
+        rounds,
+    }
+}
+
+pub async fn single(
+    provider: &dyn Provider,
+    shape: &Shape,
+    problem: &Problem,
+) -> Result<ArmResult, String> {
+    let started = Instant::now();
+    let call = ask(
+        provider,
+        &shape.retry,
+        label(1, 0),
+        vec![ChatMessage::user(problem.question.clone())],
+    )
+    .await?;
+    let answer = call.answer.clone();
+    Ok(result(
+        problem,
+        answer,
+        vec![vec![call]],
+        started.elapsed().as_millis() as u64,
+    ))
+}
+
+/// Du et al.: every agent answers alone; then, each round, each reads the others' latest
+/// answers and answers again. The majority of the last round is the debate's answer.
+pub async fn debate(
+    provider: &dyn Provider,
+    shape: &Shape,
+    problem: &Problem,
+) -> Result<ArmResult, String> {
+    let started = Instant::now();
+    let mut rounds: Vec<Vec<Call>> = Vec::new();
+    for round in 0..shape.rounds.max(1) {
+        let asks = (0..shape.agents.max(1)).map(|agent| {
+            let mut messages = vec![ChatMessage::user(problem.question.clone())];
+            if let Some(previous) = rounds.last() {
+                messages.push(ChatMessage::assistant(previous[agent].reply.clone()));
+                let others: String = previous
+                    .iter()
+                    .enumerate()
+                    .filter(|(other, _)| *other != agent)
+                    .map(|(_, call)| format!("One agent solution: ```{}```\n\n", call.reply))
+                    .collect();
+                messages.push(ChatMessage::user(format!(
+                    "These are the solutions to the problem from other agents:\n\n{others}Using the \
+                     reasoning from other agents as additional advice, can you give an updated \
+                     answer? Examine your solution and that of the other agents step by step. End \
+                     with a final line `Answer: <number>`."
+                )));
+            }
+            ask(provider, &shape.retry, label(round + 1, agent), messages)
+        });
+        let calls = futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        rounds.push(calls);
+    }
+    let last: Vec<Option<String>> = rounds
+        .last()
+        .map(|round| round.iter().map(|c| c.answer.clone()).collect())
+        .unwrap_or_default();
+    Ok(result(
+        problem,
+        majority(&last),
+        rounds,
+        started.elapsed().as_millis() as u64,
+    ))
+}
+
+/// Self-consistency: `shape.samples` answers at once, then more, an agent-count at a time,
+/// until they have used `budget` tokens (the debate's, when it ran) or four times the samples.
+pub async fn self_consistency(
+    provider: &dyn Provider,
+    shape: &Shape,
+    problem: &Problem,
+    budget: Option<u64>,
+) -> Result<ArmResult, String> {
+    let started = Instant::now();
+    let most = shape.samples.max(1) * 4;
+    let mut rounds: Vec<Vec<Call>> = Vec::new();
+    let mut drawn = 0;
+    loop {
+        let used: u64 = rounds.iter().flatten().map(|c| c.tokens).sum();
+        let batch = if drawn == 0 {
+            shape.samples.max(1)
+        } else if budget.is_some_and(|b| used < b) && drawn < most {
+            shape.agents.max(1).min(most - drawn)
+        } else {
+            break;
+        };
+        let asks = (0..batch).map(|i| {
+            ask(
+                provider,
+                &shape.retry,
+                label(rounds.len() + 1, drawn + i),
+                vec![ChatMessage::user(problem.question.clone())],
+            )
+        });
+        let calls = futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        drawn += calls.len();
+        rounds.push(calls);
+    }
+    let answers: Vec<Option<String>> = rounds.iter().flatten().map(|c| c.answer.clone()).collect();
+    Ok(result(
+        problem,
+        majority(&answers),
+        rounds,
+        started.elapsed().as_millis() as u64,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_majority_counts_equal_numbers_as_one_and_ties_go_to_the_first() {
+        let a = |s: &str| Some(s.to_string());
+        assert_eq!(majority(&[a("4"), a("5"), a("4.0")]), a("4"));
+        assert_eq!(majority(&[a("5"), a("4")]), a("5"));
+        assert_eq!(majority(&[None, a("7"), None]), a("7"));
+        assert_eq!(majority(&[None, None]), None);
+        assert_eq!(Arm::parse_flag("SC").unwrap(), Arm::SelfConsistency);
+        assert!(
+            Arm::parse_flag("vote")
+                .unwrap_err()
+                .contains("single, self-consistency")
+        );
+    }
+}

@@ -1,0 +1,315 @@
+//! `moot bench`: a single model against a debate on the user's own provider (design note 004).
+//! Problems run concurrently up to `jobs`; each arm's result is journaled as it lands, so an
+//! interrupted run resumes; the report gives accuracy with a 95 % interval, tokens and time.
+
+pub mod arms;
+pub mod data;
+
+use crate::debate::Named as _;
+use crate::llm::Provider;
+use crate::store::Store;
+use arms::{Arm, ArmResult, Shape};
+use data::Problem;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What a run asks, stored with it so `--resume` asks the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchSettings {
+    /// `arithmetic`, `words`, or the dataset file's path.
+    pub set: String,
+    pub problems: Vec<Problem>,
+    pub seed: u64,
+    pub arms: Vec<Arm>,
+    pub agents: usize,
+    pub rounds: usize,
+    pub samples: usize,
+    pub jobs: usize,
+    /// The provider and model, as shown.
+    pub provider: String,
+}
+
+/// One arm's totals.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ArmSummary {
+    pub arm: Arm,
+    pub correct: usize,
+    pub total: usize,
+    pub accuracy: f64,
+    /// The Wilson score interval at 95 %.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub tokens: u64,
+    pub wall_ms: u64,
+    pub critical_ms: u64,
+    /// Wall time over critical path, the worst problem's (1.0 is no overhead at all).
+    pub worst_overhead: f64,
+    /// Problems that failed to run (provider errors), not counted in `total`.
+    pub failed: usize,
+}
+
+/// A run's report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub id: String,
+    pub set: String,
+    pub seed: u64,
+    pub provider: String,
+    pub agents: usize,
+    pub rounds: usize,
+    pub arms: Vec<ArmSummary>,
+    /// Each problem with each arm's result (or error).
+    pub problems: Vec<ProblemReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProblemReport {
+    pub index: usize,
+    pub question: String,
+    pub answer: String,
+    pub results: BTreeMap<String, serde_json::Value>,
+}
+
+/// The Wilson score interval for `k` successes of `n` at 95 %.
+pub fn wilson(k: usize, n: usize) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let z = 1.959_963_984_540_054_f64;
+    let (n, p) = (n as f64, k as f64 / n as f64);
+    let denominator = 1.0 + z * z / n;
+    let centre = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * ((p * (1.0 - p) / n) + z * z / (4.0 * n * n)).sqrt() / denominator;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// A new run's id.
+pub fn new_run_id() -> String {
+    let mut random = data::Seeded::new(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0)
+            ^ u64::from(std::process::id()),
+    );
+    let alphabet = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let tail: String = (0..8)
+        .map(|_| alphabet[(random.draw() % alphabet.len() as u64) as usize] as char)
+        .collect();
+    format!("BENCH-{tail}")
+}
+
+/// Runs every problem's missing arms (all of them for a new run), journaling each result, and
+/// calls `progress(done, total)` as problems finish.
+pub async fn run(
+    store: &Store,
+    id: &str,
+    settings: &BenchSettings,
+    provider: Arc<dyn Provider>,
+    shape: &Shape,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Report, String> {
+    let done = store.bench_results(id).map_err(|e| e.to_string())?;
+    let has = |problem: usize, arm: Arm| {
+        done.iter()
+            .any(|(p, a, r)| *p == problem && a == arm.as_str() && r.get("error").is_none())
+    };
+    let total = settings.problems.len();
+    let finished = std::sync::atomic::AtomicUsize::new(
+        (0..total)
+            .filter(|p| settings.arms.iter().all(|arm| has(*p, *arm)))
+            .count(),
+    );
+    progress(finished.load(std::sync::atomic::Ordering::SeqCst), total);
+    let gate = tokio::sync::Semaphore::new(settings.jobs.max(1));
+    let work = (0..total)
+        .filter(|p| !settings.arms.iter().all(|arm| has(*p, *arm)))
+        .map(|index| {
+            let (gate, provider, finished) = (&gate, provider.clone(), &finished);
+            let problem = &settings.problems[index];
+            let previous: Option<ArmResult> = done
+                .iter()
+                .find(|(p, a, _)| *p == index && a == Arm::Debate.as_str())
+                .and_then(|(_, _, r)| serde_json::from_value(r.clone()).ok());
+            async move {
+                let _permit = gate.acquire().await.map_err(|e| e.to_string())?;
+                let mut debate_tokens = previous.map(|r| r.tokens);
+                // The debate first: self-consistency spends what it spent.
+                let mut order = settings.arms.clone();
+                order.sort();
+                order.reverse();
+                for arm in order {
+                    if has(index, arm) {
+                        continue;
+                    }
+                    let outcome = match arm {
+                        Arm::Single => arms::single(provider.as_ref(), shape, problem).await,
+                        Arm::Debate => arms::debate(provider.as_ref(), shape, problem).await,
+                        Arm::SelfConsistency => {
+                            arms::self_consistency(provider.as_ref(), shape, problem, debate_tokens)
+                                .await
+                        }
+                    };
+                    let value = match &outcome {
+                        Ok(result) => {
+                            if arm == Arm::Debate {
+                                debate_tokens = Some(result.tokens);
+                            }
+                            serde_json::to_value(result).map_err(|e| e.to_string())?
+                        }
+                        Err(error) => serde_json::json!({"error": error}),
+                    };
+                    store
+                        .record_bench_result(id, index, arm.as_str(), &value)
+                        .map_err(|e| e.to_string())?;
+                }
+                let now = finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                progress(now, total);
+                Ok::<(), String>(())
+            }
+        });
+    for outcome in futures_util::future::join_all(work).await {
+        outcome?;
+    }
+    report(store, id, settings)
+}
+
+/// The report of a run from what the journal holds.
+pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Report, String> {
+    let results = store.bench_results(id).map_err(|e| e.to_string())?;
+    let arms = settings
+        .arms
+        .iter()
+        .map(|&arm| {
+            let mine: Vec<&serde_json::Value> = results
+                .iter()
+                .filter(|(_, a, _)| a == arm.as_str())
+                .map(|(_, _, r)| r)
+                .collect();
+            let ran: Vec<ArmResult> = mine
+                .iter()
+                .filter_map(|r| serde_json::from_value((*r).clone()).ok())
+                .collect();
+            let correct = ran.iter().filter(|r| r.correct).count();
+            let (ci_low, ci_high) = wilson(correct, ran.len());
+            ArmSummary {
+                arm,
+                correct,
+                total: ran.len(),
+                accuracy: if ran.is_empty() {
+                    0.0
+                } else {
+                    correct as f64 / ran.len() as f64
+                },
+                ci_low,
+                ci_high,
+                tokens: ran.iter().map(|r| r.tokens).sum(),
+                wall_ms: ran.iter().map(|r| r.wall_ms).sum(),
+                critical_ms: ran.iter().map(|r| r.critical_ms).sum(),
+                worst_overhead: ran
+                    .iter()
+                    .filter(|r| r.critical_ms > 0)
+                    .map(|r| r.wall_ms as f64 / r.critical_ms as f64)
+                    .fold(0.0, f64::max),
+                failed: mine.len() - ran.len(),
+            }
+        })
+        .collect();
+    let problems = settings
+        .problems
+        .iter()
+        .enumerate()
+        .map(|(index, problem)| ProblemReport {
+            index,
+            question: problem.question.clone(),
+            answer: problem.answer.clone(),
+            results: results
+                .iter()
+                .filter(|(p, _, _)| *p == index)
+                .map(|(_, arm, r)| (arm.clone(), r.clone()))
+                .collect(),
+        })
+        .collect();
+    Ok(Report {
+        id: id.to_string(),
+        set: settings.set.clone(),
+        seed: settings.seed,
+        provider: settings.provider.clone(),
+        agents: settings.agents,
+        rounds: settings.rounds,
+        arms,
+        problems,
+    })
+}
+
+impl Report {
+    /// The summary as a markdown table, with what was asked above it.
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!(
+            "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {} agents × {} rounds \
+             (Du et al.); self-consistency: the majority of samples drawn up to the debate's \
+             tokens.\n\n| arm | accuracy | 95 % interval | tokens | tokens/problem | wall | \
+             wall / critical path (worst) |\n|---|---|---|---|---|---|---|\n",
+            self.id,
+            self.problems.len(),
+            self.set,
+            self.seed,
+            self.provider,
+            self.agents,
+            self.rounds
+        );
+        for arm in &self.arms {
+            out.push_str(&format!(
+                "| {} | {}/{} = {:.1} % | {:.1}–{:.1} % | {} | {:.0} | {:.1} s | {} |\n",
+                arm.arm.label(),
+                arm.correct,
+                arm.total,
+                arm.accuracy * 100.0,
+                arm.ci_low * 100.0,
+                arm.ci_high * 100.0,
+                arm.tokens,
+                arm.tokens as f64 / arm.total.max(1) as f64,
+                arm.wall_ms as f64 / 1000.0,
+                if arm.worst_overhead > 0.0 {
+                    format!("{:.3}", arm.worst_overhead)
+                } else {
+                    "–".into()
+                },
+            ));
+        }
+        let failed: Vec<String> = self
+            .arms
+            .iter()
+            .filter(|a| a.failed > 0)
+            .map(|a| format!("{} {}", a.arm.label(), a.failed))
+            .collect();
+        if !failed.is_empty() {
+            out.push_str(&format!(
+                "\nNot counted (the provider failed; `moot bench --resume {}` tries them again): {}\n",
+                self.id,
+                failed.join(", ")
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wilson_interval_matches_known_values() {
+        let (low, high) = wilson(8, 10);
+        assert!(
+            (low - 0.4902).abs() < 1e-3 && (high - 0.9433).abs() < 1e-3,
+            "{low} {high}"
+        );
+        assert_eq!(wilson(0, 0), (0.0, 0.0));
+        let (low, high) = wilson(0, 20);
+        assert_eq!(low, 0.0);
+        assert!((high - 0.1611).abs() < 1e-3, "{high}");
+        assert!(new_run_id().starts_with("BENCH-"));
+    }
+}
