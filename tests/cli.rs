@@ -4200,3 +4200,79 @@ fn bad_bench_input_is_a_usage_error_with_the_line_named() {
     }
     assert!(server.seen().is_empty(), "nothing was sent");
 }
+
+/// With `--vote`, every judge ranks every option and the method decides: a panel split three
+/// ways on first places is decided by Borda points in round one.
+#[test]
+fn a_ranked_vote_decides_a_split_panel_on_full_rankings() {
+    let server = StandIn::start_in_background(split_panel());
+    let home = Home::new();
+    let id = finished_debate(
+        &home,
+        &server,
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--vote",
+            "borda",
+            "--option",
+            "A: Local-first sync",
+            "--option",
+            "B: Online only",
+            "--option",
+            "C: Limited offline",
+            PANEL_QUESTION,
+        ],
+    );
+    // Each judge was asked to rank all three.
+    let asked: Vec<String> = requests_since(&server, 0)
+        .into_iter()
+        .filter(|b| b.contains("moot_recommendation") || b.contains("recommendation"))
+        .collect();
+    assert!(
+        asked.iter().any(|b| b.contains("rank every option")),
+        "{asked:?}"
+    );
+    let result = show_json(&home, &id)["debate_result"].clone();
+    // R: A B C, V: B A C, E: C A B → Borda A 4, B 3, C 2.
+    assert_eq!(result["consensus"], true, "{result}");
+    assert_eq!(result["recommended_option"], "A", "{result}");
+    assert_eq!(result["rounds"], 1);
+    assert_eq!(
+        result["decided_by"], "borda: A 4.0 · B 3.0 · C 2.0",
+        "{result}"
+    );
+    let record = home.run(None, &["show", &id, "--markdown"]);
+    assert!(
+        String::from_utf8_lossy(&record.stdout).contains("decided by borda: A 4.0"),
+        "{}",
+        String::from_utf8_lossy(&record.stdout)
+    );
+    // Without a vote the same panel finds no consensus.
+    let plain = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--option",
+            "A: Local-first sync",
+            "--option",
+            "B: Online only",
+            "--option",
+            "C: Limited offline",
+            PANEL_QUESTION,
+        ],
+    );
+    let plain_id = of_type(&events(&plain), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        show_json(&home, &plain_id)["debate_result"]["consensus"],
+        false
+    );
+}

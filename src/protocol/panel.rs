@@ -507,6 +507,9 @@ struct Seated {
     reasoning: String,
     /// Options in the order this judge sees them.
     order: Vec<String>,
+    /// Every option, best first, and how sure it is (0–1), when `--vote` asks for a ranking.
+    ranking: Vec<String>,
+    confidence: f64,
 }
 
 /// A change of mind.
@@ -558,6 +561,9 @@ pub struct PanelResult {
     pub voters: usize,
     #[serde(default)]
     pub agreeing: usize,
+    /// How a ranked vote (`--vote`) decided, when one did: the method and each option's points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
     /// Judge → the order it saw the options in (against position bias).
     pub option_order: BTreeMap<String, Vec<String>>,
     /// Judges left out, flags, what the context lost.
@@ -587,11 +593,21 @@ impl PanelResult {
                 "**Outcome:** RECOMMENDED — option {}\n",
                 self.label(option)
             );
-            let _ = writeln!(
-                out,
-                "**Confidence:** HIGH ({} of {} judges agreed; threshold {})\n",
-                self.agreeing, self.voters, self.threshold
-            );
+            match &self.decided_by {
+                Some(decided_by) => {
+                    let _ = writeln!(
+                        out,
+                        "**Confidence:** HIGH (every judge ranked every option; decided by {decided_by})\n"
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "**Confidence:** HIGH ({} of {} judges agreed; threshold {})\n",
+                        self.agreeing, self.voters, self.threshold
+                    );
+                }
+            }
         } else {
             let _ = writeln!(out, "**Outcome:** CONTESTED — the judges disagree\n");
             let _ = writeln!(out, "**Confidence:** REQUIRES_INPUT\n");
@@ -692,6 +708,8 @@ pub struct Check {
     pub distribution: BTreeMap<String, Vec<String>>,
     /// Judges that gave a valid recommendation.
     pub voters: usize,
+    /// How a ranked vote (`--vote`) decided, when one did: the method and its points.
+    pub decided_by: Option<String>,
 }
 
 /// Consensus when the largest share of valid recommendations reaches the threshold, with at
@@ -734,6 +752,47 @@ pub fn check(
         consensus,
         distribution,
         voters,
+        decided_by: None,
+    }
+}
+
+/// The consensus check when `--vote` asks every judge to rank every option: the method
+/// decides on the full rankings (a judge's first place still fills the distribution), and
+/// consensus needs two voices and the method's own consensus.
+pub fn check_ranked(
+    options: &[PanelOption],
+    ballots: &[crate::vote::Ballot],
+    method: crate::vote::Method,
+    threshold: Threshold,
+) -> Check {
+    let firsts: Vec<(String, Option<String>)> = ballots
+        .iter()
+        .map(|b| (b.voter.clone(), b.ranking.first().cloned()))
+        .collect();
+    let by_first = check(options, &firsts, threshold);
+    let candidates: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+    let counted = crate::vote::tally(method, &candidates, ballots, threshold);
+    let points = candidates
+        .iter()
+        .zip(&counted.points)
+        .map(|(id, p)| format!("{id} {p:.1}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    Check {
+        consensus: counted
+            .winner
+            .clone()
+            .filter(|_| counted.consensus_reached && by_first.voters >= 2),
+        decided_by: Some(format!(
+            "{}{}: {points}",
+            counted.method,
+            if counted.fallback_used {
+                " (Condorcet cycle: Borda decided)"
+            } else {
+                ""
+            }
+        )),
+        ..by_first
     }
 }
 
@@ -829,6 +888,22 @@ fn recommendation_schema(options: &[PanelOption]) -> Value {
     })
 }
 
+/// A judge's schema with every option to rank and a confidence, for a ranked vote.
+fn with_ranking(mut schema: Value, options: &[PanelOption]) -> Value {
+    let ids = option_ids(options);
+    schema["properties"]["ranking"] = json!({
+        "type": "array", "minItems": ids.len(), "maxItems": ids.len(),
+        "items": {"type": "string", "enum": ids},
+        "description": "Every option once, best first; your recommendation first."
+    });
+    schema["properties"]["confidence"] = json!({"type": "number", "minimum": 0, "maximum": 1});
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.push(json!("ranking"));
+        required.push(json!("confidence"));
+    }
+    schema
+}
+
 fn challenge_schema(options: &[PanelOption], others: &[String]) -> Value {
     json!({
         "type": "object",
@@ -893,6 +968,8 @@ struct JudgeReplies {
     /// The other judges this one must challenge (empty in round 1).
     others: Vec<String>,
     require_reason: bool,
+    /// Every option must be ranked, the recommendation first, with a confidence.
+    ranked: bool,
 }
 
 impl ReplyParser for JudgeReplies {
@@ -922,6 +999,38 @@ impl ReplyParser for JudgeReplies {
             "perspective": text("perspective"),
             "order": self.order,
         });
+        if self.ranked {
+            let ranking: Vec<String> = reply
+                .get("ranking")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(|s| s.trim().to_uppercase()))
+                .collect();
+            let mut sorted = ranking.clone();
+            sorted.sort();
+            sorted.dedup();
+            let mut all = self.options.clone();
+            all.sort();
+            if sorted != all || ranking.len() != all.len() {
+                return Err(format!(
+                    "`ranking` must list every option once ({}), best first",
+                    self.options.join(", ")
+                ));
+            }
+            if ranking.first() != Some(&recommended) {
+                return Err(format!(
+                    "`ranking` must start with your recommendation {recommended}"
+                ));
+            }
+            let confidence = reply
+                .get("confidence")
+                .and_then(Value::as_f64)
+                .filter(|c| (0.0..=1.0).contains(c))
+                .ok_or("`confidence` must be a number from 0 to 1")?;
+            data["ranking"] = json!(ranking);
+            data["confidence"] = json!(confidence);
+        }
         if let Some(assessments) = reply.get("assessments").and_then(Value::as_array) {
             data["assessments"] = Value::Array(assessments.clone());
         }
@@ -1075,8 +1184,17 @@ async fn run(
         }
         rounds = round;
         ctx.emit(Event::RoundStarted { round, limit: None });
-        let turns =
-            judge_round(ctx, settings, &question, &options, &seated, &roster, round).await?;
+        let turns = judge_round(
+            ctx,
+            settings,
+            &question,
+            &options,
+            &seated,
+            &roster,
+            round,
+            common.vote.is_some(),
+        )
+        .await?;
         if !turns.is_empty() && turns.iter().all(|t| t.status == TurnStatus::Failed) {
             return Err(EngineError::Provider(
                 turns
@@ -1097,7 +1215,28 @@ async fn run(
             .filter(|s| roster.is_active(&s.seat.id))
             .map(|s| (s.key.clone(), s.recommended.clone()))
             .collect();
-        let check = check(&options, &votes, settings.consensus_threshold);
+        let check = match common.vote {
+            Some(method) => {
+                let ballots: Vec<crate::vote::Ballot> = seated
+                    .iter()
+                    .filter(|s| roster.is_active(&s.seat.id))
+                    .map(|s| crate::vote::Ballot {
+                        voter: s.key.clone(),
+                        ranking: s.ranking.clone(),
+                        confidence: s.confidence,
+                        weight: common
+                            .vote_weights
+                            .iter()
+                            .find(|(name, _)| {
+                                name.eq_ignore_ascii_case(&s.judge.name) || **name == s.seat.id
+                            })
+                            .map_or(1.0, |(_, w)| *w),
+                    })
+                    .collect();
+                check_ranked(&options, &ballots, method, settings.consensus_threshold)
+            }
+            None => check(&options, &votes, settings.consensus_threshold),
+        };
         for standing in &mut standings {
             let backers = seated
                 .iter()
@@ -1332,12 +1471,15 @@ fn seat_judges(
             recommended: None,
             perspective: String::new(),
             reasoning: String::new(),
+            ranking: Vec::new(),
+            confidence: 1.0,
         });
     }
     Ok(seated)
 }
 
 /// One round of every judge still at the table, in parallel.
+#[allow(clippy::too_many_arguments)]
 async fn judge_round(
     ctx: &Context,
     settings: &PanelSettings,
@@ -1346,6 +1488,7 @@ async fn judge_round(
     seated: &[Seated],
     roster: &SeatRoster,
     round: u32,
+    ranked: bool,
 ) -> Result<Vec<Turn>, EngineError> {
     let ids: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
     let deadline = Instant::now()
@@ -1409,6 +1552,16 @@ async fn judge_round(
                 let schema = challenge_schema(options, &others);
                 (Phase::Challenge, CHALLENGE_SCHEMA, schema, others)
             };
+            let schema = if ranked {
+                prompt.push_str(
+                    "\nAlso rank every option, best first (your recommendation first), and say how \
+                     confident you are in that ranking (0–1): the panel is decided by a vote on \
+                     the rankings.",
+                );
+                with_ranking(schema, options)
+            } else {
+                schema
+            };
             kit::structured_speech(
                 TurnKey::new(round, phase, judge.seat.id.clone()),
                 Some(judge.judge.name.clone()),
@@ -1422,6 +1575,7 @@ async fn judge_round(
                         order: judge.order.clone(),
                         others,
                         require_reason: settings.require_change_documentation,
+                        ranked,
                     }),
                     stream_field: Some("reasoning"),
                 },
@@ -1450,6 +1604,7 @@ fn absorb(
                 "kept failing"
             };
             judge.recommended = None;
+            judge.ranking.clear();
             roster.drop_seat(
                 &judge.seat.id,
                 why,
@@ -1463,6 +1618,7 @@ fn absorb(
         TurnStatus::Fallback => {
             // Unparseable after one clarification: no recommendation this round.
             judge.recommended = None;
+            judge.ranking.clear();
             judge.reasoning = turn.content.clone();
             notes.push(format!(
                 "{} judge's round-{round} reply could not be read; it counts as no recommendation.",
@@ -1491,6 +1647,19 @@ fn absorb(
                         .to_string(),
                 });
             }
+            judge.ranking = data
+                .get("ranking")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_else(|| recommended.iter().cloned().collect());
+            judge.confidence = data
+                .get("confidence")
+                .and_then(Value::as_f64)
+                .unwrap_or(1.0);
             judge.recommended = recommended;
             judge.reasoning = turn.content.clone();
             judge.perspective = data
@@ -1569,6 +1738,14 @@ fn headline(round: u32, check: &Check, threshold: Threshold) -> String {
         .map(|(id, backers)| format!("{id} {}", backers.len()))
         .collect::<Vec<_>>()
         .join(" · ");
+    if let Some(decided_by) = &check.decided_by {
+        return match &check.consensus {
+            Some(option) => {
+                format!("round {round}: {option} by {decided_by} — first places {tally}")
+            }
+            None => format!("round {round}: no consensus by {decided_by} — first places {tally}"),
+        };
+    }
     match &check.consensus {
         Some(option) => format!(
             "round {round}: consensus on {option} ({} of {} ≥ {threshold}) — {tally}",
@@ -1681,6 +1858,7 @@ fn build_result(
         threshold: settings.consensus_threshold.to_string(),
         voters: check.voters,
         agreeing: check.distribution.values().map(Vec::len).max().unwrap_or(0),
+        decided_by: check.decided_by.clone(),
         option_order: seated
             .iter()
             .map(|s| (s.key.clone(), s.order.clone()))

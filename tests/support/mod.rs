@@ -825,6 +825,13 @@ fn reply_for(
                 "recommended": pick,
                 "perspective": format!("{seat}: option {pick}"),
             });
+            if schema["properties"].get("ranking").is_some() {
+                // A ranked vote: the pick first, then the rest in their order.
+                let mut ranking = vec![pick];
+                ranking.extend(options.iter().copied().filter(|id| *id != pick));
+                reply["ranking"] = json!(ranking);
+                reply["confidence"] = json!(0.8);
+            }
             if kind == "recommendation" {
                 reply["assessments"] = options
                     .iter()
