@@ -162,7 +162,8 @@ fn outcome(
         .unwrap_or(&rerun.date)
         .to_string();
     let undated = |text: &str| {
-        text.replace(&rerun.date, "<date>")
+        untimed(text)
+            .replace(&rerun.date, "<date>")
             .replace(&stored_date, "<date>")
     };
     let markdown = (undated(&stored.markdown), undated(&rerun.markdown));
@@ -176,7 +177,11 @@ fn outcome(
             first_difference(&markdown.0, &markdown.1)
         )
     } else if data.0 != data.1 {
-        "the record reads the same but its data differ".to_string()
+        let parse = |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+        format!(
+            "the record reads the same but its data differ at {}",
+            json_difference(&parse(&data.0), &parse(&data.1), "$").unwrap_or_else(|| "?".into())
+        )
     } else if stored.confidence != rerun.confidence {
         format!(
             "confidence recorded {}, re-run {}",
@@ -198,6 +203,80 @@ fn outcome(
         passed: false,
         detail,
     })
+}
+
+/// `text` with every RFC 3339 timestamp (`2026-11-22T21:30:05Z`) as `<time>`: when a turn was
+/// written down is the clock's, not the outcome's.
+fn untimed(text: &str) -> String {
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let fits = bytes.len() - i >= shape.len()
+            && shape.iter().zip(&bytes[i..]).all(|(s, b)| match s {
+                b'd' => b.is_ascii_digit(),
+                other => other == b,
+            });
+        if fits {
+            let mut end = i + shape.len();
+            while end < bytes.len() && (bytes[end].is_ascii_digit() || bytes[end] == b'.') {
+                end += 1;
+            }
+            if bytes.get(end) == Some(&b'Z') {
+                end += 1;
+            } else if matches!(bytes.get(end), Some(b'+' | b'-')) && bytes.len() >= end + 6 {
+                end += 6;
+            }
+            out.push_str("<time>");
+            i = end;
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// The path of the first place two JSON values part, with both sides.
+fn json_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (key, value) in x {
+                match y.get(key) {
+                    Some(other) => {
+                        if let Some(found) = json_difference(value, other, &format!("{path}.{key}"))
+                        {
+                            return Some(found);
+                        }
+                    }
+                    None => return Some(format!("{path}.{key} (only recorded)")),
+                }
+            }
+            y.keys()
+                .find(|key| !x.contains_key(*key))
+                .map(|key| format!("{path}.{key} (only in the re-run)"))
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| json_difference(p, q, &format!("{path}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(format!(
+            "{path}: recorded {}, re-run {}",
+            sanitize::clean(&a.to_string())
+                .chars()
+                .take(120)
+                .collect::<String>(),
+            sanitize::clean(&b.to_string())
+                .chars()
+                .take(120)
+                .collect::<String>()
+        )),
+    }
 }
 
 /// Where two texts first part, line by line.
@@ -336,6 +415,15 @@ fn body_text(kind: AuditKind, body: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_are_not_part_of_an_outcome() {
+        assert_eq!(
+            untimed("at 2026-11-22T21:30:05Z and 2026-11-22T21:30:05.123+01:00, é"),
+            "at <time> and <time>, é"
+        );
+        assert_eq!(untimed("2026-11-22 only"), "2026-11-22 only");
+    }
 
     #[test]
     fn the_first_difference_is_named_by_line() {

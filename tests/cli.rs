@@ -4276,3 +4276,224 @@ fn a_ranked_vote_decides_a_split_panel_on_full_rankings() {
         false
     );
 }
+
+/// The request bodies the stand-in saw of one kind of turn from one seat in one round.
+fn prompts_of(server: &StandIn, kind: &str, seat: &str, round: u32) -> Vec<String> {
+    server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == kind && s.seat.as_deref() == Some(seat) && s.round == round)
+        .map(|s| s.body.to_string())
+        .collect()
+}
+
+/// An arena as a tree (cpde): the root hands each team its sub-question; in round two a leaf
+/// sees only its own turns and its lead's summary, a lead its team's turns and the root's
+/// summary, never the other team's turns. Proven from the prompts the stand-in received.
+#[test]
+fn a_tree_arena_shows_each_seat_only_what_its_place_in_the_tree_allows() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "Skeptic",
+            "--seat",
+            "Ethics Advisor",
+            "--seat",
+            "Security Advocate",
+            "--rounds",
+            "3",
+            "--topology",
+            "tree",
+            "Adopt a 4-day work week",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let topology = of_type(&events, "topology");
+    assert_eq!(topology[0]["topology"], "tree");
+    assert_eq!(
+        topology[0]["sees"][1],
+        serde_json::json!(["B", ["A (lead's summary)"]])
+    );
+    assert_eq!(
+        topology[0]["sees"][0],
+        serde_json::json!(["A", ["B", "moderator (root)"]])
+    );
+    // One plan by the root, then per round two lead summaries and the root's (rounds 1–2).
+    let kinds: Vec<String> = server.seen().iter().map(|s| s.kind.clone()).collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "plan").count(), 1);
+    assert_eq!(kinds.iter().filter(|k| *k == "lead_summary").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| *k == "root_summary").count(), 2);
+    let raw = |role: &str| format!("Seat {role} in round 1");
+    let one = |seat: &str| {
+        let prompts = prompts_of(&server, "arena_argument", seat, 2);
+        assert_eq!(prompts.len(), 1, "{seat}");
+        prompts[0].clone()
+    };
+    // The stand-in files an arena's turns under its role.
+    let (a, b, c, d) = (
+        one("Proponent"),
+        one("Skeptic"),
+        one("Ethics Advisor"),
+        one("Security Advocate"),
+    );
+    // A leaf: itself and its lead's summary, nobody else's words.
+    assert!(
+        b.contains(&raw("Skeptic")) && b.contains("LEAD-SUMMARY-1"),
+        "{b}"
+    );
+    for other in ["Proponent", "Ethics Advisor", "Security Advocate"] {
+        assert!(!b.contains(&raw(other)), "B saw {other}: {b}");
+    }
+    assert!(
+        !b.contains("ROOT-SUMMARY") && !b.contains("LEAD-SUMMARY-2"),
+        "{b}"
+    );
+    assert!(
+        d.contains("LEAD-SUMMARY-2") && !d.contains("LEAD-SUMMARY-1"),
+        "{d}"
+    );
+    // A lead: its team's words and the root's summary, not the other team's.
+    assert!(
+        a.contains(&raw("Proponent")) && a.contains(&raw("Skeptic")),
+        "{a}"
+    );
+    assert!(a.contains("ROOT-SUMMARY"), "{a}");
+    assert!(
+        !a.contains(&raw("Ethics Advisor")) && !a.contains(&raw("Security Advocate")),
+        "{a}"
+    );
+    assert!(
+        c.contains(&raw("Security Advocate")) && !c.contains(&raw("Skeptic")),
+        "{c}"
+    );
+    // Each team works on the root's sub-question for it.
+    assert!(
+        a.contains("Root sub-question 1") && b.contains("Root sub-question 1"),
+        "{b}"
+    );
+    assert!(
+        c.contains("Root sub-question 2") && !c.contains("Root sub-question 1"),
+        "{c}"
+    );
+    // The lead's summary was asked with its team's turns only.
+    let summary = &prompts_of(&server, "lead_summary", "A", 1)[0];
+    assert!(summary.contains(&raw("Skeptic")) && !summary.contains(&raw("Ethics Advisor")));
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, text) = audit(&home, &[&id, "--verify"]);
+    assert_eq!(code, Some(0), "{text}");
+}
+
+/// A moderated tree planned by the leads (dpde), reconciled by the root; a lead whose summary
+/// keeps failing hands its team to the sibling lead, who then sees them.
+#[test]
+fn a_moderated_tree_plans_by_its_leads_and_hands_a_failed_leads_team_to_a_sibling() {
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 4,
+        ..Behaviour::default()
+    });
+    server.fault(
+        FaultRule::new(Fault::ServerError)
+            .kind("lead_summary")
+            .seat("A")
+            .round(1)
+            .times(10),
+    );
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--perspectives",
+            "4",
+            "--max-rounds",
+            "2",
+            "--topology",
+            "tree",
+            "--planning",
+            "dpde",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    // Two leads proposed, the root reconciled, every seat got the reconciled question.
+    assert_eq!(
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.kind == "lead_plan")
+            .count(),
+        2
+    );
+    let plans: Vec<String> = server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == "plan")
+        .map(|s| s.body.to_string())
+        .collect();
+    assert_eq!(plans.len(), 1);
+    assert!(plans[0].contains("Team 1 proposes") && plans[0].contains("Team 2 proposes"));
+    let b1 = &prompts_of(&server, "argument", "B", 1)[0];
+    assert!(b1.contains("Reconciled sub-question 1"), "{b1}");
+    // A's summary failed in round 1: its team went to C, whose round-2 prompt sees B's words.
+    let handed = of_type(&events, "notice").iter().any(|n| {
+        n["message"]
+            .as_str()
+            .unwrap()
+            .contains("A failed as a lead in round 1; its team was handed to C's team")
+    });
+    assert!(handed, "{events:?}");
+    let trees = of_type(&events, "topology");
+    assert_eq!(trees.len(), 2, "announced again after the hand-over");
+    assert_eq!(trees[1]["sees"][0][0], "C");
+    let c2 = &prompts_of(&server, "argument", "C", 2)[0];
+    assert!(
+        c2.contains("B1.1"),
+        "C now leads B and sees its arguments: {c2}"
+    );
+    let d2 = &prompts_of(&server, "argument", "D", 2)[0];
+    assert!(
+        !d2.contains("B1.1") && !d2.contains("A1.1"),
+        "a leaf sees no one's arguments: {d2}"
+    );
+    let record = final_synthesis(&events)["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(record.contains("Topology: tree"), "{record}");
+    assert!(record.contains("handed to C's team"), "{record}");
+}
+
+#[test]
+fn tree_planning_needs_a_tree_and_a_known_plan() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    for (extra, expected) in [
+        (
+            &["--planning", "dpde"][..],
+            "--planning plans a tree: add --topology tree",
+        ),
+        (
+            &["--topology", "tree", "--planning", "both"][..],
+            "--planning both: use cpde",
+        ),
+        (&["--topology", "ring"][..], "use mesh, star, chain or tree"),
+    ] {
+        let message = refused(&home, &server, "moderated", extra, QUESTION);
+        assert!(message.contains(expected), "{extra:?}: {message}");
+    }
+}

@@ -127,6 +127,8 @@ super::vocabulary! {
         Digest,
         /// After the debate, the moderator writes what it teaches the next ones (lessons).
         Reflection,
+        /// A tree's planning: the root's sub-questions, or a lead's proposal (round 0).
+        Plan,
     }
 }
 

@@ -71,6 +71,7 @@ const FLAGS: &[Flag] = &[
         repeatable: false,
     },
     kit::TOPOLOGY_FLAG,
+    super::tree::PLANNING_FLAG,
     Flag {
         name: "arena-dir",
         value: Some("DIR"),
@@ -102,6 +103,7 @@ pub struct PersonaSpec {
 }
 
 pub use super::kit::Topology;
+use super::tree::{self, Planning, Tree};
 
 /// Who plays a seat.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
@@ -158,6 +160,9 @@ pub struct ArenaSettings {
     pub arena_dir: Option<PathBuf>,
     #[serde(default)]
     pub topology: Topology,
+    /// How a tree plans (`--planning`).
+    #[serde(default)]
+    pub planning: Planning,
 }
 
 /// `[arena]` in config.
@@ -316,8 +321,13 @@ impl super::Protocol for Arena {
                 .map_err(|e| format!("--arena-dir {}: cannot be created ({e})", dir.display()))?;
         }
         let topology = Topology::from_flag(flag("topology").first().map(String::as_str))?;
+        let planning = Planning::from_flag(flag("planning").first().map(String::as_str))?;
+        if input.flags.contains_key("planning") && topology != Topology::Tree {
+            return Err("--planning plans a tree: add --topology tree".into());
+        }
         let settings = ArenaSettings {
             topology,
+            planning,
             seats,
             players,
             personas,
@@ -593,8 +603,24 @@ async fn run(
     live.status(ArenaStatus::InProgress);
 
     let mut turns: Vec<ArenaTurn> = Vec::new();
-    // The moderator's summary of each round, which is all a star topology's seats see.
-    let mut digests: Vec<(u32, String)> = Vec::new();
+    // What seats see beyond turns: the moderator's summaries (star), or the tree's.
+    let mut sight = Sight::default();
+    if settings.topology == Topology::Tree {
+        let order: Vec<String> = members.iter().map(|m| m.seat.id.clone()).collect();
+        let mut tree = Tree::of(&order).map_err(EngineError::Setup)?;
+        tree::announce(ctx, &tree);
+        let names = |id: &str| role_of(&members, id);
+        tree::plan(
+            ctx,
+            &mut tree,
+            settings.planning,
+            &topic,
+            &names,
+            Instant::now() + common.round_timeout,
+        )
+        .await?;
+        sight.tree = Some(tree);
+    }
     let mut picks: Vec<Pick> = Vec::new();
     let mut scores: Vec<RubricScore> = Vec::new();
     for round in 1..=settings.rounds {
@@ -616,7 +642,7 @@ async fn run(
             let turn = match member.player {
                 Player::Model => {
                     speak(
-                        ctx, settings, &topic, member, &members, &turns, &digests, round, phase,
+                        ctx, settings, &topic, member, &members, &turns, &sight, round, phase,
                     )
                     .await?
                 }
@@ -653,7 +679,47 @@ async fn run(
                 round,
             )
             .await?;
-            digests.push((round, text));
+            sight.digests.push((round, text));
+        }
+        if let Some(tree) = sight.tree.as_mut()
+            && round < settings.rounds
+        {
+            let names = |id: &str| role_of(&members, id);
+            let this_round = &turns[first_of_round..];
+            let team_turns = |team: &[String]| {
+                let mine: Vec<ArenaTurn> = this_round
+                    .iter()
+                    .filter(|t| team.contains(&t.seat))
+                    .cloned()
+                    .collect();
+                transcript_text(&members, &mine)
+            };
+            let (summaries, root) = tree::escalate(
+                ctx,
+                tree,
+                round,
+                &topic,
+                &team_turns,
+                &names,
+                Instant::now() + common.round_timeout,
+            )
+            .await?;
+            let failed: Vec<String> = tree
+                .teams
+                .iter()
+                .map(|t| t.lead.clone())
+                .filter(|lead| {
+                    !summaries.iter().any(|(l, _)| l == lead)
+                        || this_round
+                            .iter()
+                            .any(|t| t.seat == *lead && t.status != TurnStatus::Ok)
+                })
+                .collect();
+            for (lead, text) in summaries {
+                sight.escalations.push((round, lead, text));
+            }
+            sight.roots.push((round, root));
+            notes.extend(tree::hand_over_failed(ctx, tree, &failed, round));
         }
         if settings.score {
             let scored = score_round(
@@ -1136,8 +1202,9 @@ fn seen_by(
     member: &Member,
     members: &[Member],
     turns: &[ArenaTurn],
-    digests: &[(u32, String)],
+    sight: &Sight,
 ) -> String {
+    let viewer = member.seat.id.as_str();
     let index = members
         .iter()
         .position(|m| m.seat.id == member.seat.id)
@@ -1145,7 +1212,10 @@ fn seen_by(
     let order: Vec<String> = members.iter().map(|m| m.seat.id.clone()).collect();
     let visible: Vec<ArenaTurn> = turns
         .iter()
-        .filter(|t| topology.sees(&order, &member.seat.id, &t.seat))
+        .filter(|t| match &sight.tree {
+            Some(tree) => tree.sees(viewer, &t.seat),
+            None => topology.sees(&order, viewer, &t.seat),
+        })
         .cloned()
         .collect();
     let mut out = if visible.is_empty() {
@@ -1156,9 +1226,19 @@ fn seen_by(
             transcript_text(members, &visible)
         )
     };
-    if topology == Topology::Star && !digests.is_empty() {
+    if let Some(tree) = &sight.tree {
+        let names = |id: &str| role_of(members, id);
+        out.push_str(&tree::told(
+            tree,
+            viewer,
+            &sight.escalations,
+            &sight.roots,
+            &names,
+        ));
+    }
+    if topology == Topology::Star && !sight.digests.is_empty() {
         out.push_str("\nThe moderator's summaries of each round:\n");
-        for (round, digest) in digests {
+        for (round, digest) in &sight.digests {
             let _ = writeln!(
                 out,
                 "Round {round}: {}",
@@ -1176,6 +1256,27 @@ fn seen_by(
         );
     }
     out
+}
+
+/// What the topology shows seats beyond turns.
+#[derive(Default)]
+struct Sight {
+    /// The moderator's summary of each round (star).
+    digests: Vec<(u32, String)>,
+    /// The tree's teams, each lead's summary of its team's round, and the root's summary of
+    /// the leads' escalations.
+    tree: Option<Tree>,
+    escalations: Vec<(u32, String, String)>,
+    roots: Vec<(u32, String)>,
+}
+
+fn role_of(members: &[Member], id: &str) -> String {
+    members
+        .iter()
+        .find(|m| m.seat.id == id)
+        .map_or(id.to_string(), |m| {
+            format!("{} ({id})", m.persona.role_name)
+        })
 }
 
 /// The moderator's summary of a round, for a star topology's seats.
@@ -1239,7 +1340,7 @@ async fn speak(
     member: &Member,
     members: &[Member],
     turns: &[ArenaTurn],
-    digests: &[(u32, String)],
+    sight: &Sight,
     round: u32,
     phase: Phase,
 ) -> Result<Turn, EngineError> {
@@ -1266,7 +1367,7 @@ async fn speak(
         "Topic: {topic}\nRound {round} of {} ({}).\n{}\n{task}",
         settings.rounds,
         phase_name(phase),
-        seen_by(settings.topology, member, members, turns, digests)
+        seen_by(settings.topology, member, members, turns, sight)
     );
     let schema = argument_schema(&earlier, phase != Phase::Opening);
     ctx.speak(kit::structured_speech(

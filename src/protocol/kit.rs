@@ -532,6 +532,9 @@ pub enum Topology {
     Star,
     /// Each seat sees only the seat before it (the first, the last), and its own turns.
     Chain,
+    /// Teams under the moderator as root: a leaf sees its siblings through its lead's summary,
+    /// a lead its team and the root's summary (`protocol::tree`).
+    Tree,
 }
 
 impl Topology {
@@ -541,8 +544,8 @@ impl Topology {
             None | Some("mesh") => Ok(Topology::Mesh),
             Some("star") => Ok(Topology::Star),
             Some("chain") => Ok(Topology::Chain),
-            Some("tree") => Err("--topology tree is not built yet; use mesh, star or chain".into()),
-            Some(other) => Err(format!("--topology {other}: use mesh, star or chain")),
+            Some("tree") => Ok(Topology::Tree),
+            Some(other) => Err(format!("--topology {other}: use mesh, star, chain or tree")),
         }
     }
 
@@ -553,7 +556,8 @@ impl Topology {
         }
         match self {
             Topology::Mesh => true,
-            Topology::Star => false,
+            // A tree's leads see their team: the protocol asks `tree::Tree::sees`.
+            Topology::Star | Topology::Tree => false,
             Topology::Chain => order
                 .iter()
                 .position(|s| s == viewer)
@@ -564,7 +568,8 @@ impl Topology {
 
 /// Announces a topology other than mesh (the workbench draws it).
 pub fn announce_topology(ctx: &Context, topology: Topology, seats: &[Seat]) {
-    if topology == Topology::Mesh {
+    // A tree announces itself with its teams (`tree::announce`).
+    if matches!(topology, Topology::Mesh | Topology::Tree) {
         return;
     }
     let order: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
@@ -584,6 +589,7 @@ pub fn announce_topology(ctx: &Context, topology: Topology, seats: &[Seat]) {
             Topology::Mesh => "mesh",
             Topology::Star => "star",
             Topology::Chain => "chain",
+            Topology::Tree => "tree",
         }
         .into(),
         sees,
@@ -593,8 +599,8 @@ pub fn announce_topology(ctx: &Context, topology: Topology, seats: &[Seat]) {
 /// The flag every protocol with seats that see each other declares.
 pub const TOPOLOGY_FLAG: super::Flag = super::Flag {
     name: "topology",
-    value: Some("mesh|star|chain"),
-    help: "What each seat sees of the others: everything, the moderator's summary of each round, or only the seat before it",
+    value: Some("mesh|star|chain|tree"),
+    help: "What each seat sees of the others: everything, the moderator's summary of each round, only the seat before it, or a tree of teams (a leaf sees its lead's summary, a lead its team and the root's)",
     repeatable: false,
 };
 

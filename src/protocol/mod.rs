@@ -12,6 +12,7 @@ pub mod moves;
 pub mod panel;
 pub mod prompts;
 pub mod reflect;
+pub mod tree;
 pub mod verdict;
 
 use crate::catalog::Perspective;

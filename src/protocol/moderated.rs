@@ -6,6 +6,7 @@ use super::analysis::{self, Analysis};
 use super::kit::{self, SeatRoster};
 use super::moderator::{self, ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
 use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
+use super::tree::{self, Planning, Tree};
 use super::verdict::{self, Evaluation, RoundFacts};
 use super::{Common, Ending, Outcome};
 use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph, commitment_stores};
@@ -38,13 +39,23 @@ impl super::Protocol for Moderated {
 
     /// Everything it needs is common to every protocol (perspectives, rounds, budgets).
     fn flags(&self) -> &'static [super::Flag] {
-        &[kit::TOPOLOGY_FLAG]
+        &[kit::TOPOLOGY_FLAG, super::tree::PLANNING_FLAG]
     }
 
     fn settings(&self, input: &super::SettingsInput<'_>) -> Result<Value, super::SettingsError> {
         let given = input.flags.get("topology").and_then(|v| v.first());
         let topology = kit::Topology::from_flag(given.map(String::as_str))?;
-        Ok(serde_json::json!({"topology": topology}))
+        let planning = Planning::from_flag(
+            input
+                .flags
+                .get("planning")
+                .and_then(|v| v.first())
+                .map(String::as_str),
+        )?;
+        if input.flags.contains_key("planning") && topology != kit::Topology::Tree {
+            return Err("--planning plans a tree: add --topology tree".into());
+        }
+        Ok(serde_json::json!({"topology": topology, "planning": planning}))
     }
 
     fn presentation(&self) -> Presentation {
@@ -62,7 +73,11 @@ impl super::Protocol for Moderated {
             .get("topology")
             .and_then(|t| serde_json::from_value(t.clone()).ok())
             .unwrap_or_default();
-        Box::pin(run(ctx, common, topology))
+        let planning = settings
+            .get("planning")
+            .and_then(|t| serde_json::from_value(t.clone()).ok())
+            .unwrap_or_default();
+        Box::pin(run(ctx, common, topology, planning))
     }
 
     fn follow_up(&self, outcome: &Value, _: &str, record: Option<&Path>) -> Option<String> {
@@ -88,6 +103,7 @@ async fn run(
     ctx: &Context,
     common: &Common,
     topology: kit::Topology,
+    planning: Planning,
 ) -> Result<Ending, EngineError> {
     let total_deadline = Instant::now() + common.total_timeout;
     let question = common.question.trim().to_string();
@@ -98,6 +114,24 @@ async fn run(
     };
     let seats = seat_perspectives(ctx, common, &analysis, &clarified).await?;
     kit::announce_topology(ctx, topology, &seats);
+    let tree = if topology == kit::Topology::Tree {
+        let ids: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
+        let mut tree = Tree::of(&ids).map_err(EngineError::Setup)?;
+        tree::announce(ctx, &tree);
+        let names = |id: &str| seat_name(&seats, id);
+        tree::plan(
+            ctx,
+            &mut tree,
+            planning,
+            common.question.trim(),
+            &names,
+            Instant::now() + common.round_timeout,
+        )
+        .await?;
+        Some(tree)
+    } else {
+        None
+    };
     let mut debate = Moderation {
         ctx,
         common,
@@ -118,6 +152,9 @@ async fn run(
         notes: Vec::new(),
         votes: None,
         topology,
+        tree,
+        escalations: Vec::new(),
+        roots: Vec::new(),
         max_rounds: common.max_rounds,
         rounds_run: 0,
         total_deadline,
@@ -231,6 +268,14 @@ async fn seat_perspectives(
     Ok(seats)
 }
 
+/// A seat as prompts name it: "Operational Simplicity (A)".
+fn seat_name(seats: &[Seat], id: &str) -> String {
+    seats
+        .iter()
+        .find(|s| s.id == id)
+        .map_or(id.to_string(), |s| format!("{} ({id})", s.perspective))
+}
+
 /// What a round ends in.
 enum Next {
     Continue,
@@ -260,6 +305,10 @@ struct Moderation<'a> {
     votes: Option<crate::debate::VoteView>,
     /// What each seat sees of the others (`--topology`).
     topology: kit::Topology,
+    /// A tree's teams, each lead's summaries (round, lead, text) and the root's (round, text).
+    tree: Option<Tree>,
+    escalations: Vec<(u32, String, String)>,
+    roots: Vec<(u32, String)>,
     /// The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
     max_rounds: u32,
     rounds_run: u32,
@@ -360,6 +409,7 @@ impl Moderation<'_> {
         let round_turns = self
             .rebuttals(round, active, &pose, arguments, &mut budgets, deadline)
             .await?;
+        self.escalate(round, &round_turns, deadline).await?;
         let (mut signals, repeated) = self.guard(round, &round_turns);
         let all_turns = ctx.turns();
         let graph = argument_graph(&all_turns);
@@ -451,6 +501,63 @@ impl Moderation<'_> {
         })
     }
 
+    /// A tree's round ends with each lead summarising its team and the root summarising the
+    /// escalations; a lead that failed hands its team to a sibling.
+    async fn escalate(
+        &mut self,
+        round: u32,
+        round_turns: &[Turn],
+        deadline: Instant,
+    ) -> Result<(), EngineError> {
+        let Some(tree) = self.tree.as_mut() else {
+            return Ok(());
+        };
+        let seats = self.seats.clone();
+        let names = |id: &str| seat_name(&seats, id);
+        let team_turns = |team: &[String]| {
+            round_turns
+                .iter()
+                .filter(|t| team.contains(&t.seat) && t.status.spoke())
+                .map(|t| {
+                    format!(
+                        "\n{} ({}): {}",
+                        names(&t.seat),
+                        t.phase,
+                        prompts::fenced(&t.seat, "argument", &t.content)
+                    )
+                })
+                .collect::<String>()
+        };
+        let (summaries, root) = tree::escalate(
+            self.ctx,
+            tree,
+            round,
+            self.question.trim(),
+            &team_turns,
+            &names,
+            deadline,
+        )
+        .await?;
+        let failed: Vec<String> = tree
+            .teams
+            .iter()
+            .map(|t| t.lead.clone())
+            .filter(|lead| {
+                !summaries.iter().any(|(l, _)| l == lead)
+                    || !round_turns
+                        .iter()
+                        .any(|t| t.seat == *lead && t.status.spoke())
+            })
+            .collect();
+        for (lead, text) in summaries {
+            self.escalations.push((round, lead, text));
+        }
+        self.roots.push((round, root));
+        let notes = tree::hand_over_failed(self.ctx, tree, &failed, round);
+        self.notes.extend(notes);
+        Ok(())
+    }
+
     /// What a seat is told when it argues or rebuts.
     fn debater_prompt(
         &self,
@@ -462,8 +569,13 @@ impl Moderation<'_> {
     ) -> String {
         // The topology decides whose arguments this seat is shown.
         let order: Vec<String> = active.iter().map(|s| s.id.clone()).collect();
-        let visible =
-            |t: &Turn| t.seat == MODERATOR || self.topology.sees(&order, &seat.id, &t.seat);
+        let visible = |t: &Turn| {
+            t.seat == MODERATOR && t.phase != Phase::Digest
+                || match &self.tree {
+                    Some(tree) => tree.sees(&seat.id, &t.seat) && t.phase != Phase::Digest,
+                    None => self.topology.sees(&order, &seat.id, &t.seat),
+                }
+        };
         let seen: Vec<Turn> = self
             .ctx
             .turns()
@@ -479,6 +591,17 @@ impl Moderation<'_> {
             (kit::Topology::Star, Some((round, summary))) => {
                 summarised =
                     format!("{pose}\n\nThe moderator's summary of round {round}: {summary}");
+                summarised.as_str()
+            }
+            (kit::Topology::Tree, _) => {
+                let names = |id: &str| seat_name(&self.seats, id);
+                summarised = match &self.tree {
+                    Some(tree) => format!(
+                        "{pose}\n{}",
+                        tree::told(tree, &seat.id, &self.escalations, &self.roots, &names)
+                    ),
+                    None => pose.to_string(),
+                };
                 summarised.as_str()
             }
             _ => pose,
@@ -875,6 +998,11 @@ impl Moderation<'_> {
             ),
             kit::Topology::Chain => synthesis.notes.push(
                 "Topology: chain — each seat saw only its own arguments and the seat's before it."
+                    .into(),
+            ),
+            kit::Topology::Tree => synthesis.notes.push(
+                "Topology: tree — the moderator as root handed each team a sub-question; a leaf saw \
+                 its team only through its lead's summaries, a lead its team and the root's summaries."
                     .into(),
             ),
         }

@@ -369,6 +369,7 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         Some("moot_arena_scores") => "arena_scores",
         Some("moot_vote") => "vote",
         Some("moot_lessons") => "lessons",
+        Some("moot_plan") => "plan",
         Some(_) => "unknown",
         None if text.contains("You are the moderator of a structured debate")
             && (text.contains("Pose the question") || text.contains("Open round")) =>
@@ -376,6 +377,13 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
             "pose"
         }
         None if text.contains("Solve the problem. Reason briefly") => "bench",
+        None if text.contains("the lead of team") && text.contains("Propose, in one sentence") => {
+            "lead_plan"
+        }
+        None if text.contains("the lead of team") && text.contains("Summarise each member") => {
+            "lead_summary"
+        }
+        None if text.contains("moderator at the root") => "root_summary",
         None if text.contains("You are the moderator of a debate arena. You summarise") => {
             "arena_summary"
         }
@@ -387,6 +395,11 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
     let seat = text
         .find("You are seat ")
         .and_then(|i| text[i + 13..].chars().next())
+        .or_else(|| {
+            // A tree's lead: "You are Proponent (A), the lead of team 1".
+            text.find("), the lead of team")
+                .and_then(|end| text[..end].chars().next_back())
+        })
         .or_else(|| {
             // A judge: its seat is its name's initial (Risk → R).
             text.find(" judge on a decision panel")
@@ -772,6 +785,37 @@ fn reply_for(
                 }
                 _ => "I cannot work this one out.\nAnswer: 0".to_string(),
             }
+        }
+        "plan" => {
+            let teams = schema["properties"]["sub_questions"]["minItems"].as_u64().unwrap_or(1);
+            let reconciled = prompt.contains("Each lead proposed");
+            json!({"sub_questions": (1..=teams)
+                .map(|t| if reconciled {
+                    format!("Reconciled sub-question {t}: what does team {t}'s concern cost in operations?")
+                } else {
+                    format!("Root sub-question {t}: what does team {t}'s concern cost in operations?")
+                })
+                .collect::<Vec<_>>()})
+            .to_string()
+        }
+        "lead_plan" => {
+            let team = prompt
+                .split("the lead of team ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("?");
+            format!("Team {team} proposes: what breaks first under load?")
+        }
+        "lead_summary" => {
+            let team = prompt
+                .split("the lead of team ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or("?");
+            format!("LEAD-SUMMARY-{team}: the team's members argued their sub-question; escalate the cost question.")
+        }
+        "root_summary" => {
+            "ROOT-SUMMARY: the teams disagree on cost; each should answer the other's strongest point.".to_string()
         }
         "lessons" => {
             // A lesson that names the question's subject, so tests can tell where it went.

@@ -1,0 +1,526 @@
+//! The tree topology (design note 004): the moderator is the root, seats are grouped into
+//! teams whose first seat leads; a leaf sees its siblings only through its lead's summary,
+//! a lead sees its team's turns and the root's summary of every team's escalation. The root
+//! hands each team a sub-question (cpde), or each lead proposes its own and the root reconciles
+//! them (dpde). A lead that fails hands its team to the sibling team's lead.
+
+use super::kit;
+use super::prompts::DATA_RULE;
+use super::prompts::fenced;
+use crate::debate::{Event, MODERATOR, Phase, TurnKey, TurnStatus};
+use crate::engine::{Context, EngineError, ReplyKind};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+/// How a tree plans: centralised (the root) or decentralised (the leads, reconciled).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Planning {
+    #[default]
+    Cpde,
+    Dpde,
+}
+
+impl Planning {
+    /// `--planning` as given (cpde when absent).
+    pub fn from_flag(given: Option<&str>) -> Result<Planning, String> {
+        match given.map(str::trim) {
+            None | Some("cpde") => Ok(Planning::Cpde),
+            Some("dpde") => Ok(Planning::Dpde),
+            Some(other) => Err(format!(
+                "--planning {other}: use cpde (the root plans) or dpde (each lead plans, the root reconciles)"
+            )),
+        }
+    }
+}
+
+/// The flag a protocol with the tree topology declares.
+pub const PLANNING_FLAG: super::Flag = super::Flag {
+    name: "planning",
+    value: Some("cpde|dpde"),
+    help: "With --topology tree: the root hands out sub-questions (cpde), or each lead proposes its own and the root reconciles them (dpde)",
+    repeatable: false,
+};
+
+/// One team: its lead first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Team {
+    pub lead: String,
+    pub members: Vec<String>,
+    /// What the root asked this team to answer.
+    #[serde(default)]
+    pub question: String,
+}
+
+/// The teams of a tree, in seat order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    pub teams: Vec<Team>,
+}
+
+impl Tree {
+    /// Seats in order, grouped into teams of at most three (two teams from three seats on, so
+    /// subtrees can run side by side); a tree needs two seats at least.
+    pub fn of(seats: &[String]) -> Result<Tree, String> {
+        if seats.len() < 2 {
+            return Err(format!(
+                "--topology tree needs at least two seats (a lead and a leaf), not {}",
+                seats.len()
+            ));
+        }
+        let count = if seats.len() < 3 {
+            1
+        } else {
+            seats.len().div_ceil(3).max(2)
+        };
+        let mut teams: Vec<Team> = Vec::new();
+        let (base, extra) = (seats.len() / count, seats.len() % count);
+        let mut next = 0;
+        for index in 0..count {
+            let size = base + usize::from(index < extra);
+            let members = seats[next..next + size].to_vec();
+            next += size;
+            teams.push(Team {
+                lead: members[0].clone(),
+                members,
+                question: String::new(),
+            });
+        }
+        Ok(Tree { teams })
+    }
+
+    pub fn team_of(&self, seat: &str) -> Option<usize> {
+        self.teams
+            .iter()
+            .position(|t| t.members.iter().any(|m| m == seat))
+    }
+
+    pub fn is_lead(&self, seat: &str) -> bool {
+        self.teams.iter().any(|t| t.lead == seat)
+    }
+
+    /// Whether `viewer` sees `speaker`'s turns as they were: its own, and a lead its team's.
+    pub fn sees(&self, viewer: &str, speaker: &str) -> bool {
+        viewer == speaker || (self.is_lead(viewer) && self.team_of(viewer) == self.team_of(speaker))
+    }
+
+    /// Who each seat sees, for the workbench's diagram: a leaf its lead (through the lead's
+    /// summary), a lead its team and the root.
+    pub fn diagram(&self) -> Vec<(String, Vec<String>)> {
+        let mut out = Vec::new();
+        for team in &self.teams {
+            for member in &team.members {
+                let seen = if *member == team.lead {
+                    let mut seen: Vec<String> = team
+                        .members
+                        .iter()
+                        .filter(|m| *m != member)
+                        .cloned()
+                        .collect();
+                    seen.push(format!("{MODERATOR} (root)"));
+                    seen
+                } else {
+                    vec![format!("{} (lead's summary)", team.lead)]
+                };
+                out.push((member.clone(), seen));
+            }
+        }
+        out
+    }
+
+    /// The failed lead's team joins the next team (the previous for the last); its lead leads
+    /// both. Returns the lead that took it over, or None when there is no sibling.
+    pub fn hand_over(&mut self, failed_lead: &str) -> Option<String> {
+        let index = self.teams.iter().position(|t| t.lead == failed_lead)?;
+        if self.teams.len() < 2 {
+            return None;
+        }
+        let team = self.teams.remove(index);
+        let sibling = index.min(self.teams.len() - 1);
+        let target = &mut self.teams[sibling];
+        target.members.extend(team.members);
+        if !team.question.is_empty() {
+            target.question = format!("{} Also: {}", target.question, team.question);
+        }
+        Some(target.lead.clone())
+    }
+}
+
+fn validate_plan(reply: &Value) -> Result<Value, String> {
+    let questions = reply
+        .get("sub_questions")
+        .and_then(Value::as_array)
+        .ok_or("`sub_questions` must be a list of strings, one per team")?;
+    if questions.is_empty()
+        || questions
+            .iter()
+            .any(|q| q.as_str().is_none_or(|s| s.trim().is_empty()))
+    {
+        return Err("`sub_questions` needs one non-empty question per team".into());
+    }
+    Ok(reply.clone())
+}
+
+fn team_names(tree: &Tree) -> String {
+    tree.teams
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            format!(
+                "Team {}: {} (lead {})\n",
+                i + 1,
+                t.members.join(", "),
+                t.lead
+            )
+        })
+        .collect()
+}
+
+/// Gives each team its sub-question: the root's plan (cpde), or the leads' proposals, one per
+/// team side by side, reconciled by the root (dpde). Journaled as `plan` turns.
+pub async fn plan(
+    ctx: &Context,
+    tree: &mut Tree,
+    planning: Planning,
+    topic: &str,
+    seat_names: &dyn Fn(&str) -> String,
+    deadline: Instant,
+) -> Result<(), EngineError> {
+    let teams = tree.teams.len();
+    let mut proposals = String::new();
+    if planning == Planning::Dpde {
+        let speeches = tree
+            .teams
+            .iter()
+            .enumerate()
+            .map(|(i, team)| {
+                kit::prose_speech(
+                    TurnKey::new(0, Phase::Plan, team.lead.clone()),
+                    format!(
+                        "You are {}, the lead of team {} in a debate arranged as a tree. You plan \
+                         your team's part. {DATA_RULE}",
+                        seat_names(&team.lead),
+                        i + 1
+                    ),
+                    format!(
+                        "Topic: {topic}\nYour team: {}\n\nPropose, in one sentence, the sub-question \
+                         your team should answer.",
+                        team.members
+                            .iter()
+                            .map(|m| seat_names(m))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    Some(200),
+                    deadline,
+                )
+            })
+            .collect();
+        let turns = ctx.speak_all(speeches).await?;
+        for (i, turn) in turns.iter().enumerate() {
+            proposals.push_str(&format!(
+                "Team {} proposes: {}\n",
+                i + 1,
+                if turn.status == TurnStatus::Ok {
+                    fenced(&turn.seat, "proposal", &turn.content)
+                } else {
+                    "(no proposal)".to_string()
+                }
+            ));
+        }
+    }
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "sub_questions": {
+                "type": "array", "minItems": teams, "maxItems": teams,
+                "items": {"type": "string"},
+                "description": "One sub-question per team, in team order."
+            }
+        },
+        "required": ["sub_questions"]
+    });
+    let ask = match planning {
+        Planning::Cpde => {
+            "Split the topic into one sub-question per team, each team's concern its \
+                           own, together covering the topic."
+                .to_string()
+        }
+        Planning::Dpde => format!(
+            "Each lead proposed its team's sub-question:\n{proposals}\nReconcile them: one \
+             sub-question per team, without overlaps or gaps, keeping each team's proposal where \
+             it holds."
+        ),
+    };
+    let turn = ctx
+        .speak(kit::structured_speech(
+            TurnKey::new(0, Phase::Plan, MODERATOR),
+            None,
+            format!(
+                "You are the moderator at the root of a debate arranged as a tree of teams. {DATA_RULE}"
+            ),
+            format!("Topic: {topic}\n\nThe teams:\n{}\n{ask}", team_names(tree)),
+            "moot_plan",
+            schema,
+            ReplyKind::validated(validate_plan, None),
+            Some(400),
+            Some(deadline),
+        ))
+        .await?;
+    let questions: Vec<String> = turn
+        .data
+        .as_ref()
+        .and_then(|d| d.get("sub_questions"))
+        .and_then(Value::as_array)
+        .map(|q| {
+            q.iter()
+                .filter_map(|s| s.as_str().map(|s| s.trim().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (i, team) in tree.teams.iter_mut().enumerate() {
+        team.question = questions
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("Argue the topic from your team's concerns: {topic}"));
+    }
+    Ok(())
+}
+
+/// The round's escalations: each lead summarises its team's turns (teams side by side), then
+/// the root summarises the escalations for the leads. Returns (team summaries by lead, root
+/// summary); a lead whose summary failed is left out, for the caller to hand over.
+pub async fn escalate(
+    ctx: &Context,
+    tree: &Tree,
+    round: u32,
+    topic: &str,
+    team_turns: &dyn Fn(&[String]) -> String,
+    seat_names: &dyn Fn(&str) -> String,
+    deadline: Instant,
+) -> Result<(Vec<(String, String)>, String), EngineError> {
+    let speeches = tree
+        .teams
+        .iter()
+        .enumerate()
+        .map(|(i, team)| {
+            kit::prose_speech(
+                TurnKey::new(round, Phase::Digest, team.lead.clone()),
+                format!(
+                    "You are {}, the lead of team {} in a debate arranged as a tree. You summarise \
+                     your team's round fairly, for your team and the root. {DATA_RULE}",
+                    seat_names(&team.lead),
+                    i + 1
+                ),
+                format!(
+                    "Topic: {topic}\nYour team's sub-question: {}\nRound {round}, your team's turns:{}\n\n\
+                     Summarise each member's argument in one line, naming the member, then say in \
+                     one line what the team should tell the root.",
+                    team.question,
+                    team_turns(&team.members)
+                ),
+                Some(400),
+                deadline,
+            )
+        })
+        .collect();
+    let turns = ctx.speak_all(speeches).await?;
+    let summaries: Vec<(String, String)> = turns
+        .iter()
+        .filter(|t| t.status == TurnStatus::Ok)
+        .map(|t| (t.seat.clone(), t.content.clone()))
+        .collect();
+    let escalations: String = summaries
+        .iter()
+        .map(|(lead, text)| format!("\n{}", fenced(lead, "escalation", text)))
+        .collect();
+    let root = ctx
+        .speak(kit::prose_speech(
+            TurnKey::new(round, Phase::Digest, MODERATOR),
+            format!(
+                "You are the moderator at the root of a debate arranged as a tree. You summarise \
+                 the teams' escalations fairly and take no side. {DATA_RULE}"
+            ),
+            format!(
+                "Topic: {topic}\nRound {round}, the leads' escalations:{escalations}\n\nSummarise \
+                 where the teams stand in a few lines, for the leads to read."
+            ),
+            Some(400),
+            deadline,
+        ))
+        .await?;
+    Ok((summaries, root.content))
+}
+
+/// Hands over every team whose lead failed this round (its turn or its summary), and tells
+/// the faces; returns a note per hand-over for the record.
+pub fn hand_over_failed(
+    ctx: &Context,
+    tree: &mut Tree,
+    failed: &[String],
+    round: u32,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for lead in failed {
+        if !tree.is_lead(lead) {
+            continue;
+        }
+        if let Some(heir) = tree.hand_over(lead) {
+            let note = format!(
+                "{lead} failed as a lead in round {round}; its team was handed to {heir}'s team."
+            );
+            ctx.emit(Event::Notice {
+                message: note.clone(),
+            });
+            notes.push(note);
+            announce(ctx, tree);
+        }
+    }
+    notes
+}
+
+/// What a seat of a tree is told beyond the turns it sees: its team and sub-question, and its
+/// lead's summaries of the team (a leaf) or the root's summaries of every escalation (a lead).
+/// `escalations` are (round, lead, summary); `roots` (round, summary).
+pub fn told(
+    tree: &Tree,
+    viewer: &str,
+    escalations: &[(u32, String, String)],
+    roots: &[(u32, String)],
+    names: &dyn Fn(&str) -> String,
+) -> String {
+    use std::fmt::Write as _;
+    let Some(team) = tree.team_of(viewer).map(|i| &tree.teams[i]) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\nThe debate is a tree. Your team: {}; its lead: {}. Your team's sub-question: {}\n",
+        team.members
+            .iter()
+            .map(|m| names(m))
+            .collect::<Vec<_>>()
+            .join(", "),
+        names(&team.lead),
+        team.question
+    );
+    if tree.is_lead(viewer) {
+        if !roots.is_empty() {
+            out.push_str("The root's summaries of every team's escalation:\n");
+            for (round, text) in roots {
+                let _ = writeln!(out, "Round {round}: {}", fenced(MODERATOR, "summary", text));
+            }
+        }
+    } else {
+        let mine: Vec<&(u32, String, String)> = escalations
+            .iter()
+            .filter(|(_, lead, _)| team.members.contains(lead))
+            .collect();
+        if mine.is_empty() {
+            out.push_str(
+                "You see your team only through your lead's summaries; there is none yet.\n",
+            );
+        } else {
+            out.push_str("Your lead's summaries of your team:\n");
+            for (round, lead, text) in mine {
+                let _ = writeln!(out, "Round {round}: {}", fenced(lead, "summary", text));
+            }
+        }
+    }
+    out
+}
+
+/// Announces the tree (again after a hand-over) for the workbench's diagram.
+pub fn announce(ctx: &Context, tree: &Tree) {
+    ctx.emit(Event::Topology {
+        topology: "tree".into(),
+        sees: tree.diagram(),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn seats_group_into_teams_led_by_their_first_seat() {
+        assert!(
+            Tree::of(&ids(&["A"]))
+                .unwrap_err()
+                .contains("at least two seats")
+        );
+        let two = Tree::of(&ids(&["A", "B"])).unwrap();
+        assert_eq!(two.teams.len(), 1);
+        let four = Tree::of(&ids(&["A", "B", "C", "D"])).unwrap();
+        let shape: Vec<(String, Vec<String>)> = four
+            .teams
+            .iter()
+            .map(|t| (t.lead.clone(), t.members.clone()))
+            .collect();
+        assert_eq!(
+            shape,
+            vec![
+                ("A".to_string(), ids(&["A", "B"])),
+                ("C".to_string(), ids(&["C", "D"]))
+            ]
+        );
+        let seven = Tree::of(&ids(&["A", "B", "C", "D", "E", "F", "G"])).unwrap();
+        assert_eq!(
+            seven
+                .teams
+                .iter()
+                .map(|t| t.members.len())
+                .collect::<Vec<_>>(),
+            vec![3, 2, 2]
+        );
+        assert_eq!(Tree::of(&ids(&["A", "B", "C"])).unwrap().teams.len(), 2);
+    }
+
+    #[test]
+    fn a_leaf_sees_only_itself_and_a_lead_its_team() {
+        let tree = Tree::of(&ids(&["A", "B", "C", "D"])).unwrap();
+        assert!(tree.sees("B", "B"));
+        assert!(
+            !tree.sees("B", "A"),
+            "a leaf sees its lead through summaries only"
+        );
+        assert!(tree.sees("A", "B"));
+        assert!(
+            !tree.sees("A", "C"),
+            "a lead sees other teams through the root only"
+        );
+        assert!(!tree.sees("C", "B"));
+        let diagram = tree.diagram();
+        assert_eq!(
+            diagram[1],
+            ("B".to_string(), vec!["A (lead's summary)".to_string()])
+        );
+        assert_eq!(
+            diagram[0],
+            (
+                "A".to_string(),
+                vec!["B".to_string(), "moderator (root)".to_string()]
+            )
+        );
+    }
+
+    #[test]
+    fn a_failed_lead_hands_its_team_to_a_sibling() {
+        let mut tree = Tree::of(&ids(&["A", "B", "C", "D"])).unwrap();
+        tree.teams[0].question = "cost?".into();
+        tree.teams[1].question = "risk?".into();
+        assert_eq!(tree.hand_over("A").as_deref(), Some("C"));
+        assert_eq!(tree.teams.len(), 1);
+        assert_eq!(tree.teams[0].members, ids(&["C", "D", "A", "B"]));
+        assert!(tree.sees("C", "B"), "the heir now leads B");
+        assert_eq!(tree.teams[0].question, "risk? Also: cost?");
+        assert_eq!(tree.hand_over("C"), None, "no sibling left");
+        assert_eq!(tree.hand_over("B"), None, "not a lead");
+        assert_eq!(Planning::from_flag(Some("dpde")).unwrap(), Planning::Dpde);
+        assert!(Planning::from_flag(Some("x")).unwrap_err().contains("cpde"));
+    }
+}
