@@ -79,6 +79,7 @@ fn main() {
             samples: 6,
             jobs,
             provider: "stand-in".into(),
+            protocol: None,
         };
         let store = Store::in_memory().unwrap();
         let id = bench::new_run_id();
@@ -93,6 +94,7 @@ fn main() {
                 &settings,
                 provider.clone(),
                 &shape(),
+                None,
                 &|_, _| {},
             ))
             .unwrap();

@@ -221,6 +221,10 @@ pub struct BenchArgs {
         value_delimiter = ','
     )]
     pub arms: Vec<String>,
+    /// Run the debate arm as one of moot's protocols (`moot protocols`) instead of Du et al.'s
+    /// exchange: a real debate per problem, its answer read from the record.
+    #[arg(long, value_name = "NAME")]
+    pub protocol: Option<String>,
     /// Debaters (Du et al.: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=8))]
     pub agents: u64,

@@ -759,6 +759,7 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
                     .map_or((args.agents * args.rounds) as usize, |s| s as usize),
                 jobs: args.jobs as usize,
                 provider: format!("{} / {}", provider.kind(), provider.model()),
+                protocol: args.protocol.clone(),
             };
             let id = bench::new_run_id();
             let value =
@@ -776,6 +777,37 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
             base_delay: std::time::Duration::from_millis(config.retry.base_delay_ms),
             max_delay: std::time::Duration::from_millis(config.retry.max_delay_ms),
         },
+    };
+    // A protocol's debate arm runs as real debates on the same provider, quietly.
+    let template = match &settings.protocol {
+        Some(name) => {
+            let protocol = moot::protocol::named(name).map_err(Failure::usage)?;
+            let mut template = DebateSettings::from_config(config, spec.clone())
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            let cwd = std::env::current_dir().map_err(|e| Failure::runtime(e.to_string()))?;
+            template.protocol = protocol.name().to_string();
+            template.protocol_settings = protocol
+                .settings(&moot::protocol::SettingsInput {
+                    flags: &Default::default(),
+                    table: config.protocol_tables.get(protocol.name()),
+                    config_path: config.source.as_deref(),
+                    cwd: &cwd,
+                    max_rounds: Some(settings.rounds as u32),
+                    question: None,
+                    perspectives: &[],
+                    resolve_provider: &|profile, model| {
+                        moot::session::resolve_provider(config, &spec, profile, model)
+                    },
+                })
+                .map_err(|e| Failure::usage(format!("--protocol {name}: {e}")))?;
+            template.max_rounds = settings.rounds as u32;
+            template.perspectives = Some(settings.agents as u32);
+            template.checkpoints = false;
+            template.write_decision = false;
+            template.lessons.enabled = false;
+            Some(template)
+        }
+        None => None,
     };
     let terminal = std::io::stderr().is_terminal();
     eprintln!(
@@ -810,6 +842,7 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
         &settings,
         provider.clone(),
         &shape,
+        template.as_ref(),
         &progress,
     ))?
     .map_err(Failure::runtime)?;

@@ -51,7 +51,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.
-    ("bench", &["debate", "llm", "store", "sanitize"]),
+    ("bench", &["debate", "llm", "store", "sanitize", "session"]),
     // Which lessons a debate is given, and how they read.
     ("lessons", &["debate", "store", "gather"]),
     ("decision", &["debate", "sanitize"]),

@@ -286,6 +286,78 @@ pub async fn self_consistency(
     ))
 }
 
+/// The debate arm as one of moot's protocols: a real debate (journaled, in `moot list`) on the
+/// problem, its answer read from the record's recommendation (or the record's last number),
+/// its critical path the journaled turns' longest latency per step.
+pub async fn protocol_debate(
+    store: &crate::store::Store,
+    template: &crate::session::DebateSettings,
+    problem: &Problem,
+) -> Result<ArmResult, String> {
+    let started = Instant::now();
+    let (events, _) = tokio::sync::mpsc::unbounded_channel();
+    let (_answers, controls) = tokio::sync::mpsc::unbounded_channel();
+    let question = format!(
+        "{} Give the exact number: the recommendation must end with `Answer: <number>`.",
+        problem.question
+    );
+    let finish = crate::session::start(
+        store.clone(),
+        &question,
+        template.clone(),
+        crate::session::Wiring {
+            events,
+            controls,
+            answerer: "moot bench".into(),
+        },
+        std::future::pending::<()>(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let turns = store.turns(&finish.id).map_err(|e| e.to_string())?;
+    let record = store
+        .synthesis(&finish.id)
+        .map_err(|e| e.to_string())?
+        .map(|s| s.markdown)
+        .ok_or_else(|| format!("{} ended {} without a record", finish.id, finish.status))?;
+    let recommendation = record
+        .split("## Recommendation")
+        .nth(1)
+        .map(|rest| rest.split("\n## ").next().unwrap_or(rest))
+        .unwrap_or(&record);
+    let answer = final_answer(recommendation);
+    // Steps run one after another; the seats of one step side by side.
+    let mut steps: Vec<((u32, Phase), u64)> = Vec::new();
+    for turn in &turns {
+        let key = (turn.round, turn.phase);
+        match steps.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, longest)) => *longest = (*longest).max(turn.latency_ms),
+            None => steps.push((key, turn.latency_ms)),
+        }
+    }
+    let call = Call {
+        reply: format!(
+            "{} ({}): {}",
+            finish.id,
+            finish.status,
+            recommendation.trim()
+        ),
+        answer: answer.clone(),
+        tokens: turns.iter().map(|t| t.tokens_in + t.tokens_out).sum(),
+        latency_ms: steps.iter().map(|(_, l)| l).sum(),
+    };
+    Ok(ArmResult {
+        correct: answer
+            .as_deref()
+            .is_some_and(|a| matches(a, &problem.answer)),
+        answer,
+        tokens: call.tokens,
+        wall_ms: started.elapsed().as_millis() as u64,
+        critical_ms: call.latency_ms,
+        rounds: vec![vec![call]],
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,9 @@ pub struct BenchSettings {
     pub jobs: usize,
     /// The provider and model, as shown.
     pub provider: String,
+    /// The debate arm as one of moot's protocols instead of Du et al.'s exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
 }
 
 /// One arm's totals.
@@ -58,6 +61,9 @@ pub struct Report {
     pub provider: String,
     pub agents: usize,
     pub rounds: usize,
+    /// The protocol of the debate arm, when not Du et al.'s exchange.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     pub arms: Vec<ArmSummary>,
     /// Each problem with each arm's result (or error).
     pub problems: Vec<ProblemReport>,
@@ -108,6 +114,7 @@ pub async fn run(
     settings: &BenchSettings,
     provider: Arc<dyn Provider>,
     shape: &Shape,
+    template: Option<&crate::session::DebateSettings>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report, String> {
     let done = store.bench_results(id).map_err(|e| e.to_string())?;
@@ -145,7 +152,10 @@ pub async fn run(
                     }
                     let outcome = match arm {
                         Arm::Single => arms::single(provider.as_ref(), shape, problem).await,
-                        Arm::Debate => arms::debate(provider.as_ref(), shape, problem).await,
+                        Arm::Debate => match template {
+                            Some(template) => arms::protocol_debate(store, template, problem).await,
+                            None => arms::debate(provider.as_ref(), shape, problem).await,
+                        },
                         Arm::SelfConsistency => {
                             arms::self_consistency(provider.as_ref(), shape, problem, debate_tokens)
                                 .await
@@ -238,6 +248,7 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
         provider: settings.provider.clone(),
         agents: settings.agents,
         rounds: settings.rounds,
+        protocol: settings.protocol.clone(),
         arms,
         problems,
     })
@@ -246,9 +257,19 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
 impl Report {
     /// The summary as a markdown table, with what was asked above it.
     pub fn to_markdown(&self) -> String {
+        let debate = match &self.protocol {
+            Some(name) => format!(
+                "the {name} protocol, {} seats, at most {} rounds",
+                self.agents, self.rounds
+            ),
+            None => format!(
+                "{} agents × {} rounds (Du et al.)",
+                self.agents, self.rounds
+            ),
+        };
         let mut out = format!(
-            "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {} agents × {} rounds \
-             (Du et al.); self-consistency: the majority of samples drawn up to the debate's \
+            "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {debate}; \
+             self-consistency: the majority of samples drawn up to the debate's \
              tokens.\n\n| arm | accuracy | 95 % interval | tokens | tokens/problem | wall | \
              wall / critical path (worst) |\n|---|---|---|---|---|---|---|\n",
             self.id,
@@ -256,8 +277,6 @@ impl Report {
             self.set,
             self.seed,
             self.provider,
-            self.agents,
-            self.rounds
         );
         for arm in &self.arms {
             out.push_str(&format!(

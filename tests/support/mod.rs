@@ -560,6 +560,19 @@ fn dialogue_move(seat: &str, round: u32, prompt: &str, schema: &Value) -> String
 }
 
 /// The brain: a deterministic reply to each kind of moot request.
+/// The six numbers of Du et al.'s `a+b*c+d-e*f` when the prompt asks one, else none.
+fn arithmetic_in(prompt: &str) -> Vec<i64> {
+    let expression = prompt
+        .split("What is the result of ")
+        .nth(1)
+        .and_then(|rest| rest.split('?').next())
+        .unwrap_or("");
+    expression
+        .split(['+', '*', '-'])
+        .filter_map(|n| n.trim().parse().ok())
+        .collect()
+}
+
 fn reply_for(
     kind: &str,
     seat: Option<&str>,
@@ -647,9 +660,18 @@ fn reply_for(
                 .as_deref()
                 .map(|text| format!(" {text}"))
                 .unwrap_or_default();
+            // A bench problem run as a moderated debate: the seats' work is checked and answered.
+            let recommendation = match arithmetic_in(prompt)[..] {
+                [a, b, c, d, e, f] => format!(
+                    "The seats checked the order of operations; grounded in {}. Answer: {}",
+                    cited.join(" "),
+                    a + b * c + d - e * f
+                ),
+                _ => format!("Start with PostgreSQL and revisit; grounded in {}.{echoed}", cited.join(" ")),
+            };
             json!({
                 "title": "Caching store choice",
-                "recommendation": format!("Start with PostgreSQL and revisit; grounded in {}.{echoed}", cited.join(" ")),
+                "recommendation": recommendation,
                 "confidence": "Medium",
                 "perspectives": [],
                 "agreements": ["Measure before adding infrastructure"],
@@ -762,15 +784,7 @@ fn reply_for(
             // Du et al.'s arithmetic, scripted: alone, the stand-in is off by one on every
             // problem whose numbers sum to a multiple of three; having read other agents'
             // solutions it gets every one right. Anything else it cannot solve.
-            let expression = prompt
-                .split("What is the result of ")
-                .nth(1)
-                .and_then(|rest| rest.split('?').next())
-                .unwrap_or("");
-            let numbers: Vec<i64> = expression
-                .split(['+', '*', '-'])
-                .filter_map(|n| n.trim().parse().ok())
-                .collect();
+            let numbers = arithmetic_in(prompt);
             match numbers[..] {
                 [a, b, c, d, e, f] => {
                     let right = a + b * c + d - e * f;
