@@ -1281,6 +1281,26 @@ fn the_lessons_panel_shows_what_earlier_debates_taught_with_their_source() {
 }
 
 #[test]
+fn a_tree_topology_is_drawn_with_who_sees_whom_and_how() {
+    let mut events = round_one();
+    events.insert(
+        1,
+        Event::Topology {
+            topology: "tree".into(),
+            sees: vec![
+                ("A".into(), vec!["B".into(), "moderator (root)".into()]),
+                ("B".into(), vec!["A (lead's summary)".into()]),
+            ],
+        },
+    );
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("Topology: tree"), "{screen}");
+    assert!(screen.contains("A ← B, moderator (root)"), "{screen}");
+    assert!(screen.contains("B ← A (lead's summary)"), "{screen}");
+}
+
+#[test]
 fn an_approval_gate_asks_approve_or_reject_with_a_reason() {
     let mut events = dialogue_round_one();
     events.push(Event::GateRequested {

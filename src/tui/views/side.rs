@@ -195,11 +195,18 @@ fn topology(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             if seen.is_empty() {
                 spans.push(Span::styled("the moderator's summaries", theme.dim));
             }
-            for other in seen {
-                spans.push(Span::styled(
-                    format!("{other} "),
-                    theme.seat(seat_index(other)),
-                ));
+            for (i, other) in seen.iter().enumerate() {
+                if i > 0 {
+                    spans.push(Span::styled(", ", theme.dim));
+                }
+                // A tree names how a seat is seen: "A (lead's summary)", "moderator (root)".
+                let id = other.split(" (").next().unwrap_or(other);
+                let style = if app.view.seats.iter().any(|s| s.id == id) {
+                    theme.seat(seat_index(id))
+                } else {
+                    theme.dim
+                };
+                spans.push(Span::styled(other.clone(), style));
             }
             Line::from(spans)
         })
