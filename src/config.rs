@@ -83,6 +83,11 @@ pub struct LessonsConfig {
     pub capacity: usize,
     /// How many lessons a debate is given at most.
     pub per_debate: usize,
+    /// The embeddings model, when the provider offers embeddings (the chat model when unset).
+    pub embedding_model: Option<String>,
+    /// How similar (cosine, 0–1) a lesson's source question must be to a new question to be
+    /// given, when embeddings decide.
+    pub similarity: f64,
 }
 
 impl Default for LessonsConfig {
@@ -91,6 +96,8 @@ impl Default for LessonsConfig {
             enabled: true,
             capacity: 500,
             per_debate: 3,
+            embedding_model: None,
+            similarity: 0.5,
         }
     }
 }

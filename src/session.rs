@@ -78,9 +78,16 @@ pub struct LessonSettings {
     pub enabled: bool,
     pub capacity: usize,
     pub per_debate: usize,
+    #[serde(default)]
+    pub embedding_model: Option<String>,
+    #[serde(default)]
+    pub similarity: f64,
     /// The lessons it was given when it started (kept, so a resume gives the same ones).
     #[serde(default)]
     pub given: Vec<crate::debate::Lesson>,
+    /// How they were matched: "embeddings (MODEL)" or "full text".
+    #[serde(default)]
+    pub matched_by: String,
 }
 
 fn moderated() -> String {
@@ -142,7 +149,10 @@ impl DebateSettings {
                 enabled: config.lessons.enabled,
                 capacity: config.lessons.capacity,
                 per_debate: config.lessons.per_debate,
+                embedding_model: config.lessons.embedding_model.clone(),
+                similarity: config.lessons.similarity,
                 given: Vec::new(),
+                matched_by: String::new(),
             },
             protocol: protocol_name,
             protocol_settings,
@@ -307,9 +317,17 @@ pub async fn start(
     if settings.lessons.enabled && crate::lessons::turned_off(&store)? {
         settings.lessons.enabled = false;
     }
+    let providers = providers_for(&store, &settings)?;
     if settings.lessons.enabled {
-        settings.lessons.given =
-            crate::lessons::relevant(&store, question, settings.lessons.per_debate)?;
+        let (given, matched_by) = relevant_lessons(
+            &store,
+            question,
+            &settings.lessons,
+            &providers.seating.default,
+        )
+        .await?;
+        settings.lessons.given = given;
+        settings.lessons.matched_by = matched_by;
     }
     let now = now_rfc3339();
     let debate = Debate {
@@ -329,7 +347,6 @@ pub async fn start(
         error: None,
         stage: None,
     };
-    let providers = providers_for(&store, &settings)?;
     store.create_debate(&debate)?;
     store.acquire_lease(&debate.id)?;
     drive(store, debate, settings, providers, wiring, interrupt, false).await
@@ -554,7 +571,7 @@ async fn run(
             Ok(Finish::new(&debate.id, DebateStatus::Cancelled))
         }
         Some(Ok(Ending::Concluded(outcome))) => {
-            let outcome = cite_lessons(*outcome, &settings.lessons.given);
+            let outcome = cite_lessons(*outcome, &settings.lessons);
             conclude(store, debate, settings, protocol, &outcome, &announcer)?;
             if settings.lessons.enabled {
                 learn(&ctx, store, debate, settings, &outcome, &announcer).await;
@@ -587,11 +604,37 @@ async fn run(
 }
 
 /// The outcome with the lessons its debate was given cited in its record.
-fn cite_lessons(mut outcome: Outcome, given: &[crate::debate::Lesson]) -> Outcome {
+fn cite_lessons(mut outcome: Outcome, lessons: &LessonSettings) -> Outcome {
+    outcome.markdown.push_str(&crate::lessons::record_section(
+        &lessons.given,
+        &lessons.matched_by,
+    ));
     outcome
-        .markdown
-        .push_str(&crate::lessons::record_section(given));
-    outcome
+}
+
+/// The lessons a new debate is given: by embeddings of the question when the provider offers
+/// them and stored lessons were embedded by the same model, else by full text.
+async fn relevant_lessons(
+    store: &Store,
+    question: &str,
+    lessons: &LessonSettings,
+    provider: &Arc<dyn Provider>,
+) -> Result<(Vec<crate::debate::Lesson>, String), SessionError> {
+    let model = lessons.embedding_model.as_deref();
+    if let Ok(Some(vectors)) = provider.embed(&[question.to_string()], model).await
+        && let Some(vector) = vectors.first()
+    {
+        let name = model.unwrap_or(provider.model()).to_string();
+        if let Some(found) =
+            crate::lessons::nearest(store, vector, &name, lessons.similarity, lessons.per_debate)?
+        {
+            return Ok((found, format!("embeddings ({name})")));
+        }
+    }
+    Ok((
+        crate::lessons::relevant(store, question, lessons.per_debate)?,
+        "full text".into(),
+    ))
 }
 
 /// The reflection step: the moderator writes the debate's lessons, stored for later debates.
@@ -626,21 +669,45 @@ async fn learn(
         &drafts,
         settings.lessons.capacity,
     ) {
-        Ok(learned) => announcer.send(Event::Notice {
-            message: format!(
-                "{} lesson{} written for later debates ({}); `moot lessons list` shows them",
-                learned.len(),
-                if learned.len() == 1 { "" } else { "s" },
-                learned
-                    .iter()
-                    .map(|l| format!("L{}", l.id))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }),
+        Ok(learned) => {
+            embed_lessons(ctx, store, &debate.question, &settings.lessons, &learned).await;
+            announcer.send(Event::Notice {
+                message: format!(
+                    "{} lesson{} written for later debates ({}); `moot lessons list` shows them",
+                    learned.len(),
+                    if learned.len() == 1 { "" } else { "s" },
+                    learned
+                        .iter()
+                        .map(|l| format!("L{}", l.id))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+        }
         Err(error) => announcer.send(Event::Notice {
             message: format!("the lessons could not be stored: {error}"),
         }),
+    }
+}
+
+/// Embeds the source question of new lessons, when the provider offers embeddings, so later
+/// debates can match them by meaning. Without embeddings they are matched by full text.
+async fn embed_lessons(
+    ctx: &Context,
+    store: &Store,
+    question: &str,
+    lessons: &LessonSettings,
+    learned: &[crate::debate::Lesson],
+) {
+    let provider = ctx.seat_provider(crate::debate::MODERATOR);
+    let model = lessons.embedding_model.as_deref();
+    if let Ok(Some(vectors)) = provider.embed(&[question.to_string()], model).await
+        && let Some(vector) = vectors.first()
+    {
+        let name = model.unwrap_or(provider.model()).to_string();
+        for lesson in learned {
+            let _ = store.set_lesson_embedding(lesson.id, &name, vector);
+        }
     }
 }
 
@@ -1015,7 +1082,7 @@ pub async fn rerun(
         .await
         .map(|ending| match ending {
             Ending::Concluded(outcome) => {
-                Ending::Concluded(Box::new(cite_lessons(*outcome, &settings.lessons.given)))
+                Ending::Concluded(Box::new(cite_lessons(*outcome, &settings.lessons)))
             }
             other => other,
         });

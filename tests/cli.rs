@@ -4556,3 +4556,65 @@ fn the_bench_debate_arm_can_be_any_protocol() {
     let unknown = home.run(Some(&server), &["bench", "--protocol", "jury"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+/// When the provider offers embeddings, lessons are matched by the similarity of their source
+/// question to the new one (a question full text would match on two words can be turned
+/// away), and the record says how they were matched.
+#[test]
+fn lessons_are_matched_by_embeddings_when_the_provider_offers_them() {
+    let server = StandIn::start_in_background(Behaviour {
+        embeddings: true,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    home.write_config("[lessons]\nenabled = true\n");
+    let run = |question: &str| {
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--max-rounds",
+                "1",
+                question,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        events(&output)
+    };
+    run(QUESTION);
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    let (model, size): (String, i64) = journal
+        .query_row(
+            "SELECT embedding_model, length(embedding) FROM lessons",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((model.as_str(), size), ("stand-in-model", 64 * 4));
+    drop(journal);
+    let related = run("Should we cache user sessions in Redis?");
+    assert_eq!(of_type(&related, "lessons").len(), 1);
+    let record = final_synthesis(&related)["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        record.contains("Matched to this question by embeddings (stand-in-model)."),
+        "{record}"
+    );
+    // Two shared words would do for full text; by meaning this one is about something else.
+    let wordy = run(
+        "Redis caching aside, which font, colour palette, typography, spacing, icons and \
+         illustrations should the marketing website use?",
+    );
+    assert!(of_type(&wordy, "lessons").is_empty(), "{wordy:?}");
+    assert!(
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.kind == "embeddings")
+            .count()
+            >= 4
+    );
+}

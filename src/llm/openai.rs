@@ -378,6 +378,79 @@ impl Provider for OpenAiProvider {
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(self.attempt(request, on_text))
     }
+
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+        model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Option<Vec<Vec<f32>>>, LlmError>> {
+        Box::pin(self.embeddings(texts, model))
+    }
+}
+
+impl OpenAiProvider {
+    /// `POST /embeddings`. A server without the endpoint (or the model) answers 4xx: no
+    /// embeddings, not an error.
+    async fn embeddings(
+        &self,
+        texts: &[String],
+        model: Option<&str>,
+    ) -> Result<Option<Vec<Vec<f32>>>, LlmError> {
+        let url = format!("{}/embeddings", self.base_url);
+        let model = match model {
+            Some(model) => model.to_string(),
+            None => self.model_name().await,
+        };
+        let mut builder = self
+            .client
+            .post(&url)
+            .json(&json!({"model": model, "input": texts}));
+        if let Some(api_key) = &self.api_key {
+            builder = builder.bearer_auth(api_key);
+        }
+        let response = tokio::time::timeout(self.idle_timeout, builder.send())
+            .await
+            .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+            .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
+        let status = response.status().as_u16();
+        if (400..500).contains(&status) && status != 429 {
+            return Ok(None);
+        }
+        if status != 200 {
+            return Err(LlmError::Server {
+                status,
+                body: trim_body(&response.text().await.unwrap_or_default()),
+                retry_after: None,
+            });
+        }
+        let value: Value = tokio::time::timeout(self.idle_timeout, response.json())
+            .await
+            .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+            .map_err(|e| LlmError::Malformed(format!("embeddings reply: {e}")))?;
+        let vectors: Option<Vec<Vec<f32>>> = value["data"]
+            .as_array()
+            .and_then(|data| {
+                data.iter()
+                    .map(|item| {
+                        item["embedding"].as_array().map(|numbers| {
+                            numbers
+                                .iter()
+                                .filter_map(|n| n.as_f64().map(|f| f as f32))
+                                .collect()
+                        })
+                    })
+                    .collect::<Option<Vec<Vec<f32>>>>()
+            })
+            .filter(|vectors: &Vec<Vec<f32>>| {
+                vectors.len() == texts.len() && vectors.iter().all(|v| !v.is_empty())
+            });
+        match vectors {
+            Some(vectors) => Ok(Some(vectors)),
+            None => Err(LlmError::Malformed(
+                "the embeddings reply does not hold one vector per text".into(),
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -190,6 +190,16 @@ pub trait Provider: Send + Sync {
     fn answers_one_at_a_time(&self) -> bool {
         false
     }
+    /// Embeddings of `texts` with `model` (the chat model when None), when the provider offers
+    /// an embeddings endpoint; `Ok(None)` when it does not.
+    fn embed<'a>(
+        &'a self,
+        texts: &'a [String],
+        model: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Option<Vec<Vec<f32>>>, LlmError>> {
+        let _ = (texts, model);
+        Box::pin(async { Ok(None) })
+    }
     /// Sends one request, streaming raw text into `on_text`; one attempt, no retries.
     fn complete<'a>(
         &'a self,

@@ -149,6 +149,43 @@ impl Store {
         Ok(matched)
     }
 
+    /// Keeps the embedding `model` made of a lesson's source question.
+    pub fn set_lesson_embedding(
+        &self,
+        lesson_id: i64,
+        model: &str,
+        vector: &[f32],
+    ) -> Result<(), StoreError> {
+        let bytes: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+        self.with(|connection| {
+            connection.execute(
+                "UPDATE lessons SET embedding = ?2, embedding_model = ?3 WHERE id = ?1",
+                params![lesson_id, bytes, model],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Every lesson with an embedding made by `model`, with it.
+    pub fn lesson_embeddings(&self, model: &str) -> Result<Vec<(Lesson, Vec<f32>)>, StoreError> {
+        self.with(|connection| {
+            let rows = connection
+                .prepare(&format!(
+                    "SELECT {COLUMNS}, embedding FROM lessons WHERE embedding_model = ?1 ORDER BY id DESC"
+                ))?
+                .query_map(params![model], |row| {
+                    let bytes: Vec<u8> = row.get(8)?;
+                    let vector = bytes
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect();
+                    Ok((lesson(row)?, vector))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
     /// A standing preference, such as `lessons` = `off`.
     pub fn preference(&self, key: &str) -> Result<Option<String>, StoreError> {
         self.with(|connection| {

@@ -188,6 +188,12 @@ CREATE TABLE bench_results (
     PRIMARY KEY (run_id, problem, arm)
 );
 "#,
+    // 9: a lesson's embedding (of its source question) and the model that made it, when the
+    // provider offers embeddings.
+    r#"
+ALTER TABLE lessons ADD COLUMN embedding BLOB;
+ALTER TABLE lessons ADD COLUMN embedding_model TEXT;
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

@@ -127,6 +127,8 @@ pub struct Behaviour {
     /// A panel judge's recommendation per round, by the judge's initial ("R"); the last entry
     /// holds for later rounds. A judge not listed recommends the first option.
     pub panel_votes: Vec<(&'static str, Vec<&'static str>)>,
+    /// Answer `POST /embeddings` (a bag of the text's words, hashed); otherwise 404.
+    pub embeddings: bool,
 }
 
 impl Default for Behaviour {
@@ -148,6 +150,7 @@ impl Default for Behaviour {
             no_concessions: false,
             inject: None,
             panel_votes: Vec::new(),
+            embeddings: false,
         }
     }
 }
@@ -560,6 +563,27 @@ fn dialogue_move(seat: &str, round: u32, prompt: &str, schema: &Value) -> String
 }
 
 /// The brain: a deterministic reply to each kind of moot request.
+/// The stand-in's embedding: the text's words of four letters or more (but a few common ones),
+/// cut to their first four letters so "cache" meets "caching", hashed into 64 counts.
+fn bag_of_words(text: &str) -> Vec<f32> {
+    const COMMON: &[&str] = &[
+        "should", "which", "what", "with", "that", "this", "from", "have",
+    ];
+    let mut vector = vec![0.0f32; 64];
+    for word in text
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 4 && !COMMON.contains(w))
+    {
+        let stem: String = word.chars().take(4).collect();
+        let hash = stem.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        vector[(hash % 64) as usize] += 1.0;
+    }
+    vector
+}
+
 /// The six numbers of Du et al.'s `a+b*c+d-e*f` when the prompt asks one, else none.
 fn arithmetic_in(prompt: &str) -> Vec<i64> {
     let expression = prompt
@@ -946,6 +970,45 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     if path == "/api/version" {
         // What Ollama answers; moot probes it when no provider is configured.
         respond(&mut socket, 200, &[], r#"{"version":"0.0.0-stand-in"}"#).await;
+        return Ok(());
+    }
+    if path.ends_with("/embeddings") {
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let offered = state.lock().unwrap().behaviour.embeddings;
+        state.lock().unwrap().seen.push(Seen {
+            path: path.clone(),
+            headers,
+            body: body.clone(),
+            kind: "embeddings".into(),
+            seat: None,
+            round: 0,
+            fault: None,
+            status: if offered { 200 } else { 404 },
+        });
+        if !offered {
+            respond(
+                &mut socket,
+                404,
+                &[],
+                r#"{"error": {"message": "no embeddings here"}}"#,
+            )
+            .await;
+            return Ok(());
+        }
+        let data: Vec<Value> = body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, text)| json!({"index": i, "embedding": bag_of_words(text.as_str().unwrap_or(""))}))
+            .collect();
+        respond(
+            &mut socket,
+            200,
+            &[],
+            &json!({"object": "list", "data": data}).to_string(),
+        )
+        .await;
         return Ok(());
     }
     if path.ends_with("/models") {
