@@ -371,13 +371,7 @@ pub async fn resume(
             status: debate.status,
         });
     }
-    let mut settings: DebateSettings =
-        serde_json::from_value(debate.config.clone()).map_err(|e| {
-            SessionError::StoredSettings {
-                id: debate.id.clone(),
-                detail: e.to_string(),
-            }
-        })?;
+    let mut settings = stored_settings(&debate)?;
     let changed = changes.provider.is_some() || changes.checkpoints.is_some();
     if let Some(provider) = changes.provider {
         settings.provider = provider;
@@ -397,6 +391,22 @@ pub async fn resume(
         store.set_config(&debate.id, &snapshot)?;
     }
     drive(store, debate, settings, providers, wiring, interrupt, true).await
+}
+
+/// The settings a debate was stored with.
+fn stored_settings(debate: &Debate) -> Result<DebateSettings, SessionError> {
+    serde_json::from_value(debate.config.clone()).map_err(|e| SessionError::StoredSettings {
+        id: debate.id.clone(),
+        detail: e.to_string(),
+    })
+}
+
+/// The protocol a stored debate names (one no longer registered is a stored-settings error).
+fn stored_protocol(id: &str, name: &str) -> Result<&'static dyn protocol::Protocol, SessionError> {
+    protocol::named(name).map_err(|detail| SessionError::StoredSettings {
+        id: id.to_string(),
+        detail,
+    })
 }
 
 /// The providers of one debate and the capability cache they share.
@@ -482,11 +492,7 @@ async fn run(
     } else {
         Replay::default()
     };
-    let protocol =
-        protocol::named(&settings.protocol).map_err(|detail| SessionError::StoredSettings {
-            id: debate.id.clone(),
-            detail,
-        })?;
+    let protocol = stored_protocol(debate.id.as_str(), &settings.protocol)?;
     store.set_status(&debate.id, DebateStatus::Running, None)?;
     let announcer = Announcer {
         store: store.clone(),
@@ -1003,18 +1009,8 @@ pub async fn rerun(
     scratch: &std::path::Path,
 ) -> Result<Rerun, SessionError> {
     let debate = store.debate(id)?;
-    let mut settings: DebateSettings =
-        serde_json::from_value(debate.config.clone()).map_err(|e| {
-            SessionError::StoredSettings {
-                id: debate.id.clone(),
-                detail: e.to_string(),
-            }
-        })?;
-    let protocol =
-        protocol::named(&settings.protocol).map_err(|detail| SessionError::StoredSettings {
-            id: debate.id.clone(),
-            detail,
-        })?;
+    let mut settings = stored_settings(&debate)?;
+    let protocol = stored_protocol(debate.id.as_str(), &settings.protocol)?;
     settings.protocol_settings = protocol.without_side_effects(&settings.protocol_settings);
     let copy = store.copy_debate(&debate.id, &scratch.join("rerun.db"))?;
     let asked: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();

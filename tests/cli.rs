@@ -2936,8 +2936,8 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
         (vec!["--seat", "A", "--seat", "a"], "given twice"),
         (vec!["--rounds", "1"], "2–10 rounds"),
         (vec!["--order", "random"], "round-robin or moderator"),
-        (vec!["--topology", "ring"], "use mesh, star or chain"),
-        (vec!["--topology", "tree"], "tree is not built yet"),
+        (vec!["--topology", "ring"], "use mesh, star, chain or tree"),
+        (vec!["--planning", "dpde"], "--planning plans a tree"),
         (vec!["--persona", "nope.json"], "--persona nope.json"),
     ] {
         let message = refused(&home, &server, "arena", &args, "Adopt a 4-day work week");

@@ -90,6 +90,18 @@ impl OpenAiProvider {
         }
     }
 
+    /// POSTs a JSON body with the key, waiting at most the idle timeout for the response.
+    async fn post(&self, url: &str, body: &Value) -> Result<reqwest::Response, LlmError> {
+        let mut builder = self.client.post(url).json(body);
+        if let Some(api_key) = &self.api_key {
+            builder = builder.bearer_auth(api_key);
+        }
+        tokio::time::timeout(self.idle_timeout, builder.send())
+            .await
+            .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+            .map_err(|e| transport_error(url, &e, self.idle_timeout))
+    }
+
     fn url(&self) -> String {
         format!("{}/chat/completions", self.base_url)
     }
@@ -216,17 +228,7 @@ impl OpenAiProvider {
         let mut caps = self.capabilities.get(&key);
         let model = self.model_name().await;
         loop {
-            let mut builder = self
-                .client
-                .post(&url)
-                .json(&self.body(request, caps, &model));
-            if let Some(api_key) = &self.api_key {
-                builder = builder.bearer_auth(api_key);
-            }
-            let response = tokio::time::timeout(self.idle_timeout, builder.send())
-                .await
-                .map_err(|_| LlmError::Timeout(self.idle_timeout))?
-                .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
+            let response = self.post(&url, &self.body(request, caps, &model)).await?;
             let status = response.status().as_u16();
             if status == 200 {
                 return self.read_stream(response, on_text).await;
@@ -401,17 +403,9 @@ impl OpenAiProvider {
             Some(model) => model.to_string(),
             None => self.model_name().await,
         };
-        let mut builder = self
-            .client
-            .post(&url)
-            .json(&json!({"model": model, "input": texts}));
-        if let Some(api_key) = &self.api_key {
-            builder = builder.bearer_auth(api_key);
-        }
-        let response = tokio::time::timeout(self.idle_timeout, builder.send())
-            .await
-            .map_err(|_| LlmError::Timeout(self.idle_timeout))?
-            .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
+        let response = self
+            .post(&url, &json!({"model": model, "input": texts}))
+            .await?;
         let status = response.status().as_u16();
         if (400..500).contains(&status) && status != 429 {
             return Ok(None);

@@ -694,7 +694,7 @@ async fn run(
                     .collect();
                 transcript_text(&members, &mine)
             };
-            let (summaries, root) = tree::escalate(
+            let escalated = tree::escalate(
                 ctx,
                 tree,
                 round,
@@ -704,22 +704,19 @@ async fn run(
                 Instant::now() + common.round_timeout,
             )
             .await?;
-            let failed: Vec<String> = tree
-                .teams
-                .iter()
-                .map(|t| t.lead.clone())
-                .filter(|lead| {
-                    !summaries.iter().any(|(l, _)| l == lead)
-                        || this_round
-                            .iter()
-                            .any(|t| t.seat == *lead && t.status != TurnStatus::Ok)
-                })
-                .collect();
-            for (lead, text) in summaries {
-                sight.escalations.push((round, lead, text));
-            }
-            sight.roots.push((round, root));
-            notes.extend(tree::hand_over_failed(ctx, tree, &failed, round));
+            let spoke = |lead: &str| {
+                this_round
+                    .iter()
+                    .any(|t| t.seat == lead && t.status == TurnStatus::Ok)
+            };
+            notes.extend(tree::settle_round(
+                ctx,
+                tree,
+                &mut sight.escalations,
+                round,
+                escalated,
+                &spoke,
+            ));
         }
         if settings.score {
             let scored = score_round(
@@ -1228,13 +1225,7 @@ fn seen_by(
     };
     if let Some(tree) = &sight.tree {
         let names = |id: &str| role_of(members, id);
-        out.push_str(&tree::told(
-            tree,
-            viewer,
-            &sight.escalations,
-            &sight.roots,
-            &names,
-        ));
+        out.push_str(&tree::told(tree, viewer, &sight.escalations, &names));
     }
     if topology == Topology::Star && !sight.digests.is_empty() {
         out.push_str("\nThe moderator's summaries of each round:\n");
@@ -1266,8 +1257,7 @@ struct Sight {
     /// The tree's teams, each lead's summary of its team's round, and the root's summary of
     /// the leads' escalations.
     tree: Option<Tree>,
-    escalations: Vec<(u32, String, String)>,
-    roots: Vec<(u32, String)>,
+    escalations: tree::Escalations,
 }
 
 fn role_of(members: &[Member], id: &str) -> String {

@@ -153,8 +153,7 @@ async fn run(
         votes: None,
         topology,
         tree,
-        escalations: Vec::new(),
-        roots: Vec::new(),
+        escalations: tree::Escalations::default(),
         max_rounds: common.max_rounds,
         rounds_run: 0,
         total_deadline,
@@ -307,8 +306,7 @@ struct Moderation<'a> {
     topology: kit::Topology,
     /// A tree's teams, each lead's summaries (round, lead, text) and the root's (round, text).
     tree: Option<Tree>,
-    escalations: Vec<(u32, String, String)>,
-    roots: Vec<(u32, String)>,
+    escalations: tree::Escalations,
     /// The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
     max_rounds: u32,
     rounds_run: u32,
@@ -528,7 +526,7 @@ impl Moderation<'_> {
                 })
                 .collect::<String>()
         };
-        let (summaries, root) = tree::escalate(
+        let escalated = tree::escalate(
             self.ctx,
             tree,
             round,
@@ -538,22 +536,19 @@ impl Moderation<'_> {
             deadline,
         )
         .await?;
-        let failed: Vec<String> = tree
-            .teams
-            .iter()
-            .map(|t| t.lead.clone())
-            .filter(|lead| {
-                !summaries.iter().any(|(l, _)| l == lead)
-                    || !round_turns
-                        .iter()
-                        .any(|t| t.seat == *lead && t.status.spoke())
-            })
-            .collect();
-        for (lead, text) in summaries {
-            self.escalations.push((round, lead, text));
-        }
-        self.roots.push((round, root));
-        let notes = tree::hand_over_failed(self.ctx, tree, &failed, round);
+        let spoke = |lead: &str| {
+            round_turns
+                .iter()
+                .any(|t| t.seat == lead && t.status.spoke())
+        };
+        let notes = tree::settle_round(
+            self.ctx,
+            tree,
+            &mut self.escalations,
+            round,
+            escalated,
+            &spoke,
+        );
         self.notes.extend(notes);
         Ok(())
     }
@@ -598,7 +593,7 @@ impl Moderation<'_> {
                 summarised = match &self.tree {
                     Some(tree) => format!(
                         "{pose}\n{}",
-                        tree::told(tree, &seat.id, &self.escalations, &self.roots, &names)
+                        tree::told(tree, &seat.id, &self.escalations, &names)
                     ),
                     None => pose.to_string(),
                 };

@@ -353,16 +353,36 @@ pub async fn escalate(
     Ok((summaries, root.content))
 }
 
-/// Hands over every team whose lead failed this round (its turn or its summary), and tells
-/// the faces; returns a note per hand-over for the record.
-pub fn hand_over_failed(
+/// What a tree's rounds escalated: each lead's summary (round, lead, text) and the root's.
+#[derive(Debug, Default)]
+pub struct Escalations {
+    pub leads: Vec<(u32, String, String)>,
+    pub roots: Vec<(u32, String)>,
+}
+
+/// Keeps a round's escalations, then hands over every team whose lead failed this round (it
+/// did not speak, or wrote no summary) and tells the faces; returns a note per hand-over for
+/// the record.
+pub fn settle_round(
     ctx: &Context,
     tree: &mut Tree,
-    failed: &[String],
+    escalations: &mut Escalations,
     round: u32,
+    (summaries, root): (Vec<(String, String)>, String),
+    lead_spoke: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
+    let failed: Vec<String> = tree
+        .teams
+        .iter()
+        .map(|t| t.lead.clone())
+        .filter(|lead| !summaries.iter().any(|(l, _)| l == lead) || !lead_spoke(lead))
+        .collect();
+    for (lead, text) in summaries {
+        escalations.leads.push((round, lead, text));
+    }
+    escalations.roots.push((round, root));
     let mut notes = Vec::new();
-    for lead in failed {
+    for lead in &failed {
         if !tree.is_lead(lead) {
             continue;
         }
@@ -386,10 +406,10 @@ pub fn hand_over_failed(
 pub fn told(
     tree: &Tree,
     viewer: &str,
-    escalations: &[(u32, String, String)],
-    roots: &[(u32, String)],
+    escalations: &Escalations,
     names: &dyn Fn(&str) -> String,
 ) -> String {
+    let roots = &escalations.roots;
     use std::fmt::Write as _;
     let Some(team) = tree.team_of(viewer).map(|i| &tree.teams[i]) else {
         return String::new();
@@ -413,6 +433,7 @@ pub fn told(
         }
     } else {
         let mine: Vec<&(u32, String, String)> = escalations
+            .leads
             .iter()
             .filter(|(_, lead, _)| team.members.contains(lead))
             .collect();
