@@ -9,6 +9,7 @@ pub mod audit;
 pub mod bench;
 pub mod catalog;
 pub mod cli;
+pub mod code;
 pub mod commands;
 pub mod config;
 pub mod debate;

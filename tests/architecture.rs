@@ -66,6 +66,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("gather", &[]),
+    // Code debates' machinery: hooks in a work tree.
+    ("code", &["sanitize"]),
     ("arena", &[]),
     ("vote", &[]),
     ("catalog", &["config"]),

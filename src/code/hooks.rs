@@ -1,0 +1,381 @@
+//! Hooks of a code debate (design note 004): a configured command (tests, linter, analysis,
+//! scan, benchmark) run in the debate's work tree with a time limit, an output cap, no network
+//! where the platform allows it and an environment without provider keys; its result parsed
+//! into pass/fail counts for the common runners.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// A command to run at a hook point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hook {
+    /// `test`, `lint`, `analysis`, `security`, `bench`…
+    pub name: String,
+    /// Run by `sh -c`.
+    pub command: String,
+    pub timeout: Duration,
+    /// Bytes of output kept (the tail); the rest is counted, not kept.
+    pub output_cap: usize,
+}
+
+/// What a hook did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookResult {
+    pub name: String,
+    pub command: String,
+    /// The exit status; None when it was killed or could not start.
+    pub exit: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// Tests passed and failed, when the output is a known runner's.
+    pub passed: Option<u32>,
+    pub failed: Option<u32>,
+    /// The last `output_cap` bytes of stdout and stderr, interleaved as they came.
+    pub tail: String,
+    /// Bytes of output beyond the tail that were dropped.
+    pub dropped: u64,
+    /// Whether the network was cut off for it.
+    pub offline: bool,
+    /// Why it could not start, when it could not.
+    pub error: Option<String>,
+}
+
+impl HookResult {
+    pub fn ok(&self) -> bool {
+        self.exit == Some(0) && !self.timed_out && self.failed.unwrap_or(0) == 0
+    }
+
+    /// One line for prompts and panels: `test: 12 passed, 1 failed (exit 101, 3.2 s)`.
+    pub fn summary(&self) -> String {
+        let counts = match (self.passed, self.failed) {
+            (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
+            (Some(p), None) => format!("{p} passed"),
+            (None, Some(f)) => format!("{f} failed"),
+            (None, None) => "no test counts".into(),
+        };
+        let how = if self.timed_out {
+            "killed at its time limit".to_string()
+        } else if let Some(error) = &self.error {
+            format!("did not start: {error}")
+        } else {
+            format!("exit {}", self.exit.map_or("?".into(), |c| c.to_string()))
+        };
+        format!(
+            "{}: {counts} ({how}, {:.1} s)",
+            self.name,
+            self.duration_ms as f64 / 1000.0
+        )
+    }
+}
+
+/// Environment variables a hook never sees: provider keys and anything named like a secret.
+fn is_secret(name: &str) -> bool {
+    let upper = name.to_uppercase();
+    ["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_KEY"]
+        .iter()
+        .any(|tail| upper.ends_with(tail))
+        || upper.starts_with("OPENAI_")
+        || upper.starts_with("ANTHROPIC_")
+        || upper.starts_with("MOOT_")
+}
+
+/// Whether this platform lets an unprivileged process run a command without network
+/// (`unshare -rn`, a user and network namespace).
+fn can_cut_network() -> bool {
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(|| {
+        std::process::Command::new("unshare")
+            .args(["-rn", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+/// Keeps the last `cap` bytes of everything written to it.
+struct Tail {
+    kept: Vec<u8>,
+    cap: usize,
+    dropped: u64,
+}
+
+impl Tail {
+    fn push(&mut self, bytes: &[u8]) {
+        self.kept.extend_from_slice(bytes);
+        if self.kept.len() > self.cap {
+            let excess = self.kept.len() - self.cap;
+            self.kept.drain(..excess);
+            self.dropped += excess as u64;
+        }
+    }
+}
+
+async fn pump(mut from: impl AsyncRead + Unpin, tail: &std::sync::Mutex<Tail>) {
+    let mut buffer = [0u8; 8192];
+    loop {
+        match from.read(&mut buffer).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if let Ok(mut tail) = tail.lock() {
+                    tail.push(&buffer[..n]);
+                }
+            }
+        }
+    }
+}
+
+/// Runs `hook` in `dir`. It never fails: a command that cannot start, hangs or floods its
+/// output is recorded as such.
+pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
+    let offline = can_cut_network();
+    let mut command = if offline {
+        let mut command = tokio::process::Command::new("unshare");
+        command.args(["-rn", "sh", "-c", &hook.command]);
+        command
+    } else {
+        let mut command = tokio::process::Command::new("sh");
+        command.args(["-c", &hook.command]);
+        command
+    };
+    command
+        .current_dir(dir)
+        .env_clear()
+        .envs(std::env::vars().filter(|(name, _)| !is_secret(name)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let started = Instant::now();
+    let result = |exit, timed_out, tail: Tail, error| {
+        let text = crate::sanitize::clean(&String::from_utf8_lossy(&tail.kept));
+        let (passed, failed) = counts(&text);
+        HookResult {
+            name: hook.name.clone(),
+            command: hook.command.clone(),
+            exit,
+            timed_out,
+            duration_ms: started.elapsed().as_millis() as u64,
+            passed,
+            failed,
+            tail: text,
+            dropped: tail.dropped,
+            offline,
+            error,
+        }
+    };
+    let empty = || Tail {
+        kept: Vec::new(),
+        cap: hook.output_cap,
+        dropped: 0,
+    };
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => return result(None, false, empty(), Some(e.to_string())),
+    };
+    let group = child.id();
+    let tail = std::sync::Mutex::new(empty());
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    let work = async {
+        let reading = async {
+            tokio::join!(
+                async {
+                    if let Some(out) = stdout {
+                        pump(out, &tail).await
+                    }
+                },
+                async {
+                    if let Some(err) = stderr {
+                        pump(err, &tail).await
+                    }
+                }
+            )
+        };
+        let (_, status) = tokio::join!(reading, child.wait());
+        status
+    };
+    let outcome = tokio::time::timeout(hook.timeout, work).await;
+    let tail = tail.into_inner().unwrap_or_else(|e| e.into_inner());
+    match outcome {
+        Ok(Ok(status)) => result(status.code(), false, tail, None),
+        Ok(Err(e)) => result(None, false, tail, Some(e.to_string())),
+        Err(_) => {
+            // The whole group: a test runner's children must not outlive its limit.
+            if let Some(pid) = group {
+                kill_group(pid);
+            }
+            result(None, true, tail, None)
+        }
+    }
+}
+
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; it touches no memory.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Tests passed and failed, read from the output of cargo test, pytest, go test or jest.
+pub fn counts(output: &str) -> (Option<u32>, Option<u32>) {
+    let number_before = |line: &str, word: &str| -> Option<u32> {
+        let at = line.find(word)?;
+        line[..at]
+            .trim_end()
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+    };
+    // cargo test: one "test result:" line per test binary.
+    let cargo: Vec<&str> = output
+        .lines()
+        .filter(|l| l.trim_start().starts_with("test result:"))
+        .collect();
+    if !cargo.is_empty() {
+        let sum = |word| {
+            cargo
+                .iter()
+                .filter_map(|l| number_before(l, word))
+                .sum::<u32>()
+        };
+        return (Some(sum(" passed")), Some(sum(" failed")));
+    }
+    // jest: "Tests:       1 failed, 4 passed, 5 total".
+    if let Some(line) = output
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with("Tests:"))
+    {
+        return (
+            Some(number_before(line, " passed").unwrap_or(0)),
+            Some(number_before(line, " failed").unwrap_or(0)),
+        );
+    }
+    // go test -v: one "--- PASS" / "--- FAIL" line per test.
+    let go_pass = output
+        .lines()
+        .filter(|l| l.trim_start().starts_with("--- PASS"))
+        .count();
+    let go_fail = output
+        .lines()
+        .filter(|l| l.trim_start().starts_with("--- FAIL"))
+        .count();
+    if go_pass + go_fail > 0 {
+        return (Some(go_pass as u32), Some(go_fail as u32));
+    }
+    // pytest: "==== 1 failed, 3 passed in 0.12s ====" or "3 passed in 0.01s".
+    if let Some(line) = output
+        .lines()
+        .rev()
+        .find(|l| (l.contains(" passed") || l.contains(" failed")) && l.contains(" in "))
+    {
+        let passed = number_before(line, " passed");
+        let failed = number_before(line, " failed");
+        if passed.is_some() || failed.is_some() {
+            return (Some(passed.unwrap_or(0)), Some(failed.unwrap_or(0)));
+        }
+    }
+    (None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hook(command: &str, timeout_ms: u64, cap: usize) -> Hook {
+        Hook {
+            name: "test".into(),
+            command: command.into(),
+            timeout: Duration::from_millis(timeout_ms),
+            output_cap: cap,
+        }
+    }
+
+    #[test]
+    fn the_common_runners_are_counted() {
+        let cargo = "running 3 tests\ntest result: ok. 3 passed; 0 failed; 0 ignored\n\
+                     test result: FAILED. 4 passed; 2 failed; 1 ignored\n";
+        assert_eq!(counts(cargo), (Some(7), Some(2)));
+        let pytest =
+            "tests/test_slug.py ..F.\n=========== 1 failed, 3 passed in 0.12s ===========\n";
+        assert_eq!(counts(pytest), (Some(3), Some(1)));
+        assert_eq!(counts("5 passed in 0.01s"), (Some(5), Some(0)));
+        let go = "=== RUN TestA\n--- PASS: TestA (0.00s)\n=== RUN TestB\n--- FAIL: TestB (0.00s)\nFAIL\n";
+        assert_eq!(counts(go), (Some(1), Some(1)));
+        let jest = "Tests:       1 failed, 4 passed, 5 total\nTime: 1 s\n";
+        assert_eq!(counts(jest), (Some(4), Some(1)));
+        assert_eq!(counts("compiled fine"), (None, None));
+    }
+
+    #[tokio::test]
+    async fn a_passing_and_a_failing_command_are_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = run(
+            &hook("echo 'test result: ok. 2 passed; 0 failed'", 10_000, 4096),
+            dir.path(),
+        )
+        .await;
+        assert!(ok.ok(), "{ok:?}");
+        assert_eq!((ok.passed, ok.failed), (Some(2), Some(0)));
+        assert_eq!(
+            ok.summary().split(" (").next(),
+            Some("test: 2 passed, 0 failed")
+        );
+        let bad = run(&hook("echo boom >&2; exit 3", 10_000, 4096), dir.path()).await;
+        assert!(!bad.ok());
+        assert_eq!(bad.exit, Some(3));
+        assert!(bad.tail.contains("boom"));
+    }
+
+    #[tokio::test]
+    async fn a_hanging_hook_and_its_children_are_killed_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("child.pid");
+        let command = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        let started = Instant::now();
+        let hung = run(&hook(&command, 500, 4096), dir.path()).await;
+        assert!(hung.timed_out && !hung.ok(), "{hung:?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(hung.summary().contains("killed at its time limit"));
+        // The background child went with its group: polled until its process is gone.
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .to_string();
+        let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while proc.exists()
+            && !std::fs::read_to_string(proc.join("stat"))
+                .unwrap_or_default()
+                .contains(") Z ")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "child {pid} outlived the hook's limit"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_flood_keeps_only_the_tail_and_keys_never_reach_a_hook() {
+        let dir = tempfile::tempdir().unwrap();
+        let flood = run(&hook("seq 1 100000; echo LAST", 10_000, 1000), dir.path()).await;
+        assert!(flood.ok());
+        assert!(flood.tail.len() <= 1000 && flood.tail.contains("LAST"));
+        assert!(flood.dropped > 500_000, "{}", flood.dropped);
+        // SAFETY: set before the hook starts, in this test's own process; no other test
+        // reads this variable.
+        unsafe { std::env::set_var("HOOKTEST_API_KEY", "sk-hook-secret-123456789") };
+        let env = run(&hook("env", 10_000, 100_000), dir.path()).await;
+        assert!(!env.tail.contains("hook-secret"), "{}", env.tail);
+        assert!(env.tail.contains("PATH="));
+    }
+}
