@@ -1,0 +1,310 @@
+//! A code debate's own work tree: a git worktree on branch `moot/<debate-id>` (or, outside
+//! git, a temporary copy), where versions are written and committed, so that the user's files
+//! are never touched during a debate. Paths come from model output, so each is checked to stay
+//! inside the tree: no absolute paths, no `..`, nothing under `.git`, no symlinked directories.
+
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+/// How the tree was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A git worktree on its own branch.
+    Git,
+    /// A copy of a directory that is not a git work tree.
+    Copy,
+}
+
+/// A debate's work tree.
+#[derive(Debug)]
+pub struct WorkTree {
+    pub root: PathBuf,
+    pub kind: Kind,
+    /// The user's repository (or directory) it came from.
+    pub origin: PathBuf,
+    /// `moot/<debate-id>` for a git worktree.
+    pub branch: Option<String>,
+}
+
+/// Why a path from a model was refused.
+pub fn safe_path(path: &str) -> Result<PathBuf, String> {
+    let trimmed = path.trim();
+    if trimmed.is_empty() || trimmed.contains('\0') {
+        return Err(format!("{path:?} is not a file path"));
+    }
+    let candidate = Path::new(trimmed);
+    let mut clean = PathBuf::new();
+    for component in candidate.components() {
+        match component {
+            Component::Normal(part) if part == ".git" => {
+                return Err(format!(
+                    "{path:?} is inside .git; versions cannot write there"
+                ));
+            }
+            Component::Normal(part) => clean.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(format!(
+                    "{path:?} climbs out with `..`; paths stay inside the work tree"
+                ));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!(
+                    "{path:?} is absolute; give a path relative to the project"
+                ));
+            }
+        }
+    }
+    if clean.as_os_str().is_empty() {
+        return Err(format!("{path:?} names no file"));
+    }
+    Ok(clean)
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let output = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "moot")
+        .env("GIT_AUTHOR_EMAIL", "moot@localhost")
+        .env("GIT_COMMITTER_NAME", "moot")
+        .env("GIT_COMMITTER_EMAIL", "moot@localhost")
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+/// Directories a copy leaves out: build output and dependencies, never the code.
+const NOT_COPIED: &[&str] = &[".git", "target", "node_modules", ".venv", "__pycache__"];
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if NOT_COPIED.iter().any(|skip| name == *skip) {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        let target = to.join(&name);
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+        // Symlinks are not followed or copied: they could point anywhere.
+    }
+    Ok(())
+}
+
+impl WorkTree {
+    /// Makes the tree for `debate_id` from `origin` under `parent` (a temporary directory):
+    /// a git worktree on `moot/<debate_id>` at HEAD, or a copy when `origin` is not in git.
+    pub fn create(origin: &Path, parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
+        let root = parent.join(format!("moot-{debate_id}"));
+        match git(origin, &["rev-parse", "--show-toplevel"]) {
+            Ok(top) => {
+                let branch = format!("moot/{debate_id}");
+                let target = root.to_string_lossy().to_string();
+                // The branch survives a rebuilt tree (a resume after the tree was removed).
+                let exists = git(origin, &["rev-parse", "--verify", "--quiet", &branch]).is_ok();
+                let mut args = vec!["worktree", "add"];
+                if !exists {
+                    args.extend(["-b", branch.as_str()]);
+                }
+                args.push(&target);
+                if exists {
+                    args.push(branch.as_str());
+                } else {
+                    args.push("HEAD");
+                }
+                git(Path::new(&top), &args)?;
+                Ok(WorkTree {
+                    root,
+                    kind: Kind::Git,
+                    origin: PathBuf::from(top),
+                    branch: Some(branch),
+                })
+            }
+            Err(_) => {
+                copy_tree(origin, &root).map_err(|e| {
+                    format!(
+                        "cannot copy {} to {}: {e}",
+                        origin.display(),
+                        root.display()
+                    )
+                })?;
+                Ok(WorkTree {
+                    root,
+                    kind: Kind::Copy,
+                    origin: origin.to_path_buf(),
+                    branch: None,
+                })
+            }
+        }
+    }
+
+    /// Where `path` (from model output) lands, once checked: inside the tree, through no
+    /// symlink.
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, String> {
+        let relative = safe_path(path)?;
+        let mut walked = self.root.clone();
+        for component in relative.components() {
+            walked.push(component);
+            if walked
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+            {
+                return Err(format!(
+                    "{path:?} passes through a symlink; versions write only real files in the work tree"
+                ));
+            }
+        }
+        Ok(walked)
+    }
+
+    /// Writes one file of a version.
+    pub fn write(&self, path: &str, contents: &str) -> Result<(), String> {
+        let target = self.resolve(path)?;
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {path:?}: {e}"))?;
+        }
+        std::fs::write(&target, contents).map_err(|e| format!("cannot write {path:?}: {e}"))
+    }
+
+    /// Commits everything as a snapshot of version `number`; the commit's id, or None outside
+    /// git (or when nothing changed).
+    pub fn commit(&self, number: u32, message: &str) -> Result<Option<String>, String> {
+        if self.kind != Kind::Git {
+            return Ok(None);
+        }
+        git(&self.root, &["add", "-A"])?;
+        if git(&self.root, &["diff", "--cached", "--quiet"]).is_ok() {
+            return Ok(None);
+        }
+        let message = format!("moot version {number}: {message}");
+        git(&self.root, &["commit", "--no-verify", "-q", "-m", &message])?;
+        git(&self.root, &["rev-parse", "HEAD"]).map(Some)
+    }
+
+    /// Removes the tree (the branch and its commits stay).
+    pub fn remove(self) -> Result<(), String> {
+        match self.kind {
+            Kind::Git => git(
+                &self.origin,
+                &[
+                    "worktree",
+                    "remove",
+                    "--force",
+                    &self.root.to_string_lossy(),
+                ],
+            )
+            .map(|_| ()),
+            Kind::Copy => std::fs::remove_dir_all(&self.root)
+                .map_err(|e| format!("cannot remove {}: {e}", self.root.display())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]).unwrap();
+        std::fs::write(dir.path().join("lib.rs"), "fn old() {}\n").unwrap();
+        git(dir.path(), &["add", "-A"]).unwrap();
+        git(dir.path(), &["commit", "-q", "-m", "start"]).unwrap();
+        dir
+    }
+
+    #[test]
+    fn paths_from_a_model_stay_inside() {
+        assert_eq!(
+            safe_path("src/./retry.rs").unwrap(),
+            PathBuf::from("src/retry.rs")
+        );
+        for bad in [
+            "../x.rs",
+            "src/../../x",
+            "/etc/passwd",
+            ".git/config",
+            "",
+            "a\0b",
+            ".",
+        ] {
+            assert!(safe_path(bad).is_err(), "{bad:?}");
+        }
+        assert!(safe_path("../x").unwrap_err().contains("`..`"));
+    }
+
+    #[test]
+    fn a_git_worktree_on_its_branch_takes_versions_and_leaves_the_user_tree_alone() {
+        let origin = repo();
+        let parent = tempfile::tempdir().unwrap();
+        let tree = WorkTree::create(origin.path(), parent.path(), "DEB-test0001").unwrap();
+        assert_eq!(tree.kind, Kind::Git);
+        assert_eq!(tree.branch.as_deref(), Some("moot/DEB-test0001"));
+        tree.write("lib.rs", "fn new() {}\n").unwrap();
+        tree.write("src/added.rs", "// v1\n").unwrap();
+        let commit = tree.commit(1, "first draft").unwrap().unwrap();
+        assert_eq!(commit.len(), 40);
+        assert_eq!(tree.commit(2, "nothing new").unwrap(), None);
+        // The user's tree is untouched; the branch holds the version.
+        assert_eq!(
+            std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
+            "fn old() {}\n"
+        );
+        let log = git(origin.path(), &["log", "--format=%s", "moot/DEB-test0001"]).unwrap();
+        assert!(log.starts_with("moot version 1: first draft"), "{log}");
+        // A symlink inside the tree pointing out is refused.
+        std::os::unix::fs::symlink("/tmp", tree.root.join("out")).unwrap();
+        assert!(
+            tree.write("out/evil.rs", "x")
+                .unwrap_err()
+                .contains("symlink")
+        );
+        assert!(tree.write("../evil.rs", "x").is_err());
+        let root = tree.root.clone();
+        tree.remove().unwrap();
+        assert!(!root.exists());
+        // Rebuilt from the branch, as a resume after the tree was removed would.
+        let again = WorkTree::create(origin.path(), parent.path(), "DEB-test0001").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(again.root.join("src/added.rs")).unwrap(),
+            "// v1\n"
+        );
+        again.remove().unwrap();
+    }
+
+    #[test]
+    fn outside_git_the_tree_is_a_copy_without_build_output() {
+        let origin = tempfile::tempdir().unwrap();
+        std::fs::write(origin.path().join("slug.py"), "def slugify(s): return s\n").unwrap();
+        std::fs::create_dir(origin.path().join("node_modules")).unwrap();
+        std::fs::write(origin.path().join("node_modules/huge.js"), "x").unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let tree = WorkTree::create(origin.path(), parent.path(), "DEB-copy0001").unwrap();
+        assert_eq!(tree.kind, Kind::Copy);
+        assert!(tree.root.join("slug.py").is_file());
+        assert!(!tree.root.join("node_modules").exists());
+        tree.write("slug.py", "def slugify(s): return s.lower()\n")
+            .unwrap();
+        assert_eq!(tree.commit(1, "v1").unwrap(), None);
+        assert_eq!(
+            std::fs::read_to_string(origin.path().join("slug.py")).unwrap(),
+            "def slugify(s): return s\n"
+        );
+        tree.remove().unwrap();
+    }
+}
