@@ -196,6 +196,11 @@ impl WorkTree {
         git(&self.root, &["rev-parse", "HEAD"]).map(Some)
     }
 
+    /// The diff between two commits of the debate (versions), as `git diff` prints it.
+    pub fn diff(origin: &Path, from: &str, to: &str) -> Result<String, String> {
+        git(origin, &["diff", from, to])
+    }
+
     /// Removes the tree (the branch and its commits stay).
     pub fn remove(self) -> Result<(), String> {
         match self.kind {
@@ -213,6 +218,64 @@ impl WorkTree {
                 .map_err(|e| format!("cannot remove {}: {e}", self.root.display())),
         }
     }
+}
+
+/// Why a version could not be applied to the user's tree.
+#[derive(Debug, PartialEq)]
+pub enum ApplyError {
+    /// The user's tree has uncommitted changes (`--force` applies anyway).
+    Dirty(Vec<String>),
+    /// The patch does not apply cleanly; nothing was changed.
+    Conflict(String),
+    Git(String),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Dirty(files) => write!(
+                f,
+                "your work tree has uncommitted changes ({}); commit or stash them, or apply with --force",
+                files.join(", ")
+            ),
+            ApplyError::Conflict(detail) => write!(
+                f,
+                "the version does not apply cleanly to your tree, so nothing was changed: {detail}"
+            ),
+            ApplyError::Git(detail) => write!(f, "{detail}"),
+        }
+    }
+}
+
+/// Applies the change from `base` to `version` (commits of the debate's branch) to the user's
+/// tree at `origin` as a patch: refused on a dirty tree unless `force`, and on any conflict
+/// (checked first, so a refused patch changes nothing). Returns the files it changed.
+pub fn apply(
+    origin: &Path,
+    base: &str,
+    version: &str,
+    force: bool,
+) -> Result<Vec<String>, ApplyError> {
+    let dirty: Vec<String> = git(origin, &["status", "--porcelain"])
+        .map_err(ApplyError::Git)?
+        .lines()
+        .map(|l| l.get(3..).unwrap_or(l).to_string())
+        .collect();
+    if !dirty.is_empty() && !force {
+        return Err(ApplyError::Dirty(dirty));
+    }
+    let patch = git(origin, &["diff", "--binary", base, version]).map_err(ApplyError::Git)?;
+    if patch.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let patch_file = tempfile::NamedTempFile::new().map_err(|e| ApplyError::Git(e.to_string()))?;
+    std::fs::write(patch_file.path(), format!("{patch}\n"))
+        .map_err(|e| ApplyError::Git(e.to_string()))?;
+    let path = patch_file.path().to_string_lossy().to_string();
+    git(origin, &["apply", "--check", &path]).map_err(ApplyError::Conflict)?;
+    git(origin, &["apply", &path]).map_err(ApplyError::Conflict)?;
+    let files = git(origin, &["diff", "--name-only", base, version]).map_err(ApplyError::Git)?;
+    Ok(files.lines().map(str::to_string).collect())
 }
 
 #[cfg(test)]
@@ -285,6 +348,50 @@ mod tests {
             "// v1\n"
         );
         again.remove().unwrap();
+    }
+
+    #[test]
+    fn a_version_applies_to_a_clean_tree_and_is_refused_on_a_dirty_one_or_a_conflict() {
+        let origin = repo();
+        let base = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let tree = WorkTree::create(origin.path(), parent.path(), "DEB-apply001").unwrap();
+        tree.write("lib.rs", "fn new() {}\n").unwrap();
+        let v1 = tree.commit(1, "v1").unwrap().unwrap();
+        let diff = WorkTree::diff(origin.path(), &base, &v1).unwrap();
+        assert!(
+            diff.contains("-fn old() {}") && diff.contains("+fn new() {}"),
+            "{diff}"
+        );
+        // Dirty: refused, nothing changed; --force applies over an unrelated change.
+        std::fs::write(origin.path().join("notes.txt"), "mine\n").unwrap();
+        let refused = apply(origin.path(), &base, &v1, false).unwrap_err();
+        assert!(
+            matches!(&refused, ApplyError::Dirty(files) if files == &vec!["notes.txt".to_string()])
+        );
+        assert!(refused.to_string().contains("--force"));
+        assert_eq!(
+            std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
+            "fn old() {}\n"
+        );
+        assert_eq!(
+            apply(origin.path(), &base, &v1, true).unwrap(),
+            vec!["lib.rs".to_string()]
+        );
+        assert_eq!(
+            std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
+            "fn new() {}\n"
+        );
+        // A conflict: the user's lib.rs moved on; the patch is refused whole.
+        git(origin.path(), &["checkout", "-q", "--", "lib.rs"]).unwrap();
+        std::fs::write(origin.path().join("lib.rs"), "fn theirs() {}\n").unwrap();
+        let conflict = apply(origin.path(), &base, &v1, true).unwrap_err();
+        assert!(matches!(conflict, ApplyError::Conflict(_)), "{conflict}");
+        assert_eq!(
+            std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
+            "fn theirs() {}\n"
+        );
+        tree.remove().unwrap();
     }
 
     #[test]
