@@ -1,5 +1,6 @@
-//! What code debates (design note 004) stand on: the debate's own work tree, and hooks that
-//! run tests and linters in it, safely.
+//! What code debates (design note 004) stand on: the debate's own work tree, hooks that run
+//! tests and linters in it safely, and the versions with the rule that picks the winner.
 
 pub mod hooks;
+pub mod versions;
 pub mod worktree;
