@@ -1,6 +1,8 @@
 //! What code debates (design note 004) stand on: the debate's own work tree, hooks that run
 //! tests and linters in it safely, and the versions with the rule that picks the winner.
 
+pub mod detect;
 pub mod hooks;
+pub mod roles;
 pub mod versions;
 pub mod worktree;
