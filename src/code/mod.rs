@@ -3,6 +3,7 @@
 
 pub mod detect;
 pub mod hooks;
+pub mod reply;
 pub mod roles;
 pub mod versions;
 pub mod worktree;
