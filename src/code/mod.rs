@@ -3,6 +3,7 @@
 
 pub mod detect;
 pub mod hooks;
+pub mod record;
 pub mod reply;
 pub mod roles;
 pub mod versions;

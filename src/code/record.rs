@@ -1,0 +1,287 @@
+//! The record of a code debate (design note 004): the task, clarifications, the final code
+//! (fenced, language-tagged), the versions table, the test history, the red team's findings and
+//! how they were closed, the reflections, and the recommendation. A pure function of the result.
+
+use super::detect::language;
+use super::hooks::HookResult;
+use super::versions::{Version, Winner};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// A failed attempt's written reflection (Reflexion).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reflection {
+    pub attempt: u32,
+    pub root_cause: String,
+    pub went_wrong: String,
+    pub change_next: String,
+    pub confidence: f64,
+}
+
+/// What the red team found, and the version that closed it (if one did).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub round: u32,
+    pub attack: String,
+    /// The test file red wrote for it, when it could.
+    pub test: Option<String>,
+    pub closed_by: Option<u32>,
+}
+
+/// A code debate's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeResult {
+    pub task: String,
+    /// (question, answer, who answered).
+    pub clarifications: Vec<(String, String, String)>,
+    pub versions: Vec<Version>,
+    pub winner: Option<u32>,
+    pub winner_reason: String,
+    /// (version, hook result) in the order they ran.
+    pub tests: Vec<(u32, HookResult)>,
+    pub findings: Vec<Finding>,
+    pub reflections: Vec<Reflection>,
+    pub recommendation: String,
+    /// No hooks ran, and why (no `--test` and none detected, say).
+    pub hooks_note: Option<String>,
+    pub notes: Vec<String>,
+}
+
+impl CodeResult {
+    pub fn with_winner(mut self, winner: Option<Winner>) -> Self {
+        if let Some(winner) = winner {
+            self.winner = Some(winner.number);
+            self.winner_reason = winner.reason;
+        }
+        self
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Code debate: {}\n", self.task.trim());
+        if !self.clarifications.is_empty() {
+            out.push_str("## Clarifications\n\n");
+            for (question, answer, by) in &self.clarifications {
+                let _ = writeln!(out, "- **{question}** {answer} *({by})*");
+            }
+            out.push('\n');
+        }
+        out.push_str("## Final code\n\n");
+        match self
+            .winner
+            .and_then(|n| self.versions.iter().find(|v| v.number == n))
+        {
+            Some(version) => {
+                let _ = writeln!(
+                    out,
+                    "Version {} won: {}.\n",
+                    version.number, self.winner_reason
+                );
+                for (path, content) in &version.files {
+                    let fence = if content.contains("```") {
+                        "````"
+                    } else {
+                        "```"
+                    };
+                    let _ = writeln!(
+                        out,
+                        "`{path}`\n\n{fence}{}\n{}\n{fence}\n",
+                        language(path),
+                        content.trim_end()
+                    );
+                }
+            }
+            None => out.push_str("No version was written.\n\n"),
+        }
+        out.push_str("## Versions\n\n| version | quality | tests | pass rate | hooks |\n|---|---|---|---|---|\n");
+        for version in &self.versions {
+            let _ = writeln!(
+                out,
+                "| {}{} | {} | {} | {} | {} |",
+                version.number,
+                if Some(version.number) == self.winner {
+                    " ★"
+                } else {
+                    ""
+                },
+                version
+                    .quality
+                    .map_or("–".into(), |q| format!("{:.2}", q.score())),
+                match (version.passed, version.failed) {
+                    (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
+                    _ => "–".into(),
+                },
+                version
+                    .pass_rate()
+                    .map_or("–".into(), |r| format!("{:.0} %", r * 100.0)),
+                match version.hooks_ok {
+                    Some(true) => "pass",
+                    Some(false) => "fail",
+                    None => "not run",
+                }
+            );
+        }
+        out.push_str("\n## Test history\n\n");
+        match &self.hooks_note {
+            Some(note) if self.tests.is_empty() => {
+                let _ = writeln!(out, "{note}\n");
+            }
+            _ => {
+                for (version, result) in &self.tests {
+                    let _ = writeln!(out, "- v{version} {}", result.summary());
+                }
+                out.push('\n');
+            }
+        }
+        if !self.findings.is_empty() {
+            out.push_str("## Red team findings\n\n");
+            for finding in &self.findings {
+                let _ = writeln!(
+                    out,
+                    "- round {}: {}{} — {}",
+                    finding.round,
+                    finding.attack,
+                    finding
+                        .test
+                        .as_deref()
+                        .map(|t| format!(" (test `{t}`)"))
+                        .unwrap_or_default(),
+                    finding
+                        .closed_by
+                        .map_or("still open".into(), |v| format!("closed by v{v}"))
+                );
+            }
+            out.push('\n');
+        }
+        if !self.reflections.is_empty() {
+            out.push_str("## Reflections\n\n");
+            for r in &self.reflections {
+                let _ = writeln!(
+                    out,
+                    "- attempt {}: root cause — {}; what went wrong — {}; next — {} (confidence {:.0} %)",
+                    r.attempt,
+                    r.root_cause,
+                    r.went_wrong,
+                    r.change_next,
+                    r.confidence * 100.0
+                );
+            }
+            out.push('\n');
+        }
+        let _ = writeln!(out, "## Recommendation\n\n{}\n", self.recommendation.trim());
+        if !self.notes.is_empty() {
+            out.push_str("## Notes\n\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
+            }
+        }
+        crate::sanitize::clean(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::code::versions::{Quality, winner};
+    use std::time::Duration;
+
+    fn hook(passed: u32, failed: u32, exit: i32) -> HookResult {
+        HookResult {
+            name: "test".into(),
+            command: "cargo test retry".into(),
+            exit: Some(exit),
+            timed_out: false,
+            duration_ms: Duration::from_millis(1200).as_millis() as u64,
+            passed: Some(passed),
+            failed: Some(failed),
+            tail: String::new(),
+            dropped: 0,
+            offline: true,
+            error: None,
+        }
+    }
+
+    fn version(number: u32, ok: bool, code: &str) -> Version {
+        Version {
+            number,
+            language: "rust".into(),
+            files: vec![("src/retry.rs".into(), code.into())],
+            commit: None,
+            quality: Some(Quality {
+                correctness: 0.8,
+                maintainability: 0.7,
+                performance: 0.6,
+                security: 0.9,
+                tests: 0.5,
+            }),
+            passed: Some(if ok { 3 } else { 2 }),
+            failed: Some(if ok { 0 } else { 1 }),
+            hooks_ok: Some(ok),
+        }
+    }
+
+    #[test]
+    fn the_record_has_every_section_of_the_note() {
+        let versions = vec![
+            version(1, false, "fn retry() {}"),
+            version(2, true, "fn retry() { /* honours Retry-After */ }"),
+        ];
+        let result = CodeResult {
+            task: "Make retry honour Retry-After and add jitter".into(),
+            clarifications: vec![(
+                "Is jitter full or equal?".into(),
+                "Equal jitter.".into(),
+                "alice".into(),
+            )],
+            winner: None,
+            winner_reason: String::new(),
+            tests: vec![(1, hook(2, 1, 101)), (2, hook(3, 0, 0))],
+            findings: vec![Finding {
+                round: 1,
+                attack: "Retry-After: -1 loops forever".into(),
+                test: Some("tests/red_retry_after.rs".into()),
+                closed_by: Some(2),
+            }],
+            reflections: vec![Reflection {
+                attempt: 1,
+                root_cause: "the header was read as seconds only".into(),
+                went_wrong: "an HTTP date failed to parse".into(),
+                change_next: "parse both forms".into(),
+                confidence: 0.8,
+            }],
+            recommendation: "Apply version 2.".into(),
+            hooks_note: None,
+            notes: vec![],
+            versions: versions.clone(),
+        }
+        .with_winner(winner(&versions));
+        let markdown = result.to_markdown();
+        for needle in [
+            "# Code debate: Make retry honour Retry-After",
+            "- **Is jitter full or equal?** Equal jitter. *(alice)*",
+            "Version 2 won: it passes its tests",
+            "```rust\nfn retry() { /* honours Retry-After */ }\n```",
+            "| 2 ★ | 0.70 | 3 passed, 0 failed | 100 % | pass |",
+            "| 1 | 0.70 | 2 passed, 1 failed | 67 % | fail |",
+            "- v1 test: 2 passed, 1 failed (exit 101, 1.2 s)",
+            "Retry-After: -1 loops forever (test `tests/red_retry_after.rs`) — closed by v2",
+            "attempt 1: root cause — the header was read as seconds only",
+            "## Recommendation\n\nApply version 2.",
+        ] {
+            assert!(
+                markdown.contains(needle),
+                "missing {needle:?} in:\n{markdown}"
+            );
+        }
+        let no_hooks = CodeResult {
+            tests: vec![],
+            hooks_note: Some("No --test was given and none was detected: no hooks ran.".into()),
+            ..result
+        };
+        assert!(
+            no_hooks
+                .to_markdown()
+                .contains("none was detected: no hooks ran")
+        );
+    }
+}
