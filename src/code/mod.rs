@@ -3,6 +3,7 @@
 
 pub mod detect;
 pub mod hooks;
+pub mod loops;
 pub mod record;
 pub mod reply;
 pub mod roles;

@@ -1,0 +1,296 @@
+//! The two loops of a code debate (design note 004), apart from the model calls they drive:
+//! Reflexion (generate → run the hooks → on failure write a reflection → regenerate with every
+//! reflection so far, up to `max_attempts`) and red team against blue (red attacks, blue patches,
+//! red attacks again, at most three rounds or until red finds nothing new).
+
+use super::hooks::HookResult;
+use super::record::{Finding, Reflection};
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+/// What the Reflexion loop asks of the debate.
+pub trait Coder: Send {
+    /// Writes a version (with every reflection so far in the prompt); its number.
+    fn generate<'a>(
+        &'a mut self,
+        attempt: u32,
+        reflections: &'a [Reflection],
+    ) -> BoxFuture<'a, Result<u32, String>>;
+    /// Runs the hooks on a version.
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Vec<HookResult>>;
+    /// Writes the reflection on a failed attempt.
+    fn reflect<'a>(
+        &'a mut self,
+        attempt: u32,
+        results: &'a [HookResult],
+    ) -> BoxFuture<'a, Result<Reflection, String>>;
+}
+
+/// One attempt: the version it wrote, its hook results, and its reflection if it failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub number: u32,
+    pub version: u32,
+    pub results: Vec<HookResult>,
+    pub reflection: Option<Reflection>,
+}
+
+impl Attempt {
+    pub fn passed(&self) -> bool {
+        !self.results.is_empty() && self.results.iter().all(HookResult::ok)
+    }
+}
+
+/// Attempts until one passes its hooks, `max_attempts` are spent, or there are no hooks to
+/// learn from (then the first version stands).
+pub async fn reflexion(coder: &mut dyn Coder, max_attempts: u32) -> Result<Vec<Attempt>, String> {
+    let mut attempts: Vec<Attempt> = Vec::new();
+    let mut reflections: Vec<Reflection> = Vec::new();
+    for number in 1..=max_attempts.max(1) {
+        let version = coder.generate(number, &reflections).await?;
+        let results = coder.test(version).await;
+        let mut attempt = Attempt {
+            number,
+            version,
+            results,
+            reflection: None,
+        };
+        if attempt.results.is_empty() || attempt.passed() || number == max_attempts.max(1) {
+            attempts.push(attempt);
+            break;
+        }
+        let reflection = coder.reflect(number, &attempt.results).await?;
+        reflections.push(reflection.clone());
+        attempt.reflection = Some(reflection);
+        attempts.push(attempt);
+    }
+    Ok(attempts)
+}
+
+/// One attack of the red team: what it tries, and the test file it wrote for it, if any.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attack {
+    pub attack: String,
+    pub test: Option<String>,
+}
+
+/// What the red-against-blue loop asks of the debate.
+pub trait Teams: Send {
+    /// Red's attacks on a version.
+    fn attack(&mut self, round: u32, version: u32) -> BoxFuture<'_, Result<Vec<Attack>, String>>;
+    /// Blue's patched version answering the attacks; its number.
+    fn defend<'a>(
+        &'a mut self,
+        round: u32,
+        attacks: &'a [Attack],
+    ) -> BoxFuture<'a, Result<u32, String>>;
+    /// Runs the hooks (red's tests among them) on a version.
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Vec<HookResult>>;
+}
+
+/// The most rounds red and blue play.
+pub const RED_BLUE_ROUNDS: u32 = 3;
+
+/// Red attacks `version`; while it finds something new, blue patches and red attacks the
+/// patch. A finding is closed by the first patched version whose hooks all pass. Returns the
+/// findings and the last version.
+pub async fn red_blue(teams: &mut dyn Teams, version: u32) -> Result<(Vec<Finding>, u32), String> {
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut current = version;
+    for round in 1..=RED_BLUE_ROUNDS {
+        let attacks = teams.attack(round, current).await?;
+        let new: Vec<Attack> = attacks
+            .into_iter()
+            .filter(|a| {
+                !findings
+                    .iter()
+                    .any(|f| f.attack.trim().eq_ignore_ascii_case(a.attack.trim()))
+            })
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        for attack in &new {
+            findings.push(Finding {
+                round,
+                attack: attack.attack.clone(),
+                test: attack.test.clone(),
+                closed_by: None,
+            });
+        }
+        let patched = teams.defend(round, &new).await?;
+        let results = teams.test(patched).await;
+        if !results.is_empty() && results.iter().all(HookResult::ok) {
+            for finding in findings.iter_mut().filter(|f| f.closed_by.is_none()) {
+                finding.closed_by = Some(patched);
+            }
+        }
+        current = patched;
+    }
+    Ok((findings, current))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(ok: bool) -> HookResult {
+        HookResult {
+            name: "test".into(),
+            command: "sh test.sh".into(),
+            exit: Some(if ok { 0 } else { 1 }),
+            timed_out: false,
+            duration_ms: 5,
+            passed: Some(if ok { 2 } else { 1 }),
+            failed: Some(if ok { 0 } else { 1 }),
+            tail: String::new(),
+            dropped: 0,
+            offline: false,
+            error: None,
+        }
+    }
+
+    /// Fails until attempt `passes_at`; records what each generation was shown.
+    struct Fake {
+        passes_at: u32,
+        hooks: bool,
+        shown: Vec<Vec<String>>,
+    }
+
+    impl Coder for Fake {
+        fn generate<'a>(
+            &'a mut self,
+            attempt: u32,
+            reflections: &'a [Reflection],
+        ) -> BoxFuture<'a, Result<u32, String>> {
+            self.shown
+                .push(reflections.iter().map(|r| r.root_cause.clone()).collect());
+            Box::pin(async move { Ok(attempt) })
+        }
+
+        fn test(&mut self, version: u32) -> BoxFuture<'_, Vec<HookResult>> {
+            let ok = version >= self.passes_at;
+            let hooks = self.hooks;
+            Box::pin(async move { if hooks { vec![result(ok)] } else { vec![] } })
+        }
+
+        fn reflect<'a>(
+            &'a mut self,
+            attempt: u32,
+            _results: &'a [HookResult],
+        ) -> BoxFuture<'a, Result<Reflection, String>> {
+            Box::pin(async move {
+                Ok(Reflection {
+                    attempt,
+                    root_cause: format!("cause {attempt}"),
+                    went_wrong: "a test failed".into(),
+                    change_next: "fix it".into(),
+                    confidence: 0.6,
+                })
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn fails_twice_then_passes_with_both_reflections_in_the_third_prompt() {
+        let mut coder = Fake {
+            passes_at: 3,
+            hooks: true,
+            shown: vec![],
+        };
+        let attempts = reflexion(&mut coder, 3).await.unwrap();
+        assert_eq!(attempts.len(), 3);
+        assert!(!attempts[0].passed() && !attempts[1].passed() && attempts[2].passed());
+        assert_eq!(coder.shown[2], vec!["cause 1", "cause 2"]);
+        assert!(attempts[2].reflection.is_none());
+        // Out of attempts: the last one stands, unreflected.
+        let mut stubborn = Fake {
+            passes_at: 9,
+            hooks: true,
+            shown: vec![],
+        };
+        let attempts = reflexion(&mut stubborn, 2).await.unwrap();
+        assert_eq!(attempts.len(), 2);
+        assert!(attempts[1].reflection.is_none() && attempts[0].reflection.is_some());
+        // No hooks: nothing to learn from, one attempt.
+        let mut blind = Fake {
+            passes_at: 9,
+            hooks: false,
+            shown: vec![],
+        };
+        assert_eq!(reflexion(&mut blind, 3).await.unwrap().len(), 1);
+    }
+
+    /// Red finds `attacks[round]`; blue's patch passes when `fixes` says so.
+    struct Play {
+        attacks: Vec<Vec<&'static str>>,
+        fixes: bool,
+        next: u32,
+    }
+
+    impl Teams for Play {
+        fn attack(
+            &mut self,
+            round: u32,
+            _version: u32,
+        ) -> BoxFuture<'_, Result<Vec<Attack>, String>> {
+            let found = self
+                .attacks
+                .get(round as usize - 1)
+                .cloned()
+                .unwrap_or_default();
+            Box::pin(async move {
+                Ok(found
+                    .into_iter()
+                    .map(|a| Attack {
+                        attack: a.into(),
+                        test: Some(format!("tests/red_{}.sh", a.len())),
+                    })
+                    .collect())
+            })
+        }
+
+        fn defend<'a>(
+            &'a mut self,
+            _round: u32,
+            _attacks: &'a [Attack],
+        ) -> BoxFuture<'a, Result<u32, String>> {
+            self.next += 1;
+            let version = self.next;
+            Box::pin(async move { Ok(version) })
+        }
+
+        fn test(&mut self, _version: u32) -> BoxFuture<'_, Vec<HookResult>> {
+            let ok = self.fixes;
+            Box::pin(async move { vec![result(ok)] })
+        }
+    }
+
+    #[tokio::test]
+    async fn red_attacks_until_nothing_new_and_blue_closes_what_its_patch_passes() {
+        let mut play = Play {
+            attacks: vec![
+                vec!["empty input"],
+                vec!["empty input", "huge input"],
+                vec!["Empty input"],
+            ],
+            fixes: true,
+            next: 1,
+        };
+        let (findings, last) = red_blue(&mut play, 1).await.unwrap();
+        assert_eq!(findings.len(), 2, "round 3 found nothing new: {findings:?}");
+        assert_eq!(findings[0].closed_by, Some(2));
+        assert_eq!(findings[1].closed_by, Some(3));
+        assert_eq!(last, 3);
+        assert_eq!(findings[0].test.as_deref(), Some("tests/red_11.sh"));
+        // Patches that fail their tests close nothing; three rounds at most.
+        let mut losing = Play {
+            attacks: vec![vec!["a"], vec!["b"], vec!["c"], vec!["d"]],
+            fixes: false,
+            next: 1,
+        };
+        let (findings, _) = red_blue(&mut losing, 1).await.unwrap();
+        assert_eq!(findings.len(), 3);
+        assert!(findings.iter().all(|f| f.closed_by.is_none()));
+    }
+}
