@@ -153,6 +153,29 @@ impl WorkTree {
         }
     }
 
+    /// The tree of a debate being resumed: the one on disk when it is still there, else made
+    /// again (a git worktree from its branch, which holds every committed version).
+    pub fn reopen(origin: &Path, parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
+        let root = parent.join(format!("moot-{debate_id}"));
+        if !root.is_dir() {
+            return WorkTree::create(origin, parent, debate_id);
+        }
+        Ok(match git(origin, &["rev-parse", "--show-toplevel"]) {
+            Ok(top) => WorkTree {
+                root,
+                kind: Kind::Git,
+                origin: PathBuf::from(top),
+                branch: Some(format!("moot/{debate_id}")),
+            },
+            Err(_) => WorkTree {
+                root,
+                kind: Kind::Copy,
+                origin: origin.to_path_buf(),
+                branch: None,
+            },
+        })
+    }
+
     /// Where `path` (from model output) lands, once checked: inside the tree, through no
     /// symlink.
     pub fn resolve(&self, path: &str) -> Result<PathBuf, String> {
@@ -341,12 +364,21 @@ mod tests {
         let root = tree.root.clone();
         tree.remove().unwrap();
         assert!(!root.exists());
-        // Rebuilt from the branch, as a resume after the tree was removed would.
-        let again = WorkTree::create(origin.path(), parent.path(), "DEB-test0001").unwrap();
+        // Rebuilt from the branch, as a resume after the tree was removed would; reopened as
+        // it is while it stands.
+        let again = WorkTree::reopen(origin.path(), parent.path(), "DEB-test0001").unwrap();
         assert_eq!(
             std::fs::read_to_string(again.root.join("src/added.rs")).unwrap(),
             "// v1\n"
         );
+        again.write("src/added.rs", "// v2\n").unwrap();
+        let same = WorkTree::reopen(origin.path(), parent.path(), "DEB-test0001").unwrap();
+        assert_eq!(same.root, again.root);
+        assert_eq!(
+            std::fs::read_to_string(same.root.join("src/added.rs")).unwrap(),
+            "// v2\n"
+        );
+        assert_eq!(same.branch.as_deref(), Some("moot/DEB-test0001"));
         again.remove().unwrap();
     }
 
