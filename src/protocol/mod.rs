@@ -211,13 +211,13 @@ pub trait Protocol: Sync {
         Err(format!("a {} debate leaves nothing to decide", self.name()))
     }
 
-    /// The "create a workflow from this decision" issue draft, if the protocol offers one.
     /// Its settings for a re-run over the journal (`moot audit --verify`): anything that would
     /// write outside the journal (a directory kept live, say) turned off.
     fn without_side_effects(&self, settings: &Value) -> Value {
         settings.clone()
     }
 
+    /// The "create a workflow from this decision" issue draft, if the protocol offers one.
     fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
         let _ = (outcome, question, record);
         None
