@@ -62,7 +62,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "protocol",
         &[
             "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather", "arena",
-            "vote",
+            "vote", "code",
         ],
     ),
     ("gather", &[]),

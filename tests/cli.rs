@@ -4618,3 +4618,164 @@ fn lessons_are_matched_by_embeddings_when_the_provider_offers_them() {
             >= 4
     );
 }
+
+fn git_in(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).to_string()
+}
+
+/// A small project the test makes: calc.sh subtracts where it should add, and test.sh says so.
+fn calc_project(home: &Home) {
+    let dir = home.path();
+    std::fs::write(
+        dir.join(".gitignore"),
+        "moot-home/\nxdg-*/\nconfig.toml\nmodels/\ndocs/\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("calc.sh"), "#!/bin/sh\necho $(( $1 - $2 ))\n").unwrap();
+    std::fs::write(
+        dir.join("test.sh"),
+        "p=0; f=0\n\
+         if [ \"$(sh calc.sh 2 3)\" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi\n\
+         if [ \"$(sh calc.sh 0 0)\" = 0 ]; then p=$((p+1)); else f=$((f+1)); fi\n\
+         if [ $f -eq 0 ]; then echo \"test result: ok. $p passed; $f failed\"; else echo \"test result: FAILED. $p passed; $f failed\"; exit 1; fi\n",
+    )
+    .unwrap();
+    git_in(dir, &["init", "-q", "-b", "main"]);
+    git_in(dir, &["add", "-A"]);
+    git_in(dir, &["commit", "-q", "-m", "calc"]);
+}
+
+/// The code debate on the stand-in's scripted replies: two failing attempts, each reflected
+/// on (both reflections in the third prompt), a third that passes, critics, an optimised
+/// version, red against blue, the Judge's scores, a passing winner; the user's files untouched,
+/// every version on the debate's branch, and a path escape refused.
+#[test]
+fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--file",
+            "calc.sh",
+            "--test",
+            "sh test.sh",
+            "--red-blue",
+            "Make calc.sh add its two arguments",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let generations: Vec<String> = server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == "code")
+        .map(|s| s.body.to_string())
+        .collect();
+    assert!(generations.len() >= 4, "{}", generations.len());
+    assert!(generations[0].contains("calc.sh") && !generations[0].contains("Reflections"));
+    assert!(
+        generations[2].contains("attempt 1: root cause")
+            && generations[2].contains("attempt 2: root cause"),
+        "{}",
+        generations[2]
+    );
+    let result = show_json(&home, &id)["code_result"].clone();
+    let versions = result["versions"].as_array().unwrap();
+    assert!(versions.len() >= 4, "{result}");
+    assert_eq!(versions[0]["hooks_ok"], false);
+    assert_eq!(versions[1]["hooks_ok"], false);
+    assert_eq!(versions[2]["hooks_ok"], true);
+    let winner = result["winner"].as_u64().unwrap();
+    assert!(
+        versions[winner as usize - 1]["hooks_ok"] == true,
+        "{result}"
+    );
+    assert!(
+        result["winner_reason"]
+            .as_str()
+            .unwrap()
+            .contains("passes its tests")
+    );
+    assert_eq!(result["reflections"].as_array().unwrap().len(), 2);
+    assert_eq!(result["findings"][0]["test"], "tests/red_nonnumeric.sh");
+    assert!(
+        result["notes"].to_string().contains("`..`"),
+        "the escape was refused: {result}"
+    );
+    // The user's tree is as it was; the branch holds a commit per version.
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        "#!/bin/sh\necho $(( $1 - $2 ))\n"
+    );
+    assert!(!home.path().join("../escape.sh").exists());
+    let log = git_in(home.path(), &["log", "--format=%s", &format!("moot/{id}")]);
+    // Version 1 rewrote calc.sh as it was: nothing to commit.
+    assert!(
+        log.contains("moot version 2: multiplies") && log.contains("moot version 3: adds"),
+        "{log}"
+    );
+    let record = final_synthesis(&events)["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for section in [
+        "## Final code",
+        "## Versions",
+        "## Test history",
+        "## Red team findings",
+        "## Reflections",
+    ] {
+        assert!(record.contains(section), "{section}: {record}");
+    }
+    assert!(
+        record.contains("```bash") || record.contains("```text"),
+        "{record}"
+    );
+    // The work tree is gone (no --keep); the branch stays.
+    let trees = git_in(home.path(), &["worktree", "list"]);
+    assert_eq!(trees.lines().count(), 1, "{trees}");
+}
+
+#[test]
+fn bad_code_debate_input_is_a_usage_error_with_nothing_sent() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    for (extra, expected) in [
+        (
+            &["--file", "missing.rs"][..],
+            "--file missing.rs: cannot be read",
+        ),
+        (&["--file", "../outside.rs"][..], "`..`"),
+        (&["--file", "/etc/passwd"][..], "absolute"),
+        (&["--max-attempts", "0"][..], "--max-attempts takes 1–10"),
+    ] {
+        let message = refused(&home, &server, "code", extra, "Make calc.sh add");
+        assert!(message.contains(expected), "{extra:?}: {message}");
+    }
+    assert!(server.seen().is_empty());
+}

@@ -129,6 +129,12 @@ super::vocabulary! {
         Reflection,
         /// A tree's planning: the root's sub-questions, or a lead's proposal (round 0).
         Plan,
+        /// A code debate's version (its round is the version's number).
+        Proposal,
+        /// A critic's comments on a version of code.
+        Critique,
+        /// The red team's attacks on a version of code.
+        Attack,
     }
 }
 

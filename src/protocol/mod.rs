@@ -4,6 +4,7 @@
 
 pub mod analysis;
 pub mod arena;
+pub mod code;
 pub mod dialogue;
 pub mod kit;
 pub mod moderated;
@@ -34,6 +35,7 @@ pub static REGISTRY: &[&dyn Protocol] = &[
     &panel::Panel,
     &dialogue::Dialogue,
     &arena::Arena,
+    &code::Code,
 ];
 
 /// The registered protocol called `name`.

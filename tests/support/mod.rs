@@ -373,6 +373,10 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         Some("moot_vote") => "vote",
         Some("moot_lessons") => "lessons",
         Some("moot_plan") => "plan",
+        Some("moot_code") => "code",
+        Some("moot_code_reflection") => "code_reflection",
+        Some("moot_attacks") => "attacks",
+        Some("moot_code_scores") => "code_scores",
         Some(_) => "unknown",
         None if text.contains("You are the moderator of a structured debate")
             && (text.contains("Pose the question") || text.contains("Open round")) =>
@@ -387,6 +391,7 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
             "lead_summary"
         }
         None if text.contains("moderator at the root") => "root_summary",
+        None if text.contains("in a code debate") && text.contains("Criticise") => "critique",
         None if text.contains("You are the moderator of a debate arena. You summarise") => {
             "arena_summary"
         }
@@ -823,6 +828,57 @@ fn reply_for(
                 }
                 _ => "I cannot work this one out.\nAnswer: 0".to_string(),
             }
+        }
+        // A code debate on the tests' calc.sh: wrong until it has read two reflections (or
+        // answers critics or red), right after.
+        "code" => {
+            let reflections = prompt.matches("- attempt ").count();
+            let fixing = prompt.contains("The critics said") || prompt.contains("blue team");
+            let (body, summary) = if reflections >= 2 || fixing {
+                ("echo $(( $1 + $2 ))", "adds its arguments")
+            } else if reflections == 1 {
+                ("echo $(( $1 * $2 ))", "multiplies, by mistake")
+            } else {
+                ("echo $(( $1 - $2 ))", "subtracts, by mistake")
+            };
+            json!({"summary": summary, "files": [
+                {"path": "calc.sh", "content": format!("#!/bin/sh\n{body}\n")},
+                {"path": "../escape.sh", "content": "echo gotcha"}
+            ]})
+            .to_string()
+        }
+        "code_reflection" => json!({
+            "root_cause": "the operator in calc.sh is wrong",
+            "went_wrong": "2 + 3 did not print 5",
+            "change_next": "use + between the arguments",
+            "confidence": 0.7
+        })
+        .to_string(),
+        "critique" => "The script does not check that its arguments are numbers.".to_string(),
+        "attacks" => {
+            if round == 1 {
+                json!({"attacks": [{
+                    "attack": "a non-numeric argument makes the shell arithmetic fail",
+                    "test_path": "tests/red_nonnumeric.sh",
+                    "test_content": "sh calc.sh a 1 || exit 0\n"
+                }]})
+                .to_string()
+            } else {
+                json!({"attacks": []}).to_string()
+            }
+        }
+        "code_scores" => {
+            let versions: Vec<i64> = schema["properties"]["scores"]["items"]["properties"]["version"]["enum"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_i64)
+                .collect();
+            json!({"scores": versions.iter().map(|v| json!({
+                "version": v, "correctness": 0.5, "maintainability": 0.6,
+                "performance": 0.7, "security": 0.5, "tests": 0.4
+            })).collect::<Vec<_>>()})
+            .to_string()
         }
         "plan" => {
             let teams = schema["properties"]["sub_questions"]["minItems"].as_u64().unwrap_or(1);
