@@ -64,6 +64,11 @@ pub enum Command {
     /// A single model against a debate on your provider: accuracy (95 % interval), tokens and
     /// time per arm, on generated arithmetic, bundled word problems or your own JSONL.
     Bench(BenchArgs),
+    /// A code debate's versions: list them, diff two, apply one to your tree.
+    Code {
+        #[command(subcommand)]
+        action: CodeAction,
+    },
     /// Lessons debates wrote for later ones: list, show or remove them, or turn them off/on.
     Lessons {
         #[command(subcommand)]
@@ -252,6 +257,28 @@ pub struct BenchArgs {
     /// Pull the embedded model without asking, when it is the provider and not here yet.
     #[arg(long)]
     pub yes: bool,
+}
+
+/// `moot code …`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum CodeAction {
+    /// Every version with its tests, quality and commit; the winner starred.
+    Versions {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The diff between two versions (as git prints it).
+    Diff { id: String, from: u32, to: u32 },
+    /// Applies a version (the winner by default) to your work tree as a patch; refused on
+    /// uncommitted changes (unless --force) and on any conflict.
+    Apply {
+        id: String,
+        #[arg(long)]
+        version: Option<u32>,
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// `moot lessons …`.

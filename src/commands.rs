@@ -1040,6 +1040,143 @@ pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     print(&out)
 }
 
+/// `moot code versions | diff | apply`: a code debate's versions, read from its result and its
+/// branch.
+pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure> {
+    use crate::cli::CodeAction;
+    use crate::code::record::CodeResult;
+    use crate::code::worktree::{WorkTree, apply};
+    let id = match &action {
+        CodeAction::Versions { id, .. }
+        | CodeAction::Diff { id, .. }
+        | CodeAction::Apply { id, .. } => id,
+    };
+    let debate = store.debate(id)?;
+    if debate.protocol != "code" {
+        return Err(Failure::usage(format!(
+            "{} is a {} debate; `moot code` reads code debates",
+            debate.id, debate.protocol
+        )));
+    }
+    let result: CodeResult = store
+        .synthesis(&debate.id)?
+        .and_then(|s| serde_json::from_value(s.data).ok())
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "{} has no result yet: it has not concluded",
+                debate.id
+            ))
+        })?;
+    let origin = std::path::PathBuf::from(
+        debate.config["protocol_settings"]["origin"]
+            .as_str()
+            .unwrap_or("."),
+    );
+    let branch = format!("moot/{}", debate.id);
+    // A version that changed nothing has no commit of its own: the one before it stands.
+    let commit_of = |number: u32| -> Result<String, Failure> {
+        if !result.versions.iter().any(|v| v.number == number) {
+            return Err(Failure::usage(format!(
+                "{} has no version {number}; `moot code versions {}` lists them",
+                debate.id, debate.id
+            )));
+        }
+        let commit = result
+            .versions
+            .iter()
+            .filter(|v| v.number <= number)
+            .filter_map(|v| v.commit.clone())
+            .next_back();
+        match commit {
+            Some(commit) => Ok(commit),
+            None => base(&origin, &branch),
+        }
+    };
+    match action {
+        CodeAction::Versions { json, .. } => {
+            if json {
+                let mut value = serde_json::json!({
+                    "id": debate.id, "winner": result.winner, "versions": result.versions,
+                });
+                sanitize::clean_json(&mut value);
+                return print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                ));
+            }
+            let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
+            for v in &result.versions {
+                out.push_str(&format!(
+                    "{} v{:<3} {:<8} quality {:<5} tests {:<18} {}\n",
+                    if Some(v.number) == result.winner {
+                        "★"
+                    } else {
+                        " "
+                    },
+                    v.number,
+                    match v.hooks_ok {
+                        Some(true) => "pass",
+                        Some(false) => "fail",
+                        None => "untested",
+                    },
+                    v.quality
+                        .map_or("–".into(), |q| format!("{:.2}", q.score())),
+                    match (v.passed, v.failed) {
+                        (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
+                        _ => "–".into(),
+                    },
+                    v.commit.as_deref().map_or("(no change)".into(), |c| c
+                        .chars()
+                        .take(12)
+                        .collect::<String>()),
+                ));
+            }
+            print(&out)
+        }
+        CodeAction::Diff { from, to, .. } => {
+            let diff = WorkTree::diff(&origin, &commit_of(from)?, &commit_of(to)?)
+                .map_err(Failure::runtime)?;
+            print(&format!("{}\n", sanitize::clean(&diff)))
+        }
+        CodeAction::Apply { version, force, .. } => {
+            let number = version.or(result.winner).ok_or_else(|| {
+                Failure::usage(format!("{} has no winner; give --version N", debate.id))
+            })?;
+            let target = commit_of(number)?;
+            let from = base(&origin, &branch)?;
+            match apply(&origin, &from, &target, force) {
+                Ok(files) if files.is_empty() => print(&format!(
+                    "version {number} changes nothing against your tree's base\n"
+                )),
+                Ok(files) => print(&format!(
+                    "applied version {number} of {} to {}: {}\n",
+                    debate.id,
+                    origin.display(),
+                    files.join(", ")
+                )),
+                Err(error) => Err(Failure::usage(error.to_string())),
+            }
+        }
+    }
+}
+
+/// Where the debate's branch left your branch: what versions are diffed and applied against.
+fn base(origin: &Path, branch: &str) -> Result<String, Failure> {
+    let output = std::process::Command::new("git")
+        .arg("-C")
+        .arg(origin)
+        .args(["merge-base", "HEAD", branch])
+        .output()
+        .map_err(|e| Failure::runtime(format!("cannot run git: {e}")))?;
+    if !output.status.success() {
+        return Err(Failure::usage(format!(
+            "{} has no branch {branch} to apply from (a debate outside git keeps no versions to apply)",
+            origin.display()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
 /// A lesson's id as typed: `L3` or `3`.
 fn lesson_id(text: &str) -> Result<i64, Failure> {
     text.trim()

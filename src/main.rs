@@ -247,6 +247,10 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             Ok(0)
         }
         Some(Command::Bench(args)) => bench_command(args, &config),
+        Some(Command::Code { action }) => {
+            commands::code(&open_store()?, action)?;
+            Ok(0)
+        }
         Some(Command::Lessons { action }) => {
             commands::lessons(&open_store()?, action)?;
             Ok(0)

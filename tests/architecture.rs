@@ -20,7 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm", "protocol",
-            "session", "arena", "audit", "lessons",
+            "session", "arena", "audit", "lessons", "code",
         ],
     ),
     // The audit trail read back and verified by a re-run.

@@ -4759,6 +4759,39 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
     // The work tree is gone (no --keep); the branch stays.
     let trees = git_in(home.path(), &["worktree", "list"]);
     assert_eq!(trees.lines().count(), 1, "{trees}");
+
+    // moot code versions | diff | apply.
+    let listed = home.run(None, &["code", "versions", &id]);
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(
+        listed.contains(&format!("★ v{winner}")) && listed.contains("v1   fail"),
+        "{listed}"
+    );
+    let diff = home.run(None, &["code", "diff", &id, "1", "3"]);
+    let diff = String::from_utf8_lossy(&diff.stdout).to_string();
+    assert!(
+        diff.contains("-echo $(( $1 - $2 ))") && diff.contains("+echo $(( $1 + $2 ))"),
+        "{diff}"
+    );
+    std::fs::write(home.path().join("notes.txt"), "mine\n").unwrap();
+    let dirty = home.run(None, &["code", "apply", &id]);
+    assert_eq!(dirty.status.code(), Some(2));
+    assert!(stderr(&dirty).contains("uncommitted changes") && stderr(&dirty).contains("--force"));
+    assert!(
+        std::fs::read_to_string(home.path().join("calc.sh"))
+            .unwrap()
+            .contains("- $2")
+    );
+    let applied = home.run(None, &["code", "apply", &id, "--force"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    assert!(
+        std::fs::read_to_string(home.path().join("calc.sh"))
+            .unwrap()
+            .contains("+ $2")
+    );
+    let missing = home.run(None, &["code", "diff", &id, "1", "99"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("no version 99"));
 }
 
 #[test]

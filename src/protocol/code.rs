@@ -664,7 +664,7 @@ async fn run(
     let chosen = winner(&shop.versions);
     let recommendation = match &chosen {
         Some(w) => format!(
-            "Apply version {} (`moot code apply {} --version {}` once that command exists; the branch is moot/{}).",
+            "Apply version {} with `moot code apply {} --version {}` (the versions are on branch moot/{}).",
             w.number, ctx.debate_id, w.number, ctx.debate_id
         ),
         None => "No version was written; nothing to apply.".into(),
