@@ -279,7 +279,9 @@ pub fn apply(
     version: &str,
     force: bool,
 ) -> Result<Vec<String>, ApplyError> {
-    let dirty: Vec<String> = git(origin, &["status", "--porcelain"])
+    // Untracked files are not changes a patch could lose (a new decision record, say); a
+    // patch that would create one is a conflict `git apply --check` reports.
+    let dirty: Vec<String> = git(origin, &["status", "--porcelain", "--untracked-files=no"])
         .map_err(ApplyError::Git)?
         .lines()
         .map(|l| l.get(3..).unwrap_or(l).to_string())
@@ -395,8 +397,11 @@ mod tests {
             diff.contains("-fn old() {}") && diff.contains("+fn new() {}"),
             "{diff}"
         );
-        // Dirty: refused, nothing changed; --force applies over an unrelated change.
+        // Untracked files do not count; a staged or changed tracked file does: refused,
+        // nothing changed; --force applies over the unrelated change.
+        std::fs::write(origin.path().join("untracked.txt"), "new\n").unwrap();
         std::fs::write(origin.path().join("notes.txt"), "mine\n").unwrap();
+        git(origin.path(), &["add", "notes.txt"]).unwrap();
         let refused = apply(origin.path(), &base, &v1, false).unwrap_err();
         assert!(
             matches!(&refused, ApplyError::Dirty(files) if files == &vec!["notes.txt".to_string()])
