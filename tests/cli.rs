@@ -4773,7 +4773,9 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
         diff.contains("-echo $(( $1 - $2 ))") && diff.contains("+echo $(( $1 + $2 ))"),
         "{diff}"
     );
-    std::fs::write(home.path().join("notes.txt"), "mine\n").unwrap();
+    // The debate's own record (docs/decisions, untracked) does not make the tree dirty; a
+    // change to a tracked file does.
+    std::fs::write(home.path().join("test.sh"), "exit 0\n").unwrap();
     let dirty = home.run(None, &["code", "apply", &id]);
     assert_eq!(dirty.status.code(), Some(2));
     assert!(stderr(&dirty).contains("uncommitted changes") && stderr(&dirty).contains("--force"));
