@@ -4690,6 +4690,19 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
         .as_str()
         .unwrap()
         .to_string();
+    // The hooks' results are announced per version (the Tests panel reads them).
+    let hooks = of_type(&events, "hooks");
+    assert!(hooks.len() >= 4, "{hooks:?}");
+    assert_eq!(hooks[0]["version"], 1);
+    assert_eq!(hooks[0]["results"][0][1], false);
+    assert!(
+        hooks[0]["results"][0][0]
+            .as_str()
+            .unwrap()
+            .starts_with("test: 1 passed, 1 failed"),
+        "{hooks:?}"
+    );
+    assert_eq!(hooks[2]["results"][0][1], true);
     let generations: Vec<String> = server
         .seen()
         .iter()

@@ -1281,6 +1281,24 @@ fn the_lessons_panel_shows_what_earlier_debates_taught_with_their_source() {
 }
 
 #[test]
+fn a_code_debates_tests_panel_lists_each_hook_run_passed_or_failed() {
+    let mut events = round_one();
+    events.push(Event::Hooks {
+        version: 1,
+        results: vec![("test: 1 passed, 1 failed (exit 1, 0.2 s)".into(), false)],
+    });
+    events.push(Event::Hooks {
+        version: 2,
+        results: vec![("test: 2 passed, 0 failed (exit 0, 0.2 s)".into(), true)],
+    });
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("Tests"), "{screen}");
+    assert!(screen.contains("✗ v1 test: 1 passed, 1 failed"), "{screen}");
+    assert!(screen.contains("✓ v2 test: 2 passed, 0 failed"), "{screen}");
+}
+
+#[test]
 fn a_tree_topology_is_drawn_with_who_sees_whom_and_how() {
     let mut events = round_one();
     events.insert(

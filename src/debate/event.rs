@@ -131,6 +131,12 @@ pub enum Event {
         topology: String,
         sees: Vec<(String, Vec<String>)>,
     },
+    /// A code debate's hooks ran on a version: each hook's one-line summary and whether it
+    /// passed.
+    Hooks {
+        version: u32,
+        results: Vec<(String, bool)>,
+    },
     /// Lessons from earlier debates given to this one's seats.
     Lessons {
         lessons: Vec<super::Lesson>,

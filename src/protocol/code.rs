@@ -361,11 +361,14 @@ impl Workshop<'_> {
         let mut results = Vec::new();
         for hook in &self.settings.hooks {
             let result = hooks::run(hook, &self.tree.root).await;
-            self.ctx.emit(crate::debate::Event::Notice {
-                message: format!("v{number} {}", result.summary()),
-            });
             self.tests.push((number, result.clone()));
             results.push(result);
+        }
+        if !results.is_empty() {
+            self.ctx.emit(crate::debate::Event::Hooks {
+                version: number,
+                results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
+            });
         }
         if let Some(version) = self.versions.iter_mut().find(|v| v.number == number)
             && !results.is_empty()

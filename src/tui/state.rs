@@ -111,6 +111,8 @@ pub struct DebateView {
     pub shared_context: Option<SharedContextView>,
     /// Rubric scores of arguments, when the protocol scores them (sanitized).
     pub scores: Vec<crate::debate::TurnScore>,
+    /// A code debate's hook runs: version, summary, passed.
+    pub hooks: Vec<(u32, String, bool)>,
     /// The closing vote, once counted (sanitized).
     pub votes: Option<crate::debate::VoteView>,
     /// Lessons from earlier debates this one's seats were given.
@@ -372,6 +374,13 @@ impl DebateView {
                 }
                 votes.tie = votes.tie.as_deref().map(sanitize::clean);
                 self.votes = Some(votes);
+                self.generation += 1;
+            }
+            Event::Hooks { version, results } => {
+                for (summary, passed) in results {
+                    self.hooks
+                        .push((*version, sanitize::clean(summary), *passed));
+                }
                 self.generation += 1;
             }
             Event::Scores { scores, .. } => {

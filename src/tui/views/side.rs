@@ -31,6 +31,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
         _ => area,
     };
+    let area = if !app.view.hooks.is_empty() && app.panels.context {
+        let rows = (app.view.hooks.len() as u16 + 2).min(area.height / 3);
+        let [top, rest] = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Length(rows), Constraint::Min(0)])
+            .areas(area);
+        hooks(frame, top, app, theme);
+        rest
+    } else {
+        area
+    };
     let area = if !app.view.lessons.is_empty() && app.panels.context {
         let width = area.width.saturating_sub(2) as usize;
         let lines: usize = app
@@ -209,6 +220,32 @@ fn topology(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 spans.push(Span::styled(other.clone(), style));
             }
             Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A code debate's tests: one line a hook run, newest last, passed or failed.
+fn hooks(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let block = panel("Tests", theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let (pass, fail) = if theme.ascii {
+        ("ok", "!!")
+    } else {
+        ("✓", "✗")
+    };
+    let shown = app.view.hooks.len().saturating_sub(inner.height as usize);
+    let lines: Vec<Line> = app.view.hooks[shown..]
+        .iter()
+        .map(|(version, summary, passed)| {
+            Line::from(vec![
+                Span::styled(
+                    format!("{} ", if *passed { pass } else { fail }),
+                    if *passed { theme.accent } else { theme.warning },
+                ),
+                Span::styled(format!("v{version} {summary}"), theme.text),
+            ])
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
