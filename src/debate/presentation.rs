@@ -15,6 +15,9 @@ super::vocabulary! {
         Standings,
         /// The shared facts K gathered before the debate, each with its source.
         Context,
+        /// A code debate's hook runs, version by version (in place of the stores and the map,
+        /// which code debates do not build).
+        Tests,
     }
 }
 

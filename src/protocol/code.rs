@@ -13,7 +13,7 @@ use crate::code::record::{CodeResult, Reflection};
 use crate::code::versions::{Quality, Version, winner};
 use crate::code::worktree::{WorkTree, safe_path};
 use crate::code::{detect, reply};
-use crate::debate::{Confidence, Phase, Presentation, Seat, TurnKey, TurnStatus};
+use crate::debate::{Confidence, Phase, Presentation, Seat, SidePanel, TurnKey, TurnStatus};
 use crate::engine::{Context, EngineError, ReplyKind};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -184,7 +184,7 @@ impl super::Protocol for Code {
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "role".into(),
-            panels: Vec::new(),
+            panels: vec![SidePanel::Tests],
             outcome_title: "Result".into(),
             follow_up: false,
             opening: "Setting up the work tree…".into(),

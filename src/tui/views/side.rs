@@ -19,6 +19,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         standings(frame, area, app, theme);
         return;
     }
+    if app.view.presentation.panels.contains(&SidePanel::Tests) {
+        hooks(frame, area, app, theme);
+        return;
+    }
     let area = match &app.view.topology {
         Some(view) if app.panels.context => {
             let rows = (view.sees.len() as u16 + 2).min(area.height / 3);
@@ -230,6 +234,13 @@ fn hooks(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let block = panel("Tests", theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    if app.view.hooks.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("No hook has run yet.", theme.dim)),
+            inner,
+        );
+        return;
+    }
     let (pass, fail) = if theme.ascii {
         ("ok", "!!")
     } else {
