@@ -4681,6 +4681,10 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
             "--test",
             "sh test.sh",
             "--red-blue",
+            "--seat",
+            "performance-analyzer",
+            "--seat",
+            "Refactorer",
             "Make calc.sh add its two arguments",
         ],
     );
@@ -4690,6 +4694,29 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
         .as_str()
         .unwrap()
         .to_string();
+    // The critics are the ones --seat named; Security still sits, as red.
+    let seats: Vec<String> = of_type(&events, "debate_started")[0]["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["perspective"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        seats,
+        [
+            "Generator",
+            "PerformanceAnalyzer",
+            "Refactorer",
+            "Security",
+            "Judge"
+        ]
+    );
+    let critics = server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == "critique")
+        .count();
+    assert_eq!(critics, 2);
     // The hooks' results are announced per version (the Tests panel reads them).
     let hooks = of_type(&events, "hooks");
     assert!(hooks.len() >= 4, "{hooks:?}");
@@ -4821,6 +4848,10 @@ fn bad_code_debate_input_is_a_usage_error_with_nothing_sent() {
         (&["--file", "../outside.rs"][..], "`..`"),
         (&["--file", "/etc/passwd"][..], "absolute"),
         (&["--max-attempts", "0"][..], "--max-attempts takes 1–10"),
+        (
+            &["--seat", "Wizard"][..],
+            "--seat Wizard: no such role; the roles are Generator",
+        ),
     ] {
         let message = refused(&home, &server, "code", extra, "Make calc.sh add");
         assert!(message.contains(expected), "{extra:?}: {message}");

@@ -153,6 +153,11 @@ mod tests {
         assert_eq!(find("Judge/Adjudicator").unwrap().name, "Judge");
         assert_eq!(find("security").unwrap().tools, &["security"]);
         assert!(find("Wizard").is_none());
+        // Seats are named by initial: the ten must differ.
+        let mut initials: Vec<char> = ROLES.iter().filter_map(|r| r.name.chars().next()).collect();
+        initials.sort();
+        initials.dedup();
+        assert_eq!(initials.len(), ROLES.len());
     }
 
     #[test]

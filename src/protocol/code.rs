@@ -50,6 +50,12 @@ const FLAGS: &[Flag] = &[
         repeatable: false,
     },
     Flag {
+        name: "seat",
+        value: Some("ROLE"),
+        help: "A critic of the critique phase (default Refactorer and Security); the roles: Generator, Refactorer, PerformanceAnalyzer, Security, Teacher, Compiler, Executor, Judge, Implementer, Designer",
+        repeatable: true,
+    },
+    Flag {
         name: "keep",
         value: None,
         help: "Keep the debate's work tree after it ends",
@@ -80,34 +86,54 @@ struct CodeSettings {
     red_blue: bool,
     keep: bool,
     max_attempts: u32,
+    /// The critique phase's roles (`--seat`), by template name.
+    #[serde(default = "default_critics")]
+    critics: Vec<String>,
+}
+
+fn default_critics() -> Vec<String> {
+    vec!["Refactorer".into(), "Security".into()]
 }
 
 const GENERATOR: &str = "G";
-const REFACTORER: &str = "R";
 const SECURITY: &str = "S";
 const JUDGE: &str = "J";
 
-fn seats() -> Vec<Seat> {
-    [
-        (GENERATOR, "Generator"),
-        (REFACTORER, "Refactorer"),
-        (SECURITY, "Security"),
-        (JUDGE, "Judge"),
-    ]
-    .into_iter()
-    .map(|(id, name)| {
-        let role = crate::code::roles::find(name).map_or("", |r| r.focus);
-        Seat {
-            id: id.into(),
-            perspective: name.into(),
-            priorities: vec![role.into()],
-            trade_offs: String::new(),
-            stance: role.into(),
-            provider: None,
-            model: None,
+/// A role's seat id: its initial (the ten templates' initials all differ).
+fn seat_id(role: &str) -> String {
+    role.chars().next().unwrap_or('?').to_string()
+}
+
+/// The Generator, the critics, Security for red when it is not a critic, and the Judge.
+fn seats(settings: &CodeSettings) -> Vec<Seat> {
+    let mut names: Vec<String> = vec!["Generator".into()];
+    for critic in &settings.critics {
+        if !names.contains(critic) {
+            names.push(critic.clone());
         }
-    })
-    .collect()
+    }
+    if settings.red_blue && !names.iter().any(|n| n == "Security") {
+        names.push("Security".into());
+    }
+    if !names.iter().any(|n| n == "Judge") {
+        names.push("Judge".into());
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let id = seat_id(&name);
+            let role = crate::code::roles::find(&name).map_or("", |r| r.focus);
+            Seat {
+                id,
+                perspective: name,
+                priorities: vec![role.into()],
+                trade_offs: String::new(),
+                stance: role.into(),
+                provider: None,
+                model: None,
+            }
+        })
+        .collect()
 }
 
 impl super::Protocol for Code {
@@ -140,6 +166,25 @@ impl super::Protocol for Code {
             })?;
             let text: String = text.chars().take(LARGEST_CONTEXT_FILE).collect();
             files.push((relative.to_string_lossy().to_string(), text));
+        }
+        let mut critics = Vec::new();
+        for given in flag("seat") {
+            let role = crate::code::roles::find(&given).ok_or_else(|| {
+                format!(
+                    "--seat {given}: no such role; the roles are {}",
+                    crate::code::roles::ROLES
+                        .iter()
+                        .map(|r| r.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            if !critics.iter().any(|c: &String| c == role.name) {
+                critics.push(role.name.to_string());
+            }
+        }
+        if critics.is_empty() {
+            critics = default_critics();
         }
         let max_attempts = match flag("max-attempts").first() {
             Some(n) => n
@@ -177,6 +222,7 @@ impl super::Protocol for Code {
             red_blue: input.flags.contains_key("red-blue"),
             keep: input.flags.contains_key("keep"),
             max_attempts,
+            critics,
         };
         serde_json::to_value(&settings).map_err(|e| e.to_string())
     }
@@ -577,7 +623,7 @@ async fn run(
     common: &Common,
     settings: &CodeSettings,
 ) -> Result<Ending, EngineError> {
-    let seats = seats();
+    let seats = seats(settings);
     kit::seat_and_start(ctx, &Code, common.question.trim(), &seats, 1).await?;
     let tree = WorkTree::reopen(&settings.origin, &settings.worktrees, &ctx.debate_id)
         .map_err(EngineError::Setup)?;
@@ -606,13 +652,13 @@ async fn run(
         .iter()
         .filter_map(|a| a.reflection.clone())
         .collect();
-    // Critique: the Refactorer and Security on the latest version, side by side.
-    let critics = [(REFACTORER, "Refactorer"), (SECURITY, "Security")];
-    let speeches = critics
+    // Critique: the critics (`--seat`) on the latest version, side by side.
+    let speeches = settings
+        .critics
         .iter()
-        .map(|(id, name)| {
+        .map(|name| {
             kit::prose_speech(
-                TurnKey::new(shop.next_number() - 1, Phase::Critique, *id),
+                TurnKey::new(shop.next_number() - 1, Phase::Critique, seat_id(name)),
                 format!(
                     "You are the {name} in a code debate. {} Criticise specifically; quote the code you mean. {DATA_RULE}",
                     crate::code::roles::find(name).map_or("", |r| r.focus)
