@@ -365,10 +365,7 @@ impl super::Protocol for Arena {
         settings: &'a Value,
     ) -> super::Run<'a> {
         Box::pin(async move {
-            let settings: ArenaSettings =
-                serde_json::from_value(settings.clone()).map_err(|e| {
-                    EngineError::Setup(format!("the arena's stored settings cannot be read: {e}"))
-                })?;
+            let settings: ArenaSettings = kit::stored(settings, "the arena's")?;
             run(ctx, common, &settings).await
         })
     }

@@ -244,8 +244,7 @@ impl super::Protocol for Code {
         settings: &'a Value,
     ) -> super::Run<'a> {
         Box::pin(async move {
-            let settings: CodeSettings = serde_json::from_value(settings.clone())
-                .map_err(|e| EngineError::Setup(format!("code settings: {e}")))?;
+            let settings: CodeSettings = kit::stored(settings, "the code debate's")?;
             run(ctx, common, &settings).await
         })
     }

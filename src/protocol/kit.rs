@@ -40,6 +40,17 @@ pub fn structured_speech(
     }
 }
 
+/// A protocol's stored settings read back for a run; `what` names them in the error ("the
+/// arena's").
+pub fn stored<T: serde::de::DeserializeOwned>(
+    settings: &Value,
+    what: &str,
+) -> Result<T, crate::engine::EngineError> {
+    serde_json::from_value(settings.clone()).map_err(|e| {
+        crate::engine::EngineError::Setup(format!("{what} stored settings cannot be read: {e}"))
+    })
+}
+
 /// A moderator's free markdown, streamed as it comes.
 pub fn prose_speech(
     key: TurnKey,

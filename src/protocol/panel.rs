@@ -458,10 +458,7 @@ impl super::Protocol for Panel {
         settings: &'a Value,
     ) -> super::Run<'a> {
         Box::pin(async move {
-            let settings: PanelSettings =
-                serde_json::from_value(settings.clone()).map_err(|e| {
-                    EngineError::Setup(format!("the panel's stored settings cannot be read: {e}"))
-                })?;
+            let settings: PanelSettings = kit::stored(settings, "the panel's")?;
             run(ctx, common, &settings).await
         })
     }

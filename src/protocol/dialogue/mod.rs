@@ -245,12 +245,7 @@ impl super::Protocol for Dialogue {
         settings: &'a Value,
     ) -> super::Run<'a> {
         Box::pin(async move {
-            let settings: DialogueSettings =
-                serde_json::from_value(settings.clone()).map_err(|e| {
-                    EngineError::Setup(format!(
-                        "the dialogue's stored settings cannot be read: {e}"
-                    ))
-                })?;
+            let settings: DialogueSettings = kit::stored(settings, "the dialogue's")?;
             run(ctx, common, &settings).await
         })
     }
