@@ -341,6 +341,10 @@ impl Workshop<'_> {
     /// The Generator (or blue) writes version `number`; it is written to the tree and
     /// committed. None when the reply could not be used.
     async fn write_version(&mut self, number: u32, ask: &str) -> Result<Option<u32>, EngineError> {
+        self.ctx.emit(crate::debate::Event::RoundStarted {
+            round: number,
+            limit: None,
+        });
         let turn = self
             .ctx
             .speak(kit::structured_speech(
@@ -623,7 +627,16 @@ async fn run(
     settings: &CodeSettings,
 ) -> Result<Ending, EngineError> {
     let seats = seats(settings);
-    kit::seat_and_start(ctx, &Code, common.question.trim(), &seats, 1).await?;
+    // The header counts versions as rounds: at most the attempts, the optimised version and
+    // blue's patches.
+    let most_versions = settings.max_attempts
+        + 1
+        + if settings.red_blue {
+            loops::RED_BLUE_ROUNDS
+        } else {
+            0
+        };
+    kit::seat_and_start(ctx, &Code, common.question.trim(), &seats, most_versions).await?;
     let tree = WorkTree::reopen(&settings.origin, &settings.worktrees, &ctx.debate_id)
         .map_err(EngineError::Setup)?;
     let mut notes = Vec::new();
