@@ -1162,19 +1162,12 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
 
 /// Where the debate's branch left your branch: what versions are diffed and applied against.
 fn base(origin: &Path, branch: &str) -> Result<String, Failure> {
-    let output = std::process::Command::new("git")
-        .arg("-C")
-        .arg(origin)
-        .args(["merge-base", "HEAD", branch])
-        .output()
-        .map_err(|e| Failure::runtime(format!("cannot run git: {e}")))?;
-    if !output.status.success() {
-        return Err(Failure::usage(format!(
+    crate::code::worktree::branch_base(origin, branch).map_err(|_| {
+        Failure::usage(format!(
             "{} has no branch {branch} to apply from (a debate outside git keeps no versions to apply)",
             origin.display()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+        ))
+    })
 }
 
 /// A lesson's id as typed: `L3` or `3`.

@@ -243,6 +243,12 @@ impl WorkTree {
     }
 }
 
+/// Where `branch` (a debate's) left the user's current branch: what its versions are diffed
+/// and applied against.
+pub fn branch_base(origin: &Path, branch: &str) -> Result<String, String> {
+    git(origin, &["merge-base", "HEAD", branch])
+}
+
 /// Why a version could not be applied to the user's tree.
 #[derive(Debug, PartialEq)]
 pub enum ApplyError {

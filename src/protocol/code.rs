@@ -300,8 +300,6 @@ struct Workshop<'a> {
     versions: Vec<Version>,
     tests: Vec<(u32, HookResult)>,
     notes: Vec<String>,
-    /// What the critics (or red) said, for the next version's prompt.
-    critique: String,
 }
 
 impl Workshop<'_> {
@@ -587,10 +585,6 @@ impl Teams for Workshop<'_> {
                 };
                 attacks.push(Attack { attack, test });
             }
-            self.critique = attacks
-                .iter()
-                .map(|a| format!("- {}\n", a.attack))
-                .collect();
             Ok(attacks)
         })
     }
@@ -654,7 +648,6 @@ async fn run(
         versions: Vec::new(),
         tests: Vec::new(),
         notes,
-        critique: String::new(),
     };
     // Proposal, with Reflexion on failing hooks.
     let attempts = loops::reflexion(&mut shop, settings.max_attempts)
@@ -682,17 +675,16 @@ async fn run(
         })
         .collect();
     let critiques = ctx.speak_all(speeches).await?;
-    shop.critique = critiques
+    let critique: String = critiques
         .iter()
         .filter(|t| t.status == TurnStatus::Ok)
         .map(|t| format!("{}\n", fenced(&t.seat, "critique", &t.content)))
         .collect();
     // Optimisation: a version answering the critics, tested.
-    if !shop.critique.is_empty() {
+    if !critique.is_empty() {
         let number = shop.next_number();
         let ask = format!(
-            "The critics said:\n{}\nWrite an improved version that answers them and still passes the tests.",
-            shop.critique
+            "The critics said:\n{critique}\nWrite an improved version that answers them and still passes the tests."
         );
         if shop.write_version(number, &ask).await?.is_some() {
             shop.run_hooks(number).await;
