@@ -626,16 +626,16 @@ async fn relevant_lessons(
     lessons: &LessonSettings,
     provider: &Arc<dyn Provider>,
 ) -> Result<(Vec<crate::debate::Lesson>, String), SessionError> {
-    let model = lessons.embedding_model.as_deref();
-    if let Ok(Some(vectors)) = provider.embed(&[question.to_string()], model).await
-        && let Some(vector) = vectors.first()
+    if let Some((name, vector)) = embed_question(provider.as_ref(), question, lessons).await
+        && let Some(found) = crate::lessons::nearest(
+            store,
+            &vector,
+            &name,
+            lessons.similarity,
+            lessons.per_debate,
+        )?
     {
-        let name = model.unwrap_or(provider.model()).to_string();
-        if let Some(found) =
-            crate::lessons::nearest(store, vector, &name, lessons.similarity, lessons.per_debate)?
-        {
-            return Ok((found, format!("embeddings ({name})")));
-        }
+        return Ok((found, format!("embeddings ({name})")));
     }
     Ok((
         crate::lessons::relevant(store, question, lessons.per_debate)?,
@@ -706,15 +706,27 @@ async fn embed_lessons(
     learned: &[crate::debate::Lesson],
 ) {
     let provider = ctx.seat_provider(crate::debate::MODERATOR);
-    let model = lessons.embedding_model.as_deref();
-    if let Ok(Some(vectors)) = provider.embed(&[question.to_string()], model).await
-        && let Some(vector) = vectors.first()
-    {
-        let name = model.unwrap_or(provider.model()).to_string();
+    if let Some((name, vector)) = embed_question(provider.as_ref(), question, lessons).await {
         for lesson in learned {
-            let _ = store.set_lesson_embedding(lesson.id, &name, vector);
+            let _ = store.set_lesson_embedding(lesson.id, &name, &vector);
         }
     }
+}
+
+/// A question's embedding and the model that made it, when the provider offers embeddings.
+async fn embed_question(
+    provider: &dyn Provider,
+    question: &str,
+    lessons: &LessonSettings,
+) -> Option<(String, Vec<f32>)> {
+    let model = lessons.embedding_model.as_deref();
+    let vector = provider
+        .embed(&[question.to_string()], model)
+        .await
+        .ok()??
+        .into_iter()
+        .next()?;
+    Some((model.unwrap_or(provider.model()).to_string(), vector))
 }
 
 /// What every protocol is given of a debate's settings; its providers are the caller's to set.
