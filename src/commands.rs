@@ -1081,13 +1081,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
                 debate.id, debate.id
             )));
         }
-        let commit = result
-            .versions
-            .iter()
-            .filter(|v| v.number <= number)
-            .filter_map(|v| v.commit.clone())
-            .next_back();
-        match commit {
+        match crate::code::versions::commit_of(&result.versions, number) {
             Some(commit) => Ok(commit),
             None => base(&origin, &branch),
         }

@@ -4685,6 +4685,8 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
             "performance-analyzer",
             "--seat",
             "Refactorer",
+            "--skip",
+            "self-check",
             "Make calc.sh add its two arguments",
         ],
     );
@@ -4707,9 +4709,56 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
             "Generator",
             "PerformanceAnalyzer",
             "Refactorer",
+            "Designer",
             "Security",
             "Judge"
         ]
+    );
+    // The phases, in the note's order, each announced for the header.
+    let stages: Vec<&str> = of_type(&events, "stage")
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let mut order = stages.clone();
+    order.dedup();
+    assert_eq!(
+        order,
+        [
+            "clarification",
+            "proposal",
+            "critique",
+            "review",
+            "optimization",
+            "adversarial",
+            "convergence"
+        ],
+        "{stages:?}"
+    );
+    // Clarification: the Generator asked by category, the Designer answered from the context
+    // (headless), and the second round found it confident; the answer is in every later prompt.
+    let seen = server.seen();
+    assert_eq!(
+        seen.iter().filter(|s| s.kind == "code_questions").count(),
+        2
+    );
+    assert_eq!(seen.iter().filter(|s| s.kind == "code_answers").count(), 1);
+    // The review read the critiques, and the optimised version read the review.
+    let review = seen.iter().find(|s| s.kind == "code_review").unwrap();
+    assert!(
+        review
+            .body
+            .to_string()
+            .contains("does not check that its arguments are numbers")
+    );
+    assert!(
+        seen.iter().filter(|s| s.kind == "code").any(|s| s
+            .body
+            .to_string()
+            .contains("The Judge's review of them")
+            && s.body
+                .to_string()
+                .contains("Answer the point about non-numeric")),
+        "the optimisation prompt carries the review"
     );
     let critics = server
         .seen()
@@ -4739,6 +4788,12 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
     assert!(generations.len() >= 4, "{}", generations.len());
     assert!(generations[0].contains("calc.sh") && !generations[0].contains("Reflections"));
     assert!(
+        generations
+            .iter()
+            .all(|g| g.contains("Exit non-zero with a message on stderr")),
+        "the clarification is in every version's prompt"
+    );
+    assert!(
         generations[2].contains("attempt 1: root cause")
             && generations[2].contains("attempt 2: root cause"),
         "{}",
@@ -4762,6 +4817,18 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
             .contains("passes its tests")
     );
     assert_eq!(result["reflections"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        result["clarifications"][0][2], "the Designer, from the context",
+        "{result}"
+    );
+    assert_eq!(versions[0]["phase"], "proposal");
+    assert_eq!(versions[3]["phase"], "optimization");
+    assert_eq!(versions[4]["phase"], "defence");
+    assert!(
+        result["notes"]
+            .to_string()
+            .contains("whether negative numbers are allowed")
+    );
     assert_eq!(result["findings"][0]["test"], "tests/red_nonnumeric.sh");
     assert!(
         result["notes"].to_string().contains("`..`"),
@@ -4856,5 +4923,268 @@ fn bad_code_debate_input_is_a_usage_error_with_nothing_sent() {
         let message = refused(&home, &server, "code", extra, "Make calc.sh add");
         assert!(message.contains(expected), "{extra:?}: {message}");
     }
+    assert!(server.seen().is_empty());
+}
+
+/// The self-check refines a failing draft from its own test output before the debate sees it
+/// (no reflection needed); `--lang` is in every prompt; with `--gates before_apply` the user's
+/// tree is untouched until the gate is approved, then the winner is applied to it.
+#[test]
+fn a_code_debate_self_checks_its_draft_and_applies_the_winner_only_once_approved() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    let mut child = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--protocol",
+            "code",
+            "--test",
+            "sh test.sh",
+            "--lang",
+            "sh",
+            "--skip",
+            "clarification",
+            "--gates",
+            "before_apply",
+            "Make calc.sh add its two arguments",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let mut reader = EventLines::new(child.stdout.take().unwrap());
+    let seen = read_until(&mut reader, |e| e["type"] == "gate_requested");
+    let id = seen[0]["id"].as_str().unwrap().to_string();
+    let gate = seen.last().unwrap();
+    assert!(
+        gate["gate"].as_str().unwrap().starts_with("before_apply:"),
+        "{gate}"
+    );
+    // Every version is written and tested, and still nothing touched the user's file.
+    let original = "#!/bin/sh\necho $(( $1 - $2 ))\n";
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        original
+    );
+    let approve = home.run(None, &["approve", &id]);
+    assert!(approve.status.success(), "{}", stderr(&approve));
+    let rest = read_until(&mut reader, |e| e["type"] == "debate_completed");
+    assert_eq!(rest.last().unwrap()["status"], "completed");
+    drop(stdin);
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        "#!/bin/sh\necho $(( $1 + $2 ))\n",
+        "the approved winner was applied"
+    );
+    let result = show_json(&home, &id)["code_result"].clone();
+    let versions = result["versions"].as_array().unwrap();
+    assert_eq!(versions[0]["phase"], "self_check");
+    assert_eq!(versions[0]["hooks_ok"], false);
+    assert_eq!(versions[1]["phase"], "self_check");
+    assert_eq!(versions[1]["hooks_ok"], true, "{result}");
+    assert_eq!(versions[0]["language"], "sh");
+    assert_eq!(
+        result["reflections"].as_array().unwrap().len(),
+        0,
+        "a draft the self-check fixed needs no Reflexion"
+    );
+    assert!(
+        result["notes"]
+            .to_string()
+            .contains("before_apply: approved; version"),
+        "{result}"
+    );
+    let drafts: Vec<String> = server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == "code")
+        .map(|s| s.body.to_string())
+        .collect();
+    assert!(drafts[0].contains("tests of your own") && drafts[0].contains("Write it in sh"));
+    assert!(
+        drafts[1].contains("Self-check output of your draft (version 1)")
+            && drafts[1].contains("1 passed, 1 failed"),
+        "{}",
+        drafts[1]
+    );
+    // The gate is on the record with who approved it.
+    let gates: Value =
+        serde_json::from_slice(&home.run(None, &["gates", &id, "--json"]).stdout).unwrap();
+    let applied = gates
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["point"] == "before_apply")
+        .unwrap();
+    assert_eq!(applied["decision"], "approved");
+}
+
+/// Killed mid-debate (the critics never answer) and its work tree deleted: the resume reads
+/// every version, commit and hook result from the journal — nothing is asked or run twice —
+/// rebuilds the tree from the branch, and finishes on top of it.
+#[test]
+fn a_killed_code_debate_resumes_from_its_journal_and_rebuilds_its_work_tree() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(FaultRule::new(Fault::Hang).kind("critique").times(2));
+    let home = Home::new();
+    calc_project(&home);
+    let runs = home.path().join("docs").join("hook-runs.log");
+    std::fs::create_dir_all(runs.parent().unwrap()).unwrap();
+    let test = format!("echo run >> '{}'; sh test.sh", runs.display());
+    let args = [
+        "--headless",
+        "--no-checkpoints",
+        "--protocol",
+        "code",
+        "--test",
+        &test,
+        "--skip",
+        "self-check",
+        "--skip",
+        "clarification",
+        "Make calc.sh add its two arguments",
+    ];
+    let (mut child, mut reader) = home.spawn(&server, &args);
+    let before = read_until(&mut reader, |e| {
+        e["type"] == "stage" && e["name"] == "critique"
+    });
+    let id = before[0]["id"].as_str().unwrap().to_string();
+    await_requests(&server, 2, |s| s.kind == "critique");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let hook_runs = || std::fs::read_to_string(&runs).unwrap().lines().count();
+    assert_eq!(hook_runs(), 3, "three attempts were tested before the kill");
+    let asked_before = server.seen().len();
+    let tree = Path::new("/tmp").join(format!("moot-{id}"));
+    assert!(tree.is_dir(), "the debate's tree is at {}", tree.display());
+    std::fs::remove_dir_all(&tree).unwrap();
+
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let fresh: Vec<String> = server.seen()[asked_before..]
+        .iter()
+        .map(|s| s.kind.clone())
+        .collect();
+    assert!(
+        !fresh
+            .iter()
+            .any(|k| k == "code_reflection" || k == "code_questions"),
+        "{fresh:?}"
+    );
+    assert_eq!(
+        fresh.iter().filter(|k| *k == "code").count(),
+        1,
+        "only the optimised version is new: {fresh:?}"
+    );
+    assert_eq!(
+        hook_runs(),
+        4,
+        "the three recorded runs are read, not rerun"
+    );
+    let result = show_json(&home, &id)["code_result"].clone();
+    let versions = result["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 4, "{result}");
+    assert_eq!(versions[2]["hooks_ok"], true);
+    assert_eq!(versions[3]["phase"], "optimization");
+    // One commit per changed version, none twice, version 4 on top of the rebuilt branch.
+    let log = git_in(home.path(), &["log", "--format=%s", &format!("moot/{id}")]);
+    assert_eq!(log.matches("moot version 3:").count(), 1, "{log}");
+    assert_eq!(log.matches("moot version 2:").count(), 1, "{log}");
+    assert!(!tree.exists(), "the rebuilt tree is removed at the end");
+}
+
+/// A hook that hangs is killed at `[code] hook_timeout`, one that floods is cut to
+/// `output_cap` (its tail kept); both recorded, and the debate goes on to its result. Writes
+/// through a symlinked directory and a command in the reply are refused and recorded.
+#[test]
+fn hooks_that_hang_or_flood_are_cut_and_escapes_are_refused_while_the_debate_goes_on() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), home.path().join("outside")).unwrap();
+    git_in(home.path(), &["add", "outside"]);
+    git_in(home.path(), &["commit", "-q", "-m", "a link"]);
+    home.write_config(
+        "[code]\nhook_timeout = 1\noutput_cap = 1024\nskip = [\"clarification\", \"self-check\", \"critique\"]\nmax_attempts = 1\n\n[code.hooks]\nunit = \"sleep 30\"\nlint = \"yes flood | head -c 2000000\"\n",
+    );
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "Make calc.sh add its two arguments (try the escapes)",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["code_result"].clone();
+    let tests = result["tests"].as_array().unwrap();
+    let unit = &tests[0][1];
+    assert_eq!(unit["name"], "test");
+    assert_eq!(unit["timed_out"], true, "{unit}");
+    let lint = &tests[1][1];
+    assert_eq!(lint["exit"], 0, "{lint}");
+    assert!(lint["dropped"].as_u64().unwrap() > 1_000_000, "{lint}");
+    assert!(lint["tail"].as_str().unwrap().len() <= 1024);
+    assert_eq!(result["versions"][0]["hooks_ok"], false);
+    let record = String::from_utf8_lossy(&home.run(None, &["show", &id]).stdout).to_string();
+    assert!(record.contains("killed at its time limit"), "{record}");
+    let notes = result["notes"].to_string();
+    assert!(notes.contains("passes through a symlink"), "{notes}");
+    assert!(notes.contains("never a command"), "{notes}");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
+
+/// Bad code-debate flags and `[code]` settings: exit 2 with what was wrong (the config file's
+/// line for config), and nothing sent.
+#[test]
+fn bad_code_phases_languages_seats_and_config_are_refused_before_anything_is_sent() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    for (extra, expected) in [
+        (
+            &["--skip", "proposal"][..],
+            "--skip \"proposal\" is not a phase that can be left out",
+        ),
+        (&["--lang", "py thon"][..], "--lang \"py thon\""),
+        (
+            &["--seat", "Generator="][..],
+            "say which provider after `=`",
+        ),
+        (
+            &["--gates", "before_apply"][..],
+            "before_apply: not a gate of the moderated protocol",
+        ),
+    ] {
+        let protocol = if extra[0] == "--gates" {
+            "moderated"
+        } else {
+            "code"
+        };
+        let message = refused(&home, &server, protocol, extra, "Make calc.sh add");
+        assert!(message.contains(expected), "{extra:?}: {message}");
+    }
+    home.write_config("[code]\nmax_attempts = 3\nhook_timeout = 0\n");
+    let message = refused(&home, &server, "code", &[], "Make calc.sh add");
+    assert!(
+        message.contains("config.toml:3") && message.contains("hook_timeout is 1 second to a day"),
+        "{message}"
+    );
+    home.write_config("[code.hooks]\nunitt = \"cargo test\"\n");
+    let message = refused(&home, &server, "code", &[], "Make calc.sh add");
+    assert!(message.contains("unitt"), "{message}");
     assert!(server.seen().is_empty());
 }

@@ -17,7 +17,7 @@ pub trait Coder: Send {
         reflections: &'a [Reflection],
     ) -> BoxFuture<'a, Result<u32, String>>;
     /// Runs the hooks on a version.
-    fn test(&mut self, version: u32) -> BoxFuture<'_, Vec<HookResult>>;
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>>;
     /// Writes the reflection on a failed attempt.
     fn reflect<'a>(
         &'a mut self,
@@ -48,7 +48,7 @@ pub async fn reflexion(coder: &mut dyn Coder, max_attempts: u32) -> Result<Vec<A
     let mut reflections: Vec<Reflection> = Vec::new();
     for number in 1..=max_attempts.max(1) {
         let version = coder.generate(number, &reflections).await?;
-        let results = coder.test(version).await;
+        let results = coder.test(version).await?;
         let mut attempt = Attempt {
             number,
             version,
@@ -85,7 +85,7 @@ pub trait Teams: Send {
         attacks: &'a [Attack],
     ) -> BoxFuture<'a, Result<u32, String>>;
     /// Runs the hooks (red's tests among them) on a version.
-    fn test(&mut self, version: u32) -> BoxFuture<'_, Vec<HookResult>>;
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>>;
 }
 
 /// The most rounds red and blue play.
@@ -119,7 +119,7 @@ pub async fn red_blue(teams: &mut dyn Teams, version: u32) -> Result<(Vec<Findin
             });
         }
         let patched = teams.defend(round, &new).await?;
-        let results = teams.test(patched).await;
+        let results = teams.test(patched).await?;
         if !results.is_empty() && results.iter().all(HookResult::ok) {
             for finding in findings.iter_mut().filter(|f| f.closed_by.is_none()) {
                 finding.closed_by = Some(patched);
@@ -168,10 +168,10 @@ mod tests {
             Box::pin(async move { Ok(attempt) })
         }
 
-        fn test(&mut self, version: u32) -> BoxFuture<'_, Vec<HookResult>> {
+        fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>> {
             let ok = version >= self.passes_at;
             let hooks = self.hooks;
-            Box::pin(async move { if hooks { vec![result(ok)] } else { vec![] } })
+            Box::pin(async move { Ok(if hooks { vec![result(ok)] } else { vec![] }) })
         }
 
         fn reflect<'a>(
@@ -260,9 +260,9 @@ mod tests {
             Box::pin(async move { Ok(version) })
         }
 
-        fn test(&mut self, _version: u32) -> BoxFuture<'_, Vec<HookResult>> {
+        fn test(&mut self, _version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>> {
             let ok = self.fixes;
-            Box::pin(async move { vec![result(ok)] })
+            Box::pin(async move { Ok(vec![result(ok)]) })
         }
     }
 

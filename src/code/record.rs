@@ -93,17 +93,19 @@ impl CodeResult {
             }
             None => out.push_str("No version was written.\n\n"),
         }
-        out.push_str("## Versions\n\n| version | quality | tests | pass rate | hooks |\n|---|---|---|---|---|\n");
+        out.push_str("## Versions\n\n| version | phase | summary | quality | tests | pass rate | hooks |\n|---|---|---|---|---|---|---|\n");
         for version in &self.versions {
             let _ = writeln!(
                 out,
-                "| {}{} | {} | {} | {} | {} |",
+                "| {}{} | {} | {} | {} | {} | {} | {} |",
                 version.number,
                 if Some(version.number) == self.winner {
                     " ★"
                 } else {
                     ""
                 },
+                version.phase.replace('_', "-"),
+                version.summary.replace('|', "/").replace('\n', " "),
                 version
                     .quality
                     .map_or("–".into(), |q| format!("{:.2}", q.score())),
@@ -217,6 +219,8 @@ mod tests {
             passed: Some(if ok { 3 } else { 2 }),
             failed: Some(if ok { 0 } else { 1 }),
             hooks_ok: Some(ok),
+            summary: format!("version {number}"),
+            phase: "proposal".into(),
         }
     }
 
@@ -261,8 +265,8 @@ mod tests {
             "- **Is jitter full or equal?** Equal jitter. *(alice)*",
             "Version 2 won: it passes its tests",
             "```rust\nfn retry() { /* honours Retry-After */ }\n```",
-            "| 2 ★ | 0.70 | 3 passed, 0 failed | 100 % | pass |",
-            "| 1 | 0.70 | 2 passed, 1 failed | 67 % | fail |",
+            "| 2 ★ | proposal | version 2 | 0.70 | 3 passed, 0 failed | 100 % | pass |",
+            "| 1 | proposal | version 1 | 0.70 | 2 passed, 1 failed | 67 % | fail |",
             "- v1 test: 2 passed, 1 failed (exit 101, 1.2 s)",
             "Retry-After: -1 loops forever (test `tests/red_retry_after.rs`) — closed by v2",
             "attempt 1: root cause — the header was read as seconds only",

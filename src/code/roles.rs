@@ -2,10 +2,10 @@
 //! whose results they are shown (moot runs the tools; seats never run commands), and the
 //! default line-up per phase. `--seat ROLE` overrides a phase's line-up.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A code debate's phase, in the note's order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CodePhase {
     Clarification,
@@ -29,6 +29,20 @@ impl CodePhase {
         CodePhase::Adversarial,
         CodePhase::Convergence,
     ];
+
+    /// Its name as the header, `--skip` and the record spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CodePhase::Clarification => "clarification",
+            CodePhase::SelfCheck => "self-check",
+            CodePhase::Proposal => "proposal",
+            CodePhase::Critique => "critique",
+            CodePhase::Review => "review",
+            CodePhase::Optimization => "optimization",
+            CodePhase::Adversarial => "adversarial",
+            CodePhase::Convergence => "convergence",
+        }
+    }
 
     /// Whether hooks run after this phase (the note's hook points).
     pub fn runs_hooks(self) -> bool {

@@ -37,6 +37,12 @@ pub struct Version {
     pub failed: Option<u32>,
     /// Whether every hook on it succeeded (None: no hook ran).
     pub hooks_ok: Option<bool>,
+    /// The writer's one-line summary of it (its commit message).
+    #[serde(default)]
+    pub summary: String,
+    /// The phase that wrote it: self_check, proposal, optimization, defence.
+    #[serde(default)]
+    pub phase: String,
 }
 
 impl Version {
@@ -51,6 +57,16 @@ impl Version {
     pub fn passes(&self) -> bool {
         self.hooks_ok == Some(true)
     }
+}
+
+/// The commit that holds version `number`: its own, or the nearest earlier one when it changed
+/// nothing; None when no version up to it was committed (outside git, say).
+pub fn commit_of(versions: &[Version], number: u32) -> Option<String> {
+    versions
+        .iter()
+        .filter(|v| v.number <= number)
+        .filter_map(|v| v.commit.clone())
+        .next_back()
 }
 
 /// Why a version won, for the record.
@@ -127,6 +143,8 @@ mod tests {
             passed: Some(tests.0),
             failed: Some(tests.1),
             hooks_ok,
+            summary: String::new(),
+            phase: "proposal".into(),
         }
     }
 

@@ -106,7 +106,26 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `dir` is inside a git work tree (else a debate works in a copy).
+pub fn in_git(dir: &Path) -> bool {
+    git(dir, &["rev-parse", "--show-toplevel"]).is_ok()
+}
+
 impl WorkTree {
+    /// An empty tree that touches no repository: where an audit's re-run writes the versions
+    /// the journal holds (commits and hook results come from the journal, not from here).
+    pub fn scratch(parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
+        let root = parent.join(format!("moot-rehearsal-{debate_id}-{}", std::process::id()));
+        std::fs::create_dir_all(&root)
+            .map_err(|e| format!("cannot make {}: {e}", root.display()))?;
+        Ok(WorkTree {
+            origin: root.clone(),
+            root,
+            kind: Kind::Copy,
+            branch: None,
+        })
+    }
+
     /// Makes the tree for `debate_id` from `origin` under `parent` (a temporary directory):
     /// a git worktree on `moot/<debate_id>` at HEAD, or a copy when `origin` is not in git.
     pub fn create(origin: &Path, parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
@@ -117,6 +136,9 @@ impl WorkTree {
                 let target = root.to_string_lossy().to_string();
                 // The branch survives a rebuilt tree (a resume after the tree was removed).
                 let exists = git(origin, &["rev-parse", "--verify", "--quiet", &branch]).is_ok();
+                // A tree deleted behind git's back (a cleaned temporary directory) is still
+                // registered; forget it, or git refuses to check the branch out again.
+                let _ = git(Path::new(&top), &["worktree", "prune"]);
                 let mut args = vec!["worktree", "add"];
                 if !exists {
                     args.extend(["-b", branch.as_str()]);
@@ -211,10 +233,16 @@ impl WorkTree {
             return Ok(None);
         }
         git(&self.root, &["add", "-A"])?;
+        let subject = format!("moot version {number}:");
         if git(&self.root, &["diff", "--cached", "--quiet"]).is_ok() {
-            return Ok(None);
+            // Committed already, by a run killed before it could journal the commit.
+            let head = git(&self.root, &["log", "-1", "--format=%H %s"]).unwrap_or_default();
+            return Ok(head
+                .split_once(' ')
+                .filter(|(_, s)| s.starts_with(&subject))
+                .map(|(sha, _)| sha.to_string()));
         }
-        let message = format!("moot version {number}: {message}");
+        let message = format!("{subject} {message}");
         git(&self.root, &["commit", "--no-verify", "-q", "-m", &message])?;
         git(&self.root, &["rev-parse", "HEAD"]).map(Some)
     }

@@ -131,6 +131,11 @@ pub enum Event {
         topology: String,
         sees: Vec<(String, Vec<String>)>,
     },
+    /// A protocol whose steps are named phases rather than numbered rounds (a code debate's
+    /// clarification, self-check, proposal…) entered one; shown in the header.
+    Stage {
+        name: String,
+    },
     /// A code debate's hooks ran on a version: each hook's one-line summary and whether it
     /// passed.
     Hooks {

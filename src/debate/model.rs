@@ -135,6 +135,17 @@ super::vocabulary! {
         Critique,
         /// The red team's attacks on a version of code.
         Attack,
+        /// A generator's draft tested against its own tests before the debate sees it.
+        SelfCheck,
+        /// A reviewer weighs the critiques of a version: which must be answered.
+        Review,
+        /// A version of code answering the critics and the review.
+        Optimization,
+        /// The blue team's patch against the red team's attacks.
+        Defence,
+        /// What moot itself ran on a version (its commit, the hooks' results) or did at the
+        /// end (applying the winner): recorded like a turn so a resume never runs it again.
+        Tool,
     }
 }
 

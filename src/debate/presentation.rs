@@ -48,6 +48,14 @@ pub struct Presentation {
     /// What the screen says before anyone is seated.
     #[serde(default = "reading")]
     pub opening: String,
+    /// What its rounds are called in the header and the panes' separators: "round", or
+    /// "version" for a code debate, whose rounds are its versions.
+    #[serde(default = "round")]
+    pub round_name: String,
+}
+
+fn round() -> String {
+    "round".into()
 }
 
 fn offered() -> bool {
@@ -67,6 +75,7 @@ impl Default for Presentation {
             outcome_title: "Synthesis".into(),
             follow_up: true,
             opening: reading(),
+            round_name: round(),
         }
     }
 }

@@ -621,15 +621,20 @@ impl Context {
         self.ask(round, AskKind::Checkpoint, None).await
     }
 
-    /// Asks the human the moderator's clarifying question; a guide answer is the reply.
-    pub async fn clarify(&self, question: &str) -> Result<CheckpointOutcome, EngineError> {
-        if let Some(recorded) = self.recorded_answer(0, AskKind::Clarification) {
+    /// Asks the human a clarifying question (the moderator's before round 1 is `round` 0; a
+    /// code debate asks up to three rounds of them); a guide answer is the reply.
+    pub async fn clarify(
+        &self,
+        round: u32,
+        question: &str,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        if let Some(recorded) = self.recorded_answer(round, AskKind::Clarification) {
             return Ok(recorded);
         }
         self.emit(Event::ClarificationRequested {
             question: question.to_string(),
         });
-        self.ask(0, AskKind::Clarification, None).await
+        self.ask(round, AskKind::Clarification, None).await
     }
 
     fn recorded_answer(&self, round: u32, kind: AskKind) -> Option<CheckpointOutcome> {

@@ -347,6 +347,7 @@ impl super::Protocol for Arena {
             outcome_title: "Summary".into(),
             follow_up: false,
             opening: "The moderator is setting up the arena…".into(),
+            round_name: "round".into(),
         }
     }
 

@@ -226,7 +226,7 @@ async fn clarify(
     else {
         return Ok(Ok(question.to_string()));
     };
-    Ok(match ctx.clarify(clarifying).await? {
+    Ok(match ctx.clarify(0, clarifying).await? {
         CheckpointOutcome::TimedOut => Err(Ending::Paused),
         CheckpointOutcome::Answered {
             control: Control::End,

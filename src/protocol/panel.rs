@@ -448,6 +448,7 @@ impl super::Protocol for Panel {
             outcome_title: "Result".into(),
             follow_up: false,
             opening: "The moderator is framing the options to judge…".into(),
+            round_name: "round".into(),
         }
     }
 

@@ -261,7 +261,7 @@ impl App {
         if self.read_only {
             return None;
         }
-        if self.view.clarification.is_some() && self.view.seats.is_empty() {
+        if self.view.clarification.is_some() {
             return Some(AskKind::Clarification);
         }
         self.view.checkpoint.as_ref().map(|ask| ask.kind)

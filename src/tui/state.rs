@@ -111,6 +111,8 @@ pub struct DebateView {
     pub shared_context: Option<SharedContextView>,
     /// Rubric scores of arguments, when the protocol scores them (sanitized).
     pub scores: Vec<crate::debate::TurnScore>,
+    /// The named phase a protocol said it is in (a code debate's), for the header.
+    pub stage: Option<String>,
     /// A code debate's hook runs: version, summary, passed.
     pub hooks: Vec<(u32, String, bool)>,
     /// The closing vote, once counted (sanitized).
@@ -207,6 +209,9 @@ impl DebateView {
                 }
             }
             Event::TurnStarted { round, phase, seat } => {
+                // A clarifying question asked after the seats are up is answered once a turn
+                // starts again.
+                self.clarification = None;
                 if let Some(activity) = self.activity_mut(seat) {
                     activity.speaking = Some((*round, *phase));
                     activity.streaming.clear();
@@ -374,6 +379,10 @@ impl DebateView {
                 }
                 votes.tie = votes.tie.as_deref().map(sanitize::clean);
                 self.votes = Some(votes);
+                self.generation += 1;
+            }
+            Event::Stage { name } => {
+                self.stage = Some(sanitize::clean(name));
                 self.generation += 1;
             }
             Event::Hooks { version, results } => {

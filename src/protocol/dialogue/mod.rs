@@ -235,6 +235,7 @@ impl super::Protocol for Dialogue {
             outcome_title: "Verdict".into(),
             follow_up: false,
             opening: "The moderator is condensing the shared context…".into(),
+            round_name: "round".into(),
         }
     }
 

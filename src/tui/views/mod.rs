@@ -172,11 +172,17 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         DebateStatus::Paused | DebateStatus::Cancelled | DebateStatus::Interrupted => theme.warning,
         _ => theme.accent,
     };
-    let round = if view.max_rounds > 0 {
-        format!("round {} of {}", view.round, view.max_rounds)
+    let mut round = if view.max_rounds > 0 {
+        format!(
+            "{} {} of {}",
+            view.presentation.round_name, view.round, view.max_rounds
+        )
     } else {
         "analysing".to_string()
     };
+    if let Some(stage) = &view.stage {
+        round = format!("{stage} · {round}");
+    }
     let mut tokens = format!(
         "{}{} tok in · {} out",
         if view.tokens_estimated { "~" } else { "" },
@@ -586,7 +592,11 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let minutes = pending.map_or(30, |p| p.timeout_seconds / 60);
     let (title, question) = match (app.pending(), pending) {
         (Some(AskKind::Clarification), _) => (
-            "The moderator asks".to_string(),
+            if app.view.seats.is_empty() {
+                "The moderator asks".to_string()
+            } else {
+                "Questions before the code is written".to_string()
+            },
             app.view.clarification.clone().unwrap_or_default(),
         ),
         (Some(AskKind::Conclusion), Some(ask)) => (

@@ -24,7 +24,13 @@ pub struct PaneCache {
 
 impl PaneCache {
     /// Brings the cache up to date with the seat's turns, wrapping only what is new.
-    fn refresh<'a>(&mut self, turns: impl Iterator<Item = &'a Turn>, width: usize, theme: &Theme) {
+    fn refresh<'a>(
+        &mut self,
+        turns: impl Iterator<Item = &'a Turn>,
+        round_name: &str,
+        width: usize,
+        theme: &Theme,
+    ) {
         if width != self.width {
             *self = PaneCache {
                 width,
@@ -32,7 +38,8 @@ impl PaneCache {
             };
         }
         for turn in turns.skip(self.turns) {
-            self.lines.extend(turn_lines(turn, width, theme));
+            self.lines
+                .extend(turn_lines(turn, round_name, width, theme));
             self.turns += 1;
         }
     }
@@ -45,9 +52,17 @@ fn separator(label: &str, width: usize, theme: &Theme) -> Line<'static> {
     Line::styled(format!("{text}{}", rule.repeat(fill)), theme.dim)
 }
 
-fn turn_lines(turn: &Turn, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+/// A separator's label: `round 2 · rebuttal`, `version 3 · self check`.
+pub fn step_label(round_name: &str, round: u32, phase: crate::debate::Phase) -> String {
+    format!(
+        "{round_name} {round} · {}",
+        phase.as_str().replace('_', " ")
+    )
+}
+
+fn turn_lines(turn: &Turn, round_name: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![separator(
-        &format!("round {} · {}", turn.round, turn.phase.as_str()),
+        &step_label(round_name, turn.round, turn.phase),
         width,
         theme,
     )];
@@ -289,13 +304,14 @@ pub fn draw(
     let cache = &mut caches[index];
     cache.refresh(
         app.view.turns.iter().filter(|t| t.seat == seat.id),
+        &app.view.presentation.round_name,
         width,
         theme,
     );
     let mut tail: Vec<Line<'static>> = Vec::new();
     if let Some((round, phase)) = activity.speaking {
         tail.push(separator(
-            &format!("round {round} · {}", phase.as_str()),
+            &step_label(&app.view.presentation.round_name, round, phase),
             width,
             theme,
         ));

@@ -1,0 +1,279 @@
+//! The code debate (design note 004, issue 13), phase by phase in the note's order:
+//! clarification, the Generator's self-check, the proposal with Reflexion on failing hooks,
+//! the critics' critique, the Judge's review, an optimised version, red against blue, and
+//! convergence (the Judge's scores, the winner by tests first, then quality). Every version is
+//! written and committed in the debate's own work tree; the person's files are touched only
+//! when they approve the `before_apply` gate (or run `moot code apply`).
+
+mod phases;
+mod settings;
+mod workshop;
+
+use super::kit;
+use super::{Common, Ending, Flag, Outcome, SettingsError, SettingsInput};
+use crate::code::loops;
+use crate::code::record::{CodeResult, Reflection};
+use crate::code::roles::CodePhase;
+use crate::code::versions::{Version, winner};
+use crate::code::worktree::WorkTree;
+use crate::debate::{Confidence, Presentation, Seat, SidePanel};
+use crate::engine::{Context, EngineError};
+use serde_json::{Value, json};
+use settings::CodeSettings;
+use workshop::Workshop;
+
+pub use workshop::{MOOT, Settled, reflection_of};
+
+pub struct Code;
+
+const GENERATOR: &str = "G";
+const SECURITY: &str = "S";
+const DESIGNER: &str = "D";
+const JUDGE: &str = "J";
+
+/// A role's seat id: its initial (the ten templates' initials all differ).
+fn seat_id(role: &str) -> String {
+    role.chars().next().unwrap_or('?').to_string()
+}
+
+/// The Generator, the critics, the Designer when clarification runs, Security for red when it
+/// is not a critic, and the Judge.
+fn seats(settings: &CodeSettings) -> Vec<Seat> {
+    let mut names: Vec<String> = vec!["Generator".into()];
+    if settings.runs(CodePhase::Critique) {
+        for critic in &settings.critics {
+            if !names.contains(critic) {
+                names.push(critic.clone());
+            }
+        }
+    }
+    if settings.runs(CodePhase::Clarification) {
+        names.push("Designer".into());
+    }
+    if settings.red_blue && !names.iter().any(|n| n == "Security") {
+        names.push("Security".into());
+    }
+    if !names.iter().any(|n| n == "Judge") {
+        names.push("Judge".into());
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let id = seat_id(&name);
+            let role = crate::code::roles::find(&name).map_or("", |r| r.focus);
+            Seat {
+                id,
+                perspective: name,
+                priorities: vec![role.into()],
+                trade_offs: String::new(),
+                stance: role.into(),
+                provider: None,
+                model: None,
+            }
+        })
+        .collect()
+}
+
+impl super::Protocol for Code {
+    fn name(&self) -> &'static str {
+        "code"
+    }
+
+    fn description(&self) -> &'static str {
+        "a code debate: a Generator writes versions in the debate's own git worktree, tests run \
+         after each, failures are reflected on and retried, critics and an optional red team \
+         attack it, a Judge scores every version; nothing touches your files"
+    }
+
+    fn gate_points(&self) -> &'static [&'static str] {
+        &["before_synthesis", "before_apply"]
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        settings::FLAGS
+    }
+
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
+        settings::settings(input)
+    }
+
+    fn without_side_effects(&self, settings: &Value) -> Value {
+        let mut settings = settings.clone();
+        if let Some(map) = settings.as_object_mut() {
+            map.insert("rehearsal".into(), Value::Bool(true));
+        }
+        settings
+    }
+
+    fn presentation(&self) -> Presentation {
+        Presentation {
+            seat_role: "role".into(),
+            panels: vec![SidePanel::Tests],
+            outcome_title: "Result".into(),
+            follow_up: false,
+            opening: "Setting up the work tree…".into(),
+            round_name: "version".into(),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Context,
+        common: &'a Common,
+        settings: &'a Value,
+    ) -> super::Run<'a> {
+        Box::pin(async move {
+            let settings: CodeSettings = kit::stored(settings, "the code debate's")?;
+            run(ctx, common, &settings).await
+        })
+    }
+}
+
+async fn run(
+    ctx: &Context,
+    common: &Common,
+    settings: &CodeSettings,
+) -> Result<Ending, EngineError> {
+    let mut seats = seats(settings);
+    for seat in &mut seats {
+        if let Some(spec) = settings.seat_providers.get(&seat.perspective) {
+            kit::seat_on_own_provider(ctx, common, seat, spec)?;
+        }
+    }
+    // The header counts versions as rounds: at most the self-check's drafts, the attempts,
+    // the optimised version and blue's patches.
+    let most_versions = settings.max_attempts
+        + if settings.runs(CodePhase::SelfCheck) && !settings.hooks.is_empty() {
+            settings.self_check
+        } else {
+            0
+        }
+        + u32::from(settings.runs(CodePhase::Critique) && settings.runs(CodePhase::Optimization))
+        + if settings.red_blue {
+            loops::RED_BLUE_ROUNDS
+        } else {
+            0
+        };
+    kit::seat_and_start(ctx, &Code, common.question.trim(), &seats, most_versions).await?;
+    let tree = if settings.rehearsal {
+        WorkTree::scratch(&settings.worktrees, &ctx.debate_id)
+    } else {
+        WorkTree::reopen(&settings.origin, &settings.worktrees, &ctx.debate_id)
+    }
+    .map_err(EngineError::Setup)?;
+    let mut shop = Workshop::new(ctx, common, settings, tree);
+    if !settings.in_git {
+        shop.notes.push(format!(
+            "{} is not a git work tree: the debate worked in a temporary copy.",
+            settings.origin.display()
+        ));
+    }
+    let ending = debate(&mut shop).await;
+    if !settings.keep || settings.rehearsal {
+        let root = shop.tree.root.clone();
+        if let Err(why) = shop.tree.remove() {
+            ctx.emit(crate::debate::Event::Notice {
+                message: format!("the work tree {} was not removed: {why}", root.display()),
+            });
+        }
+    }
+    ending
+}
+
+/// The phases, in the note's order, on a tree already made.
+async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
+    let (ctx, common, settings) = (shop.ctx, shop.common, shop.settings);
+    if settings.runs(CodePhase::Clarification)
+        && let Some(ending) = phases::clarify(shop).await?
+    {
+        return Ok(ending);
+    }
+    if settings.hooks.is_empty() {
+        ctx.emit(crate::debate::Event::Notice {
+            message: settings.hooks_note.clone().unwrap_or_default(),
+        });
+    }
+    // Self-check and proposal, with Reflexion on failing hooks.
+    let attempts = loops::reflexion(shop, settings.max_attempts)
+        .await
+        .map_err(EngineError::Provider)?;
+    let reflections: Vec<Reflection> = attempts
+        .iter()
+        .filter_map(|a| a.reflection.clone())
+        .collect();
+    if settings.runs(CodePhase::Critique) && !shop.versions.is_empty() {
+        let critique = phases::critique(shop).await?;
+        let review = if settings.runs(CodePhase::Review) && !critique.is_empty() {
+            phases::review(shop, &critique).await?
+        } else {
+            String::new()
+        };
+        if settings.runs(CodePhase::Optimization) && !critique.is_empty() {
+            phases::optimize(shop, &critique, &review).await?;
+        }
+    }
+    let mut findings = Vec::new();
+    if settings.red_blue
+        && let Some(latest) = shop.versions.last().map(|v| v.number)
+    {
+        shop.stage(CodePhase::Adversarial);
+        let (found, _) = loops::red_blue(shop, latest)
+            .await
+            .map_err(EngineError::Provider)?;
+        findings = found;
+    }
+    phases::score(shop).await?;
+    if let Some(ending) = kit::gate(
+        ctx,
+        common,
+        "before_synthesis",
+        1,
+        format!("{} versions written; the Judge has scored them", shop.versions.len()),
+        json!({"versions": shop.versions.iter().map(|v| json!({"number": v.number, "passes": v.passes(), "quality": v.quality.map(|q| q.score())})).collect::<Vec<_>>()}),
+    )
+    .await?
+    {
+        return Ok(ending);
+    }
+    let chosen = winner(&shop.versions);
+    if let Some(ending) = phases::apply_winner(shop, chosen.as_ref().map(|w| w.number)).await? {
+        return Ok(ending);
+    }
+    let recommendation = match &chosen {
+        Some(w) if settings.in_git => format!(
+            "Apply version {} with `moot code apply {} --version {}` (the versions are on branch moot/{}).",
+            w.number, ctx.debate_id, w.number, ctx.debate_id
+        ),
+        Some(w) => format!(
+            "Take version {} from the final code above (outside git there is no branch to apply from).",
+            w.number
+        ),
+        None => "No version was written; nothing to apply.".into(),
+    };
+    let result = CodeResult {
+        task: common.question.clone(),
+        clarifications: shop.clarifications.clone(),
+        versions: shop.versions.clone(),
+        winner: None,
+        winner_reason: String::new(),
+        tests: shop.tests.clone(),
+        findings,
+        reflections,
+        recommendation,
+        hooks_note: settings.hooks_note.clone(),
+        notes: shop.notes.clone(),
+    }
+    .with_winner(chosen);
+    let confidence = if result.versions.iter().any(Version::passes) {
+        Confidence::High
+    } else {
+        Confidence::Low
+    };
+    Ok(Ending::Concluded(Box::new(Outcome {
+        markdown: result.to_markdown(),
+        confidence,
+        data: serde_json::to_value(&result).unwrap_or_default(),
+        section: Some("code_result".into()),
+        date: crate::debate::today(),
+    })))
+}

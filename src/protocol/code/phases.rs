@@ -1,0 +1,534 @@
+//! The code debate's phases around its loops: clarification (questions by category, answered
+//! by the person at a checkpoint or by the Designer from the context), critique and review of
+//! the proposal, the optimised version, the Judge's scores, and applying the winner behind the
+//! `before_apply` gate.
+
+use super::workshop::{MOOT, Workshop};
+use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
+use crate::code::roles::{self, CodePhase};
+use crate::code::versions::{Quality, commit_of};
+use crate::code::worktree::{apply, branch_base};
+use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
+use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
+use crate::protocol::Ending;
+use crate::protocol::kit;
+use crate::protocol::prompts::{DATA_RULE, fenced};
+use serde_json::{Value, json};
+
+/// The most rounds of clarifying questions, and the confidence that ends them (the note's).
+pub const CLARIFICATION_ROUNDS: u32 = 3;
+const CONFIDENT: f64 = 0.9;
+const CATEGORIES: [&str; 5] = [
+    "requirements",
+    "constraints",
+    "edge_cases",
+    "performance",
+    "integration",
+];
+
+fn validate_questions(reply: &Value) -> Result<Value, String> {
+    if !reply.get("simple").is_some_and(Value::is_boolean) {
+        return Err("`simple` must be true or false".into());
+    }
+    if !reply
+        .get("confidence")
+        .and_then(Value::as_f64)
+        .is_some_and(|c| (0.0..=1.0).contains(&c))
+    {
+        return Err("`confidence` is a number 0–1".into());
+    }
+    for question in reply
+        .get("questions")
+        .and_then(Value::as_array)
+        .ok_or("`questions` must be a list")?
+    {
+        let category = question["category"].as_str().unwrap_or("");
+        if !CATEGORIES.contains(&category) {
+            return Err(format!(
+                "a question's `category` is one of {}, not {category:?}",
+                CATEGORIES.join(", ")
+            ));
+        }
+        if question["question"]
+            .as_str()
+            .is_none_or(|q| q.trim().is_empty())
+        {
+            return Err("every question needs its `question`".into());
+        }
+    }
+    Ok(reply.clone())
+}
+
+fn validate_answers(reply: &Value) -> Result<Value, String> {
+    let answers = reply
+        .get("answers")
+        .and_then(Value::as_array)
+        .ok_or("`answers` must be a list")?;
+    if answers
+        .iter()
+        .any(|a| a["answer"].as_str().is_none_or(|t| t.trim().is_empty()))
+    {
+        return Err("every answer needs its `answer`".into());
+    }
+    Ok(reply.clone())
+}
+
+/// The dehallucination step: the Generator asks what it must know, by category; the person
+/// answers at a checkpoint (or lets the Designer answer from the task and the files, which is
+/// what happens headless); until the Generator is confident (> 0.9), asks nothing more, or
+/// three rounds are spent. A task the Generator calls simple skips it.
+pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineError> {
+    shop.stage(CodePhase::Clarification);
+    let question = json!({
+        "type": "object",
+        "properties": {
+            "category": {"type": "string", "enum": CATEGORIES},
+            "question": {"type": "string"},
+            "priority": {"type": "string", "enum": ["high", "medium", "low"]}
+        },
+        "required": ["category", "question", "priority"]
+    });
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "simple": {"type": "boolean"},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "questions": {"type": "array", "maxItems": 5, "items": question}
+        },
+        "required": ["simple", "confidence", "questions"]
+    });
+    for round in 1..=CLARIFICATION_ROUNDS {
+        let turn = shop
+            .ctx
+            .speak(kit::structured_speech(
+                TurnKey::new(round, Phase::Clarification, GENERATOR),
+                Some("Generator".into()),
+                format!(
+                    "You are the Generator in a code debate, before writing any code. Ask what you must \
+                     know to get it right, by category ({}), most important first; say `simple` when the \
+                     task needs no questions, and how confident you are (0–1) that you understand it. {DATA_RULE}",
+                    CATEGORIES.join(", ")
+                ),
+                format!("{}\nWhat do you need to know before you write it?", shop.task()),
+                "moot_code_questions",
+                schema.clone(),
+                ReplyKind::validated(validate_questions, None),
+                Some(800),
+                Some(shop.deadline()),
+            ))
+            .await?;
+        if turn.status != TurnStatus::Ok {
+            shop.notes.push(format!(
+                "clarification round {round}: the Generator's questions could not be read ({}); it went on without them",
+                turn.note.unwrap_or_default()
+            ));
+            break;
+        }
+        let data = turn.data.unwrap_or_default();
+        let asked: Vec<(String, String)> = data["questions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|q| {
+                Some((
+                    q["category"].as_str()?.to_string(),
+                    q["question"].as_str()?.trim().to_string(),
+                ))
+            })
+            .collect();
+        if round == 1 && data["simple"].as_bool() == Some(true) {
+            shop.notes
+                .push("Clarification was skipped: the Generator judged the task simple.".into());
+            break;
+        }
+        let confidence = data["confidence"].as_f64().unwrap_or(0.0);
+        if asked.is_empty() || confidence > CONFIDENT {
+            break;
+        }
+        let listed: String = asked
+            .iter()
+            .enumerate()
+            .map(|(i, (category, q))| format!("{}. [{}] {q}\n", i + 1, category.replace('_', " ")))
+            .collect();
+        match shop
+            .ctx
+            .clarify(
+                round,
+                &format!(
+                    "The Generator asks before writing code:\n{listed}Answer them (g), or go on (c) and the Designer answers from the task and the files."
+                ),
+            )
+            .await?
+        {
+            CheckpointOutcome::TimedOut => return Ok(Some(Ending::Paused)),
+            CheckpointOutcome::Answered {
+                control: Control::End,
+                ..
+            } => return Ok(Some(Ending::Cancelled)),
+            CheckpointOutcome::Answered {
+                control: Control::Guide(answer),
+                by,
+            } => {
+                let questions = asked
+                    .iter()
+                    .map(|(_, q)| q.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                shop.clarifications
+                    .push((questions, answer.trim().to_string(), by));
+            }
+            CheckpointOutcome::Answered { .. } | CheckpointOutcome::Unasked => {
+                if !designer_answers(shop, round, &listed).await? {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The Designer answers the round's questions from the task and the files; false when it
+/// could not.
+async fn designer_answers(
+    shop: &mut Workshop<'_>,
+    round: u32,
+    listed: &str,
+) -> Result<bool, EngineError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "answers": {"type": "array", "items": {
+                "type": "object",
+                "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+                "required": ["question", "answer"]
+            }},
+            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            "remaining_ambiguities": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["answers", "confidence", "remaining_ambiguities"]
+    });
+    let turn = shop
+        .ctx
+        .speak(kit::structured_speech(
+            TurnKey::new(round, Phase::Clarification, DESIGNER),
+            Some("Designer".into()),
+            format!(
+                "You are the Designer in a code debate, standing in for the person who asked: answer the \
+                 Generator's questions from the task and the project's files only. Where they do not say, \
+                 choose the conventional answer and say it is your assumption; list what stays ambiguous. {DATA_RULE}"
+            ),
+            format!("{}\nThe Generator asks:\n{listed}", shop.task()),
+            "moot_code_answers",
+            schema,
+            ReplyKind::validated(validate_answers, None),
+            Some(800),
+            Some(shop.deadline()),
+        ))
+        .await?;
+    if turn.status != TurnStatus::Ok {
+        shop.notes.push(format!(
+            "clarification round {round}: the Designer could not answer ({})",
+            turn.note.unwrap_or_default()
+        ));
+        return Ok(false);
+    }
+    let data = turn.data.unwrap_or_default();
+    for answer in data["answers"].as_array().into_iter().flatten() {
+        shop.clarifications.push((
+            answer["question"].as_str().unwrap_or("").trim().to_string(),
+            answer["answer"].as_str().unwrap_or("").trim().to_string(),
+            "the Designer, from the context".into(),
+        ));
+    }
+    for open in data["remaining_ambiguities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        if let Some(open) = open.as_str().filter(|o| !o.trim().is_empty()) {
+            shop.notes.push(format!(
+                "still ambiguous after clarification: {}",
+                open.trim()
+            ));
+        }
+    }
+    Ok(true)
+}
+
+/// The critics on the latest version, side by side; their words, fenced, for the next phases.
+pub async fn critique(shop: &mut Workshop<'_>) -> Result<String, EngineError> {
+    shop.stage(CodePhase::Critique);
+    let latest = shop.next_number() - 1;
+    let tests = latest_tests(shop, latest);
+    let speeches = shop
+        .settings
+        .critics
+        .iter()
+        .map(|name| {
+            kit::prose_speech(
+                TurnKey::new(latest, Phase::Critique, seat_id(name)),
+                format!(
+                    "You are the {name} in a code debate. {} Criticise specifically; quote the code you mean. {DATA_RULE}",
+                    roles::find(name).map_or("", |r| r.focus)
+                ),
+                format!(
+                    "{}{}\n{tests}\nCriticise the latest version.",
+                    shop.task(),
+                    shop.latest_code()
+                ),
+                Some(800),
+                shop.deadline(),
+            )
+        })
+        .collect();
+    let critiques = shop.ctx.speak_all(speeches).await?;
+    Ok(critiques
+        .iter()
+        .filter(|t| t.status == TurnStatus::Ok)
+        .map(|t| format!("{}\n", fenced(&t.seat, "critique", &t.content)))
+        .collect())
+}
+
+/// What the hooks said of version `number`, for a prompt.
+fn latest_tests(shop: &Workshop<'_>, number: u32) -> String {
+    let results: Vec<String> = shop
+        .tests
+        .iter()
+        .filter(|(n, _)| *n == number)
+        .map(|(_, r)| r.summary())
+        .collect();
+    if results.is_empty() {
+        "No tests ran on it.".into()
+    } else {
+        format!("Its tests: {}", results.join("; "))
+    }
+}
+
+/// The Judge weighs the critiques: which points the next version must answer and which it may
+/// leave, and why. Its words (fenced), or nothing when it could not.
+pub async fn review(shop: &mut Workshop<'_>, critique: &str) -> Result<String, EngineError> {
+    shop.stage(CodePhase::Review);
+    let latest = shop.next_number() - 1;
+    let tests = latest_tests(shop, latest);
+    let turn = shop
+        .ctx
+        .speak(kit::prose_speech(
+            TurnKey::new(latest, Phase::Review, JUDGE),
+            format!(
+                "You are the Judge of a code debate, reviewing the critiques before the next version. \
+                 Say which points must be answered, which may be left and why, weighing them against \
+                 the tests. {DATA_RULE}"
+            ),
+            format!(
+                "{}{}\n{tests}\nThe critics said:\n{critique}\nReview the critiques.",
+                shop.task(),
+                shop.latest_code()
+            ),
+            Some(600),
+            shop.deadline(),
+        ))
+        .await?;
+    Ok(if turn.status == TurnStatus::Ok {
+        fenced(JUDGE, "review", &turn.content)
+    } else {
+        String::new()
+    })
+}
+
+/// A version answering the critics (and the review), settled.
+pub async fn optimize(
+    shop: &mut Workshop<'_>,
+    critique: &str,
+    review: &str,
+) -> Result<(), EngineError> {
+    shop.stage(CodePhase::Optimization);
+    let number = shop.next_number();
+    let mut ask = format!("The critics said:\n{critique}\n");
+    if !review.is_empty() {
+        ask.push_str(&format!("The Judge's review of them:\n{review}\n"));
+    }
+    ask.push_str("Write an improved version that answers them and still passes the tests.");
+    if shop
+        .write_version(number, Phase::Optimization, &ask)
+        .await?
+        .is_some()
+    {
+        shop.settle(number).await?;
+    }
+    Ok(())
+}
+
+fn validate_scores(reply: &Value) -> Result<Value, String> {
+    reply
+        .get("scores")
+        .and_then(Value::as_array)
+        .ok_or("`scores` must be a list, one per version")?;
+    Ok(reply.clone())
+}
+
+/// The Judge's rubric for every version (0–1 per criterion), one call.
+pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
+    shop.stage(CodePhase::Convergence);
+    if shop.versions.is_empty() {
+        return Ok(());
+    }
+    let numbers: Vec<u32> = shop.versions.iter().map(|v| v.number).collect();
+    let criterion = json!({"type": "number", "minimum": 0, "maximum": 1});
+    let schema = json!({
+        "type": "object",
+        "properties": {"scores": {"type": "array", "items": {
+            "type": "object",
+            "properties": {
+                "version": {"type": "integer", "enum": numbers},
+                "correctness": criterion, "maintainability": criterion, "performance": criterion,
+                "security": criterion, "tests": criterion
+            },
+            "required": ["version", "correctness", "maintainability", "performance", "security", "tests"]
+        }}},
+        "required": ["scores"]
+    });
+    let listing: String = shop
+        .versions
+        .iter()
+        .map(|v| {
+            let code: String = v
+                .files
+                .iter()
+                .map(|(p, c)| format!("`{p}`:\n{}\n", fenced(GENERATOR, "code", c)))
+                .collect();
+            format!(
+                "\nVersion {}:\n{code}{}\n",
+                v.number,
+                latest_tests(shop, v.number)
+            )
+        })
+        .collect();
+    let turn = shop
+        .ctx
+        .speak(kit::structured_speech(
+            TurnKey::new(0, Phase::Verdict, JUDGE),
+            Some("Judge".into()),
+            format!("You are the Judge of a code debate. Score every version objectively against the rubric, 0–1 per criterion. {DATA_RULE}"),
+            format!("{}{listing}", shop.task()),
+            "moot_code_scores",
+            schema,
+            ReplyKind::validated(validate_scores, None),
+            Some(1200),
+            Some(shop.deadline()),
+        ))
+        .await?;
+    for (number, quality) in scores_of(turn.data.as_ref()) {
+        if let Some(version) = shop.versions.iter_mut().find(|v| v.number == number) {
+            version.quality = Some(quality);
+        }
+    }
+    Ok(())
+}
+
+/// The Judge's scores as its turn's data holds them: (version, rubric).
+pub fn scores_of(data: Option<&Value>) -> Vec<(u32, Quality)> {
+    data.and_then(|d| d.get("scores"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|item| {
+            let number = u32::try_from(item["version"].as_u64()?).ok()?;
+            let get = |f: &str| item[f].as_f64().unwrap_or(0.0).clamp(0.0, 1.0);
+            Some((
+                number,
+                Quality {
+                    correctness: get("correctness"),
+                    maintainability: get("maintainability"),
+                    performance: get("performance"),
+                    security: get("security"),
+                    tests: get("tests"),
+                },
+            ))
+        })
+        .collect()
+}
+
+/// With the `before_apply` gate, the winner is applied to the person's tree once they approve
+/// it (a rejection leaves the tree alone and the debate still concludes; a timeout pauses it).
+/// Without the gate nothing is applied: `moot code apply` does it. What happened is a note of
+/// the record, and is journaled, so a resume or an audit's re-run never applies twice.
+pub async fn apply_winner(
+    shop: &mut Workshop<'_>,
+    winner: Option<u32>,
+) -> Result<Option<Ending>, EngineError> {
+    let gates = &shop.common.gates;
+    if !(gates.enabled && gates.points.iter().any(|p| p == "before_apply")) {
+        return Ok(None);
+    }
+    let Some(number) = winner else {
+        shop.notes
+            .push("before_apply: there was no version to apply.".into());
+        return Ok(None);
+    };
+    let key = TurnKey::new(0, Phase::Tool, "apply");
+    if let Some(turn) = shop.ctx.replayed(&key) {
+        shop.notes.push(turn.content);
+        return Ok(None);
+    }
+    let origin = shop.settings.origin.clone();
+    let outcome = shop
+        .ctx
+        .gate(
+            "before_apply",
+            number,
+            format!(
+                "Apply version {number} (the winner) to {}?",
+                origin.display()
+            ),
+            json!({"version": number, "origin": origin.display().to_string()}),
+            true,
+            crate::engine::wait(gates.timeout_minutes.saturating_mul(60)),
+        )
+        .await?;
+    let note = match outcome {
+        GateOutcome::TimedOut => return Ok(Some(Ending::Paused)),
+        GateOutcome::Rejected { reason, .. } => format!(
+            "before_apply: applying version {number} was rejected ({}); your tree was not touched.",
+            if reason.trim().is_empty() {
+                "no reason given"
+            } else {
+                reason.trim()
+            }
+        ),
+        GateOutcome::Approved { .. } if !shop.settings.in_git => format!(
+            "before_apply: approved, but {} is not in git, so there is no branch to apply version {number} from; copy it from the record.",
+            origin.display()
+        ),
+        GateOutcome::Approved { .. } => {
+            let branch = format!("moot/{}", shop.ctx.debate_id);
+            let applied = match (
+                commit_of(&shop.versions, number),
+                branch_base(&origin, &branch),
+            ) {
+                (Some(target), Ok(base)) => {
+                    apply(&origin, &base, &target, false).map_err(|e| e.to_string())
+                }
+                (None, _) => Ok(Vec::new()),
+                (_, Err(e)) => Err(e),
+            };
+            match applied {
+                Ok(files) if files.is_empty() => format!(
+                    "before_apply: approved; version {number} changes nothing against your tree."
+                ),
+                Ok(files) => format!(
+                    "before_apply: approved; version {number} was applied to {}: {}.",
+                    origin.display(),
+                    files.join(", ")
+                ),
+                Err(why) => {
+                    format!("before_apply: approved, but version {number} was not applied: {why}")
+                }
+            }
+        }
+    };
+    let mut turn = Turn::pending(key, MOOT, "apply");
+    turn.content = note.clone();
+    shop.ctx.record(turn).await?;
+    shop.notes.push(note);
+    Ok(None)
+}

@@ -1,0 +1,382 @@
+//! A code debate's settings: its flags, its `[code]` table in config (hooks, time limits,
+//! phases skipped, seats' providers), and what they make together, stored with the debate.
+
+use super::super::{Flag, SettingsError, SettingsInput};
+use crate::code::hooks::Hook;
+use crate::code::roles::{self, CodePhase};
+use crate::code::worktree::safe_path;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const FLAGS: &[Flag] = &[
+    Flag {
+        name: "file",
+        value: Some("PATH"),
+        help: "A file of the project the task is about (its contents go to the seats)",
+        repeatable: true,
+    },
+    Flag {
+        name: "test",
+        value: Some("CMD"),
+        help: "The test command run after each version (default: [code.hooks] unit, else detected from the project)",
+        repeatable: false,
+    },
+    Flag {
+        name: "lint",
+        value: Some("CMD"),
+        help: "A linter run after each version (default: [code.hooks] lint)",
+        repeatable: false,
+    },
+    Flag {
+        name: "lang",
+        value: Some("LANGUAGE"),
+        help: "The language the code is written in (default: from the files written)",
+        repeatable: false,
+    },
+    Flag {
+        name: "red-blue",
+        value: None,
+        help: "Red team attacks the result, blue team hardens it (at most three rounds)",
+        repeatable: false,
+    },
+    Flag {
+        name: "seat",
+        value: Some("ROLE[=PROFILE[:MODEL]]"),
+        help: "A critic of the critique phase (default Refactorer and Security), or a seat's own provider (Generator=ollama:qwen2.5-coder); the roles: Generator, Refactorer, PerformanceAnalyzer, Security, Teacher, Compiler, Executor, Judge, Implementer, Designer",
+        repeatable: true,
+    },
+    Flag {
+        name: "skip",
+        value: Some("PHASE"),
+        help: "Leave out a phase: clarification, self-check, critique, review, optimization",
+        repeatable: true,
+    },
+    Flag {
+        name: "keep",
+        value: None,
+        help: "Keep the debate's work tree after it ends",
+        repeatable: false,
+    },
+    Flag {
+        name: "max-attempts",
+        value: Some("N"),
+        help: "Attempts of the Reflexion loop (default 3)",
+        repeatable: false,
+    },
+];
+
+/// The most bytes of one `--file` given to the seats.
+const LARGEST_CONTEXT_FILE: usize = 64 * 1024;
+/// The phases a debate may leave out (the others are what makes it a code debate).
+pub const SKIPPABLE: &[CodePhase] = &[
+    CodePhase::Clarification,
+    CodePhase::SelfCheck,
+    CodePhase::Critique,
+    CodePhase::Review,
+    CodePhase::Optimization,
+];
+/// Roles that always sit in their own phase: naming them with `--seat` gives them a provider,
+/// not a place among the critics.
+const FIXED_SEATS: &[&str] = &["Generator", "Judge", "Designer"];
+
+/// `[code]` in config.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+struct CodeConfig {
+    max_attempts: Option<u32>,
+    /// Refinements of the self-check (0–2).
+    self_check: Option<u32>,
+    /// Seconds a hook may run.
+    hook_timeout: Option<u64>,
+    /// Bytes of a hook's output kept (its tail).
+    output_cap: Option<usize>,
+    skip: Vec<String>,
+    critics: Vec<String>,
+    hooks: HooksConfig,
+    seats: BTreeMap<String, SeatConfig>,
+}
+
+/// `[code.hooks]`: the note's five kinds of hook.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+struct HooksConfig {
+    unit: Option<String>,
+    lint: Option<String>,
+    analysis: Option<String>,
+    security: Option<String>,
+    bench: Option<String>,
+}
+
+/// `[code.seats.ROLE]`: a role's own provider.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeatConfig {
+    provider: Option<String>,
+    model: Option<String>,
+}
+
+fn two() -> u32 {
+    2
+}
+
+/// Everything a code debate runs with; snapshotted with the debate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CodeSettings {
+    /// The project the debate works on (absolute).
+    pub origin: PathBuf,
+    /// Where its work tree is made.
+    pub worktrees: PathBuf,
+    /// `--file`s: path and contents, read when the debate started.
+    pub files: Vec<(String, String)>,
+    pub hooks: Vec<Hook>,
+    /// Why no hooks run, when none do.
+    pub hooks_note: Option<String>,
+    pub red_blue: bool,
+    pub keep: bool,
+    pub max_attempts: u32,
+    /// The critique phase's roles (`--seat`), by template name.
+    #[serde(default = "default_critics")]
+    pub critics: Vec<String>,
+    /// `--lang`.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Phases left out.
+    #[serde(default)]
+    pub skip: Vec<CodePhase>,
+    /// Refinements the self-check may make.
+    #[serde(default = "two")]
+    pub self_check: u32,
+    /// A role's provider snapshot, when it is not the debate's.
+    #[serde(default)]
+    pub seat_providers: BTreeMap<String, Value>,
+    /// Whether the project was in git when the debate started (else it works in a copy).
+    #[serde(default)]
+    pub in_git: bool,
+    /// An audit's re-run: versions go to a scratch tree, and commits, hook results and the
+    /// apply come from the journal, so nothing outside the scratch tree is touched.
+    #[serde(default)]
+    pub rehearsal: bool,
+}
+
+impl CodeSettings {
+    pub fn runs(&self, phase: CodePhase) -> bool {
+        !self.skip.contains(&phase)
+    }
+}
+
+pub fn default_critics() -> Vec<String> {
+    vec!["Refactorer".into(), "Security".into()]
+}
+
+fn phase_named(name: &str) -> Option<CodePhase> {
+    let wanted = name.trim().replace('_', "-").to_lowercase();
+    SKIPPABLE.iter().copied().find(|p| p.name() == wanted)
+}
+
+fn role_named(given: &str) -> Result<&'static roles::Role, String> {
+    roles::find(given).ok_or_else(|| {
+        format!(
+            "{given}: no such role; the roles are {}",
+            roles::ROLES
+                .iter()
+                .map(|r| r.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// A language name as `--lang` takes it: a word such as python, rust, c++, c#.
+fn language(given: &str) -> Result<String, String> {
+    let lang = given.trim().to_lowercase();
+    if lang.is_empty()
+        || lang.len() > 24
+        || !lang
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+#-_.".contains(c))
+    {
+        return Err(format!(
+            "--lang {given:?}: give a language's name, as in --lang python"
+        ));
+    }
+    Ok(lang)
+}
+
+pub fn settings(input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
+    let flag = |name: &str| input.flags.get(name).cloned().unwrap_or_default();
+    let config: CodeConfig = input.table("code")?;
+    let located = |key: &str, message: String| input.located("code", key, message);
+    let mut files = Vec::new();
+    for given in flag("file") {
+        let relative = safe_path(&given).map_err(|e| format!("--file {e}"))?;
+        let path = input.cwd.join(&relative);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!("--file {given}: cannot be read ({e}); give a text file of the project")
+        })?;
+        let text: String = text.chars().take(LARGEST_CONTEXT_FILE).collect();
+        files.push((relative.to_string_lossy().to_string(), text));
+    }
+    let mut critics = Vec::new();
+    let mut seat_providers = BTreeMap::new();
+    for (name, seat) in &config.seats {
+        let role = role_named(name).map_err(|e| located(name, format!("[code.seats] {e}")))?;
+        let spec = (input.resolve_provider)(seat.provider.as_deref(), seat.model.as_deref())
+            .map_err(|e| located(name, e))?;
+        seat_providers.insert(role.name.to_string(), spec);
+    }
+    for name in &config.critics {
+        let role = role_named(name).map_err(|e| located("critics", e))?;
+        if !critics.iter().any(|c: &String| c == role.name) {
+            critics.push(role.name.to_string());
+        }
+    }
+    let mut named_critics = Vec::new();
+    for given in flag("seat") {
+        let (name, provider) = match given.split_once('=') {
+            Some((name, provider)) => (name, Some(provider)),
+            None => (given.as_str(), None),
+        };
+        let role = role_named(name).map_err(|e| format!("--seat {e}"))?;
+        if let Some(provider) = provider {
+            let (profile, model) = match provider.split_once(':') {
+                Some((profile, model)) => (profile.trim(), Some(model.trim())),
+                None => (provider.trim(), None),
+            };
+            let profile = (!profile.is_empty()).then_some(profile);
+            let model = model.filter(|m| !m.is_empty());
+            if profile.is_none() && model.is_none() {
+                return Err(format!(
+                    "--seat {given}: say which provider after `=`, as in --seat {}=ollama:qwen2.5-coder",
+                    role.name
+                ));
+            }
+            let spec = (input.resolve_provider)(profile, model)
+                .map_err(|e| format!("--seat {given}: {e}"))?;
+            seat_providers.insert(role.name.to_string(), spec);
+        }
+        if !FIXED_SEATS.contains(&role.name) && !named_critics.contains(&role.name.to_string()) {
+            named_critics.push(role.name.to_string());
+        }
+    }
+    if !named_critics.is_empty() {
+        critics = named_critics;
+    }
+    if critics.is_empty() {
+        critics = default_critics();
+    }
+    let max_attempts = match flag("max-attempts").first() {
+        Some(n) => n
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=10).contains(n))
+            .ok_or_else(|| format!("--max-attempts takes 1–10, not {n:?}"))?,
+        None => match config.max_attempts {
+            Some(n) if !(1..=10).contains(&n) => {
+                return Err(located(
+                    "max_attempts",
+                    format!("max_attempts takes 1–10, not {n}"),
+                ));
+            }
+            Some(n) => n,
+            None => 3,
+        },
+    };
+    let self_check = match config.self_check {
+        Some(n) if n > 2 => {
+            return Err(located(
+                "self_check",
+                format!("self_check refines at most 2 times, not {n}"),
+            ));
+        }
+        Some(n) => n,
+        None => 2,
+    };
+    let timeout = match config.hook_timeout {
+        Some(s) if !(1..=86_400).contains(&s) => {
+            return Err(located(
+                "hook_timeout",
+                format!("hook_timeout is 1 second to a day, not {s}"),
+            ));
+        }
+        Some(s) => Duration::from_secs(s),
+        None => Duration::from_secs(300),
+    };
+    let output_cap = match config.output_cap {
+        Some(n) if !(256..=4 * 1024 * 1024).contains(&n) => {
+            return Err(located(
+                "output_cap",
+                format!("output_cap is 256 bytes to 4 MiB, not {n}"),
+            ));
+        }
+        Some(n) => n,
+        None => 16 * 1024,
+    };
+    let mut skip = Vec::new();
+    let given_skips = flag("skip");
+    for name in config.skip.iter().chain(given_skips.iter()) {
+        let phase = phase_named(name).ok_or_else(|| {
+            let message = format!(
+                "{name:?} is not a phase that can be left out; those are clarification, self-check, critique, review, optimization"
+            );
+            if given_skips.contains(name) {
+                format!("--skip {message}")
+            } else {
+                located("skip", message)
+            }
+        })?;
+        if !skip.contains(&phase) {
+            skip.push(phase);
+        }
+    }
+    let language = flag("lang").first().map(|l| language(l)).transpose()?;
+    let test = flag("test")
+        .first()
+        .cloned()
+        .or(config.hooks.unit.clone())
+        .or_else(|| crate::code::detect::test_command(input.cwd));
+    let hook = |name: &str, command: String| Hook {
+        name: name.into(),
+        command,
+        timeout,
+        output_cap,
+    };
+    let mut hooks = Vec::new();
+    if let Some(test) = test {
+        hooks.push(hook("test", test));
+    }
+    if let Some(lint) = flag("lint").first().cloned().or(config.hooks.lint.clone()) {
+        hooks.push(hook("lint", lint));
+    }
+    for (name, command) in [
+        ("analysis", &config.hooks.analysis),
+        ("security", &config.hooks.security),
+        ("bench", &config.hooks.bench),
+    ] {
+        if let Some(command) = command {
+            hooks.push(hook(name, command.clone()));
+        }
+    }
+    let settings = CodeSettings {
+        origin: input.cwd.to_path_buf(),
+        worktrees: std::env::temp_dir(),
+        files,
+        hooks_note: hooks.is_empty().then(|| {
+            "No --test was given, none is in [code.hooks] and none was detected: the debate ran without hooks, so no version is known to pass.".into()
+        }),
+        hooks,
+        red_blue: input.flags.contains_key("red-blue"),
+        keep: input.flags.contains_key("keep"),
+        max_attempts,
+        critics,
+        language,
+        skip,
+        self_check,
+        seat_providers,
+        in_git: crate::code::worktree::in_git(input.cwd),
+        rehearsal: false,
+    };
+    serde_json::to_value(&settings).map_err(|e| e.to_string())
+}

@@ -1,0 +1,546 @@
+//! What a code debate keeps between its steps (the work tree, the versions, the test history),
+//! and the steps every phase shares: writing a version into the tree, and settling it —
+//! committing it and running the hooks once, journaled, so a resume or an audit's re-run reads
+//! the results instead of running anything again.
+
+use super::settings::CodeSettings;
+use super::{GENERATOR, SECURITY};
+use crate::code::hooks::{self, HookResult};
+use crate::code::loops::{Attack, Coder, Teams};
+use crate::code::record::Reflection;
+use crate::code::versions::Version;
+use crate::code::worktree::WorkTree;
+use crate::code::{detect, reply};
+use crate::debate::{Named, Phase, Turn, TurnKey, TurnStatus};
+use crate::engine::{Context, EngineError, ReplyKind};
+use crate::protocol::Common;
+use crate::protocol::kit;
+use crate::protocol::prompts::{DATA_RULE, fenced};
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use tokio::time::Instant;
+
+/// The seat moot's own steps are recorded under (hooks, apply): no pane shows it.
+pub const MOOT: &str = "moot";
+
+/// What settling a version recorded: its commit and the hooks' results.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Settled {
+    pub commit: Option<String>,
+    pub results: Vec<HookResult>,
+}
+
+pub struct Workshop<'a> {
+    pub ctx: &'a Context,
+    pub common: &'a Common,
+    pub settings: &'a CodeSettings,
+    pub tree: WorkTree,
+    pub versions: Vec<Version>,
+    pub tests: Vec<(u32, HookResult)>,
+    pub notes: Vec<String>,
+    /// (question, answer, who answered), from the clarification phase.
+    pub clarifications: Vec<(String, String, String)>,
+    /// Versions settled so far, by number.
+    settled: BTreeMap<u32, Vec<HookResult>>,
+}
+
+impl<'a> Workshop<'a> {
+    pub fn new(
+        ctx: &'a Context,
+        common: &'a Common,
+        settings: &'a CodeSettings,
+        tree: WorkTree,
+    ) -> Self {
+        Workshop {
+            ctx,
+            common,
+            settings,
+            tree,
+            versions: Vec::new(),
+            tests: Vec::new(),
+            notes: Vec::new(),
+            clarifications: Vec::new(),
+            settled: BTreeMap::new(),
+        }
+    }
+
+    pub fn deadline(&self) -> Instant {
+        Instant::now() + self.common.round_timeout
+    }
+
+    /// Tells the faces which phase the debate is in.
+    pub fn stage(&self, phase: crate::code::roles::CodePhase) {
+        self.ctx.emit(crate::debate::Event::Stage {
+            name: phase.name().into(),
+        });
+    }
+
+    /// The task as every seat reads it: the question, the language, the clarifications and the
+    /// project's files.
+    pub fn task(&self) -> String {
+        let mut text = format!("Task: {}\n", self.common.question.trim());
+        if let Some(language) = &self.settings.language {
+            text.push_str(&format!("Write it in {language}.\n"));
+        }
+        if !self.clarifications.is_empty() {
+            text.push_str("\nClarifications:\n");
+            for (question, answer, by) in &self.clarifications {
+                text.push_str(&format!("- {question} → {answer} ({by})\n"));
+            }
+        }
+        for (path, content) in &self.settings.files {
+            text.push_str(&format!(
+                "\nThe project's `{path}`:\n{}\n",
+                fenced("project", "file", content)
+            ));
+        }
+        text
+    }
+
+    pub fn latest_code(&self) -> String {
+        self.versions
+            .last()
+            .map(|v| {
+                v.files
+                    .iter()
+                    .map(|(p, c)| {
+                        format!(
+                            "\n`{p}` (version {}):\n{}\n",
+                            v.number,
+                            fenced(GENERATOR, "code", c)
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The hooks' results on a version as the next prompt reads them.
+    pub fn outcome(results: &[HookResult]) -> String {
+        results
+            .iter()
+            .map(|r| format!("{}\n{}\n", r.summary(), fenced("hook", "output", &r.tail)))
+            .collect()
+    }
+
+    pub fn next_number(&self) -> u32 {
+        self.versions.last().map_or(1, |v| v.number + 1)
+    }
+
+    /// The Generator (or blue) writes version `number` in `phase` and it is written to the
+    /// tree (refused paths recorded). None when the reply could not be used.
+    pub async fn write_version(
+        &mut self,
+        number: u32,
+        phase: Phase,
+        ask: &str,
+    ) -> Result<Option<u32>, EngineError> {
+        self.ctx.emit(crate::debate::Event::RoundStarted {
+            round: number,
+            limit: None,
+        });
+        let language = match &self.settings.language {
+            Some(language) => format!(" Write {language}."),
+            None => String::new(),
+        };
+        let turn = self
+            .ctx
+            .speak(kit::structured_speech(
+                TurnKey::new(number, phase, GENERATOR),
+                Some("Generator".into()),
+                format!(
+                    "You are the Generator in a code debate. {}{language} Write whole files; paths are \
+                     relative to the project root. You never run commands: moot runs the tests. {DATA_RULE}",
+                    crate::code::roles::find("Generator").map_or("", |r| r.focus)
+                ),
+                format!("{}{}\n{ask}", self.task(), self.latest_code()),
+                "moot_code",
+                reply::schema(),
+                ReplyKind::validated(validate_code, Some("summary")),
+                Some(4000),
+                Some(self.deadline()),
+            ))
+            .await?;
+        if turn.status != TurnStatus::Ok {
+            self.notes.push(format!(
+                "version {number} could not be written: {}",
+                turn.note.clone().unwrap_or_default()
+            ));
+            return Ok(None);
+        }
+        let parsed: reply::CodeReply = match turn.data.clone().map(serde_json::from_value) {
+            Some(Ok(parsed)) => parsed,
+            _ => return Ok(None),
+        };
+        for refused in &parsed.refused {
+            self.notes
+                .push(format!("version {number}: refused {refused}"));
+        }
+        for (path, content) in &parsed.files {
+            if let Err(why) = self.tree.write(path, content) {
+                self.notes.push(format!("version {number}: refused {why}"));
+            }
+        }
+        let language = self.settings.language.clone().unwrap_or_else(|| {
+            parsed
+                .files
+                .first()
+                .map_or("text", |(p, _)| detect::language(p))
+                .to_string()
+        });
+        self.versions.push(Version {
+            number,
+            language,
+            files: parsed.files,
+            commit: None,
+            quality: None,
+            passed: None,
+            failed: None,
+            hooks_ok: None,
+            summary: parsed.summary,
+            phase: phase.as_str().into(),
+        });
+        Ok(Some(number))
+    }
+
+    /// Commits version `number` and runs the hooks on it, once: a version settled before (in
+    /// this run, or in the journal before a crash) gives its recorded results back.
+    pub async fn settle(&mut self, number: u32) -> Result<Vec<HookResult>, EngineError> {
+        if let Some(results) = self.settled.get(&number) {
+            return Ok(results.clone());
+        }
+        let key = TurnKey::new(number, Phase::Tool, MOOT);
+        let settled = match self.ctx.replayed(&key) {
+            Some(turn) => turn
+                .data
+                .and_then(|d| serde_json::from_value::<Settled>(d).ok())
+                .unwrap_or_default(),
+            None => {
+                let summary = self
+                    .versions
+                    .iter()
+                    .find(|v| v.number == number)
+                    .map(|v| v.summary.clone())
+                    .unwrap_or_default();
+                let commit = self
+                    .tree
+                    .commit(number, &summary)
+                    .map_err(EngineError::Setup)?;
+                let mut results = Vec::new();
+                for hook in &self.settings.hooks {
+                    self.ctx.emit(crate::debate::Event::Notice {
+                        message: format!(
+                            "version {number}: running {} ({})",
+                            hook.name, hook.command
+                        ),
+                    });
+                    results.push(hooks::run(hook, &self.tree.root).await);
+                }
+                let settled = Settled { commit, results };
+                let mut turn = Turn::pending(key, "moot", "hooks");
+                turn.content = if settled.results.is_empty() {
+                    "no hooks ran".into()
+                } else {
+                    settled
+                        .results
+                        .iter()
+                        .map(HookResult::summary)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                };
+                turn.data = serde_json::to_value(&settled).ok();
+                self.ctx.record(turn).await?;
+                settled
+            }
+        };
+        let results = settled.results;
+        for result in &results {
+            self.tests.push((number, result.clone()));
+        }
+        if !results.is_empty() {
+            self.ctx.emit(crate::debate::Event::Hooks {
+                version: number,
+                results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
+            });
+        }
+        if let Some(version) = self.versions.iter_mut().find(|v| v.number == number) {
+            version.commit = settled.commit;
+            if !results.is_empty() {
+                version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
+                version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
+                version.hooks_ok = Some(results.iter().all(HookResult::ok));
+            }
+        }
+        self.settled.insert(number, results.clone());
+        Ok(results)
+    }
+
+    /// The self-check: the Generator drafts code with tests of its own, the hooks run, and a
+    /// failing draft is refined from their output, at most `self_check` times. The last draft
+    /// is the proposal.
+    async fn self_check(&mut self) -> Result<Option<u32>, EngineError> {
+        self.stage(crate::code::roles::CodePhase::SelfCheck);
+        let number = self.next_number();
+        let Some(mut latest) = self
+            .write_version(
+                number,
+                Phase::SelfCheck,
+                "Self-check: draft an implementation together with tests of your own for it \
+                 (test files the project's test command runs), so the draft is tested before \
+                 the debate sees it.",
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let mut results = self.settle(latest).await?;
+        for _ in 0..self.settings.self_check {
+            if results.iter().all(HookResult::ok) {
+                break;
+            }
+            let number = self.next_number();
+            let ask = format!(
+                "Self-check output of your draft (version {latest}):\n{}\nAnalyse the failures and refine the draft, code and tests.",
+                Workshop::outcome(&results)
+            );
+            let Some(refined) = self.write_version(number, Phase::SelfCheck, &ask).await? else {
+                break;
+            };
+            latest = refined;
+            results = self.settle(latest).await?;
+        }
+        Ok(Some(latest))
+    }
+}
+
+fn validate_code(reply: &Value) -> Result<Value, String> {
+    let parsed = reply::parse(reply)?;
+    serde_json::to_value(parsed).map_err(|e| e.to_string())
+}
+
+fn validate_reflection(reply: &Value) -> Result<Value, String> {
+    for field in ["root_cause", "went_wrong", "change_next"] {
+        if reply
+            .get(field)
+            .and_then(Value::as_str)
+            .is_none_or(|s| s.trim().is_empty())
+        {
+            return Err(format!("`{field}` is needed"));
+        }
+    }
+    if !reply
+        .get("confidence")
+        .and_then(Value::as_f64)
+        .is_some_and(|c| (0.0..=1.0).contains(&c))
+    {
+        return Err("`confidence` is a number 0–1".into());
+    }
+    Ok(reply.clone())
+}
+
+fn validate_attacks(reply: &Value) -> Result<Value, String> {
+    reply
+        .get("attacks")
+        .and_then(Value::as_array)
+        .ok_or("`attacks` must be a list")?;
+    Ok(reply.clone())
+}
+
+/// A reflection as the journal holds it (the turn's data), for the record and `moot code
+/// episodes`.
+pub fn reflection_of(attempt: u32, data: &Value) -> Reflection {
+    let text = |f: &str| {
+        data.get(f)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    Reflection {
+        attempt,
+        root_cause: text("root_cause"),
+        went_wrong: text("went_wrong"),
+        change_next: text("change_next"),
+        confidence: data
+            .get("confidence")
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0),
+    }
+}
+
+impl Coder for Workshop<'_> {
+    fn generate<'a>(
+        &'a mut self,
+        attempt: u32,
+        reflections: &'a [Reflection],
+    ) -> BoxFuture<'a, Result<u32, String>> {
+        Box::pin(async move {
+            if attempt == 1
+                && self.settings.runs(crate::code::roles::CodePhase::SelfCheck)
+                && !self.settings.hooks.is_empty()
+                && let Some(draft) = self.self_check().await.map_err(|e| e.to_string())?
+            {
+                self.stage(crate::code::roles::CodePhase::Proposal);
+                return Ok(draft);
+            }
+            self.stage(crate::code::roles::CodePhase::Proposal);
+            let mut ask = if attempt == 1 {
+                "Propose an implementation.".to_string()
+            } else {
+                "Your earlier attempt failed its tests. Write a new version.".to_string()
+            };
+            if !reflections.is_empty() {
+                ask.push_str("\n\nReflections on earlier attempts:\n");
+                for r in reflections {
+                    ask.push_str(&format!(
+                        "- attempt {}: root cause: {}; what went wrong: {}; change next: {}\n",
+                        r.attempt, r.root_cause, r.went_wrong, r.change_next
+                    ));
+                }
+            }
+            let number = self.next_number();
+            self.write_version(number, Phase::Proposal, &ask)
+                .await
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("the Generator wrote no usable version {number}"))
+        })
+    }
+
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>> {
+        Box::pin(async move { self.settle(version).await.map_err(|e| e.to_string()) })
+    }
+
+    fn reflect<'a>(
+        &'a mut self,
+        attempt: u32,
+        results: &'a [HookResult],
+    ) -> BoxFuture<'a, Result<Reflection, String>> {
+        Box::pin(async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "root_cause": {"type": "string"},
+                    "went_wrong": {"type": "string"},
+                    "change_next": {"type": "string"},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1}
+                },
+                "required": ["root_cause", "went_wrong", "change_next", "confidence"]
+            });
+            // Keyed by the version reflected on, so the journal says which code it is about.
+            let version = self.versions.last().map_or(attempt, |v| v.number);
+            let turn = self
+                .ctx
+                .speak(kit::structured_speech(
+                    TurnKey::new(version, Phase::Reflection, GENERATOR),
+                    Some("Generator".into()),
+                    format!("You are the Generator in a code debate, reflecting on a failed attempt. {DATA_RULE}"),
+                    format!(
+                        "{}{}\nThe tests on it:\n{}\nWrite a reflection: the root cause, what went wrong, what to change next, and your confidence in that fix (0–1).",
+                        self.task(),
+                        self.latest_code(),
+                        Workshop::outcome(results)
+                    ),
+                    "moot_code_reflection",
+                    schema,
+                    ReplyKind::validated(validate_reflection, None),
+                    Some(600),
+                    Some(self.deadline()),
+                ))
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(reflection_of(attempt, &turn.data.unwrap_or_default()))
+        })
+    }
+}
+
+impl Teams for Workshop<'_> {
+    fn attack(&mut self, round: u32, version: u32) -> BoxFuture<'_, Result<Vec<Attack>, String>> {
+        Box::pin(async move {
+            let schema = json!({
+                "type": "object",
+                "properties": {"attacks": {"type": "array", "maxItems": 5, "items": {
+                    "type": "object",
+                    "properties": {
+                        "attack": {"type": "string"},
+                        "test_path": {"type": "string"},
+                        "test_content": {"type": "string"}
+                    },
+                    "required": ["attack"]
+                }}},
+                "required": ["attacks"]
+            });
+            let turn = self
+                .ctx
+                .speak(kit::structured_speech(
+                    TurnKey::new(round, Phase::Attack, SECURITY),
+                    Some("Security".into()),
+                    format!("You are the red team of a code debate: break the code with adversarial inputs, edge cases, injection and stress cases, as runnable tests where you can. Report only what you have not reported before; none when you find nothing new. {DATA_RULE}"),
+                    format!(
+                        "{}{}\nRound {round} of the red team: attack version {version}.",
+                        self.task(),
+                        self.latest_code()
+                    ),
+                    "moot_attacks",
+                    schema,
+                    ReplyKind::validated(validate_attacks, None),
+                    Some(2000),
+                    Some(self.deadline()),
+                ))
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut attacks = Vec::new();
+            for item in turn
+                .data
+                .as_ref()
+                .and_then(|d| d.get("attacks"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let attack = item["attack"].as_str().unwrap_or("").trim().to_string();
+                if attack.is_empty() {
+                    continue;
+                }
+                let test = match (item["test_path"].as_str(), item["test_content"].as_str()) {
+                    (Some(path), Some(content)) => match self.tree.write(path, content) {
+                        Ok(()) => Some(path.to_string()),
+                        Err(why) => {
+                            self.notes.push(format!("red team: refused {why}"));
+                            None
+                        }
+                    },
+                    _ => None,
+                };
+                attacks.push(Attack { attack, test });
+            }
+            Ok(attacks)
+        })
+    }
+
+    fn defend<'a>(
+        &'a mut self,
+        round: u32,
+        attacks: &'a [Attack],
+    ) -> BoxFuture<'a, Result<u32, String>> {
+        Box::pin(async move {
+            let listed: String = attacks
+                .iter()
+                .map(|a| format!("- {}\n", a.attack))
+                .collect();
+            let number = self.next_number();
+            self.write_version(
+                number,
+                Phase::Defence,
+                &format!("You are the blue team (round {round}): harden the code against these attacks, keeping it passing its tests:\n{listed}"),
+            )
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("blue wrote no usable version {number}"))
+        })
+    }
+
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>> {
+        Box::pin(async move { self.settle(version).await.map_err(|e| e.to_string()) })
+    }
+}
