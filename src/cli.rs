@@ -445,6 +445,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_lessons: bool,
 
+    /// Stop for approval at these gates (comma-separated: after_round, before_synthesis, or a
+    /// protocol's own such as before_apply), instead of `[gates]` in config.
+    #[arg(long, value_name = "POINTS", value_delimiter = ',')]
+    pub gates: Option<Vec<String>>,
+
     /// The flags protocols add (`--option`, `--context`…), as given: name → values.
     #[arg(skip)]
     pub protocol_flags: std::collections::BTreeMap<String, Vec<String>>,

@@ -523,13 +523,32 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
     }
     settings.follow_up = args.follow_up;
     settings.sequential = args.sequential;
+    // `--gates` names the points for this debate, and turns gates on.
+    if let Some(points) = &args.gates {
+        for point in points {
+            if !protocol.gate_points().contains(&point.as_str()) {
+                return Err(Failure::usage(format!(
+                    "--gates {point}: not a gate of the {} protocol; its gates are {}",
+                    protocol.name(),
+                    protocol.gate_points().join(", ")
+                )));
+            }
+        }
+        settings.gates.enabled = true;
+        settings.gates.points = points.clone();
+    }
     // Gates at points the protocol does not stop at are a mistake in the config.
-    if config.gates.enabled {
+    if settings.gates.enabled {
         let where_ = |key: &str| match &config.source {
             Some(path) => format!("{}: [gates] ", moot::config::locate(path, key)),
             None => "[gates] ".to_string(),
         };
-        for point in &config.gates.points {
+        let from_config = if args.gates.is_some() {
+            &[][..]
+        } else {
+            &config.gates.points[..]
+        };
+        for point in from_config {
             if !protocol.gate_points().contains(&point.as_str()) {
                 return Err(Failure::usage(format!(
                     "{}{point:?} is not a gate of the {} protocol; its gates are {}",
