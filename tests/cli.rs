@@ -4950,6 +4950,8 @@ fn a_code_debate_self_checks_its_draft_and_applies_the_winner_only_once_approved
             "clarification",
             "--gates",
             "before_apply",
+            "--seat",
+            "Judge=:judge-model",
             "Make calc.sh add its two arguments",
         ])
         .stdin(Stdio::piped())
@@ -5013,6 +5015,29 @@ fn a_code_debate_self_checks_its_draft_and_applies_the_winner_only_once_approved
             && drafts[1].contains("1 passed, 1 failed"),
         "{}",
         drafts[1]
+    );
+    // The Judge sat on its own model (`--seat Judge=:judge-model`), the Generator on the
+    // debate's.
+    let seen = server.seen();
+    let scoring = seen.iter().find(|s| s.kind == "code_scores").unwrap();
+    assert_eq!(scoring.body["model"], "judge-model");
+    assert_ne!(
+        seen.iter().find(|s| s.kind == "code").unwrap().body["model"],
+        "judge-model"
+    );
+    // An audit re-runs it from the journal alone: the same record, nothing asked, no hook
+    // run, nothing applied again.
+    let verified = home.run(None, &["audit", &id, "--verify"]);
+    assert_eq!(
+        verified.status.code(),
+        Some(0),
+        "{}{}",
+        stderr(&verified),
+        String::from_utf8_lossy(&verified.stdout)
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        "#!/bin/sh\necho $(( $1 + $2 ))\n"
     );
     // The gate is on the record with who approved it.
     let gates: Value =

@@ -69,6 +69,40 @@ pub fn commit_of(versions: &[Version], number: u32) -> Option<String> {
         .next_back()
 }
 
+/// The most lines of a diff kept for the faces.
+const LONGEST_DIFF: usize = 400;
+
+/// A unified diff from one version's files to the next (a file new in `to` is diffed from
+/// nothing), at most `LONGEST_DIFF` lines.
+pub fn diff(from: &[(String, String)], to: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (path, content) in to {
+        let before = from
+            .iter()
+            .find(|(p, _)| p == path)
+            .map_or("", |(_, c)| c.as_str());
+        if before == content {
+            continue;
+        }
+        let text = similar::TextDiff::from_lines(before, content.as_str())
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{path}"), &format!("b/{path}"))
+            .to_string();
+        out.push_str(&text);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    let lines: Vec<&str> = out.lines().collect();
+    if lines.len() > LONGEST_DIFF {
+        let mut kept = lines[..LONGEST_DIFF].join("\n");
+        kept.push_str(&format!("\n… {} more lines", lines.len() - LONGEST_DIFF));
+        return kept;
+    }
+    out
+}
+
 /// Why a version won, for the record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Winner {
@@ -173,6 +207,26 @@ mod tests {
             version(2, Some(true), (5, 0), 0.7),
         ];
         assert_eq!(winner(&tie).unwrap().number, 2);
+    }
+
+    #[test]
+    fn a_diff_shows_what_changed_and_a_new_file_whole() {
+        let v1 = vec![("calc.sh".to_string(), "a\nb\n".to_string())];
+        let v2 = vec![
+            ("calc.sh".to_string(), "a\nc\n".to_string()),
+            ("test.sh".to_string(), "t\n".to_string()),
+        ];
+        let text = diff(&v1, &v2);
+        assert!(text.contains("--- a/calc.sh\n+++ b/calc.sh"), "{text}");
+        assert!(text.contains("-b\n+c"), "{text}");
+        assert!(
+            text.contains("+++ b/test.sh") && text.contains("+t"),
+            "{text}"
+        );
+        assert_eq!(diff(&v2, &v2), "");
+        let long: String = (0..1000).map(|i| format!("{i}\n")).collect();
+        let cut = diff(&[], &[("big".into(), long)]);
+        assert!(cut.ends_with("more lines") && cut.lines().count() == LONGEST_DIFF + 1);
     }
 
     #[test]

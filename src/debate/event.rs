@@ -136,6 +136,15 @@ pub enum Event {
     Stage {
         name: String,
     },
+    /// A code debate settled a version: its number, the phase that wrote it, its summary,
+    /// whether its hooks passed (None: none ran), and its diff from the version before.
+    Version {
+        number: u32,
+        phase: String,
+        summary: String,
+        passes: Option<bool>,
+        diff: String,
+    },
     /// A code debate's hooks ran on a version: each hook's one-line summary and whether it
     /// passed.
     Hooks {

@@ -18,6 +18,8 @@ super::vocabulary! {
         /// A code debate's hook runs, version by version (in place of the stores and the map,
         /// which code debates do not build).
         Tests,
+        /// A code debate's versions, with the latest one's diff highlighted.
+        Versions,
     }
 }
 

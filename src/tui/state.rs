@@ -8,6 +8,16 @@ use crate::debate::{
 };
 use crate::sanitize;
 
+/// One version of a code debate as the Versions panel shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionView {
+    pub number: u32,
+    pub phase: String,
+    pub summary: String,
+    pub passes: Option<bool>,
+    pub diff: String,
+}
+
 /// What a seat's pane shows beyond its finished turns.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SeatActivity {
@@ -113,6 +123,8 @@ pub struct DebateView {
     pub scores: Vec<crate::debate::TurnScore>,
     /// The named phase a protocol said it is in (a code debate's), for the header.
     pub stage: Option<String>,
+    /// A code debate's versions as they are settled (sanitized).
+    pub versions: Vec<VersionView>,
     /// A code debate's hook runs: version, summary, passed.
     pub hooks: Vec<(u32, String, bool)>,
     /// The closing vote, once counted (sanitized).
@@ -383,6 +395,22 @@ impl DebateView {
             }
             Event::Stage { name } => {
                 self.stage = Some(sanitize::clean(name));
+                self.generation += 1;
+            }
+            Event::Version {
+                number,
+                phase,
+                summary,
+                passes,
+                diff,
+            } => {
+                self.versions.push(VersionView {
+                    number: *number,
+                    phase: sanitize::clean(phase),
+                    summary: sanitize::clean(summary),
+                    passes: *passes,
+                    diff: sanitize::clean(diff),
+                });
                 self.generation += 1;
             }
             Event::Hooks { version, results } => {

@@ -108,7 +108,7 @@ impl super::Protocol for Code {
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "role".into(),
-            panels: vec![SidePanel::Tests],
+            panels: vec![SidePanel::Tests, SidePanel::Versions],
             outcome_title: "Result".into(),
             follow_up: false,
             opening: "Setting up the work tree…".into(),

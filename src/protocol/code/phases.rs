@@ -56,7 +56,29 @@ fn validate_questions(reply: &Value) -> Result<Value, String> {
             return Err("every question needs its `question`".into());
         }
     }
-    Ok(reply.clone())
+    let text: String = reply["questions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|q| {
+            format!(
+                "- [{}] {}\n",
+                q["category"].as_str().unwrap_or("").replace('_', " "),
+                q["question"].as_str().unwrap_or("").trim()
+            )
+        })
+        .collect();
+    Ok(with_text(
+        reply,
+        if text.is_empty() {
+            format!(
+                "No questions (confidence {:.0} %).",
+                reply["confidence"].as_f64().unwrap_or(0.0) * 100.0
+            )
+        } else {
+            text
+        },
+    ))
 }
 
 fn validate_answers(reply: &Value) -> Result<Value, String> {
@@ -70,7 +92,27 @@ fn validate_answers(reply: &Value) -> Result<Value, String> {
     {
         return Err("every answer needs its `answer`".into());
     }
-    Ok(reply.clone())
+    let text: String = answers
+        .iter()
+        .map(|a| {
+            format!(
+                "- {} → {}\n",
+                a["question"].as_str().unwrap_or("").trim(),
+                a["answer"].as_str().unwrap_or("").trim()
+            )
+        })
+        .collect();
+    Ok(with_text(reply, text))
+}
+
+/// The reply with `text`, what its pane shows, made from its fields (models write no prose
+/// for these replies).
+pub fn with_text(reply: &Value, text: String) -> Value {
+    let mut reply = reply.clone();
+    if let Some(map) = reply.as_object_mut() {
+        map.insert("text".into(), Value::String(text));
+    }
+    reply
 }
 
 /// The dehallucination step: the Generator asks what it must know, by category; the person
@@ -112,7 +154,7 @@ pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineEr
                 format!("{}\nWhat do you need to know before you write it?", shop.task()),
                 "moot_code_questions",
                 schema.clone(),
-                ReplyKind::validated(validate_questions, None),
+                ReplyKind::validated(validate_questions, Some("text")),
                 Some(800),
                 Some(shop.deadline()),
             ))
@@ -220,7 +262,7 @@ async fn designer_answers(
             format!("{}\nThe Generator asks:\n{listed}", shop.task()),
             "moot_code_answers",
             schema,
-            ReplyKind::validated(validate_answers, None),
+            ReplyKind::validated(validate_answers, Some("text")),
             Some(800),
             Some(shop.deadline()),
         ))
@@ -363,7 +405,11 @@ fn validate_scores(reply: &Value) -> Result<Value, String> {
         .get("scores")
         .and_then(Value::as_array)
         .ok_or("`scores` must be a list, one per version")?;
-    Ok(reply.clone())
+    let text: String = scores_of(Some(reply))
+        .iter()
+        .map(|(n, q)| format!("- v{n}: {:.2}\n", q.score()))
+        .collect();
+    Ok(with_text(reply, text))
 }
 
 /// The Judge's rubric for every version (0–1 per criterion), one call.
@@ -412,7 +458,7 @@ pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
             format!("{}{listing}", shop.task()),
             "moot_code_scores",
             schema,
-            ReplyKind::validated(validate_scores, None),
+            ReplyKind::validated(validate_scores, Some("text")),
             Some(1200),
             Some(shop.deadline()),
         ))

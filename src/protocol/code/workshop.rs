@@ -265,13 +265,28 @@ impl<'a> Workshop<'a> {
                 results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
             });
         }
-        if let Some(version) = self.versions.iter_mut().find(|v| v.number == number) {
+        let index = self.versions.iter().position(|v| v.number == number);
+        if let Some(version) = index.map(|i| &mut self.versions[i]) {
             version.commit = settled.commit;
             if !results.is_empty() {
                 version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
                 version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
                 version.hooks_ok = Some(results.iter().all(HookResult::ok));
             }
+        }
+        if let Some(i) = index {
+            let version = &self.versions[i];
+            // The first version is diffed from the project's files the seats were given.
+            let before = i
+                .checked_sub(1)
+                .map_or(&self.settings.files[..], |p| &self.versions[p].files[..]);
+            self.ctx.emit(crate::debate::Event::Version {
+                number,
+                phase: version.phase.clone(),
+                summary: version.summary.clone(),
+                passes: version.hooks_ok,
+                diff: crate::code::versions::diff(before, &version.files),
+            });
         }
         self.settled.insert(number, results.clone());
         Ok(results)
@@ -337,7 +352,16 @@ fn validate_reflection(reply: &Value) -> Result<Value, String> {
     {
         return Err("`confidence` is a number 0–1".into());
     }
-    Ok(reply.clone())
+    let field = |f: &str| reply[f].as_str().unwrap_or("").trim().to_string();
+    Ok(super::phases::with_text(
+        reply,
+        format!(
+            "- Root cause: {}\n- What went wrong: {}\n- Next: {}",
+            field("root_cause"),
+            field("went_wrong"),
+            field("change_next")
+        ),
+    ))
 }
 
 fn validate_attacks(reply: &Value) -> Result<Value, String> {
@@ -345,7 +369,20 @@ fn validate_attacks(reply: &Value) -> Result<Value, String> {
         .get("attacks")
         .and_then(Value::as_array)
         .ok_or("`attacks` must be a list")?;
-    Ok(reply.clone())
+    let text: String = reply["attacks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| format!("- {}\n", a["attack"].as_str().unwrap_or("").trim()))
+        .collect();
+    Ok(super::phases::with_text(
+        reply,
+        if text.is_empty() {
+            "Nothing new to attack.".into()
+        } else {
+            text
+        },
+    ))
 }
 
 /// A reflection as the journal holds it (the turn's data), for the record and `moot code
@@ -443,7 +480,7 @@ impl Coder for Workshop<'_> {
                     ),
                     "moot_code_reflection",
                     schema,
-                    ReplyKind::validated(validate_reflection, None),
+                    ReplyKind::validated(validate_reflection, Some("text")),
                     Some(600),
                     Some(self.deadline()),
                 ))
@@ -483,7 +520,7 @@ impl Teams for Workshop<'_> {
                     ),
                     "moot_attacks",
                     schema,
-                    ReplyKind::validated(validate_attacks, None),
+                    ReplyKind::validated(validate_attacks, Some("text")),
                     Some(2000),
                     Some(self.deadline()),
                 ))

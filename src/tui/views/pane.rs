@@ -54,10 +54,17 @@ fn separator(label: &str, width: usize, theme: &Theme) -> Line<'static> {
 
 /// A separator's label: `round 2 · rebuttal`, `version 3 · self check`.
 pub fn step_label(round_name: &str, round: u32, phase: crate::debate::Phase) -> String {
-    format!(
-        "{round_name} {round} · {}",
-        phase.as_str().replace('_', " ")
-    )
+    use crate::debate::Phase;
+    let name = phase.as_str().replace('_', " ");
+    match phase {
+        // A code debate counts versions, but its verdict belongs to none, and its questions
+        // and red's attacks come in rounds of their own.
+        _ if round == 0 && round_name != "round" => name,
+        Phase::Clarification | Phase::Attack if round_name != "round" => {
+            format!("{name} · round {round}")
+        }
+        _ => format!("{round_name} {round} · {name}"),
+    }
 }
 
 fn turn_lines(turn: &Turn, round_name: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {

@@ -20,7 +20,17 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         return;
     }
     if app.view.presentation.panels.contains(&SidePanel::Tests) {
-        hooks(frame, area, app, theme);
+        if app.view.presentation.panels.contains(&SidePanel::Versions) {
+            let rows = (app.view.hooks.len().max(1) as u16 + 2).min(area.height / 3);
+            let [top, rest] = Layout::default()
+                .direction(Direction::Vertical)
+                .constraints([Constraint::Length(rows), Constraint::Min(0)])
+                .areas(area);
+            hooks(frame, top, app, theme);
+            versions(frame, rest, app, theme);
+        } else {
+            hooks(frame, area, app, theme);
+        }
         return;
     }
     let area = match &app.view.topology {
@@ -259,6 +269,78 @@ fn hooks(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ])
         })
         .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A code debate's versions, newest last, then the newest one's diff highlighted (syntect's
+/// diff syntax), cut to the panel's height.
+fn versions(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let block = panel("Versions", theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(latest) = app.view.versions.last() else {
+        frame.render_widget(
+            Paragraph::new(Line::styled("No version is written yet.", theme.dim)),
+            inner,
+        );
+        return;
+    };
+    let (pass, fail, untested) = if theme.ascii {
+        ("ok", "!!", "--")
+    } else {
+        ("✓", "✗", "·")
+    };
+    let width = inner.width as usize;
+    // The list takes at most half the panel; the diff the rest.
+    let listed = app
+        .view
+        .versions
+        .len()
+        .min(inner.height as usize / 2)
+        .max(1);
+    let mut lines: Vec<Line> = app.view.versions[app.view.versions.len() - listed..]
+        .iter()
+        .map(|v| {
+            let (mark, style) = match v.passes {
+                Some(true) => (pass, theme.accent),
+                Some(false) => (fail, theme.warning),
+                None => (untested, theme.dim),
+            };
+            let text: String = format!(
+                "v{} {} · {}",
+                v.number,
+                v.phase.replace('_', "-"),
+                v.summary
+            )
+            .chars()
+            .take(width.saturating_sub(3))
+            .collect();
+            Line::from(vec![
+                Span::styled(format!("{mark} "), style),
+                Span::styled(text, theme.text),
+            ])
+        })
+        .collect();
+    // The newest change: a version that changed nothing points at the one that did.
+    let changed = app.view.versions.iter().rev().find(|v| !v.diff.is_empty());
+    let heading = match changed {
+        Some(v) if v.number == latest.number => format!("diff to v{}", v.number),
+        Some(v) => format!("v{} changed nothing; diff to v{}", latest.number, v.number),
+        None => "no version changed a file".to_string(),
+    };
+    lines.push(Line::styled(
+        heading,
+        theme.dim.add_modifier(Modifier::BOLD),
+    ));
+    if let Some(v) = changed {
+        let fence = format!("```diff\n{}\n```", v.diff.trim_end());
+        lines.extend(crate::tui::markdown::render(
+            &fence,
+            width,
+            theme,
+            theme.depth,
+        ));
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
