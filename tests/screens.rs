@@ -1298,6 +1298,69 @@ fn a_code_debates_tests_panel_lists_each_hook_run_passed_or_failed() {
     assert!(screen.contains("✓ v2 test: 2 passed, 0 failed"), "{screen}");
 }
 
+/// A code debate mid-critique: the phase in the header, versions counted as rounds, each
+/// seat's turns under version and phase separators, the Tests panel, and the Versions panel
+/// with the newest change's diff (model text sanitized).
+#[test]
+fn a_code_debate_screen_shows_its_phase_versions_tests_and_the_latest_diff() {
+    let presentation = moot::debate::Presentation {
+        seat_role: "role".into(),
+        panels: vec![moot::debate::SidePanel::Tests, moot::debate::SidePanel::Versions],
+        outcome_title: "Result".into(),
+        follow_up: false,
+        opening: "Setting up the work tree…".into(),
+        round_name: "version".into(),
+    };
+    let question = "Make calc.sh add its two arguments";
+    let events = vec![
+        Event::DebateCreated { id: "DEB-code0001".into(), question: question.into(), protocol: "code".into(), resumed: false, presentation: presentation.clone() },
+        Event::DebateStarted {
+            id: "DEB-code0001".into(),
+            question: question.into(),
+            protocol: "code".into(),
+            seats: vec![
+                seat("G", "Generator", &["Produce complete implementations."]),
+                seat("R", "Refactorer", &["Improve structure."]),
+                seat("J", "Judge", &["Score against the rubric."]),
+            ],
+            max_rounds: 4,
+            provider: "openai".into(),
+            model: "stand-in".into(),
+            caveat: None,
+            presentation,
+        },
+        Event::Stage { name: "proposal".into() },
+        Event::RoundStarted { round: 1, limit: None },
+        completed(1, Phase::Proposal, "G", "subtracts, by mistake", vec![]),
+        Event::Hooks { version: 1, results: vec![("test: 1 passed, 1 failed (exit 1, 0.2 s)".into(), false)] },
+        Event::Version { number: 1, phase: "proposal".into(), summary: "subtracts, by mistake".into(), passes: Some(false), diff: String::new() },
+        completed(1, Phase::Reflection, "G", "- Root cause: the operator is wrong\n- Next: use +", vec![]),
+        Event::RoundStarted { round: 2, limit: None },
+        completed(2, Phase::Proposal, "G", "adds its arguments", vec![]),
+        Event::Hooks { version: 2, results: vec![("test: 2 passed, 0 failed (exit 0, 0.2 s)".into(), true)] },
+        Event::Version {
+            number: 2,
+            phase: "proposal".into(),
+            summary: "adds its arguments\u{1b}[2J".into(),
+            passes: Some(true),
+            diff: "--- a/calc.sh\n+++ b/calc.sh\n@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo $(( $1 - $2 ))\n+echo $(( $1 + $2 ))\n".into(),
+        },
+        Event::Stage { name: "critique".into() },
+        Event::TurnStarted { round: 2, phase: Phase::Critique, seat: "R".into() },
+        Event::TurnDelta { seat: "R".into(), round: 2, phase: Phase::Critique, text: "The script does not check".into() },
+    ];
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 160, 45);
+    assert!(screen.contains("critique · version 2 of 4"), "{screen}");
+    assert!(screen.contains("── version 2 · proposal"), "{screen}");
+    assert!(screen.contains("✓ v2 proposal · adds its arguments"), "{screen}");
+    assert!(screen.contains("diff to v2"), "{screen}");
+    assert!(screen.contains("+echo $(( $1 + $2 ))"), "{screen}");
+    assert!(screen.contains("✗ v1 test: 1 passed, 1 failed"), "{screen}");
+    assert!(!screen.contains('\u{1b}'));
+    insta::assert_snapshot!("code_debate_160x45", screen);
+}
+
 #[test]
 fn a_tree_topology_is_drawn_with_who_sees_whom_and_how() {
     let mut events = round_one();
