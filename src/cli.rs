@@ -268,6 +268,13 @@ pub enum CodeAction {
         #[arg(long)]
         json: bool,
     },
+    /// The Reflexion loop's episodes: each attempt's version, code, test results and the
+    /// reflection written on it.
+    Episodes {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// The diff between two versions (as git prints it).
     Diff { id: String, from: u32, to: u32 },
     /// Applies a version (the winner by default) to your work tree as a patch; refused on

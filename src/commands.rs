@@ -1048,6 +1048,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
     use crate::code::worktree::{WorkTree, apply};
     let id = match &action {
         CodeAction::Versions { id, .. }
+        | CodeAction::Episodes { id, .. }
         | CodeAction::Diff { id, .. }
         | CodeAction::Apply { id, .. } => id,
     };
@@ -1126,6 +1127,49 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
                 ));
             }
             print(&out)
+        }
+        CodeAction::Episodes { json, .. } => {
+            let episodes = result.episodes();
+            if json {
+                let mut value = serde_json::json!({"id": debate.id, "episodes": episodes});
+                sanitize::clean_json(&mut value);
+                return print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                ));
+            }
+            let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
+            for episode in &episodes {
+                out.push_str(&format!(
+                    "\nattempt {} · version {} · {}\n",
+                    episode.attempt,
+                    episode.version.number,
+                    if episode.version.passes() {
+                        "passed"
+                    } else {
+                        "failed"
+                    }
+                ));
+                for (path, content) in &episode.version.files {
+                    out.push_str(&format!("  {path} ({} lines)\n", content.lines().count()));
+                }
+                for test in &episode.tests {
+                    out.push_str(&format!("  {}\n", test.summary()));
+                }
+                if let Some(r) = &episode.reflection {
+                    out.push_str(&format!(
+                        "  reflection ({:.0} % confident): {} — {} — next: {}\n",
+                        r.confidence * 100.0,
+                        r.root_cause,
+                        r.went_wrong,
+                        r.change_next
+                    ));
+                }
+            }
+            if episodes.is_empty() {
+                out.push_str("no attempts were recorded\n");
+            }
+            print(&sanitize::clean(&out))
         }
         CodeAction::Diff { from, to, .. } => {
             let diff = WorkTree::diff(&origin, &commit_of(from)?, &commit_of(to)?)

@@ -4874,6 +4874,25 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
         listed.contains(&format!("★ v{winner}")) && listed.contains("v1   fail"),
         "{listed}"
     );
+    // The episodes: two failed attempts, each with its reflection, then the passing one.
+    let episodes: Value =
+        serde_json::from_slice(&home.run(None, &["code", "episodes", &id, "--json"]).stdout)
+            .unwrap();
+    let episodes = episodes["episodes"].as_array().unwrap();
+    assert_eq!(episodes.len(), 3, "{episodes:?}");
+    assert_eq!(episodes[0]["tests"][0]["failed"], 1);
+    assert_eq!(
+        episodes[1]["reflection"]["root_cause"],
+        "the operator in calc.sh is wrong"
+    );
+    assert!(episodes[2]["reflection"].is_null());
+    assert_eq!(episodes[2]["version"]["hooks_ok"], true);
+    let listed = home.run(None, &["code", "episodes", &id]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("attempt 2 · version 2 · failed"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
     let diff = home.run(None, &["code", "diff", &id, "1", "3"]);
     let diff = String::from_utf8_lossy(&diff.stdout).to_string();
     assert!(

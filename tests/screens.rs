@@ -1305,7 +1305,10 @@ fn a_code_debates_tests_panel_lists_each_hook_run_passed_or_failed() {
 fn a_code_debate_screen_shows_its_phase_versions_tests_and_the_latest_diff() {
     let presentation = moot::debate::Presentation {
         seat_role: "role".into(),
-        panels: vec![moot::debate::SidePanel::Tests, moot::debate::SidePanel::Versions],
+        panels: vec![
+            moot::debate::SidePanel::Tests,
+            moot::debate::SidePanel::Versions,
+        ],
         outcome_title: "Result".into(),
         follow_up: false,
         opening: "Setting up the work tree…".into(),
@@ -1353,7 +1356,10 @@ fn a_code_debate_screen_shows_its_phase_versions_tests_and_the_latest_diff() {
     let screen = render(&mut app, 160, 45);
     assert!(screen.contains("critique · version 2 of 4"), "{screen}");
     assert!(screen.contains("── version 2 · proposal"), "{screen}");
-    assert!(screen.contains("✓ v2 proposal · adds its arguments"), "{screen}");
+    assert!(
+        screen.contains("✓ v2 proposal · adds its arguments"),
+        "{screen}"
+    );
     assert!(screen.contains("diff to v2"), "{screen}");
     assert!(screen.contains("+echo $(( $1 + $2 ))"), "{screen}");
     assert!(screen.contains("✗ v1 test: 1 passed, 1 failed"), "{screen}");

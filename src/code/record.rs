@@ -47,7 +47,45 @@ pub struct CodeResult {
     pub notes: Vec<String>,
 }
 
+/// One attempt of the Reflexion loop, as the record holds it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Episode {
+    pub attempt: u32,
+    pub version: Version,
+    pub tests: Vec<HookResult>,
+    pub reflection: Option<Reflection>,
+}
+
 impl CodeResult {
+    /// The Reflexion loop's attempts: the proposal (the self-check's last draft when it ran)
+    /// and every version the loop wrote after it, each with its tests and its reflection.
+    pub fn episodes(&self) -> Vec<Episode> {
+        let drafted = self.versions.iter().rfind(|v| v.phase == "self_check");
+        drafted
+            .into_iter()
+            .chain(self.versions.iter().filter(|v| v.phase == "proposal"))
+            .enumerate()
+            .map(|(i, version)| {
+                let attempt = i as u32 + 1;
+                Episode {
+                    attempt,
+                    version: version.clone(),
+                    tests: self
+                        .tests
+                        .iter()
+                        .filter(|(n, _)| *n == version.number)
+                        .map(|(_, r)| r.clone())
+                        .collect(),
+                    reflection: self
+                        .reflections
+                        .iter()
+                        .find(|r| r.attempt == attempt)
+                        .cloned(),
+                }
+            })
+            .collect()
+    }
+
     pub fn with_winner(mut self, winner: Option<Winner>) -> Self {
         if let Some(winner) = winner {
             self.winner = Some(winner.number);
