@@ -47,6 +47,14 @@ pub struct CodeResult {
     pub notes: Vec<String>,
 }
 
+/// The hook results of version `number`, from a test history of (version, result).
+pub fn tests_of(tests: &[(u32, HookResult)], number: u32) -> impl Iterator<Item = &HookResult> {
+    tests
+        .iter()
+        .filter(move |(n, _)| *n == number)
+        .map(|(_, r)| r)
+}
+
 /// One attempt of the Reflexion loop, as the record holds it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Episode {
@@ -70,12 +78,7 @@ impl CodeResult {
                 Episode {
                     attempt,
                     version: version.clone(),
-                    tests: self
-                        .tests
-                        .iter()
-                        .filter(|(n, _)| *n == version.number)
-                        .map(|(_, r)| r.clone())
-                        .collect(),
+                    tests: tests_of(&self.tests, version.number).cloned().collect(),
                     reflection: self
                         .reflections
                         .iter()

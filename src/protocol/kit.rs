@@ -338,19 +338,40 @@ pub async fn gate(
     summary: String,
     artifacts: Value,
 ) -> Result<Option<super::Ending>, crate::engine::EngineError> {
-    let gates = &common.gates;
-    let active = gates.enabled && gates.points.iter().any(|p| p == point);
-    let timeout = crate::engine::wait(gates.timeout_minutes.saturating_mul(60));
     Ok(
-        match ctx
-            .gate(point, round, summary, artifacts, active, timeout)
-            .await?
-        {
+        match gate_outcome(ctx, common, point, round, summary, artifacts).await? {
             crate::engine::GateOutcome::Approved { .. } => None,
             crate::engine::GateOutcome::Rejected { .. } => Some(super::Ending::Cancelled),
             crate::engine::GateOutcome::TimedOut => Some(super::Ending::Paused),
         },
     )
+}
+
+/// Whether the debate's `[gates]` (or `--gates`) stop at `point`.
+pub fn gate_active(common: &super::Common, point: &str) -> bool {
+    common.gates.enabled && common.gates.points.iter().any(|p| p == point)
+}
+
+/// The gate at `point` after `round`, asked with the debate's timeout (approved at once when
+/// it is not active): how it was settled, for a protocol that does more than go on or stop.
+pub async fn gate_outcome(
+    ctx: &Context,
+    common: &super::Common,
+    point: &str,
+    round: u32,
+    summary: String,
+    artifacts: Value,
+) -> Result<crate::engine::GateOutcome, crate::engine::EngineError> {
+    let timeout = crate::engine::wait(common.gates.timeout_minutes.saturating_mul(60));
+    ctx.gate(
+        point,
+        round,
+        summary,
+        artifacts,
+        gate_active(common, point),
+        timeout,
+    )
+    .await
 }
 
 /// The schema name of a closing vote's ballot.

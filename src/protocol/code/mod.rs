@@ -22,8 +22,6 @@ use serde_json::{Value, json};
 use settings::CodeSettings;
 use workshop::Workshop;
 
-pub use workshop::{MOOT, Settled, reflection_of};
-
 pub struct Code;
 
 const GENERATOR: &str = "G";

@@ -333,11 +333,8 @@ pub async fn critique(shop: &mut Workshop<'_>) -> Result<String, EngineError> {
 
 /// What the hooks said of version `number`, for a prompt.
 fn latest_tests(shop: &Workshop<'_>, number: u32) -> String {
-    let results: Vec<String> = shop
-        .tests
-        .iter()
-        .filter(|(n, _)| *n == number)
-        .map(|(_, r)| r.summary())
+    let results: Vec<String> = crate::code::record::tests_of(&shop.tests, number)
+        .map(|r| r.summary())
         .collect();
     if results.is_empty() {
         "No tests ran on it.".into()
@@ -502,8 +499,7 @@ pub async fn apply_winner(
     shop: &mut Workshop<'_>,
     winner: Option<u32>,
 ) -> Result<Option<Ending>, EngineError> {
-    let gates = &shop.common.gates;
-    if !(gates.enabled && gates.points.iter().any(|p| p == "before_apply")) {
+    if !kit::gate_active(shop.common, "before_apply") {
         return Ok(None);
     }
     let Some(number) = winner else {
@@ -517,20 +513,18 @@ pub async fn apply_winner(
         return Ok(None);
     }
     let origin = shop.settings.origin.clone();
-    let outcome = shop
-        .ctx
-        .gate(
-            "before_apply",
-            number,
-            format!(
-                "Apply version {number} (the winner) to {}?",
-                origin.display()
-            ),
-            json!({"version": number, "origin": origin.display().to_string()}),
-            true,
-            crate::engine::wait(gates.timeout_minutes.saturating_mul(60)),
-        )
-        .await?;
+    let outcome = kit::gate_outcome(
+        shop.ctx,
+        shop.common,
+        "before_apply",
+        number,
+        format!(
+            "Apply version {number} (the winner) to {}?",
+            origin.display()
+        ),
+        json!({"version": number, "origin": origin.display().to_string()}),
+    )
+    .await?;
     let note = match outcome {
         GateOutcome::TimedOut => return Ok(Some(Ending::Paused)),
         GateOutcome::Rejected { reason, .. } => format!(

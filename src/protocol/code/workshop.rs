@@ -19,7 +19,7 @@ use crate::protocol::prompts::{DATA_RULE, fenced};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use tokio::time::Instant;
 
 /// The seat moot's own steps are recorded under (hooks, apply): no pane shows it.
@@ -42,8 +42,8 @@ pub struct Workshop<'a> {
     pub notes: Vec<String>,
     /// (question, answer, who answered), from the clarification phase.
     pub clarifications: Vec<(String, String, String)>,
-    /// Versions settled so far, by number.
-    settled: BTreeMap<u32, Vec<HookResult>>,
+    /// Versions settled so far (their results are in `tests`).
+    settled: BTreeSet<u32>,
 }
 
 impl<'a> Workshop<'a> {
@@ -62,7 +62,7 @@ impl<'a> Workshop<'a> {
             tests: Vec::new(),
             notes: Vec::new(),
             clarifications: Vec::new(),
-            settled: BTreeMap::new(),
+            settled: BTreeSet::new(),
         }
     }
 
@@ -141,17 +141,13 @@ impl<'a> Workshop<'a> {
             round: number,
             limit: None,
         });
-        let language = match &self.settings.language {
-            Some(language) => format!(" Write {language}."),
-            None => String::new(),
-        };
         let turn = self
             .ctx
             .speak(kit::structured_speech(
                 TurnKey::new(number, phase, GENERATOR),
                 Some("Generator".into()),
                 format!(
-                    "You are the Generator in a code debate. {}{language} Write whole files; paths are \
+                    "You are the Generator in a code debate. {} Write whole files; paths are \
                      relative to the project root. You never run commands: moot runs the tests. {DATA_RULE}",
                     crate::code::roles::find("Generator").map_or("", |r| r.focus)
                 ),
@@ -208,8 +204,10 @@ impl<'a> Workshop<'a> {
     /// Commits version `number` and runs the hooks on it, once: a version settled before (in
     /// this run, or in the journal before a crash) gives its recorded results back.
     pub async fn settle(&mut self, number: u32) -> Result<Vec<HookResult>, EngineError> {
-        if let Some(results) = self.settled.get(&number) {
-            return Ok(results.clone());
+        if self.settled.contains(&number) {
+            return Ok(crate::code::record::tests_of(&self.tests, number)
+                .cloned()
+                .collect());
         }
         let key = TurnKey::new(number, Phase::Tool, MOOT);
         let settled = match self.ctx.replayed(&key) {
@@ -265,16 +263,14 @@ impl<'a> Workshop<'a> {
                 results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
             });
         }
-        let index = self.versions.iter().position(|v| v.number == number);
-        if let Some(version) = index.map(|i| &mut self.versions[i]) {
+        if let Some(i) = self.versions.iter().position(|v| v.number == number) {
+            let version = &mut self.versions[i];
             version.commit = settled.commit;
             if !results.is_empty() {
                 version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
                 version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
                 version.hooks_ok = Some(results.iter().all(HookResult::ok));
             }
-        }
-        if let Some(i) = index {
             let version = &self.versions[i];
             // The first version is diffed from the project's files the seats were given.
             let before = i
@@ -288,7 +284,7 @@ impl<'a> Workshop<'a> {
                 diff: crate::code::versions::diff(before, &version.files),
             });
         }
-        self.settled.insert(number, results.clone());
+        self.settled.insert(number);
         Ok(results)
     }
 
