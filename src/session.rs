@@ -653,15 +653,17 @@ async fn learn(
     outcome: &Outcome,
     announcer: &Announcer,
 ) {
-    let drafts = match protocol::reflect::reflect(ctx, &debate.question, &outcome.markdown).await {
-        Ok(drafts) => drafts,
-        Err(error) => {
-            announcer.send(Event::Notice {
-                message: format!("no lessons were written: {error}"),
-            });
-            return;
-        }
-    };
+    let focus = protocol::find(&debate.protocol).and_then(|p| p.lesson_focus());
+    let drafts =
+        match protocol::reflect::reflect(ctx, &debate.question, &outcome.markdown, focus).await {
+            Ok(drafts) => drafts,
+            Err(error) => {
+                announcer.send(Event::Notice {
+                    message: format!("no lessons were written: {error}"),
+                });
+                return;
+            }
+        };
     // A resume that concludes again must not store the same lessons twice.
     let written = store
         .lessons()

@@ -41,12 +41,63 @@ impl Attempt {
     }
 }
 
-/// Attempts until one passes its hooks, `max_attempts` are spent, or there are no hooks to
-/// learn from (then the first version stands).
-pub async fn reflexion(coder: &mut dyn Coder, max_attempts: u32) -> Result<Vec<Attempt>, String> {
+/// Why the Reflexion loop stopped: the note's three ways out (the tests pass, the attempts are
+/// spent, the confidence threshold) and a fourth, no hooks to learn from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    Passed,
+    OutOfAttempts,
+    NoHooks,
+    /// The last reflection's confidence in its fix fell below the threshold: another attempt
+    /// would be a guess, so the loop spends no more calls on it.
+    Unsure {
+        confidence: f64,
+        threshold: f64,
+    },
+}
+
+/// The Reflexion loop's attempts and why it stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reflexion {
+    pub attempts: Vec<Attempt>,
+    pub stop: Stop,
+}
+
+impl Reflexion {
+    /// What the record says when the loop stopped short of passing tests.
+    pub fn note(&self) -> Option<String> {
+        let last = self.attempts.last()?;
+        match self.stop {
+            Stop::Passed | Stop::NoHooks => None,
+            Stop::OutOfAttempts => Some(format!(
+                "The Reflexion loop ran out of attempts (max_attempts = {}) before a version passed its tests.",
+                self.attempts.len()
+            )),
+            Stop::Unsure {
+                confidence,
+                threshold,
+            } => Some(format!(
+                "The Reflexion loop stopped after attempt {}: its reflection put its confidence in a fix at {:.0} %, under the threshold of {:.0} % ([code] min_fix_confidence).",
+                last.number,
+                confidence * 100.0,
+                threshold * 100.0
+            )),
+        }
+    }
+}
+
+/// Attempts until one passes its hooks, `max_attempts` are spent, a reflection's confidence in
+/// its fix is under `min_fix_confidence`, or there are no hooks to learn from (then the first
+/// version stands).
+pub async fn reflexion(
+    coder: &mut dyn Coder,
+    max_attempts: u32,
+    min_fix_confidence: f64,
+) -> Result<Reflexion, String> {
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut reflections: Vec<Reflection> = Vec::new();
-    for number in 1..=max_attempts.max(1) {
+    let last = max_attempts.max(1);
+    for number in 1..=last {
         let version = coder.generate(number, &reflections).await?;
         let results = coder.test(version).await?;
         let mut attempt = Attempt {
@@ -55,16 +106,39 @@ pub async fn reflexion(coder: &mut dyn Coder, max_attempts: u32) -> Result<Vec<A
             results,
             reflection: None,
         };
-        if attempt.results.is_empty() || attempt.passed() || number == max_attempts.max(1) {
+        let stop = if attempt.results.is_empty() {
+            Some(Stop::NoHooks)
+        } else if attempt.passed() {
+            Some(Stop::Passed)
+        } else if number == last {
+            Some(Stop::OutOfAttempts)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
             attempts.push(attempt);
-            break;
+            return Ok(Reflexion { attempts, stop });
         }
         let reflection = coder.reflect(number, &attempt.results).await?;
+        let confidence = reflection.confidence;
         reflections.push(reflection.clone());
         attempt.reflection = Some(reflection);
         attempts.push(attempt);
+        if confidence < min_fix_confidence {
+            return Ok(Reflexion {
+                attempts,
+                stop: Stop::Unsure {
+                    confidence,
+                    threshold: min_fix_confidence,
+                },
+            });
+        }
     }
-    Ok(attempts)
+    // The last attempt always returns above; this only satisfies the type.
+    Ok(Reflexion {
+        attempts,
+        stop: Stop::OutOfAttempts,
+    })
 }
 
 /// One attack of the red team: what it tries, and the test file it wrote for it, if any.
@@ -150,11 +224,22 @@ mod tests {
         }
     }
 
-    /// Fails until attempt `passes_at`; records what each generation was shown.
+    /// Fails until attempt `passes_at`; records what each generation was shown. Its reflection
+    /// on attempt n is `confidence[n - 1]` sure of its fix (0.6 past the list).
     struct Fake {
         passes_at: u32,
         hooks: bool,
         shown: Vec<Vec<String>>,
+        confidence: Vec<f64>,
+    }
+
+    fn fake(passes_at: u32, hooks: bool) -> Fake {
+        Fake {
+            passes_at,
+            hooks,
+            shown: vec![],
+            confidence: vec![],
+        }
     }
 
     impl Coder for Fake {
@@ -179,13 +264,18 @@ mod tests {
             attempt: u32,
             _results: &'a [HookResult],
         ) -> BoxFuture<'a, Result<Reflection, String>> {
+            let confidence = self
+                .confidence
+                .get(attempt as usize - 1)
+                .copied()
+                .unwrap_or(0.6);
             Box::pin(async move {
                 Ok(Reflection {
                     attempt,
                     root_cause: format!("cause {attempt}"),
                     went_wrong: "a test failed".into(),
                     change_next: "fix it".into(),
-                    confidence: 0.6,
+                    confidence,
                 })
             })
         }
@@ -193,32 +283,54 @@ mod tests {
 
     #[tokio::test]
     async fn fails_twice_then_passes_with_both_reflections_in_the_third_prompt() {
-        let mut coder = Fake {
-            passes_at: 3,
-            hooks: true,
-            shown: vec![],
-        };
-        let attempts = reflexion(&mut coder, 3).await.unwrap();
+        let mut coder = fake(3, true);
+        let run = reflexion(&mut coder, 3, 0.3).await.unwrap();
+        assert_eq!(run.stop, Stop::Passed);
+        assert_eq!(run.note(), None);
+        let attempts = run.attempts;
         assert_eq!(attempts.len(), 3);
         assert!(!attempts[0].passed() && !attempts[1].passed() && attempts[2].passed());
         assert_eq!(coder.shown[2], vec!["cause 1", "cause 2"]);
         assert!(attempts[2].reflection.is_none());
         // Out of attempts: the last one stands, unreflected.
-        let mut stubborn = Fake {
-            passes_at: 9,
-            hooks: true,
-            shown: vec![],
-        };
-        let attempts = reflexion(&mut stubborn, 2).await.unwrap();
+        let mut stubborn = fake(9, true);
+        let run = reflexion(&mut stubborn, 2, 0.3).await.unwrap();
+        assert_eq!(run.stop, Stop::OutOfAttempts);
+        assert!(run.note().unwrap().contains("max_attempts = 2"));
+        let attempts = run.attempts;
         assert_eq!(attempts.len(), 2);
         assert!(attempts[1].reflection.is_none() && attempts[0].reflection.is_some());
         // No hooks: nothing to learn from, one attempt.
-        let mut blind = Fake {
-            passes_at: 9,
-            hooks: false,
-            shown: vec![],
-        };
-        assert_eq!(reflexion(&mut blind, 3).await.unwrap().len(), 1);
+        let mut blind = fake(9, false);
+        let run = reflexion(&mut blind, 3, 0.3).await.unwrap();
+        assert_eq!((run.attempts.len(), run.stop), (1, Stop::NoHooks));
+    }
+
+    #[tokio::test]
+    async fn a_reflection_unsure_of_its_fix_stops_the_loop_before_another_attempt() {
+        let mut unsure = fake(9, true);
+        unsure.confidence = vec![0.5, 0.1];
+        let run = reflexion(&mut unsure, 5, 0.3).await.unwrap();
+        assert_eq!(run.attempts.len(), 2, "attempt 2's reflection is 10 % sure");
+        assert_eq!(
+            run.stop,
+            Stop::Unsure {
+                confidence: 0.1,
+                threshold: 0.3
+            }
+        );
+        assert_eq!(unsure.shown.len(), 2, "no third generation was asked for");
+        assert!(run.attempts[1].reflection.is_some());
+        let note = run.note().unwrap();
+        assert!(
+            note.contains("after attempt 2") && note.contains("10 %") && note.contains("30 %"),
+            "{note}"
+        );
+        // A threshold of 0 never stops the loop early.
+        let mut sure = fake(9, true);
+        sure.confidence = vec![0.0, 0.0];
+        let run = reflexion(&mut sure, 3, 0.0).await.unwrap();
+        assert_eq!((run.attempts.len(), run.stop), (3, Stop::OutOfAttempts));
     }
 
     /// Red finds `attacks[round]`; blue's patch passes when `fixes` says so.

@@ -219,6 +219,12 @@ pub trait Protocol: Sync {
         settings.clone()
     }
 
+    /// What the lessons step should draw from this protocol's record, beyond how the debate
+    /// was argued (a code debate's failed attempts, say); none by default.
+    fn lesson_focus(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The "create a workflow from this decision" issue draft, if the protocol offers one.
     fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
         let _ = (outcome, question, record);

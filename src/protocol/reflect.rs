@@ -77,7 +77,9 @@ pub async fn reflect(
     ctx: &Context,
     question: &str,
     record: &str,
+    focus: Option<&str>,
 ) -> Result<Vec<LessonDraft>, EngineError> {
+    let focus = focus.map(|f| format!(" {f}")).unwrap_or_default();
     let speech = structured_speech(
         TurnKey::new(0, Phase::Reflection, MODERATOR),
         None,
@@ -86,7 +88,7 @@ pub async fn reflect(
              on other questions: what went right or wrong in how this one was argued, decided \
              or framed, and what to do differently. A lesson is one or two general sentences; \
              never copy names, file contents, code, numbers from the context or anything \
-             secret. Give none rather than a vague one. {}",
+             secret. Give none rather than a vague one.{focus} {}",
             prompts::DATA_RULE
         ),
         format!(

@@ -114,6 +114,15 @@ impl super::Protocol for Code {
         }
     }
 
+    fn lesson_focus(&self) -> Option<&'static str> {
+        Some(
+            "This was a code debate: its record's Reflections are the failed attempts' own \
+             analyses (root cause, what went wrong, what to change next). Generalise them into \
+             lessons about the kind of mistake and how to catch it sooner (a test to write \
+             first, an edge case to ask about), never about this code.",
+        )
+    }
+
     fn run<'a>(
         &'a self,
         ctx: &'a Context,
@@ -192,10 +201,17 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         });
     }
     // Self-check and proposal, with Reflexion on failing hooks.
-    let attempts = loops::reflexion(shop, settings.max_attempts)
+    let run = loops::reflexion(shop, settings.max_attempts, settings.min_fix_confidence)
         .await
         .map_err(EngineError::Provider)?;
-    let reflections: Vec<Reflection> = attempts
+    if let Some(note) = run.note() {
+        ctx.emit(crate::debate::Event::Notice {
+            message: note.clone(),
+        });
+        shop.notes.push(note);
+    }
+    let reflections: Vec<Reflection> = run
+        .attempts
         .iter()
         .filter_map(|a| a.reflection.clone())
         .collect();
@@ -243,8 +259,8 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
             w.number, ctx.debate_id, w.number, ctx.debate_id
         ),
         Some(w) => format!(
-            "Take version {} from the final code above (outside git there is no branch to apply from).",
-            w.number
+            "Apply version {} with `moot code apply {} --version {}` (outside git it writes the version's files, refusing any you changed since the debate started).",
+            w.number, ctx.debate_id, w.number
         ),
         None => "No version was written; nothing to apply.".into(),
     };

@@ -87,6 +87,8 @@ const FIXED_SEATS: &[&str] = &["Generator", "Judge", "Designer"];
 #[serde(deny_unknown_fields, default)]
 struct CodeConfig {
     max_attempts: Option<u32>,
+    /// A reflection less sure of its fix than this stops the Reflexion loop (0–1).
+    min_fix_confidence: Option<f64>,
     /// Refinements of the self-check (0–2).
     self_check: Option<u32>,
     /// Seconds a hook may run.
@@ -117,6 +119,9 @@ struct SeatConfig {
     provider: Option<String>,
     model: Option<String>,
 }
+
+/// How sure of its fix a reflection must be for another attempt to be worth its call.
+pub const DEFAULT_MIN_FIX_CONFIDENCE: f64 = 0.2;
 
 fn two() -> u32 {
     2
@@ -149,6 +154,10 @@ pub struct CodeSettings {
     /// Refinements the self-check may make.
     #[serde(default = "two")]
     pub self_check: u32,
+    /// The Reflexion loop stops when a reflection is less sure of its fix than this. Debates
+    /// stored before it existed read 0, which never stops early, so they resume as they ran.
+    #[serde(default)]
+    pub min_fix_confidence: f64,
     /// A role's provider snapshot, when it is not the debate's.
     #[serde(default)]
     pub seat_providers: BTreeMap<String, Value>,
@@ -294,6 +303,16 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
         Some(n) => n,
         None => 2,
     };
+    let min_fix_confidence = match config.min_fix_confidence {
+        Some(c) if !(0.0..=1.0).contains(&c) => {
+            return Err(located(
+                "min_fix_confidence",
+                format!("min_fix_confidence is a confidence from 0 to 1, not {c}"),
+            ));
+        }
+        Some(c) => c,
+        None => DEFAULT_MIN_FIX_CONFIDENCE,
+    };
     let timeout = match config.hook_timeout {
         Some(s) if !(1..=86_400).contains(&s) => {
             return Err(located(
@@ -374,6 +393,7 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
         language,
         skip,
         self_check,
+        min_fix_confidence,
         seat_providers,
         in_git: crate::code::worktree::in_git(input.cwd),
         rehearsal: false,
