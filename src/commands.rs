@@ -1074,15 +1074,28 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             .unwrap_or("."),
     );
     let branch = format!("moot/{}", debate.id);
-    // A version that changed nothing has no commit of its own: the one before it stands.
-    let commit_of = |number: u32| -> Result<String, Failure> {
-        if !result.versions.iter().any(|v| v.number == number) {
-            return Err(Failure::usage(format!(
+    // Outside git the versions live only in the journal: diffs and applies read their files.
+    let in_git = debate.config["protocol_settings"]["in_git"]
+        .as_bool()
+        .unwrap_or(true);
+    let base_files: Vec<(String, String)> =
+        serde_json::from_value(debate.config["protocol_settings"]["files"].clone())
+            .unwrap_or_default();
+    let files_at =
+        |number: u32| crate::code::versions::files_at(&base_files, &result.versions, number);
+    let known = |number: u32| -> Result<u32, Failure> {
+        if result.versions.iter().any(|v| v.number == number) {
+            Ok(number)
+        } else {
+            Err(Failure::usage(format!(
                 "{} has no version {number}; `moot code versions {}` lists them",
                 debate.id, debate.id
-            )));
+            )))
         }
-        match crate::code::versions::commit_of(&result.versions, number) {
+    };
+    // A version that changed nothing has no commit of its own: the one before it stands.
+    let commit_of = |number: u32| -> Result<String, Failure> {
+        match crate::code::versions::commit_of(&result.versions, known(number)?) {
             Some(commit) => Ok(commit),
             None => base(&origin, &branch),
         }
@@ -1171,6 +1184,11 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             }
             print(&sanitize::clean(&out))
         }
+        CodeAction::Diff { from, to, .. } if !in_git => {
+            let diff =
+                crate::code::versions::full_diff(&files_at(known(from)?), &files_at(known(to)?));
+            print(&format!("{}\n", sanitize::clean(&diff)))
+        }
         CodeAction::Diff { from, to, .. } => {
             let diff = WorkTree::diff(&origin, &commit_of(from)?, &commit_of(to)?)
                 .map_err(Failure::runtime)?;
@@ -1180,9 +1198,18 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             let number = version.or(result.winner).ok_or_else(|| {
                 Failure::usage(format!("{} has no winner; give --version N", debate.id))
             })?;
-            let target = commit_of(number)?;
-            let from = base(&origin, &branch)?;
-            match apply(&origin, &from, &target, force) {
+            let applied = if in_git {
+                let target = commit_of(number)?;
+                apply(&origin, &base(&origin, &branch)?, &target, force)
+            } else {
+                crate::code::copy_apply::apply_files(
+                    &origin,
+                    &base_files,
+                    &files_at(known(number)?),
+                    force,
+                )
+            };
+            match applied {
                 Ok(files) if files.is_empty() => print(&format!(
                     "version {number} changes nothing against your tree's base\n"
                 )),
@@ -1202,7 +1229,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
 fn base(origin: &Path, branch: &str) -> Result<String, Failure> {
     crate::code::worktree::branch_base(origin, branch).map_err(|_| {
         Failure::usage(format!(
-            "{} has no branch {branch} to apply from (a debate outside git keeps no versions to apply)",
+            "{} has no branch {branch} to apply from (was it deleted?); `moot code versions` still lists the versions from the journal",
             origin.display()
         ))
     })

@@ -4640,6 +4640,15 @@ fn git_in(dir: &Path, args: &[&str]) -> String {
 
 /// A small project the test makes: calc.sh subtracts where it should add, and test.sh says so.
 fn calc_project(home: &Home) {
+    calc_files(home);
+    let dir = home.path();
+    git_in(dir, &["init", "-q", "-b", "main"]);
+    git_in(dir, &["add", "-A"]);
+    git_in(dir, &["commit", "-q", "-m", "calc"]);
+}
+
+/// calc_project's files, outside git.
+fn calc_files(home: &Home) {
     let dir = home.path();
     std::fs::write(
         dir.join(".gitignore"),
@@ -4655,9 +4664,6 @@ fn calc_project(home: &Home) {
          if [ $f -eq 0 ]; then echo \"test result: ok. $p passed; $f failed\"; else echo \"test result: FAILED. $p passed; $f failed\"; exit 1; fi\n",
     )
     .unwrap();
-    git_in(dir, &["init", "-q", "-b", "main"]);
-    git_in(dir, &["add", "-A"]);
-    git_in(dir, &["commit", "-q", "-m", "calc"]);
 }
 
 /// The code debate on the stand-in's scripted replies: two failing attempts, each reflected
@@ -4920,6 +4926,229 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
     let missing = home.run(None, &["code", "diff", &id, "1", "99"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("no version 99"));
+}
+
+/// Outside git, with the person at the checkpoint: they answer the Generator's questions
+/// themselves (no Designer); a reflection less sure of its fix than `[code]
+/// min_fix_confidence` stops the Reflexion loop; the debate works in a copy, said once;
+/// `code diff` and `code apply` read the journal and refuse to overwrite a file changed since;
+/// and the failed attempt's reflection becomes a lesson a later code debate is given.
+#[test]
+fn a_code_debate_outside_git_takes_the_persons_answers_stops_when_unsure_and_leaves_a_lesson() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("[lessons]\nenabled = true\n[code]\nmin_fix_confidence = 0.8\n");
+    calc_files(&home);
+    let task = "Make calc.sh add its two arguments";
+    let mut child = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--protocol",
+            "code",
+            "--file",
+            "calc.sh",
+            "--test",
+            "sh test.sh",
+            "--skip",
+            "self-check",
+            task,
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut reader = EventLines::new(child.stdout.take().unwrap());
+    let asked = read_until(&mut reader, |e| e["type"] == "clarification_requested");
+    let question = asked.last().unwrap()["question"].as_str().unwrap();
+    assert!(
+        question.contains("[edge cases] What should calc.sh do with a non-numeric argument?"),
+        "{question}"
+    );
+    writeln!(
+        stdin,
+        "g Print an error on stderr and exit 2 for non-numbers"
+    )
+    .unwrap();
+    let seen_events = read_until(&mut reader, |e| e["type"] == "debate_completed");
+    drop(stdin);
+    child.wait().unwrap();
+    let id = seen_events.last().unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        seen_events.last().unwrap()["status"],
+        "completed",
+        "{seen_events:?}"
+    );
+
+    // The person's answer, not the Designer's, is in every prompt after it.
+    let seen = server.seen();
+    assert_eq!(seen.iter().filter(|s| s.kind == "code_answers").count(), 0);
+    let generations: Vec<String> = seen
+        .iter()
+        .filter(|s| s.kind == "code")
+        .map(|s| s.body.to_string())
+        .collect();
+    assert_eq!(generations.len(), 2, "one attempt, then the optimisation");
+    assert!(
+        generations
+            .iter()
+            .all(|g| g.contains("exit 2 for non-numbers")),
+        "{generations:?}"
+    );
+    let result = show_json(&home, &id)["code_result"].clone();
+    assert_eq!(
+        result["clarifications"][0][1],
+        "Print an error on stderr and exit 2 for non-numbers"
+    );
+    assert!(
+        result["clarifications"][0][2]
+            .as_str()
+            .unwrap()
+            .ends_with("on standard input"),
+        "{result}"
+    );
+    // The reflection was 70 % sure of its fix, under the 80 % asked for: no second attempt.
+    assert_eq!(
+        seen.iter().filter(|s| s.kind == "code_reflection").count(),
+        1
+    );
+    assert_eq!(result["reflections"].as_array().unwrap().len(), 1);
+    let notes = result["notes"].to_string();
+    assert!(
+        notes.contains("stopped after attempt 1")
+            && notes.contains("70 %")
+            && notes.contains("80 %"),
+        "{notes}"
+    );
+    let versions = result["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{result}");
+    assert_eq!(versions[0]["hooks_ok"], false);
+    assert_eq!(versions[1]["phase"], "optimization");
+    assert_eq!(result["winner"], 2);
+    assert!(
+        versions.iter().all(|v| v["commit"].is_null()),
+        "no git, no commits"
+    );
+
+    // A copy, said once; the user's file untouched until applied.
+    let record = final_synthesis(&seen_events)["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        record
+            .matches("is not a git work tree: the debate worked in a temporary copy.")
+            .count(),
+        1,
+        "{record}"
+    );
+    assert!(
+        record.contains(&format!("moot code apply {id} --version 2")),
+        "{record}"
+    );
+    let original = "#!/bin/sh\necho $(( $1 - $2 ))\n";
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        original
+    );
+    let diff = home.run(None, &["code", "diff", &id, "1", "2"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    let diff = String::from_utf8_lossy(&diff.stdout).to_string();
+    assert!(
+        diff.contains("-echo $(( $1 - $2 ))") && diff.contains("+echo $(( $1 + $2 ))"),
+        "{diff}"
+    );
+    std::fs::write(home.path().join("calc.sh"), "#!/bin/sh\necho mine\n").unwrap();
+    let refused = home.run(None, &["code", "apply", &id]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("calc.sh changed since the debate started")
+            && stderr(&refused).contains("--force"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    std::fs::write(home.path().join("calc.sh"), original).unwrap();
+    let applied = home.run(None, &["code", "apply", &id]);
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    assert!(String::from_utf8_lossy(&applied.stdout).contains("applied version 2"));
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        "#!/bin/sh\necho $(( $1 + $2 ))\n"
+    );
+    let test = std::process::Command::new("sh")
+        .arg("test.sh")
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    assert!(
+        test.status.success(),
+        "the applied version passes the tests"
+    );
+
+    // The lessons step read the reflection and was asked to generalise it; the lesson it
+    // wrote reaches the next code debate on this task.
+    let reflecting = seen
+        .iter()
+        .find(|s| s.kind == "lessons")
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        reflecting.contains("Reflections are the failed attempts")
+            && reflecting.contains("the operator in calc.sh is wrong"),
+        "{reflecting}"
+    );
+    let lessons: Value =
+        serde_json::from_slice(&home.run(None, &["lessons", "list", "--json"]).stdout).unwrap();
+    assert_eq!(lessons.as_array().unwrap().len(), 1, "{lessons}");
+    assert_eq!(lessons[0]["source"], id.as_str());
+    let before = server.seen().len();
+    let again = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--test",
+            "sh test.sh",
+            "--skip",
+            "clarification",
+            "--skip",
+            "self-check",
+            "--skip",
+            "critique",
+            "--max-attempts",
+            "1",
+            task,
+        ],
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let again_events = events(&again);
+    let given = of_type(&again_events, "lessons");
+    assert_eq!(given.len(), 1, "{given:?}");
+    let generating: Vec<String> = requests_since(&server, before)
+        .into_iter()
+        .filter(|body| body.contains("in a code debate") && body.contains("Write whole files"))
+        .collect();
+    assert!(!generating.is_empty());
+    assert!(
+        generating
+            .iter()
+            .all(|body| body.contains("Lessons from earlier debates")),
+        "{generating:?}"
+    );
 }
 
 #[test]
@@ -5225,6 +5454,13 @@ fn bad_code_phases_languages_seats_and_config_are_refused_before_anything_is_sen
     let message = refused(&home, &server, "code", &[], "Make calc.sh add");
     assert!(
         message.contains("config.toml:3") && message.contains("hook_timeout is 1 second to a day"),
+        "{message}"
+    );
+    home.write_config("[code]\nmin_fix_confidence = 1.5\n");
+    let message = refused(&home, &server, "code", &[], "Make calc.sh add");
+    assert!(
+        message.contains("config.toml:2")
+            && message.contains("min_fix_confidence is a confidence from 0 to 1, not 1.5"),
         "{message}"
     );
     home.write_config("[code.hooks]\nunitt = \"cargo test\"\n");

@@ -69,12 +69,44 @@ pub fn commit_of(versions: &[Version], number: u32) -> Option<String> {
         .next_back()
 }
 
+/// The project's files as version `number` left them: the files the debate started from
+/// (`base`), overwritten by each version up to it in turn. A version writes whole files, but
+/// not every file each time.
+pub fn files_at(
+    base: &[(String, String)],
+    versions: &[Version],
+    number: u32,
+) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = base.to_vec();
+    for version in versions.iter().filter(|v| v.number <= number) {
+        for (path, content) in &version.files {
+            match files.iter_mut().find(|(p, _)| p == path) {
+                Some(file) => file.1 = content.clone(),
+                None => files.push((path.clone(), content.clone())),
+            }
+        }
+    }
+    files
+}
+
 /// The most lines of a diff kept for the faces.
 const LONGEST_DIFF: usize = 400;
 
 /// A unified diff from one version's files to the next (a file new in `to` is diffed from
 /// nothing), at most `LONGEST_DIFF` lines.
 pub fn diff(from: &[(String, String)], to: &[(String, String)]) -> String {
+    let out = full_diff(from, to);
+    let lines: Vec<&str> = out.lines().collect();
+    if lines.len() > LONGEST_DIFF {
+        let mut kept = lines[..LONGEST_DIFF].join("\n");
+        kept.push_str(&format!("\n… {} more lines", lines.len() - LONGEST_DIFF));
+        return kept;
+    }
+    out
+}
+
+/// The whole unified diff from one set of files to another, for `moot code diff` outside git.
+pub fn full_diff(from: &[(String, String)], to: &[(String, String)]) -> String {
     let mut out = String::new();
     for (path, content) in to {
         let before = from
@@ -93,12 +125,6 @@ pub fn diff(from: &[(String, String)], to: &[(String, String)]) -> String {
         if !out.ends_with('\n') {
             out.push('\n');
         }
-    }
-    let lines: Vec<&str> = out.lines().collect();
-    if lines.len() > LONGEST_DIFF {
-        let mut kept = lines[..LONGEST_DIFF].join("\n");
-        kept.push_str(&format!("\n… {} more lines", lines.len() - LONGEST_DIFF));
-        return kept;
     }
     out
 }
@@ -224,6 +250,32 @@ mod tests {
             "{text}"
         );
         assert_eq!(diff(&v2, &v2), "");
+        // A version that rewrote only the test is diffed against everything before it.
+        let versions = [
+            Version {
+                files: v2.clone(),
+                ..version(1, None, (0, 0), 0.5)
+            },
+            Version {
+                files: vec![("test.sh".into(), "t2\n".into())],
+                ..version(2, None, (0, 0), 0.5)
+            },
+        ];
+        let base = vec![("calc.sh".to_string(), "a\nb\n".to_string())];
+        assert_eq!(files_at(&base, &versions, 0), base);
+        let at_two = files_at(&base, &versions, 2);
+        assert_eq!(
+            at_two,
+            vec![
+                ("calc.sh".to_string(), "a\nc\n".to_string()),
+                ("test.sh".to_string(), "t2\n".to_string())
+            ]
+        );
+        let step = diff(&files_at(&base, &versions, 1), &at_two);
+        assert!(
+            step.contains("-t\n+t2") && !step.contains("calc.sh"),
+            "{step}"
+        );
         let long: String = (0..1000).map(|i| format!("{i}\n")).collect();
         let cut = diff(&[], &[("big".into(), long)]);
         assert!(cut.ends_with("more lines") && cut.lines().count() == LONGEST_DIFF + 1);

@@ -282,6 +282,8 @@ pub fn branch_base(origin: &Path, branch: &str) -> Result<String, String> {
 pub enum ApplyError {
     /// The user's tree has uncommitted changes (`--force` applies anyway).
     Dirty(Vec<String>),
+    /// Outside git: files not as the debate found them (`--force` overwrites them).
+    Changed(Vec<String>),
     /// The patch does not apply cleanly; nothing was changed.
     Conflict(String),
     Git(String),
@@ -294,6 +296,11 @@ impl std::fmt::Display for ApplyError {
                 f,
                 "your work tree has uncommitted changes ({}); commit or stash them, or apply with --force",
                 files.join(", ")
+            ),
+            ApplyError::Changed(files) => write!(
+                f,
+                "{}; applying would overwrite them, so nothing was changed (apply with --force to overwrite)",
+                files.join("; ")
             ),
             ApplyError::Conflict(detail) => write!(
                 f,

@@ -5,8 +5,9 @@
 
 use super::workshop::{MOOT, Workshop};
 use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
+use crate::code::copy_apply::apply_files;
 use crate::code::roles::{self, CodePhase};
-use crate::code::versions::{Quality, commit_of};
+use crate::code::versions::{Quality, commit_of, files_at};
 use crate::code::worktree::{apply, branch_base};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
@@ -535,21 +536,28 @@ pub async fn apply_winner(
                 reason.trim()
             }
         ),
-        GateOutcome::Approved { .. } if !shop.settings.in_git => format!(
-            "before_apply: approved, but {} is not in git, so there is no branch to apply version {number} from; copy it from the record.",
-            origin.display()
-        ),
         GateOutcome::Approved { .. } => {
             let branch = format!("moot/{}", shop.ctx.debate_id);
-            let applied = match (
-                commit_of(&shop.versions, number),
-                branch_base(&origin, &branch),
-            ) {
-                (Some(target), Ok(base)) => {
-                    apply(&origin, &base, &target, false).map_err(|e| e.to_string())
+            let base = &shop.settings.files;
+            let applied = if !shop.settings.in_git {
+                apply_files(
+                    &origin,
+                    base,
+                    &files_at(base, &shop.versions, number),
+                    false,
+                )
+                .map_err(|e| e.to_string())
+            } else {
+                match (
+                    commit_of(&shop.versions, number),
+                    branch_base(&origin, &branch),
+                ) {
+                    (Some(target), Ok(base)) => {
+                        apply(&origin, &base, &target, false).map_err(|e| e.to_string())
+                    }
+                    (None, _) => Ok(Vec::new()),
+                    (_, Err(e)) => Err(e),
                 }
-                (None, _) => Ok(Vec::new()),
-                (_, Err(e)) => Err(e),
             };
             match applied {
                 Ok(files) if files.is_empty() => format!(

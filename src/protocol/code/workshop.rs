@@ -8,7 +8,7 @@ use super::{GENERATOR, SECURITY};
 use crate::code::hooks::{self, HookResult};
 use crate::code::loops::{Attack, Coder, Teams};
 use crate::code::record::Reflection;
-use crate::code::versions::Version;
+use crate::code::versions::{Version, files_at};
 use crate::code::worktree::WorkTree;
 use crate::code::{detect, reply};
 use crate::debate::{Named, Phase, Turn, TurnKey, TurnStatus};
@@ -272,16 +272,16 @@ impl<'a> Workshop<'a> {
                 version.hooks_ok = Some(results.iter().all(HookResult::ok));
             }
             let version = &self.versions[i];
-            // The first version is diffed from the project's files the seats were given.
-            let before = i
-                .checked_sub(1)
-                .map_or(&self.settings.files[..], |p| &self.versions[p].files[..]);
+            // Diffed from everything before it, down to the files the seats were given.
+            let base = &self.settings.files;
+            let before = files_at(base, &self.versions, number.saturating_sub(1));
+            let after = files_at(base, &self.versions, number);
             self.ctx.emit(crate::debate::Event::Version {
                 number,
                 phase: version.phase.clone(),
                 summary: version.summary.clone(),
                 passes: version.hooks_ok,
-                diff: crate::code::versions::diff(before, &version.files),
+                diff: crate::code::versions::diff(&before, &after),
             });
         }
         self.settled.insert(number);
