@@ -5151,6 +5151,116 @@ fn a_code_debate_outside_git_takes_the_persons_answers_stops_when_unsure_and_lea
     );
 }
 
+/// Red's test catches a bug in the Judge's favourite: version 3 passes its own tests and
+/// scores best, but red's test (written after it) was only run on blue's patch. The
+/// convergence hook runs it on version 3, which fails and loses its pass, so blue's version
+/// wins; the tree is put back as the last version left it, and red's test is in the record.
+#[test]
+fn the_convergence_hook_runs_reds_tests_on_an_earlier_favourite_and_blues_patch_wins() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    // This project's tests run whatever tests/red_*.sh exist.
+    std::fs::write(
+        home.path().join("test.sh"),
+        "p=0; f=0\n\
+         if [ \"$(sh calc.sh 2 3)\" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi\n\
+         for t in tests/red_*.sh; do [ -f \"$t\" ] || continue; if sh \"$t\"; then p=$((p+1)); else f=$((f+1)); fi; done\n\
+         if [ $f -eq 0 ]; then echo \"test result: ok. $p passed; $f failed\"; else echo \"test result: FAILED. $p passed; $f failed\"; exit 1; fi\n",
+    )
+    .unwrap();
+    git_in(home.path(), &["commit", "-q", "-am", "red tests run too"]);
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--file",
+            "calc.sh",
+            "--test",
+            "sh test.sh",
+            "--red-blue",
+            "--keep",
+            "--skip",
+            "clarification",
+            "--skip",
+            "self-check",
+            "--skip",
+            "critique",
+            "Make calc.sh add its two arguments (the Judge prefers version 3)",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["code_result"].clone();
+    let versions = result["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 4, "{result}");
+    assert_eq!(versions[3]["phase"], "defence");
+    assert_eq!(result["findings"][0]["closed_by"], 4);
+    assert_eq!(
+        result["findings"][0]["test_content"],
+        "if sh calc.sh a 1 >/dev/null 2>&1; then exit 1; fi\n"
+    );
+    // Version 3 passed its own run, then failed red's test at convergence.
+    let tests = result["tests"].as_array().unwrap();
+    let v3: Vec<&Value> = tests.iter().filter(|t| t[0] == 3).collect();
+    assert_eq!(v3.len(), 2, "{tests:?}");
+    assert_eq!(v3[0][1]["name"], "test");
+    assert_eq!(v3[0][1]["failed"], 0);
+    assert_eq!(v3[1][1]["name"], "test at convergence");
+    assert_eq!(v3[1][1]["failed"], 1);
+    assert_eq!(versions[2]["hooks_ok"], false);
+    assert_eq!(result["winner"], 4, "{result}");
+    assert!(
+        result["notes"]
+            .to_string()
+            .contains("At convergence version 3 failed with the red team's tests beside it"),
+        "{result}"
+    );
+    assert!(
+        of_type(&events, "hooks").iter().any(|h| h["version"] == 3
+            && h["results"][0][0]
+                .as_str()
+                .unwrap()
+                .starts_with("test at convergence: 1 passed, 1 failed")),
+        "the Tests panel is told"
+    );
+    let record = final_synthesis(&events)["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        record.contains("Red's test `tests/red_nonnumeric.sh`:")
+            && record.contains("Version 4 won"),
+        "{record}"
+    );
+    // The kept tree is as version 4 left it: the check's layout was undone.
+    let listed = git_in(home.path(), &["worktree", "list", "--porcelain"]);
+    let kept = listed
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .find(|p| p.contains(&id))
+        .unwrap()
+        .to_string();
+    let status = git_in(Path::new(&kept), &["status", "--porcelain"]);
+    assert!(status.trim().is_empty(), "{status}");
+    assert!(
+        std::fs::read_to_string(Path::new(&kept).join("calc.sh"))
+            .unwrap()
+            .contains("not a number")
+    );
+    // An audit re-runs it from the journal: the convergence hook is not run again.
+    let verified = home.run(None, &["audit", &id, "--verify"]);
+    assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
+    git_in(home.path(), &["worktree", "remove", "--force", &kept]);
+}
+
 #[test]
 fn bad_code_debate_input_is_a_usage_error_with_nothing_sent() {
     let server = StandIn::start_in_background(Behaviour::default());

@@ -146,6 +146,8 @@ pub async fn reflexion(
 pub struct Attack {
     pub attack: String,
     pub test: Option<String>,
+    /// The test file's contents, kept so the convergence hook can run it on other versions.
+    pub test_content: Option<String>,
 }
 
 /// What the red-against-blue loop asks of the debate.
@@ -189,6 +191,7 @@ pub async fn red_blue(teams: &mut dyn Teams, version: u32) -> Result<(Vec<Findin
                 round,
                 attack: attack.attack.clone(),
                 test: attack.test.clone(),
+                test_content: attack.test_content.clone(),
                 closed_by: None,
             });
         }
@@ -357,6 +360,7 @@ mod tests {
                     .map(|a| Attack {
                         attack: a.into(),
                         test: Some(format!("tests/red_{}.sh", a.len())),
+                        test_content: Some("exit 0\n".into()),
                     })
                     .collect())
             })

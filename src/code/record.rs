@@ -25,6 +25,9 @@ pub struct Finding {
     pub attack: String,
     /// The test file red wrote for it, when it could.
     pub test: Option<String>,
+    /// That file's contents: red's tests are artifacts of the debate, even outside git.
+    #[serde(default)]
+    pub test_content: Option<String>,
     pub closed_by: Option<u32>,
 }
 
@@ -45,6 +48,21 @@ pub struct CodeResult {
     /// No hooks ran, and why (no `--test` and none detected, say).
     pub hooks_note: Option<String>,
     pub notes: Vec<String>,
+}
+
+/// A file's contents in a fence tagged with its language, long enough not to be closed by the
+/// contents.
+fn fenced_file(path: &str, content: &str) -> String {
+    let fence = if content.contains("```") {
+        "````"
+    } else {
+        "```"
+    };
+    format!(
+        "{fence}{}\n{}\n{fence}\n",
+        language(path),
+        content.trim_end()
+    )
 }
 
 /// The hook results of version `number`, from a test history of (version, result).
@@ -119,17 +137,7 @@ impl CodeResult {
                     version.number, self.winner_reason
                 );
                 for (path, content) in &version.files {
-                    let fence = if content.contains("```") {
-                        "````"
-                    } else {
-                        "```"
-                    };
-                    let _ = writeln!(
-                        out,
-                        "`{path}`\n\n{fence}{}\n{}\n{fence}\n",
-                        language(path),
-                        content.trim_end()
-                    );
+                    let _ = writeln!(out, "`{path}`\n\n{}", fenced_file(path, content));
                 }
             }
             None => out.push_str("No version was written.\n\n"),
@@ -195,6 +203,15 @@ impl CodeResult {
                 );
             }
             out.push('\n');
+            for finding in &self.findings {
+                if let (Some(path), Some(content)) = (&finding.test, &finding.test_content) {
+                    let _ = writeln!(
+                        out,
+                        "Red's test `{path}`:\n\n{}",
+                        fenced_file(path, content)
+                    );
+                }
+            }
         }
         if !self.reflections.is_empty() {
             out.push_str("## Reflections\n\n");
@@ -285,6 +302,7 @@ mod tests {
                 round: 1,
                 attack: "Retry-After: -1 loops forever".into(),
                 test: Some("tests/red_retry_after.rs".into()),
+                test_content: Some("#[test] fn negative() {}\n".into()),
                 closed_by: Some(2),
             }],
             reflections: vec![Reflection {
@@ -310,6 +328,7 @@ mod tests {
             "| 1 | proposal | version 1 | 0.70 | 2 passed, 1 failed | 67 % | fail |",
             "- v1 test: 2 passed, 1 failed (exit 101, 1.2 s)",
             "Retry-After: -1 loops forever (test `tests/red_retry_after.rs`) — closed by v2",
+            "Red's test `tests/red_retry_after.rs`:\n\n```rust\n#[test] fn negative() {}\n```",
             "attempt 1: root cause — the header was read as seconds only",
             "## Recommendation\n\nApply version 2.",
         ] {

@@ -839,7 +839,12 @@ fn reply_for(
             let fixing = prompt.contains("The critics said")
                 || prompt.contains("blue team")
                 || prompt.contains("Self-check output");
-            let (body, summary) = if reflections >= 2 || fixing {
+            let (body, summary) = if prompt.contains("blue team") {
+                (
+                    "case \"$1$2\" in *[!0-9]*) echo 'not a number' >&2; exit 2;; esac\necho $(( $1 + $2 ))",
+                    "adds, refusing non-numbers",
+                )
+            } else if reflections >= 2 || fixing {
                 ("echo $(( $1 + $2 ))", "adds its arguments")
             } else if reflections == 1 {
                 ("echo $(( $1 * $2 ))", "multiplies, by mistake")
@@ -898,7 +903,7 @@ fn reply_for(
                 json!({"attacks": [{
                     "attack": "a non-numeric argument makes the shell arithmetic fail",
                     "test_path": "tests/red_nonnumeric.sh",
-                    "test_content": "sh calc.sh a 1 || exit 0\n"
+                    "test_content": "if sh calc.sh a 1 >/dev/null 2>&1; then exit 1; fi\n"
                 }]})
                 .to_string()
             } else {
@@ -912,10 +917,19 @@ fn reply_for(
                 .flatten()
                 .filter_map(Value::as_i64)
                 .collect();
-            json!({"scores": versions.iter().map(|v| json!({
-                "version": v, "correctness": 0.5, "maintainability": 0.6,
-                "performance": 0.7, "security": 0.5, "tests": 0.4
-            })).collect::<Vec<_>>()})
+            // A task that names the Judge's favourite gets it scored above the rest.
+            let favourite = prompt
+                .split("(the Judge prefers version ")
+                .nth(1)
+                .and_then(|rest| rest.split(')').next())
+                .and_then(|n| n.parse::<i64>().ok());
+            json!({"scores": versions.iter().map(|v| {
+                let correctness = if Some(*v) == favourite { 0.9 } else { 0.5 };
+                json!({
+                    "version": v, "correctness": correctness, "maintainability": 0.6,
+                    "performance": 0.7, "security": 0.5, "tests": 0.4
+                })
+            }).collect::<Vec<_>>()})
             .to_string()
         }
         "plan" => {

@@ -237,6 +237,7 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         findings = found;
     }
     phases::score(shop).await?;
+    phases::converge(shop, &findings).await?;
     if let Some(ending) = kit::gate(
         ctx,
         common,

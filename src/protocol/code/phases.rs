@@ -6,8 +6,10 @@
 use super::workshop::{MOOT, Workshop};
 use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
 use crate::code::copy_apply::apply_files;
+use crate::code::hooks::HookResult;
+use crate::code::record::Finding;
 use crate::code::roles::{self, CodePhase};
-use crate::code::versions::{Quality, commit_of, files_at};
+use crate::code::versions::{Quality, commit_of, files_at, winner};
 use crate::code::worktree::{apply, branch_base};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
@@ -490,6 +492,52 @@ pub fn scores_of(data: Option<&Value>) -> Vec<(u32, Quality)> {
             ))
         })
         .collect()
+}
+
+/// The convergence hook. A version chosen over later ones never ran the tests red wrote after
+/// it; here it runs them. One that fails them loses its pass and the choice is made again,
+/// until the chosen version passes them or is the last one (whose own hooks ran on them).
+pub async fn converge(shop: &mut Workshop<'_>, findings: &[Finding]) -> Result<(), EngineError> {
+    let red_tests: Vec<(String, String)> = findings
+        .iter()
+        .filter_map(|f| Some((f.test.clone()?, f.test_content.clone()?)))
+        .collect();
+    let Some(last) = shop.versions.last().map(|v| v.number) else {
+        return Ok(());
+    };
+    if red_tests.is_empty() || shop.settings.hooks.is_empty() {
+        return Ok(());
+    }
+    while let Some(chosen) = winner(&shop.versions) {
+        if chosen.number == last
+            || !shop
+                .versions
+                .iter()
+                .any(|v| v.number == chosen.number && v.passes())
+        {
+            break;
+        }
+        let results = shop.recheck(chosen.number, &red_tests).await?;
+        if results.is_empty() || results.iter().all(HookResult::ok) {
+            break;
+        }
+        let failed: Vec<String> = results
+            .iter()
+            .filter(|r| !r.ok())
+            .map(HookResult::summary)
+            .collect();
+        shop.notes.push(format!(
+            "At convergence version {} failed with the red team's tests beside it ({}), so it lost its pass.",
+            chosen.number,
+            failed.join("; ")
+        ));
+        if let Some(version) = shop.versions.iter_mut().find(|v| v.number == chosen.number) {
+            version.hooks_ok = Some(false);
+            version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
+            version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
+        }
+    }
+    Ok(())
 }
 
 /// With the `before_apply` gate, the winner is applied to the person's tree once they approve

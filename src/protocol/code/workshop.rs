@@ -25,6 +25,9 @@ use tokio::time::Instant;
 /// The seat moot's own steps are recorded under (hooks, apply): no pane shows it.
 pub const MOOT: &str = "moot";
 
+/// The seat the convergence hook is recorded under, beside each version's own.
+const CONVERGENCE: &str = "convergence";
+
 /// What settling a version recorded: its commit and the hooks' results.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Settled {
@@ -201,6 +204,100 @@ impl<'a> Workshop<'a> {
         Ok(Some(number))
     }
 
+    /// Runs every hook in the tree as it stands, telling the faces which one is running.
+    async fn run_hooks(&self, label: &str) -> Vec<HookResult> {
+        let mut results = Vec::new();
+        for hook in &self.settings.hooks {
+            self.ctx.emit(crate::debate::Event::Notice {
+                message: format!("{label}: running {} ({})", hook.name, hook.command),
+            });
+            results.push(hooks::run(hook, &self.tree.root).await);
+        }
+        results
+    }
+
+    /// The convergence hook on version `number`: its files, with `later_tests` (tests later
+    /// versions added) beside them, go through the hooks once more. Journaled like a settle,
+    /// so a resume or an audit never runs it twice; the tree is put back as the last version
+    /// left it. Results are recorded under the version, named `… at convergence`.
+    pub async fn recheck(
+        &mut self,
+        number: u32,
+        later_tests: &[(String, String)],
+    ) -> Result<Vec<HookResult>, EngineError> {
+        let key = TurnKey::new(number, Phase::Tool, CONVERGENCE);
+        let results = match self.ctx.replayed(&key) {
+            Some(turn) => turn
+                .data
+                .and_then(|d| serde_json::from_value::<Vec<HookResult>>(d).ok())
+                .unwrap_or_default(),
+            None => {
+                let base = &self.settings.files;
+                let last = self.versions.last().map_or(number, |v| v.number);
+                let as_left = files_at(base, &self.versions, last);
+                let mut checked = files_at(base, &self.versions, number);
+                for (path, content) in later_tests {
+                    match checked.iter_mut().find(|(p, _)| p == path) {
+                        Some(file) => file.1 = content.clone(),
+                        None => checked.push((path.clone(), content.clone())),
+                    }
+                }
+                // Files later versions added stay out of the check: it is this version's.
+                for (path, _) in &as_left {
+                    if !checked.iter().any(|(p, _)| p == path)
+                        && let Ok(at) = self.tree.resolve(path)
+                    {
+                        let _ = std::fs::remove_file(at);
+                    }
+                }
+                let written = checked
+                    .iter()
+                    .try_for_each(|(path, content)| self.tree.write(path, content));
+                let results = match written {
+                    Ok(()) => {
+                        self.run_hooks(&format!("convergence, version {number}"))
+                            .await
+                    }
+                    Err(why) => {
+                        self.notes.push(format!(
+                            "convergence: version {number} could not be laid out again ({why}); its own results stand"
+                        ));
+                        Vec::new()
+                    }
+                };
+                for (path, content) in &as_left {
+                    self.tree.write(path, content).map_err(EngineError::Setup)?;
+                }
+                let mut turn = Turn::pending(key, MOOT, "hooks");
+                turn.content = results
+                    .iter()
+                    .map(HookResult::summary)
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                turn.data = serde_json::to_value(&results).ok();
+                self.ctx.record(turn).await?;
+                results
+            }
+        };
+        let results: Vec<HookResult> = results
+            .into_iter()
+            .map(|mut r| {
+                r.name = format!("{} at convergence", r.name);
+                r
+            })
+            .collect();
+        for result in &results {
+            self.tests.push((number, result.clone()));
+        }
+        if !results.is_empty() {
+            self.ctx.emit(crate::debate::Event::Hooks {
+                version: number,
+                results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
+            });
+        }
+        Ok(results)
+    }
+
     /// Commits version `number` and runs the hooks on it, once: a version settled before (in
     /// this run, or in the journal before a crash) gives its recorded results back.
     pub async fn settle(&mut self, number: u32) -> Result<Vec<HookResult>, EngineError> {
@@ -226,16 +323,7 @@ impl<'a> Workshop<'a> {
                     .tree
                     .commit(number, &summary)
                     .map_err(EngineError::Setup)?;
-                let mut results = Vec::new();
-                for hook in &self.settings.hooks {
-                    self.ctx.emit(crate::debate::Event::Notice {
-                        message: format!(
-                            "version {number}: running {} ({})",
-                            hook.name, hook.command
-                        ),
-                    });
-                    results.push(hooks::run(hook, &self.tree.root).await);
-                }
+                let results = self.run_hooks(&format!("version {number}")).await;
                 let settled = Settled { commit, results };
                 let mut turn = Turn::pending(key, "moot", "hooks");
                 turn.content = if settled.results.is_empty() {
@@ -537,7 +625,7 @@ impl Teams for Workshop<'_> {
                 }
                 let test = match (item["test_path"].as_str(), item["test_content"].as_str()) {
                     (Some(path), Some(content)) => match self.tree.write(path, content) {
-                        Ok(()) => Some(path.to_string()),
+                        Ok(()) => Some((path.to_string(), content.to_string())),
                         Err(why) => {
                             self.notes.push(format!("red team: refused {why}"));
                             None
@@ -545,7 +633,12 @@ impl Teams for Workshop<'_> {
                     },
                     _ => None,
                 };
-                attacks.push(Attack { attack, test });
+                let (test, test_content) = test.unzip();
+                attacks.push(Attack {
+                    attack,
+                    test,
+                    test_content,
+                });
             }
             Ok(attacks)
         })
