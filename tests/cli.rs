@@ -5223,6 +5223,13 @@ fn the_convergence_hook_runs_reds_tests_on_an_earlier_favourite_and_blues_patch_
             .contains("At convergence version 3 failed with the red team's tests beside it"),
         "{result}"
     );
+    let announced: Vec<&Value> = of_type(&events, "version")
+        .into_iter()
+        .filter(|v| v["number"] == 3)
+        .collect();
+    assert_eq!(announced.len(), 2, "settled, then demoted: {announced:?}");
+    assert_eq!(announced[0]["passes"], true);
+    assert_eq!(announced[1]["passes"], false);
     assert!(
         of_type(&events, "hooks").iter().any(|h| h["version"] == 3
             && h["results"][0][0]

@@ -1365,6 +1365,20 @@ fn a_code_debate_screen_shows_its_phase_versions_tests_and_the_latest_diff() {
     assert!(screen.contains("✗ v1 test: 1 passed, 1 failed"), "{screen}");
     assert!(!screen.contains('\u{1b}'));
     insta::assert_snapshot!("code_debate_160x45", screen);
+    // Announced again when the convergence hook takes its pass away: updated, not repeated.
+    app.on_event(&Event::Version {
+        number: 2,
+        phase: "proposal".into(),
+        summary: "adds its arguments".into(),
+        passes: Some(false),
+        diff: "--- a/calc.sh\n+++ b/calc.sh\n".into(),
+    });
+    let screen = render(&mut app, 160, 45);
+    assert!(
+        screen.contains("✗ v2 proposal · adds its arguments"),
+        "{screen}"
+    );
+    assert_eq!(screen.matches("v2 proposal").count(), 1, "{screen}");
 }
 
 #[test]

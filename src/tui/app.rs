@@ -56,7 +56,7 @@ impl Writing {
     pub fn title(self) -> &'static str {
         match self {
             Writing::Guidance => "Guidance for the next round",
-            Writing::Answer => "Your answer to the moderator",
+            Writing::Answer => "Your answer",
             Writing::Revision => "What must the revised synthesis address?",
             Writing::Turn => "Your turn: what your seat says",
             Writing::Rejection => "Why is this gate rejected?",
@@ -733,7 +733,7 @@ fn editor(writing: Writing) -> TextArea<'static> {
     editor.set_wrap_mode(WrapMode::Word);
     editor.set_placeholder_text(match writing {
         Writing::Guidance => "What must the next round address?",
-        Writing::Answer => "Answer the moderator's question",
+        Writing::Answer => "Answer what was asked",
         Writing::Revision => "What must the revised synthesis address?",
         Writing::Turn => "Make your case, as your seat would",
         Writing::Rejection => "What is wrong, and what should happen instead",

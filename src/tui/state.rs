@@ -404,13 +404,18 @@ impl DebateView {
                 passes,
                 diff,
             } => {
-                self.versions.push(VersionView {
+                let view = VersionView {
                     number: *number,
                     phase: sanitize::clean(phase),
                     summary: sanitize::clean(summary),
                     passes: *passes,
                     diff: sanitize::clean(diff),
-                });
+                };
+                // A version announced again (it lost its pass at convergence) is updated.
+                match self.versions.iter_mut().find(|v| v.number == *number) {
+                    Some(shown) => *shown = view,
+                    None => self.versions.push(view),
+                }
                 self.generation += 1;
             }
             Event::Hooks { version, results } => {

@@ -536,6 +536,7 @@ pub async fn converge(shop: &mut Workshop<'_>, findings: &[Finding]) -> Result<(
             version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
             version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
         }
+        shop.announce(chosen.number);
     }
     Ok(())
 }

@@ -359,21 +359,28 @@ impl<'a> Workshop<'a> {
                 version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
                 version.hooks_ok = Some(results.iter().all(HookResult::ok));
             }
-            let version = &self.versions[i];
-            // Diffed from everything before it, down to the files the seats were given.
-            let base = &self.settings.files;
-            let before = files_at(base, &self.versions, number.saturating_sub(1));
-            let after = files_at(base, &self.versions, number);
-            self.ctx.emit(crate::debate::Event::Version {
-                number,
-                phase: version.phase.clone(),
-                summary: version.summary.clone(),
-                passes: version.hooks_ok,
-                diff: crate::code::versions::diff(&before, &after),
-            });
+            self.announce(number);
         }
         self.settled.insert(number);
         Ok(results)
+    }
+
+    /// Tells the faces about version `number` as it now stands (again, when the convergence
+    /// hook takes its pass away), with its diff from everything before it.
+    pub fn announce(&self, number: u32) {
+        let Some(version) = self.versions.iter().find(|v| v.number == number) else {
+            return;
+        };
+        let base = &self.settings.files;
+        let before = files_at(base, &self.versions, number.saturating_sub(1));
+        let after = files_at(base, &self.versions, number);
+        self.ctx.emit(crate::debate::Event::Version {
+            number,
+            phase: version.phase.clone(),
+            summary: version.summary.clone(),
+            passes: version.hooks_ok,
+            diff: crate::code::versions::diff(&before, &after),
+        });
     }
 
     /// The self-check: the Generator drafts code with tests of its own, the hooks run, and a

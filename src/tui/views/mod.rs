@@ -487,7 +487,7 @@ fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
     let words: &[(Command, &str)] = match app.pending() {
         Some(AskKind::Clarification) => &[
             (Command::Guide, "give an answer"),
-            (Command::Continue, "skip the question"),
+            (Command::Continue, "go on without answering"),
             (Command::End, "cancel the debate"),
         ],
         Some(AskKind::Conclusion) => &[
