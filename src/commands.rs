@@ -1115,7 +1115,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
             for v in &result.versions {
                 out.push_str(&format!(
-                    "{} v{:<3} {:<8} quality {:<5} tests {:<18} {}\n",
+                    "{} v{:<3} {:<8} quality {:<5} tests {:<18} {:>4} lines  {}\n",
                     if Some(v.number) == result.winner {
                         "★"
                     } else {
@@ -1133,10 +1133,13 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
                         (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
                         _ => "–".into(),
                     },
-                    v.commit.as_deref().map_or("(no change)".into(), |c| c
-                        .chars()
-                        .take(12)
-                        .collect::<String>()),
+                    v.lines(),
+                    match v.commit.as_deref() {
+                        Some(commit) => commit.chars().take(12).collect::<String>(),
+                        None if in_git => "(no change)".into(),
+                        // Outside git no version has a commit: the journal holds them.
+                        None => String::new(),
+                    },
                 ));
             }
             print(&out)

@@ -5058,6 +5058,21 @@ fn a_code_debate_outside_git_takes_the_persons_answers_stops_when_unsure_and_lea
         std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
         original
     );
+    let every_event = [asked.clone(), seen_events.clone()].concat();
+    assert_eq!(
+        of_type(&every_event, "notice")
+            .iter()
+            .filter(|n| n["message"].as_str().unwrap().contains("temporary copy"))
+            .count(),
+        1,
+        "told once, as it started"
+    );
+    let listed = home.run(None, &["code", "versions", &id]);
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(
+        listed.contains("2 lines") && !listed.contains("(no change)"),
+        "{listed}"
+    );
     let diff = home.run(None, &["code", "diff", &id, "1", "2"]);
     assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
     let diff = String::from_utf8_lossy(&diff.stdout).to_string();

@@ -82,7 +82,18 @@ pub struct Episode {
     pub reflection: Option<Reflection>,
 }
 
+/// Seconds with one decimal, as the test history shows them.
+fn format_seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
 impl CodeResult {
+    /// How long the hooks ran on version `number`, in milliseconds (the convergence hook's
+    /// run included): a cost the versions table shows beside the lines.
+    pub fn hook_time(&self, number: u32) -> u64 {
+        tests_of(&self.tests, number).map(|r| r.duration_ms).sum()
+    }
+
     /// The Reflexion loop's attempts: the proposal (the self-check's last draft when it ran)
     /// and every version the loop wrote after it, each with its tests and its reflection.
     pub fn episodes(&self) -> Vec<Episode> {
@@ -142,11 +153,11 @@ impl CodeResult {
             }
             None => out.push_str("No version was written.\n\n"),
         }
-        out.push_str("## Versions\n\n| version | phase | summary | quality | tests | pass rate | hooks |\n|---|---|---|---|---|---|---|\n");
+        out.push_str("## Versions\n\n| version | phase | summary | quality | tests | pass rate | hooks | lines | hook time |\n|---|---|---|---|---|---|---|---|---|\n");
         for version in &self.versions {
             let _ = writeln!(
                 out,
-                "| {}{} | {} | {} | {} | {} | {} | {} |",
+                "| {}{} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 version.number,
                 if Some(version.number) == self.winner {
                     " ★"
@@ -169,7 +180,9 @@ impl CodeResult {
                     Some(true) => "pass",
                     Some(false) => "fail",
                     None => "not run",
-                }
+                },
+                version.lines(),
+                format_seconds(self.hook_time(version.number))
             );
         }
         out.push_str("\n## Test history\n\n");
@@ -324,8 +337,8 @@ mod tests {
             "- **Is jitter full or equal?** Equal jitter. *(alice)*",
             "Version 2 won: it passes its tests",
             "```rust\nfn retry() { /* honours Retry-After */ }\n```",
-            "| 2 ★ | proposal | version 2 | 0.70 | 3 passed, 0 failed | 100 % | pass |",
-            "| 1 | proposal | version 1 | 0.70 | 2 passed, 1 failed | 67 % | fail |",
+            "| 2 ★ | proposal | version 2 | 0.70 | 3 passed, 0 failed | 100 % | pass | 1 | 1.2 s |",
+            "| 1 | proposal | version 1 | 0.70 | 2 passed, 1 failed | 67 % | fail | 1 | 1.2 s |",
             "- v1 test: 2 passed, 1 failed (exit 101, 1.2 s)",
             "Retry-After: -1 loops forever (test `tests/red_retry_after.rs`) — closed by v2",
             "Red's test `tests/red_retry_after.rs`:\n\n```rust\n#[test] fn negative() {}\n```",

@@ -53,6 +53,11 @@ impl Version {
         (total > 0).then(|| f64::from(passed) / f64::from(total))
     }
 
+    /// Lines across the files it wrote: a size metric beside the scores.
+    pub fn lines(&self) -> usize {
+        self.files.iter().map(|(_, c)| c.lines().count()).sum()
+    }
+
     /// Passing: every hook succeeded (a version no hook ran on is not known to pass).
     pub fn passes(&self) -> bool {
         self.hooks_ok == Some(true)

@@ -170,10 +170,14 @@ async fn run(
     .map_err(EngineError::Setup)?;
     let mut shop = Workshop::new(ctx, common, settings, tree);
     if !settings.in_git {
-        shop.notes.push(format!(
+        let note = format!(
             "{} is not a git work tree: the debate worked in a temporary copy.",
             settings.origin.display()
-        ));
+        );
+        ctx.emit(crate::debate::Event::Notice {
+            message: note.clone(),
+        });
+        shop.notes.push(note);
     }
     let ending = debate(&mut shop).await;
     if !settings.keep || settings.rehearsal {
