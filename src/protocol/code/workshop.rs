@@ -286,7 +286,13 @@ impl<'a> Workshop<'a> {
                 r
             })
             .collect();
-        for result in &results {
+        self.log_results(number, &results);
+        Ok(results)
+    }
+
+    /// Adds hook results on version `number` to the test history and tells the Tests panel.
+    fn log_results(&mut self, number: u32, results: &[HookResult]) {
+        for result in results {
             self.tests.push((number, result.clone()));
         }
         if !results.is_empty() {
@@ -295,7 +301,6 @@ impl<'a> Workshop<'a> {
                 results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
             });
         }
-        Ok(results)
     }
 
     /// Commits version `number` and runs the hooks on it, once: a version settled before (in
@@ -342,15 +347,7 @@ impl<'a> Workshop<'a> {
             }
         };
         let results = settled.results;
-        for result in &results {
-            self.tests.push((number, result.clone()));
-        }
-        if !results.is_empty() {
-            self.ctx.emit(crate::debate::Event::Hooks {
-                version: number,
-                results: results.iter().map(|r| (r.summary(), r.ok())).collect(),
-            });
-        }
+        self.log_results(number, &results);
         if let Some(i) = self.versions.iter().position(|v| v.number == number) {
             let version = &mut self.versions[i];
             version.commit = settled.commit;
