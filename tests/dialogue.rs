@@ -705,7 +705,10 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
         .iter()
         .find(|g| g.point == "before_synthesis")
         .unwrap();
-    assert_eq!(before.decided_by.as_deref(), Some("moot (gates are off)"));
+    assert_eq!(
+        before.decided_by.as_deref(),
+        Some("moot (this debate does not stop here)")
+    );
 
     // Rejected: the debate stops there, the reason kept.
     let store = Store::in_memory().unwrap();

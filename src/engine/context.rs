@@ -795,9 +795,15 @@ impl Context {
             return Ok(settled);
         }
         if !active {
-            // Recorded, not announced: with gates off nothing waits.
+            // Recorded, not announced: with gates off, or this point not among them, nothing waits.
             return self
-                .settle(&gate, "approved", "moot (gates are off)", None, false)
+                .settle(
+                    &gate,
+                    "approved",
+                    "moot (this debate does not stop here)",
+                    None,
+                    false,
+                )
                 .await;
         }
         self.emit(Event::GateRequested {
