@@ -1313,6 +1313,7 @@ fn a_code_debate_screen_shows_its_phase_versions_tests_and_the_latest_diff() {
         follow_up: false,
         opening: "Setting up the work tree…".into(),
         round_name: "version".into(),
+        rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
     };
     let question = "Make calc.sh add its two arguments";
     let events = vec![

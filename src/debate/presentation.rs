@@ -1,6 +1,7 @@
 //! How a protocol asks to be shown: what its seats are called, which side panels make sense,
 //! what its outcome is titled. Faces draw from this, never from a protocol's name.
 
+use super::Named as _;
 use serde::{Deserialize, Serialize};
 
 super::vocabulary! {
@@ -54,6 +55,26 @@ pub struct Presentation {
     /// "version" for a code debate, whose rounds are its versions.
     #[serde(default = "round")]
     pub round_name: String,
+    /// Phases numbered in rounds of their own rather than the protocol's (a code debate's
+    /// questions and red's attacks, among its versions).
+    #[serde(default)]
+    pub rounds_of_their_own: Vec<super::Phase>,
+}
+
+impl Presentation {
+    /// A turn's separator in its pane: `round 2 · argument`, `version 3 · optimization`,
+    /// `attack · round 1`; a turn at round 0 of a protocol whose rounds are not called rounds
+    /// belongs to none of them (a code debate's verdict) and is named by its phase alone.
+    pub fn step_label(&self, round: u32, phase: super::Phase) -> String {
+        let name = phase.as_str().replace('_', " ");
+        if self.rounds_of_their_own.contains(&phase) {
+            format!("{name} · round {round}")
+        } else if round == 0 && self.round_name != "round" {
+            name
+        } else {
+            format!("{} {round} · {name}", self.round_name)
+        }
+    }
 }
 
 fn round() -> String {
@@ -78,6 +99,7 @@ impl Default for Presentation {
             follow_up: true,
             opening: reading(),
             round_name: round(),
+            rounds_of_their_own: Vec::new(),
         }
     }
 }
@@ -172,4 +194,31 @@ pub struct Standing {
     pub label: String,
     /// Seat ids backing it, per round (index 0 is round 1).
     pub backers: Vec<Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::Phase;
+
+    #[test]
+    fn separators_count_what_the_protocol_counts() {
+        let moderated = Presentation::default();
+        assert_eq!(
+            moderated.step_label(2, Phase::Argument),
+            "round 2 · argument"
+        );
+        let code = Presentation {
+            round_name: "version".into(),
+            rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
+            ..Presentation::default()
+        };
+        assert_eq!(code.step_label(3, Phase::Proposal), "version 3 · proposal");
+        assert_eq!(code.step_label(1, Phase::Attack), "attack · round 1");
+        assert_eq!(code.step_label(0, Phase::Verdict), "verdict");
+        assert_eq!(
+            code.step_label(2, Phase::SelfCheck),
+            "version 2 · self check"
+        );
+    }
 }

@@ -348,6 +348,7 @@ impl super::Protocol for Arena {
             follow_up: false,
             opening: "The moderator is setting up the arena…".into(),
             round_name: "round".into(),
+            rounds_of_their_own: Vec::new(),
         }
     }
 

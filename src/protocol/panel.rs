@@ -449,6 +449,7 @@ impl super::Protocol for Panel {
             follow_up: false,
             opening: "The moderator is framing the options to judge…".into(),
             round_name: "round".into(),
+            rounds_of_their_own: Vec::new(),
         }
     }
 

@@ -16,7 +16,7 @@ use crate::code::record::{CodeResult, Reflection};
 use crate::code::roles::CodePhase;
 use crate::code::versions::{Version, winner};
 use crate::code::worktree::WorkTree;
-use crate::debate::{Confidence, Presentation, Seat, SidePanel};
+use crate::debate::{Confidence, Phase, Presentation, Seat, SidePanel};
 use crate::engine::{Context, EngineError};
 use serde_json::{Value, json};
 use settings::CodeSettings;
@@ -111,6 +111,7 @@ impl super::Protocol for Code {
             follow_up: false,
             opening: "Setting up the work tree…".into(),
             round_name: "version".into(),
+            rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
         }
     }
 

@@ -236,6 +236,7 @@ impl super::Protocol for Dialogue {
             follow_up: false,
             opening: "The moderator is condensing the shared context…".into(),
             round_name: "round".into(),
+            rounds_of_their_own: Vec::new(),
         }
     }
 

@@ -3,7 +3,7 @@
 //! cached; only the streaming tail is wrapped per frame.
 
 use crate::debate::Named as _;
-use crate::debate::{Seat, Turn, TurnStatus};
+use crate::debate::{Presentation, Seat, Turn, TurnStatus};
 use crate::tui::app::App;
 use crate::tui::state::SeatActivity;
 use crate::tui::theme::Theme;
@@ -27,7 +27,7 @@ impl PaneCache {
     fn refresh<'a>(
         &mut self,
         turns: impl Iterator<Item = &'a Turn>,
-        round_name: &str,
+        presentation: &Presentation,
         width: usize,
         theme: &Theme,
     ) {
@@ -39,7 +39,7 @@ impl PaneCache {
         }
         for turn in turns.skip(self.turns) {
             self.lines
-                .extend(turn_lines(turn, round_name, width, theme));
+                .extend(turn_lines(turn, presentation, width, theme));
             self.turns += 1;
         }
     }
@@ -52,24 +52,14 @@ fn separator(label: &str, width: usize, theme: &Theme) -> Line<'static> {
     Line::styled(format!("{text}{}", rule.repeat(fill)), theme.dim)
 }
 
-/// A separator's label: `round 2 · rebuttal`, `version 3 · self check`.
-pub fn step_label(round_name: &str, round: u32, phase: crate::debate::Phase) -> String {
-    use crate::debate::Phase;
-    let name = phase.as_str().replace('_', " ");
-    match phase {
-        // A code debate counts versions, but its verdict belongs to none, and its questions
-        // and red's attacks come in rounds of their own.
-        _ if round == 0 && round_name != "round" => name,
-        Phase::Clarification | Phase::Attack if round_name != "round" => {
-            format!("{name} · round {round}")
-        }
-        _ => format!("{round_name} {round} · {name}"),
-    }
-}
-
-fn turn_lines(turn: &Turn, round_name: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn turn_lines(
+    turn: &Turn,
+    presentation: &Presentation,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     let mut lines = vec![separator(
-        &step_label(round_name, turn.round, turn.phase),
+        &presentation.step_label(turn.round, turn.phase),
         width,
         theme,
     )];
@@ -311,14 +301,14 @@ pub fn draw(
     let cache = &mut caches[index];
     cache.refresh(
         app.view.turns.iter().filter(|t| t.seat == seat.id),
-        &app.view.presentation.round_name,
+        &app.view.presentation,
         width,
         theme,
     );
     let mut tail: Vec<Line<'static>> = Vec::new();
     if let Some((round, phase)) = activity.speaking {
         tail.push(separator(
-            &step_label(&app.view.presentation.round_name, round, phase),
+            &app.view.presentation.step_label(round, phase),
             width,
             theme,
         ));
