@@ -1045,7 +1045,7 @@ pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
 pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure> {
     use crate::cli::CodeAction;
     use crate::code::record::CodeResult;
-    use crate::code::worktree::{WorkTree, apply};
+    use crate::code::worktree::WorkTree;
     let id = match &action {
         CodeAction::Versions { id, .. }
         | CodeAction::Episodes { id, .. }
@@ -1201,18 +1201,13 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             let number = version.or(result.winner).ok_or_else(|| {
                 Failure::usage(format!("{} has no winner; give --version N", debate.id))
             })?;
-            let applied = if in_git {
-                let target = commit_of(number)?;
-                apply(&origin, &base(&origin, &branch)?, &target, force)
-            } else {
-                crate::code::copy_apply::apply_files(
-                    &origin,
-                    &base_files,
-                    &files_at(known(number)?),
-                    force,
-                )
+            let source = crate::code::apply::Source {
+                origin: &origin,
+                branch: in_git.then_some(branch.as_str()),
+                base: &base_files,
+                versions: &result.versions,
             };
-            match applied {
+            match crate::code::apply::apply_version(&source, known(number)?, force) {
                 Ok(files) if files.is_empty() => print(&format!(
                     "version {number} changes nothing against your tree's base\n"
                 )),

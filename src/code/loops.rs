@@ -97,7 +97,9 @@ pub async fn reflexion(
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut reflections: Vec<Reflection> = Vec::new();
     let last = max_attempts.max(1);
-    for number in 1..=last {
+    let mut number = 0;
+    loop {
+        number += 1;
         let version = coder.generate(number, &reflections).await?;
         let results = coder.test(version).await?;
         let mut attempt = Attempt {
@@ -134,11 +136,6 @@ pub async fn reflexion(
             });
         }
     }
-    // The last attempt always returns above; this only satisfies the type.
-    Ok(Reflexion {
-        attempts,
-        stop: Stop::OutOfAttempts,
-    })
 }
 
 /// One attack of the red team: what it tries, and the test file it wrote for it, if any.

@@ -1,7 +1,7 @@
 //! What code debates (design note 004) stand on: the debate's own work tree, hooks that run
 //! tests and linters in it safely, and the versions with the rule that picks the winner.
 
-pub mod copy_apply;
+pub mod apply;
 pub mod detect;
 pub mod hooks;
 pub mod loops;

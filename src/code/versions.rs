@@ -2,6 +2,7 @@
 //! Judge's rubric (0–1 per criterion) and its test results; and the winner, chosen by tests
 //! first (a version that fails its tests never wins over one that passes), then quality.
 
+use super::hooks::HookResult;
 use serde::{Deserialize, Serialize};
 
 /// The Judge's rubric, each criterion 0–1.
@@ -53,6 +54,16 @@ impl Version {
         (total > 0).then(|| f64::from(passed) / f64::from(total))
     }
 
+    /// Takes the hooks' results on it as its test counts and verdict (no results: untouched).
+    pub fn take_results(&mut self, results: &[HookResult]) {
+        if results.is_empty() {
+            return;
+        }
+        self.passed = Some(results.iter().filter_map(|r| r.passed).sum());
+        self.failed = Some(results.iter().filter_map(|r| r.failed).sum());
+        self.hooks_ok = Some(results.iter().all(HookResult::ok));
+    }
+
     /// Lines across the files it wrote: a size metric beside the scores.
     pub fn lines(&self) -> usize {
         self.files.iter().map(|(_, c)| c.lines().count()).sum()
@@ -84,14 +95,19 @@ pub fn files_at(
 ) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = base.to_vec();
     for version in versions.iter().filter(|v| v.number <= number) {
-        for (path, content) in &version.files {
-            match files.iter_mut().find(|(p, _)| p == path) {
-                Some(file) => file.1 = content.clone(),
-                None => files.push((path.clone(), content.clone())),
-            }
-        }
+        overlay(&mut files, &version.files);
     }
     files
+}
+
+/// Writes `over` onto `files`: a path already there takes the new contents, a new one is added.
+pub fn overlay(files: &mut Vec<(String, String)>, over: &[(String, String)]) {
+    for (path, content) in over {
+        match files.iter_mut().find(|(p, _)| p == path) {
+            Some(file) => file.1 = content.clone(),
+            None => files.push((path.clone(), content.clone())),
+        }
+    }
 }
 
 /// The most lines of a diff kept for the faces.

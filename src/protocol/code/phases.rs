@@ -5,12 +5,11 @@
 
 use super::workshop::{MOOT, Workshop};
 use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
-use crate::code::copy_apply::apply_files;
+use crate::code::apply::{Source, apply_version};
 use crate::code::hooks::HookResult;
 use crate::code::record::Finding;
 use crate::code::roles::{self, CodePhase};
-use crate::code::versions::{Quality, commit_of, files_at, winner};
-use crate::code::worktree::{apply, branch_base};
+use crate::code::versions::{Quality, winner};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
 use crate::protocol::Ending;
@@ -532,9 +531,7 @@ pub async fn converge(shop: &mut Workshop<'_>, findings: &[Finding]) -> Result<(
             failed.join("; ")
         ));
         if let Some(version) = shop.versions.iter_mut().find(|v| v.number == chosen.number) {
-            version.hooks_ok = Some(false);
-            version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
-            version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
+            version.take_results(&results);
         }
         shop.announce(chosen.number);
     }
@@ -587,28 +584,13 @@ pub async fn apply_winner(
         ),
         GateOutcome::Approved { .. } => {
             let branch = format!("moot/{}", shop.ctx.debate_id);
-            let base = &shop.settings.files;
-            let applied = if !shop.settings.in_git {
-                apply_files(
-                    &origin,
-                    base,
-                    &files_at(base, &shop.versions, number),
-                    false,
-                )
-                .map_err(|e| e.to_string())
-            } else {
-                match (
-                    commit_of(&shop.versions, number),
-                    branch_base(&origin, &branch),
-                ) {
-                    (Some(target), Ok(base)) => {
-                        apply(&origin, &base, &target, false).map_err(|e| e.to_string())
-                    }
-                    (None, _) => Ok(Vec::new()),
-                    (_, Err(e)) => Err(e),
-                }
+            let source = Source {
+                origin: &origin,
+                branch: shop.settings.in_git.then_some(branch.as_str()),
+                base: &shop.settings.files,
+                versions: &shop.versions,
             };
-            match applied {
+            match apply_version(&source, number, false) {
                 Ok(files) if files.is_empty() => format!(
                     "before_apply: approved; version {number} changes nothing against your tree."
                 ),

@@ -8,7 +8,7 @@ use super::{GENERATOR, SECURITY};
 use crate::code::hooks::{self, HookResult};
 use crate::code::loops::{Attack, Coder, Teams};
 use crate::code::record::Reflection;
-use crate::code::versions::{Version, files_at};
+use crate::code::versions::{Version, files_at, overlay};
 use crate::code::worktree::WorkTree;
 use crate::code::{detect, reply};
 use crate::debate::{Named, Phase, Turn, TurnKey, TurnStatus};
@@ -236,12 +236,7 @@ impl<'a> Workshop<'a> {
                 let last = self.versions.last().map_or(number, |v| v.number);
                 let as_left = files_at(base, &self.versions, last);
                 let mut checked = files_at(base, &self.versions, number);
-                for (path, content) in later_tests {
-                    match checked.iter_mut().find(|(p, _)| p == path) {
-                        Some(file) => file.1 = content.clone(),
-                        None => checked.push((path.clone(), content.clone())),
-                    }
-                }
+                overlay(&mut checked, later_tests);
                 // Files later versions added stay out of the check: it is this version's.
                 for (path, _) in &as_left {
                     if !checked.iter().any(|(p, _)| p == path)
@@ -351,11 +346,7 @@ impl<'a> Workshop<'a> {
         if let Some(i) = self.versions.iter().position(|v| v.number == number) {
             let version = &mut self.versions[i];
             version.commit = settled.commit;
-            if !results.is_empty() {
-                version.passed = Some(results.iter().filter_map(|r| r.passed).sum());
-                version.failed = Some(results.iter().filter_map(|r| r.failed).sum());
-                version.hooks_ok = Some(results.iter().all(HookResult::ok));
-            }
+            version.take_results(&results);
             self.announce(number);
         }
         self.settled.insert(number);

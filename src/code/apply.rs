@@ -1,8 +1,45 @@
-//! Applying a version to a project that is not in git: file by file, each checked against the
-//! file the debate started from, since there is no branch to patch from.
+//! Applying a chosen version to the user's tree: in git, as a patch from the debate's branch;
+//! outside it, file by file, each checked against the file the debate started from, since
+//! there is no branch to patch from.
 
-use super::worktree::{ApplyError, Kind, WorkTree};
+use super::versions::{Version, commit_of, files_at};
+use super::worktree::{ApplyError, Kind, WorkTree, apply, branch_base};
 use std::path::Path;
+
+/// Where a version is applied from and to.
+pub struct Source<'a> {
+    /// The user's tree.
+    pub origin: &'a Path,
+    /// `moot/<id>` when the debate ran in git; None for a copy.
+    pub branch: Option<&'a str>,
+    /// The files the debate read when it started.
+    pub base: &'a [(String, String)],
+    pub versions: &'a [Version],
+}
+
+/// Applies version `number` to the user's tree, refusing changes it would overwrite unless
+/// `force`; the files it changed.
+pub fn apply_version(
+    source: &Source<'_>,
+    number: u32,
+    force: bool,
+) -> Result<Vec<String>, ApplyError> {
+    let Some(branch) = source.branch else {
+        let target = files_at(source.base, source.versions, number);
+        return apply_files(source.origin, source.base, &target, force);
+    };
+    let base = branch_base(source.origin, branch).map_err(|_| {
+        ApplyError::Git(format!(
+            "{} has no branch {branch} to apply from (was it deleted?); `moot code versions` still lists the versions from the journal",
+            source.origin.display()
+        ))
+    })?;
+    // A version that changed nothing has no commit of its own, nor anything to apply.
+    match commit_of(source.versions, number) {
+        Some(target) => apply(source.origin, &base, &target, force),
+        None => Ok(Vec::new()),
+    }
+}
 
 /// Writes the files `target` changed from `base` (the files the debate read when it started)
 /// into `origin`. A file that changed since then, or that the debate never read but that
