@@ -5,7 +5,7 @@
 use crate::debate::DebateStatus;
 use crate::sanitize;
 use crate::session::{self, SessionError};
-use crate::store::{AuditEntry, AuditKind, Store};
+use crate::store::{AuditEntry, AuditKind, ChainCheck, Store};
 use serde::Serialize;
 
 /// One check of a verification.
@@ -16,11 +16,14 @@ pub struct Check {
     pub detail: String,
 }
 
-/// What `--verify` found.
+/// What `--verify` (or `--verify-record`) found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verification {
     pub id: String,
     pub checks: Vec<Check>,
+    /// The closing line when every check passed, and when one failed.
+    #[serde(skip)]
+    pub verdict: (String, String),
 }
 
 impl Verification {
@@ -34,17 +37,12 @@ impl Verification {
             let mark = if check.passed { "ok  " } else { "FAIL" };
             out.push_str(&format!("{mark} {:<9} {}\n", check.name, check.detail));
         }
-        out.push_str(&if self.passed() {
-            format!(
-                "{}: the journal alone reproduces the recorded outcome.\n",
-                self.id
-            )
+        out.push_str(if self.passed() {
+            &self.verdict.0
         } else {
-            format!(
-                "{}: DIVERGED — the journal does not reproduce what was recorded (see FAIL above).\n",
-                self.id
-            )
+            &self.verdict.1
         });
+        out.push('\n');
         out
     }
 }
@@ -63,7 +61,7 @@ pub async fn verify(store: &Store, id: &str) -> Result<Verification, SessionErro
         )));
     }
     let entries = store.audit(&debate.id)?;
-    let mut checks = vec![hashes(&entries)];
+    let mut checks = vec![chain(&store.check_chain(&debate.id)?), hashes(&entries)];
     let scratch = tempfile::tempdir().map_err(|e| {
         SessionError::Environment(format!(
             "cannot make a scratch directory for the re-run: {e}"
@@ -102,9 +100,132 @@ pub async fn verify(store: &Store, id: &str) -> Result<Verification, SessionErro
         checks.push(outcome(store, &debate.id, rerun.outcome.as_ref())?);
     }
     Ok(Verification {
+        verdict: (
+            format!(
+                "{}: the journal alone reproduces the recorded outcome.",
+                debate.id
+            ),
+            format!(
+                "{}: DIVERGED — the journal does not reproduce what was recorded (see FAIL above).",
+                debate.id
+            ),
+        ),
         id: debate.id,
         checks,
     })
+}
+
+/// The chain check as a line: every chained row reads as it was written, with no gap.
+fn chain(check: &ChainCheck) -> Check {
+    let upgraded = if check.upgraded > 0 {
+        format!(
+            "; {} of them chained at upgrade (journaled before the chain existed, so only \
+             changes since the upgrade are caught)",
+            check.upgraded
+        )
+    } else {
+        String::new()
+    };
+    Check {
+        name: "chain",
+        passed: check.holds(),
+        detail: match &check.problem {
+            Some(problem) => sanitize::clean(problem),
+            None if check.entries == 0 => "the debate has no chain".into(),
+            None => format!(
+                "{} rows chained, none changed, removed or added; head sha256:{}{upgraded}",
+                check.entries,
+                check.head.as_deref().unwrap_or("")
+            ),
+        },
+    }
+}
+
+/// What `--verify-record FILE` found: the receipt the file carries, checked against the
+/// journal's chain, and the file against the stored record.
+pub fn verify_record(
+    store: &Store,
+    id: &str,
+    file: &str,
+    text: &str,
+) -> Result<Verification, SessionError> {
+    let debate = store.debate(id)?;
+    let mut checks = Vec::new();
+    let Some(receipt) = crate::decision::Receipt::read(text) else {
+        checks.push(Check {
+            name: "receipt",
+            passed: false,
+            detail: format!(
+                "{file} carries no journal receipt (records written before moot kept receipts have none)"
+            ),
+        });
+        return Ok(record_verdict(debate.id, file, checks));
+    };
+    let anchored = store.chain_entry(&debate.id, receipt.entry)?;
+    checks.push(Check {
+        name: "receipt",
+        passed: receipt.debate == debate.id && anchored.as_deref() == Some(receipt.hash.as_str()),
+        detail: if receipt.debate != debate.id {
+            format!("{file} is a record of {}, not of {}", receipt.debate, debate.id)
+        } else {
+            match anchored {
+                Some(hash) if hash == receipt.hash => format!(
+                    "chain entry {} of the journal is sha256:{hash}, as the receipt says",
+                    receipt.entry
+                ),
+                Some(hash) => format!(
+                    "chain entry {} of the journal is sha256:{hash}, but the receipt says sha256:{}: \
+                     the journal was rewritten after this record was written",
+                    receipt.entry, receipt.hash
+                ),
+                None => format!(
+                    "the journal's chain has no entry {}: it was cut short or rewritten after this \
+                     record was written",
+                    receipt.entry
+                ),
+            }
+        },
+    });
+    checks.push(chain(&store.check_chain(&debate.id)?));
+    let stored = store.synthesis(&debate.id)?;
+    checks.push(match stored {
+        None => Check {
+            name: "record",
+            passed: false,
+            detail: "the journal holds no record for this debate".into(),
+        },
+        Some(stored) => {
+            let kept = sanitize::clean(&stored.markdown);
+            if kept == text {
+                Check {
+                    name: "record",
+                    passed: true,
+                    detail: format!("{file} reads exactly as the journal's record"),
+                }
+            } else {
+                Check {
+                    name: "record",
+                    passed: false,
+                    detail: format!(
+                        "{file} differs from the journal's record: {}",
+                        first_difference(&kept, text)
+                    ),
+                }
+            }
+        }
+    });
+    Ok(record_verdict(debate.id, file, checks))
+}
+
+fn record_verdict(id: String, file: &str, checks: Vec<Check>) -> Verification {
+    Verification {
+        verdict: (
+            format!("{file}: the journal's record of {id}, anchored in its chain as it stands."),
+            format!("{file}: DOES NOT MATCH the journal of {id} (see FAIL above)."),
+        ),
+        id,
+        checks,
+    }
 }
 
 fn hashes(entries: &[AuditEntry]) -> Check {
@@ -166,7 +287,10 @@ fn outcome(
             .replace(&rerun.date, "<date>")
             .replace(&stored_date, "<date>")
     };
-    let markdown = (undated(&stored.markdown), undated(&rerun.markdown));
+    let markdown = (
+        undated(crate::decision::without_receipt(&stored.markdown)),
+        undated(&rerun.markdown),
+    );
     let data = (
         undated(&stored.data.to_string()),
         undated(&rerun.data.to_string()),

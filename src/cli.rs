@@ -92,10 +92,15 @@ pub enum Command {
         id: String,
         #[arg(long, conflicts_with = "verify")]
         json: bool,
-        /// Check the hashes and re-run the protocol over the journal alone (no provider);
-        /// exit 1 if it does not reach the recorded outcome.
+        /// Check the journal's hash chain and the trail's hashes, then re-run the protocol over
+        /// the journal alone (no provider); exit 1 naming the first row that no longer
+        /// matches, or if the re-run does not reach the recorded outcome.
         #[arg(long)]
         verify: bool,
+        /// Check a decision record kept elsewhere against the journal: its receipt must name
+        /// the journal's chain entry as it stands, and the file must read as the stored record.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["json", "verify"])]
+        verify_record: Option<std::path::PathBuf>,
     },
     /// Approve the gate a debate waits at (from any terminal; the debate notices).
     Approve { id: String },

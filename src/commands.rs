@@ -120,6 +120,7 @@ pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
         // Where a debate that has not finished stopped, so it is clear what resume picks up.
         if let Some(stage) = debate
             .stage
+            .as_ref()
             .filter(|_| !debate.status.is_finished_for_good())
         {
             out.push_str(&format!("{:<14}{} {stage}\n", "", debate.status.stopped()));
@@ -147,6 +148,7 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
     );
     if let Some(stage) = debate
         .stage
+        .as_ref()
         .filter(|_| !debate.status.is_finished_for_good())
     {
         out.push_str(&format!("{} {stage}\n", debate.status.stopped()));
@@ -175,6 +177,13 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
     ));
     if let Some(error) = &debate.error {
         out.push_str(&format!("error: {}\n", one_line(error, 300)));
+    }
+    for line in document.gates.iter().filter_map(report::gate_line) {
+        out.push_str(&format!("{}\n", one_line(&line, 400)));
+    }
+    let chain = store.check_chain(&debate.id)?;
+    if chain.upgraded > 0 || chain.problem.is_some() {
+        out.push_str(chain_line(&chain).trim_start());
     }
     match &document.synthesis {
         Some(synthesis) => {
@@ -1333,11 +1342,13 @@ pub fn lessons(store: &Store, action: crate::cli::LessonsAction) -> Result<(), F
 pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let debate = store.debate(id)?;
     let entries = store.audit(&debate.id)?;
+    let chain = store.check_chain(&debate.id)?;
     if json {
         let mut value = serde_json::json!({
             "id": debate.id,
             "question": debate.question,
             "protocol": debate.protocol,
+            "chain": chain,
             "entries": entries,
         });
         sanitize::clean_json(&mut value);
@@ -1346,17 +1357,45 @@ pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     }
+    let head = chain_line(&chain);
     if entries.is_empty() {
         return print(&format!(
-            "{} has no audit trail (it was run before moot kept one).\n",
+            "{} has no audit trail (it was run before moot kept one).\n{head}",
             debate.id
         ));
     }
-    print(&crate::audit::to_text(
-        &debate.id,
-        &debate.question,
-        &entries,
+    print(&format!(
+        "{}{head}",
+        crate::audit::to_text(&debate.id, &debate.question, &entries)
     ))
+}
+
+/// The journal chain's head as `moot audit` and `moot show` print it, saying whether it was
+/// chained at upgrade and whether it still holds.
+fn chain_line(chain: &crate::store::ChainCheck) -> String {
+    let Some(head) = &chain.head else {
+        return String::new();
+    };
+    let mut line = format!(
+        "\njournal chain: {} rows, head sha256:{head}",
+        chain.entries
+    );
+    if chain.upgraded > 0 {
+        line.push_str(&format!(
+            "; chained at upgrade ({} rows journaled before moot kept a chain)",
+            chain.upgraded
+        ));
+    }
+    match &chain.problem {
+        Some(problem) => line.push_str(&format!(
+            "\nTHE CHAIN DOES NOT HOLD: {}; `moot audit {} --verify` says more",
+            sanitize::clean(problem),
+            "<id>"
+        )),
+        None => line.push_str("; it holds"),
+    }
+    line.push('\n');
+    line
 }
 
 /// `moot approve ID` / `moot reject ID --reason …`: settles the gate the debate waits at; the

@@ -75,6 +75,64 @@ pub fn write_record(
     write_named(dir, date, question, "", markdown)
 }
 
+/// What anchors a decision record in its journal: the debate and its chain head (position and
+/// hash) over every row written before the record. A copy of the record kept elsewhere can
+/// be checked against the journal with it (`moot audit ID --verify-record FILE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    pub debate: String,
+    pub entry: i64,
+    pub hash: String,
+}
+
+const RECEIPT_MARK: &str = "*Journal receipt:*";
+
+impl Receipt {
+    /// The record's closing section that carries the receipt.
+    pub fn section(&self) -> String {
+        format!(
+            "\n\n---\n\n{RECEIPT_MARK} moot debate `{}`, chain entry {}, `sha256:{}`. Check this file \
+             against the journal with `moot audit {} --verify-record FILE`.\n",
+            self.debate, self.entry, self.hash, self.debate
+        )
+    }
+
+    /// The receipt a record carries, if it has one.
+    pub fn read(markdown: &str) -> Option<Receipt> {
+        let line = markdown
+            .lines()
+            .rev()
+            .find(|line| line.starts_with(RECEIPT_MARK))?;
+        let debate = line.split('`').nth(1)?.to_string();
+        let entry = line
+            .split("chain entry ")
+            .nth(1)?
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
+        let hash: String = line
+            .split("sha256:")
+            .nth(1)?
+            .chars()
+            .take_while(char::is_ascii_hexdigit)
+            .collect();
+        (hash.len() == 64).then_some(Receipt {
+            debate,
+            entry,
+            hash,
+        })
+    }
+}
+
+/// A record without its receipt section: what the protocol itself wrote.
+pub fn without_receipt(markdown: &str) -> &str {
+    match markdown.rfind(&format!("\n\n---\n\n{RECEIPT_MARK}")) {
+        Some(at) => &markdown[..at],
+        None => markdown,
+    }
+}
+
 /// Writes `DATE-<slug of the question><suffix>.md` in `dir`, sanitized, never overwriting.
 fn write_named(
     dir: &Path,
@@ -147,6 +205,20 @@ pub fn write_follow_up(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receipt_is_written_read_back_and_set_aside() {
+        let receipt = Receipt {
+            debate: "DEB-abc123".into(),
+            entry: 57,
+            hash: "ab".repeat(32),
+        };
+        let record = format!("# Decision\n\nUse Redis.{}", receipt.section());
+        assert_eq!(Receipt::read(&record), Some(receipt));
+        assert_eq!(without_receipt(&record), "# Decision\n\nUse Redis.");
+        assert_eq!(without_receipt("# No receipt"), "# No receipt");
+        assert_eq!(Receipt::read("# No receipt"), None);
+    }
 
     #[test]
     fn slugs_are_safe_and_bounded() {

@@ -27,6 +27,30 @@ pub fn event_line(event: &Event) -> String {
     value.to_string()
 }
 
+/// What stderr says when a debate stops at an approval gate: nobody on this side answers
+/// one, so it names the commands that decide it from another terminal.
+fn gate_notice(
+    debate: &str,
+    gate: &str,
+    point: &str,
+    round: u32,
+    timeout_seconds: u64,
+    on_stdin: bool,
+) -> String {
+    format!(
+        "{debate} waits at the approval gate {} ({gate}); decide it {}from another terminal with \
+         `moot approve {debate}` or `moot reject {debate} --reason \"…\"`; undecided, it pauses \
+         in {}",
+        crate::debate::gate_place(point, round),
+        if on_stdin {
+            "here (`approve`, or `reject REASON`) or "
+        } else {
+            ""
+        },
+        crate::debate::spoken_duration(timeout_seconds)
+    )
+}
+
 /// Runs a session, printing its events as NDJSON until it ends; returns the exit code.
 pub async fn run<F, Fut>(answers: CheckpointAnswers, session: F) -> i32
 where
@@ -75,11 +99,35 @@ where
     let printer = tokio::spawn(async move {
         let stdout = std::io::stdout();
         let mut broken = false;
+        let mut debate = String::new();
         while let Some(event) = event_rx.recv().await {
+            match &event {
+                Event::DebateCreated { id, .. } => debate = id.clone(),
+                Event::GateRequested {
+                    gate,
+                    point,
+                    round,
+                    timeout_seconds,
+                    ..
+                } => eprintln!(
+                    "moot: {}",
+                    gate_notice(
+                        &debate,
+                        gate,
+                        point,
+                        *round,
+                        *timeout_seconds,
+                        answers == CheckpointAnswers::Stdin
+                    )
+                ),
+                _ => {}
+            }
             if let Some(auto_tx) = &auto_tx {
                 match &event {
                     Event::Checkpoint { kind, .. } => {
-                        let _ = auto_tx.send(kind.default_answer());
+                        if let Some(answer) = kind.default_answer() {
+                            let _ = auto_tx.send(answer);
+                        }
                     }
                     Event::ClarificationRequested { .. } => {
                         let _ = auto_tx.send(Control::Continue);

@@ -220,19 +220,34 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             commands::gates(&open_store()?, &id, json)?;
             Ok(0)
         }
-        Some(Command::Audit { id, json, verify }) => {
+        Some(Command::Audit {
+            id,
+            json,
+            verify,
+            verify_record,
+        }) => {
             let store = open_store()?;
-            if !verify {
-                commands::audit(&store, &id, json)?;
-                return Ok(0);
-            }
-            let report = block_on(moot::audit::verify(&store, &id))?.map_err(|error| {
+            let failure = |error: moot::session::SessionError| {
                 if error.is_usage() {
                     Failure::usage(error.to_string())
                 } else {
                     Failure::runtime(error.to_string())
                 }
-            })?;
+            };
+            if let Some(file) = verify_record {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
+                let shown = file.display().to_string();
+                let report =
+                    moot::audit::verify_record(&store, &id, &shown, &text).map_err(failure)?;
+                print!("{}", report.to_text());
+                return Ok(if report.passed() { 0 } else { 1 });
+            }
+            if !verify {
+                commands::audit(&store, &id, json)?;
+                return Ok(0);
+            }
+            let report = block_on(moot::audit::verify(&store, &id))?.map_err(failure)?;
             print!("{}", report.to_text());
             Ok(if report.passed() { 0 } else { 1 })
         }

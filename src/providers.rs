@@ -286,6 +286,28 @@ fn preset(name: &str) -> Result<ProviderSpec, ProviderError> {
     Ok(spec)
 }
 
+/// Warnings about keys found while building providers, for the debate to announce.
+static WARNINGS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn warn(warning: String) {
+    let mut warnings = WARNINGS.lock().unwrap_or_else(|e| e.into_inner());
+    if !warnings.contains(&warning) {
+        warnings.push(warning);
+    }
+}
+
+/// The warnings about keys gathered so far (each told once).
+pub fn take_warnings() -> Vec<String> {
+    std::mem::take(&mut *WARNINGS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The password in a URL's `user:password@`, if it has one.
+fn url_password(url: &str) -> Option<&str> {
+    let authority = url.split("://").nth(1)?.split(['/', '?', '#']).next()?;
+    let credentials = &authority[..authority.rfind('@')?];
+    credentials.split_once(':').map(|(_, password)| password)
+}
+
 /// Builds a provider from a spec, reading its key from the environment.
 pub fn build(
     spec: &ProviderSpec,
@@ -295,8 +317,18 @@ pub fn build(
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let idle = Duration::from_secs(retry.idle_timeout_seconds);
     let key = spec.api_key_env.as_deref().and_then(env);
-    if let Some(key) = &key {
-        crate::sanitize::register_secret(key);
+    if let Some(key) = &key
+        && crate::sanitize::register_secret(key)
+    {
+        warn(format!(
+            "the key in {} is only {} characters long: moot redacts it wherever it stands as a \
+             word, but a key that short is easy to guess; use the one your provider issued",
+            spec.api_key_env.as_deref().unwrap_or("the key variable"),
+            key.trim().chars().count()
+        ));
+    }
+    if let Some(password) = spec.base_url.as_deref().and_then(url_password) {
+        crate::sanitize::register_secret(password);
     }
     match spec.kind {
         ProviderKind::Openai => {

@@ -44,6 +44,8 @@ pub struct DebateDocument {
     pub debate: Debate,
     pub turns: Vec<Turn>,
     pub checkpoints: Vec<CheckpointView>,
+    /// Every approval gate the debate reached, with its decision, who made it and why.
+    pub gates: Vec<crate::store::GateRecord>,
     pub synthesis: Option<SynthesisView>,
     pub commitments: Vec<CommitmentStore>,
     pub arguments: Vec<Argument>,
@@ -68,6 +70,7 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
             answered_by: c.answered_by,
         })
         .collect();
+    let gates = store.gates(&debate.id)?;
     let stored = store.synthesis(&debate.id)?;
     let outcome = stored
         .as_ref()
@@ -93,6 +96,7 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         debate,
         turns,
         checkpoints,
+        gates,
         synthesis,
         commitments,
         arguments: graph.arguments,
@@ -183,6 +187,26 @@ fn yaml(value: &serde_json::Value, depth: usize, out: &mut String) {
     }
 }
 
+/// A gate a person decided (or that timed out), as one line: "approval gate after round 1
+/// (after_round:1): rejected by alice at the workbench: the numbers are made up". Gates the
+/// debate did not stop at are left out.
+pub fn gate_line(gate: &crate::store::GateRecord) -> Option<String> {
+    let decision = gate.decision.as_deref()?;
+    let by = gate.decided_by.as_deref().unwrap_or("");
+    if by.starts_with("moot (") {
+        return None;
+    }
+    let mut line = format!(
+        "approval gate {} ({}): {decision} by {by}",
+        crate::debate::gate_place(&gate.point, gate.round),
+        gate.gate
+    );
+    if let Some(reason) = gate.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+        line.push_str(&format!(": {}", reason.trim()));
+    }
+    Some(sanitize::clean(&line))
+}
+
 /// Pretty, sanitized JSON.
 pub fn to_json(document: &DebateDocument) -> String {
     let mut value = serde_json::to_value(document).unwrap_or_default();
@@ -262,6 +286,9 @@ pub fn to_markdown(document: &DebateDocument) -> String {
     }
     if let Some(error) = &debate.error {
         let _ = writeln!(out, "- **Error:** {error}");
+    }
+    for line in document.gates.iter().filter_map(gate_line) {
+        let _ = writeln!(out, "- **Gate:** {line}");
     }
     let _ = writeln!(
         out,

@@ -9,38 +9,104 @@ use std::sync::RwLock;
 /// Every secret moot has read this run (provider API keys).
 static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
-/// Shorter strings are not taken for secrets: redacting them would mangle ordinary text.
-const SHORTEST_SECRET: usize = 8;
+/// Secrets shorter than this are redacted only as whole tokens (never inside a longer word),
+/// so a short key cannot mangle ordinary text; `register_secret` says when a key is that short.
+pub const SHORT_SECRET: usize = 8;
 
 /// Characters that can continue an `sk-…` key.
 fn key_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || c == '_'
 }
 
-/// Remembers a secret (an API key read for a provider) so that nothing moot stores or prints
-/// carries it.
-pub fn register_secret(secret: &str) {
+/// Remembers a secret (an API key read for a provider, a password in a URL) so that nothing
+/// moot stores or prints carries it, whatever its length. Returns true when it is shorter than
+/// `SHORT_SECRET` (worth a warning: such a key is easy to guess).
+pub fn register_secret(secret: &str) -> bool {
     let secret = secret.trim();
-    if secret.len() < SHORTEST_SECRET {
-        return;
+    if secret.is_empty() {
+        return false;
     }
     let mut secrets = SECRETS.write().unwrap_or_else(|e| e.into_inner());
     if !secrets.iter().any(|s| s == secret) {
         secrets.push(secret.to_string());
     }
+    secret.len() < SHORT_SECRET
 }
 
-/// `text` with every registered secret, and every `sk-…` token of 16 or more key characters,
-/// replaced by `[redacted]`.
+/// `text` with every whole-token occurrence of `secret` replaced: not inside a longer run of
+/// key characters.
+fn redact_token(text: &str, secret: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    let mut before: Option<char> = None;
+    while let Some(at) = rest.find(secret) {
+        let previous = rest[..at].chars().next_back().or(before);
+        let next = rest[at + secret.len()..].chars().next();
+        let whole = previous.is_none_or(|c| !key_char(c)) && next.is_none_or(|c| !key_char(c));
+        out.push_str(&rest[..at]);
+        if whole {
+            out.push_str("[redacted]");
+            changed = true;
+        } else {
+            out.push_str(secret);
+        }
+        before = secret.chars().next_back();
+        rest = &rest[at + secret.len()..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// `text` with the credentials of every URL (`scheme://user:password@host`) replaced.
+fn redact_url_credentials(text: &str) -> Option<String> {
+    if !text.contains("://") || !text.contains('@') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find("://") {
+        let authority_start = at + 3;
+        out.push_str(&rest[..authority_start]);
+        let authority = &rest[authority_start..];
+        let end = authority
+            .find(|c: char| c == '/' || c == '?' || c == '#' || c.is_whitespace() || c == '"')
+            .unwrap_or(authority.len());
+        match authority[..end].rfind('@') {
+            Some(sign) if sign > 0 => {
+                out.push_str("[redacted]");
+                out.push_str(&authority[sign..end]);
+                changed = true;
+            }
+            _ => out.push_str(&authority[..end]),
+        }
+        rest = &authority[end..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// `text` with every registered secret (anywhere when it is `SHORT_SECRET` or longer, as a
+/// whole token when shorter), the credentials in URLs, and every `sk-…` token of 16 or more
+/// key characters replaced by `[redacted]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
     {
         let secrets = SECRETS.read().unwrap_or_else(|e| e.into_inner());
         for secret in secrets.iter() {
-            if out.contains(secret.as_str()) {
+            if !out.contains(secret.as_str()) {
+                continue;
+            }
+            if secret.len() >= SHORT_SECRET {
                 out = Cow::Owned(out.replace(secret.as_str(), "[redacted]"));
+            } else if let Some(redacted) = redact_token(&out, secret) {
+                out = Cow::Owned(redacted);
             }
         }
+    }
+    if let Some(redacted) = redact_url_credentials(&out) {
+        out = Cow::Owned(redacted);
     }
     if !out.contains("sk-") {
         return out;
@@ -186,7 +252,7 @@ mod tests {
     #[test]
     fn keys_are_redacted_wherever_they_appear() {
         register_secret("plain-secret-value-1234");
-        register_secret("short");
+        assert!(register_secret("qz9v"));
         assert_eq!(
             redact("bad key plain-secret-value-1234 (HTTP 401)"),
             "bad key [redacted] (HTTP 401)"
@@ -199,10 +265,32 @@ mod tests {
             redact("the task-sk-list and sk-short stay"),
             "the task-sk-list and sk-short stay"
         );
-        assert_eq!(redact("short words stay short"), "short words stay short");
+        assert_eq!(
+            redact("qz9vx words stay; a qz9v one goes"),
+            "qz9vx words stay; a [redacted] one goes"
+        );
         assert_eq!(
             clean("\u{1b}[31msk-ant-api03-abcdefghijklmnop\u{1b}[0m"),
             "[redacted]"
+        );
+    }
+
+    #[test]
+    fn short_keys_are_redacted_as_whole_tokens_and_url_credentials_always() {
+        assert!(register_secret("zx7k"));
+        assert!(!register_secret("a-long-enough-secret-value"));
+        assert_eq!(
+            redact("key zx7k rejected; tzx7k and zx7k3 stay"),
+            "key [redacted] rejected; tzx7k and zx7k3 stay"
+        );
+        assert_eq!(redact("Bearer zx7k"), "Bearer [redacted]");
+        assert_eq!(
+            redact("cannot reach http://proxyuser:hunter2@127.0.0.1:9/v1/chat and https://h/x@y"),
+            "cannot reach http://[redacted]@127.0.0.1:9/v1/chat and https://h/x@y"
+        );
+        assert_eq!(
+            redact(r#"{"base_url":"http://u:p@host/v1"}"#),
+            r#"{"base_url":"http://[redacted]@host/v1"}"#
         );
     }
 

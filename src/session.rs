@@ -494,18 +494,6 @@ async fn run(
     };
     let protocol = stored_protocol(debate.id.as_str(), &settings.protocol)?;
     store.set_status(&debate.id, DebateStatus::Running, None)?;
-    let announcer = Announcer {
-        store: store.clone(),
-        id: debate.id.clone(),
-        events: wiring.events.clone(),
-    };
-    announcer.send(Event::DebateCreated {
-        id: debate.id.clone(),
-        question: debate.question.clone(),
-        protocol: debate.protocol.clone(),
-        resumed,
-        presentation: presentation(&debate.protocol),
-    });
     let ctx = Context::new(
         debate.id.clone(),
         store.clone(),
@@ -514,6 +502,16 @@ async fn run(
         settings.engine_settings(),
         replay,
     );
+    ctx.announce(Event::DebateCreated {
+        id: debate.id.clone(),
+        question: debate.question.clone(),
+        protocol: debate.protocol.clone(),
+        resumed,
+        presentation: presentation(&debate.protocol),
+    });
+    for warning in providers::take_warnings() {
+        ctx.announce(Event::Notice { message: warning });
+    }
     if !settings.lessons.given.is_empty() {
         ctx.emit(Event::Lessons {
             lessons: settings.lessons.given.clone(),
@@ -539,8 +537,14 @@ async fn run(
     };
     // Losing learned shapes only costs a degraded request next time.
     let _ = store.save_capabilities(&capabilities.learned());
+    // Every event and audit entry of the run is written before how it ended: the record's
+    // receipt covers them all.
+    let outcome = match (outcome, ctx.flush().await) {
+        (Some(Ok(_)), Err(error)) => Some(Err(error)),
+        (outcome, _) => outcome,
+    };
     let completed = |status: DebateStatus| {
-        announcer.send(Event::DebateCompleted {
+        ctx.announce(Event::DebateCompleted {
             id: debate.id.clone(),
             status,
         });
@@ -548,7 +552,7 @@ async fn run(
     match outcome {
         None => {
             store.set_status(&debate.id, DebateStatus::Paused, None)?;
-            announcer.send(Event::Notice {
+            ctx.announce(Event::Notice {
                 message: format!(
                     "interrupted; the debate is paused: moot resume {}",
                     debate.id
@@ -562,10 +566,14 @@ async fn run(
         }
         Some(Ok(Ending::Paused)) => {
             store.set_status(&debate.id, DebateStatus::Paused, None)?;
-            announcer.send(Event::Notice {
+            ctx.announce(Event::Notice {
                 message: format!(
-                    "nobody answered within {} s; the debate is paused: moot resume {}",
-                    settings.checkpoint_timeout_seconds, debate.id
+                    "{}; the debate is paused: moot resume {}",
+                    ctx.unanswered().unwrap_or_else(|| format!(
+                        "nobody answered within {} s",
+                        settings.checkpoint_timeout_seconds
+                    )),
+                    debate.id
                 ),
             });
             completed(DebateStatus::Paused);
@@ -578,9 +586,9 @@ async fn run(
         }
         Some(Ok(Ending::Concluded(outcome))) => {
             let outcome = cite_lessons(*outcome, &settings.lessons);
-            conclude(store, debate, settings, protocol, &outcome, &announcer)?;
+            conclude(store, debate, settings, protocol, &outcome, &ctx)?;
             if settings.lessons.enabled {
-                learn(&ctx, store, debate, settings, &outcome, &announcer).await;
+                learn(&ctx, store, debate, settings, &outcome).await;
             }
             store.set_status(&debate.id, DebateStatus::Completed, None)?;
             completed(DebateStatus::Completed);
@@ -596,7 +604,7 @@ async fn run(
             let recorded = store
                 .set_status(&debate.id, DebateStatus::Failed, Some(&message))
                 .is_ok();
-            announcer.send(Event::Error {
+            ctx.announce(Event::Error {
                 message: message.clone(),
             });
             completed(DebateStatus::Failed);
@@ -651,14 +659,13 @@ async fn learn(
     debate: &Debate,
     settings: &DebateSettings,
     outcome: &Outcome,
-    announcer: &Announcer,
 ) {
     let focus = protocol::find(&debate.protocol).and_then(|p| p.lesson_focus());
     let drafts =
         match protocol::reflect::reflect(ctx, &debate.question, &outcome.markdown, focus).await {
             Ok(drafts) => drafts,
             Err(error) => {
-                announcer.send(Event::Notice {
+                ctx.announce(Event::Notice {
                     message: format!("no lessons were written: {error}"),
                 });
                 return;
@@ -679,7 +686,7 @@ async fn learn(
     ) {
         Ok(learned) => {
             embed_lessons(ctx, store, &debate.question, &settings.lessons, &learned).await;
-            announcer.send(Event::Notice {
+            ctx.announce(Event::Notice {
                 message: format!(
                     "{} lesson{} written for later debates ({}); `moot lessons list` shows them",
                     learned.len(),
@@ -692,7 +699,7 @@ async fn learn(
                 ),
             })
         }
-        Err(error) => announcer.send(Event::Notice {
+        Err(error) => ctx.announce(Event::Notice {
             message: format!("the lessons could not be stored: {error}"),
         }),
     }
@@ -751,22 +758,6 @@ fn common_for(debate: &Debate, settings: &DebateSettings) -> Common {
     }
 }
 
-/// Sends the session's own events to the face and appends them to the debate's log, so a
-/// replay shows them too.
-struct Announcer {
-    store: Store,
-    id: String,
-    events: mpsc::UnboundedSender<Event>,
-}
-
-impl Announcer {
-    fn send(&self, event: Event) {
-        // The log serves replays; the debate's row and tables hold what it ended with.
-        let _ = self.store.record_event(&self.id, &event);
-        let _ = self.events.send(event);
-    }
-}
-
 /// The provider for a seat of `config` named by profile (or kind) and model, as the snapshot a
 /// protocol stores in its settings; the debate's own provider when neither is given.
 pub fn resolve_provider(
@@ -792,8 +783,9 @@ fn conclude(
     settings: &DebateSettings,
     protocol: &dyn protocol::Protocol,
     outcome: &Outcome,
-    announcer: &Announcer,
+    ctx: &Context,
 ) -> Result<(), StoreError> {
+    let outcome = &with_receipt(store, &debate.id, outcome)?;
     let previous = store.synthesis(&debate.id)?;
     let mut path = previous.as_ref().and_then(|s| s.path.clone());
     let mut follow_up_path = previous.as_ref().and_then(|s| s.follow_up_path.clone());
@@ -805,7 +797,7 @@ fn conclude(
             &outcome.markdown,
         ) {
             Ok(written) => path = Some(written.display().to_string()),
-            Err(e) => announcer.send(Event::Notice {
+            Err(e) => ctx.announce(Event::Notice {
                 message: format!(
                     "could not write the decision record to {}: {e}; it is stored, `moot export {} --format md` prints it",
                     settings.decisions_dir.display(),
@@ -825,13 +817,13 @@ fn conclude(
                 &draft,
             ) {
                 Ok(written) => follow_up_path = Some(written.display().to_string()),
-                Err(e) => announcer.send(Event::Notice {
+                Err(e) => ctx.announce(Event::Notice {
                     message: format!("could not write the follow-up issue draft: {e}"),
                 }),
             }
         }
     }
-    announcer.send(save_outcome(
+    ctx.announce(save_outcome(
         store,
         &debate.id,
         outcome,
@@ -839,9 +831,28 @@ fn conclude(
         follow_up_path.clone(),
     )?);
     if let Some(path) = follow_up_path {
-        announcer.send(Event::FollowUp { path });
+        ctx.announce(Event::FollowUp { path });
     }
     Ok(())
+}
+
+/// The outcome with its record's receipt: the journal's chain head over every row written
+/// before the record (`decision::Receipt`).
+fn with_receipt(store: &Store, id: &str, outcome: &Outcome) -> Result<Outcome, StoreError> {
+    let mut outcome = outcome.clone();
+    if let Some(head) = store.chain_head(id)? {
+        let receipt = decision::Receipt {
+            debate: id.to_string(),
+            entry: head.entries,
+            hash: head.hash,
+        };
+        outcome.markdown = format!(
+            "{}{}",
+            decision::without_receipt(&outcome.markdown),
+            receipt.section()
+        );
+    }
+    Ok(outcome)
 }
 
 /// Stores a debate's outcome with where its record and follow-up were written, and returns
@@ -974,6 +985,7 @@ pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided
         &control,
         by,
     )?;
+    let outcome = with_receipt(store, &debate.id, &outcome)?;
     let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
     let mut path = stored.path.clone();
     if let Some(settings) = settings.filter(|s| s.write_decision && stored.path.is_some())

@@ -26,7 +26,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The audit trail read back and verified by a re-run.
     (
         "audit",
-        &["debate", "session", "store", "sanitize", "protocol"],
+        &[
+            "debate", "session", "store", "sanitize", "protocol", "decision",
+        ],
     ),
     ("cli", &["engine", "llm"]),
     ("signals", &["sanitize"]),
@@ -71,7 +73,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("arena", &[]),
     ("vote", &[]),
     ("catalog", &["config"]),
-    ("engine", &["debate", "argue", "llm", "store"]),
+    ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
     ("store", &["debate", "llm", "sanitize"]),
     ("llm", &["debate", "sanitize", "paths"]),
     ("argue", &["debate"]),

@@ -397,18 +397,21 @@ impl AskKind {
         self.answers().contains(&control.answer())
     }
 
-    /// The answer given when nobody is asked (headless without `--checkpoints stdin`).
-    pub fn default_answer(self) -> Control {
+    /// The answer given when nobody is asked (headless without `--checkpoints stdin`, or its
+    /// input closed); none for an approval gate, which only a person decides.
+    pub fn default_answer(self) -> Option<Control> {
         match self {
-            AskKind::Clarification | AskKind::Checkpoint => Control::Continue,
-            AskKind::Options => Control::Continue,
+            AskKind::Clarification | AskKind::Checkpoint => Some(Control::Continue),
+            AskKind::Options => Some(Control::Continue),
             // Nobody speaks for the person: the turn passes.
-            AskKind::Turn => Control::End,
-            // Answering with defaults approves: gates that must hold need someone to answer.
-            AskKind::Gate => Control::Accept,
-            AskKind::Conclusion | AskKind::Approval | AskKind::RevisedApproval => Control::Accept,
+            AskKind::Turn => Some(Control::End),
+            // A gate the person turned on holds until a person decides or it times out.
+            AskKind::Gate => None,
+            AskKind::Conclusion | AskKind::Approval | AskKind::RevisedApproval => {
+                Some(Control::Accept)
+            }
             // Nobody picks for the person: a contested result stays open.
-            AskKind::Choice => Control::Reject,
+            AskKind::Choice => Some(Control::Reject),
         }
     }
 }
@@ -540,13 +543,45 @@ impl Control {
 }
 
 /// Where a debate is, stored with it so `moot list` can say where a paused one stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "at", rename_all = "snake_case")]
 pub enum Stage {
     Analysing,
-    Round { round: u32 },
-    Asking { kind: AskKind, round: u32 },
+    Round {
+        round: u32,
+    },
+    Asking {
+        kind: AskKind,
+        round: u32,
+    },
+    /// Waiting at the approval gate `point` reached after `round`.
+    AtGate {
+        point: String,
+        round: u32,
+    },
     Synthesising,
+}
+
+/// A time limit as a person says it: "45 s", "30 min", "2 h 5 min".
+pub fn spoken_duration(seconds: u64) -> String {
+    match seconds {
+        0..=119 => format!("{seconds} s"),
+        120..=7199 if seconds.is_multiple_of(60) => format!("{} min", seconds / 60),
+        120..=7199 => format!("{} min {} s", seconds / 60, seconds % 60),
+        _ if seconds.is_multiple_of(3600) => format!("{} h", seconds / 3600),
+        _ => format!("{} h {} min", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
+/// Where an approval gate stands, as a person reads it: "after round 2", "before the
+/// synthesis of round 3", "before the winning version is applied".
+pub fn gate_place(point: &str, round: u32) -> String {
+    match point {
+        "after_round" => format!("after round {round}"),
+        "before_synthesis" => format!("before the synthesis (round {round})"),
+        "before_apply" => "before the winning version is applied".to_string(),
+        other => format!("{other} (round {round})"),
+    }
 }
 
 impl std::fmt::Display for Stage {
@@ -566,6 +601,11 @@ impl std::fmt::Display for Stage {
                 AskKind::Turn => write!(f, "waiting for a person's turn in round {round}"),
                 AskKind::Gate => write!(f, "waiting at an approval gate after round {round}"),
             },
+            Stage::AtGate { point, round } => write!(
+                f,
+                "waiting at the approval gate {} ({point})",
+                gate_place(point, *round)
+            ),
             Stage::Synthesising => f.write_str("synthesising"),
         }
     }
@@ -596,6 +636,15 @@ mod tests {
     }
 
     #[test]
+    fn durations_read_as_a_person_says_them() {
+        assert_eq!(spoken_duration(45), "45 s");
+        assert_eq!(spoken_duration(1800), "30 min");
+        assert_eq!(spoken_duration(150), "2 min 30 s");
+        assert_eq!(spoken_duration(7500), "2 h 5 min");
+        assert_eq!(spoken_duration(7200), "2 h");
+    }
+
+    #[test]
     fn each_question_takes_its_own_answers() {
         assert!(AskKind::Checkpoint.accepts(&Control::End));
         assert!(!AskKind::Checkpoint.accepts(&Control::Accept));
@@ -603,7 +652,10 @@ mod tests {
         assert!(AskKind::Approval.accepts(&Control::Revise("x".into())));
         assert!(!AskKind::RevisedApproval.accepts(&Control::Revise("x".into())));
         for kind in <AskKind as strum::IntoEnumIterator>::iter() {
-            assert!(kind.accepts(&kind.default_answer()), "{kind:?}");
+            match kind.default_answer() {
+                Some(answer) => assert!(kind.accepts(&answer), "{kind:?}"),
+                None => assert_eq!(kind, AskKind::Gate, "only a gate has no default"),
+            }
         }
     }
 

@@ -168,6 +168,12 @@ pub struct Context {
     logged: Mutex<LoggedEvents>,
     transcript: Mutex<Vec<Turn>>,
     seating: Mutex<Seating>,
+    /// Why the debate last stopped for want of an answer, for the pause notice.
+    unanswered: Mutex<Option<String>>,
+    /// Events and audit entries not yet written (the journal was locked), in order: each is
+    /// tried again before the next journal write, so none is lost and the chain keeps the
+    /// order they happened in.
+    backlog: Mutex<std::collections::VecDeque<Append>>,
     pub settings: EngineSettings,
 }
 
@@ -207,8 +213,20 @@ impl Context {
             }),
             transcript: Mutex::new(Vec::new()),
             seating: Mutex::new(seating),
+            unanswered: Mutex::new(None),
+            backlog: Mutex::new(std::collections::VecDeque::new()),
             settings,
         }
+    }
+
+    /// What nobody answered in time, when a question or gate paused the debate: "the
+    /// checkpoint of round 2 within 1800 s".
+    pub fn unanswered(&self) -> Option<String> {
+        lock(&self.unanswered).clone()
+    }
+
+    fn note_unanswered(&self, what: String, timeout: Duration) {
+        *lock(&self.unanswered) = Some(format!("{what} within {} s", timeout.as_secs()));
     }
 
     pub fn store(&self) -> &Store {
@@ -225,7 +243,7 @@ impl Context {
         let mut delay = Duration::from_millis(200);
         let mut told = false;
         loop {
-            match write(&self.store) {
+            match self.drain().and_then(|()| write(&self.store)) {
                 Err(StoreError::Locked { path }) if started.elapsed() < JOURNAL_PATIENCE => {
                     if !told {
                         told = true;
@@ -251,13 +269,78 @@ impl Context {
         }
     }
 
+    /// Writes every append still waiting, in order; stops at the first the journal refuses
+    /// (it stays first in line).
+    fn drain(&self) -> Result<(), StoreError> {
+        let mut backlog = lock(&self.backlog);
+        while let Some(append) = backlog.front() {
+            let written = match append {
+                Append::Event(event) => self.store.record_event(&self.debate_id, event),
+                Append::Audit { kind, place, body } => self.store.record_audit(
+                    &self.debate_id,
+                    *kind,
+                    place,
+                    body,
+                    self.settings.audit,
+                ),
+            };
+            match written {
+                Ok(()) => {
+                    backlog.pop_front();
+                }
+                Err(StoreError::Locked { path }) => return Err(StoreError::Locked { path }),
+                Err(error) => {
+                    // Not a lock that passes: this entry can never be written (it does not
+                    // serialize, or the journal is broken), so it is told, not retried forever.
+                    backlog.pop_front();
+                    let _ = self.events.send(Event::Notice {
+                        message: format!("the journal missed an entry: {error}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends an event or audit entry: at once when the journal takes it, else before the
+    /// next journal write (or `flush`), never dropped.
+    fn append(&self, append: Append) {
+        lock(&self.backlog).push_back(append);
+        let _ = self.drain();
+    }
+
+    /// Waits until every pending append is written (up to the journal's patience); the
+    /// session calls it before it records how the debate ended.
+    pub async fn flush(&self) -> Result<(), EngineError> {
+        self.journal(|_| Ok(())).await
+    }
+
+    /// Sends one of the session's own events to the face and logs it as it is (no resume
+    /// de-duplication: the session announces each of these once per run).
+    pub fn announce(&self, event: Event) {
+        self.append(Append::Event(event.clone()));
+        let _ = self.events.send(event);
+    }
+
+    /// Adds an entry to the audit trail beside the turns: what moot itself did for the debate
+    /// (a hook it ran, with command, exit status, counts and the output's hash).
+    pub fn audit_action(&self, what: &str, round: u32, seat: &str, body: Value) {
+        let place = AuditPlace {
+            round,
+            phase: what.to_string(),
+            seat: seat.to_string(),
+            attempt: 0,
+            provider: String::new(),
+            model: String::new(),
+        };
+        self.audit(AuditKind::Event, &place, body);
+    }
+
     /// Logs the event (but a streaming delta, or one a resume re-emits that is logged
     /// already), then hands it to the face.
     pub fn emit(&self, event: Event) {
         if !matches!(event, Event::TurnDelta { .. }) && lock(&self.logged).is_new(&event) {
-            // The turns and answers tables are what a resume needs; the log is what a replay
-            // shows, so a failed append is not worth stopping the debate for.
-            let _ = self.store.record_event(&self.debate_id, &event);
+            self.append(Append::Event(event.clone()));
             if audited(&event) {
                 let place = AuditPlace {
                     round: 0,
@@ -521,7 +604,15 @@ impl Context {
             self.audit_result(&place, &result);
             let prompt_tokens = estimate_tokens(request.prompt_chars());
             match result {
-                Ok(completion) => {
+                Ok(mut completion) => {
+                    // A reply is untrusted: a key it carries (echoed, or leaked by a hook's
+                    // output) goes no further, so every turn, record and title built from it
+                    // is free of it, live and in a re-run alike.
+                    if let std::borrow::Cow::Owned(clean) =
+                        crate::sanitize::redact(&completion.text)
+                    {
+                        completion.text = clean;
+                    }
                     match completion.usage {
                         Some(usage) => {
                             conversation.tokens_in += usage.input;
@@ -564,17 +655,14 @@ impl Context {
         }
     }
 
-    /// Appends to the audit trail; a failed append is told, not fatal (the turn itself is
-    /// journaled apart).
+    /// Appends to the audit trail (in order with the events, retried while the journal is
+    /// locked).
     fn audit(&self, kind: AuditKind, place: &AuditPlace, body: Value) {
-        if let Err(error) =
-            self.store
-                .record_audit(&self.debate_id, kind, place, &body, self.settings.audit)
-        {
-            let _ = self.events.send(Event::Notice {
-                message: format!("the audit trail missed an entry: {error}"),
-            });
-        }
+        self.append(Append::Audit {
+            kind,
+            place: place.clone(),
+            body,
+        });
     }
 
     fn audit_result(&self, place: &AuditPlace, result: &Result<Completion, LlmError>) {
@@ -700,6 +788,10 @@ impl Context {
         }
         let deadline = tokio::time::Instant::now() + self.settings.checkpoint_timeout;
         let Some(answer) = self.await_answer(kind, &choices, deadline).await else {
+            self.note_unanswered(
+                format!("nobody answered ({})", Stage::Asking { kind, round }),
+                self.settings.checkpoint_timeout,
+            );
             return Ok(CheckpointOutcome::TimedOut);
         };
         let by = self.answerer.clone();
@@ -824,7 +916,7 @@ impl Context {
         loop {
             if let Some(settled) = self.settled(&gate)? {
                 // Another process decided: announced here, and the question here is closed.
-                self.announce(&gate, &settled);
+                self.announce_gate(&gate, &settled);
                 if let GateOutcome::Approved { .. } | GateOutcome::Rejected { .. } = &settled {
                     self.emit(answered(round, AskKind::Gate, &settled.control()));
                 }
@@ -834,6 +926,13 @@ impl Context {
             if now >= deadline {
                 self.settle(&gate, "timed_out", "the timeout", None, true)
                     .await?;
+                self.note_unanswered(
+                    format!(
+                        "nobody decided the approval gate {} ({gate})",
+                        crate::debate::gate_place(point, round)
+                    ),
+                    timeout,
+                );
                 return Ok(GateOutcome::TimedOut);
             }
             let slice = (now + GATE_POLL).min(deadline);
@@ -883,12 +982,12 @@ impl Context {
             .await?;
         let outcome = self.settled(gate)?.unwrap_or(GateOutcome::TimedOut);
         if announce {
-            self.announce(gate, &outcome);
+            self.announce_gate(gate, &outcome);
         }
         Ok(outcome)
     }
 
-    fn announce(&self, gate: &str, outcome: &GateOutcome) {
+    fn announce_gate(&self, gate: &str, outcome: &GateOutcome) {
         let (decision, by, reason) = match outcome {
             GateOutcome::Approved { by } => ("approved", by.clone(), None),
             GateOutcome::Rejected { by, reason } => ("rejected", by.clone(), Some(reason.clone())),
@@ -940,16 +1039,24 @@ impl Context {
                             .join(", ")
                     ),
                 }),
-                Ok(None) => {
-                    let fallback = kind.default_answer();
-                    self.emit(Event::Notice {
-                        message: format!(
-                            "no more answers can arrive; taking `{}`",
-                            fallback.answer()
-                        ),
-                    });
-                    break fallback;
-                }
+                Ok(None) => match kind.default_answer() {
+                    Some(fallback) => {
+                        self.emit(Event::Notice {
+                            message: format!(
+                                "no more answers can arrive; taking `{}`",
+                                fallback.answer()
+                            ),
+                        });
+                        break fallback;
+                    }
+                    // Nobody answers for the person: the question waits out its time (for
+                    // `moot approve` from another terminal, or the timeout).
+                    None => {
+                        drop(controls);
+                        tokio::time::sleep_until(deadline).await;
+                        return None;
+                    }
+                },
             }
         };
         Some(answer)
@@ -1007,6 +1114,15 @@ fn stage_of(event: &Event) -> Option<Stage> {
             kind: AskKind::Clarification,
             round: 0,
         }),
+        Event::GateRequested { point, round, .. } => Some(Stage::AtGate {
+            point: point.clone(),
+            round: *round,
+        }),
+        // A gate's question follows its request, which already says where it stands.
+        Event::Checkpoint {
+            kind: AskKind::Gate,
+            ..
+        } => None,
         Event::Checkpoint { round, kind, .. } => Some(Stage::Asking {
             kind: *kind,
             round: *round,
@@ -1044,6 +1160,16 @@ fn as_logged(event: &Event) -> Event {
         *replayed = false;
     }
     event
+}
+
+/// An append to the journal that waits its turn in the backlog.
+enum Append {
+    Event(Event),
+    Audit {
+        kind: AuditKind,
+        place: AuditPlace,
+        body: Value,
+    },
 }
 
 /// How a reply's text reaches the faces while it streams.

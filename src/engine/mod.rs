@@ -6,6 +6,8 @@ pub mod context;
 pub mod guardrails;
 pub mod reply;
 
+/// The hash the journal uses, for protocols that put what they did in the audit trail.
+pub use crate::store::sha256_hex;
 pub use context::{
     CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Replay, ReplyKind,
     Seating, Speech, Wiring,

@@ -98,10 +98,10 @@ impl Store {
             } else {
                 None
             };
-        self.with(|connection| {
-            connection.execute(
+        self.write(|tx| {
+            tx.prepare_cached(
                 "INSERT INTO audit (debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, size, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?.execute(
                 params![
                     id,
                     now_rfc3339(),
@@ -117,6 +117,8 @@ impl Store {
                     stored,
                 ],
             )?;
+            let seq = tx.last_insert_rowid();
+            super::chain::append(tx, id, &super::chain::AUDIT, &[seq.into()])?;
             Ok(())
         })
     }

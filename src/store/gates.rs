@@ -1,6 +1,7 @@
 //! The journal's approval gates: a request when a debate reaches a gate, and the decision that
 //! settles it, written once (the first writer wins, whichever process it is).
 
+use super::chain;
 use super::{Store, StoreError};
 use crate::debate::now_rfc3339;
 use rusqlite::{OptionalExtension, params};
@@ -34,12 +35,23 @@ impl Store {
         summary: &str,
         artifacts: &serde_json::Value,
     ) -> Result<(), StoreError> {
-        self.with(|connection| {
-            connection.execute(
+        self.write(|tx| {
+            let filed = tx.execute(
                 "INSERT OR IGNORE INTO gates (debate_id, gate, point, round, summary, artifacts, requested_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![id, gate, point, round, summary, artifacts.to_string(), now_rfc3339()],
+                params![
+                    id,
+                    gate,
+                    point,
+                    round,
+                    super::journal::redacted(summary),
+                    super::journal::redacted(&artifacts.to_string()),
+                    now_rfc3339()
+                ],
             )?;
+            if filed == 1 {
+                chain::append(tx, id, &chain::GATE_REQUEST, &[gate.into()])?;
+            }
             Ok(())
         })
     }
@@ -53,12 +65,22 @@ impl Store {
         by: &str,
         reason: Option<&str>,
     ) -> Result<bool, StoreError> {
-        self.with(|connection| {
-            let changed = connection.execute(
+        self.write(|tx| {
+            let changed = tx.execute(
                 "UPDATE gates SET decision = ?3, decided_by = ?4, reason = ?5, decided_at = ?6
                  WHERE debate_id = ?1 AND gate = ?2 AND decision IS NULL",
-                params![id, gate, decision, by, reason, now_rfc3339()],
+                params![
+                    id,
+                    gate,
+                    decision,
+                    by,
+                    reason.map(super::journal::redacted),
+                    now_rfc3339()
+                ],
             )?;
+            if changed == 1 {
+                chain::append(tx, id, &chain::GATE_DECISION, &[gate.into()])?;
+            }
             Ok(changed == 1)
         })
     }

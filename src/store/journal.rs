@@ -1,6 +1,7 @@
 //! Writing and reading one debate's records: the debate row, turns, checkpoint answers,
 //! the synthesis, and learned endpoint capabilities.
 
+use super::chain::{self, ChainCheck, ChainHead};
 use super::lease::Lease;
 use super::{Store, StoreError};
 use crate::debate::Named as _;
@@ -44,6 +45,12 @@ fn index(connection: &Connection, id: &str, kind: &str, body: &str) -> rusqlite:
     Ok(())
 }
 
+/// Text as the journal keeps it: free of every secret moot knows (keys, URL credentials),
+/// whatever wrote it (a model reply, an error body, a person).
+pub(super) fn redacted(text: &str) -> String {
+    sanitize::redact(text).into_owned()
+}
+
 fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Data(e.to_string()))
 }
@@ -68,26 +75,40 @@ impl Store {
     }
 
     pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
-        self.with(|connection| {
-        let tx = connection.unchecked_transaction()?;
+        self.write(|tx| {
         tx.execute(
             "INSERT INTO debates (id, question, protocol, status, config, seats, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 debate.id,
-                debate.question,
+                redacted(&debate.question),
                 debate.protocol,
                 debate.status.as_str(),
-                json(&debate.config)?,
+                redacted(&json(&debate.config)?),
                 json(&debate.seats)?,
                 debate.created_at,
                 debate.updated_at,
             ],
         )?;
-        index(&tx, &debate.id, "question", &debate.question)?;
-        tx.commit()?;
+        index(tx, &debate.id, "question", &debate.question)?;
+        chain::append(tx, &debate.id, &chain::DEBATE, &[])?;
         Ok(())
         })
+    }
+
+    /// Where debate `id`'s chain ends now.
+    pub fn chain_head(&self, id: &str) -> Result<Option<ChainHead>, StoreError> {
+        self.with(|connection| Ok(chain::head(connection, id)?))
+    }
+
+    /// The hash of entry `n` of debate `id`'s chain, if there is one.
+    pub fn chain_entry(&self, id: &str, n: i64) -> Result<Option<String>, StoreError> {
+        self.with(|connection| Ok(chain::entry_hash(connection, id, n)?))
+    }
+
+    /// Checks debate `id`'s chain against its rows (`store::chain`).
+    pub fn check_chain(&self, id: &str) -> Result<ChainCheck, StoreError> {
+        self.with(|connection| Ok(chain::check(connection, id)?))
     }
 
     pub fn set_status(
@@ -124,29 +145,30 @@ impl Store {
 
     /// Replaces the stored settings snapshot (a resume on another provider).
     pub fn set_config(&self, id: &str, config: &serde_json::Value) -> Result<(), StoreError> {
-        self.with(|connection| {
-            connection.execute(
+        self.write(|tx| {
+            tx.execute(
                 "UPDATE debates SET config = ?2, updated_at = ?3 WHERE id = ?1",
-                params![id, json(config)?, now_rfc3339()],
+                params![id, redacted(&json(config)?), now_rfc3339()],
             )?;
+            chain::append(tx, id, &chain::DEBATE, &[])?;
             Ok(())
         })
     }
 
     pub fn set_seats(&self, id: &str, seats: &[Seat]) -> Result<(), StoreError> {
-        self.with(|connection| {
-            connection.execute(
+        self.write(|tx| {
+            tx.execute(
                 "UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1",
                 params![id, json(&seats)?, now_rfc3339()],
             )?;
+            chain::append(tx, id, &chain::DEBATE, &[])?;
             Ok(())
         })
     }
 
     /// Commits a turn (and its searchable text) before anyone is told about it.
     pub fn record_turn(&self, id: &str, turn: &Turn) -> Result<(), StoreError> {
-        self.with(|connection| {
-        let tx = connection.unchecked_transaction()?;
+        self.write(|tx| {
         tx.execute(
             "INSERT INTO turns (debate_id, round, phase, seat, content, moves, data, confidence,
                 tokens_in, tokens_out, tokens_estimated, latency_ms, provider, model, status, note, created_at)
@@ -156,9 +178,9 @@ impl Store {
                 turn.round,
                 turn.phase.as_str(),
                 turn.seat,
-                turn.content,
-                json(&turn.moves)?,
-                turn.data.as_ref().map(json).transpose()?,
+                redacted(&turn.content),
+                redacted(&json(&turn.moves)?),
+                turn.data.as_ref().map(json).transpose()?.map(|d| redacted(&d)),
                 turn.confidence,
                 turn.tokens_in as i64,
                 turn.tokens_out as i64,
@@ -167,18 +189,19 @@ impl Store {
                 turn.provider,
                 turn.model,
                 turn.status.as_str(),
-                turn.note,
+                turn.note.as_deref().map(redacted),
                 now_rfc3339(),
             ],
         )?;
+        let row = tx.last_insert_rowid();
         if !turn.content.trim().is_empty() {
-            index(&tx, id, "turn", &turn.content)?;
+            index(tx, id, "turn", &turn.content)?;
         }
         tx.execute(
             "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
             params![id, now_rfc3339()],
         )?;
-        tx.commit()?;
+        chain::append(tx, id, &chain::TURN, &[row.into()])?;
         Ok(())
         })
     }
@@ -202,8 +225,7 @@ impl Store {
     /// Removes the failed or timed-out turns at the end of a failed debate's journal, so a
     /// resume asks for them again instead of replaying the failure. Returns how many.
     pub fn discard_trailing_failures(&self, id: &str) -> Result<usize, StoreError> {
-        self.with(|connection| {
-            let tx = connection.unchecked_transaction()?;
+        self.write(|tx| {
             let mut discarded = 0;
             loop {
                 let last: Option<(i64, String)> = tx
@@ -216,30 +238,38 @@ impl Store {
                 match last {
                     Some((row, status)) if status == "failed" || status == "timed_out" => {
                         // Its announcement goes too, so a replay shows the retried turn once.
-                        tx.execute(
-                            "DELETE FROM events WHERE debate_id = ?1 AND kind = 'turn_completed'
-                               AND seq = (SELECT MAX(seq) FROM events WHERE debate_id = ?1
-                                          AND kind = 'turn_completed')",
-                            params![id],
-                        )?;
+                        let announced: Option<i64> = tx
+                            .query_row(
+                                "SELECT MAX(seq) FROM events WHERE debate_id = ?1
+                                   AND kind = 'turn_completed'",
+                                params![id],
+                                |row| row.get(0),
+                            )
+                            .optional()?
+                            .flatten();
+                        if let Some(seq) = announced {
+                            tx.execute("DELETE FROM events WHERE seq = ?1", params![seq])?;
+                            chain::remove(tx, id, &chain::EVENT, &[seq.into()], None)?;
+                        }
                         tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
+                        chain::remove(tx, id, &chain::TURN, &[row.into()], None)?;
                         discarded += 1;
                     }
                     _ => break,
                 }
             }
-            tx.commit()?;
             Ok(discarded)
         })
     }
 
     /// Appends an event to the debate's log (streaming deltas never reach it).
     pub fn record_event(&self, id: &str, event: &Event) -> Result<(), StoreError> {
-        self.with(|connection| {
-            connection.execute(
-                "INSERT INTO events (debate_id, kind, event) VALUES (?1, ?2, ?3)",
-                params![id, event.kind(), json(event)?],
-            )?;
+        let text = redacted(&json(event)?);
+        self.write(|tx| {
+            tx.prepare_cached("INSERT INTO events (debate_id, kind, event) VALUES (?1, ?2, ?3)")?
+                .execute(params![id, event.kind(), text])?;
+            let seq = tx.last_insert_rowid();
+            chain::append(tx, id, &chain::EVENT, &[seq.into()])?;
             Ok(())
         })
     }
@@ -289,8 +319,7 @@ impl Store {
         control: &Control,
         answered_by: &str,
     ) -> Result<(), StoreError> {
-        self.with(|connection| {
-            let tx = connection.unchecked_transaction()?;
+        self.write(|tx| {
             tx.execute(
                 "INSERT OR REPLACE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at, answered_by)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -299,15 +328,15 @@ impl Store {
                     round,
                     kind.as_str(),
                     control.answer().as_str(),
-                    control.guidance(),
+                    control.guidance().map(redacted),
                     now_rfc3339(),
                     answered_by
                 ],
             )?;
             if let Some(guidance) = control.guidance() {
-                index(&tx, id, "guidance", guidance)?;
+                index(tx, id, "guidance", guidance)?;
             }
-            tx.commit()?;
+            chain::append(tx, id, &chain::ANSWER, &[round.into(), kind.as_str().into()])?;
             Ok(())
         })
     }
@@ -347,15 +376,14 @@ impl Store {
     }
 
     pub fn save_synthesis(&self, id: &str, synthesis: &StoredSynthesis) -> Result<(), StoreError> {
-        self.with(|connection| {
-        let tx = connection.unchecked_transaction()?;
+        self.write(|tx| {
         tx.execute(
             "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path, follow_up_path, created_at, section)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 id,
-                synthesis.markdown,
-                json(&synthesis.data)?,
+                redacted(&synthesis.markdown),
+                redacted(&json(&synthesis.data)?),
                 synthesis.confidence.as_str(),
                 synthesis.path,
                 synthesis.follow_up_path,
@@ -367,23 +395,24 @@ impl Store {
             "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
             params![id],
         )?;
-        index(&tx, id, "synthesis", &synthesis.markdown)?;
+        index(tx, id, "synthesis", &synthesis.markdown)?;
         tx.execute(
             "UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1",
             params![id, synthesis.confidence.as_str(), now_rfc3339()],
         )?;
-        tx.commit()?;
+        chain::append(tx, id, &chain::RECORD, &[])?;
         Ok(())
         })
     }
 
     /// Records the follow-up issue draft written from a debate's decision.
     pub fn set_follow_up(&self, id: &str, path: &str) -> Result<(), StoreError> {
-        self.with(|connection| {
-            connection.execute(
+        self.write(|tx| {
+            tx.execute(
                 "UPDATE syntheses SET follow_up_path = ?2 WHERE debate_id = ?1",
                 params![id, path],
             )?;
+            chain::append(tx, id, &chain::RECORD, &[])?;
             Ok(())
         })
     }

@@ -1,6 +1,7 @@
 //! Lessons in the journal: stored with their source debate, indexed for full-text retrieval,
 //! the oldest evicted past a capacity; and the person's standing preferences (lessons on/off).
 
+use super::chain;
 use super::{Store, StoreError};
 use crate::debate::{Lesson, LessonDraft, now_rfc3339};
 use rusqlite::{OptionalExtension, Row, params};
@@ -26,6 +27,42 @@ fn quoted(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
 }
 
+/// Whether the debate is still in the journal (a lesson outlives its source; only a source
+/// still there has a chain to note it in).
+fn debate_exists(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_row("SELECT 1 FROM debates WHERE id = ?1", params![id], |_| {
+            Ok(())
+        })
+        .optional()?
+        .is_some())
+}
+
+/// Deletes a lesson (and its index row), noting the removal in its source debate's chain so
+/// the chain does not report it as deleted behind moot's back. False when there was none.
+fn forget(tx: &rusqlite::Transaction<'_>, lesson_id: i64) -> Result<bool, StoreError> {
+    let source: Option<String> = tx
+        .query_row(
+            "SELECT debate_id FROM lessons WHERE id = ?1",
+            params![lesson_id],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let removed = tx.execute("DELETE FROM lessons WHERE id = ?1", params![lesson_id])?;
+    tx.execute(
+        "DELETE FROM lessons_index WHERE lesson_id = ?1",
+        params![lesson_id],
+    )?;
+    let chained = match &source {
+        Some(debate) => debate_exists(tx, debate)?,
+        None => false,
+    };
+    if let (Some(debate), true) = (source, chained) {
+        chain::remove(tx, &debate, &chain::LESSON, &[lesson_id.into()], None)?;
+    }
+    Ok(removed > 0)
+}
+
 impl Store {
     /// Stores the lessons debate `id` wrote, then evicts the oldest beyond `capacity`. Texts
     /// are cleaned of escapes and secrets first. Returns the new lessons.
@@ -37,8 +74,7 @@ impl Store {
         capacity: usize,
     ) -> Result<Vec<Lesson>, StoreError> {
         let clean = |text: &str| crate::sanitize::clean(text);
-        let ids = self.with(|connection| {
-            let tx = connection.unchecked_transaction()?;
+        let ids = self.write(|tx| {
             let mut ids = Vec::new();
             for draft in drafts {
                 tx.execute(
@@ -67,6 +103,9 @@ impl Store {
                         lesson_id
                     ],
                 )?;
+                if debate_exists(tx, id)? {
+                    chain::append(tx, id, &chain::LESSON, &[lesson_id.into()])?;
+                }
                 ids.push(lesson_id);
             }
             let evicted: Vec<i64> = tx
@@ -74,10 +113,8 @@ impl Store {
                 .query_map(params![capacity as i64], |row| row.get(0))?
                 .collect::<Result<_, _>>()?;
             for old in evicted {
-                tx.execute("DELETE FROM lessons WHERE id = ?1", params![old])?;
-                tx.execute("DELETE FROM lessons_index WHERE lesson_id = ?1", params![old])?;
+                forget(tx, old)?;
             }
-            tx.commit()?;
             Ok(ids)
         })?;
         Ok(self
@@ -112,15 +149,7 @@ impl Store {
 
     /// Removes a lesson; false when there was none with that id.
     pub fn remove_lesson(&self, lesson_id: i64) -> Result<bool, StoreError> {
-        self.with(|connection| {
-            let removed =
-                connection.execute("DELETE FROM lessons WHERE id = ?1", params![lesson_id])?;
-            connection.execute(
-                "DELETE FROM lessons_index WHERE lesson_id = ?1",
-                params![lesson_id],
-            )?;
-            Ok(removed > 0)
-        })
+        self.write(|tx| forget(tx, lesson_id))
     }
 
     /// For each stored lesson that matches any of `terms` (stemmed), how many of them it

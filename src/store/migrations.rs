@@ -194,6 +194,22 @@ CREATE TABLE bench_results (
 ALTER TABLE lessons ADD COLUMN embedding BLOB;
 ALTER TABLE lessons ADD COLUMN embedding_model TEXT;
 "#,
+    // 10: the hash chain of every row a debate's outcome depends on (`store::chain`); debates
+    // already journaled are chained by this migration, marked as chained at upgrade.
+    r#"
+CREATE TABLE chain (
+    debate_id TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
+    n         INTEGER NOT NULL,
+    facet     TEXT NOT NULL,
+    row_key   TEXT NOT NULL,
+    place     TEXT NOT NULL,
+    content   TEXT NOT NULL,
+    prev      TEXT NOT NULL,
+    hash      TEXT NOT NULL,
+    upgraded  INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (debate_id, n)
+) WITHOUT ROWID;
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.
@@ -212,6 +228,15 @@ fn after(version: i64, connection: &Connection) -> Result<(), rusqlite::Error> {
                 "UPDATE search_index SET body = ?2 WHERE rowid = ?1",
                 rusqlite::params![rowid, crate::sanitize::clean(&body)],
             )?;
+        }
+    }
+    if version == 10 {
+        let debates: Vec<String> = connection
+            .prepare("SELECT id FROM debates ORDER BY created_at, id")?
+            .query_map([], |row| row.get(0))?
+            .collect::<Result<_, _>>()?;
+        for debate in debates {
+            super::chain::chain_at_upgrade(connection, &debate)?;
         }
     }
     Ok(())

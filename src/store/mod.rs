@@ -4,6 +4,7 @@
 
 mod audit;
 mod bench;
+mod chain;
 mod gates;
 mod history;
 mod journal;
@@ -12,6 +13,7 @@ mod lessons;
 mod migrations;
 
 pub use audit::{AuditEntry, AuditKind, AuditPlace, sha256_hex};
+pub use chain::{ChainCheck, ChainHead};
 pub use gates::GateRecord;
 pub use history::{DebateSummary, SearchHit};
 pub use journal::{CheckpointRecord, StoredSynthesis};
@@ -221,6 +223,27 @@ impl Store {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // The connection stays consistent after a panic elsewhere: SQLite rolls back on error.
         self.connection.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `work` in one transaction that takes the write lock first (so the chain head it
+    /// reads is still the head when it appends, whatever another process does), committing
+    /// when it succeeds.
+    fn write<T>(
+        &self,
+        work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.lock();
+        let run = |connection: &mut Connection| -> Result<T, StoreError> {
+            let tx =
+                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let value = work(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        };
+        run(&mut connection).map_err(|error| match error {
+            StoreError::Sqlite(error) => StoreError::classify(&self.path, error),
+            other => other,
+        })
     }
 
     /// Runs `work` on the connection; a SQLite error leaves here classified, naming the

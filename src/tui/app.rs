@@ -664,8 +664,10 @@ impl App {
 
     /// The modal to return to when an overlay closes: the question still waiting, if any.
     fn resting_modal(&self) -> Modal {
-        match self.ask_scope() {
-            Some(Scope::Approval) => Modal::Synthesis {
+        match self.pending() {
+            // Only the synthesis's own approval rests on the synthesis; an approval gate is a
+            // question of its own (after a rejection there is no synthesis to show).
+            Some(AskKind::Approval | AskKind::RevisedApproval) => Modal::Synthesis {
                 scroll: 0,
                 expanded: vec![false; self.view.seats.len()],
             },
@@ -676,8 +678,8 @@ impl App {
 
     /// Leaving the synthesis: back to a waiting question that is not its approval.
     fn resting_modal_without_synthesis(&self) -> Modal {
-        match self.ask_scope() {
-            Some(Scope::Approval) | None => Modal::None,
+        match self.pending() {
+            Some(AskKind::Approval | AskKind::RevisedApproval) | None => Modal::None,
             Some(_) => Modal::Ask,
         }
     }
@@ -976,6 +978,39 @@ mod tests {
         assert_eq!(app.on_key(key('r')), None, "one revision only");
         assert!(matches!(app.modal, Modal::Synthesis { .. }));
         assert_eq!(app.on_key(key('n')), Some(Effect::Control(Control::Reject)));
+    }
+
+    #[test]
+    fn rejecting_a_gate_opens_no_synthesis() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&checkpoint(1, AskKind::Gate));
+        assert!(matches!(app.modal, Modal::Ask));
+        app.on_key(key('r'));
+        assert!(matches!(app.modal, Modal::Editor { .. }));
+        app.on_paste("The cost numbers are missing");
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            app.on_key(submit),
+            Some(Effect::Control(Control::Decline(
+                "The cost numbers are missing".into()
+            )))
+        );
+        assert!(
+            !matches!(app.modal, Modal::Synthesis { .. }),
+            "the gate is not the synthesis's approval"
+        );
+        app.on_event(&Event::CheckpointAnswered {
+            round: 1,
+            decision: crate::debate::Answer::Decline,
+            guidance: Some("The cost numbers are missing".into()),
+            kind: AskKind::Gate,
+        });
+        app.on_event(&Event::DebateCompleted {
+            id: "DEB-x".into(),
+            status: crate::debate::DebateStatus::Cancelled,
+        });
+        assert!(matches!(app.modal, Modal::None));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::code::apply::{Source, apply_version};
 use crate::code::hooks::HookResult;
 use crate::code::record::Finding;
 use crate::code::roles::{self, CodePhase};
-use crate::code::versions::{Quality, winner};
+use crate::code::versions::{Quality, Version, winner};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
 use crate::protocol::Ending;
@@ -542,6 +542,70 @@ pub async fn converge(shop: &mut Workshop<'_>, findings: &[Finding]) -> Result<(
 /// it (a rejection leaves the tree alone and the debate still concludes; a timeout pauses it).
 /// Without the gate nothing is applied: `moot code apply` does it. What happened is a note of
 /// the record, and is journaled, so a resume or an audit's re-run never applies twice.
+/// What the `before_apply` gate asks: every file the version would create or change in the
+/// person's tree, and whether it passes its tests.
+struct ApplyRequest {
+    summary: String,
+    artifacts: serde_json::Value,
+}
+
+fn apply_request(
+    base: &[(String, String)],
+    versions: &[Version],
+    number: u32,
+    origin: &std::path::Path,
+) -> ApplyRequest {
+    let target = crate::code::versions::files_at(base, versions, number);
+    let mut created = Vec::new();
+    let mut changed = Vec::new();
+    for (path, content) in &target {
+        match base.iter().find(|(p, _)| p == path) {
+            None => created.push(path.clone()),
+            Some((_, before)) if before != content => changed.push(path.clone()),
+            Some(_) => {}
+        }
+    }
+    let version = versions.iter().find(|v| v.number == number);
+    let tests = match version {
+        Some(v) => match (v.hooks_ok, v.passed, v.failed) {
+            (Some(true), Some(p), f) => {
+                format!("passes its tests ({p} passed, {} failed)", f.unwrap_or(0))
+            }
+            (Some(true), _, _) => "passes its hooks".to_string(),
+            (Some(false), Some(p), f) => {
+                format!("FAILS its tests ({p} passed, {} failed)", f.unwrap_or(0))
+            }
+            (Some(false), _, _) => "FAILS its hooks".to_string(),
+            (None, _, _) => "was not tested (no hook ran)".to_string(),
+        },
+        None => "was not tested (no hook ran)".to_string(),
+    };
+    let listed = |paths: &[String]| {
+        if paths.is_empty() {
+            "none".to_string()
+        } else {
+            paths.join(", ")
+        }
+    };
+    ApplyRequest {
+        summary: format!(
+            "Apply version {number} (the winner) to {}? It {tests}. Files it creates: {}. Files it changes: {}.",
+            origin.display(),
+            listed(&created),
+            listed(&changed)
+        ),
+        artifacts: json!({
+            "version": number,
+            "origin": origin.display().to_string(),
+            "creates": created,
+            "changes": changed,
+            "passes": version.and_then(|v| v.hooks_ok),
+            "tests_passed": version.and_then(|v| v.passed),
+            "tests_failed": version.and_then(|v| v.failed),
+        }),
+    }
+}
+
 pub async fn apply_winner(
     shop: &mut Workshop<'_>,
     winner: Option<u32>,
@@ -560,16 +624,14 @@ pub async fn apply_winner(
         return Ok(None);
     }
     let origin = shop.settings.origin.clone();
+    let request = apply_request(&shop.settings.files, &shop.versions, number, &origin);
     let outcome = kit::gate_outcome(
         shop.ctx,
         shop.common,
         "before_apply",
         number,
-        format!(
-            "Apply version {number} (the winner) to {}?",
-            origin.display()
-        ),
-        json!({"version": number, "origin": origin.display().to_string()}),
+        request.summary,
+        request.artifacts,
     )
     .await?;
     let note = match outcome {

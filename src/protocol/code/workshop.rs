@@ -211,7 +211,28 @@ impl<'a> Workshop<'a> {
             self.ctx.emit(crate::debate::Event::Notice {
                 message: format!("{label}: running {} ({})", hook.name, hook.command),
             });
-            results.push(hooks::run(hook, &self.tree.root).await);
+            let result = hooks::run(hook, &self.tree.root).await;
+            // The audit trail keeps what ran and how it ended; the output itself is kept by
+            // its hash (its tail is in the version's tool turn).
+            self.ctx.audit_action(
+                "hook",
+                0,
+                &hook.name,
+                serde_json::json!({
+                    "run": label,
+                    "hook": result.name,
+                    "command": result.command,
+                    "exit": result.exit,
+                    "timed_out": result.timed_out,
+                    "passed": result.passed,
+                    "failed": result.failed,
+                    "duration_ms": result.duration_ms,
+                    "output_sha256": crate::engine::sha256_hex(&result.tail),
+                    "output_bytes": result.tail.len() as u64 + result.dropped,
+                    "error": result.error,
+                }),
+            );
+            results.push(result);
         }
         results
     }
