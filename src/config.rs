@@ -88,6 +88,9 @@ pub struct LessonsConfig {
     /// How similar (cosine, 0–1) a lesson's source question must be to a new question to be
     /// given, when embeddings decide.
     pub similarity: f64,
+    /// Let debates on the embedded demonstration model write lessons (off: its lessons are
+    /// noise).
+    pub from_demonstration_model: bool,
 }
 
 impl Default for LessonsConfig {
@@ -98,6 +101,7 @@ impl Default for LessonsConfig {
             per_debate: 3,
             embedding_model: None,
             similarity: 0.5,
+            from_demonstration_model: false,
         }
     }
 }

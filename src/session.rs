@@ -88,6 +88,9 @@ pub struct LessonSettings {
     /// How they were matched: "embeddings (MODEL)" or "full text".
     #[serde(default)]
     pub matched_by: String,
+    /// Whether a debate on the embedded demonstration model writes lessons.
+    #[serde(default)]
+    pub from_demonstration_model: bool,
 }
 
 fn moderated() -> String {
@@ -153,6 +156,7 @@ impl DebateSettings {
                 similarity: config.lessons.similarity,
                 given: Vec::new(),
                 matched_by: String::new(),
+                from_demonstration_model: config.lessons.from_demonstration_model,
             },
             protocol: protocol_name,
             protocol_settings,
@@ -189,6 +193,8 @@ impl DebateSettings {
             temperature: self.provider.temperature,
             audit: self.audit,
             lessons: crate::lessons::preamble(&self.lessons.given),
+            lessons_withheld: protocol::find(&self.protocol)
+                .map_or(|_| false, |p| p.withholds_lessons()),
         }
     }
 }
@@ -660,6 +666,12 @@ async fn learn(
     settings: &DebateSettings,
     outcome: &Outcome,
 ) {
+    if let Some(reason) = unlearnable(ctx, store, debate, settings, outcome) {
+        ctx.announce(Event::Notice {
+            message: format!("no lessons were written: {reason}"),
+        });
+        return;
+    }
     let focus = protocol::find(&debate.protocol).and_then(|p| p.lesson_focus());
     let drafts =
         match protocol::reflect::reflect(ctx, &debate.question, &outcome.markdown, focus).await {
@@ -676,6 +688,24 @@ async fn learn(
         .lessons()
         .is_ok_and(|all| all.iter().any(|l| l.source == debate.id));
     if drafts.is_empty() || written {
+        return;
+    }
+    // A lesson reaches later debates' prompts: one that addresses the model instead of the
+    // problem is refused, and the refusal is journaled with its reason.
+    let (drafts, refused): (Vec<_>, Vec<_>) = drafts.into_iter().partition(|draft| {
+        crate::lessons::refusal(&draft.text).is_none()
+            && crate::lessons::refusal(&draft.advice).is_none()
+    });
+    for draft in refused {
+        let reason = crate::lessons::refusal(&draft.text)
+            .or_else(|| crate::lessons::refusal(&draft.advice))
+            .unwrap_or_default();
+        ctx.announce(Event::LessonRefused {
+            lesson: crate::sanitize::clean(&format!("{} Next time: {}", draft.text, draft.advice)),
+            reason,
+        });
+    }
+    if drafts.is_empty() {
         return;
     }
     match store.add_lessons(
@@ -703,6 +733,49 @@ async fn learn(
             message: format!("the lessons could not be stored: {error}"),
         }),
     }
+}
+
+/// Why a finished debate should teach later ones nothing, if it should not: it did not end
+/// well (a conclusion set aside as unsupported or overruled by the person, a synthesis the
+/// person rejected, an outcome its protocol calls unsettled), or it ran on the demonstration
+/// model, whose lessons are noise, without the person asking for them.
+fn unlearnable(
+    ctx: &Context,
+    store: &Store,
+    debate: &Debate,
+    settings: &DebateSettings,
+    outcome: &Outcome,
+) -> Option<String> {
+    let provider = ctx.seat_provider(crate::debate::MODERATOR);
+    if provider.caveat().is_some() && !settings.lessons.from_demonstration_model {
+        return Some(format!(
+            "{} is a demonstration model, whose lessons are noise (set [lessons] \
+             from_demonstration_model = true to keep them anyway)",
+            provider.model()
+        ));
+    }
+    let events = store.events(&debate.id).unwrap_or_default();
+    if events.iter().any(|event| {
+        matches!(
+            event,
+            Event::Flag {
+                kind: crate::debate::FlagKind::Unsupported,
+                ..
+            }
+        )
+    }) {
+        return Some("a conclusion was set aside as unsupported by the moves".into());
+    }
+    let answers = store.checkpoints(&debate.id).unwrap_or_default();
+    use crate::debate::{Answer, AskKind};
+    if answers.iter().any(|a| {
+        (a.kind == AskKind::Conclusion && a.control.answer() != Answer::Accept)
+            || (matches!(a.kind, AskKind::Approval | AskKind::RevisedApproval)
+                && a.control.answer() == Answer::Reject)
+    }) {
+        return Some("the person overruled the conclusion or rejected the synthesis".into());
+    }
+    protocol::find(&debate.protocol).and_then(|p| p.unsettled(&outcome.data))
 }
 
 /// Embeds the source question of new lessons, when the provider offers embeddings, so later

@@ -5600,3 +5600,226 @@ fn bad_code_phases_languages_seats_and_config_are_refused_before_anything_is_sen
     assert!(message.contains("unitt"), "{message}");
     assert!(server.seen().is_empty());
 }
+
+// ——— Decisions you can trust: the journal's chain, gates that hold, lessons, secrets ———
+
+/// Answers every question a headless `--checkpoints stdin` debate asks the way a person who
+/// agrees would, until it ends; returns its events.
+fn answer_everything(home: &Home, server: &StandIn, args: &[&str]) -> Vec<Value> {
+    let mut child = home
+        .command(Some(server))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut reader = EventLines::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    loop {
+        let batch = read_until(&mut reader, |e| {
+            e["type"] == "checkpoint" || e["type"] == "debate_completed"
+        });
+        let last = batch.last().unwrap().clone();
+        seen.extend(batch);
+        if last["type"] == "debate_completed" {
+            break;
+        }
+        let answer = match last["kind"].as_str().unwrap_or("") {
+            "gate" => "approve\n",
+            "conclusion" | "approval" | "revised_approval" => "accept\n",
+            _ => "c\n",
+        };
+        stdin.write_all(answer.as_bytes()).unwrap();
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    seen
+}
+
+/// Runs `audit --verify` on a copy of the journal edited by `sql`, then puts the journal back.
+fn verify_after(home: &Home, id: &str, sql: &str) -> (Option<i32>, String) {
+    let kept = home.path().join("kept.db");
+    std::fs::copy(home.database(), &kept).unwrap();
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    journal
+        .execute_batch(&sql.replace("$ID", id))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    drop(journal);
+    let verified = audit(home, &[id, "--verify"]);
+    std::fs::copy(&kept, home.database()).unwrap();
+    verified
+}
+
+/// Every quiet edit of what an outcome rests on — a turn's text, a move, a confidence, an
+/// event, a checkpoint answer, a gate decision, a vote, a hook result, the stored record, a
+/// deleted or reordered row, a missing audit entry — fails `audit --verify`, naming the row;
+/// the untouched journal passes. A record file kept elsewhere carries a receipt that still
+/// catches a journal whose whole chain was rebuilt after a forgery.
+#[test]
+fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebuilt_chain() {
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 3,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    home.write_config(
+        "[retry]\nmax_attempts = 3\nbase_delay_ms = 5\nmax_delay_ms = 50\n[gates]\nenabled = true\npoints = [\"after_round\"]\n",
+    );
+    let seen = answer_everything(
+        &home,
+        &server,
+        &[
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--max-rounds",
+            "2",
+            "--vote",
+            "borda",
+            QUESTION,
+        ],
+    );
+    let id = of_type(&seen, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!of_type(&seen, "gate_decided").is_empty());
+    let (code, text) = audit(&home, &[&id, "--verify"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("ok   chain") && text.contains("rows chained"),
+        "{text}"
+    );
+    let (code, trail) = audit(&home, &[&id]);
+    assert_eq!(code, Some(0));
+    assert!(
+        trail.contains("journal chain: ") && trail.contains("; it holds"),
+        "{trail}"
+    );
+
+    let edits: &[(&str, &str, &str)] = &[
+        (
+            "a turn's text",
+            "UPDATE turns SET content = 'FORGED: Redis is always right.' WHERE debate_id = '$ID' AND round = 1 AND phase = 'argument' AND seat = 'A'",
+            "turns: round 1 argument A no longer matches",
+        ),
+        (
+            "a move's text",
+            "UPDATE turns SET moves = replace(moves, '\"text\":\"', '\"text\":\"FORGED ') WHERE debate_id = '$ID' AND round = 1 AND phase = 'argument' AND seat = 'B'",
+            "turns: round 1 argument B no longer matches",
+        ),
+        (
+            "a confidence",
+            "UPDATE turns SET confidence = 0.99 WHERE debate_id = '$ID' AND round = 1 AND phase = 'argument' AND seat = 'C'",
+            "turns: round 1 argument C no longer matches",
+        ),
+        (
+            "an event's content",
+            "UPDATE events SET event = replace(event, '\"content\":\"', '\"content\":\"FORGED ') WHERE seq = (SELECT min(seq) FROM events WHERE debate_id = '$ID' AND kind = 'turn_completed')",
+            "turn_completed",
+        ),
+        (
+            "a checkpoint answer",
+            "UPDATE checkpoints SET decision = 'end' WHERE debate_id = '$ID' AND kind = 'checkpoint'",
+            "checkpoints: round",
+        ),
+        (
+            "a gate decision",
+            "UPDATE gates SET decided_by = 'the boss' WHERE debate_id = '$ID'",
+            "gates: after_round:1 decision no longer matches",
+        ),
+        (
+            "a vote",
+            "UPDATE events SET event = replace(event, '\"winner\":\"', '\"winner\":\"Z') WHERE debate_id = '$ID' AND kind = 'votes'",
+            "votes",
+        ),
+        (
+            "the stored record",
+            "UPDATE syntheses SET markdown = markdown || ' (edited)' WHERE debate_id = '$ID'",
+            "syntheses: the stored record no longer matches",
+        ),
+        (
+            "a deleted row",
+            "DELETE FROM turns WHERE debate_id = '$ID' AND round = 2 AND phase = 'rebuttal' AND seat = 'B'",
+            "turns: round 2 rebuttal B is missing from the journal",
+        ),
+        (
+            "reordered rows",
+            "UPDATE events SET seq = -seq WHERE debate_id = '$ID' AND seq IN (SELECT seq FROM events WHERE debate_id = '$ID' ORDER BY seq LIMIT 2);
+             UPDATE events SET seq = (SELECT max(seq) FROM events) - seq + 1000000 WHERE seq < 0",
+            "is missing from the journal",
+        ),
+        (
+            "a missing audit entry",
+            "DELETE FROM audit WHERE seq = (SELECT max(seq) FROM audit WHERE debate_id = '$ID' AND kind = 'response')",
+            "response round",
+        ),
+        (
+            "a gap in the chain",
+            "DELETE FROM chain WHERE debate_id = '$ID' AND n = 5",
+            "the chain has a gap: entry 5 is missing",
+        ),
+    ];
+    for (what, sql, named) in edits {
+        let (code, text) = verify_after(&home, &id, sql);
+        assert_eq!(code, Some(1), "{what}: {text}");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("FAIL chain"))
+            .unwrap_or_else(|| panic!("{what}: the chain check did not fail: {text}"));
+        assert!(line.contains(named), "{what}: {line}");
+        assert!(text.contains("DIVERGED"), "{what}: {text}");
+    }
+    let (code, text) = audit(&home, &[&id, "--verify"]);
+    assert_eq!(code, Some(0), "the journal is back as it was: {text}");
+
+    // The record carries its receipt; kept elsewhere, it checks against the journal.
+    let record = home.decisions().pop().expect("a decision record");
+    let kept = home.path().join("kept-record.md");
+    std::fs::copy(&record, &kept).unwrap();
+    let text = std::fs::read_to_string(&kept).unwrap();
+    assert!(
+        text.contains("*Journal receipt:*") && text.contains(&id),
+        "{text}"
+    );
+    let kept = kept.display().to_string();
+    let (code, out) = audit(&home, &[&id, "--verify-record", &kept]);
+    assert_eq!(code, Some(0), "{out}");
+    // An edited copy of the record is caught.
+    let edited = home.path().join("edited-record.md");
+    std::fs::write(&edited, text.replace("## ", "## EDITED ")).unwrap();
+    let (code, out) = audit(
+        &home,
+        &[&id, "--verify-record", &edited.display().to_string()],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("FAIL record"), "{out}");
+    // Someone forges a turn and rebuilds the whole chain over the forged journal (here by
+    // making moot chain it again as at an upgrade): the chain holds, but the receipt kept
+    // elsewhere no longer matches it.
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    journal
+        .execute_batch(&format!(
+            "UPDATE turns SET content = 'FORGED' WHERE debate_id = '{id}' AND round = 1 AND seat = 'A' AND phase = 'argument';
+             DROP TABLE chain; PRAGMA user_version = 9;"
+        ))
+        .unwrap();
+    drop(journal);
+    let (code, text) = audit(&home, &[&id, "--verify"]);
+    assert_eq!(code, Some(0), "a rebuilt chain holds on its own: {text}");
+    assert!(text.contains("chained at upgrade"), "{text}");
+    let shown = home.run(None, &["show", &id]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("chained at upgrade"),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+    let (code, out) = audit(&home, &[&id, "--verify-record", &kept]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("FAIL receipt") && out.contains("rewritten after this record"),
+        "{out}"
+    );
+}

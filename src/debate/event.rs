@@ -155,6 +155,12 @@ pub enum Event {
     Lessons {
         lessons: Vec<super::Lesson>,
     },
+    /// A lesson this debate drafted was refused: it addressed the model rather than the
+    /// problem (or carried a link, a key or an escape sequence).
+    LessonRefused {
+        lesson: String,
+        reason: String,
+    },
     /// A closing vote was counted.
     Votes {
         round: u32,

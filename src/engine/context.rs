@@ -98,8 +98,10 @@ pub struct EngineSettings {
     pub temperature: Option<f32>,
     /// Keep request and reply bodies in the audit trail, not only their hashes.
     pub audit: bool,
-    /// Lessons from earlier debates, appended to every system prompt.
+    /// Lessons from earlier debates, appended to every system prompt…
     pub lessons: Option<String>,
+    /// …but those of turns the protocol argues from the question alone.
+    pub lessons_withheld: fn(&TurnKey) -> bool,
 }
 
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
@@ -475,8 +477,10 @@ impl Context {
                 perspective: speech.perspective.clone(),
             },
             system: match &self.settings.lessons {
-                Some(lessons) => format!("{}\n\n{lessons}", speech.system),
-                None => speech.system.clone(),
+                Some(lessons) if !(self.settings.lessons_withheld)(&speech.key) => {
+                    format!("{}\n\n{lessons}", speech.system)
+                }
+                _ => speech.system.clone(),
             },
             messages: vec![ChatMessage::user(speech.prompt.clone())],
             reply: reply_format,

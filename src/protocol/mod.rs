@@ -225,6 +225,19 @@ pub trait Protocol: Sync {
         None
     }
 
+    /// Why a concluded outcome is not settled enough to learn from (a contested panel, a code
+    /// debate whose winner fails its tests); none when it is.
+    fn unsettled(&self, outcome: &Value) -> Option<String> {
+        let _ = outcome;
+        None
+    }
+
+    /// Turns that must be argued from the question alone, so no lesson from an earlier debate
+    /// reaches them (a panel's isolated round 1); none by default.
+    fn withholds_lessons(&self) -> fn(&crate::debate::TurnKey) -> bool {
+        |_| false
+    }
+
     /// The "create a workflow from this decision" issue draft, if the protocol offers one.
     fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
         let _ = (outcome, question, record);

@@ -441,6 +441,17 @@ impl super::Protocol for Panel {
         serde_json::to_value(&settings).map_err(|e| e.to_string())
     }
 
+    fn unsettled(&self, outcome: &Value) -> Option<String> {
+        (outcome.get("consensus") == Some(&Value::Bool(false)))
+            .then(|| "the judges disagreed (CONTESTED)".to_string())
+    }
+
+    /// Round 1 is each judge alone with the question: no earlier panel's judges reach it,
+    /// not even through lessons.
+    fn withholds_lessons(&self) -> fn(&crate::debate::TurnKey) -> bool {
+        |key| key.round == 1 && key.phase == Phase::Recommendation
+    }
+
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "judge".into(),

@@ -319,6 +319,9 @@ impl DebateView {
                 }
             }
             Event::Notice { message } => self.notices.push(sanitize::clean(message)),
+            Event::LessonRefused { lesson, reason } => self.notices.push(sanitize::clean(
+                &format!("a lesson was refused ({reason}): {lesson}"),
+            )),
             Event::SharedContext { root, facts, notes } => {
                 self.shared_context = Some(SharedContextView {
                     root: root.clone(),

@@ -129,6 +129,12 @@ pub struct Behaviour {
     pub panel_votes: Vec<(&'static str, Vec<&'static str>)>,
     /// Answer `POST /embeddings` (a bag of the text's words, hashed); otherwise 404.
     pub embeddings: bool,
+    /// Answer `POST /embeddings` with 200 and a chat completion, as servers that route every
+    /// POST to the chat model do.
+    pub embeddings_as_chat: bool,
+    /// The lessons reply carries, before its usual lesson, one whose text is this (an order
+    /// to the model, say).
+    pub lesson_order: Option<String>,
 }
 
 impl Default for Behaviour {
@@ -151,6 +157,8 @@ impl Default for Behaviour {
             inject: None,
             panel_votes: Vec::new(),
             embeddings: false,
+            embeddings_as_chat: false,
+            lesson_order: None,
         }
     }
 }
@@ -969,13 +977,19 @@ fn reply_for(
                 .lines()
                 .find_map(|l| l.strip_prefix("Question: "))
                 .unwrap_or("the question");
-            json!({"lessons": [{
+            let mut lessons = vec![json!({
                 "lesson": format!("In the debate on \"{}\", latency claims went unmeasured until the end.", question.trim()),
                 "went": "wrong",
                 "advice": "Ask each seat for a measurement before round two.",
                 "confidence": 0.8
-            }]})
-            .to_string()
+            })];
+            if let Some(order) = &behaviour.lesson_order {
+                lessons.insert(
+                    0,
+                    json!({"lesson": order, "went": "right", "advice": order, "confidence": 0.99}),
+                );
+            }
+            json!({ "lessons": lessons }).to_string()
         }
         "arena_summary" => {
             "Both seats argued from the 2022 pilot; the strongest point was turn 1.".to_string()
@@ -1082,7 +1096,10 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     }
     if path.ends_with("/embeddings") {
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let offered = state.lock().unwrap().behaviour.embeddings;
+        let (offered, as_chat) = {
+            let behaviour = &state.lock().unwrap().behaviour;
+            (behaviour.embeddings, behaviour.embeddings_as_chat)
+        };
         state.lock().unwrap().seen.push(Seen {
             path: path.clone(),
             headers,
@@ -1091,8 +1108,18 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
             seat: None,
             round: 0,
             fault: None,
-            status: if offered { 200 } else { 404 },
+            status: if offered || as_chat { 200 } else { 404 },
         });
+        if as_chat {
+            respond(
+                &mut socket,
+                200,
+                &[],
+                r#"{"id":"chatcmpl-1","object":"chat.completion","model":"stand-in-model","choices":[{"index":0,"message":{"role":"assistant","content":"Hello! How can I help?"},"finish_reason":"stop"}]}"#,
+            )
+            .await;
+            return Ok(());
+        }
         if !offered {
             respond(
                 &mut socket,

@@ -103,6 +103,19 @@ impl super::Protocol for Code {
         settings
     }
 
+    fn unsettled(&self, outcome: &serde_json::Value) -> Option<String> {
+        let result: crate::code::record::CodeResult =
+            serde_json::from_value(outcome.clone()).ok()?;
+        let winner = result
+            .winner
+            .and_then(|n| result.versions.iter().find(|v| v.number == n));
+        match winner {
+            Some(version) if version.hooks_ok != Some(false) => None,
+            Some(_) => Some("the winning version fails its tests".into()),
+            None => Some("no version was chosen".into()),
+        }
+    }
+
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "role".into(),
