@@ -61,6 +61,20 @@ pub struct GatesConfig {
     /// Where: `after_round`, `before_synthesis` (before a protocol's closing document).
     pub points: Vec<String>,
     pub timeout_minutes: u64,
+    /// The timeout in seconds, when a gate must not wait whole minutes (overrides
+    /// `timeout_minutes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+impl GatesConfig {
+    /// How long a gate waits for a person before the debate pauses.
+    pub fn timeout(&self) -> std::time::Duration {
+        crate::engine::wait(
+            self.timeout_seconds
+                .unwrap_or(self.timeout_minutes.saturating_mul(60)),
+        )
+    }
 }
 
 impl Default for GatesConfig {
@@ -69,6 +83,7 @@ impl Default for GatesConfig {
             enabled: false,
             points: vec!["after_round".into(), "before_synthesis".into()],
             timeout_minutes: 30,
+            timeout_seconds: None,
         }
     }
 }

@@ -580,6 +580,14 @@ fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Fai
                 config.gates.timeout_minutes
             )));
         }
+        if let Some(seconds) = config.gates.timeout_seconds
+            && !(1..=moot::engine::LONGEST_WAIT_SECONDS).contains(&seconds)
+        {
+            return Err(Failure::usage(format!(
+                "{}timeout_seconds must be 1 second to a year, not {seconds}",
+                where_("timeout_seconds")
+            )));
+        }
     }
     for (seat, weight) in &config.vote_weights {
         if !weight.is_finite() || *weight < 0.0 {

@@ -5823,3 +5823,116 @@ fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebuilt_chain()
         "{out}"
     );
 }
+
+/// A gate the person turned on holds in a headless run nobody answers: auto-answering
+/// (stdin not read) and a closed stdin alike leave it to `moot approve` / `moot reject` from
+/// another terminal, named on stderr; at its own timeout it is recorded `timed_out` and the
+/// debate pauses (exit 3) with the user's tree untouched. The gate's request lists what the
+/// version would change; the hook runs are in the audit trail and chained.
+#[test]
+fn a_headless_gate_nobody_answers_times_out_and_pauses_with_the_tree_untouched() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    home.write_config(
+        "[retry]\nmax_attempts = 3\nbase_delay_ms = 5\nmax_delay_ms = 50\n[gates]\ntimeout_seconds = 2\n",
+    );
+    let original = std::fs::read_to_string(home.path().join("calc.sh")).unwrap();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--test",
+            "sh test.sh",
+            "--skip",
+            "clarification",
+            "--gates",
+            "before_apply",
+            "Make calc.sh add its two arguments",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let seen = events(&output);
+    let id = of_type(&seen, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let decided = of_type(&seen, "gate_decided");
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["decision"], "timed_out");
+    assert!(
+        !String::from_utf8_lossy(&output.stdout).contains("\"approved\""),
+        "nothing approved the gate"
+    );
+    let requested = of_type(&seen, "gate_requested")[0]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        requested.contains("Files it changes: calc.sh") && requested.contains("passes its tests"),
+        "{requested}"
+    );
+    let err = stderr(&output);
+    assert!(
+        err.contains("waits at the approval gate before the winning version is applied")
+            && err.contains(&format!("moot approve {id}"))
+            && err.contains(&format!("moot reject {id} --reason")),
+        "{err}"
+    );
+    let notices: Vec<&str> = of_type(&seen, "notice")
+        .iter()
+        .filter_map(|n| n["message"].as_str())
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("nobody decided the approval gate") && n.contains("within 2 s")),
+        "{notices:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        original,
+        "the user's tree is untouched"
+    );
+    assert_eq!(git_in(home.path(), &["status", "--porcelain"]).trim(), "");
+    let listed = String::from_utf8_lossy(&home.run(None, &["list"]).stdout).to_string();
+    assert!(
+        listed.contains("waiting at the approval gate before the winning version is applied"),
+        "{listed}"
+    );
+    // Resumed with --checkpoints stdin and nothing on it: the closed input decides nothing.
+    let output = home.run_with_stdin(
+        None,
+        &["resume", &id, "--headless", "--checkpoints", "stdin"],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("\"approved\""));
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        original
+    );
+    // The hooks it ran are in the audit trail, and their results are chained.
+    let (code, trail) = audit(&home, &[&id]);
+    assert_eq!(code, Some(0));
+    assert!(
+        trail.contains("\"command\": \"sh test.sh\"") && trail.contains("output_sha256"),
+        "{trail}"
+    );
+    let (code, text) = audit(&home, &[&id, "--verify"]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = verify_after(
+        &home,
+        &id,
+        "UPDATE turns SET data = replace(data, '\"passed\":1', '\"passed\":9') WHERE debate_id = '$ID' AND phase = 'tool'",
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("FAIL chain") && l.contains(" tool moot no longer matches")),
+        "{text}"
+    );
+}

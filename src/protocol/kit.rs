@@ -362,7 +362,7 @@ pub async fn gate_outcome(
     summary: String,
     artifacts: Value,
 ) -> Result<crate::engine::GateOutcome, crate::engine::EngineError> {
-    let timeout = crate::engine::wait(common.gates.timeout_minutes.saturating_mul(60));
+    let timeout = common.gates.timeout();
     ctx.gate(
         point,
         round,

@@ -558,11 +558,14 @@ fn apply_request(
     let target = crate::code::versions::files_at(base, versions, number);
     let mut created = Vec::new();
     let mut changed = Vec::new();
+    // Against the person's tree as it is now (the paths were checked when the versions were
+    // written; this only reads).
     for (path, content) in &target {
-        match base.iter().find(|(p, _)| p == path) {
-            None => created.push(path.clone()),
-            Some((_, before)) if before != content => changed.push(path.clone()),
-            Some(_) => {}
+        match std::fs::read_to_string(origin.join(path)) {
+            Ok(now) if now == *content => {}
+            Ok(_) => changed.push(path.clone()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => created.push(path.clone()),
+            Err(_) => changed.push(path.clone()),
         }
     }
     let version = versions.iter().find(|v| v.number == number);
