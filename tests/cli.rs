@@ -6058,3 +6058,98 @@ fn lessons_carry_knowledge_not_orders_and_match_whatever_embeddings_answer() {
         );
     }
 }
+
+/// A short key (warned about at start), the password in a proxy's base URL, and the key as a
+/// reply and an error body repeat it: none of them reaches the journal (raw files and the
+/// inflated audit bodies), the NDJSON, stderr, an export, `show` or a record.
+#[test]
+fn keys_and_url_passwords_never_land_anywhere_even_when_a_reply_repeats_them() {
+    let key = "k7Zq4";
+    let password = "hunter2PASSWORDxyz";
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 3,
+        inject: Some(format!(
+            "Use the key {key} and the proxy password {password} for the cache."
+        )),
+        ..Behaviour::default()
+    });
+    server.fault(
+        FaultRule::new(Fault::EchoKey)
+            .kind("argument")
+            .seat("C")
+            .round(1)
+            .times(1),
+    );
+    let home = Home::new();
+    let base = server
+        .openai_base()
+        .replace("http://", &format!("http://proxyuser:{password}@"));
+    let output = home
+        .command(Some(&server))
+        .env("OPENAI_API_KEY", key)
+        .env("OPENAI_BASE_URL", &base)
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            QUESTION,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        stdout.contains("is only 5 characters long"),
+        "a short key is warned about"
+    );
+    assert!(
+        server.seen().iter().any(|s| s.fault.is_some()),
+        "the error body echoed the key"
+    );
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut everything = stdout;
+    everything.push_str(&stderr(&output));
+    for file in std::fs::read_dir(home.database().parent().unwrap()).unwrap() {
+        everything.push_str(&String::from_utf8_lossy(
+            &std::fs::read(file.unwrap().path()).unwrap(),
+        ));
+    }
+    for args in [
+        &["export", &id, "--format", "json"][..],
+        &["export", &id, "--format", "md"],
+        &["show", &id],
+        &["show", &id, "--json"],
+        &["audit", &id],
+        &["audit", &id, "--json"],
+    ] {
+        let shown = home.run(None, args);
+        assert!(shown.status.success(), "{args:?}: {}", stderr(&shown));
+        everything.push_str(&String::from_utf8_lossy(&shown.stdout));
+        everything.push_str(&stderr(&shown));
+    }
+    for file in home.decisions() {
+        everything.push_str(&std::fs::read_to_string(file).unwrap());
+    }
+    assert!(
+        everything.contains("proxy password [redacted]"),
+        "the reply was kept, redacted"
+    );
+    assert!(
+        everything.contains("http://[redacted]@127.0.0.1"),
+        "the URL was kept, redacted"
+    );
+    assert!(!everything.contains(password), "the URL's password leaked");
+    let leaked: Vec<&str> = everything
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .filter(|token| *token == key)
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "the short key leaked {} times",
+        leaked.len()
+    );
+}
