@@ -50,12 +50,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "catalog",
             "vote",
             "lessons",
+            "sanitize",
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.
     ("bench", &["debate", "llm", "store", "sanitize", "session"]),
     // Which lessons a debate is given, and how they read.
-    ("lessons", &["debate", "store", "gather"]),
+    ("lessons", &["debate", "store", "gather", "sanitize"]),
     ("decision", &["debate", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
     ("config", &["engine", "llm"]),

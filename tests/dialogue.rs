@@ -646,6 +646,7 @@ fn gated(path: &Path, code: &Path, minutes: u64) -> DebateSettings {
         enabled: true,
         points: vec!["after_round".into()],
         timeout_minutes: minutes,
+        timeout_seconds: None,
     };
     settings
 }

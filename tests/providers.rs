@@ -340,6 +340,7 @@ fn context(
             temperature: None,
             audit: true,
             lessons: None,
+            lessons_withheld: |_| false,
         },
         Replay::default(),
     );
@@ -567,6 +568,7 @@ async fn recorded_turns_are_served_from_the_journal() {
             temperature: None,
             audit: true,
             lessons: None,
+            lessons_withheld: |_| false,
         },
         Replay {
             turns: recorded,
