@@ -182,6 +182,9 @@ impl Store {
         let setup = || -> Result<(), StoreError> {
             let sqlite = || -> Result<(), rusqlite::Error> {
                 connection.busy_timeout(busy)?;
+                // Every write also runs the chain's statements: a cache too small for them all
+                // would prepare them again on every write.
+                connection.set_prepared_statement_cache_capacity(64);
                 // Reading a page is what reveals a file that is not a database.
                 connection.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
                 connection.pragma_update(None, "journal_mode", "WAL")?;
