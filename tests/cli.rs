@@ -3411,6 +3411,17 @@ fn a_gate_is_decided_from_another_terminal_while_the_debate_waits() {
         serde_json::from_slice(&home.run(None, &["gates", &id, "--json"]).stdout).unwrap();
     assert_eq!(gates[1]["decision"], "rejected");
     assert_eq!(gates[1]["reason"], "stop: the numbers are made up");
+    // Who rejected it and why are in `show` and `show --json` too.
+    let shown = String::from_utf8_lossy(&home.run(None, &["show", &id]).stdout).to_string();
+    assert!(
+        shown.contains("approval gate after round 2 (after_round:2): rejected by moot-tester from another terminal: stop: the numbers are made up"),
+        "{shown}"
+    );
+    let document = show_json(&home, &id);
+    assert_eq!(
+        document["gates"][1]["reason"],
+        "stop: the numbers are made up"
+    );
     // Nothing waits now: deciding again is refused.
     let again = home.run(None, &["approve", &id]);
     assert_eq!(again.status.code(), Some(2));
