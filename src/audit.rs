@@ -388,6 +388,13 @@ fn json_difference(a: &serde_json::Value, b: &serde_json::Value, path: &str) -> 
             .zip(y)
             .enumerate()
             .find_map(|(i, (p, q))| json_difference(p, q, &format!("{path}[{i}]"))),
+        // Numbers compare as written: serde_json takes -0.0 for 0.0, and a difference in
+        // the last bit must still be named.
+        (Value::Number(x), Value::Number(y)) if x.to_string() == y.to_string() => None,
+        (Value::Number(_), Value::Number(_)) => Some(format!(
+            "{path}: recorded {a}, re-run {b} (the same number to a hair: a computation \
+             depends on an order it should not)"
+        )),
         _ if a == b => None,
         _ => Some(format!(
             "{path}: recorded {}, re-run {}",
@@ -547,6 +554,18 @@ mod tests {
             "at <time> and <time>, é"
         );
         assert_eq!(untimed("2026-11-22 only"), "2026-11-22 only");
+    }
+
+    #[test]
+    fn numbers_that_part_in_the_last_bit_are_named() {
+        let recorded = serde_json::json!({"computed": {"opp": {"score": 0.9992}}});
+        let rerun = serde_json::json!({"computed": {"opp": {"score": 0.9992000000000001}}});
+        let found = json_difference(&recorded, &rerun, "$").unwrap();
+        assert!(
+            found.starts_with("$.computed.opp.score: recorded 0.9992, re-run 0.9992000000000001"),
+            "{found}"
+        );
+        assert_eq!(json_difference(&recorded, &recorded.clone(), "$"), None);
     }
 
     #[test]

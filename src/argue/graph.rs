@@ -208,6 +208,16 @@ pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
             Some((to, from, weight))
         })
         .collect();
+    // Floating-point sums depend on their order: each target adds its sources in the order
+    // of their ids, so the scores are the same whichever order the turns arrived in (a live
+    // run and an audit's re-run of it must agree to the last bit).
+    let mut influences = influences;
+    influences.sort_by(|a, b| {
+        graph.arguments[a.1]
+            .id
+            .cmp(&graph.arguments[b.1].id)
+            .then(a.0.cmp(&b.0))
+    });
     let mut scores = vec![BASE; graph.arguments.len()];
     for _ in 0..MAX_PASSES {
         let mut next = vec![BASE; scores.len()];
@@ -230,6 +240,72 @@ pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A score is the same to the last bit whatever order the supporting turns arrived in
+    /// (N11: a live run and its re-run summed 0.2 × 0.864 + 0.2 × 0.8 + 0.2 × 0.832 in
+    /// different orders and parted by one ULP).
+    #[test]
+    fn scores_do_not_depend_on_the_order_turns_arrived_in() {
+        let claim = |id: &str, answers: &[&str]| {
+            argument(
+                id,
+                "X",
+                answers,
+                (!answers.is_empty()).then_some(Relation::Support),
+            )
+        };
+        // O1 supported by O2 (three supporters, one of them supported twice), O3 (three) and
+        // O4 (three, one of them supported once): 0.864, 0.8 and 0.832.
+        let a = turn("A", vec![claim("O1", &[])]);
+        let b = turn(
+            "B",
+            vec![
+                claim("O2", &["O1"]),
+                claim("O2.1", &["O2"]),
+                claim("O2.2", &["O2"]),
+                claim("O2.3", &["O2"]),
+                claim("O5", &["O2.3"]),
+                claim("O7", &["O2.3"]),
+                claim("O5.1", &["O5"]),
+                claim("O5.2", &["O5"]),
+                claim("O5.3", &["O5"]),
+                claim("O7.1", &["O7"]),
+                claim("O7.2", &["O7"]),
+                claim("O7.3", &["O7"]),
+            ],
+        );
+        let c = turn(
+            "C",
+            vec![
+                claim("O3", &["O1"]),
+                claim("O3.1", &["O3"]),
+                claim("O3.2", &["O3"]),
+                claim("O3.3", &["O3"]),
+            ],
+        );
+        let d = turn(
+            "D",
+            vec![
+                claim("O4", &["O1"]),
+                claim("O4.1", &["O4"]),
+                claim("O4.2", &["O4"]),
+                claim("O4.3", &["O4"]),
+                claim("O6", &["O4.2"]),
+                claim("O6.1", &["O6"]),
+                claim("O6.2", &["O6"]),
+                claim("O6.3", &["O6"]),
+            ],
+        );
+        let score = |turns: &[Turn]| argument_graph(turns).get("O1").unwrap().score.to_bits();
+        let first = score(&[a.clone(), b.clone(), c.clone(), d.clone()]);
+        for order in [
+            [a.clone(), c.clone(), b.clone(), d.clone()],
+            [a.clone(), d.clone(), c.clone(), b.clone()],
+            [a.clone(), c.clone(), d.clone(), b.clone()],
+        ] {
+            assert_eq!(score(&order), first);
+        }
+    }
     use crate::debate::{Move, Phase};
 
     fn argument(id: &str, _seat: &str, answers: &[&str], relation: Option<Relation>) -> Move {
