@@ -6164,3 +6164,59 @@ fn keys_and_url_passwords_never_land_anywhere_even_when_a_reply_repeats_them() {
         leaked.len()
     );
 }
+
+/// Another process holds the journal's write lock mid-debate for longer than SQLite waits:
+/// the debate waits it out, and no event or audit entry is lost (N17) — every request in
+/// the trail has its reply, and the chain and the re-run both hold.
+#[test]
+fn a_journal_locked_mid_debate_loses_no_audit_entry() {
+    let server = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(300),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let (mut child, mut reader) = home.spawn(
+        &server,
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            QUESTION,
+        ],
+    );
+    let seen = read_until(&mut reader, |e| e["type"] == "turn_started");
+    let id = seen[0]["id"].as_str().unwrap().to_string();
+    let holder = rusqlite::Connection::open(home.database()).unwrap();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    // Longer than the journal's own busy wait (5 s), so the debate's writes are refused.
+    let held = Instant::now();
+    let rest = read_until(&mut reader, |e| {
+        e["type"] == "notice"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("is locked by another process"))
+    });
+    // The lock is held for a span on purpose (this waits for nothing to happen).
+    std::thread::sleep(Duration::from_secs(7).saturating_sub(held.elapsed()));
+    holder.execute_batch("COMMIT").unwrap();
+    drop(holder);
+    let mut all = seen;
+    all.extend(rest);
+    all.extend(read_until(&mut reader, |e| e["type"] == "debate_completed"));
+    assert!(child.wait().unwrap().success());
+    assert_eq!(of_type(&all, "debate_completed")[0]["status"], "completed");
+    let (code, json) = audit(&home, &[&id, "--json"]);
+    assert_eq!(code, Some(0));
+    let trail: Value = serde_json::from_str(&json).unwrap();
+    let entries = trail["entries"].as_array().unwrap();
+    let count = |kind: &str| entries.iter().filter(|e| e["kind"] == kind).count();
+    assert!(count("request") > 0);
+    assert_eq!(
+        count("request"),
+        count("response") + count("failure"),
+        "every request has its reply in the trail"
+    );
+    let (code, text) = audit(&home, &[&id, "--verify"]);
+    assert_eq!(code, Some(0), "{text}");
+}
