@@ -53,7 +53,7 @@ fn turn(round: u32, phase: Phase, seat: &str) -> Turn {
 }
 
 /// Journaling one turn, chained as debates write it or not: the ratio is the chain's cost.
-#[divan::bench(args = [true, false], sample_count = 2000)]
+#[divan::bench(args = [false, true], sample_count = 2000)]
 fn journal_a_turn(bencher: divan::Bencher, chained: bool) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("moot.db")).unwrap();

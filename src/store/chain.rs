@@ -344,7 +344,12 @@ pub struct ChainHead {
 
 pub(super) fn head(connection: &Connection, debate: &str) -> rusqlite::Result<Option<ChainHead>> {
     connection
-        .prepare_cached("SELECT n, hash FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1")?
+        // max() seeks the end of the debate's key range at once; ORDER BY n DESC LIMIT 1
+        // walked the whole range.
+        .prepare_cached(
+            "SELECT n, hash FROM chain WHERE debate_id = ?1
+               AND n = (SELECT max(n) FROM chain WHERE debate_id = ?1)",
+        )?
         .query_row(params![debate], |row| {
             Ok(ChainHead {
                 entries: row.get(0)?,
