@@ -555,7 +555,7 @@ async fn run(
             status,
         });
     };
-    match outcome {
+    let finish = match outcome {
         None => {
             store.set_status(&debate.id, DebateStatus::Paused, None)?;
             ctx.announce(Event::Notice {
@@ -620,7 +620,12 @@ async fn run(
                 ..Finish::new(&debate.id, DebateStatus::Failed)
             })
         }
-    }
+    };
+    // The closing events wait in the backlog if the journal is locked right now; they are
+    // written before the session ends (a journal that stays locked only loses them from the
+    // replay log: the ending itself is in the debate's row).
+    let _ = ctx.flush().await;
+    finish
 }
 
 /// The outcome with the lessons its debate was given cited in its record.
