@@ -42,7 +42,18 @@ impl Home {
     }
 
     fn command(&self, server: Option<&StandIn>) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+        self.prepared(Command::new(env!("CARGO_BIN_EXE_moot")), server)
+    }
+
+    /// The binary with its clock moved by `shift` ("+3d", "-400d") through `faketime`
+    /// (installed by scripts/setup).
+    fn command_at_shifted_clock(&self, shift: &str) -> Command {
+        let mut command = Command::new("faketime");
+        command.args(["-f", shift, env!("CARGO_BIN_EXE_moot")]);
+        self.prepared(command, None)
+    }
+
+    fn prepared(&self, mut command: Command, server: Option<&StandIn>) -> Command {
         command
             .current_dir(self.path())
             .env_clear()
@@ -3740,6 +3751,22 @@ fn audit_verify_reproduces_every_protocol_from_its_journal() {
         assert_eq!(code, Some(0), "{args:?}: {text}");
         assert!(text.contains("ok   outcome"), "{text}");
         assert!(text.contains("the journal alone reproduces"), "{text}");
+        // The re-run reads no clock that matters: days later or long before, it agrees.
+        for shift in ["+3d", "-400d"] {
+            let shifted = home
+                .command_at_shifted_clock(shift)
+                .args(["audit", &id, "--verify"])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert_eq!(
+                shifted.status.code(),
+                Some(0),
+                "{args:?} at {shift}: {}{}",
+                String::from_utf8_lossy(&shifted.stdout),
+                stderr(&shifted)
+            );
+        }
         let (code, json) = audit(&home, &[&id, "--json"]);
         assert_eq!(code, Some(0), "{json}");
         let trail: Value = serde_json::from_str(&json).unwrap();
