@@ -181,6 +181,13 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
     for line in document.gates.iter().filter_map(report::gate_line) {
         out.push_str(&format!("{}\n", one_line(&line, 400)));
     }
+    for refused in &document.lessons_refused {
+        out.push_str(&format!(
+            "lesson refused ({}): {}\n",
+            one_line(&refused.reason, 120),
+            one_line(&refused.lesson, 200)
+        ));
+    }
     let chain = store.check_chain(&debate.id)?;
     if chain.upgraded > 0 || chain.problem.is_some() {
         out.push_str(chain_line(&chain).trim_start());

@@ -21,6 +21,13 @@ pub struct CheckpointView {
     pub answered_by: String,
 }
 
+/// A lesson the debate drafted and moot refused.
+#[derive(Debug, Serialize)]
+pub struct RefusedLesson {
+    pub lesson: String,
+    pub reason: String,
+}
+
 #[derive(Debug, Serialize)]
 pub struct SynthesisView {
     pub markdown: String,
@@ -46,6 +53,9 @@ pub struct DebateDocument {
     pub checkpoints: Vec<CheckpointView>,
     /// Every approval gate the debate reached, with its decision, who made it and why.
     pub gates: Vec<crate::store::GateRecord>,
+    /// Lessons this debate drafted that were refused, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lessons_refused: Vec<RefusedLesson>,
     pub synthesis: Option<SynthesisView>,
     pub commitments: Vec<CommitmentStore>,
     pub arguments: Vec<Argument>,
@@ -71,6 +81,16 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         })
         .collect();
     let gates = store.gates(&debate.id)?;
+    let lessons_refused = store
+        .events(&debate.id)?
+        .into_iter()
+        .filter_map(|event| match event {
+            crate::debate::Event::LessonRefused { lesson, reason } => {
+                Some(RefusedLesson { lesson, reason })
+            }
+            _ => None,
+        })
+        .collect();
     let stored = store.synthesis(&debate.id)?;
     let outcome = stored
         .as_ref()
@@ -97,6 +117,7 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         turns,
         checkpoints,
         gates,
+        lessons_refused,
         synthesis,
         commitments,
         arguments: graph.arguments,

@@ -6013,6 +6013,22 @@ fn lessons_carry_knowledge_not_orders_and_match_whatever_embeddings_answer() {
             "{}",
             refused[0]
         );
+        let first_id = of_type(&first, "debate_completed")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let shown =
+            String::from_utf8_lossy(&home.run(None, &["show", &first_id]).stdout).to_string();
+        assert!(
+            shown.contains("lesson refused (it gives the model orders"),
+            "{shown}"
+        );
+        assert!(
+            show_json(&home, &first_id)["lessons_refused"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("orders")
+        );
         let stored = home.run(None, &["lessons", "list"]);
         let listed = String::from_utf8_lossy(&stored.stdout).to_string();
         assert!(!listed.contains("IGNORE"), "{listed}");
