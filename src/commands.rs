@@ -190,7 +190,7 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
     }
     let chain = store.check_chain(&debate.id)?;
     if chain.upgraded > 0 || chain.problem.is_some() {
-        out.push_str(chain_line(&chain).trim_start());
+        out.push_str(chain_line(&debate.id, &chain).trim_start());
     }
     match &document.synthesis {
         Some(synthesis) => {
@@ -1364,7 +1364,7 @@ pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
             serde_json::to_string_pretty(&value).unwrap_or_default()
         ));
     }
-    let head = chain_line(&chain);
+    let head = chain_line(&debate.id, &chain);
     if entries.is_empty() {
         return print(&format!(
             "{} has no audit trail (it was run before moot kept one).\n{head}",
@@ -1379,7 +1379,7 @@ pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
 
 /// The journal chain's head as `moot audit` and `moot show` print it, saying whether it was
 /// chained at upgrade and whether it still holds.
-fn chain_line(chain: &crate::store::ChainCheck) -> String {
+fn chain_line(id: &str, chain: &crate::store::ChainCheck) -> String {
     let Some(head) = &chain.head else {
         return String::new();
     };
@@ -1395,9 +1395,8 @@ fn chain_line(chain: &crate::store::ChainCheck) -> String {
     }
     match &chain.problem {
         Some(problem) => line.push_str(&format!(
-            "\nTHE CHAIN DOES NOT HOLD: {}; `moot audit {} --verify` says more",
-            sanitize::clean(problem),
-            "<id>"
+            "\nTHE CHAIN DOES NOT HOLD: {}; `moot audit {id} --verify` says more",
+            sanitize::clean(problem)
         )),
         None => line.push_str("; it holds"),
     }

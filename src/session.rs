@@ -697,19 +697,22 @@ async fn learn(
     }
     // A lesson reaches later debates' prompts: one that addresses the model instead of the
     // problem is refused, and the refusal is journaled with its reason.
-    let (drafts, refused): (Vec<_>, Vec<_>) = drafts.into_iter().partition(|draft| {
-        crate::lessons::refusal(&draft.text).is_none()
-            && crate::lessons::refusal(&draft.advice).is_none()
-    });
-    for draft in refused {
-        let reason = crate::lessons::refusal(&draft.text)
-            .or_else(|| crate::lessons::refusal(&draft.advice))
-            .unwrap_or_default();
-        ctx.announce(Event::LessonRefused {
-            lesson: crate::sanitize::clean(&format!("{} Next time: {}", draft.text, draft.advice)),
-            reason,
-        });
+    let mut kept = Vec::new();
+    for draft in drafts {
+        let refused =
+            crate::lessons::refusal(&draft.text).or_else(|| crate::lessons::refusal(&draft.advice));
+        match refused {
+            None => kept.push(draft),
+            Some(reason) => ctx.announce(Event::LessonRefused {
+                lesson: crate::sanitize::clean(&format!(
+                    "{} Next time: {}",
+                    draft.text, draft.advice
+                )),
+                reason,
+            }),
+        }
     }
+    let drafts = kept;
     if drafts.is_empty() {
         return;
     }

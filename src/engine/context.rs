@@ -307,8 +307,18 @@ impl Context {
     /// Appends an event or audit entry: at once when the journal takes it, else before the
     /// next journal write (or `flush`), never dropped.
     fn append(&self, append: Append) {
-        lock(&self.backlog).push_back(append);
-        let _ = self.drain();
+        let stuck = {
+            let mut backlog = lock(&self.backlog);
+            let stuck = !backlog.is_empty();
+            backlog.push_back(append);
+            stuck
+        };
+        // Behind an entry the journal already refused, this one only queues: the next journal
+        // write retries them all with backoff, instead of every event blocking for SQLite's
+        // busy wait while another process holds the lock.
+        if !stuck {
+            let _ = self.drain();
+        }
     }
 
     /// Waits until every pending append is written (up to the journal's patience); the

@@ -163,15 +163,19 @@ const FACETS: &[&Facet] = &[
 const REMOVED: &str = "removed";
 
 impl Facet {
-    fn select(&self, columns: &[&str]) -> String {
+    /// `SELECT columns` of the debate's rows carrying this facet; `keyed` narrows it to the
+    /// one row whose key columns are bound as ?2, ?3, ….
+    fn select(&self, columns: &[&str], keyed: bool) -> String {
         let mut sql = format!(
             "SELECT {} FROM {} WHERE {} = ?1",
             columns.join(", "),
             self.table,
             self.owner
         );
-        for (i, key) in self.key.iter().enumerate() {
-            sql.push_str(&format!(" AND {key} = ?{}", i + 2));
+        if keyed {
+            for (i, key) in self.key.iter().enumerate() {
+                sql.push_str(&format!(" AND {key} = ?{}", i + 2));
+            }
         }
         if let Some(present) = self.present {
             sql.push_str(&format!(" AND {present}"));
@@ -186,7 +190,7 @@ impl Facet {
         debate: &str,
         key: &[Value],
     ) -> rusqlite::Result<Option<Vec<Value>>> {
-        let sql = self.select(self.columns);
+        let sql = self.select(self.columns, true);
         let mut statement = connection.prepare_cached(&sql)?;
         let mut bound: Vec<rusqlite::types::Value> = vec![debate.to_string().into()];
         bound.extend(key.iter().map(sql_value));
@@ -205,21 +209,8 @@ impl Facet {
         connection: &Connection,
         debate: &str,
     ) -> rusqlite::Result<Vec<(Vec<Value>, Vec<Value>)>> {
-        let mut sql = format!(
-            "SELECT {} FROM {} WHERE {} = ?1",
-            self.key
-                .iter()
-                .chain(self.columns)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.table,
-            self.owner
-        );
-        if let Some(present) = self.present {
-            sql.push_str(&format!(" AND {present}"));
-        }
-        let mut statement = connection.prepare(&sql)?;
+        let columns: Vec<&str> = self.key.iter().chain(self.columns).copied().collect();
+        let mut statement = connection.prepare(&self.select(&columns, false))?;
         let width = self.key.len();
         let rows = statement.query_map(params![debate], |row| {
             let values: Vec<Value> = (0..width + self.columns.len())
