@@ -6,10 +6,11 @@
 
 use super::audit::sha256_hex;
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 /// One kind of chained row: a table (or a part of a row that is written on its own, like a
 /// gate's decision) and the columns its canonical content is made of.
@@ -326,6 +327,65 @@ fn link(
     ))
 }
 
+/// The chain heads one connection knows, as of a `PRAGMA data_version`: valid while no other
+/// connection has committed since, so an append needs no lookup of the head.
+#[derive(Debug, Default)]
+pub(super) struct KnownHeads {
+    version: Option<i64>,
+    heads: HashMap<String, ChainHead>,
+}
+
+impl KnownHeads {
+    /// Forgets every head, as after a write that did not commit or a debate deleted.
+    pub(super) fn forget(&mut self) {
+        *self = KnownHeads::default();
+    }
+}
+
+/// A write transaction that appends to chains: the transaction, and the heads it may take as
+/// known. The heads it moves become known only when it commits.
+pub(super) struct Writer<'c> {
+    tx: Transaction<'c>,
+    heads: RefCell<HashMap<String, ChainHead>>,
+    version: i64,
+}
+
+impl<'c> Writer<'c> {
+    /// Wraps an immediate transaction (the write lock is held, so no other connection can
+    /// move a head until it ends), keeping `known` heads if nobody else committed since.
+    pub(super) fn begin(tx: Transaction<'c>, known: &mut KnownHeads) -> rusqlite::Result<Self> {
+        let version: i64 = tx
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))?;
+        let heads = if known.version == Some(version) {
+            std::mem::take(&mut known.heads)
+        } else {
+            HashMap::new()
+        };
+        known.forget();
+        Ok(Writer {
+            tx,
+            heads: RefCell::new(heads),
+            version,
+        })
+    }
+
+    /// Commits, and only then makes the heads it moved known.
+    pub(super) fn commit(self, known: &mut KnownHeads) -> rusqlite::Result<()> {
+        self.tx.commit()?;
+        known.version = Some(self.version);
+        known.heads = self.heads.into_inner();
+        Ok(())
+    }
+}
+
+impl<'c> std::ops::Deref for Writer<'c> {
+    type Target = Transaction<'c>;
+    fn deref(&self) -> &Transaction<'c> {
+        &self.tx
+    }
+}
+
 /// Where a debate's chain ends: how many entries, and the last one's hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ChainHead {
@@ -335,12 +395,10 @@ pub struct ChainHead {
 
 pub(super) fn head(connection: &Connection, debate: &str) -> rusqlite::Result<Option<ChainHead>> {
     connection
-        // max() seeks the end of the debate's key range at once; ORDER BY n DESC LIMIT 1
-        // walked the whole range.
-        .prepare_cached(
-            "SELECT n, hash FROM chain WHERE debate_id = ?1
-               AND n = (SELECT max(n) FROM chain WHERE debate_id = ?1)",
-        )?
+        // A descending seek on the primary key: constant time however long the chain. (SQLite
+        // prepares a query on part of this key again whenever the table has changed, so a
+        // writer takes the head from `KnownHeads` instead.)
+        .prepare_cached("SELECT n, hash FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1")?
         .query_row(params![debate], |row| {
             Ok(ChainHead {
                 entries: row.get(0)?,
@@ -366,16 +424,45 @@ pub(super) fn entry_hash(
 /// exactly what a check reads later) to the debate's chain. Call inside the writing
 /// transaction.
 pub(super) fn append(
-    connection: &Connection,
+    writer: &Writer<'_>,
     debate: &str,
     facet: &Facet,
     key: &[Value],
 ) -> rusqlite::Result<()> {
-    append_as(connection, debate, facet, key, false)
+    append_as(writer, Some(&writer.heads), debate, facet, key, false)
+}
+
+/// Appends a row just written with `values` (in the order of the facet's columns, as they
+/// were bound): the same as `append` without reading the row back. A value whose column
+/// would store it differently shows at the next check, which reads the row.
+pub(super) fn append_written(
+    writer: &Writer<'_>,
+    debate: &str,
+    facet: &Facet,
+    key: &[Value],
+    values: &[rusqlite::types::Value],
+) -> rusqlite::Result<()> {
+    let content: Vec<Value> = values
+        .iter()
+        .map(|v| json_value(ValueRef::from(v)))
+        .collect();
+    let place = facet.place(key, Some(&content));
+    let hash = content_hash(&content);
+    push(
+        writer,
+        Some(&writer.heads),
+        debate,
+        facet.name,
+        key,
+        &place,
+        &hash,
+        false,
+    )
 }
 
 fn append_as(
     connection: &Connection,
+    heads: Option<&RefCell<HashMap<String, ChainHead>>>,
     debate: &str,
     facet: &Facet,
     key: &[Value],
@@ -386,12 +473,14 @@ fn append_as(
         Some(content) => (facet.place(key, Some(content)), content_hash(content)),
         None => (facet.place(key, None), REMOVED.to_string()),
     };
-    push(connection, debate, facet.name, key, &place, &hash, upgraded)
+    push(
+        connection, heads, debate, facet.name, key, &place, &hash, upgraded,
+    )
 }
 
 /// Records that the row of `facet` at `key` was removed on purpose; call after deleting it.
 pub(super) fn remove(
-    connection: &Connection,
+    writer: &Writer<'_>,
     debate: &str,
     facet: &Facet,
     key: &[Value],
@@ -400,11 +489,22 @@ pub(super) fn remove(
     let place = place
         .map(str::to_string)
         .unwrap_or_else(|| facet.place(key, None));
-    push(connection, debate, facet.name, key, &place, REMOVED, false)
+    push(
+        writer,
+        Some(&writer.heads),
+        debate,
+        facet.name,
+        key,
+        &place,
+        REMOVED,
+        false,
+    )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn push(
     connection: &Connection,
+    heads: Option<&RefCell<HashMap<String, ChainHead>>>,
     debate: &str,
     facet: &str,
     key: &[Value],
@@ -413,7 +513,8 @@ fn push(
     upgraded: bool,
 ) -> rusqlite::Result<()> {
     let key = serde_json::to_string(key).unwrap_or_default();
-    let (n, previous) = match head(connection, debate)? {
+    let known = heads.and_then(|heads| heads.borrow().get(debate).cloned());
+    let (n, previous) = match known.map_or_else(|| head(connection, debate), |h| Ok(Some(h)))? {
         Some(head) => (head.entries + 1, head.hash),
         None => (1, genesis(debate)),
     };
@@ -426,6 +527,11 @@ fn push(
         .execute(params![
             debate, n, facet, key, place, content, previous, hash, upgraded
         ])?;
+    if let Some(heads) = heads {
+        heads
+            .borrow_mut()
+            .insert(debate.to_string(), ChainHead { entries: n, hash });
+    }
     Ok(())
 }
 
@@ -434,7 +540,7 @@ fn push(
 pub(super) fn chain_at_upgrade(connection: &Connection, debate: &str) -> rusqlite::Result<()> {
     for facet in FACETS {
         for (key, _) in facet.rows(connection, debate)? {
-            append_as(connection, debate, facet, &key, true)?;
+            append_as(connection, None, debate, facet, &key, true)?;
         }
     }
     Ok(())

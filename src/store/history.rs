@@ -126,6 +126,11 @@ impl Store {
     }
 
     pub fn delete(&self, id: &str) -> Result<(), StoreError> {
+        // The debate's chain goes with it (ON DELETE CASCADE): no head of it stays known.
+        self.heads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .forget();
         self.with(|connection| {
             let tx = connection.unchecked_transaction()?;
             tx.execute("DELETE FROM search_index WHERE debate_id = ?1", params![id])?;

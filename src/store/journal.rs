@@ -38,10 +38,9 @@ pub struct StoredSynthesis {
 
 /// Adds searchable text, free of escapes so that a printed snippet never carries one.
 fn index(connection: &Connection, id: &str, kind: &str, body: &str) -> rusqlite::Result<()> {
-    connection.execute(
-        "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, ?3)",
-        params![sanitize::clean(body), id, kind],
-    )?;
+    connection
+        .prepare_cached("INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, ?3)")?
+        .execute(params![sanitize::clean(body), id, kind])?;
     Ok(())
 }
 
@@ -183,43 +182,55 @@ impl Store {
     }
 
     fn write_turn(&self, id: &str, turn: &Turn, chained: bool) -> Result<(), StoreError> {
+        use rusqlite::types::Value;
+        let text = |s: &str| Value::Text(redacted(s));
+        let optional = |s: Option<String>| s.map_or(Value::Null, Value::Text);
+        // In the order of `chain::TURN`'s columns: the values bound are the values chained,
+        // so the chain needs no read-back of the row.
+        let values = [
+            Value::Integer(i64::from(turn.round)),
+            Value::Text(turn.phase.as_str().to_string()),
+            Value::Text(turn.seat.clone()),
+            text(&turn.content),
+            text(&json(&turn.moves)?),
+            optional(
+                turn.data
+                    .as_ref()
+                    .map(json)
+                    .transpose()?
+                    .map(|d| redacted(&d)),
+            ),
+            turn.confidence.map_or(Value::Null, Value::Real),
+            Value::Integer(turn.tokens_in as i64),
+            Value::Integer(turn.tokens_out as i64),
+            Value::Integer(i64::from(turn.tokens_estimated)),
+            Value::Integer(turn.latency_ms as i64),
+            Value::Text(turn.provider.clone()),
+            Value::Text(turn.model.clone()),
+            Value::Text(turn.status.as_str().to_string()),
+            optional(turn.note.as_deref().map(redacted)),
+            Value::Text(now_rfc3339()),
+        ];
         self.write(|tx| {
-        tx.execute(
-            "INSERT INTO turns (debate_id, round, phase, seat, content, moves, data, confidence,
-                tokens_in, tokens_out, tokens_estimated, latency_ms, provider, model, status, note, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-            params![
-                id,
-                turn.round,
-                turn.phase.as_str(),
-                turn.seat,
-                redacted(&turn.content),
-                redacted(&json(&turn.moves)?),
-                turn.data.as_ref().map(json).transpose()?.map(|d| redacted(&d)),
-                turn.confidence,
-                turn.tokens_in as i64,
-                turn.tokens_out as i64,
-                turn.tokens_estimated,
-                turn.latency_ms as i64,
-                turn.provider,
-                turn.model,
-                turn.status.as_str(),
-                turn.note.as_deref().map(redacted),
-                now_rfc3339(),
-            ],
-        )?;
-        let row = tx.last_insert_rowid();
-        if !turn.content.trim().is_empty() {
-            index(tx, id, "turn", &turn.content)?;
-        }
-        tx.execute(
-            "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
-            params![id, now_rfc3339()],
-        )?;
-        if chained {
-            chain::append(tx, id, &chain::TURN, &[row.into()])?;
-        }
-        Ok(())
+            tx.prepare_cached(
+                "INSERT INTO turns (debate_id, round, phase, seat, content, moves, data, confidence,
+                    tokens_in, tokens_out, tokens_estimated, latency_ms, provider, model, status,
+                    note, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            )?
+            .execute(rusqlite::params_from_iter(
+                std::iter::once(&Value::Text(id.to_string())).chain(&values),
+            ))?;
+            let row = tx.last_insert_rowid();
+            if !turn.content.trim().is_empty() {
+                index(tx, id, "turn", &turn.content)?;
+            }
+            tx.prepare_cached("UPDATE debates SET updated_at = ?2 WHERE id = ?1")?
+                .execute(params![id, now_rfc3339()])?;
+            if chained {
+                chain::append_written(tx, id, &chain::TURN, &[row.into()], &values)?;
+            }
+            Ok(())
         })
     }
 

@@ -29,7 +29,7 @@ fn quoted(term: &str) -> String {
 
 /// Whether the debate is still in the journal (a lesson outlives its source; only a source
 /// still there has a chain to note it in).
-fn debate_exists(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<bool, StoreError> {
+fn debate_exists(tx: &chain::Writer<'_>, id: &str) -> Result<bool, StoreError> {
     Ok(tx
         .query_row("SELECT 1 FROM debates WHERE id = ?1", params![id], |_| {
             Ok(())
@@ -40,7 +40,7 @@ fn debate_exists(tx: &rusqlite::Transaction<'_>, id: &str) -> Result<bool, Store
 
 /// Deletes a lesson (and its index row), noting the removal in its source debate's chain so
 /// the chain does not report it as deleted behind moot's back. False when there was none.
-fn forget(tx: &rusqlite::Transaction<'_>, lesson_id: i64) -> Result<bool, StoreError> {
+fn forget(tx: &chain::Writer<'_>, lesson_id: i64) -> Result<bool, StoreError> {
     let source: Option<String> = tx
         .query_row(
             "SELECT debate_id FROM lessons WHERE id = ?1",

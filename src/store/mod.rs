@@ -145,6 +145,9 @@ fn read_only_culprit(path: &Path) -> String {
 #[derive(Clone)]
 pub struct Store {
     connection: Arc<Mutex<Connection>>,
+    /// The chain heads this connection last wrote (`chain::KnownHeads`); locked after the
+    /// connection, only by `write` and `delete`.
+    heads: Arc<Mutex<chain::KnownHeads>>,
     path: PathBuf,
 }
 
@@ -215,6 +218,7 @@ impl Store {
         }
         Ok(Store {
             connection: Arc::new(Mutex::new(connection)),
+            heads: Arc::default(),
             path: path.to_path_buf(),
         })
     }
@@ -233,14 +237,16 @@ impl Store {
     /// when it succeeds.
     fn write<T>(
         &self,
-        work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, StoreError>,
+        work: impl FnOnce(&chain::Writer<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut connection = self.lock();
+        let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
         let run = |connection: &mut Connection| -> Result<T, StoreError> {
             let tx =
                 connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let value = work(&tx)?;
-            tx.commit()?;
+            let writer = chain::Writer::begin(tx, &mut heads)?;
+            let value = work(&writer)?;
+            writer.commit(&mut heads)?;
             Ok(value)
         };
         run(&mut connection).map_err(|error| match error {
@@ -326,5 +332,54 @@ mod tests {
         assert!(error.contains("writable by you"), "{error}");
         let error = StoreError::classify(&path, code(rusqlite::ffi::SQLITE_FULL)).to_string();
         assert!(error.contains("disk is full"), "{error}");
+    }
+}
+
+#[cfg(test)]
+mod chain_heads {
+    use super::*;
+    use crate::debate::{Debate, DebateStatus, Event, Phase, Turn, TurnKey, now_rfc3339};
+
+    /// A writer takes the head it wrote last as known; another connection's append (`moot
+    /// approve` from another process) must make it look again, or the chain would fork.
+    #[test]
+    fn heads_known_to_one_connection_give_way_to_another_connections_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("moot.db");
+        let (one, other) = (Store::open(&path).unwrap(), Store::open(&path).unwrap());
+        one.create_debate(&Debate {
+            id: "DEB-heads".into(),
+            question: "q".into(),
+            protocol: "moderated".into(),
+            status: DebateStatus::Running,
+            config: serde_json::json!({}),
+            seats: Vec::new(),
+            created_at: now_rfc3339(),
+            updated_at: now_rfc3339(),
+            finished_at: None,
+            confidence: None,
+            error: None,
+            stage: None,
+        })
+        .unwrap();
+        for round in 1..=3 {
+            let turn = Turn::pending(TurnKey::new(round, Phase::Argument, "A"), "p", "m");
+            one.record_turn("DEB-heads", &turn).unwrap();
+            let notice = Event::Notice {
+                message: format!("from the other connection, round {round}"),
+            };
+            other.record_event("DEB-heads", &notice).unwrap();
+        }
+        // A write that fails leaves no head known that it did not commit.
+        let duplicate = Turn::pending(TurnKey::new(1, Phase::Argument, "A"), "p", "m");
+        assert!(one.record_turn("DEB-heads", &duplicate).is_err());
+        one.record_turn(
+            "DEB-heads",
+            &Turn::pending(TurnKey::new(4, Phase::Argument, "A"), "p", "m"),
+        )
+        .unwrap();
+        let check = one.check_chain("DEB-heads").unwrap();
+        assert!(check.holds(), "{check:?}");
+        assert_eq!(check.entries, 1 + 3 + 3 + 1);
     }
 }
