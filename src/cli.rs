@@ -283,13 +283,18 @@ pub enum CodeAction {
     /// The diff between two versions (as git prints it).
     Diff { id: String, from: u32, to: u32 },
     /// Applies a version (the winner by default) to your work tree as a patch; refused on
-    /// uncommitted changes (unless --force) and on any conflict.
+    /// uncommitted changes (unless --force), on any conflict, and for a version that fails its
+    /// tests (unless --failing).
     Apply {
         id: String,
         #[arg(long)]
         version: Option<u32>,
+        /// Apply over uncommitted changes.
         #[arg(long)]
         force: bool,
+        /// Apply a version that fails its tests.
+        #[arg(long)]
+        failing: bool,
     },
 }
 

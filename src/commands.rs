@@ -1145,8 +1145,9 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
                     },
                     v.quality
                         .map_or("–".into(), |q| format!("{:.2}", q.score())),
-                    match (v.passed, v.failed) {
-                        (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
+                    match (v.passed, v.failed, v.hooks_ok) {
+                        (Some(p), Some(f), _) => format!("{p} passed, {f} failed"),
+                        (_, _, Some(false)) => "failed".into(),
                         _ => "–".into(),
                     },
                     v.lines(),
@@ -1213,10 +1214,37 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
                 .map_err(Failure::runtime)?;
             print(&format!("{}\n", sanitize::clean(&diff)))
         }
-        CodeAction::Apply { version, force, .. } => {
+        CodeAction::Apply {
+            version,
+            force,
+            failing,
+            ..
+        } => {
             let number = version.or(result.winner).ok_or_else(|| {
                 Failure::usage(format!("{} has no winner; give --version N", debate.id))
             })?;
+            let fails = result
+                .versions
+                .iter()
+                .find(|v| v.number == number)
+                .is_some_and(|v| v.hooks_ok == Some(false));
+            if fails && !failing {
+                let which: Vec<String> = result
+                    .tests
+                    .iter()
+                    .filter(|(n, hook)| *n == number && !hook.ok())
+                    .map(|(_, hook)| hook.summary())
+                    .collect();
+                return Err(Failure::usage(format!(
+                    "version {number} of {} fails its tests ({}), so nothing was applied; apply it anyway with --failing",
+                    debate.id,
+                    if which.is_empty() {
+                        "its hooks failed".to_string()
+                    } else {
+                        sanitize::clean(&which.join("; "))
+                    }
+                )));
+            }
             let source = crate::code::apply::Source {
                 origin: &origin,
                 branch: in_git.then_some(branch.as_str()),

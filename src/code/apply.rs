@@ -3,7 +3,7 @@
 //! there is no branch to patch from.
 
 use super::versions::{Version, commit_of, files_at};
-use super::worktree::{ApplyError, Kind, WorkTree, apply, branch_base};
+use super::worktree::{ApplyError, WorkTree, apply, branch_base};
 use std::path::Path;
 
 /// Where a version is applied from and to.
@@ -53,12 +53,7 @@ pub fn apply_files(
 ) -> Result<Vec<String>, ApplyError> {
     // Paths came from model output once; they are checked again against the user's tree,
     // symlinks included.
-    let tree = WorkTree {
-        root: origin.to_path_buf(),
-        kind: Kind::Copy,
-        origin: origin.to_path_buf(),
-        branch: None,
-    };
+    let tree = WorkTree::copy_at(origin);
     let mut writes = Vec::new();
     let mut changed_since = Vec::new();
     for (path, content) in target {

@@ -1,7 +1,7 @@
 //! Hooks of a code debate (design note 004): a configured command (tests, linter, analysis,
-//! scan, benchmark) run in the debate's work tree with a time limit, an output cap, no network
-//! where the platform allows it and an environment without provider keys; its result parsed
-//! into pass/fail counts for the common runners.
+//! scan, benchmark) run in the debate's work tree, in the sandbox of `code::sandbox`, with a
+//! time limit and an output cap; its result parsed into pass/fail counts for the common
+//! runners.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -19,6 +19,9 @@ pub struct Hook {
     pub timeout: Duration,
     /// Bytes of output kept (the tail); the rest is counted, not kept.
     pub output_cap: usize,
+    /// Run without the filesystem sandbox where the kernel has none (`--unsandboxed-hooks`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsandboxed: bool,
 }
 
 /// What a hook did.
@@ -39,6 +42,10 @@ pub struct HookResult {
     pub dropped: u64,
     /// Whether the network was cut off for it.
     pub offline: bool,
+    /// The filesystem sandbox it ran in (`landlock ABI 6`); None when it ran without one, or
+    /// before moot had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
     /// Why it could not start, when it could not.
     pub error: Option<String>,
 }
@@ -69,32 +76,6 @@ impl HookResult {
             self.duration_ms as f64 / 1000.0
         )
     }
-}
-
-/// Environment variables a hook never sees: provider keys and anything named like a secret.
-fn is_secret(name: &str) -> bool {
-    let upper = name.to_uppercase();
-    ["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_KEY"]
-        .iter()
-        .any(|tail| upper.ends_with(tail))
-        || upper.starts_with("OPENAI_")
-        || upper.starts_with("ANTHROPIC_")
-        || upper.starts_with("MOOT_")
-}
-
-/// Whether this platform lets an unprivileged process run a command without network
-/// (`unshare -rn`, a user and network namespace).
-fn can_cut_network() -> bool {
-    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *CAN.get_or_init(|| {
-        std::process::Command::new("unshare")
-            .args(["-rn", "true"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
 }
 
 /// Keeps the last `cap` bytes of everything written to it.
@@ -132,20 +113,16 @@ async fn pump(mut from: impl AsyncRead + Unpin, tail: &std::sync::Mutex<Tail>) {
 /// Runs `hook` in `dir`. It never fails: a command that cannot start, hangs or floods its
 /// output is recorded as such.
 pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
-    let offline = can_cut_network();
-    let mut command = if offline {
-        let mut command = tokio::process::Command::new("unshare");
-        command.args(["-rn", "sh", "-c", &hook.command]);
-        command
-    } else {
-        let mut command = tokio::process::Command::new("sh");
-        command.args(["-c", &hook.command]);
-        command
-    };
+    let sandbox = crate::code::sandbox::Sandbox::prepare(dir, hook.unsandboxed);
+    let confinement = sandbox.as_ref().ok().map(|s| s.confinement());
+    let offline = confinement.as_ref().is_some_and(|c| c.offline);
+    let mut command = tokio::process::Command::new("sh");
+    command.args(["-c", &hook.command]);
+    if let Ok(sandbox) = &sandbox {
+        sandbox.confine(&mut command);
+    }
     command
         .current_dir(dir)
-        .env_clear()
-        .envs(std::env::vars().filter(|(name, _)| !is_secret(name)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -166,6 +143,7 @@ pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
             tail: text,
             dropped: tail.dropped,
             offline,
+            sandbox: confinement.as_ref().and_then(|c| c.filesystem.clone()),
             error,
         }
     };
@@ -174,6 +152,9 @@ pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
         cap: hook.output_cap,
         dropped: 0,
     };
+    if let Err(refused) = &sandbox {
+        return result(None, false, empty(), Some(refused.clone()));
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => return result(None, false, empty(), Some(e.to_string())),
@@ -295,6 +276,7 @@ mod tests {
             command: command.into(),
             timeout: Duration::from_millis(timeout_ms),
             output_cap: cap,
+            unsandboxed: false,
         }
     }
 

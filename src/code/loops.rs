@@ -220,6 +220,7 @@ mod tests {
             tail: String::new(),
             dropped: 0,
             offline: false,
+            sandbox: None,
             error: None,
         }
     }

@@ -8,5 +8,6 @@ pub mod loops;
 pub mod record;
 pub mod reply;
 pub mod roles;
+pub mod sandbox;
 pub mod versions;
 pub mod worktree;

@@ -169,8 +169,9 @@ impl CodeResult {
                 version
                     .quality
                     .map_or("–".into(), |q| format!("{:.2}", q.score())),
-                match (version.passed, version.failed) {
-                    (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
+                match (version.passed, version.failed, version.hooks_ok) {
+                    (Some(p), Some(f), _) => format!("{p} passed, {f} failed"),
+                    (_, _, Some(false)) => "failed".into(),
                     _ => "–".into(),
                 },
                 version
@@ -270,6 +271,7 @@ mod tests {
             tail: String::new(),
             dropped: 0,
             offline: true,
+            sandbox: None,
             error: None,
         }
     }

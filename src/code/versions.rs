@@ -59,8 +59,12 @@ impl Version {
         if results.is_empty() {
             return;
         }
-        self.passed = Some(results.iter().filter_map(|r| r.passed).sum());
-        self.failed = Some(results.iter().filter_map(|r| r.failed).sum());
+        // No runner's counts in any output: no counts, not "0 passed, 0 failed".
+        let counted = results
+            .iter()
+            .any(|r| r.passed.is_some() || r.failed.is_some());
+        self.passed = counted.then(|| results.iter().filter_map(|r| r.passed).sum());
+        self.failed = counted.then(|| results.iter().filter_map(|r| r.failed).sum());
         self.hooks_ok = Some(results.iter().all(HookResult::ok));
     }
 

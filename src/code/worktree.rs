@@ -24,6 +24,8 @@ pub struct WorkTree {
     pub origin: PathBuf,
     /// `moot/<debate-id>` for a git worktree.
     pub branch: Option<String>,
+    /// Paths moot wrote for the model since the last commit: all a commit may stage.
+    written: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 /// Why a path from a model was refused.
@@ -62,7 +64,19 @@ pub fn safe_path(path: &str) -> Result<PathBuf, String> {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    git_raw(dir, args).map(|out| out.trim().to_string())
+}
+
+/// Runs git in `dir` with the repository's own hooks and fsmonitor off (whatever a version
+/// or a hook left there never runs as moot), returning stdout as printed, untrimmed.
+fn git_raw(dir: &Path, args: &[&str]) -> Result<String, String> {
     let output = Command::new("git")
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ])
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -73,7 +87,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
         .output()
         .map_err(|e| format!("cannot run git: {e}"))?;
     if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         Err(format!(
             "git {} failed: {}",
@@ -112,6 +126,18 @@ pub fn in_git(dir: &Path) -> bool {
 }
 
 impl WorkTree {
+    /// A directory taken as a tree (no git), for writing checked paths into it: the user's
+    /// own tree when a version is applied outside git.
+    pub fn copy_at(root: &Path) -> WorkTree {
+        WorkTree {
+            root: root.to_path_buf(),
+            kind: Kind::Copy,
+            origin: root.to_path_buf(),
+            branch: None,
+            written: Default::default(),
+        }
+    }
+
     /// An empty tree that touches no repository: where an audit's re-run writes the versions
     /// the journal holds (commits and hook results come from the journal, not from here).
     pub fn scratch(parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
@@ -123,6 +149,7 @@ impl WorkTree {
             root,
             kind: Kind::Copy,
             branch: None,
+            written: Default::default(),
         })
     }
 
@@ -155,6 +182,7 @@ impl WorkTree {
                     kind: Kind::Git,
                     origin: PathBuf::from(top),
                     branch: Some(branch),
+                    written: Default::default(),
                 })
             }
             Err(_) => {
@@ -170,6 +198,7 @@ impl WorkTree {
                     kind: Kind::Copy,
                     origin: origin.to_path_buf(),
                     branch: None,
+                    written: Default::default(),
                 })
             }
         }
@@ -188,12 +217,14 @@ impl WorkTree {
                 kind: Kind::Git,
                 origin: PathBuf::from(top),
                 branch: Some(format!("moot/{debate_id}")),
+                written: Default::default(),
             },
             Err(_) => WorkTree {
                 root,
                 kind: Kind::Copy,
                 origin: origin.to_path_buf(),
                 branch: None,
+                written: Default::default(),
             },
         })
     }
@@ -223,16 +254,52 @@ impl WorkTree {
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {path:?}: {e}"))?;
         }
-        std::fs::write(&target, contents).map_err(|e| format!("cannot write {path:?}: {e}"))
+        std::fs::write(&target, contents).map_err(|e| format!("cannot write {path:?}: {e}"))?;
+        if let Ok(mut written) = self.written.lock() {
+            written.insert(safe_path(path)?.to_string_lossy().into_owned());
+        }
+        Ok(())
     }
 
-    /// Commits everything as a snapshot of version `number`; the commit's id, or None outside
-    /// git (or when nothing changed).
-    pub fn commit(&self, number: u32, message: &str) -> Result<Option<String>, String> {
+    /// Commits what the model wrote — version `number`'s files (`paths`, checked as `write`
+    /// checks them) and every file written through `write` since the last commit — and
+    /// nothing else: what a hook created stays out of every version. The commit's id, or
+    /// None outside git (or when nothing changed).
+    pub fn commit(
+        &self,
+        number: u32,
+        message: &str,
+        paths: &[&str],
+    ) -> Result<Option<String>, String> {
         if self.kind != Kind::Git {
             return Ok(None);
         }
-        git(&self.root, &["add", "-A"])?;
+        let mut staged = self
+            .written
+            .lock()
+            .map(|mut written| std::mem::take(&mut *written))
+            .unwrap_or_default();
+        // A path `write` refused (noted where it was refused) was never written: not staged.
+        for path in paths {
+            if self.resolve(path).is_ok()
+                && let Ok(clean) = safe_path(path)
+            {
+                staged.insert(clean.to_string_lossy().into_owned());
+            }
+        }
+        // A path written and then taken away again (a check's layout undone) is staged as
+        // gone only if git knew it; one it never knew is left out.
+        let mut add = vec!["add".to_string(), "-A".to_string(), "--".to_string()];
+        for path in staged {
+            let known = git(&self.root, &["ls-files", "--error-unmatch", "--", &path]).is_ok();
+            if self.root.join(&path).symlink_metadata().is_ok() || known {
+                add.push(path);
+            }
+        }
+        if add.len() > 3 {
+            let add: Vec<&str> = add.iter().map(String::as_str).collect();
+            git(&self.root, &add)?;
+        }
         let subject = format!("moot version {number}:");
         if git(&self.root, &["diff", "--cached", "--quiet"]).is_ok() {
             // Committed already, by a run killed before it could journal the commit.
@@ -322,7 +389,8 @@ pub fn apply(
 ) -> Result<Vec<String>, ApplyError> {
     // Untracked files are not changes a patch could lose (a new decision record, say); a
     // patch that would create one is a conflict `git apply --check` reports.
-    let dirty: Vec<String> = git(origin, &["status", "--porcelain", "--untracked-files=no"])
+    // Untrimmed: a porcelain line is two status columns, a space and the path (" M calc.sh").
+    let dirty: Vec<String> = git_raw(origin, &["status", "--porcelain", "--untracked-files=no"])
         .map_err(ApplyError::Git)?
         .lines()
         .map(|l| l.get(3..).unwrap_or(l).to_string())
@@ -386,9 +454,23 @@ mod tests {
         assert_eq!(tree.branch.as_deref(), Some("moot/DEB-test0001"));
         tree.write("lib.rs", "fn new() {}\n").unwrap();
         tree.write("src/added.rs", "// v1\n").unwrap();
-        let commit = tree.commit(1, "first draft").unwrap().unwrap();
+        // What a hook left in the tree (a file, a symlink out) is in no version.
+        std::fs::write(tree.root.join("hooked.txt"), "from a hook\n").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", tree.root.join("host")).unwrap();
+        let commit = tree
+            .commit(1, "first draft", &["lib.rs", "src/added.rs"])
+            .unwrap()
+            .unwrap();
         assert_eq!(commit.len(), 40);
-        assert_eq!(tree.commit(2, "nothing new").unwrap(), None);
+        let committed = git(
+            origin.path(),
+            &["show", "--name-only", "--format=", commit.as_str()],
+        )
+        .unwrap();
+        assert_eq!(committed, "lib.rs\nsrc/added.rs");
+        std::fs::remove_file(tree.root.join("hooked.txt")).unwrap();
+        std::fs::remove_file(tree.root.join("host")).unwrap();
+        assert_eq!(tree.commit(2, "nothing new", &["lib.rs"]).unwrap(), None);
         // The user's tree is untouched; the branch holds the version.
         assert_eq!(
             std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
@@ -432,7 +514,7 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let tree = WorkTree::create(origin.path(), parent.path(), "DEB-apply001").unwrap();
         tree.write("lib.rs", "fn new() {}\n").unwrap();
-        let v1 = tree.commit(1, "v1").unwrap().unwrap();
+        let v1 = tree.commit(1, "v1", &["lib.rs"]).unwrap().unwrap();
         let diff = WorkTree::diff(origin.path(), &base, &v1).unwrap();
         assert!(
             diff.contains("-fn old() {}") && diff.contains("+fn new() {}"),
@@ -472,6 +554,20 @@ mod tests {
         tree.remove().unwrap();
     }
 
+    /// Seed review 004 #4: an unstaged edit (" M README.md") is named whole.
+    #[test]
+    fn a_dirty_tree_names_its_files_whole() {
+        let origin = repo();
+        std::fs::write(origin.path().join("README.md"), "# r\n").unwrap();
+        git(origin.path(), &["add", "README.md"]).unwrap();
+        git(origin.path(), &["commit", "-q", "-m", "readme"]).unwrap();
+        let head = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
+        std::fs::write(origin.path().join("README.md"), "# edited\n").unwrap();
+        let refused = apply(origin.path(), &head, &head, false).unwrap_err();
+        assert_eq!(refused, ApplyError::Dirty(vec!["README.md".to_string()]));
+        assert!(refused.to_string().contains("(README.md)"), "{refused}");
+    }
+
     #[test]
     fn outside_git_the_tree_is_a_copy_without_build_output() {
         let origin = tempfile::tempdir().unwrap();
@@ -485,7 +581,7 @@ mod tests {
         assert!(!tree.root.join("node_modules").exists());
         tree.write("slug.py", "def slugify(s): return s.lower()\n")
             .unwrap();
-        assert_eq!(tree.commit(1, "v1").unwrap(), None);
+        assert_eq!(tree.commit(1, "v1", &["lib.rs"]).unwrap(), None);
         assert_eq!(
             std::fs::read_to_string(origin.path().join("slug.py")).unwrap(),
             "def slugify(s): return s\n"

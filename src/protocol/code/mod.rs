@@ -272,7 +272,17 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
     if let Some(ending) = phases::apply_winner(shop, chosen.as_ref().map(|w| w.number)).await? {
         return Ok(ending);
     }
+    let failing = chosen.as_ref().is_some_and(|w| {
+        shop.versions
+            .iter()
+            .any(|v| v.number == w.number && v.hooks_ok == Some(false))
+    });
     let recommendation = match &chosen {
+        // A version that fails its tests is never recommended for applying.
+        Some(w) if failing => format!(
+            "No version passes its tests, so none is recommended for applying. Version {} passes the most; `moot code apply {} --version {} --failing` applies it anyway.",
+            w.number, ctx.debate_id, w.number
+        ),
         Some(w) if settings.in_git => format!(
             "Apply version {} with `moot code apply {} --version {}` (the versions are on branch moot/{}).",
             w.number, ctx.debate_id, w.number, ctx.debate_id
@@ -294,7 +304,12 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         reflections,
         recommendation,
         hooks_note: settings.hooks_note.clone(),
-        notes: shop.notes.clone(),
+        notes: shop
+            .notes
+            .iter()
+            .cloned()
+            .chain(unsandboxed_note(settings, &shop.tests))
+            .collect(),
     }
     .with_winner(chosen);
     let confidence = if result.versions.iter().any(Version::passes) {
@@ -309,4 +324,21 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         section: Some("code_result".into()),
         date: crate::debate::today(),
     })))
+}
+
+/// What the record says when hooks ran model-written code with no filesystem sandbox (the
+/// person passed `--unsandboxed-hooks` on a kernel without Landlock).
+fn unsandboxed_note(
+    settings: &CodeSettings,
+    tests: &[(u32, crate::code::hooks::HookResult)],
+) -> Option<String> {
+    let unboxed = tests
+        .iter()
+        .filter(|(_, result)| result.sandbox.is_none() && result.error.is_none())
+        .count();
+    (settings.hooks.iter().any(|h| h.unsandboxed) && unboxed > 0).then(|| {
+        format!(
+            "{unboxed} hook runs ran model-written code without a filesystem sandbox (--unsandboxed-hooks): they could write anywhere you can"
+        )
+    })
 }

@@ -55,6 +55,12 @@ pub const FLAGS: &[Flag] = &[
         repeatable: true,
     },
     Flag {
+        name: "unsandboxed-hooks",
+        value: None,
+        help: "Run hooks without the filesystem sandbox where the kernel offers no Landlock (they run model-written code; the record says so)",
+        repeatable: false,
+    },
+    Flag {
         name: "keep",
         value: None,
         help: "Keep the debate's work tree after it ends",
@@ -356,11 +362,13 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
         .cloned()
         .or(config.hooks.unit.clone())
         .or_else(|| crate::code::detect::test_command(input.cwd));
+    let unsandboxed = input.flags.contains_key("unsandboxed-hooks");
     let hook = |name: &str, command: String| Hook {
         name: name.into(),
         command,
         timeout,
         output_cap,
+        unsandboxed,
     };
     let mut hooks = Vec::new();
     if let Some(test) = test {

@@ -334,15 +334,14 @@ impl<'a> Workshop<'a> {
                 .and_then(|d| serde_json::from_value::<Settled>(d).ok())
                 .unwrap_or_default(),
             None => {
-                let summary = self
-                    .versions
-                    .iter()
-                    .find(|v| v.number == number)
-                    .map(|v| v.summary.clone())
+                let version = self.versions.iter().find(|v| v.number == number);
+                let summary = version.map(|v| v.summary.clone()).unwrap_or_default();
+                let paths: Vec<&str> = version
+                    .map(|v| v.files.iter().map(|(path, _)| path.as_str()).collect())
                     .unwrap_or_default();
                 let commit = self
                     .tree
-                    .commit(number, &summary)
+                    .commit(number, &summary, &paths)
                     .map_err(EngineError::Setup)?;
                 let results = self.run_hooks(&format!("version {number}")).await;
                 let settled = Settled { commit, results };
