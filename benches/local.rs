@@ -53,6 +53,7 @@ fn request(seat: usize, words: usize, reply: Option<ReplyFormat>, max_tokens: u3
         reply,
         max_tokens: Some(max_tokens),
         temperature: Some(0.7),
+        reply_bytes: None,
     }
 }
 

@@ -51,6 +51,30 @@ pub struct Config {
     /// Perspective name → provider profile, to seat a perspective on another model.
     pub perspective_providers: BTreeMap<String, String>,
     pub ui: UiConfig,
+    /// What moot takes from a server at most.
+    pub limits: LimitsConfig,
+}
+
+/// `[limits]`: bounds on what a server may send.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// The most bytes of one reply; past it the stream is abandoned and the turn kept as
+    /// `truncated`. Unset: 16 bytes per `max_tokens` token, or 1 MiB without one.
+    #[serde(deserialize_with = "reply_bytes")]
+    pub reply_bytes: Option<usize>,
+}
+
+/// A reply cap a debate can live with: 1 KiB (a short structured reply) to 1 GiB.
+fn reply_bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    let value = i128::deserialize(d)?;
+    if (1024..=1 << 30).contains(&value) {
+        Ok(Some(value as usize))
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "reply_bytes must be between 1024 and 1073741824 (1 GiB), not {value}"
+        )))
+    }
 }
 
 /// `[gates]`: approval gates (design note 004).
@@ -309,6 +333,7 @@ const OWN_KEYS: &[&str] = &[
     "vote_weights",
     "audit",
     "lessons",
+    "limits",
 ];
 
 impl Config {
@@ -552,6 +577,18 @@ model = "qwen2.5"
         assert!(err.message.contains("between 1 second and a year"), "{err}");
         let err = parse("[debate\n").unwrap_err();
         assert_eq!(err.line, 1);
+    }
+
+    #[test]
+    fn the_reply_cap_is_read_and_a_useless_one_refused() {
+        let config = parse("[limits]\nreply_bytes = 65536\n").unwrap();
+        assert_eq!(config.limits.reply_bytes, Some(65536));
+        assert_eq!(parse("").unwrap().limits.reply_bytes, None);
+        let err = parse("[limits]\nreply_bytes = 0\n").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 15), "{err}");
+        assert!(err.message.contains("between 1024"), "{err}");
+        let err = parse("[limits]\nreply_byte = 4096\n").unwrap_err();
+        assert_eq!((err.line, err.column), (2, 1), "{err}");
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub struct DebateSettings {
     /// Lessons: whether this debate is given and writes them, and those it was given.
     #[serde(default)]
     pub lessons: LessonSettings,
+    /// `[limits] reply_bytes`: the most bytes of one reply (None: from `max_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_bytes: Option<usize>,
 }
 
 /// A debate's part in the lessons across debates.
@@ -148,6 +151,7 @@ impl DebateSettings {
             gates: config.gates.clone(),
             vote_weights: config.vote_weights.clone(),
             audit: config.audit.unwrap_or(true),
+            reply_bytes: config.limits.reply_bytes,
             lessons: LessonSettings {
                 enabled: config.lessons.enabled,
                 capacity: config.lessons.capacity,
@@ -195,6 +199,7 @@ impl DebateSettings {
             lessons: crate::lessons::preamble(&self.lessons.given),
             lessons_withheld: protocol::find(&self.protocol)
                 .map_or(|_| false, |p| p.withholds_lessons()),
+            reply_bytes: self.reply_bytes,
         }
     }
 }

@@ -6345,3 +6345,47 @@ fn a_code_debate_whose_versions_all_fail_recommends_none_and_apply_asks_for_fail
         original
     );
 }
+
+/// `[limits] reply_bytes` caps every reply: a verbose stand-in's turns are kept as `truncated`
+/// with the cap in their note, and the debate still reaches its record (N6).
+#[test]
+fn replies_past_the_configured_cap_are_kept_truncated_and_the_debate_goes_on() {
+    let server = StandIn::start_in_background(Behaviour {
+        extra_words: 3000,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    home.write_config("[limits]\nreply_bytes = 4096\n");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            "--perspectives",
+            "2",
+            "Should we use Redis or PostgreSQL for caching?",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = show_json(&home, &id);
+    let turns = shown["turns"].as_array().unwrap();
+    let truncated: Vec<&Value> = turns
+        .iter()
+        .filter(|t| t["status"] == "truncated")
+        .collect();
+    assert!(!truncated.is_empty(), "{shown}");
+    for turn in truncated {
+        assert!(turn["content"].as_str().unwrap().len() <= 4096, "{turn}");
+        assert!(
+            turn["note"].as_str().unwrap().contains("cap of 4096 bytes"),
+            "{turn}"
+        );
+    }
+    assert!(!home.decisions().is_empty(), "the record was written");
+}

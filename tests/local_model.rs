@@ -60,6 +60,7 @@ fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
         }),
         max_tokens: Some(max_tokens),
         temperature: Some(0.7),
+        reply_bytes: None,
     }
 }
 

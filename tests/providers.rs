@@ -9,8 +9,8 @@ use moot::engine::{Context, EngineSettings, Replay, Seating, Speech, Wiring};
 use moot::llm::anthropic::AnthropicProvider;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
-    CapabilityCache, ChatMessage, ChatRequest, LlmError, Provider, ReplyFormat, RequestLabel,
-    RetryPolicy, StructuredMode,
+    CapabilityCache, ChatMessage, ChatRequest, FinishReason, LlmError, Provider, ReplyFormat,
+    RequestLabel, RetryPolicy, StructuredMode,
 };
 use moot::protocol::moves::{debater_reply, debater_schema};
 use moot::protocol::prompts::json_instructions;
@@ -66,6 +66,7 @@ fn argument_request() -> ChatRequest {
         }),
         max_tokens: Some(500),
         temperature: None,
+        reply_bytes: None,
     }
 }
 
@@ -183,6 +184,47 @@ async fn openai_reports_429_500_cut_and_malformed_as_retryable_errors() {
     server.fault(FaultRule::new(Fault::MalformedChunk));
     let (result, _) = complete(provider.as_ref(), &argument_request()).await;
     assert!(matches!(result.unwrap_err(), LlmError::Malformed(_)));
+}
+
+/// A reply past its byte cap (16 bytes per `max_tokens` token here: 8,000) is cut there and
+/// ends `Capped`, from ordinary deltas and from one line that never ends alike, for both wire
+/// protocols (N6); `[limits] reply_bytes` sets the cap instead.
+#[tokio::test]
+async fn a_flooding_server_is_cut_at_the_reply_cap() {
+    let server = StandIn::start(Behaviour::default()).await;
+    let caps = Arc::new(CapabilityCache::default());
+    let request = argument_request();
+    assert_eq!(request.reply_cap(), 8_000);
+    for provider in [openai(&server, &caps), anthropic(&server)] {
+        server.fault(FaultRule::new(Fault::Flood {
+            bytes: 2_000_000,
+            one_line: false,
+        }));
+        let (result, streamed) = complete(provider.as_ref(), &request).await;
+        let completion = result.unwrap();
+        assert_eq!(completion.finish, FinishReason::Capped);
+        assert_eq!(completion.text.len(), 8_000);
+        assert_eq!(streamed, completion.text);
+
+        server.fault(FaultRule::new(Fault::Flood {
+            bytes: 200_000_000,
+            one_line: true,
+        }));
+        let (result, _) = complete(provider.as_ref(), &request).await;
+        let completion = result.unwrap();
+        assert_eq!(completion.finish, FinishReason::Capped);
+        assert!(completion.text.is_empty());
+    }
+    let configured = ChatRequest {
+        reply_bytes: Some(100),
+        ..argument_request()
+    };
+    server.fault(FaultRule::new(Fault::Flood {
+        bytes: 50_000,
+        one_line: false,
+    }));
+    let (result, _) = complete(openai(&server, &caps).as_ref(), &configured).await;
+    assert_eq!(result.unwrap().text.len(), 100);
 }
 
 #[tokio::test]
@@ -341,6 +383,7 @@ fn context(
             audit: true,
             lessons: None,
             lessons_withheld: |_| false,
+            reply_bytes: None,
         },
         Replay::default(),
     );
@@ -473,6 +516,29 @@ async fn garbage_gets_one_repair_then_a_recorded_fallback() {
     );
 }
 
+/// A flooded turn is kept, marked `truncated` with the cap in its note, and journaled as such:
+/// the debate goes on with it (N6).
+#[tokio::test]
+async fn a_reply_past_its_cap_is_kept_as_a_truncated_turn() {
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::Flood {
+        bytes: 5_000_000,
+        one_line: false,
+    }));
+    let (ctx, _rx, store) = context(
+        openai(&server, &Arc::new(CapabilityCache::default())),
+        fast_retry(),
+    );
+    let turn = ctx.speak(speech(None)).await.unwrap();
+    assert_eq!(turn.status, TurnStatus::Truncated, "{turn:?}");
+    assert!(turn.status.spoke());
+    let note = turn.note.as_deref().unwrap();
+    assert!(note.contains("bytes ([limits] reply_bytes)"), "{note}");
+    let stored = store.turns(&ctx.debate_id).unwrap();
+    assert_eq!(stored.last().unwrap().status, TurnStatus::Truncated);
+    assert!(stored.last().unwrap().content.len() <= 16 * 4096);
+}
+
 #[tokio::test]
 async fn an_invalid_reply_is_repaired_and_half_json_is_closed() {
     let server = StandIn::start(Behaviour::default()).await;
@@ -569,6 +635,7 @@ async fn recorded_turns_are_served_from_the_journal() {
             audit: true,
             lessons: None,
             lessons_withheld: |_| false,
+            reply_bytes: None,
         },
         Replay {
             turns: recorded,

@@ -94,6 +94,7 @@ async fn ask(
         reply: None,
         max_tokens: Some(600),
         temperature: None,
+        reply_bytes: None,
     };
     let mut attempt = 0;
     loop {

@@ -195,13 +195,19 @@ super::vocabulary! {
         Failed,
         /// The reply could not be parsed even after a repair request: prose kept, no moves.
         Fallback,
+        /// The reply passed its byte cap (`[limits] reply_bytes`); what came before the cap
+        /// is kept and the debate goes on.
+        Truncated,
     }
 }
 
 impl TurnStatus {
     /// Whether the turn produced something the debate can use.
     pub fn spoke(self) -> bool {
-        matches!(self, TurnStatus::Ok | TurnStatus::Fallback)
+        matches!(
+            self,
+            TurnStatus::Ok | TurnStatus::Fallback | TurnStatus::Truncated
+        )
     }
 }
 

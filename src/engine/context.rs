@@ -102,6 +102,8 @@ pub struct EngineSettings {
     pub lessons: Option<String>,
     /// …but those of turns the protocol argues from the question alone.
     pub lessons_withheld: fn(&TurnKey) -> bool,
+    /// `[limits] reply_bytes`: the most bytes of one reply (None: from `max_tokens`).
+    pub reply_bytes: Option<usize>,
 }
 
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
@@ -496,6 +498,7 @@ impl Context {
             reply: reply_format,
             max_tokens: speech.max_tokens,
             temperature: self.settings.temperature,
+            reply_bytes: self.settings.reply_bytes,
         };
         let streaming = match speech.kind {
             ReplyKind::Prose => Streaming::Raw,
@@ -641,6 +644,9 @@ impl Context {
                     conversation.model = Some(completion.model.clone());
                     if completion.finish == crate::llm::FinishReason::Length {
                         conversation.truncated = true;
+                    }
+                    if completion.finish == crate::llm::FinishReason::Capped {
+                        conversation.capped = Some(request.reply_cap());
                     }
                     return Ok(completion);
                 }
@@ -1239,6 +1245,8 @@ struct Conversation {
     tokens_out: u64,
     estimated: bool,
     truncated: bool,
+    /// The byte cap a reply passed (`[limits] reply_bytes`), when one did.
+    capped: Option<usize>,
     model: Option<String>,
     content: String,
     parsed: Option<Parsed>,
@@ -1286,6 +1294,16 @@ impl Conversation {
         }
         if self.truncated && turn.note.is_none() {
             turn.note = Some("the reply was cut at max_tokens and closed".into());
+        }
+        if let Some(cap) = self.capped {
+            turn.status = TurnStatus::Truncated;
+            let cut = format!(
+                "the reply passed its cap of {cap} bytes ([limits] reply_bytes) and was cut there"
+            );
+            turn.note = Some(match turn.note.take() {
+                Some(note) => format!("{cut}; {note}"),
+                None => cut,
+            });
         }
     }
 }

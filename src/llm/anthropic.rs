@@ -108,7 +108,9 @@ impl AnthropicProvider {
                 .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
             let status = response.status().as_u16();
             if status == 200 {
-                return self.read_stream(response, on_text).await;
+                return self
+                    .read_stream(response, request.reply_cap(), on_text)
+                    .await;
             }
             let retry_after = parse_retry_after(response.headers().get("retry-after"));
             let body = response.text().await.unwrap_or_default();
@@ -138,9 +140,12 @@ impl AnthropicProvider {
         }
     }
 
+    /// Reads the reply's stream, taking at most `cap` bytes of text: past it (or past a line
+    /// that could not hold less) the stream is abandoned and the reply ends `Capped`.
     async fn read_stream(
         &self,
         response: reqwest::Response,
+        cap: usize,
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
         let url = self.url();
@@ -152,14 +157,20 @@ impl AnthropicProvider {
         let mut finish = FinishReason::Stop;
         let mut model = self.model.clone();
         let mut stopped = false;
-        while !stopped {
+        let mut capped = false;
+        'stream: while !stopped {
             let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
                 Err(_) => return Err(LlmError::Timeout(self.idle_timeout)),
                 Ok(None) => break,
                 Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
                 Ok(Some(Ok(chunk))) => chunk,
             };
-            for event in decoder.feed(&chunk) {
+            let events = decoder.feed(&chunk);
+            if decoder.pending() > super::sse::line_limit(cap) {
+                capped = true;
+                break 'stream;
+            }
+            for event in events {
                 let value: Value = serde_json::from_str(&event.data)
                     .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
                 let kind = value
@@ -190,8 +201,15 @@ impl AnthropicProvider {
                             _ => None,
                         };
                         if let Some(piece) = piece.filter(|p| !p.is_empty()) {
-                            text.push_str(piece);
-                            on_text(piece);
+                            let before = text.len();
+                            let full = super::provider::push_capped(&mut text, piece, cap);
+                            if text.len() > before {
+                                on_text(&text[before..]);
+                            }
+                            if full {
+                                capped = true;
+                                break 'stream;
+                            }
                         }
                     }
                     "message_delta" => {
@@ -238,7 +256,9 @@ impl AnthropicProvider {
                 }
             }
         }
-        if !stopped {
+        if capped {
+            finish = FinishReason::Capped;
+        } else if !stopped {
             return Err(LlmError::StreamCut);
         }
         Ok(Completion {

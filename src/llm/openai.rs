@@ -231,7 +231,9 @@ impl OpenAiProvider {
             let response = self.post(&url, &self.body(request, caps, &model)).await?;
             let status = response.status().as_u16();
             if status == 200 {
-                return self.read_stream(response, on_text).await;
+                return self
+                    .read_stream(response, request.reply_cap(), on_text)
+                    .await;
             }
             let retry_after = parse_retry_after(response.headers().get("retry-after"));
             let body = response.text().await.unwrap_or_default();
@@ -255,9 +257,12 @@ impl OpenAiProvider {
         }
     }
 
+    /// Reads the reply's stream, taking at most `cap` bytes of text: past it (or past a line
+    /// that could not hold less) the stream is abandoned and the reply ends `Capped`.
     async fn read_stream(
         &self,
         response: reqwest::Response,
+        cap: usize,
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
         let url = self.url();
@@ -268,14 +273,20 @@ impl OpenAiProvider {
         let mut finish = None;
         let mut model = self.model().to_string();
         let mut done = false;
-        loop {
+        let mut capped = false;
+        'stream: loop {
             let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
                 Err(_) => return Err(LlmError::Timeout(self.idle_timeout)),
                 Ok(None) => break,
                 Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
                 Ok(Some(Ok(chunk))) => chunk,
             };
-            for event in decoder.feed(&chunk) {
+            let events = decoder.feed(&chunk);
+            if decoder.pending() > super::sse::line_limit(cap) {
+                capped = true;
+                break 'stream;
+            }
+            for event in events {
                 if event.data.trim() == "[DONE]" {
                     done = true;
                     continue;
@@ -312,8 +323,15 @@ impl OpenAiProvider {
                         .and_then(Value::as_str)
                         && !delta.is_empty()
                     {
-                        text.push_str(delta);
-                        on_text(delta);
+                        let before = text.len();
+                        let full = super::provider::push_capped(&mut text, delta, cap);
+                        if text.len() > before {
+                            on_text(&text[before..]);
+                        }
+                        if full {
+                            capped = true;
+                            break 'stream;
+                        }
                     }
                     if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
                         finish = Some(match reason {
@@ -324,6 +342,14 @@ impl OpenAiProvider {
                     }
                 }
             }
+        }
+        if capped {
+            return Ok(Completion {
+                text,
+                usage,
+                model,
+                finish: FinishReason::Capped,
+            });
         }
         if let Some(event) = decoder.finish()
             && event.data.trim() == "[DONE]"

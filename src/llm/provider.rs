@@ -68,9 +68,27 @@ pub struct ChatRequest {
     pub reply: Option<ReplyFormat>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// The most bytes of reply taken (`[limits] reply_bytes`); None: `DEFAULT_BYTES_PER_TOKEN`
+    /// per `max_tokens` token, or `DEFAULT_REPLY_BYTES` without a `max_tokens`.
+    pub reply_bytes: Option<usize>,
 }
 
+/// Bytes of reply allowed per token asked for, when no cap is configured: far more than any
+/// tokenizer yields, so only a runaway or hostile server meets it.
+pub const DEFAULT_BYTES_PER_TOKEN: usize = 16;
+/// The cap of a reply whose request sets no `max_tokens`.
+pub const DEFAULT_REPLY_BYTES: usize = 1024 * 1024;
+
 impl ChatRequest {
+    /// How many bytes of reply a provider takes before it stops reading the stream.
+    pub fn reply_cap(&self) -> usize {
+        self.reply_bytes.unwrap_or_else(|| {
+            self.max_tokens.map_or(DEFAULT_REPLY_BYTES, |tokens| {
+                (tokens as usize).saturating_mul(DEFAULT_BYTES_PER_TOKEN)
+            })
+        })
+    }
+
     /// The whole prompt as text, for estimating prompt tokens.
     pub fn prompt_chars(&self) -> usize {
         self.system.len() + self.messages.iter().map(|m| m.content.len()).sum::<usize>()
@@ -89,7 +107,26 @@ pub enum FinishReason {
     Stop,
     /// Cut at `max_tokens`.
     Length,
+    /// Cut by moot at the request's byte cap (`ChatRequest::reply_cap`): the stream was
+    /// abandoned there.
+    Capped,
     Other,
+}
+
+/// Appends `piece` to a reply capped at `cap` bytes: what fits (cut at a character
+/// boundary), and whether the cap was reached.
+pub fn push_capped(text: &mut String, piece: &str, cap: usize) -> bool {
+    let room = cap.saturating_sub(text.len());
+    if piece.len() <= room {
+        text.push_str(piece);
+        return false;
+    }
+    let mut end = room;
+    while !piece.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.push_str(&piece[..end]);
+    true
 }
 
 /// A finished reply: the raw text (JSON for structured requests) and what it cost.

@@ -7,10 +7,20 @@ pub struct SseEvent {
     pub data: String,
 }
 
-/// Feeds bytes in any chunking; yields complete events.
+/// The longest line a stream may send while its reply is capped at `cap` bytes of text: the
+/// text escaped as JSON (at most six bytes a byte) and the event around it. A longer line
+/// holds more than the cap allows, so reading stops before it is all in memory.
+pub fn line_limit(cap: usize) -> usize {
+    cap.saturating_mul(6).saturating_add(64 * 1024)
+}
+
+/// Feeds bytes in any chunking; yields complete events. Linear in the input however it is cut:
+/// each byte is searched for a line end once, and consumed lines leave the buffer in one move.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no line end.
+    scanned: usize,
     event: Option<String>,
     data: Vec<String>,
 }
@@ -20,20 +30,32 @@ impl SseDecoder {
         Self::default()
     }
 
+    /// Bytes held that are not yet a whole line.
+    pub fn pending(&self) -> usize {
+        self.buffer.len()
+    }
+
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         self.buffer.extend_from_slice(bytes);
+        // Taken out while its lines are read in place (no copy unless a line is not UTF-8),
+        // and put back with its capacity.
+        let buffer = std::mem::take(&mut self.buffer);
         let mut events = Vec::new();
-        while let Some(pos) = self.buffer.iter().position(|&b| b == b'\n') {
-            let mut line: Vec<u8> = self.buffer.drain(..=pos).collect();
-            line.pop();
+        let mut start = 0;
+        while let Some(offset) = memchr::memchr(b'\n', &buffer[self.scanned.max(start)..]) {
+            let end = self.scanned.max(start) + offset;
+            let mut line = &buffer[start..end];
             if line.last() == Some(&b'\r') {
-                line.pop();
+                line = &line[..line.len() - 1];
             }
-            let line = String::from_utf8_lossy(&line).into_owned();
-            if let Some(event) = self.line(&line) {
+            start = end + 1;
+            if let Some(event) = self.line(&String::from_utf8_lossy(line)) {
                 events.push(event);
             }
         }
+        self.buffer = buffer;
+        self.buffer.drain(..start);
+        self.scanned = self.buffer.len();
         events
     }
 
@@ -41,6 +63,7 @@ impl SseDecoder {
     pub fn finish(&mut self) -> Option<SseEvent> {
         if !self.buffer.is_empty() {
             let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer)).into_owned();
+            self.scanned = 0;
             if let Some(event) = self.line(rest.trim_end_matches('\r')) {
                 return Some(event);
             }
@@ -103,6 +126,21 @@ mod tests {
                 }
             ]
         );
+    }
+
+    /// A line that never ends, fed in small chunks, is searched for its end once per byte: the
+    /// work stays linear in the input (it was quadratic, N7).
+    #[test]
+    fn a_line_without_end_is_scanned_once() {
+        let mut decoder = SseDecoder::new();
+        for _ in 0..1000 {
+            assert!(decoder.feed(&[b'x'; 1000]).is_empty());
+            assert_eq!(decoder.scanned, decoder.buffer.len());
+        }
+        let events = decoder.feed(b"\ndata: after\n\n");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data, "after");
+        assert!(decoder.buffer.is_empty() && decoder.scanned == 0);
     }
 
     #[test]

@@ -1635,7 +1635,9 @@ fn absorb(
                 judge.judge.name
             ));
         }
-        TurnStatus::Ok => {
+        // A reply cut at its byte cap counts for what was read of it (nothing, unless a repair
+        // made it whole).
+        TurnStatus::Ok | TurnStatus::Truncated => {
             let data = turn.data.clone().unwrap_or_default();
             let recommended = data
                 .get("recommended")

@@ -39,6 +39,9 @@ pub enum Fault {
     /// HTTP 401 with a body that repeats the request's Authorization header, and another
     /// key-shaped token, as some proxies do.
     EchoKey,
+    /// A reply of `bytes` bytes: as ordinary deltas, or (`one_line`) as one data line that
+    /// never ends. Stops when the client hangs up.
+    Flood { bytes: usize, one_line: bool },
 }
 
 /// Which requests a fault applies to.
@@ -1273,6 +1276,10 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         Some(Fault::Garbage) => text = "I would rather not answer in JSON today.".into(),
         Some(Fault::HalfJson) => text.truncate(text.len() / 2),
         Some(Fault::Invalid) => text = r#"{"moves": [], "confidence": 0.5}"#.into(),
+        Some(Fault::Flood {
+            bytes,
+            one_line: false,
+        }) => text = "x".repeat(*bytes),
         Some(Fault::Escapes) => {
             // JSON-escaped, as a model would emit them inside a string.
             let at = if text.contains("Seat ") {
@@ -1286,9 +1293,31 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     }
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     socket.write_all(head.as_bytes()).await?;
+    if let Some(Fault::Flood {
+        bytes,
+        one_line: true,
+    }) = fault
+    {
+        socket.write_all(b"data: ").await?;
+        let block = vec![b'x'; 64 * 1024];
+        let mut sent = 0;
+        while sent < bytes {
+            // A client that stopped reading hangs up: the flood ends there.
+            if socket.write_all(&block).await.is_err() {
+                return Ok(());
+            }
+            sent += block.len();
+        }
+        return Ok(());
+    }
+    let pieces_of = if matches!(fault, Some(Fault::Flood { .. })) {
+        4096
+    } else {
+        behaviour.chunk_chars.max(1)
+    };
     let chars: Vec<char> = text.chars().collect();
     let pieces: Vec<String> = chars
-        .chunks(behaviour.chunk_chars.max(1))
+        .chunks(pieces_of)
         .map(|c| c.iter().collect())
         .collect();
     let prompt_tokens = (prompt.len() / 4) as u64;
