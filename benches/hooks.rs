@@ -1,0 +1,54 @@
+//! What the sandbox adds to a hook run: `sh -c true` through `hooks::run` (private temp dir,
+//! Landlock ruleset, user and network namespace, allow-listed environment) against the same
+//! command spawned plainly. Target: at most 50 ms more. `cargo bench --bench hooks`.
+
+use moot::code::hooks::{self, Hook};
+use std::process::Stdio;
+use std::time::Duration;
+
+fn main() {
+    divan::main();
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[divan::bench(sample_count = 100)]
+fn sandboxed(bencher: divan::Bencher) {
+    let tree = tempfile::tempdir().unwrap();
+    let hook = Hook {
+        name: "test".into(),
+        command: "true".into(),
+        timeout: Duration::from_secs(30),
+        output_cap: 4096,
+        unsandboxed: false,
+    };
+    let runtime = runtime();
+    bencher.bench_local(|| {
+        let result = runtime.block_on(hooks::run(&hook, tree.path()));
+        assert!(result.ok() && result.sandbox.is_some(), "{result:?}");
+    });
+}
+
+#[divan::bench(sample_count = 100)]
+fn plain(bencher: divan::Bencher) {
+    let tree = tempfile::tempdir().unwrap();
+    let runtime = runtime();
+    bencher.bench_local(|| {
+        let status = runtime.block_on(async {
+            tokio::process::Command::new("sh")
+                .args(["-c", "true"])
+                .current_dir(tree.path())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .status()
+                .await
+        });
+        assert!(status.unwrap().success());
+    });
+}
