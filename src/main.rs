@@ -302,8 +302,8 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             // Refused before a screen opens: an unknown, finished or running debate.
             let debate = store.debate(&id)?;
             if debate.status == moot::debate::DebateStatus::Running {
-                // A live lease: says which process holds it.
-                store.acquire_lease(&debate.id)?;
+                // A held lease: says which process holds it.
+                drop(store.acquire_lease(&debate.id)?);
             }
             if !debate.status.is_resumable() {
                 return Err(Failure::usage(

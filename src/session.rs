@@ -359,7 +359,8 @@ pub async fn start(
         stage: None,
     };
     store.create_debate(&debate)?;
-    store.acquire_lease(&debate.id)?;
+    // Held until the debate stops driving: the kernel's lock on its lease file.
+    let _lease = store.acquire_lease(&debate.id)?;
     drive(store, debate, settings, providers, wiring, interrupt, false).await
 }
 
@@ -373,8 +374,8 @@ pub async fn resume(
 ) -> Result<Finish, SessionError> {
     let debate = store.debate(id)?;
     if debate.status == DebateStatus::Running {
-        // Its lease is alive: another process is running it right now.
-        store.acquire_lease(&debate.id)?;
+        // Its lease is held: another driver is running it right now.
+        drop(store.acquire_lease(&debate.id)?);
     }
     if !debate.status.is_resumable() {
         return Err(SessionError::NotResumable {
@@ -392,7 +393,7 @@ pub async fn resume(
     }
     let providers = providers_for(&store, &settings)?;
     // Taken before anything is written, so two resumes of one debate cannot both run it.
-    store.acquire_lease(&debate.id)?;
+    let _lease = store.acquire_lease(&debate.id)?;
     if changed {
         let snapshot =
             serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {

@@ -1554,6 +1554,27 @@ fn a_debate_another_process_runs_cannot_be_resumed_and_a_dead_one_reads_interrup
         "{}",
         stderr(&output)
     );
+    // Stopped (Ctrl-Z, SIGSTOP) long past its heartbeat (N4): the kernel still holds its
+    // lease, so it still reads as running and a second resume is still refused by pid.
+    // SAFETY: kill(2) on the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) };
+    rusqlite::Connection::open(home.database())
+        .unwrap()
+        .execute(
+            "UPDATE debates SET lease_at = lease_at - 3600 WHERE id = ?1",
+            [&id],
+        )
+        .unwrap();
+    let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(list[0]["status"], "running");
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("(process {}", child.id())),
+        "{}",
+        stderr(&output)
+    );
+    unsafe { libc::kill(child.id() as i32, libc::SIGCONT) };
     child.kill().unwrap();
     child.wait().unwrap();
     let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
