@@ -262,6 +262,8 @@ pub enum SessionError {
     /// An unknown protocol, or settings a protocol refuses.
     #[error("{0}")]
     Protocol(String),
+    #[error("interrupted before the debate started; nothing was stored")]
+    Interrupted,
 }
 
 impl SessionError {
@@ -297,7 +299,8 @@ pub fn exit_code(result: &Result<Finish, SessionError>) -> i32 {
     match result {
         Ok(Finish {
             interrupted: true, ..
-        }) => 130,
+        })
+        | Err(SessionError::Interrupted) => 130,
         Ok(Finish { status, .. }) => match status {
             DebateStatus::Completed | DebateStatus::Cancelled => 0,
             DebateStatus::Paused => 3,
@@ -329,14 +332,20 @@ pub async fn start(
         settings.lessons.enabled = false;
     }
     let providers = providers_for(&store, &settings)?;
+    // Polled again by the debate itself: a Ctrl-C while lessons are looked up stops here.
+    let mut interrupt = std::pin::pin!(interrupt);
     if settings.lessons.enabled {
-        let (given, matched_by) = relevant_lessons(
+        let lookup = relevant_lessons(
             &store,
             question,
             &settings.lessons,
             &providers.seating.default,
-        )
-        .await?;
+            engine::wait(settings.round_timeout_seconds),
+        );
+        let (given, matched_by) = tokio::select! {
+            found = lookup => found?,
+            _ = interrupt.as_mut() => return Err(SessionError::Interrupted),
+        };
         settings.lessons.given = given;
         settings.lessons.matched_by = matched_by;
     }
@@ -361,7 +370,16 @@ pub async fn start(
     store.create_debate(&debate)?;
     // Held until the debate stops driving: the kernel's lock on its lease file.
     let _lease = store.acquire_lease(&debate.id)?;
-    drive(store, debate, settings, providers, wiring, interrupt, false).await
+    drive(
+        store,
+        debate,
+        settings,
+        providers,
+        wiring,
+        interrupt.as_mut(),
+        false,
+    )
+    .await
 }
 
 /// Picks up a stored debate where it stopped: recorded turns are served from the journal.
@@ -542,9 +560,10 @@ async fn run(
         perspective_providers,
         ..common_for(debate, settings)
     };
+    let mut interrupt = std::pin::pin!(interrupt);
     let outcome = tokio::select! {
         outcome = protocol.run(&ctx, &common, &settings.protocol_settings) => Some(outcome),
-        _ = interrupt => None,
+        _ = interrupt.as_mut() => None,
         _ = keep_lease(store, &debate.id) => None,
     };
     // Losing learned shapes only costs a degraded request next time.
@@ -599,12 +618,33 @@ async fn run(
         Some(Ok(Ending::Concluded(outcome))) => {
             let outcome = cite_lessons(*outcome, &settings.lessons);
             conclude(store, debate, settings, protocol, &outcome, &ctx)?;
+            // The lessons step has the round's deadline and stops at Ctrl-C like every other
+            // step; the record is written already, so the debate is complete either way.
+            let mut interrupted = false;
             if settings.lessons.enabled {
-                learn(&ctx, store, debate, settings, &outcome).await;
+                let deadline = engine::wait(settings.round_timeout_seconds);
+                tokio::select! {
+                    () = learn(&ctx, store, debate, settings, &outcome) => {}
+                    () = interrupt.as_mut() => {
+                        interrupted = true;
+                        ctx.announce(Event::Notice {
+                            message: "interrupted while writing lessons; the debate is complete and no lessons were written".into(),
+                        });
+                    }
+                    () = tokio::time::sleep(deadline) => ctx.announce(Event::Notice {
+                        message: format!(
+                            "no lessons were written: the lessons step took longer than {} s ([debate] round_timeout_seconds)",
+                            deadline.as_secs()
+                        ),
+                    }),
+                }
             }
             store.set_status(&debate.id, DebateStatus::Completed, None)?;
             completed(DebateStatus::Completed);
-            Ok(Finish::new(&debate.id, DebateStatus::Completed))
+            Ok(Finish {
+                interrupted,
+                ..Finish::new(&debate.id, DebateStatus::Completed)
+            })
         }
         Some(Err(error)) => {
             let message = match &error {
@@ -650,8 +690,17 @@ async fn relevant_lessons(
     question: &str,
     lessons: &LessonSettings,
     provider: &Arc<dyn Provider>,
+    deadline: Duration,
 ) -> Result<(Vec<crate::debate::Lesson>, String), SessionError> {
-    if let Some((name, vector)) = embed_question(provider.as_ref(), question, lessons).await
+    // A server that never answers the embedding leaves full text to decide.
+    let embedded = tokio::time::timeout(
+        deadline,
+        embed_question(provider.as_ref(), question, lessons),
+    )
+    .await
+    .ok()
+    .flatten();
+    if let Some((name, vector)) = embedded
         && let Some(found) = crate::lessons::nearest(
             store,
             &vector,

@@ -429,6 +429,20 @@ fn checkpoint_guidance_over_stdin_steers_the_next_round_and_end_stops() {
 }
 
 /// Polls until the server has seen `count` requests matching `wanted`, with a deadline.
+/// Every file under `dir` (the journal, its WAL, lease files…), read as text and joined.
+fn every_file_under(dir: &Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            text.push_str(&every_file_under(&path));
+        } else {
+            text.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+        }
+    }
+    text
+}
+
 fn await_requests(server: &StandIn, count: usize, wanted: impl Fn(&support::Seen) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while server.seen().iter().filter(|s| wanted(s)).count() < count {
@@ -880,11 +894,7 @@ fn api_keys_never_reach_the_journal_events_or_exports() {
         .to_string();
     let mut everything = String::from_utf8_lossy(&output.stdout).to_string();
     everything.push_str(&stderr(&output));
-    for file in std::fs::read_dir(home.database().parent().unwrap()).unwrap() {
-        everything.push_str(&String::from_utf8_lossy(
-            &std::fs::read(file.unwrap().path()).unwrap(),
-        ));
-    }
+    everything.push_str(&every_file_under(home.database().parent().unwrap()));
     everything.push_str(&String::from_utf8_lossy(
         &home.run(None, &["export", &id, "--format", "json"]).stdout,
     ));
@@ -940,11 +950,7 @@ fn a_provider_error_that_repeats_the_key_is_redacted_everywhere() {
         .to_string();
     let mut everything = String::from_utf8_lossy(&output.stdout).to_string();
     everything.push_str(&stderr(&output));
-    for file in std::fs::read_dir(home.database().parent().unwrap()).unwrap() {
-        everything.push_str(&String::from_utf8_lossy(
-            &std::fs::read(file.unwrap().path()).unwrap(),
-        ));
-    }
+    everything.push_str(&every_file_under(home.database().parent().unwrap()));
     for format in ["json", "md"] {
         everything.push_str(&String::from_utf8_lossy(
             &home.run(None, &["export", &id, "--format", format]).stdout,
@@ -6197,11 +6203,7 @@ fn keys_and_url_passwords_never_land_anywhere_even_when_a_reply_repeats_them() {
         .to_string();
     let mut everything = stdout;
     everything.push_str(&stderr(&output));
-    for file in std::fs::read_dir(home.database().parent().unwrap()).unwrap() {
-        everything.push_str(&String::from_utf8_lossy(
-            &std::fs::read(file.unwrap().path()).unwrap(),
-        ));
-    }
+    everything.push_str(&every_file_under(home.database().parent().unwrap()));
     for args in [
         &["export", &id, "--format", "json"][..],
         &["export", &id, "--format", "md"],
@@ -6409,4 +6411,67 @@ fn replies_past_the_configured_cap_are_kept_truncated_and_the_debate_goes_on() {
         );
     }
     assert!(!home.decisions().is_empty(), "the record was written");
+}
+
+/// The lessons step is a step like any other (N5): a reflection that never comes back is
+/// stopped by Ctrl-C (exit 130, the debate complete with its record, no lessons), and
+/// without one it ends at the round's deadline with a notice, exit 0.
+#[test]
+fn the_lessons_step_stops_at_ctrl_c_and_at_its_deadline() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(FaultRule::new(Fault::Hang).kind("lessons"));
+    let home = Home::new();
+    home.write_config("[lessons]\nenabled = true\n");
+    let args = [
+        "--headless",
+        "--no-checkpoints",
+        "--max-rounds",
+        "1",
+        "--perspectives",
+        "2",
+        QUESTION,
+    ];
+    let (mut child, _reader) = home.spawn(&server, &args);
+    await_requests(&server, 1, |s| s.kind == "lessons");
+    let interrupted_at = Instant::now();
+    // SAFETY: sending SIGINT to our own child process.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let exit = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "moot ignored Ctrl-C in the lessons step"
+        );
+        std::thread::yield_now();
+    };
+    eprintln!(
+        "exit after Ctrl-C in the lessons step: {:?}",
+        interrupted_at.elapsed()
+    );
+    assert_eq!(exit.code(), Some(130));
+    let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(list[0]["status"], "completed");
+    assert_eq!(home.decisions().len(), 1);
+
+    // Nobody presses anything: the step ends at the round's deadline, with a notice.
+    server.fault(FaultRule::new(Fault::Hang).kind("lessons"));
+    home.write_config("[lessons]\nenabled = true\n\n[debate]\nround_timeout_seconds = 2\n");
+    let output = home.run(Some(&server), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let notices: Vec<String> = of_type(&events(&output), "notice")
+        .iter()
+        .map(|n| n["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("the lessons step took longer than 2 s")),
+        "{notices:?}"
+    );
 }
