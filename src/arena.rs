@@ -3,10 +3,10 @@
 //! rename) under an exclusive lock on `manifest.lock`; reads name the file that is wrong and
 //! never follow a path out of the debate's directory.
 
+use crate::beneath::Beneath;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::fs::{self, OpenOptions};
-use std::io::Write as _;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The largest file the arena reads (a turn, a persona, the manifest).
@@ -219,9 +219,14 @@ pub fn compact_timestamp(rfc3339: &str) -> String {
         .collect()
 }
 
-/// One debate's directory, to write into.
+/// One debate's directory, to write into. Every path in it is opened beneath the arena root
+/// with no symlink anywhere (`beneath`): a `transcript/` or `manifest.lock` replaced by a link
+/// leads nowhere.
 pub struct ArenaDir {
     pub path: PathBuf,
+    root: Beneath,
+    /// The debate's directory name under the root.
+    id: PathBuf,
 }
 
 impl ArenaDir {
@@ -233,11 +238,42 @@ impl ArenaDir {
                 format!("{debate_id:?} cannot name a directory"),
             ));
         }
-        let path = root.join(debate_id);
-        for dir in [path.join("personas"), path.join("transcript")] {
-            fs::create_dir_all(&dir).map_err(io(&dir))?;
+        fs::create_dir_all(root).map_err(io(root))?;
+        let dir = ArenaDir {
+            path: root.join(debate_id),
+            root: Beneath::open(root).map_err(io(root))?,
+            id: PathBuf::from(debate_id),
+        };
+        for sub in ["personas", "transcript"] {
+            let relative = dir.id.join(sub);
+            dir.root
+                .create_dirs(&relative)
+                .map_err(io(&dir.root.display(&relative)))?;
         }
-        Ok(ArenaDir { path })
+        Ok(dir)
+    }
+
+    /// The directory of a debate already written under `root`, when it has a manifest.
+    pub fn existing(root: &Path, debate_id: &str) -> Option<ArenaDir> {
+        if !is_safe_name(debate_id) {
+            return None;
+        }
+        let dir = ArenaDir {
+            path: root.join(debate_id),
+            root: Beneath::open(root).ok()?,
+            id: PathBuf::from(debate_id),
+        };
+        dir.root
+            .is_file(&dir.id.join("manifest.json"))
+            .then_some(dir)
+    }
+
+    fn rel(&self, name: &str) -> PathBuf {
+        self.id.join(name)
+    }
+
+    fn shown(&self, name: &str) -> PathBuf {
+        self.path.join(name)
     }
 
     /// Runs `write` holding the exclusive lock on `manifest.lock` (blocking until another
@@ -246,12 +282,10 @@ impl ArenaDir {
         &self,
         write: impl FnOnce() -> Result<T, ArenaError>,
     ) -> Result<T, ArenaError> {
-        let path = self.path.join("manifest.lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
+        let path = self.shown("manifest.lock");
+        let file = self
+            .root
+            .lock_file(&self.rel("manifest.lock"))
             .map_err(io(&path))?;
         file.lock().map_err(io(&path))?;
         let result = write();
@@ -260,7 +294,7 @@ impl ArenaDir {
     }
 
     pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), ArenaError> {
-        self.locked(|| write_json(&self.path.join("manifest.json"), manifest))
+        self.locked(|| self.write_json("manifest.json", manifest))
     }
 
     /// Reads the manifest, changes it and writes it back, all under the lock, so that two
@@ -271,32 +305,59 @@ impl ArenaDir {
         initial: &Manifest,
         change: impl FnOnce(&mut Manifest),
     ) -> Result<Manifest, ArenaError> {
-        let path = self.path.join("manifest.json");
         self.locked(|| {
-            let mut manifest = if path.exists() {
-                read_json(&path)?
+            let mut manifest = if self.root.is_file(&self.rel("manifest.json")) {
+                read_json(&self.root, &self.rel("manifest.json"))?
             } else {
                 initial.clone()
             };
             change(&mut manifest);
-            write_json(&path, &manifest)?;
+            self.write_json("manifest.json", &manifest)?;
             Ok(manifest)
         })
     }
 
+    /// The names in `transcript/` (regular files only; links are not followed).
+    pub fn transcript_files(&self) -> Result<Vec<String>, ArenaError> {
+        let mut names: Vec<String> = self
+            .root
+            .list(&self.rel("transcript"))
+            .map_err(io(&self.shown("transcript")))?
+            .into_iter()
+            .filter(|(_, file)| *file)
+            .map(|(name, _)| name)
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// One turn file of `transcript/`, by name.
+    pub fn read_turn_file(&self, name: &str) -> Result<Argument, ArenaError> {
+        read_json(&self.root, &self.rel("transcript").join(name))
+    }
+
+    /// Moves a turn file that cannot be accepted out of the way (`….rejected`), so the turn
+    /// can be submitted again.
+    pub fn set_aside(&self, name: &str) -> Result<(), ArenaError> {
+        let from = self.rel("transcript").join(name);
+        let to = self.rel("transcript").join(format!("{name}.rejected"));
+        self.root
+            .rename(&from, &to)
+            .map_err(io(&self.shown("transcript").join(name)))
+    }
+
     /// Drops a turn file written elsewhere (an outside agent's) into `transcript/` under the
-    /// lock; refuses to replace one.
+    /// lock; refuses to replace one. A file set aside (`….rejected`) takes no turn.
     pub fn submit_turn(&self, argument: &Argument) -> Result<PathBuf, ArenaError> {
         self.locked(|| {
             let prefix = format!("turn_{}_{}_", argument.turn_number, argument.agent_id);
-            let dir = self.path.join("transcript");
-            let taken = fs::read_dir(&dir)
-                .map_err(io(&dir))?
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with(&prefix));
+            let taken = self
+                .transcript_files()?
+                .iter()
+                .any(|name| name.starts_with(&prefix) && name.ends_with(".json"));
             if taken {
                 return Err(invalid(
-                    &dir,
+                    &self.shown("transcript"),
                     format!(
                         "turn {} of {} is already submitted",
                         argument.turn_number, argument.agent_id
@@ -308,7 +369,7 @@ impl ArenaDir {
     }
 
     pub fn write_protocol(&self, text: &str) -> Result<(), ArenaError> {
-        write_atomic(&self.path.join("protocol.md"), text.as_bytes())
+        self.write_atomic("protocol.md", text.as_bytes())
     }
 
     pub fn write_persona(&self, persona: &Persona) -> Result<(), ArenaError> {
@@ -319,10 +380,9 @@ impl ArenaDir {
                 format!("agent id {id:?} cannot name a file"),
             ));
         }
-        let dir = self.path.join("personas");
-        write_json(&dir.join(format!("{id}_persona.json")), persona)?;
-        write_atomic(
-            &dir.join(format!("{id}_persona.md")),
+        self.write_json(&format!("personas/{id}_persona.json"), persona)?;
+        self.write_atomic(
+            &format!("personas/{id}_persona.md"),
             persona.to_markdown().as_bytes(),
         )
     }
@@ -337,30 +397,26 @@ impl ArenaDir {
                 format!("agent id {id:?} cannot name a file"),
             ));
         }
-        let dir = self.path.join("transcript");
         let prefix = format!("turn_{}_{id}_", argument.turn_number);
-        if let Ok(entries) = fs::read_dir(&dir) {
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with(&prefix) && name.ends_with(".json") {
-                    let _ = fs::remove_file(entry.path());
-                }
+        for name in self.transcript_files().unwrap_or_default() {
+            if name.starts_with(&prefix) && name.ends_with(".json") {
+                let _ = self.root.remove(&self.rel("transcript").join(&name));
             }
         }
-        let path = dir.join(format!(
-            "{prefix}{}.json",
+        let name = format!(
+            "transcript/{prefix}{}.json",
             compact_timestamp(&argument.timestamp_utc)
-        ));
-        write_json(&path, argument)?;
-        Ok(path)
+        );
+        self.write_json(&name, argument)?;
+        Ok(self.shown(&name))
     }
 
     pub fn write_scores(&self, scores: &Scores) -> Result<(), ArenaError> {
-        write_json(&self.path.join("scores.json"), scores)
+        self.write_json("scores.json", scores)
     }
 
     pub fn write_summary(&self, markdown: &str) -> Result<(), ArenaError> {
-        write_atomic(&self.path.join("summary.md"), markdown.as_bytes())
+        self.write_atomic("summary.md", markdown.as_bytes())
     }
 
     /// Writes a whole debate (an export).
@@ -380,112 +436,154 @@ impl ArenaDir {
         }
         self.write_manifest(&debate.manifest)
     }
-}
 
-fn write_json(path: &Path, value: &impl Serialize) -> Result<(), ArenaError> {
-    let mut text = serde_json::to_string_pretty(value).map_err(|e| invalid(path, e.to_string()))?;
-    text.push('\n');
-    write_atomic(path, text.as_bytes())
-}
+    fn write_json(&self, name: &str, value: &impl Serialize) -> Result<(), ArenaError> {
+        let mut text = serde_json::to_string_pretty(value)
+            .map_err(|e| invalid(&self.shown(name), e.to_string()))?;
+        text.push('\n');
+        self.write_atomic(name, text.as_bytes())
+    }
 
-/// Temp file beside the target, fsync, rename: a reader sees the old file or the new one.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ArenaError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io(path))?;
-    temp.write_all(bytes).map_err(io(path))?;
-    temp.as_file().sync_all().map_err(io(path))?;
-    temp.persist(path).map_err(|e| ArenaError::Io {
-        path: path.display().to_string(),
-        source: e.error,
-    })?;
-    Ok(())
+    /// Temp file beside the target, fsync, rename: a reader sees the old file or the new one.
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), ArenaError> {
+        self.root
+            .write_atomic(&self.rel(name), bytes)
+            .map_err(io(&self.shown(name)))
+    }
+
+    /// Reads the debate as its directory holds it now; see `read_lenient`.
+    pub fn read(&self) -> Result<(ArenaDebate, Vec<String>), ArenaError> {
+        read_beneath(&self.root, &self.id, true)
+    }
+
+    pub fn manifest(&self) -> Result<Manifest, ArenaError> {
+        read_json(&self.root, &self.rel("manifest.json"))
+    }
 }
 
 /// Reads an arena directory (written by moot or by hand). Missing required files and fields,
-/// oversized or malformed files are errors naming the file; unknown fields are kept.
+/// oversized or malformed files are errors naming the file; unknown fields are kept. Nothing
+/// is read through a link.
 pub fn read(dir: &Path) -> Result<ArenaDebate, ArenaError> {
-    let manifest: Manifest = read_json(&dir.join("manifest.json"))?;
-    let protocol_md = match fs::read_to_string(dir.join("protocol.md")) {
-        Ok(text) => text,
+    let root = Beneath::open(dir).map_err(io(dir))?;
+    read_beneath(&root, Path::new(""), false).map(|(debate, _)| debate)
+}
+
+/// Reads `dir` under `root`. `lenient`: a turn file that cannot be read is skipped and named
+/// in the list returned (a running arena's commands go on beside one bad file) instead of
+/// failing the whole read.
+fn read_beneath(
+    root: &Beneath,
+    dir: &Path,
+    lenient: bool,
+) -> Result<(ArenaDebate, Vec<String>), ArenaError> {
+    let manifest: Manifest = read_json(root, &dir.join("manifest.json"))?;
+    let protocol_md = match root.read(&dir.join("protocol.md"), MAX_FILE_BYTES) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(io(&dir.join("protocol.md"))(e)),
+        Err(e) => return Err(io(&root.display(&dir.join("protocol.md")))(e)),
     };
     let mut personas = Vec::new();
-    for path in json_files(&dir.join("personas"))? {
-        let persona: Persona = read_json(&path)?;
+    for path in json_files(root, &dir.join("personas"))? {
+        let persona: Persona = read_json(root, &path)?;
         personas.push(persona);
     }
     let mut turns = Vec::new();
-    for path in json_files(&dir.join("transcript"))? {
-        let turn: Argument = read_json(&path)?;
-        turns.push(turn);
+    let mut skipped = Vec::new();
+    for path in json_files(root, &dir.join("transcript"))? {
+        match read_json::<Argument>(root, &path) {
+            Ok(turn) => turns.push(turn),
+            Err(error) if lenient => skipped.push(error.to_string()),
+            Err(error) => return Err(error),
+        }
     }
     turns.sort_by(|a, b| {
         a.turn_number
             .cmp(&b.turn_number)
             .then(a.timestamp_utc.cmp(&b.timestamp_utc))
     });
-    let scores = match dir.join("scores.json") {
-        path if path.exists() => Some(read_json(&path)?),
-        _ => None,
+    let scores = if root.is_file(&dir.join("scores.json")) {
+        Some(read_json(root, &dir.join("scores.json"))?)
+    } else {
+        None
     };
-    let summary = fs::read_to_string(dir.join("summary.md")).ok();
-    Ok(ArenaDebate {
-        manifest,
-        protocol_md,
-        personas,
-        turns,
-        scores,
-        summary,
-    })
+    let summary = root
+        .read(&dir.join("summary.md"), MAX_FILE_BYTES)
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    Ok((
+        ArenaDebate {
+            manifest,
+            protocol_md,
+            personas,
+            turns,
+            scores,
+            summary,
+        },
+        skipped,
+    ))
 }
 
 /// The `.json` files directly inside `dir` (links and subdirectories are not followed), in
 /// name order; a missing directory has none.
-fn json_files(dir: &Path) -> Result<Vec<PathBuf>, ArenaError> {
-    let entries = match fs::read_dir(dir) {
+fn json_files(root: &Beneath, dir: &Path) -> Result<Vec<PathBuf>, ArenaError> {
+    let entries = match root.list(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io(dir)(e)),
+        Err(e) => return Err(io(&root.display(dir))(e)),
     };
     let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .into_iter()
+        .filter(|(name, file)| *file && name.ends_with(".json"))
+        .map(|(name, _)| dir.join(name))
         .collect();
     files.sort();
     Ok(files)
 }
 
-/// One turn file.
+/// One turn file given by its path (`moot arena submit --file`): the person's own file.
 pub fn read_argument(path: &Path) -> Result<Argument, ArenaError> {
-    read_json(path)
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| invalid(path, "names no file"))?;
+    let root = Beneath::open(parent).map_err(io(parent))?;
+    read_json(&root, Path::new(name))
 }
 
 /// The manifest of a debate's directory.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ArenaError> {
-    read_json(&dir.join("manifest.json"))
+    let root = Beneath::open(dir).map_err(io(dir))?;
+    read_json(&root, Path::new("manifest.json"))
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ArenaError> {
-    let meta = fs::symlink_metadata(path).map_err(io(path))?;
-    if !meta.is_file() {
-        return Err(invalid(path, "not a regular file (links are not followed)"));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(invalid(
-            path,
-            format!(
-                "{} bytes; an arena file takes at most {MAX_FILE_BYTES}",
-                meta.len()
-            ),
-        ));
-    }
-    let text = fs::read_to_string(path).map_err(io(path))?;
+fn read_json<T: serde::de::DeserializeOwned>(
+    root: &Beneath,
+    relative: &Path,
+) -> Result<T, ArenaError> {
+    let path = root.display(relative);
+    let bytes = root.read(relative, MAX_FILE_BYTES).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP)
+            || e.raw_os_error() == Some(libc::EXDEV)
+            || e.kind() == std::io::ErrorKind::InvalidInput
+        {
+            invalid(&path, "not a regular file (links are not followed)")
+        } else if e.kind() == std::io::ErrorKind::InvalidData {
+            invalid(
+                &path,
+                format!("{e}; an arena file takes at most {MAX_FILE_BYTES} bytes"),
+            )
+        } else {
+            io(&path)(e)
+        }
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
     serde_json::from_str(&text).map_err(|e| {
         invalid(
-            path,
+            &path,
             format!("line {}, column {}: {e}", e.line(), e.column()),
         )
     })
@@ -622,5 +720,87 @@ mod tests {
         assert!(dir.write_persona(&persona).is_err());
         assert_eq!(agent_id("Ethics Advisor"), "ethics_advisor");
         assert_eq!(agent_id("!!"), "agent");
+    }
+
+    /// N8 and seed review 002/003 #2: a `transcript/` or `manifest.lock` replaced by a link to
+    /// somewhere else is not read, written, emptied or created through, by an import, a
+    /// submission or the debate's own writes.
+    #[test]
+    fn a_linked_transcript_or_lock_leads_nowhere() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let keep = outside.path().join("turn_3_proponent_keep.json");
+        fs::write(
+            &keep,
+            r#"{"turn_number":3,"agent_id":"proponent","timestamp_utc":"x","argument_text":"SECRET FROM OUTSIDE"}"#,
+        )
+        .unwrap();
+        let dir = ArenaDir::create(root.path(), "DEB-link").unwrap();
+        dir.write_all(&sample("DEB-link")).unwrap();
+        fs::rename(
+            dir.path.join("transcript"),
+            dir.path.join("transcript.real"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path.join("transcript")).unwrap();
+        // Import and the live commands read nothing from there.
+        let refused = read(&dir.path).unwrap_err().to_string();
+        assert!(refused.contains("transcript"), "{refused}");
+        assert!(dir.read().is_err());
+        let mut turn = sample("DEB-link").turns.remove(0);
+        turn.turn_number = 3;
+        turn.agent_id = "proponent".into();
+        assert!(dir.submit_turn(&turn).is_err());
+        assert!(dir.write_turn(&turn).is_err());
+        assert_eq!(
+            fs::read_dir(outside.path()).unwrap().count(),
+            1,
+            "nothing written there"
+        );
+        assert!(keep.exists(), "nothing deleted there");
+        // A lock file that is a link to a missing path creates nothing.
+        fs::remove_file(dir.path.join("manifest.lock")).unwrap();
+        let planted = outside.path().join("planted");
+        std::os::unix::fs::symlink(&planted, dir.path.join("manifest.lock")).unwrap();
+        assert!(dir.write_manifest(&sample("DEB-link").manifest).is_err());
+        assert!(!planted.exists());
+    }
+
+    /// N9 and N10: a file set aside does not block its turn, and one malformed file in
+    /// `transcript/` is skipped and named by a running arena's reads instead of failing them.
+    #[test]
+    fn a_set_aside_or_malformed_file_blocks_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = ArenaDir::create(root.path(), "DEB-bad").unwrap();
+        dir.write_all(&sample("DEB-bad")).unwrap();
+        fs::write(
+            dir.path
+                .join("transcript/turn_4_reviewer_20260101T000000Z.json"),
+            "{\"turn_number\": 4, \"agent",
+        )
+        .unwrap();
+        dir.set_aside("turn_4_reviewer_20260101T000000Z.json")
+            .unwrap();
+        assert!(
+            dir.path
+                .join("transcript/turn_4_reviewer_20260101T000000Z.json.rejected")
+                .exists()
+        );
+        let mut turn = sample("DEB-bad").turns.remove(0);
+        turn.turn_number = 4;
+        turn.agent_id = "reviewer".into();
+        dir.submit_turn(&turn).unwrap();
+        fs::write(dir.path.join("transcript/zzz_notes.json"), "{").unwrap();
+        let (debate, skipped) = dir.read().unwrap();
+        assert_eq!(debate.turns.len(), 2);
+        assert_eq!(skipped.len(), 1);
+        assert!(skipped[0].contains("zzz_notes.json"), "{skipped:?}");
+        // An import stays strict: the file is named.
+        assert!(
+            read(&dir.path)
+                .unwrap_err()
+                .to_string()
+                .contains("zzz_notes.json")
+        );
     }
 }

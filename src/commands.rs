@@ -737,6 +737,16 @@ fn seat_letter(index: usize) -> String {
     }
 }
 
+/// A running arena's directory as it stands: a turn file that cannot be read is named on
+/// stderr and skipped (the running debate sets it aside), so one bad file breaks no command.
+fn read_live(dir: &crate::arena::ArenaDir) -> Result<crate::arena::ArenaDebate, Failure> {
+    let (debate, skipped) = dir.read().map_err(|e| Failure::runtime(e.to_string()))?;
+    for why in skipped {
+        eprintln!("moot: skipped {}", sanitize::clean(&why));
+    }
+    Ok(debate)
+}
+
 /// Where a debate's arena directory is kept written, if it is (`--arena-dir`).
 fn live_arena(debate: &crate::debate::Debate) -> Option<crate::arena::ArenaDir> {
     let root = debate
@@ -744,10 +754,7 @@ fn live_arena(debate: &crate::debate::Debate) -> Option<crate::arena::ArenaDir> 
         .get("protocol_settings")?
         .get("arena_dir")?
         .as_str()?;
-    let path = Path::new(root).join(&debate.id);
-    path.join("manifest.json")
-        .is_file()
-        .then_some(crate::arena::ArenaDir { path })
+    crate::arena::ArenaDir::existing(Path::new(root), &debate.id)
 }
 
 /// `moot arena …`. Reading works for any debate (from its live directory, else from the
@@ -766,7 +773,7 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
     let live = live_arena(&debate);
     let read = || -> Result<arena::ArenaDebate, Failure> {
         match &live {
-            Some(dir) => arena::read(&dir.path).map_err(|e| Failure::runtime(e.to_string())),
+            Some(dir) => read_live(dir),
             None => Ok(report::to_arena(&report::document(store, &debate.id)?)),
         }
     };
@@ -868,7 +875,7 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
         }
         ArenaAction::Join { seat, json, .. } => {
             let dir = live.ok_or_else(|| no_live_arena(&debate.id))?;
-            let current = arena::read(&dir.path).map_err(|e| Failure::runtime(e.to_string()))?;
+            let current = read_live(&dir)?;
             let persona = find(&current, &seat)?;
             if current.manifest.status == ArenaStatus::Closed {
                 return Err(Failure::usage(format!(
@@ -897,15 +904,16 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
             seat, file, json, ..
         } => {
             let dir = live.ok_or_else(|| no_live_arena(&debate.id))?;
-            let manifest =
-                arena::read_manifest(&dir.path).map_err(|e| Failure::runtime(e.to_string()))?;
+            let manifest = dir
+                .manifest()
+                .map_err(|e| Failure::runtime(e.to_string()))?;
             if manifest.status == ArenaStatus::Closed {
                 return Err(Failure::usage(format!(
                     "{} is closed; it takes no more turns",
                     debate.id
                 )));
             }
-            let current = arena::read(&dir.path).map_err(|e| Failure::runtime(e.to_string()))?;
+            let current = read_live(&dir)?;
             let persona = find(&current, &seat)?;
             let request = manifest.turn_requested.clone().ok_or_else(|| {
                 Failure::usage(format!(

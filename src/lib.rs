@@ -7,6 +7,7 @@ pub mod arena;
 pub mod argue;
 pub mod audit;
 pub mod bench;
+pub mod beneath;
 pub mod catalog;
 pub mod cli;
 pub mod code;

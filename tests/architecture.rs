@@ -71,7 +71,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("gather", &[]),
     // Code debates' machinery: hooks in a work tree.
     ("code", &["sanitize"]),
-    ("arena", &[]),
+    ("arena", &["beneath"]),
     ("vote", &[]),
     ("catalog", &["config"]),
     ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
@@ -81,6 +81,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("debate", &[]),
     ("sanitize", &[]),
     ("paths", &[]),
+    ("beneath", &[]),
 ];
 
 /// The top-level modules each module's non-test code names through `crate::`.

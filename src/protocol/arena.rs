@@ -2128,7 +2128,7 @@ async fn outside_turn(
         crate::debate::OUTSIDE,
         &agent,
     );
-    let Some(transcript) = live.dir().map(|d| d.path.join("transcript")) else {
+    let Some(dir) = live.dir() else {
         turn.status = TurnStatus::Failed;
         turn.note = Some(
             "the arena directory could not be written, so no outside agent could answer".into(),
@@ -2143,19 +2143,15 @@ async fn outside_turn(
         }
         ticks.tick().await;
         let mut found = None;
-        if let Ok(entries) = std::fs::read_dir(&transcript) {
-            let mut names: Vec<std::path::PathBuf> = entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".json"))
-                })
-                .collect();
-            names.sort();
-            for path in names {
-                match arena::read_argument(&path) {
+        // Read beneath the arena root with no link followed: a `transcript/` replaced by a
+        // link lists nothing.
+        if let Ok(names) = dir.transcript_files() {
+            let names = names
+                .into_iter()
+                .filter(|n| n.starts_with(&prefix) && n.ends_with(".json"));
+            for name in names {
+                let path = &name;
+                match dir.read_turn_file(&name) {
                     Ok(argument)
                         if argument.agent_id == agent
                             && argument.turn_number == number
@@ -2166,13 +2162,14 @@ async fn outside_turn(
                     }
                     Ok(argument) => set_aside(
                         ctx,
-                        &path,
+                        dir,
+                        path,
                         &format!(
                             "it names turn {} of {:?}, or has no argument_text; turn {number} of {agent} is awaited",
                             argument.turn_number, argument.agent_id
                         ),
                     ),
-                    Err(e) => set_aside(ctx, &path, &e.to_string()),
+                    Err(e) => set_aside(ctx, dir, path, &e.to_string()),
                 }
             }
         }
@@ -2214,17 +2211,13 @@ async fn outside_turn(
     ctx.record(turn).await
 }
 
-/// Moves a turn file that cannot be accepted out of the way, saying why.
-fn set_aside(ctx: &Context, path: &std::path::Path, why: &str) {
-    let mut aside = path.as_os_str().to_owned();
-    aside.push(".rejected");
-    let _ = std::fs::rename(path, &aside);
+/// Moves a turn file that cannot be accepted out of the way (the turn can be submitted
+/// again), saying why.
+fn set_aside(ctx: &Context, dir: &ArenaDir, name: &str, why: &str) {
+    let _ = dir.set_aside(name);
     ctx.emit(Event::Notice {
         message: format!(
-            "{} was set aside: {why}",
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("a turn file")
+            "{name} was set aside as {name}.rejected: {why}; turn files can be submitted again"
         ),
     });
 }
