@@ -171,6 +171,20 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
     if !extra.is_empty() {
         // `--context` sources are read even where .gitignore would skip them.
         let given = search(&root, &extra, &matcher, &terms, true);
+        // A source that gave nothing is said, not passed over in silence.
+        for (path, asked) in extra.iter().zip(request.extra) {
+            let under = relative(&root, path).unwrap_or_else(|| path.display().to_string());
+            let gave = given.files.keys().any(|file| {
+                file == &under || file.starts_with(&format!("{under}/")) || under.is_empty()
+            });
+            if !gave {
+                gathered.notes.push(format!(
+                    "--context {}: no readable text file in it (binary, over {} KB, or unreadable), so it added nothing",
+                    asked.display(),
+                    MAX_FILE_BYTES / 1024
+                ));
+            }
+        }
         found.searched += given.searched;
         found.skipped += given.skipped;
         for (path, file) in given.files {
@@ -389,7 +403,10 @@ fn search(
                 lock(found).skipped += 1;
                 return ignore::WalkState::Continue;
             }
-            let Some(relative) = relative(root, path) else {
+            // A `--context` file outside the working directory is named by its whole path.
+            let Some(relative) =
+                relative(root, path).or_else(|| given.then(|| path.display().to_string()))
+            else {
                 return ignore::WalkState::Continue;
             };
             let mut collector = Collector {
@@ -775,6 +792,47 @@ mod on_disk {
         })
         .unwrap_err();
         assert!(err.contains("empty"), "{err}");
+    }
+
+    /// Seed review 002/003 #4: a `--context` outside the working directory (absolute) is
+    /// read, named by its whole path, and one that yields nothing says so.
+    #[test]
+    fn context_outside_the_working_directory_is_read_and_an_empty_one_is_named() {
+        let dir = repository();
+        let outside = tempfile::tempdir().unwrap();
+        write(outside.path(), "notes.md", b"tower retry layer notes\n");
+        let extra = [outside.path().to_path_buf()];
+        let gathered = gather(&Request {
+            root: dir.path(),
+            topic: "retry layer",
+            extra: &extra,
+            budget: DEFAULT_BUDGET,
+        })
+        .unwrap();
+        let notes = outside.path().join("notes.md").display().to_string();
+        assert!(
+            gathered.docs.iter().any(|d| d.path == notes),
+            "{:?}",
+            gathered.docs.iter().map(|d| &d.path).collect::<Vec<_>>()
+        );
+        let binary = tempfile::tempdir().unwrap();
+        write(binary.path(), "blob.bin", &[0u8, 1, 2, 0, 255, 0]);
+        let extra = [binary.path().to_path_buf()];
+        let gathered = gather(&Request {
+            root: dir.path(),
+            topic: "retry layer",
+            extra: &extra,
+            budget: DEFAULT_BUDGET,
+        })
+        .unwrap();
+        assert!(
+            gathered
+                .notes
+                .iter()
+                .any(|n| n.contains("no readable text file in it")),
+            "{:?}",
+            gathered.notes
+        );
     }
 
     #[test]
