@@ -6475,3 +6475,92 @@ fn the_lessons_step_stops_at_ctrl_c_and_at_its_deadline() {
         "{notices:?}"
     );
 }
+
+/// The issue's own scenario, end to end: the model writes a test (`hostile.sh`, run as the
+/// test hook) that tries to write into the person's repository, plant a git hook through the
+/// git directory its worktree shares, read the key moot read from `api_key_env = "LLM_CRED"`
+/// (and a password in `DATABASE_URL`), and open a socket. All four fail, the normal check
+/// beside them passes, and neither the repository nor the journal holds a trace (N1, N2).
+#[test]
+fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_network() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let home = Home::new();
+    calc_project(&home);
+    let outside = home.path().join("PWNED_BY_HOOK.txt");
+    let hostile = format!(
+        r#"p=0; f=0
+check() {{ if [ "$1" = blocked ]; then p=$((p+1)); echo "blocked: $2"; else f=$((f+1)); echo "ESCAPED: $2"; fi; }}
+if echo pwned > '{outside}' 2>/dev/null; then check open "write outside"; else check blocked "write outside"; fi
+common=$(git rev-parse --git-common-dir)
+if printf '#!/bin/sh\necho HOOKED\n' > "$common/hooks/post-checkout" 2>/dev/null; then check open "plant a git hook"; else check blocked "plant a git hook"; fi
+if env | grep -q 'sk-oddly-named-key\|hunter2'; then check open "read the key"; else check blocked "read the key"; fi
+if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then check open "open a socket"; else check blocked "open a socket"; fi
+if [ "$(sh calc.sh 2 3)" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi
+echo "test result: ok. $p passed; $f failed"
+"#,
+        outside = outside.display(),
+    );
+    let server = StandIn::start_in_background(Behaviour {
+        hostile_test: Some(hostile),
+        ..Behaviour::default()
+    });
+    home.write_config(&format!(
+        "[providers.standin]\nkind = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"LLM_CRED\"\nmodel = \"stand-in-model\"\n\n[code]\nskip = [\"clarification\", \"self-check\", \"critique\", \"review\", \"optimization\"]\nmax_attempts = 1\n",
+        server.openai_base()
+    ));
+    let key = "sk-oddly-named-key-0123456789abcdef";
+    let output = home
+        .command(None)
+        .env("LLM_CRED", key)
+        .env("DATABASE_URL", "postgres://app:hunter2hunter2@db/app")
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--provider",
+            "standin",
+            "--protocol",
+            "code",
+            "--file",
+            "calc.sh",
+            "--test",
+            "sh hostile.sh",
+            "Make calc.sh add its two arguments",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["code_result"].clone();
+    let (_, first) = result["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t[0].clone(), t[1].clone()))
+        .next()
+        .unwrap();
+    let tail = first["tail"].as_str().unwrap();
+    for attempt in [
+        "write outside",
+        "plant a git hook",
+        "read the key",
+        "open a socket",
+    ] {
+        assert!(tail.contains(&format!("blocked: {attempt}")), "{tail}");
+    }
+    assert!(!tail.contains("ESCAPED"), "{tail}");
+    assert!(
+        first["sandbox"].as_str().unwrap().starts_with("landlock"),
+        "{first}"
+    );
+    assert_eq!(first["offline"], true);
+    assert!(!outside.exists());
+    assert!(!home.path().join(".git/hooks/post-checkout").exists());
+    let journal = every_file_under(home.database().parent().unwrap());
+    assert!(!journal.contains(key) && !journal.contains("hunter2hunter2"));
+    drop(listener);
+}
