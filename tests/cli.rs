@@ -6488,18 +6488,11 @@ fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_network() {
     let home = Home::new();
     calc_project(&home);
     let outside = home.path().join("PWNED_BY_HOOK.txt");
-    let hostile = format!(
-        r#"p=0; f=0
-check() {{ if [ "$1" = blocked ]; then p=$((p+1)); echo "blocked: $2"; else f=$((f+1)); echo "ESCAPED: $2"; fi; }}
-if echo pwned > '{outside}' 2>/dev/null; then check open "write outside"; else check blocked "write outside"; fi
-common=$(git rev-parse --git-common-dir)
-if printf '#!/bin/sh\necho HOOKED\n' > "$common/hooks/post-checkout" 2>/dev/null; then check open "plant a git hook"; else check blocked "plant a git hook"; fi
-if env | grep -q 'sk-oddly-named-key\|hunter2'; then check open "read the key"; else check blocked "read the key"; fi
-if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then check open "open a socket"; else check blocked "open a socket"; fi
-if [ "$(sh calc.sh 2 3)" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi
-echo "test result: ok. $p passed; $f failed"
-"#,
-        outside = outside.display(),
+    let hostile = support::escape_attempts(
+        &outside,
+        "sk-oddly-named-key\\|hunter2",
+        port,
+        r#"if [ "$(sh calc.sh 2 3)" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi"#,
     );
     let server = StandIn::start_in_background(Behaviour {
         hostile_test: Some(hostile),

@@ -3,6 +3,8 @@
 //! read from an oddly named variable and open a socket fails at all four, while a normal test
 //! passes in the same sandbox.
 
+mod support;
+
 use moot::code::hooks::{self, Hook};
 use moot::code::worktree::WorkTree;
 use std::path::Path;
@@ -57,19 +59,7 @@ async fn model_written_tests_cannot_escape_their_tree_read_the_key_or_reach_the_
     let port = listener.local_addr().unwrap().port();
 
     let outside = origin.path().join("PWNED_BY_HOOK.txt");
-    let attack = format!(
-        r#"p=0; f=0
-check() {{ if [ "$1" = blocked ]; then p=$((p+1)); echo "blocked: $2"; else f=$((f+1)); echo "ESCAPED: $2"; fi; }}
-if echo pwned > '{outside}' 2>/dev/null; then check open "write outside"; else check blocked "write outside"; fi
-common=$(git rev-parse --git-common-dir)
-if printf '#!/bin/sh\necho HOOKED\n' > "$common/hooks/post-checkout" 2>/dev/null; then check open "plant a git hook"; else check blocked "plant a git hook"; fi
-if env | grep -q 'sk-sandbox-secret\|hunter2'; then check open "read the key"; else check blocked "read the key"; fi
-if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then check open "open a socket"; else check blocked "open a socket"; fi
-echo "test result: ok. $p passed; $f failed"
-[ $f -eq 0 ]
-"#,
-        outside = outside.display(),
-    );
+    let attack = support::escape_attempts(&outside, "sk-sandbox-secret\\|hunter2", port, "");
     std::fs::write(tree.root.join("attack.sh"), attack).unwrap();
     let result = hooks::run(&hook("sh attack.sh".into()), &tree.root).await;
     assert!(result.sandbox.is_some(), "{result:?}");

@@ -200,16 +200,11 @@ impl AnthropicProvider {
                             }
                             _ => None,
                         };
-                        if let Some(piece) = piece.filter(|p| !p.is_empty()) {
-                            let before = text.len();
-                            let full = super::provider::push_capped(&mut text, piece, cap);
-                            if text.len() > before {
-                                on_text(&text[before..]);
-                            }
-                            if full {
-                                capped = true;
-                                break 'stream;
-                            }
+                        if let Some(piece) = piece.filter(|p| !p.is_empty())
+                            && super::provider::push_capped(&mut text, piece, cap, on_text)
+                        {
+                            capped = true;
+                            break 'stream;
                         }
                     }
                     "message_delta" => {

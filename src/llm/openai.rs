@@ -322,16 +322,10 @@ impl OpenAiProvider {
                         .and_then(|d| d.get("content"))
                         .and_then(Value::as_str)
                         && !delta.is_empty()
+                        && super::provider::push_capped(&mut text, delta, cap, on_text)
                     {
-                        let before = text.len();
-                        let full = super::provider::push_capped(&mut text, delta, cap);
-                        if text.len() > before {
-                            on_text(&text[before..]);
-                        }
-                        if full {
-                            capped = true;
-                            break 'stream;
-                        }
+                        capped = true;
+                        break 'stream;
                     }
                     if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
                         finish = Some(match reason {

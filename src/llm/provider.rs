@@ -113,20 +113,24 @@ pub enum FinishReason {
     Other,
 }
 
-/// Appends `piece` to a reply capped at `cap` bytes: what fits (cut at a character
-/// boundary), and whether the cap was reached.
-pub fn push_capped(text: &mut String, piece: &str, cap: usize) -> bool {
+/// Appends a streamed `piece` to a reply capped at `cap` bytes, handing what fits (cut at a
+/// character boundary) to `on_text`; whether the cap was reached.
+pub fn push_capped(
+    text: &mut String,
+    piece: &str,
+    cap: usize,
+    on_text: &mut (dyn FnMut(&str) + Send),
+) -> bool {
     let room = cap.saturating_sub(text.len());
-    if piece.len() <= room {
-        text.push_str(piece);
-        return false;
-    }
-    let mut end = room;
+    let mut end = piece.len().min(room);
     while !piece.is_char_boundary(end) {
         end -= 1;
     }
-    text.push_str(&piece[..end]);
-    true
+    if end > 0 {
+        text.push_str(&piece[..end]);
+        on_text(&piece[..end]);
+    }
+    piece.len() > room
 }
 
 /// A finished reply: the raw text (JSON for structured requests) and what it cost.

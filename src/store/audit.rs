@@ -186,24 +186,10 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debate::{Debate, DebateStatus};
 
     fn store_with_debate() -> (Store, String) {
         let store = Store::in_memory().unwrap();
-        let debate = Debate {
-            id: "DEB-audit1".into(),
-            question: "Q?".into(),
-            protocol: "moderated".into(),
-            status: DebateStatus::Running,
-            config: serde_json::json!({}),
-            seats: Vec::new(),
-            created_at: now_rfc3339(),
-            updated_at: now_rfc3339(),
-            finished_at: None,
-            confidence: None,
-            error: None,
-            stage: None,
-        };
+        let debate = super::super::running_debate("DEB-audit1");
         store.create_debate(&debate).unwrap();
         (store, debate.id)
     }

@@ -370,6 +370,27 @@ impl<'c> Writer<'c> {
         })
     }
 
+    /// Appends an entry (not at upgrade) on the head this writer knows.
+    fn push(
+        &self,
+        debate: &str,
+        facet: &str,
+        key: &[Value],
+        place: &str,
+        content: &str,
+    ) -> rusqlite::Result<()> {
+        push(
+            self,
+            Some(&self.heads),
+            debate,
+            facet,
+            key,
+            place,
+            content,
+            false,
+        )
+    }
+
     /// Commits, and only then makes the heads it moved known.
     pub(super) fn commit(self, known: &mut KnownHeads) -> rusqlite::Result<()> {
         self.tx.commit()?;
@@ -447,17 +468,7 @@ pub(super) fn append_written(
         .map(|v| json_value(ValueRef::from(v)))
         .collect();
     let place = facet.place(key, Some(&content));
-    let hash = content_hash(&content);
-    push(
-        writer,
-        Some(&writer.heads),
-        debate,
-        facet.name,
-        key,
-        &place,
-        &hash,
-        false,
-    )
+    writer.push(debate, facet.name, key, &place, &content_hash(&content))
 }
 
 fn append_as(
@@ -489,16 +500,7 @@ pub(super) fn remove(
     let place = place
         .map(str::to_string)
         .unwrap_or_else(|| facet.place(key, None));
-    push(
-        writer,
-        Some(&writer.heads),
-        debate,
-        facet.name,
-        key,
-        &place,
-        REMOVED,
-        false,
-    )
+    writer.push(debate, facet.name, key, &place, REMOVED)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -274,20 +274,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("moot.db")).unwrap();
         store
-            .create_debate(&crate::debate::Debate {
-                id: "DEB-lease01".into(),
-                question: "q".into(),
-                protocol: "moderated".into(),
-                status: DebateStatus::Running,
-                config: serde_json::json!({}),
-                seats: Vec::new(),
-                created_at: crate::debate::now_rfc3339(),
-                updated_at: crate::debate::now_rfc3339(),
-                finished_at: None,
-                confidence: None,
-                error: None,
-                stage: None,
-            })
+            .create_debate(&super::super::running_debate("DEB-lease01"))
             .unwrap();
         let held = store.acquire_lease("DEB-lease01").unwrap();
         let other = Store::open(&dir.path().join("moot.db")).unwrap();

@@ -335,10 +335,30 @@ mod tests {
     }
 }
 
+/// A running debate with nothing in it yet, for the store's tests.
+#[cfg(test)]
+pub(crate) fn running_debate(id: &str) -> crate::debate::Debate {
+    use crate::debate::{Debate, DebateStatus, now_rfc3339};
+    Debate {
+        id: id.into(),
+        question: "Q?".into(),
+        protocol: "moderated".into(),
+        status: DebateStatus::Running,
+        config: serde_json::json!({}),
+        seats: Vec::new(),
+        created_at: now_rfc3339(),
+        updated_at: now_rfc3339(),
+        finished_at: None,
+        confidence: None,
+        error: None,
+        stage: None,
+    }
+}
+
 #[cfg(test)]
 mod chain_heads {
     use super::*;
-    use crate::debate::{Debate, DebateStatus, Event, Phase, Turn, TurnKey, now_rfc3339};
+    use crate::debate::{Event, Phase, Turn, TurnKey};
 
     /// A writer takes the head it wrote last as known; another connection's append (`moot
     /// approve` from another process) must make it look again, or the chain would fork.
@@ -347,21 +367,7 @@ mod chain_heads {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("moot.db");
         let (one, other) = (Store::open(&path).unwrap(), Store::open(&path).unwrap());
-        one.create_debate(&Debate {
-            id: "DEB-heads".into(),
-            question: "q".into(),
-            protocol: "moderated".into(),
-            status: DebateStatus::Running,
-            config: serde_json::json!({}),
-            seats: Vec::new(),
-            created_at: now_rfc3339(),
-            updated_at: now_rfc3339(),
-            finished_at: None,
-            confidence: None,
-            error: None,
-            stage: None,
-        })
-        .unwrap();
+        one.create_debate(&running_debate("DEB-heads")).unwrap();
         for round in 1..=3 {
             let turn = Turn::pending(TurnKey::new(round, Phase::Argument, "A"), "p", "m");
             one.record_turn("DEB-heads", &turn).unwrap();
