@@ -255,6 +255,16 @@ impl Beneath {
         renamed
     }
 
+    /// Writes `relative` in place (created 0644 if new; an existing file keeps its mode).
+    pub fn write(&self, relative: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut file = File::from(self.at(
+            relative,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOCTTY,
+            0o644,
+        )?);
+        file.write_all(bytes)
+    }
+
     /// Removes the file `relative` (a link there is removed itself, never followed).
     pub fn remove(&self, relative: &Path) -> io::Result<()> {
         let (dir, name) = self.parent_of(relative)?;
@@ -337,6 +347,18 @@ mod tests {
         assert!(dir.lock_file(Path::new("m.lock")).is_err());
         assert!(!outside.path().join("made").exists());
         assert!(dir.read(Path::new("../x"), 10).is_err());
+        // Written in place, an existing file keeps its mode (a script stays executable).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(root.path().join("run.sh"), "old").unwrap();
+        std::fs::set_permissions(
+            root.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        dir.write(Path::new("run.sh"), b"new").unwrap();
+        let meta = std::fs::metadata(root.path().join("run.sh")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o755);
+        assert!(dir.write(Path::new("t/x.sh"), b"x").is_err());
         // Removing a link removes the link, not what it points at.
         dir.remove(Path::new("f.json")).unwrap();
         assert!(outside.path().join("secret.json").exists());

@@ -70,7 +70,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("gather", &[]),
     // Code debates' machinery: hooks in a work tree.
-    ("code", &["sanitize"]),
+    ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
     ("vote", &[]),
     ("catalog", &["config"]),

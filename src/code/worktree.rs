@@ -248,13 +248,27 @@ impl WorkTree {
         Ok(walked)
     }
 
-    /// Writes one file of a version.
+    /// Writes one file of a version, opened beneath the tree with no symlink anywhere on its
+    /// way (`beneath`), whatever a hook left in the tree since the path was checked.
     pub fn write(&self, path: &str, contents: &str) -> Result<(), String> {
-        let target = self.resolve(path)?;
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {path:?}: {e}"))?;
+        self.resolve(path)?;
+        let relative = safe_path(path)?;
+        let through_link = |e: std::io::Error| {
+            if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EXDEV) {
+                format!(
+                    "{path:?} passes through a symlink; versions write only real files in the work tree"
+                )
+            } else {
+                format!("cannot write {path:?}: {e}")
+            }
+        };
+        let tree = crate::beneath::Beneath::open(&self.root)
+            .map_err(|e| format!("cannot open the work tree {}: {e}", self.root.display()))?;
+        if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
+            tree.create_dirs(parent).map_err(through_link)?;
         }
-        std::fs::write(&target, contents).map_err(|e| format!("cannot write {path:?}: {e}"))?;
+        tree.write(&relative, contents.as_bytes())
+            .map_err(through_link)?;
         if let Ok(mut written) = self.written.lock() {
             written.insert(safe_path(path)?.to_string_lossy().into_owned());
         }
