@@ -799,16 +799,18 @@ mod on_disk {
     #[test]
     fn context_outside_the_working_directory_is_read_and_an_empty_one_is_named() {
         let dir = repository();
+        let with_context = |extra: &Path| {
+            gather(&Request {
+                root: dir.path(),
+                topic: "retry layer",
+                extra: &[extra.to_path_buf()],
+                budget: DEFAULT_BUDGET,
+            })
+            .unwrap()
+        };
         let outside = tempfile::tempdir().unwrap();
         write(outside.path(), "notes.md", b"tower retry layer notes\n");
-        let extra = [outside.path().to_path_buf()];
-        let gathered = gather(&Request {
-            root: dir.path(),
-            topic: "retry layer",
-            extra: &extra,
-            budget: DEFAULT_BUDGET,
-        })
-        .unwrap();
+        let gathered = with_context(outside.path());
         let notes = outside.path().join("notes.md").display().to_string();
         assert!(
             gathered.docs.iter().any(|d| d.path == notes),
@@ -817,14 +819,7 @@ mod on_disk {
         );
         let binary = tempfile::tempdir().unwrap();
         write(binary.path(), "blob.bin", &[0u8, 1, 2, 0, 255, 0]);
-        let extra = [binary.path().to_path_buf()];
-        let gathered = gather(&Request {
-            root: dir.path(),
-            topic: "retry layer",
-            extra: &extra,
-            budget: DEFAULT_BUDGET,
-        })
-        .unwrap();
+        let gathered = with_context(binary.path());
         assert!(
             gathered
                 .notes

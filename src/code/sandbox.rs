@@ -88,7 +88,7 @@ pub struct Sandbox {
 }
 
 /// Why a hook could not be boxed, said to the person with what to do.
-pub fn refusal() -> String {
+fn refusal() -> String {
     "hooks run model-written code, so moot runs them only in a sandbox, and this kernel offers no Landlock \
      (Linux 5.13 or later, enabled at boot); rerun with --unsandboxed-hooks to run them without one \
      (the record will say so)"
@@ -104,6 +104,9 @@ impl Sandbox {
     }
 
     fn prepare_on(tree: &Path, unsandboxed: bool, abi: Option<i64>) -> Result<Sandbox, String> {
+        if abi.is_none() && !unsandboxed {
+            return Err(refusal());
+        }
         let scratch = tempfile::Builder::new()
             .prefix("moot-hook-")
             .tempdir()
@@ -112,14 +115,10 @@ impl Sandbox {
             std::fs::create_dir_all(scratch.path().join(dir))
                 .map_err(|e| format!("cannot make the hook's private temp dir: {e}"))?;
         }
-        let ruleset = match abi {
-            Some(_) => Some(
-                ruleset(tree, scratch.path())
-                    .map_err(|e| format!("cannot build the hook's sandbox: {e}"))?,
-            ),
-            None if unsandboxed => None,
-            None => return Err(refusal()),
-        };
+        let ruleset = abi
+            .map(|_| ruleset(tree, scratch.path()))
+            .transpose()
+            .map_err(|e| format!("cannot build the hook's sandbox: {e}"))?;
         Ok(Sandbox {
             scratch,
             ruleset,

@@ -251,7 +251,6 @@ impl WorkTree {
     /// Writes one file of a version, opened beneath the tree with no symlink anywhere on its
     /// way (`beneath`), whatever a hook left in the tree since the path was checked.
     pub fn write(&self, path: &str, contents: &str) -> Result<(), String> {
-        self.resolve(path)?;
         let relative = safe_path(path)?;
         let through_link = |e: std::io::Error| {
             if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EXDEV) {
@@ -270,7 +269,7 @@ impl WorkTree {
         tree.write(&relative, contents.as_bytes())
             .map_err(through_link)?;
         if let Ok(mut written) = self.written.lock() {
-            written.insert(safe_path(path)?.to_string_lossy().into_owned());
+            written.insert(relative.to_string_lossy().into_owned());
         }
         Ok(())
     }
@@ -301,18 +300,26 @@ impl WorkTree {
                 staged.insert(clean.to_string_lossy().into_owned());
             }
         }
-        // A path written and then taken away again (a check's layout undone) is staged as
-        // gone only if git knew it; one it never knew is left out.
-        let mut add = vec!["add".to_string(), "-A".to_string(), "--".to_string()];
-        for path in staged {
-            let known = git(&self.root, &["ls-files", "--error-unmatch", "--", &path]).is_ok();
-            if self.root.join(&path).symlink_metadata().is_ok() || known {
-                add.push(path);
+        // Files there are added; a path written and then taken away again (a check's layout
+        // undone) leaves the index, if git had it at all.
+        let (present, gone): (Vec<String>, Vec<String>) = staged
+            .into_iter()
+            .partition(|path| self.root.join(path).symlink_metadata().is_ok());
+        for (command, paths) in [
+            (&["add", "--"][..], present),
+            (
+                &["rm", "-q", "--cached", "--ignore-unmatch", "--"][..],
+                gone,
+            ),
+        ] {
+            if !paths.is_empty() {
+                let args: Vec<&str> = command
+                    .iter()
+                    .copied()
+                    .chain(paths.iter().map(String::as_str))
+                    .collect();
+                git(&self.root, &args)?;
             }
-        }
-        if add.len() > 3 {
-            let add: Vec<&str> = add.iter().map(String::as_str).collect();
-            git(&self.root, &add)?;
         }
         let subject = format!("moot version {number}:");
         if git(&self.root, &["diff", "--cached", "--quiet"]).is_ok() {

@@ -165,12 +165,7 @@ impl AnthropicProvider {
                 Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
                 Ok(Some(Ok(chunk))) => chunk,
             };
-            let events = decoder.feed(&chunk);
-            if decoder.pending() > super::sse::line_limit(cap) {
-                capped = true;
-                break 'stream;
-            }
-            for event in events {
+            for event in decoder.feed(&chunk) {
                 let value: Value = serde_json::from_str(&event.data)
                     .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
                 let kind = value
@@ -249,6 +244,12 @@ impl AnthropicProvider {
                     }
                     _ => {}
                 }
+            }
+            // What is left is one line that never ended: past what the cap could need, the
+            // stream is abandoned before it is all in memory.
+            if decoder.pending() > super::sse::line_limit(cap) {
+                capped = true;
+                break 'stream;
             }
         }
         if capped {

@@ -281,12 +281,7 @@ impl OpenAiProvider {
                 Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
                 Ok(Some(Ok(chunk))) => chunk,
             };
-            let events = decoder.feed(&chunk);
-            if decoder.pending() > super::sse::line_limit(cap) {
-                capped = true;
-                break 'stream;
-            }
-            for event in events {
+            for event in decoder.feed(&chunk) {
                 if event.data.trim() == "[DONE]" {
                     done = true;
                     continue;
@@ -335,6 +330,12 @@ impl OpenAiProvider {
                         });
                     }
                 }
+            }
+            // What is left is one line that never ended: past what the cap could need, the
+            // stream is abandoned before it is all in memory.
+            if decoder.pending() > super::sse::line_limit(cap) {
+                capped = true;
+                break 'stream;
             }
         }
         if capped {

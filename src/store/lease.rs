@@ -85,9 +85,9 @@ pub struct LeaseGuard {
     _file: Option<std::fs::File>,
 }
 
-/// Takes the lock on `path` without waiting: the file, or who holds it (pid, host) as its
+/// Takes the lock on `path` without waiting: the file, or the pid of who holds it as its
 /// contents say.
-fn lock(path: &Path) -> Result<Result<std::fs::File, (u32, String)>, std::io::Error> {
+fn lock(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> {
     use std::io::{Read, Seek, Write};
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
@@ -110,9 +110,12 @@ fn lock(path: &Path) -> Result<Result<std::fs::File, (u32, String)>, std::io::Er
         }
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
-        let mut words = holder.split_whitespace();
-        let pid = words.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-        return Ok(Err((pid, words.next().unwrap_or_default().to_string())));
+        let pid = holder
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        return Ok(Err(pid));
     }
     file.set_len(0)?;
     file.rewind()?;
@@ -145,7 +148,7 @@ impl Store {
         let file = match self.lease_file(id)? {
             Some(path) => match lock(&path) {
                 Ok(Ok(file)) => Some(file),
-                Ok(Err((pid, _host))) => {
+                Ok(Err(pid)) => {
                     let heard = self
                         .with(|connection| {
                             Ok(connection
