@@ -6264,13 +6264,18 @@ fn a_journal_locked_mid_debate_loses_no_audit_entry() {
     let id = seen[0]["id"].as_str().unwrap().to_string();
     let holder = rusqlite::Connection::open(home.database()).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    // Longer than the journal's own busy wait (5 s), so the debate's writes are refused.
-    // The lock is held for a span on purpose (this waits for nothing to happen): longer than
-    // two of SQLite's 5 s busy waits, so the journal refuses an append and a turn's write.
-    std::thread::sleep(Duration::from_secs(12));
+    // Held until the debate says the journal refused it (past SQLite's 5 s busy wait): by
+    // then a turn's write and the appends queued before it were refused, however slowly
+    // the machine runs the debate up to there.
+    let mut all = seen;
+    all.extend(read_until(&mut reader, |e| {
+        e["type"] == "notice"
+            && e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("is locked by another process"))
+    }));
     holder.execute_batch("COMMIT").unwrap();
     drop(holder);
-    let mut all = seen;
     all.extend(read_until(&mut reader, |e| e["type"] == "debate_completed"));
     assert!(child.wait().unwrap().success());
     assert_eq!(of_type(&all, "debate_completed")[0]["status"], "completed");

@@ -70,10 +70,9 @@ fn turn_lines(
             theme.warning,
         )),
         TurnStatus::TimedOut => lines.push(Line::styled("[timed out]", theme.warning)),
-        TurnStatus::Truncated => lines.push(Line::styled(
-            "[truncated: the reply passed its byte cap and was cut there]",
-            theme.warning,
-        )),
+        TurnStatus::Truncated => {
+            lines.push(Line::styled("[truncated at its byte cap]", theme.warning))
+        }
         TurnStatus::Failed => lines.push(Line::styled(
             format!("[failed: {}]", turn.note.as_deref().unwrap_or("no reply")),
             theme.error,
