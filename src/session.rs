@@ -468,13 +468,17 @@ fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, 
     })
 }
 
-/// Renews the debate's lease until dropped (with the debate it runs beside).
+/// Renews the debate's lease until dropped (with the debate it runs beside). Each renewal
+/// runs on a blocking thread: while another process holds the journal it waits out SQLite's
+/// busy timeout there, not on the task that drives the debate.
 async fn keep_lease(store: &Store, id: &str) {
     let mut renewal = tokio::time::interval(LEASE_RENEWAL);
+    renewal.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         renewal.tick().await;
+        let (store, id) = (store.clone(), id.to_string());
         // A missed renewal only risks the debate reading as interrupted for a moment.
-        let _ = store.renew_lease(id);
+        let _ = tokio::task::spawn_blocking(move || store.renew_lease(&id)).await;
     }
 }
 

@@ -6243,11 +6243,19 @@ fn keys_and_url_passwords_never_land_anywhere_even_when_a_reply_repeats_them() {
 /// Another process holds the journal's write lock mid-debate for longer than SQLite waits:
 /// the debate waits it out, and no event or audit entry is lost (N17) — every request in
 /// the trail has its reply, and the chain and the re-run both hold.
+///
+/// The lock is taken while the analysis reply is held back for longer than a lease renewal,
+/// so a renewal meets the lock while the debate has nothing else to write: it must not stop
+/// the debate from going on to meet the lock itself and say so.
 #[test]
 fn a_journal_locked_mid_debate_loses_no_audit_entry() {
-    let server = StandIn::start_in_background(Behaviour {
-        latency: Duration::from_millis(300),
-        ..Behaviour::default()
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(FaultRule {
+        kind: Some("analysis"),
+        times: 1,
+        ..FaultRule::new(Fault::Slow(
+            moot::store::LEASE_RENEWAL + Duration::from_secs(1),
+        ))
     });
     let home = Home::new();
     let (mut child, mut reader) = home.spawn(
@@ -6260,14 +6268,14 @@ fn a_journal_locked_mid_debate_loses_no_audit_entry() {
             QUESTION,
         ],
     );
-    let seen = read_until(&mut reader, |e| e["type"] == "turn_started");
-    let id = seen[0]["id"].as_str().unwrap().to_string();
+    let mut all = read_until(&mut reader, |e| e["type"] == "debate_created");
+    let id = all[0]["id"].as_str().unwrap().to_string();
+    await_requests(&server, 1, |s| s.kind == "analysis");
     let holder = rusqlite::Connection::open(home.database()).unwrap();
     holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
     // Held until the debate says the journal refused it (past SQLite's 5 s busy wait): by
-    // then a turn's write and the appends queued before it were refused, however slowly
-    // the machine runs the debate up to there.
-    let mut all = seen;
+    // then the analysis's reply and the appends queued before it were refused, however
+    // slowly the machine runs the debate up to there.
     all.extend(read_until(&mut reader, |e| {
         e["type"] == "notice"
             && e["message"]

@@ -11,6 +11,7 @@ use crate::llm::{
 use crate::store::{AuditKind, AuditPlace, CheckpointRecord, Store, StoreError};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -178,6 +179,8 @@ pub struct Context {
     /// tried again before the next journal write, so none is lost and the chain keeps the
     /// order they happened in.
     backlog: Mutex<std::collections::VecDeque<Append>>,
+    /// Whether the debate has told that the journal is locked, since it last wrote to it.
+    locked_told: AtomicBool,
     pub settings: EngineSettings,
 }
 
@@ -219,6 +222,7 @@ impl Context {
             seating: Mutex::new(seating),
             unanswered: Mutex::new(None),
             backlog: Mutex::new(std::collections::VecDeque::new()),
+            locked_told: AtomicBool::new(false),
             settings,
         }
     }
@@ -245,20 +249,10 @@ impl Context {
     ) -> Result<T, EngineError> {
         let started = tokio::time::Instant::now();
         let mut delay = Duration::from_millis(200);
-        let mut told = false;
         loop {
             match self.drain().and_then(|()| write(&self.store)) {
                 Err(StoreError::Locked { path }) if started.elapsed() < JOURNAL_PATIENCE => {
-                    if !told {
-                        told = true;
-                        self.emit(Event::Notice {
-                            message: format!(
-                                "the journal {path} is locked by another process; waiting for it \
-                                 (up to {} s) before going on",
-                                JOURNAL_PATIENCE.as_secs()
-                            ),
-                        });
-                    }
+                    self.tell_locked(&path);
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_secs(5));
                 }
@@ -268,8 +262,27 @@ impl Context {
                         seconds: JOURNAL_PATIENCE.as_secs(),
                     }));
                 }
-                other => return other.map_err(EngineError::from),
+                other => {
+                    if other.is_ok() {
+                        self.locked_told.store(false, Ordering::Relaxed);
+                    }
+                    return other.map_err(EngineError::from);
+                }
             }
+        }
+    }
+
+    /// Says once per spell that another process holds the journal, from whichever write
+    /// meets the lock first, so the wait is explained as soon as it starts.
+    fn tell_locked(&self, path: &str) {
+        if !self.locked_told.swap(true, Ordering::Relaxed) {
+            self.emit(Event::Notice {
+                message: format!(
+                    "the journal {path} is locked by another process; waiting for it \
+                     (up to {} s) before going on",
+                    JOURNAL_PATIENCE.as_secs()
+                ),
+            });
         }
     }
 
@@ -287,12 +300,18 @@ impl Context {
                     body,
                     self.settings.audit,
                 ),
+                Append::Stage(stage) => self.store.set_stage(&self.debate_id, stage.clone()),
             };
             match written {
                 Ok(()) => {
                     backlog.pop_front();
                 }
                 Err(StoreError::Locked { path }) => return Err(StoreError::Locked { path }),
+                // Where the debate stands is a courtesy for `moot list`; the next stage
+                // replaces it anyway.
+                Err(_) if matches!(append, Append::Stage(_)) => {
+                    backlog.pop_front();
+                }
                 Err(error) => {
                     // Not a lock that passes: this entry can never be written (it does not
                     // serialize, or the journal is broken), so it is told, not retried forever.
@@ -318,8 +337,8 @@ impl Context {
         // Behind an entry the journal already refused, this one only queues: the next journal
         // write retries them all with backoff, instead of every event blocking for SQLite's
         // busy wait while another process holds the lock.
-        if !stuck {
-            let _ = self.drain();
+        if !stuck && let Err(StoreError::Locked { path }) = self.drain() {
+            self.tell_locked(&path);
         }
     }
 
@@ -368,10 +387,10 @@ impl Context {
                 self.audit(AuditKind::Event, &place, body);
             }
         }
-        // Where the debate stands is stored with it, for `moot list`; it is a courtesy, so a
-        // failed write of it does not stop the debate.
+        // Where the debate stands is stored with it, for `moot list`; it waits in line like
+        // the rest, so a locked journal costs it one busy wait, not one per stage.
         if let Some(stage) = stage_of(&event) {
-            let _ = self.store.set_stage(&self.debate_id, stage);
+            self.append(Append::Stage(stage));
         }
         // A face that stopped listening must not stop the debate.
         let _ = self.events.send(event);
@@ -1190,6 +1209,7 @@ enum Append {
         place: AuditPlace,
         body: Value,
     },
+    Stage(Stage),
 }
 
 /// How a reply's text reaches the faces while it streams.

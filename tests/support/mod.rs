@@ -42,6 +42,9 @@ pub enum Fault {
     /// A reply of `bytes` bytes: as ordinary deltas, or (`one_line`) as one data line that
     /// never ends. Stops when the client hangs up.
     Flood { bytes: usize, one_line: bool },
+    /// Seen on arrival, then answered as usual after this long: a test can act while the
+    /// debate waits on the reply.
+    Slow(Duration),
 }
 
 /// Which requests a fault applies to.
@@ -1255,6 +1258,10 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
             record(0, fault.clone());
             std::future::pending::<()>().await;
         }
+        Some(Fault::Slow(delay)) => {
+            record(200, fault.clone());
+            tokio::time::sleep(*delay).await;
+        }
         _ => {}
     }
     if kind == "unknown" {
@@ -1275,7 +1282,9 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
         .await;
         return Ok(());
     }
-    record(200, fault.clone());
+    if !matches!(fault, Some(Fault::Slow(_))) {
+        record(200, fault.clone());
+    }
     let prompt = request_text(&body);
     let schema = requested_schema(&body)
         .map(|(_, schema)| schema)
