@@ -1068,8 +1068,8 @@ pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
 /// branch.
 pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure> {
     use crate::cli::CodeAction;
+    use crate::code::history::History;
     use crate::code::record::CodeResult;
-    use crate::code::worktree::WorkTree;
     let id = match &action {
         CodeAction::Versions { id, .. }
         | CodeAction::Episodes { id, .. }
@@ -1097,11 +1097,22 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             .as_str()
             .unwrap_or("."),
     );
-    let branch = format!("moot/{}", debate.id);
     // Outside git the versions live only in the journal: diffs and applies read their files.
     let in_git = debate.config["protocol_settings"]["in_git"]
         .as_bool()
         .unwrap_or(true);
+    // In git, moot's own git dir holds them (or, for a debate from before it kept one, a
+    // branch in the user's repository); with neither, the journal's files stand in.
+    let history = if in_git {
+        History::locate(
+            &store.versions_git_dir(&debate.id),
+            &origin,
+            &debate.id,
+            &result.versions,
+        )
+    } else {
+        History::Journal
+    };
     let base_files: Vec<(String, String)> =
         serde_json::from_value(debate.config["protocol_settings"]["files"].clone())
             .unwrap_or_default();
@@ -1121,7 +1132,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
     let commit_of = |number: u32| -> Result<String, Failure> {
         match crate::code::versions::commit_of(&result.versions, known(number)?) {
             Some(commit) => Ok(commit),
-            None => base(&origin, &branch),
+            None => history.base().map_err(Failure::runtime),
         }
     };
     match action {
@@ -1212,13 +1223,14 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             }
             print(&sanitize::clean(&out))
         }
-        CodeAction::Diff { from, to, .. } if !in_git => {
+        CodeAction::Diff { from, to, .. } if history == History::Journal => {
             let diff =
                 crate::code::versions::full_diff(&files_at(known(from)?), &files_at(known(to)?));
             print(&format!("{}\n", sanitize::clean(&diff)))
         }
         CodeAction::Diff { from, to, .. } => {
-            let diff = WorkTree::diff(&origin, &commit_of(from)?, &commit_of(to)?)
+            let diff = history
+                .diff(&commit_of(from)?, &commit_of(to)?)
                 .map_err(Failure::runtime)?;
             print(&format!("{}\n", sanitize::clean(&diff)))
         }
@@ -1255,7 +1267,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             }
             let source = crate::code::apply::Source {
                 origin: &origin,
-                branch: in_git.then_some(branch.as_str()),
+                history: &history,
                 base: &base_files,
                 versions: &result.versions,
             };
@@ -1273,16 +1285,6 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
             }
         }
     }
-}
-
-/// Where the debate's branch left your branch: what versions are diffed and applied against.
-fn base(origin: &Path, branch: &str) -> Result<String, Failure> {
-    crate::code::worktree::branch_base(origin, branch).map_err(|_| {
-        Failure::usage(format!(
-            "{} has no branch {branch} to apply from (was it deleted?); `moot code versions` still lists the versions from the journal",
-            origin.display()
-        ))
-    })
 }
 
 /// A lesson's id as typed: `L3` or `3`.

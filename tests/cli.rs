@@ -4684,6 +4684,23 @@ fn lessons_are_matched_by_embeddings_when_the_provider_offers_them() {
     );
 }
 
+/// moot's own git dir for a code debate's versions, beside the journal.
+fn versions_git_dir(home: &Home, id: &str) -> PathBuf {
+    home.database()
+        .parent()
+        .unwrap()
+        .join("versions")
+        .join(format!("{id}.git"))
+}
+
+/// A code debate's commits, newest first, from moot's own git dir.
+fn versions_log(home: &Home, id: &str) -> String {
+    git_in(
+        &versions_git_dir(home, id),
+        &["log", "--format=%s", &format!("moot/{id}")],
+    )
+}
+
 fn git_in(dir: &Path, args: &[&str]) -> String {
     let output = std::process::Command::new("git")
         .arg("-C")
@@ -4905,13 +4922,13 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
         result["notes"].to_string().contains("`..`"),
         "the escape was refused: {result}"
     );
-    // The user's tree is as it was; the branch holds a commit per version.
+    // The user's tree is as it was; moot's own git dir holds a commit per version.
     assert_eq!(
         std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
         "#!/bin/sh\necho $(( $1 - $2 ))\n"
     );
     assert!(!home.path().join("../escape.sh").exists());
-    let log = git_in(home.path(), &["log", "--format=%s", &format!("moot/{id}")]);
+    let log = versions_log(&home, &id);
     // Version 1 rewrote calc.sh as it was: nothing to commit.
     assert!(
         log.contains("moot version 2: multiplies") && log.contains("moot version 3: adds"),
@@ -4934,9 +4951,12 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
         record.contains("```bash") || record.contains("```text"),
         "{record}"
     );
-    // The work tree is gone (no --keep); the branch stays.
+    // The work tree is gone (no --keep); the user's repository gained no branch and no
+    // worktree.
+    assert!(!std::env::temp_dir().join(format!("moot-{id}")).exists());
     let trees = git_in(home.path(), &["worktree", "list"]);
     assert_eq!(trees.lines().count(), 1, "{trees}");
+    assert_eq!(git_in(home.path(), &["branch", "--list", "moot/*"]), "");
 
     // moot code versions | diff | apply.
     let listed = home.run(None, &["code", "versions", &id]);
@@ -4991,6 +5011,23 @@ fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_own_worktree
     let missing = home.run(None, &["code", "diff", &id, "1", "99"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("no version 99"));
+    // With moot's git dir gone, the journal's files stand in: the same change is shown and
+    // applied.
+    git_in(home.path(), &["checkout", "-q", "--", "calc.sh", "test.sh"]);
+    std::fs::remove_dir_all(versions_git_dir(&home, &id)).unwrap();
+    let diff = home.run(None, &["code", "diff", &id, "1", "3"]);
+    let diff = String::from_utf8_lossy(&diff.stdout).to_string();
+    assert!(
+        diff.contains("-echo $(( $1 - $2 ))") && diff.contains("+echo $(( $1 + $2 ))"),
+        "{diff}"
+    );
+    let applied = home.run(None, &["code", "apply", &id]);
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    assert!(
+        std::fs::read_to_string(home.path().join("calc.sh"))
+            .unwrap()
+            .contains("+ $2")
+    );
 }
 
 /// Outside git, with the person at the checkpoint: they answer the Generator's questions
@@ -5328,14 +5365,22 @@ fn the_convergence_hook_runs_reds_tests_on_an_earlier_favourite_and_blues_patch_
         "{record}"
     );
     // The kept tree is as version 4 left it: the check's layout was undone.
-    let listed = git_in(home.path(), &["worktree", "list", "--porcelain"]);
-    let kept = listed
-        .lines()
-        .filter_map(|l| l.strip_prefix("worktree "))
-        .find(|p| p.contains(&id))
-        .unwrap()
-        .to_string();
-    let status = git_in(Path::new(&kept), &["status", "--porcelain"]);
+    let kept = std::env::temp_dir()
+        .join(format!("moot-{id}"))
+        .to_string_lossy()
+        .into_owned();
+    let git_dir = versions_git_dir(&home, &id);
+    let status = git_in(
+        home.path(),
+        &[
+            "--git-dir",
+            &git_dir.to_string_lossy(),
+            "--work-tree",
+            &kept,
+            "status",
+            "--porcelain",
+        ],
+    );
     assert!(status.trim().is_empty(), "{status}");
     assert!(
         std::fs::read_to_string(Path::new(&kept).join("calc.sh"))
@@ -5345,7 +5390,7 @@ fn the_convergence_hook_runs_reds_tests_on_an_earlier_favourite_and_blues_patch_
     // An audit re-runs it from the journal: the convergence hook is not run again.
     let verified = home.run(None, &["audit", &id, "--verify"]);
     assert_eq!(verified.status.code(), Some(0), "{}", stderr(&verified));
-    git_in(home.path(), &["worktree", "remove", "--force", &kept]);
+    std::fs::remove_dir_all(&kept).unwrap();
 }
 
 #[test]
@@ -5573,7 +5618,7 @@ fn a_killed_code_debate_resumes_from_its_journal_and_rebuilds_its_work_tree() {
     assert_eq!(versions[2]["hooks_ok"], true);
     assert_eq!(versions[3]["phase"], "optimization");
     // One commit per changed version, none twice, version 4 on top of the rebuilt branch.
-    let log = git_in(home.path(), &["log", "--format=%s", &format!("moot/{id}")]);
+    let log = versions_log(&home, &id);
     assert_eq!(log.matches("moot version 3:").count(), 1, "{log}");
     assert_eq!(log.matches("moot version 2:").count(), 1, "{log}");
     assert!(!tree.exists(), "the rebuilt tree is removed at the end");
@@ -6490,10 +6535,11 @@ fn the_lessons_step_stops_at_ctrl_c_and_at_its_deadline() {
 }
 
 /// The issue's own scenario, end to end: the model writes a test (`hostile.sh`, run as the
-/// test hook) that tries to write into the person's repository, plant a git hook through the
-/// git directory its worktree shares, read the key moot read from `api_key_env = "LLM_CRED"`
-/// (and a password in `DATABASE_URL`), and open a socket. All four fail, the normal check
-/// beside them passes, and neither the repository nor the journal holds a trace (N1, N2).
+/// test hook) that tries to write into the person's repository, plant a git hook in (or
+/// rewrite the config of) the person's git dir and moot's own git dir for the versions, read
+/// the key moot read from `api_key_env = "LLM_CRED"` (and a password in `DATABASE_URL`), and
+/// open a socket. All fail, the normal check beside them passes, and neither the repository
+/// nor the journal holds a trace (N1, N2).
 #[test]
 fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -6501,8 +6547,17 @@ fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_network() {
     let home = Home::new();
     calc_project(&home);
     let outside = home.path().join("PWNED_BY_HOOK.txt");
+    // The user's git dir, and moot's own for the debate (its id is not known yet: a glob).
+    let git_dirs = [
+        format!("'{}'", home.path().join(".git").display()),
+        format!(
+            "'{}'/*.git",
+            home.path().join("moot-home/versions").display()
+        ),
+    ];
     let hostile = support::escape_attempts(
         &outside,
+        &git_dirs,
         "sk-oddly-named-key\\|hunter2",
         port,
         r#"if [ "$(sh calc.sh 2 3)" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi"#,
@@ -6552,13 +6607,28 @@ fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_network() {
     let tail = first["tail"].as_str().unwrap();
     for attempt in [
         "write outside",
-        "plant a git hook",
+        &format!("plant a git hook in {}", home.path().join(".git").display()),
+        &format!(
+            "change the git config in {}",
+            home.path().join(".git").display()
+        ),
+        &format!(
+            "plant a git hook in {}",
+            versions_git_dir(&home, &id).display()
+        ),
+        &format!(
+            "change the git config in {}",
+            versions_git_dir(&home, &id).display()
+        ),
         "read the key",
         "open a socket",
     ] {
         assert!(tail.contains(&format!("blocked: {attempt}")), "{tail}");
     }
-    assert!(!tail.contains("ESCAPED"), "{tail}");
+    assert!(
+        !tail.contains("ESCAPED") && !tail.contains("MISSING"),
+        "{tail}"
+    );
     assert!(
         first["sandbox"].as_str().unwrap().starts_with("landlock"),
         "{first}"
@@ -6566,6 +6636,7 @@ fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_network() {
     assert_eq!(first["offline"], true);
     assert!(!outside.exists());
     assert!(!home.path().join(".git/hooks/post-checkout").exists());
+    assert!(!versions_git_dir(&home, &id).join("hooks").exists());
     let journal = every_file_under(home.database().parent().unwrap());
     assert!(!journal.contains(key) && !journal.contains("hunter2hunter2"));
     drop(listener);

@@ -47,7 +47,13 @@ async fn model_written_tests_cannot_escape_their_tree_read_the_key_or_reach_the_
     git(origin.path(), &["add", "-A"]);
     git(origin.path(), &["commit", "-q", "-m", "calc"]);
     let trees = tempfile::tempdir().unwrap();
-    let tree = WorkTree::create(origin.path(), trees.path(), "DEB-sandbox1").unwrap();
+    let tree = WorkTree::create(
+        origin.path(),
+        trees.path(),
+        &trees.path().join("DEB-sandbox1.git"),
+        "DEB-sandbox1",
+    )
+    .unwrap();
 
     // The key moot read from `api_key_env = "LLM_CRED"`, as providers register it.
     let key = "sk-sandbox-secret-0123456789abcdef";
@@ -59,20 +65,35 @@ async fn model_written_tests_cannot_escape_their_tree_read_the_key_or_reach_the_
     let port = listener.local_addr().unwrap().port();
 
     let outside = origin.path().join("PWNED_BY_HOOK.txt");
-    let attack = support::escape_attempts(&outside, "sk-sandbox-secret\\|hunter2", port, "");
+    let git_dirs = [
+        format!("'{}'", origin.path().join(".git").display()),
+        format!("'{}'", trees.path().join("DEB-sandbox1.git").display()),
+    ];
+    let attack =
+        support::escape_attempts(&outside, &git_dirs, "sk-sandbox-secret\\|hunter2", port, "");
     std::fs::write(tree.root.join("attack.sh"), attack).unwrap();
     let result = hooks::run(&hook("sh attack.sh".into()), &tree.root).await;
     assert!(result.sandbox.is_some(), "{result:?}");
     assert_eq!(
         (result.passed, result.failed),
-        (Some(4), Some(0)),
+        (Some(7), Some(0)),
         "{}",
         result.tail
     );
     assert!(result.ok(), "{}", result.tail);
     assert!(!outside.exists());
-    let common = origin.path().join(".git/hooks/post-checkout");
-    assert!(!common.exists(), "a git hook was planted");
+    for git_dir in [
+        origin.path().join(".git"),
+        trees.path().join("DEB-sandbox1.git"),
+    ] {
+        assert!(
+            !git_dir.join("hooks/post-checkout").exists(),
+            "a git hook was planted in {}",
+            git_dir.display()
+        );
+        let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+        assert!(!config.contains("hooksPath"), "{config}");
+    }
     assert!(!result.tail.contains(key) && !result.tail.contains("hunter2"));
 
     // A normal test in the same sandbox: it writes its tree, HOME and TMPDIR, and passes.

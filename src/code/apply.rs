@@ -1,44 +1,114 @@
-//! Applying a chosen version to the user's tree: in git, as a patch from the debate's branch;
-//! outside it, file by file, each checked against the file the debate started from, since
-//! there is no branch to patch from.
+//! Applying a chosen version to the user's tree: in git, as a patch from the commits that hold
+//! the debate's versions; from the journal (outside git, or with those commits gone), file by
+//! file, each checked against the file the debate started from.
 
+use super::git::{self, Repo};
+use super::history::History;
 use super::versions::{Version, commit_of, files_at};
-use super::worktree::{ApplyError, WorkTree, apply, branch_base};
+use super::worktree::WorkTree;
 use std::path::Path;
 
 /// Where a version is applied from and to.
 pub struct Source<'a> {
     /// The user's tree.
     pub origin: &'a Path,
-    /// `moot/<id>` when the debate ran in git; None for a copy.
-    pub branch: Option<&'a str>,
+    /// Where the debate's versions are committed (the journal when no git holds them).
+    pub history: &'a History,
     /// The files the debate read when it started.
     pub base: &'a [(String, String)],
     pub versions: &'a [Version],
 }
 
+/// Why a version could not be applied to the user's tree.
+#[derive(Debug, PartialEq)]
+pub enum ApplyError {
+    /// The user's tree has uncommitted changes (`--force` applies anyway).
+    Dirty(Vec<String>),
+    /// Outside git: files not as the debate found them (`--force` overwrites them).
+    Changed(Vec<String>),
+    /// The patch does not apply cleanly; nothing was changed.
+    Conflict(String),
+    Git(String),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Dirty(files) => write!(
+                f,
+                "your work tree has uncommitted changes ({}); commit or stash them, or apply with --force",
+                files.join(", ")
+            ),
+            ApplyError::Changed(files) => write!(
+                f,
+                "{}; applying would overwrite them, so nothing was changed (apply with --force to overwrite)",
+                files.join("; ")
+            ),
+            ApplyError::Conflict(detail) => write!(
+                f,
+                "the version does not apply cleanly to your tree, so nothing was changed: {detail}"
+            ),
+            ApplyError::Git(detail) => write!(f, "{detail}"),
+        }
+    }
+}
+
 /// Applies version `number` to the user's tree, refusing changes it would overwrite unless
-/// `force`; the files it changed.
+/// `force`; the files it changed. From git it is a patch; from the journal, its files.
 pub fn apply_version(
     source: &Source<'_>,
     number: u32,
     force: bool,
 ) -> Result<Vec<String>, ApplyError> {
-    let Some(branch) = source.branch else {
+    if *source.history == History::Journal {
         let target = files_at(source.base, source.versions, number);
         return apply_files(source.origin, source.base, &target, force);
-    };
-    let base = branch_base(source.origin, branch).map_err(|_| {
+    }
+    let base = source.history.base().map_err(|why| {
         ApplyError::Git(format!(
-            "{} has no branch {branch} to apply from (was it deleted?); `moot code versions` still lists the versions from the journal",
-            source.origin.display()
+            "{} lost the commit the debate started from ({why}); `moot code versions` still lists the versions from the journal",
+            source.history.describe()
         ))
     })?;
     // A version that changed nothing has no commit of its own, nor anything to apply.
     match commit_of(source.versions, number) {
-        Some(target) => apply(source.origin, &base, &target, force),
+        Some(target) => apply_patch(source.origin, source.history, &base, &target, force),
         None => Ok(Vec::new()),
     }
+}
+
+/// Applies the change from `base` to `version` (commits in `history`) to the user's tree at
+/// `origin` as a patch: refused on a dirty tree unless `force`, and on any conflict (checked
+/// first, so a refused patch changes nothing). Returns the files it changed.
+pub fn apply_patch(
+    origin: &Path,
+    history: &History,
+    base: &str,
+    version: &str,
+    force: bool,
+) -> Result<Vec<String>, ApplyError> {
+    let user = Repo::In(origin);
+    // Untracked files are not changes a patch could lose (a new decision record, say); a
+    // patch that would create one is a conflict `git apply --check` reports.
+    // Untrimmed: a porcelain line is two status columns, a space and the path (" M calc.sh").
+    let dirty: Vec<String> = git::run_raw(user, &["status", "--porcelain", "--untracked-files=no"])
+        .map_err(ApplyError::Git)?
+        .lines()
+        .map(|l| l.get(3..).unwrap_or(l).to_string())
+        .collect();
+    if !dirty.is_empty() && !force {
+        return Err(ApplyError::Dirty(dirty));
+    }
+    let (patch, files) = history.patch(base, version).map_err(ApplyError::Git)?;
+    if patch.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let patch_file = tempfile::NamedTempFile::new().map_err(|e| ApplyError::Git(e.to_string()))?;
+    std::fs::write(patch_file.path(), &patch).map_err(|e| ApplyError::Git(e.to_string()))?;
+    let path = patch_file.path().to_string_lossy().to_string();
+    git::run(user, &["apply", "--check", &path]).map_err(ApplyError::Conflict)?;
+    git::run(user, &["apply", &path]).map_err(ApplyError::Conflict)?;
+    Ok(files)
 }
 
 /// Writes the files `target` changed from `base` (the files the debate read when it started)
@@ -81,13 +151,9 @@ pub fn apply_files(
     if !changed_since.is_empty() && !force {
         return Err(ApplyError::Changed(changed_since));
     }
-    for (path, at, content) in &writes {
-        if let Some(parent) = at.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| ApplyError::Conflict(format!("cannot create {path}'s folder: {e}")))?;
-        }
-        std::fs::write(at, content)
-            .map_err(|e| ApplyError::Conflict(format!("cannot write {path}: {e}")))?;
+    // Written beneath the tree with no symlink on the way, whatever changed since the check.
+    for (path, _, content) in &writes {
+        tree.write(path, content).map_err(ApplyError::Conflict)?;
     }
     Ok(writes.into_iter().map(|(path, _, _)| path).collect())
 }

@@ -3,6 +3,8 @@
 
 pub mod apply;
 pub mod detect;
+pub mod git;
+pub mod history;
 pub mod hooks;
 pub mod loops;
 pub mod record;

@@ -1,29 +1,22 @@
-//! A code debate's own work tree: a git worktree on branch `moot/<debate-id>` (or, outside
-//! git, a temporary copy), where versions are written and committed, so that the user's files
-//! are never touched during a debate. Paths come from model output, so each is checked to stay
-//! inside the tree: no absolute paths, no `..`, nothing under `.git`, no symlinked directories.
+//! A code debate's own work tree, where versions are written and committed, so that the
+//! user's files are never touched during a debate. In git it is a checkout of moot's own git
+//! dir for the debate (`history::private_git_dir`, under the data dir), started from the
+//! user's HEAD: the tree holds no `.git`, and nothing in it can reach the user's repository.
+//! Outside git it is a temporary copy. Paths come from model output, so each is checked to
+//! stay inside the tree: no absolute paths, no `..`, nothing under `.git`, no symlinks.
 
+use super::git::{self, Repo};
+use super::history::BASE_REF;
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
-
-/// How the tree was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A git worktree on its own branch.
-    Git,
-    /// A copy of a directory that is not a git work tree.
-    Copy,
-}
 
 /// A debate's work tree.
 #[derive(Debug)]
 pub struct WorkTree {
     pub root: PathBuf,
-    pub kind: Kind,
+    /// moot's own git dir holding the versions; None for a copy (outside git) or a rehearsal.
+    pub git_dir: Option<PathBuf>,
     /// The user's repository (or directory) it came from.
     pub origin: PathBuf,
-    /// `moot/<debate-id>` for a git worktree.
-    pub branch: Option<String>,
     /// Paths moot wrote for the model since the last commit: all a commit may stage.
     written: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
@@ -63,40 +56,6 @@ pub fn safe_path(path: &str) -> Result<PathBuf, String> {
     Ok(clean)
 }
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    git_raw(dir, args).map(|out| out.trim().to_string())
-}
-
-/// Runs git in `dir` with the repository's own hooks and fsmonitor off (whatever a version
-/// or a hook left there never runs as moot), returning stdout as printed, untrimmed.
-fn git_raw(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "core.hooksPath=/dev/null",
-            "-c",
-            "core.fsmonitor=false",
-        ])
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "moot")
-        .env("GIT_AUTHOR_EMAIL", "moot@localhost")
-        .env("GIT_COMMITTER_NAME", "moot")
-        .env("GIT_COMMITTER_EMAIL", "moot@localhost")
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))
-    }
-}
-
 /// Directories a copy leaves out: build output and dependencies, never the code.
 const NOT_COPIED: &[&str] = &[".git", "target", "node_modules", ".venv", "__pycache__"];
 
@@ -122,7 +81,49 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// Whether `dir` is inside a git work tree (else a debate works in a copy).
 pub fn in_git(dir: &Path) -> bool {
-    git(dir, &["rev-parse", "--show-toplevel"]).is_ok()
+    git::run(Repo::In(dir), &["rev-parse", "--show-toplevel"]).is_ok()
+}
+
+/// The branch in moot's git dir that a debate's versions are committed on.
+fn branch_of(debate_id: &str) -> String {
+    format!("moot/{debate_id}")
+}
+
+/// Makes moot's git dir for a debate, unless it is there already: an empty repository that
+/// takes the user's HEAD (that commit alone, shallow), names it `BASE_REF` and starts the
+/// debate's branch on it. The user's repository is only read.
+fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), String> {
+    let repo = Repo::Private {
+        git_dir,
+        work_tree: None,
+    };
+    let branch = branch_of(debate_id);
+    if git::run(repo, &["rev-parse", "--verify", "--quiet", &branch]).is_ok() {
+        return Ok(());
+    }
+    if let Some(parent) = git_dir.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+    }
+    // No template: no sample hooks, nothing but what git needs.
+    git::run(repo, &["init", "-q", "--bare", "--template="])?;
+    let top = top.to_string_lossy();
+    git::run(
+        repo,
+        &["fetch", "-q", "--no-tags", "--depth=1", top.as_ref(), "HEAD"],
+    )
+    .map_err(|e| {
+        if e.contains("couldn't find remote ref") {
+            format!(
+                "{top} has no commit yet, so a debate has nothing to start from; commit once, or run the debate outside git"
+            )
+        } else {
+            e
+        }
+    })?;
+    git::run(repo, &["update-ref", BASE_REF, "FETCH_HEAD"])?;
+    git::run(repo, &["branch", "--force", &branch, BASE_REF])?;
+    Ok(())
 }
 
 impl WorkTree {
@@ -131,9 +132,8 @@ impl WorkTree {
     pub fn copy_at(root: &Path) -> WorkTree {
         WorkTree {
             root: root.to_path_buf(),
-            kind: Kind::Copy,
+            git_dir: None,
             origin: root.to_path_buf(),
-            branch: None,
             written: Default::default(),
         }
     }
@@ -144,89 +144,106 @@ impl WorkTree {
         let root = parent.join(format!("moot-rehearsal-{debate_id}-{}", std::process::id()));
         std::fs::create_dir_all(&root)
             .map_err(|e| format!("cannot make {}: {e}", root.display()))?;
-        Ok(WorkTree {
-            origin: root.clone(),
-            root,
-            kind: Kind::Copy,
-            branch: None,
-            written: Default::default(),
-        })
+        Ok(WorkTree::copy_at(&root))
     }
 
     /// Makes the tree for `debate_id` from `origin` under `parent` (a temporary directory):
-    /// a git worktree on `moot/<debate_id>` at HEAD, or a copy when `origin` is not in git.
-    pub fn create(origin: &Path, parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
+    /// in git, a checkout of the debate's branch in `git_dir` (made from the user's HEAD if
+    /// new); outside git, a copy.
+    pub fn create(
+        origin: &Path,
+        parent: &Path,
+        git_dir: &Path,
+        debate_id: &str,
+    ) -> Result<WorkTree, String> {
         let root = parent.join(format!("moot-{debate_id}"));
-        match git(origin, &["rev-parse", "--show-toplevel"]) {
-            Ok(top) => {
-                let branch = format!("moot/{debate_id}");
-                let target = root.to_string_lossy().to_string();
-                // The branch survives a rebuilt tree (a resume after the tree was removed).
-                let exists = git(origin, &["rev-parse", "--verify", "--quiet", &branch]).is_ok();
-                // A tree deleted behind git's back (a cleaned temporary directory) is still
-                // registered; forget it, or git refuses to check the branch out again.
-                let _ = git(Path::new(&top), &["worktree", "prune"]);
-                let mut args = vec!["worktree", "add"];
-                if !exists {
-                    args.extend(["-b", branch.as_str()]);
-                }
-                args.push(&target);
-                if exists {
-                    args.push(branch.as_str());
-                } else {
-                    args.push("HEAD");
-                }
-                git(Path::new(&top), &args)?;
-                Ok(WorkTree {
-                    root,
-                    kind: Kind::Git,
-                    origin: PathBuf::from(top),
-                    branch: Some(branch),
-                    written: Default::default(),
-                })
-            }
-            Err(_) => {
-                copy_tree(origin, &root).map_err(|e| {
-                    format!(
-                        "cannot copy {} to {}: {e}",
-                        origin.display(),
-                        root.display()
-                    )
-                })?;
-                Ok(WorkTree {
-                    root,
-                    kind: Kind::Copy,
-                    origin: origin.to_path_buf(),
-                    branch: None,
-                    written: Default::default(),
-                })
-            }
-        }
+        let Ok(top) = git::run(Repo::In(origin), &["rev-parse", "--show-toplevel"]) else {
+            copy_tree(origin, &root).map_err(|e| {
+                format!(
+                    "cannot copy {} to {}: {e}",
+                    origin.display(),
+                    root.display()
+                )
+            })?;
+            return Ok(WorkTree {
+                root,
+                git_dir: None,
+                origin: origin.to_path_buf(),
+                written: Default::default(),
+            });
+        };
+        make_private(Path::new(&top), git_dir, debate_id)?;
+        std::fs::create_dir_all(&root)
+            .map_err(|e| format!("cannot make {}: {e}", root.display()))?;
+        let tree = WorkTree {
+            root,
+            git_dir: Some(git_dir.to_path_buf()),
+            origin: PathBuf::from(top),
+            written: Default::default(),
+        };
+        tree.git(&["checkout", "-q", "--force", &branch_of(debate_id)])?;
+        Ok(tree)
     }
 
     /// The tree of a debate being resumed: the one on disk when it is still there, else made
-    /// again (a git worktree from its branch, which holds every committed version).
-    pub fn reopen(origin: &Path, parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
+    /// again (from the debate's branch in its git dir, which holds every committed version).
+    pub fn reopen(
+        origin: &Path,
+        parent: &Path,
+        git_dir: &Path,
+        debate_id: &str,
+    ) -> Result<WorkTree, String> {
         let root = parent.join(format!("moot-{debate_id}"));
-        if !root.is_dir() {
-            return WorkTree::create(origin, parent, debate_id);
+        let legacy = root.join(".git");
+        if legacy.symlink_metadata().is_ok() {
+            // A tree from before moot kept its own git dir: a worktree of the user's
+            // repository. It is let go (its branch stays there) and made afresh.
+            let _ = git::run(
+                Repo::In(origin),
+                &["worktree", "remove", "--force", &root.to_string_lossy()],
+            );
+            if root.exists() {
+                std::fs::remove_dir_all(&root)
+                    .map_err(|e| format!("cannot remove {}: {e}", root.display()))?;
+            }
         }
-        Ok(match git(origin, &["rev-parse", "--show-toplevel"]) {
-            Ok(top) => WorkTree {
-                root,
-                kind: Kind::Git,
-                origin: PathBuf::from(top),
-                branch: Some(format!("moot/{debate_id}")),
-                written: Default::default(),
+        if !root.is_dir() {
+            return WorkTree::create(origin, parent, git_dir, debate_id);
+        }
+        Ok(
+            match git::run(Repo::In(origin), &["rev-parse", "--show-toplevel"]) {
+                Ok(top) => {
+                    make_private(Path::new(&top), git_dir, debate_id)?;
+                    WorkTree {
+                        root,
+                        git_dir: Some(git_dir.to_path_buf()),
+                        origin: PathBuf::from(top),
+                        written: Default::default(),
+                    }
+                }
+                Err(_) => WorkTree {
+                    root,
+                    git_dir: None,
+                    origin: origin.to_path_buf(),
+                    written: Default::default(),
+                },
             },
-            Err(_) => WorkTree {
-                root,
-                kind: Kind::Copy,
-                origin: origin.to_path_buf(),
-                branch: None,
-                written: Default::default(),
+        )
+    }
+
+    /// Runs git on the tree and its git dir.
+    fn git(&self, args: &[&str]) -> Result<String, String> {
+        let git_dir = self
+            .git_dir
+            .as_deref()
+            .ok_or_else(|| "this work tree has no git dir".to_string())?;
+        git::run(
+            Repo::Private {
+                git_dir,
+                work_tree: Some(&self.root),
             },
-        })
+            args,
+        )
     }
 
     /// Where `path` (from model output) lands, once checked: inside the tree, through no
@@ -284,7 +301,7 @@ impl WorkTree {
         message: &str,
         paths: &[&str],
     ) -> Result<Option<String>, String> {
-        if self.kind != Kind::Git {
+        if self.git_dir.is_none() {
             return Ok(None);
         }
         let mut staged = self
@@ -300,13 +317,14 @@ impl WorkTree {
                 staged.insert(clean.to_string_lossy().into_owned());
             }
         }
-        // Files there are added; a path written and then taken away again (a check's layout
+        // Files there are added (even where the project's .gitignore would leave them out:
+        // the model wrote them); a path written and then taken away again (a check's layout
         // undone) leaves the index, if git had it at all.
         let (present, gone): (Vec<String>, Vec<String>) = staged
             .into_iter()
             .partition(|path| self.root.join(path).symlink_metadata().is_ok());
         for (command, paths) in [
-            (&["add", "--"][..], present),
+            (&["add", "--force", "--"][..], present),
             (
                 &["rm", "-q", "--cached", "--ignore-unmatch", "--"][..],
                 gone,
@@ -318,124 +336,41 @@ impl WorkTree {
                     .copied()
                     .chain(paths.iter().map(String::as_str))
                     .collect();
-                git(&self.root, &args)?;
+                self.git(&args)?;
             }
         }
         let subject = format!("moot version {number}:");
-        if git(&self.root, &["diff", "--cached", "--quiet"]).is_ok() {
+        if self.git(&["diff", "--cached", "--quiet"]).is_ok() {
             // Committed already, by a run killed before it could journal the commit.
-            let head = git(&self.root, &["log", "-1", "--format=%H %s"]).unwrap_or_default();
+            let head = self
+                .git(&["log", "-1", "--format=%H %s"])
+                .unwrap_or_default();
             return Ok(head
                 .split_once(' ')
                 .filter(|(_, s)| s.starts_with(&subject))
                 .map(|(sha, _)| sha.to_string()));
         }
         let message = format!("{subject} {message}");
-        git(&self.root, &["commit", "--no-verify", "-q", "-m", &message])?;
-        git(&self.root, &["rev-parse", "HEAD"]).map(Some)
+        self.git(&["commit", "--no-verify", "-q", "-m", &message])?;
+        self.git(&["rev-parse", "HEAD"]).map(Some)
     }
 
-    /// The diff between two commits of the debate (versions), as `git diff` prints it.
-    pub fn diff(origin: &Path, from: &str, to: &str) -> Result<String, String> {
-        git(origin, &["diff", from, to])
-    }
-
-    /// Removes the tree (the branch and its commits stay).
+    /// Removes the tree (the git dir and its commits stay).
     pub fn remove(self) -> Result<(), String> {
-        match self.kind {
-            Kind::Git => git(
-                &self.origin,
-                &[
-                    "worktree",
-                    "remove",
-                    "--force",
-                    &self.root.to_string_lossy(),
-                ],
-            )
-            .map(|_| ()),
-            Kind::Copy => std::fs::remove_dir_all(&self.root)
-                .map_err(|e| format!("cannot remove {}: {e}", self.root.display())),
-        }
+        std::fs::remove_dir_all(&self.root)
+            .map_err(|e| format!("cannot remove {}: {e}", self.root.display()))
     }
-}
-
-/// Where `branch` (a debate's) left the user's current branch: what its versions are diffed
-/// and applied against.
-pub fn branch_base(origin: &Path, branch: &str) -> Result<String, String> {
-    git(origin, &["merge-base", "HEAD", branch])
-}
-
-/// Why a version could not be applied to the user's tree.
-#[derive(Debug, PartialEq)]
-pub enum ApplyError {
-    /// The user's tree has uncommitted changes (`--force` applies anyway).
-    Dirty(Vec<String>),
-    /// Outside git: files not as the debate found them (`--force` overwrites them).
-    Changed(Vec<String>),
-    /// The patch does not apply cleanly; nothing was changed.
-    Conflict(String),
-    Git(String),
-}
-
-impl std::fmt::Display for ApplyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApplyError::Dirty(files) => write!(
-                f,
-                "your work tree has uncommitted changes ({}); commit or stash them, or apply with --force",
-                files.join(", ")
-            ),
-            ApplyError::Changed(files) => write!(
-                f,
-                "{}; applying would overwrite them, so nothing was changed (apply with --force to overwrite)",
-                files.join("; ")
-            ),
-            ApplyError::Conflict(detail) => write!(
-                f,
-                "the version does not apply cleanly to your tree, so nothing was changed: {detail}"
-            ),
-            ApplyError::Git(detail) => write!(f, "{detail}"),
-        }
-    }
-}
-
-/// Applies the change from `base` to `version` (commits of the debate's branch) to the user's
-/// tree at `origin` as a patch: refused on a dirty tree unless `force`, and on any conflict
-/// (checked first, so a refused patch changes nothing). Returns the files it changed.
-pub fn apply(
-    origin: &Path,
-    base: &str,
-    version: &str,
-    force: bool,
-) -> Result<Vec<String>, ApplyError> {
-    // Untracked files are not changes a patch could lose (a new decision record, say); a
-    // patch that would create one is a conflict `git apply --check` reports.
-    // Untrimmed: a porcelain line is two status columns, a space and the path (" M calc.sh").
-    let dirty: Vec<String> = git_raw(origin, &["status", "--porcelain", "--untracked-files=no"])
-        .map_err(ApplyError::Git)?
-        .lines()
-        .map(|l| l.get(3..).unwrap_or(l).to_string())
-        .collect();
-    if !dirty.is_empty() && !force {
-        return Err(ApplyError::Dirty(dirty));
-    }
-    let patch = git(origin, &["diff", "--binary", base, version]).map_err(ApplyError::Git)?;
-    if patch.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    let patch_file = tempfile::NamedTempFile::new().map_err(|e| ApplyError::Git(e.to_string()))?;
-    std::fs::write(patch_file.path(), format!("{patch}\n"))
-        .map_err(|e| ApplyError::Git(e.to_string()))?;
-    let path = patch_file.path().to_string_lossy().to_string();
-    git(origin, &["apply", "--check", &path]).map_err(ApplyError::Conflict)?;
-    git(origin, &["apply", &path]).map_err(ApplyError::Conflict)?;
-    let files = git(origin, &["diff", "--name-only", base, version]).map_err(ApplyError::Git)?;
-    Ok(files.lines().map(str::to_string).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::code::apply::{ApplyError, apply_patch};
+    use crate::code::history::History;
+
+    fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+        git::run(Repo::In(dir), args)
+    }
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -444,6 +379,25 @@ mod tests {
         git(dir.path(), &["add", "-A"]).unwrap();
         git(dir.path(), &["commit", "-q", "-m", "start"]).unwrap();
         dir
+    }
+
+    /// Everything under a repository's `.git`, path and contents, to show it unchanged.
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        fn walk(at: &Path, into: &mut Vec<(PathBuf, Vec<u8>)>) {
+            let mut entries: Vec<_> = std::fs::read_dir(at).unwrap().flatten().collect();
+            entries.sort_by_key(std::fs::DirEntry::path);
+            for entry in entries {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, into);
+                } else {
+                    into.push((path.clone(), std::fs::read(&path).unwrap_or_default()));
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(&dir.join(".git"), &mut files);
+        files
     }
 
     #[test]
@@ -466,15 +420,32 @@ mod tests {
         assert!(safe_path("../x").unwrap_err().contains("`..`"));
     }
 
+    /// N1: the tree is a checkout of moot's own git dir, so the user's repository gains no
+    /// branch, no worktree entry and no file in `.git`, and the tree has no `.git` at all.
     #[test]
-    fn a_git_worktree_on_its_branch_takes_versions_and_leaves_the_user_tree_alone() {
+    fn versions_are_committed_in_moots_own_git_dir_and_the_user_repository_is_only_read() {
         let origin = repo();
+        std::fs::write(origin.path().join(".gitignore"), "build/\n").unwrap();
+        git(origin.path(), &["add", ".gitignore"]).unwrap();
+        git(origin.path(), &["commit", "-q", "-m", "ignore build"]).unwrap();
+        let head = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
+        let before = snapshot(origin.path());
         let parent = tempfile::tempdir().unwrap();
-        let tree = WorkTree::create(origin.path(), parent.path(), "DEB-test0001").unwrap();
-        assert_eq!(tree.kind, Kind::Git);
-        assert_eq!(tree.branch.as_deref(), Some("moot/DEB-test0001"));
+        let data = tempfile::tempdir().unwrap();
+        let git_dir = data.path().join("versions/DEB-test0001.git");
+        let tree =
+            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-test0001").unwrap();
+        assert_eq!(tree.git_dir.as_deref(), Some(git_dir.as_path()));
+        assert!(!tree.root.join(".git").exists());
+        assert_eq!(
+            std::fs::read_to_string(tree.root.join("lib.rs")).unwrap(),
+            "fn old() {}\n"
+        );
         tree.write("lib.rs", "fn new() {}\n").unwrap();
         tree.write("src/added.rs", "// v1\n").unwrap();
+        // A file the model wrote where the project's .gitignore points is still its version.
+        tree.write("build/gen.rs", "// generated by the model\n")
+            .unwrap();
         // What a hook left in the tree (a file, a symlink out) is in no version.
         std::fs::write(tree.root.join("hooked.txt"), "from a hook\n").unwrap();
         std::os::unix::fs::symlink("/etc/hostname", tree.root.join("host")).unwrap();
@@ -483,21 +454,32 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(commit.len(), 40);
-        let committed = git(
-            origin.path(),
+        let private = Repo::Private {
+            git_dir: &git_dir,
+            work_tree: None,
+        };
+        let committed = git::run(
+            private,
             &["show", "--name-only", "--format=", commit.as_str()],
         )
         .unwrap();
-        assert_eq!(committed, "lib.rs\nsrc/added.rs");
+        assert_eq!(committed, "build/gen.rs\nlib.rs\nsrc/added.rs");
+        assert_eq!(
+            git::run(private, &["rev-parse", BASE_REF]).unwrap(),
+            head,
+            "the base is the user's HEAD"
+        );
         std::fs::remove_file(tree.root.join("hooked.txt")).unwrap();
         std::fs::remove_file(tree.root.join("host")).unwrap();
         assert_eq!(tree.commit(2, "nothing new", &["lib.rs"]).unwrap(), None);
-        // The user's tree is untouched; the branch holds the version.
+        // The user's tree and repository are as they were: the version is in moot's git dir.
         assert_eq!(
             std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
             "fn old() {}\n"
         );
-        let log = git(origin.path(), &["log", "--format=%s", "moot/DEB-test0001"]).unwrap();
+        assert_eq!(snapshot(origin.path()), before);
+        assert!(!git::holds(Repo::In(origin.path()), &commit));
+        let log = git::run(private, &["log", "--format=%s", "moot/DEB-test0001"]).unwrap();
         assert!(log.starts_with("moot version 1: first draft"), "{log}");
         // A symlink inside the tree pointing out is refused.
         std::os::unix::fs::symlink("/tmp", tree.root.join("out")).unwrap();
@@ -510,33 +492,81 @@ mod tests {
         let root = tree.root.clone();
         tree.remove().unwrap();
         assert!(!root.exists());
-        // Rebuilt from the branch, as a resume after the tree was removed would; reopened as
+        // Rebuilt from the git dir, as a resume after the tree was removed would; reopened as
         // it is while it stands.
-        let again = WorkTree::reopen(origin.path(), parent.path(), "DEB-test0001").unwrap();
+        let again =
+            WorkTree::reopen(origin.path(), parent.path(), &git_dir, "DEB-test0001").unwrap();
         assert_eq!(
             std::fs::read_to_string(again.root.join("src/added.rs")).unwrap(),
             "// v1\n"
         );
         again.write("src/added.rs", "// v2\n").unwrap();
-        let same = WorkTree::reopen(origin.path(), parent.path(), "DEB-test0001").unwrap();
+        let same =
+            WorkTree::reopen(origin.path(), parent.path(), &git_dir, "DEB-test0001").unwrap();
         assert_eq!(same.root, again.root);
         assert_eq!(
             std::fs::read_to_string(same.root.join("src/added.rs")).unwrap(),
             "// v2\n"
         );
-        assert_eq!(same.branch.as_deref(), Some("moot/DEB-test0001"));
         again.remove().unwrap();
+        assert_eq!(snapshot(origin.path()), before);
+    }
+
+    /// A tree from before moot kept its own git dir (a worktree of the user's repository) is
+    /// let go on a resume and made again from moot's git dir.
+    #[test]
+    fn a_legacy_worktree_is_let_go_on_a_resume() {
+        let origin = repo();
+        let parent = tempfile::tempdir().unwrap();
+        let root = parent.path().join("moot-DEB-legacy01");
+        git(
+            origin.path(),
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "moot/DEB-legacy01",
+                &root.to_string_lossy(),
+                "HEAD",
+            ],
+        )
+        .unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let git_dir = data.path().join("DEB-legacy01.git");
+        let tree =
+            WorkTree::reopen(origin.path(), parent.path(), &git_dir, "DEB-legacy01").unwrap();
+        assert!(!tree.root.join(".git").exists());
+        assert!(tree.root.join("lib.rs").is_file());
+        let listed = git(origin.path(), &["worktree", "list"]).unwrap();
+        assert_eq!(listed.lines().count(), 1, "{listed}");
+    }
+
+    #[test]
+    fn an_unborn_repository_is_refused_with_what_to_do() {
+        let origin = tempfile::tempdir().unwrap();
+        git(origin.path(), &["init", "-q"]).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let git_dir = parent.path().join("v.git");
+        let refused =
+            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-unborn01").unwrap_err();
+        assert!(refused.contains("has no commit yet"), "{refused}");
     }
 
     #[test]
     fn a_version_applies_to_a_clean_tree_and_is_refused_on_a_dirty_one_or_a_conflict() {
         let origin = repo();
-        let base = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
         let parent = tempfile::tempdir().unwrap();
-        let tree = WorkTree::create(origin.path(), parent.path(), "DEB-apply001").unwrap();
+        let git_dir = parent.path().join("DEB-apply001.git");
+        let tree =
+            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-apply001").unwrap();
         tree.write("lib.rs", "fn new() {}\n").unwrap();
         let v1 = tree.commit(1, "v1", &["lib.rs"]).unwrap().unwrap();
-        let diff = WorkTree::diff(origin.path(), &base, &v1).unwrap();
+        let history = History::Private {
+            git_dir: git_dir.clone(),
+        };
+        let base = history.base().unwrap();
+        let diff = history.diff(&base, &v1).unwrap();
         assert!(
             diff.contains("-fn old() {}") && diff.contains("+fn new() {}"),
             "{diff}"
@@ -546,7 +576,7 @@ mod tests {
         std::fs::write(origin.path().join("untracked.txt"), "new\n").unwrap();
         std::fs::write(origin.path().join("notes.txt"), "mine\n").unwrap();
         git(origin.path(), &["add", "notes.txt"]).unwrap();
-        let refused = apply(origin.path(), &base, &v1, false).unwrap_err();
+        let refused = apply_patch(origin.path(), &history, &base, &v1, false).unwrap_err();
         assert!(
             matches!(&refused, ApplyError::Dirty(files) if files == &vec!["notes.txt".to_string()])
         );
@@ -556,7 +586,7 @@ mod tests {
             "fn old() {}\n"
         );
         assert_eq!(
-            apply(origin.path(), &base, &v1, true).unwrap(),
+            apply_patch(origin.path(), &history, &base, &v1, true).unwrap(),
             vec!["lib.rs".to_string()]
         );
         assert_eq!(
@@ -566,7 +596,7 @@ mod tests {
         // A conflict: the user's lib.rs moved on; the patch is refused whole.
         git(origin.path(), &["checkout", "-q", "--", "lib.rs"]).unwrap();
         std::fs::write(origin.path().join("lib.rs"), "fn theirs() {}\n").unwrap();
-        let conflict = apply(origin.path(), &base, &v1, true).unwrap_err();
+        let conflict = apply_patch(origin.path(), &history, &base, &v1, true).unwrap_err();
         assert!(matches!(conflict, ApplyError::Conflict(_)), "{conflict}");
         assert_eq!(
             std::fs::read_to_string(origin.path().join("lib.rs")).unwrap(),
@@ -584,7 +614,11 @@ mod tests {
         git(origin.path(), &["commit", "-q", "-m", "readme"]).unwrap();
         let head = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
         std::fs::write(origin.path().join("README.md"), "# edited\n").unwrap();
-        let refused = apply(origin.path(), &head, &head, false).unwrap_err();
+        let history = History::Branch {
+            origin: origin.path().to_path_buf(),
+            branch: "main".into(),
+        };
+        let refused = apply_patch(origin.path(), &history, &head, &head, false).unwrap_err();
         assert_eq!(refused, ApplyError::Dirty(vec!["README.md".to_string()]));
         assert!(refused.to_string().contains("(README.md)"), "{refused}");
     }
@@ -596,8 +630,11 @@ mod tests {
         std::fs::create_dir(origin.path().join("node_modules")).unwrap();
         std::fs::write(origin.path().join("node_modules/huge.js"), "x").unwrap();
         let parent = tempfile::tempdir().unwrap();
-        let tree = WorkTree::create(origin.path(), parent.path(), "DEB-copy0001").unwrap();
-        assert_eq!(tree.kind, Kind::Copy);
+        let git_dir = parent.path().join("unused.git");
+        let tree =
+            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-copy0001").unwrap();
+        assert_eq!(tree.git_dir, None);
+        assert!(!git_dir.exists());
         assert!(tree.root.join("slug.py").is_file());
         assert!(!tree.root.join("node_modules").exists());
         tree.write("slug.py", "def slugify(s): return s.lower()\n")

@@ -140,7 +140,15 @@ impl Store {
                 return Err(StoreError::NotFound(id.to_string()));
             }
             Ok(())
-        })
+        })?;
+        // A code debate's versions go with it; a debate of another kind has none.
+        match std::fs::remove_dir_all(self.versions_git_dir(id)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::Data(format!(
+                "{id} was deleted, but its versions in {} were not: {e}",
+                self.versions_git_dir(id).display()
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -227,6 +227,30 @@ impl Store {
         &self.path
     }
 
+    /// moot's own git dir for code debate `id`'s versions, beside the journal
+    /// (`versions/<id>.git`, by absolute path): outside every work tree, so nothing a hook
+    /// runs can write it. An in-memory journal keeps them in the temporary directory.
+    pub fn versions_git_dir(&self, id: &str) -> std::path::PathBuf {
+        let dir = match self.path.parent() {
+            _ if self.path == Path::new(":memory:") => std::env::temp_dir().join("moot-versions"),
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        // Ids are moot's own (`DEB-…`); anything else is kept to one path component.
+        let name: String = id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        dir.join("versions").join(format!("{name}.git"))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // The connection stays consistent after a panic elsewhere: SQLite rolls back on error.
         self.connection.lock().unwrap_or_else(|e| e.into_inner())
@@ -290,6 +314,36 @@ mod tests {
         drop(holder);
         // Once released, the journal opens and migrates.
         Store::open_waiting(&path, Duration::from_millis(50)).unwrap();
+    }
+
+    /// A code debate's versions sit beside the journal, by absolute path, one component per
+    /// id, and go when the debate is deleted.
+    #[test]
+    fn versions_sit_beside_the_journal_and_go_with_their_debate() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let git_dir = store.versions_git_dir("DEB-code0001");
+        assert_eq!(git_dir, dir.path().join("versions/DEB-code0001.git"));
+        assert_eq!(
+            store.versions_git_dir("../x").file_name().unwrap(),
+            "___x.git"
+        );
+        assert!(
+            Store::open(Path::new(":memory:"))
+                .unwrap()
+                .versions_git_dir("DEB-x")
+                .starts_with(std::env::temp_dir())
+        );
+        store
+            .create_debate(&running_debate("DEB-code0001"))
+            .unwrap();
+        std::fs::create_dir_all(git_dir.join("objects")).unwrap();
+        store.delete("DEB-code0001").unwrap();
+        assert!(!git_dir.exists());
+        assert!(
+            dir.path().join("versions").is_dir(),
+            "only its own dir goes"
+        );
     }
 
     #[test]

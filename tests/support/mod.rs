@@ -1421,17 +1421,37 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
 }
 
 /// A test script as a hostile model might write one: it tries to write `outside`, plant a git
-/// hook through the git directory its tree shares, find `secret` in its environment and open
-/// a socket to 127.0.0.1:`port`, printing `blocked: …` or `ESCAPED: …` for each, then runs
-/// `normal` (shell lines that add to `p` or `f`) and prints the counts as cargo test does.
-pub fn escape_attempts(outside: &std::path::Path, secret: &str, port: u16, normal: &str) -> String {
+/// hook in and rewrite the config of each of `git_dirs` (the user's and moot's own), find
+/// `secret` in its environment and open a socket to 127.0.0.1:`port`, printing `blocked: …`
+/// or `ESCAPED: …` for each, then runs `normal` (shell lines that add to `p` or `f`) and
+/// prints the counts as cargo test does.
+pub fn escape_attempts(
+    outside: &std::path::Path,
+    git_dirs: &[String],
+    secret: &str,
+    port: u16,
+    normal: &str,
+) -> String {
+    // Each git dir is a shell word (a glob where the name is not known in advance); one that
+    // is not there fails the test rather than passing as "blocked".
+    let git_attacks: String = git_dirs
+        .iter()
+        .map(|dir| {
+            format!(
+                r#"for d in {dir}; do
+  if [ ! -d "$d" ]; then f=$((f+1)); echo "MISSING: $d"; fi
+  if mkdir -p "$d/hooks" 2>/dev/null && printf '#!/bin/sh\necho HOOKED\n' > "$d/hooks/post-checkout" 2>/dev/null; then check open "plant a git hook in $d"; else check blocked "plant a git hook in $d"; fi
+  if printf '[core]\n\thooksPath = /tmp\n' >> "$d/config" 2>/dev/null; then check open "change the git config in $d"; else check blocked "change the git config in $d"; fi
+done
+"#
+            )
+        })
+        .collect();
     format!(
         r#"p=0; f=0
 check() {{ if [ "$1" = blocked ]; then p=$((p+1)); echo "blocked: $2"; else f=$((f+1)); echo "ESCAPED: $2"; fi; }}
 if echo pwned > '{outside}' 2>/dev/null; then check open "write outside"; else check blocked "write outside"; fi
-common=$(git rev-parse --git-common-dir)
-if printf '#!/bin/sh\necho HOOKED\n' > "$common/hooks/post-checkout" 2>/dev/null; then check open "plant a git hook"; else check blocked "plant a git hook"; fi
-if env | grep -q '{secret}'; then check open "read the key"; else check blocked "read the key"; fi
+{git_attacks}if env | grep -q '{secret}'; then check open "read the key"; else check blocked "read the key"; fi
 if bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null; then check open "open a socket"; else check blocked "open a socket"; fi
 {normal}
 echo "test result: ok. $p passed; $f failed"

@@ -78,7 +78,7 @@ impl super::Protocol for Code {
     }
 
     fn description(&self) -> &'static str {
-        "a code debate: a Generator writes versions in the debate's own git worktree, tests run \
+        "a code debate: a Generator writes versions in the debate's own work tree, tests run \
          after each, failures are reflected on and retried, critics and an optional red team \
          attack it, a Judge scores every version; nothing touches your files"
     }
@@ -179,7 +179,12 @@ async fn run(
     let tree = if settings.rehearsal {
         WorkTree::scratch(&settings.worktrees, &ctx.debate_id)
     } else {
-        WorkTree::reopen(&settings.origin, &settings.worktrees, &ctx.debate_id)
+        WorkTree::reopen(
+            &settings.origin,
+            &settings.worktrees,
+            &ctx.store().versions_git_dir(&ctx.debate_id),
+            &ctx.debate_id,
+        )
     }
     .map_err(EngineError::Setup)?;
     let mut shop = Workshop::new(ctx, common, settings, tree);
@@ -284,8 +289,8 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
             w.number, ctx.debate_id, w.number
         ),
         Some(w) if settings.in_git => format!(
-            "Apply version {} with `moot code apply {} --version {}` (the versions are on branch moot/{}).",
-            w.number, ctx.debate_id, w.number, ctx.debate_id
+            "Apply version {} with `moot code apply {} --version {}` (each version is a commit in moot's own git dir for the debate, not in your repository; `moot code diff {} 1 {}` compares them).",
+            w.number, ctx.debate_id, w.number, ctx.debate_id, w.number
         ),
         Some(w) => format!(
             "Apply version {} with `moot code apply {} --version {}` (outside git it writes the version's files, refusing any you changed since the debate started).",

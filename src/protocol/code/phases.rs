@@ -6,6 +6,7 @@
 use super::workshop::{MOOT, Workshop};
 use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
 use crate::code::apply::{Source, apply_version};
+use crate::code::history::History;
 use crate::code::hooks::HookResult;
 use crate::code::record::Finding;
 use crate::code::roles::{self, CodePhase};
@@ -648,10 +649,15 @@ pub async fn apply_winner(
             }
         ),
         GateOutcome::Approved { .. } => {
-            let branch = format!("moot/{}", shop.ctx.debate_id);
+            let history = match &shop.tree.git_dir {
+                Some(git_dir) => {
+                    History::locate(git_dir, &origin, &shop.ctx.debate_id, &shop.versions)
+                }
+                None => History::Journal,
+            };
             let source = Source {
                 origin: &origin,
-                branch: shop.settings.in_git.then_some(branch.as_str()),
+                history: &history,
                 base: &shop.settings.files,
                 versions: &shop.versions,
             };
