@@ -167,7 +167,12 @@ impl Beneath {
 
     /// The whole of a regular file, refused past `cap` bytes (`InvalidData`, naming both).
     pub fn read(&self, relative: &Path, cap: u64) -> io::Result<Vec<u8>> {
-        let file = File::from(self.at(relative, libc::O_RDONLY | libc::O_NOCTTY, 0)?);
+        // Non-blocking, so a FIFO left in the tree is refused below instead of hanging the open.
+        let file = File::from(self.at(
+            relative,
+            libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK,
+            0,
+        )?);
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Err(io::Error::new(
@@ -202,7 +207,8 @@ impl Beneath {
             .collect())
     }
 
-    /// Whether `relative` is a regular file reached without a link.
+    /// Whether `relative` is a regular file reached without a link (a FIFO is not, and is
+    /// not waited on).
     pub fn is_file(&self, relative: &Path) -> bool {
         self.at(
             relative,
@@ -303,6 +309,22 @@ fn unique() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A FIFO left where a file is expected (by a hook, or in an arena directory) is refused
+    /// at once: opening it for reading would wait for a writer that never comes.
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let root = tempfile::tempdir().unwrap();
+        let fifo =
+            std::ffi::CString::new(root.path().join("turn.json").to_string_lossy().as_bytes())
+                .unwrap();
+        // SAFETY: a valid C string and mode.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let tree = Beneath::open(root.path()).unwrap();
+        let refused = tree.read(Path::new("turn.json"), 1024).unwrap_err();
+        assert_eq!(refused.kind(), io::ErrorKind::InvalidInput, "{refused}");
+        assert!(!tree.is_file(Path::new("turn.json")));
+    }
 
     #[test]
     fn links_anywhere_below_are_refused_and_real_paths_work() {

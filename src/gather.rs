@@ -2,6 +2,7 @@
 //! docs that mention the topic's key terms (honouring .gitignore, skipping binaries), and the
 //! git history of the files that matched. A moderator step condenses it into facts.
 
+use crate::beneath::Beneath;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use serde::{Deserialize, Serialize};
@@ -376,6 +377,22 @@ fn search(
     for other in &roots[1..] {
         builder.add(other);
     }
+    // Each file is read beneath the root it was found under, with no symlink anywhere on
+    // the way (the walk follows none, and one swapped in since is refused, not followed).
+    // A root that is a file is read beneath its directory.
+    let bases: Vec<(&Path, PathBuf, Option<Beneath>)> = roots
+        .iter()
+        .map(|root| {
+            let dir = if root.is_dir() {
+                root.clone()
+            } else {
+                root.parent()
+                    .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+            };
+            let tree = Beneath::open(&dir).ok();
+            (root.as_path(), dir, tree)
+        })
+        .collect();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
     builder
         .hidden(true)
@@ -390,7 +407,7 @@ fn search(
             .binary_detection(BinaryDetection::quit(0))
             .line_number(true)
             .build();
-        let found = &found;
+        let (found, bases) = (&found, &bases);
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return ignore::WalkState::Continue;
@@ -417,9 +434,22 @@ fn search(
                 },
                 binary: false,
             };
-            // A file that cannot be read or is not UTF-8 text is skipped like a binary.
-            let binary =
-                searcher.search_path(matcher, path, &mut collector).is_err() || collector.binary;
+            // A file that cannot be read (or only through a symlink) or is not UTF-8 text is
+            // skipped like a binary.
+            let bytes = bases
+                .iter()
+                .filter(|(root, _, _)| path.starts_with(root))
+                .find_map(|(_, dir, tree)| Some((path.strip_prefix(dir).ok()?, tree.as_ref()?)))
+                .and_then(|(inside, tree)| tree.read(inside, MAX_FILE_BYTES).ok());
+            let binary = match &bytes {
+                Some(bytes) => {
+                    searcher
+                        .search_slice(matcher, bytes, &mut collector)
+                        .is_err()
+                        || collector.binary
+                }
+                None => true,
+            };
             let mut hits = collector.hits;
             // A file name that names a term counts as one more distinct term.
             let name = relative.to_lowercase();
@@ -429,7 +459,7 @@ fn search(
                 }
             }
             if given && hits.lines.is_empty() && !binary {
-                hits.head = head(path);
+                hits.head = head(bytes.as_deref().unwrap_or_default());
             }
             let mut found = lock(found);
             found.searched += 1;
@@ -495,9 +525,9 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// The first non-empty lines of a file.
-fn head(path: &Path) -> Vec<(u32, String)> {
-    let Ok(text) = std::fs::read_to_string(path) else {
+/// The first non-empty lines of a file's contents.
+fn head(bytes: &[u8]) -> Vec<(u32, String)> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
         return Vec::new();
     };
     text.lines()
@@ -828,6 +858,56 @@ mod on_disk {
             "{:?}",
             gathered.notes
         );
+    }
+
+    /// Issue 22: nothing below the working directory or a `--context` is read through a
+    /// symlink, to a file or a directory, and a FIFO does not hang the gathering.
+    #[test]
+    fn no_file_is_read_through_a_symlink_and_a_fifo_does_not_hang() {
+        let dir = repository();
+        let outside = tempfile::tempdir().unwrap();
+        write(
+            outside.path(),
+            "secret.md",
+            b"retry layer secret from outside\n",
+        );
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.md"),
+            dir.path().join("docs/linked.md"),
+        )
+        .unwrap();
+        let context = tempfile::tempdir().unwrap();
+        write(context.path(), "own.md", b"retry layer notes of its own\n");
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.md"),
+            context.path().join("link.md"),
+        )
+        .unwrap();
+        let fifo =
+            std::ffi::CString::new(context.path().join("pipe.md").to_string_lossy().as_bytes())
+                .unwrap();
+        // SAFETY: a valid C string and mode.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let gathered = gather(&Request {
+            root: dir.path(),
+            topic: "retry layer",
+            extra: &[context.path().to_path_buf()],
+            budget: DEFAULT_BUDGET,
+        })
+        .unwrap();
+        let read: Vec<String> = gathered
+            .code
+            .iter()
+            .map(|f| f.path.clone())
+            .chain(gathered.docs.iter().map(|d| d.path.clone()))
+            .collect();
+        assert!(read.iter().any(|p| p.ends_with("own.md")), "{read:?}");
+        assert!(
+            !gathered.to_prompt().contains("secret from outside"),
+            "{read:?}"
+        );
+        assert!(!read.iter().any(|p| p.contains("link")), "{read:?}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tui",
         &[
             "debate", "argue", "store", "session", "replay", "sanitize", "signals", "config",
+            "beneath",
         ],
     ),
     ("headless", &["debate", "session", "sanitize", "signals"]),
@@ -68,7 +69,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vote", "code",
         ],
     ),
-    ("gather", &[]),
+    ("gather", &["beneath"]),
     // Code debates' machinery: hooks in a work tree.
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),

@@ -291,6 +291,19 @@ impl WorkTree {
         Ok(())
     }
 
+    /// Removes one file of a version (a check's layout undone), beneath the tree with no
+    /// symlink anywhere on the way: a link a hook left since is refused, not followed.
+    pub fn remove_file(&self, path: &str) -> Result<(), String> {
+        let relative = safe_path(path)?;
+        let tree = crate::beneath::Beneath::open(&self.root)
+            .map_err(|e| format!("cannot open the work tree {}: {e}", self.root.display()))?;
+        match tree.remove(&relative) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot remove {path:?}: {e}")),
+        }
+    }
+
     /// Commits what the model wrote — version `number`'s files (`paths`, checked as `write`
     /// checks them) and every file written through `write` since the last commit — and
     /// nothing else: what a hook created stays out of every version. The commit's id, or
@@ -481,7 +494,16 @@ mod tests {
         assert!(!git::holds(Repo::In(origin.path()), &commit));
         let log = git::run(private, &["log", "--format=%s", "moot/DEB-test0001"]).unwrap();
         assert!(log.starts_with("moot version 1: first draft"), "{log}");
-        // A symlink inside the tree pointing out is refused.
+        // A symlink inside the tree pointing out is refused, for a write and a removal alike.
+        let bait = tempfile::tempdir().unwrap();
+        std::fs::write(bait.path().join("evil.rs"), "kept\n").unwrap();
+        std::os::unix::fs::symlink(bait.path(), tree.root.join("bait")).unwrap();
+        assert!(tree.remove_file("bait/evil.rs").is_err());
+        assert!(bait.path().join("evil.rs").exists());
+        tree.remove_file("src/added.rs").unwrap();
+        assert!(!tree.root.join("src/added.rs").exists());
+        tree.remove_file("src/never-there.rs").unwrap();
+        tree.write("src/added.rs", "// v1\n").unwrap();
         std::os::unix::fs::symlink("/tmp", tree.root.join("out")).unwrap();
         assert!(
             tree.write("out/evil.rs", "x")

@@ -261,9 +261,9 @@ impl<'a> Workshop<'a> {
                 // Files later versions added stay out of the check: it is this version's.
                 for (path, _) in &as_left {
                     if !checked.iter().any(|(p, _)| p == path)
-                        && let Ok(at) = self.tree.resolve(path)
+                        && let Err(why) = self.tree.remove_file(path)
                     {
-                        let _ = std::fs::remove_file(at);
+                        self.notes.push(format!("convergence: {why}"));
                     }
                 }
                 let written = checked
