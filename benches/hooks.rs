@@ -1,6 +1,7 @@
 //! What the sandbox adds to a hook run: `sh -c true` through `hooks::run` (private temp dir,
-//! Landlock ruleset, user and network namespace, allow-listed environment) against the same
-//! command spawned plainly. Target: at most 50 ms more. `cargo bench --bench hooks`.
+//! Landlock ruleset, user and network namespace, allow-listed environment), and through
+//! bubblewrap as a kernel without Landlock runs it, against the same command spawned plainly.
+//! Target: at most 50 ms more. `cargo bench --bench hooks`.
 
 use moot::code::hooks::{self, Hook};
 use std::process::Stdio;
@@ -31,6 +32,34 @@ fn sandboxed(bencher: divan::Bencher) {
     bencher.bench_local(|| {
         let result = runtime.block_on(hooks::run(&hook, tree.path()));
         assert!(result.ok() && result.sandbox.is_some(), "{result:?}");
+    });
+}
+
+#[divan::bench(sample_count = 100)]
+fn bubblewrapped(bencher: divan::Bencher) {
+    use moot::code::sandbox::{Kernel, Sandbox, bubblewrap};
+    let Some(program) = bubblewrap() else {
+        eprintln!("bubblewrap is not installed (scripts/setup installs it): skipped");
+        return;
+    };
+    let tree = tempfile::tempdir().unwrap();
+    let hook = Hook {
+        name: "test".into(),
+        command: "true".into(),
+        timeout: Duration::from_secs(30),
+        output_cap: 4096,
+        unsandboxed: false,
+    };
+    let kernel = Kernel {
+        landlock: None,
+        bubblewrap: Some(program),
+    };
+    let runtime = runtime();
+    bencher.bench_local(|| {
+        let boxed = Sandbox::prepare_on(tree.path(), false, &kernel);
+        let result = runtime.block_on(hooks::run_boxed(&hook, tree.path(), boxed));
+        assert_eq!(result.sandbox.as_deref(), Some("bubblewrap"), "{result:?}");
+        assert!(result.ok(), "{result:?}");
     });
 }
 

@@ -1,11 +1,13 @@
-//! A code debate's hooks run model-written code: in the debate's git work tree, a test that
-//! tries to write outside it, plant a git hook in the repository it shares, read the key moot
-//! read from an oddly named variable and open a socket fails at all four, while a normal test
-//! passes in the same sandbox.
+//! A code debate's hooks run model-written code: in the debate's work tree, a test that tries
+//! to write outside it, plant a git hook in the user's repository or moot's own git dir, read
+//! the key moot read from an oddly named variable and open a socket fails at all of them,
+//! while a normal test passes in the same sandbox — under Landlock, and under bubblewrap as
+//! on a kernel without Landlock.
 
 mod support;
 
 use moot::code::hooks::{self, Hook};
+use moot::code::sandbox::{Kernel, Sandbox};
 use moot::code::worktree::WorkTree;
 use std::path::Path;
 use std::process::Command;
@@ -72,32 +74,55 @@ async fn model_written_tests_cannot_escape_their_tree_read_the_key_or_reach_the_
     let attack =
         support::escape_attempts(&outside, &git_dirs, "sk-sandbox-secret\\|hunter2", port, "");
     std::fs::write(tree.root.join("attack.sh"), attack).unwrap();
-    let result = hooks::run(&hook("sh attack.sh".into()), &tree.root).await;
-    assert!(result.sandbox.is_some(), "{result:?}");
-    assert_eq!(
-        (result.passed, result.failed),
-        (Some(7), Some(0)),
-        "{}",
-        result.tail
-    );
-    assert!(result.ok(), "{}", result.tail);
-    assert!(!outside.exists());
-    for git_dir in [
-        origin.path().join(".git"),
-        trees.path().join("DEB-sandbox1.git"),
-    ] {
+    // The same attack and the same normal test in each box: Landlock (what this kernel
+    // gives), then bubblewrap as a kernel without Landlock would use it.
+    let bubblewrap = moot::code::sandbox::bubblewrap()
+        .expect("bubblewrap (`bwrap`) is installed by scripts/setup and can make its box here");
+    let boxes = [
+        ("landlock", Kernel::here()),
+        (
+            "bubblewrap",
+            Kernel {
+                landlock: None,
+                bubblewrap: Some(bubblewrap),
+            },
+        ),
+    ];
+    for (expected, kernel) in boxes {
+        let boxed = || Sandbox::prepare_on(&tree.root, false, &kernel);
+        let result = hooks::run_boxed(&hook("sh attack.sh".into()), &tree.root, boxed()).await;
         assert!(
-            !git_dir.join("hooks/post-checkout").exists(),
-            "a git hook was planted in {}",
-            git_dir.display()
+            result
+                .sandbox
+                .as_deref()
+                .is_some_and(|s| s.starts_with(expected)),
+            "{result:?}"
         );
-        let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
-        assert!(!config.contains("hooksPath"), "{config}");
-    }
-    assert!(!result.tail.contains(key) && !result.tail.contains("hunter2"));
+        assert!(result.offline, "{result:?}");
+        assert_eq!(
+            (result.passed, result.failed),
+            (Some(7), Some(0)),
+            "{expected}: {}",
+            result.tail
+        );
+        assert!(result.ok(), "{}", result.tail);
+        assert!(!outside.exists());
+        for git_dir in [
+            origin.path().join(".git"),
+            trees.path().join("DEB-sandbox1.git"),
+        ] {
+            assert!(
+                !git_dir.join("hooks/post-checkout").exists(),
+                "{expected}: a git hook was planted in {}",
+                git_dir.display()
+            );
+            let config = std::fs::read_to_string(git_dir.join("config")).unwrap();
+            assert!(!config.contains("hooksPath"), "{expected}: {config}");
+        }
+        assert!(!result.tail.contains(key) && !result.tail.contains("hunter2"));
 
-    // A normal test in the same sandbox: it writes its tree, HOME and TMPDIR, and passes.
-    let normal = r#"p=0; f=0
+        // A normal test in the same sandbox: it writes its tree, HOME and TMPDIR, and passes.
+        let normal = r#"p=0; f=0
 if [ "$(sh calc.sh 2 3)" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi
 mkdir -p build && echo ok > build/out && p=$((p+1)) || f=$((f+1))
 echo cached > "$HOME/.cache-file" && p=$((p+1)) || f=$((f+1))
@@ -105,15 +130,17 @@ t=$(mktemp) && echo x > "$t" && p=$((p+1)) || f=$((f+1))
 echo "test result: ok. $p passed; $f failed"
 [ $f -eq 0 ]
 "#;
-    std::fs::write(tree.root.join("normal.sh"), normal).unwrap();
-    let result = hooks::run(&hook("sh normal.sh".into()), &tree.root).await;
-    assert_eq!(
-        (result.passed, result.failed),
-        (Some(4), Some(0)),
-        "{}",
-        result.tail
-    );
-    assert!(result.ok() && result.sandbox.is_some(), "{result:?}");
-    assert!(tree.root.join("build/out").exists());
+        std::fs::write(tree.root.join("normal.sh"), normal).unwrap();
+        let result = hooks::run_boxed(&hook("sh normal.sh".into()), &tree.root, boxed()).await;
+        assert_eq!(
+            (result.passed, result.failed),
+            (Some(4), Some(0)),
+            "{expected}: {}",
+            result.tail
+        );
+        assert!(result.ok() && result.sandbox.is_some(), "{result:?}");
+        assert!(tree.root.join("build/out").exists());
+        std::fs::remove_dir_all(tree.root.join("build")).unwrap();
+    }
     drop(listener);
 }

@@ -3,6 +3,7 @@
 //! time limit and an output cap; its result parsed into pass/fail counts for the common
 //! runners.
 
+use crate::code::sandbox::Sandbox;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Stdio;
@@ -113,14 +114,17 @@ async fn pump(mut from: impl AsyncRead + Unpin, tail: &std::sync::Mutex<Tail>) {
 /// Runs `hook` in `dir`. It never fails: a command that cannot start, hangs or floods its
 /// output is recorded as such.
 pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
-    let sandbox = crate::code::sandbox::Sandbox::prepare(dir, hook.unsandboxed);
-    let confinement = sandbox.as_ref().ok().map(|s| s.confinement());
+    run_boxed(hook, dir, Sandbox::prepare(dir, hook.unsandboxed)).await
+}
+
+/// Runs `hook` in `dir` in `sandbox` (or records why it had none and did not run).
+pub async fn run_boxed(hook: &Hook, dir: &Path, sandbox: Result<Sandbox, String>) -> HookResult {
+    let confinement = sandbox.as_ref().ok().map(Sandbox::confinement);
     let offline = confinement.as_ref().is_some_and(|c| c.offline);
-    let mut command = tokio::process::Command::new("sh");
-    command.args(["-c", &hook.command]);
-    if let Ok(sandbox) = &sandbox {
-        sandbox.confine(&mut command);
-    }
+    let mut command = match &sandbox {
+        Ok(sandbox) => sandbox.command(&hook.command),
+        Err(_) => tokio::process::Command::new("sh"),
+    };
     command
         .current_dir(dir)
         .stdin(Stdio::null())

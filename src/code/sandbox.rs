@@ -1,7 +1,9 @@
 //! The box a hook's command runs in, since the code it runs was written by a model: Landlock
 //! lets it write only its work tree and a private temp dir (read everywhere else), a new user
 //! and network namespace cuts the network, and its environment is an allow-list holding no
-//! value moot knows as a secret.
+//! value moot knows as a secret. On a kernel without Landlock, bubblewrap (`bwrap`), where
+//! installed, builds the same box from mounts: everything read-only but the tree and the
+//! temp dir, and no network.
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
@@ -70,41 +72,102 @@ fn can_cut_network() -> bool {
     })
 }
 
+/// bubblewrap's program, when it is installed and can make its box here (it needs a user
+/// namespace, or to be installed setuid).
+pub fn bubblewrap() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let program = std::env::var_os("PATH")
+                .into_iter()
+                .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+                .map(|dir| dir.join("bwrap"))
+                .find(|candidate| candidate.is_file())?;
+            std::process::Command::new(&program)
+                .args(["--ro-bind", "/", "/", "--unshare-user-try", "--unshare-net"])
+                .args(["--", "true"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+                .then_some(program)
+        })
+        .clone()
+}
+
+/// What this machine offers to box a hook with.
+#[derive(Debug, Clone, Default)]
+pub struct Kernel {
+    /// The Landlock ABI, if the kernel has Landlock.
+    pub landlock: Option<i64>,
+    /// bubblewrap's program, if installed and working.
+    pub bubblewrap: Option<PathBuf>,
+}
+
+impl Kernel {
+    /// What this machine has.
+    pub fn here() -> Kernel {
+        let landlock = landlock_abi();
+        Kernel {
+            landlock,
+            // Looked for only when it would be used.
+            bubblewrap: if landlock.is_none() {
+                bubblewrap()
+            } else {
+                None
+            },
+        }
+    }
+}
+
 /// How a hook was confined, for its result and the record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confinement {
-    /// `landlock ABI 7`, or None when it ran unsandboxed (`--unsandboxed-hooks`).
+    /// `landlock ABI 7` or `bubblewrap`, or None when it ran unsandboxed
+    /// (`--unsandboxed-hooks`).
     pub filesystem: Option<String>,
     /// Whether the network was cut off.
     pub offline: bool,
 }
 
-/// One hook run's box: its private temp dir (removed when dropped) and its Landlock ruleset.
+/// Which box confines the filesystem.
+enum Filesystem {
+    /// A Landlock ruleset the child restricts itself to.
+    Landlock { abi: i64, ruleset: OwnedFd },
+    /// bubblewrap runs the command, with read-only mounts but for the tree and the temp dir.
+    Bubblewrap { program: PathBuf, tree: PathBuf },
+    /// None: `--unsandboxed-hooks` on a machine with neither.
+    Open,
+}
+
+/// One hook run's box: its private temp dir (removed when dropped) and what confines it.
 pub struct Sandbox {
     scratch: tempfile::TempDir,
-    ruleset: Option<OwnedFd>,
+    filesystem: Filesystem,
     offline: bool,
-    abi: Option<i64>,
 }
 
 /// Why a hook could not be boxed, said to the person with what to do.
 fn refusal() -> String {
     "hooks run model-written code, so moot runs them only in a sandbox, and this kernel offers no Landlock \
-     (Linux 5.13 or later, enabled at boot); rerun with --unsandboxed-hooks to run them without one \
+     (Linux 5.13 or later, enabled at boot) and bubblewrap is not installed (or cannot make its box here); \
+     install bubblewrap (the `bwrap` program), or rerun with --unsandboxed-hooks to run them without one \
      (the record will say so)"
         .to_string()
 }
 
 impl Sandbox {
-    /// The box for a hook run in `tree`. Without Landlock it is refused unless `unsandboxed`
-    /// (then only the environment and the network are confined); with Landlock the flag
-    /// changes nothing.
+    /// The box for a hook run in `tree`: Landlock where the kernel has it, else bubblewrap
+    /// where installed, else refused unless `unsandboxed` (then only the environment and the
+    /// network are confined). With either box the flag changes nothing.
     pub fn prepare(tree: &Path, unsandboxed: bool) -> Result<Sandbox, String> {
-        Self::prepare_on(tree, unsandboxed, landlock_abi())
+        Self::prepare_on(tree, unsandboxed, &Kernel::here())
     }
 
-    fn prepare_on(tree: &Path, unsandboxed: bool, abi: Option<i64>) -> Result<Sandbox, String> {
-        if abi.is_none() && !unsandboxed {
+    /// `prepare` with what the machine offers given: tests choose the box.
+    pub fn prepare_on(tree: &Path, unsandboxed: bool, kernel: &Kernel) -> Result<Sandbox, String> {
+        if kernel.landlock.is_none() && kernel.bubblewrap.is_none() && !unsandboxed {
             return Err(refusal());
         }
         let scratch = tempfile::Builder::new()
@@ -115,21 +178,36 @@ impl Sandbox {
             std::fs::create_dir_all(scratch.path().join(dir))
                 .map_err(|e| format!("cannot make the hook's private temp dir: {e}"))?;
         }
-        let ruleset = abi
-            .map(|_| ruleset(tree, scratch.path()))
-            .transpose()
-            .map_err(|e| format!("cannot build the hook's sandbox: {e}"))?;
+        let (filesystem, offline) = match (kernel.landlock, &kernel.bubblewrap) {
+            (Some(abi), _) => {
+                let ruleset = ruleset(tree, scratch.path())
+                    .map_err(|e| format!("cannot build the hook's sandbox: {e}"))?;
+                (Filesystem::Landlock { abi, ruleset }, can_cut_network())
+            }
+            // bubblewrap's own network namespace always cuts it off.
+            (None, Some(program)) => (
+                Filesystem::Bubblewrap {
+                    program: program.clone(),
+                    tree: tree.to_path_buf(),
+                },
+                true,
+            ),
+            (None, None) => (Filesystem::Open, can_cut_network()),
+        };
         Ok(Sandbox {
             scratch,
-            ruleset,
-            offline: can_cut_network(),
-            abi,
+            filesystem,
+            offline,
         })
     }
 
     pub fn confinement(&self) -> Confinement {
         Confinement {
-            filesystem: self.abi.map(|abi| format!("landlock ABI {abi}")),
+            filesystem: match &self.filesystem {
+                Filesystem::Landlock { abi, .. } => Some(format!("landlock ABI {abi}")),
+                Filesystem::Bubblewrap { .. } => Some("bubblewrap".into()),
+                Filesystem::Open => None,
+            },
             offline: self.offline,
         }
     }
@@ -182,11 +260,46 @@ impl Sandbox {
         env
     }
 
-    /// Boxes `command`: its environment, and (in the child, before it runs) the namespaces
-    /// and the Landlock domain, which its children inherit and cannot leave.
-    pub fn confine(&self, command: &mut tokio::process::Command) {
+    /// The boxed command for shell command `line`: `sh -c line` in its environment and, in
+    /// the child before it runs, the namespaces and the Landlock domain (which its children
+    /// inherit and cannot leave); or the same under bubblewrap.
+    pub fn command(&self, line: &str) -> tokio::process::Command {
+        let mut command = match &self.filesystem {
+            Filesystem::Bubblewrap { program, tree } => {
+                let mut command = tokio::process::Command::new(program);
+                let scratch = self.scratch.path();
+                command
+                    .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+                    .arg("--bind")
+                    .args([tree, tree])
+                    .arg("--bind")
+                    .args([scratch, scratch])
+                    .args(["--unshare-user-try", "--unshare-net", "--unshare-ipc"])
+                    // Its own pid namespace and session: nothing outlives it, and nothing
+                    // reaches the terminal moot runs in.
+                    .args(["--unshare-pid", "--die-with-parent", "--new-session"])
+                    .arg("--chdir")
+                    .arg(tree)
+                    .args(["--", "sh", "-c", line]);
+                command
+            }
+            Filesystem::Landlock { .. } | Filesystem::Open => {
+                let mut command = tokio::process::Command::new("sh");
+                command.args(["-c", line]);
+                self.confine(&mut command);
+                command
+            }
+        };
         command.env_clear().envs(self.environment());
-        let ruleset = self.ruleset.as_ref().map(AsRawFd::as_raw_fd);
+        command
+    }
+
+    /// Confines `command` between fork and exec: the namespaces and the Landlock domain.
+    fn confine(&self, command: &mut tokio::process::Command) {
+        let ruleset = match &self.filesystem {
+            Filesystem::Landlock { ruleset, .. } => Some(ruleset.as_raw_fd()),
+            _ => None,
+        };
         let offline = self.offline;
         // Prepared before the fork: the child only reads them.
         // SAFETY: getuid and getgid cannot fail and touch no memory.
@@ -270,14 +383,21 @@ fn ruleset(tree: &Path, scratch: &Path) -> Result<OwnedFd, String> {
 mod tests {
     use super::*;
 
-    /// Without Landlock a hook is refused, saying what to pass; with the flag it runs with
-    /// only its environment and network confined, and says it had no filesystem sandbox.
+    /// Without Landlock or bubblewrap a hook is refused, saying what to install or pass; with
+    /// the flag it runs with only its environment and network confined, and says it had no
+    /// filesystem sandbox.
     #[test]
     fn without_landlock_hooks_are_refused_unless_the_person_says_otherwise() {
         let tree = tempfile::tempdir().unwrap();
-        let refused = Sandbox::prepare_on(tree.path(), false, None).err().unwrap();
-        assert!(refused.contains("--unsandboxed-hooks"), "{refused}");
-        let open = Sandbox::prepare_on(tree.path(), true, None).unwrap();
+        let bare = Kernel::default();
+        let refused = Sandbox::prepare_on(tree.path(), false, &bare)
+            .err()
+            .unwrap();
+        assert!(
+            refused.contains("--unsandboxed-hooks") && refused.contains("install bubblewrap"),
+            "{refused}"
+        );
+        let open = Sandbox::prepare_on(tree.path(), true, &bare).unwrap();
         assert_eq!(open.confinement().filesystem, None);
         assert!(open.environment().iter().any(|(name, value)| name == "HOME"
             && value.starts_with(&open.scratch().display().to_string())));
@@ -295,7 +415,7 @@ mod tests {
             std::env::set_var("SANDBOX_TEST_UNLISTED", "plain");
         }
         let tree = tempfile::tempdir().unwrap();
-        let sandbox = Sandbox::prepare_on(tree.path(), true, None).unwrap();
+        let sandbox = Sandbox::prepare_on(tree.path(), true, &Kernel::default()).unwrap();
         let env = sandbox.environment();
         let names: Vec<&str> = env.iter().map(|(n, _)| n.as_str()).collect();
         assert!(names.contains(&"PATH"), "{names:?}");
