@@ -11,6 +11,17 @@ fn main() {
     divan::main();
 }
 
+/// `sh -c true` as a hook.
+fn true_hook() -> Hook {
+    Hook {
+        name: "test".into(),
+        command: "true".into(),
+        timeout: Duration::from_secs(30),
+        output_cap: 4096,
+        unsandboxed: false,
+    }
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -21,13 +32,7 @@ fn runtime() -> tokio::runtime::Runtime {
 #[divan::bench(sample_count = 100)]
 fn sandboxed(bencher: divan::Bencher) {
     let tree = tempfile::tempdir().unwrap();
-    let hook = Hook {
-        name: "test".into(),
-        command: "true".into(),
-        timeout: Duration::from_secs(30),
-        output_cap: 4096,
-        unsandboxed: false,
-    };
+    let hook = true_hook();
     let runtime = runtime();
     bencher.bench_local(|| {
         let result = runtime.block_on(hooks::run(&hook, tree.path()));
@@ -43,13 +48,7 @@ fn bubblewrapped(bencher: divan::Bencher) {
         return;
     };
     let tree = tempfile::tempdir().unwrap();
-    let hook = Hook {
-        name: "test".into(),
-        command: "true".into(),
-        timeout: Duration::from_secs(30),
-        output_cap: 4096,
-        unsandboxed: false,
-    };
+    let hook = true_hook();
     let kernel = Kernel {
         landlock: None,
         bubblewrap: Some(program),
