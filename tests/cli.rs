@@ -5862,7 +5862,13 @@ fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebuilt_chain()
         (
             "a deleted row",
             "DELETE FROM turns WHERE debate_id = '$ID' AND round = 2 AND phase = 'rebuttal' AND seat = 'B'",
-            "turns: round 2 rebuttal B is missing from the journal",
+            // The turn took its own chain link with it: the gap it left names it.
+            "the chain has a gap: entry",
+        ),
+        (
+            "a deleted row, named",
+            "DELETE FROM turns WHERE debate_id = '$ID' AND round = 2 AND phase = 'rebuttal' AND seat = 'B'",
+            "which was turns: round 2 rebuttal B",
         ),
         (
             "reordered rows",
@@ -5922,7 +5928,10 @@ fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebuilt_chain()
     journal
         .execute_batch(&format!(
             "UPDATE turns SET content = 'FORGED' WHERE debate_id = '{id}' AND round = 1 AND seat = 'A' AND phase = 'argument';
-             DROP TABLE chain; PRAGMA user_version = 9;"
+             DROP TABLE chain;
+             ALTER TABLE turns DROP COLUMN chain_n; ALTER TABLE turns DROP COLUMN chain_hash;
+             ALTER TABLE turns DROP COLUMN chain_prev_place;
+             PRAGMA user_version = 9;"
         ))
         .unwrap();
     drop(journal);

@@ -4,7 +4,6 @@
 //! quiet edit, a deleted, added or reordered row, or a gap in the chain shows when it is
 //! checked.
 
-use super::audit::sha256_hex;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde::Serialize;
@@ -302,13 +301,88 @@ fn sql_value(value: &Value) -> rusqlite::types::Value {
     }
 }
 
+/// Feeds what is written into a SHA-256, so content is hashed as it is serialized.
+struct Hashing(sha2::Sha256);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(&mut self.0, bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Bound values serialized exactly as `json_value` would make them, without copying them
+/// into JSON values first.
+struct Bound<'a>(&'a [rusqlite::types::Value]);
+
+impl Serialize for Bound<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use rusqlite::types::Value as Sql;
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for value in self.0 {
+            match value {
+                Sql::Null => seq.serialize_element(&())?,
+                Sql::Integer(i) => seq.serialize_element(i)?,
+                Sql::Real(f) if f.is_finite() => seq.serialize_element(f)?,
+                Sql::Real(_) => seq.serialize_element(&())?,
+                Sql::Text(text) => seq.serialize_element(text)?,
+                Sql::Blob(_) => seq.serialize_element(&json_value(ValueRef::from(value)))?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The hash of values as bound to a row (in a facet's column order): the same as
+/// `content_hash` of the row read back.
+fn bound_content_hash(values: &[rusqlite::types::Value]) -> String {
+    let mut hashing = Hashing(sha2::Sha256::default());
+    // Writing into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hashing, &Bound(values));
+    hex(&sha2::Digest::finalize(hashing.0))
+}
+
+/// Lower-case hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+    out
+}
+
+/// SHA-256 of `text`, hex.
+fn sha256(text: &str) -> String {
+    hex(&<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()))
+}
+
 fn content_hash(content: &[Value]) -> String {
-    sha256_hex(&serde_json::to_string(content).unwrap_or_default())
+    let mut hashing = Hashing(sha2::Sha256::default());
+    let _ = serde_json::to_writer(&mut hashing, content);
+    hex(&sha2::Digest::finalize(hashing.0))
+}
+
+/// A hex hash as the 32 bytes a turn row keeps.
+fn hash_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .filter_map(|i| u8::from_str_radix(hex.get(i * 2..i * 2 + 2)?, 16).ok())
+        .collect()
+}
+
+/// A turn row's hash bytes as hex, as the chain compares hashes.
+fn hash_hex(bytes: &[u8]) -> String {
+    hex(bytes)
 }
 
 /// The hash a chain starts from: bound to the debate, so no entry can be moved to another.
 fn genesis(debate: &str) -> String {
-    sha256_hex(&format!("moot journal chain\n{debate}"))
+    sha256(&format!("moot journal chain\n{debate}"))
 }
 
 /// An entry's own hash, over everything it says and the entry before it.
@@ -321,7 +395,7 @@ fn link(
     content: &str,
     upgraded: bool,
 ) -> String {
-    sha256_hex(&format!(
+    sha256(&format!(
         "{previous}\n{n}\n{facet}\n{key}\n{place}\n{content}\n{}",
         u8::from(upgraded)
     ))
@@ -391,6 +465,28 @@ impl<'c> Writer<'c> {
         )
     }
 
+    /// Links an entry on the head this writer knows without storing it (the row stores it
+    /// itself): its position, the previous hash and its own hash.
+    fn link_next(
+        &self,
+        debate: &str,
+        facet: &str,
+        key: &[Value],
+        place: &str,
+        content: &str,
+    ) -> rusqlite::Result<Link> {
+        next_link(
+            self,
+            Some(&self.heads),
+            debate,
+            facet,
+            key,
+            place,
+            content,
+            false,
+        )
+    }
+
     /// Commits, and only then makes the heads it moved known.
     pub(super) fn commit(self, known: &mut KnownHeads) -> rusqlite::Result<()> {
         self.tx.commit()?;
@@ -412,21 +508,50 @@ impl<'c> std::ops::Deref for Writer<'c> {
 pub struct ChainHead {
     pub entries: i64,
     pub hash: String,
+    /// Where the last entry's row stands (`turns: round 2 rebuttal B`), for the next entry
+    /// to name.
+    #[serde(skip)]
+    pub place: String,
 }
 
 pub(super) fn head(connection: &Connection, debate: &str) -> rusqlite::Result<Option<ChainHead>> {
-    connection
+    let in_table = connection
         // A descending seek on the primary key: constant time however long the chain. (SQLite
         // prepares a query on part of this key again whenever the table has changed, so a
         // writer takes the head from `KnownHeads` instead.)
-        .prepare_cached("SELECT n, hash FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1")?
+        .prepare_cached(
+            "SELECT n, hash, place FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1",
+        )?
         .query_row(params![debate], |row| {
             Ok(ChainHead {
                 entries: row.get(0)?,
                 hash: row.get(1)?,
+                place: row.get(2)?,
             })
         })
-        .optional()
+        .optional()?;
+    // The latest turn carries the latest in-row link (turns are linked as they are written).
+    let in_row = connection
+        .prepare_cached(
+            "SELECT chain_n, chain_hash, round, phase, seat FROM turns
+             WHERE debate_id = ?1 AND chain_n IS NOT NULL ORDER BY chain_n DESC LIMIT 1",
+        )?
+        .query_row(params![debate], |row| {
+            Ok(ChainHead {
+                entries: row.get(0)?,
+                hash: hash_hex(&row.get::<_, Vec<u8>>(1)?),
+                place: turn_place(&[
+                    json_value(row.get_ref(2)?),
+                    json_value(row.get_ref(3)?),
+                    json_value(row.get_ref(4)?),
+                ]),
+            })
+        })
+        .optional()?;
+    Ok(match (in_table, in_row) {
+        (Some(a), Some(b)) => Some(if a.entries >= b.entries { a } else { b }),
+        (a, b) => a.or(b),
+    })
 }
 
 /// The hash of the entry at position `n` of a debate's chain.
@@ -436,7 +561,11 @@ pub(super) fn entry_hash(
     n: i64,
 ) -> rusqlite::Result<Option<String>> {
     connection
-        .prepare_cached("SELECT hash FROM chain WHERE debate_id = ?1 AND n = ?2")?
+        .prepare_cached(
+            "SELECT hash FROM chain WHERE debate_id = ?1 AND n = ?2
+             UNION ALL SELECT lower(hex(chain_hash)) FROM turns
+             WHERE debate_id = ?1 AND chain_n = ?2",
+        )?
         .query_row(params![debate, n], |row| row.get(0))
         .optional()
 }
@@ -453,22 +582,91 @@ pub(super) fn append(
     append_as(writer, Some(&writer.heads), debate, facet, key, false)
 }
 
-/// Appends a row just written with `values` (in the order of the facet's columns, as they
-/// were bound): the same as `append` without reading the row back. A value whose column
-/// would store it differently shows at the next check, which reads the row.
-pub(super) fn append_written(
+/// The in-row link of turn `row`, about to be written with `values` (in `TURN`'s column
+/// order, as bound): its position, hash and the previous entry's place, for the row's
+/// `chain_*` columns, so journaling a turn writes no page beyond the turn's own. The row's
+/// content and the entry before it are what the hash is checked against.
+pub(super) fn turn_link(
     writer: &Writer<'_>,
     debate: &str,
-    facet: &Facet,
-    key: &[Value],
+    row: i64,
     values: &[rusqlite::types::Value],
-) -> rusqlite::Result<()> {
-    let content: Vec<Value> = values
+) -> rusqlite::Result<[rusqlite::types::Value; 3]> {
+    let key = [Value::from(row)];
+    let placed: Vec<Value> = values
         .iter()
+        .take(3)
         .map(|v| json_value(ValueRef::from(v)))
         .collect();
-    let place = facet.place(key, Some(&content));
-    writer.push(debate, facet.name, key, &place, &content_hash(&content))
+    let place = turn_place(&placed);
+    let content = bound_content_hash(values);
+    let link = writer.link_next(debate, TURN.name, &key, &place, &content)?;
+    Ok([
+        link.n.into(),
+        hash_bytes(&link.hash).into(),
+        link.previous_place
+            .map_or(rusqlite::types::Value::Null, Into::into),
+    ])
+}
+
+/// Before turn `row` is deleted on purpose, hands its in-row link (if it has one) to `chain`,
+/// where the entry stays to show what was there.
+pub(super) fn keep_turn_link(writer: &Writer<'_>, row: i64) -> rusqlite::Result<()> {
+    let linked = writer
+        .prepare_cached(
+            "SELECT debate_id, chain_n, chain_hash, chain_prev_place FROM turns
+             WHERE id = ?1 AND chain_n IS NOT NULL",
+        )?
+        .query_row(params![row], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                hash_hex(&r.get::<_, Vec<u8>>(2)?),
+                r.get::<_, Option<String>>(3)?,
+            ))
+        })
+        .optional()?;
+    let Some((debate, n, hash, previous_place)) = linked else {
+        return Ok(());
+    };
+    let key = [Value::from(row)];
+    let content = TURN.content(writer, &debate, &key)?;
+    let place = TURN.place(&key, content.as_deref());
+    let content = content.as_deref().map(content_hash).unwrap_or_default();
+    let previous = if n == 1 {
+        genesis(&debate)
+    } else {
+        entry_hash(writer, &debate, n - 1)?.unwrap_or_default()
+    };
+    writer
+        .prepare_cached(
+            "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash, upgraded,
+                prev_place)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9)",
+        )?
+        .execute(params![
+            debate,
+            n,
+            TURN.name,
+            serde_json::to_string(&key).unwrap_or_default(),
+            place,
+            content,
+            previous,
+            hash,
+            previous_place
+        ])?;
+    Ok(())
+}
+
+/// A turn's place from its round, phase and seat, as `Facet::place` names it.
+fn turn_place(round_phase_seat: &[Value]) -> String {
+    let mut content = vec![Value::Null; TURN.columns.len()];
+    for (name, value) in ["round", "phase", "seat"].iter().zip(round_phase_seat) {
+        if let Some(i) = TURN.columns.iter().position(|c| c == name) {
+            content[i] = value.clone();
+        }
+    }
+    TURN.place(&[], Some(&content))
 }
 
 fn append_as(
@@ -503,6 +701,53 @@ pub(super) fn remove(
     writer.push(debate, facet.name, key, &place, REMOVED)
 }
 
+/// The next entry's position, the previous hash and the entry's own hash, on the head
+/// `heads` knows (else the one stored); the head moves to it.
+#[allow(clippy::too_many_arguments)]
+fn next_link(
+    connection: &Connection,
+    heads: Option<&RefCell<HashMap<String, ChainHead>>>,
+    debate: &str,
+    facet: &str,
+    key: &[Value],
+    place: &str,
+    content: &str,
+    upgraded: bool,
+) -> rusqlite::Result<Link> {
+    let key = serde_json::to_string(key).unwrap_or_default();
+    let known = heads.and_then(|heads| heads.borrow().get(debate).cloned());
+    let (n, previous, previous_place) =
+        match known.map_or_else(|| head(connection, debate), |h| Ok(Some(h)))? {
+            Some(head) => (head.entries + 1, head.hash, Some(head.place)),
+            None => (1, genesis(debate), None),
+        };
+    let hash = link(&previous, n, facet, &key, place, content, upgraded);
+    if let Some(heads) = heads {
+        heads.borrow_mut().insert(
+            debate.to_string(),
+            ChainHead {
+                entries: n,
+                hash: hash.clone(),
+                place: place.to_string(),
+            },
+        );
+    }
+    Ok(Link {
+        n,
+        previous,
+        previous_place,
+        hash,
+    })
+}
+
+/// A new entry's link: its position, the previous entry's hash and place, its own hash.
+struct Link {
+    n: i64,
+    previous: String,
+    previous_place: Option<String>,
+    hash: String,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn push(
     connection: &Connection,
@@ -514,26 +759,28 @@ fn push(
     content: &str,
     upgraded: bool,
 ) -> rusqlite::Result<()> {
+    let link = next_link(
+        connection, heads, debate, facet, key, place, content, upgraded,
+    )?;
     let key = serde_json::to_string(key).unwrap_or_default();
-    let known = heads.and_then(|heads| heads.borrow().get(debate).cloned());
-    let (n, previous) = match known.map_or_else(|| head(connection, debate), |h| Ok(Some(h)))? {
-        Some(head) => (head.entries + 1, head.hash),
-        None => (1, genesis(debate)),
-    };
-    let hash = link(&previous, n, facet, &key, place, content, upgraded);
     connection
         .prepare_cached(
-            "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash, upgraded)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash, upgraded,
+                prev_place)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
-            debate, n, facet, key, place, content, previous, hash, upgraded
+            debate,
+            link.n,
+            facet,
+            key,
+            place,
+            content,
+            link.previous,
+            link.hash,
+            upgraded,
+            link.previous_place
         ])?;
-    if let Some(heads) = heads {
-        heads
-            .borrow_mut()
-            .insert(debate.to_string(), ChainHead { entries: n, hash });
-    }
     Ok(())
 }
 
@@ -573,29 +820,72 @@ struct Entry {
     key: String,
     place: String,
     content: String,
+    /// The place of the entry before it, when it was written with one.
+    previous_place: Option<String>,
 }
 
 /// Checks a debate's chain: each entry links to the one before it with no gap, and every
 /// chained row in the journal reads as it was chained — no row changed, deleted or added.
 pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<ChainCheck> {
     let mut statement = connection.prepare(
-        "SELECT n, facet, row_key, place, content, prev, hash, upgraded FROM chain
+        "SELECT n, facet, row_key, place, content, prev, hash, upgraded, prev_place FROM chain
          WHERE debate_id = ?1 ORDER BY n",
     )?;
-    let rows = statement.query_map(params![debate], |row| {
-        Ok((
+    let mut linked: Vec<(Entry, String, String, bool)> = statement
+        .query_map(params![debate], |row| {
+            Ok((
+                Entry {
+                    n: row.get(0)?,
+                    facet: row.get(1)?,
+                    key: row.get(2)?,
+                    place: row.get(3)?,
+                    content: row.get(4)?,
+                    previous_place: row.get(8)?,
+                },
+                row.get::<_, String>(5)?,
+                row.get::<_, String>(6)?,
+                row.get::<_, bool>(7)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // Turns that carry their own link: checked against the row's content and place now and
+    // the entry before it, so any edit to the row shows as a link that no longer holds.
+    let mut in_row = connection.prepare(
+        "SELECT id, chain_n, chain_hash, chain_prev_place FROM turns
+         WHERE debate_id = ?1 AND chain_n IS NOT NULL",
+    )?;
+    let turns = in_row
+        .query_map(params![debate], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                hash_hex(&row.get::<_, Vec<u8>>(2)?),
+                row.get::<_, Option<String>>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut in_row_entries = std::collections::HashSet::new();
+    for (id, n, hash, previous_place) in turns {
+        let key = [Value::from(id)];
+        let content = TURN.content(connection, debate, &key)?;
+        in_row_entries.insert(n);
+        linked.push((
             Entry {
-                n: row.get(0)?,
-                facet: row.get(1)?,
-                key: row.get(2)?,
-                place: row.get(3)?,
-                content: row.get(4)?,
+                n,
+                facet: TURN.name.to_string(),
+                key: serde_json::to_string(&key).unwrap_or_default(),
+                place: TURN.place(&key, content.as_deref()),
+                content: content.as_deref().map(content_hash).unwrap_or_default(),
+                previous_place,
             },
-            row.get::<_, String>(5)?,
-            row.get::<_, String>(6)?,
-            row.get::<_, bool>(7)?,
-        ))
-    })?;
+            // The entry before it, whatever it is, is what the hash was made on.
+            String::new(),
+            hash,
+            false,
+        ));
+    }
+    linked.sort_by_key(|(entry, ..)| entry.n);
+    let rows = linked.into_iter().map(Ok::<_, rusqlite::Error>);
     let mut entries = Vec::new();
     // Problems found, ranked by where in the chain they stand (rows outside it last).
     let mut problems: Vec<(i64, String)> = Vec::new();
@@ -605,14 +895,21 @@ pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<C
     let mut broken = false;
     for row in rows {
         let (entry, prev, hash, was_upgraded) = row?;
+        let in_row = in_row_entries.contains(&entry.n) && prev.is_empty();
+        let prev = if in_row { previous.clone() } else { prev };
         upgraded += i64::from(was_upgraded);
         let expected = entries.len() as i64 + 1;
         if !broken {
             if entry.n != expected {
+                // The entry after a single missing one names what was there.
+                let named = match &entry.previous_place {
+                    Some(place) if entry.n == expected + 1 => format!(", which was {place}"),
+                    _ => String::new(),
+                };
                 problems.push((
                     expected,
                     format!(
-                        "the chain has a gap: entry {expected} is missing (the next is {})",
+                        "the chain has a gap: entry {expected} is missing (the next is {}){named}",
                         entry.n
                     ),
                 ));
@@ -638,7 +935,14 @@ pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<C
             {
                 problems.push((
                     entry.n,
-                    format!("chain entry {} ({}) was altered", entry.n, entry.place),
+                    if in_row {
+                        format!(
+                            "{} no longer matches what was chained (entry {})",
+                            entry.place, entry.n
+                        )
+                    } else {
+                        format!("chain entry {} ({}) was altered", entry.n, entry.place)
+                    },
                 ));
                 broken = true;
             }
@@ -692,4 +996,37 @@ pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<C
         upgraded,
         problem: problems.into_iter().next().map(|(_, problem)| problem),
     })
+}
+
+#[cfg(test)]
+mod hashing_tests {
+    use super::*;
+
+    /// The fast paths hash exactly what the chain has always hashed: a turn's bound values
+    /// as its row reads back, and text as `audit::sha256_hex` does, so chains already
+    /// written still check.
+    #[test]
+    fn bound_values_hash_as_the_row_reads_back() {
+        use rusqlite::types::Value as Sql;
+        let values = vec![
+            Sql::Integer(2),
+            Sql::Text("rebuttal".into()),
+            Sql::Text("B \"quoted\" \\ é ✓ \u{1b}[31m\n".into()),
+            Sql::Null,
+            Sql::Real(0.7),
+            Sql::Real(1e-7),
+            Sql::Real(f64::NAN),
+            Sql::Integer(-40),
+        ];
+        let read_back: Vec<Value> = values
+            .iter()
+            .map(|v| json_value(ValueRef::from(v)))
+            .collect();
+        assert_eq!(bound_content_hash(&values), content_hash(&read_back));
+        assert_eq!(
+            content_hash(&read_back),
+            super::super::audit::sha256_hex(&serde_json::to_string(&read_back).unwrap())
+        );
+        assert_eq!(sha256("moot"), super::super::audit::sha256_hex("moot"));
+    }
 }

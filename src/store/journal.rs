@@ -212,24 +212,34 @@ impl Store {
             Value::Text(now_rfc3339()),
         ];
         self.write(|tx| {
+            // The row's id is chosen here (as SQLite would) so its chain link is written with
+            // it, in the same insert.
+            let row: i64 = tx
+                .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM turns")?
+                .query_row([], |r| r.get(0))?;
+            let link = if chained {
+                chain::turn_link(tx, id, row, &values)?
+            } else {
+                [Value::Null, Value::Null, Value::Null]
+            };
             tx.prepare_cached(
-                "INSERT INTO turns (debate_id, round, phase, seat, content, moves, data, confidence,
-                    tokens_in, tokens_out, tokens_estimated, latency_ms, provider, model, status,
-                    note, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
+                    confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
+                    model, status, note, created_at, chain_n, chain_hash, chain_prev_place)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, ?18, ?19, ?20, ?21)",
             )?
             .execute(rusqlite::params_from_iter(
-                std::iter::once(&Value::Text(id.to_string())).chain(&values),
+                [Value::Integer(row), Value::Text(id.to_string())]
+                    .iter()
+                    .chain(&values)
+                    .chain(&link),
             ))?;
-            let row = tx.last_insert_rowid();
             if !turn.content.trim().is_empty() {
                 index(tx, id, "turn", &turn.content)?;
             }
             tx.prepare_cached("UPDATE debates SET updated_at = ?2 WHERE id = ?1")?
                 .execute(params![id, now_rfc3339()])?;
-            if chained {
-                chain::append_written(tx, id, &chain::TURN, &[row.into()], &values)?;
-            }
             Ok(())
         })
     }
@@ -279,6 +289,7 @@ impl Store {
                             tx.execute("DELETE FROM events WHERE seq = ?1", params![seq])?;
                             chain::remove(tx, id, &chain::EVENT, &[seq.into()], None)?;
                         }
+                        chain::keep_turn_link(tx, row)?;
                         tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
                         chain::remove(tx, id, &chain::TURN, &[row.into()], None)?;
                         discarded += 1;

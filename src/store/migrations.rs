@@ -195,7 +195,7 @@ ALTER TABLE lessons ADD COLUMN embedding BLOB;
 ALTER TABLE lessons ADD COLUMN embedding_model TEXT;
 "#,
     // 10: the hash chain of every row a debate's outcome depends on (`store::chain`); debates
-    // already journaled are chained by this migration, marked as chained at upgrade.
+    // already journaled are chained (after 11), marked as chained at upgrade.
     r#"
 CREATE TABLE chain (
     debate_id TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
@@ -209,6 +209,17 @@ CREATE TABLE chain (
     upgraded  INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (debate_id, n)
 ) WITHOUT ROWID;
+"#,
+    // 11: a turn carries its own chain link (its position and hash, 32 bytes), so journaling
+    // one writes no page beyond the turn's own; its content and the previous hash are what
+    // the link is checked against. Earlier turns keep theirs in `chain`, and a turn removed
+    // on purpose hands its link to `chain` first. Every entry names the place of the one
+    // before it, so a row deleted with its in-row link is still named by the gap it leaves.
+    r#"
+ALTER TABLE turns ADD COLUMN chain_n INTEGER;
+ALTER TABLE turns ADD COLUMN chain_hash BLOB;
+ALTER TABLE turns ADD COLUMN chain_prev_place TEXT;
+ALTER TABLE chain ADD COLUMN prev_place TEXT;
 "#,
 ];
 
@@ -230,9 +241,15 @@ fn after(version: i64, connection: &Connection) -> Result<(), rusqlite::Error> {
             )?;
         }
     }
-    if version == 10 {
+    // Debates journaled before the chain are chained once its last column exists (a journal
+    // from before 10 passes 10 and 11 in one go); a debate chained already is left alone.
+    if version == 11 {
         let debates: Vec<String> = connection
-            .prepare("SELECT id FROM debates ORDER BY created_at, id")?
+            .prepare(
+                "SELECT id FROM debates d
+                 WHERE NOT EXISTS (SELECT 1 FROM chain c WHERE c.debate_id = d.id)
+                 ORDER BY created_at, id",
+            )?
             .query_map([], |row| row.get(0))?
             .collect::<Result<_, _>>()?;
         for debate in debates {
