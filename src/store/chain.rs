@@ -465,28 +465,6 @@ impl<'c> Writer<'c> {
         )
     }
 
-    /// Links an entry on the head this writer knows without storing it (the row stores it
-    /// itself): its position, the previous hash and its own hash.
-    fn link_next(
-        &self,
-        debate: &str,
-        facet: &str,
-        key: &[Value],
-        place: &str,
-        content: &str,
-    ) -> rusqlite::Result<Link> {
-        next_link(
-            self,
-            Some(&self.heads),
-            debate,
-            facet,
-            key,
-            place,
-            content,
-            false,
-        )
-    }
-
     /// Commits, and only then makes the heads it moved known.
     pub(super) fn commit(self, known: &mut KnownHeads) -> rusqlite::Result<()> {
         self.tx.commit()?;
@@ -600,7 +578,17 @@ pub(super) fn turn_link(
         .collect();
     let place = turn_place(&placed);
     let content = bound_content_hash(values);
-    let link = writer.link_next(debate, TURN.name, &key, &place, &content)?;
+    // Linked on the head this writer knows, and not stored here: the row stores it.
+    let link = next_link(
+        writer,
+        Some(&writer.heads),
+        debate,
+        TURN.name,
+        &key,
+        &place,
+        &content,
+        false,
+    )?;
     Ok([
         link.n.into(),
         hash_bytes(&link.hash).into(),
