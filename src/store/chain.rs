@@ -812,6 +812,9 @@ struct Entry {
     previous_place: Option<String>,
 }
 
+/// A row's key and canonical content.
+type KeyedRow = (Vec<Value>, Vec<Value>);
+
 /// Checks a debate's chain: each entry links to the one before it with no gap, and every
 /// chained row in the journal reads as it was chained — no row changed, deleted or added.
 pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<ChainCheck> {
@@ -852,18 +855,32 @@ pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<C
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    // Every facet's rows, read once: the in-row links are checked against the turns, and
+    // every row against its latest entry below.
+    let mut rows_of: Vec<(&Facet, Vec<KeyedRow>)> = Vec::new();
+    for facet in FACETS {
+        rows_of.push((facet, facet.rows(connection, debate)?));
+    }
+    let turn_rows: HashMap<String, &Vec<Value>> = rows_of
+        .iter()
+        .filter(|(facet, _)| facet.name == TURN.name)
+        .flat_map(|(_, rows)| rows)
+        .map(|(key, content)| (serde_json::to_string(key).unwrap_or_default(), content))
+        .collect();
     let mut in_row_entries = std::collections::HashSet::new();
     for (id, n, hash, previous_place) in turns {
         let key = [Value::from(id)];
-        let content = TURN.content(connection, debate, &key)?;
+        let content = turn_rows
+            .get(&serde_json::to_string(&key).unwrap_or_default())
+            .map(|content| content.as_slice());
         in_row_entries.insert(n);
         linked.push((
             Entry {
                 n,
                 facet: TURN.name.to_string(),
                 key: serde_json::to_string(&key).unwrap_or_default(),
-                place: TURN.place(&key, content.as_deref()),
-                content: content.as_deref().map(content_hash).unwrap_or_default(),
+                place: TURN.place(&key, content),
+                content: content.map(content_hash).unwrap_or_default(),
                 previous_place,
             },
             // The entry before it, whatever it is, is what the hash was made on.
@@ -944,10 +961,10 @@ pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<C
     for entry in &entries {
         latest.insert((entry.facet.clone(), entry.key.clone()), entry);
     }
-    for facet in FACETS {
-        for (key, content) in facet.rows(connection, debate)? {
-            let key_text = serde_json::to_string(&key).unwrap_or_default();
-            let place = facet.place(&key, Some(&content));
+    for (facet, rows) in &rows_of {
+        for (key, content) in rows {
+            let key_text = serde_json::to_string(key).unwrap_or_default();
+            let place = facet.place(key, Some(content));
             match latest.remove(&(facet.name.to_string(), key_text)) {
                 None => problems.push((
                     i64::MAX,
@@ -957,7 +974,7 @@ pub(super) fn check(connection: &Connection, debate: &str) -> rusqlite::Result<C
                     entry.n,
                     format!("{place} was removed (chain entry {}) but is back", entry.n),
                 )),
-                Some(entry) if entry.content != content_hash(&content) => problems.push((
+                Some(entry) if entry.content != content_hash(content) => problems.push((
                     entry.n,
                     format!(
                         "{place} no longer matches what was chained (entry {})",
