@@ -79,6 +79,14 @@ pub struct Speech {
     pub deadline: Option<tokio::time::Instant>,
 }
 
+impl Speech {
+    /// The same speech, spoken by the seat of `perspective` (its name goes with the request).
+    pub fn by(mut self, perspective: impl Into<String>) -> Speech {
+        self.perspective = Some(perspective.into());
+        self
+    }
+}
+
 /// What the journal already holds of a debate being resumed.
 #[derive(Debug, Clone, Default)]
 pub struct Replay {

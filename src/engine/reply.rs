@@ -32,6 +32,22 @@ pub trait ReplyParser: Send + Sync {
     fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String>;
 }
 
+/// A structured reply's whole shape in one place: the name its schema goes by (the stand-in
+/// server answers by it), the schema offered to the model, the prose field shown while it
+/// streams, and the parser that reads it. Keeping them together is what stops a schema from
+/// offering replies its parser refuses.
+pub trait ReplyShape: ReplyParser + 'static {
+    /// The schema's name, sent with the request.
+    fn name(&self) -> &'static str;
+    /// The JSON schema the reply must follow.
+    fn schema(&self) -> Value;
+    /// The prose field shown while the reply streams, and kept as the turn's text when the
+    /// parser keeps none of its own.
+    fn stream_field(&self) -> Option<&'static str> {
+        None
+    }
+}
+
 /// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
 pub type Validator = fn(&Value) -> Result<Value, String>;
 

@@ -5,9 +5,59 @@
 use super::moves::{DEBATER_SCHEMA, debater_reply, debater_schema};
 use super::prompts;
 use crate::debate::{Event, FlagKind, Seat, Turn, TurnKey};
-use crate::engine::{Context, ReplyKind, Speech};
+use crate::engine::{Context, ReplyKind, ReplyShape, Speech};
 use serde_json::Value;
 use tokio::time::Instant;
+
+/// How long and how far a speech may run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    pub max_tokens: Option<u32>,
+    /// The speech gives up (status timed_out) at this instant.
+    pub deadline: Option<Instant>,
+}
+
+impl Limits {
+    /// At most `max_tokens`, until `deadline`.
+    pub fn new(max_tokens: u32, deadline: Instant) -> Limits {
+        Limits {
+            max_tokens: Some(max_tokens),
+            deadline: Some(deadline),
+        }
+    }
+}
+
+/// A speech whose reply is JSON of `shape`: its schema is offered (and its instructions
+/// appended to `system` for providers that take no schema), its parser reads the reply.
+pub fn ask<S: ReplyShape>(
+    key: TurnKey,
+    system: String,
+    prompt: String,
+    shape: S,
+    limits: Limits,
+) -> Speech {
+    let schema_name = shape.name();
+    let schema = shape.schema();
+    let stream_field = shape.stream_field();
+    let system = format!(
+        "{system}\n\n{}",
+        prompts::json_instructions(schema_name, &schema)
+    );
+    Speech {
+        key,
+        perspective: None,
+        system,
+        prompt,
+        kind: ReplyKind::Structured {
+            parser: std::sync::Arc::new(shape),
+            stream_field,
+        },
+        schema_name,
+        schema: Some(schema),
+        max_tokens: limits.max_tokens,
+        deadline: limits.deadline,
+    }
+}
 
 /// A speech whose reply is JSON of `schema`, read by `kind` (a parser or a validator); the
 /// schema's instructions are appended to `system` for providers that take no schema.

@@ -1,0 +1,273 @@
+//! The arena's typed result: its turns as the arena files them, the rubric scores beside the
+//! gradual ones, the moderator's picks, and the record's markdown.
+
+use super::run::Member;
+use super::{Order, RUBRIC, Topology};
+use crate::arena::{self, Persona, ScoringInfo};
+use crate::argue::argument_graph;
+use crate::debate::{Phase, Turn, TurnStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use std::fmt::Write as _;
+
+/// One argument as the arena files it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArenaTurn {
+    pub turn_number: u32,
+    pub round: u32,
+    pub phase: Phase,
+    pub seat: String,
+    pub agent_id: String,
+    pub status: TurnStatus,
+    pub argument: arena::Argument,
+}
+
+/// A moderator's rubric score of one argument, beside its gradual score.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RubricScore {
+    pub turn_number: u32,
+    pub agent_id: String,
+    pub criteria: Map<String, Value>,
+    pub score: f64,
+    pub reason: String,
+    /// The mean gradual score of the turn's own arguments (its speech acts), if it made any.
+    pub gradual: Option<f64>,
+}
+
+/// The moderator's order for a round, with a reason per pick.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Pick {
+    pub round: u32,
+    pub agent_id: String,
+    pub reason: String,
+}
+
+/// The arena's typed result (`show --json` names it `arena_result`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArenaResult {
+    pub debate_id: String,
+    pub topic: String,
+    pub personas: Vec<Persona>,
+    pub turns: Vec<ArenaTurn>,
+    pub order: Order,
+    pub picks: Vec<Pick>,
+    pub scoring: Option<ScoringInfo>,
+    pub scores: Vec<RubricScore>,
+    pub summary: String,
+    /// The closing vote (`--vote`), when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<crate::debate::VoteView>,
+    /// What each seat saw of the others.
+    #[serde(default)]
+    pub topology: Topology,
+    pub rounds: u32,
+    pub notes: Vec<String>,
+    pub date: String,
+}
+
+impl ArenaResult {
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!(
+            "# Arena: {}\n\n**Debate:** {} · **Rounds:** {} · **Order:** {}\n\n",
+            self.topic.trim(),
+            self.debate_id,
+            self.rounds,
+            match self.order {
+                Order::RoundRobin => "round-robin",
+                Order::Moderator => "moderator",
+            }
+        );
+        out.push_str("## Participants\n\n");
+        for p in &self.personas {
+            let _ = writeln!(
+                out,
+                "- **{}** (`{}`): {}",
+                p.role_name,
+                p.agent_id,
+                p.stance_summary.trim()
+            );
+        }
+        let _ = writeln!(out, "\n## Summary\n\n{}\n", self.summary.trim());
+        out.push_str(&scores_table(&self.scores));
+        if let Some(votes) = &self.votes {
+            out.push_str(&votes.to_markdown());
+            out.push('\n');
+        }
+        out.push_str("## Transcript\n\n");
+        for t in &self.turns {
+            let _ = writeln!(
+                out,
+                "### Turn {} — {} (round {}, {})\n",
+                t.turn_number,
+                self.personas
+                    .iter()
+                    .find(|p| p.agent_id == t.agent_id)
+                    .map_or(t.agent_id.as_str(), |p| p.role_name.as_str()),
+                t.round,
+                phase_name(t.phase)
+            );
+            match t.status {
+                TurnStatus::TimedOut => out.push_str("*(missed the turn's time limit)*\n\n"),
+                TurnStatus::Failed => out.push_str("*(no reply)*\n\n"),
+                _ => {
+                    let _ = writeln!(out, "{}\n", t.argument.argument_text.trim());
+                    if !t.argument.references.is_empty() {
+                        let _ = writeln!(out, "References: {}\n", t.argument.references.join("; "));
+                    }
+                }
+            }
+        }
+        if !self.picks.is_empty() {
+            out.push_str("## Turn order\n\n");
+            for pick in &self.picks {
+                let _ = writeln!(
+                    out,
+                    "- round {}: {} — {}",
+                    pick.round, pick.agent_id, pick.reason
+                );
+            }
+            out.push('\n');
+        }
+        if !self.notes.is_empty() {
+            out.push_str("## Notes\n\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
+            }
+        }
+        out
+    }
+}
+
+/// The rubric scores as a markdown section (empty without scores).
+pub(super) fn scores_table(scores: &[RubricScore]) -> String {
+    if scores.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "## Scores\n\nRubric: {} (0–1 each); the moderator's score beside the mean gradual score of the turn's own arguments.\n\n| Turn | Agent | Rubric score | Gradual | Reason |\n|---|---|---|---|---|\n",
+        RUBRIC.join(", ")
+    );
+    for s in scores {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.2} | {} | {} |",
+            s.turn_number,
+            s.agent_id,
+            s.score,
+            s.gradual
+                .map_or_else(|| "—".to_string(), |g| format!("{g:.2}")),
+            s.reason.replace('|', "\\|").replace('\n', " ")
+        );
+    }
+    out.push('\n');
+    out
+}
+
+pub(super) fn phase_name(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Opening => "opening",
+        Phase::Closing => "closing",
+        _ => "rebuttal",
+    }
+}
+
+/// Sets each score's gradual score: the mean score of its turn's own arguments in the graph
+/// of every turn so far.
+pub(super) fn with_gradual(scores: &mut [RubricScore], turns: &[ArenaTurn], journal: &[Turn]) {
+    let graph = argument_graph(journal);
+    for score in scores {
+        if let Some(turn) = turns.iter().find(|t| t.turn_number == score.turn_number) {
+            let own: Vec<f64> = turn_argument_ids(turn)
+                .iter()
+                .filter_map(|id| graph.get(id).map(|a| a.score))
+                .collect();
+            score.gradual = (!own.is_empty()).then(|| own.iter().sum::<f64>() / own.len() as f64);
+        }
+    }
+}
+
+/// The ids of the arguments (claims and since-moves) a turn made.
+fn turn_argument_ids(turn: &ArenaTurn) -> Vec<String> {
+    turn.argument
+        .metadata
+        .get("moot")
+        .and_then(|m| m.get("moves"))
+        .and_then(Value::as_array)
+        .map(|moves| {
+            moves
+                .iter()
+                .filter(|m| {
+                    matches!(
+                        m.get("act").and_then(Value::as_str),
+                        Some("claim" | "since")
+                    )
+                })
+                .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The arena file of a journaled turn.
+pub(super) fn arena_turn(turn: &Turn, member: &Member, number: u32) -> ArenaTurn {
+    let data = turn.data.clone().unwrap_or(Value::Null);
+    let mut references: Vec<String> = data
+        .get("responds_to")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_u64)
+                .map(|n| format!("turn:{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    references.extend(
+        data.get("references")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default(),
+    );
+    let mut metadata = Map::new();
+    if let Some(confidence) = turn.confidence {
+        metadata.insert("confidence".into(), json!(confidence));
+    }
+    if let Some(tone) = data
+        .get("tone")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+    {
+        metadata.insert("tone".into(), json!(tone));
+    }
+    metadata.insert(
+        "moot".into(),
+        json!({
+            "round": turn.round,
+            "phase": phase_name(turn.phase),
+            "seat": turn.seat,
+            "status": turn.status,
+            "moves": turn.moves,
+        }),
+    );
+    ArenaTurn {
+        turn_number: number,
+        round: turn.round,
+        phase: turn.phase,
+        seat: turn.seat.clone(),
+        agent_id: member.persona.agent_id.clone(),
+        status: turn.status,
+        argument: arena::Argument {
+            turn_number: number,
+            agent_id: member.persona.agent_id.clone(),
+            timestamp_utc: crate::debate::now_rfc3339(),
+            argument_text: turn.content.clone(),
+            references,
+            metadata,
+            extra: Map::new(),
+        },
+    }
+}

@@ -1,0 +1,303 @@
+//! The arena's settings: `--seat`, `--rounds`, `--persona`, `--order`, `--score`,
+//! `--arena-dir`, the topology and `[arena]` in config, read into `ArenaSettings`.
+
+use super::Topology;
+use crate::protocol::tree::Planning;
+use crate::protocol::{SettingsError, SettingsInput};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Who speaks next.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    RoundRobin,
+    Moderator,
+}
+
+/// What a seat's persona is made of before the debate has an id.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PersonaSpec {
+    pub role_name: String,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub stance_summary: String,
+    #[serde(default)]
+    pub instructions: String,
+    #[serde(default)]
+    pub background_context: String,
+}
+
+/// Who plays a seat.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Player {
+    /// moot's model.
+    #[default]
+    Model,
+    /// The person at the keyboard (`human:ROLE`): the workbench's editor, or `g TEXT` on
+    /// stdin headless.
+    Human,
+    /// An outside agent (`outside:ROLE`) that answers through the arena directory or
+    /// `moot arena submit`.
+    Outside,
+}
+
+impl Player {
+    /// The provider a seat's turns are journaled under: `person`, `outside`.
+    pub fn speaker(self) -> &'static str {
+        match self {
+            Player::Model => "model",
+            Player::Human => crate::debate::PERSON,
+            Player::Outside => crate::debate::OUTSIDE,
+        }
+    }
+
+    /// The manifest's word for it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Player::Model => "model",
+            Player::Human => "human",
+            Player::Outside => "outside",
+        }
+    }
+}
+
+/// The arena's settings, stored with the debate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ArenaSettings {
+    /// Role names in speaking order.
+    pub seats: Vec<String>,
+    /// Who plays each seat, in the same order.
+    #[serde(default)]
+    pub players: Vec<Player>,
+    /// Personas given in files, by role.
+    #[serde(default)]
+    pub personas: Vec<PersonaSpec>,
+    pub rounds: u32,
+    pub order: Order,
+    pub score: bool,
+    pub turn_timeout_seconds: u64,
+    /// Where the arena directory is kept written, when it is.
+    #[serde(default)]
+    pub arena_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub topology: Topology,
+    /// How a tree plans (`--planning`).
+    #[serde(default)]
+    pub planning: Planning,
+}
+
+/// `[arena]` in config.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+struct ArenaConfig {
+    rounds: Option<u32>,
+    order: Option<Order>,
+    score: Option<bool>,
+    turn_timeout_seconds: Option<u64>,
+    arena_dir: Option<PathBuf>,
+    seats: Vec<String>,
+}
+
+/// Reads a `--persona` file: the note's persona schema as JSON or TOML (`role_name` required).
+fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, String> {
+    let path = cwd.join(given);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("--persona {given}: cannot be read ({e})"))?;
+    let spec: PersonaSpec = if given.ends_with(".toml") {
+        toml::from_str(&text).map_err(|e| format!("--persona {given}: {}", e.message()))?
+    } else {
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "--persona {given}: line {}, column {}: {e}",
+                e.line(),
+                e.column()
+            )
+        })?
+    };
+    if spec.role_name.trim().is_empty() {
+        return Err(format!("--persona {given}: `role_name` is required"));
+    }
+    Ok(spec)
+}
+
+/// Reads `--seat`, `--rounds`, `--persona`, `--order`, `--score`, `--arena-dir`, the topology
+/// and `[arena]` into the arena's settings; persona files are read and the arena directory made.
+pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, SettingsError> {
+    let located = |key: &str, message: String| input.located("arena", key, message);
+    let config: ArenaConfig = input.table("arena")?;
+    let flag = |name: &str| input.flags.get(name).cloned().unwrap_or_default();
+    let (players, seats) = seats_and_players(flag("seat"), &config)?;
+    if players.contains(&Player::Outside)
+        && flag("arena-dir").is_empty()
+        && config.arena_dir.is_none()
+    {
+        return Err(
+            "an outside seat speaks through the arena directory: give it with --arena-dir DIR"
+                .into(),
+        );
+    }
+    let rounds = rounds(input, &config)?;
+    let order = match flag("order").first().map(|s| s.trim()) {
+        Some("round-robin") => Order::RoundRobin,
+        Some("moderator") => Order::Moderator,
+        Some(other) => {
+            return Err(format!("--order {other}: use round-robin or moderator"));
+        }
+        None => config.order.unwrap_or(Order::RoundRobin),
+    };
+    let personas = persona_files(&flag("persona"), &seats, input.cwd)?;
+    let turn_timeout_seconds = config.turn_timeout_seconds.unwrap_or(180);
+    if !(1..=crate::engine::LONGEST_WAIT_SECONDS).contains(&turn_timeout_seconds) {
+        return Err(located(
+            "turn_timeout_seconds",
+            format!("turn_timeout_seconds must be 1 second to a year, not {turn_timeout_seconds}"),
+        ));
+    }
+    let arena_dir = flag("arena-dir")
+        .first()
+        .map(PathBuf::from)
+        .or(config.arena_dir.clone())
+        .map(|dir| input.cwd.join(dir));
+    if let Some(dir) = &arena_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("--arena-dir {}: cannot be created ({e})", dir.display()))?;
+    }
+    let topology = Topology::from_flag(flag("topology").first().map(String::as_str))?;
+    let planning = Planning::from_flag(flag("planning").first().map(String::as_str))?;
+    if input.flags.contains_key("planning") && topology != Topology::Tree {
+        return Err("--planning plans a tree: add --topology tree".into());
+    }
+    Ok(ArenaSettings {
+        topology,
+        planning,
+        seats,
+        players,
+        personas,
+        rounds,
+        order,
+        score: input.flags.contains_key("score") || config.score.unwrap_or(false),
+        turn_timeout_seconds,
+        arena_dir,
+    })
+}
+
+/// The seats' roles and who plays each, from `--seat` (`human:ROLE`, `outside:ROLE`,
+/// `model:ROLE` or a bare role), else `[arena] seats`, else a proponent and a skeptic.
+fn seats_and_players(
+    given: Vec<String>,
+    config: &ArenaConfig,
+) -> Result<(Vec<Player>, Vec<String>), SettingsError> {
+    let mut seats: Vec<String> = given.into_iter().map(|s| s.trim().to_string()).collect();
+    if seats.is_empty() {
+        seats = config.seats.clone();
+    }
+    if seats.is_empty() {
+        seats = vec!["Proponent".into(), "Skeptic".into()];
+    }
+    if !(2..=6).contains(&seats.len()) {
+        return Err(format!("an arena seats 2–6 roles, not {}", seats.len()));
+    }
+    let mut players = Vec::new();
+    for (index, seat) in seats.iter().enumerate() {
+        if seat.is_empty() {
+            return Err("--seat needs a role name, as in --seat Skeptic".into());
+        }
+        let (player, role) = match seat.split_once(':') {
+            Some(("human", role)) => (Player::Human, role.trim()),
+            Some(("outside", role)) => (Player::Outside, role.trim()),
+            Some(("model", role)) => (Player::Model, role.trim()),
+            _ => (Player::Model, seat.as_str()),
+        };
+        if role.is_empty() {
+            return Err(format!(
+                "--seat {seat}: name the role after the colon, as in human:Skeptic"
+            ));
+        }
+        players.push((player, role.to_string()));
+        if seats[..index].iter().any(|s| s.eq_ignore_ascii_case(seat)) {
+            return Err(format!(
+                "--seat {seat} is given twice; every role needs its own seat"
+            ));
+        }
+    }
+    Ok(players.into_iter().unzip())
+}
+
+/// `--rounds`, else `--max-rounds`, else `[arena] rounds`, else 4; 2–10 of them.
+fn rounds(input: &SettingsInput<'_>, config: &ArenaConfig) -> Result<u32, SettingsError> {
+    let given = input.flags.get("rounds").and_then(|r| r.first());
+    let rounds = match (given, input.max_rounds) {
+        (Some(text), _) => text
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| format!("--rounds {text}: give a whole number of rounds, 2–10"))?,
+        (None, Some(rounds)) => rounds,
+        (None, None) => config.rounds.unwrap_or(4),
+    };
+    if !(2..=10).contains(&rounds) {
+        let problem = format!("an arena runs 2–10 rounds (opening … closing), not {rounds}");
+        return Err(if given.is_none() && input.max_rounds.is_none() {
+            input.located("arena", "rounds", format!("rounds: {problem}"))
+        } else {
+            format!("--rounds: {problem}")
+        });
+    }
+    Ok(rounds)
+}
+
+/// The `--persona` files, each for a role that has a seat.
+fn persona_files(
+    given: &[String],
+    seats: &[String],
+    cwd: &std::path::Path,
+) -> Result<Vec<PersonaSpec>, SettingsError> {
+    let mut personas = Vec::new();
+    for given in given {
+        let spec = persona_file(given, cwd)?;
+        if !seats
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(&spec.role_name))
+        {
+            return Err(format!(
+                "--persona {given}: its role {:?} has no --seat; add --seat \"{}\"",
+                spec.role_name, spec.role_name
+            ));
+        }
+        personas.push(spec);
+    }
+    Ok(personas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn persona_files_read_as_json_or_toml_and_name_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("skeptic.json"),
+            r#"{"role_name": "Skeptic", "stance_summary": "Doubt it", "instructions": "Ask for data", "background_context": "Two pilots ran"}"#,
+        )
+        .unwrap();
+        let spec = persona_file("skeptic.json", dir.path()).unwrap();
+        assert_eq!(
+            (spec.role_name.as_str(), spec.background_context.as_str()),
+            ("Skeptic", "Two pilots ran")
+        );
+        std::fs::write(dir.path().join("torn.json"), "{\"role_name\": ").unwrap();
+        let err = persona_file("torn.json", dir.path()).unwrap_err();
+        assert!(err.contains("--persona torn.json: line 1"), "{err}");
+        std::fs::write(dir.path().join("nameless.toml"), "stance_summary = \"x\"\n").unwrap();
+        let err = persona_file("nameless.toml", dir.path()).unwrap_err();
+        assert!(err.contains("role_name"), "{err}");
+        let err = persona_file("missing.json", dir.path()).unwrap_err();
+        assert!(
+            err.contains("--persona missing.json: cannot be read"),
+            "{err}"
+        );
+    }
+}
