@@ -1,0 +1,259 @@
+//! The judges' panel (design note 001): judges with fixed stances recommend one of a few
+//! options in isolation, then challenge each other until two thirds agree or the rounds run
+//! out; the result is RECOMMENDED, or CONTESTED and left to the person.
+//!
+//! The rooms: `settings` (flags and `[panel]` → `PanelSettings`), `run` (the steps),
+//! `replies` (each reply's schema and parser), `prompts` and `result` (the consensus check
+//! and `PanelResult`).
+
+mod prompts;
+mod replies;
+mod result;
+mod run;
+mod settings;
+
+pub use result::{Change, Check, Chosen, PanelResult, check, check_ranked};
+pub use settings::{Judge, PanelOption, PanelSettings, Threshold, parse_option};
+
+use super::kit;
+use super::{Common, Flag, Outcome, SettingsError, SettingsInput};
+use crate::debate::{Phase, Presentation, SidePanel};
+use crate::engine::Context;
+use serde_json::Value;
+
+/// The panel, as registered.
+pub struct Panel;
+
+/// Schema names, one per reply shape (the stand-in server answers by them).
+pub const OPTIONS_SCHEMA: &str = "moot_panel_options";
+pub const RECOMMENDATION_SCHEMA: &str = "moot_panel_recommendation";
+pub const CHALLENGE_SCHEMA: &str = "moot_panel_challenge";
+
+const FLAGS: &[Flag] = &[
+    Flag {
+        name: "option",
+        value: Some("ID: LABEL — DESCRIPTION"),
+        help: "An option the panel judges (repeat for each; default: the moderator proposes them)",
+        repeatable: true,
+    },
+    Flag {
+        name: "context",
+        value: Some("PATH"),
+        help: "A file, or a directory of text files, every seat reads (repeatable; the panel's spec, the dialogue's extra sources)",
+        repeatable: true,
+    },
+    Flag {
+        name: "anonymous",
+        value: None,
+        help: "Show judges to each other as Judge 1, 2, 3 when they challenge each other",
+        repeatable: false,
+    },
+];
+
+impl super::Protocol for Panel {
+    fn name(&self) -> &'static str {
+        "panel"
+    }
+
+    fn description(&self) -> &'static str {
+        "judges with fixed stances (Risk, Value, Effort) recommend an option in isolation, then \
+         challenge each other; two thirds agreeing is RECOMMENDED, else CONTESTED"
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        FLAGS
+    }
+
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
+        serde_json::to_value(settings::build(input)?).map_err(|e| e.to_string())
+    }
+
+    fn unsettled(&self, outcome: &Value) -> Option<String> {
+        (outcome.get("consensus") == Some(&Value::Bool(false)))
+            .then(|| "the judges disagreed (CONTESTED)".to_string())
+    }
+
+    /// Round 1 is each judge alone with the question: no earlier panel's judges reach it,
+    /// not even through lessons.
+    fn withholds_lessons(&self) -> fn(&crate::debate::TurnKey) -> bool {
+        |key| key.round == 1 && key.phase == Phase::Recommendation
+    }
+
+    fn presentation(&self) -> Presentation {
+        Presentation {
+            seat_role: "judge".into(),
+            panels: vec![SidePanel::Standings],
+            outcome_title: "Result".into(),
+            follow_up: false,
+            opening: "The moderator is framing the options to judge…".into(),
+            round_name: "round".into(),
+            rounds_of_their_own: Vec::new(),
+        }
+    }
+
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Context,
+        common: &'a Common,
+        settings: &'a Value,
+    ) -> super::Run<'a> {
+        Box::pin(async move {
+            let settings: PanelSettings = kit::stored(settings, "the panel's")?;
+            run::run(ctx, common, &settings).await
+        })
+    }
+
+    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, String> {
+        let mut result: PanelResult = serde_json::from_value(outcome.clone())
+            .map_err(|e| format!("the stored result cannot be read: {e}"))?;
+        if result.consensus {
+            return Err(format!(
+                "the judges agreed on option {}; there is nothing to decide",
+                result.recommended_option.as_deref().unwrap_or("?")
+            ));
+        }
+        let choice = choice.trim().to_uppercase();
+        if !result.options.iter().any(|o| o.id == choice) {
+            return Err(format!(
+                "there is no option {choice:?}; choose one of {}",
+                result
+                    .options
+                    .iter()
+                    .map(|o| o.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        result.chosen = Some(Chosen {
+            option: choice,
+            by: by.to_string(),
+        });
+        Ok(result.outcome())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prompts::*;
+    use super::result::*;
+    use super::settings::*;
+
+    fn options(ids: &[&str]) -> Vec<PanelOption> {
+        ids.iter()
+            .map(|id| PanelOption {
+                id: id.to_string(),
+                label: format!("option {id}"),
+                description: String::new(),
+            })
+            .collect()
+    }
+
+    fn votes(pairs: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+        pairs
+            .iter()
+            .map(|(j, v)| (j.to_string(), v.map(str::to_string)))
+            .collect()
+    }
+
+    #[test]
+    fn two_of_three_is_consensus_at_0_67_exactly_as_a_fraction() {
+        // 2/3 < 0.67 in floating point, yet the note means two thirds.
+        let threshold = Threshold::from_decimal(0.67).unwrap();
+        assert_eq!(threshold, Threshold::TWO_THIRDS);
+        assert!(threshold.reached(2, 3));
+        assert!(!threshold.reached(1, 3));
+        assert!(!Threshold::from_decimal(0.75).unwrap().reached(2, 3));
+        assert!(Threshold::from_decimal(0.75).unwrap().reached(3, 4));
+        assert!(Threshold::from_decimal(1.0).unwrap().reached(3, 3));
+        assert!(!Threshold::from_decimal(1.0).unwrap().reached(2, 3));
+        let check = check(
+            &options(&["A", "B", "C"]),
+            &votes(&[
+                ("risk", Some("A")),
+                ("value", Some("A")),
+                ("effort", Some("C")),
+            ]),
+            threshold,
+        );
+        assert_eq!(check.consensus.as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn thresholds_outside_the_open_half_to_one_are_refused() {
+        for bad in [0.5, 0.2, 1.01, -1.0, f64::NAN] {
+            assert!(Threshold::from_decimal(bad).is_err(), "{bad}");
+        }
+        assert_eq!(Threshold::from_decimal(0.6).unwrap().to_string(), "3/5");
+    }
+
+    #[test]
+    fn ties_empty_options_and_lone_judges_have_defined_outcomes() {
+        let abc = options(&["A", "B", "C"]);
+        // A tie for the largest share is no consensus; options without votes stay listed.
+        let tie = check(
+            &options(&["A", "B", "C", "D"]),
+            &votes(&[
+                ("a", Some("A")),
+                ("b", Some("A")),
+                ("c", Some("B")),
+                ("d", Some("B")),
+            ]),
+            Threshold::TWO_THIRDS,
+        );
+        assert_eq!(tie.consensus, None);
+        assert_eq!(tie.distribution["C"], Vec::<String>::new());
+        // One valid recommendation is never a consensus, however unanimous.
+        let lone = check(
+            &abc,
+            &votes(&[("risk", Some("A")), ("value", None), ("effort", None)]),
+            Threshold::TWO_THIRDS,
+        );
+        assert_eq!((lone.consensus, lone.voters), (None, 1));
+        // The denominator is the valid recommendations: 2 of 2 with one unparseable judge.
+        let two = check(
+            &abc,
+            &votes(&[("risk", Some("B")), ("value", Some("B")), ("effort", None)]),
+            Threshold::TWO_THIRDS,
+        );
+        assert_eq!(two.consensus.as_deref(), Some("B"));
+        let none = check(&abc, &votes(&[]), Threshold::TWO_THIRDS);
+        assert_eq!((none.consensus, none.voters), (None, 0));
+    }
+
+    #[test]
+    fn options_parse_with_or_without_a_description() {
+        assert_eq!(
+            parse_option("a: Local-first sync — full offline editing").unwrap(),
+            PanelOption {
+                id: "A".into(),
+                label: "Local-first sync".into(),
+                description: "full offline editing".into()
+            }
+        );
+        assert_eq!(parse_option("B: Online only").unwrap().description, "");
+        assert!(parse_option("Online only").unwrap_err().contains("no id"));
+        assert!(parse_option("AB: x").unwrap_err().contains("one letter"));
+        assert!(
+            parse_option("C:  — nothing")
+                .unwrap_err()
+                .contains("no label")
+        );
+        let twice = vec![parse_option("A: x").unwrap(), parse_option("a: y").unwrap()];
+        assert!(check_options(&twice).unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn every_judge_sees_its_own_stable_order() {
+        let abcd = options(&["A", "B", "C", "D"]);
+        let risk = order_for("DEB-1", "risk", &abcd);
+        assert_eq!(risk, order_for("DEB-1", "risk", &abcd));
+        let mut sorted = risk.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec!["A", "B", "C", "D"]);
+        let orders: Vec<Vec<String>> = ["risk", "value", "effort", "cost", "ops"]
+            .iter()
+            .map(|j| order_for("DEB-1", j, &abcd))
+            .collect();
+        assert!(orders.iter().any(|o| *o != orders[0]), "{orders:?}");
+    }
+}

@@ -1,0 +1,433 @@
+//! The panel's result: the consensus check over the judges' recommendations (or a ranked
+//! vote), the changes of mind, and `PanelResult` with its record.
+
+use super::run::Seated;
+use super::settings::{PanelOption, PanelSettings, Threshold};
+use crate::debate::Confidence;
+use crate::engine::Context;
+use crate::protocol::Outcome;
+use crate::protocol::kit::SeatRoster;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// A change of mind.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Change {
+    pub judge: String,
+    pub round: u32,
+    pub from: String,
+    pub to: String,
+    pub reason: String,
+}
+
+/// The option the person chose for a contested result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Chosen {
+    pub option: String,
+    pub by: String,
+}
+
+/// The panel's typed result, with the note's field names (`debate_result`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PanelResult {
+    pub question_id: String,
+    pub question: String,
+    pub consensus: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommended_option: Option<String>,
+    /// `CONTESTED` when the judges disagree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    /// `HIGH` or `REQUIRES_INPUT`.
+    pub confidence: String,
+    /// Option id → judges recommending it at the end (contested results).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub distribution: BTreeMap<String, Vec<String>>,
+    /// `risk` → "Option A - …" (consensus), or `risk_favors` → the quoted reasoning.
+    pub perspectives: BTreeMap<String, String>,
+    pub change_log: Vec<Change>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<Chosen>,
+    pub options: Vec<PanelOption>,
+    pub rounds: u32,
+    pub threshold: String,
+    /// Judges that gave a valid recommendation at the end, and how many of them back the
+    /// leading option.
+    #[serde(default)]
+    pub voters: usize,
+    #[serde(default)]
+    pub agreeing: usize,
+    /// How a ranked vote (`--vote`) decided, when one did: the method and each option's points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// Judge → the order it saw the options in (against position bias).
+    pub option_order: BTreeMap<String, Vec<String>>,
+    /// Judges left out, flags, what the context lost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub date: String,
+}
+
+impl PanelResult {
+    fn label(&self, id: &str) -> String {
+        self.options
+            .iter()
+            .find(|o| o.id == id)
+            .map(|o| format!("{id}: {}", o.label))
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    /// The record, in prose.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Panel result: {}\n", self.question.trim());
+        let _ = writeln!(out, "**Debate:** {}\n", self.question_id);
+        if self.consensus {
+            let option = self.recommended_option.as_deref().unwrap_or("?");
+            let _ = writeln!(
+                out,
+                "**Outcome:** RECOMMENDED — option {}\n",
+                self.label(option)
+            );
+            match &self.decided_by {
+                Some(decided_by) => {
+                    let _ = writeln!(
+                        out,
+                        "**Confidence:** HIGH (every judge ranked every option; decided by {decided_by})\n"
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "**Confidence:** HIGH ({} of {} judges agreed; threshold {})\n",
+                        self.agreeing, self.voters, self.threshold
+                    );
+                }
+            }
+        } else {
+            let _ = writeln!(out, "**Outcome:** CONTESTED — the judges disagree\n");
+            let _ = writeln!(out, "**Confidence:** REQUIRES_INPUT\n");
+            match &self.chosen {
+                Some(chosen) => {
+                    let _ = writeln!(
+                        out,
+                        "**Chosen:** option {} by {}\n",
+                        self.label(&chosen.option),
+                        chosen.by
+                    );
+                }
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "**Chosen:** not yet (`moot decide {} OPTION`)\n",
+                        self.question_id
+                    );
+                }
+            }
+        }
+        let _ = writeln!(out, "## Options\n");
+        for option in &self.options {
+            let backers = self
+                .distribution
+                .get(&option.id)
+                .map(|j| j.join(", "))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- **{}: {}**{}{}",
+                option.id,
+                option.label,
+                if option.description.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", option.description)
+                },
+                if self.consensus || backers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (favoured by {backers})")
+                }
+            );
+        }
+        let _ = writeln!(out, "\n## Perspectives\n");
+        for (judge, words) in &self.perspectives {
+            let _ = writeln!(
+                out,
+                "- **{}:** {}",
+                judge.replace("_favors", " favours"),
+                words.trim()
+            );
+        }
+        if !self.change_log.is_empty() {
+            let _ = writeln!(out, "\n## Change log\n");
+            for change in &self.change_log {
+                let _ = writeln!(
+                    out,
+                    "- {} (round {}): {} → {} — {}",
+                    change.judge, change.round, change.from, change.to, change.reason
+                );
+            }
+        }
+        if let Some(prompt) = self.user_prompt.as_ref().filter(|_| self.chosen.is_none()) {
+            let _ = writeln!(out, "\n## Your decision\n\n{}", prompt.trim());
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(out, "\n## Notes\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
+            }
+        }
+        out
+    }
+
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            markdown: self.to_markdown(),
+            confidence: if self.consensus {
+                Confidence::High
+            } else {
+                Confidence::RequiresInput
+            },
+            data: serde_json::to_value(self).unwrap_or_default(),
+            section: Some("debate_result".into()),
+            date: self.date.clone(),
+        }
+    }
+}
+
+/// The consensus check over the judges' current recommendations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// The option that reached the threshold.
+    pub consensus: Option<String>,
+    /// Option id → judge keys recommending it, every option listed.
+    pub distribution: BTreeMap<String, Vec<String>>,
+    /// Judges that gave a valid recommendation.
+    pub voters: usize,
+    /// How a ranked vote (`--vote`) decided, when one did: the method and its points.
+    pub decided_by: Option<String>,
+}
+
+/// Consensus when the largest share of valid recommendations reaches the threshold, with at
+/// least two of them; a tie for the largest share is no consensus.
+pub fn check(
+    options: &[PanelOption],
+    votes: &[(String, Option<String>)],
+    threshold: Threshold,
+) -> Check {
+    let mut distribution: BTreeMap<String, Vec<String>> =
+        options.iter().map(|o| (o.id.clone(), Vec::new())).collect();
+    let mut voters = 0;
+    for (judge, vote) in votes {
+        if let Some(option) = vote
+            && let Some(backers) = distribution.get_mut(option)
+        {
+            backers.push(judge.clone());
+            voters += 1;
+        }
+    }
+    // The threshold method of the voting module decides; a panel also needs two voices.
+    let candidates: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+    let ballots: Vec<crate::vote::Ballot> = votes
+        .iter()
+        .map(|(judge, vote)| crate::vote::Ballot {
+            voter: judge.clone(),
+            ranking: vote.iter().cloned().collect(),
+            confidence: 1.0,
+            weight: 1.0,
+        })
+        .collect();
+    let counted = crate::vote::tally(
+        crate::vote::Method::Threshold,
+        &candidates,
+        &ballots,
+        threshold,
+    );
+    let consensus = counted.winner.filter(|_| voters >= 2);
+    Check {
+        consensus,
+        distribution,
+        voters,
+        decided_by: None,
+    }
+}
+
+/// The consensus check when `--vote` asks every judge to rank every option: the method
+/// decides on the full rankings (a judge's first place still fills the distribution), and
+/// consensus needs two voices and the method's own consensus.
+pub fn check_ranked(
+    options: &[PanelOption],
+    ballots: &[crate::vote::Ballot],
+    method: crate::vote::Method,
+    threshold: Threshold,
+) -> Check {
+    let firsts: Vec<(String, Option<String>)> = ballots
+        .iter()
+        .map(|b| (b.voter.clone(), b.ranking.first().cloned()))
+        .collect();
+    let by_first = check(options, &firsts, threshold);
+    let candidates: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
+    let counted = crate::vote::tally(method, &candidates, ballots, threshold);
+    let points = candidates
+        .iter()
+        .zip(&counted.points)
+        .map(|(id, p)| format!("{id} {p:.1}"))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    Check {
+        consensus: counted
+            .winner
+            .clone()
+            .filter(|_| counted.consensus_reached && by_first.voters >= 2),
+        decided_by: Some(format!(
+            "{}{}: {points}",
+            counted.method,
+            if counted.fallback_used {
+                " (Condorcet cycle: Borda decided)"
+            } else {
+                ""
+            }
+        )),
+        ..by_first
+    }
+}
+
+pub(super) fn headline(round: u32, check: &Check, threshold: Threshold) -> String {
+    let tally = check
+        .distribution
+        .iter()
+        .map(|(id, backers)| format!("{id} {}", backers.len()))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    if let Some(decided_by) = &check.decided_by {
+        return match &check.consensus {
+            Some(option) => {
+                format!("round {round}: {option} by {decided_by} — first places {tally}")
+            }
+            None => format!("round {round}: no consensus by {decided_by} — first places {tally}"),
+        };
+    }
+    match &check.consensus {
+        Some(option) => format!(
+            "round {round}: consensus on {option} ({} of {} ≥ {threshold}) — {tally}",
+            check.distribution[option].len(),
+            check.voters
+        ),
+        None => format!(
+            "round {round}: no consensus (needs {threshold} of {} valid) — {tally}",
+            check.voters
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_result(
+    ctx: &Context,
+    settings: &PanelSettings,
+    question: &str,
+    options: &[PanelOption],
+    seated: &[Seated],
+    roster: &SeatRoster,
+    check: &Check,
+    change_log: Vec<Change>,
+    rounds: u32,
+    mut notes: Vec<String>,
+) -> PanelResult {
+    let available = seated
+        .iter()
+        .filter(|s| roster.is_active(&s.seat.id))
+        .count();
+    for (judge, why) in seated
+        .iter()
+        .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?)))
+    {
+        notes.insert(
+            0,
+            format!(
+                "{} judge {} — only {available} perspectives available",
+                judge.judge.name, why
+            ),
+        );
+    }
+    let option_label = |id: &str| {
+        options
+            .iter()
+            .find(|o| o.id == id)
+            .map(|o| o.label.clone())
+            .unwrap_or_default()
+    };
+    let mut perspectives = BTreeMap::new();
+    let consensus = check.consensus.is_some();
+    for judge in seated.iter().filter(|s| roster.is_active(&s.seat.id)) {
+        let Some(option) = &judge.recommended else {
+            continue;
+        };
+        let changed = change_log
+            .iter()
+            .rev()
+            .find(|c| c.judge == judge.key)
+            .map(|c| format!(" (changed from {})", c.from))
+            .unwrap_or_default();
+        if consensus {
+            let line = if judge.perspective.is_empty() {
+                option_label(option)
+            } else {
+                judge.perspective.clone()
+            };
+            perspectives.insert(
+                judge.key.clone(),
+                format!("Option {option} - {line}{changed}"),
+            );
+        } else {
+            perspectives.insert(
+                format!("{}_favors", judge.key),
+                format!("Option {option} - \"{}\"", judge.reasoning.trim()),
+            );
+        }
+    }
+    let user_prompt = (!consensus).then(|| {
+        let mut prompt = String::from("⚠️ Judges disagreed on this question. Review perspectives above.\n\nWhich option would you like to proceed with?\n");
+        for option in options {
+            let _ = writeln!(
+                prompt,
+                "[{}] {}{}",
+                option.id,
+                option.label,
+                if option.description.is_empty() { String::new() } else { format!(" — {}", option.description) }
+            );
+        }
+        prompt
+    });
+    PanelResult {
+        question_id: ctx.debate_id.clone(),
+        question: question.to_string(),
+        consensus,
+        recommended_option: check.consensus.clone(),
+        outcome: (!consensus).then(|| "CONTESTED".to_string()),
+        confidence: if consensus { "HIGH" } else { "REQUIRES_INPUT" }.into(),
+        distribution: if consensus {
+            BTreeMap::new()
+        } else {
+            check.distribution.clone()
+        },
+        perspectives,
+        change_log,
+        user_prompt,
+        chosen: None,
+        options: options.to_vec(),
+        rounds,
+        threshold: settings.consensus_threshold.to_string(),
+        voters: check.voters,
+        agreeing: check.distribution.values().map(Vec::len).max().unwrap_or(0),
+        decided_by: check.decided_by.clone(),
+        option_order: seated
+            .iter()
+            .map(|s| (s.key.clone(), s.order.clone()))
+            .collect(),
+        notes,
+        date: crate::debate::today(),
+    }
+}
