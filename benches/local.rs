@@ -194,14 +194,14 @@ fn main() {
             model: None,
         })
         .collect();
-    let instructions = moot::protocol::prompts::json_instructions("moot_argument", &schema.schema);
+    let instructions = moot::protocol::text::json_instructions("moot_argument", &schema.schema);
     let mut in_turn = Vec::new();
     let mut reused = Vec::new();
     let mut prompt_tokens = Vec::new();
     for turn in 0..2 * RUNS {
         let seat = &seats[turn % 2];
         let mut turn_request = request(300 + turn, 200, Some(schema.clone()), 64);
-        turn_request.system = moot::protocol::prompts::debater_system(seat, &instructions);
+        turn_request.system = moot::protocol::text::debater_system(seat, &instructions);
         turn_request.messages = vec![ChatMessage::user(format!(
             "Question: Should we use Redis or PostgreSQL for caching?\nRound {} of at most 5. You \
              are seat {}.\nMake your argument for this round.",

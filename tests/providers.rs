@@ -13,7 +13,7 @@ use moot::llm::{
     RequestLabel, RetryPolicy, StructuredMode,
 };
 use moot::protocol::moves::{debater_reply, debater_schema};
-use moot::protocol::prompts::json_instructions;
+use moot::protocol::text::json_instructions;
 use moot::store::Store;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! see.
 
 use super::moves::{DEBATER_SCHEMA, debater_reply, debater_schema};
-use super::prompts;
+use super::text;
 use crate::debate::{Event, FlagKind, Seat, Turn, TurnKey};
 use crate::engine::{Context, ReplyKind, ReplyShape, Speech};
 use serde_json::Value;
@@ -41,7 +41,7 @@ pub fn ask<S: ReplyShape>(
     let stream_field = shape.stream_field();
     let system = format!(
         "{system}\n\n{}",
-        prompts::json_instructions(schema_name, &schema)
+        text::json_instructions(schema_name, &schema)
     );
     Speech {
         key,
@@ -75,7 +75,7 @@ pub fn structured_speech(
 ) -> Speech {
     let system = format!(
         "{system}\n\n{}",
-        prompts::json_instructions(schema_name, &schema)
+        text::json_instructions(schema_name, &schema)
     );
     Speech {
         key,
@@ -133,12 +133,12 @@ pub fn debater_speech(
 ) -> Speech {
     let schema = debater_schema();
     // The schema sits inside the system prompt, before the perspective, so that consecutive
-    // seats share a long prefix (see `prompts::debater_system`).
-    let instructions = prompts::json_instructions(DEBATER_SCHEMA, &schema);
+    // seats share a long prefix (see `text::debater_system`).
+    let instructions = text::json_instructions(DEBATER_SCHEMA, &schema);
     Speech {
         key,
         perspective: Some(seat.perspective.clone()),
-        system: prompts::debater_system(seat, &instructions),
+        system: text::debater_system(seat, &instructions),
         prompt,
         kind: debater_reply(),
         schema_name: DEBATER_SCHEMA,
@@ -475,7 +475,7 @@ pub async fn closing_vote(
                      well they answer the question, on the arguments made, not by who made them. {}",
                     seat.perspective,
                     seat.id,
-                    prompts::DATA_RULE
+                    text::DATA_RULE
                 ),
                 format!(
                     "Question: {}\n\n{debate_so_far}\n\nThe positions on the table:\n{positions}\nRank all of them, best first, and say how confident you are (0–1).",

@@ -2,19 +2,16 @@
 //! A protocol is one module implementing `Protocol` plus one line in `REGISTRY`; session,
 //! replay, report, the faces and the command line work from what it declares.
 
-pub mod analysis;
 pub mod arena;
 pub mod code;
 pub mod dialogue;
 pub mod kit;
 pub mod moderated;
-pub mod moderator;
 pub mod moves;
 pub mod panel;
-pub mod prompts;
 pub mod reflect;
+pub mod text;
 pub mod tree;
-pub mod verdict;
 
 use crate::catalog::Perspective;
 use crate::debate::{Confidence, Presentation};

@@ -268,13 +268,7 @@ fn strings(value: Option<&Value>) -> Vec<String> {
 }
 
 fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_TEXT_CHARS {
-        text.to_string()
-    } else {
-        let mut clipped: String = text.chars().take(MAX_TEXT_CHARS).collect();
-        clipped.push('…');
-        clipped
-    }
+    crate::protocol::text::clip(text, MAX_TEXT_CHARS)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! a later debate on another question.
 
 use super::kit::structured_speech;
-use super::prompts;
+use super::text;
 use crate::debate::{LessonDraft, MODERATOR, Phase, TurnKey, TurnStatus};
 use crate::engine::{Context, EngineError, ReplyKind};
 use serde_json::{Value, json};
@@ -89,7 +89,7 @@ pub async fn reflect(
              or framed, and what to do differently. A lesson is one or two general sentences; \
              never copy names, file contents, code, numbers from the context or anything \
              secret. Give none rather than a vague one.{focus} {}",
-            prompts::DATA_RULE
+            text::DATA_RULE
         ),
         format!(
             "Question: {}\n\nThe debate's record:\n<record>\n{}\n</record>\n\nWrite at most three lessons.",

@@ -5,8 +5,8 @@
 //! them (dpde). A lead that fails hands its team to the sibling team's lead.
 
 use super::kit;
-use super::prompts::DATA_RULE;
-use super::prompts::fenced;
+use super::text::DATA_RULE;
+use super::text::fenced;
 use crate::debate::{Event, MODERATOR, Phase, TurnKey, TurnStatus};
 use crate::engine::{Context, EngineError, ReplyKind};
 use serde::{Deserialize, Serialize};

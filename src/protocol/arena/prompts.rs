@@ -6,7 +6,7 @@ use super::result::{ArenaTurn, RubricScore, phase_name};
 use super::run::Member;
 use crate::arena::Persona;
 use crate::debate::{Phase, TurnStatus};
-use crate::protocol::prompts::{DATA_RULE, fenced};
+use crate::protocol::text::{DATA_RULE, fenced};
 use crate::protocol::tree::{self, Tree};
 use std::fmt::Write as _;
 

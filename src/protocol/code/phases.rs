@@ -15,7 +15,7 @@ use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
 use crate::protocol::Ending;
 use crate::protocol::kit;
-use crate::protocol::prompts::{DATA_RULE, fenced};
+use crate::protocol::text::{DATA_RULE, fenced};
 use serde_json::{Value, json};
 
 /// The most rounds of clarifying questions, and the confidence that ends them (the note's).

@@ -15,7 +15,7 @@ use crate::debate::{Named, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{Context, EngineError, ReplyKind};
 use crate::protocol::Common;
 use crate::protocol::kit;
-use crate::protocol::prompts::{DATA_RULE, fenced};
+use crate::protocol::text::{DATA_RULE, fenced};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ pub mod rules;
 pub mod verdict;
 
 use super::kit;
-use super::prompts::{DATA_RULE, fenced};
+use super::text::{DATA_RULE, fenced};
 use super::{Common, Ending, Flag, Outcome, SettingsError, SettingsInput};
 use crate::debate::{
     Assessment, Control, Convergence, ConvergenceSignal, Decision, Event, Fact, MODERATOR, Phase,

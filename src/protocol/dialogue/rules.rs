@@ -831,13 +831,7 @@ fn describe_raw(item: &Value) -> String {
 }
 
 fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_TEXT_CHARS {
-        text.to_string()
-    } else {
-        let mut clipped: String = text.chars().take(MAX_TEXT_CHARS).collect();
-        clipped.push('…');
-        clipped
-    }
+    crate::protocol::text::clip(text, MAX_TEXT_CHARS)
 }
 
 /// The parser `speak` uses for a side's turn: strict on the first reply (the broken rule goes

@@ -3,7 +3,7 @@
 
 use super::run::Seated;
 use super::settings::{Judge, PanelOption, PanelSettings};
-use crate::protocol::prompts::{DATA_RULE, fenced};
+use crate::protocol::text::{DATA_RULE, fenced};
 use std::fmt::Write as _;
 
 /// A deterministic shuffle of the options for one judge (from the debate and the judge, so a

@@ -2,12 +2,13 @@
 //! parallel arguments and sequential rebuttals, evaluation, checkpoints, guardrails, synthesis.
 //! Deterministic given the recorded turns, so a resume replays into the same state.
 
-use super::analysis::{self, Analysis};
+mod analysis;
+mod moderator;
+mod prompts;
+mod verdict;
+
 use super::kit::{self, SeatRoster};
-use super::moderator::{self, ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
-use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
 use super::tree::{self, Planning, Tree};
-use super::verdict::{self, Evaluation, RoundFacts};
 use super::{Common, Ending, Outcome};
 use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph, commitment_stores};
 use crate::catalog;
@@ -18,11 +19,15 @@ use crate::debate::{
 };
 use crate::engine::guardrails::{self, Allowance, RoundBudget};
 use crate::engine::{CheckpointOutcome, Context, EngineError, ReplyKind, Speech};
+use analysis::Analysis;
+use moderator::{ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
+use prompts::{DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
+use verdict::{Evaluation, RoundFacts};
 
 /// The moderated protocol, as registered.
 pub struct Moderated;
@@ -521,7 +526,7 @@ impl Moderation<'_> {
                         "\n{} ({}): {}",
                         names(&t.seat),
                         t.phase,
-                        prompts::fenced(&t.seat, "argument", &t.content)
+                        crate::protocol::text::fenced(&t.seat, "argument", &t.content)
                     )
                 })
                 .collect::<String>()

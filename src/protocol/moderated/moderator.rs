@@ -2,6 +2,7 @@
 //! and validators. Model output only changes the debate through these validated fields.
 
 use crate::debate::Named as _;
+use crate::protocol::text::clip;
 use serde_json::{Value, json};
 
 pub const ANALYSIS_SCHEMA: &str = "moot_analysis";
@@ -229,16 +230,6 @@ pub fn string_list(value: Option<&Value>, max: usize) -> Vec<String> {
             .collect(),
         Some(Value::String(s)) if !s.trim().is_empty() => vec![clip(s.trim(), 500)],
         _ => Vec::new(),
-    }
-}
-
-fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let mut out: String = text.chars().take(max).collect();
-        out.push('…');
-        out
     }
 }
 
