@@ -1,6 +1,7 @@
 //! The layering of ARCHITECTURE.md, enforced: every `crate::` import of every module (tests
 //! aside) must be an edge allowed here, and the allowed edges form no cycle. A new back-arrow
-//! fails this test instead of slipping in.
+//! fails this test instead of slipping in. One level into `protocol/`, every protocol is a
+//! folder that imports the shared rooms and `protocol/mod.rs`, never another protocol.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -131,6 +132,11 @@ fn imports() -> BTreeMap<String, BTreeMap<String, String>> {
 
 /// Every `x` in `crate::x` and `crate::{x, y::z}`.
 fn crate_names(code: &str) -> BTreeSet<String> {
+    crate_names_after(code, "crate::")
+}
+
+/// Every `x` in `<prefix>x` and `<prefix>{x, y::z}`.
+fn crate_names_after(code: &str, prefix: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let ident = |text: &str| -> String {
         text.trim()
@@ -138,8 +144,12 @@ fn crate_names(code: &str) -> BTreeSet<String> {
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect()
     };
-    for (at, _) in code.match_indices("crate::") {
-        let rest = &code[at + "crate::".len()..];
+    for (at, _) in code.match_indices(prefix) {
+        // `super::x` inside `super::super::x` is not a name of its own.
+        if prefix.starts_with("super") && code[..at].ends_with("super::") {
+            continue;
+        }
+        let rest = &code[at + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             let end = group.find('}').unwrap_or(group.len());
             for item in group[..end].split(',') {
@@ -211,6 +221,121 @@ fn the_allowed_edges_form_no_cycle() {
             "{module} can reach itself through the allowed imports"
         );
     }
+}
+
+/// What every protocol may build on inside `protocol/`, beside the items of `protocol/mod.rs`.
+const PROTOCOL_SHARED: &[&str] = &["kit", "moves", "tree", "text"];
+
+/// The rooms of `protocol/`: each folder is a protocol, each file beside `mod.rs` is shared.
+fn protocol_rooms() -> (Vec<String>, Vec<String>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol");
+    let (mut protocols, mut shared) = (Vec::new(), Vec::new());
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            protocols.push(name);
+        } else if path.extension().is_some_and(|e| e == "rs") && name != "mod" {
+            shared.push(name);
+        }
+    }
+    protocols.sort();
+    shared.sort();
+    (protocols, shared)
+}
+
+/// The rooms of `protocol/` a file under `src/protocol/` names: `crate::protocol::x`, and
+/// `super::x` (or `super::super::x` one folder deeper) where that reaches `protocol/`.
+fn protocol_names(code: &str, depth: usize) -> BTreeSet<String> {
+    let mut names = crate_names_after(code, "crate::protocol::");
+    let reach = match depth {
+        0 => "super::",
+        1 => "super::super::",
+        _ => "super::super::super::",
+    };
+    for name in crate_names_after(code, reach) {
+        if name != "super" {
+            names.insert(name);
+        }
+    }
+    names
+}
+
+#[test]
+fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
+    let (protocols, shared) = protocol_rooms();
+    assert!(
+        shared.iter().all(|s| PROTOCOL_SHARED.contains(&s.as_str()) || s == "reflect"),
+        "src/protocol/ holds files that are neither shared rooms nor protocols: {shared:?}; a \
+         protocol is a folder (protocol/<name>/mod.rs)"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol");
+    let mut wrong = Vec::new();
+    let mut pending = vec![root.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let relative = path.strip_prefix(&root).unwrap();
+            let parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().to_string())
+                .collect();
+            if parts.len() == 1 || path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let own = &parts[0];
+            // `mod.rs` sits one level up from its siblings: its `super` is `protocol/`.
+            let depth = parts.len() - 1 - usize::from(parts.last().unwrap() == "mod.rs");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text
+                .find("#[cfg(test)]\nmod tests")
+                .map_or(text.as_str(), |end| &text[..end]);
+            for name in protocol_names(code, depth) {
+                if protocols.contains(&name) && &name != own {
+                    wrong.push(format!(
+                        "src/protocol/{} imports the {name} protocol; a protocol may import only \
+                         {} and protocol/mod.rs",
+                        relative.display(),
+                        PROTOCOL_SHARED.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    // The shared rooms serve every protocol, so none of them may lean on one.
+    for name in &shared {
+        let text = std::fs::read_to_string(root.join(format!("{name}.rs"))).unwrap();
+        let code = text
+            .find("#[cfg(test)]\nmod tests")
+            .map_or(text.as_str(), |end| &text[..end]);
+        for used in protocol_names(code, 0) {
+            if protocols.contains(&used) {
+                wrong.push(format!(
+                    "src/protocol/{name}.rs imports the {used} protocol; shared rooms serve every \
+                     protocol and import none"
+                ));
+            }
+        }
+    }
+    assert!(!protocols.is_empty(), "no protocol folder found under src/protocol");
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_protocol_scanner_reads_super_by_depth() {
+    let code = "use super::kit;\nuse super::super::arena::Arena;\nuse crate::protocol::{panel, text};";
+    assert_eq!(
+        protocol_names(code, 1).into_iter().collect::<Vec<_>>(),
+        vec!["arena", "panel", "text"]
+    );
+    assert_eq!(
+        protocol_names(code, 0).into_iter().collect::<Vec<_>>(),
+        vec!["kit", "panel", "text"]
+    );
 }
 
 #[test]

@@ -1,0 +1,606 @@
+//! The arena end to end, and every debate through the arena directory layout: export, import, outside and person seats.
+
+use crate::*;
+
+#[test]
+fn any_debate_exports_as_an_arena_directory_and_imports_back_the_same() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    dialogue_codebase(&home);
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "dialogue",
+            "--max-rounds",
+            "1",
+            DIALOGUE_TOPIC,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = home.path().join("arena-out");
+    let export = home.run(
+        None,
+        &[
+            "export",
+            &id,
+            "--format",
+            "arena",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    let dir = out.join(&id);
+    for file in [
+        "manifest.json",
+        "protocol.md",
+        "personas/pragmatic_engineer_focused_on_delivery_and_simplicity_persona.json",
+        "summary.md",
+    ] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    let transcript: Vec<String> = std::fs::read_dir(dir.join("transcript"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        transcript.len(),
+        6,
+        "opening, one round and closing, two sides: {transcript:?}"
+    );
+    assert!(
+        transcript
+            .iter()
+            .any(|f| f.starts_with("turn_1_pragmatic_engineer") && f.ends_with(".json")),
+        "{transcript:?}"
+    );
+    // Exporting over an existing directory is refused.
+    let again = home.run(
+        None,
+        &[
+            "export",
+            &id,
+            "--format",
+            "arena",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(again.status.code(), Some(2));
+    let missing = home.run(None, &["export", &id, "--format", "arena"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("--out DIR"));
+
+    // Into another journal, and back out as the same debate.
+    let other = Home::new();
+    let import = other.run(None, &["import", dir.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    assert_same_debate(
+        &show_json(&home, &id),
+        &show_json(&other, &id),
+        "dialogue_verdict",
+    );
+    // Imported twice: refused, the journal untouched.
+    let twice = other.run(None, &["import", dir.to_str().unwrap()]);
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(stderr(&twice).contains("already in the journal"));
+    // A replay of the import shows every turn; search finds it.
+    let search = other.run(None, &["search", "tower"]);
+    assert!(String::from_utf8_lossy(&search.stdout).contains(&id));
+}
+
+#[test]
+fn a_hand_written_arena_directory_imports_and_bad_ones_are_named() {
+    let home = Home::new();
+    let dir = home.path().join("DEB-hand0001");
+    std::fs::create_dir_all(dir.join("personas")).unwrap();
+    std::fs::create_dir_all(dir.join("transcript")).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"debate_id": "DEB-hand0001", "topic": "Adopt a 4-day work week", "participants": [], "protocol": "arena-v1", "status": "closed", "created_utc": "2026-11-01T10:00:00Z", "updated_utc": "2026-11-01T11:00:00Z", "owner": "ops team"}"#).unwrap();
+    std::fs::write(dir.join("personas/skeptic_persona.json"), r#"{"agent_id": "skeptic", "debate_id": "DEB-hand0001", "role_name": "Skeptic", "stance_summary": "Doubt it", "instructions": "Ask for data", "background_context": ""}"#).unwrap();
+    std::fs::write(dir.join("transcript/turn_1_skeptic_20261101T100500Z.json"), r#"{"turn_number": 1, "agent_id": "skeptic", "timestamp_utc": "2026-11-01T10:05:00Z", "argument_text": "Where is the productivity data?", "references": ["data: none yet"], "metadata": {"tone": "dry"}}"#).unwrap();
+    std::fs::write(dir.join("transcript/turn_2_proponent_20261101T101000Z.json"), r#"{"turn_number": 2, "agent_id": "proponent", "timestamp_utc": "2026-11-01T10:10:00Z", "argument_text": "The 2022 pilot.", "references": ["turn:1"]}"#).unwrap();
+    std::fs::write(dir.join("summary.md"), "# Summary\n\nData first.\n").unwrap();
+    let import = home.run(None, &["import", dir.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let shown = show_json(&home, "DEB-hand0001");
+    assert_eq!(shown["protocol"], "arena");
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(
+        shown["seats"].as_array().unwrap().len(),
+        2,
+        "a seat per persona, and one for the agent without a persona"
+    );
+    assert_eq!(shown["turns"][1]["content"], "The 2022 pilot.");
+    assert_eq!(shown["turns"][0]["data"]["metadata"]["tone"], "dry");
+
+    // Broken directories: a clear error naming the file, nothing journaled.
+    let broken = home.path().join("DEB-broken01");
+    std::fs::create_dir_all(broken.join("transcript")).unwrap();
+    let missing = home.run(None, &["import", broken.to_str().unwrap()]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("manifest.json"),
+        "{}",
+        stderr(&missing)
+    );
+    std::fs::write(broken.join("manifest.json"), r#"{"debate_id": "DEB-broken01", "topic": "x", "participants": [], "protocol": "arena", "status": "open", "created_utc": "t", "updated_utc": "t"}"#).unwrap();
+    std::fs::write(
+        broken.join("transcript/turn_1_a_1.json"),
+        "{\"turn_number\": 1, \"agent_id\": ",
+    )
+    .unwrap();
+    let torn = home.run(None, &["import", broken.to_str().unwrap()]);
+    assert_eq!(torn.status.code(), Some(2));
+    assert!(
+        stderr(&torn).contains("turn_1_a_1.json"),
+        "{}",
+        stderr(&torn)
+    );
+    let list = home.run(None, &["list", "--json"]);
+    assert!(!String::from_utf8_lossy(&list.stdout).contains("DEB-broken01"));
+}
+
+#[test]
+fn a_moderated_debate_and_a_panel_round_trip_through_the_arena_layout_too() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let other = Home::new();
+    for args in [
+        vec![
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "2",
+            QUESTION,
+        ],
+        vec![
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--option",
+            "A: Ship now",
+            "--option",
+            "B: Wait",
+            PANEL_QUESTION,
+        ],
+    ] {
+        let output = home.run(Some(&server), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let id = of_type(&events(&output), "debate_created")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let out = home.path().join("arena-out");
+        let export = home.run(
+            None,
+            &[
+                "export",
+                &id,
+                "--format",
+                "arena",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert!(export.status.success(), "{}", stderr(&export));
+        let import = other.run(None, &["import", out.join(&id).to_str().unwrap()]);
+        assert!(import.status.success(), "{}", stderr(&import));
+        assert_same_debate(
+            &show_json(&home, &id),
+            &show_json(&other, &id),
+            "debate_result",
+        );
+    }
+}
+
+#[test]
+fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "Skeptic",
+            "--seat",
+            "Ethics Advisor",
+            "--rounds",
+            "3",
+            "--order",
+            "moderator",
+            "--score",
+            "--arena-dir",
+            "debates",
+            "Adopt a 4-day work week",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let id = of_type(&events, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let phases: Vec<String> = of_type(&events, "turn_completed")
+        .iter()
+        .filter(|e| e["seat"] != "moderator")
+        .map(|e| e["phase"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "opening", "opening", "opening", "rebuttal", "rebuttal", "rebuttal", "closing",
+            "closing", "closing"
+        ]
+    );
+    let result = show_json(&home, &id)["arena_result"].clone();
+    assert_eq!(result["scores"].as_array().unwrap().len(), 9);
+    assert!((result["scores"][0]["score"].as_f64().unwrap() - 0.75).abs() < 1e-9);
+    assert_eq!(result["picks"].as_array().unwrap().len(), 9);
+    // Round 2's order is the moderator's (reversed by the stand-in), not round-robin.
+    let round2: Vec<&str> = result["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["round"] == 2)
+        .map(|t| t["agent_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(round2, ["ethics_advisor", "skeptic", "proponent"]);
+    let dir = home.path().join("debates").join(&id);
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "closed");
+    assert_eq!(manifest["participants"].as_array().unwrap().len(), 3);
+    assert_eq!(manifest["scoring_info"]["rubric"][0], "evidence");
+    assert_eq!(
+        std::fs::read_dir(dir.join("transcript")).unwrap().count(),
+        9
+    );
+    let scores: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("scores.json")).unwrap()).unwrap();
+    assert_eq!(scores["scores"].as_array().unwrap().len(), 9);
+    let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("2022 pilot") && summary.contains("| 1 | proponent | 0.75 |"),
+        "the summary carries the scores: {summary}"
+    );
+    assert!(dir.join("personas/ethics_advisor_persona.json").is_file());
+    // Bad arena input: exit 2, nothing sent.
+    let before = server.seen().len();
+    for (args, expected) in [
+        (vec!["--seat", "Solo"], "2–6 roles"),
+        (vec!["--seat", "A", "--seat", "a"], "given twice"),
+        (vec!["--rounds", "1"], "2–10 rounds"),
+        (vec!["--order", "random"], "round-robin or moderator"),
+        (vec!["--topology", "ring"], "use mesh, star, chain or tree"),
+        (vec!["--planning", "dpde"], "--planning plans a tree"),
+        (vec!["--persona", "nope.json"], "--persona nope.json"),
+    ] {
+        let message = refused(&home, &server, "arena", &args, "Adopt a 4-day work week");
+        assert!(message.contains(expected), "{args:?}: {message}");
+    }
+    assert_eq!(server.seen().len(), before);
+}
+
+#[test]
+fn an_outside_seat_is_answered_by_another_process_and_bad_submissions_are_refused() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let (mut child, mut reader) = home.spawn(
+        &server,
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "outside:reviewer",
+            "--rounds",
+            "2",
+            "--arena-dir",
+            "debates",
+            "Adopt a 4-day work week",
+        ],
+    );
+    let seen = read_until(&mut reader, |e| e["type"] == "turn_requested");
+    let id = seen.iter().find(|e| e["type"] == "debate_created").unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(seen.last().unwrap()["turn_number"], 2);
+    assert_eq!(seen.last().unwrap()["by"], "outside");
+    let arena = |args: &[&str]| {
+        let mut all = vec!["arena"];
+        all.extend_from_slice(args);
+        home.run(None, &all)
+    };
+    // What an outside agent reads first.
+    let info: Value = serde_json::from_slice(&arena(&["info", &id, "--json"]).stdout).unwrap();
+    assert_eq!(info["turn_requested"]["agent_id"], "reviewer");
+    assert_eq!(info["participants"][1]["joined"], false);
+    let persona: Value =
+        serde_json::from_slice(&arena(&["persona", &id, "reviewer", "--json"]).stdout).unwrap();
+    assert_eq!(persona["role_name"], "reviewer");
+    let transcript: Value =
+        serde_json::from_slice(&arena(&["transcript", &id, "--json"]).stdout).unwrap();
+    assert_eq!(transcript.as_array().unwrap().len(), 1);
+
+    // Joins from ten processes at once while the debate itself writes: the lock holds, no
+    // manifest is torn and no change is lost.
+    let joins: Vec<std::process::Child> = (0..10)
+        .map(|i| {
+            home.command(None)
+                .args([
+                    "arena",
+                    "join",
+                    &id,
+                    "--seat",
+                    if i % 2 == 0 { "reviewer" } else { "proponent" },
+                    "--json",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for join in joins {
+        let output = join.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let info: Value = serde_json::from_slice(&arena(&["info", &id, "--json"]).stdout).unwrap();
+    assert_eq!(info["participants"][1]["joined"], true);
+    assert_eq!(
+        info["turn_requested"]["turn_number"], 2,
+        "the debate's own request survived the joins"
+    );
+
+    // Bad submissions: refused with exit 2, nothing filed.
+    let file = |name: &str, text: &str| {
+        let path = home.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let good = file(
+        "good.json",
+        r#"{"argument_text": "The pilot was one team of twelve.", "references": ["turn:1", "data: n=12"], "metadata": {"confidence": 0.5}}"#,
+    );
+    let wrong = file("wrong.json", r#"{"turn_number": 7, "argument_text": "x"}"#);
+    let torn = file("torn.json", r#"{"argument_text": "#);
+    let empty = file("empty.json", r#"{"argument_text": "  "}"#);
+    let big = file(
+        "big.json",
+        &format!("{{\"argument_text\": \"{}\"}}", "x".repeat(1_100_000)),
+    );
+    let refusals = [
+        (
+            vec!["--seat", "proponent", "--file", good.as_str()],
+            "it is not proponent's turn",
+        ),
+        (
+            vec!["--seat", "nobody", "--file", good.as_str()],
+            "has no seat \"nobody\"",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", wrong.as_str()],
+            "turn_number 7 is not the turn",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", torn.as_str()],
+            "line 1, column",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", empty.as_str()],
+            "`argument_text` is empty",
+        ),
+        (
+            vec!["--seat", "reviewer", "--file", big.as_str()],
+            "a turn takes at most",
+        ),
+    ];
+    for (args, expected) in refusals {
+        let mut all = vec!["submit", id.as_str()];
+        all.extend(args.iter().copied());
+        let output = arena(&all);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let transcript_dir = home.path().join("debates").join(&id).join("transcript");
+    assert_eq!(
+        std::fs::read_dir(&transcript_dir).unwrap().count(),
+        1,
+        "nothing filed by a refusal"
+    );
+
+    // The real answer, from another process; then the closing turn the same way.
+    let submit = arena(&[
+        "submit", &id, "--seat", "reviewer", "--file", &good, "--json",
+    ]);
+    assert!(submit.status.success(), "{}", stderr(&submit));
+    let answer: Value = serde_json::from_slice(&submit.stdout).unwrap();
+    assert_eq!(
+        (answer["turn_number"].as_u64(), answer["agent_id"].as_str()),
+        (Some(2), Some("reviewer"))
+    );
+    let twice = arena(&["submit", &id, "--seat", "reviewer", "--file", &good]);
+    assert_eq!(
+        twice.status.code(),
+        Some(2),
+        "the same turn cannot be submitted twice"
+    );
+    let seen = read_until(&mut reader, |e| e["type"] == "turn_requested");
+    assert_eq!(seen.last().unwrap()["turn_number"], 4);
+    let closing = file(
+        "closing.json",
+        r#"{"argument_text": "Run a second pilot before deciding.", "references": ["turn:3"]}"#,
+    );
+    assert!(
+        arena(&["submit", &id, "--seat", "reviewer", "--file", &closing])
+            .status
+            .success()
+    );
+    let rest = read_until(&mut reader, |e| e["type"] == "debate_completed");
+    assert_eq!(rest.last().unwrap()["status"], "completed");
+    assert!(child.wait().unwrap().success());
+
+    let result = show_json(&home, &id)["arena_result"].clone();
+    let reviewer: Vec<&Value> = result["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["agent_id"] == "reviewer")
+        .collect();
+    assert_eq!(
+        reviewer[0]["argument"]["argument_text"],
+        "The pilot was one team of twelve."
+    );
+    assert_eq!(reviewer[1]["argument"]["references"][0], "turn:3");
+    let since: Value = serde_json::from_slice(
+        &arena(&[
+            "transcript",
+            &id,
+            "--seat",
+            "reviewer",
+            "--since",
+            "2",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(since.as_array().unwrap().len(), 1);
+    let closed = arena(&["submit", &id, "--seat", "reviewer", "--file", &closing]);
+    assert_eq!(closed.status.code(), Some(2));
+    assert!(stderr(&closed).contains("is closed"), "{}", stderr(&closed));
+    // An outside seat needs the directory it speaks through.
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--protocol",
+            "arena",
+            "--seat",
+            "A",
+            "--seat",
+            "outside:b",
+            "x",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--arena-dir"));
+}
+
+#[test]
+fn a_person_plays_an_arena_seat_headless_from_stdin() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let args = [
+        "--headless",
+        "--checkpoints",
+        "stdin",
+        "--protocol",
+        "arena",
+        "--seat",
+        "Proponent",
+        "--seat",
+        "human:Skeptic",
+        "--rounds",
+        "2",
+        "Adopt a 4-day work week",
+    ];
+    let output = home.run_with_stdin(
+        Some(&server),
+        &args,
+        "g Where is the data? Turn 1 cites one pilot.\ne\n",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let requested = of_type(&events, "turn_requested");
+    assert_eq!(requested.len(), 2);
+    assert_eq!(
+        (
+            requested[0]["by"].as_str(),
+            requested[0]["turn_number"].as_u64()
+        ),
+        (Some("person"), Some(2))
+    );
+    let asked = of_type(&events, "checkpoint");
+    assert_eq!(asked[0]["kind"], "turn");
+    let id = of_type(&events, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["arena_result"].clone();
+    let skeptic: Vec<&Value> = result["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["agent_id"] == "skeptic")
+        .collect();
+    assert_eq!(
+        skeptic[0]["argument"]["argument_text"],
+        "Where is the data? Turn 1 cites one pilot."
+    );
+    assert_eq!(
+        skeptic[1]["argument"]["argument_text"], "",
+        "e passes the turn"
+    );
+    // Without --checkpoints stdin nobody speaks for the person: both turns pass.
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "human:Skeptic",
+            "--rounds",
+            "2",
+            "Adopt a 4-day work week",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let auto = self::events(&output);
+    let id = of_type(&auto, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turns = show_json(&home, &id)["turns"].clone();
+    let passed = turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["seat"] == "B" && t["note"] == "the person passed this turn")
+        .count();
+    assert_eq!(passed, 2);
+}

@@ -1,0 +1,246 @@
+//! `moot bench`: single model, self-consistency and debate arms, resume, bad input, any protocol.
+
+use crate::*;
+
+/// What the stand-in is scripted to do on Du et al.'s arithmetic: alone it errs on problems
+/// whose numbers sum to a multiple of three; after reading other agents it is always right.
+pub(crate) fn stand_in_errs_alone(question: &str) -> bool {
+    let expression = question
+        .trim_start_matches("What is the result of ")
+        .split('?')
+        .next()
+        .unwrap();
+    let sum: i64 = expression
+        .split(['+', '*', '-'])
+        .map(|n| n.parse::<i64>().unwrap())
+        .sum();
+    sum % 3 == 0
+}
+
+/// `moot bench` on the stand-in with a fixed seed: every arm counted right, the debate's
+/// second round reads the others, self-consistency spends the debate's tokens, the reports are
+/// written, and an interrupted run resumes asking only what is missing.
+#[test]
+pub(crate) fn bench_compares_single_self_consistency_and_debate_and_resumes() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let out = home.path().join("reports");
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--problems",
+            "9",
+            "--seed",
+            "2",
+            "--jobs",
+            "3",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let id = report["id"].as_str().unwrap().to_string();
+    assert!(stderr(&output).contains(&format!("moot bench --resume {id}")));
+    let problems = report["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 9);
+    let errs: usize = problems
+        .iter()
+        .filter(|p| stand_in_errs_alone(p["question"].as_str().unwrap()))
+        .count();
+    assert!(
+        errs > 0 && errs < 9,
+        "seed 2 should mix easy and hard problems: {errs}"
+    );
+    let arm = |name: &str| {
+        report["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(arm("single")["correct"], 9 - errs);
+    assert_eq!(arm("self_consistency")["correct"], 9 - errs);
+    assert_eq!(arm("debate")["correct"], 9);
+    assert_eq!(arm("debate")["total"], 9);
+    let (low, high) = (
+        arm("debate")["ci_low"].as_f64().unwrap(),
+        arm("debate")["ci_high"].as_f64().unwrap(),
+    );
+    assert!(low > 0.6 && high == 1.0, "{low} {high}");
+    for problem in problems {
+        let results = &problem["results"];
+        let debate = &results["debate"];
+        assert_eq!(debate["rounds"].as_array().unwrap().len(), 2);
+        assert_eq!(debate["rounds"][1].as_array().unwrap().len(), 3);
+        assert!(
+            results["self_consistency"]["tokens"].as_u64() >= debate["tokens"].as_u64(),
+            "self-consistency draws up to the debate's budget: {results}"
+        );
+        assert_eq!(results["single"]["rounds"][0].as_array().unwrap().len(), 1);
+    }
+    // Round two shows each agent the other two's solutions.
+    let second_round: Vec<String> = requests_since(&server, 0)
+        .into_iter()
+        .filter(|body| body.contains("These are the solutions to the problem from other agents"))
+        .collect();
+    assert_eq!(second_round.len(), 9 * 3);
+    assert!(
+        second_round
+            .iter()
+            .all(|b| b.matches("One agent solution").count() == 2)
+    );
+    // The reports are written.
+    let markdown = std::fs::read_to_string(out.join(format!("{id}.md"))).unwrap();
+    assert!(markdown.contains("| debate | 9/9 = 100.0 %"), "{markdown}");
+    assert!(markdown.contains("| self-consistency |"), "{markdown}");
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap())
+            .unwrap();
+    assert_eq!(written["arms"], report["arms"]);
+
+    // Interrupted: two problems' single answers never landed. A resume asks for those alone.
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    journal
+        .execute(
+            "DELETE FROM bench_results WHERE run_id = ?1 AND arm = 'single' AND problem IN (2, 5)",
+            rusqlite::params![id],
+        )
+        .unwrap();
+    drop(journal);
+    let before = server.seen().len();
+    let resumed = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--resume",
+            &id,
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(requests_since(&server, before).len(), 2);
+    let again: Value = serde_json::from_slice(&resumed.stdout).unwrap();
+    assert_eq!(again["arms"][0]["correct"], report["arms"][0]["correct"]);
+    let asked = |report: &Value| -> Vec<(Value, Value)> {
+        report["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["question"].clone(),
+                    p["results"]["single"]["answer"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert!(
+        asked(&again) == asked(&report),
+        "the same problems, answered alike again"
+    );
+}
+
+#[test]
+fn bad_bench_input_is_a_usage_error_with_the_line_named() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let dataset = home.path().join("set.jsonl");
+    let check = |text: &str, expected: &str| {
+        std::fs::write(&dataset, text).unwrap();
+        let output = home.run(
+            Some(&server),
+            &["bench", "--dataset", dataset.to_str().unwrap()],
+        );
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(stderr(&output).contains(expected), "{}", stderr(&output));
+    };
+    check(
+        "{\"question\": \"2+2?\", \"answer\": 4}\n\n",
+        "set.jsonl:2: the line is empty",
+    );
+    check(
+        "{\"question\": \"2+2?\", \"answer\": 4}\n{\"question\": \"x\",",
+        "set.jsonl:2:",
+    );
+    check(
+        "{\"question\": \"2+2?\"}\n",
+        "set.jsonl:1: needs a non-empty \"question\"",
+    );
+    check("", "has no problems");
+    for (args, expected) in [
+        (
+            &["bench", "--arms", "single,vote"][..],
+            "unknown arm \"vote\"",
+        ),
+        (
+            &["bench", "--resume", "BENCH-nope"][..],
+            "there is no bench run BENCH-nope",
+        ),
+        (&["bench", "--problems", "0"][..], "--problems"),
+        (&["bench", "--set", "trivia"][..], "--set"),
+    ] {
+        let output = home.run(Some(&server), args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains(expected), "{}", stderr(&output));
+    }
+    assert!(server.seen().is_empty(), "nothing was sent");
+}
+
+/// `--protocol moderated`: the debate arm is a real moderated debate per problem, journaled,
+/// its answer read from the record's recommendation.
+#[test]
+fn the_bench_debate_arm_can_be_any_protocol() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--protocol",
+            "moderated",
+            "--arms",
+            "debate",
+            "--problems",
+            "2",
+            "--seed",
+            "2",
+            "--json",
+            "--out",
+            home.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["protocol"], "moderated");
+    assert_eq!(report["arms"][0]["correct"], 2, "{report}");
+    let debates = home.run(None, &["list", "--json"]);
+    let list: Value = serde_json::from_slice(&debates.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(
+        list[0]["question"]
+            .as_str()
+            .unwrap()
+            .starts_with("What is the result of")
+    );
+    let reply = report["problems"][0]["results"]["debate"]["rounds"][0][0]["reply"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reply.starts_with("DEB-") && reply.contains("Answer:"),
+        "{reply}"
+    );
+    let unknown = home.run(Some(&server), &["bench", "--protocol", "jury"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}

@@ -1,0 +1,48 @@
+//! End-to-end tests of the real `moot` binary against the stand-in server, one module a topic
+//! (ripgrep's `tests/tests.rs`): one binary, so it links once.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod arena;
+mod audit;
+mod bench;
+mod code;
+mod dialogue;
+mod home;
+mod lessons;
+mod moderated;
+mod panel;
+mod topology;
+mod trust;
+mod voting;
+
+#[allow(unused_imports)]
+pub(crate) use arena::*;
+#[allow(unused_imports)]
+pub(crate) use audit::*;
+#[allow(unused_imports)]
+pub(crate) use bench::*;
+#[allow(unused_imports)]
+pub(crate) use code::*;
+#[allow(unused_imports)]
+pub(crate) use dialogue::*;
+pub(crate) use home::*;
+#[allow(unused_imports)]
+pub(crate) use lessons::*;
+#[allow(unused_imports)]
+pub(crate) use moderated::*;
+#[allow(unused_imports)]
+pub(crate) use panel::*;
+pub(crate) use serde_json::Value;
+pub(crate) use std::io::{BufRead, BufReader, Write};
+pub(crate) use std::path::{Path, PathBuf};
+pub(crate) use std::process::{Command, Output, Stdio};
+pub(crate) use std::time::{Duration, Instant};
+pub(crate) use support::{Behaviour, Fault, FaultRule, SchemaSupport, StandIn};
+#[allow(unused_imports)]
+pub(crate) use topology::*;
+#[allow(unused_imports)]
+pub(crate) use trust::*;
+#[allow(unused_imports)]
+pub(crate) use voting::*;

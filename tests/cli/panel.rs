@@ -1,0 +1,567 @@
+//! The judges' panel end to end: options, judges, a contested result decided later, resume.
+
+use crate::*;
+
+pub(crate) const PANEL_QUESTION: &str = "How much offline support should v1 have?";
+
+/// Judges that split three ways in round 1 and meet on A in round 2 (Value changes its mind).
+pub(crate) fn converging_panel() -> Behaviour {
+    Behaviour {
+        panel_votes: vec![("R", vec!["A"]), ("V", vec!["B", "A"]), ("E", vec!["C"])],
+        ..Behaviour::default()
+    }
+}
+
+/// Judges that stay three ways apart in every round.
+pub(crate) fn split_panel() -> Behaviour {
+    Behaviour {
+        panel_votes: vec![("R", vec!["A"]), ("V", vec!["B"]), ("E", vec!["C"])],
+        ..Behaviour::default()
+    }
+}
+
+/// What the panel's judges were asked, by seat, for one kind of request.
+pub(crate) fn judge_prompts(server: &StandIn, kind: &str) -> Vec<(String, String)> {
+    server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == kind)
+        .map(|s| (s.seat.clone().unwrap_or_default(), s.body.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_panel_runs_end_to_end_headless_and_shows_its_result() {
+    let server = StandIn::start_in_background(converging_panel());
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("docs")).unwrap();
+    std::fs::write(
+        home.path().join("docs/spec.md"),
+        "Field teams edit notes in basements with no signal.\n",
+    )
+    .unwrap();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--option",
+            "A: Local-first sync — full offline editing",
+            "--option",
+            "B: Online only",
+            "--option",
+            "C: Limited offline — read-only cache",
+            "--context",
+            "docs/spec.md",
+            PANEL_QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let started = of_type(&events, "debate_started")[0];
+    assert_eq!(started["protocol"], "panel");
+    let judges: Vec<&str> = started["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["perspective"].as_str().unwrap())
+        .collect();
+    assert_eq!(judges, vec!["Risk", "Value", "Effort"]);
+    let phases: Vec<(u64, &str)> = of_type(&events, "turn_completed")
+        .iter()
+        .map(|t| (t["round"].as_u64().unwrap(), t["phase"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        phases
+            .iter()
+            .filter(|p| **p == (1, "recommendation"))
+            .count(),
+        3
+    );
+    assert_eq!(phases.iter().filter(|p| **p == (2, "challenge")).count(), 3);
+    assert!(
+        phases.iter().all(|(_, phase)| *phase != "options"),
+        "options were given: the moderator proposes none"
+    );
+    // Each round's judges run in parallel: all three start before any finishes.
+    for (round, phase) in [(1, "recommendation"), (2, "challenge")] {
+        let of_round = |kind: &str| -> Vec<usize> {
+            events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e["type"] == kind && e["round"] == round && e["phase"] == phase)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        assert!(
+            of_round("turn_started").into_iter().max()
+                < of_round("turn_completed").into_iter().min(),
+            "round {round} judges ran one after another"
+        );
+    }
+    let standings = of_type(&events, "standings");
+    assert_eq!(standings.len(), 2);
+    assert!(
+        standings[0]["headline"]
+            .as_str()
+            .unwrap()
+            .contains("no consensus"),
+        "{}",
+        standings[0]["headline"]
+    );
+    assert_eq!(
+        standings[1]["standings"][0]["backers"][1],
+        serde_json::json!(["R", "V"])
+    );
+
+    // Round 1 is isolated: no judge's prompt carries another judge or its words; round 2
+    // carries them all (so the check above could fail).
+    let round_one = judge_prompts(&server, "recommendation");
+    assert_eq!(round_one.len(), 3);
+    for (seat, prompt) in &round_one {
+        assert!(
+            prompt.contains("Field teams edit notes in basements"),
+            "no context: {prompt}"
+        );
+        for other in ["Risk", "Value", "Effort"]
+            .iter()
+            .filter(|o| !o.starts_with(seat.as_str()))
+        {
+            assert!(
+                !prompt.contains(&format!("{other} judge")),
+                "{seat} saw {other}: {prompt}"
+            );
+            assert!(
+                !prompt.contains(&format!("The {} judge weighs", &other[..1])),
+                "{seat} saw {other}'s words"
+            );
+        }
+    }
+    let round_two = judge_prompts(&server, "challenge");
+    assert_eq!(round_two.len(), 3);
+    for (seat, prompt) in &round_two {
+        for other in ["R", "V", "E"].iter().filter(|o| **o != seat) {
+            assert!(
+                prompt.contains(&format!("The {other} judge weighs")),
+                "{seat} did not see {other}"
+            );
+        }
+    }
+
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["protocol"], "panel");
+    let result = &shown["debate_result"];
+    assert_eq!(result["question_id"], id);
+    assert_eq!(result["consensus"], true);
+    assert_eq!(result["recommended_option"], "A");
+    assert_eq!(result["confidence"], "HIGH");
+    assert_eq!(result["perspectives"].as_object().unwrap().len(), 3);
+    let changes = result["change_log"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["judge"], "value");
+    assert_eq!(
+        (changes[0]["from"].as_str(), changes[0]["to"].as_str()),
+        (Some("B"), Some("A"))
+    );
+    assert!(
+        changes[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("cannot ship on time")
+    );
+    let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
+    assert_eq!(list[0]["protocol"], "panel");
+    let text = String::from_utf8_lossy(&home.run(None, &["list"]).stdout).to_string();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().contains("  PROTOCOL  CONF"), "{text}");
+    assert!(
+        lines.next().unwrap().contains("  panel     High "),
+        "{text}"
+    );
+    let record = std::fs::read_to_string(&home.decisions()[0]).unwrap();
+    assert!(
+        record.contains("RECOMMENDED — option A: Local-first sync"),
+        "{record}"
+    );
+    let yaml = home.run(None, &["export", &id, "--format", "yaml"]);
+    assert!(yaml.status.success(), "{}", stderr(&yaml));
+    let yaml = String::from_utf8_lossy(&yaml.stdout);
+    assert!(
+        yaml.contains("debate_result:") && yaml.contains("recommended_option: \"A\""),
+        "{yaml}"
+    );
+}
+
+#[test]
+fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_later() {
+    let server = StandIn::start_in_background(split_panel());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--max-rounds",
+            "1",
+            PANEL_QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let kinds: Vec<String> = server
+        .seen()
+        .iter()
+        .map(|s| s.kind.clone())
+        .filter(|kind| kind != "models")
+        .collect();
+    assert_eq!(kinds[0], "panel_options", "{kinds:?}");
+    assert!(
+        !kinds.iter().any(|k| k == "challenge"),
+        "--max-rounds 1 runs no challenge round: {kinds:?}"
+    );
+    let events = events(&output);
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["debate_result"].clone();
+    let labels: Vec<&str> = result["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        vec!["Local-first sync", "Online only", "Limited offline"]
+    );
+    assert_eq!(result["outcome"], "CONTESTED");
+    assert_eq!(result["rounds"], 1);
+    assert_eq!(result["confidence"], "REQUIRES_INPUT");
+    assert_eq!(result["distribution"]["B"], serde_json::json!(["value"]));
+    assert!(result.get("chosen").is_none(), "nobody was asked: {result}");
+
+    let unknown = home.run(None, &["decide", &id, "Z"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(stderr(&unknown).contains("Z"), "{}", stderr(&unknown));
+    let decided = home.run(None, &["decide", &id, "b"]);
+    assert_eq!(decided.status.code(), Some(0), "{}", stderr(&decided));
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(result["chosen"]["option"], "B");
+    let markdown = home.run(None, &["show", &id, "--markdown"]);
+    assert!(
+        String::from_utf8_lossy(&markdown.stdout).contains("Online only"),
+        "{}",
+        String::from_utf8_lossy(&markdown.stdout)
+    );
+}
+
+#[test]
+fn a_contested_panel_reads_the_choice_from_stdin() {
+    let server = StandIn::start_in_background(split_panel());
+    let home = Home::new();
+    let output = home.run_with_stdin(
+        Some(&server),
+        &[
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--protocol",
+            "panel",
+            "--option",
+            "A: Local-first sync",
+            "--option",
+            "B: Online only",
+            "--option",
+            "C: Limited offline",
+            PANEL_QUESTION,
+        ],
+        "continue\nchoose C\n",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let asks = of_type(&events, "checkpoint");
+    let choice = asks
+        .iter()
+        .find(|a| !a["choices"].as_array().unwrap().is_empty())
+        .expect("a choice asked");
+    assert_eq!(choice["choices"].as_array().unwrap().len(), 3);
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(result["chosen"]["option"], "C", "{result}");
+}
+
+#[test]
+fn a_judge_can_sit_on_its_own_provider_and_protocol_can_come_from_config() {
+    let main = StandIn::start_in_background(Behaviour::default());
+    let second = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config(&format!(
+        "protocol = \"panel\"\n\n[providers.second]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"second-model\"\n\n\
+         [panel]\nmax_rounds = 1\n\n\
+         [[panel.options]]\nid = \"A\"\nlabel = \"Ship now\"\n\n[[panel.options]]\nid = \"B\"\nlabel = \"Wait a quarter\"\n\n\
+         [[panel.judges]]\nname = \"Security\"\nstance = \"skeptical\"\ninstruction = \"Minimise attack surface.\"\nprovider = \"second\"\n\n\
+         [[panel.judges]]\nname = \"Growth\"\nstance = \"optimistic\"\ninstruction = \"Maximise adoption.\"\n",
+        second.openai_base()
+    ));
+    let output = home.run(
+        Some(&main),
+        &["--headless", "--no-checkpoints", PANEL_QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let started = of_type(&events, "debate_started")[0];
+    assert_eq!(started["protocol"], "panel");
+    let seats = started["seats"].as_array().unwrap();
+    assert_eq!(seats[0]["perspective"], "Security");
+    assert_eq!(seats[0]["model"], "second-model");
+    assert!(seats[1].get("model").is_none());
+    let asked = |server: &StandIn| -> Vec<(String, Option<String>)> {
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.kind != "models")
+            .map(|s| (s.kind.clone(), s.seat.clone()))
+            .collect()
+    };
+    assert_eq!(
+        asked(&second),
+        vec![("recommendation".to_string(), Some("S".to_string()))]
+    );
+    assert_eq!(
+        asked(&main),
+        vec![("recommendation".to_string(), Some("G".to_string()))]
+    );
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(
+        result["recommended_option"], "A",
+        "both judges pick the first option: {result}"
+    );
+    assert_eq!(result["rounds"], 1);
+}
+
+#[test]
+fn bad_panel_input_is_a_usage_error_with_exit_2() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let panel = |extra: &[&str]| refused(&home, &server, "panel", extra, PANEL_QUESTION);
+    let message = panel(&["--option", "A: One", "--option", "a: Two"]);
+    assert!(message.contains("option id A is given twice"), "{message}");
+    let message = panel(&["--option", "A:", "--option", "B: Two"]);
+    assert!(message.contains("label"), "{message}");
+    let message = panel(&["--option", "A: Only"]);
+    assert!(message.contains("only one option (A)"), "{message}");
+    let many: Vec<String> = (0..27u8)
+        .map(|i| format!("{}: option {i}", char::from(b'A' + i % 26)))
+        .collect();
+    let mut args: Vec<&str> = Vec::new();
+    for option in &many {
+        args.extend(["--option", option.as_str()]);
+    }
+    let message = panel(&args);
+    assert!(
+        message.contains("27 options given; a panel takes at most 26"),
+        "{message}"
+    );
+    let message = panel(&[
+        "--option",
+        "A: One",
+        "--option",
+        "B: Two",
+        "--context",
+        "nowhere/spec.md",
+    ]);
+    assert!(message.contains("nowhere/spec.md"), "{message}");
+
+    home.write_config("[panel]\nmax_rounds = 2\nconsensus_threshold = 0.4\n");
+    let message = panel(&["--option", "A: One", "--option", "B: Two"]);
+    assert!(
+        message.contains("config.toml:3:") && message.contains("consensus_threshold"),
+        "{message}"
+    );
+    home.write_config("[panel]\nconsensus_threshold = 1.5\n");
+    let message = panel(&["--option", "A: One", "--option", "B: Two"]);
+    assert!(
+        message.contains("config.toml:2:1:")
+            && message.contains("must be more than 0.5 and at most 1, not 1.5"),
+        "{message}"
+    );
+    home.write_config("[panle]\nmax_rounds = 2\n");
+    let message = panel(&["--option", "A: One", "--option", "B: Two"]);
+    assert!(
+        message.contains("config.toml:1:") && message.contains("panle"),
+        "{message}"
+    );
+    home.write_config("");
+
+    let output = home.run(
+        Some(&server),
+        &["--headless", "--protocol", "jury", QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("jury") && message.contains("panel") && message.contains("moderated"),
+        "{message}"
+    );
+    let output = home.run(
+        Some(&server),
+        &["--headless", "--option", "A: One", QUESTION],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("--protocol panel"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(server.seen().is_empty(), "no bad input reached a provider");
+}
+
+#[test]
+fn a_killed_panel_resumes_in_round_two_after_retries_with_its_words_sanitized() {
+    let server = StandIn::start_in_background(converging_panel());
+    // Round 1: Risk is rate limited once (retried) and writes escape sequences.
+    server.fault(
+        FaultRule::new(Fault::RateLimit("0".into()))
+            .kind("recommendation")
+            .seat("R"),
+    );
+    server.fault(
+        FaultRule::new(Fault::Escapes)
+            .kind("recommendation")
+            .seat("V"),
+    );
+    // Round 2: two challenges never come back, so the process is mid-round when killed.
+    server.fault(FaultRule::new(Fault::Hang).kind("challenge").times(2));
+    let home = Home::new();
+    let args = [
+        "--headless",
+        "--no-checkpoints",
+        "--protocol",
+        "panel",
+        "--option",
+        "A: Local-first sync",
+        "--option",
+        "B: Online only",
+        "--option",
+        "C: Limited offline",
+        PANEL_QUESTION,
+    ];
+    let (mut child, mut reader) = home.spawn(&server, &args);
+    let before = read_until(&mut reader, |e| {
+        e["type"] == "round_started" && e["round"] == 2
+    });
+    let id = before[0]["id"].as_str().unwrap().to_string();
+    assert!(
+        of_type(&before, "retry")
+            .iter()
+            .any(|r| r["seat"] == "R" && r["reason"].as_str().unwrap().contains("429")),
+        "the rate-limited judge was retried: {before:?}"
+    );
+    for event in &before {
+        assert!(
+            !event.to_string().contains("\\u001b"),
+            "escape reached stdout: {event}"
+        );
+    }
+    assert!(
+        server
+            .seen()
+            .iter()
+            .any(|s| s.seat.as_deref() == Some("V") && s.fault == Some(Fault::Escapes)),
+        "Value's reply carried escape sequences"
+    );
+    let value = of_type(&before, "turn_completed")
+        .into_iter()
+        .find(|t| t["seat"] == "V")
+        .expect("Value's round-1 turn");
+    assert!(
+        value["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("The V judge weighs"),
+        "the escape sequences were stripped whole: {value}"
+    );
+    await_requests(&server, 3, |s| s.kind == "challenge");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let requests_before = server.seen().len();
+
+    let output = home.run(Some(&server), &["resume", &id]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let replayed: Vec<&Value> = of_type(&events, "turn_completed")
+        .into_iter()
+        .filter(|e| e["replayed"] == true)
+        .collect();
+    assert!(
+        replayed
+            .iter()
+            .filter(|t| t["phase"] == "recommendation")
+            .count()
+            == 3,
+        "round 1 came from the journal: {replayed:?}"
+    );
+    let fresh: Vec<String> = server.seen()[requests_before..]
+        .iter()
+        .filter(|s| s.kind != "models")
+        .map(|s| s.kind.clone())
+        .collect();
+    assert!(
+        !fresh.is_empty() && fresh.iter().all(|k| *k == "challenge"),
+        "only round 2 was asked again: {fresh:?}"
+    );
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(result["recommended_option"], "A", "{result}");
+    let turns = show_json(&home, &id)["turns"].as_array().unwrap().clone();
+    assert_eq!(
+        turns
+            .iter()
+            .filter(|t| t["phase"] == "recommendation")
+            .count(),
+        3,
+        "no duplicate turns in the journal"
+    );
+    let shown = String::from_utf8_lossy(&home.run(None, &["show", &id]).stdout).to_string();
+    assert!(!shown.contains('\u{1b}'), "escape sequences reached show");
+}
+
+/// Two `show --json` documents of the same debate agree on all that an arena round trip keeps
+/// (the protocol's own section named by `section`).
+pub(crate) fn assert_same_debate(before: &Value, after: &Value, section: &str) {
+    for field in [
+        "id",
+        "question",
+        "protocol",
+        "status",
+        "seats",
+        "turns",
+        "commitments",
+        "arguments",
+        "relations",
+        section,
+    ] {
+        assert_eq!(
+            before[field], after[field],
+            "{field} differs after the round trip"
+        );
+    }
+    assert_eq!(
+        before["synthesis"]["markdown"],
+        after["synthesis"]["markdown"]
+    );
+}
