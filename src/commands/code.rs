@@ -1,0 +1,228 @@
+//! `moot code`: a code debate's versions, diffs and apply.
+
+use super::{Failure, print};
+use crate::sanitize;
+use crate::store::Store;
+
+/// `moot code versions | diff | apply`: a code debate's versions, read from its result and its
+/// branch.
+pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure> {
+    use crate::cli::CodeAction;
+    use crate::code::history::History;
+    use crate::code::record::CodeResult;
+    let id = match &action {
+        CodeAction::Versions { id, .. }
+        | CodeAction::Episodes { id, .. }
+        | CodeAction::Diff { id, .. }
+        | CodeAction::Apply { id, .. } => id,
+    };
+    let debate = store.debate(id)?;
+    if debate.protocol != "code" {
+        return Err(Failure::usage(format!(
+            "{} is a {} debate; `moot code` reads code debates",
+            debate.id, debate.protocol
+        )));
+    }
+    let result: CodeResult = store
+        .synthesis(&debate.id)?
+        .and_then(|s| serde_json::from_value(s.data).ok())
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "{} has no result yet: it has not concluded",
+                debate.id
+            ))
+        })?;
+    let origin = std::path::PathBuf::from(
+        debate.config["protocol_settings"]["origin"]
+            .as_str()
+            .unwrap_or("."),
+    );
+    // Outside git the versions live only in the journal: diffs and applies read their files.
+    let in_git = debate.config["protocol_settings"]["in_git"]
+        .as_bool()
+        .unwrap_or(true);
+    // In git, moot's own git dir holds them (or, for a debate from before it kept one, a
+    // branch in the user's repository); with neither, the journal's files stand in.
+    let history = if in_git {
+        History::locate(
+            &store.versions_git_dir(&debate.id),
+            &origin,
+            &debate.id,
+            &result.versions,
+        )
+    } else {
+        History::Journal
+    };
+    let base_files: Vec<(String, String)> =
+        serde_json::from_value(debate.config["protocol_settings"]["files"].clone())
+            .unwrap_or_default();
+    let files_at =
+        |number: u32| crate::code::versions::files_at(&base_files, &result.versions, number);
+    let known = |number: u32| -> Result<u32, Failure> {
+        if result.versions.iter().any(|v| v.number == number) {
+            Ok(number)
+        } else {
+            Err(Failure::usage(format!(
+                "{} has no version {number}; `moot code versions {}` lists them",
+                debate.id, debate.id
+            )))
+        }
+    };
+    // A version that changed nothing has no commit of its own: the one before it stands.
+    let commit_of = |number: u32| -> Result<String, Failure> {
+        match crate::code::versions::commit_of(&result.versions, known(number)?) {
+            Some(commit) => Ok(commit),
+            None => history.base().map_err(Failure::runtime),
+        }
+    };
+    match action {
+        CodeAction::Versions { json, .. } => {
+            if json {
+                let mut value = serde_json::json!({
+                    "id": debate.id, "winner": result.winner, "versions": result.versions,
+                });
+                sanitize::clean_json(&mut value);
+                return print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                ));
+            }
+            let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
+            for v in &result.versions {
+                out.push_str(&format!(
+                    "{} v{:<3} {:<8} quality {:<5} tests {:<18} {:>4} lines  {}\n",
+                    if Some(v.number) == result.winner {
+                        "★"
+                    } else {
+                        " "
+                    },
+                    v.number,
+                    match v.hooks_ok {
+                        Some(true) => "pass",
+                        Some(false) => "fail",
+                        None => "untested",
+                    },
+                    v.quality
+                        .map_or("–".into(), |q| format!("{:.2}", q.score())),
+                    match (v.passed, v.failed, v.hooks_ok) {
+                        (Some(p), Some(f), _) => format!("{p} passed, {f} failed"),
+                        (_, _, Some(false)) => "failed".into(),
+                        _ => "–".into(),
+                    },
+                    v.lines(),
+                    match v.commit.as_deref() {
+                        Some(commit) => commit.chars().take(12).collect::<String>(),
+                        None if in_git => "(no change)".into(),
+                        // Outside git no version has a commit: the journal holds them.
+                        None => String::new(),
+                    },
+                ));
+            }
+            print(&out)
+        }
+        CodeAction::Episodes { json, .. } => {
+            let episodes = result.episodes();
+            if json {
+                let mut value = serde_json::json!({"id": debate.id, "episodes": episodes});
+                sanitize::clean_json(&mut value);
+                return print(&format!(
+                    "{}\n",
+                    serde_json::to_string_pretty(&value).unwrap_or_default()
+                ));
+            }
+            let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
+            for episode in &episodes {
+                out.push_str(&format!(
+                    "\nattempt {} · version {} · {}\n",
+                    episode.attempt,
+                    episode.version.number,
+                    if episode.version.passes() {
+                        "passed"
+                    } else {
+                        "failed"
+                    }
+                ));
+                for (path, content) in &episode.version.files {
+                    out.push_str(&format!("  {path} ({} lines)\n", content.lines().count()));
+                }
+                for test in &episode.tests {
+                    out.push_str(&format!("  {}\n", test.summary()));
+                }
+                if let Some(r) = &episode.reflection {
+                    out.push_str(&format!(
+                        "  reflection ({:.0} % confident): {} — {} — next: {}\n",
+                        r.confidence * 100.0,
+                        r.root_cause,
+                        r.went_wrong,
+                        r.change_next
+                    ));
+                }
+            }
+            if episodes.is_empty() {
+                out.push_str("no attempts were recorded\n");
+            }
+            print(&sanitize::clean(&out))
+        }
+        CodeAction::Diff { from, to, .. } if history == History::Journal => {
+            let diff =
+                crate::code::versions::full_diff(&files_at(known(from)?), &files_at(known(to)?));
+            print(&format!("{}\n", sanitize::clean(&diff)))
+        }
+        CodeAction::Diff { from, to, .. } => {
+            let diff = history
+                .diff(&commit_of(from)?, &commit_of(to)?)
+                .map_err(Failure::runtime)?;
+            print(&format!("{}\n", sanitize::clean(&diff)))
+        }
+        CodeAction::Apply {
+            version,
+            force,
+            failing,
+            ..
+        } => {
+            let number = version.or(result.winner).ok_or_else(|| {
+                Failure::usage(format!("{} has no winner; give --version N", debate.id))
+            })?;
+            let fails = result
+                .versions
+                .iter()
+                .find(|v| v.number == number)
+                .is_some_and(|v| v.hooks_ok == Some(false));
+            if fails && !failing {
+                let which: Vec<String> = result
+                    .tests
+                    .iter()
+                    .filter(|(n, hook)| *n == number && !hook.ok())
+                    .map(|(_, hook)| hook.summary())
+                    .collect();
+                return Err(Failure::usage(format!(
+                    "version {number} of {} fails its tests ({}), so nothing was applied; apply it anyway with --failing",
+                    debate.id,
+                    if which.is_empty() {
+                        "its hooks failed".to_string()
+                    } else {
+                        sanitize::clean(&which.join("; "))
+                    }
+                )));
+            }
+            let source = crate::code::apply::Source {
+                origin: &origin,
+                history: &history,
+                base: &base_files,
+                versions: &result.versions,
+            };
+            match crate::code::apply::apply_version(&source, known(number)?, force) {
+                Ok(files) if files.is_empty() => print(&format!(
+                    "version {number} changes nothing against your tree's base\n"
+                )),
+                Ok(files) => print(&format!(
+                    "applied version {number} of {} to {}: {}\n",
+                    debate.id,
+                    origin.display(),
+                    files.join(", ")
+                )),
+                Err(error) => Err(Failure::usage(error.to_string())),
+            }
+        }
+    }
+}

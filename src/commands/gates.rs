@@ -1,0 +1,101 @@
+//! Decisions taken after the fact: `decide` (a contested debate's choice), `gates`, and
+//! `approve` / `reject` of a gate from another terminal.
+
+use super::{Failure, one_line, print};
+use crate::sanitize;
+use crate::store::Store;
+
+/// `moot decide ID OPTION`: settles a contested result and prints it as it now reads.
+pub fn decide(store: &Store, id: &str, option: &str, by: &str) -> Result<(), Failure> {
+    let decided = crate::session::decide(store, id, option, by).map_err(|e| match e {
+        crate::session::DecideError::Store(e) => Failure::from(e),
+        other => Failure::usage(other.to_string()),
+    })?;
+    let mut out = sanitize::clean(&decided.markdown);
+    if let Some(path) = decided.path {
+        out.push_str(&format!("\nRecorded in {path}\n"));
+    }
+    print(&out)
+}
+
+/// `moot gates ID`: each approval gate the debate reached, and how it was decided.
+pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
+    let debate = store.debate(id)?;
+    let gates = store.gates(&debate.id)?;
+    if json {
+        let mut value = serde_json::to_value(&gates).unwrap_or_default();
+        sanitize::clean_json(&mut value);
+        return print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        ));
+    }
+    if gates.is_empty() {
+        return print(&format!("{} reached no gate.\n", debate.id));
+    }
+    let mut out = String::new();
+    for gate in &gates {
+        let decided = match (&gate.decision, &gate.decided_by) {
+            (Some(decision), Some(by)) => format!(
+                "{decision} by {by} at {}{}",
+                gate.decided_at.as_deref().unwrap_or("?"),
+                gate.reason
+                    .as_deref()
+                    .map(|r| format!(" — {}", one_line(r, 80)))
+                    .unwrap_or_default()
+            ),
+            _ => "waiting (`moot approve`, or `moot reject --reason …`)".to_string(),
+        };
+        out.push_str(&format!(
+            "{:<22} {}\n  {}\n",
+            gate.gate,
+            decided,
+            one_line(&gate.summary, 100)
+        ));
+    }
+    print(&out)
+}
+
+/// `moot approve ID` / `moot reject ID --reason …`: settles the gate the debate waits at; the
+/// running debate reads the decision from the journal.
+pub fn decide_gate(store: &Store, id: &str, reason: Option<&str>, by: &str) -> Result<(), Failure> {
+    let debate = store.debate(id)?;
+    if let Some(reason) = reason
+        && reason.trim().is_empty()
+    {
+        return Err(Failure::usage(
+            "--reason must say why the gate is rejected".to_string(),
+        ));
+    }
+    let waiting = store
+        .gates(&debate.id)?
+        .into_iter()
+        .rfind(|g| g.decision.is_none())
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "{} waits at no gate now; `moot gates {}` lists its gates",
+                debate.id, debate.id
+            ))
+        })?;
+    let decision = if reason.is_some() {
+        "rejected"
+    } else {
+        "approved"
+    };
+    if !store.decide_gate(
+        &debate.id,
+        &waiting.gate,
+        decision,
+        by,
+        reason.map(str::trim),
+    )? {
+        return Err(Failure::usage(format!(
+            "the gate {} was decided a moment ago; `moot gates {}` says how",
+            waiting.gate, debate.id
+        )));
+    }
+    print(&format!(
+        "{decision} gate {} of {}\n",
+        waiting.gate, debate.id
+    ))
+}
