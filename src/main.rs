@@ -3,11 +3,11 @@
 use clap::{CommandFactory, FromArgMatches};
 use moot::cli::{CheckpointMode, Cli, Command, FaceArgs, ModelCommand, ProviderArgs, RunArgs};
 use moot::commands::{self, Failure};
-use moot::config::{Config, TokenBudget};
+use moot::config::Config;
 use moot::headless::{self, CheckpointAnswers};
 use moot::llm::ProviderKind;
 use moot::llm::local::models;
-use moot::providers::{self, ProviderFlags, ProviderSpec};
+use moot::providers::{self, ProviderSpec};
 use moot::session::{self, DebateSettings, ResumeChanges};
 use moot::store::Store;
 use moot::tui;
@@ -288,7 +288,7 @@ fn run(cli: Cli) -> Result<i32, Failure> {
         }) => {
             let store = open_store()?;
             let provider = if provider_given(&provider) {
-                let spec = providers::resolve(&flags(&provider), &config)
+                let spec = providers::resolve(&session::provider_flags(&provider), &config)
                     .map_err(|e| Failure::usage(e.to_string()))?;
                 ensure_local_model(&spec, yes)?;
                 Some(spec)
@@ -447,184 +447,19 @@ fn workbench(
 /// The protocol a new debate runs: `--protocol`, else `protocol =` in the config, else
 /// moderated.
 fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
-    args.protocol
-        .as_deref()
-        .or(config.protocol.as_deref())
-        .unwrap_or("moderated")
+    session::chosen_protocol(args, config)
 }
 
-/// The debate settings from config and the command line.
+/// The debate settings from config and the command line, assembled by the library as for
+/// every face.
 fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Failure> {
-    let provider = providers::resolve(&flags(&args.provider), config)
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    let mut settings = DebateSettings::from_config(config, provider.clone())
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    let protocol = moot::protocol::named(chosen_protocol(args, config)).map_err(Failure::usage)?;
-    for given in args.protocol_flags.keys() {
-        if !protocol.flags().iter().any(|f| f.name == given) {
-            let owners: Vec<&str> = moot::protocol::REGISTRY
-                .iter()
-                .filter(|p| p.flags().iter().any(|f| f.name == given))
-                .map(|p| p.name())
-                .collect();
-            return Err(Failure::usage(format!(
-                "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
-                owners.join(" or "),
-                protocol.name(),
-                owners.first().copied().unwrap_or_default()
-            )));
-        }
-    }
-    let cwd = std::env::current_dir().map_err(|e| Failure::runtime(e.to_string()))?;
-    let question = args.question.join(" ");
-    settings.protocol = protocol.name().to_string();
-    settings.protocol_settings = protocol
-        .settings(&moot::protocol::SettingsInput {
-            flags: &args.protocol_flags,
-            table: config.protocol_tables.get(protocol.name()),
-            config_path: config.source.as_deref(),
-            cwd: &cwd,
-            max_rounds: args.max_rounds,
-            question: Some(question.as_str()).filter(|q| !q.trim().is_empty()),
-            perspectives: &args.named,
-            resolve_provider: &|profile, model| {
-                session::resolve_provider(config, &provider, profile, model)
-            },
-        })
-        .map_err(Failure::usage)?;
-    if let Some(max_rounds) = args.max_rounds {
-        settings.max_rounds = max_rounds;
-    }
-    settings.perspectives = args.perspectives;
-    settings.named_perspectives = args.named.clone();
-    if args.named.len() > 4 {
-        return Err(Failure::usage(format!(
-            "{} perspectives were named; a debate seats 2 to 4",
-            args.named.len()
-        )));
-    }
-    if let Some(count) = args.perspectives
-        && !args.named.is_empty()
-        && count as usize != args.named.len()
-    {
-        return Err(Failure::usage(format!(
-            "--perspectives {count} asks for {count} seats but {} --perspective names were \
-             given; drop --perspectives (the names decide the seats) or name {count}",
-            args.named.len()
-        )));
-    }
-    if let Some(budget) = &args.token_budget {
-        settings.token_budget_per_round = TokenBudget::parse(budget)
-            .map_err(|e| Failure::usage(format!("--token-budget: {e}")))?;
-    }
-    if let Some(seconds) = args.round_timeout {
-        settings.round_timeout_seconds = seconds;
-    }
-    if let Some(seconds) = args.checkpoint_timeout {
-        settings.checkpoint_timeout_seconds = seconds;
-    }
-    if let Some(seconds) = args.total_timeout {
-        settings.total_timeout_seconds = seconds;
-    }
-    if let Some(enabled) = args.checkpoints.enabled() {
-        settings.checkpoints = enabled;
-    }
-    if args.no_write {
-        settings.write_decision = false;
-    }
-    if let Some(dir) = &args.decisions_dir {
-        let cwd = std::env::current_dir().map_err(|e| Failure::runtime(e.to_string()))?;
-        settings.decisions_dir = cwd.join(dir);
-    }
-    settings.follow_up = args.follow_up;
-    settings.sequential = args.sequential;
-    // `--gates` names the points for this debate, and turns gates on.
-    if let Some(points) = &args.gates {
-        for point in points {
-            if !protocol.gate_points().contains(&point.as_str()) {
-                return Err(Failure::usage(format!(
-                    "--gates {point}: not a gate of the {} protocol; its gates are {}",
-                    protocol.name(),
-                    protocol.gate_points().join(", ")
-                )));
-            }
-        }
-        settings.gates.enabled = true;
-        settings.gates.points = points.clone();
-    }
-    // Gates at points the protocol does not stop at are a mistake in the config.
-    if settings.gates.enabled {
-        let where_ = |key: &str| match &config.source {
-            Some(path) => format!("{}: [gates] ", moot::config::locate(path, key)),
-            None => "[gates] ".to_string(),
-        };
-        let from_config = if args.gates.is_some() {
-            &[][..]
+    session::assemble(args, config).map_err(|error| {
+        if error.is_usage() {
+            Failure::usage(error.to_string())
         } else {
-            &config.gates.points[..]
-        };
-        for point in from_config {
-            if !protocol.gate_points().contains(&point.as_str()) {
-                return Err(Failure::usage(format!(
-                    "{}{point:?} is not a gate of the {} protocol; its gates are {}",
-                    where_("points"),
-                    protocol.name(),
-                    protocol.gate_points().join(", ")
-                )));
-            }
+            Failure::runtime(error.to_string())
         }
-        if !(1..=525_600).contains(&config.gates.timeout_minutes) {
-            return Err(Failure::usage(format!(
-                "{}timeout_minutes must be 1 minute to a year, not {}",
-                where_("timeout_minutes"),
-                config.gates.timeout_minutes
-            )));
-        }
-        if let Some(seconds) = config.gates.timeout_seconds
-            && !(1..=moot::engine::LONGEST_WAIT_SECONDS).contains(&seconds)
-        {
-            return Err(Failure::usage(format!(
-                "{}timeout_seconds must be 1 second to a year, not {seconds}",
-                where_("timeout_seconds")
-            )));
-        }
-    }
-    for (seat, weight) in &config.vote_weights {
-        if !weight.is_finite() || *weight < 0.0 {
-            let at = match &config.source {
-                Some(path) => format!("{}: ", moot::config::locate(path, seat)),
-                None => String::new(),
-            };
-            return Err(Failure::usage(format!(
-                "{at}[vote_weights] {seat:?} = {weight}: a weight is a number 0 or more"
-            )));
-        }
-    }
-    if let Some(name) = &args.vote {
-        let method =
-            moot::vote::Method::parse(name).map_err(|e| Failure::usage(format!("--vote: {e}")))?;
-        settings.vote = Some(method);
-    }
-    if args.no_lessons {
-        settings.lessons.enabled = false;
-    }
-    // Unknown perspective names are a usage error before anything is stored (where they name
-    // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
-    // on reads it itself).
-    let catalog = moot::catalog::catalog(&settings.custom_perspectives);
-    let seats_perspectives = protocol.presentation().seat_role == "perspective";
-    for name in settings
-        .named_perspectives
-        .iter()
-        .filter(|_| seats_perspectives)
-    {
-        if moot::catalog::find(&catalog, name).is_none() {
-            return Err(Failure::usage(format!(
-                "unknown perspective {name:?}; `moot perspectives` lists the catalog"
-            )));
-        }
-    }
-    Ok(settings)
+    })
 }
 
 /// When a debate will run on the default embedded model and it is not here yet: pull it with
@@ -749,7 +584,7 @@ fn answers(mode: CheckpointMode) -> CheckpointAnswers {
 fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Failure> {
     use moot::bench::{self, BenchSettings, arms::Arm, arms::Shape, data};
     let store = open_store()?;
-    let spec = providers::resolve(&flags(&args.provider), config)
+    let spec = providers::resolve(&session::provider_flags(&args.provider), config)
         .map_err(|e| Failure::usage(e.to_string()))?;
     ensure_local_model(&spec, args.yes)?;
     let client = moot::llm::http_client().map_err(|e| Failure::runtime(e.to_string()))?;
@@ -827,30 +662,17 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
     // A protocol's debate arm runs as real debates on the same provider, quietly.
     let template = match &settings.protocol {
         Some(name) => {
-            let protocol = moot::protocol::named(name).map_err(Failure::usage)?;
-            let mut template = DebateSettings::from_config(config, spec.clone())
-                .map_err(|e| Failure::usage(e.to_string()))?;
-            let cwd = std::env::current_dir().map_err(|e| Failure::runtime(e.to_string()))?;
-            template.protocol = protocol.name().to_string();
-            template.protocol_settings = protocol
-                .settings(&moot::protocol::SettingsInput {
-                    flags: &Default::default(),
-                    table: config.protocol_tables.get(protocol.name()),
-                    config_path: config.source.as_deref(),
-                    cwd: &cwd,
-                    max_rounds: Some(settings.rounds as u32),
-                    question: None,
-                    perspectives: &[],
-                    resolve_provider: &|profile, model| {
-                        moot::session::resolve_provider(config, &spec, profile, model)
-                    },
-                })
-                .map_err(|e| Failure::usage(format!("--protocol {name}: {e}")))?;
-            template.max_rounds = settings.rounds as u32;
-            template.perspectives = Some(settings.agents as u32);
-            template.checkpoints = false;
-            template.write_decision = false;
-            template.lessons.enabled = false;
+            let template = DebateSettings::for_bench(
+                config,
+                spec.clone(),
+                name,
+                settings.rounds as u32,
+                settings.agents as u32,
+            )
+            .map_err(|e| match e {
+                session::SessionError::Environment(_) => Failure::runtime(e.to_string()),
+                _ => Failure::usage(e.to_string()),
+            })?;
             Some(template)
         }
         None => None,
@@ -924,15 +746,6 @@ fn provider_given(args: &ProviderArgs) -> bool {
         || args.model.is_some()
         || args.base_url.is_some()
         || args.script.is_some()
-}
-
-fn flags(args: &ProviderArgs) -> ProviderFlags {
-    ProviderFlags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        script: args.script.clone(),
-    }
 }
 
 fn open_store() -> Result<Store, Failure> {

@@ -53,6 +53,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vote",
             "lessons",
             "sanitize",
+            "cli",
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.
@@ -265,7 +266,9 @@ fn protocol_names(code: &str, depth: usize) -> BTreeSet<String> {
 fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
     let (protocols, shared) = protocol_rooms();
     assert!(
-        shared.iter().all(|s| PROTOCOL_SHARED.contains(&s.as_str()) || s == "reflect"),
+        shared
+            .iter()
+            .all(|s| PROTOCOL_SHARED.contains(&s.as_str()) || s == "reflect"),
         "src/protocol/ holds files that are neither shared rooms nor protocols: {shared:?}; a \
          protocol is a folder (protocol/<name>/mod.rs)"
     );
@@ -321,13 +324,17 @@ fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
             }
         }
     }
-    assert!(!protocols.is_empty(), "no protocol folder found under src/protocol");
+    assert!(
+        !protocols.is_empty(),
+        "no protocol folder found under src/protocol"
+    );
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }
 
 #[test]
 fn the_protocol_scanner_reads_super_by_depth() {
-    let code = "use super::kit;\nuse super::super::arena::Arena;\nuse crate::protocol::{panel, text};";
+    let code =
+        "use super::kit;\nuse super::super::arena::Arena;\nuse crate::protocol::{panel, text};";
     assert_eq!(
         protocol_names(code, 1).into_iter().collect::<Vec<_>>(),
         vec!["arena", "panel", "text"]

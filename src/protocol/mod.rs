@@ -197,6 +197,14 @@ pub trait Protocol: Sync {
     /// resume runs the same debate).
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError>;
 
+    /// Checks its `[table]` in config without building anything (no file read, no directory
+    /// made), so that a typo in it is refused whichever protocol runs. Protocols without a
+    /// table have nothing to check.
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        let _ = input;
+        Ok(())
+    }
+
     /// How the faces should show it.
     fn presentation(&self) -> Presentation;
 

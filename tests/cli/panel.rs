@@ -400,6 +400,19 @@ fn bad_panel_input_is_a_usage_error_with_exit_2() {
             && message.contains("must be more than 0.5 and at most 1, not 1.5"),
         "{message}"
     );
+    // A typo in the panel's table is refused whichever protocol runs, and nothing is sent.
+    home.write_config("[panel]\nmax_rounds = 2\nconsensus_treshold = 0.6\n");
+    let before = server.seen().len();
+    let message = refused(&home, &server, "moderated", &[], QUESTION);
+    assert!(
+        message.contains("config.toml:1:1: [panel]") && message.contains("consensus_treshold"),
+        "{message}"
+    );
+    assert_eq!(
+        server.seen().len(),
+        before,
+        "nothing is sent for a refused config"
+    );
     home.write_config("[panle]\nmax_rounds = 2\n");
     let message = panel(&["--option", "A: One", "--option", "B: Two"]);
     assert!(

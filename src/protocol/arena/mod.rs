@@ -104,6 +104,10 @@ impl super::Protocol for Arena {
         serde_json::to_value(settings::build(input)?).map_err(|e| e.to_string())
     }
 
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        input.table::<settings::ArenaConfig>("arena").map(|_| ())
+    }
+
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "role".into(),

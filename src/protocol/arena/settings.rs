@@ -92,7 +92,7 @@ pub struct ArenaSettings {
 /// `[arena]` in config.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
-struct ArenaConfig {
+pub(super) struct ArenaConfig {
     rounds: Option<u32>,
     order: Option<Order>,
     score: Option<bool>,

@@ -91,6 +91,10 @@ impl super::Protocol for Code {
         settings::FLAGS
     }
 
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        input.table::<settings::CodeConfig>("code").map(|_| ())
+    }
+
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
         settings::settings(input)
     }

@@ -91,7 +91,7 @@ const FIXED_SEATS: &[&str] = &["Generator", "Judge", "Designer"];
 /// `[code]` in config.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
-struct CodeConfig {
+pub(super) struct CodeConfig {
     max_attempts: Option<u32>,
     /// A reflection less sure of its fix than this stops the Reflexion loop (0–1).
     min_fix_confidence: Option<f64>,

@@ -142,6 +142,10 @@ impl super::Protocol for Dialogue {
         FLAGS
     }
 
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        input.table::<DialogueConfig>("dialogue").map(|_| ())
+    }
+
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
         let located = |key: &str, message: String| input.located("dialogue", key, message);
         let config: DialogueConfig = input.table("dialogue")?;

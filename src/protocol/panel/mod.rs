@@ -68,6 +68,10 @@ impl super::Protocol for Panel {
         serde_json::to_value(settings::build(input)?).map_err(|e| e.to_string())
     }
 
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        input.table::<settings::PanelConfig>("panel").map(|_| ())
+    }
+
     fn unsettled(&self, outcome: &Value) -> Option<String> {
         (outcome.get("consensus") == Some(&Value::Bool(false)))
             .then(|| "the judges disagreed (CONTESTED)".to_string())

@@ -60,7 +60,7 @@ pub struct PanelSettings {
 /// `[panel]` in config, with the note's names.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
-struct PanelConfig {
+pub(super) struct PanelConfig {
     max_rounds: Option<u32>,
     consensus_threshold: Option<f64>,
     timeout_per_judge: Option<u64>,

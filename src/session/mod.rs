@@ -1,0 +1,659 @@
+//! Starts, resumes and drives one debate: snapshots its settings, holds its lease, builds its
+//! providers, runs the protocol over the journal, and records how it ended (synthesis, decision
+//! record, status). Its rooms: `settings` (what a debate runs with, assembled once for every
+//! face), `lessons` (what earlier debates teach this one, and what it teaches), `decide`
+//! (choices and follow-ups after the end) and `rerun` (the audit's re-run from the journal).
+
+mod decide;
+mod lessons;
+mod rerun;
+mod settings;
+
+pub use decide::*;
+use lessons::*;
+pub use rerun::*;
+pub use settings::*;
+
+use crate::catalog;
+use crate::config::Config;
+use crate::debate::{Debate, DebateStatus, Event, new_debate_id, now_rfc3339};
+use crate::decision;
+use crate::engine::{self, Context, EngineError, Replay, Seating};
+use crate::llm::{CapabilityCache, HttpSetupError, Provider};
+use crate::protocol::{self, Common, Ending, Outcome};
+use crate::providers::{self, ProviderError, ProviderSpec};
+use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use crate::engine::Wiring;
+
+/// The longest question moot takes, in characters: every request carries it, so a pasted file
+/// would be paid for on every turn.
+pub const MAX_QUESTION_CHARS: usize = 4000;
+
+/// What a resume may change about a stored debate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResumeChanges {
+    /// Another provider (the stored one's server is gone, say).
+    pub provider: Option<ProviderSpec>,
+    /// Checkpoints on or off from here on.
+    pub checkpoints: Option<bool>,
+}
+
+/// How a session ended, for the exit code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finish {
+    pub id: String,
+    pub status: DebateStatus,
+    /// Set when the debate paused because the user interrupted it.
+    pub interrupted: bool,
+    /// Why a failed debate failed.
+    pub error: Option<String>,
+    /// False when the journal could not record how it ended (it then reads as interrupted).
+    pub recorded: bool,
+}
+
+impl Finish {
+    fn new(id: &str, status: DebateStatus) -> Finish {
+        Finish {
+            id: id.to_string(),
+            status,
+            interrupted: false,
+            error: None,
+            recorded: true,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("the question is empty: moot \"Should we use Redis or PostgreSQL for caching?\"")]
+    EmptyQuestion,
+    #[error(
+        "the question is {chars} characters long; moot takes at most {MAX_QUESTION_CHARS}: \
+         state the decision in a few sentences (every turn repeats it)"
+    )]
+    QuestionTooLong { chars: usize },
+    #[error("{id} is {status}; only paused, interrupted or failed debates can be resumed")]
+    NotResumable { id: String, status: DebateStatus },
+    #[error("the stored settings of {id} cannot be read ({detail}); it cannot be resumed")]
+    StoredSettings { id: String, detail: String },
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error(transparent)]
+    Http(#[from] HttpSetupError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Environment(String),
+    /// An unknown protocol, or settings a protocol refuses.
+    #[error("{0}")]
+    Protocol(String),
+    /// What a new debate was asked for cannot be run as asked: the message says what and how
+    /// to fix it (a config key located at its line).
+    #[error("{0}")]
+    Settings(String),
+    #[error("interrupted before the debate started; nothing was stored")]
+    Interrupted,
+}
+
+impl SessionError {
+    /// Whether the user can fix this by asking differently (exit 2), rather than a failure
+    /// at run time (exit 1).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            SessionError::EmptyQuestion
+            | SessionError::QuestionTooLong { .. }
+            | SessionError::NotResumable { .. }
+            | SessionError::Protocol(_)
+            | SessionError::Settings(_)
+            | SessionError::Provider(_) => true,
+            SessionError::Store(error) => matches!(
+                error,
+                StoreError::NotFound(_) | StoreError::Ambiguous { .. } | StoreError::InUse { .. }
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// How a protocol wants its debates shown; the moderated look for a name no longer
+/// registered.
+pub fn presentation(protocol: &str) -> crate::debate::Presentation {
+    protocol::find(protocol)
+        .map(|p| p.presentation())
+        .unwrap_or_default()
+}
+
+/// Exit codes: 0 done, 1 runtime failure, 2 usage or config error, 3 paused at a checkpoint
+/// nobody answered, 130 interrupted (paused).
+pub fn exit_code(result: &Result<Finish, SessionError>) -> i32 {
+    match result {
+        Ok(Finish {
+            interrupted: true, ..
+        })
+        | Err(SessionError::Interrupted) => 130,
+        Ok(Finish { status, .. }) => match status {
+            DebateStatus::Completed | DebateStatus::Cancelled => 0,
+            DebateStatus::Paused => 3,
+            _ => 1,
+        },
+        Err(error) if error.is_usage() => 2,
+        Err(_) => 1,
+    }
+}
+
+/// Creates a new debate in the journal and runs it.
+pub async fn start(
+    store: Store,
+    question: &str,
+    settings: DebateSettings,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+) -> Result<Finish, SessionError> {
+    let question = question.trim();
+    if question.is_empty() {
+        return Err(SessionError::EmptyQuestion);
+    }
+    let chars = question.chars().count();
+    if chars > MAX_QUESTION_CHARS {
+        return Err(SessionError::QuestionTooLong { chars });
+    }
+    let mut settings = settings;
+    if settings.lessons.enabled && crate::lessons::turned_off(&store)? {
+        settings.lessons.enabled = false;
+    }
+    let providers = providers_for(&store, &settings)?;
+    // Polled again by the debate itself: a Ctrl-C while lessons are looked up stops here.
+    let mut interrupt = std::pin::pin!(interrupt);
+    if settings.lessons.enabled {
+        let lookup = relevant_lessons(
+            &store,
+            question,
+            &settings.lessons,
+            &providers.seating.default,
+            engine::wait(settings.round_timeout_seconds),
+        );
+        let (given, matched_by) = tokio::select! {
+            found = lookup => found?,
+            _ = interrupt.as_mut() => return Err(SessionError::Interrupted),
+        };
+        settings.lessons.given = given;
+        settings.lessons.matched_by = matched_by;
+    }
+    let now = now_rfc3339();
+    let debate = Debate {
+        id: new_debate_id(),
+        question: question.to_string(),
+        protocol: settings.protocol.clone(),
+        status: DebateStatus::Running,
+        config: serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {
+            id: "the new debate".into(),
+            detail: e.to_string(),
+        })?,
+        seats: Vec::new(),
+        created_at: now.clone(),
+        updated_at: now,
+        finished_at: None,
+        confidence: None,
+        error: None,
+        stage: None,
+    };
+    store.create_debate(&debate)?;
+    // Held until the debate stops driving: the kernel's lock on its lease file.
+    let _lease = store.acquire_lease(&debate.id)?;
+    drive(
+        store,
+        debate,
+        settings,
+        providers,
+        wiring,
+        interrupt.as_mut(),
+        false,
+    )
+    .await
+}
+
+/// Picks up a stored debate where it stopped: recorded turns are served from the journal.
+pub async fn resume(
+    store: Store,
+    id: &str,
+    changes: ResumeChanges,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+) -> Result<Finish, SessionError> {
+    let debate = store.debate(id)?;
+    if debate.status == DebateStatus::Running {
+        // Its lease is held: another driver is running it right now.
+        drop(store.acquire_lease(&debate.id)?);
+    }
+    if !debate.status.is_resumable() {
+        return Err(SessionError::NotResumable {
+            id: debate.id,
+            status: debate.status,
+        });
+    }
+    let mut settings = stored_settings(&debate)?;
+    let changed = changes.provider.is_some() || changes.checkpoints.is_some();
+    if let Some(provider) = changes.provider {
+        settings.provider = provider;
+    }
+    if let Some(checkpoints) = changes.checkpoints {
+        settings.checkpoints = checkpoints;
+    }
+    let providers = providers_for(&store, &settings)?;
+    // Taken before anything is written, so two resumes of one debate cannot both run it.
+    let _lease = store.acquire_lease(&debate.id)?;
+    if changed {
+        let snapshot =
+            serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {
+                id: debate.id.clone(),
+                detail: e.to_string(),
+            })?;
+        store.set_config(&debate.id, &snapshot)?;
+    }
+    drive(store, debate, settings, providers, wiring, interrupt, true).await
+}
+
+/// The settings a debate was stored with.
+fn stored_settings(debate: &Debate) -> Result<DebateSettings, SessionError> {
+    serde_json::from_value(debate.config.clone()).map_err(|e| SessionError::StoredSettings {
+        id: debate.id.clone(),
+        detail: e.to_string(),
+    })
+}
+
+/// The protocol a stored debate names (one no longer registered is a stored-settings error).
+fn stored_protocol(id: &str, name: &str) -> Result<&'static dyn protocol::Protocol, SessionError> {
+    protocol::named(name).map_err(|detail| SessionError::StoredSettings {
+        id: id.to_string(),
+        detail,
+    })
+}
+
+/// The providers of one debate and the capability cache they share.
+struct Providers {
+    seating: Seating,
+    per_perspective: HashMap<String, Arc<dyn Provider>>,
+    capabilities: Arc<CapabilityCache>,
+}
+
+fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, SessionError> {
+    let known = store.load_capabilities().unwrap_or_default();
+    let capabilities = Arc::new(CapabilityCache::new(known));
+    let client = crate::llm::http_client()?;
+    let default = providers::build(&settings.provider, &client, &capabilities, &settings.retry)?;
+    let mut per_perspective = HashMap::new();
+    for (perspective, spec) in &settings.perspective_providers {
+        per_perspective.insert(
+            perspective.clone(),
+            providers::build(spec, &client, &capabilities, &settings.retry)?,
+        );
+    }
+    Ok(Providers {
+        seating: Seating {
+            default,
+            per_seat: HashMap::new(),
+        },
+        per_perspective,
+        capabilities,
+    })
+}
+
+/// Renews the debate's lease until dropped (with the debate it runs beside). Each renewal
+/// runs on a blocking thread: while another process holds the journal it waits out SQLite's
+/// busy timeout there, not on the task that drives the debate.
+async fn keep_lease(store: &Store, id: &str) {
+    let mut renewal = tokio::time::interval(LEASE_RENEWAL);
+    renewal.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        renewal.tick().await;
+        let (store, id) = (store.clone(), id.to_string());
+        // A missed renewal only risks the debate reading as interrupted for a moment.
+        let _ = tokio::task::spawn_blocking(move || store.renew_lease(&id)).await;
+    }
+}
+
+async fn drive(
+    store: Store,
+    debate: Debate,
+    settings: DebateSettings,
+    providers: Providers,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+    resumed: bool,
+) -> Result<Finish, SessionError> {
+    let outcome = run(
+        &store, &debate, &settings, providers, wiring, interrupt, resumed,
+    )
+    .await;
+    let _ = store.release_lease(&debate.id);
+    outcome
+}
+
+async fn run(
+    store: &Store,
+    debate: &Debate,
+    settings: &DebateSettings,
+    providers: Providers,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+    resumed: bool,
+) -> Result<Finish, SessionError> {
+    let Providers {
+        seating,
+        per_perspective: perspective_providers,
+        capabilities,
+    } = providers;
+    if resumed && debate.status == DebateStatus::Failed {
+        // The failure that ended the debate is retried, not replayed.
+        store.discard_trailing_failures(&debate.id)?;
+    }
+    let replay = if resumed {
+        Replay {
+            turns: store.turns(&debate.id)?,
+            answers: store.checkpoints(&debate.id)?,
+            events: store.events(&debate.id)?,
+        }
+    } else {
+        Replay::default()
+    };
+    let protocol = stored_protocol(debate.id.as_str(), &settings.protocol)?;
+    store.set_status(&debate.id, DebateStatus::Running, None)?;
+    let ctx = Context::new(
+        debate.id.clone(),
+        store.clone(),
+        wiring,
+        seating,
+        settings.engine_settings(),
+        replay,
+    );
+    ctx.announce(Event::DebateCreated {
+        id: debate.id.clone(),
+        question: debate.question.clone(),
+        protocol: debate.protocol.clone(),
+        resumed,
+        presentation: presentation(&debate.protocol),
+    });
+    for warning in providers::take_warnings() {
+        ctx.announce(Event::Notice { message: warning });
+    }
+    if !settings.lessons.given.is_empty() {
+        ctx.emit(Event::Lessons {
+            lessons: settings.lessons.given.clone(),
+        });
+    }
+    let client = crate::llm::http_client()?;
+    let retry = settings.retry.clone();
+    let factory_capabilities = capabilities.clone();
+    let common = Common {
+        providers: Arc::new(move |spec| {
+            let spec: ProviderSpec = serde_json::from_value(spec.clone())
+                .map_err(|e| format!("a stored provider cannot be read: {e}"))?;
+            providers::build(&spec, &client, &factory_capabilities, &retry)
+                .map_err(|e| e.to_string())
+        }),
+        perspective_providers,
+        ..common_for(debate, settings)
+    };
+    let mut interrupt = std::pin::pin!(interrupt);
+    let outcome = tokio::select! {
+        outcome = protocol.run(&ctx, &common, &settings.protocol_settings) => Some(outcome),
+        _ = interrupt.as_mut() => None,
+        _ = keep_lease(store, &debate.id) => None,
+    };
+    // Losing learned shapes only costs a degraded request next time.
+    let _ = store.save_capabilities(&capabilities.learned());
+    // Every event and audit entry of the run is written before how it ended: the record's
+    // receipt covers them all.
+    let outcome = match (outcome, ctx.flush().await) {
+        (Some(Ok(_)), Err(error)) => Some(Err(error)),
+        (outcome, _) => outcome,
+    };
+    let completed = |status: DebateStatus| {
+        ctx.announce(Event::DebateCompleted {
+            id: debate.id.clone(),
+            status,
+        });
+    };
+    let finish = match outcome {
+        None => {
+            store.set_status(&debate.id, DebateStatus::Paused, None)?;
+            ctx.announce(Event::Notice {
+                message: format!(
+                    "interrupted; the debate is paused: moot resume {}",
+                    debate.id
+                ),
+            });
+            completed(DebateStatus::Paused);
+            Ok(Finish {
+                interrupted: true,
+                ..Finish::new(&debate.id, DebateStatus::Paused)
+            })
+        }
+        Some(Ok(Ending::Paused)) => {
+            store.set_status(&debate.id, DebateStatus::Paused, None)?;
+            ctx.announce(Event::Notice {
+                message: format!(
+                    "{}; the debate is paused: moot resume {}",
+                    ctx.unanswered().unwrap_or_else(|| format!(
+                        "nobody answered within {} s",
+                        settings.checkpoint_timeout_seconds
+                    )),
+                    debate.id
+                ),
+            });
+            completed(DebateStatus::Paused);
+            Ok(Finish::new(&debate.id, DebateStatus::Paused))
+        }
+        Some(Ok(Ending::Cancelled)) => {
+            store.set_status(&debate.id, DebateStatus::Cancelled, None)?;
+            completed(DebateStatus::Cancelled);
+            Ok(Finish::new(&debate.id, DebateStatus::Cancelled))
+        }
+        Some(Ok(Ending::Concluded(outcome))) => {
+            let outcome = cite_lessons(*outcome, &settings.lessons);
+            conclude(store, debate, settings, protocol, &outcome, &ctx)?;
+            // The lessons step has the round's deadline and stops at Ctrl-C like every other
+            // step; the record is written already, so the debate is complete either way.
+            let mut interrupted = false;
+            if settings.lessons.enabled {
+                let deadline = engine::wait(settings.round_timeout_seconds);
+                tokio::select! {
+                    () = learn(&ctx, store, debate, settings, &outcome) => {}
+                    () = interrupt.as_mut() => {
+                        interrupted = true;
+                        ctx.announce(Event::Notice {
+                            message: "interrupted while writing lessons; the debate is complete and no lessons were written".into(),
+                        });
+                    }
+                    () = tokio::time::sleep(deadline) => ctx.announce(Event::Notice {
+                        message: format!(
+                            "no lessons were written: the lessons step took longer than {} s ([debate] round_timeout_seconds)",
+                            deadline.as_secs()
+                        ),
+                    }),
+                }
+            }
+            store.set_status(&debate.id, DebateStatus::Completed, None)?;
+            completed(DebateStatus::Completed);
+            Ok(Finish {
+                interrupted,
+                ..Finish::new(&debate.id, DebateStatus::Completed)
+            })
+        }
+        Some(Err(error)) => {
+            let message = match &error {
+                EngineError::Store(e) => e.to_string(),
+                other => other.to_string(),
+            };
+            // When the journal itself is what failed, this write may fail too: say so rather
+            // than claim the debate is stored as failed.
+            let recorded = store
+                .set_status(&debate.id, DebateStatus::Failed, Some(&message))
+                .is_ok();
+            ctx.announce(Event::Error {
+                message: message.clone(),
+            });
+            completed(DebateStatus::Failed);
+            Ok(Finish {
+                error: Some(message),
+                recorded,
+                ..Finish::new(&debate.id, DebateStatus::Failed)
+            })
+        }
+    };
+    // The closing events wait in the backlog if the journal is locked right now; they are
+    // written before the session ends (a journal that stays locked only loses them from the
+    // replay log: the ending itself is in the debate's row).
+    let _ = ctx.flush().await;
+    finish
+}
+
+/// What every protocol is given of a debate's settings; its providers are the caller's to set.
+fn common_for(debate: &Debate, settings: &DebateSettings) -> Common {
+    Common {
+        providers: Arc::new(|_| Err("no provider is set".to_string())),
+        question: debate.question.clone(),
+        vote: settings.vote,
+        gates: settings.gates.clone(),
+        vote_weights: settings.vote_weights.clone(),
+        max_rounds: settings.max_rounds,
+        perspectives: settings.perspectives,
+        default_perspectives: settings.default_perspectives,
+        named: settings.named_perspectives.clone(),
+        catalog: catalog::catalog(&settings.custom_perspectives),
+        token_budget: settings.token_budget_per_round,
+        round_timeout: engine::wait(settings.round_timeout_seconds),
+        total_timeout: engine::wait(settings.total_timeout_seconds),
+        perspective_providers: HashMap::new(),
+    }
+}
+
+/// The provider for a seat of `config` named by profile (or kind) and model, as the snapshot a
+/// protocol stores in its settings; the debate's own provider when neither is given.
+pub fn resolve_provider(
+    config: &Config,
+    default: &ProviderSpec,
+    profile: Option<&str>,
+    model: Option<&str>,
+) -> Result<serde_json::Value, String> {
+    let mut spec = match profile {
+        Some(name) => providers::named_spec(name, config).map_err(|e| e.to_string())?,
+        None => default.clone(),
+    };
+    if let Some(model) = model {
+        spec.model = model.to_string();
+    }
+    serde_json::to_value(&spec).map_err(|e| e.to_string())
+}
+
+/// Stores the outcome, writes the decision record (once) and the follow-up if asked.
+fn conclude(
+    store: &Store,
+    debate: &Debate,
+    settings: &DebateSettings,
+    protocol: &dyn protocol::Protocol,
+    outcome: &Outcome,
+    ctx: &Context,
+) -> Result<(), StoreError> {
+    let outcome = &with_receipt(store, &debate.id, outcome)?;
+    let previous = store.synthesis(&debate.id)?;
+    let mut path = previous.as_ref().and_then(|s| s.path.clone());
+    let mut follow_up_path = previous.as_ref().and_then(|s| s.follow_up_path.clone());
+    if settings.write_decision && path.is_none() {
+        match decision::write_record(
+            &settings.decisions_dir,
+            &outcome.date,
+            &debate.question,
+            &outcome.markdown,
+        ) {
+            Ok(written) => path = Some(written.display().to_string()),
+            Err(e) => ctx.announce(Event::Notice {
+                message: format!(
+                    "could not write the decision record to {}: {e}; it is stored, `moot export {} --format md` prints it",
+                    settings.decisions_dir.display(),
+                    debate.id
+                ),
+            }),
+        }
+    }
+    if settings.follow_up && follow_up_path.is_none() {
+        let record = path.as_ref().map(PathBuf::from);
+        if let Some(draft) = protocol.follow_up(&outcome.data, &debate.question, record.as_deref())
+        {
+            match decision::write_follow_up(
+                &settings.decisions_dir,
+                &outcome.date,
+                &debate.question,
+                &draft,
+            ) {
+                Ok(written) => follow_up_path = Some(written.display().to_string()),
+                Err(e) => ctx.announce(Event::Notice {
+                    message: format!("could not write the follow-up issue draft: {e}"),
+                }),
+            }
+        }
+    }
+    ctx.announce(save_outcome(
+        store,
+        &debate.id,
+        outcome,
+        path,
+        follow_up_path.clone(),
+    )?);
+    if let Some(path) = follow_up_path {
+        ctx.announce(Event::FollowUp { path });
+    }
+    Ok(())
+}
+
+/// The outcome with its record's receipt: the journal's chain head over every row written
+/// before the record (`decision::Receipt`).
+fn with_receipt(store: &Store, id: &str, outcome: &Outcome) -> Result<Outcome, StoreError> {
+    let mut outcome = outcome.clone();
+    if let Some(head) = store.chain_head(id)? {
+        let receipt = decision::Receipt {
+            debate: id.to_string(),
+            entry: head.entries,
+            hash: head.hash,
+        };
+        outcome.markdown = format!(
+            "{}{}",
+            decision::without_receipt(&outcome.markdown),
+            receipt.section()
+        );
+    }
+    Ok(outcome)
+}
+
+/// Stores a debate's outcome with where its record and follow-up were written, and returns
+/// the final `Synthesis` event that announces it.
+fn save_outcome(
+    store: &Store,
+    id: &str,
+    outcome: &Outcome,
+    path: Option<String>,
+    follow_up_path: Option<String>,
+) -> Result<Event, StoreError> {
+    store.save_synthesis(
+        id,
+        &StoredSynthesis {
+            markdown: outcome.markdown.clone(),
+            data: outcome.data.clone(),
+            confidence: outcome.confidence,
+            path: path.clone(),
+            follow_up_path,
+            section: outcome.section.clone(),
+        },
+    )?;
+    Ok(Event::Synthesis {
+        markdown: outcome.markdown.clone(),
+        confidence: outcome.confidence,
+        path,
+        draft: false,
+    })
+}

@@ -1,0 +1,562 @@
+//! What a debate runs with: `DebateSettings`, from config and then from what the person asked.
+
+use super::{SessionError, resolve_provider};
+use crate::cli::{ProviderArgs, RunArgs};
+use crate::config::{Config, PerspectiveConfig, RetryConfig, TokenBudget};
+use crate::engine::{self, EngineSettings};
+use crate::llm::RetryPolicy;
+use crate::protocol::{self};
+use crate::providers::{self, ProviderSpec};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Every setting a debate runs with, stored with it so `resume` runs the same debate: what
+/// every protocol shares, and the protocol's own settings as it snapshotted them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DebateSettings {
+    /// The protocol's name (debates stored before protocols were named are moderated).
+    #[serde(default = "moderated")]
+    pub protocol: String,
+    /// The protocol's own settings (`Protocol::settings`).
+    #[serde(default)]
+    pub protocol_settings: serde_json::Value,
+    pub max_rounds: u32,
+    pub perspectives: Option<u32>,
+    pub default_perspectives: Option<u32>,
+    pub named_perspectives: Vec<String>,
+    pub custom_perspectives: Vec<PerspectiveConfig>,
+    pub token_budget_per_round: TokenBudget,
+    pub round_timeout_seconds: u64,
+    pub checkpoint_timeout_seconds: u64,
+    pub total_timeout_seconds: u64,
+    pub checkpoints: bool,
+    pub write_decision: bool,
+    /// Absolute, resolved when the debate started.
+    pub decisions_dir: PathBuf,
+    pub follow_up: bool,
+    pub sequential: bool,
+    pub provider: ProviderSpec,
+    pub perspective_providers: BTreeMap<String, ProviderSpec>,
+    pub retry: RetryConfig,
+    /// `--vote`: every seat ranks the positions on the table at the end, counted this way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote: Option<crate::vote::Method>,
+    /// Approval gates, as `[gates]` set them when the debate started.
+    #[serde(default)]
+    pub gates: crate::config::GatesConfig,
+    /// Seat weights for a weighted vote, by perspective or role name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vote_weights: BTreeMap<String, f64>,
+    /// Keep request and reply bodies in the audit trail (false: their hashes only).
+    #[serde(default = "yes")]
+    pub audit: bool,
+    /// Lessons: whether this debate is given and writes them, and those it was given.
+    #[serde(default)]
+    pub lessons: LessonSettings,
+    /// `[limits] reply_bytes`: the most bytes of one reply (None: from `max_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_bytes: Option<usize>,
+}
+
+/// A debate's part in the lessons across debates.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LessonSettings {
+    /// Give this debate relevant lessons and write its own at the end (off for debates stored
+    /// before lessons existed).
+    pub enabled: bool,
+    pub capacity: usize,
+    pub per_debate: usize,
+    #[serde(default)]
+    pub embedding_model: Option<String>,
+    #[serde(default)]
+    pub similarity: f64,
+    /// The lessons it was given when it started (kept, so a resume gives the same ones).
+    #[serde(default)]
+    pub given: Vec<crate::debate::Lesson>,
+    /// How they were matched: "embeddings (MODEL)" or "full text".
+    #[serde(default)]
+    pub matched_by: String,
+    /// Whether a debate on the embedded demonstration model writes lessons.
+    #[serde(default)]
+    pub from_demonstration_model: bool,
+}
+
+fn moderated() -> String {
+    "moderated".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl DebateSettings {
+    /// Settings from config, before command-line overrides (the protocol named in config, or
+    /// moderated, with its settings from config alone).
+    pub fn from_config(
+        config: &Config,
+        provider: ProviderSpec,
+    ) -> Result<DebateSettings, SessionError> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            SessionError::Environment(format!("cannot read the current directory: {e}"))
+        })?;
+        let mut perspective_providers = BTreeMap::new();
+        for (perspective, profile) in &config.perspective_providers {
+            perspective_providers
+                .insert(perspective.clone(), providers::named_spec(profile, config)?);
+        }
+        let protocol_name = config.protocol.clone().unwrap_or_else(moderated);
+        let protocol = protocol::named(&protocol_name).map_err(SessionError::Protocol)?;
+        let protocol_settings = protocol
+            .settings(&protocol::SettingsInput {
+                flags: &BTreeMap::new(),
+                table: config.protocol_tables.get(protocol.name()),
+                config_path: config.source.as_deref(),
+                cwd: &cwd,
+                max_rounds: None,
+                question: None,
+                perspectives: &[],
+                resolve_provider: &|profile, model| {
+                    resolve_provider(config, &provider, profile, model)
+                },
+            })
+            .map_err(SessionError::Protocol)?;
+        let vote = match &config.vote {
+            Some(name) => Some(crate::vote::Method::parse(name).map_err(|message| {
+                SessionError::Protocol(match &config.source {
+                    Some(path) => {
+                        format!("{}: vote: {message}", crate::config::locate(path, "vote"))
+                    }
+                    None => message,
+                })
+            })?),
+            None => None,
+        };
+        Ok(DebateSettings {
+            vote,
+            gates: config.gates.clone(),
+            vote_weights: config.vote_weights.clone(),
+            audit: config.audit.unwrap_or(true),
+            reply_bytes: config.limits.reply_bytes,
+            lessons: LessonSettings {
+                enabled: config.lessons.enabled,
+                capacity: config.lessons.capacity,
+                per_debate: config.lessons.per_debate,
+                embedding_model: config.lessons.embedding_model.clone(),
+                similarity: config.lessons.similarity,
+                given: Vec::new(),
+                matched_by: String::new(),
+                from_demonstration_model: config.lessons.from_demonstration_model,
+            },
+            protocol: protocol_name,
+            protocol_settings,
+            max_rounds: config.debate.max_rounds,
+            perspectives: None,
+            default_perspectives: config.debate.default_perspectives,
+            named_perspectives: Vec::new(),
+            custom_perspectives: config.debate.custom_perspectives.clone(),
+            token_budget_per_round: config.debate.token_budget_per_round,
+            round_timeout_seconds: config.debate.round_timeout_seconds,
+            checkpoint_timeout_seconds: config.debate.checkpoint_timeout_seconds,
+            total_timeout_seconds: config.debate.total_timeout_seconds,
+            checkpoints: config.debate.checkpoints,
+            write_decision: config.debate.write_decision,
+            decisions_dir: cwd.join(&config.debate.decisions_dir),
+            follow_up: false,
+            sequential: false,
+            provider,
+            perspective_providers,
+            retry: config.retry.clone(),
+        })
+    }
+
+    pub(super) fn engine_settings(&self) -> EngineSettings {
+        EngineSettings {
+            sequential: self.sequential,
+            retry: RetryPolicy {
+                max_attempts: self.retry.max_attempts.max(1),
+                base_delay: Duration::from_millis(self.retry.base_delay_ms),
+                max_delay: Duration::from_millis(self.retry.max_delay_ms),
+            },
+            checkpoints: self.checkpoints,
+            checkpoint_timeout: engine::wait(self.checkpoint_timeout_seconds),
+            temperature: self.provider.temperature,
+            audit: self.audit,
+            lessons: crate::lessons::preamble(&self.lessons.given),
+            lessons_withheld: protocol::find(&self.protocol)
+                .map_or(|_| false, |p| p.withholds_lessons()),
+            reply_bytes: self.reply_bytes,
+        }
+    }
+}
+
+/// The protocol a new debate runs: `--protocol`, else `protocol =` in the config, else
+/// moderated.
+pub fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
+    args.protocol
+        .as_deref()
+        .or(config.protocol.as_deref())
+        .unwrap_or("moderated")
+}
+
+/// A new debate's settings from config and what was asked (the command line's `RunArgs`, which
+/// the workbench's form, `moot bench` and the HTTP API fill in the same way): every face gets
+/// the same checks and the same messages. Every protocol's `[table]` is checked, whichever
+/// protocol runs.
+pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, SessionError> {
+    let provider = providers::resolve(&provider_flags(&args.provider), config)
+        .map_err(|e| SessionError::Settings(e.to_string()))?;
+    let mut settings = DebateSettings::from_config(config, provider.clone())
+        .map_err(|e| SessionError::Settings(e.to_string()))?;
+    let protocol =
+        crate::protocol::named(chosen_protocol(args, config)).map_err(SessionError::Settings)?;
+    for given in args.protocol_flags.keys() {
+        if !protocol.flags().iter().any(|f| f.name == given) {
+            let owners: Vec<&str> = crate::protocol::REGISTRY
+                .iter()
+                .filter(|p| p.flags().iter().any(|f| f.name == given))
+                .map(|p| p.name())
+                .collect();
+            return Err(SessionError::Settings(format!(
+                "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
+                owners.join(" or "),
+                protocol.name(),
+                owners.first().copied().unwrap_or_default()
+            )));
+        }
+    }
+    let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
+    let question = args.question.join(" ");
+    settings.protocol = protocol.name().to_string();
+    settings.protocol_settings = protocol
+        .settings(&crate::protocol::SettingsInput {
+            flags: &args.protocol_flags,
+            table: config.protocol_tables.get(protocol.name()),
+            config_path: config.source.as_deref(),
+            cwd: &cwd,
+            max_rounds: args.max_rounds,
+            question: Some(question.as_str()).filter(|q| !q.trim().is_empty()),
+            perspectives: &args.named,
+            resolve_provider: &|profile, model| resolve_provider(config, &provider, profile, model),
+        })
+        .map_err(SessionError::Settings)?;
+    check_other_tables(protocol.name(), config, &cwd, &provider)?;
+    if let Some(max_rounds) = args.max_rounds {
+        settings.max_rounds = max_rounds;
+    }
+    settings.perspectives = args.perspectives;
+    settings.named_perspectives = args.named.clone();
+    if args.named.len() > 4 {
+        return Err(SessionError::Settings(format!(
+            "{} perspectives were named; a debate seats 2 to 4",
+            args.named.len()
+        )));
+    }
+    if let Some(count) = args.perspectives
+        && !args.named.is_empty()
+        && count as usize != args.named.len()
+    {
+        return Err(SessionError::Settings(format!(
+            "--perspectives {count} asks for {count} seats but {} --perspective names were \
+             given; drop --perspectives (the names decide the seats) or name {count}",
+            args.named.len()
+        )));
+    }
+    if let Some(budget) = &args.token_budget {
+        settings.token_budget_per_round = TokenBudget::parse(budget)
+            .map_err(|e| SessionError::Settings(format!("--token-budget: {e}")))?;
+    }
+    if let Some(seconds) = args.round_timeout {
+        settings.round_timeout_seconds = seconds;
+    }
+    if let Some(seconds) = args.checkpoint_timeout {
+        settings.checkpoint_timeout_seconds = seconds;
+    }
+    if let Some(seconds) = args.total_timeout {
+        settings.total_timeout_seconds = seconds;
+    }
+    if let Some(enabled) = args.checkpoints.enabled() {
+        settings.checkpoints = enabled;
+    }
+    if args.no_write {
+        settings.write_decision = false;
+    }
+    if let Some(dir) = &args.decisions_dir {
+        let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
+        settings.decisions_dir = cwd.join(dir);
+    }
+    settings.follow_up = args.follow_up;
+    settings.sequential = args.sequential;
+    // `--gates` names the points for this debate, and turns gates on.
+    if let Some(points) = &args.gates {
+        for point in points {
+            if !protocol.gate_points().contains(&point.as_str()) {
+                return Err(SessionError::Settings(format!(
+                    "--gates {point}: not a gate of the {} protocol; its gates are {}",
+                    protocol.name(),
+                    protocol.gate_points().join(", ")
+                )));
+            }
+        }
+        settings.gates.enabled = true;
+        settings.gates.points = points.clone();
+    }
+    // Gates at points the protocol does not stop at are a mistake in the config.
+    if settings.gates.enabled {
+        let where_ = |key: &str| match &config.source {
+            Some(path) => format!("{}: [gates] ", crate::config::locate(path, key)),
+            None => "[gates] ".to_string(),
+        };
+        let from_config = if args.gates.is_some() {
+            &[][..]
+        } else {
+            &config.gates.points[..]
+        };
+        for point in from_config {
+            if !protocol.gate_points().contains(&point.as_str()) {
+                return Err(SessionError::Settings(format!(
+                    "{}{point:?} is not a gate of the {} protocol; its gates are {}",
+                    where_("points"),
+                    protocol.name(),
+                    protocol.gate_points().join(", ")
+                )));
+            }
+        }
+        if !(1..=525_600).contains(&config.gates.timeout_minutes) {
+            return Err(SessionError::Settings(format!(
+                "{}timeout_minutes must be 1 minute to a year, not {}",
+                where_("timeout_minutes"),
+                config.gates.timeout_minutes
+            )));
+        }
+        if let Some(seconds) = config.gates.timeout_seconds
+            && !(1..=crate::engine::LONGEST_WAIT_SECONDS).contains(&seconds)
+        {
+            return Err(SessionError::Settings(format!(
+                "{}timeout_seconds must be 1 second to a year, not {seconds}",
+                where_("timeout_seconds")
+            )));
+        }
+    }
+    for (seat, weight) in &config.vote_weights {
+        if !weight.is_finite() || *weight < 0.0 {
+            let at = match &config.source {
+                Some(path) => format!("{}: ", crate::config::locate(path, seat)),
+                None => String::new(),
+            };
+            return Err(SessionError::Settings(format!(
+                "{at}[vote_weights] {seat:?} = {weight}: a weight is a number 0 or more"
+            )));
+        }
+    }
+    if let Some(name) = &args.vote {
+        let method = crate::vote::Method::parse(name)
+            .map_err(|e| SessionError::Settings(format!("--vote: {e}")))?;
+        settings.vote = Some(method);
+    }
+    if args.no_lessons {
+        settings.lessons.enabled = false;
+    }
+    // Unknown perspective names are a usage error before anything is stored (where they name
+    // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
+    // on reads it itself).
+    let catalog = crate::catalog::catalog(&settings.custom_perspectives);
+    let seats_perspectives = protocol.presentation().seat_role == "perspective";
+    for name in settings
+        .named_perspectives
+        .iter()
+        .filter(|_| seats_perspectives)
+    {
+        if crate::catalog::find(&catalog, name).is_none() {
+            return Err(SessionError::Settings(format!(
+                "unknown perspective {name:?}; `moot perspectives` lists the catalog"
+            )));
+        }
+    }
+    Ok(settings)
+}
+
+impl DebateSettings {
+    /// The settings of a `moot bench` debate arm: `protocol` from config, `rounds` rounds of
+    /// `agents` seats, run quietly (no checkpoints, no record, no lessons).
+    pub fn for_bench(
+        config: &Config,
+        spec: ProviderSpec,
+        protocol: &str,
+        rounds: u32,
+        agents: u32,
+    ) -> Result<DebateSettings, SessionError> {
+        let named = crate::protocol::named(protocol).map_err(SessionError::Settings)?;
+        let mut template = DebateSettings::from_config(config, spec.clone())
+            .map_err(|e| SessionError::Settings(e.to_string()))?;
+        let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
+        template.protocol = named.name().to_string();
+        template.protocol_settings = named
+            .settings(&crate::protocol::SettingsInput {
+                flags: &Default::default(),
+                table: config.protocol_tables.get(named.name()),
+                config_path: config.source.as_deref(),
+                cwd: &cwd,
+                max_rounds: Some(rounds),
+                question: None,
+                perspectives: &[],
+                resolve_provider: &|profile, model| resolve_provider(config, &spec, profile, model),
+            })
+            .map_err(|e| SessionError::Settings(format!("--protocol {protocol}: {e}")))?;
+        template.max_rounds = rounds;
+        template.perspectives = Some(agents);
+        template.checkpoints = false;
+        template.write_decision = false;
+        template.lessons.enabled = false;
+        Ok(template)
+    }
+}
+
+/// Every other protocol's `[table]` read for typos, so that one is refused whichever protocol
+/// runs (and not only when `protocol =` names it).
+fn check_other_tables(
+    running: &str,
+    config: &Config,
+    cwd: &std::path::Path,
+    provider: &ProviderSpec,
+) -> Result<(), SessionError> {
+    for protocol in crate::protocol::REGISTRY
+        .iter()
+        .filter(|p| p.name() != running)
+    {
+        let Some(table) = config.protocol_tables.get(protocol.name()) else {
+            continue;
+        };
+        protocol
+            .check_table(&crate::protocol::SettingsInput {
+                flags: &BTreeMap::new(),
+                table: Some(table),
+                config_path: config.source.as_deref(),
+                cwd,
+                max_rounds: None,
+                question: None,
+                perspectives: &[],
+                resolve_provider: &|profile, model| {
+                    resolve_provider(config, provider, profile, model)
+                },
+            })
+            .map_err(SessionError::Settings)?;
+    }
+    Ok(())
+}
+
+/// The provider flags of the command line, as `providers::resolve` reads them.
+pub fn provider_flags(args: &ProviderArgs) -> providers::ProviderFlags {
+    providers::ProviderFlags {
+        provider: args.provider.clone(),
+        model: args.model.clone(),
+        base_url: args.base_url.clone(),
+        script: args.script.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A config file on disk (errors locate keys in it) and the config read from it.
+    fn config_file(text: &str) -> (tempfile::TempDir, Config) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        let config = Config::parse(text, &path).unwrap();
+        (dir, config)
+    }
+
+    fn asking(protocol: &str) -> RunArgs {
+        RunArgs {
+            question: vec!["Should we cache in Redis?".into()],
+            protocol: Some(protocol.into()),
+            provider: ProviderArgs {
+                provider: Some("ollama".into()),
+                ..ProviderArgs::default()
+            },
+            ..RunArgs::default()
+        }
+    }
+
+    fn refusal(args: &RunArgs, config: &Config) -> String {
+        match assemble(args, config) {
+            Err(SessionError::Settings(message)) => message,
+            Err(other) => panic!("expected a settings error, got {other}"),
+            Ok(settings) => panic!("expected a refusal, got {}", settings.protocol),
+        }
+    }
+
+    #[test]
+    fn a_typo_in_any_protocols_table_is_refused_whichever_protocol_runs() {
+        let text = "# moot\n\n[panel]\nconsensus_treshold = 0.6\n";
+        let (_dir, config) = config_file(text);
+        for running in ["moderated", "arena", "dialogue"] {
+            let message = refusal(&asking(running), &config);
+            assert!(
+                message.contains("config.toml:3:1: [panel]")
+                    && message.contains("consensus_treshold"),
+                "{running}: {message}"
+            );
+        }
+        // With `protocol =` naming another protocol, the broken table is still found.
+        let (_dir, config) = config_file("protocol = \"panel\"\n\n[arena]\nrounds = \"four\"\n");
+        let message = refusal(&asking("moderated"), &config);
+        assert!(message.contains("config.toml:3:1: [arena]"), "{message}");
+    }
+
+    #[test]
+    fn sound_tables_of_other_protocols_leave_the_running_one_alone() {
+        let (_dir, config) = config_file(
+            "[panel]\nconsensus_threshold = 0.75\n\n[arena]\nrounds = 3\n\n[dialogue]\n",
+        );
+        let settings = assemble(&asking("moderated"), &config).unwrap();
+        assert_eq!(settings.protocol, "moderated");
+        let settings = assemble(&asking("arena"), &config).unwrap();
+        assert_eq!(settings.protocol_settings["rounds"], 3);
+    }
+
+    #[test]
+    fn flags_gates_and_seats_the_protocol_does_not_take_are_refused_with_the_fix() {
+        let config = Config::default();
+        let mut args = asking("moderated");
+        args.protocol_flags
+            .insert("option".into(), vec!["A: Redis — fast".into()]);
+        assert_eq!(
+            refusal(&args, &config),
+            "--option is a flag of the panel protocol, not of moderated; add --protocol panel"
+        );
+        let mut args = asking("panel");
+        args.gates = Some(vec!["before_apply".into()]);
+        let message = refusal(&args, &config);
+        assert!(
+            message.starts_with("--gates before_apply: not a gate of the panel protocol"),
+            "{message}"
+        );
+        let mut args = asking("moderated");
+        args.named = vec!["Security".into(), "Operations".into()];
+        args.perspectives = Some(3);
+        assert!(refusal(&args, &config).starts_with("--perspectives 3 asks for 3 seats"));
+        let mut args = asking("moderated");
+        args.named = vec!["Nobody In Particular".into()];
+        assert!(refusal(&args, &config).starts_with("unknown perspective"));
+    }
+
+    #[test]
+    fn what_was_asked_overrides_config_and_lands_in_the_settings() {
+        let mut args = asking("moderated");
+        args.max_rounds = Some(3);
+        args.no_write = true;
+        args.vote = Some("borda".into());
+        args.no_lessons = true;
+        args.round_timeout = Some(42);
+        let settings = assemble(&args, &Config::default()).unwrap();
+        assert_eq!(settings.max_rounds, 3);
+        assert!(!settings.write_decision);
+        assert_eq!(settings.vote, Some(crate::vote::Method::Borda));
+        assert!(!settings.lessons.enabled);
+        assert_eq!(settings.round_timeout_seconds, 42);
+    }
+}
