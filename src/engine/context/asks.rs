@@ -1,0 +1,423 @@
+//! Asking the person: checkpoints, clarifications, choices, a person's turn and approval
+//! gates, each answered once and journaled, served from the journal on resume.
+
+use super::*;
+
+/// How often a waiting gate looks in the journal for a decision made elsewhere.
+const GATE_POLL: Duration = Duration::from_millis(500);
+
+/// How an approval gate was settled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GateOutcome {
+    Approved {
+        by: String,
+    },
+    Rejected {
+        by: String,
+        reason: String,
+    },
+    /// Nobody decided in time: the debate pauses, and a resume asks again.
+    TimedOut,
+}
+
+impl GateOutcome {
+    /// The answer it amounts to, for the faces' question to close.
+    fn control(&self) -> Control {
+        match self {
+            GateOutcome::Rejected { reason, .. } => Control::Decline(reason.clone()),
+            _ => Control::Accept,
+        }
+    }
+}
+
+/// The outcome of asking the person something.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckpointOutcome {
+    /// `by` is who answered (the face's answerer, journaled with the answer).
+    Answered { control: Control, by: String },
+    /// Checkpoints are off: nobody was asked.
+    Unasked,
+    /// Nobody answered in time: the debate pauses and can be resumed.
+    TimedOut,
+}
+
+pub(super) fn answered(round: u32, kind: AskKind, control: &Control) -> Event {
+    Event::CheckpointAnswered {
+        round,
+        decision: control.answer(),
+        guidance: control.guidance().map(str::to_string),
+        kind,
+    }
+}
+
+/// Where the debate stands once `event` has happened, for the ones that move it.
+pub(super) fn stage_of(event: &Event) -> Option<Stage> {
+    match event {
+        Event::TurnStarted {
+            phase: Phase::Analysis,
+            ..
+        } => Some(Stage::Analysing),
+        Event::RoundStarted { round, .. } => Some(Stage::Round { round: *round }),
+        Event::ClarificationRequested { .. } => Some(Stage::Asking {
+            kind: AskKind::Clarification,
+            round: 0,
+        }),
+        Event::GateRequested { point, round, .. } => Some(Stage::AtGate {
+            point: point.clone(),
+            round: *round,
+        }),
+        // A gate's question follows its request, which already says where it stands.
+        Event::Checkpoint {
+            kind: AskKind::Gate,
+            ..
+        } => None,
+        Event::Checkpoint { round, kind, .. } => Some(Stage::Asking {
+            kind: *kind,
+            round: *round,
+        }),
+        Event::TurnStarted { phase, .. } if phase.is_closing() => Some(Stage::Synthesising),
+        _ => None,
+    }
+}
+
+impl Context {
+    /// Waits at a between-rounds checkpoint (or replays the recorded answer).
+    pub async fn checkpoint(&self, round: u32) -> Result<CheckpointOutcome, EngineError> {
+        self.ask(round, AskKind::Checkpoint, None).await
+    }
+
+    /// Asks the human a clarifying question (the moderator's before round 1 is `round` 0; a
+    /// code debate asks up to three rounds of them); a guide answer is the reply.
+    pub async fn clarify(
+        &self,
+        round: u32,
+        question: &str,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        if let Some(recorded) = self.recorded_answer(round, AskKind::Clarification) {
+            return Ok(recorded);
+        }
+        self.emit(Event::ClarificationRequested {
+            question: question.to_string(),
+        });
+        self.ask(round, AskKind::Clarification, None).await
+    }
+
+    fn recorded_answer(&self, round: u32, kind: AskKind) -> Option<CheckpointOutcome> {
+        self.recorded_answers
+            .iter()
+            .find(|r| r.round == round && r.kind == kind)
+            .map(|r| CheckpointOutcome::Answered {
+                control: r.control.clone(),
+                by: r.answered_by.clone(),
+            })
+    }
+
+    /// Asks the person `kind` after `round` (or replays the recorded answer), journaling the
+    /// answer with who gave it. An answer that does not fit the question is refused with a
+    /// notice and the question stays open.
+    pub async fn ask(
+        &self,
+        round: u32,
+        kind: AskKind,
+        detail: Option<String>,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        self.put(round, kind, detail, Vec::new()).await
+    }
+
+    /// Asks the person to pick one of `choices` (id, label) after `round`, or leave it open
+    /// (`Reject`); an id that is not among them is refused with a notice.
+    pub async fn choose(
+        &self,
+        round: u32,
+        detail: String,
+        choices: Vec<(String, String)>,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        self.put(round, AskKind::Choice, Some(detail), choices)
+            .await
+    }
+
+    async fn put(
+        &self,
+        round: u32,
+        kind: AskKind,
+        detail: Option<String>,
+        choices: Vec<(String, String)>,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        if let Some(recorded) = self.recorded_answer(round, kind) {
+            if let CheckpointOutcome::Answered { control, .. } = &recorded
+                && kind != AskKind::Clarification
+            {
+                self.emit(answered(round, kind, control));
+            }
+            return Ok(recorded);
+        }
+        if !self.settings.checkpoints {
+            return Ok(CheckpointOutcome::Unasked);
+        }
+        if kind != AskKind::Clarification {
+            self.emit(Event::Checkpoint {
+                round,
+                timeout_seconds: self.settings.checkpoint_timeout.as_secs(),
+                kind,
+                detail,
+                choices: choices.clone(),
+            });
+        }
+        let deadline = tokio::time::Instant::now() + self.settings.checkpoint_timeout;
+        let Some(answer) = self.await_answer(kind, &choices, deadline).await else {
+            self.note_unanswered(
+                format!("nobody answered ({})", Stage::Asking { kind, round }),
+                self.settings.checkpoint_timeout,
+            );
+            return Ok(CheckpointOutcome::TimedOut);
+        };
+        let by = self.answerer.clone();
+        self.journal(|store| store.record_checkpoint(&self.debate_id, round, kind, &answer, &by))
+            .await?;
+        if kind != AskKind::Clarification {
+            self.emit(answered(round, kind, &answer));
+        }
+        Ok(CheckpointOutcome::Answered {
+            control: answer,
+            by,
+        })
+    }
+
+    /// Asks the person for the words of a seat they play (`AskKind::Turn`), whatever the
+    /// checkpoint setting, for at most `timeout`. The answer is not journaled as one: the turn
+    /// it becomes is (`record`), so a resume serves the turn and never asks again.
+    pub async fn ask_turn(
+        &self,
+        round: u32,
+        detail: String,
+        timeout: Duration,
+    ) -> Result<CheckpointOutcome, EngineError> {
+        self.emit(Event::Checkpoint {
+            round,
+            timeout_seconds: timeout.as_secs(),
+            kind: AskKind::Turn,
+            detail: Some(detail),
+            choices: Vec::new(),
+        });
+        let deadline = tokio::time::Instant::now() + timeout;
+        let Some(answer) = self.await_answer(AskKind::Turn, &[], deadline).await else {
+            return Ok(CheckpointOutcome::TimedOut);
+        };
+        self.emit(answered(round, AskKind::Turn, &answer));
+        Ok(CheckpointOutcome::Answered {
+            control: answer,
+            by: self.answerer.clone(),
+        })
+    }
+
+    /// Stops at an approval gate (`point` after `round`) until it is settled: by the person
+    /// here (approve, or reject with a reason), by `moot approve` / `moot reject` from another
+    /// process (read from the journal), or by the timeout, which pauses the debate (a resume
+    /// asks again). With gates off (`active` false) it is approved at once and recorded so.
+    pub async fn gate(
+        &self,
+        point: &str,
+        round: u32,
+        summary: String,
+        artifacts: Value,
+        active: bool,
+        timeout: Duration,
+    ) -> Result<GateOutcome, EngineError> {
+        let base = format!("{point}:{round}");
+        // A gate that timed out is asked again on resume, under the next attempt's name.
+        let earlier = self.store.gates(&self.debate_id)?;
+        let attempts = earlier
+            .iter()
+            .filter(|g| g.gate == base || g.gate.starts_with(&format!("{base}#")))
+            .count();
+        let latest = earlier
+            .iter()
+            .rfind(|g| g.gate == base || g.gate.starts_with(&format!("{base}#")));
+        let gate = match latest {
+            Some(record) if record.decision.as_deref() != Some("timed_out") => record.gate.clone(),
+            Some(_) => format!("{base}#{}", attempts + 1),
+            None => base,
+        };
+        self.journal(|store| {
+            store.request_gate(&self.debate_id, &gate, point, round, &summary, &artifacts)
+        })
+        .await?;
+        if let Some(settled) = self.settled(&gate)? {
+            return Ok(settled);
+        }
+        if !active {
+            // Recorded, not announced: with gates off, or this point not among them, nothing waits.
+            return self
+                .settle(
+                    &gate,
+                    "approved",
+                    "moot (this debate does not stop here)",
+                    None,
+                    false,
+                )
+                .await;
+        }
+        self.emit(Event::GateRequested {
+            gate: gate.clone(),
+            point: point.to_string(),
+            round,
+            summary: summary.clone(),
+            timeout_seconds: timeout.as_secs(),
+        });
+        self.emit(Event::Checkpoint {
+            round,
+            timeout_seconds: timeout.as_secs(),
+            kind: AskKind::Gate,
+            detail: Some(summary),
+            choices: Vec::new(),
+        });
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(settled) = self.settled(&gate)? {
+                // Another process decided: announced here, and the question here is closed.
+                self.announce_gate(&gate, &settled);
+                if let GateOutcome::Approved { .. } | GateOutcome::Rejected { .. } = &settled {
+                    self.emit(answered(round, AskKind::Gate, &settled.control()));
+                }
+                return Ok(settled);
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                self.settle(&gate, "timed_out", "the timeout", None, true)
+                    .await?;
+                self.note_unanswered(
+                    format!(
+                        "nobody decided the approval gate {} ({gate})",
+                        crate::debate::gate_place(point, round)
+                    ),
+                    timeout,
+                );
+                return Ok(GateOutcome::TimedOut);
+            }
+            let slice = (now + GATE_POLL).min(deadline);
+            if let Some(control) = self.await_answer(AskKind::Gate, &[], slice).await {
+                let (decision, reason) = match &control {
+                    Control::Decline(reason) => ("rejected", Some(reason.clone())),
+                    _ => ("approved", None),
+                };
+                let by = self.answerer.clone();
+                let outcome = self
+                    .settle(&gate, decision, &by, reason.as_deref(), true)
+                    .await?;
+                self.emit(answered(round, AskKind::Gate, &outcome.control()));
+                return Ok(outcome);
+            }
+        }
+    }
+
+    /// A gate's decision, if one is journaled.
+    fn settled(&self, gate: &str) -> Result<Option<GateOutcome>, EngineError> {
+        let Some(record) = self.store.gate(&self.debate_id, gate)? else {
+            return Ok(None);
+        };
+        let by = record.decided_by.clone().unwrap_or_default();
+        Ok(match record.decision.as_deref() {
+            Some("approved") => Some(GateOutcome::Approved { by }),
+            Some("rejected") => Some(GateOutcome::Rejected {
+                by,
+                reason: record.reason.unwrap_or_default(),
+            }),
+            Some(_) => Some(GateOutcome::TimedOut),
+            None => None,
+        })
+    }
+
+    /// Journals a gate's decision (unless another process settled it first: then that one
+    /// stands) and announces it.
+    async fn settle(
+        &self,
+        gate: &str,
+        decision: &str,
+        by: &str,
+        reason: Option<&str>,
+        announce: bool,
+    ) -> Result<GateOutcome, EngineError> {
+        self.journal(|store| store.decide_gate(&self.debate_id, gate, decision, by, reason))
+            .await?;
+        let outcome = self.settled(gate)?.unwrap_or(GateOutcome::TimedOut);
+        if announce {
+            self.announce_gate(gate, &outcome);
+        }
+        Ok(outcome)
+    }
+
+    fn announce_gate(&self, gate: &str, outcome: &GateOutcome) {
+        let (decision, by, reason) = match outcome {
+            GateOutcome::Approved { by } => ("approved", by.clone(), None),
+            GateOutcome::Rejected { by, reason } => ("rejected", by.clone(), Some(reason.clone())),
+            GateOutcome::TimedOut => ("timed_out", "the timeout".to_string(), None),
+        };
+        self.emit(Event::GateDecided {
+            gate: gate.to_string(),
+            decision: decision.to_string(),
+            by,
+            reason,
+        });
+    }
+
+    /// The first control that answers `kind` before `deadline` (ones that do not are refused
+    /// with a notice); `None` when time runs out.
+    async fn await_answer(
+        &self,
+        kind: AskKind,
+        choices: &[(String, String)],
+        deadline: tokio::time::Instant,
+    ) -> Option<Control> {
+        let mut controls = self.controls.lock().await;
+        let answer = loop {
+            match tokio::time::timeout_at(deadline, controls.recv()).await {
+                Err(_) => return None,
+                Ok(Some(Control::Choose(id)))
+                    if !choices.is_empty() && !choices.iter().any(|(known, _)| *known == id) =>
+                {
+                    self.emit(Event::Notice {
+                        message: format!(
+                            "there is no option {id:?}; choose one of {}",
+                            choices
+                                .iter()
+                                .map(|(id, _)| id.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })
+                }
+                Ok(Some(control)) if kind.accepts(&control) => break control,
+                Ok(Some(control)) => self.emit(Event::Notice {
+                    message: format!(
+                        "`{}` does not answer this question; answer with {}",
+                        control.answer(),
+                        kind.answers()
+                            .iter()
+                            .map(|a| a.usage())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }),
+                Ok(None) => match kind.default_answer() {
+                    Some(fallback) => {
+                        self.emit(Event::Notice {
+                            message: format!(
+                                "no more answers can arrive; taking `{}`",
+                                fallback.answer()
+                            ),
+                        });
+                        break fallback;
+                    }
+                    // Nobody answers for the person: the question waits out its time (for
+                    // `moot approve` from another terminal, or the timeout).
+                    None => {
+                        drop(controls);
+                        tokio::time::sleep_until(deadline).await;
+                        return None;
+                    }
+                },
+            }
+        };
+        Some(answer)
+    }
+}
