@@ -3,6 +3,10 @@
 //! Imports point one way, down: `cli`/`headless` → `session` → `protocol` → `engine` →
 //! `store` / `argue` / `llm` → `debate` (the domain types). See ARCHITECTURE.md.
 
+// A panic is never how moot reports a problem: outside tests, an unwrap or expect is refused
+// at compile time (errors carry what went wrong and how to fix it instead).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod arena;
 pub mod argue;
 pub mod audit;

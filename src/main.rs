@@ -1,5 +1,9 @@
 //! moot's entry point: parse arguments, load config, open the journal, hand over to a face.
 
+// A panic is never how moot reports a problem: outside tests, an unwrap or expect is refused
+// at compile time (errors carry what went wrong and how to fix it instead).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use clap::{CommandFactory, FromArgMatches};
 use moot::cli::{CheckpointMode, Cli, Command, FaceArgs, ModelCommand, ProviderArgs, RunArgs};
 use moot::commands::{self, Failure};
