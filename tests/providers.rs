@@ -5,14 +5,14 @@
 mod support;
 
 use moot::debate::{Debate, DebateStatus, Event, Phase, TurnKey, TurnStatus, now_rfc3339};
-use moot::engine::{Context, EngineSettings, Replay, Seating, Speech, Wiring};
+use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech, Wiring};
 use moot::llm::anthropic::AnthropicProvider;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
     CapabilityCache, ChatMessage, ChatRequest, FinishReason, LlmError, Provider, ReplyFormat,
     RequestLabel, RetryPolicy, StructuredMode,
 };
-use moot::protocol::moves::{debater_reply, debater_schema};
+use moot::protocol::moves::{DebaterReplies, debater_schema};
 use moot::protocol::text::json_instructions;
 use moot::store::Store;
 use std::collections::HashMap;
@@ -405,7 +405,10 @@ fn speech(deadline: Option<tokio::time::Instant>) -> Speech {
         perspective: Some("Performance Advocate".into()),
         system: json_instructions("moot_argument", &debater_schema()),
         prompt: "Question: x\nRound 1 of at most 3. You are seat A.\n".into(),
-        kind: debater_reply(),
+        kind: ReplyKind::Structured {
+            parser: std::sync::Arc::new(DebaterReplies),
+            stream_field: Some(moot::protocol::moves::PROSE_FIELD),
+        },
         schema_name: "moot_argument",
         schema: Some(schema),
         max_tokens: None,

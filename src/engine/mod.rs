@@ -12,7 +12,7 @@ pub use context::{
     CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Replay, ReplyKind,
     Seating, Speech, Wiring,
 };
-pub use reply::{Reply, ReplyParser, ReplyShape, Transcript, Validated, Validator};
+pub use reply::{Checked, Reply, ReplyParser, ReplyShape, Transcript, Validator};
 
 use std::time::Duration;
 

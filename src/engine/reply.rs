@@ -51,13 +51,48 @@ pub trait ReplyShape: ReplyParser + 'static {
 /// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
 pub type Validator = fn(&Value) -> Result<Value, String>;
 
-/// A reply checked by a plain validator; the named prose field becomes the turn's text.
-pub struct Validated {
-    pub validator: Validator,
-    pub prose_field: Option<&'static str>,
+/// A reply shape read by a plain validator. Each is made by one constructor beside its
+/// validator (`moderator::analysis_reply()`, say), which names the schema and the validator
+/// together; the named prose field becomes the turn's text.
+pub struct Checked {
+    name: &'static str,
+    schema: Value,
+    validator: Validator,
+    prose_field: Option<&'static str>,
 }
 
-impl ReplyParser for Validated {
+impl Checked {
+    /// The shape called `name`, offering `schema`, read by `validator`.
+    pub fn new(
+        name: &'static str,
+        schema: Value,
+        validator: Validator,
+        prose_field: Option<&'static str>,
+    ) -> Checked {
+        Checked {
+            name,
+            schema,
+            validator,
+            prose_field,
+        }
+    }
+}
+
+impl ReplyShape for Checked {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn stream_field(&self) -> Option<&'static str> {
+        self.prose_field
+    }
+}
+
+impl ReplyParser for Checked {
     fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
         let data = (self.validator)(reply)?;
         let content = self

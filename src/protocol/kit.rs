@@ -2,7 +2,7 @@
 //! reply schemas, a roster of seats that guardrails mute and drop, and which turns a seat may
 //! see.
 
-use super::moves::{DEBATER_SCHEMA, debater_reply, debater_schema};
+use super::moves::DebaterReplies;
 use super::text;
 use crate::debate::{Event, FlagKind, Seat, Turn, TurnKey};
 use crate::engine::{Context, ReplyKind, ReplyShape, Speech};
@@ -59,37 +59,6 @@ pub fn ask<S: ReplyShape>(
     }
 }
 
-/// A speech whose reply is JSON of `schema`, read by `kind` (a parser or a validator); the
-/// schema's instructions are appended to `system` for providers that take no schema.
-#[allow(clippy::too_many_arguments)]
-pub fn structured_speech(
-    key: TurnKey,
-    perspective: Option<String>,
-    system: String,
-    prompt: String,
-    schema_name: &'static str,
-    schema: Value,
-    kind: ReplyKind,
-    max_tokens: Option<u32>,
-    deadline: Option<Instant>,
-) -> Speech {
-    let system = format!(
-        "{system}\n\n{}",
-        text::json_instructions(schema_name, &schema)
-    );
-    Speech {
-        key,
-        perspective,
-        system,
-        prompt,
-        kind,
-        schema_name,
-        schema: Some(schema),
-        max_tokens,
-        deadline,
-    }
-}
-
 /// A protocol's stored settings read back for a run; `what` names them in the error ("the
 /// arena's").
 pub fn stored<T: serde::de::DeserializeOwned>(
@@ -131,17 +100,21 @@ pub fn debater_speech(
     max_tokens: Option<u32>,
     deadline: Instant,
 ) -> Speech {
-    let schema = debater_schema();
+    let shape = DebaterReplies;
+    let schema = shape.schema();
     // The schema sits inside the system prompt, before the perspective, so that consecutive
     // seats share a long prefix (see `text::debater_system`).
-    let instructions = text::json_instructions(DEBATER_SCHEMA, &schema);
+    let instructions = text::json_instructions(shape.name(), &schema);
     Speech {
         key,
         perspective: Some(seat.perspective.clone()),
         system: text::debater_system(seat, &instructions),
         prompt,
-        kind: debater_reply(),
-        schema_name: DEBATER_SCHEMA,
+        schema_name: shape.name(),
+        kind: ReplyKind::Structured {
+            stream_field: shape.stream_field(),
+            parser: std::sync::Arc::new(shape),
+        },
         schema: Some(schema),
         max_tokens,
         deadline: Some(deadline),
@@ -440,22 +413,7 @@ pub async fn closing_vote(
     candidates: &[(String, String)],
     debate_so_far: &str,
 ) -> Result<(crate::vote::Tally, crate::debate::VoteView), crate::engine::EngineError> {
-    use serde_json::json;
     let ids: Vec<String> = candidates.iter().map(|(id, _)| id.clone()).collect();
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "ranking": {
-                "type": "array",
-                "minItems": ids.len(),
-                "maxItems": ids.len(),
-                "items": {"type": "string", "enum": ids},
-                "description": "Every position's id once, the one you find best first."
-            },
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1}
-        },
-        "required": ["ranking", "confidence"]
-    });
     let positions: String = candidates
         .iter()
         .map(|(id, label)| format!("{id}: {label}\n"))
@@ -467,9 +425,8 @@ pub async fn closing_vote(
     let speeches = voters
         .iter()
         .map(|seat| {
-            structured_speech(
+            ask(
                 TurnKey::new(round, crate::debate::Phase::Vote, seat.id.clone()),
-                Some(seat.perspective.clone()),
                 format!(
                     "You are {} ({}). The debate is over: rank the positions on the table by how \
                      well they answer the question, on the arguments made, not by who made them. {}",
@@ -481,15 +438,10 @@ pub async fn closing_vote(
                     "Question: {}\n\n{debate_so_far}\n\nThe positions on the table:\n{positions}\nRank all of them, best first, and say how confident you are (0–1).",
                     common.question.trim()
                 ),
-                VOTE_SCHEMA,
-                schema.clone(),
-                ReplyKind::Structured {
-                    parser: std::sync::Arc::new(BallotReplies { ids: ids.clone() }),
-                    stream_field: None,
-                },
-                Some(300),
-                Some(deadline),
+                BallotReplies { ids: ids.clone() },
+                Limits::new(300, deadline),
             )
+            .by(seat.perspective.clone())
         })
         .collect();
     let turns = ctx.speak_all(speeches).await?;
@@ -556,6 +508,29 @@ pub async fn closing_vote(
 /// Checks a ballot: every position exactly once.
 struct BallotReplies {
     ids: Vec<String>,
+}
+
+impl ReplyShape for BallotReplies {
+    fn name(&self) -> &'static str {
+        VOTE_SCHEMA
+    }
+
+    fn schema(&self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "ranking": {
+                    "type": "array",
+                    "minItems": self.ids.len(),
+                    "maxItems": self.ids.len(),
+                    "items": {"type": "string", "enum": self.ids},
+                    "description": "Every position's id once, the one you find best first."
+                },
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1}
+            },
+            "required": ["ranking", "confidence"]
+        })
+    }
 }
 
 impl crate::engine::ReplyParser for BallotReplies {

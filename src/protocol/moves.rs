@@ -3,8 +3,8 @@
 
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation};
-use crate::engine::ReplyKind;
-use crate::engine::reply::{Reply, ReplyParser, Transcript};
+
+use crate::engine::reply::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 
@@ -243,11 +243,17 @@ impl ReplyParser for DebaterReplies {
     }
 }
 
-/// A debater speech's reply kind: the debater parser, streaming the argument.
-pub fn debater_reply() -> ReplyKind {
-    ReplyKind::Structured {
-        parser: std::sync::Arc::new(DebaterReplies),
-        stream_field: Some(PROSE_FIELD),
+impl ReplyShape for DebaterReplies {
+    fn name(&self) -> &'static str {
+        DEBATER_SCHEMA
+    }
+
+    fn schema(&self) -> Value {
+        debater_schema()
+    }
+
+    fn stream_field(&self) -> Option<&'static str> {
+        Some(PROSE_FIELD)
     }
 }
 

@@ -2,10 +2,10 @@
 //! moderator reads the finished record and writes up to three lessons general enough to help
 //! a later debate on another question.
 
-use super::kit::structured_speech;
+use super::kit;
 use super::text;
 use crate::debate::{LessonDraft, MODERATOR, Phase, TurnKey, TurnStatus};
-use crate::engine::{Context, EngineError, ReplyKind};
+use crate::engine::{Checked, Context, EngineError};
 use serde_json::{Value, json};
 
 const SCHEMA_NAME: &str = "moot_lessons";
@@ -80,9 +80,8 @@ pub async fn reflect(
     focus: Option<&str>,
 ) -> Result<Vec<LessonDraft>, EngineError> {
     let focus = focus.map(|f| format!(" {f}")).unwrap_or_default();
-    let speech = structured_speech(
+    let speech = kit::ask(
         TurnKey::new(0, Phase::Reflection, MODERATOR),
-        None,
         format!(
             "You are the moderator of a finished debate, writing lessons for future debates \
              on other questions: what went right or wrong in how this one was argued, decided \
@@ -96,11 +95,11 @@ pub async fn reflect(
             question.trim(),
             record.trim()
         ),
-        SCHEMA_NAME,
-        schema(),
-        ReplyKind::validated(validate, None),
-        Some(500),
-        None,
+        Checked::new(SCHEMA_NAME, schema(), validate, None),
+        kit::Limits {
+            max_tokens: Some(500),
+            deadline: None,
+        },
     );
     let turn = ctx.speak(speech).await?;
     if turn.status != TurnStatus::Ok {

@@ -8,7 +8,7 @@ use super::kit;
 use super::text::DATA_RULE;
 use super::text::fenced;
 use crate::debate::{Event, MODERATOR, Phase, TurnKey, TurnStatus};
-use crate::engine::{Context, EngineError, ReplyKind};
+use crate::engine::{Checked, Context, EngineError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -147,6 +147,22 @@ impl Tree {
     }
 }
 
+/// The root's plan: one sub-question for each of the `teams`, in team order.
+fn plan_reply(teams: usize) -> Checked {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "sub_questions": {
+                "type": "array", "minItems": teams, "maxItems": teams,
+                "items": {"type": "string"},
+                "description": "One sub-question per team, in team order."
+            }
+        },
+        "required": ["sub_questions"]
+    });
+    Checked::new("moot_plan", schema, validate_plan, None)
+}
+
 fn validate_plan(reply: &Value) -> Result<Value, String> {
     let questions = reply
         .get("sub_questions")
@@ -230,17 +246,6 @@ pub async fn plan(
             ));
         }
     }
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "sub_questions": {
-                "type": "array", "minItems": teams, "maxItems": teams,
-                "items": {"type": "string"},
-                "description": "One sub-question per team, in team order."
-            }
-        },
-        "required": ["sub_questions"]
-    });
     let ask = match planning {
         Planning::Cpde => {
             "Split the topic into one sub-question per team, each team's concern its \
@@ -254,18 +259,14 @@ pub async fn plan(
         ),
     };
     let turn = ctx
-        .speak(kit::structured_speech(
+        .speak(kit::ask(
             TurnKey::new(0, Phase::Plan, MODERATOR),
-            None,
             format!(
                 "You are the moderator at the root of a debate arranged as a tree of teams. {DATA_RULE}"
             ),
             format!("Topic: {topic}\n\nThe teams:\n{}\n{ask}", team_names(tree)),
-            "moot_plan",
-            schema,
-            ReplyKind::validated(validate_plan, None),
-            Some(400),
-            Some(deadline),
+            plan_reply(teams),
+            kit::Limits::new(400, deadline),
         ))
         .await?;
     let questions: Vec<String> = turn

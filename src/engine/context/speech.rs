@@ -16,23 +16,6 @@ pub enum ReplyKind {
     },
 }
 
-impl ReplyKind {
-    /// A reply checked by a plain validator, its `stream_field` shown while it streams and
-    /// kept as the turn's text.
-    pub fn validated(
-        validator: crate::engine::reply::Validator,
-        stream_field: Option<&'static str>,
-    ) -> ReplyKind {
-        ReplyKind::Structured {
-            parser: Arc::new(crate::engine::reply::Validated {
-                validator,
-                prose_field: stream_field,
-            }),
-            stream_field,
-        }
-    }
-}
-
 /// One request to speak.
 pub struct Speech {
     pub key: TurnKey,

@@ -3,6 +3,7 @@
 //! the proposal, the optimised version, the Judge's scores, and applying the winner behind the
 //! `before_apply` gate.
 
+use super::replies::{self, CATEGORIES, scores_of};
 use super::workshop::{MOOT, Workshop};
 use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
 use crate::code::apply::{Source, apply_version};
@@ -10,144 +11,28 @@ use crate::code::history::History;
 use crate::code::hooks::HookResult;
 use crate::code::record::Finding;
 use crate::code::roles::{self, CodePhase};
-use crate::code::versions::{Quality, Version, winner};
+use crate::code::versions::{Version, winner};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
-use crate::engine::{CheckpointOutcome, EngineError, GateOutcome, ReplyKind};
+use crate::engine::{CheckpointOutcome, EngineError, GateOutcome};
 use crate::protocol::Ending;
 use crate::protocol::kit;
 use crate::protocol::text::{DATA_RULE, fenced};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// The most rounds of clarifying questions, and the confidence that ends them (the note's).
 pub const CLARIFICATION_ROUNDS: u32 = 3;
 const CONFIDENT: f64 = 0.9;
-const CATEGORIES: [&str; 5] = [
-    "requirements",
-    "constraints",
-    "edge_cases",
-    "performance",
-    "integration",
-];
-
-fn validate_questions(reply: &Value) -> Result<Value, String> {
-    if !reply.get("simple").is_some_and(Value::is_boolean) {
-        return Err("`simple` must be true or false".into());
-    }
-    if !reply
-        .get("confidence")
-        .and_then(Value::as_f64)
-        .is_some_and(|c| (0.0..=1.0).contains(&c))
-    {
-        return Err("`confidence` is a number 0–1".into());
-    }
-    for question in reply
-        .get("questions")
-        .and_then(Value::as_array)
-        .ok_or("`questions` must be a list")?
-    {
-        let category = question["category"].as_str().unwrap_or("");
-        if !CATEGORIES.contains(&category) {
-            return Err(format!(
-                "a question's `category` is one of {}, not {category:?}",
-                CATEGORIES.join(", ")
-            ));
-        }
-        if question["question"]
-            .as_str()
-            .is_none_or(|q| q.trim().is_empty())
-        {
-            return Err("every question needs its `question`".into());
-        }
-    }
-    let text: String = reply["questions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|q| {
-            format!(
-                "- [{}] {}\n",
-                q["category"].as_str().unwrap_or("").replace('_', " "),
-                q["question"].as_str().unwrap_or("").trim()
-            )
-        })
-        .collect();
-    Ok(with_text(
-        reply,
-        if text.is_empty() {
-            format!(
-                "No questions (confidence {:.0} %).",
-                reply["confidence"].as_f64().unwrap_or(0.0) * 100.0
-            )
-        } else {
-            text
-        },
-    ))
-}
-
-fn validate_answers(reply: &Value) -> Result<Value, String> {
-    let answers = reply
-        .get("answers")
-        .and_then(Value::as_array)
-        .ok_or("`answers` must be a list")?;
-    if answers
-        .iter()
-        .any(|a| a["answer"].as_str().is_none_or(|t| t.trim().is_empty()))
-    {
-        return Err("every answer needs its `answer`".into());
-    }
-    let text: String = answers
-        .iter()
-        .map(|a| {
-            format!(
-                "- {} → {}\n",
-                a["question"].as_str().unwrap_or("").trim(),
-                a["answer"].as_str().unwrap_or("").trim()
-            )
-        })
-        .collect();
-    Ok(with_text(reply, text))
-}
-
-/// The reply with `text`, what its pane shows, made from its fields (models write no prose
-/// for these replies).
-pub fn with_text(reply: &Value, text: String) -> Value {
-    let mut reply = reply.clone();
-    if let Some(map) = reply.as_object_mut() {
-        map.insert("text".into(), Value::String(text));
-    }
-    reply
-}
-
 /// The dehallucination step: the Generator asks what it must know, by category; the person
 /// answers at a checkpoint (or lets the Designer answer from the task and the files, which is
 /// what happens headless); until the Generator is confident (> 0.9), asks nothing more, or
 /// three rounds are spent. A task the Generator calls simple skips it.
 pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineError> {
     shop.stage(CodePhase::Clarification);
-    let question = json!({
-        "type": "object",
-        "properties": {
-            "category": {"type": "string", "enum": CATEGORIES},
-            "question": {"type": "string"},
-            "priority": {"type": "string", "enum": ["high", "medium", "low"]}
-        },
-        "required": ["category", "question", "priority"]
-    });
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "simple": {"type": "boolean"},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "questions": {"type": "array", "maxItems": 5, "items": question}
-        },
-        "required": ["simple", "confidence", "questions"]
-    });
     for round in 1..=CLARIFICATION_ROUNDS {
         let turn = shop
             .ctx
-            .speak(kit::structured_speech(
+            .speak(kit::ask(
                 TurnKey::new(round, Phase::Clarification, GENERATOR),
-                Some("Generator".into()),
                 format!(
                     "You are the Generator in a code debate, before writing any code. Ask what you must \
                      know to get it right, by category ({}), most important first; say `simple` when the \
@@ -155,12 +40,9 @@ pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineEr
                     CATEGORIES.join(", ")
                 ),
                 format!("{}\nWhat do you need to know before you write it?", shop.task()),
-                "moot_code_questions",
-                schema.clone(),
-                ReplyKind::validated(validate_questions, Some("text")),
-                Some(800),
-                Some(shop.deadline()),
-            ))
+                replies::questions_reply(),
+                kit::Limits::new(800, shop.deadline()),
+            ).by("Generator"))
             .await?;
         if turn.status != TurnStatus::Ok {
             shop.notes.push(format!(
@@ -239,36 +121,19 @@ async fn designer_answers(
     round: u32,
     listed: &str,
 ) -> Result<bool, EngineError> {
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "answers": {"type": "array", "items": {
-                "type": "object",
-                "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
-                "required": ["question", "answer"]
-            }},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "remaining_ambiguities": {"type": "array", "items": {"type": "string"}}
-        },
-        "required": ["answers", "confidence", "remaining_ambiguities"]
-    });
     let turn = shop
         .ctx
-        .speak(kit::structured_speech(
+        .speak(kit::ask(
             TurnKey::new(round, Phase::Clarification, DESIGNER),
-            Some("Designer".into()),
             format!(
                 "You are the Designer in a code debate, standing in for the person who asked: answer the \
                  Generator's questions from the task and the project's files only. Where they do not say, \
                  choose the conventional answer and say it is your assumption; list what stays ambiguous. {DATA_RULE}"
             ),
             format!("{}\nThe Generator asks:\n{listed}", shop.task()),
-            "moot_code_answers",
-            schema,
-            ReplyKind::validated(validate_answers, Some("text")),
-            Some(800),
-            Some(shop.deadline()),
-        ))
+            replies::answers_reply(),
+            kit::Limits::new(800, shop.deadline()),
+        ).by("Designer"))
         .await?;
     if turn.status != TurnStatus::Ok {
         shop.notes.push(format!(
@@ -400,18 +265,6 @@ pub async fn optimize(
     Ok(())
 }
 
-fn validate_scores(reply: &Value) -> Result<Value, String> {
-    reply
-        .get("scores")
-        .and_then(Value::as_array)
-        .ok_or("`scores` must be a list, one per version")?;
-    let text: String = scores_of(Some(reply))
-        .iter()
-        .map(|(n, q)| format!("- v{n}: {:.2}\n", q.score()))
-        .collect();
-    Ok(with_text(reply, text))
-}
-
 /// The Judge's rubric for every version (0–1 per criterion), one call.
 pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
     shop.stage(CodePhase::Convergence);
@@ -419,20 +272,6 @@ pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
         return Ok(());
     }
     let numbers: Vec<u32> = shop.versions.iter().map(|v| v.number).collect();
-    let criterion = json!({"type": "number", "minimum": 0, "maximum": 1});
-    let schema = json!({
-        "type": "object",
-        "properties": {"scores": {"type": "array", "items": {
-            "type": "object",
-            "properties": {
-                "version": {"type": "integer", "enum": numbers},
-                "correctness": criterion, "maintainability": criterion, "performance": criterion,
-                "security": criterion, "tests": criterion
-            },
-            "required": ["version", "correctness", "maintainability", "performance", "security", "tests"]
-        }}},
-        "required": ["scores"]
-    });
     let listing: String = shop
         .versions
         .iter()
@@ -451,17 +290,13 @@ pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
         .collect();
     let turn = shop
         .ctx
-        .speak(kit::structured_speech(
+        .speak(kit::ask(
             TurnKey::new(0, Phase::Verdict, JUDGE),
-            Some("Judge".into()),
             format!("You are the Judge of a code debate. Score every version objectively against the rubric, 0–1 per criterion. {DATA_RULE}"),
             format!("{}{listing}", shop.task()),
-            "moot_code_scores",
-            schema,
-            ReplyKind::validated(validate_scores, Some("text")),
-            Some(1200),
-            Some(shop.deadline()),
-        ))
+            replies::scores_reply(&numbers),
+            kit::Limits::new(1200, shop.deadline()),
+        ).by("Judge"))
         .await?;
     for (number, quality) in scores_of(turn.data.as_ref()) {
         if let Some(version) = shop.versions.iter_mut().find(|v| v.number == number) {
@@ -469,29 +304,6 @@ pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
         }
     }
     Ok(())
-}
-
-/// The Judge's scores as its turn's data holds them: (version, rubric).
-pub fn scores_of(data: Option<&Value>) -> Vec<(u32, Quality)> {
-    data.and_then(|d| d.get("scores"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|item| {
-            let number = u32::try_from(item["version"].as_u64()?).ok()?;
-            let get = |f: &str| item[f].as_f64().unwrap_or(0.0).clamp(0.0, 1.0);
-            Some((
-                number,
-                Quality {
-                    correctness: get("correctness"),
-                    maintainability: get("maintainability"),
-                    performance: get("performance"),
-                    security: get("security"),
-                    tests: get("tests"),
-                },
-            ))
-        })
-        .collect()
 }
 
 /// The convergence hook. A version chosen over later ones never ran the tests red wrote after

@@ -3,6 +3,7 @@
 //! committing it and running the hooks once, journaled, so a resume or an audit's re-run reads
 //! the results instead of running anything again.
 
+use super::replies;
 use super::settings::CodeSettings;
 use super::{GENERATOR, SECURITY};
 use crate::code::hooks::{self, HookResult};
@@ -12,13 +13,13 @@ use crate::code::versions::{Version, files_at, overlay};
 use crate::code::worktree::WorkTree;
 use crate::code::{detect, reply};
 use crate::debate::{Named, Phase, Turn, TurnKey, TurnStatus};
-use crate::engine::{Context, EngineError, ReplyKind};
+use crate::engine::{Context, EngineError};
 use crate::protocol::Common;
 use crate::protocol::kit;
 use crate::protocol::text::{DATA_RULE, fenced};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use tokio::time::Instant;
 
@@ -146,21 +147,17 @@ impl<'a> Workshop<'a> {
         });
         let turn = self
             .ctx
-            .speak(kit::structured_speech(
+            .speak(kit::ask(
                 TurnKey::new(number, phase, GENERATOR),
-                Some("Generator".into()),
                 format!(
                     "You are the Generator in a code debate. {} Write whole files; paths are \
                      relative to the project root. You never run commands: moot runs the tests. {DATA_RULE}",
                     crate::code::roles::find("Generator").map_or("", |r| r.focus)
                 ),
                 format!("{}{}\n{ask}", self.task(), self.latest_code()),
-                "moot_code",
-                reply::schema(),
-                ReplyKind::validated(validate_code, Some("summary")),
-                Some(4000),
-                Some(self.deadline()),
-            ))
+                replies::code_reply(),
+                kit::Limits::new(4000, self.deadline()),
+            ).by("Generator"))
             .await?;
         if turn.status != TurnStatus::Ok {
             self.notes.push(format!(
@@ -429,61 +426,6 @@ impl<'a> Workshop<'a> {
     }
 }
 
-fn validate_code(reply: &Value) -> Result<Value, String> {
-    let parsed = reply::parse(reply)?;
-    serde_json::to_value(parsed).map_err(|e| e.to_string())
-}
-
-fn validate_reflection(reply: &Value) -> Result<Value, String> {
-    for field in ["root_cause", "went_wrong", "change_next"] {
-        if reply
-            .get(field)
-            .and_then(Value::as_str)
-            .is_none_or(|s| s.trim().is_empty())
-        {
-            return Err(format!("`{field}` is needed"));
-        }
-    }
-    if !reply
-        .get("confidence")
-        .and_then(Value::as_f64)
-        .is_some_and(|c| (0.0..=1.0).contains(&c))
-    {
-        return Err("`confidence` is a number 0–1".into());
-    }
-    let field = |f: &str| reply[f].as_str().unwrap_or("").trim().to_string();
-    Ok(super::phases::with_text(
-        reply,
-        format!(
-            "- Root cause: {}\n- What went wrong: {}\n- Next: {}",
-            field("root_cause"),
-            field("went_wrong"),
-            field("change_next")
-        ),
-    ))
-}
-
-fn validate_attacks(reply: &Value) -> Result<Value, String> {
-    reply
-        .get("attacks")
-        .and_then(Value::as_array)
-        .ok_or("`attacks` must be a list")?;
-    let text: String = reply["attacks"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|a| format!("- {}\n", a["attack"].as_str().unwrap_or("").trim()))
-        .collect();
-    Ok(super::phases::with_text(
-        reply,
-        if text.is_empty() {
-            "Nothing new to attack.".into()
-        } else {
-            text
-        },
-    ))
-}
-
 /// A reflection as the journal holds it (the turn's data), for the record and `moot code
 /// episodes`.
 pub fn reflection_of(attempt: u32, data: &Value) -> Reflection {
@@ -553,23 +495,12 @@ impl Coder for Workshop<'_> {
         results: &'a [HookResult],
     ) -> BoxFuture<'a, Result<Reflection, String>> {
         Box::pin(async move {
-            let schema = json!({
-                "type": "object",
-                "properties": {
-                    "root_cause": {"type": "string"},
-                    "went_wrong": {"type": "string"},
-                    "change_next": {"type": "string"},
-                    "confidence": {"type": "number", "minimum": 0, "maximum": 1}
-                },
-                "required": ["root_cause", "went_wrong", "change_next", "confidence"]
-            });
             // Keyed by the version reflected on, so the journal says which code it is about.
             let version = self.versions.last().map_or(attempt, |v| v.number);
             let turn = self
                 .ctx
-                .speak(kit::structured_speech(
+                .speak(kit::ask(
                     TurnKey::new(version, Phase::Reflection, GENERATOR),
-                    Some("Generator".into()),
                     format!("You are the Generator in a code debate, reflecting on a failed attempt. {DATA_RULE}"),
                     format!(
                         "{}{}\nThe tests on it:\n{}\nWrite a reflection: the root cause, what went wrong, what to change next, and your confidence in that fix (0–1).",
@@ -577,12 +508,9 @@ impl Coder for Workshop<'_> {
                         self.latest_code(),
                         Workshop::outcome(results)
                     ),
-                    "moot_code_reflection",
-                    schema,
-                    ReplyKind::validated(validate_reflection, Some("text")),
-                    Some(600),
-                    Some(self.deadline()),
-                ))
+                    replies::reflection_reply(),
+                    kit::Limits::new(600, self.deadline()),
+                ).by("Generator"))
                 .await
                 .map_err(|e| e.to_string())?;
             Ok(reflection_of(attempt, &turn.data.unwrap_or_default()))
@@ -593,36 +521,19 @@ impl Coder for Workshop<'_> {
 impl Teams for Workshop<'_> {
     fn attack(&mut self, round: u32, version: u32) -> BoxFuture<'_, Result<Vec<Attack>, String>> {
         Box::pin(async move {
-            let schema = json!({
-                "type": "object",
-                "properties": {"attacks": {"type": "array", "maxItems": 5, "items": {
-                    "type": "object",
-                    "properties": {
-                        "attack": {"type": "string"},
-                        "test_path": {"type": "string"},
-                        "test_content": {"type": "string"}
-                    },
-                    "required": ["attack"]
-                }}},
-                "required": ["attacks"]
-            });
             let turn = self
                 .ctx
-                .speak(kit::structured_speech(
+                .speak(kit::ask(
                     TurnKey::new(round, Phase::Attack, SECURITY),
-                    Some("Security".into()),
                     format!("You are the red team of a code debate: break the code with adversarial inputs, edge cases, injection and stress cases, as runnable tests where you can. Report only what you have not reported before; none when you find nothing new. {DATA_RULE}"),
                     format!(
                         "{}{}\nRound {round} of the red team: attack version {version}.",
                         self.task(),
                         self.latest_code()
                     ),
-                    "moot_attacks",
-                    schema,
-                    ReplyKind::validated(validate_attacks, Some("text")),
-                    Some(2000),
-                    Some(self.deadline()),
-                ))
+                    replies::attacks_reply(),
+                    kit::Limits::new(2000, self.deadline()),
+                ).by("Security"))
                 .await
                 .map_err(|e| e.to_string())?;
             let mut attacks = Vec::new();

@@ -13,7 +13,7 @@ use crate::debate::{
     Presentation, Seat, SidePanel, Turn, TurnKey, TurnStatus,
 };
 use crate::engine::{
-    CheckpointOutcome, Context, EngineError, Reply, ReplyKind, ReplyParser, Transcript,
+    CheckpointOutcome, Context, EngineError, Reply, ReplyParser, ReplyShape, Transcript,
 };
 use crate::gather::{self, Gathered, Located};
 use rules::{DialogueReplies, Side, Stage, State};
@@ -21,19 +21,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::Arc;
 use tokio::time::Instant;
-use verdict::{
-    DialogueResult, ModeratorVerdict, Participant, RecordedViolation, VERDICT_SCHEMA,
-    VerdictReplies,
-};
+use verdict::{DialogueResult, ModeratorVerdict, Participant, RecordedViolation, VerdictReplies};
 
 /// The formal dialogue, as registered.
 pub struct Dialogue;
 
 /// Schema names, one per reply shape (the stand-in server answers by them).
 pub const CONTEXT_SCHEMA: &str = "moot_dialogue_context";
-pub const MOVE_SCHEMA: &str = "moot_dialogue_move";
+pub use rules::MOVE_SCHEMA;
 
 /// The most facts K holds.
 const MAX_FACTS: usize = 12;
@@ -581,7 +577,6 @@ async fn shared_context(
         ));
         Vec::new()
     } else {
-        let schema = context_schema();
         let prompt = format!(
             "Thesis under debate: {topic}\n\nMaterial gathered from the codebase in {}:\n\n{}\n\
              Condense it into at most {MAX_FACTS} facts that bear on the thesis, for both sides \
@@ -591,21 +586,14 @@ async fn shared_context(
             gathered.to_prompt()
         );
         let turn = ctx
-            .speak(kit::structured_speech(
+            .speak(kit::ask(
                 TurnKey::new(0, Phase::Context, MODERATOR),
-                None,
                 moderator_system(settings),
                 prompt,
-                CONTEXT_SCHEMA,
-                schema,
-                ReplyKind::Structured {
-                    parser: Arc::new(ContextReplies {
-                        gathered: gathered.clone(),
-                    }),
-                    stream_field: None,
+                ContextReplies {
+                    gathered: gathered.clone(),
                 },
-                Some(900),
-                Some(Instant::now() + common.round_timeout),
+                kit::Limits::new(900, Instant::now() + common.round_timeout),
             ))
             .await?;
         let facts: Vec<Fact> = turn
@@ -677,6 +665,16 @@ fn raw_facts(gathered: &Gathered) -> Vec<Fact> {
 /// chooses a path the workbench opens); facts with other sources are dropped.
 struct ContextReplies {
     gathered: Gathered,
+}
+
+impl ReplyShape for ContextReplies {
+    fn name(&self) -> &'static str {
+        CONTEXT_SCHEMA
+    }
+
+    fn schema(&self) -> Value {
+        context_schema()
+    }
 }
 
 impl ReplyParser for ContextReplies {
@@ -861,21 +859,16 @@ async fn speak(
         "\n{task}\nLegal moves now: {}.",
         rules::summary(&legal)
     );
-    let schema = rules::reply_schema(&state, side, stage);
-    ctx.speak(kit::structured_speech(
-        TurnKey::new(round, stage.phase(), side.seat()),
-        Some(speaker.seat.perspective.clone()),
-        side_system(settings, speaker, topic),
-        prompt,
-        MOVE_SCHEMA,
-        schema,
-        ReplyKind::Structured {
-            parser: Arc::new(DialogueReplies { side, stage }),
-            stream_field: Some(rules::PROSE_FIELD),
-        },
-        Some(900),
-        Some(Instant::now() + common.round_timeout),
-    ))
+    ctx.speak(
+        kit::ask(
+            TurnKey::new(round, stage.phase(), side.seat()),
+            side_system(settings, speaker, topic),
+            prompt,
+            DialogueReplies::new(&state, side, stage),
+            kit::Limits::new(900, Instant::now() + common.round_timeout),
+        )
+        .by(speaker.seat.perspective.clone()),
+    )
     .await
 }
 
@@ -983,19 +976,12 @@ async fn moderator_verdict(
     );
     let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
     let turn = ctx
-        .speak(kit::structured_speech(
+        .speak(kit::ask(
             TurnKey::new(round, Phase::Verdict, MODERATOR),
-            None,
             moderator_system(settings),
             prompt,
-            VERDICT_SCHEMA,
-            verdict::verdict_schema(&surviving),
-            ReplyKind::Structured {
-                parser: Arc::new(VerdictReplies { ids, surviving }),
-                stream_field: Some("rationale"),
-            },
-            Some(1200),
-            Some(Instant::now() + common.round_timeout),
+            VerdictReplies { ids, surviving },
+            kit::Limits::new(1200, Instant::now() + common.round_timeout),
         ))
         .await?;
     Ok(turn

@@ -4,7 +4,7 @@
 
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation, Turn};
-use crate::engine::{Reply, ReplyParser, Transcript};
+use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 
@@ -840,6 +840,36 @@ fn clip(text: &str) -> String {
 pub struct DialogueReplies {
     pub side: Side,
     pub stage: Stage,
+    /// The moves open to the side at this stage, as the schema offers them.
+    schema: Value,
+}
+
+/// The schema name of a side's reply.
+pub const MOVE_SCHEMA: &str = "moot_dialogue_move";
+
+impl DialogueReplies {
+    /// The reply of `side` at `stage`, offering only the moves the state allows.
+    pub fn new(state: &State, side: Side, stage: Stage) -> DialogueReplies {
+        DialogueReplies {
+            side,
+            stage,
+            schema: reply_schema(state, side, stage),
+        }
+    }
+}
+
+impl ReplyShape for DialogueReplies {
+    fn name(&self) -> &'static str {
+        MOVE_SCHEMA
+    }
+
+    fn schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn stream_field(&self) -> Option<&'static str> {
+        Some(PROSE_FIELD)
+    }
 }
 
 impl ReplyParser for DialogueReplies {

@@ -9,7 +9,7 @@ use crate::argue::{
 };
 use crate::debate::Named as _;
 use crate::debate::{Act, Confidence, Fact, Phase, Relation, Turn, TurnStatus};
-use crate::engine::{Reply, ReplyParser, Transcript};
+use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -271,6 +271,20 @@ pub struct VerdictReplies {
     pub ids: Vec<String>,
     /// What `strongest` may name: the arguments that survived (all of them when none did).
     pub surviving: Vec<String>,
+}
+
+impl ReplyShape for VerdictReplies {
+    fn name(&self) -> &'static str {
+        VERDICT_SCHEMA
+    }
+
+    fn schema(&self) -> Value {
+        verdict_schema(&self.surviving)
+    }
+
+    fn stream_field(&self) -> Option<&'static str> {
+        Some("rationale")
+    }
 }
 
 impl ReplyParser for VerdictReplies {

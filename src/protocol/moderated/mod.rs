@@ -18,9 +18,8 @@ use crate::debate::{
     Decision, Event, FlagKind, MODERATOR, Phase, Seat, Synthesis, Turn, TurnKey, TurnStatus,
 };
 use crate::engine::guardrails::{self, Allowance, RoundBudget};
-use crate::engine::{CheckpointOutcome, Context, EngineError, ReplyKind, Speech};
+use crate::engine::{CheckpointOutcome, Context, EngineError, Speech};
 use analysis::Analysis;
-use moderator::{ANALYSIS_SCHEMA, EVALUATION_SCHEMA, SYNTHESIS_SCHEMA};
 use prompts::{DebaterInput, EvaluationInput, PoseInput, SynthesisInput};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -194,16 +193,12 @@ async fn run(
 async fn analyse(ctx: &Context, common: &Common, question: &str) -> Result<Analysis, EngineError> {
     let heuristic = analysis::analyze(question);
     let turn = ctx
-        .speak(kit::structured_speech(
+        .speak(kit::ask(
             TurnKey::new(0, Phase::Analysis, MODERATOR),
-            None,
             prompts::analysis_system(),
             prompts::analysis_prompt(question, &heuristic.constraints),
-            ANALYSIS_SCHEMA,
-            moderator::analysis_schema(),
-            ReplyKind::validated(moderator::validate_analysis, None),
-            Some(400),
-            Some(Instant::now() + common.round_timeout),
+            moderator::analysis_reply(),
+            kit::Limits::new(400, Instant::now() + common.round_timeout),
         ))
         .await?;
     if turn.status == TurnStatus::Failed {
@@ -782,9 +777,8 @@ impl Moderation<'_> {
     ) -> Result<Evaluation, EngineError> {
         let turn = self
             .ctx
-            .speak(kit::structured_speech(
+            .speak(kit::ask(
                 TurnKey::new(round, Phase::Evaluation, MODERATOR),
-                None,
                 prompts::moderator_system(),
                 prompts::evaluation_prompt(&EvaluationInput {
                     question: &self.clarified,
@@ -794,11 +788,8 @@ impl Moderation<'_> {
                     turns: round_turns,
                     signals,
                 }),
-                EVALUATION_SCHEMA,
-                moderator::evaluation_schema(),
-                ReplyKind::validated(moderator::validate_evaluation, Some("summary")),
-                Some(800),
-                Some(deadline.max(Instant::now() + Duration::from_secs(5))),
+                moderator::evaluation_reply(),
+                kit::Limits::new(800, deadline.max(Instant::now() + Duration::from_secs(5))),
             ))
             .await?;
         Ok(turn
@@ -1120,16 +1111,12 @@ impl Moderation<'_> {
 
 /// The moderator's synthesis (or its revision) of the debate, as a structured reply.
 fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
-    kit::structured_speech(
+    kit::ask(
         key,
-        None,
         prompts::moderator_system(),
         prompt,
-        SYNTHESIS_SCHEMA,
-        moderator::synthesis_schema(),
-        ReplyKind::validated(moderator::validate_synthesis, Some("recommendation")),
-        Some(2000),
-        Some(deadline),
+        moderator::synthesis_reply(),
+        kit::Limits::new(2000, deadline),
     )
 }
 

@@ -2,12 +2,38 @@
 //! and validators. Model output only changes the debate through these validated fields.
 
 use crate::debate::Named as _;
+use crate::engine::Checked;
 use crate::protocol::text::clip;
 use serde_json::{Value, json};
 
 pub const ANALYSIS_SCHEMA: &str = "moot_analysis";
 pub const EVALUATION_SCHEMA: &str = "moot_evaluation";
 pub const SYNTHESIS_SCHEMA: &str = "moot_synthesis";
+
+/// The moderator's analysis of the question, read by `validate_analysis`.
+pub fn analysis_reply() -> Checked {
+    Checked::new(ANALYSIS_SCHEMA, analysis_schema(), validate_analysis, None)
+}
+
+/// The moderator's evaluation of a round, its summary shown as it streams.
+pub fn evaluation_reply() -> Checked {
+    Checked::new(
+        EVALUATION_SCHEMA,
+        evaluation_schema(),
+        validate_evaluation,
+        Some("summary"),
+    )
+}
+
+/// The moderator's synthesis, its recommendation shown as it streams.
+pub fn synthesis_reply() -> Checked {
+    Checked::new(
+        SYNTHESIS_SCHEMA,
+        synthesis_schema(),
+        validate_synthesis,
+        Some("recommendation"),
+    )
+}
 
 pub fn analysis_schema() -> Value {
     json!({

@@ -55,7 +55,7 @@ pub(super) fn shown_name(seated: &[Seated], index: usize, anonymous: bool) -> St
     }
 }
 
-/// A judge's system prompt; `kit::structured_speech` appends the reply schema.
+/// A judge's system prompt; `kit::ask` appends the reply schema.
 pub(super) fn judge_system(judge: &Judge) -> String {
     format!(
         "You are the {} judge on a decision panel, with a {} stance that you must keep. {}\n\n\
