@@ -45,6 +45,7 @@ fn request(seat: usize, words: usize, reply: Option<ReplyFormat>, max_tokens: u3
             phase: Phase::Argument,
             seat: format!("S{seat}"),
             perspective: None,
+            request: "moot_argument",
         },
         system: format!("Session {seat}. You are a careful engineer in a debate."),
         messages: vec![ChatMessage::user(format!(

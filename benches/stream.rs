@@ -118,6 +118,7 @@ fn reply_memory(bytes: usize, one_line: bool) {
             phase: moot::debate::Phase::Argument,
             seat: "A".into(),
             perspective: None,
+            request: "moot_argument",
         },
         system: "You argue.".into(),
         messages: vec![ChatMessage::user("Flood me.")],

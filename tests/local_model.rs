@@ -49,6 +49,7 @@ fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
             phase: Phase::Argument,
             seat: seat.into(),
             perspective: Some("Pragmatist".into()),
+            request: "moot_argument",
         },
         system: "You are the Pragmatist in a debate. Reply with JSON only.".into(),
         messages: vec![ChatMessage::user(format!(

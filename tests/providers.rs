@@ -55,6 +55,7 @@ fn argument_request() -> ChatRequest {
             phase: Phase::Argument,
             seat: "A".into(),
             perspective: Some("Performance Advocate".into()),
+            request: "moot_argument",
         },
         system: json_instructions("moot_argument", &debater_schema()),
         messages: vec![ChatMessage::user(

@@ -135,6 +135,7 @@ fn label(round: usize, agent: usize) -> RequestLabel {
         phase: Phase::Argument,
         seat: format!("agent{}", agent + 1),
         perspective: None,
+        request: "moot_bench",
     }
 }
 

@@ -98,6 +98,7 @@ impl AnthropicProvider {
                 .client
                 .post(&url)
                 .header("anthropic-version", API_VERSION)
+                .header(super::REQUEST_HEADER, request.label.request)
                 .json(&self.body(request, caps.mode));
             if let Some(api_key) = &self.api_key {
                 builder = builder.header("x-api-key", api_key);

@@ -17,6 +17,6 @@ pub use capability::{Capabilities, CapabilityCache, StructuredMode};
 pub use http::{HttpSetupError, http_client};
 pub use provider::{
     ChatMessage, ChatRequest, Completion, FinishReason, LlmError, Provider, ProviderKind,
-    ReplyFormat, RequestLabel, TextSink, Usage, estimate_tokens,
+    REQUEST_HEADER, ReplyFormat, RequestLabel, TextSink, Usage, estimate_tokens,
 };
 pub use retry::RetryPolicy;

@@ -91,8 +91,16 @@ impl OpenAiProvider {
     }
 
     /// POSTs a JSON body with the key, waiting at most the idle timeout for the response.
-    async fn post(&self, url: &str, body: &Value) -> Result<reqwest::Response, LlmError> {
+    async fn post(
+        &self,
+        url: &str,
+        body: &Value,
+        request: Option<&'static str>,
+    ) -> Result<reqwest::Response, LlmError> {
         let mut builder = self.client.post(url).json(body);
+        if let Some(request) = request {
+            builder = builder.header(super::REQUEST_HEADER, request);
+        }
         if let Some(api_key) = &self.api_key {
             builder = builder.bearer_auth(api_key);
         }
@@ -228,7 +236,13 @@ impl OpenAiProvider {
         let mut caps = self.capabilities.get(&key);
         let model = self.model_name().await;
         loop {
-            let response = self.post(&url, &self.body(request, caps, &model)).await?;
+            let response = self
+                .post(
+                    &url,
+                    &self.body(request, caps, &model),
+                    Some(request.label.request),
+                )
+                .await?;
             let status = response.status().as_u16();
             if status == 200 {
                 return self
@@ -425,7 +439,7 @@ impl OpenAiProvider {
             None => self.model_name().await,
         };
         let response = self
-            .post(&url, &json!({"model": model, "input": texts}))
+            .post(&url, &json!({"model": model, "input": texts}), None)
             .await?;
         let status = response.status().as_u16();
         if (400..500).contains(&status) && status != 429 {

@@ -58,7 +58,14 @@ pub struct RequestLabel {
     pub seat: String,
     /// The seat's perspective name, when a debater speaks.
     pub perspective: Option<String>,
+    /// What is asked: the reply schema's name, or a prose request's own (`moot_pose`). HTTP
+    /// providers send it as the `x-moot-request` header, so a server (the tests' stand-in,
+    /// a proxy's logs) can tell requests apart without reading their wording.
+    pub request: &'static str,
 }
+
+/// The header that carries `RequestLabel::request` over the wire.
+pub const REQUEST_HEADER: &str = "x-moot-request";
 
 #[derive(Debug, Clone)]
 pub struct ChatRequest {

@@ -73,6 +73,7 @@ pub fn stored<T: serde::de::DeserializeOwned>(
 /// A moderator's free markdown, streamed as it comes.
 pub fn prose_speech(
     key: TurnKey,
+    name: &'static str,
     system: String,
     prompt: String,
     max_tokens: Option<u32>,
@@ -84,7 +85,7 @@ pub fn prose_speech(
         system,
         prompt,
         kind: ReplyKind::Prose,
-        schema_name: "prose",
+        schema_name: name,
         schema: None,
         max_tokens,
         deadline: Some(deadline),

@@ -213,6 +213,7 @@ pub async fn plan(
             .map(|(i, team)| {
                 kit::prose_speech(
                     TurnKey::new(0, Phase::Plan, team.lead.clone()),
+                    "moot_lead_plan",
                     format!(
                         "You are {}, the lead of team {} in a debate arranged as a tree. You plan \
                          your team's part. {DATA_RULE}",
@@ -308,6 +309,7 @@ pub async fn escalate(
         .map(|(i, team)| {
             kit::prose_speech(
                 TurnKey::new(round, Phase::Digest, team.lead.clone()),
+                "moot_lead_summary",
                 format!(
                     "You are {}, the lead of team {} in a debate arranged as a tree. You summarise \
                      your team's round fairly, for your team and the root. {DATA_RULE}",
@@ -339,6 +341,7 @@ pub async fn escalate(
     let root = ctx
         .speak(kit::prose_speech(
             TurnKey::new(round, Phase::Digest, MODERATOR),
+            "moot_root_summary",
             format!(
                 "You are the moderator at the root of a debate arranged as a tree. You summarise \
                  the teams' escalations fairly and take no side. {DATA_RULE}"

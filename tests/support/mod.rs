@@ -365,12 +365,17 @@ fn requested_schema(body: &Value) -> Option<(String, Value)> {
     Some((name.to_string(), schema))
 }
 
-/// The kind of moot request, its seat and round, read from the request body: by the reply
-/// schema it names, or, for the one prose request, by the moderator's pose. Anything else is
-/// `unknown`, which the server refuses loudly instead of guessing.
-fn classify(body: &Value) -> (String, Option<String>, u32) {
+/// The kind of moot request, its seat and round: a structured request by the reply schema its
+/// body names, a prose one by the name moot sends in the `x-moot-request` header (never by
+/// its wording). Anything else is `unknown`, which the server refuses loudly instead of
+/// guessing.
+fn classify(body: &Value, headers: &[(String, String)]) -> (String, Option<String>, u32) {
     let text = body.to_string();
     let schema = requested_schema(body).map(|(name, _)| name);
+    let request = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(moot::llm::REQUEST_HEADER))
+        .map(|(_, value)| value.trim());
     let kind = match schema.as_deref() {
         Some("moot_analysis") => "analysis",
         Some("moot_evaluation") => "evaluation",
@@ -397,25 +402,17 @@ fn classify(body: &Value) -> (String, Option<String>, u32) {
         Some("moot_code_questions") => "code_questions",
         Some("moot_code_answers") => "code_answers",
         Some(_) => "unknown",
-        None if text.contains("You are the moderator of a structured debate")
-            && (text.contains("Pose the question") || text.contains("Open round")) =>
-        {
-            "pose"
-        }
-        None if text.contains("Solve the problem. Reason briefly") => "bench",
-        None if text.contains("the lead of team") && text.contains("Propose, in one sentence") => {
-            "lead_plan"
-        }
-        None if text.contains("the lead of team") && text.contains("Summarise each member") => {
-            "lead_summary"
-        }
-        None if text.contains("moderator at the root") => "root_summary",
-        None if text.contains("in a code debate") && text.contains("Criticise") => "critique",
-        None if text.contains("reviewing the critiques") => "code_review",
-        None if text.contains("You are the moderator of a debate arena. You summarise") => {
-            "arena_summary"
-        }
-        None => "unknown",
+        None => match request {
+            Some("moot_pose") => "pose",
+            Some("moot_bench") => "bench",
+            Some("moot_lead_plan") => "lead_plan",
+            Some("moot_lead_summary") => "lead_summary",
+            Some("moot_root_summary") => "root_summary",
+            Some("moot_code_critique") => "critique",
+            Some("moot_code_review") => "code_review",
+            Some("moot_arena_digest" | "moot_arena_summary") => "arena_summary",
+            _ => "unknown",
+        },
     };
     let side = ["PRO", "OPP"]
         .into_iter()
@@ -1178,7 +1175,7 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let anthropic = path.ends_with("/messages");
-    let (kind, seat, round) = classify(&body);
+    let (kind, seat, round) = classify(&body, &headers);
     let (behaviour, fault, epoch) = {
         let mut state = state.lock().unwrap();
         let fault = take_fault(&mut state, &kind, seat.as_deref(), round);

@@ -287,6 +287,7 @@ impl Context {
                 phase: speech.key.phase,
                 seat: speech.key.seat.clone(),
                 perspective: speech.perspective.clone(),
+                request: speech.schema_name,
             },
             system: match &self.settings.lessons {
                 Some(lessons) if !(self.settings.lessons_withheld)(&speech.key) => {

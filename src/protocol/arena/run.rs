@@ -326,6 +326,7 @@ impl<'a> ArenaRun<'a> {
             .ctx
             .speak(kit::prose_speech(
                 TurnKey::new(round, Phase::Digest, MODERATOR),
+                "moot_arena_digest",
                 prompts::summariser_system(),
                 prompts::digest_prompt(&self.topic, round, &transcript),
                 Some(500),
@@ -570,6 +571,7 @@ impl<'a> ArenaRun<'a> {
             .ctx
             .speak(kit::prose_speech(
                 TurnKey::new(rounds, Phase::Synthesis, MODERATOR),
+                "moot_arena_summary",
                 prompts::summariser_system(),
                 prompts::summary_prompt(&self.topic, &transcript, &self.scores),
                 Some(900),

@@ -177,6 +177,7 @@ pub async fn critique(shop: &mut Workshop<'_>) -> Result<String, EngineError> {
         .map(|name| {
             kit::prose_speech(
                 TurnKey::new(latest, Phase::Critique, seat_id(name)),
+                "moot_code_critique",
                 format!(
                     "You are the {name} in a code debate. {} Criticise specifically; quote the code you mean. {DATA_RULE}",
                     roles::find(name).map_or("", |r| r.focus)
@@ -221,6 +222,7 @@ pub async fn review(shop: &mut Workshop<'_>, critique: &str) -> Result<String, E
         .ctx
         .speak(kit::prose_speech(
             TurnKey::new(latest, Phase::Review, JUDGE),
+            "moot_code_review",
             format!(
                 "You are the Judge of a code debate, reviewing the critiques before the next version. \
                  Say which points must be answered, which may be left and why, weighing them against \

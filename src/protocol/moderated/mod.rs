@@ -486,6 +486,7 @@ impl Moderation<'_> {
             .ctx
             .speak(kit::prose_speech(
                 TurnKey::new(round, Phase::Pose, MODERATOR),
+                "moot_pose",
                 prompts::moderator_system(),
                 prompts::pose_prompt(&input),
                 Some(400),
