@@ -29,7 +29,43 @@ pub struct Transcript<'a> {
 /// Turns a JSON reply into a `Reply`, or says (in a sentence the model can act on) why it
 /// cannot be used; that sentence goes back to the model in the one repair request.
 pub trait ReplyParser: Send + Sync {
-    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String>;
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable>;
+}
+
+/// Why a structured reply cannot be used, in a sentence the model can act on: it goes back
+/// to the model in the one repair request, and into the turn's note when the repair fails
+/// too. `unusable!` builds one as `format!` builds a string.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unusable(pub String);
+
+/// The reason reads as the sentence it is.
+impl std::ops::Deref for Unusable {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Unusable {
+    fn from(message: String) -> Unusable {
+        Unusable(message)
+    }
+}
+
+impl From<&str> for Unusable {
+    fn from(message: &str) -> Unusable {
+        Unusable(message.to_string())
+    }
+}
+
+/// An `Unusable` reply's reason, written as with `format!`.
+#[macro_export]
+macro_rules! unusable {
+    ($($arg:tt)*) => {
+        $crate::engine::Unusable(format!($($arg)*))
+    };
 }
 
 /// A structured reply's whole shape in one place: the name its schema goes by (the stand-in
@@ -49,7 +85,7 @@ pub trait ReplyShape: ReplyParser + 'static {
 }
 
 /// Validates a moderator's structured reply, returning the value to keep or why it is unusable.
-pub type Validator = fn(&Value) -> Result<Value, String>;
+pub type Validator = fn(&Value) -> Result<Value, Unusable>;
 
 /// A reply shape read by a plain validator. Each is made by one constructor beside its
 /// validator (`moderator::analysis_reply()`, say), which names the schema and the validator
@@ -93,7 +129,7 @@ impl ReplyShape for Checked {
 }
 
 impl ReplyParser for Checked {
-    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let data = (self.validator)(reply)?;
         let content = self
             .prose_field

@@ -539,7 +539,7 @@ impl crate::engine::ReplyParser for BallotReplies {
         &self,
         reply: &Value,
         _: &crate::engine::Transcript<'_>,
-    ) -> Result<crate::engine::Reply, String> {
+    ) -> Result<crate::engine::Reply, crate::engine::Unusable> {
         let ranking: Vec<String> = reply
             .get("ranking")
             .and_then(Value::as_array)
@@ -549,17 +549,19 @@ impl crate::engine::ReplyParser for BallotReplies {
             .collect();
         for (i, id) in ranking.iter().enumerate() {
             if !self.ids.contains(id) {
-                return Err(format!(
+                return Err(crate::unusable!(
                     "{id:?} is no position; the positions are {}",
                     self.ids.join(", ")
                 ));
             }
             if ranking[..i].contains(id) {
-                return Err(format!("{id} is ranked twice; rank each position once"));
+                return Err(crate::unusable!(
+                    "{id} is ranked twice; rank each position once"
+                ));
             }
         }
         if let Some(missing) = self.ids.iter().find(|id| !ranking.contains(id)) {
-            return Err(format!(
+            return Err(crate::unusable!(
                 "the ranking leaves out {missing}; rank every position"
             ));
         }

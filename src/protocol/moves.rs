@@ -3,6 +3,7 @@
 
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation};
+use crate::engine::Unusable;
 
 use crate::engine::reply::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde_json::{Value, json};
@@ -219,7 +220,7 @@ pub fn validate_debater_reply(
 pub struct DebaterReplies;
 
 impl ReplyParser for DebaterReplies {
-    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let key = transcript.key;
         let known: HashSet<String> = transcript
             .turns

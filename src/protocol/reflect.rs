@@ -5,7 +5,9 @@
 use super::kit;
 use super::text;
 use crate::debate::{LessonDraft, MODERATOR, Phase, TurnKey, TurnStatus};
+use crate::engine::Unusable;
 use crate::engine::{Checked, Context, EngineError};
+use crate::unusable;
 use serde_json::{Value, json};
 
 const SCHEMA_NAME: &str = "moot_lessons";
@@ -36,28 +38,31 @@ fn schema() -> Value {
     })
 }
 
-fn validate(reply: &Value) -> Result<Value, String> {
+fn validate(reply: &Value) -> Result<Value, Unusable> {
     let lessons = reply
         .get("lessons")
         .and_then(Value::as_array)
         .ok_or("`lessons` must be an array")?;
     if lessons.len() > 3 {
-        return Err(format!("at most 3 lessons, not {}", lessons.len()));
+        return Err(unusable!("at most 3 lessons, not {}", lessons.len()));
     }
     for (i, lesson) in lessons.iter().enumerate() {
         let text = |field: &str| lesson.get(field).and_then(Value::as_str).unwrap_or("");
         if text("lesson").trim().is_empty() || text("advice").trim().is_empty() {
-            return Err(format!("lesson {} needs a `lesson` and an `advice`", i + 1));
+            return Err(unusable!(
+                "lesson {} needs a `lesson` and an `advice`",
+                i + 1
+            ));
         }
         if !matches!(text("went"), "right" | "wrong") {
-            return Err(format!("lesson {}: `went` is right or wrong", i + 1));
+            return Err(unusable!("lesson {}: `went` is right or wrong", i + 1));
         }
         if !lesson
             .get("confidence")
             .and_then(Value::as_f64)
             .is_some_and(|c| (0.0..=1.0).contains(&c))
         {
-            return Err(format!("lesson {}: `confidence` is a number 0–1", i + 1));
+            return Err(unusable!("lesson {}: `confidence` is a number 0–1", i + 1));
         }
     }
     Ok(reply.clone())

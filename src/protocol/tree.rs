@@ -8,6 +8,7 @@ use super::kit;
 use super::text::DATA_RULE;
 use super::text::fenced;
 use crate::debate::{Event, MODERATOR, Phase, TurnKey, TurnStatus};
+use crate::engine::Unusable;
 use crate::engine::{Checked, Context, EngineError};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -163,7 +164,7 @@ fn plan_reply(teams: usize) -> Checked {
     Checked::new("moot_plan", schema, validate_plan, None)
 }
 
-fn validate_plan(reply: &Value) -> Result<Value, String> {
+fn validate_plan(reply: &Value) -> Result<Value, Unusable> {
     let questions = reply
         .get("sub_questions")
         .and_then(Value::as_array)

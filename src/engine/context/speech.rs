@@ -2,6 +2,7 @@
 //! and journaled; `speak_all` runs a round's speeches together.
 
 use super::*;
+use crate::engine::reply::Unusable;
 
 /// What kind of reply a speech expects.
 #[derive(Clone)]
@@ -349,7 +350,7 @@ impl Context {
                      following the schema `{}` exactly, with no other text.",
                     speech.schema_name
                 )));
-                conversation.first_problem = Some(problem);
+                conversation.first_problem = Some(problem.0);
                 conversation.first_text = completion.text;
             }
         }
@@ -361,7 +362,7 @@ impl Context {
                 Ok(parsed) => conversation.parsed = Some(parsed),
                 Err(problem) => {
                     conversation.fallback_text = Some(repaired.text);
-                    conversation.final_problem = Some(problem);
+                    conversation.final_problem = Some(problem.0);
                 }
             },
             Err(error) => {
@@ -509,7 +510,7 @@ impl Context {
         }
     }
 
-    fn interpret(&self, speech: &Speech, text: &str, repair: bool) -> Result<Parsed, String> {
+    fn interpret(&self, speech: &Speech, text: &str, repair: bool) -> Result<Parsed, Unusable> {
         match &speech.kind {
             ReplyKind::Prose => Ok(Parsed::Prose(text.to_string())),
             ReplyKind::Structured { parser, .. } => {

@@ -2,8 +2,10 @@
 //! personas, order and rubric scores, and a seat's argument.
 
 use super::{ARGUMENT_SCHEMA, ORDER_SCHEMA, PERSONAS_SCHEMA, RUBRIC, SCORES_SCHEMA};
+use crate::engine::Unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use crate::protocol::moves::{debater_schema, move_prefix, validate_debater_reply};
+use crate::unusable;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 
@@ -46,7 +48,7 @@ impl ReplyShape for PersonasReply {
 }
 
 impl ReplyParser for PersonasReply {
-    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let items = reply
             .get("personas")
             .and_then(Value::as_array)
@@ -58,7 +60,7 @@ impl ReplyParser for PersonasReply {
                     .and_then(Value::as_str)
                     .is_none_or(|s| s.trim().is_empty())
                 {
-                    return Err(format!("persona {} has no `{field}`", i + 1));
+                    return Err(unusable!("persona {} has no `{field}`", i + 1));
                 }
             }
         }
@@ -113,7 +115,7 @@ pub(super) struct ArgumentReplies {
 }
 
 impl ReplyParser for ArgumentReplies {
-    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let text = reply
             .get("argument_text")
             .and_then(Value::as_str)
@@ -131,7 +133,7 @@ impl ReplyParser for ArgumentReplies {
             })
             .unwrap_or_default();
         if let Some(unknown) = responds.iter().find(|n| !self.earlier.contains(n)) {
-            return Err(format!(
+            return Err(unusable!(
                 "`responds_to` names turn {unknown}, which does not exist; earlier turns are {:?}",
                 self.earlier
             ));
@@ -222,7 +224,7 @@ impl ReplyShape for OrderReplies {
 }
 
 impl ReplyParser for OrderReplies {
-    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let items = reply
             .get("order")
             .and_then(Value::as_array)
@@ -242,23 +244,23 @@ impl ReplyParser for OrderReplies {
                 .trim()
                 .to_string();
             if !self.ids.contains(&id) {
-                return Err(format!(
+                return Err(unusable!(
                     "{id:?} is no seat; the seats are {}",
                     self.ids.join(", ")
                 ));
             }
             if order.iter().any(|(seen, _)| *seen == id) {
-                return Err(format!(
+                return Err(unusable!(
                     "{id} is ordered twice; every seat speaks once a round"
                 ));
             }
             if reason.is_empty() {
-                return Err(format!("give a reason for picking {id}"));
+                return Err(unusable!("give a reason for picking {id}"));
             }
             order.push((id, reason));
         }
         if order.len() != self.ids.len() {
-            return Err(format!("order all {} seats", self.ids.len()));
+            return Err(unusable!("order all {} seats", self.ids.len()));
         }
         Ok(Reply {
             content: order
@@ -312,7 +314,7 @@ impl ReplyShape for ScoreReplies {
 }
 
 impl ReplyParser for ScoreReplies {
-    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let items = reply
             .get("scores")
             .and_then(Value::as_array)
@@ -325,13 +327,13 @@ impl ReplyParser for ScoreReplies {
                 .and_then(Value::as_u64)
                 .ok_or("every score needs its `turn_number`")? as u32;
             if !self.numbers.contains(&number) {
-                return Err(format!(
+                return Err(unusable!(
                     "turn {number} is not one of this round's arguments ({:?})",
                     self.numbers
                 ));
             }
             if seen.contains(&number) {
-                return Err(format!("turn {number} is scored twice"));
+                return Err(unusable!("turn {number} is scored twice"));
             }
             seen.push(number);
             let mut total = 0.0;
@@ -351,13 +353,13 @@ impl ReplyParser for ScoreReplies {
                 .and_then(Value::as_str)
                 .is_none_or(|r| r.trim().is_empty())
             {
-                return Err(format!("turn {number}: give a one-line `reason`"));
+                return Err(unusable!("turn {number}: give a one-line `reason`"));
             }
             entry["score"] = json!(total / RUBRIC.len() as f64);
             kept.push(entry);
         }
         if seen.len() != self.numbers.len() {
-            return Err(format!(
+            return Err(unusable!(
                 "score every argument of the round: {:?}",
                 self.numbers
             ));

@@ -5,6 +5,8 @@
 use crate::code::reply;
 use crate::code::versions::Quality;
 use crate::engine::Checked;
+use crate::engine::Unusable;
+use crate::unusable;
 use serde_json::{Value, json};
 
 /// The Generator's clarifying questions, by category.
@@ -123,7 +125,7 @@ pub const CATEGORIES: [&str; 5] = [
     "integration",
 ];
 
-fn validate_questions(reply: &Value) -> Result<Value, String> {
+fn validate_questions(reply: &Value) -> Result<Value, Unusable> {
     if !reply.get("simple").is_some_and(Value::is_boolean) {
         return Err("`simple` must be true or false".into());
     }
@@ -141,7 +143,7 @@ fn validate_questions(reply: &Value) -> Result<Value, String> {
     {
         let category = question["category"].as_str().unwrap_or("");
         if !CATEGORIES.contains(&category) {
-            return Err(format!(
+            return Err(unusable!(
                 "a question's `category` is one of {}, not {category:?}",
                 CATEGORIES.join(", ")
             ));
@@ -178,7 +180,7 @@ fn validate_questions(reply: &Value) -> Result<Value, String> {
     ))
 }
 
-fn validate_answers(reply: &Value) -> Result<Value, String> {
+fn validate_answers(reply: &Value) -> Result<Value, Unusable> {
     let answers = reply
         .get("answers")
         .and_then(Value::as_array)
@@ -212,7 +214,7 @@ pub fn with_text(reply: &Value, text: String) -> Value {
     reply
 }
 
-fn validate_scores(reply: &Value) -> Result<Value, String> {
+fn validate_scores(reply: &Value) -> Result<Value, Unusable> {
     reply
         .get("scores")
         .and_then(Value::as_array)
@@ -247,19 +249,19 @@ pub fn scores_of(data: Option<&Value>) -> Vec<(u32, Quality)> {
         .collect()
 }
 
-fn validate_code(reply: &Value) -> Result<Value, String> {
+fn validate_code(reply: &Value) -> Result<Value, Unusable> {
     let parsed = reply::parse(reply)?;
-    serde_json::to_value(parsed).map_err(|e| e.to_string())
+    serde_json::to_value(parsed).map_err(|e| unusable!("{e}"))
 }
 
-fn validate_reflection(reply: &Value) -> Result<Value, String> {
+fn validate_reflection(reply: &Value) -> Result<Value, Unusable> {
     for field in ["root_cause", "went_wrong", "change_next"] {
         if reply
             .get(field)
             .and_then(Value::as_str)
             .is_none_or(|s| s.trim().is_empty())
         {
-            return Err(format!("`{field}` is needed"));
+            return Err(unusable!("`{field}` is needed"));
         }
     }
     if !reply
@@ -281,7 +283,7 @@ fn validate_reflection(reply: &Value) -> Result<Value, String> {
     ))
 }
 
-fn validate_attacks(reply: &Value) -> Result<Value, String> {
+fn validate_attacks(reply: &Value) -> Result<Value, Unusable> {
     reply
         .get("attacks")
         .and_then(Value::as_array)

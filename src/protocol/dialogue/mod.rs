@@ -12,6 +12,7 @@ use crate::debate::{
     Assessment, Control, Convergence, ConvergenceSignal, Decision, Event, Fact, MODERATOR, Phase,
     Presentation, Seat, SidePanel, Turn, TurnKey, TurnStatus,
 };
+use crate::engine::Unusable;
 use crate::engine::{
     CheckpointOutcome, Context, EngineError, Reply, ReplyParser, ReplyShape, Transcript,
 };
@@ -678,7 +679,7 @@ impl ReplyShape for ContextReplies {
 }
 
 impl ReplyParser for ContextReplies {
-    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let items = reply
             .get("facts")
             .and_then(Value::as_array)

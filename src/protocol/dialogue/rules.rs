@@ -4,6 +4,7 @@
 
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation, Turn};
+use crate::engine::Unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
@@ -873,7 +874,7 @@ impl ReplyShape for DialogueReplies {
 }
 
 impl ReplyParser for DialogueReplies {
-    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let state = State::from_turns(transcript.turns);
         let checked = check_reply(
             reply,

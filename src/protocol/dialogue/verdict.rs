@@ -9,7 +9,9 @@ use crate::argue::{
 };
 use crate::debate::Named as _;
 use crate::debate::{Act, Confidence, Fact, Phase, Relation, Turn, TurnStatus};
+use crate::engine::Unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
+use crate::unusable;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -288,7 +290,7 @@ impl ReplyShape for VerdictReplies {
 }
 
 impl ReplyParser for VerdictReplies {
-    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let text = |name: &str| {
             reply
                 .get(name)
@@ -313,14 +315,16 @@ impl ReplyParser for VerdictReplies {
         };
         let winner = text("winner").to_uppercase();
         if !["PRO", "OPP", "DRAW"].contains(&winner.as_str()) {
-            return Err(format!("`winner` must be PRO, OPP or DRAW, not {winner:?}"));
+            return Err(unusable!(
+                "`winner` must be PRO, OPP or DRAW, not {winner:?}"
+            ));
         }
         let rationale = text("rationale");
         if rationale.is_empty() {
             return Err("`rationale` must say why, citing argument ids".into());
         }
         if !self.ids.is_empty() && !self.ids.iter().any(|id| cites(&rationale, id)) {
-            return Err(format!(
+            return Err(unusable!(
                 "the rationale cites no argument; name the ids it rests on (such as {})",
                 self.ids
                     .iter()

@@ -3,6 +3,7 @@
 
 use crate::debate::Named as _;
 use crate::engine::Checked;
+use crate::engine::Unusable;
 use crate::protocol::text::clip;
 use serde_json::{Value, json};
 
@@ -50,7 +51,7 @@ pub fn analysis_schema() -> Value {
     })
 }
 
-pub fn validate_analysis(value: &Value) -> Result<Value, String> {
+pub fn validate_analysis(value: &Value) -> Result<Value, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
     let domain = object
         .get("domain")
@@ -119,7 +120,7 @@ pub fn evaluation_schema() -> Value {
     })
 }
 
-pub fn validate_evaluation(value: &Value) -> Result<Value, String> {
+pub fn validate_evaluation(value: &Value) -> Result<Value, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
     let summary = object
         .get("summary")
@@ -187,7 +188,7 @@ pub fn synthesis_schema() -> Value {
     })
 }
 
-pub fn validate_synthesis(value: &Value) -> Result<Value, String> {
+pub fn validate_synthesis(value: &Value) -> Result<Value, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
     let recommendation = object
         .get("recommendation")

@@ -5,7 +5,9 @@ use super::prompts::listed;
 use super::settings::{PanelOption, check_options};
 use super::{CHALLENGE_SCHEMA, OPTIONS_SCHEMA, RECOMMENDATION_SCHEMA};
 use crate::debate::TurnStatus;
+use crate::engine::Unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
+use crate::unusable;
 use serde_json::{Value, json};
 
 fn option_ids(options: &[String]) -> Vec<Value> {
@@ -116,7 +118,7 @@ impl ReplyShape for OptionsReplies {
 }
 
 impl ReplyParser for OptionsReplies {
-    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let options: Vec<PanelOption> = serde_json::from_value(
             reply.get("options").cloned().unwrap_or(Value::Null),
         )
@@ -186,7 +188,7 @@ impl ReplyShape for JudgeReplies {
 }
 
 impl ReplyParser for JudgeReplies {
-    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, String> {
+    fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let text = |field: &str| {
             reply
                 .get(field)
@@ -197,7 +199,7 @@ impl ReplyParser for JudgeReplies {
         };
         let recommended = text("recommended").to_uppercase();
         if !self.options.contains(&recommended) {
-            return Err(format!(
+            return Err(unusable!(
                 "`recommended` must be one of {}, not {:?}",
                 self.options.join(", "),
                 recommended
@@ -226,13 +228,13 @@ impl ReplyParser for JudgeReplies {
             let mut all = self.options.clone();
             all.sort();
             if sorted != all || ranking.len() != all.len() {
-                return Err(format!(
+                return Err(unusable!(
                     "`ranking` must list every option once ({}), best first",
                     self.options.join(", ")
                 ));
             }
             if ranking.first() != Some(&recommended) {
-                return Err(format!(
+                return Err(unusable!(
                     "`ranking` must start with your recommendation {recommended}"
                 ));
             }
@@ -268,7 +270,7 @@ impl ReplyParser for JudgeReplies {
                 .filter(|o| !answered.contains(o))
                 .collect();
             if !missing.is_empty() {
-                return Err(format!(
+                return Err(unusable!(
                     "`challenges` must hold one specific counter-argument to each other judge; missing: {}",
                     missing
                         .iter()
@@ -297,7 +299,7 @@ impl ReplyParser for JudgeReplies {
             let reason = text("change_reason");
             if let Some(previous) = previous.filter(|p| *p != recommended) {
                 if self.require_reason && reason.split_whitespace().count() < 3 {
-                    return Err(format!(
+                    return Err(unusable!(
                         "you changed your recommendation from {previous} to {recommended}; say exactly \
                          what convinced you in `change_reason`"
                     ));
