@@ -92,22 +92,25 @@ pub fn apply_patch(
     // patch that would create one is a conflict `git apply --check` reports.
     // Untrimmed: a porcelain line is two status columns, a space and the path (" M calc.sh").
     let dirty: Vec<String> = git::run_raw(user, &["status", "--porcelain", "--untracked-files=no"])
-        .map_err(ApplyError::Git)?
+        .map_err(|e| ApplyError::Git(e.to_string()))?
         .lines()
         .map(|l| l.get(3..).unwrap_or(l).to_string())
         .collect();
     if !dirty.is_empty() && !force {
         return Err(ApplyError::Dirty(dirty));
     }
-    let (patch, files) = history.patch(base, version).map_err(ApplyError::Git)?;
+    let (patch, files) = history
+        .patch(base, version)
+        .map_err(|e| ApplyError::Git(e.to_string()))?;
     if patch.trim().is_empty() {
         return Ok(Vec::new());
     }
     let patch_file = tempfile::NamedTempFile::new().map_err(|e| ApplyError::Git(e.to_string()))?;
     std::fs::write(patch_file.path(), &patch).map_err(|e| ApplyError::Git(e.to_string()))?;
     let path = patch_file.path().to_string_lossy().to_string();
-    git::run(user, &["apply", "--check", &path]).map_err(ApplyError::Conflict)?;
-    git::run(user, &["apply", &path]).map_err(ApplyError::Conflict)?;
+    git::run(user, &["apply", "--check", &path])
+        .map_err(|e| ApplyError::Conflict(e.to_string()))?;
+    git::run(user, &["apply", &path]).map_err(|e| ApplyError::Conflict(e.to_string()))?;
     Ok(files)
 }
 
@@ -131,7 +134,9 @@ pub fn apply_files(
         if started == Some(content) {
             continue;
         }
-        let at = tree.resolve(path).map_err(ApplyError::Conflict)?;
+        let at = tree
+            .resolve(path)
+            .map_err(|e| ApplyError::Conflict(e.to_string()))?;
         let now = match std::fs::read_to_string(&at) {
             Ok(now) => Some(now),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -153,7 +158,8 @@ pub fn apply_files(
     }
     // Written beneath the tree with no symlink on the way, whatever changed since the check.
     for (path, _, content) in &writes {
-        tree.write(path, content).map_err(ApplyError::Conflict)?;
+        tree.write(path, content)
+            .map_err(|e| ApplyError::Conflict(e.to_string()))?;
     }
     Ok(writes.into_iter().map(|(path, _, _)| path).collect())
 }

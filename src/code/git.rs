@@ -18,13 +18,34 @@ pub enum Repo<'a> {
     },
 }
 
+/// Why git gave moot nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    /// git could not be started at all.
+    #[error("cannot run git: {0}")]
+    Spawn(String),
+    /// git ran and refused: the command and what it said.
+    #[error("git {command} failed: {stderr}")]
+    Failed { command: String, stderr: String },
+    /// The debate's versions are not in git (a debate made outside a repository).
+    #[error("the versions are in the journal, not in git")]
+    NotInGit,
+}
+
+impl GitError {
+    /// Whether git said `needle` (a message of its own, "couldn't find remote ref").
+    pub fn said(&self, needle: &str) -> bool {
+        matches!(self, GitError::Failed { stderr, .. } if stderr.contains(needle))
+    }
+}
+
 /// Runs git in `repo`, returning stdout trimmed.
-pub fn run(repo: Repo<'_>, args: &[&str]) -> Result<String, String> {
+pub fn run(repo: Repo<'_>, args: &[&str]) -> Result<String, GitError> {
     run_raw(repo, args).map(|out| out.trim().to_string())
 }
 
 /// Runs git in `repo`, returning stdout as printed, untrimmed (porcelain columns matter).
-pub fn run_raw(repo: Repo<'_>, args: &[&str]) -> Result<String, String> {
+pub fn run_raw(repo: Repo<'_>, args: &[&str]) -> Result<String, GitError> {
     let mut command = Command::new("git");
     command.args([
         "-c",
@@ -54,15 +75,14 @@ pub fn run_raw(repo: Repo<'_>, args: &[&str]) -> Result<String, String> {
         .env_remove("GIT_WORK_TREE")
         .env_remove("GIT_INDEX_FILE")
         .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
+        .map_err(|e| GitError::Spawn(e.to_string()))?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))
+        Err(GitError::Failed {
+            command: args.join(" "),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! repository (debates run before moot kept its own), or, when neither holds them, the files
 //! the journal recorded for each version.
 
-use super::git::{self, Repo};
+use super::git::{self, GitError, Repo};
 use super::versions::Version;
 use std::path::{Path, PathBuf};
 
@@ -59,34 +59,31 @@ impl History {
         }
     }
 
-    fn git(&self, args: &[&str]) -> Result<String, String> {
-        let repo = self
-            .repo()
-            .ok_or_else(|| "the versions are in the journal, not in git".to_string())?;
+    fn git(&self, args: &[&str]) -> Result<String, GitError> {
+        let repo = self.repo().ok_or(GitError::NotInGit)?;
         git::run(repo, args)
     }
 
     /// The user's commit the versions are diffed and applied against: the one the debate
     /// started from (for a branch, where it left the user's current branch).
-    pub fn base(&self) -> Result<String, String> {
+    pub fn base(&self) -> Result<String, GitError> {
         match self {
             History::Private { .. } => self.git(&["rev-parse", "--verify", "--quiet", BASE_REF]),
             History::Branch { branch, .. } => self.git(&["merge-base", "HEAD", branch]),
-            History::Journal => Err("the versions are in the journal, not in git".into()),
+            History::Journal => Err(GitError::NotInGit),
         }
     }
 
     /// The diff between two commits, as `git diff` prints it.
-    pub fn diff(&self, from: &str, to: &str) -> Result<String, String> {
+    pub fn diff(&self, from: &str, to: &str) -> Result<String, GitError> {
         self.git(&["diff", from, to])
     }
 
     /// The change from `from` to `to` as a patch `git apply` takes (binary files included),
     /// and the files it changes.
-    pub fn patch(&self, from: &str, to: &str) -> Result<(String, Vec<String>), String> {
+    pub fn patch(&self, from: &str, to: &str) -> Result<(String, Vec<String>), GitError> {
         let patch = git::run_raw(
-            self.repo()
-                .ok_or_else(|| "the versions are in the journal, not in git".to_string())?,
+            self.repo().ok_or(GitError::NotInGit)?,
             &["diff", "--binary", from, to],
         )?;
         let files = self.git(&["diff", "--name-only", from, to])?;

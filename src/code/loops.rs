@@ -10,20 +10,22 @@ use serde::{Deserialize, Serialize};
 
 /// What the Reflexion loop asks of the debate.
 pub trait Coder: Send {
+    /// What the debate's calls fail with; the loop hands it back untouched.
+    type Error: Send;
     /// Writes a version (with every reflection so far in the prompt); its number.
     fn generate<'a>(
         &'a mut self,
         attempt: u32,
         reflections: &'a [Reflection],
-    ) -> BoxFuture<'a, Result<u32, String>>;
+    ) -> BoxFuture<'a, Result<u32, Self::Error>>;
     /// Runs the hooks on a version.
-    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>>;
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, Self::Error>>;
     /// Writes the reflection on a failed attempt.
     fn reflect<'a>(
         &'a mut self,
         attempt: u32,
         results: &'a [HookResult],
-    ) -> BoxFuture<'a, Result<Reflection, String>>;
+    ) -> BoxFuture<'a, Result<Reflection, Self::Error>>;
 }
 
 /// One attempt: the version it wrote, its hook results, and its reflection if it failed.
@@ -89,11 +91,11 @@ impl Reflexion {
 /// Attempts until one passes its hooks, `max_attempts` are spent, a reflection's confidence in
 /// its fix is under `min_fix_confidence`, or there are no hooks to learn from (then the first
 /// version stands).
-pub async fn reflexion(
-    coder: &mut dyn Coder,
+pub async fn reflexion<C: Coder + ?Sized>(
+    coder: &mut C,
     max_attempts: u32,
     min_fix_confidence: f64,
-) -> Result<Reflexion, String> {
+) -> Result<Reflexion, C::Error> {
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut reflections: Vec<Reflection> = Vec::new();
     let last = max_attempts.max(1);
@@ -149,16 +151,22 @@ pub struct Attack {
 
 /// What the red-against-blue loop asks of the debate.
 pub trait Teams: Send {
+    /// What the debate's calls fail with; the loop hands it back untouched.
+    type Error: Send;
     /// Red's attacks on a version.
-    fn attack(&mut self, round: u32, version: u32) -> BoxFuture<'_, Result<Vec<Attack>, String>>;
+    fn attack(
+        &mut self,
+        round: u32,
+        version: u32,
+    ) -> BoxFuture<'_, Result<Vec<Attack>, Self::Error>>;
     /// Blue's patched version answering the attacks; its number.
     fn defend<'a>(
         &'a mut self,
         round: u32,
         attacks: &'a [Attack],
-    ) -> BoxFuture<'a, Result<u32, String>>;
+    ) -> BoxFuture<'a, Result<u32, Self::Error>>;
     /// Runs the hooks (red's tests among them) on a version.
-    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>>;
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, Self::Error>>;
 }
 
 /// The most rounds red and blue play.
@@ -167,7 +175,10 @@ pub const RED_BLUE_ROUNDS: u32 = 3;
 /// Red attacks `version`; while it finds something new, blue patches and red attacks the
 /// patch. A finding is closed by the first patched version whose hooks all pass. Returns the
 /// findings and the last version.
-pub async fn red_blue(teams: &mut dyn Teams, version: u32) -> Result<(Vec<Finding>, u32), String> {
+pub async fn red_blue<T: Teams + ?Sized>(
+    teams: &mut T,
+    version: u32,
+) -> Result<(Vec<Finding>, u32), T::Error> {
     let mut findings: Vec<Finding> = Vec::new();
     let mut current = version;
     for round in 1..=RED_BLUE_ROUNDS {
@@ -244,6 +255,8 @@ mod tests {
     }
 
     impl Coder for Fake {
+        type Error = String;
+
         fn generate<'a>(
             &'a mut self,
             attempt: u32,
@@ -342,6 +355,8 @@ mod tests {
     }
 
     impl Teams for Play {
+        type Error = String;
+
         fn attack(
             &mut self,
             round: u32,

@@ -75,7 +75,7 @@ pub fn parse(reply: &Value) -> Result<CodeReply, String> {
             continue;
         };
         match safe_path(path) {
-            Err(why) => refused.push(why),
+            Err(why) => refused.push(why.to_string()),
             Ok(_) if content.len() > LARGEST_FILE => refused.push(format!(
                 "{path:?}: {} bytes, more than the {LARGEST_FILE} a version may write",
                 content.len()

@@ -5,9 +5,31 @@
 //! Outside git it is a temporary copy. Paths come from model output, so each is checked to
 //! stay inside the tree: no absolute paths, no `..`, nothing under `.git`, no symlinks.
 
-use super::git::{self, Repo};
+use super::git::{self, GitError, Repo};
 use super::history::BASE_REF;
 use std::path::{Component, Path, PathBuf};
+
+/// Why the work tree would not do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorktreeError {
+    /// A path from model output that moot will not write (outside the tree, through a
+    /// symlink, under `.git`): the sentence says why.
+    #[error("{0}")]
+    Refused(String),
+    /// The filesystem would not: what was tried, where, and what it said.
+    #[error("{0}")]
+    Io(String),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The user's repository has no commit to start a debate from.
+    #[error(
+        "{top} has no commit yet, so a debate has nothing to start from; commit once, or run the debate outside git"
+    )]
+    Unborn { top: String },
+    /// A copy made outside git has no history to commit to.
+    #[error("this work tree has no git dir")]
+    NoGitDir,
+}
 
 /// A debate's work tree.
 #[derive(Debug)]
@@ -22,36 +44,38 @@ pub struct WorkTree {
 }
 
 /// Why a path from a model was refused.
-pub fn safe_path(path: &str) -> Result<PathBuf, String> {
+pub fn safe_path(path: &str) -> Result<PathBuf, WorktreeError> {
     let trimmed = path.trim();
     if trimmed.is_empty() || trimmed.contains('\0') {
-        return Err(format!("{path:?} is not a file path"));
+        return Err(WorktreeError::Refused(format!(
+            "{path:?} is not a file path"
+        )));
     }
     let candidate = Path::new(trimmed);
     let mut clean = PathBuf::new();
     for component in candidate.components() {
         match component {
             Component::Normal(part) if part == ".git" => {
-                return Err(format!(
+                return Err(WorktreeError::Refused(format!(
                     "{path:?} is inside .git; versions cannot write there"
-                ));
+                )));
             }
             Component::Normal(part) => clean.push(part),
             Component::CurDir => {}
             Component::ParentDir => {
-                return Err(format!(
+                return Err(WorktreeError::Refused(format!(
                     "{path:?} climbs out with `..`; paths stay inside the work tree"
-                ));
+                )));
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!(
+                return Err(WorktreeError::Refused(format!(
                     "{path:?} is absolute; give a path relative to the project"
-                ));
+                )));
             }
         }
     }
     if clean.as_os_str().is_empty() {
-        return Err(format!("{path:?} names no file"));
+        return Err(WorktreeError::Refused(format!("{path:?} names no file")));
     }
     Ok(clean)
 }
@@ -92,7 +116,7 @@ fn branch_of(debate_id: &str) -> String {
 /// Makes moot's git dir for a debate, unless it is there already: an empty repository that
 /// takes the user's HEAD (that commit alone, shallow), names it `BASE_REF` and starts the
 /// debate's branch on it. The user's repository is only read.
-fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), String> {
+fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), WorktreeError> {
     let repo = Repo::Private {
         git_dir,
         work_tree: None,
@@ -103,22 +127,29 @@ fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), Strin
     }
     if let Some(parent) = git_dir.parent() {
         std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot make {}: {e}", parent.display()))?;
+            .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", parent.display())))?;
     }
     // No template: no sample hooks, nothing but what git needs.
     git::run(repo, &["init", "-q", "--bare", "--template="])?;
     let top = top.to_string_lossy();
     git::run(
         repo,
-        &["fetch", "-q", "--no-tags", "--depth=1", top.as_ref(), "HEAD"],
+        &[
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--depth=1",
+            top.as_ref(),
+            "HEAD",
+        ],
     )
     .map_err(|e| {
-        if e.contains("couldn't find remote ref") {
-            format!(
-                "{top} has no commit yet, so a debate has nothing to start from; commit once, or run the debate outside git"
-            )
+        if e.said("couldn't find remote ref") {
+            WorktreeError::Unborn {
+                top: top.to_string(),
+            }
         } else {
-            e
+            WorktreeError::Git(e)
         }
     })?;
     git::run(repo, &["update-ref", BASE_REF, "FETCH_HEAD"])?;
@@ -140,10 +171,10 @@ impl WorkTree {
 
     /// An empty tree that touches no repository: where an audit's re-run writes the versions
     /// the journal holds (commits and hook results come from the journal, not from here).
-    pub fn scratch(parent: &Path, debate_id: &str) -> Result<WorkTree, String> {
+    pub fn scratch(parent: &Path, debate_id: &str) -> Result<WorkTree, WorktreeError> {
         let root = parent.join(format!("moot-rehearsal-{debate_id}-{}", std::process::id()));
         std::fs::create_dir_all(&root)
-            .map_err(|e| format!("cannot make {}: {e}", root.display()))?;
+            .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", root.display())))?;
         Ok(WorkTree::copy_at(&root))
     }
 
@@ -155,15 +186,15 @@ impl WorkTree {
         parent: &Path,
         git_dir: &Path,
         debate_id: &str,
-    ) -> Result<WorkTree, String> {
+    ) -> Result<WorkTree, WorktreeError> {
         let root = parent.join(format!("moot-{debate_id}"));
         let Ok(top) = git::run(Repo::In(origin), &["rev-parse", "--show-toplevel"]) else {
             copy_tree(origin, &root).map_err(|e| {
-                format!(
+                WorktreeError::Io(format!(
                     "cannot copy {} to {}: {e}",
                     origin.display(),
                     root.display()
-                )
+                ))
             })?;
             return Ok(WorkTree {
                 root,
@@ -174,7 +205,7 @@ impl WorkTree {
         };
         make_private(Path::new(&top), git_dir, debate_id)?;
         std::fs::create_dir_all(&root)
-            .map_err(|e| format!("cannot make {}: {e}", root.display()))?;
+            .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", root.display())))?;
         let tree = WorkTree {
             root,
             git_dir: Some(git_dir.to_path_buf()),
@@ -192,7 +223,7 @@ impl WorkTree {
         parent: &Path,
         git_dir: &Path,
         debate_id: &str,
-    ) -> Result<WorkTree, String> {
+    ) -> Result<WorkTree, WorktreeError> {
         let root = parent.join(format!("moot-{debate_id}"));
         let legacy = root.join(".git");
         if legacy.symlink_metadata().is_ok() {
@@ -203,8 +234,9 @@ impl WorkTree {
                 &["worktree", "remove", "--force", &root.to_string_lossy()],
             );
             if root.exists() {
-                std::fs::remove_dir_all(&root)
-                    .map_err(|e| format!("cannot remove {}: {e}", root.display()))?;
+                std::fs::remove_dir_all(&root).map_err(|e| {
+                    WorktreeError::Io(format!("cannot remove {}: {e}", root.display()))
+                })?;
             }
         }
         if !root.is_dir() {
@@ -232,23 +264,20 @@ impl WorkTree {
     }
 
     /// Runs git on the tree and its git dir.
-    fn git(&self, args: &[&str]) -> Result<String, String> {
-        let git_dir = self
-            .git_dir
-            .as_deref()
-            .ok_or_else(|| "this work tree has no git dir".to_string())?;
-        git::run(
+    fn git(&self, args: &[&str]) -> Result<String, WorktreeError> {
+        let git_dir = self.git_dir.as_deref().ok_or(WorktreeError::NoGitDir)?;
+        Ok(git::run(
             Repo::Private {
                 git_dir,
                 work_tree: Some(&self.root),
             },
             args,
-        )
+        )?)
     }
 
     /// Where `path` (from model output) lands, once checked: inside the tree, through no
     /// symlink.
-    pub fn resolve(&self, path: &str) -> Result<PathBuf, String> {
+    pub fn resolve(&self, path: &str) -> Result<PathBuf, WorktreeError> {
         let relative = safe_path(path)?;
         let mut walked = self.root.clone();
         for component in relative.components() {
@@ -257,9 +286,9 @@ impl WorkTree {
                 .symlink_metadata()
                 .is_ok_and(|m| m.file_type().is_symlink())
             {
-                return Err(format!(
+                return Err(WorktreeError::Refused(format!(
                     "{path:?} passes through a symlink; versions write only real files in the work tree"
-                ));
+                )));
             }
         }
         Ok(walked)
@@ -267,19 +296,23 @@ impl WorkTree {
 
     /// Writes one file of a version, opened beneath the tree with no symlink anywhere on its
     /// way (`beneath`), whatever a hook left in the tree since the path was checked.
-    pub fn write(&self, path: &str, contents: &str) -> Result<(), String> {
+    pub fn write(&self, path: &str, contents: &str) -> Result<(), WorktreeError> {
         let relative = safe_path(path)?;
         let through_link = |e: std::io::Error| {
             if e.raw_os_error() == Some(libc::ELOOP) || e.raw_os_error() == Some(libc::EXDEV) {
-                format!(
+                WorktreeError::Refused(format!(
                     "{path:?} passes through a symlink; versions write only real files in the work tree"
-                )
+                ))
             } else {
-                format!("cannot write {path:?}: {e}")
+                WorktreeError::Io(format!("cannot write {path:?}: {e}"))
             }
         };
-        let tree = crate::beneath::Beneath::open(&self.root)
-            .map_err(|e| format!("cannot open the work tree {}: {e}", self.root.display()))?;
+        let tree = crate::beneath::Beneath::open(&self.root).map_err(|e| {
+            WorktreeError::Io(format!(
+                "cannot open the work tree {}: {e}",
+                self.root.display()
+            ))
+        })?;
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
             tree.create_dirs(parent).map_err(through_link)?;
         }
@@ -293,14 +326,18 @@ impl WorkTree {
 
     /// Removes one file of a version (a check's layout undone), beneath the tree with no
     /// symlink anywhere on the way: a link a hook left since is refused, not followed.
-    pub fn remove_file(&self, path: &str) -> Result<(), String> {
+    pub fn remove_file(&self, path: &str) -> Result<(), WorktreeError> {
         let relative = safe_path(path)?;
-        let tree = crate::beneath::Beneath::open(&self.root)
-            .map_err(|e| format!("cannot open the work tree {}: {e}", self.root.display()))?;
+        let tree = crate::beneath::Beneath::open(&self.root).map_err(|e| {
+            WorktreeError::Io(format!(
+                "cannot open the work tree {}: {e}",
+                self.root.display()
+            ))
+        })?;
         match tree.remove(&relative) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(format!("cannot remove {path:?}: {e}")),
+            Err(e) => Err(WorktreeError::Io(format!("cannot remove {path:?}: {e}"))),
         }
     }
 
@@ -313,7 +350,7 @@ impl WorkTree {
         number: u32,
         message: &str,
         paths: &[&str],
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, WorktreeError> {
         if self.git_dir.is_none() {
             return Ok(None);
         }
@@ -369,9 +406,9 @@ impl WorkTree {
     }
 
     /// Removes the tree (the git dir and its commits stay).
-    pub fn remove(self) -> Result<(), String> {
+    pub fn remove(self) -> Result<(), WorktreeError> {
         std::fs::remove_dir_all(&self.root)
-            .map_err(|e| format!("cannot remove {}: {e}", self.root.display()))
+            .map_err(|e| WorktreeError::Io(format!("cannot remove {}: {e}", self.root.display())))
     }
 }
 
@@ -381,7 +418,7 @@ mod tests {
     use crate::code::apply::{ApplyError, apply_patch};
     use crate::code::history::History;
 
-    fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
         git::run(Repo::In(dir), args)
     }
 
@@ -430,7 +467,7 @@ mod tests {
         ] {
             assert!(safe_path(bad).is_err(), "{bad:?}");
         }
-        assert!(safe_path("../x").unwrap_err().contains("`..`"));
+        assert!(safe_path("../x").unwrap_err().to_string().contains("`..`"));
     }
 
     /// N1: the tree is a checkout of moot's own git dir, so the user's repository gains no
@@ -508,6 +545,7 @@ mod tests {
         assert!(
             tree.write("out/evil.rs", "x")
                 .unwrap_err()
+                .to_string()
                 .contains("symlink")
         );
         assert!(tree.write("../evil.rs", "x").is_err());
@@ -572,7 +610,10 @@ mod tests {
         let git_dir = parent.path().join("v.git");
         let refused =
             WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-unborn01").unwrap_err();
-        assert!(refused.contains("has no commit yet"), "{refused}");
+        assert!(
+            refused.to_string().contains("has no commit yet"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -72,7 +72,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
     let commit_of = |number: u32| -> Result<String, Failure> {
         match crate::code::versions::commit_of(&result.versions, known(number)?) {
             Some(commit) => Ok(commit),
-            None => history.base().map_err(Failure::runtime),
+            None => history.base().map_err(|e| Failure::runtime(e.to_string())),
         }
     };
     match action {
@@ -171,7 +171,7 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
         CodeAction::Diff { from, to, .. } => {
             let diff = history
                 .diff(&commit_of(from)?, &commit_of(to)?)
-                .map_err(Failure::runtime)?;
+                .map_err(|e| Failure::runtime(e.to_string()))?;
             print(&format!("{}\n", sanitize::clean(&diff)))
         }
         CodeAction::Apply {

@@ -191,7 +191,7 @@ async fn run(
             &ctx.debate_id,
         )
     }
-    .map_err(EngineError::Setup)?;
+    .map_err(|e| EngineError::Setup(e.to_string()))?;
     let mut shop = Workshop::new(ctx, common, settings, tree);
     if !settings.in_git {
         let note = format!(
@@ -229,9 +229,10 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         });
     }
     // Self-check and proposal, with Reflexion on failing hooks.
+    // Whatever stopped the loop fails the debate as the provider's failure, as it always has.
     let run = loops::reflexion(shop, settings.max_attempts, settings.min_fix_confidence)
         .await
-        .map_err(EngineError::Provider)?;
+        .map_err(|e| EngineError::Provider(e.to_string()))?;
     if let Some(note) = run.note() {
         ctx.emit(crate::debate::Event::Notice {
             message: note.clone(),
@@ -261,7 +262,7 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         shop.stage(CodePhase::Adversarial);
         let (found, _) = loops::red_blue(shop, latest)
             .await
-            .map_err(EngineError::Provider)?;
+            .map_err(|e| EngineError::Provider(e.to_string()))?;
         findings = found;
     }
     phases::score(shop).await?;

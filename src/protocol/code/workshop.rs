@@ -279,7 +279,9 @@ impl<'a> Workshop<'a> {
                     }
                 };
                 for (path, content) in &as_left {
-                    self.tree.write(path, content).map_err(EngineError::Setup)?;
+                    self.tree
+                        .write(path, content)
+                        .map_err(|e| EngineError::Setup(e.to_string()))?;
                 }
                 let mut turn = Turn::pending(key, MOOT, "hooks");
                 turn.content = results
@@ -339,7 +341,7 @@ impl<'a> Workshop<'a> {
                 let commit = self
                     .tree
                     .commit(number, &summary, &paths)
-                    .map_err(EngineError::Setup)?;
+                    .map_err(|e| EngineError::Setup(e.to_string()))?;
                 let results = self.run_hooks(&format!("version {number}")).await;
                 let settled = Settled { commit, results };
                 let mut turn = Turn::pending(key, "moot", "hooks");
@@ -448,16 +450,18 @@ pub fn reflection_of(attempt: u32, data: &Value) -> Reflection {
 }
 
 impl Coder for Workshop<'_> {
+    type Error = EngineError;
+
     fn generate<'a>(
         &'a mut self,
         attempt: u32,
         reflections: &'a [Reflection],
-    ) -> BoxFuture<'a, Result<u32, String>> {
+    ) -> BoxFuture<'a, Result<u32, EngineError>> {
         Box::pin(async move {
             if attempt == 1
                 && self.settings.runs(crate::code::roles::CodePhase::SelfCheck)
                 && !self.settings.hooks.is_empty()
-                && let Some(draft) = self.self_check().await.map_err(|e| e.to_string())?
+                && let Some(draft) = self.self_check().await?
             {
                 self.stage(crate::code::roles::CodePhase::Proposal);
                 return Ok(draft);
@@ -479,21 +483,22 @@ impl Coder for Workshop<'_> {
             }
             let number = self.next_number();
             self.write_version(number, Phase::Proposal, &ask)
-                .await
-                .map_err(|e| e.to_string())?
-                .ok_or_else(|| format!("the Generator wrote no usable version {number}"))
+                .await?
+                .ok_or_else(|| {
+                    EngineError::Provider(format!("the Generator wrote no usable version {number}"))
+                })
         })
     }
 
-    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>> {
-        Box::pin(async move { self.settle(version).await.map_err(|e| e.to_string()) })
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, EngineError>> {
+        Box::pin(async move { self.settle(version).await })
     }
 
     fn reflect<'a>(
         &'a mut self,
         attempt: u32,
         results: &'a [HookResult],
-    ) -> BoxFuture<'a, Result<Reflection, String>> {
+    ) -> BoxFuture<'a, Result<Reflection, EngineError>> {
         Box::pin(async move {
             // Keyed by the version reflected on, so the journal says which code it is about.
             let version = self.versions.last().map_or(attempt, |v| v.number);
@@ -512,14 +517,20 @@ impl Coder for Workshop<'_> {
                     kit::Limits::new(600, self.deadline()),
                 ).by("Generator"))
                 .await
-                .map_err(|e| e.to_string())?;
+                ?;
             Ok(reflection_of(attempt, &turn.data.unwrap_or_default()))
         })
     }
 }
 
 impl Teams for Workshop<'_> {
-    fn attack(&mut self, round: u32, version: u32) -> BoxFuture<'_, Result<Vec<Attack>, String>> {
+    type Error = EngineError;
+
+    fn attack(
+        &mut self,
+        round: u32,
+        version: u32,
+    ) -> BoxFuture<'_, Result<Vec<Attack>, EngineError>> {
         Box::pin(async move {
             let turn = self
                 .ctx
@@ -535,7 +546,7 @@ impl Teams for Workshop<'_> {
                     kit::Limits::new(2000, self.deadline()),
                 ).by("Security"))
                 .await
-                .map_err(|e| e.to_string())?;
+                ?;
             let mut attacks = Vec::new();
             for item in turn
                 .data
@@ -574,7 +585,7 @@ impl Teams for Workshop<'_> {
         &'a mut self,
         round: u32,
         attacks: &'a [Attack],
-    ) -> BoxFuture<'a, Result<u32, String>> {
+    ) -> BoxFuture<'a, Result<u32, EngineError>> {
         Box::pin(async move {
             let listed: String = attacks
                 .iter()
@@ -587,12 +598,12 @@ impl Teams for Workshop<'_> {
                 &format!("You are the blue team (round {round}): harden the code against these attacks, keeping it passing its tests:\n{listed}"),
             )
             .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("blue wrote no usable version {number}"))
+            ?
+            .ok_or_else(|| EngineError::Provider(format!("blue wrote no usable version {number}")))
         })
     }
 
-    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, String>> {
-        Box::pin(async move { self.settle(version).await.map_err(|e| e.to_string()) })
+    fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, EngineError>> {
+        Box::pin(async move { self.settle(version).await })
     }
 }
