@@ -440,6 +440,7 @@ fn workbench(
                 name: p.name().to_string(),
                 description: p.description().to_string(),
                 seat_role: p.presentation().seat_role,
+                seats_from_catalog: p.presentation().seats_from_catalog,
             })
             .collect(),
         default_protocol: configured.clone(),

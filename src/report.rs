@@ -212,7 +212,7 @@ fn yaml(value: &serde_json::Value, depth: usize, out: &mut String) {
 /// (after_round:1): rejected by alice at the workbench: the numbers are made up". Gates the
 /// debate did not stop at are left out.
 pub fn gate_line(gate: &crate::store::GateRecord) -> Option<String> {
-    let decision = gate.decision.as_deref()?;
+    let decision = gate.decision?;
     let by = gate.decided_by.as_deref().unwrap_or("");
     if by.starts_with("moot (") {
         return None;

@@ -3,7 +3,7 @@
 //! concession that ends it, a model that only breaks the rules, and a resume that replays K and
 //! every move.
 
-use moot::debate::{DebateStatus, Event, Phase, TurnStatus};
+use moot::debate::{DebateStatus, Event, GateDecision, Phase, TurnStatus};
 use moot::protocol::dialogue::DialogueSettings;
 use moot::protocol::dialogue::verdict::DialogueResult;
 use moot::session::{self, DebateSettings, Finish, ResumeChanges};
@@ -698,8 +698,8 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     let gates = store.gates(&finish.id).unwrap();
     let after = gates.iter().find(|g| g.gate == "after_round:1").unwrap();
     assert_eq!(
-        (after.decision.as_deref(), after.decided_by.as_deref()),
-        (Some("approved"), Some("ana"))
+        (after.decision, after.decided_by.as_deref()),
+        (Some(GateDecision::Approved), Some("ana"))
     );
     // The point not configured passes on its own, recorded as such.
     let before = gates
@@ -731,8 +731,11 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     assert_eq!(finish.status, DebateStatus::Cancelled);
     let rejected = &store.gates(&finish.id).unwrap()[0];
     assert_eq!(
-        (rejected.decision.as_deref(), rejected.reason.as_deref()),
-        (Some("rejected"), Some("the premises are untested"))
+        (rejected.decision, rejected.reason.as_deref()),
+        (
+            Some(GateDecision::Rejected),
+            Some("the premises are untested")
+        )
     );
     assert!(
         store.synthesis(&finish.id).unwrap().is_none(),
@@ -754,8 +757,8 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     .await;
     assert_eq!(finish.status, DebateStatus::Paused);
     assert_eq!(
-        store.gates(&finish.id).unwrap()[0].decision.as_deref(),
-        Some("timed_out")
+        store.gates(&finish.id).unwrap()[0].decision,
+        Some(GateDecision::TimedOut)
     );
     let mut rest = short_script();
     rest.0
@@ -772,14 +775,14 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     })
     .await;
     assert_eq!(finish.status, DebateStatus::Completed);
-    let names: Vec<(String, Option<String>)> = store
+    let names: Vec<(String, Option<GateDecision>)> = store
         .gates(&finish.id)
         .unwrap()
         .into_iter()
         .map(|g| (g.gate, g.decision))
         .collect();
     assert!(
-        names.contains(&("after_round:1#2".to_string(), Some("approved".to_string()))),
+        names.contains(&("after_round:1#2".to_string(), Some(GateDecision::Approved))),
         "{names:?}"
     );
 }

@@ -301,6 +301,7 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
                 name: p.name().into(),
                 description: p.description().into(),
                 seat_role: p.presentation().seat_role,
+                seats_from_catalog: p.presentation().seats_from_catalog,
             })
             .collect();
         history.show(rows.clone(), None);
@@ -1314,6 +1315,7 @@ fn a_code_debate_screen_shows_its_phase_versions_tests_and_the_latest_diff() {
         opening: "Setting up the work tree…".into(),
         round_name: "version".into(),
         rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
+        ..moot::debate::Presentation::default()
     };
     let question = "Make calc.sh add its two arguments";
     let events = vec![

@@ -2,6 +2,7 @@
 //! `approve` / `reject` of a gate from another terminal.
 
 use super::{Failure, one_line, print};
+use crate::debate::GateDecision;
 use crate::sanitize;
 use crate::store::Store;
 
@@ -78,9 +79,9 @@ pub fn decide_gate(store: &Store, id: &str, reason: Option<&str>, by: &str) -> R
             ))
         })?;
     let decision = if reason.is_some() {
-        "rejected"
+        GateDecision::Rejected
     } else {
-        "approved"
+        GateDecision::Approved
     };
     if !store.decide_gate(
         &debate.id,

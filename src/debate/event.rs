@@ -178,7 +178,7 @@ pub enum Event {
     /// A gate was settled: `approved`, `rejected` or `timed_out`, by whom and why.
     GateDecided {
         gate: String,
-        decision: String,
+        decision: GateDecision,
         by: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
@@ -268,6 +268,16 @@ impl super::model::Turn {
             note: self.note.clone(),
             replayed,
         }
+    }
+}
+
+super::vocabulary! {
+    /// How an approval gate was settled.
+    pub enum GateDecision {
+        Approved,
+        Rejected,
+        /// Nobody decided within the gate's timeout (the debate paused).
+        TimedOut,
     }
 }
 

@@ -46,7 +46,7 @@ pub trait Named: Copy + Into<&'static str> + std::str::FromStr {
 
 pub use event::{
     Answer, AskKind, Assessment, Control, Convergence, ConvergenceSignal, Decision, Event,
-    FlagKind, Stage, gate_place, spoken_duration,
+    FlagKind, GateDecision, Stage, gate_place, spoken_duration,
 };
 pub use lesson::{Lesson, LessonDraft};
 pub use model::{

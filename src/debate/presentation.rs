@@ -41,6 +41,10 @@ pub struct Fact {
 pub struct Presentation {
     /// What a seat is called: "perspective", "judge".
     pub seat_role: String,
+    /// Whether its seats are perspectives from the catalog, so `--perspective NAME` must name
+    /// one (protocols that read `--perspective` as a viewpoint of their own say false).
+    #[serde(default)]
+    pub seats_from_catalog: bool,
     /// The side panels, top to bottom.
     pub panels: Vec<SidePanel>,
     /// The title of the closing document's view: "Synthesis", "Result".
@@ -94,6 +98,7 @@ impl Default for Presentation {
     fn default() -> Self {
         Presentation {
             seat_role: "perspective".into(),
+            seats_from_catalog: true,
             panels: vec![SidePanel::Commitments, SidePanel::Map],
             outcome_title: "Synthesis".into(),
             follow_up: true,

@@ -362,7 +362,7 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
     // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
     // on reads it itself).
     let catalog = crate::catalog::catalog(&settings.custom_perspectives);
-    let seats_perspectives = protocol.presentation().seat_role == "perspective";
+    let seats_perspectives = protocol.presentation().seats_from_catalog;
     for name in settings
         .named_perspectives
         .iter()

@@ -3,7 +3,7 @@
 
 use super::chain;
 use super::{Store, StoreError};
-use crate::debate::now_rfc3339;
+use crate::debate::{GateDecision, Named as _, now_rfc3339};
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
@@ -17,8 +17,8 @@ pub struct GateRecord {
     pub summary: String,
     pub artifacts: serde_json::Value,
     pub requested_at: String,
-    /// `approved`, `rejected`, `timed_out`; none while it waits.
-    pub decision: Option<String>,
+    /// How it was settled; none while it waits.
+    pub decision: Option<GateDecision>,
     pub decided_by: Option<String>,
     pub reason: Option<String>,
     pub decided_at: Option<String>,
@@ -61,7 +61,7 @@ impl Store {
         &self,
         id: &str,
         gate: &str,
-        decision: &str,
+        decision: GateDecision,
         by: &str,
         reason: Option<&str>,
     ) -> Result<bool, StoreError> {
@@ -72,7 +72,7 @@ impl Store {
                 params![
                     id,
                     gate,
-                    decision,
+                    decision.as_str(),
                     by,
                     reason.map(super::journal::redacted),
                     now_rfc3339()
@@ -122,7 +122,11 @@ fn row(row: &rusqlite::Row<'_>) -> rusqlite::Result<GateRecord> {
         summary: row.get(3)?,
         artifacts: serde_json::from_str(&artifacts).unwrap_or(serde_json::Value::Null),
         requested_at: row.get(5)?,
-        decision: row.get(6)?,
+        // A word this moot does not know (a journal edited by hand, which the chain names)
+        // settles nothing: it reads as a gate that timed out, asked again on resume.
+        decision: row
+            .get::<_, Option<String>>(6)?
+            .map(|word| GateDecision::parse(&word).unwrap_or(GateDecision::TimedOut)),
         decided_by: row.get(7)?,
         reason: row.get(8)?,
         decided_at: row.get(9)?,

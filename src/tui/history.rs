@@ -28,13 +28,15 @@ pub struct NewDebate {
 pub struct ProtocolChoice {
     pub name: String,
     pub description: String,
-    /// What it calls a seat; only protocols that seat perspectives take them from the form.
+    /// What it calls a seat.
     pub seat_role: String,
+    /// Only protocols that seat the catalog's perspectives take them from the form.
+    pub seats_from_catalog: bool,
 }
 
 impl ProtocolChoice {
     fn seats_perspectives(&self) -> bool {
-        self.seat_role == "perspective"
+        self.seats_from_catalog
     }
 }
 
@@ -610,6 +612,7 @@ mod tests {
             name: name.into(),
             description: format!("the {name} protocol"),
             seat_role: seat_role.into(),
+            seats_from_catalog: seat_role == "perspective",
         };
         vec![choice("moderated", "perspective"), choice("panel", "judge")]
     }

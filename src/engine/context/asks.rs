@@ -2,6 +2,7 @@
 //! gates, each answered once and journaled, served from the journal on resume.
 
 use super::*;
+use crate::debate::GateDecision;
 
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
 const GATE_POLL: Duration = Duration::from_millis(500);
@@ -234,7 +235,7 @@ impl Context {
             .iter()
             .rfind(|g| g.gate == base || g.gate.starts_with(&format!("{base}#")));
         let gate = match latest {
-            Some(record) if record.decision.as_deref() != Some("timed_out") => record.gate.clone(),
+            Some(record) if record.decision != Some(GateDecision::TimedOut) => record.gate.clone(),
             Some(_) => format!("{base}#{}", attempts + 1),
             None => base,
         };
@@ -250,7 +251,7 @@ impl Context {
             return self
                 .settle(
                     &gate,
-                    "approved",
+                    GateDecision::Approved,
                     "moot (this debate does not stop here)",
                     None,
                     false,
@@ -283,7 +284,7 @@ impl Context {
             }
             let now = tokio::time::Instant::now();
             if now >= deadline {
-                self.settle(&gate, "timed_out", "the timeout", None, true)
+                self.settle(&gate, GateDecision::TimedOut, "the timeout", None, true)
                     .await?;
                 self.note_unanswered(
                     format!(
@@ -297,8 +298,8 @@ impl Context {
             let slice = (now + GATE_POLL).min(deadline);
             if let Some(control) = self.await_answer(AskKind::Gate, &[], slice).await {
                 let (decision, reason) = match &control {
-                    Control::Decline(reason) => ("rejected", Some(reason.clone())),
-                    _ => ("approved", None),
+                    Control::Decline(reason) => (GateDecision::Rejected, Some(reason.clone())),
+                    _ => (GateDecision::Approved, None),
                 };
                 let by = self.answerer.clone();
                 let outcome = self
@@ -316,13 +317,13 @@ impl Context {
             return Ok(None);
         };
         let by = record.decided_by.clone().unwrap_or_default();
-        Ok(match record.decision.as_deref() {
-            Some("approved") => Some(GateOutcome::Approved { by }),
-            Some("rejected") => Some(GateOutcome::Rejected {
+        Ok(match record.decision {
+            Some(GateDecision::Approved) => Some(GateOutcome::Approved { by }),
+            Some(GateDecision::Rejected) => Some(GateOutcome::Rejected {
                 by,
                 reason: record.reason.unwrap_or_default(),
             }),
-            Some(_) => Some(GateOutcome::TimedOut),
+            Some(GateDecision::TimedOut) => Some(GateOutcome::TimedOut),
             None => None,
         })
     }
@@ -332,7 +333,7 @@ impl Context {
     async fn settle(
         &self,
         gate: &str,
-        decision: &str,
+        decision: GateDecision,
         by: &str,
         reason: Option<&str>,
         announce: bool,
@@ -348,13 +349,15 @@ impl Context {
 
     fn announce_gate(&self, gate: &str, outcome: &GateOutcome) {
         let (decision, by, reason) = match outcome {
-            GateOutcome::Approved { by } => ("approved", by.clone(), None),
-            GateOutcome::Rejected { by, reason } => ("rejected", by.clone(), Some(reason.clone())),
-            GateOutcome::TimedOut => ("timed_out", "the timeout".to_string(), None),
+            GateOutcome::Approved { by } => (GateDecision::Approved, by.clone(), None),
+            GateOutcome::Rejected { by, reason } => {
+                (GateDecision::Rejected, by.clone(), Some(reason.clone()))
+            }
+            GateOutcome::TimedOut => (GateDecision::TimedOut, "the timeout".to_string(), None),
         };
         self.emit(Event::GateDecided {
             gate: gate.to_string(),
-            decision: decision.to_string(),
+            decision,
             by,
             reason,
         });

@@ -111,6 +111,7 @@ impl super::Protocol for Arena {
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "role".into(),
+            seats_from_catalog: false,
             panels: vec![SidePanel::Commitments, SidePanel::Map],
             outcome_title: "Summary".into(),
             follow_up: false,

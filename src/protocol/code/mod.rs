@@ -124,6 +124,7 @@ impl super::Protocol for Code {
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "role".into(),
+            seats_from_catalog: false,
             panels: vec![SidePanel::Tests, SidePanel::Versions],
             outcome_title: "Result".into(),
             follow_up: false,

@@ -232,6 +232,7 @@ impl super::Protocol for Dialogue {
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "side".into(),
+            seats_from_catalog: false,
             panels: vec![SidePanel::Context, SidePanel::Commitments, SidePanel::Map],
             outcome_title: "Verdict".into(),
             follow_up: false,

@@ -86,6 +86,7 @@ impl super::Protocol for Panel {
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "judge".into(),
+            seats_from_catalog: false,
             panels: vec![SidePanel::Standings],
             outcome_title: "Result".into(),
             follow_up: false,
