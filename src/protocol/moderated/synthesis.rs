@@ -1,0 +1,289 @@
+//! The end of a moderated debate: the closing vote, the moderator's synthesis (built from the
+//! journal's commitments and argument map), the person's approval or revision, the outcome.
+
+use super::moderator::{self};
+use super::prompts::{self, SynthesisInput};
+use super::run::{Moderation, SynthesisBasis};
+use super::verdict::{self};
+use crate::argue::{argument_graph, commitment_stores};
+use crate::debate::{
+    Approval, ApprovalStatus, AskKind, Control, ConvergenceSignal, Event, MODERATOR, Phase, Seat,
+    Synthesis, Turn, TurnKey, TurnStatus,
+};
+use crate::engine::{CheckpointOutcome, Context, EngineError, Speech};
+use crate::protocol::kit::{self};
+use crate::protocol::{Ending, Outcome};
+use tokio::time::Instant;
+
+impl Moderation<'_> {
+    /// Step 5: The moderator's synthesis over everything said, and what it is built from.
+    pub(super) async fn synthesise(
+        &mut self,
+        signal: ConvergenceSignal,
+    ) -> Result<SynthesisBasis, EngineError> {
+        let ctx = self.ctx;
+        let turns = ctx.turns();
+        let graph = argument_graph(&turns);
+        let seat_ids: Vec<String> = self.seats.iter().map(|s| s.id.clone()).collect();
+        let stores = commitment_stores(&seat_ids, &turns);
+        let concessions = verdict::concessions(&turns, &graph);
+        let positions: Vec<(String, String)> = self
+            .seats
+            .iter()
+            .filter_map(|s| {
+                let memory = self.memory.get(&s.id)?;
+                Some((s.id.clone(), memory.last_position.clone()?))
+            })
+            .collect();
+        let turn = ctx
+            .speak(synthesis_speech(
+                TurnKey::new(self.rounds_run, Phase::Synthesis, MODERATOR),
+                prompts::synthesis_prompt(&SynthesisInput {
+                    question: &self.clarified,
+                    seats: &self.seats,
+                    rounds: self.rounds_run,
+                    summaries: &self.summaries,
+                    guidance: &self.guidance,
+                    graph: &graph,
+                    positions: &positions,
+                    concessions: &concessions,
+                    ending: signal.describe(),
+                }),
+                Instant::now() + self.common.round_timeout,
+            ))
+            .await?;
+        for member in self.roster.members().iter().filter(|m| m.active()) {
+            let failed_turns = turns
+                .iter()
+                .filter(|t| t.seat == member.seat.id && !t.status.spoke())
+                .count();
+            if failed_turns > 0 {
+                self.notes.push(format!(
+                    "Seat {} ({}) missed {failed_turns} turn(s) to failures or timeouts.",
+                    member.seat.id, member.seat.perspective
+                ));
+            }
+        }
+        let provider = ctx.seat_provider(MODERATOR);
+        if let Some(caveat) = provider.caveat() {
+            self.notes.push(caveat.into());
+        }
+        Ok(SynthesisBasis {
+            turn,
+            turns,
+            graph,
+            stores,
+            positions,
+            signal,
+            provider: format!("{} / {}", provider.kind(), provider.model()),
+        })
+    }
+
+    /// The synthesis a moderator turn (the synthesis or its revision) makes.
+    /// The closing vote (`--vote`): every seat still at the table ranks the positions the
+    /// seats last took.
+    pub(super) async fn vote(&mut self) -> Result<(), EngineError> {
+        let Some(method) = self.common.vote else {
+            return Ok(());
+        };
+        let voters: Vec<Seat> = self
+            .seats
+            .iter()
+            .filter(|s| self.roster.is_active(&s.id))
+            .cloned()
+            .collect();
+        let candidates: Vec<(String, String)> = voters
+            .iter()
+            .map(|s| {
+                let position = self
+                    .memory
+                    .get(&s.id)
+                    .and_then(|m| m.last_position.clone())
+                    .filter(|p| !p.trim().is_empty())
+                    .unwrap_or_else(|| s.stance.clone());
+                (s.id.clone(), format!("{} — {}", s.perspective, position))
+            })
+            .collect();
+        if candidates.len() < 2 {
+            return Ok(());
+        }
+        let so_far = self
+            .summaries
+            .iter()
+            .map(|(round, summary)| format!("Round {round}: {summary}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (_, view) = kit::closing_vote(
+            self.ctx,
+            self.common,
+            method,
+            self.rounds_run,
+            &voters,
+            &candidates,
+            &so_far,
+        )
+        .await?;
+        self.votes = Some(view);
+        Ok(())
+    }
+
+    fn build(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
+        let mut synthesis = self.build_without_votes(basis, turn);
+        synthesis.votes = self.votes.clone();
+        match self.topology {
+            kit::Topology::Mesh => {}
+            kit::Topology::Star => synthesis.notes.push(
+                "Topology: star — each seat saw only its own arguments and the moderator's summaries."
+                    .into(),
+            ),
+            kit::Topology::Chain => synthesis.notes.push(
+                "Topology: chain — each seat saw only its own arguments and the seat's before it."
+                    .into(),
+            ),
+            kit::Topology::Tree => synthesis.notes.push(
+                "Topology: tree — the moderator as root handed each team a sub-question; a leaf saw \
+                 its team only through its lead's summaries, a lead its team and the root's summaries."
+                    .into(),
+            ),
+        }
+        synthesis
+    }
+
+    fn build_without_votes(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
+        verdict::build_synthesis(verdict::SynthesisParts {
+            debate_id: &self.ctx.debate_id,
+            question: &self.question,
+            seats: &self.seats,
+            rounds: self.rounds_run,
+            data: turn.data.as_ref().filter(|_| turn.status == TurnStatus::Ok),
+            turns: &basis.turns,
+            graph: &basis.graph,
+            stores: &basis.stores,
+            signal: basis.signal,
+            positions: &basis.positions,
+            notes: self.notes.clone(),
+            provider: &basis.provider,
+        })
+    }
+
+    /// Step 6: The person approves the synthesis, or asks for one revision of it; the outcome.
+    pub(super) async fn approve(&self, basis: SynthesisBasis) -> Result<Ending, EngineError> {
+        let ctx = self.ctx;
+        let rounds = self.rounds_run;
+        let mut synthesis = self.build(&basis, &basis.turn);
+        let approval = match present(ctx, rounds, AskKind::Approval, &synthesis).await? {
+            CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+            CheckpointOutcome::Unasked => Approval {
+                status: ApprovalStatus::Unapproved,
+                by: "nobody".into(),
+                note: Some("nobody was asked to approve it (checkpoints were off)".into()),
+            },
+            CheckpointOutcome::Answered {
+                control: Control::Accept,
+                by,
+            } => Approval {
+                status: ApprovalStatus::Approved,
+                by,
+                note: None,
+            },
+            CheckpointOutcome::Answered {
+                control: Control::Revise(request),
+                by,
+            } => {
+                let revision = ctx
+                    .speak(synthesis_speech(
+                        TurnKey::new(rounds, Phase::Revision, MODERATOR),
+                        prompts::revision_prompt(&synthesis.to_markdown(), &request),
+                        Instant::now() + self.common.round_timeout,
+                    ))
+                    .await?;
+                let revised = revision.status == TurnStatus::Ok;
+                if revised {
+                    synthesis = self.build(&basis, &revision);
+                } else {
+                    synthesis.notes.push(
+                        "The moderator's revision was unusable; this is its first synthesis."
+                            .into(),
+                    );
+                }
+                match present(ctx, rounds, AskKind::RevisedApproval, &synthesis).await? {
+                    CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
+                    CheckpointOutcome::Answered {
+                        control: Control::Accept,
+                        by: approver,
+                    } if !revised => Approval {
+                        status: ApprovalStatus::Approved,
+                        note: Some(format!(
+                            "{by} asked for a revision (“{request}”) the moderator could not \
+                             produce; the first synthesis was approved"
+                        )),
+                        by: approver,
+                    },
+                    CheckpointOutcome::Answered {
+                        control: Control::Accept,
+                        ..
+                    } => Approval {
+                        status: ApprovalStatus::Revised,
+                        by,
+                        note: Some(request),
+                    },
+                    CheckpointOutcome::Answered { by: approver, .. } => Approval {
+                        status: ApprovalStatus::Unapproved,
+                        note: Some(format!(
+                            "{by} asked for a revision (“{request}”) and {approver} left it unapproved"
+                        )),
+                        by: approver,
+                    },
+                    CheckpointOutcome::Unasked => Approval {
+                        status: ApprovalStatus::Unapproved,
+                        note: Some(format!("{by} asked for a revision (“{request}”)")),
+                        by,
+                    },
+                }
+            }
+            CheckpointOutcome::Answered { by, .. } => Approval {
+                status: ApprovalStatus::Unapproved,
+                note: Some(format!("left unapproved by {by}")),
+                by,
+            },
+        };
+        synthesis.approval = Some(approval);
+        Ok(Ending::Concluded(Box::new(Outcome {
+            markdown: synthesis.to_markdown(),
+            confidence: synthesis.confidence,
+            data: serde_json::to_value(&synthesis).unwrap_or_default(),
+            section: None,
+            date: synthesis.date.clone(),
+        })))
+    }
+}
+
+/// The moderator's synthesis (or its revision) of the debate, as a structured reply.
+fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
+    kit::ask(
+        key,
+        prompts::moderator_system(),
+        prompt,
+        moderator::synthesis_reply(),
+        kit::Limits::new(2000, deadline),
+    )
+}
+
+/// Shows the synthesis as a draft and asks the person about it (with checkpoints off nobody
+/// is asked, and no draft is shown).
+async fn present(
+    ctx: &Context,
+    round: u32,
+    kind: AskKind,
+    synthesis: &Synthesis,
+) -> Result<CheckpointOutcome, EngineError> {
+    if ctx.settings.checkpoints {
+        ctx.emit(Event::Synthesis {
+            markdown: synthesis.to_markdown(),
+            confidence: synthesis.confidence,
+            path: None,
+            draft: true,
+        });
+    }
+    ctx.ask(round, kind, None).await
+}

@@ -1,0 +1,227 @@
+//! `audit --verify`'s first step: every chained row read back and checked against its latest
+//! entry, in chain order, the first failure named by its place.
+
+use super::*;
+
+/// What checking a debate's chain found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChainCheck {
+    /// Entries in the chain.
+    pub entries: i64,
+    /// The last entry's hash (the chain head), when there is one.
+    pub head: Option<String>,
+    /// Entries made when a journal from before the chain was upgraded.
+    pub upgraded: i64,
+    /// The first row (in chain order) that no longer matches, and how; none when all hold.
+    pub problem: Option<String>,
+}
+
+impl ChainCheck {
+    pub fn holds(&self) -> bool {
+        self.problem.is_none()
+    }
+}
+
+struct Entry {
+    n: i64,
+    facet: String,
+    key: String,
+    place: String,
+    content: String,
+    /// The place of the entry before it, when it was written with one.
+    previous_place: Option<String>,
+}
+
+/// A row's key and canonical content.
+type KeyedRow = (Vec<Value>, Vec<Value>);
+
+/// Checks a debate's chain: each entry links to the one before it with no gap, and every
+/// chained row in the journal reads as it was chained — no row changed, deleted or added.
+pub(in crate::store) fn check(
+    connection: &Connection,
+    debate: &str,
+) -> rusqlite::Result<ChainCheck> {
+    let mut statement = connection.prepare(
+        "SELECT n, facet, row_key, place, content, prev, hash, upgraded, prev_place FROM chain
+         WHERE debate_id = ?1 ORDER BY n",
+    )?;
+    let mut linked: Vec<(Entry, String, String, bool)> = statement
+        .query_map(params![debate], |row| {
+            Ok((
+                Entry {
+                    n: row.get(0)?,
+                    facet: row.get(1)?,
+                    key: row.get(2)?,
+                    place: row.get(3)?,
+                    content: row.get(4)?,
+                    previous_place: row.get(8)?,
+                },
+                row.get::<_, String>(5)?,
+                row.get::<_, String>(6)?,
+                row.get::<_, bool>(7)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // Turns that carry their own link: checked against the row's content and place now and
+    // the entry before it, so any edit to the row shows as a link that no longer holds.
+    let mut in_row = connection.prepare(
+        "SELECT id, chain_n, chain_hash, chain_prev_place FROM turns
+         WHERE debate_id = ?1 AND chain_n IS NOT NULL",
+    )?;
+    let turns = in_row
+        .query_map(params![debate], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, i64>(1)?,
+                hash_hex(&row.get::<_, Vec<u8>>(2)?),
+                row.get::<_, Option<String>>(3)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // Every facet's rows, read once: the in-row links are checked against the turns, and
+    // every row against its latest entry below.
+    let mut rows_of: Vec<(&Facet, Vec<KeyedRow>)> = Vec::new();
+    for facet in FACETS {
+        rows_of.push((facet, facet.rows(connection, debate)?));
+    }
+    let turn_rows: HashMap<String, &Vec<Value>> = rows_of
+        .iter()
+        .filter(|(facet, _)| facet.name == TURN.name)
+        .flat_map(|(_, rows)| rows)
+        .map(|(key, content)| (serde_json::to_string(key).unwrap_or_default(), content))
+        .collect();
+    let mut in_row_entries = std::collections::HashSet::new();
+    for (id, n, hash, previous_place) in turns {
+        let key = [Value::from(id)];
+        let content = turn_rows
+            .get(&serde_json::to_string(&key).unwrap_or_default())
+            .map(|content| content.as_slice());
+        in_row_entries.insert(n);
+        linked.push((
+            Entry {
+                n,
+                facet: TURN.name.to_string(),
+                key: serde_json::to_string(&key).unwrap_or_default(),
+                place: TURN.place(&key, content),
+                content: content.map(content_hash).unwrap_or_default(),
+                previous_place,
+            },
+            // The entry before it, whatever it is, is what the hash was made on.
+            String::new(),
+            hash,
+            false,
+        ));
+    }
+    linked.sort_by_key(|(entry, ..)| entry.n);
+    let rows = linked.into_iter().map(Ok::<_, rusqlite::Error>);
+    let mut entries = Vec::new();
+    // Problems found, ranked by where in the chain they stand (rows outside it last).
+    let mut problems: Vec<(i64, String)> = Vec::new();
+    let mut previous = genesis(debate);
+    let mut head = None;
+    let mut upgraded = 0;
+    let mut broken = false;
+    for row in rows {
+        let (entry, prev, hash, was_upgraded) = row?;
+        let in_row = in_row_entries.contains(&entry.n) && prev.is_empty();
+        let prev = if in_row { previous.clone() } else { prev };
+        upgraded += i64::from(was_upgraded);
+        let expected = entries.len() as i64 + 1;
+        if !broken {
+            if entry.n != expected {
+                // The entry after a single missing one names what was there.
+                let named = match &entry.previous_place {
+                    Some(place) if entry.n == expected + 1 => format!(", which was {place}"),
+                    _ => String::new(),
+                };
+                problems.push((
+                    expected,
+                    format!(
+                        "the chain has a gap: entry {expected} is missing (the next is {}){named}",
+                        entry.n
+                    ),
+                ));
+                broken = true;
+            } else if prev != previous {
+                problems.push((
+                    entry.n,
+                    format!(
+                        "chain entry {} ({}) does not follow the entry before it",
+                        entry.n, entry.place
+                    ),
+                ));
+                broken = true;
+            } else if link(
+                &prev,
+                entry.n,
+                &entry.facet,
+                &entry.key,
+                &entry.place,
+                &entry.content,
+                was_upgraded,
+            ) != hash
+            {
+                problems.push((
+                    entry.n,
+                    if in_row {
+                        format!(
+                            "{} no longer matches what was chained (entry {})",
+                            entry.place, entry.n
+                        )
+                    } else {
+                        format!("chain entry {} ({}) was altered", entry.n, entry.place)
+                    },
+                ));
+                broken = true;
+            }
+        }
+        previous = hash.clone();
+        head = Some(hash);
+        entries.push(entry);
+    }
+    // The latest entry of each row is what the row must read now.
+    let mut latest: BTreeMap<(String, String), &Entry> = BTreeMap::new();
+    for entry in &entries {
+        latest.insert((entry.facet.clone(), entry.key.clone()), entry);
+    }
+    for (facet, rows) in &rows_of {
+        for (key, content) in rows {
+            let key_text = serde_json::to_string(key).unwrap_or_default();
+            let place = facet.place(key, Some(content));
+            match latest.remove(&(facet.name.to_string(), key_text)) {
+                None => problems.push((
+                    i64::MAX,
+                    format!("{place} is in the journal but was never chained (added afterwards)"),
+                )),
+                Some(entry) if entry.content == REMOVED => problems.push((
+                    entry.n,
+                    format!("{place} was removed (chain entry {}) but is back", entry.n),
+                )),
+                Some(entry) if entry.content != content_hash(content) => problems.push((
+                    entry.n,
+                    format!(
+                        "{place} no longer matches what was chained (entry {})",
+                        entry.n
+                    ),
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    for entry in latest.values().filter(|e| e.content != REMOVED) {
+        problems.push((
+            entry.n,
+            format!(
+                "{} is missing from the journal (chained as entry {}; deleted afterwards)",
+                entry.place, entry.n
+            ),
+        ));
+    }
+    problems.sort_by_key(|(n, _)| *n);
+    Ok(ChainCheck {
+        entries: entries.len() as i64,
+        head,
+        upgraded,
+        problem: problems.into_iter().next().map(|(_, problem)| problem),
+    })
+}
