@@ -175,6 +175,164 @@ pub enum Ending {
 /// A protocol's run, borrowed from its context.
 pub type Run<'a> = Pin<Box<dyn Future<Output = Result<Ending, EngineError>> + 'a>>;
 
+/// A protocol written against its own types: the settings it builds and runs with, the result
+/// it ends with. The blanket `impl Protocol` below turns both into the JSON the journal keeps
+/// (and reads them back, naming the protocol when a stored one cannot be read), so a protocol
+/// never handles a `Value` itself. Every protocol moot ships is one.
+pub trait TypedProtocol: Sync {
+    /// What `settings` builds and `run` runs with, stored with the debate.
+    type Settings: serde::Serialize + serde::de::DeserializeOwned;
+    /// What its `Outcome` carries (`show --json` names its section), read back by `decide`,
+    /// `unsettled` and `follow_up`.
+    type Result: serde::Serialize + serde::de::DeserializeOwned;
+
+    /// The name `--protocol` takes and the journal keeps.
+    fn name(&self) -> &'static str;
+
+    /// What its debates are called in messages ("arena", "code debate").
+    fn called(&self) -> &'static str {
+        self.name()
+    }
+
+    /// One line for `moot protocols`.
+    fn description(&self) -> &'static str;
+
+    /// The approval gates it stops at (`[gates] points`): `after_round`, `before_synthesis`…
+    fn gate_points(&self) -> &'static [&'static str] {
+        &["after_round", "before_synthesis"]
+    }
+
+    /// The flags it adds to `moot` (none by default).
+    fn flags(&self) -> &'static [Flag] {
+        &[]
+    }
+
+    /// Its settings from flags and config.
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<Self::Settings, SettingsError>;
+
+    /// Checks its `[table]` in config without building anything (see `Protocol::check_table`).
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        let _ = input;
+        Ok(())
+    }
+
+    /// How the faces should show it.
+    fn presentation(&self) -> Presentation;
+
+    /// Runs it (again, on resume: recorded turns and answers are served from the journal).
+    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, settings: Self::Settings)
+    -> Run<'a>;
+
+    /// Settles what a finished debate left to the person.
+    fn decide(&self, result: Self::Result, choice: &str, by: &str) -> Result<Outcome, String> {
+        let _ = (result, choice, by);
+        Err(format!("a {} debate leaves nothing to decide", self.name()))
+    }
+
+    /// Its settings for a re-run over the journal, with anything that writes outside it off.
+    fn without_side_effects(&self, settings: Self::Settings) -> Self::Settings {
+        settings
+    }
+
+    /// What the lessons step should draw from this protocol's record.
+    fn lesson_focus(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Why a concluded result is not settled enough to learn from.
+    fn unsettled(&self, result: &Self::Result) -> Option<String> {
+        let _ = result;
+        None
+    }
+
+    /// Turns that must be argued from the question alone.
+    fn withholds_lessons(&self) -> fn(&crate::debate::TurnKey) -> bool {
+        |_| false
+    }
+
+    /// The "create a workflow from this decision" issue draft, if the protocol offers one.
+    fn follow_up(
+        &self,
+        result: &Self::Result,
+        question: &str,
+        record: Option<&Path>,
+    ) -> Option<String> {
+        let _ = (result, question, record);
+        None
+    }
+}
+
+impl<T: TypedProtocol> Protocol for T {
+    fn name(&self) -> &'static str {
+        TypedProtocol::name(self)
+    }
+
+    fn description(&self) -> &'static str {
+        TypedProtocol::description(self)
+    }
+
+    fn gate_points(&self) -> &'static [&'static str] {
+        TypedProtocol::gate_points(self)
+    }
+
+    fn flags(&self) -> &'static [Flag] {
+        TypedProtocol::flags(self)
+    }
+
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
+        serde_json::to_value(TypedProtocol::settings(self, input)?).map_err(|e| e.to_string())
+    }
+
+    fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
+        TypedProtocol::check_table(self, input)
+    }
+
+    fn presentation(&self) -> Presentation {
+        TypedProtocol::presentation(self)
+    }
+
+    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, settings: &'a Value) -> Run<'a> {
+        Box::pin(async move {
+            let settings: T::Settings =
+                kit::stored(settings, &format!("the {}'s", TypedProtocol::called(self)))?;
+            TypedProtocol::run(self, ctx, common, settings).await
+        })
+    }
+
+    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, String> {
+        let result: T::Result = serde_json::from_value(outcome.clone())
+            .map_err(|e| format!("the stored result cannot be read: {e}"))?;
+        TypedProtocol::decide(self, result, choice, by)
+    }
+
+    fn without_side_effects(&self, settings: &Value) -> Value {
+        // Settings this moot cannot read run as stored; the run refuses them itself.
+        match serde_json::from_value::<T::Settings>(settings.clone()) {
+            Ok(typed) => serde_json::to_value(TypedProtocol::without_side_effects(self, typed))
+                .unwrap_or_else(|_| settings.clone()),
+            Err(_) => settings.clone(),
+        }
+    }
+
+    fn lesson_focus(&self) -> Option<&'static str> {
+        TypedProtocol::lesson_focus(self)
+    }
+
+    fn unsettled(&self, outcome: &Value) -> Option<String> {
+        let result: T::Result = serde_json::from_value(outcome.clone()).ok()?;
+        TypedProtocol::unsettled(self, &result)
+    }
+
+    fn withholds_lessons(&self) -> fn(&crate::debate::TurnKey) -> bool {
+        TypedProtocol::withholds_lessons(self)
+    }
+
+    fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
+        let result: T::Result = serde_json::from_value(outcome.clone()).ok()?;
+        TypedProtocol::follow_up(self, &result, question, record)
+    }
+}
+
 /// One debate protocol.
 pub trait Protocol: Sync {
     /// The name `--protocol` takes and the journal keeps.

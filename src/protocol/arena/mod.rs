@@ -25,7 +25,6 @@ use super::kit;
 use super::{Common, Flag, SettingsError, SettingsInput};
 use crate::debate::{Presentation, SidePanel};
 use crate::engine::Context;
-use serde_json::Value;
 
 /// The arena, as registered.
 pub struct Arena;
@@ -85,7 +84,10 @@ const FLAGS: &[Flag] = &[
     },
 ];
 
-impl super::Protocol for Arena {
+impl super::TypedProtocol for Arena {
+    type Settings = ArenaSettings;
+    type Result = ArenaResult;
+
     fn name(&self) -> &'static str {
         "arena"
     }
@@ -100,8 +102,8 @@ impl super::Protocol for Arena {
         FLAGS
     }
 
-    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
-        serde_json::to_value(settings::build(input)?).map_err(|e| e.to_string())
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<ArenaSettings, SettingsError> {
+        settings::build(input)
     }
 
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
@@ -121,23 +123,19 @@ impl super::Protocol for Arena {
         }
     }
 
-    fn without_side_effects(&self, settings: &Value) -> Value {
-        let mut settings = settings.clone();
-        if let Some(map) = settings.as_object_mut() {
-            map.insert("arena_dir".into(), Value::Null);
+    fn without_side_effects(&self, settings: ArenaSettings) -> ArenaSettings {
+        ArenaSettings {
+            arena_dir: None,
+            ..settings
         }
-        settings
     }
 
     fn run<'a>(
         &'a self,
         ctx: &'a Context,
         common: &'a Common,
-        settings: &'a Value,
+        settings: ArenaSettings,
     ) -> super::Run<'a> {
-        Box::pin(async move {
-            let settings: ArenaSettings = kit::stored(settings, "the arena's")?;
-            run::run(ctx, common, &settings).await
-        })
+        Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 }

@@ -19,7 +19,7 @@ use crate::code::versions::{Version, winner};
 use crate::code::worktree::WorkTree;
 use crate::debate::{Confidence, Phase, Presentation, Seat, SidePanel};
 use crate::engine::{Context, EngineError};
-use serde_json::{Value, json};
+use serde_json::json;
 use settings::CodeSettings;
 use workshop::Workshop;
 
@@ -73,9 +73,16 @@ fn seats(settings: &CodeSettings) -> Vec<Seat> {
         .collect()
 }
 
-impl super::Protocol for Code {
+impl super::TypedProtocol for Code {
+    type Settings = CodeSettings;
+    type Result = CodeResult;
+
     fn name(&self) -> &'static str {
         "code"
+    }
+
+    fn called(&self) -> &'static str {
+        "code debate"
     }
 
     fn description(&self) -> &'static str {
@@ -96,21 +103,18 @@ impl super::Protocol for Code {
         input.table::<settings::CodeConfig>("code").map(|_| ())
     }
 
-    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError> {
         settings::settings(input)
     }
 
-    fn without_side_effects(&self, settings: &Value) -> Value {
-        let mut settings = settings.clone();
-        if let Some(map) = settings.as_object_mut() {
-            map.insert("rehearsal".into(), Value::Bool(true));
+    fn without_side_effects(&self, settings: CodeSettings) -> CodeSettings {
+        CodeSettings {
+            rehearsal: true,
+            ..settings
         }
-        settings
     }
 
-    fn unsettled(&self, outcome: &serde_json::Value) -> Option<String> {
-        let result: crate::code::record::CodeResult =
-            serde_json::from_value(outcome.clone()).ok()?;
+    fn unsettled(&self, result: &CodeResult) -> Option<String> {
         let winner = result
             .winner
             .and_then(|n| result.versions.iter().find(|v| v.number == n));
@@ -147,12 +151,9 @@ impl super::Protocol for Code {
         &'a self,
         ctx: &'a Context,
         common: &'a Common,
-        settings: &'a Value,
+        settings: CodeSettings,
     ) -> super::Run<'a> {
-        Box::pin(async move {
-            let settings: CodeSettings = kit::stored(settings, "the code debate's")?;
-            run(ctx, common, &settings).await
-        })
+        Box::pin(async move { run(ctx, common, &settings).await })
     }
 }
 

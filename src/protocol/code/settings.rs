@@ -220,7 +220,7 @@ fn language(given: &str) -> Result<String, String> {
     Ok(lang)
 }
 
-pub fn settings(input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
+pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError> {
     let flag = |name: &str| input.flags.get(name).cloned().unwrap_or_default();
     let config: CodeConfig = input.table("code")?;
     let located = |key: &str, message: String| input.located("code", key, message);
@@ -406,5 +406,5 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
         in_git: crate::code::worktree::in_git(input.cwd),
         rehearsal: false,
     };
-    serde_json::to_value(&settings).map_err(|e| e.to_string())
+    Ok(settings)
 }

@@ -17,11 +17,9 @@ pub use context::context_schema;
 pub use rules::MOVE_SCHEMA;
 pub use settings::{DialogueSettings, Persona};
 
-use super::kit;
 use super::{Common, Flag, SettingsError, SettingsInput};
 use crate::debate::{Presentation, SidePanel};
 use crate::engine::Context;
-use serde_json::Value;
 
 /// The formal dialogue, as registered.
 pub struct Dialogue;
@@ -44,7 +42,10 @@ const FLAGS: &[Flag] = &[
     },
 ];
 
-impl super::Protocol for Dialogue {
+impl super::TypedProtocol for Dialogue {
+    type Settings = DialogueSettings;
+    type Result = verdict::DialogueResult;
+
     fn name(&self) -> &'static str {
         "dialogue"
     }
@@ -65,8 +66,8 @@ impl super::Protocol for Dialogue {
             .map(|_| ())
     }
 
-    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
-        serde_json::to_value(settings::build(input)?).map_err(|e| e.to_string())
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<DialogueSettings, SettingsError> {
+        settings::build(input)
     }
 
     fn presentation(&self) -> Presentation {
@@ -86,11 +87,8 @@ impl super::Protocol for Dialogue {
         &'a self,
         ctx: &'a Context,
         common: &'a Common,
-        settings: &'a Value,
+        settings: DialogueSettings,
     ) -> super::Run<'a> {
-        Box::pin(async move {
-            let settings: DialogueSettings = kit::stored(settings, "the dialogue's")?;
-            run::run(ctx, common, &settings).await
-        })
+        Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 }

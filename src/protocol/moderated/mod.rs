@@ -15,13 +15,24 @@ use super::tree::Planning;
 use crate::debate::Presentation;
 use crate::debate::Synthesis;
 use crate::engine::Context;
-use serde_json::Value;
 use std::path::Path;
 
 /// The moderated protocol, as registered.
 pub struct Moderated;
 
-impl super::Protocol for Moderated {
+/// The moderated protocol's own settings: what each seat sees of the others, and how a tree
+/// plans. Debates stored before topologies (and `{}`) are a mesh.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct ModeratedSettings {
+    pub topology: kit::Topology,
+    pub planning: Planning,
+}
+
+impl super::TypedProtocol for Moderated {
+    type Settings = ModeratedSettings;
+    type Result = Synthesis;
+
     fn name(&self) -> &'static str {
         "moderated"
     }
@@ -36,7 +47,10 @@ impl super::Protocol for Moderated {
         &[kit::TOPOLOGY_FLAG, super::tree::PLANNING_FLAG]
     }
 
-    fn settings(&self, input: &super::SettingsInput<'_>) -> Result<Value, super::SettingsError> {
+    fn settings(
+        &self,
+        input: &super::SettingsInput<'_>,
+    ) -> Result<ModeratedSettings, super::SettingsError> {
         let given = input.flags.get("topology").and_then(|v| v.first());
         let topology = kit::Topology::from_flag(given.map(String::as_str))?;
         let planning = Planning::from_flag(
@@ -49,7 +63,7 @@ impl super::Protocol for Moderated {
         if input.flags.contains_key("planning") && topology != kit::Topology::Tree {
             return Err("--planning plans a tree: add --topology tree".into());
         }
-        Ok(serde_json::json!({"topology": topology, "planning": planning}))
+        Ok(ModeratedSettings { topology, planning })
     }
 
     fn presentation(&self) -> Presentation {
@@ -60,22 +74,12 @@ impl super::Protocol for Moderated {
         &'a self,
         ctx: &'a Context,
         common: &'a Common,
-        settings: &'a Value,
+        settings: ModeratedSettings,
     ) -> super::Run<'a> {
-        // Debates stored before topologies (and `{}`) are mesh.
-        let topology = settings
-            .get("topology")
-            .and_then(|t| serde_json::from_value(t.clone()).ok())
-            .unwrap_or_default();
-        let planning = settings
-            .get("planning")
-            .and_then(|t| serde_json::from_value(t.clone()).ok())
-            .unwrap_or_default();
-        Box::pin(run::run(ctx, common, topology, planning))
+        Box::pin(run::run(ctx, common, settings.topology, settings.planning))
     }
 
-    fn follow_up(&self, outcome: &Value, _: &str, record: Option<&Path>) -> Option<String> {
-        let synthesis: Synthesis = serde_json::from_value(outcome.clone()).ok()?;
-        Some(crate::decision::follow_up_markdown(&synthesis, record))
+    fn follow_up(&self, synthesis: &Synthesis, _: &str, record: Option<&Path>) -> Option<String> {
+        Some(crate::decision::follow_up_markdown(synthesis, record))
     }
 }

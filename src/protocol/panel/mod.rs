@@ -15,11 +15,9 @@ mod settings;
 pub use result::{Change, Check, Chosen, PanelResult, check, check_ranked};
 pub use settings::{Judge, PanelOption, PanelSettings, Threshold, parse_option};
 
-use super::kit;
 use super::{Common, Flag, Outcome, SettingsError, SettingsInput};
 use crate::debate::{Phase, Presentation, SidePanel};
 use crate::engine::Context;
-use serde_json::Value;
 
 /// The panel, as registered.
 pub struct Panel;
@@ -50,7 +48,10 @@ const FLAGS: &[Flag] = &[
     },
 ];
 
-impl super::Protocol for Panel {
+impl super::TypedProtocol for Panel {
+    type Settings = PanelSettings;
+    type Result = PanelResult;
+
     fn name(&self) -> &'static str {
         "panel"
     }
@@ -64,17 +65,16 @@ impl super::Protocol for Panel {
         FLAGS
     }
 
-    fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
-        serde_json::to_value(settings::build(input)?).map_err(|e| e.to_string())
+    fn settings(&self, input: &SettingsInput<'_>) -> Result<PanelSettings, SettingsError> {
+        settings::build(input)
     }
 
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
         input.table::<settings::PanelConfig>("panel").map(|_| ())
     }
 
-    fn unsettled(&self, outcome: &Value) -> Option<String> {
-        (outcome.get("consensus") == Some(&Value::Bool(false)))
-            .then(|| "the judges disagreed (CONTESTED)".to_string())
+    fn unsettled(&self, result: &PanelResult) -> Option<String> {
+        (!result.consensus).then(|| "the judges disagreed (CONTESTED)".to_string())
     }
 
     /// Round 1 is each judge alone with the question: no earlier panel's judges reach it,
@@ -100,17 +100,12 @@ impl super::Protocol for Panel {
         &'a self,
         ctx: &'a Context,
         common: &'a Common,
-        settings: &'a Value,
+        settings: PanelSettings,
     ) -> super::Run<'a> {
-        Box::pin(async move {
-            let settings: PanelSettings = kit::stored(settings, "the panel's")?;
-            run::run(ctx, common, &settings).await
-        })
+        Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 
-    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, String> {
-        let mut result: PanelResult = serde_json::from_value(outcome.clone())
-            .map_err(|e| format!("the stored result cannot be read: {e}"))?;
+    fn decide(&self, mut result: PanelResult, choice: &str, by: &str) -> Result<Outcome, String> {
         if result.consensus {
             return Err(format!(
                 "the judges agreed on option {}; there is nothing to decide",
