@@ -50,6 +50,15 @@ impl Verification {
 /// Checks the hashes of debate `id`'s trail, then re-runs its protocol over a copy of its
 /// journal with no provider and compares how it ends with what was recorded.
 pub async fn verify(store: &Store, id: &str) -> Result<Verification, SessionError> {
+    verify_in(&crate::protocol::Registry::builtin(), store, id).await
+}
+
+/// `verify`, with the protocols of `registry`.
+pub async fn verify_in(
+    registry: &crate::protocol::Registry,
+    store: &Store,
+    id: &str,
+) -> Result<Verification, SessionError> {
     let debate = store.debate(id)?;
     if !matches!(
         debate.status,
@@ -67,7 +76,7 @@ pub async fn verify(store: &Store, id: &str) -> Result<Verification, SessionErro
             "cannot make a scratch directory for the re-run: {e}"
         ))
     })?;
-    let rerun = session::rerun(store, &debate.id, scratch.path()).await?;
+    let rerun = session::rerun_in(registry, store, &debate.id, scratch.path()).await?;
     checks.push(Check {
         name: "journal",
         passed: rerun.asked.is_empty(),

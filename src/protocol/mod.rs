@@ -35,6 +35,49 @@ pub static REGISTRY: &[&dyn Protocol] = &[
     &code::Code,
 ];
 
+/// The protocols a session can run, looked up by name: the built-in ones, plus any a caller
+/// adds (a test's toy protocol). Session, resume, replay and `audit --verify` take one, so a
+/// protocol outside `REGISTRY` runs through the same engine, journal and checks.
+#[derive(Clone)]
+pub struct Registry {
+    protocols: Vec<&'static dyn Protocol>,
+}
+
+impl Registry {
+    /// The protocols moot ships (`REGISTRY`).
+    pub fn builtin() -> Registry {
+        Registry {
+            protocols: REGISTRY.to_vec(),
+        }
+    }
+
+    /// This registry with `protocol` added (it takes the place of one of the same name).
+    pub fn with(mut self, protocol: &'static dyn Protocol) -> Registry {
+        self.protocols.retain(|p| p.name() != protocol.name());
+        self.protocols.push(protocol);
+        self
+    }
+
+    /// The protocol called `name`.
+    pub fn find(&self, name: &str) -> Option<&'static dyn Protocol> {
+        self.protocols.iter().copied().find(|p| p.name() == name)
+    }
+
+    /// The protocol called `name`, or a usage error listing the ones there are.
+    pub fn named(&self, name: &str) -> Result<&'static dyn Protocol, String> {
+        self.find(name).ok_or_else(|| {
+            format!(
+                "unknown protocol {name:?}; moot runs {} (see `moot protocols`)",
+                self.protocols
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
 /// The registered protocol called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Protocol> {
     REGISTRY.iter().copied().find(|p| p.name() == name)
@@ -42,16 +85,7 @@ pub fn find(name: &str) -> Option<&'static dyn Protocol> {
 
 /// The registered protocol called `name`, or a usage error listing the ones there are.
 pub fn named(name: &str) -> Result<&'static dyn Protocol, String> {
-    find(name).ok_or_else(|| {
-        format!(
-            "unknown protocol {name:?}; moot runs {} (see `moot protocols`)",
-            REGISTRY
-                .iter()
-                .map(|p| p.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+    Registry::builtin().named(name)
 }
 
 /// A flag a protocol adds to the command line (`--option ID: label`, say).

@@ -58,17 +58,18 @@ pub(super) async fn relevant_lessons(
 pub(super) async fn learn(
     ctx: &Context,
     store: &Store,
+    protocol: &dyn protocol::Protocol,
     debate: &Debate,
     settings: &DebateSettings,
     outcome: &Outcome,
 ) {
-    if let Some(reason) = unlearnable(ctx, store, debate, settings, outcome) {
+    if let Some(reason) = unlearnable(ctx, store, protocol, debate, settings, outcome) {
         ctx.announce(Event::Notice {
             message: format!("no lessons were written: {reason}"),
         });
         return;
     }
-    let focus = protocol::find(&debate.protocol).and_then(|p| p.lesson_focus());
+    let focus = protocol.lesson_focus();
     let drafts =
         match protocol::reflect::reflect(ctx, &debate.question, &outcome.markdown, focus).await {
             Ok(drafts) => drafts,
@@ -141,6 +142,7 @@ pub(super) async fn learn(
 fn unlearnable(
     ctx: &Context,
     store: &Store,
+    protocol: &dyn protocol::Protocol,
     debate: &Debate,
     settings: &DebateSettings,
     outcome: &Outcome,
@@ -174,7 +176,7 @@ fn unlearnable(
     }) {
         return Some("the person overruled the conclusion or rejected the synthesis".into());
     }
-    protocol::find(&debate.protocol).and_then(|p| p.unsettled(&outcome.data))
+    protocol.unsettled(&outcome.data)
 }
 
 /// Embeds the source question of new lessons, when the provider offers embeddings, so later

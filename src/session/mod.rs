@@ -20,7 +20,7 @@ use crate::debate::{Debate, DebateStatus, Event, new_debate_id, now_rfc3339};
 use crate::decision;
 use crate::engine::{self, Context, EngineError, Replay, Seating};
 use crate::llm::{CapabilityCache, HttpSetupError, Provider};
-use crate::protocol::{self, Common, Ending, Outcome};
+use crate::protocol::{self, Common, Ending, Outcome, Registry};
 use crate::providers::{self, ProviderError, ProviderSpec};
 use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
 use std::collections::HashMap;
@@ -154,6 +154,26 @@ pub async fn start(
     wiring: Wiring,
     interrupt: impl Future<Output = ()>,
 ) -> Result<Finish, SessionError> {
+    start_in(
+        &Registry::builtin(),
+        store,
+        question,
+        settings,
+        wiring,
+        interrupt,
+    )
+    .await
+}
+
+/// `start`, with the protocols of `registry`.
+pub async fn start_in(
+    registry: &Registry,
+    store: Store,
+    question: &str,
+    settings: DebateSettings,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+) -> Result<Finish, SessionError> {
     let question = question.trim();
     if question.is_empty() {
         return Err(SessionError::EmptyQuestion);
@@ -206,6 +226,7 @@ pub async fn start(
     // Held until the debate stops driving: the kernel's lock on its lease file.
     let _lease = store.acquire_lease(&debate.id)?;
     drive(
+        registry,
         store,
         debate,
         settings,
@@ -219,6 +240,18 @@ pub async fn start(
 
 /// Picks up a stored debate where it stopped: recorded turns are served from the journal.
 pub async fn resume(
+    store: Store,
+    id: &str,
+    changes: ResumeChanges,
+    wiring: Wiring,
+    interrupt: impl Future<Output = ()>,
+) -> Result<Finish, SessionError> {
+    resume_in(&Registry::builtin(), store, id, changes, wiring, interrupt).await
+}
+
+/// `resume`, with the protocols of `registry`.
+pub async fn resume_in(
+    registry: &Registry,
     store: Store,
     id: &str,
     changes: ResumeChanges,
@@ -255,7 +288,10 @@ pub async fn resume(
             })?;
         store.set_config(&debate.id, &snapshot)?;
     }
-    drive(store, debate, settings, providers, wiring, interrupt, true).await
+    drive(
+        registry, store, debate, settings, providers, wiring, interrupt, true,
+    )
+    .await
 }
 
 /// The settings a debate was stored with.
@@ -267,11 +303,17 @@ fn stored_settings(debate: &Debate) -> Result<DebateSettings, SessionError> {
 }
 
 /// The protocol a stored debate names (one no longer registered is a stored-settings error).
-fn stored_protocol(id: &str, name: &str) -> Result<&'static dyn protocol::Protocol, SessionError> {
-    protocol::named(name).map_err(|detail| SessionError::StoredSettings {
-        id: id.to_string(),
-        detail,
-    })
+fn stored_protocol(
+    registry: &Registry,
+    id: &str,
+    name: &str,
+) -> Result<&'static dyn protocol::Protocol, SessionError> {
+    registry
+        .named(name)
+        .map_err(|detail| SessionError::StoredSettings {
+            id: id.to_string(),
+            detail,
+        })
 }
 
 /// The providers of one debate and the capability cache they share.
@@ -317,7 +359,9 @@ async fn keep_lease(store: &Store, id: &str) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn drive(
+    registry: &Registry,
     store: Store,
     debate: Debate,
     settings: DebateSettings,
@@ -327,14 +371,16 @@ async fn drive(
     resumed: bool,
 ) -> Result<Finish, SessionError> {
     let outcome = run(
-        &store, &debate, &settings, providers, wiring, interrupt, resumed,
+        registry, &store, &debate, &settings, providers, wiring, interrupt, resumed,
     )
     .await;
     let _ = store.release_lease(&debate.id);
     outcome
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run(
+    registry: &Registry,
     store: &Store,
     debate: &Debate,
     settings: &DebateSettings,
@@ -361,7 +407,7 @@ async fn run(
     } else {
         Replay::default()
     };
-    let protocol = stored_protocol(debate.id.as_str(), &settings.protocol)?;
+    let protocol = stored_protocol(registry, debate.id.as_str(), &settings.protocol)?;
     store.set_status(&debate.id, DebateStatus::Running, None)?;
     let ctx = Context::new(
         debate.id.clone(),
@@ -376,7 +422,7 @@ async fn run(
         question: debate.question.clone(),
         protocol: debate.protocol.clone(),
         resumed,
-        presentation: presentation(&debate.protocol),
+        presentation: protocol.presentation(),
     });
     for warning in providers::take_warnings() {
         ctx.announce(Event::Notice { message: warning });
@@ -463,7 +509,7 @@ async fn run(
             if settings.lessons.enabled {
                 let deadline = engine::wait(settings.round_timeout_seconds);
                 tokio::select! {
-                    () = learn(&ctx, store, debate, settings, &outcome) => {}
+                    () = learn(&ctx, store, protocol, debate, settings, &outcome) => {}
                     () = interrupt.as_mut() => {
                         interrupted = true;
                         ctx.announce(Event::Notice {

@@ -6,7 +6,7 @@ use super::{SessionError, Wiring, common_for, stored_protocol, stored_settings};
 use crate::debate::DebateStatus;
 use crate::engine::{Context, EngineSettings, Replay, Seating};
 use crate::llm::Provider;
-use crate::protocol::{Common, Ending, Outcome};
+use crate::protocol::{Common, Ending, Outcome, Registry};
 use crate::providers::ProviderSpec;
 use crate::store::Store;
 use std::collections::HashMap;
@@ -36,9 +36,19 @@ pub async fn rerun(
     id: &str,
     scratch: &std::path::Path,
 ) -> Result<Rerun, SessionError> {
+    rerun_in(&Registry::builtin(), store, id, scratch).await
+}
+
+/// `rerun`, with the protocols of `registry`.
+pub async fn rerun_in(
+    registry: &Registry,
+    store: &Store,
+    id: &str,
+    scratch: &std::path::Path,
+) -> Result<Rerun, SessionError> {
     let debate = store.debate(id)?;
     let mut settings = stored_settings(&debate)?;
-    let protocol = stored_protocol(debate.id.as_str(), &settings.protocol)?;
+    let protocol = stored_protocol(registry, debate.id.as_str(), &settings.protocol)?;
     settings.protocol_settings = protocol.without_side_effects(&settings.protocol_settings);
     let copy = store.copy_debate(&debate.id, &scratch.join("rerun.db"))?;
     let asked: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
