@@ -13,6 +13,123 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+/// A panel stacked at the top of the side column: when it shows and the share of the column it
+/// takes (`split`: its own rows, then what is left for the panels below it), and how it draws.
+/// The column is these panels in `STACK` order, then the commitment stores and the map.
+trait SideView: Sync {
+    /// None when it does not show now; else the constraints of it and of the rest.
+    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]>;
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme);
+}
+
+/// Rows for a panel of `rows` lines of content, at most `area.height / share`.
+fn rows_of(rows: usize, border: u16, area: Rect, share: u16) -> [Constraint; 2] {
+    [
+        Constraint::Length((rows as u16 + border).min(area.height / share)),
+        Constraint::Min(0),
+    ]
+}
+
+/// Who sees whom (a topology other than mesh).
+struct TopologyView;
+impl SideView for TopologyView {
+    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+        let view = app.view.topology.as_ref()?;
+        app.panels
+            .context
+            .then(|| rows_of(view.sees.len(), 2, area, 3))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+        topology(frame, area, app, theme);
+    }
+}
+
+/// The hook runs of a code debate, beside the other panels.
+struct HooksView;
+impl SideView for HooksView {
+    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+        (!app.view.hooks.is_empty() && app.panels.context)
+            .then(|| rows_of(app.view.hooks.len(), 2, area, 3))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+        hooks(frame, area, app, theme);
+    }
+}
+
+/// The lessons this debate was given.
+struct LessonsView;
+impl SideView for LessonsView {
+    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+        if app.view.lessons.is_empty() || !app.panels.context {
+            return None;
+        }
+        let width = area.width.saturating_sub(2) as usize;
+        let lines: usize = app
+            .view
+            .lessons
+            .iter()
+            .map(|l| wrap(&format!("L{} {}", l.id, l.text), width).len() + 1)
+            .sum();
+        Some(rows_of(lines, 2, area, 3))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+        lessons(frame, area, app, theme);
+    }
+}
+
+/// The closing vote.
+struct VotesView;
+impl SideView for VotesView {
+    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+        let votes = app.view.votes.as_ref()?;
+        app.panels
+            .context
+            .then(|| rows_of(votes.candidates.len(), 4, area, 2))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+        votes(frame, area, app, theme);
+    }
+}
+
+/// The rubric scores.
+struct ScoresView;
+impl SideView for ScoresView {
+    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+        (!app.view.scores.is_empty() && app.panels.context)
+            .then(|| rows_of(app.view.scores.len(), 3, area, 2))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+        scores(frame, area, app, theme);
+    }
+}
+
+/// The shared context K, for a protocol that declares it.
+struct ContextView;
+impl SideView for ContextView {
+    fn split(&self, app: &App, _: Rect) -> Option<[Constraint; 2]> {
+        let declared = app.view.presentation.panels.contains(&SidePanel::Context);
+        let stores_below = app.panels.commitments || app.panels.map;
+        (declared && app.panels.context).then_some(if stores_below {
+            [Constraint::Percentage(30), Constraint::Percentage(70)]
+        } else {
+            [Constraint::Percentage(100), Constraint::Percentage(0)]
+        })
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+        context(frame, area, app, theme);
+    }
+}
+
+/// The panels stacked above the commitment stores and the map, top to bottom.
+static STACK: &[&dyn SideView] = &[
+    &TopologyView,
+    &HooksView,
+    &LessonsView,
+    &VotesView,
+    &ScoresView,
+    &ContextView,
+];
+
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     // A protocol that declares standings (the panel) shows them in place of the map and stores.
     if app.view.presentation.panels.contains(&SidePanel::Standings) {
@@ -21,11 +138,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     }
     if app.view.presentation.panels.contains(&SidePanel::Tests) {
         if app.view.presentation.panels.contains(&SidePanel::Versions) {
-            let rows = (app.view.hooks.len().max(1) as u16 + 2).min(area.height / 3);
-            let [top, rest] = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Length(rows), Constraint::Min(0)])
-                .areas(area);
+            let [top, rest] = split(area, rows_of(app.view.hooks.len().max(1), 2, area, 3));
             hooks(frame, top, app, theme);
             versions(frame, rest, app, theme);
         } else {
@@ -33,84 +146,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
         return;
     }
-    let area = match &app.view.topology {
-        Some(view) if app.panels.context => {
-            let rows = (view.sees.len() as u16 + 2).min(area.height / 3);
-            let [top, rest] = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Length(rows), Constraint::Min(0)])
-                .areas(area);
-            topology(frame, top, app, theme);
-            rest
+    let mut area = area;
+    for view in STACK {
+        if let Some(constraints) = view.split(app, area) {
+            let [top, rest] = split(area, constraints);
+            view.draw(frame, top, app, theme);
+            area = rest;
         }
-        _ => area,
-    };
-    let area = if !app.view.hooks.is_empty() && app.panels.context {
-        let rows = (app.view.hooks.len() as u16 + 2).min(area.height / 3);
-        let [top, rest] = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([Constraint::Length(rows), Constraint::Min(0)])
-            .areas(area);
-        hooks(frame, top, app, theme);
-        rest
-    } else {
-        area
-    };
-    let area = if !app.view.lessons.is_empty() && app.panels.context {
-        let width = area.width.saturating_sub(2) as usize;
-        let lines: usize = app
-            .view
-            .lessons
-            .iter()
-            .map(|l| wrap(&format!("L{} {}", l.id, l.text), width).len() + 1)
-            .sum();
-        let rows = (lines as u16 + 2).min(area.height / 3);
-        let [top, rest] = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([Constraint::Length(rows), Constraint::Min(0)])
-            .areas(area);
-        lessons(frame, top, app, theme);
-        rest
-    } else {
-        area
-    };
-    let area = match &app.view.votes {
-        Some(votes) if app.panels.context => {
-            let rows = (votes.candidates.len() as u16 + 4).min(area.height / 2);
-            let [top, rest] = Layout::default()
-                .direction(Direction::Vertical)
-                .constraints([Constraint::Length(rows), Constraint::Min(0)])
-                .areas(area);
-            self::votes(frame, top, app, theme);
-            rest
-        }
-        _ => area,
-    };
-    let area = if !app.view.scores.is_empty() && app.panels.context {
-        let rows = (app.view.scores.len() as u16 + 3).min(area.height / 2);
-        let [top, rest] = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([Constraint::Length(rows), Constraint::Min(0)])
-            .areas(area);
-        scores(frame, top, app, theme);
-        rest
-    } else {
-        area
-    };
-    let area = if app.view.presentation.panels.contains(&SidePanel::Context) && app.panels.context {
-        let [top, rest] = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints(if app.panels.commitments || app.panels.map {
-                [Constraint::Percentage(30), Constraint::Percentage(70)]
-            } else {
-                [Constraint::Percentage(100), Constraint::Percentage(0)]
-            })
-            .areas(area);
-        context(frame, top, app, theme);
-        rest
-    } else {
-        area
-    };
+    }
     let areas: Vec<Rect> = match (app.panels.commitments, app.panels.map) {
         (true, true) => Layout::default()
             .direction(Direction::Vertical)
@@ -130,6 +173,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     {
         map(frame, area, app, theme);
     }
+}
+
+/// `area` cut in two, top to bottom, by `constraints`.
+fn split(area: Rect, constraints: [Constraint; 2]) -> [Rect; 2] {
+    Layout::default()
+        .direction(Direction::Vertical)
+        .constraints(constraints)
+        .areas(area)
 }
 
 /// The candidates with a bar of their backers per round, the round's check, and every change.
