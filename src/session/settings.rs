@@ -5,7 +5,7 @@ use crate::cli::{ProviderArgs, RunArgs};
 use crate::config::{Config, PerspectiveConfig, RetryConfig, TokenBudget};
 use crate::engine::{self, EngineSettings};
 use crate::llm::RetryPolicy;
-use crate::protocol::{self};
+use crate::protocol::{self, Protocol};
 use crate::providers::{self, ProviderSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -211,21 +211,7 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let protocol =
         crate::protocol::named(chosen_protocol(args, config)).map_err(SessionError::Settings)?;
-    for given in args.protocol_flags.keys() {
-        if !protocol.flags().iter().any(|f| f.name == given) {
-            let owners: Vec<&str> = crate::protocol::REGISTRY
-                .iter()
-                .filter(|p| p.flags().iter().any(|f| f.name == given))
-                .map(|p| p.name())
-                .collect();
-            return Err(SessionError::Settings(format!(
-                "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
-                owners.join(" or "),
-                protocol.name(),
-                owners.first().copied().unwrap_or_default()
-            )));
-        }
-    }
+    check_protocol_flags(protocol, args)?;
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.join(" ");
     settings.protocol = protocol.name().to_string();
@@ -242,122 +228,9 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
         })
         .map_err(SessionError::Settings)?;
     check_other_tables(protocol.name(), config, &cwd, &provider)?;
-    if let Some(max_rounds) = args.max_rounds {
-        settings.max_rounds = max_rounds;
-    }
-    settings.perspectives = args.perspectives;
-    settings.named_perspectives = args.named.clone();
-    if args.named.len() > 4 {
-        return Err(SessionError::Settings(format!(
-            "{} perspectives were named; a debate seats 2 to 4",
-            args.named.len()
-        )));
-    }
-    if let Some(count) = args.perspectives
-        && !args.named.is_empty()
-        && count as usize != args.named.len()
-    {
-        return Err(SessionError::Settings(format!(
-            "--perspectives {count} asks for {count} seats but {} --perspective names were \
-             given; drop --perspectives (the names decide the seats) or name {count}",
-            args.named.len()
-        )));
-    }
-    if let Some(budget) = &args.token_budget {
-        settings.token_budget_per_round = TokenBudget::parse(budget)
-            .map_err(|e| SessionError::Settings(format!("--token-budget: {e}")))?;
-    }
-    if let Some(seconds) = args.round_timeout {
-        settings.round_timeout_seconds = seconds;
-    }
-    if let Some(seconds) = args.checkpoint_timeout {
-        settings.checkpoint_timeout_seconds = seconds;
-    }
-    if let Some(seconds) = args.total_timeout {
-        settings.total_timeout_seconds = seconds;
-    }
-    if let Some(enabled) = args.checkpoints.enabled() {
-        settings.checkpoints = enabled;
-    }
-    if args.no_write {
-        settings.write_decision = false;
-    }
-    if let Some(dir) = &args.decisions_dir {
-        let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
-        settings.decisions_dir = cwd.join(dir);
-    }
-    settings.follow_up = args.follow_up;
-    settings.sequential = args.sequential;
-    // `--gates` names the points for this debate, and turns gates on.
-    if let Some(points) = &args.gates {
-        for point in points {
-            if !protocol.gate_points().contains(&point.as_str()) {
-                return Err(SessionError::Settings(format!(
-                    "--gates {point}: not a gate of the {} protocol; its gates are {}",
-                    protocol.name(),
-                    protocol.gate_points().join(", ")
-                )));
-            }
-        }
-        settings.gates.enabled = true;
-        settings.gates.points = points.clone();
-    }
-    // Gates at points the protocol does not stop at are a mistake in the config.
-    if settings.gates.enabled {
-        let where_ = |key: &str| match &config.source {
-            Some(path) => format!("{}: [gates] ", crate::config::locate(path, key)),
-            None => "[gates] ".to_string(),
-        };
-        let from_config = if args.gates.is_some() {
-            &[][..]
-        } else {
-            &config.gates.points[..]
-        };
-        for point in from_config {
-            if !protocol.gate_points().contains(&point.as_str()) {
-                return Err(SessionError::Settings(format!(
-                    "{}{point:?} is not a gate of the {} protocol; its gates are {}",
-                    where_("points"),
-                    protocol.name(),
-                    protocol.gate_points().join(", ")
-                )));
-            }
-        }
-        if !(1..=525_600).contains(&config.gates.timeout_minutes) {
-            return Err(SessionError::Settings(format!(
-                "{}timeout_minutes must be 1 minute to a year, not {}",
-                where_("timeout_minutes"),
-                config.gates.timeout_minutes
-            )));
-        }
-        if let Some(seconds) = config.gates.timeout_seconds
-            && !(1..=crate::engine::LONGEST_WAIT_SECONDS).contains(&seconds)
-        {
-            return Err(SessionError::Settings(format!(
-                "{}timeout_seconds must be 1 second to a year, not {seconds}",
-                where_("timeout_seconds")
-            )));
-        }
-    }
-    for (seat, weight) in &config.vote_weights {
-        if !weight.is_finite() || *weight < 0.0 {
-            let at = match &config.source {
-                Some(path) => format!("{}: ", crate::config::locate(path, seat)),
-                None => String::new(),
-            };
-            return Err(SessionError::Settings(format!(
-                "{at}[vote_weights] {seat:?} = {weight}: a weight is a number 0 or more"
-            )));
-        }
-    }
-    if let Some(name) = &args.vote {
-        let method = crate::vote::Method::parse(name)
-            .map_err(|e| SessionError::Settings(format!("--vote: {e}")))?;
-        settings.vote = Some(method);
-    }
-    if args.no_lessons {
-        settings.lessons.enabled = false;
-    }
+    apply_run_flags(&mut settings, args)?;
+    apply_gates(&mut settings, protocol, args, config)?;
+    apply_vote_and_lessons(&mut settings, args, config)?;
     // Unknown perspective names are a usage error before anything is stored (where they name
     // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
     // on reads it itself).
@@ -411,6 +284,168 @@ impl DebateSettings {
         template.lessons.enabled = false;
         Ok(template)
     }
+}
+
+/// `--foo` given for a protocol that has no such flag: refused, naming the protocol that has it.
+fn check_protocol_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), SessionError> {
+    for given in args.protocol_flags.keys() {
+        if !protocol.flags().iter().any(|f| f.name == given) {
+            let owners: Vec<&str> = crate::protocol::REGISTRY
+                .iter()
+                .filter(|p| p.flags().iter().any(|f| f.name == given))
+                .map(|p| p.name())
+                .collect();
+            return Err(SessionError::Settings(format!(
+                "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
+                owners.join(" or "),
+                protocol.name(),
+                owners.first().copied().unwrap_or_default()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Rounds, seats, budgets, timeouts, checkpoints and where the record goes, from the command
+/// line over config.
+fn apply_run_flags(settings: &mut DebateSettings, args: &RunArgs) -> Result<(), SessionError> {
+    if let Some(max_rounds) = args.max_rounds {
+        settings.max_rounds = max_rounds;
+    }
+    settings.perspectives = args.perspectives;
+    settings.named_perspectives = args.named.clone();
+    if args.named.len() > 4 {
+        return Err(SessionError::Settings(format!(
+            "{} perspectives were named; a debate seats 2 to 4",
+            args.named.len()
+        )));
+    }
+    if let Some(count) = args.perspectives
+        && !args.named.is_empty()
+        && count as usize != args.named.len()
+    {
+        return Err(SessionError::Settings(format!(
+            "--perspectives {count} asks for {count} seats but {} --perspective names were \
+             given; drop --perspectives (the names decide the seats) or name {count}",
+            args.named.len()
+        )));
+    }
+    if let Some(budget) = &args.token_budget {
+        settings.token_budget_per_round = TokenBudget::parse(budget)
+            .map_err(|e| SessionError::Settings(format!("--token-budget: {e}")))?;
+    }
+    if let Some(seconds) = args.round_timeout {
+        settings.round_timeout_seconds = seconds;
+    }
+    if let Some(seconds) = args.checkpoint_timeout {
+        settings.checkpoint_timeout_seconds = seconds;
+    }
+    if let Some(seconds) = args.total_timeout {
+        settings.total_timeout_seconds = seconds;
+    }
+    if let Some(enabled) = args.checkpoints.enabled() {
+        settings.checkpoints = enabled;
+    }
+    if args.no_write {
+        settings.write_decision = false;
+    }
+    if let Some(dir) = &args.decisions_dir {
+        let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
+        settings.decisions_dir = cwd.join(dir);
+    }
+    settings.follow_up = args.follow_up;
+    settings.sequential = args.sequential;
+    Ok(())
+}
+
+/// `--gates` (which turns gates on) or `[gates]`, each point one the protocol stops at, and the
+/// gate timeouts within their range.
+fn apply_gates(
+    settings: &mut DebateSettings,
+    protocol: &dyn Protocol,
+    args: &RunArgs,
+    config: &Config,
+) -> Result<(), SessionError> {
+    // `--gates` names the points for this debate, and turns gates on.
+    if let Some(points) = &args.gates {
+        for point in points {
+            if !protocol.gate_points().contains(&point.as_str()) {
+                return Err(SessionError::Settings(format!(
+                    "--gates {point}: not a gate of the {} protocol; its gates are {}",
+                    protocol.name(),
+                    protocol.gate_points().join(", ")
+                )));
+            }
+        }
+        settings.gates.enabled = true;
+        settings.gates.points = points.clone();
+    }
+    // Gates at points the protocol does not stop at are a mistake in the config.
+    if settings.gates.enabled {
+        let where_ = |key: &str| match &config.source {
+            Some(path) => format!("{}: [gates] ", crate::config::locate(path, key)),
+            None => "[gates] ".to_string(),
+        };
+        let from_config = if args.gates.is_some() {
+            &[][..]
+        } else {
+            &config.gates.points[..]
+        };
+        for point in from_config {
+            if !protocol.gate_points().contains(&point.as_str()) {
+                return Err(SessionError::Settings(format!(
+                    "{}{point:?} is not a gate of the {} protocol; its gates are {}",
+                    where_("points"),
+                    protocol.name(),
+                    protocol.gate_points().join(", ")
+                )));
+            }
+        }
+        if !(1..=525_600).contains(&config.gates.timeout_minutes) {
+            return Err(SessionError::Settings(format!(
+                "{}timeout_minutes must be 1 minute to a year, not {}",
+                where_("timeout_minutes"),
+                config.gates.timeout_minutes
+            )));
+        }
+        if let Some(seconds) = config.gates.timeout_seconds
+            && !(1..=crate::engine::LONGEST_WAIT_SECONDS).contains(&seconds)
+        {
+            return Err(SessionError::Settings(format!(
+                "{}timeout_seconds must be 1 second to a year, not {seconds}",
+                where_("timeout_seconds")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `[vote_weights]` checked, `--vote` read, `--no-lessons` applied.
+fn apply_vote_and_lessons(
+    settings: &mut DebateSettings,
+    args: &RunArgs,
+    config: &Config,
+) -> Result<(), SessionError> {
+    for (seat, weight) in &config.vote_weights {
+        if !weight.is_finite() || *weight < 0.0 {
+            let at = match &config.source {
+                Some(path) => format!("{}: ", crate::config::locate(path, seat)),
+                None => String::new(),
+            };
+            return Err(SessionError::Settings(format!(
+                "{at}[vote_weights] {seat:?} = {weight}: a weight is a number 0 or more"
+            )));
+        }
+    }
+    if let Some(name) = &args.vote {
+        let method = crate::vote::Method::parse(name)
+            .map_err(|e| SessionError::Settings(format!("--vote: {e}")))?;
+        settings.vote = Some(method);
+    }
+    if args.no_lessons {
+        settings.lessons.enabled = false;
+    }
+    Ok(())
 }
 
 /// Every other protocol's `[table]` read for typos, so that one is refused whichever protocol

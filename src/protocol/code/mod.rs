@@ -15,7 +15,7 @@ use super::{Common, Ending, Flag, Outcome, SettingsError, SettingsInput};
 use crate::code::loops;
 use crate::code::record::{CodeResult, Reflection};
 use crate::code::roles::CodePhase;
-use crate::code::versions::{Version, winner};
+use crate::code::versions::{Version, Winner, winner};
 use crate::code::worktree::WorkTree;
 use crate::debate::{Confidence, Phase, Presentation, Seat, SidePanel};
 use crate::engine::{Context, EngineError};
@@ -285,27 +285,7 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
     if let Some(ending) = phases::apply_winner(shop, chosen.as_ref().map(|w| w.number)).await? {
         return Ok(ending);
     }
-    let failing = chosen.as_ref().is_some_and(|w| {
-        shop.versions
-            .iter()
-            .any(|v| v.number == w.number && v.hooks_ok == Some(false))
-    });
-    let recommendation = match &chosen {
-        // A version that fails its tests is never recommended for applying.
-        Some(w) if failing => format!(
-            "No version passes its tests, so none is recommended for applying. Version {} passes the most; `moot code apply {} --version {} --failing` applies it anyway.",
-            w.number, ctx.debate_id, w.number
-        ),
-        Some(w) if settings.in_git => format!(
-            "Apply version {} with `moot code apply {} --version {}` (each version is a commit in moot's own git dir for the debate, not in your repository; `moot code diff {} 1 {}` compares them).",
-            w.number, ctx.debate_id, w.number, ctx.debate_id, w.number
-        ),
-        Some(w) => format!(
-            "Apply version {} with `moot code apply {} --version {}` (outside git it writes the version's files, refusing any you changed since the debate started).",
-            w.number, ctx.debate_id, w.number
-        ),
-        None => "No version was written; nothing to apply.".into(),
-    };
+    let recommendation = recommendation(shop, chosen.as_ref());
     let result = CodeResult {
         task: common.question.clone(),
         clarifications: shop.clarifications.clone(),
@@ -337,6 +317,32 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         section: Some("code_result".into()),
         date: crate::debate::today(),
     })))
+}
+
+/// What the record recommends doing with the chosen version: apply it (and how), or why not.
+fn recommendation(shop: &Workshop<'_>, chosen: Option<&Winner>) -> String {
+    let (ctx, settings) = (shop.ctx, shop.settings);
+    let failing = chosen.is_some_and(|w| {
+        shop.versions
+            .iter()
+            .any(|v| v.number == w.number && v.hooks_ok == Some(false))
+    });
+    match chosen {
+        // A version that fails its tests is never recommended for applying.
+        Some(w) if failing => format!(
+            "No version passes its tests, so none is recommended for applying. Version {} passes the most; `moot code apply {} --version {} --failing` applies it anyway.",
+            w.number, ctx.debate_id, w.number
+        ),
+        Some(w) if settings.in_git => format!(
+            "Apply version {} with `moot code apply {} --version {}` (each version is a commit in moot's own git dir for the debate, not in your repository; `moot code diff {} 1 {}` compares them).",
+            w.number, ctx.debate_id, w.number, ctx.debate_id, w.number
+        ),
+        Some(w) => format!(
+            "Apply version {} with `moot code apply {} --version {}` (outside git it writes the version's files, refusing any you changed since the debate started).",
+            w.number, ctx.debate_id, w.number
+        ),
+        None => "No version was written; nothing to apply.".into(),
+    }
 }
 
 /// What the record says when hooks ran model-written code with no filesystem sandbox (the

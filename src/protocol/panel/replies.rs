@@ -187,6 +187,119 @@ impl ReplyShape for JudgeReplies {
     }
 }
 
+impl JudgeReplies {
+    /// The ranking a ranked vote needs: every option once, the recommendation first, with a
+    /// confidence 0–1.
+    fn ranking(&self, reply: &Value, recommended: &str) -> Result<(Vec<String>, f64), Unusable> {
+        let ranking: Vec<String> = reply
+            .get("ranking")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(|s| s.trim().to_uppercase()))
+            .collect();
+        let mut sorted = ranking.clone();
+        sorted.sort();
+        sorted.dedup();
+        let mut all = self.options.clone();
+        all.sort();
+        if sorted != all || ranking.len() != all.len() {
+            return Err(unusable!(
+                "`ranking` must list every option once ({}), best first",
+                self.options.join(", ")
+            ));
+        }
+        if ranking.first().map(String::as_str) != Some(recommended) {
+            return Err(unusable!(
+                "`ranking` must start with your recommendation {recommended}"
+            ));
+        }
+        let confidence = reply
+            .get("confidence")
+            .and_then(Value::as_f64)
+            .filter(|c| (0.0..=1.0).contains(c))
+            .ok_or("`confidence` must be a number from 0 to 1")?;
+        Ok((ranking, confidence))
+    }
+
+    /// A challenge round's reply: one counter-argument to each other judge, and a changed
+    /// recommendation explained.
+    fn challenges(
+        &self,
+        reply: &Value,
+        transcript: &Transcript<'_>,
+        recommended: &str,
+        data: &mut Value,
+    ) -> Result<(), Unusable> {
+        let text = |field: &str| {
+            reply
+                .get(field)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .unwrap_or("")
+                .to_string()
+        };
+        let challenges = reply
+            .get("challenges")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let answered: Vec<String> = challenges
+            .iter()
+            .filter(|c| {
+                c.get("counter_argument")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| !t.trim().is_empty())
+            })
+            .filter_map(|c| c.get("judge").and_then(Value::as_str).map(str::to_string))
+            .collect();
+        let missing: Vec<&String> = self
+            .others
+            .iter()
+            .filter(|o| !answered.contains(o))
+            .collect();
+        if !missing.is_empty() {
+            return Err(unusable!(
+                "`challenges` must hold one specific counter-argument to each other judge; missing: {}",
+                missing
+                    .iter()
+                    .map(|m| m.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        data["challenges"] = Value::Array(challenges);
+        let previous = transcript
+            .turns
+            .iter()
+            .rev()
+            .filter(|t| {
+                t.seat == transcript.key.seat
+                    && t.round < transcript.key.round
+                    && t.status == TurnStatus::Ok
+            })
+            .find_map(|t| {
+                t.data
+                    .as_ref()?
+                    .get("recommended")?
+                    .as_str()
+                    .map(str::to_string)
+            });
+        let reason = text("change_reason");
+        if let Some(previous) = previous.filter(|p| p != recommended) {
+            if self.require_reason && reason.split_whitespace().count() < 3 {
+                return Err(unusable!(
+                    "you changed your recommendation from {previous} to {recommended}; say exactly \
+                     what convinced you in `change_reason`"
+                ));
+            }
+            data["changed_from"] = json!(previous);
+            data["change_reason"] = json!(reason);
+        }
+        Ok(())
+    }
+}
+
 impl ReplyParser for JudgeReplies {
     fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let text = |field: &str| {
@@ -215,34 +328,7 @@ impl ReplyParser for JudgeReplies {
             "order": self.order,
         });
         if self.ranked {
-            let ranking: Vec<String> = reply
-                .get("ranking")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|v| v.as_str().map(|s| s.trim().to_uppercase()))
-                .collect();
-            let mut sorted = ranking.clone();
-            sorted.sort();
-            sorted.dedup();
-            let mut all = self.options.clone();
-            all.sort();
-            if sorted != all || ranking.len() != all.len() {
-                return Err(unusable!(
-                    "`ranking` must list every option once ({}), best first",
-                    self.options.join(", ")
-                ));
-            }
-            if ranking.first() != Some(&recommended) {
-                return Err(unusable!(
-                    "`ranking` must start with your recommendation {recommended}"
-                ));
-            }
-            let confidence = reply
-                .get("confidence")
-                .and_then(Value::as_f64)
-                .filter(|c| (0.0..=1.0).contains(c))
-                .ok_or("`confidence` must be a number from 0 to 1")?;
+            let (ranking, confidence) = self.ranking(reply, &recommended)?;
             data["ranking"] = json!(ranking);
             data["confidence"] = json!(confidence);
         }
@@ -250,63 +336,7 @@ impl ReplyParser for JudgeReplies {
             data["assessments"] = Value::Array(assessments.clone());
         }
         if !self.others.is_empty() {
-            let challenges = reply
-                .get("challenges")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let answered: Vec<String> = challenges
-                .iter()
-                .filter(|c| {
-                    c.get("counter_argument")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| !t.trim().is_empty())
-                })
-                .filter_map(|c| c.get("judge").and_then(Value::as_str).map(str::to_string))
-                .collect();
-            let missing: Vec<&String> = self
-                .others
-                .iter()
-                .filter(|o| !answered.contains(o))
-                .collect();
-            if !missing.is_empty() {
-                return Err(unusable!(
-                    "`challenges` must hold one specific counter-argument to each other judge; missing: {}",
-                    missing
-                        .iter()
-                        .map(|m| m.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            data["challenges"] = Value::Array(challenges);
-            let previous = transcript
-                .turns
-                .iter()
-                .rev()
-                .filter(|t| {
-                    t.seat == transcript.key.seat
-                        && t.round < transcript.key.round
-                        && t.status == TurnStatus::Ok
-                })
-                .find_map(|t| {
-                    t.data
-                        .as_ref()?
-                        .get("recommended")?
-                        .as_str()
-                        .map(str::to_string)
-                });
-            let reason = text("change_reason");
-            if let Some(previous) = previous.filter(|p| *p != recommended) {
-                if self.require_reason && reason.split_whitespace().count() < 3 {
-                    return Err(unusable!(
-                        "you changed your recommendation from {previous} to {recommended}; say exactly \
-                         what convinced you in `change_reason`"
-                    ));
-                }
-                data["changed_from"] = json!(previous);
-                data["change_reason"] = json!(reason);
-            }
+            self.challenges(reply, transcript, &recommended, &mut data)?;
         }
         Ok(Reply {
             content: reasoning,
