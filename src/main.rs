@@ -133,38 +133,12 @@ fn hoist_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
 }
 
 fn run(cli: Cli) -> Result<i32, Failure> {
-    let fix = |e: moot::config::ConfigError| {
-        Failure::usage(format!(
-            "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
-        ))
-    };
-    let (config, config_path) =
-        Config::load(paths::config_path(cli.config.clone())).map_err(fix)?;
-    let protocol_names: Vec<&str> = moot::protocol::REGISTRY.iter().map(|p| p.name()).collect();
-    config.check_protocol_tables(&protocol_names).map_err(fix)?;
-    tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
-    let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {
-        let place = config_path
-            .as_deref()
-            .map(|p| moot::config::locate(p, "[ui.keys]"))
-            .unwrap_or_else(|| "config".into());
-        Failure::usage(format!("{place}: [ui.keys]: {problem}"))
-    })?;
-    let keymap = Arc::new(keymap);
+    let (config, keymap) = load_config(&cli)?;
     match cli.command {
         Some(Command::Open { id, ascii, theme }) => {
-            if !std::io::stdout().is_terminal() {
-                return Err(Failure::usage(
-                    "moot open needs a terminal; moot show ID prints a debate as text",
-                ));
-            }
+            let face = screen_face(ascii, theme, "open", "moot show ID prints a debate as text")?;
             // Fail before the screen opens if the id is unknown.
             let id = open_store()?.debate(&id)?.id;
-            let face = FaceArgs {
-                ascii,
-                theme,
-                headless: false,
-            };
             workbench(
                 &config,
                 &keymap,
@@ -174,16 +148,12 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             )
         }
         Some(Command::History { ascii, theme }) => {
-            if !std::io::stdout().is_terminal() {
-                return Err(Failure::usage(
-                    "moot history needs a terminal; moot list prints the history as text",
-                ));
-            }
-            let face = FaceArgs {
+            let face = screen_face(
                 ascii,
                 theme,
-                headless: false,
-            };
+                "history",
+                "moot list prints the history as text",
+            )?;
             workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
         }
         Some(Command::Protocols { json }) => {
@@ -229,32 +199,7 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             json,
             verify,
             verify_record,
-        }) => {
-            let store = open_store()?;
-            let failure = |error: moot::session::SessionError| {
-                if error.is_usage() {
-                    Failure::usage(error.to_string())
-                } else {
-                    Failure::runtime(error.to_string())
-                }
-            };
-            if let Some(file) = verify_record {
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
-                let shown = file.display().to_string();
-                let report =
-                    moot::audit::verify_record(&store, &id, &shown, &text).map_err(failure)?;
-                print!("{}", report.to_text());
-                return Ok(if report.passed() { 0 } else { 1 });
-            }
-            if !verify {
-                commands::audit(&store, &id, json)?;
-                return Ok(0);
-            }
-            let report = block_on(moot::audit::verify(&store, &id))?.map_err(failure)?;
-            print!("{}", report.to_text());
-            Ok(if report.passed() { 0 } else { 1 })
-        }
+        }) => audit_command(&id, json, verify, verify_record.as_deref()),
         Some(Command::Approve { id }) => {
             let by = format!("{} from another terminal", moot::signals::user());
             commands::decide_gate(&open_store()?, &id, None, &by)?;
@@ -289,52 +234,140 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             checkpoints,
             yes,
             provider,
-        }) => {
-            let store = open_store()?;
-            let provider = if provider_given(&provider) {
-                let spec = providers::resolve(&session::provider_flags(&provider), &config)
-                    .map_err(|e| Failure::usage(e.to_string()))?;
-                ensure_local_model(&spec, yes)?;
-                Some(spec)
-            } else {
-                None
-            };
-            let changes = ResumeChanges {
-                provider,
-                checkpoints: checkpoints.enabled(),
-            };
-            // Refused before a screen opens: an unknown, finished or running debate.
-            let debate = store.debate(&id)?;
-            if debate.status == moot::debate::DebateStatus::Running {
-                // A held lease: says which process holds it.
-                drop(store.acquire_lease(&debate.id)?);
-            }
-            if !debate.status.is_resumable() {
-                return Err(Failure::usage(
-                    session::SessionError::NotResumable {
-                        id: debate.id,
-                        status: debate.status,
-                    }
-                    .to_string(),
-                ));
-            }
-            if on_terminal() && !face.headless {
-                let start = Start::Live(Run::Resume {
-                    id: debate.id,
-                    changes: Box::new(changes),
-                });
-                return workbench(&config, &keymap, &RunArgs::default(), &face, start);
-            }
-            let answers = answers(checkpoints.mode());
-            block_on(headless::run(answers, |wiring| {
-                session::resume(store, &id, changes, wiring, moot::signals::interrupted())
-            }))
-        }
+        }) => resume_command(&config, &keymap, &id, &face, &checkpoints, yes, &provider),
         None => run_debate(cli.run, &config, &keymap),
     }
 }
 
 /// The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
+/// The face of a command that only makes sense on a screen (`open`, `history`); refused, with
+/// the text command that does the job instead, when stdout is not a terminal.
+fn screen_face(
+    ascii: bool,
+    theme: Option<String>,
+    command: &str,
+    instead: &str,
+) -> Result<FaceArgs, Failure> {
+    if !std::io::stdout().is_terminal() {
+        return Err(Failure::usage(format!(
+            "moot {command} needs a terminal; {instead}"
+        )));
+    }
+    Ok(FaceArgs {
+        ascii,
+        theme,
+        headless: false,
+    })
+}
+
+/// The config file (every top-level table one moot knows) and the keymap it configures.
+fn load_config(cli: &Cli) -> Result<(Config, Arc<Keymap>), Failure> {
+    let fix = |e: moot::config::ConfigError| {
+        Failure::usage(format!(
+            "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
+        ))
+    };
+    let (config, config_path) =
+        Config::load(paths::config_path(cli.config.clone())).map_err(fix)?;
+    let protocol_names: Vec<&str> = moot::protocol::REGISTRY.iter().map(|p| p.name()).collect();
+    config.check_protocol_tables(&protocol_names).map_err(fix)?;
+    tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
+    let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {
+        let place = config_path
+            .as_deref()
+            .map(|p| moot::config::locate(p, "[ui.keys]"))
+            .unwrap_or_else(|| "config".into());
+        Failure::usage(format!("{place}: [ui.keys]: {problem}"))
+    })?;
+    let keymap = Arc::new(keymap);
+    Ok((config, keymap))
+}
+
+/// `moot audit`: the trail, `--verify` (the chain, the hashes and a re-run from the journal) or
+/// `--verify-record FILE` (a record file against its receipt); exit 1 when a check fails.
+fn audit_command(
+    id: &str,
+    json: bool,
+    verify: bool,
+    verify_record: Option<&std::path::Path>,
+) -> Result<i32, Failure> {
+    let store = open_store()?;
+    let failure = |error: moot::session::SessionError| {
+        if error.is_usage() {
+            Failure::usage(error.to_string())
+        } else {
+            Failure::runtime(error.to_string())
+        }
+    };
+    if let Some(file) = verify_record {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
+        let shown = file.display().to_string();
+        let report = moot::audit::verify_record(&store, id, &shown, &text).map_err(failure)?;
+        print!("{}", report.to_text());
+        return Ok(if report.passed() { 0 } else { 1 });
+    }
+    if !verify {
+        commands::audit(&store, id, json)?;
+        return Ok(0);
+    }
+    let report = block_on(moot::audit::verify(&store, id))?.map_err(failure)?;
+    print!("{}", report.to_text());
+    Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// `moot resume ID`: refused before a screen opens when the debate is unknown, finished or
+/// running elsewhere; then on the workbench, or headless.
+fn resume_command(
+    config: &Config,
+    keymap: &Arc<Keymap>,
+    id: &str,
+    face: &FaceArgs,
+    checkpoints: &moot::cli::CheckpointArgs,
+    yes: bool,
+    provider: &ProviderArgs,
+) -> Result<i32, Failure> {
+    let store = open_store()?;
+    let provider = if provider_given(provider) {
+        let spec = providers::resolve(&session::provider_flags(provider), config)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        ensure_local_model(&spec, yes)?;
+        Some(spec)
+    } else {
+        None
+    };
+    let changes = ResumeChanges {
+        provider,
+        checkpoints: checkpoints.enabled(),
+    };
+    // Refused before a screen opens: an unknown, finished or running debate.
+    let debate = store.debate(id)?;
+    if debate.status == moot::debate::DebateStatus::Running {
+        // A held lease: says which process holds it.
+        drop(store.acquire_lease(&debate.id)?);
+    }
+    if !debate.status.is_resumable() {
+        return Err(Failure::usage(
+            session::SessionError::NotResumable {
+                id: debate.id,
+                status: debate.status,
+            }
+            .to_string(),
+        ));
+    }
+    if on_terminal() && !face.headless {
+        let start = Start::Live(Run::Resume {
+            id: debate.id,
+            changes: Box::new(changes),
+        });
+        return workbench(config, keymap, &RunArgs::default(), face, start);
+    }
+    let answers = answers(checkpoints.mode());
+    block_on(headless::run(answers, |wiring| {
+        session::resume(store, id, changes, wiring, moot::signals::interrupted())
+    }))
+}
+
 fn on_terminal() -> bool {
     std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
 }
@@ -587,7 +620,7 @@ fn answers(mode: CheckpointMode) -> CheckpointAnswers {
 /// `moot bench`: builds (or reloads) the run, runs what is missing with a progress bar on a
 /// terminal, prints the table and writes the JSON and markdown reports.
 fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Failure> {
-    use moot::bench::{self, BenchSettings, arms::Arm, arms::Shape, data};
+    use moot::bench::{self, BenchSettings, arms::Shape};
     let store = open_store()?;
     let spec = providers::resolve(&session::provider_flags(&args.provider), config)
         .map_err(|e| Failure::usage(e.to_string()))?;
@@ -610,49 +643,7 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
             })?;
             (id.clone(), settings)
         }
-        None => {
-            let arms = args
-                .arms
-                .iter()
-                .map(|a| Arm::parse_flag(a))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| Failure::usage(format!("--arms: {e}")))?;
-            let count = args.problems as usize;
-            let (set, problems) = match &args.dataset {
-                Some(path) => (
-                    path.display().to_string(),
-                    data::dataset(path)
-                        .map_err(Failure::usage)?
-                        .into_iter()
-                        .take(count)
-                        .collect(),
-                ),
-                None if args.set == "words" => (
-                    "words".to_string(),
-                    data::words(count).map_err(Failure::runtime)?,
-                ),
-                None => ("arithmetic".to_string(), data::arithmetic(count, args.seed)),
-            };
-            let settings = BenchSettings {
-                set,
-                problems,
-                seed: args.seed,
-                arms,
-                agents: args.agents as usize,
-                rounds: args.rounds as usize,
-                samples: args
-                    .samples
-                    .map_or((args.agents * args.rounds) as usize, |s| s as usize),
-                jobs: args.jobs as usize,
-                provider: format!("{} / {}", provider.kind(), provider.model()),
-                protocol: args.protocol.clone(),
-            };
-            let id = bench::new_run_id();
-            let value =
-                serde_json::to_value(&settings).map_err(|e| Failure::runtime(e.to_string()))?;
-            store.create_bench_run(&id, &value)?;
-            (id, settings)
-        }
+        None => new_bench_run(&args, provider.as_ref(), &store)?,
     };
     let shape = Shape {
         agents: settings.agents,
@@ -744,6 +735,55 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
     }
     let failed = report.arms.iter().any(|arm| arm.failed > 0);
     Ok(if failed { 1 } else { 0 })
+}
+
+/// A new bench run from its flags: the arms, the problems of its set, stored before it runs.
+fn new_bench_run(
+    args: &moot::cli::BenchArgs,
+    provider: &dyn moot::llm::Provider,
+    store: &Store,
+) -> Result<(String, moot::bench::BenchSettings), Failure> {
+    use moot::bench::{self, BenchSettings, arms::Arm, data};
+    let arms = args
+        .arms
+        .iter()
+        .map(|a| Arm::parse_flag(a))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::usage(format!("--arms: {e}")))?;
+    let count = args.problems as usize;
+    let (set, problems) = match &args.dataset {
+        Some(path) => (
+            path.display().to_string(),
+            data::dataset(path)
+                .map_err(Failure::usage)?
+                .into_iter()
+                .take(count)
+                .collect(),
+        ),
+        None if args.set == "words" => (
+            "words".to_string(),
+            data::words(count).map_err(Failure::runtime)?,
+        ),
+        None => ("arithmetic".to_string(), data::arithmetic(count, args.seed)),
+    };
+    let settings = BenchSettings {
+        set,
+        problems,
+        seed: args.seed,
+        arms,
+        agents: args.agents as usize,
+        rounds: args.rounds as usize,
+        samples: args
+            .samples
+            .map_or((args.agents * args.rounds) as usize, |s| s as usize),
+        jobs: args.jobs as usize,
+        provider: format!("{} / {}", provider.kind(), provider.model()),
+        protocol: args.protocol.clone(),
+    };
+    let id = bench::new_run_id();
+    let value = serde_json::to_value(&settings).map_err(|e| Failure::runtime(e.to_string()))?;
+    store.create_bench_run(&id, &value)?;
+    Ok((id, settings))
 }
 
 fn provider_given(args: &ProviderArgs) -> bool {
