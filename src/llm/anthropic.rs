@@ -213,36 +213,11 @@ impl AnthropicProvider {
                         if let Some(reason) =
                             value["delta"].get("stop_reason").and_then(Value::as_str)
                         {
-                            finish = match reason {
-                                "max_tokens" => FinishReason::Length,
-                                "end_turn" | "tool_use" | "stop_sequence" => FinishReason::Stop,
-                                _ => FinishReason::Other,
-                            };
+                            finish = finish_reason(reason);
                         }
                     }
                     "message_stop" => stopped = true,
-                    "error" => {
-                        let error = &value["error"];
-                        let message = error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("error event");
-                        let error_type = error.get("type").and_then(Value::as_str).unwrap_or("");
-                        return Err(match error_type {
-                            "rate_limit_error" => LlmError::RateLimited { retry_after: None },
-                            "invalid_request_error"
-                            | "authentication_error"
-                            | "permission_error" => LlmError::Client {
-                                status: 400,
-                                body: trim_body(message),
-                            },
-                            _ => LlmError::Server {
-                                status: 529,
-                                body: trim_body(message),
-                                retry_after: None,
-                            },
-                        });
-                    }
+                    "error" => return Err(stream_error(&value["error"])),
                     _ => {}
                 }
             }
@@ -290,5 +265,35 @@ impl Provider for AnthropicProvider {
         on_text: TextSink<'a>,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
         Box::pin(self.attempt(request, on_text))
+    }
+}
+
+/// An `error` event inside a stream, as the error it is (rate limit, refusal, overload).
+fn stream_error(error: &Value) -> LlmError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("error event");
+    let error_type = error.get("type").and_then(Value::as_str).unwrap_or("");
+    match error_type {
+        "rate_limit_error" => LlmError::RateLimited { retry_after: None },
+        "invalid_request_error" | "authentication_error" | "permission_error" => LlmError::Client {
+            status: 400,
+            body: trim_body(message),
+        },
+        _ => LlmError::Server {
+            status: 529,
+            body: trim_body(message),
+            retry_after: None,
+        },
+    }
+}
+
+/// Why the message stopped, as moot says it.
+fn finish_reason(stop_reason: &str) -> FinishReason {
+    match stop_reason {
+        "max_tokens" => FinishReason::Length,
+        "end_turn" | "tool_use" | "stop_sequence" => FinishReason::Stop,
+        _ => FinishReason::Other,
     }
 }

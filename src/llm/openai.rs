@@ -303,27 +303,13 @@ impl OpenAiProvider {
                 let value: Value = serde_json::from_str(&event.data)
                     .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
                 if let Some(error) = value.get("error") {
-                    let message = error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("error event in stream");
-                    return Err(LlmError::Server {
-                        status: 500,
-                        body: trim_body(message),
-                        retry_after: None,
-                    });
+                    return Err(stream_error(error));
                 }
                 if let Some(name) = value.get("model").and_then(Value::as_str) {
                     model = name.to_string();
                 }
                 if let Some(u) = value.get("usage").filter(|u| !u.is_null()) {
-                    usage = Some(Usage {
-                        input: u.get("prompt_tokens").and_then(Value::as_u64).unwrap_or(0),
-                        output: u
-                            .get("completion_tokens")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0),
-                    });
+                    usage = Some(usage_of(u));
                 }
                 if let Some(choice) = value.get("choices").and_then(|c| c.get(0)) {
                     if let Some(delta) = choice
@@ -479,6 +465,28 @@ impl OpenAiProvider {
                 "the embeddings reply does not hold one vector per text".into(),
             )),
         }
+    }
+}
+
+/// An error event inside a stream, as the server's error.
+fn stream_error(error: &Value) -> LlmError {
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("error event in stream");
+    LlmError::Server {
+        status: 500,
+        body: trim_body(message),
+        retry_after: None,
+    }
+}
+
+/// The token counts a stream's `usage` reports.
+fn usage_of(usage: &Value) -> Usage {
+    let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input: count("prompt_tokens"),
+        output: count("completion_tokens"),
     }
 }
 

@@ -266,15 +266,9 @@ impl Context {
         results.into_iter().collect()
     }
 
-    /// Runs the exchange with the provider: first request, retries, one repair request.
-    async fn converse(&self, speech: &Speech, provider: &dyn Provider) -> Conversation {
-        let mut conversation = Conversation {
-            prose_field: match &speech.kind {
-                ReplyKind::Structured { stream_field, .. } => *stream_field,
-                ReplyKind::Prose => None,
-            },
-            ..Conversation::default()
-        };
+    /// The provider request a speech makes: its label (named over the wire), the system prompt
+    /// with the debate's lessons where they may reach it, the prompt, the reply's schema.
+    fn request_for(&self, speech: &Speech) -> ChatRequest {
         let reply_format = speech
             .schema
             .as_ref()
@@ -282,7 +276,7 @@ impl Context {
                 name: speech.schema_name.to_string(),
                 schema: schema.clone(),
             });
-        let mut request = ChatRequest {
+        ChatRequest {
             label: crate::llm::RequestLabel {
                 round: speech.key.round,
                 phase: speech.key.phase,
@@ -301,7 +295,19 @@ impl Context {
             max_tokens: speech.max_tokens,
             temperature: self.settings.temperature,
             reply_bytes: self.settings.reply_bytes,
+        }
+    }
+
+    /// Runs the exchange with the provider: first request, retries, one repair request.
+    async fn converse(&self, speech: &Speech, provider: &dyn Provider) -> Conversation {
+        let mut conversation = Conversation {
+            prose_field: match &speech.kind {
+                ReplyKind::Structured { stream_field, .. } => *stream_field,
+                ReplyKind::Prose => None,
+            },
+            ..Conversation::default()
         };
+        let mut request = self.request_for(speech);
         let streaming = match speech.kind {
             ReplyKind::Prose => Streaming::Raw,
             // A structured reply with no prose field streams nothing: faces never see raw JSON.
