@@ -38,28 +38,7 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
             Constraint::Length(1),
         ])
         .split(area);
-    let title = Line::from(vec![
-        Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
-        Span::styled(
-            format!(" history · {} debate(s)", history.rows.len()),
-            theme.dim,
-        ),
-    ]);
-    frame.render_widget(Paragraph::new(title), rows[0]);
-    let search_key = history.keymap.hint(Scope::History, Command::Search);
-    let search = if history.searching || !history.query.is_empty() {
-        Line::from(vec![
-            Span::styled(format!(" {search_key} "), theme.accent),
-            Span::raw(history.query.clone()),
-            Span::styled(if history.searching { "▏" } else { "" }, theme.focus),
-        ])
-    } else {
-        Line::styled(
-            format!(" {search_key} to search questions, arguments, guidance and syntheses"),
-            theme.dim,
-        )
-    };
-    frame.render_widget(Paragraph::new(search), rows[1]);
+    header(frame, [rows[0], rows[1]], history, theme);
     let columns = if rows[2].width >= 100 {
         Layout::default()
             .direction(Direction::Horizontal)
@@ -92,24 +71,7 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     };
     frame.render_widget(Paragraph::new(footer), rows[3]);
     if let Some(id) = &history.confirm_delete {
-        let rect = centered(area, 50, 5);
-        frame.render_widget(Clear, rect);
-        let block = modal_block("Delete", theme);
-        let inner = block.inner(rect);
-        frame.render_widget(block, rect);
-        frame.render_widget(
-            Paragraph::new(vec![
-                Line::raw(format!("Delete {id} and its journal?")),
-                Line::styled(
-                    format!(
-                        "{} deletes · any other key keeps it",
-                        history.keymap.hint(Scope::Confirm, Command::Confirm)
-                    ),
-                    theme.dim,
-                ),
-            ]),
-            inner,
-        );
+        confirm_delete(frame, area, id, history, theme);
     }
     if history.form.is_some() {
         form(frame, area, history, theme);
@@ -127,6 +89,54 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     if theme.ascii {
         super::asciify(frame.buffer_mut());
     }
+}
+
+/// The title line and the search line.
+fn header(frame: &mut Frame, rows: [Rect; 2], history: &History, theme: &Theme) {
+    let title = Line::from(vec![
+        Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
+        Span::styled(
+            format!(" history · {} debate(s)", history.rows.len()),
+            theme.dim,
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(title), rows[0]);
+    let search_key = history.keymap.hint(Scope::History, Command::Search);
+    let search = if history.searching || !history.query.is_empty() {
+        Line::from(vec![
+            Span::styled(format!(" {search_key} "), theme.accent),
+            Span::raw(history.query.clone()),
+            Span::styled(if history.searching { "▏" } else { "" }, theme.focus),
+        ])
+    } else {
+        Line::styled(
+            format!(" {search_key} to search questions, arguments, guidance and syntheses"),
+            theme.dim,
+        )
+    };
+    frame.render_widget(Paragraph::new(search), rows[1]);
+}
+
+/// The question before a debate is deleted.
+fn confirm_delete(frame: &mut Frame, area: Rect, id: &str, history: &History, theme: &Theme) {
+    let rect = centered(area, 50, 5);
+    frame.render_widget(Clear, rect);
+    let block = modal_block("Delete", theme);
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::raw(format!("Delete {id} and its journal?")),
+            Line::styled(
+                format!(
+                    "{} deletes · any other key keeps it",
+                    history.keymap.hint(Scope::Confirm, Command::Confirm)
+                ),
+                theme.dim,
+            ),
+        ]),
+        inner,
+    );
 }
 
 fn status_style(status: DebateStatus, theme: &Theme) -> ratatui::style::Style {
