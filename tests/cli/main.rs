@@ -15,6 +15,7 @@ mod moderated;
 mod panel;
 mod topology;
 mod trust;
+mod upgrade;
 mod voting;
 
 #[allow(unused_imports)]
