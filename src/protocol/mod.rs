@@ -241,6 +241,10 @@ pub trait TypedProtocol: Sync {
         &[]
     }
 
+    /// The version of `Settings` as stored: raised when a change means an older moot would
+    /// misread it (snapshots carry it; 0 means written before versions, read as 1).
+    const SETTINGS_VERSION: u32 = 1;
+
     /// Its settings from flags and config.
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Self::Settings, SettingsError>;
 
@@ -321,6 +325,10 @@ impl<T: TypedProtocol> Protocol for T {
         TypedProtocol::check_table(self, input)
     }
 
+    fn settings_version(&self) -> u32 {
+        T::SETTINGS_VERSION
+    }
+
     fn presentation(&self) -> Presentation {
         TypedProtocol::presentation(self)
     }
@@ -395,6 +403,12 @@ pub trait Protocol: Sync {
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
         let _ = input;
         Ok(())
+    }
+
+    /// The version of the settings snapshot it writes (stored beside it): a journal whose
+    /// snapshot is newer than this moot reads is refused instead of misread.
+    fn settings_version(&self) -> u32 {
+        1
     }
 
     /// How the faces should show it.

@@ -302,6 +302,26 @@ fn stored_settings(debate: &Debate) -> Result<DebateSettings, SessionError> {
     })
 }
 
+/// Refuses a debate whose protocol settings were stored by a newer moot than this one reads.
+fn readable(
+    id: &str,
+    protocol: &dyn protocol::Protocol,
+    settings: &DebateSettings,
+) -> Result<(), SessionError> {
+    let stored = settings.protocol_settings_version;
+    let known = protocol.settings_version();
+    if stored > known {
+        return Err(SessionError::StoredSettings {
+            id: id.to_string(),
+            detail: format!(
+                "its {} settings are version {stored}, written by a newer moot; this one reads up to version {known} (upgrade moot to go on)",
+                protocol.name()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The protocol a stored debate names (one no longer registered is a stored-settings error).
 fn stored_protocol(
     registry: &Registry,
@@ -408,6 +428,7 @@ async fn run(
         Replay::default()
     };
     let protocol = stored_protocol(registry, debate.id.as_str(), &settings.protocol)?;
+    readable(&debate.id, protocol, settings)?;
     store.set_status(&debate.id, DebateStatus::Running, None)?;
     let ctx = Context::new(
         debate.id.clone(),
@@ -702,4 +723,33 @@ fn save_outcome(
         path,
         draft: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_from_a_newer_moot_are_refused_and_older_ones_read() {
+        let mut settings = DebateSettings::from_config(
+            &Config::default(),
+            crate::providers::ProviderSpec::scripted("none.json"),
+        )
+        .unwrap();
+        let protocol = protocol::named("moderated").unwrap();
+        assert_eq!(settings.protocol_settings_version, 1);
+        assert!(readable("DEB-x", protocol, &settings).is_ok());
+        // Stored before snapshots carried a version.
+        settings.protocol_settings_version = 0;
+        assert!(readable("DEB-x", protocol, &settings).is_ok());
+        settings.protocol_settings_version = 2;
+        let refused = readable("DEB-x", protocol, &settings)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("version 2, written by a newer moot")
+                && refused.contains("reads up to version 1"),
+            "{refused}"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! request from the recorded turns), to check it ends as recorded.
 
 use super::lessons::cite_lessons;
-use super::{SessionError, Wiring, common_for, stored_protocol, stored_settings};
+use super::{SessionError, Wiring, common_for, readable, stored_protocol, stored_settings};
 use crate::debate::DebateStatus;
 use crate::engine::{Context, EngineSettings, Replay, Seating};
 use crate::llm::Provider;
@@ -49,6 +49,7 @@ pub async fn rerun_in(
     let debate = store.debate(id)?;
     let mut settings = stored_settings(&debate)?;
     let protocol = stored_protocol(registry, debate.id.as_str(), &settings.protocol)?;
+    readable(&debate.id, protocol, &settings)?;
     settings.protocol_settings = protocol.without_side_effects(&settings.protocol_settings);
     let copy = store.copy_debate(&debate.id, &scratch.join("rerun.db"))?;
     let asked: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();

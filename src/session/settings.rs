@@ -22,6 +22,10 @@ pub struct DebateSettings {
     /// The protocol's own settings (`Protocol::settings`).
     #[serde(default)]
     pub protocol_settings: serde_json::Value,
+    /// The version of that snapshot (`Protocol::settings_version`); 0 for debates stored
+    /// before snapshots carried one.
+    #[serde(default)]
+    pub protocol_settings_version: u32,
     pub max_rounds: u32,
     pub perspectives: Option<u32>,
     pub default_perspectives: Option<u32>,
@@ -151,6 +155,7 @@ impl DebateSettings {
             },
             protocol: protocol_name,
             protocol_settings,
+            protocol_settings_version: protocol.settings_version(),
             max_rounds: config.debate.max_rounds,
             perspectives: None,
             default_perspectives: config.debate.default_perspectives,
@@ -215,6 +220,7 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.join(" ");
     settings.protocol = protocol.name().to_string();
+    settings.protocol_settings_version = protocol.settings_version();
     settings.protocol_settings = protocol
         .settings(&crate::protocol::SettingsInput {
             flags: &args.protocol_flags,
@@ -265,6 +271,7 @@ impl DebateSettings {
             .map_err(|e| SessionError::Settings(e.to_string()))?;
         let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
         template.protocol = named.name().to_string();
+        template.protocol_settings_version = named.settings_version();
         template.protocol_settings = named
             .settings(&crate::protocol::SettingsInput {
                 flags: &Default::default(),
