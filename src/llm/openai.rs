@@ -256,18 +256,7 @@ impl OpenAiProvider {
                 self.capabilities.set(&key, caps);
                 continue;
             }
-            return Err(match status {
-                429 => LlmError::RateLimited { retry_after },
-                500..=599 | 408 => LlmError::Server {
-                    status,
-                    body: trim_body(&body),
-                    retry_after,
-                },
-                _ => LlmError::Client {
-                    status,
-                    body: trim_body(&body),
-                },
-            });
+            return Err(LlmError::from_status(status, &body, retry_after));
         }
     }
 

@@ -180,6 +180,23 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// The error an HTTP status other than 200 means: 429 a rate limit (with the server's
+    /// Retry-After), 5xx and 408 the server's trouble (retried), anything else a refusal.
+    pub fn from_status(status: u16, body: &str, retry_after: Option<Duration>) -> LlmError {
+        match status {
+            429 => LlmError::RateLimited { retry_after },
+            500..=599 | 408 => LlmError::Server {
+                status,
+                body: trim_body(body),
+                retry_after,
+            },
+            _ => LlmError::Client {
+                status,
+                body: trim_body(body),
+            },
+        }
+    }
+
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
