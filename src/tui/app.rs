@@ -122,21 +122,25 @@ pub struct MapView {
 }
 
 /// A drawn map: what it was drawn from, its lines, and where each argument landed.
-pub type MapDrawing = (
-    MapKey,
-    Vec<ratatui::text::Line<'static>>,
-    Vec<(usize, ratatui::layout::Rect)>,
-);
+#[derive(Debug, Clone)]
+pub struct MapDrawing {
+    pub key: MapKey,
+    pub lines: Vec<ratatui::text::Line<'static>>,
+    pub boxes: Vec<(usize, ratatui::layout::Rect)>,
+}
 
-/// Everything the map drawing depends on.
-pub type MapKey = (
-    usize,
-    u64,
-    usize,
-    Option<usize>,
-    Option<usize>,
-    ratatui::layout::Rect,
-);
+/// Everything the map drawing depends on: when one of these changes, the map is laid out
+/// again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapKey {
+    pub scroll_back: usize,
+    /// The view's generation: it moves with every event that changes the graph.
+    pub generation: u64,
+    pub zoom: usize,
+    pub selected: Option<usize>,
+    pub seat: Option<usize>,
+    pub area: ratatui::layout::Rect,
+}
 
 pub struct App {
     pub view: DebateView,

@@ -3,7 +3,7 @@
 //! at it).
 
 use crate::debate::{Relation, SidePanel};
-use crate::tui::app::App;
+use crate::tui::app::{App, MapDrawing, MapKey};
 use crate::tui::keymap::{Command, Scope};
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap;
@@ -707,19 +707,19 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
     let block = panel(&title, theme).title_bottom(Line::styled(format!(" {hint} "), theme.dim));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let key = (
-        app.map.scroll_back,
-        app.view.generation,
+    let key = MapKey {
+        scroll_back: app.map.scroll_back,
+        generation: app.view.generation,
         zoom,
-        app.map.selected,
-        app.map.seat,
-        inner,
-    );
-    if let Some((drawn_key, lines, boxes)) = &app.map.drawn
-        && *drawn_key == key
+        selected: app.map.selected,
+        seat: app.map.seat,
+        area: inner,
+    };
+    if let Some(drawn) = &app.map.drawn
+        && drawn.key == key
     {
-        frame.render_widget(Paragraph::new(lines.clone()), inner);
-        app.map.boxes = boxes.clone();
+        frame.render_widget(Paragraph::new(drawn.lines.clone()), inner);
+        app.map.boxes = drawn.boxes.clone();
         return;
     }
     app.map.boxes.clear();
@@ -896,5 +896,5 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
     }
     app.map.boxes = boxes.clone();
-    app.map.drawn = Some((key, lines, boxes));
+    app.map.drawn = Some(MapDrawing { key, lines, boxes });
 }
