@@ -168,8 +168,18 @@ impl DebateView {
         self.activity.get_mut(index)
     }
 
-    /// Folds one event in. Model text is sanitized here, once, before anything draws it.
+    /// Folds one event in. Model text is sanitized here, once, at the boundary, before any
+    /// concern folds it and anything draws it.
     pub fn apply(&mut self, event: &Event) {
+        let event = sanitized(event);
+        let _ = self.fold_debate(&event)
+            || self.fold_turns(&event)
+            || self.fold_asks(&event)
+            || self.fold_panels(&event);
+    }
+
+    /// The debate itself: created, started, where it stands, how it ended, what it says aside. False when the event is not of this concern.
+    fn fold_debate(&mut self, event: &Event) -> bool {
         match event {
             Event::DebateCreated {
                 id,
@@ -179,14 +189,11 @@ impl DebateView {
                 ..
             } => {
                 self.id = id.clone();
-                self.question = sanitize::clean(question);
+                self.question = question.to_string();
                 self.protocol = protocol.clone();
                 self.presentation = presentation.clone();
                 self.status = DebateStatus::Running;
                 self.error = None;
-            }
-            Event::ClarificationRequested { question } => {
-                self.clarification = Some(sanitize::clean(question));
             }
             Event::DebateStarted {
                 id,
@@ -199,21 +206,47 @@ impl DebateView {
                 ..
             } => {
                 self.presentation = presentation.clone();
-                self.caveat = caveat.as_deref().map(sanitize::clean);
+                self.caveat = caveat.as_deref().map(str::to_string);
                 self.id = id.clone();
                 self.clarification = None;
                 self.seats = seats
                     .iter()
                     .map(|s| Seat {
-                        perspective: sanitize::clean(&s.perspective),
+                        perspective: s.perspective.to_string(),
                         ..s.clone()
                     })
                     .collect();
                 self.activity = vec![SeatActivity::default(); seats.len()];
                 self.max_rounds = *max_rounds;
                 self.provider = provider.clone();
-                self.model = sanitize::clean(model);
+                self.model = model.to_string();
             }
+            Event::Notice { message } => self.notices.push(message.to_string()),
+            Event::LessonRefused { lesson, reason } => self
+                .notices
+                .push(format!("a lesson was refused ({reason}): {lesson}")),
+            Event::Stage { name } => {
+                self.stage = Some(name.to_string());
+                self.generation += 1;
+            }
+            Event::FollowUp { path } => self.follow_up = Some(path.to_string()),
+            Event::DebateCompleted { status, .. } => {
+                self.status = *status;
+                self.checkpoint = None;
+                self.moderator.speaking = None;
+                for activity in &mut self.activity {
+                    activity.speaking = None;
+                }
+            }
+            Event::Error { message } => self.error = Some(message.to_string()),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Rounds and turns: who speaks, what streams, what landed, what was flagged. False when the event is not of this concern.
+    fn fold_turns(&mut self, event: &Event) -> bool {
+        match event {
             Event::RoundStarted { round, limit } => {
                 self.round = *round;
                 if let Some(limit) = limit {
@@ -233,7 +266,7 @@ impl DebateView {
             }
             Event::TurnDelta { seat, text, .. } => {
                 if let Some(activity) = self.activity_mut(seat) {
-                    activity.streaming.push_str(&sanitize::clean(text));
+                    activity.streaming.push_str(text);
                 }
             }
             Event::Retry {
@@ -278,12 +311,12 @@ impl DebateView {
                     round: *round,
                     phase: *phase,
                     seat: seat.clone(),
-                    content: sanitize::clean(content),
+                    content: content.to_string(),
                     moves: moves
                         .iter()
                         .map(|m| crate::debate::Move {
-                            text: sanitize::clean(&m.text),
-                            premises: m.premises.iter().map(|p| sanitize::clean(p)).collect(),
+                            text: m.text.to_string(),
+                            premises: m.premises.iter().map(|p| p.to_string()).collect(),
                             ..m.clone()
                         })
                         .collect(),
@@ -296,7 +329,7 @@ impl DebateView {
                     model: model.clone(),
                     status: *status,
                     data: None,
-                    note: note.as_deref().map(sanitize::clean),
+                    note: note.as_deref().map(str::to_string),
                 });
                 if phase.is_debater() {
                     self.derive();
@@ -318,24 +351,34 @@ impl DebateView {
                     activity.flags.push((*round, *kind, detail.clone()));
                 }
             }
-            Event::Notice { message } => self.notices.push(sanitize::clean(message)),
-            Event::LessonRefused { lesson, reason } => self.notices.push(sanitize::clean(
-                &format!("a lesson was refused ({reason}): {lesson}"),
-            )),
-            Event::SharedContext { root, facts, notes } => {
-                self.shared_context = Some(SharedContextView {
-                    root: root.clone(),
-                    facts: facts
-                        .iter()
-                        .map(|f| crate::debate::Fact {
-                            text: sanitize::clean(&f.text),
-                            source: sanitize::clean(&f.source),
-                            file: f.file.clone(),
-                        })
-                        .collect(),
-                    notes: notes.iter().map(|n| sanitize::clean(n)).collect(),
-                });
+            Event::Violation { round, seat, rule } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.violations.push((*round, rule.to_string()));
+                }
                 self.generation += 1;
+            }
+            Event::RoundCompleted {
+                round,
+                convergence,
+                summary,
+            } => {
+                self.strip = ModeratorStrip {
+                    headline: None,
+                    round: *round,
+                    convergence: Some(convergence.clone()),
+                    summary: summary.to_string(),
+                };
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// What the person is asked (clarification, a turn, a gate, a checkpoint) and what they answered. False when the event is not of this concern.
+    fn fold_asks(&mut self, event: &Event) -> bool {
+        match event {
+            Event::ClarificationRequested { question } => {
+                self.clarification = Some(question.to_string());
             }
             Event::TurnRequested {
                 seat,
@@ -349,10 +392,10 @@ impl DebateView {
                 self.generation += 1;
             }
             Event::GateRequested { gate, summary, .. } => {
-                self.notices.push(sanitize::clean(&format!(
+                self.notices.push(format!(
                     "approval gate {gate}: {}",
                     summary.lines().next().unwrap_or("")
-                )));
+                ));
             }
             Event::GateDecided {
                 gate,
@@ -364,98 +407,8 @@ impl DebateView {
                     .as_deref()
                     .map(|r| format!(" — {r}"))
                     .unwrap_or_default();
-                self.notices.push(sanitize::clean(&format!(
-                    "gate {gate} {decision} by {by}{reason}"
-                )));
-            }
-            Event::Topology { topology, sees } => {
-                self.topology = Some(TopologyView {
-                    name: sanitize::clean(topology),
-                    sees: sees.clone(),
-                });
-                self.generation += 1;
-            }
-            Event::Lessons { lessons } => {
-                self.lessons = lessons
-                    .iter()
-                    .map(|lesson| crate::debate::Lesson {
-                        text: sanitize::clean(&lesson.text),
-                        advice: sanitize::clean(&lesson.advice),
-                        question: sanitize::clean(&lesson.question),
-                        ..lesson.clone()
-                    })
-                    .collect();
-                self.generation += 1;
-            }
-            Event::Votes { votes, .. } => {
-                let mut votes = votes.clone();
-                for (_, label) in &mut votes.candidates {
-                    *label = sanitize::clean(label);
-                }
-                votes.tie = votes.tie.as_deref().map(sanitize::clean);
-                self.votes = Some(votes);
-                self.generation += 1;
-            }
-            Event::Stage { name } => {
-                self.stage = Some(sanitize::clean(name));
-                self.generation += 1;
-            }
-            Event::Version {
-                number,
-                phase,
-                summary,
-                passes,
-                diff,
-            } => {
-                let view = VersionView {
-                    number: *number,
-                    phase: sanitize::clean(phase),
-                    summary: sanitize::clean(summary),
-                    passes: *passes,
-                    diff: sanitize::clean(diff),
-                };
-                // A version announced again (it lost its pass at convergence) is updated.
-                match self.versions.iter_mut().find(|v| v.number == *number) {
-                    Some(shown) => *shown = view,
-                    None => self.versions.push(view),
-                }
-                self.generation += 1;
-            }
-            Event::Hooks { version, results } => {
-                for (summary, passed) in results {
-                    self.hooks
-                        .push((*version, sanitize::clean(summary), *passed));
-                }
-                self.generation += 1;
-            }
-            Event::Scores { scores, .. } => {
-                self.scores = scores
-                    .iter()
-                    .map(|s| crate::debate::TurnScore {
-                        seat: sanitize::clean(&s.seat),
-                        reason: sanitize::clean(&s.reason),
-                        ..s.clone()
-                    })
-                    .collect();
-                self.generation += 1;
-            }
-            Event::Violation { round, seat, rule } => {
-                if let Some(activity) = self.activity_mut(seat) {
-                    activity.violations.push((*round, sanitize::clean(rule)));
-                }
-                self.generation += 1;
-            }
-            Event::RoundCompleted {
-                round,
-                convergence,
-                summary,
-            } => {
-                self.strip = ModeratorStrip {
-                    headline: None,
-                    round: *round,
-                    convergence: Some(convergence.clone()),
-                    summary: sanitize::clean(summary),
-                };
+                self.notices
+                    .push(format!("gate {gate} {decision} by {by}{reason}"));
             }
             Event::Checkpoint {
                 round,
@@ -468,35 +421,12 @@ impl DebateView {
                     round: *round,
                     kind: *kind,
                     timeout_seconds: *timeout_seconds,
-                    detail: detail.as_deref().map(sanitize::clean),
+                    detail: detail.as_deref().map(str::to_string),
                     choices: choices
                         .iter()
-                        .map(|(id, label)| (sanitize::clean(id), sanitize::clean(label)))
+                        .map(|(id, label)| (id.to_string(), label.to_string()))
                         .collect(),
                 })
-            }
-            Event::Standings {
-                round,
-                headline,
-                standings,
-                changes,
-            } => {
-                let headline = sanitize::clean(headline);
-                self.strip.round = *round;
-                self.strip.headline = Some(headline.clone());
-                self.standings = Some(StandingsView {
-                    round: *round,
-                    headline,
-                    standings: standings
-                        .iter()
-                        .map(|s| Standing {
-                            id: sanitize::clean(&s.id),
-                            label: sanitize::clean(&s.label),
-                            backers: s.backers.clone(),
-                        })
-                        .collect(),
-                    changes: changes.iter().map(|c| sanitize::clean(c)).collect(),
-                });
             }
             Event::CheckpointAnswered {
                 round,
@@ -507,13 +437,125 @@ impl DebateView {
                 self.checkpoint = None;
                 match (decision, guidance) {
                     (Answer::Guide, Some(guidance)) => {
-                        self.guidance.push((*round, sanitize::clean(guidance)))
+                        self.guidance.push((*round, guidance.to_string()))
                     }
                     (Answer::Revise, Some(request)) => {
-                        self.revision_request = Some(sanitize::clean(request))
+                        self.revision_request = Some(request.to_string())
                     }
                     _ => {}
                 }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// What the side panels show: K, the topology, lessons, votes, versions, hooks, scores, standings, the synthesis. False when the event is not of this concern.
+    fn fold_panels(&mut self, event: &Event) -> bool {
+        match event {
+            Event::SharedContext { root, facts, notes } => {
+                self.shared_context = Some(SharedContextView {
+                    root: root.clone(),
+                    facts: facts
+                        .iter()
+                        .map(|f| crate::debate::Fact {
+                            text: f.text.to_string(),
+                            source: f.source.to_string(),
+                            file: f.file.clone(),
+                        })
+                        .collect(),
+                    notes: notes.iter().map(|n| n.to_string()).collect(),
+                });
+                self.generation += 1;
+            }
+            Event::Topology { topology, sees } => {
+                self.topology = Some(TopologyView {
+                    name: topology.to_string(),
+                    sees: sees.clone(),
+                });
+                self.generation += 1;
+            }
+            Event::Lessons { lessons } => {
+                self.lessons = lessons
+                    .iter()
+                    .map(|lesson| crate::debate::Lesson {
+                        text: lesson.text.to_string(),
+                        advice: lesson.advice.to_string(),
+                        question: lesson.question.to_string(),
+                        ..lesson.clone()
+                    })
+                    .collect();
+                self.generation += 1;
+            }
+            Event::Votes { votes, .. } => {
+                let mut votes = votes.clone();
+                for (_, label) in &mut votes.candidates {
+                    *label = label.to_string();
+                }
+                votes.tie = votes.tie.as_deref().map(str::to_string);
+                self.votes = Some(votes);
+                self.generation += 1;
+            }
+            Event::Version {
+                number,
+                phase,
+                summary,
+                passes,
+                diff,
+            } => {
+                let view = VersionView {
+                    number: *number,
+                    phase: phase.to_string(),
+                    summary: summary.to_string(),
+                    passes: *passes,
+                    diff: diff.to_string(),
+                };
+                // A version announced again (it lost its pass at convergence) is updated.
+                match self.versions.iter_mut().find(|v| v.number == *number) {
+                    Some(shown) => *shown = view,
+                    None => self.versions.push(view),
+                }
+                self.generation += 1;
+            }
+            Event::Hooks { version, results } => {
+                for (summary, passed) in results {
+                    self.hooks.push((*version, summary.to_string(), *passed));
+                }
+                self.generation += 1;
+            }
+            Event::Scores { scores, .. } => {
+                self.scores = scores
+                    .iter()
+                    .map(|s| crate::debate::TurnScore {
+                        seat: s.seat.to_string(),
+                        reason: s.reason.to_string(),
+                        ..s.clone()
+                    })
+                    .collect();
+                self.generation += 1;
+            }
+            Event::Standings {
+                round,
+                headline,
+                standings,
+                changes,
+            } => {
+                let headline = headline.to_string();
+                self.strip.round = *round;
+                self.strip.headline = Some(headline.clone());
+                self.standings = Some(StandingsView {
+                    round: *round,
+                    headline,
+                    standings: standings
+                        .iter()
+                        .map(|s| Standing {
+                            id: s.id.to_string(),
+                            label: s.label.to_string(),
+                            backers: s.backers.clone(),
+                        })
+                        .collect(),
+                    changes: changes.iter().map(|c| c.to_string()).collect(),
+                });
             }
             Event::Synthesis {
                 markdown,
@@ -522,25 +564,17 @@ impl DebateView {
                 draft,
             } => {
                 self.synthesis = Some(SynthesisDocument {
-                    markdown: sanitize::clean(markdown),
+                    markdown: markdown.to_string(),
                     confidence: *confidence,
-                    path: path.as_deref().map(sanitize::clean),
+                    path: path.as_deref().map(str::to_string),
                     draft: *draft,
                 });
                 // Views cached per generation draw the new document.
                 self.generation += 1;
             }
-            Event::FollowUp { path } => self.follow_up = Some(sanitize::clean(path)),
-            Event::DebateCompleted { status, .. } => {
-                self.status = *status;
-                self.checkpoint = None;
-                self.moderator.speaking = None;
-                for activity in &mut self.activity {
-                    activity.speaking = None;
-                }
-            }
-            Event::Error { message } => self.error = Some(sanitize::clean(message)),
+            _ => return false,
         }
+        true
     }
 
     fn derive(&mut self) {
@@ -557,4 +591,28 @@ impl DebateView {
     pub fn is_finished(&self) -> bool {
         self.status.is_finished()
     }
+}
+/// An event with every string in it made safe to draw (escapes, controls and bidi overrides
+/// gone, secrets redacted). A streamed delta, the most frequent event, is cleaned in place;
+/// any other goes through its JSON form, as headless prints it.
+fn sanitized(event: &Event) -> Event {
+    if let Event::TurnDelta {
+        round,
+        phase,
+        seat,
+        text,
+    } = event
+    {
+        return Event::TurnDelta {
+            round: *round,
+            phase: *phase,
+            seat: seat.clone(),
+            text: sanitize::clean(text),
+        };
+    }
+    let Ok(mut value) = serde_json::to_value(event) else {
+        return event.clone();
+    };
+    sanitize::clean_json(&mut value);
+    serde_json::from_value(value).unwrap_or_else(|_| event.clone())
 }
