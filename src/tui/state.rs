@@ -173,9 +173,11 @@ impl DebateView {
     pub fn apply(&mut self, event: &Event) {
         let event = sanitized(event);
         let _ = self.fold_debate(&event)
+            || self.fold_rounds(&event)
             || self.fold_turns(&event)
             || self.fold_asks(&event)
-            || self.fold_panels(&event);
+            || self.fold_panels(&event)
+            || self.fold_outcome(&event);
     }
 
     /// The debate itself: created, started, where it stands, how it ended, what it says aside. False when the event is not of this concern.
@@ -239,136 +241,6 @@ impl DebateView {
                 }
             }
             Event::Error { message } => self.error = Some(message.to_string()),
-            _ => return false,
-        }
-        true
-    }
-
-    /// Rounds and turns: who speaks, what streams, what landed, what was flagged. False when the event is not of this concern.
-    fn fold_turns(&mut self, event: &Event) -> bool {
-        match event {
-            Event::RoundStarted { round, limit } => {
-                self.round = *round;
-                if let Some(limit) = limit {
-                    self.max_rounds = *limit;
-                }
-            }
-            Event::TurnStarted { round, phase, seat } => {
-                // A clarifying question asked after the seats are up is answered once a turn
-                // starts again.
-                self.clarification = None;
-                if let Some(activity) = self.activity_mut(seat) {
-                    activity.speaking = Some((*round, *phase));
-                    activity.streaming.clear();
-                    activity.retries = 0;
-                    activity.last_retry = None;
-                }
-            }
-            Event::TurnDelta { seat, text, .. } => {
-                if let Some(activity) = self.activity_mut(seat) {
-                    activity.streaming.push_str(text);
-                }
-            }
-            Event::Retry {
-                seat,
-                attempt,
-                reason,
-                ..
-            } => {
-                if let Some(activity) = self.activity_mut(seat) {
-                    // What streamed before a retry is void.
-                    activity.streaming.clear();
-                    activity.retries = attempt.saturating_sub(1);
-                    activity.last_retry = Some(reason.clone());
-                }
-            }
-            Event::TurnCompleted {
-                round,
-                phase,
-                seat,
-                content,
-                moves,
-                confidence,
-                tokens_in,
-                tokens_out,
-                tokens_estimated,
-                latency_ms,
-                provider,
-                model,
-                status,
-                note,
-                ..
-            } => {
-                if let Some(activity) = self.activity_mut(seat) {
-                    activity.speaking = None;
-                    activity.streaming.clear();
-                    activity.requested = None;
-                }
-                self.tokens_in += tokens_in;
-                self.tokens_out += tokens_out;
-                self.tokens_estimated |= *tokens_estimated;
-                self.turns.push(Turn {
-                    round: *round,
-                    phase: *phase,
-                    seat: seat.clone(),
-                    content: content.to_string(),
-                    moves: moves
-                        .iter()
-                        .map(|m| crate::debate::Move {
-                            text: m.text.to_string(),
-                            premises: m.premises.iter().map(|p| p.to_string()).collect(),
-                            ..m.clone()
-                        })
-                        .collect(),
-                    confidence: *confidence,
-                    tokens_in: *tokens_in,
-                    tokens_out: *tokens_out,
-                    tokens_estimated: *tokens_estimated,
-                    latency_ms: *latency_ms,
-                    provider: provider.clone(),
-                    model: model.clone(),
-                    status: *status,
-                    data: None,
-                    note: note.as_deref().map(str::to_string),
-                });
-                if phase.is_debater() {
-                    self.derive();
-                }
-                self.generation += 1;
-            }
-            Event::Flag {
-                round,
-                seat,
-                kind,
-                detail,
-            } => {
-                if let Some(activity) = self.activity_mut(seat) {
-                    match kind {
-                        FlagKind::Muted => activity.muted = true,
-                        FlagKind::Dropped => activity.dropped = true,
-                        _ => {}
-                    }
-                    activity.flags.push((*round, *kind, detail.clone()));
-                }
-            }
-            Event::Violation { round, seat, rule } => {
-                if let Some(activity) = self.activity_mut(seat) {
-                    activity.violations.push((*round, rule.to_string()));
-                }
-                self.generation += 1;
-            }
-            Event::RoundCompleted {
-                round,
-                convergence,
-                summary,
-            } => {
-                self.strip = ModeratorStrip {
-                    headline: None,
-                    round: *round,
-                    convergence: Some(convergence.clone()),
-                    summary: summary.to_string(),
-                };
-            }
             _ => return false,
         }
         true
@@ -450,7 +322,145 @@ impl DebateView {
         true
     }
 
-    /// What the side panels show: K, the topology, lessons, votes, versions, hooks, scores, standings, the synthesis. False when the event is not of this concern.
+    /// Rounds: started, retried, flagged, broken rules, completed. False when the event is not of this concern.
+    fn fold_rounds(&mut self, event: &Event) -> bool {
+        match event {
+            Event::RoundStarted { round, limit } => {
+                self.round = *round;
+                if let Some(limit) = limit {
+                    self.max_rounds = *limit;
+                }
+            }
+            Event::Retry {
+                seat,
+                attempt,
+                reason,
+                ..
+            } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    // What streamed before a retry is void.
+                    activity.streaming.clear();
+                    activity.retries = attempt.saturating_sub(1);
+                    activity.last_retry = Some(reason.clone());
+                }
+            }
+            Event::Flag {
+                round,
+                seat,
+                kind,
+                detail,
+            } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    match kind {
+                        FlagKind::Muted => activity.muted = true,
+                        FlagKind::Dropped => activity.dropped = true,
+                        _ => {}
+                    }
+                    activity.flags.push((*round, *kind, detail.clone()));
+                }
+            }
+            Event::Violation { round, seat, rule } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.violations.push((*round, rule.to_string()));
+                }
+                self.generation += 1;
+            }
+            Event::RoundCompleted {
+                round,
+                convergence,
+                summary,
+            } => {
+                self.strip = ModeratorStrip {
+                    headline: None,
+                    round: *round,
+                    convergence: Some(convergence.clone()),
+                    summary: summary.to_string(),
+                };
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Turns: who speaks, what streams, what landed. False when the event is not of this concern.
+    fn fold_turns(&mut self, event: &Event) -> bool {
+        match event {
+            Event::TurnStarted { round, phase, seat } => {
+                // A clarifying question asked after the seats are up is answered once a turn
+                // starts again.
+                self.clarification = None;
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.speaking = Some((*round, *phase));
+                    activity.streaming.clear();
+                    activity.retries = 0;
+                    activity.last_retry = None;
+                }
+            }
+            Event::TurnDelta { seat, text, .. } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.streaming.push_str(text);
+                }
+            }
+            Event::TurnCompleted {
+                round,
+                phase,
+                seat,
+                content,
+                moves,
+                confidence,
+                tokens_in,
+                tokens_out,
+                tokens_estimated,
+                latency_ms,
+                provider,
+                model,
+                status,
+                note,
+                ..
+            } => {
+                if let Some(activity) = self.activity_mut(seat) {
+                    activity.speaking = None;
+                    activity.streaming.clear();
+                    activity.requested = None;
+                }
+                self.tokens_in += tokens_in;
+                self.tokens_out += tokens_out;
+                self.tokens_estimated |= *tokens_estimated;
+                self.turns.push(Turn {
+                    round: *round,
+                    phase: *phase,
+                    seat: seat.clone(),
+                    content: content.to_string(),
+                    moves: moves
+                        .iter()
+                        .map(|m| crate::debate::Move {
+                            text: m.text.to_string(),
+                            premises: m.premises.iter().map(|p| p.to_string()).collect(),
+                            ..m.clone()
+                        })
+                        .collect(),
+                    confidence: *confidence,
+                    tokens_in: *tokens_in,
+                    tokens_out: *tokens_out,
+                    tokens_estimated: *tokens_estimated,
+                    latency_ms: *latency_ms,
+                    provider: provider.clone(),
+                    model: model.clone(),
+                    status: *status,
+                    data: None,
+                    note: note.as_deref().map(str::to_string),
+                });
+                if phase.is_debater() {
+                    self.derive();
+                }
+                self.generation += 1;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// What the side panels show: K, the topology, lessons, votes, scores, standings. False when the event is not of this concern.
     fn fold_panels(&mut self, event: &Event) -> bool {
         match event {
             Event::SharedContext { root, facts, notes } => {
@@ -496,33 +506,6 @@ impl DebateView {
                 self.votes = Some(votes);
                 self.generation += 1;
             }
-            Event::Version {
-                number,
-                phase,
-                summary,
-                passes,
-                diff,
-            } => {
-                let view = VersionView {
-                    number: *number,
-                    phase: phase.to_string(),
-                    summary: summary.to_string(),
-                    passes: *passes,
-                    diff: diff.to_string(),
-                };
-                // A version announced again (it lost its pass at convergence) is updated.
-                match self.versions.iter_mut().find(|v| v.number == *number) {
-                    Some(shown) => *shown = view,
-                    None => self.versions.push(view),
-                }
-                self.generation += 1;
-            }
-            Event::Hooks { version, results } => {
-                for (summary, passed) in results {
-                    self.hooks.push((*version, summary.to_string(), *passed));
-                }
-                self.generation += 1;
-            }
             Event::Scores { scores, .. } => {
                 self.scores = scores
                     .iter()
@@ -556,6 +539,41 @@ impl DebateView {
                         .collect(),
                     changes: changes.iter().map(|c| c.to_string()).collect(),
                 });
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// What a debate produces beside its turns: a code debate's versions and hook runs, the synthesis. False when the event is not of this concern.
+    fn fold_outcome(&mut self, event: &Event) -> bool {
+        match event {
+            Event::Version {
+                number,
+                phase,
+                summary,
+                passes,
+                diff,
+            } => {
+                let view = VersionView {
+                    number: *number,
+                    phase: phase.to_string(),
+                    summary: summary.to_string(),
+                    passes: *passes,
+                    diff: diff.to_string(),
+                };
+                // A version announced again (it lost its pass at convergence) is updated.
+                match self.versions.iter_mut().find(|v| v.number == *number) {
+                    Some(shown) => *shown = view,
+                    None => self.versions.push(view),
+                }
+                self.generation += 1;
+            }
+            Event::Hooks { version, results } => {
+                for (summary, passed) in results {
+                    self.hooks.push((*version, summary.to_string(), *passed));
+                }
+                self.generation += 1;
             }
             Event::Synthesis {
                 markdown,
