@@ -27,6 +27,38 @@ pub struct Rerun {
     pub asked: Vec<String>,
 }
 
+impl Rerun {
+    /// How a re-run ended, with what it asked for that the journal did not hold.
+    fn ended(ending: Result<Ending, crate::engine::EngineError>, asked: Vec<String>) -> Rerun {
+        match ending {
+            Ok(Ending::Concluded(outcome)) => Rerun {
+                status: DebateStatus::Completed,
+                outcome: Some(*outcome),
+                error: None,
+                asked,
+            },
+            Ok(Ending::Paused) => Rerun {
+                status: DebateStatus::Paused,
+                outcome: None,
+                error: None,
+                asked,
+            },
+            Ok(Ending::Cancelled) => Rerun {
+                status: DebateStatus::Cancelled,
+                outcome: None,
+                error: None,
+                asked,
+            },
+            Err(error) => Rerun {
+                status: DebateStatus::Failed,
+                outcome: None,
+                error: Some(error.to_string()),
+                asked,
+            },
+        }
+    }
+}
+
 /// Runs the protocol of debate `id` again on a copy of its journal, with no provider: every
 /// reply must come from the journal, every answer and gate decision too. Nothing is written
 /// but the scratch copy under `scratch` (the record file, the arena directory and the original
@@ -122,32 +154,7 @@ pub async fn rerun_in(
             other => other,
         });
     let asked = asked.lock().map(|a| a.clone()).unwrap_or_default();
-    Ok(match ending {
-        Ok(Ending::Concluded(outcome)) => Rerun {
-            status: DebateStatus::Completed,
-            outcome: Some(*outcome),
-            error: None,
-            asked,
-        },
-        Ok(Ending::Paused) => Rerun {
-            status: DebateStatus::Paused,
-            outcome: None,
-            error: None,
-            asked,
-        },
-        Ok(Ending::Cancelled) => Rerun {
-            status: DebateStatus::Cancelled,
-            outcome: None,
-            error: None,
-            asked,
-        },
-        Err(error) => Rerun {
-            status: DebateStatus::Failed,
-            outcome: None,
-            error: Some(error.to_string()),
-            asked,
-        },
-    })
+    Ok(Rerun::ended(ending, asked))
 }
 
 /// The provider of a re-run: it stands in for the one that argued (its kind and model, which
