@@ -156,44 +156,32 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             )?;
             workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
         }
-        Some(Command::Protocols { json }) => {
-            commands::protocols(json)?;
-            Ok(0)
-        }
-        Some(Command::Decide { id, option }) => {
-            commands::decide(
-                &open_store()?,
-                &id,
-                &option,
-                &format!("{} on the command line", moot::signals::user()),
-            )?;
-            Ok(0)
-        }
-        Some(Command::Perspectives { json }) => {
-            commands::perspectives(&config, json)?;
-            Ok(0)
-        }
+        Some(Command::Protocols { json }) => done(commands::protocols(json)),
+        Some(Command::Decide { id, option }) => done(commands::decide(
+            &open_store()?,
+            &id,
+            &option,
+            &format!("{} on the command line", moot::signals::user()),
+        )),
+        Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
         Some(Command::Model { action }) => model_command(action),
-        Some(Command::List { json, limit }) => {
-            commands::list(&open_store()?, json, limit)?;
-            Ok(0)
-        }
+        Some(Command::List { json, limit }) => done(commands::list(&open_store()?, json, limit)),
         Some(Command::Show { id, json, markdown }) => {
-            commands::show(&open_store()?, &id, json, markdown)?;
-            Ok(0)
+            done(commands::show(&open_store()?, &id, json, markdown))
         }
-        Some(Command::Search { text, json, limit }) => {
-            commands::search(&open_store()?, &text.join(" "), json, limit)?;
-            Ok(0)
-        }
-        Some(Command::Export { id, format, out }) => {
-            commands::export(&open_store()?, &id, format, out.as_deref())?;
-            Ok(0)
-        }
-        Some(Command::Gates { id, json }) => {
-            commands::gates(&open_store()?, &id, json)?;
-            Ok(0)
-        }
+        Some(Command::Search { text, json, limit }) => done(commands::search(
+            &open_store()?,
+            &text.join(" "),
+            json,
+            limit,
+        )),
+        Some(Command::Export { id, format, out }) => done(commands::export(
+            &open_store()?,
+            &id,
+            format,
+            out.as_deref(),
+        )),
+        Some(Command::Gates { id, json }) => done(commands::gates(&open_store()?, &id, json)),
         Some(Command::Audit {
             id,
             json,
@@ -211,18 +199,9 @@ fn run(cli: Cli) -> Result<i32, Failure> {
             Ok(0)
         }
         Some(Command::Bench(args)) => bench_command(args, &config),
-        Some(Command::Code { action }) => {
-            commands::code(&open_store()?, action)?;
-            Ok(0)
-        }
-        Some(Command::Lessons { action }) => {
-            commands::lessons(&open_store()?, action)?;
-            Ok(0)
-        }
-        Some(Command::Arena { action }) => {
-            commands::arena(&open_store()?, action)?;
-            Ok(0)
-        }
+        Some(Command::Code { action }) => done(commands::code(&open_store()?, action)),
+        Some(Command::Lessons { action }) => done(commands::lessons(&open_store()?, action)),
+        Some(Command::Arena { action }) => done(commands::arena(&open_store()?, action)),
         Some(Command::Import { dir }) => {
             let id = commands::import(&open_store()?, &dir)?;
             println!("imported {id}; `moot show {id}` shows it");
@@ -366,6 +345,11 @@ fn resume_command(
     block_on(headless::run(answers, |wiring| {
         session::resume(store, id, changes, wiring, moot::signals::interrupted())
     }))
+}
+
+/// A command that prints and exits 0 when it works.
+fn done(result: Result<(), Failure>) -> Result<i32, Failure> {
+    result.map(|()| 0)
 }
 
 fn on_terminal() -> bool {
@@ -673,33 +657,7 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
         }
         None => None,
     };
-    let terminal = std::io::stderr().is_terminal();
-    eprintln!(
-        "moot bench {id}: {} problems from {}, arms {}, on {} (`moot bench --resume {id}` continues it)",
-        settings.problems.len(),
-        settings.set,
-        settings
-            .arms
-            .iter()
-            .map(|a| a.label())
-            .collect::<Vec<_>>()
-            .join(", "),
-        settings.provider
-    );
-    let progress = move |done: usize, total: usize| {
-        if terminal {
-            let width = 30;
-            let filled = done * width / total.max(1);
-            eprint!(
-                "\r  [{}{}] {done}/{total} problems",
-                "#".repeat(filled),
-                "·".repeat(width - filled)
-            );
-            if done == total {
-                eprintln!();
-            }
-        }
-    };
+    let progress = bench_progress(&id, &settings);
     let mut report = block_on(bench::run(
         &store,
         &id,
@@ -735,6 +693,40 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
     }
     let failed = report.arms.iter().any(|arm| arm.failed > 0);
     Ok(if failed { 1 } else { 0 })
+}
+
+/// Says what a bench run will do, and returns the progress bar it draws on a terminal.
+fn bench_progress(
+    id: &str,
+    settings: &moot::bench::BenchSettings,
+) -> impl Fn(usize, usize) + use<> {
+    let terminal = std::io::stderr().is_terminal();
+    eprintln!(
+        "moot bench {id}: {} problems from {}, arms {}, on {} (`moot bench --resume {id}` continues it)",
+        settings.problems.len(),
+        settings.set,
+        settings
+            .arms
+            .iter()
+            .map(|a| a.label())
+            .collect::<Vec<_>>()
+            .join(", "),
+        settings.provider
+    );
+    move |done: usize, total: usize| {
+        if terminal {
+            let width = 30;
+            let filled = done * width / total.max(1);
+            eprint!(
+                "\r  [{}{}] {done}/{total} problems",
+                "#".repeat(filled),
+                "·".repeat(width - filled)
+            );
+            if done == total {
+                eprintln!();
+            }
+        }
+    }
 }
 
 /// A new bench run from its flags: the arms, the problems of its set, stored before it runs.
