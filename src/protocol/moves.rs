@@ -93,6 +93,70 @@ pub fn move_prefix(seat: &str, round: u32, phase: Phase) -> String {
     }
 }
 
+/// One move of a reply, checked: its act, text (needed but by concede and retract), premises
+/// (needed by since) and relation. `number` counts from 1, for the message.
+fn read_move(
+    raw: &serde_json::Map<String, Value>,
+    number: usize,
+) -> Result<CheckedMove<'_>, String> {
+    let index = number - 1;
+    let act = match raw.get("act").and_then(Value::as_str).map(str::trim) {
+        Some("claim") => Act::Claim,
+        Some("why") => Act::Why,
+        Some("concede") => Act::Concede,
+        Some("retract") => Act::Retract,
+        Some("since") => Act::Since,
+        other => {
+            return Err(format!(
+                "move {} has act {:?}; use one of claim, why, concede, retract, since",
+                index + 1,
+                other.unwrap_or("")
+            ));
+        }
+    };
+    let text = raw.get("text").and_then(Value::as_str).unwrap_or("").trim();
+    let premises = strings(raw.get("premises"));
+    if text.is_empty() && !matches!(act, Act::Concede | Act::Retract) {
+        return Err(format!(
+            "move {} ({}) needs a `text`",
+            index + 1,
+            act.as_str()
+        ));
+    }
+    if act == Act::Since && premises.is_empty() {
+        return Err(format!(
+            "move {} is `since` but gives no `premises`; list the reasons",
+            index + 1
+        ));
+    }
+    let relation = match raw.get("relation").and_then(Value::as_str).map(str::trim) {
+        Some("support") => Some(Relation::Support),
+        Some("rebut") => Some(Relation::Rebut),
+        Some("undercut") => Some(Relation::Undercut),
+        None | Some("none") | Some("") => None,
+        Some(other) => {
+            return Err(format!(
+                "move {} has relation {other:?}; use support, rebut, undercut or none",
+                index + 1
+            ));
+        }
+    };
+    Ok(CheckedMove {
+        act,
+        text,
+        premises,
+        relation,
+    })
+}
+
+/// A move as a reply gave it, checked, before it has its id.
+struct CheckedMove<'a> {
+    act: Act,
+    text: &'a str,
+    premises: Vec<String>,
+    relation: Option<Relation>,
+}
+
 /// Validates a parsed reply. `known` holds the ids of every move already in the journal.
 pub fn validate_debater_reply(
     value: &Value,
@@ -134,47 +198,12 @@ pub fn validate_debater_reply(
         let raw = raw
             .as_object()
             .ok_or_else(|| format!("move {} must be an object", index + 1))?;
-        let act = match raw.get("act").and_then(Value::as_str).map(str::trim) {
-            Some("claim") => Act::Claim,
-            Some("why") => Act::Why,
-            Some("concede") => Act::Concede,
-            Some("retract") => Act::Retract,
-            Some("since") => Act::Since,
-            other => {
-                return Err(format!(
-                    "move {} has act {:?}; use one of claim, why, concede, retract, since",
-                    index + 1,
-                    other.unwrap_or("")
-                ));
-            }
-        };
-        let text = raw.get("text").and_then(Value::as_str).unwrap_or("").trim();
-        let premises = strings(raw.get("premises"));
-        if text.is_empty() && !matches!(act, Act::Concede | Act::Retract) {
-            return Err(format!(
-                "move {} ({}) needs a `text`",
-                index + 1,
-                act.as_str()
-            ));
-        }
-        if act == Act::Since && premises.is_empty() {
-            return Err(format!(
-                "move {} is `since` but gives no `premises`; list the reasons",
-                index + 1
-            ));
-        }
-        let relation = match raw.get("relation").and_then(Value::as_str).map(str::trim) {
-            Some("support") => Some(Relation::Support),
-            Some("rebut") => Some(Relation::Rebut),
-            Some("undercut") => Some(Relation::Undercut),
-            None | Some("none") | Some("") => None,
-            Some(other) => {
-                return Err(format!(
-                    "move {} has relation {other:?}; use support, rebut, undercut or none",
-                    index + 1
-                ));
-            }
-        };
+        let CheckedMove {
+            act,
+            text,
+            premises,
+            relation,
+        } = read_move(raw, index + 1)?;
         let id = format!("{prefix}{}", moves.len() + 1);
         if let Some(local) = raw.get("id").and_then(Value::as_str) {
             local_ids.insert(local.trim().to_string(), id.clone());
