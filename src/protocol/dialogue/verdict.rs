@@ -123,6 +123,52 @@ pub fn thesis_of(state: &State, side: Side) -> Option<String> {
         .map(|n| n.id.clone())
 }
 
+/// The arguments that survive (not retracted, scoring above the line), strongest first.
+fn survivors(graph: &crate::argue::ArgumentGraph) -> Vec<ScoredArgument> {
+    let mut list: Vec<ScoredArgument> = graph
+        .arguments
+        .iter()
+        .filter(|a| !a.retracted && a.score > SURVIVES)
+        .map(|a| ScoredArgument {
+            id: a.id.clone(),
+            side: a.seat.clone(),
+            text: a.text.clone(),
+            score: a.score,
+        })
+        .collect();
+    list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    list
+}
+
+/// Every concession made, by whom and of what.
+fn concessions(state: &State) -> Vec<Concession> {
+    state
+        .nodes
+        .iter()
+        .filter(|n| n.kind == Kind::Concede)
+        .map(|n| Concession {
+            side: n.side.seat().into(),
+            move_id: n.id.clone(),
+            conceded: n.target.clone().unwrap_or_default(),
+            text: n.text.clone(),
+        })
+        .collect()
+}
+
+/// Every `why` still open at the end.
+fn unaddressed(state: &State) -> Vec<OpenWhy> {
+    state
+        .open_whys()
+        .into_iter()
+        .map(|n| OpenWhy {
+            id: n.id.clone(),
+            asked_by: n.side.seat().into(),
+            target: n.target.clone().unwrap_or_default(),
+            text: n.text.clone(),
+        })
+        .collect()
+}
+
 /// Computes the verdict from the dialogue's turns and the number of rejected moves.
 pub fn compute(seats: &[String], turns: &[Turn], violations: usize) -> Computed {
     let debater: Vec<Turn> = turns
@@ -171,42 +217,9 @@ pub fn compute(seats: &[String], turns: &[Turn], violations: usize) -> Computed 
         None if pro.score > opp.score => ("PRO".into(), "scores".into(), None),
         None => ("OPP".into(), "scores".into(), None),
     };
-    let survived: Vec<ScoredArgument> = {
-        let mut list: Vec<ScoredArgument> = graph
-            .arguments
-            .iter()
-            .filter(|a| !a.retracted && a.score > SURVIVES)
-            .map(|a| ScoredArgument {
-                id: a.id.clone(),
-                side: a.seat.clone(),
-                text: a.text.clone(),
-                score: a.score,
-            })
-            .collect();
-        list.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        list
-    };
-    let concessions: Vec<Concession> = state
-        .nodes
-        .iter()
-        .filter(|n| n.kind == Kind::Concede)
-        .map(|n| Concession {
-            side: n.side.seat().into(),
-            move_id: n.id.clone(),
-            conceded: n.target.clone().unwrap_or_default(),
-            text: n.text.clone(),
-        })
-        .collect();
-    let unaddressed: Vec<OpenWhy> = state
-        .open_whys()
-        .into_iter()
-        .map(|n| OpenWhy {
-            id: n.id.clone(),
-            asked_by: n.side.seat().into(),
-            target: n.target.clone().unwrap_or_default(),
-            text: n.text.clone(),
-        })
-        .collect();
+    let survived = survivors(&graph);
+    let concessions = concessions(&state);
+    let unaddressed = unaddressed(&state);
     let count = |kind: Relation| graph.relations.iter().filter(|e| e.kind == kind).count();
     let moves = || debater.iter().flat_map(|t| t.moves.iter());
     let metrics = Metrics {
