@@ -126,33 +126,8 @@ impl CodeResult {
         self
     }
 
-    pub fn to_markdown(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "# Code debate: {}\n", self.task.trim());
-        if !self.clarifications.is_empty() {
-            out.push_str("## Clarifications\n\n");
-            for (question, answer, by) in &self.clarifications {
-                let _ = writeln!(out, "- **{question}** {answer} *({by})*");
-            }
-            out.push('\n');
-        }
-        out.push_str("## Final code\n\n");
-        match self
-            .winner
-            .and_then(|n| self.versions.iter().find(|v| v.number == n))
-        {
-            Some(version) => {
-                let _ = writeln!(
-                    out,
-                    "Version {} won: {}.\n",
-                    version.number, self.winner_reason
-                );
-                for (path, content) in &version.files {
-                    let _ = writeln!(out, "`{path}`\n\n{}", fenced_file(path, content));
-                }
-            }
-            None => out.push_str("No version was written.\n\n"),
-        }
+    /// The versions as a table: phase, summary, quality, tests, hooks, size and hook time.
+    fn versions_table(&self, out: &mut String) {
         out.push_str("## Versions\n\n| version | phase | summary | quality | tests | pass rate | hooks | lines | hook time |\n|---|---|---|---|---|---|---|---|---|\n");
         for version in &self.versions {
             let _ = writeln!(
@@ -186,18 +161,10 @@ impl CodeResult {
                 format_seconds(self.hook_time(version.number))
             );
         }
-        out.push_str("\n## Test history\n\n");
-        match &self.hooks_note {
-            Some(note) if self.tests.is_empty() => {
-                let _ = writeln!(out, "{note}\n");
-            }
-            _ => {
-                for (version, result) in &self.tests {
-                    let _ = writeln!(out, "- v{version} {}", result.summary());
-                }
-                out.push('\n');
-            }
-        }
+    }
+
+    /// Red's findings, each closed or open, then the tests red wrote.
+    fn findings_section(&self, out: &mut String) {
         if !self.findings.is_empty() {
             out.push_str("## Red team findings\n\n");
             for finding in &self.findings {
@@ -227,6 +194,49 @@ impl CodeResult {
                 }
             }
         }
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Code debate: {}\n", self.task.trim());
+        if !self.clarifications.is_empty() {
+            out.push_str("## Clarifications\n\n");
+            for (question, answer, by) in &self.clarifications {
+                let _ = writeln!(out, "- **{question}** {answer} *({by})*");
+            }
+            out.push('\n');
+        }
+        out.push_str("## Final code\n\n");
+        match self
+            .winner
+            .and_then(|n| self.versions.iter().find(|v| v.number == n))
+        {
+            Some(version) => {
+                let _ = writeln!(
+                    out,
+                    "Version {} won: {}.\n",
+                    version.number, self.winner_reason
+                );
+                for (path, content) in &version.files {
+                    let _ = writeln!(out, "`{path}`\n\n{}", fenced_file(path, content));
+                }
+            }
+            None => out.push_str("No version was written.\n\n"),
+        }
+        self.versions_table(&mut out);
+        out.push_str("\n## Test history\n\n");
+        match &self.hooks_note {
+            Some(note) if self.tests.is_empty() => {
+                let _ = writeln!(out, "{note}\n");
+            }
+            _ => {
+                for (version, result) in &self.tests {
+                    let _ = writeln!(out, "- v{version} {}", result.summary());
+                }
+                out.push('\n');
+            }
+        }
+        self.findings_section(&mut out);
         if !self.reflections.is_empty() {
             out.push_str("## Reflections\n\n");
             for r in &self.reflections {
