@@ -51,6 +51,39 @@ fn gate_notice(
     )
 }
 
+/// Reads answers from standard input, a line each (`c`, `g TEXT`, `e`…), until it ends or
+/// nobody listens; a bad line is reported on stderr with its number and skipped.
+async fn read_answers(control_tx: mpsc::UnboundedSender<Control>) {
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
+    let mut number = 0;
+    // Bytes, not lines of text: one line that is not UTF-8 is reported and skipped
+    // instead of ending every later answer.
+    while matches!(input.read_until(b'\n', &mut line).await, Ok(read) if read > 0) {
+        number += 1;
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => text.trim().to_string(),
+            Err(_) => {
+                eprintln!("moot: line {number} of standard input is not UTF-8; ignored");
+                line.clear();
+                continue;
+            }
+        };
+        line.clear();
+        if text.is_empty() {
+            continue;
+        }
+        match Control::parse_line(&text) {
+            Ok(control) => {
+                if control_tx.send(control).is_err() {
+                    break;
+                }
+            }
+            Err(message) => eprintln!("moot: line {number}: {message}"),
+        }
+    }
+}
+
 /// Runs a session, printing its events as NDJSON until it ends; returns the exit code.
 pub async fn run<F, Fut>(answers: CheckpointAnswers, session: F) -> i32
 where
@@ -61,37 +94,7 @@ where
     let (control_tx, control_rx) = mpsc::unbounded_channel::<Control>();
 
     if answers == CheckpointAnswers::Stdin {
-        let control_tx = control_tx.clone();
-        tokio::spawn(async move {
-            let mut input = tokio::io::BufReader::new(tokio::io::stdin());
-            let mut line = Vec::new();
-            let mut number = 0;
-            // Bytes, not lines of text: one line that is not UTF-8 is reported and skipped
-            // instead of ending every later answer.
-            while matches!(input.read_until(b'\n', &mut line).await, Ok(read) if read > 0) {
-                number += 1;
-                let text = match std::str::from_utf8(&line) {
-                    Ok(text) => text.trim().to_string(),
-                    Err(_) => {
-                        eprintln!("moot: line {number} of standard input is not UTF-8; ignored");
-                        line.clear();
-                        continue;
-                    }
-                };
-                line.clear();
-                if text.is_empty() {
-                    continue;
-                }
-                match Control::parse_line(&text) {
-                    Ok(control) => {
-                        if control_tx.send(control).is_err() {
-                            break;
-                        }
-                    }
-                    Err(message) => eprintln!("moot: line {number}: {message}"),
-                }
-            }
-        });
+        tokio::spawn(read_answers(control_tx.clone()));
     }
 
     // Only auto mode answers from the printer; with stdin, the channel closes at end of input.
