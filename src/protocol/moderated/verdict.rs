@@ -326,29 +326,15 @@ pub struct SynthesisParts<'a> {
     pub provider: &'a str,
 }
 
-/// The decision document: the moderator's synthesis where valid, completed from the derived
-/// views. Its confidence is capped by what moot measured (`confidence_ceiling`), and any
-/// sentence that repeats a seat's own words stands in quotes as that seat's, never as the
-/// record's voice.
-pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
+/// Each seat's summary: the moderator's key arguments and accepted trade-offs for it where it
+/// gave them (its sentences attributed), else the seat's strongest arguments and its own
+/// trade-off.
+fn perspectives_considered(
+    parts: &SynthesisParts<'_>,
+    quotes: &SeatWords,
+) -> Vec<PerspectiveSummary> {
     let data = parts.data;
-    let quotes = SeatWords::new(parts.turns);
-    let text = |key: &str| {
-        data.and_then(|d| d.get(key))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| quotes.attribute(s))
-    };
-    let list = |key: &str| -> Vec<String> {
-        super::moderator::string_list(data.and_then(|d| d.get(key)), 8)
-            .iter()
-            .map(|item| quotes.attribute(item))
-            .collect()
-    };
-    let mut notes = parts.notes;
-
-    let perspectives_considered: Vec<PerspectiveSummary> = parts
+    parts
         .seats
         .iter()
         .map(|seat| {
@@ -384,7 +370,31 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
                 trade_offs_accepted,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The decision document: the moderator's synthesis where valid, completed from the derived
+/// views. Its confidence is capped by what moot measured (`confidence_ceiling`), and any
+/// sentence that repeats a seat's own words stands in quotes as that seat's, never as the
+/// record's voice.
+pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
+    let data = parts.data;
+    let quotes = SeatWords::new(parts.turns);
+    let text = |key: &str| {
+        data.and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| quotes.attribute(s))
+    };
+    let list = |key: &str| -> Vec<String> {
+        super::moderator::string_list(data.and_then(|d| d.get(key)), 8)
+            .iter()
+            .map(|item| quotes.attribute(item))
+            .collect()
+    };
+    let perspectives_considered = perspectives_considered(&parts, &quotes);
+    let mut notes = parts.notes;
 
     let mut agreements = list("agreements");
     if agreements.is_empty() {
