@@ -783,22 +783,9 @@ fn synthesis_markdown(app: &App, expanded: &[bool]) -> String {
     markdown
 }
 
-fn synthesis(
-    frame: &mut Frame,
-    area: Rect,
-    app: &App,
-    caches: &mut Caches,
-    scroll: u16,
-    expanded: &[bool],
-    theme: &Theme,
-) {
-    let rect = Rect {
-        x: area.x + 1,
-        y: area.y + 1,
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
-    };
-    frame.render_widget(Clear, rect);
+/// The synthesis view's bottom line: where the document is, and the keys it offers (or the
+/// latest notice).
+fn synthesis_hint(app: &App, expanded: &[bool]) -> String {
     let document = app.view.synthesis.as_ref();
     let draft = document.is_some_and(|d| d.draft);
     let place = match document.and_then(|d| d.path.clone()) {
@@ -825,10 +812,29 @@ fn synthesis(
     .filter(|(command, _)| offers(app, *command))
     .collect();
     let keys = app.keymap.line(Scope::Synthesis, &offered);
-    let hint = app
-        .notice
+    app.notice
         .clone()
-        .unwrap_or_else(|| format!("{place} · {keys}"));
+        .unwrap_or_else(|| format!("{place} · {keys}"))
+}
+
+fn synthesis(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    caches: &mut Caches,
+    scroll: u16,
+    expanded: &[bool],
+    theme: &Theme,
+) {
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    frame.render_widget(Clear, rect);
+    let document = app.view.synthesis.as_ref();
+    let hint = synthesis_hint(app, expanded);
     let block = modal_block(&app.view.presentation.outcome_title, theme)
         .title_bottom(Line::styled(format!(" {hint} "), theme.dim));
     let mut inner = block.inner(rect);
