@@ -193,6 +193,38 @@ impl History {
         self.rows.get(self.selected).map(|r| r.summary.id.as_str())
     }
 
+    /// A key while the search line is open: typing edits the query, Esc clears it, Enter
+    /// keeps it.
+    fn on_search_key(&mut self, key: KeyEvent) -> Option<HistoryEffect> {
+        match self.keymap.lookup(Scope::Search, &key) {
+            Some(Command::Cancel) => {
+                self.searching = false;
+                if !self.query.is_empty() {
+                    self.query.clear();
+                    return Some(HistoryEffect::Refresh);
+                }
+                return None;
+            }
+            Some(Command::FinishSearch) => {
+                self.searching = false;
+                return None;
+            }
+            _ => {}
+        }
+        match key.code {
+            KeyCode::Backspace => {
+                self.query.pop();
+                Some(HistoryEffect::Refresh)
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.query.push(c);
+                self.selected = 0;
+                Some(HistoryEffect::Refresh)
+            }
+            _ => None,
+        }
+    }
+
     pub fn on_key(&mut self, key: KeyEvent) -> Option<HistoryEffect> {
         self.dirty = true;
         self.message = None;
@@ -213,33 +245,7 @@ impl History {
                 .then_some(HistoryEffect::Delete(id));
         }
         if self.searching {
-            match keymap.lookup(Scope::Search, &key) {
-                Some(Command::Cancel) => {
-                    self.searching = false;
-                    if !self.query.is_empty() {
-                        self.query.clear();
-                        return Some(HistoryEffect::Refresh);
-                    }
-                    return None;
-                }
-                Some(Command::FinishSearch) => {
-                    self.searching = false;
-                    return None;
-                }
-                _ => {}
-            }
-            match key.code {
-                KeyCode::Backspace => {
-                    self.query.pop();
-                    return Some(HistoryEffect::Refresh);
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    self.query.push(c);
-                    self.selected = 0;
-                    return Some(HistoryEffect::Refresh);
-                }
-                _ => return None,
-            }
+            return self.on_search_key(key);
         }
         let last = self.rows.len().saturating_sub(1);
         match keymap.lookup(Scope::History, &key)? {
