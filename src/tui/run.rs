@@ -512,6 +512,20 @@ struct Screen<'a> {
     store: &'a Store,
 }
 
+/// Asks the running session to pause, once.
+fn pause(stop: &mut Option<oneshot::Sender<()>>) {
+    if let Some(stop) = stop.take() {
+        let _ = stop.send(());
+    }
+}
+
+/// Folds every event already queued into the app.
+fn drain(events: &mut mpsc::UnboundedReceiver<Event>, app: &mut App) {
+    while let Ok(event) = events.try_recv() {
+        app.on_event(&event);
+    }
+}
+
 /// A live debate until the user leaves. Quitting (or Ctrl-C, SIGTERM, SIGHUP) while it runs
 /// pauses it in the journal.
 async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionError> {
@@ -557,9 +571,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                     Some(event) => {
                         app.on_event(&event);
                         // Drain what is queued, then draw once.
-                        while let Ok(event) = events_rx.try_recv() {
-                            app.on_event(&event);
-                        }
+                        drain(&mut events_rx, &mut app);
                     }
                     // Every sender is gone (the debate ended): stop polling a closed channel,
                     // or the loop would spin.
@@ -567,9 +579,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                 }
             }
             result = &mut session, if finished.is_none() => {
-                while let Ok(event) = events_rx.try_recv() {
-                    app.on_event(&event);
-                }
+                drain(&mut events_rx, &mut app);
                 let leave = shutdown.requested() || stop.is_none();
                 finished = Some(result);
                 app.dirty = true;
@@ -588,9 +598,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                                 break;
                             }
                             // Ask the session to pause; the loop ends when it has.
-                            if let Some(stop) = stop.take() {
-                                let _ = stop.send(());
-                            }
+                            pause(&mut stop);
                         }
                         None => {}
                     }
@@ -604,9 +612,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                     if finished.is_some() {
                         break;
                     }
-                    if let Some(stop) = stop.take() {
-                        let _ = stop.send(());
-                    }
+                    pause(&mut stop);
                 }
             },
             _ = tick.tick() => app.on_tick(),
@@ -616,9 +622,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                 if finished.is_some() {
                     break;
                 }
-                if let Some(stop) = stop.take() {
-                    let _ = stop.send(());
-                }
+                pause(&mut stop);
             }
         }
     }
