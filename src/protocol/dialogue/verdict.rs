@@ -632,6 +632,50 @@ impl DialogueResult {
         );
     }
 
+    /// The moderator's reading beside the computed verdict (or that it gave none).
+    fn moderator_section(&self, out: &mut String) {
+        let c = &self.computed;
+        match &self.moderator {
+            Some(m) => {
+                let _ = writeln!(
+                    out,
+                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n",
+                    m.winner, c.pro.score, c.opp.score
+                );
+                let _ = writeln!(out, "### Rationale\n\n{}\n", m.rationale);
+                let _ = writeln!(out, "### Strongest Surviving Arguments\n");
+                if m.strongest.is_empty() {
+                    let _ = writeln!(out, "- (none named)");
+                }
+                for (n, id) in m.strongest.iter().enumerate() {
+                    let text = c
+                        .arguments
+                        .iter()
+                        .find(|a| &a.id == id)
+                        .map(|a| a.text.as_str())
+                        .unwrap_or("");
+                    let _ = writeln!(out, "{}. {id}: {text}", n + 1);
+                }
+                let _ = writeln!(out, "\n### Valid Points from Losing Side\n");
+                for (n, point) in m.losing_points.iter().enumerate() {
+                    let _ = writeln!(out, "{}. {point}", n + 1);
+                }
+                let _ = writeln!(out, "\n### Consensus Solution\n\n{}\n", m.consensus);
+                let _ = writeln!(out, "### Conditions for Revisiting\n");
+                for condition in &m.revisit {
+                    let _ = writeln!(out, "- {condition}");
+                }
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n\nThe moderator gave no usable verdict; the computed one stands.",
+                    c.winner, c.pro.score, c.opp.score
+                );
+            }
+        }
+    }
+
     fn verdict(&self, out: &mut String) {
         let c = &self.computed;
         let _ = writeln!(out, "\n---\n\n## Verdict\n");
@@ -691,45 +735,7 @@ impl DialogueResult {
         if let Some(flag) = &self.disagreement {
             let _ = writeln!(out, "\n> ⚑ **Disagreement:** {flag}");
         }
-        match &self.moderator {
-            Some(m) => {
-                let _ = writeln!(
-                    out,
-                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n",
-                    m.winner, c.pro.score, c.opp.score
-                );
-                let _ = writeln!(out, "### Rationale\n\n{}\n", m.rationale);
-                let _ = writeln!(out, "### Strongest Surviving Arguments\n");
-                if m.strongest.is_empty() {
-                    let _ = writeln!(out, "- (none named)");
-                }
-                for (n, id) in m.strongest.iter().enumerate() {
-                    let text = c
-                        .arguments
-                        .iter()
-                        .find(|a| &a.id == id)
-                        .map(|a| a.text.as_str())
-                        .unwrap_or("");
-                    let _ = writeln!(out, "{}. {id}: {text}", n + 1);
-                }
-                let _ = writeln!(out, "\n### Valid Points from Losing Side\n");
-                for (n, point) in m.losing_points.iter().enumerate() {
-                    let _ = writeln!(out, "{}. {point}", n + 1);
-                }
-                let _ = writeln!(out, "\n### Consensus Solution\n\n{}\n", m.consensus);
-                let _ = writeln!(out, "### Conditions for Revisiting\n");
-                for condition in &m.revisit {
-                    let _ = writeln!(out, "- {condition}");
-                }
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n\nThe moderator gave no usable verdict; the computed one stands.",
-                    c.winner, c.pro.score, c.opp.score
-                );
-            }
-        }
+        self.moderator_section(out);
         if let Some(votes) = &self.votes {
             let _ = write!(out, "\n#{}", votes.to_markdown());
         }
