@@ -398,7 +398,7 @@ pub async fn workbench(
     while let Some(screen) = next.take().filter(|_| !shutdown.requested()) {
         match screen {
             Start::History => {
-                match history_screen(
+                let effect = history_screen(
                     &mut terminal,
                     &mut keys,
                     &shutdown,
@@ -406,29 +406,8 @@ pub async fn workbench(
                     &mut history,
                     &theme,
                 )
-                .await
-                {
-                    HistoryEffect::Open(id) => next = Some(Start::Replay(id)),
-                    HistoryEffect::Resume(id) => {
-                        next = Some(Start::Live(Run::Resume {
-                            id,
-                            changes: Box::default(),
-                        }))
-                    }
-                    HistoryEffect::Start(debate) => match settings_for(&debate) {
-                        Ok(settings) => {
-                            next = Some(Start::Live(Run::New {
-                                question: debate.question,
-                                settings: Box::new(settings),
-                            }))
-                        }
-                        Err(problem) => {
-                            history.message = Some(problem);
-                            next = Some(Start::History);
-                        }
-                    },
-                    _ => {}
-                }
+                .await;
+                next = after_history(effect, &mut history, &settings_for);
             }
             Start::Live(run) => {
                 let screen = Screen {
@@ -471,21 +450,54 @@ pub async fn workbench(
     drop(terminal);
     restore_terminal();
     if let Some((id, status)) = last {
-        let record = store
-            .synthesis(&id)
-            .ok()
-            .flatten()
-            .and_then(|s| s.path)
-            .map(|p| format!("; decision record {p}"))
-            .unwrap_or_default();
-        match status {
-            DebateStatus::Paused | DebateStatus::Interrupted => {
-                eprintln!("moot: {id} is paused; continue with: moot resume {id}")
-            }
-            status => eprintln!("moot: {id} {status}{record}"),
-        }
+        say_how_it_stands(&store, &id, status);
     }
     Ok(code)
+}
+
+/// The screen after the history: the debate opened, resumed or started from the form (a form
+/// whose settings are refused goes back to the history with the reason).
+fn after_history(
+    effect: HistoryEffect,
+    history: &mut History,
+    settings_for: &impl Fn(&NewDebate) -> Result<DebateSettings, String>,
+) -> Option<Start> {
+    match effect {
+        HistoryEffect::Open(id) => Some(Start::Replay(id)),
+        HistoryEffect::Resume(id) => Some(Start::Live(Run::Resume {
+            id,
+            changes: Box::default(),
+        })),
+        HistoryEffect::Start(debate) => match settings_for(&debate) {
+            Ok(settings) => Some(Start::Live(Run::New {
+                question: debate.question,
+                settings: Box::new(settings),
+            })),
+            Err(problem) => {
+                history.message = Some(problem);
+                Some(Start::History)
+            }
+        },
+        _ => None,
+    }
+}
+
+/// What the terminal says once the workbench has closed on a debate: paused (and how to go
+/// on), or how it ended and where its record is.
+fn say_how_it_stands(store: &Store, id: &str, status: DebateStatus) {
+    let record = store
+        .synthesis(id)
+        .ok()
+        .flatten()
+        .and_then(|s| s.path)
+        .map(|p| format!("; decision record {p}"))
+        .unwrap_or_default();
+    match status {
+        DebateStatus::Paused | DebateStatus::Interrupted => {
+            eprintln!("moot: {id} is paused; continue with: moot resume {id}")
+        }
+        status => eprintln!("moot: {id} {status}{record}"),
+    }
 }
 
 fn remember(result: &Result<Finish, SessionError>) -> Option<(String, DebateStatus)> {
