@@ -293,6 +293,71 @@ fn turn_markdown(out: &mut String, seats: &[Seat], turn: &Turn) {
     }
 }
 
+/// The derived views as markdown: each seat's commitment store, then the arguments with their
+/// scores and relations.
+fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
+    if !document.commitments.is_empty() {
+        let _ = writeln!(out, "## Commitment Stores\n");
+        let _ = writeln!(out, "| Seat | Commitments | Retractions |\n|---|---|---|");
+        for store in &document.commitments {
+            let list = |items: &[crate::argue::Commitment]| {
+                items
+                    .iter()
+                    .map(|c| {
+                        if c.conceded {
+                            format!("{} (conceded)", c.text)
+                        } else {
+                            c.text.clone()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+                    .replace('|', "\\|")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                store.seat,
+                list(&store.commitments),
+                list(&store.retractions)
+            );
+        }
+        out.push('\n');
+    }
+    if !document.arguments.is_empty() {
+        let _ = writeln!(out, "## Arguments\n");
+        let _ = writeln!(out, "| Id | Seat | Score | Argument |\n|---|---|---|---|");
+        for argument in &document.arguments {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.2}{} | {} |",
+                argument.id,
+                argument.seat,
+                argument.score,
+                if argument.retracted {
+                    " (retracted)"
+                } else {
+                    ""
+                },
+                argument.text.replace('|', "\\|")
+            );
+        }
+        out.push('\n');
+        if !document.relations.is_empty() {
+            let _ = writeln!(
+                out,
+                "Relations: {}\n",
+                document
+                    .relations
+                    .iter()
+                    .map(|e| format!("{} {} {}", e.from, e.kind.as_str(), e.to))
+                    .collect::<Vec<_>>()
+                    .join(" · ")
+            );
+        }
+    }
+}
+
 /// The transcript, derived views and synthesis as sanitized markdown.
 pub fn to_markdown(document: &DebateDocument) -> String {
     let debate = &document.debate;
@@ -364,66 +429,7 @@ pub fn to_markdown(document: &DebateDocument) -> String {
             );
         }
     }
-    if !document.commitments.is_empty() {
-        let _ = writeln!(out, "## Commitment Stores\n");
-        let _ = writeln!(out, "| Seat | Commitments | Retractions |\n|---|---|---|");
-        for store in &document.commitments {
-            let list = |items: &[crate::argue::Commitment]| {
-                items
-                    .iter()
-                    .map(|c| {
-                        if c.conceded {
-                            format!("{} (conceded)", c.text)
-                        } else {
-                            c.text.clone()
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ")
-                    .replace('|', "\\|")
-            };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                store.seat,
-                list(&store.commitments),
-                list(&store.retractions)
-            );
-        }
-        out.push('\n');
-    }
-    if !document.arguments.is_empty() {
-        let _ = writeln!(out, "## Arguments\n");
-        let _ = writeln!(out, "| Id | Seat | Score | Argument |\n|---|---|---|---|");
-        for argument in &document.arguments {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {:.2}{} | {} |",
-                argument.id,
-                argument.seat,
-                argument.score,
-                if argument.retracted {
-                    " (retracted)"
-                } else {
-                    ""
-                },
-                argument.text.replace('|', "\\|")
-            );
-        }
-        out.push('\n');
-        if !document.relations.is_empty() {
-            let _ = writeln!(
-                out,
-                "Relations: {}\n",
-                document
-                    .relations
-                    .iter()
-                    .map(|e| format!("{} {} {}", e.from, e.kind.as_str(), e.to))
-                    .collect::<Vec<_>>()
-                    .join(" · ")
-            );
-        }
-    }
+    derived_views_markdown(&mut out, document);
     if let Some(synthesis) = &document.synthesis {
         let _ = writeln!(out, "---\n");
         out.push_str(&synthesis.markdown);
