@@ -59,7 +59,7 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
             found: String::from_utf8_lossy(&magic[..actual.min(4) as usize]).into_owned(),
         });
     }
-    let version = reader.u32().map_err(&malformed)?;
+    let version = reader.u32().map_err(|e| malformed(e.detail()))?;
     if !(2..=3).contains(&version) {
         return Err(GgufError::Version {
             path: shown.clone(),
@@ -71,8 +71,8 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
         actual,
         needed: actual + 1,
     };
-    let tensors = reader.u64().map_err(&malformed)?;
-    let entries = reader.u64().map_err(&malformed)?;
+    let tensors = reader.u64().map_err(|e| malformed(e.detail()))?;
+    let entries = reader.u64().map_err(|e| malformed(e.detail()))?;
     let mut architecture = None;
     let mut alignment = 32u64;
     for _ in 0..entries {
@@ -82,13 +82,12 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
             ("general.architecture", GGUF_STRING) => {
                 architecture = Some(reader.string().map_err(|_| truncated())?);
             }
-            ("general.alignment", 4) => alignment = u64::from(reader.u32().map_err(&malformed)?),
-            _ => reader.skip_value(kind).map_err(|e| {
-                if e.is_empty() {
-                    truncated()
-                } else {
-                    malformed(e)
-                }
+            ("general.alignment", 4) => {
+                alignment = u64::from(reader.u32().map_err(|e| malformed(e.detail()))?)
+            }
+            _ => reader.skip_value(kind).map_err(|e| match e {
+                ReadStop::Short => truncated(),
+                ReadStop::Bad(detail) => malformed(detail),
             })?,
         }
     }
@@ -155,59 +154,77 @@ fn tensor_bytes(kind: u32, elements: u64) -> Option<u64> {
     Some(elements.div_ceil(block_elements) * block_bytes)
 }
 
+/// Why reading the header stopped.
+#[derive(Debug)]
+enum ReadStop {
+    /// The file ended before what the header promised.
+    Short,
+    /// What was read makes no sense, said why.
+    Bad(String),
+}
+
+impl ReadStop {
+    /// The reason as a malformed header's detail (none for a short file).
+    fn detail(self) -> String {
+        match self {
+            ReadStop::Short => String::new(),
+            ReadStop::Bad(detail) => detail,
+        }
+    }
+}
+
 struct Reader<R> {
     inner: R,
     remaining: u64,
 }
 
 impl<R: Read + Seek> Reader<R> {
-    /// Errors are empty strings for "ran out of file", else a description.
-    fn exact(&mut self, buffer: &mut [u8]) -> Result<(), String> {
+    fn exact(&mut self, buffer: &mut [u8]) -> Result<(), ReadStop> {
         if (buffer.len() as u64) > self.remaining {
-            return Err(String::new());
+            return Err(ReadStop::Short);
         }
-        self.inner.read_exact(buffer).map_err(|_| String::new())?;
+        self.inner.read_exact(buffer).map_err(|_| ReadStop::Short)?;
         self.remaining -= buffer.len() as u64;
         Ok(())
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    fn u32(&mut self) -> Result<u32, ReadStop> {
         let mut bytes = [0u8; 4];
         self.exact(&mut bytes)?;
         Ok(u32::from_le_bytes(bytes))
     }
 
-    fn u64(&mut self) -> Result<u64, String> {
+    fn u64(&mut self) -> Result<u64, ReadStop> {
         let mut bytes = [0u8; 8];
         self.exact(&mut bytes)?;
         Ok(u64::from_le_bytes(bytes))
     }
 
-    fn skip(&mut self, count: u64) -> Result<(), String> {
+    fn skip(&mut self, count: u64) -> Result<(), ReadStop> {
         if count > self.remaining {
-            return Err(String::new());
+            return Err(ReadStop::Short);
         }
         self.inner
             .seek(SeekFrom::Current(count as i64))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ReadStop::Bad(e.to_string()))?;
         self.remaining -= count;
         Ok(())
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, ReadStop> {
         let length = self.u64()?;
         if length > self.remaining {
-            return Err(String::new());
+            return Err(ReadStop::Short);
         }
         if length > 1 << 24 {
-            return Err(format!("a {length}-byte string"));
+            return Err(ReadStop::Bad(format!("a {length}-byte string")));
         }
         let mut bytes = vec![0u8; length as usize];
         self.exact(&mut bytes)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
-    fn skip_value(&mut self, kind: u32) -> Result<(), String> {
+    fn skip_value(&mut self, kind: u32) -> Result<(), ReadStop> {
         match kind {
             0 | 1 | 7 => self.skip(1),
             2 | 3 => self.skip(2),
@@ -221,7 +238,7 @@ impl<R: Read + Seek> Reader<R> {
                 let item_kind = self.u32()?;
                 let count = self.u64()?;
                 if count > self.remaining {
-                    return Err(String::new());
+                    return Err(ReadStop::Short);
                 }
                 match item_kind {
                     GGUF_STRING | GGUF_ARRAY => {
@@ -234,10 +251,10 @@ impl<R: Read + Seek> Reader<R> {
                     2 | 3 => self.skip(count * 2),
                     4..=6 => self.skip(count * 4),
                     10..=12 => self.skip(count * 8),
-                    other => Err(format!("unknown value type {other}")),
+                    other => Err(ReadStop::Bad(format!("unknown value type {other}"))),
                 }
             }
-            other => Err(format!("unknown value type {other}")),
+            other => Err(ReadStop::Bad(format!("unknown value type {other}"))),
         }
     }
 }
