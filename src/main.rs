@@ -667,7 +667,7 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
         template.as_ref(),
         &progress,
     ))?
-    .map_err(Failure::runtime)?;
+    .map_err(|e| Failure::runtime(e.to_string()))?;
     // The model a server names in its replies is known only once it has replied.
     report.provider = format!("{} / {}", provider.kind(), provider.model());
     let _ = store.save_capabilities(&capabilities.learned());
@@ -747,14 +747,14 @@ fn new_bench_run(
         Some(path) => (
             path.display().to_string(),
             data::dataset(path)
-                .map_err(Failure::usage)?
+                .map_err(|e| Failure::usage(e.to_string()))?
                 .into_iter()
                 .take(count)
                 .collect(),
         ),
         None if args.set == "words" => (
             "words".to_string(),
-            data::words(count).map_err(Failure::runtime)?,
+            data::words(count).map_err(|e| Failure::runtime(e.to_string()))?,
         ),
         None => ("arithmetic".to_string(), data::arithmetic(count, args.seed)),
     };

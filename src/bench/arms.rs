@@ -2,6 +2,7 @@
 //! majority of samples drawn up to the debate's token budget), and Du et al.'s debate (agents
 //! answer alone, then again after reading each other's answers; the majority of the last round).
 
+use super::BenchError;
 use super::data::{Problem, final_answer, matches};
 use crate::debate::Phase;
 use crate::llm::retry::random_unit;
@@ -32,14 +33,14 @@ impl Arm {
     }
 
     /// `single`, `self-consistency` (or `sc`), `debate`.
-    pub fn parse_flag(text: &str) -> Result<Arm, String> {
+    pub fn parse_flag(text: &str) -> Result<Arm, BenchError> {
         match text.trim().to_lowercase().replace('_', "-").as_str() {
             "single" => Ok(Arm::Single),
             "self-consistency" | "sc" => Ok(Arm::SelfConsistency),
             "debate" => Ok(Arm::Debate),
-            other => Err(format!(
+            other => Err(BenchError::Data(format!(
                 "unknown arm {other:?}; the arms are single, self-consistency (sc) and debate"
-            )),
+            ))),
         }
     }
 }
@@ -86,7 +87,7 @@ async fn ask(
     retry: &RetryPolicy,
     label: RequestLabel,
     messages: Vec<ChatMessage>,
-) -> Result<Call, String> {
+) -> Result<Call, BenchError> {
     let request = ChatRequest {
         label,
         system: SYSTEM.into(),
@@ -120,7 +121,7 @@ async fn ask(
             Err(error) if retry.should_retry(attempt, &error) => {
                 tokio::time::sleep(retry.delay(attempt, &error, random_unit())).await;
             }
-            Err(error) => return Err(describe(&error)),
+            Err(error) => return Err(BenchError::Call(describe(&error))),
         }
     }
 }
@@ -178,7 +179,7 @@ pub async fn single(
     provider: &dyn Provider,
     shape: &Shape,
     problem: &Problem,
-) -> Result<ArmResult, String> {
+) -> Result<ArmResult, BenchError> {
     let started = Instant::now();
     let call = ask(
         provider,
@@ -202,7 +203,7 @@ pub async fn debate(
     provider: &dyn Provider,
     shape: &Shape,
     problem: &Problem,
-) -> Result<ArmResult, String> {
+) -> Result<ArmResult, BenchError> {
     let started = Instant::now();
     let mut rounds: Vec<Vec<Call>> = Vec::new();
     for round in 0..shape.rounds.max(1) {
@@ -250,7 +251,7 @@ pub async fn self_consistency(
     shape: &Shape,
     problem: &Problem,
     budget: Option<u64>,
-) -> Result<ArmResult, String> {
+) -> Result<ArmResult, BenchError> {
     let started = Instant::now();
     let most = shape.samples.max(1) * 4;
     let mut rounds: Vec<Vec<Call>> = Vec::new();
@@ -295,7 +296,7 @@ pub async fn protocol_debate(
     store: &crate::store::Store,
     template: &crate::session::DebateSettings,
     problem: &Problem,
-) -> Result<ArmResult, String> {
+) -> Result<ArmResult, BenchError> {
     let started = Instant::now();
     let (events, _) = tokio::sync::mpsc::unbounded_channel();
     let (_answers, controls) = tokio::sync::mpsc::unbounded_channel();
@@ -375,6 +376,7 @@ mod tests {
         assert!(
             Arm::parse_flag("vote")
                 .unwrap_err()
+                .to_string()
                 .contains("single, self-consistency")
         );
     }

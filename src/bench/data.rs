@@ -1,6 +1,7 @@
 //! The problems `moot bench` asks: Du et al.'s generated arithmetic, the bundled grade-school
 //! word problems, or a JSONL file; and how a reply's final answer is read and checked.
 
+use super::BenchError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -53,7 +54,7 @@ pub fn arithmetic(count: usize, seed: u64) -> Vec<Problem> {
 }
 
 /// The bundled word problems, the first `count` (all when there are fewer).
-pub fn words(count: usize) -> Result<Vec<Problem>, String> {
+pub fn words(count: usize) -> Result<Vec<Problem>, BenchError> {
     Ok(parse_jsonl(WORDS, "the bundled word problems")?
         .into_iter()
         .take(count)
@@ -61,20 +62,20 @@ pub fn words(count: usize) -> Result<Vec<Problem>, String> {
 }
 
 /// A JSONL file of `{"question": …, "answer": …}` lines (the answer a string or a number).
-pub fn dataset(path: &Path) -> Result<Vec<Problem>, String> {
+pub fn dataset(path: &Path) -> Result<Vec<Problem>, BenchError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read the dataset {}: {e}", path.display()))?;
     parse_jsonl(&text, &path.display().to_string())
 }
 
-fn parse_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, String> {
+fn parse_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, BenchError> {
     let mut problems = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         if line.trim().is_empty() {
-            return Err(format!(
+            return Err(BenchError::Data(format!(
                 "{name}:{number}: the line is empty; every line must be one JSON object {{\"question\": …, \"answer\": …}}"
-            ));
+            )));
         }
         let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
             format!(
@@ -98,14 +99,14 @@ fn parse_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, String> {
                 })
             }
             _ => {
-                return Err(format!(
+                return Err(BenchError::Data(format!(
                     "{name}:{number}: needs a non-empty \"question\" (text) and \"answer\" (text or number)"
-                ));
+                )));
             }
         }
     }
     if problems.is_empty() {
-        return Err(format!("{name} has no problems"));
+        return Err(BenchError::Data(format!("{name} has no problems")));
     }
     Ok(problems)
 }
@@ -197,16 +198,21 @@ mod tests {
 
     #[test]
     fn a_bad_dataset_line_is_named_by_number() {
-        let err = parse_jsonl("{\"question\": \"q\", \"answer\": 1}\n\n", "d.jsonl").unwrap_err();
+        let err = parse_jsonl("{\"question\": \"q\", \"answer\": 1}\n\n", "d.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("d.jsonl:2: the line is empty"), "{err}");
         let err = parse_jsonl(
             "{\"question\": \"q\", \"answer\": 1}\n{\"question\": ",
             "d.jsonl",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.starts_with("d.jsonl:2:"), "{err}");
         assert!(err.contains("not JSON"), "{err}");
-        let err = parse_jsonl("{\"question\": \"q\"}", "d.jsonl").unwrap_err();
+        let err = parse_jsonl("{\"question\": \"q\"}", "d.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("d.jsonl:1: needs"), "{err}");
         assert_eq!(
             parse_jsonl("{\"question\": \"q\", \"answer\": 4.5}", "d").unwrap()[0].answer,

@@ -2,6 +2,27 @@
 //! Problems run concurrently up to `jobs`; each arm's result is journaled as it lands, so an
 //! interrupted run resumes; the report gives accuracy with a 95 % interval, tokens and time.
 
+/// Why a bench run, or one of its calls, failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A provider call failed for good (after its retries), as the provider said it, sanitized.
+    #[error("{0}")]
+    Call(String),
+    /// The journal would not read or write.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A problem set or an arm that cannot be used: which and why.
+    #[error("{0}")]
+    Data(String),
+}
+
+/// A failure said in words elsewhere (a debate arm's session, the runtime) fails the call.
+impl From<String> for BenchError {
+    fn from(message: String) -> BenchError {
+        BenchError::Call(message)
+    }
+}
+
 pub mod arms;
 pub mod data;
 
@@ -116,8 +137,8 @@ pub async fn run(
     shape: &Shape,
     template: Option<&crate::session::DebateSettings>,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Report, String> {
-    let done = store.bench_results(id).map_err(|e| e.to_string())?;
+) -> Result<Report, BenchError> {
+    let done = store.bench_results(id)?;
     let has = |problem: usize, arm: Arm| {
         done.iter()
             .any(|(p, a, r)| *p == problem && a == arm.as_str() && r.get("error").is_none())
@@ -168,15 +189,13 @@ pub async fn run(
                             }
                             serde_json::to_value(result).map_err(|e| e.to_string())?
                         }
-                        Err(error) => serde_json::json!({"error": error}),
+                        Err(error) => serde_json::json!({"error": error.to_string()}),
                     };
-                    store
-                        .record_bench_result(id, index, arm.as_str(), &value)
-                        .map_err(|e| e.to_string())?;
+                    store.record_bench_result(id, index, arm.as_str(), &value)?;
                 }
                 let now = finished.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
                 progress(now, total);
-                Ok::<(), String>(())
+                Ok::<(), BenchError>(())
             }
         });
     for outcome in futures_util::future::join_all(work).await {
@@ -186,8 +205,8 @@ pub async fn run(
 }
 
 /// The report of a run from what the journal holds.
-pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Report, String> {
-    let results = store.bench_results(id).map_err(|e| e.to_string())?;
+pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Report, BenchError> {
+    let results = store.bench_results(id)?;
     let arms = settings
         .arms
         .iter()
