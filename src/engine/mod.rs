@@ -12,6 +12,7 @@ pub use context::{
     CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Replay, ReplyKind,
     Seating, Speech, Wiring,
 };
+pub(crate) use reply::unusable;
 pub use reply::{Checked, Reply, ReplyParser, ReplyShape, Transcript, Unusable, Validator};
 
 use std::time::Duration;

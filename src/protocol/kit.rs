@@ -549,19 +549,19 @@ impl crate::engine::ReplyParser for BallotReplies {
             .collect();
         for (i, id) in ranking.iter().enumerate() {
             if !self.ids.contains(id) {
-                return Err(crate::unusable!(
+                return Err(crate::engine::unusable!(
                     "{id:?} is no position; the positions are {}",
                     self.ids.join(", ")
                 ));
             }
             if ranking[..i].contains(id) {
-                return Err(crate::unusable!(
+                return Err(crate::engine::unusable!(
                     "{id} is ranked twice; rank each position once"
                 ));
             }
         }
         if let Some(missing) = self.ids.iter().find(|id| !ranking.contains(id)) {
-            return Err(crate::unusable!(
+            return Err(crate::engine::unusable!(
                 "the ranking leaves out {missing}; rank every position"
             ));
         }

@@ -6,8 +6,8 @@ use super::kit;
 use super::text;
 use crate::debate::{LessonDraft, MODERATOR, Phase, TurnKey, TurnStatus};
 use crate::engine::Unusable;
+use crate::engine::unusable;
 use crate::engine::{Checked, Context, EngineError};
-use crate::unusable;
 use serde_json::{Value, json};
 
 const SCHEMA_NAME: &str = "moot_lessons";

@@ -3,9 +3,9 @@
 
 use super::{ARGUMENT_SCHEMA, ORDER_SCHEMA, PERSONAS_SCHEMA, RUBRIC, SCORES_SCHEMA};
 use crate::engine::Unusable;
+use crate::engine::unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use crate::protocol::moves::{debater_schema, move_prefix, validate_debater_reply};
-use crate::unusable;
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
 

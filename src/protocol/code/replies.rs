@@ -6,7 +6,7 @@ use crate::code::reply;
 use crate::code::versions::Quality;
 use crate::engine::Checked;
 use crate::engine::Unusable;
-use crate::unusable;
+use crate::engine::unusable;
 use serde_json::{Value, json};
 
 /// The Generator's clarifying questions, by category.

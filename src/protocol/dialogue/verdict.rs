@@ -10,8 +10,8 @@ use crate::argue::{
 use crate::debate::Named as _;
 use crate::debate::{Act, Confidence, Fact, Phase, Relation, Turn, TurnStatus};
 use crate::engine::Unusable;
+use crate::engine::unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
-use crate::unusable;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fmt::Write as _;

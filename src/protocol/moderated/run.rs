@@ -51,23 +51,9 @@ pub(super) async fn run(
     };
     let seats = seat_perspectives(ctx, common, &analysis, &clarified).await?;
     kit::announce_topology(ctx, topology, &seats);
-    let tree = if topology == kit::Topology::Tree {
-        let ids: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
-        let mut tree = Tree::of(&ids).map_err(EngineError::Setup)?;
-        tree::announce(ctx, &tree);
-        let names = |id: &str| seat_name(&seats, id);
-        tree::plan(
-            ctx,
-            &mut tree,
-            planning,
-            common.question.trim(),
-            &names,
-            Instant::now() + common.round_timeout,
-        )
-        .await?;
-        Some(tree)
-    } else {
-        None
+    let tree = match topology {
+        kit::Topology::Tree => Some(plan_tree(ctx, common, planning, &seats).await?),
+        _ => None,
     };
     let mut debate = Moderation {
         ctx,
@@ -120,6 +106,29 @@ pub(super) async fn run(
     }
     let basis = debate.synthesise(signal).await?;
     debate.approve(basis).await
+}
+
+/// A tree's teams, announced and planned (`--topology tree`).
+async fn plan_tree(
+    ctx: &Context,
+    common: &Common,
+    planning: Planning,
+    seats: &[Seat],
+) -> Result<Tree, EngineError> {
+    let ids: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
+    let mut tree = Tree::of(&ids).map_err(EngineError::Setup)?;
+    tree::announce(ctx, &tree);
+    let names = |id: &str| seat_name(seats, id);
+    tree::plan(
+        ctx,
+        &mut tree,
+        planning,
+        common.question.trim(),
+        &names,
+        Instant::now() + common.round_timeout,
+    )
+    .await?;
+    Ok(tree)
 }
 
 /// Step 1: Prompt analysis: the heuristic, refined by the moderator.

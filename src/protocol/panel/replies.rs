@@ -6,8 +6,8 @@ use super::settings::{PanelOption, check_options};
 use super::{CHALLENGE_SCHEMA, OPTIONS_SCHEMA, RECOMMENDATION_SCHEMA};
 use crate::debate::TurnStatus;
 use crate::engine::Unusable;
+use crate::engine::unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
-use crate::unusable;
 use serde_json::{Value, json};
 
 fn option_ids(options: &[String]) -> Vec<Value> {

@@ -580,50 +580,54 @@ fn absorb(
         }
         // A reply cut at its byte cap counts for what was read of it (nothing, unless a repair
         // made it whole).
-        TurnStatus::Ok | TurnStatus::Truncated => {
-            let data = turn.data.clone().unwrap_or_default();
-            let recommended = data
-                .get("recommended")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            if let (Some(from), Some(to)) = (
-                data.get("changed_from").and_then(Value::as_str),
-                recommended.as_deref(),
-            ) {
-                changes.push(Change {
-                    judge: judge.key.clone(),
-                    round,
-                    from: from.to_string(),
-                    to: to.to_string(),
-                    reason: data
-                        .get("change_reason")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                });
-            }
-            judge.ranking = data
-                .get("ranking")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_else(|| recommended.iter().cloned().collect());
-            judge.confidence = data
-                .get("confidence")
-                .and_then(Value::as_f64)
-                .unwrap_or(1.0);
-            judge.recommended = recommended;
-            judge.reasoning = turn.content.clone();
-            judge.perspective = data
-                .get("perspective")
+        TurnStatus::Ok | TurnStatus::Truncated => take_reply(judge, turn, round, changes),
+    }
+}
+
+/// A judge's readable reply taken in: its recommendation, ranking, confidence, reasoning and
+/// perspective, and a change of mind logged.
+fn take_reply(judge: &mut Seated, turn: &Turn, round: u32, changes: &mut Vec<Change>) {
+    let data = turn.data.clone().unwrap_or_default();
+    let recommended = data
+        .get("recommended")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let (Some(from), Some(to)) = (
+        data.get("changed_from").and_then(Value::as_str),
+        recommended.as_deref(),
+    ) {
+        changes.push(Change {
+            judge: judge.key.clone(),
+            round,
+            from: from.to_string(),
+            to: to.to_string(),
+            reason: data
+                .get("change_reason")
                 .and_then(Value::as_str)
                 .unwrap_or("")
-                .to_string();
-        }
+                .to_string(),
+        });
     }
+    judge.ranking = data
+        .get("ranking")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_else(|| recommended.iter().cloned().collect());
+    judge.confidence = data
+        .get("confidence")
+        .and_then(Value::as_f64)
+        .unwrap_or(1.0);
+    judge.recommended = recommended;
+    judge.reasoning = turn.content.clone();
+    judge.perspective = data
+        .get("perspective")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
 }
 
 /// Flags a judge that dropped its stance's vocabulary, or agreed with everyone without a
