@@ -271,18 +271,12 @@ fn audit_command(
     verify_record: Option<&std::path::Path>,
 ) -> Result<i32, Failure> {
     let store = open_store()?;
-    let failure = |error: moot::session::SessionError| {
-        if error.is_usage() {
-            Failure::usage(error.to_string())
-        } else {
-            Failure::runtime(error.to_string())
-        }
-    };
     if let Some(file) = verify_record {
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
         let shown = file.display().to_string();
-        let report = moot::audit::verify_record(&store, id, &shown, &text).map_err(failure)?;
+        let report =
+            moot::audit::verify_record(&store, id, &shown, &text).map_err(Failure::from)?;
         print!("{}", report.to_text());
         return Ok(if report.passed() { 0 } else { 1 });
     }
@@ -290,7 +284,7 @@ fn audit_command(
         commands::audit(&store, id, json)?;
         return Ok(0);
     }
-    let report = block_on(moot::audit::verify(&store, id))?.map_err(failure)?;
+    let report = block_on(moot::audit::verify(&store, id))?.map_err(Failure::from)?;
     print!("{}", report.to_text());
     Ok(if report.passed() { 0 } else { 1 })
 }
@@ -382,7 +376,7 @@ fn run_debate(args: RunArgs, config: &Config, keymap: &Arc<Keymap>) -> Result<i3
             session::SessionError::QuestionTooLong { chars }.to_string(),
         ));
     }
-    let settings = build_settings(&args, config)?;
+    let settings = session::assemble(&args, config)?;
     ensure_local_model(&settings.provider, args.yes)?;
     for spec in settings.perspective_providers.values() {
         ensure_local_model(spec, args.yes)?;
@@ -428,7 +422,7 @@ fn workbench(
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
     let store = open_store()?;
-    let configured = chosen_protocol(args, config).to_string();
+    let configured = session::chosen_protocol(args, config).to_string();
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
         if debate.protocol != configured {
@@ -441,7 +435,7 @@ fn workbench(
         form_args.checkpoints.no_checkpoints = !debate.checkpoints;
         form_args.named = debate.named.clone();
         form_args.question = vec![debate.question.clone()];
-        build_settings(&form_args, config).map_err(|f| f.message)
+        session::assemble(&form_args, config).map_err(|e| e.to_string())
     };
     let catalog = moot::catalog::catalog(&config.debate.custom_perspectives)
         .into_iter()
@@ -464,24 +458,6 @@ fn workbench(
     };
     block_on(tui::run::workbench(store, setup, start, settings_for))?
         .map_err(|e| Failure::runtime(e.to_string()))
-}
-
-/// The protocol a new debate runs: `--protocol`, else `protocol =` in the config, else
-/// moderated.
-fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
-    session::chosen_protocol(args, config)
-}
-
-/// The debate settings from config and the command line, assembled by the library as for
-/// every face.
-fn build_settings(args: &RunArgs, config: &Config) -> Result<DebateSettings, Failure> {
-    session::assemble(args, config).map_err(|error| {
-        if error.is_usage() {
-            Failure::usage(error.to_string())
-        } else {
-            Failure::runtime(error.to_string())
-        }
-    })
 }
 
 /// When a debate will run on the default embedded model and it is not here yet: pull it with
@@ -649,10 +625,7 @@ fn bench_command(args: moot::cli::BenchArgs, config: &Config) -> Result<i32, Fai
                 settings.rounds as u32,
                 settings.agents as u32,
             )
-            .map_err(|e| match e {
-                session::SessionError::Environment(_) => Failure::runtime(e.to_string()),
-                _ => Failure::usage(e.to_string()),
-            })?;
+            .map_err(Failure::from)?;
             Some(template)
         }
         None => None,

@@ -41,6 +41,18 @@ impl Failure {
     }
 }
 
+/// A session's refusal is a usage error (exit 2) when the person can fix it by asking
+/// differently, else a failure at run time (exit 1).
+impl From<crate::session::SessionError> for Failure {
+    fn from(error: crate::session::SessionError) -> Self {
+        if error.is_usage() {
+            Failure::usage(error.to_string())
+        } else {
+            Failure::runtime(error.to_string())
+        }
+    }
+}
+
 impl From<crate::store::StoreError> for Failure {
     fn from(error: crate::store::StoreError) -> Self {
         use crate::store::StoreError::*;

@@ -122,6 +122,31 @@ pub struct SettingsInput<'a> {
     pub resolve_provider: &'a ResolveProvider<'a>,
 }
 
+/// No flags: settings read from config alone.
+static NO_FLAGS: BTreeMap<String, Vec<String>> = BTreeMap::new();
+
+impl<'a> SettingsInput<'a> {
+    /// What `protocol`'s settings are built from when only config speaks: its `[table]`, no
+    /// flags, no question, no `--max-rounds`. Callers override the fields they have.
+    pub fn from_config(
+        config: &'a crate::config::Config,
+        protocol: &str,
+        cwd: &'a Path,
+        resolve_provider: &'a ResolveProvider<'a>,
+    ) -> SettingsInput<'a> {
+        SettingsInput {
+            flags: &NO_FLAGS,
+            table: config.protocol_tables.get(protocol),
+            config_path: config.source.as_deref(),
+            cwd,
+            max_rounds: None,
+            question: None,
+            perspectives: &[],
+            resolve_provider,
+        }
+    }
+}
+
 impl SettingsInput<'_> {
     /// `message` about `key` of the protocol's `[table]`, located at its line in the config
     /// file when there is one.

@@ -112,19 +112,16 @@ impl DebateSettings {
         }
         let protocol_name = config.protocol.clone().unwrap_or_else(moderated);
         let protocol = protocol::named(&protocol_name).map_err(SessionError::Protocol)?;
+        let resolve = |profile: Option<&str>, model: Option<&str>| {
+            resolve_provider(config, &provider, profile, model)
+        };
         let protocol_settings = protocol
-            .settings(&protocol::SettingsInput {
-                flags: &BTreeMap::new(),
-                table: config.protocol_tables.get(protocol.name()),
-                config_path: config.source.as_deref(),
-                cwd: &cwd,
-                max_rounds: None,
-                question: None,
-                perspectives: &[],
-                resolve_provider: &|profile, model| {
-                    resolve_provider(config, &provider, profile, model)
-                },
-            })
+            .settings(&protocol::SettingsInput::from_config(
+                config,
+                protocol.name(),
+                &cwd,
+                &resolve,
+            ))
             .map_err(SessionError::Protocol)?;
         let vote = match &config.vote {
             Some(name) => Some(crate::vote::Method::parse(name).map_err(|message| {
@@ -220,17 +217,17 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.join(" ");
     settings.protocol = protocol.name().to_string();
+    let resolve = |profile: Option<&str>, model: Option<&str>| {
+        resolve_provider(config, &provider, profile, model)
+    };
     settings.protocol_settings_version = protocol.settings_version();
     settings.protocol_settings = protocol
         .settings(&crate::protocol::SettingsInput {
             flags: &args.protocol_flags,
-            table: config.protocol_tables.get(protocol.name()),
-            config_path: config.source.as_deref(),
-            cwd: &cwd,
             max_rounds: args.max_rounds,
             question: Some(question.as_str()).filter(|q| !q.trim().is_empty()),
             perspectives: &args.named,
-            resolve_provider: &|profile, model| resolve_provider(config, &provider, profile, model),
+            ..crate::protocol::SettingsInput::from_config(config, protocol.name(), &cwd, &resolve)
         })
         .map_err(SessionError::Settings)?;
     check_other_tables(protocol.name(), config, &cwd, &provider)?;
@@ -272,16 +269,13 @@ impl DebateSettings {
         let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
         template.protocol = named.name().to_string();
         template.protocol_settings_version = named.settings_version();
+        let resolve = |profile: Option<&str>, model: Option<&str>| {
+            resolve_provider(config, &spec, profile, model)
+        };
         template.protocol_settings = named
             .settings(&crate::protocol::SettingsInput {
-                flags: &Default::default(),
-                table: config.protocol_tables.get(named.name()),
-                config_path: config.source.as_deref(),
-                cwd: &cwd,
                 max_rounds: Some(rounds),
-                question: None,
-                perspectives: &[],
-                resolve_provider: &|profile, model| resolve_provider(config, &spec, profile, model),
+                ..crate::protocol::SettingsInput::from_config(config, named.name(), &cwd, &resolve)
             })
             .map_err(|e| SessionError::Settings(format!("--protocol {protocol}: {e}")))?;
         template.max_rounds = rounds;
@@ -467,22 +461,19 @@ fn check_other_tables(
         .iter()
         .filter(|p| p.name() != running)
     {
-        let Some(table) = config.protocol_tables.get(protocol.name()) else {
+        if !config.protocol_tables.contains_key(protocol.name()) {
             continue;
+        }
+        let resolve = |profile: Option<&str>, model: Option<&str>| {
+            resolve_provider(config, provider, profile, model)
         };
         protocol
-            .check_table(&crate::protocol::SettingsInput {
-                flags: &BTreeMap::new(),
-                table: Some(table),
-                config_path: config.source.as_deref(),
+            .check_table(&crate::protocol::SettingsInput::from_config(
+                config,
+                protocol.name(),
                 cwd,
-                max_rounds: None,
-                question: None,
-                perspectives: &[],
-                resolve_provider: &|profile, model| {
-                    resolve_provider(config, provider, profile, model)
-                },
-            })
+                &resolve,
+            ))
             .map_err(SessionError::Settings)?;
     }
     Ok(())
