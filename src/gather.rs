@@ -121,37 +121,55 @@ pub struct Request<'a> {
     pub budget: usize,
 }
 
+/// Why gathering could not start: the working directory or a `--context` path is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum GatherError {
+    #[error("{}: cannot be read ({source})", .path.display())]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--context {}: cannot be read ({source})", .path.display())]
+    ContextUnreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("--context {}: no such file or directory (give a file or a directory to read)", .0.display())]
+    Missing(PathBuf),
+    #[error("--context {}: the directory is empty", .0.display())]
+    Empty(PathBuf),
+    #[error("--context {}: cannot be read (check its permissions)", .0.display())]
+    Denied(PathBuf),
+    #[error("cannot search for the topic's terms: {0}")]
+    Terms(String),
+}
+
 /// Gathers from `request.root`. Errors only for an unusable `--context` path.
-pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
+pub fn gather(request: &Request<'_>) -> Result<Gathered, GatherError> {
     let root = request
         .root
         .canonicalize()
-        .map_err(|e| format!("{}: cannot be read ({e})", request.root.display()))?;
+        .map_err(|source| GatherError::Unreadable {
+            path: request.root.to_path_buf(),
+            source,
+        })?;
     let mut extra = Vec::new();
     for given in request.extra {
-        let path = root.join(given);
-        let path = path.canonicalize().map_err(|_| {
-            format!(
-                "--context {}: no such file or directory (give a file or a directory to read)",
-                given.display()
-            )
-        })?;
+        let path = root
+            .join(given)
+            .canonicalize()
+            .map_err(|_| GatherError::Missing(given.clone()))?;
         if path.is_dir() {
-            if std::fs::read_dir(&path)
-                .map_err(|e| format!("--context {}: cannot be read ({e})", given.display()))?
-                .next()
-                .is_none()
-            {
-                return Err(format!(
-                    "--context {}: the directory is empty",
-                    given.display()
-                ));
+            let mut entries =
+                std::fs::read_dir(&path).map_err(|source| GatherError::ContextUnreadable {
+                    path: given.clone(),
+                    source,
+                })?;
+            if entries.next().is_none() {
+                return Err(GatherError::Empty(given.clone()));
             }
         } else if std::fs::File::open(&path).is_err() {
-            return Err(format!(
-                "--context {}: cannot be read (check its permissions)",
-                given.display()
-            ));
+            return Err(GatherError::Denied(given.clone()));
         }
         extra.push(path);
     }
@@ -256,7 +274,7 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
         .into_iter()
         .collect();
     match history(&root, &paths, &terms) {
-        Ok(commits) => {
+        Some(commits) => {
             for commit in commits {
                 let cost = commit.hash.len() + commit.subject.len() + 2;
                 if cost > budget {
@@ -267,7 +285,10 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, String> {
                 gathered.commits.push(commit);
             }
         }
-        Err(note) => gathered.notes.push(note),
+        None => gathered.notes.push(format!(
+            "{} is not a git work tree (or git is not installed): no history was read",
+            root.display()
+        )),
     }
     if cut > 0 {
         gathered.notes.push(format!(
@@ -318,7 +339,7 @@ pub fn key_terms(topic: &str) -> Vec<String> {
     terms
 }
 
-fn matcher(terms: &[String]) -> Result<RegexMatcher, String> {
+fn matcher(terms: &[String]) -> Result<RegexMatcher, GatherError> {
     let alternation = terms
         .iter()
         .map(|t| regex_syntax_escape(t))
@@ -327,7 +348,7 @@ fn matcher(terms: &[String]) -> Result<RegexMatcher, String> {
     RegexMatcherBuilder::new()
         .case_insensitive(true)
         .build(&format!(r"\b(?:{alternation})"))
-        .map_err(|e| format!("cannot search for the topic's terms: {e}"))
+        .map_err(|e| GatherError::Terms(e.to_string()))
 }
 
 fn regex_syntax_escape(text: &str) -> String {
@@ -562,8 +583,8 @@ fn is_doc(path: &str) -> bool {
 
 /// Commits that touched the matching paths, then commits whose subject names a term; the git
 /// binary is used so that whatever git the person has configured (safe directories, say)
-/// applies. Not a work tree: a note instead.
-fn history(root: &Path, paths: &[String], terms: &[String]) -> Result<Vec<Commit>, String> {
+/// applies. None when `root` is not a work tree.
+fn history(root: &Path, paths: &[String], terms: &[String]) -> Option<Vec<Commit>> {
     let git = |args: &[&str]| -> Option<String> {
         let output = Command::new("git")
             .arg("-C")
@@ -580,12 +601,7 @@ fn history(root: &Path, paths: &[String], terms: &[String]) -> Result<Vec<Commit
     };
     match git(&["rev-parse", "--is-inside-work-tree"]) {
         Some(answer) if answer.trim() == "true" => {}
-        _ => {
-            return Err(format!(
-                "{} is not a git work tree (or git is not installed): no history was read",
-                root.display()
-            ));
-        }
+        _ => return None,
     }
     let limit = format!("-n{COMMITS}");
     let format = "--format=%h%x1f%s";
@@ -612,7 +628,7 @@ fn history(root: &Path, paths: &[String], terms: &[String]) -> Result<Vec<Commit
     let mut args: Vec<&str> = vec!["log", &limit, format, "-i"];
     args.extend(greps.iter().map(String::as_str));
     read(git(&args));
-    Ok(commits)
+    Some(commits)
 }
 
 #[cfg(test)]
@@ -807,7 +823,8 @@ mod on_disk {
             extra: &missing,
             budget: DEFAULT_BUDGET,
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("--context no/such/dir") && err.contains("no such file"),
             "{err}"
@@ -820,7 +837,8 @@ mod on_disk {
             extra: &empty,
             budget: DEFAULT_BUDGET,
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("empty"), "{err}");
     }
 

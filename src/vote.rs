@@ -50,17 +50,12 @@ impl Method {
     }
 
     /// Parses a method's name, or says which names there are.
-    pub fn parse(text: &str) -> Result<Method, String> {
+    pub fn parse(text: &str) -> Result<Method, VoteError> {
         let text = text.trim().to_lowercase();
         Method::ALL
             .into_iter()
             .find(|m| m.name() == text)
-            .ok_or_else(|| {
-                format!(
-                    "unknown voting method {text:?}; use one of {}",
-                    Method::ALL.map(Method::name).join(", ")
-                )
-            })
+            .ok_or(VoteError::UnknownMethod(text))
     }
 
     /// The method `auto` stands for with this many voters.
@@ -72,6 +67,15 @@ impl Method {
             other => other,
         }
     }
+}
+
+/// A voting word or share that cannot be used, said with what would be.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VoteError {
+    #[error("unknown voting method {0:?}; use one of {methods}", methods = Method::ALL.map(Method::name).join(", "))]
+    UnknownMethod(String),
+    #[error("consensus_threshold must be more than 0.5 and at most 1, not {0}")]
+    Threshold(f64),
 }
 
 impl std::fmt::Display for Method {
@@ -125,11 +129,9 @@ impl Share {
     /// The fraction a decimal from config means: the simplest fraction with a denominator up
     /// to 12 within half a hundredth of it (0.67 is two thirds, as the notes intend), else the
     /// decimal in thousandths. Must lie in (0.5, 1].
-    pub fn from_decimal(value: f64) -> Result<Share, String> {
+    pub fn from_decimal(value: f64) -> Result<Share, VoteError> {
         if !(value > 0.5 && value <= 1.0) {
-            return Err(format!(
-                "consensus_threshold must be more than 0.5 and at most 1, not {value}"
-            ));
+            return Err(VoteError::Threshold(value));
         }
         for denominator in 1..=12u32 {
             let numerator = (value * f64::from(denominator)).round() as u32;
@@ -514,7 +516,7 @@ mod tests {
             (Method::Unanimous, Some("A"))
         );
         assert!(Method::parse("Borda").is_ok());
-        let err = Method::parse("instant-runoff").unwrap_err();
+        let err = Method::parse("instant-runoff").unwrap_err().to_string();
         assert!(
             err.contains("plurality, borda, condorcet, unanimous, weighted, threshold, auto"),
             "{err}"

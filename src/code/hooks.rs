@@ -3,7 +3,7 @@
 //! time limit and an output cap; its result parsed into pass/fail counts for the common
 //! runners.
 
-use crate::code::sandbox::Sandbox;
+use crate::code::sandbox::{Sandbox, SandboxError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Stdio;
@@ -118,7 +118,11 @@ pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
 }
 
 /// Runs `hook` in `dir` in `sandbox` (or records why it had none and did not run).
-pub async fn run_boxed(hook: &Hook, dir: &Path, sandbox: Result<Sandbox, String>) -> HookResult {
+pub async fn run_boxed(
+    hook: &Hook,
+    dir: &Path,
+    sandbox: Result<Sandbox, SandboxError>,
+) -> HookResult {
     let confinement = sandbox.as_ref().ok().map(Sandbox::confinement);
     let offline = confinement.as_ref().is_some_and(|c| c.offline);
     let mut command = match &sandbox {
@@ -157,7 +161,7 @@ pub async fn run_boxed(hook: &Hook, dir: &Path, sandbox: Result<Sandbox, String>
         dropped: 0,
     };
     if let Err(refused) = &sandbox {
-        return result(None, false, empty(), Some(refused.clone()));
+        return result(None, false, empty(), Some(refused.to_string()));
     }
     let mut child = match command.spawn() {
         Ok(child) => child,

@@ -149,39 +149,50 @@ pub struct Sandbox {
 }
 
 /// Why a hook could not be boxed, said to the person with what to do.
-fn refusal() -> String {
-    "hooks run model-written code, so moot runs them only in a sandbox, and this kernel offers no Landlock \
-     (Linux 5.13 or later, enabled at boot) and bubblewrap is not installed (or cannot make its box here); \
-     install bubblewrap (the `bwrap` program), or rerun with --unsandboxed-hooks to run them without one \
-     (the record will say so)"
-        .to_string()
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "hooks run model-written code, so moot runs them only in a sandbox, and this kernel offers no Landlock \
+         (Linux 5.13 or later, enabled at boot) and bubblewrap is not installed (or cannot make its box here); \
+         install bubblewrap (the `bwrap` program), or rerun with --unsandboxed-hooks to run them without one \
+         (the record will say so)"
+    )]
+    NoBox,
+    #[error("cannot make the hook's private temp dir: {0}")]
+    Scratch(#[source] std::io::Error),
+    #[error("cannot build the hook's sandbox: {0}")]
+    Ruleset(#[source] landlock::RulesetError),
+    #[error("cannot build the hook's sandbox: the kernel enforces no Landlock rule")]
+    NotEnforced,
 }
 
 impl Sandbox {
     /// The box for a hook run in `tree`: Landlock where the kernel has it, else bubblewrap
     /// where installed, else refused unless `unsandboxed` (then only the environment and the
     /// network are confined). With either box the flag changes nothing.
-    pub fn prepare(tree: &Path, unsandboxed: bool) -> Result<Sandbox, String> {
+    pub fn prepare(tree: &Path, unsandboxed: bool) -> Result<Sandbox, SandboxError> {
         Self::prepare_on(tree, unsandboxed, &Kernel::here())
     }
 
     /// `prepare` with what the machine offers given: tests choose the box.
-    pub fn prepare_on(tree: &Path, unsandboxed: bool, kernel: &Kernel) -> Result<Sandbox, String> {
+    pub fn prepare_on(
+        tree: &Path,
+        unsandboxed: bool,
+        kernel: &Kernel,
+    ) -> Result<Sandbox, SandboxError> {
         if kernel.landlock.is_none() && kernel.bubblewrap.is_none() && !unsandboxed {
-            return Err(refusal());
+            return Err(SandboxError::NoBox);
         }
         let scratch = tempfile::Builder::new()
             .prefix("moot-hook-")
             .tempdir()
-            .map_err(|e| format!("cannot make the hook's private temp dir: {e}"))?;
+            .map_err(SandboxError::Scratch)?;
         for dir in ["home", "cache", "tmp"] {
-            std::fs::create_dir_all(scratch.path().join(dir))
-                .map_err(|e| format!("cannot make the hook's private temp dir: {e}"))?;
+            std::fs::create_dir_all(scratch.path().join(dir)).map_err(SandboxError::Scratch)?;
         }
         let (filesystem, offline) = match (kernel.landlock, &kernel.bubblewrap) {
             (Some(abi), _) => {
-                let ruleset = ruleset(tree, scratch.path())
-                    .map_err(|e| format!("cannot build the hook's sandbox: {e}"))?;
+                let ruleset = ruleset(tree, scratch.path())?;
                 (Filesystem::Landlock { abi, ruleset }, can_cut_network())
             }
             // bubblewrap's own network namespace always cuts it off.
@@ -358,7 +369,7 @@ fn write_proc(path: &std::ffi::CStr, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The ruleset: read and execute everywhere, write only beneath the tree and the private temp
 /// dir (and the null devices), no TCP where the kernel can tell.
-fn ruleset(tree: &Path, scratch: &Path) -> Result<OwnedFd, String> {
+fn ruleset(tree: &Path, scratch: &Path) -> Result<OwnedFd, SandboxError> {
     let abi = ABI_WANTED;
     let read = AccessFs::from_read(abi);
     let devices: Vec<&str> = ["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"]
@@ -375,8 +386,8 @@ fn ruleset(tree: &Path, scratch: &Path) -> Result<OwnedFd, String> {
             .add_rules(path_beneath_rules([tree, scratch], AccessFs::from_all(abi)))?
             .add_rules(path_beneath_rules(devices, AccessFs::from_file(abi)))
     };
-    let created = build().map_err(|e| e.to_string())?;
-    Option::<OwnedFd>::from(created).ok_or_else(|| "the kernel enforces no Landlock rule".into())
+    let created = build().map_err(SandboxError::Ruleset)?;
+    Option::<OwnedFd>::from(created).ok_or(SandboxError::NotEnforced)
 }
 
 #[cfg(test)]
@@ -392,7 +403,8 @@ mod tests {
         let bare = Kernel::default();
         let refused = Sandbox::prepare_on(tree.path(), false, &bare)
             .err()
-            .unwrap();
+            .unwrap()
+            .to_string();
         assert!(
             refused.contains("--unsandboxed-hooks") && refused.contains("install bubblewrap"),
             "{refused}"

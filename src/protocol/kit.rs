@@ -599,13 +599,17 @@ pub enum Topology {
 
 impl Topology {
     /// `--topology` as given (mesh when absent).
-    pub fn from_flag(given: Option<&str>) -> Result<Topology, String> {
+    pub fn from_flag(given: Option<&str>) -> Result<Topology, super::BadFlag> {
         match given.map(str::trim) {
             None | Some("mesh") => Ok(Topology::Mesh),
             Some("star") => Ok(Topology::Star),
             Some("chain") => Ok(Topology::Chain),
             Some("tree") => Ok(Topology::Tree),
-            Some(other) => Err(format!("--topology {other}: use mesh, star, chain or tree")),
+            Some(other) => Err(super::BadFlag {
+                flag: "topology",
+                given: other.to_string(),
+                choices: "mesh, star, chain or tree",
+            }),
         }
     }
 

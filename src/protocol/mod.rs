@@ -64,18 +64,57 @@ impl Registry {
     }
 
     /// The protocol called `name`, or a usage error listing the ones there are.
-    pub fn named(&self, name: &str) -> Result<&'static dyn Protocol, String> {
-        self.find(name).ok_or_else(|| {
-            format!(
-                "unknown protocol {name:?}; moot runs {} (see `moot protocols`)",
-                self.protocols
-                    .iter()
-                    .map(|p| p.name())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+    pub fn named(&self, name: &str) -> Result<&'static dyn Protocol, UnknownProtocol> {
+        self.find(name).ok_or_else(|| UnknownProtocol {
+            name: name.to_string(),
+            known: self.protocols.iter().map(|p| p.name()).collect(),
         })
     }
+}
+
+/// A protocol name no registered protocol answers to.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown protocol {name:?}; moot runs {} (see `moot protocols`)", known.join(", "))]
+pub struct UnknownProtocol {
+    pub name: String,
+    pub known: Vec<&'static str>,
+}
+
+impl From<UnknownProtocol> for String {
+    fn from(unknown: UnknownProtocol) -> String {
+        unknown.to_string()
+    }
+}
+
+/// A protocol flag's value that is not one of its words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--{flag} {given}: use {choices}")]
+pub struct BadFlag {
+    pub flag: &'static str,
+    pub given: String,
+    pub choices: &'static str,
+}
+
+impl From<BadFlag> for String {
+    fn from(bad: BadFlag) -> String {
+        bad.to_string()
+    }
+}
+
+/// Why a finished debate's result cannot take the person's choice.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Undecidable {
+    #[error("a {0} debate leaves nothing to decide")]
+    NothingLeft(&'static str),
+    #[error("the judges agreed on option {0}; there is nothing to decide")]
+    Agreed(String),
+    #[error("there is no option {choice:?}; choose one of {}", options.join(", "))]
+    NoSuchOption {
+        choice: String,
+        options: Vec<String>,
+    },
+    #[error("the stored result cannot be read: {0}")]
+    Unreadable(String),
 }
 
 /// The registered protocol called `name`.
@@ -84,7 +123,7 @@ pub fn find(name: &str) -> Option<&'static dyn Protocol> {
 }
 
 /// The registered protocol called `name`, or a usage error listing the ones there are.
-pub fn named(name: &str) -> Result<&'static dyn Protocol, String> {
+pub fn named(name: &str) -> Result<&'static dyn Protocol, UnknownProtocol> {
     Registry::builtin().named(name)
 }
 
@@ -287,9 +326,9 @@ pub trait TypedProtocol: Sync {
     -> Run<'a>;
 
     /// Settles what a finished debate left to the person.
-    fn decide(&self, result: Self::Result, choice: &str, by: &str) -> Result<Outcome, String> {
+    fn decide(&self, result: Self::Result, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
         let _ = (result, choice, by);
-        Err(format!("a {} debate leaves nothing to decide", self.name()))
+        Err(Undecidable::NothingLeft(self.name()))
     }
 
     /// Its settings for a re-run over the journal, with anything that writes outside it off.
@@ -366,9 +405,9 @@ impl<T: TypedProtocol> Protocol for T {
         })
     }
 
-    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, String> {
+    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
         let result: T::Result = serde_json::from_value(outcome.clone())
-            .map_err(|e| format!("the stored result cannot be read: {e}"))?;
+            .map_err(|e| Undecidable::Unreadable(e.to_string()))?;
         TypedProtocol::decide(self, result, choice, by)
     }
 
@@ -444,9 +483,9 @@ pub trait Protocol: Sync {
 
     /// Settles what a finished debate left to the person (the option of a contested result),
     /// returning the outcome as it now reads.
-    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, String> {
+    fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
         let _ = (outcome, choice, by);
-        Err(format!("a {} debate leaves nothing to decide", self.name()))
+        Err(Undecidable::NothingLeft(self.name()))
     }
 
     /// Its settings for a re-run over the journal (`moot audit --verify`): anything that would

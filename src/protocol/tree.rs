@@ -25,13 +25,15 @@ pub enum Planning {
 
 impl Planning {
     /// `--planning` as given (cpde when absent).
-    pub fn from_flag(given: Option<&str>) -> Result<Planning, String> {
+    pub fn from_flag(given: Option<&str>) -> Result<Planning, super::BadFlag> {
         match given.map(str::trim) {
             None | Some("cpde") => Ok(Planning::Cpde),
             Some("dpde") => Ok(Planning::Dpde),
-            Some(other) => Err(format!(
-                "--planning {other}: use cpde (the root plans) or dpde (each lead plans, the root reconciles)"
-            )),
+            Some(other) => Err(super::BadFlag {
+                flag: "planning",
+                given: other.to_string(),
+                choices: "cpde (the root plans) or dpde (each lead plans, the root reconciles)",
+            }),
         }
     }
 }
@@ -43,6 +45,11 @@ pub const PLANNING_FLAG: super::Flag = super::Flag {
     help: "With --topology tree: the root hands out sub-questions (cpde), or each lead proposes its own and the root reconciles them (dpde)",
     repeatable: false,
 };
+
+/// A tree needs a lead and a leaf at the least.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--topology tree needs at least two seats (a lead and a leaf), not {0}")]
+pub struct TooFewSeats(pub usize);
 
 /// One team: its lead first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,12 +70,9 @@ pub struct Tree {
 impl Tree {
     /// Seats in order, grouped into teams of at most three (two teams from three seats on, so
     /// subtrees can run side by side); a tree needs two seats at least.
-    pub fn of(seats: &[String]) -> Result<Tree, String> {
+    pub fn of(seats: &[String]) -> Result<Tree, TooFewSeats> {
         if seats.len() < 2 {
-            return Err(format!(
-                "--topology tree needs at least two seats (a lead and a leaf), not {}",
-                seats.len()
-            ));
+            return Err(TooFewSeats(seats.len()));
         }
         let count = if seats.len() < 3 {
             1
@@ -477,6 +481,7 @@ mod tests {
         assert!(
             Tree::of(&ids(&["A"]))
                 .unwrap_err()
+                .to_string()
                 .contains("at least two seats")
         );
         let two = Tree::of(&ids(&["A", "B"])).unwrap();
@@ -547,6 +552,11 @@ mod tests {
         assert_eq!(tree.hand_over("C"), None, "no sibling left");
         assert_eq!(tree.hand_over("B"), None, "not a lead");
         assert_eq!(Planning::from_flag(Some("dpde")).unwrap(), Planning::Dpde);
-        assert!(Planning::from_flag(Some("x")).unwrap_err().contains("cpde"));
+        assert!(
+            Planning::from_flag(Some("x"))
+                .unwrap_err()
+                .to_string()
+                .contains("cpde")
+        );
     }
 }

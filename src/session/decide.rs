@@ -40,7 +40,7 @@ pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError
         id: debate.id.clone(),
         detail,
     };
-    let protocol = protocol::named(&debate.protocol).map_err(unreadable)?;
+    let protocol = protocol::named(&debate.protocol).map_err(|e| unreadable(e.to_string()))?;
     let record = stored.path.as_ref().map(PathBuf::from);
     let draft = protocol
         .follow_up(&stored.data, &debate.question, record.as_deref())
@@ -72,8 +72,10 @@ pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError
 pub enum DecideError {
     #[error("{0} has no result yet; only a finished debate can be decided")]
     NoResult(String),
-    #[error("{0}")]
-    Refused(String),
+    #[error(transparent)]
+    Unknown(#[from] protocol::UnknownProtocol),
+    #[error(transparent)]
+    Refused(#[from] protocol::Undecidable),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -92,10 +94,8 @@ pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided
     let stored = store
         .synthesis(&debate.id)?
         .ok_or_else(|| DecideError::NoResult(debate.id.clone()))?;
-    let protocol = protocol::named(&debate.protocol).map_err(DecideError::Refused)?;
-    let outcome = protocol
-        .decide(&stored.data, choice, by)
-        .map_err(DecideError::Refused)?;
+    let protocol = protocol::named(&debate.protocol)?;
+    let outcome = protocol.decide(&stored.data, choice, by)?;
     let control = crate::debate::Control::Choose(choice.trim().to_uppercase());
     let round = store
         .checkpoints(&debate.id)?

@@ -332,7 +332,7 @@ fn stored_protocol(
         .named(name)
         .map_err(|detail| SessionError::StoredSettings {
             id: id.to_string(),
-            detail,
+            detail: detail.to_string(),
         })
 }
 

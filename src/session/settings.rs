@@ -111,7 +111,8 @@ impl DebateSettings {
                 .insert(perspective.clone(), providers::named_spec(profile, config)?);
         }
         let protocol_name = config.protocol.clone().unwrap_or_else(moderated);
-        let protocol = protocol::named(&protocol_name).map_err(SessionError::Protocol)?;
+        let protocol =
+            protocol::named(&protocol_name).map_err(|e| SessionError::Protocol(e.to_string()))?;
         let resolve = |profile: Option<&str>, model: Option<&str>| {
             resolve_provider(config, &provider, profile, model)
         };
@@ -124,12 +125,12 @@ impl DebateSettings {
             ))
             .map_err(SessionError::Protocol)?;
         let vote = match &config.vote {
-            Some(name) => Some(crate::vote::Method::parse(name).map_err(|message| {
+            Some(name) => Some(crate::vote::Method::parse(name).map_err(|refused| {
                 SessionError::Protocol(match &config.source {
                     Some(path) => {
-                        format!("{}: vote: {message}", crate::config::locate(path, "vote"))
+                        format!("{}: vote: {refused}", crate::config::locate(path, "vote"))
                     }
-                    None => message,
+                    None => refused.to_string(),
                 })
             })?),
             None => None,
@@ -211,8 +212,8 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let mut settings = DebateSettings::from_config(config, provider.clone())
         .map_err(|e| SessionError::Settings(e.to_string()))?;
-    let protocol =
-        crate::protocol::named(chosen_protocol(args, config)).map_err(SessionError::Settings)?;
+    let protocol = crate::protocol::named(chosen_protocol(args, config))
+        .map_err(|e| SessionError::Settings(e.to_string()))?;
     check_protocol_flags(protocol, args)?;
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.join(" ");
@@ -263,7 +264,8 @@ impl DebateSettings {
         rounds: u32,
         agents: u32,
     ) -> Result<DebateSettings, SessionError> {
-        let named = crate::protocol::named(protocol).map_err(SessionError::Settings)?;
+        let named =
+            crate::protocol::named(protocol).map_err(|e| SessionError::Settings(e.to_string()))?;
         let mut template = DebateSettings::from_config(config, spec.clone())
             .map_err(|e| SessionError::Settings(e.to_string()))?;
         let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;

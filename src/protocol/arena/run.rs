@@ -150,7 +150,7 @@ impl<'a> ArenaRun<'a> {
             return Ok(());
         }
         let order: Vec<String> = self.members.iter().map(|m| m.seat.id.clone()).collect();
-        let mut tree = Tree::of(&order).map_err(EngineError::Setup)?;
+        let mut tree = Tree::of(&order).map_err(|e| EngineError::Setup(e.to_string()))?;
         tree::announce(self.ctx, &tree);
         let members = &self.members;
         let names = |id: &str| role_of(members, id);

@@ -147,12 +147,15 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<DialogueSettings, Setti
     }
     let context = match (skip, input.question) {
         (true, _) | (false, None) => None,
-        (false, Some(question)) => Some(gather::gather(&gather::Request {
-            root: input.cwd,
-            topic: question,
-            extra: &paths,
-            budget,
-        })?),
+        (false, Some(question)) => Some(
+            gather::gather(&gather::Request {
+                root: input.cwd,
+                topic: question,
+                extra: &paths,
+                budget,
+            })
+            .map_err(|e| e.to_string())?,
+        ),
     };
     let settings = DialogueSettings {
         pro,

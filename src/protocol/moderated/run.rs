@@ -116,7 +116,7 @@ async fn plan_tree(
     seats: &[Seat],
 ) -> Result<Tree, EngineError> {
     let ids: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
-    let mut tree = Tree::of(&ids).map_err(EngineError::Setup)?;
+    let mut tree = Tree::of(&ids).map_err(|e| EngineError::Setup(e.to_string()))?;
     tree::announce(ctx, &tree);
     let names = |id: &str| seat_name(seats, id);
     tree::plan(

@@ -15,7 +15,7 @@ mod settings;
 pub use result::{Change, Check, Chosen, PanelResult, check, check_ranked};
 pub use settings::{Judge, PanelOption, PanelSettings, Threshold, parse_option};
 
-use super::{Common, Flag, Outcome, SettingsError, SettingsInput};
+use super::{Common, Flag, Outcome, SettingsError, SettingsInput, Undecidable};
 use crate::debate::{Phase, Presentation, SidePanel};
 use crate::engine::Context;
 
@@ -105,24 +105,20 @@ impl super::TypedProtocol for Panel {
         Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 
-    fn decide(&self, mut result: PanelResult, choice: &str, by: &str) -> Result<Outcome, String> {
+    fn decide(
+        &self,
+        mut result: PanelResult,
+        choice: &str,
+        by: &str,
+    ) -> Result<Outcome, Undecidable> {
         if result.consensus {
-            return Err(format!(
-                "the judges agreed on option {}; there is nothing to decide",
-                result.recommended_option.as_deref().unwrap_or("?")
-            ));
+            let agreed = result.recommended_option.as_deref().unwrap_or("?");
+            return Err(Undecidable::Agreed(agreed.to_string()));
         }
         let choice = choice.trim().to_uppercase();
         if !result.options.iter().any(|o| o.id == choice) {
-            return Err(format!(
-                "there is no option {choice:?}; choose one of {}",
-                result
-                    .options
-                    .iter()
-                    .map(|o| o.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            let options = result.options.iter().map(|o| o.id.clone()).collect();
+            return Err(Undecidable::NoSuchOption { choice, options });
         }
         result.chosen = Some(Chosen {
             option: choice,

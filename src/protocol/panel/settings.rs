@@ -283,9 +283,8 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<PanelSettings, Settings
     let flag = |name: &str| input.flags.get(name).cloned().unwrap_or_default();
     let options = options(input, &config)?;
     let threshold = match config.consensus_threshold {
-        Some(value) => {
-            Threshold::from_decimal(value).map_err(|m| located("consensus_threshold", m))?
-        }
+        Some(value) => Threshold::from_decimal(value)
+            .map_err(|m| located("consensus_threshold", m.to_string()))?,
         None => Threshold::TWO_THIRDS,
     };
     let max_rounds = input.max_rounds.or(config.max_rounds).unwrap_or(2);
