@@ -1281,6 +1281,79 @@ fn the_lessons_panel_shows_what_earlier_debates_taught_with_their_source() {
     insta::assert_snapshot!("lessons_panel_160x45", screen);
 }
 
+/// Side panels stack in the order the protocol's presentation lists them, and each has its
+/// own key: hiding the lessons (`L`) leaves the stores and the map, hiding the stores (`m`)
+/// leaves the lessons and the map.
+#[test]
+fn side_panels_follow_the_presentations_order_and_hide_one_at_a_time() {
+    use moot::debate::{Presentation, SidePanel};
+    let presentation = Presentation {
+        panels: vec![SidePanel::Map, SidePanel::Lessons, SidePanel::Commitments],
+        ..Presentation::default()
+    };
+    let mut events = round_one();
+    // No checkpoint: its modal would cover the side column.
+    events.retain(|e| !matches!(e, Event::Checkpoint { .. }));
+    for event in &mut events {
+        if let Event::DebateCreated {
+            presentation: p, ..
+        }
+        | Event::DebateStarted {
+            presentation: p, ..
+        } = event
+        {
+            *p = presentation.clone();
+        }
+    }
+    events.insert(
+        2,
+        Event::Lessons {
+            lessons: vec![moot::debate::Lesson {
+                id: 7,
+                source: "DEB-a1b2c3d4".into(),
+                question: "Should we use Redis or PostgreSQL for caching?".into(),
+                text: "Latency claims went unmeasured until the end.".into(),
+                went: "wrong".into(),
+                advice: "Ask each seat for a measurement before round two.".into(),
+                confidence: 0.8,
+                created_at: "2026-11-21T10:00:00Z".into(),
+            }],
+        },
+    );
+    let mut app = app_with(&events);
+    let row_of = |screen: &str, title: &str| screen.lines().position(|l| l.contains(title));
+    let screen = render(&mut app, 160, 45);
+    let (map, lessons, stores) = (
+        row_of(&screen, "Argument map"),
+        row_of(&screen, "Lessons from earlier debates"),
+        row_of(&screen, "╭ Commitments"),
+    );
+    assert!(
+        matches!((map, lessons, stores), (Some(m), Some(l), Some(c)) if m < l && l < c),
+        "map {map:?}, lessons {lessons:?}, stores {stores:?}\n{screen}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Char('L'), KeyModifiers::NONE));
+    let screen = render(&mut app, 160, 45);
+    assert_eq!(
+        row_of(&screen, "Lessons from earlier debates"),
+        None,
+        "{screen}"
+    );
+    assert!(
+        row_of(&screen, "Argument map").is_some() && row_of(&screen, "╭ Commitments").is_some(),
+        "{screen}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Char('L'), KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::Char('m'), KeyModifiers::NONE));
+    let screen = render(&mut app, 160, 45);
+    assert_eq!(row_of(&screen, "╭ Commitments"), None, "{screen}");
+    assert!(
+        row_of(&screen, "Argument map").is_some()
+            && row_of(&screen, "Lessons from earlier debates").is_some(),
+        "{screen}"
+    );
+}
+
 #[test]
 fn a_code_debates_tests_panel_lists_each_hook_run_passed_or_failed() {
     let mut events = round_one();

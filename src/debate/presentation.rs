@@ -21,6 +21,56 @@ super::vocabulary! {
         Tests,
         /// A code debate's versions, with the latest one's diff highlighted.
         Versions,
+        /// Who sees whom, under a topology other than mesh.
+        Topology,
+        /// The lessons from earlier debates this one's seats were given.
+        Lessons,
+        /// The closing vote, once counted.
+        Votes,
+        /// The rubric scores of arguments.
+        Scores,
+    }
+}
+
+impl SidePanel {
+    /// Every panel, in the order the keys' help lists them.
+    pub const ALL: [SidePanel; 10] = [
+        SidePanel::Context,
+        SidePanel::Commitments,
+        SidePanel::Map,
+        SidePanel::Standings,
+        SidePanel::Tests,
+        SidePanel::Versions,
+        SidePanel::Topology,
+        SidePanel::Lessons,
+        SidePanel::Votes,
+        SidePanel::Scores,
+    ];
+
+    /// The panels any argued debate may show above its own, top to bottom; each shows only
+    /// when it has something to show.
+    pub const ABOVE: [SidePanel; 5] = [
+        SidePanel::Topology,
+        SidePanel::Tests,
+        SidePanel::Lessons,
+        SidePanel::Votes,
+        SidePanel::Scores,
+    ];
+
+    /// What the panel is called on the screen and in the keys' help.
+    pub fn title(self) -> &'static str {
+        match self {
+            SidePanel::Context => "shared context K",
+            SidePanel::Commitments => "commitment stores",
+            SidePanel::Map => "argument map",
+            SidePanel::Standings => "options and their backers",
+            SidePanel::Tests => "hook runs",
+            SidePanel::Versions => "versions",
+            SidePanel::Topology => "who sees whom",
+            SidePanel::Lessons => "lessons",
+            SidePanel::Votes => "vote",
+            SidePanel::Scores => "scores",
+        }
     }
 }
 
@@ -45,7 +95,7 @@ pub struct Presentation {
     /// one (protocols that read `--perspective` as a viewpoint of their own say false).
     #[serde(default)]
     pub seats_from_catalog: bool,
-    /// The side panels, top to bottom.
+    /// The side panels, top to bottom (see `stack`).
     pub panels: Vec<SidePanel>,
     /// The title of the closing document's view: "Synthesis", "Result".
     pub outcome_title: String,
@@ -93,13 +143,35 @@ fn reading() -> String {
     "The moderator is reading the question…".into()
 }
 
+impl Presentation {
+    /// The side panels top to bottom. A presentation journaled before every panel was listed
+    /// named only its own (commitments, map, context): the panels above them that every
+    /// argued debate showed then (`SidePanel::ABOVE`) are put back on top.
+    pub fn stack(&self) -> Vec<SidePanel> {
+        let listed_all = self.panels.iter().any(|p| {
+            SidePanel::ABOVE.contains(p) || matches!(p, SidePanel::Standings | SidePanel::Versions)
+        });
+        if listed_all {
+            return self.panels.clone();
+        }
+        SidePanel::ABOVE
+            .into_iter()
+            .chain(self.panels.iter().copied())
+            .collect()
+    }
+}
+
 impl Default for Presentation {
     /// The moderated protocol's looks, which every debate had before protocols said.
     fn default() -> Self {
         Presentation {
             seat_role: "perspective".into(),
             seats_from_catalog: true,
-            panels: vec![SidePanel::Commitments, SidePanel::Map],
+            panels: [
+                &SidePanel::ABOVE[..],
+                &[SidePanel::Commitments, SidePanel::Map],
+            ]
+            .concat(),
             outcome_title: "Synthesis".into(),
             follow_up: true,
             opening: reading(),
@@ -224,6 +296,44 @@ mod tests {
         assert_eq!(
             code.step_label(2, Phase::SelfCheck),
             "version 2 · self check"
+        );
+    }
+
+    /// A presentation journaled before every panel was listed (only its own: the stores and
+    /// the map) still shows the panels above them; one that lists its panels gets just those,
+    /// in its order.
+    #[test]
+    fn the_stack_is_the_listed_panels_or_the_old_ones_above_an_old_list() {
+        let old = Presentation {
+            panels: vec![SidePanel::Context, SidePanel::Commitments, SidePanel::Map],
+            ..Presentation::default()
+        };
+        assert_eq!(
+            old.stack(),
+            [
+                SidePanel::Topology,
+                SidePanel::Tests,
+                SidePanel::Lessons,
+                SidePanel::Votes,
+                SidePanel::Scores,
+                SidePanel::Context,
+                SidePanel::Commitments,
+                SidePanel::Map
+            ]
+        );
+        let listed = Presentation {
+            panels: vec![SidePanel::Map, SidePanel::Votes],
+            ..Presentation::default()
+        };
+        assert_eq!(listed.stack(), [SidePanel::Map, SidePanel::Votes]);
+        let panel = Presentation {
+            panels: vec![SidePanel::Standings],
+            ..Presentation::default()
+        };
+        assert_eq!(panel.stack(), [SidePanel::Standings]);
+        assert_eq!(
+            Presentation::default().stack(),
+            Presentation::default().panels
         );
     }
 }

@@ -91,17 +91,39 @@ pub enum Modal {
     },
 }
 
-/// Which side panels show.
+/// Which side panels show: each has its own flag, and its own key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Panels {
-    pub commitments: bool,
-    pub map: bool,
-    /// The shared context K, for protocols that gather one.
-    pub context: bool,
+    /// One bit per `SidePanel` the person hid.
+    hidden: u16,
     /// The selected fact of K, which `o` opens.
     pub fact: Option<usize>,
     /// The side panels take the whole body.
     pub maximized: bool,
+}
+
+impl Panels {
+    fn bit(panel: SidePanel) -> u16 {
+        1 << (panel as u16)
+    }
+
+    /// Whether the person left `panel` showing.
+    pub fn shows(&self, panel: SidePanel) -> bool {
+        self.hidden & Self::bit(panel) == 0
+    }
+
+    /// Shows `panel` if hidden, hides it if shown.
+    pub fn toggle(&mut self, panel: SidePanel) {
+        self.hidden ^= Self::bit(panel);
+    }
+
+    pub fn show(&mut self, panel: SidePanel) {
+        self.hidden &= !Self::bit(panel);
+    }
+
+    pub fn hide(&mut self, panel: SidePanel) {
+        self.hidden |= Self::bit(panel);
+    }
 }
 
 /// The argument map's view state.
@@ -193,9 +215,7 @@ impl App {
             focus: 0,
             scroll: Vec::new(),
             panels: Panels {
-                commitments: true,
-                map: true,
-                context: true,
+                hidden: 0,
                 fact: None,
                 maximized: false,
             },
@@ -552,8 +572,14 @@ impl App {
                     *slot = None;
                 }
             }
-            Command::ToggleCommitments => self.panels.commitments = !self.panels.commitments,
-            Command::ToggleContext => self.panels.context = !self.panels.context,
+            Command::ToggleCommitments => self.panels.toggle(SidePanel::Commitments),
+            Command::ToggleContext => self.panels.toggle(SidePanel::Context),
+            Command::ToggleTopology => self.panels.toggle(SidePanel::Topology),
+            Command::ToggleLessons => self.panels.toggle(SidePanel::Lessons),
+            Command::ToggleVotes => self.panels.toggle(SidePanel::Votes),
+            Command::ToggleScores => self.panels.toggle(SidePanel::Scores),
+            Command::ToggleTests => self.panels.toggle(SidePanel::Tests),
+            Command::ToggleVersions => self.panels.toggle(SidePanel::Versions),
             Command::NextFact | Command::PreviousFact => {
                 let count = self
                     .view
@@ -561,7 +587,7 @@ impl App {
                     .as_ref()
                     .map_or(0, |k| k.facts.len());
                 if count > 0 {
-                    self.panels.context = true;
+                    self.panels.show(SidePanel::Context);
                     self.panels.fact =
                         Some(match (self.panels.fact, command == Command::NextFact) {
                             (None, true) => 0,
@@ -642,17 +668,25 @@ impl App {
                     .panels
                     .contains(&SidePanel::Standings) =>
             {
-                // The standings fill the side panel alone: one key shows or hides it.
-                let shown = self.panels.commitments || self.panels.map;
-                self.panels.commitments = !shown;
-                self.panels.map = !shown;
+                // The standings take the map's place, and its key.
+                self.panels.toggle(SidePanel::Standings);
             }
-            Command::ToggleMap => self.panels.map = !self.panels.map,
+            Command::ToggleMap => self.panels.toggle(SidePanel::Map),
             Command::Maximize => {
                 self.panels.maximized = !self.panels.maximized;
-                if self.panels.maximized && !self.panels.commitments && !self.panels.map {
-                    self.panels.commitments = true;
-                    self.panels.map = true;
+                // Maximising nothing would show nothing: the hidden panels come back.
+                if self.panels.maximized
+                    && self
+                        .view
+                        .presentation
+                        .stack()
+                        .iter()
+                        .all(|p| !self.panels.shows(*p))
+                {
+                    self.panels = Panels {
+                        hidden: 0,
+                        ..self.panels
+                    };
                 }
             }
             Command::Synthesis => match self.modal {
@@ -925,7 +959,7 @@ mod tests {
         app.on_event(&checkpoint(3, AskKind::Conclusion));
         assert_eq!(app.on_key(key('a')), Some(Effect::Control(Control::Accept)));
         assert!(
-            app.panels.map,
+            app.panels.shows(SidePanel::Map),
             "a answers the question, it does not toggle the map"
         );
     }

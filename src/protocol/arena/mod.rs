@@ -114,7 +114,11 @@ impl super::TypedProtocol for Arena {
         Presentation {
             seat_role: "role".into(),
             seats_from_catalog: false,
-            panels: vec![SidePanel::Commitments, SidePanel::Map],
+            panels: [
+                &SidePanel::ABOVE[..],
+                &[SidePanel::Commitments, SidePanel::Map],
+            ]
+            .concat(),
             outcome_title: "Summary".into(),
             follow_up: false,
             opening: "The moderator is setting up the arena…".into(),

@@ -74,7 +74,11 @@ impl super::TypedProtocol for Dialogue {
         Presentation {
             seat_role: "side".into(),
             seats_from_catalog: false,
-            panels: vec![SidePanel::Context, SidePanel::Commitments, SidePanel::Map],
+            panels: [
+                &SidePanel::ABOVE[..],
+                &[SidePanel::Context, SidePanel::Commitments, SidePanel::Map],
+            ]
+            .concat(),
             outcome_title: "Verdict".into(),
             follow_up: false,
             opening: "The moderator is condensing the shared context…".into(),

@@ -230,7 +230,7 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 fn body(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
     app.map.boxes.clear();
-    let side_visible = app.panels.commitments || app.panels.map;
+    let side_visible = side::any_shown(app, area);
     if app.panels.maximized && side_visible {
         side::draw(frame, area, app, theme);
         return;

@@ -1,6 +1,7 @@
-//! The side panels: the shared context K, each seat's commitment store, and the argument map
-//! (arguments layered by round with their scores, each followed by the relations that point
-//! at it).
+//! The side panels, one `SideView` each, stacked in the order the protocol's presentation
+//! lists them: the shared context K, each seat's commitment store, the argument map
+//! (arguments layered by round with their scores, each followed by the relations that point at
+//! it), standings, votes, scores, lessons, the topology and a code debate's hooks and versions.
 
 use crate::debate::{Relation, SidePanel};
 use crate::tui::app::{App, MapDrawing, MapKey};
@@ -13,66 +14,107 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-/// A panel stacked at the top of the side column: when it shows and the share of the column it
-/// takes (`split`: its own rows, then what is left for the panels below it), and how it draws.
-/// The column is these panels in `STACK` order, then the commitment stores and the map.
-trait SideView: Sync {
-    /// None when it does not show now; else the constraints of it and of the rest.
-    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]>;
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme);
+/// How much of the column a panel asks for. Whatever panel shows last takes what is left.
+enum Height {
+    /// Its rows of content plus `border`, at most `1/share` of what is left.
+    Rows {
+        rows: usize,
+        border: u16,
+        share: u16,
+    },
+    /// This percentage of what is left.
+    Part(u16),
 }
 
-/// Rows for a panel of `rows` lines of content, at most `area.height / share`.
-fn rows_of(rows: usize, border: u16, area: Rect, share: u16) -> [Constraint; 2] {
-    [
-        Constraint::Length((rows as u16 + border).min(area.height / share)),
-        Constraint::Min(0),
-    ]
+/// One side panel: the room it asks for (None when it has nothing to show now) and how it
+/// draws. The column is the presentation's panels in its order, each the person has not
+/// hidden.
+trait SideView: Sync {
+    fn height(&self, app: &App, area: Rect) -> Option<Height>;
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme);
+}
+
+/// The view that draws `panel`.
+fn view_of(panel: SidePanel) -> &'static dyn SideView {
+    match panel {
+        SidePanel::Topology => &TopologyView,
+        SidePanel::Lessons => &LessonsView,
+        SidePanel::Votes => &VotesView,
+        SidePanel::Scores => &ScoresView,
+        SidePanel::Context => &ContextView,
+        SidePanel::Commitments => &CommitmentsView,
+        SidePanel::Map => &MapPanel,
+        SidePanel::Standings => &StandingsView,
+        SidePanel::Tests => &TestsView,
+        SidePanel::Versions => &VersionsView,
+    }
 }
 
 /// Who sees whom (a topology other than mesh).
 struct TopologyView;
 impl SideView for TopologyView {
-    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+    fn height(&self, app: &App, _: Rect) -> Option<Height> {
         let view = app.view.topology.as_ref()?;
-        app.panels
-            .context
-            .then(|| rows_of(view.sees.len(), 2, area, 3))
+        Some(Height::Rows {
+            rows: view.sees.len(),
+            border: 2,
+            share: 3,
+        })
     }
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         topology(frame, area, app, theme);
     }
 }
 
-/// The hook runs of a code debate, beside the other panels.
-struct HooksView;
-impl SideView for HooksView {
-    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
-        (!app.view.hooks.is_empty() && app.panels.context)
-            .then(|| rows_of(app.view.hooks.len(), 2, area, 3))
+/// The hook runs, version by version: a code debate's (its versions beside) from the start,
+/// any other debate's once one ran.
+struct TestsView;
+impl SideView for TestsView {
+    fn height(&self, app: &App, _: Rect) -> Option<Height> {
+        let code = app.view.presentation.panels.contains(&SidePanel::Versions);
+        (code || !app.view.hooks.is_empty()).then(|| Height::Rows {
+            rows: app.view.hooks.len().max(1),
+            border: 2,
+            share: 3,
+        })
     }
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         hooks(frame, area, app, theme);
+    }
+}
+
+/// A code debate's versions, the latest one's diff highlighted.
+struct VersionsView;
+impl SideView for VersionsView {
+    fn height(&self, _: &App, _: Rect) -> Option<Height> {
+        Some(Height::Part(60))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+        versions(frame, area, app, theme);
     }
 }
 
 /// The lessons this debate was given.
 struct LessonsView;
 impl SideView for LessonsView {
-    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
-        if app.view.lessons.is_empty() || !app.panels.context {
+    fn height(&self, app: &App, area: Rect) -> Option<Height> {
+        if app.view.lessons.is_empty() {
             return None;
         }
         let width = area.width.saturating_sub(2) as usize;
-        let lines: usize = app
+        let rows = app
             .view
             .lessons
             .iter()
             .map(|l| wrap(&format!("L{} {}", l.id, l.text), width).len() + 1)
             .sum();
-        Some(rows_of(lines, 2, area, 3))
+        Some(Height::Rows {
+            rows,
+            border: 2,
+            share: 3,
+        })
     }
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         lessons(frame, area, app, theme);
     }
 }
@@ -80,13 +122,15 @@ impl SideView for LessonsView {
 /// The closing vote.
 struct VotesView;
 impl SideView for VotesView {
-    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
+    fn height(&self, app: &App, _: Rect) -> Option<Height> {
         let votes = app.view.votes.as_ref()?;
-        app.panels
-            .context
-            .then(|| rows_of(votes.candidates.len(), 4, area, 2))
+        Some(Height::Rows {
+            rows: votes.candidates.len(),
+            border: 4,
+            share: 2,
+        })
     }
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         votes(frame, area, app, theme);
     }
 }
@@ -94,84 +138,104 @@ impl SideView for VotesView {
 /// The rubric scores.
 struct ScoresView;
 impl SideView for ScoresView {
-    fn split(&self, app: &App, area: Rect) -> Option<[Constraint; 2]> {
-        (!app.view.scores.is_empty() && app.panels.context)
-            .then(|| rows_of(app.view.scores.len(), 3, area, 2))
+    fn height(&self, app: &App, _: Rect) -> Option<Height> {
+        (!app.view.scores.is_empty()).then_some(Height::Rows {
+            rows: app.view.scores.len(),
+            border: 3,
+            share: 2,
+        })
     }
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         scores(frame, area, app, theme);
     }
 }
 
-/// The shared context K, for a protocol that declares it.
+/// The shared context K.
 struct ContextView;
 impl SideView for ContextView {
-    fn split(&self, app: &App, _: Rect) -> Option<[Constraint; 2]> {
-        let declared = app.view.presentation.panels.contains(&SidePanel::Context);
-        let stores_below = app.panels.commitments || app.panels.map;
-        (declared && app.panels.context).then_some(if stores_below {
-            [Constraint::Percentage(30), Constraint::Percentage(70)]
-        } else {
-            [Constraint::Percentage(100), Constraint::Percentage(0)]
-        })
+    fn height(&self, _: &App, _: Rect) -> Option<Height> {
+        Some(Height::Part(30))
     }
-    fn draw(&self, frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         context(frame, area, app, theme);
     }
 }
 
-/// The panels stacked above the commitment stores and the map, top to bottom.
-static STACK: &[&dyn SideView] = &[
-    &TopologyView,
-    &HooksView,
-    &LessonsView,
-    &VotesView,
-    &ScoresView,
-    &ContextView,
-];
-
-pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
-    // A protocol that declares standings (the panel) shows them in place of the map and stores.
-    if app.view.presentation.panels.contains(&SidePanel::Standings) {
-        standings(frame, area, app, theme);
-        return;
+/// Each seat's commitment store.
+struct CommitmentsView;
+impl SideView for CommitmentsView {
+    fn height(&self, _: &App, _: Rect) -> Option<Height> {
+        Some(Height::Part(45))
     }
-    if app.view.presentation.panels.contains(&SidePanel::Tests) {
-        if app.view.presentation.panels.contains(&SidePanel::Versions) {
-            let [top, rest] = split(area, rows_of(app.view.hooks.len().max(1), 2, area, 3));
-            hooks(frame, top, app, theme);
-            versions(frame, rest, app, theme);
-        } else {
-            hooks(frame, area, app, theme);
-        }
-        return;
-    }
-    let mut area = area;
-    for view in STACK {
-        if let Some(constraints) = view.split(app, area) {
-            let [top, rest] = split(area, constraints);
-            view.draw(frame, top, app, theme);
-            area = rest;
-        }
-    }
-    let areas: Vec<Rect> = match (app.panels.commitments, app.panels.map) {
-        (true, true) => Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
-            .split(area)
-            .to_vec(),
-        _ => vec![area],
-    };
-    let mut next = areas.into_iter();
-    if app.panels.commitments
-        && let Some(area) = next.next()
-    {
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         commitments(frame, area, app, theme);
     }
-    if app.panels.map
-        && let Some(area) = next.next()
-    {
+}
+
+/// The argument map.
+struct MapPanel;
+impl SideView for MapPanel {
+    fn height(&self, _: &App, _: Rect) -> Option<Height> {
+        Some(Height::Part(55))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         map(frame, area, app, theme);
+    }
+}
+
+/// The candidates of a panel debate with their backers per round.
+struct StandingsView;
+impl SideView for StandingsView {
+    fn height(&self, _: &App, _: Rect) -> Option<Height> {
+        Some(Height::Part(60))
+    }
+    fn draw(&self, frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+        standings(frame, area, app, theme);
+    }
+}
+
+/// The panels that show now, top to bottom, with the room each asks for.
+fn shown(app: &App, area: Rect) -> Vec<(&'static dyn SideView, Height)> {
+    app.view
+        .presentation
+        .stack()
+        .into_iter()
+        .filter(|panel| app.panels.shows(*panel))
+        .filter_map(|panel| {
+            let view = view_of(panel);
+            view.height(app, area).map(|height| (view, height))
+        })
+        .collect()
+}
+
+/// Whether any side panel has something to show that the person has not hidden.
+pub fn any_shown(app: &App, area: Rect) -> bool {
+    !shown(app, area).is_empty()
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
+    let panels = shown(app, area);
+    let last = panels.len().saturating_sub(1);
+    let mut area = area;
+    for (i, (view, height)) in panels.into_iter().enumerate() {
+        let constraints = match height {
+            _ if i == last => [Constraint::Percentage(100), Constraint::Percentage(0)],
+            Height::Part(part) => [
+                Constraint::Percentage(part),
+                Constraint::Percentage(100 - part),
+            ],
+            Height::Rows {
+                rows,
+                border,
+                share,
+            } => [
+                Constraint::Length((rows as u16 + border).min(area.height / share)),
+                Constraint::Min(0),
+            ],
+        };
+        let [top, rest] = split(area, constraints);
+        view.draw(frame, top, app, theme);
+        area = rest;
     }
 }
 
