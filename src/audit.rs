@@ -300,10 +300,16 @@ fn outcome(
         undated(crate::decision::without_receipt(&stored.markdown)),
         undated(&rerun.markdown),
     );
-    let data = (
-        undated(&stored.data.to_string()),
-        undated(&rerun.data.to_string()),
-    );
+    // The version says which moot wrote the result, not what the debate concluded: a result
+    // journaled before versions reproduces as today's version.
+    let unversioned = |data: &serde_json::Value| {
+        let mut data = data.clone();
+        if let Some(map) = data.as_object_mut() {
+            map.remove(crate::protocol::RESULT_VERSION_KEY);
+        }
+        undated(&data.to_string())
+    };
+    let data = (unversioned(&stored.data), unversioned(&rerun.data));
     let detail = if markdown.0 != markdown.1 {
         format!(
             "the record differs: {}",

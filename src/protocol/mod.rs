@@ -115,6 +115,10 @@ pub enum Undecidable {
     },
     #[error("the stored result cannot be read: {0}")]
     Unreadable(String),
+    #[error(
+        "the stored result is version {version}, written by a newer moot (this one reads up to {known}); upgrade moot to settle it"
+    )]
+    Newer { version: u64, known: u32 },
 }
 
 /// The registered protocol called `name`.
@@ -309,6 +313,11 @@ pub trait TypedProtocol: Sync {
     /// misread it (snapshots carry it; 0 means written before versions, read as 1).
     const SETTINGS_VERSION: u32 = 1;
 
+    /// The version of `Result` as stored (under `RESULT_VERSION_KEY` in the result's data):
+    /// raised when a change means an older moot would misread it; 0 means written before
+    /// versions.
+    const RESULT_VERSION: u32 = 1;
+
     /// Its settings from flags and config.
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Self::Settings, SettingsError>;
 
@@ -401,14 +410,24 @@ impl<T: TypedProtocol> Protocol for T {
         Box::pin(async move {
             let settings: T::Settings =
                 kit::stored(settings, &format!("the {}'s", TypedProtocol::called(self)))?;
-            TypedProtocol::run(self, ctx, common, settings).await
+            Ok(
+                match TypedProtocol::run(self, ctx, common, settings).await? {
+                    Ending::Concluded(outcome) => {
+                        Ending::Concluded(Box::new(outcome.versioned(T::RESULT_VERSION)))
+                    }
+                    other => other,
+                },
+            )
         })
     }
 
+    fn result_version(&self) -> u32 {
+        T::RESULT_VERSION
+    }
+
     fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
-        let result: T::Result = serde_json::from_value(outcome.clone())
-            .map_err(|e| Undecidable::Unreadable(e.to_string()))?;
-        TypedProtocol::decide(self, result, choice, by)
+        let result: T::Result = stored_result(outcome, T::RESULT_VERSION)?;
+        Ok(TypedProtocol::decide(self, result, choice, by)?.versioned(T::RESULT_VERSION))
     }
 
     fn without_side_effects(&self, settings: &Value) -> Value {
@@ -425,7 +444,7 @@ impl<T: TypedProtocol> Protocol for T {
     }
 
     fn unsettled(&self, outcome: &Value) -> Option<String> {
-        let result: T::Result = serde_json::from_value(outcome.clone()).ok()?;
+        let result: T::Result = stored_result(outcome, T::RESULT_VERSION).ok()?;
         TypedProtocol::unsettled(self, &result)
     }
 
@@ -434,8 +453,41 @@ impl<T: TypedProtocol> Protocol for T {
     }
 
     fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
-        let result: T::Result = serde_json::from_value(outcome.clone()).ok()?;
+        let result: T::Result = stored_result(outcome, T::RESULT_VERSION).ok()?;
         TypedProtocol::follow_up(self, &result, question, record)
+    }
+}
+
+/// The key under which a stored result's data carries its version (absent in results written
+/// before versions).
+pub const RESULT_VERSION_KEY: &str = "result_version";
+
+/// The version a stored result's data says it has: 0 for one written before versions.
+pub fn result_version_of(data: &Value) -> u64 {
+    data.get(RESULT_VERSION_KEY)
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}
+
+/// A stored result read back as its type, refused when a newer moot wrote it.
+fn stored_result<R: serde::de::DeserializeOwned>(
+    data: &Value,
+    known: u32,
+) -> Result<R, Undecidable> {
+    let version = result_version_of(data);
+    if version > u64::from(known) {
+        return Err(Undecidable::Newer { version, known });
+    }
+    serde_json::from_value(data.clone()).map_err(|e| Undecidable::Unreadable(e.to_string()))
+}
+
+impl Outcome {
+    /// The outcome with its data stamped with the result's version.
+    pub fn versioned(mut self, version: u32) -> Outcome {
+        if let Value::Object(map) = &mut self.data {
+            map.insert(RESULT_VERSION_KEY.to_string(), version.into());
+        }
+        self
     }
 }
 
@@ -472,6 +524,11 @@ pub trait Protocol: Sync {
     /// The version of the settings snapshot it writes (stored beside it): a journal whose
     /// snapshot is newer than this moot reads is refused instead of misread.
     fn settings_version(&self) -> u32 {
+        1
+    }
+
+    /// The version of the result it writes (in the result's data, `RESULT_VERSION_KEY`).
+    fn result_version(&self) -> u32 {
         1
     }
 
@@ -517,5 +574,41 @@ pub trait Protocol: Sync {
     fn follow_up(&self, outcome: &Value, question: &str, record: Option<&Path>) -> Option<String> {
         let _ = (outcome, question, record);
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored result carries its version; one from before versions reads, one a newer moot
+    /// wrote is refused rather than misread.
+    #[test]
+    fn stored_results_carry_their_version_and_a_newer_one_is_refused() {
+        let outcome = Outcome {
+            markdown: String::new(),
+            confidence: Confidence::High,
+            data: serde_json::json!({"winner": "A"}),
+            section: None,
+            date: "2026-11-25".into(),
+        }
+        .versioned(3);
+        assert_eq!(result_version_of(&outcome.data), 3);
+        let old = serde_json::json!({"winner": "A"});
+        assert_eq!(result_version_of(&old), 0);
+        let read: Value = stored_result(&old, 1).unwrap();
+        assert_eq!(read["winner"], "A");
+        let refused = stored_result::<Value>(&outcome.data, 2).unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                Undecidable::Newer {
+                    version: 3,
+                    known: 2
+                }
+            ),
+            "{refused}"
+        );
+        assert!(refused.to_string().contains("upgrade moot"), "{refused}");
     }
 }

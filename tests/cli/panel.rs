@@ -247,6 +247,10 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
     assert_eq!(result["confidence"], "REQUIRES_INPUT");
     assert_eq!(result["distribution"]["B"], serde_json::json!(["value"]));
     assert!(result.get("chosen").is_none(), "nobody was asked: {result}");
+    assert_eq!(
+        result["result_version"], 1,
+        "a stored result says its version"
+    );
 
     let unknown = home.run(None, &["decide", &id, "Z"]);
     assert_eq!(unknown.status.code(), Some(2));
@@ -255,6 +259,10 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
     assert_eq!(decided.status.code(), Some(0), "{}", stderr(&decided));
     let result = show_json(&home, &id)["debate_result"].clone();
     assert_eq!(result["chosen"]["option"], "B");
+    assert_eq!(
+        result["result_version"], 1,
+        "a decided result keeps its version"
+    );
     let markdown = home.run(None, &["show", &id, "--markdown"]);
     assert!(
         String::from_utf8_lossy(&markdown.stdout).contains("Online only"),
