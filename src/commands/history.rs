@@ -194,7 +194,7 @@ fn export_arena(document: &report::DebateDocument, out: Option<&Path>) -> Result
     let root = out.ok_or_else(|| {
         Failure::usage("--format arena writes a directory: give it with --out DIR".to_string())
     })?;
-    let debate = report::to_arena(document);
+    let debate = super::arena::export(document);
     let target = root.join(&debate.manifest.debate_id);
     if target.exists() {
         return Err(Failure::usage(format!(
