@@ -22,6 +22,7 @@ pub mod decision;
 pub mod engine;
 pub mod gather;
 pub mod headless;
+pub mod launch;
 pub mod lessons;
 pub mod llm;
 pub mod paths;

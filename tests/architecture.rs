@@ -9,6 +9,29 @@ use std::path::Path;
 /// Each top-level module and the modules it may import. Read downwards: faces at the top,
 /// the domain types at the bottom.
 const ALLOWED: &[(&str, &[&str])] = &[
+    // What `moot` does with its parsed arguments: the dispatch to faces and commands.
+    (
+        "launch",
+        &[
+            "audit",
+            "bench",
+            "catalog",
+            "cli",
+            "commands",
+            "config",
+            "debate",
+            "headless",
+            "llm",
+            "protocol",
+            "providers",
+            "session",
+            "signals",
+            "store",
+            "tui",
+            "paths",
+            "sanitize",
+        ],
+    ),
     // The faces and the command line.
     (
         "tui",

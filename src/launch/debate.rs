@@ -1,0 +1,218 @@
+//! A debate from the command line: new (on the workbench or headless), resumed, or audited.
+
+use super::{
+    block_on, ensure_local_model, on_terminal, open_store, provider_given, subcommand_names,
+};
+use crate::cli::{CheckpointMode, FaceArgs, ProviderArgs, RunArgs};
+use crate::commands::{self, Failure};
+use crate::config::Config;
+use crate::headless::{self, CheckpointAnswers};
+use crate::providers;
+use crate::sanitize;
+use crate::session::{self, ResumeChanges};
+use crate::tui;
+use crate::tui::history::{NewDebate, ProtocolChoice};
+use crate::tui::keymap::Keymap;
+use crate::tui::run::{Run, Setup, Start};
+use crate::tui::theme::{Depth, Theme};
+use std::sync::Arc;
+
+pub(super) fn run_debate(
+    args: RunArgs,
+    config: &Config,
+    keymap: &Arc<Keymap>,
+) -> Result<i32, Failure> {
+    let question = args.question.join(" ");
+    if question.trim().is_empty() {
+        if on_terminal() && !args.face.headless {
+            return workbench(config, keymap, &args, &args.face, Start::History);
+        }
+        return Err(Failure::usage(
+            "no question given: moot --headless \"Should we use Redis or PostgreSQL for caching?\" (moot --help for more)",
+        ));
+    }
+    // `moot --headless list`: a command's name alone is never a question.
+    if let [word] = args.question.as_slice()
+        && subcommand_names().iter().any(|name| name == word.trim())
+        && !std::env::args().any(|arg| arg == "--")
+    {
+        return Err(Failure::usage(format!(
+            "`{word}` is a moot command, not a question: run `moot {word}` (a command comes \
+             first, its flags after it). To debate the word itself, write `moot -- {word}`."
+        )));
+    }
+    let chars = question.trim().chars().count();
+    if chars > session::MAX_QUESTION_CHARS {
+        return Err(Failure::usage(
+            session::SessionError::QuestionTooLong { chars }.to_string(),
+        ));
+    }
+    let settings = session::assemble(&args, config)?;
+    ensure_local_model(&settings.provider, args.yes)?;
+    for spec in settings.perspective_providers.values() {
+        ensure_local_model(spec, args.yes)?;
+    }
+    if on_terminal() && !args.face.headless {
+        let settings = Box::new(settings);
+        return workbench(
+            config,
+            keymap,
+            &args,
+            &args.face,
+            Start::Live(Run::New { question, settings }),
+        );
+    }
+    let store = open_store()?;
+    let answers = answers(args.checkpoints.mode());
+    block_on(headless::run(answers, |wiring| {
+        session::start(
+            store,
+            &question,
+            settings,
+            wiring,
+            crate::signals::interrupted(),
+        )
+    }))
+}
+
+/// Opens the workbench on a screen; new debates from its form get the same settings as the
+/// command line (`args`) would give them.
+pub(super) fn workbench(
+    config: &Config,
+    keymap: &Arc<Keymap>,
+    args: &RunArgs,
+    face: &FaceArgs,
+    start: Start,
+) -> Result<i32, Failure> {
+    let name = face
+        .theme
+        .clone()
+        .or_else(|| config.ui.theme.clone())
+        .unwrap_or_else(|| "dark".into());
+    let theme = Theme::named(&name, Depth::detect())
+        .map_err(|e| Failure::usage(e.to_string()))?
+        .with_ascii(face.ascii || config.ui.ascii);
+    let store = open_store()?;
+    let configured = session::chosen_protocol(args, config).to_string();
+    let settings_for = |debate: &NewDebate| {
+        let mut form_args = args.clone();
+        if debate.protocol != configured {
+            // The command line's protocol flags belong to the protocol it named.
+            form_args.protocol_flags.clear();
+        }
+        form_args.protocol = Some(debate.protocol.clone());
+        form_args.max_rounds = debate.max_rounds.or(args.max_rounds);
+        form_args.perspectives = debate.perspectives;
+        form_args.checkpoints.no_checkpoints = !debate.checkpoints;
+        form_args.named = debate.named.clone();
+        form_args.question = vec![debate.question.clone()];
+        session::assemble(&form_args, config).map_err(|e| e.to_string())
+    };
+    let catalog = crate::catalog::catalog(&config.debate.custom_perspectives)
+        .into_iter()
+        .map(|p| sanitize::clean(&p.name))
+        .collect();
+    let setup = Setup {
+        theme,
+        keymap: keymap.clone(),
+        catalog,
+        protocols: crate::protocol::REGISTRY
+            .iter()
+            .map(|p| ProtocolChoice {
+                name: p.name().to_string(),
+                description: p.description().to_string(),
+                seat_role: p.presentation().seat_role,
+                seats_from_catalog: p.presentation().seats_from_catalog,
+            })
+            .collect(),
+        default_protocol: configured.clone(),
+    };
+    block_on(tui::run::workbench(store, setup, start, settings_for))?
+        .map_err(|e| Failure::runtime(e.to_string()))
+}
+
+/// `moot audit`: the trail, `--verify` (the chain, the hashes and a re-run from the journal) or
+/// `--verify-record FILE` (a record file against its receipt); exit 1 when a check fails.
+pub(super) fn audit_command(
+    id: &str,
+    json: bool,
+    verify: bool,
+    verify_record: Option<&std::path::Path>,
+) -> Result<i32, Failure> {
+    let store = open_store()?;
+    if let Some(file) = verify_record {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
+        let shown = file.display().to_string();
+        let report =
+            crate::audit::verify_record(&store, id, &shown, &text).map_err(Failure::from)?;
+        print!("{}", report.to_text());
+        return Ok(if report.passed() { 0 } else { 1 });
+    }
+    if !verify {
+        commands::audit(&store, id, json)?;
+        return Ok(0);
+    }
+    let report = block_on(crate::audit::verify(&store, id))?.map_err(Failure::from)?;
+    print!("{}", report.to_text());
+    Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// `moot resume ID`: refused before a screen opens when the debate is unknown, finished or
+/// running elsewhere; then on the workbench, or headless.
+pub(super) fn resume_command(
+    config: &Config,
+    keymap: &Arc<Keymap>,
+    id: &str,
+    face: &FaceArgs,
+    checkpoints: &crate::cli::CheckpointArgs,
+    yes: bool,
+    provider: &ProviderArgs,
+) -> Result<i32, Failure> {
+    let store = open_store()?;
+    let provider = if provider_given(provider) {
+        let spec = providers::resolve(&session::provider_flags(provider), config)
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        ensure_local_model(&spec, yes)?;
+        Some(spec)
+    } else {
+        None
+    };
+    let changes = ResumeChanges {
+        provider,
+        checkpoints: checkpoints.enabled(),
+    };
+    // Refused before a screen opens: an unknown, finished or running debate.
+    let debate = store.debate(id)?;
+    if debate.status == crate::debate::DebateStatus::Running {
+        // A held lease: says which process holds it.
+        drop(store.acquire_lease(&debate.id)?);
+    }
+    if !debate.status.is_resumable() {
+        return Err(Failure::usage(
+            session::SessionError::NotResumable {
+                id: debate.id,
+                status: debate.status,
+            }
+            .to_string(),
+        ));
+    }
+    if on_terminal() && !face.headless {
+        let start = Start::Live(Run::Resume {
+            id: debate.id,
+            changes: Box::new(changes),
+        });
+        return workbench(config, keymap, &RunArgs::default(), face, start);
+    }
+    let answers = answers(checkpoints.mode());
+    block_on(headless::run(answers, |wiring| {
+        session::resume(store, id, changes, wiring, crate::signals::interrupted())
+    }))
+}
+
+pub(super) fn answers(mode: CheckpointMode) -> CheckpointAnswers {
+    match mode {
+        CheckpointMode::Auto => CheckpointAnswers::Auto,
+        CheckpointMode::Stdin => CheckpointAnswers::Stdin,
+    }
+}

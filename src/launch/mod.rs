@@ -1,0 +1,196 @@
+//! What `moot` does once its arguments are parsed: the dispatch to a debate (on the
+//! workbench or headless), a screen, or a command, and what they share (the config and keymap,
+//! the journal, a runtime to block on).
+
+mod bench;
+mod debate;
+mod model;
+
+use crate::cli::{Cli, Command, FaceArgs, ProviderArgs, RunArgs};
+use crate::commands::{self, Failure};
+use crate::config::Config;
+use crate::paths;
+use crate::store::Store;
+use crate::tui;
+use crate::tui::keymap::Keymap;
+use crate::tui::run::Start;
+use bench::bench_command;
+use clap::CommandFactory;
+use debate::{audit_command, resume_command, run_debate, workbench};
+use model::{ensure_local_model, model_command};
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+/// Runs what the command line asked for: a debate, a screen or a command; the exit code, or
+/// the failure to report.
+pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
+    let (config, keymap) = load_config(&cli)?;
+    match cli.command {
+        Some(Command::Open { id, ascii, theme }) => {
+            let face = screen_face(ascii, theme, "open", "moot show ID prints a debate as text")?;
+            // Fail before the screen opens if the id is unknown.
+            let id = open_store()?.debate(&id)?.id;
+            workbench(
+                &config,
+                &keymap,
+                &RunArgs::default(),
+                &face,
+                Start::Replay(id),
+            )
+        }
+        Some(Command::History { ascii, theme }) => {
+            let face = screen_face(
+                ascii,
+                theme,
+                "history",
+                "moot list prints the history as text",
+            )?;
+            workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
+        }
+        Some(Command::Protocols { json }) => done(commands::protocols(json)),
+        Some(Command::Decide { id, option }) => done(commands::decide(
+            &open_store()?,
+            &id,
+            &option,
+            &format!("{} on the command line", crate::signals::user()),
+        )),
+        Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
+        Some(Command::Model { action }) => model_command(action),
+        Some(Command::List { json, limit }) => done(commands::list(&open_store()?, json, limit)),
+        Some(Command::Show { id, json, markdown }) => {
+            done(commands::show(&open_store()?, &id, json, markdown))
+        }
+        Some(Command::Search { text, json, limit }) => done(commands::search(
+            &open_store()?,
+            &text.join(" "),
+            json,
+            limit,
+        )),
+        Some(Command::Export { id, format, out }) => done(commands::export(
+            &open_store()?,
+            &id,
+            format,
+            out.as_deref(),
+        )),
+        Some(Command::Gates { id, json }) => done(commands::gates(&open_store()?, &id, json)),
+        Some(Command::Audit {
+            id,
+            json,
+            verify,
+            verify_record,
+        }) => audit_command(&id, json, verify, verify_record.as_deref()),
+        Some(Command::Approve { id }) => {
+            let by = format!("{} from another terminal", crate::signals::user());
+            commands::decide_gate(&open_store()?, &id, None, &by)?;
+            Ok(0)
+        }
+        Some(Command::Reject { id, reason }) => {
+            let by = format!("{} from another terminal", crate::signals::user());
+            commands::decide_gate(&open_store()?, &id, Some(&reason), &by)?;
+            Ok(0)
+        }
+        Some(Command::Bench(args)) => bench_command(args, &config),
+        Some(Command::Code { action }) => done(commands::code(&open_store()?, action)),
+        Some(Command::Lessons { action }) => done(commands::lessons(&open_store()?, action)),
+        Some(Command::Arena { action }) => done(commands::arena(&open_store()?, action)),
+        Some(Command::Import { dir }) => {
+            let id = commands::import(&open_store()?, &dir)?;
+            println!("imported {id}; `moot show {id}` shows it");
+            Ok(0)
+        }
+        Some(Command::Resume {
+            id,
+            face,
+            checkpoints,
+            yes,
+            provider,
+        }) => resume_command(&config, &keymap, &id, &face, &checkpoints, yes, &provider),
+        None => run_debate(cli.run, &config, &keymap),
+    }
+}
+
+/// The workbench needs a terminal on both ends; otherwise the NDJSON face runs.
+/// The face of a command that only makes sense on a screen (`open`, `history`); refused, with
+/// the text command that does the job instead, when stdout is not a terminal.
+fn screen_face(
+    ascii: bool,
+    theme: Option<String>,
+    command: &str,
+    instead: &str,
+) -> Result<FaceArgs, Failure> {
+    if !std::io::stdout().is_terminal() {
+        return Err(Failure::usage(format!(
+            "moot {command} needs a terminal; {instead}"
+        )));
+    }
+    Ok(FaceArgs {
+        ascii,
+        theme,
+        headless: false,
+    })
+}
+
+/// The config file (every top-level table one moot knows) and the keymap it configures.
+fn load_config(cli: &Cli) -> Result<(Config, Arc<Keymap>), Failure> {
+    let fix = |e: crate::config::ConfigError| {
+        Failure::usage(format!(
+            "{e}\n(fix the file, or point --config / MOOT_CONFIG elsewhere)"
+        ))
+    };
+    let (config, config_path) =
+        Config::load(paths::config_path(cli.config.clone())).map_err(fix)?;
+    let protocol_names: Vec<&str> = crate::protocol::REGISTRY.iter().map(|p| p.name()).collect();
+    config.check_protocol_tables(&protocol_names).map_err(fix)?;
+    tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
+    let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {
+        let place = config_path
+            .as_deref()
+            .map(|p| crate::config::locate(p, "[ui.keys]"))
+            .unwrap_or_else(|| "config".into());
+        Failure::usage(format!("{place}: [ui.keys]: {problem}"))
+    })?;
+    let keymap = Arc::new(keymap);
+    Ok((config, keymap))
+}
+
+/// A command that prints and exits 0 when it works.
+fn done(result: Result<(), Failure>) -> Result<i32, Failure> {
+    result.map(|()| 0)
+}
+
+fn on_terminal() -> bool {
+    std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
+}
+
+/// The subcommand names clap knows, so that a bare one is never taken for a question.
+pub fn subcommand_names() -> Vec<String> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .chain(["help".to_string()])
+        .collect()
+}
+
+fn provider_given(args: &ProviderArgs) -> bool {
+    args.provider.is_some()
+        || args.model.is_some()
+        || args.base_url.is_some()
+        || args.script.is_some()
+}
+
+fn open_store() -> Result<Store, Failure> {
+    Store::open(&paths::database_path()).map_err(Failure::from)
+}
+
+/// Runs `work` to completion on a current-thread runtime. The runtime is then shut down
+/// without waiting for blocking tasks: a stdin reader still waiting for a line that will never
+/// come must not keep the process alive after the debate has ended.
+fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::runtime(format!("cannot start the async runtime: {e}")))?;
+    let output = runtime.block_on(work);
+    runtime.shutdown_background();
+    Ok(output)
+}
