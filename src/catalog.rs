@@ -1,10 +1,10 @@
 //! The perspective catalog (built-ins from perspectives/*.toml plus the user's) and the
 //! keyword heuristic that picks perspectives for a question, keeping at least one opposed pair.
 
-use crate::config::PerspectiveConfig;
 use serde::{Deserialize, Serialize};
 
-/// A viewpoint a debater argues from.
+/// A viewpoint a debater argues from: a built-in (`perspectives/*.toml`) or one the user
+/// defines in `[[debate.custom_perspectives]]`, read by the same type.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Perspective {
@@ -24,8 +24,9 @@ pub struct Perspective {
     pub instructions: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background_context: Option<String>,
-    /// "built-in" or "config".
-    #[serde(default, skip_deserializing)]
+    /// "built-in" or "config": set by `catalog`, never read from a file (a perspective from
+    /// the config or a stored debate has none).
+    #[serde(default, skip_deserializing, skip_serializing_if = "String::is_empty")]
     pub source: String,
 }
 
@@ -58,7 +59,7 @@ const BUILT_IN: [(&str, &str); 6] = [
 
 /// The built-in catalog, then the user's perspectives (a user perspective with a built-in's
 /// name replaces it).
-pub fn catalog(custom: &[PerspectiveConfig]) -> Vec<Perspective> {
+pub fn catalog(custom: &[Perspective]) -> Vec<Perspective> {
     let mut perspectives: Vec<Perspective> = BUILT_IN
         .iter()
         .map(|(file, text)| {
@@ -71,14 +72,8 @@ pub fn catalog(custom: &[PerspectiveConfig]) -> Vec<Perspective> {
     for user in custom {
         let perspective = Perspective {
             name: user.name.trim().to_string(),
-            priorities: user.priorities.clone(),
-            trade_offs: user.trade_offs.clone(),
-            keywords: user.keywords.clone(),
-            opposes: user.opposes.clone(),
-            role_name: user.role_name.clone(),
-            instructions: user.instructions.clone(),
-            background_context: user.background_context.clone(),
             source: "config".into(),
+            ..user.clone()
         };
         match perspectives
             .iter_mut()
@@ -267,10 +262,39 @@ mod tests {
         assert!(err.contains("unknown perspective \"Wizard\""), "{err}");
     }
 
+    /// A custom perspective as debates stored it before the two types were one (every field,
+    /// the unset ones null) still reads; a `source` in a file is refused, since moot sets it.
+    #[test]
+    fn stored_custom_perspectives_read_and_a_source_in_a_file_is_refused() {
+        let stored = serde_json::json!({
+            "name": "Compliance First", "priorities": ["audit trails"], "trade_offs": "slower",
+            "keywords": [], "opposes": [], "role_name": null, "instructions": null,
+            "background_context": null
+        });
+        let read: Perspective = serde_json::from_value(stored).unwrap();
+        assert_eq!(
+            (read.name.as_str(), read.role_name.as_deref()),
+            ("Compliance First", None)
+        );
+        assert!(
+            !serde_json::to_value(&read)
+                .unwrap()
+                .as_object()
+                .unwrap()
+                .contains_key("source"),
+            "a perspective catalog() did not place carries no source"
+        );
+        let refused = toml::from_str::<Perspective>(
+            "name = \"X\"\npriorities = []\ntrade_offs = \"\"\nsource = \"built-in\"\n",
+        )
+        .unwrap_err();
+        assert!(refused.to_string().contains("source"), "{refused}");
+    }
+
     #[test]
     fn user_perspectives_extend_and_override() {
         let custom = vec![
-            PerspectiveConfig {
+            Perspective {
                 name: "Compliance First".into(),
                 priorities: vec!["audit trails".into()],
                 trade_offs: "slower".into(),
@@ -279,8 +303,9 @@ mod tests {
                 role_name: Some("Compliance Officer".into()),
                 instructions: None,
                 background_context: None,
+                source: String::new(),
             },
-            PerspectiveConfig {
+            Perspective {
                 name: "security advocate".into(),
                 priorities: vec!["zero trust".into()],
                 trade_offs: "friction".into(),
@@ -289,6 +314,7 @@ mod tests {
                 role_name: None,
                 instructions: None,
                 background_context: None,
+                source: String::new(),
             },
         ];
         let all = catalog(&custom);

@@ -178,7 +178,8 @@ pub struct DebateConfig {
     /// Where decision records are written, relative to the current directory.
     pub decisions_dir: PathBuf,
     pub write_decision: bool,
-    pub custom_perspectives: Vec<PerspectiveConfig>,
+    /// Perspectives defined by the user, extending (or replacing by name) the built-ins.
+    pub custom_perspectives: Vec<crate::catalog::Perspective>,
 }
 
 impl Default for DebateConfig {
@@ -196,26 +197,6 @@ impl Default for DebateConfig {
             custom_perspectives: Vec::new(),
         }
     }
-}
-
-/// A perspective defined by the user, extending (or replacing by name) the built-ins.
-#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PerspectiveConfig {
-    pub name: String,
-    pub priorities: Vec<String>,
-    pub trade_offs: String,
-    #[serde(default)]
-    pub keywords: Vec<String>,
-    #[serde(default)]
-    pub opposes: Vec<String>,
-    /// The arena's persona fields (design note 003), optional.
-    #[serde(default)]
-    pub role_name: Option<String>,
-    #[serde(default)]
-    pub instructions: Option<String>,
-    #[serde(default)]
-    pub background_context: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -85,7 +85,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("lessons", &["debate", "store", "gather", "sanitize"]),
     ("decision", &["debate", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
-    ("config", &["engine", "llm"]),
+    ("config", &["engine", "llm", "catalog"]),
     // A protocol reads its own config table and offers its own follow-up draft.
     (
         "protocol",
@@ -99,7 +99,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
     ("vote", &[]),
-    ("catalog", &["config"]),
+    ("catalog", &[]),
     ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
     ("store", &["debate", "llm", "sanitize"]),
     ("llm", &["debate", "sanitize", "paths"]),

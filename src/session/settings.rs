@@ -1,8 +1,9 @@
 //! What a debate runs with: `DebateSettings`, from config and then from what the person asked.
 
 use super::{SessionError, resolve_provider};
+use crate::catalog::Perspective;
 use crate::cli::{ProviderArgs, RunArgs};
-use crate::config::{Config, PerspectiveConfig, RetryConfig, TokenBudget};
+use crate::config::{Config, RetryConfig, TokenBudget};
 use crate::engine::{self, EngineSettings};
 use crate::llm::RetryPolicy;
 use crate::protocol::{self, Protocol};
@@ -30,7 +31,7 @@ pub struct DebateSettings {
     pub perspectives: Option<u32>,
     pub default_perspectives: Option<u32>,
     pub named_perspectives: Vec<String>,
-    pub custom_perspectives: Vec<PerspectiveConfig>,
+    pub custom_perspectives: Vec<Perspective>,
     pub token_budget_per_round: TokenBudget,
     pub round_timeout_seconds: u64,
     pub checkpoint_timeout_seconds: u64,
