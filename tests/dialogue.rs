@@ -5,7 +5,7 @@
 
 use moot::debate::{DebateStatus, Event, GateDecision, Phase, TurnStatus};
 use moot::protocol::dialogue::DialogueSettings;
-use moot::protocol::dialogue::verdict::DialogueResult;
+use moot::protocol::dialogue::result::DialogueResult;
 use moot::session::{self, DebateSettings, Finish, ResumeChanges};
 use moot::store::Store;
 use serde_json::{Value, json};

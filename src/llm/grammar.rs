@@ -731,7 +731,8 @@ mod tests {
     #[test]
     fn the_dialogues_schemas_compile_and_their_sentences_validate() {
         use crate::debate::{Act, Move, Phase, Relation, Turn};
-        use crate::protocol::dialogue::rules::{Side, Stage, State, reply_schema};
+        use crate::protocol::dialogue::replies::reply_schema;
+        use crate::protocol::dialogue::rules::{Side, Stage, State};
         let claim = |id: &str, answers: &[&str]| Move {
             id: id.into(),
             act: Act::Claim,
@@ -759,7 +760,7 @@ mod tests {
             reply_schema(&opened, Side::Opp, Stage::Closing),
             reply_schema(&State::default(), Side::Opp, Stage::Closing),
             crate::protocol::dialogue::context_schema(),
-            crate::protocol::dialogue::verdict::verdict_schema(&["P1".into(), "O1".into()]),
+            crate::protocol::dialogue::replies::verdict_schema(&["P1".into(), "O1".into()]),
         ];
         for schema in &schemas {
             let grammar =

@@ -8,13 +8,15 @@
 
 mod context;
 mod prompts;
+pub mod replies;
+pub mod result;
 pub mod rules;
 mod run;
 mod settings;
 pub mod verdict;
 
 pub use context::context_schema;
-pub use rules::MOVE_SCHEMA;
+pub use replies::MOVE_SCHEMA;
 pub use settings::{DialogueSettings, Persona};
 
 use super::{Common, Flag, SettingsError, SettingsInput};
@@ -44,7 +46,7 @@ const FLAGS: &[Flag] = &[
 
 impl super::TypedProtocol for Dialogue {
     type Settings = DialogueSettings;
-    type Result = verdict::DialogueResult;
+    type Result = result::DialogueResult;
 
     fn name(&self) -> &'static str {
         "dialogue"

@@ -2,6 +2,7 @@
 //! request for its turn.
 
 use super::DialogueSettings;
+use super::replies;
 use super::rules::{self, Side, Stage, State};
 use super::run::Speaker;
 use super::verdict::{self};
@@ -151,7 +152,7 @@ pub(super) fn side_prompt(input: &SideTurn<'_>) -> String {
     let _ = writeln!(
         prompt,
         "\n{task}\nLegal moves now: {}.",
-        rules::summary(&legal)
+        replies::summary(&legal)
     );
     prompt
 }

@@ -3,10 +3,10 @@
 
 use super::context::shared_context;
 use super::prompts;
-use super::rules::{self, DialogueReplies, Side, Stage, State};
-use super::verdict::{
-    self, DialogueResult, ModeratorVerdict, Participant, RecordedViolation, VerdictReplies,
-};
+use super::replies::{self, DialogueReplies, ModeratorVerdict, VerdictReplies};
+use super::result::{DialogueResult, Participant, RecordedViolation};
+use super::rules::{Side, Stage, State};
+use super::verdict;
 use super::{Dialogue, DialogueSettings, Persona};
 use crate::debate::{
     Assessment, Control, Convergence, ConvergenceSignal, Decision, Event, Fact, MODERATOR, Phase,
@@ -493,9 +493,9 @@ fn announce_violations(ctx: &Context, turn: &Turn) {
     }
 }
 
-fn turn_violations(turn: &Turn) -> Vec<rules::Violation> {
+fn turn_violations(turn: &Turn) -> Vec<replies::Violation> {
     if turn.status == TurnStatus::Fallback {
-        return vec![rules::Violation {
+        return vec![replies::Violation {
             attempted: "(unreadable reply)".into(),
             rule: turn
                 .note

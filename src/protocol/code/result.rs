@@ -1,0 +1,94 @@
+//! What a code debate concludes: the `CodeResult` (versions, tests, the winner, findings,
+//! reflections) as its outcome, and the recommendation the record makes.
+
+use super::Outcome;
+use super::settings::CodeSettings;
+use super::workshop::Workshop;
+use crate::code::record::{CodeResult, Reflection};
+use crate::code::versions::{Version, Winner};
+use crate::debate::Confidence;
+
+/// The outcome of a debate whose phases ran: the result with `chosen` as its winner.
+pub(super) fn outcome(
+    shop: &Workshop<'_>,
+    chosen: Option<Winner>,
+    findings: Vec<crate::code::record::Finding>,
+    reflections: Vec<Reflection>,
+) -> Outcome {
+    let (common, settings) = (shop.common, shop.settings);
+    let recommendation = recommendation(shop, chosen.as_ref());
+    let result = CodeResult {
+        task: common.question.clone(),
+        clarifications: shop.clarifications.clone(),
+        versions: shop.versions.clone(),
+        winner: None,
+        winner_reason: String::new(),
+        tests: shop.tests.clone(),
+        findings,
+        reflections,
+        recommendation,
+        hooks_note: settings.hooks_note.clone(),
+        notes: shop
+            .notes
+            .iter()
+            .cloned()
+            .chain(unsandboxed_note(settings, &shop.tests))
+            .collect(),
+    }
+    .with_winner(chosen);
+    let confidence = if result.versions.iter().any(Version::passes) {
+        Confidence::High
+    } else {
+        Confidence::Low
+    };
+    Outcome {
+        markdown: result.to_markdown(),
+        confidence,
+        data: serde_json::to_value(&result).unwrap_or_default(),
+        section: Some("code_result".into()),
+        date: crate::debate::today(),
+    }
+}
+
+/// What the record recommends doing with the chosen version: apply it (and how), or why not.
+fn recommendation(shop: &Workshop<'_>, chosen: Option<&Winner>) -> String {
+    let (ctx, settings) = (shop.ctx, shop.settings);
+    let failing = chosen.is_some_and(|w| {
+        shop.versions
+            .iter()
+            .any(|v| v.number == w.number && v.hooks_ok == Some(false))
+    });
+    match chosen {
+        // A version that fails its tests is never recommended for applying.
+        Some(w) if failing => format!(
+            "No version passes its tests, so none is recommended for applying. Version {} passes the most; `moot code apply {} --version {} --failing` applies it anyway.",
+            w.number, ctx.debate_id, w.number
+        ),
+        Some(w) if settings.in_git => format!(
+            "Apply version {} with `moot code apply {} --version {}` (each version is a commit in moot's own git dir for the debate, not in your repository; `moot code diff {} 1 {}` compares them).",
+            w.number, ctx.debate_id, w.number, ctx.debate_id, w.number
+        ),
+        Some(w) => format!(
+            "Apply version {} with `moot code apply {} --version {}` (outside git it writes the version's files, refusing any you changed since the debate started).",
+            w.number, ctx.debate_id, w.number
+        ),
+        None => "No version was written; nothing to apply.".into(),
+    }
+}
+
+/// What the record says when hooks ran model-written code with no filesystem sandbox (the
+/// person passed `--unsandboxed-hooks` on a kernel without Landlock).
+fn unsandboxed_note(
+    settings: &CodeSettings,
+    tests: &[(u32, crate::code::hooks::HookResult)],
+) -> Option<String> {
+    let unboxed = tests
+        .iter()
+        .filter(|(_, result)| result.sandbox.is_none() && result.error.is_none())
+        .count();
+    (settings.hooks.iter().any(|h| h.unsandboxed) && unboxed > 0).then(|| {
+        format!(
+            "{unboxed} hook runs ran model-written code without a filesystem sandbox (--unsandboxed-hooks): they could write anywhere you can"
+        )
+    })
+}

@@ -1,0 +1,188 @@
+//! The code debate's run: its seats, the work tree, and the phases in the note's order.
+
+use super::kit;
+use super::settings::CodeSettings;
+use super::workshop::Workshop;
+use super::{Code, Common, Ending, phases, result, seat_id};
+use crate::code::loops;
+use crate::code::record::Reflection;
+use crate::code::roles::CodePhase;
+use crate::code::versions::winner;
+use crate::code::worktree::WorkTree;
+use crate::debate::Seat;
+use crate::engine::{Context, EngineError};
+use serde_json::json;
+
+/// The Generator, the critics, the Designer when clarification runs, Security for red when it
+/// is not a critic, and the Judge.
+fn seats(settings: &CodeSettings) -> Vec<Seat> {
+    let mut names: Vec<String> = vec!["Generator".into()];
+    if settings.runs(CodePhase::Critique) {
+        for critic in &settings.critics {
+            if !names.contains(critic) {
+                names.push(critic.clone());
+            }
+        }
+    }
+    if settings.runs(CodePhase::Clarification) {
+        names.push("Designer".into());
+    }
+    if settings.red_blue && !names.iter().any(|n| n == "Security") {
+        names.push("Security".into());
+    }
+    if !names.iter().any(|n| n == "Judge") {
+        names.push("Judge".into());
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let id = seat_id(&name);
+            let role = crate::code::roles::find(&name).map_or("", |r| r.focus);
+            Seat {
+                id,
+                perspective: name,
+                priorities: vec![role.into()],
+                trade_offs: String::new(),
+                stance: role.into(),
+                provider: None,
+                model: None,
+            }
+        })
+        .collect()
+}
+
+pub(super) async fn run(
+    ctx: &Context,
+    common: &Common,
+    settings: &CodeSettings,
+) -> Result<Ending, EngineError> {
+    let mut seats = seats(settings);
+    for seat in &mut seats {
+        if let Some(spec) = settings.seat_providers.get(&seat.perspective) {
+            kit::seat_on_own_provider(ctx, common, seat, spec)?;
+        }
+    }
+    // The header counts versions as rounds: at most the self-check's drafts, the attempts,
+    // the optimised version and blue's patches.
+    let most_versions = settings.max_attempts
+        + if settings.runs(CodePhase::SelfCheck) && !settings.hooks.is_empty() {
+            settings.self_check
+        } else {
+            0
+        }
+        + u32::from(settings.runs(CodePhase::Critique) && settings.runs(CodePhase::Optimization))
+        + if settings.red_blue {
+            loops::RED_BLUE_ROUNDS
+        } else {
+            0
+        };
+    kit::seat_and_start(ctx, &Code, common.question.trim(), &seats, most_versions).await?;
+    let tree = if settings.rehearsal {
+        WorkTree::scratch(&settings.worktrees, &ctx.debate_id)
+    } else {
+        WorkTree::reopen(
+            &settings.origin,
+            &settings.worktrees,
+            &ctx.store().versions_git_dir(&ctx.debate_id),
+            &ctx.debate_id,
+        )
+    }
+    .map_err(|e| EngineError::Setup(e.to_string()))?;
+    let mut shop = Workshop::new(ctx, common, settings, tree);
+    if !settings.in_git {
+        let note = format!(
+            "{} is not a git work tree: the debate worked in a temporary copy.",
+            settings.origin.display()
+        );
+        ctx.emit(crate::debate::Event::Notice {
+            message: note.clone(),
+        });
+        shop.notes.push(note);
+    }
+    let ending = debate(&mut shop).await;
+    if !settings.keep || settings.rehearsal {
+        let root = shop.tree.root.clone();
+        if let Err(why) = shop.tree.remove() {
+            ctx.emit(crate::debate::Event::Notice {
+                message: format!("the work tree {} was not removed: {why}", root.display()),
+            });
+        }
+    }
+    ending
+}
+
+/// The phases, in the note's order, on a tree already made.
+async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
+    let (ctx, common, settings) = (shop.ctx, shop.common, shop.settings);
+    if settings.runs(CodePhase::Clarification)
+        && let Some(ending) = phases::clarify(shop).await?
+    {
+        return Ok(ending);
+    }
+    if settings.hooks.is_empty() {
+        ctx.emit(crate::debate::Event::Notice {
+            message: settings.hooks_note.clone().unwrap_or_default(),
+        });
+    }
+    // Self-check and proposal, with Reflexion on failing hooks.
+    // Whatever stopped the loop fails the debate as the provider's failure, as it always has.
+    let run = loops::reflexion(shop, settings.max_attempts, settings.min_fix_confidence)
+        .await
+        .map_err(|e| EngineError::Provider(e.to_string()))?;
+    if let Some(note) = run.note() {
+        ctx.emit(crate::debate::Event::Notice {
+            message: note.clone(),
+        });
+        shop.notes.push(note);
+    }
+    let reflections: Vec<Reflection> = run
+        .attempts
+        .iter()
+        .filter_map(|a| a.reflection.clone())
+        .collect();
+    if settings.runs(CodePhase::Critique) && !shop.versions.is_empty() {
+        let critique = phases::critique(shop).await?;
+        let review = if settings.runs(CodePhase::Review) && !critique.is_empty() {
+            phases::review(shop, &critique).await?
+        } else {
+            String::new()
+        };
+        if settings.runs(CodePhase::Optimization) && !critique.is_empty() {
+            phases::optimize(shop, &critique, &review).await?;
+        }
+    }
+    let mut findings = Vec::new();
+    if settings.red_blue
+        && let Some(latest) = shop.versions.last().map(|v| v.number)
+    {
+        shop.stage(CodePhase::Adversarial);
+        let (found, _) = loops::red_blue(shop, latest)
+            .await
+            .map_err(|e| EngineError::Provider(e.to_string()))?;
+        findings = found;
+    }
+    phases::score(shop).await?;
+    phases::converge(shop, &findings).await?;
+    if let Some(ending) = kit::gate(
+        ctx,
+        common,
+        "before_synthesis",
+        1,
+        format!("{} versions written; the Judge has scored them", shop.versions.len()),
+        json!({"versions": shop.versions.iter().map(|v| json!({"number": v.number, "passes": v.passes(), "quality": v.quality.map(|q| q.score())})).collect::<Vec<_>>()}),
+    )
+    .await?
+    {
+        return Ok(ending);
+    }
+    let chosen = winner(&shop.versions);
+    if let Some(ending) = phases::apply_winner(shop, chosen.as_ref().map(|w| w.number)).await? {
+        return Ok(ending);
+    }
+    Ok(Ending::Concluded(Box::new(result::outcome(
+        shop,
+        chosen,
+        findings,
+        reflections,
+    ))))
+}

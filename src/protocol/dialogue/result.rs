@@ -1,0 +1,396 @@
+//! What a dialogue concludes: the `DialogueResult` (the computed verdict, the moderator's
+//! reading, the participants, the violations) and the report in the note's format.
+
+use super::replies::{ModeratorVerdict, Violation};
+use super::rules::headline;
+use super::verdict::*;
+use crate::argue::IndirectKind;
+use crate::debate::Named as _;
+use crate::debate::{Act, Confidence, Fact, Phase, Relation, Turn, TurnStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// A rejected move and where it was made.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RecordedViolation {
+    pub round: u32,
+    pub side: String,
+    #[serde(flatten)]
+    pub violation: Violation,
+}
+
+/// A seat of the dialogue as the record names it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Participant {
+    /// `PRO`, `OPP`, `MOD`.
+    pub role: String,
+    pub persona: String,
+    pub bias: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// The dialogue's typed result (`show --json` names it `dialogue_verdict`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DialogueResult {
+    pub debate_id: String,
+    pub topic: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    pub participants: Vec<Participant>,
+    pub context: Vec<Fact>,
+    pub computed: Computed,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moderator: Option<ModeratorVerdict>,
+    /// Set when the moderator's winner is not the computed one: both stand in the record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disagreement: Option<String>,
+    /// Moves the rules rejected, by round and side.
+    pub violations: Vec<RecordedViolation>,
+    /// The closing vote of both sides (`--vote`), when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<crate::debate::VoteView>,
+    pub rounds: u32,
+    pub notes: Vec<String>,
+    pub date: String,
+}
+
+impl DialogueResult {
+    /// How sure the record can be: a surrender is decisive; otherwise by the margin, lowered
+    /// when the moderator reads it the other way.
+    pub fn confidence(&self) -> Confidence {
+        if self.disagreement.is_some() {
+            return Confidence::Low;
+        }
+        if self.computed.decided_by != "scores" {
+            return Confidence::High;
+        }
+        match (self.computed.pro.score - self.computed.opp.score).abs() {
+            m if m >= 0.2 => Confidence::High,
+            m if m >= 0.05 => Confidence::Medium,
+            _ => Confidence::Low,
+        }
+    }
+
+    /// The report in the note's format, section for section.
+    pub fn to_markdown(&self, turns: &[Turn]) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Debate: \"{}\"\n", self.topic.trim());
+        let _ = writeln!(
+            out,
+            "**Debate:** {} · **Protocol:** formal dialogue · **Rounds of argumentation:** {}\n",
+            self.debate_id, self.rounds
+        );
+        if let Some(focus) = &self.focus {
+            let _ = writeln!(out, "**Focus:** {focus}\n");
+        }
+        let _ = writeln!(out, "## Participants\n");
+        for p in &self.participants {
+            let _ = writeln!(
+                out,
+                "- **{}** {} — bias: {}{}",
+                p.role,
+                p.persona,
+                p.bias,
+                p.model
+                    .as_ref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            );
+        }
+        let _ = writeln!(out, "\n## Shared Context (K)\n");
+        if self.context.is_empty() {
+            let _ = writeln!(out, "- (none gathered)");
+        }
+        for fact in &self.context {
+            let _ = writeln!(out, "- {} (`{}`)", fact.text, fact.source);
+        }
+        let _ = writeln!(out, "\n---\n\n## Transcript");
+        self.transcript(&mut out, turns);
+        self.stores(&mut out);
+        self.framework(&mut out);
+        self.verdict(&mut out);
+        if !self.notes.is_empty() {
+            let _ = writeln!(out, "\n## Notes\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
+            }
+        }
+        out
+    }
+
+    fn transcript(&self, out: &mut String, turns: &[Turn]) {
+        let mut heading = None;
+        for turn in turns.iter().filter(|t| t.phase.is_debater()) {
+            let this = (turn.round, turn.phase);
+            if heading != Some(this) {
+                heading = Some(this);
+                let title = match turn.phase {
+                    Phase::Opening => "Opening".to_string(),
+                    Phase::Closing => "Closing".to_string(),
+                    _ => "Argumentation".to_string(),
+                };
+                let _ = writeln!(out, "\n### Round {}: {title}\n", turn.round);
+            }
+            let side = &turn.seat;
+            if turn.moves.is_empty() {
+                let status = match turn.status {
+                    TurnStatus::Ok => "no move".to_string(),
+                    other => other.as_str().replace('_', " "),
+                };
+                let _ = writeln!(out, "**{side}** ({status})");
+            }
+            for mv in turn.moves.iter().filter(|m| !m.id.contains('.')) {
+                let shown = match mv.act {
+                    Act::Since => {
+                        let premises: Vec<String> = mv
+                            .premises
+                            .iter()
+                            .enumerate()
+                            .map(|(i, p)| format!("{}.{} \"{}\"", mv.id, i + 1, p))
+                            .collect();
+                        format!("`since` \"{}\" ← {{{}}}", mv.text, premises.join(", "))
+                    }
+                    act => format!("`{}` \"{}\"", act.as_str(), mv.text),
+                };
+                let target = headline(mv)
+                    .split_once(" → ")
+                    .map(|(_, t)| format!(" → {t}"))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "**{side} [{}]** {shown}{target}  ", mv.id);
+            }
+            if let Some(data) = &turn.data
+                && let Some(rejected) = data.get("violations").and_then(Value::as_array)
+            {
+                for v in rejected {
+                    let _ = writeln!(
+                        out,
+                        "⚠ rejected: {} — {}  ",
+                        v.get("attempted").and_then(Value::as_str).unwrap_or(""),
+                        v.get("rule").and_then(Value::as_str).unwrap_or("")
+                    );
+                }
+            }
+            let prose = turn.content.trim();
+            if !prose.is_empty() {
+                out.push('\n');
+                for line in prose.lines() {
+                    let _ = writeln!(out, "> {line}");
+                }
+            }
+            out.push('\n');
+        }
+    }
+
+    fn stores(&self, out: &mut String) {
+        let _ = writeln!(out, "---\n\n## Commitment Stores (Final State)\n");
+        let _ = writeln!(out, "| Agent | Commitments | Retractions |");
+        let _ = writeln!(out, "|-------|-------------|-------------|");
+        for store in &self.computed.commitment_stores {
+            let list = |items: &[crate::argue::Commitment]| {
+                let texts: Vec<String> = items
+                    .iter()
+                    .map(|c| format!("{} ({})", cell(&c.text), c.move_id))
+                    .collect();
+                format!("{{{}}}", texts.join("; "))
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                store.seat,
+                list(&store.commitments),
+                list(&store.retractions)
+            );
+        }
+    }
+
+    fn framework(&self, out: &mut String) {
+        let c = &self.computed;
+        let _ = writeln!(out, "\n---\n\n## Argumentation Framework\n");
+        let _ = writeln!(out, "### Arguments\n");
+        let _ = writeln!(out, "| ID | Content | Source | Score |");
+        let _ = writeln!(out, "|----|---------|--------|-------|");
+        for a in &c.arguments {
+            let _ = writeln!(
+                out,
+                "| {} | {}{} | {} | {:.2} |",
+                a.id,
+                cell(&a.text),
+                if a.retracted { " (retracted)" } else { "" },
+                a.seat,
+                a.score
+            );
+        }
+        let _ = writeln!(out, "\n### Relations\n");
+        let _ = writeln!(out, "| From | To | Type | Classification |");
+        let _ = writeln!(out, "|------|----|------|----------------|");
+        for e in &c.relations {
+            let (kind, class) = match e.kind {
+                Relation::Support => ("Support", "Direct"),
+                Relation::Rebut => ("Attack", "Rebutting"),
+                Relation::Undercut => ("Attack", "Undercutting"),
+            };
+            let _ = writeln!(out, "| {} | {} | {kind} | {class} |", e.from, e.to);
+        }
+        for r in &c.indirect {
+            let class = match r.kind {
+                IndirectKind::SupportedAttack => "Supported attack",
+                IndirectKind::SecondaryAttack => "Secondary attack",
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | Indirect attack | {class} (via {}) |",
+                r.from, r.to, r.via
+            );
+        }
+        let graph = crate::argue::ArgumentGraph {
+            arguments: c.arguments.clone(),
+            relations: c.relations.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "\n### Argument Map (ASCII)\n\n```\n{}```",
+            crate::argue::map::outline(&graph, 48)
+        );
+    }
+
+    /// The moderator's reading beside the computed verdict (or that it gave none).
+    fn moderator_section(&self, out: &mut String) {
+        let c = &self.computed;
+        match &self.moderator {
+            Some(m) => {
+                let _ = writeln!(
+                    out,
+                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n",
+                    m.winner, c.pro.score, c.opp.score
+                );
+                let _ = writeln!(out, "### Rationale\n\n{}\n", m.rationale);
+                let _ = writeln!(out, "### Strongest Surviving Arguments\n");
+                if m.strongest.is_empty() {
+                    let _ = writeln!(out, "- (none named)");
+                }
+                for (n, id) in m.strongest.iter().enumerate() {
+                    let text = c
+                        .arguments
+                        .iter()
+                        .find(|a| &a.id == id)
+                        .map(|a| a.text.as_str())
+                        .unwrap_or("");
+                    let _ = writeln!(out, "{}. {id}: {text}", n + 1);
+                }
+                let _ = writeln!(out, "\n### Valid Points from Losing Side\n");
+                for (n, point) in m.losing_points.iter().enumerate() {
+                    let _ = writeln!(out, "{}. {point}", n + 1);
+                }
+                let _ = writeln!(out, "\n### Consensus Solution\n\n{}\n", m.consensus);
+                let _ = writeln!(out, "### Conditions for Revisiting\n");
+                for condition in &m.revisit {
+                    let _ = writeln!(out, "- {condition}");
+                }
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n\nThe moderator gave no usable verdict; the computed one stands.",
+                    c.winner, c.pro.score, c.opp.score
+                );
+            }
+        }
+    }
+
+    fn verdict(&self, out: &mut String) {
+        let c = &self.computed;
+        let _ = writeln!(out, "\n---\n\n## Verdict\n");
+        let _ = writeln!(out, "### Computed from the journal\n");
+        let how = match (c.decided_by.as_str(), &c.decisive_move) {
+            ("concession", Some(id)) => {
+                format!("by concession ({id} conceded the other side's thesis)")
+            }
+            ("retraction", Some(id)) => format!("by retraction ({id} withdrew its own thesis)"),
+            _ => "by the scores".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "- **Winner:** {} {how}\n- **Side scores:** PRO {:.2} ({}) · OPP {:.2} ({})",
+            c.winner, c.pro.score, c.pro.basis, c.opp.score, c.opp.basis
+        );
+        let survived: Vec<String> = c
+            .survived
+            .iter()
+            .map(|a| format!("{} ({}, {:.2})", a.id, a.side, a.score))
+            .collect();
+        let _ = writeln!(
+            out,
+            "- **Surviving arguments (score > {SURVIVES}):** {}",
+            or_none(&survived, ", ")
+        );
+        let conceded: Vec<String> = c
+            .concessions
+            .iter()
+            .map(|k| {
+                format!(
+                    "{} {} conceded {} \"{}\"",
+                    k.side, k.move_id, k.conceded, k.text
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "- **Concessions that weaken a side:** {}",
+            or_none(&conceded, "; ")
+        );
+        let open: Vec<String> = c
+            .unaddressed
+            .iter()
+            .map(|w| {
+                format!(
+                    "{} ({} asked why {} \"{}\")",
+                    w.id, w.asked_by, w.target, w.text
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "- **Unaddressed critical questions:** {}",
+            or_none(&open, "; ")
+        );
+        if let Some(flag) = &self.disagreement {
+            let _ = writeln!(out, "\n> ⚑ **Disagreement:** {flag}");
+        }
+        self.moderator_section(out);
+        if let Some(votes) = &self.votes {
+            let _ = write!(out, "\n#{}", votes.to_markdown());
+        }
+        let m = &c.metrics;
+        let _ = writeln!(
+            out,
+            "\n### Debate Quality Metrics\n\n- Arguments raised: {}\n- Attacks: {} ({} rebuts, {} undercuts; {} indirect)\n- Supports: {}\n- Concessions made: {}\n- Retractions: {}\n- Protocol violations: {}\n- Unaddressed whys: {}",
+            m.arguments,
+            m.attacks,
+            m.rebuts,
+            m.undercuts,
+            m.indirect_attacks,
+            m.supports,
+            m.concessions,
+            m.retractions,
+            m.violations,
+            m.unaddressed_whys
+        );
+    }
+}
+
+/// The items joined, or "none".
+fn or_none(items: &[String], separator: &str) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(separator)
+    }
+}
+
+/// Text fit for one table cell (escape sequences are stripped where the record is written and
+/// shown, as for every protocol's outcome).
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
