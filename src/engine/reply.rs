@@ -88,7 +88,7 @@ pub trait ReplyShape: ReplyParser + 'static {
 pub type Validator = fn(&Value) -> Result<Value, Unusable>;
 
 /// A reply shape read by a plain validator. Each is made by one constructor beside its
-/// validator (`moderator::analysis_reply()`, say), which names the schema and the validator
+/// validator (`moderated::replies::analysis_reply()`, say), which names the schema and the validator
 /// together; the named prose field becomes the turn's text.
 pub struct Checked {
     name: &'static str,

@@ -3,31 +3,23 @@
 //! Deterministic given the recorded turns, so a resume replays into the same state.
 
 mod analysis;
-mod moderator;
 mod prompts;
+mod replies;
+mod result;
 mod run;
-mod synthesis;
+mod settings;
 mod verdict;
 
 use super::Common;
 use super::kit::{self};
-use super::tree::Planning;
 use crate::debate::Presentation;
 use crate::debate::Synthesis;
 use crate::engine::Context;
+use settings::ModeratedSettings;
 use std::path::Path;
 
 /// The moderated protocol, as registered.
 pub struct Moderated;
-
-/// The moderated protocol's own settings: what each seat sees of the others, and how a tree
-/// plans. Debates stored before topologies (and `{}`) are a mesh.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct ModeratedSettings {
-    pub topology: kit::Topology,
-    pub planning: Planning,
-}
 
 impl super::TypedProtocol for Moderated {
     type Settings = ModeratedSettings;
@@ -51,19 +43,7 @@ impl super::TypedProtocol for Moderated {
         &self,
         input: &super::SettingsInput<'_>,
     ) -> Result<ModeratedSettings, super::SettingsError> {
-        let given = input.flags.get("topology").and_then(|v| v.first());
-        let topology = kit::Topology::from_flag(given.map(String::as_str))?;
-        let planning = Planning::from_flag(
-            input
-                .flags
-                .get("planning")
-                .and_then(|v| v.first())
-                .map(String::as_str),
-        )?;
-        if input.flags.contains_key("planning") && topology != kit::Topology::Tree {
-            return Err("--planning plans a tree: add --topology tree".into());
-        }
-        Ok(ModeratedSettings { topology, planning })
+        settings::build(input)
     }
 
     fn presentation(&self) -> Presentation {

@@ -4,8 +4,8 @@
 
 use super::Moderated;
 use super::analysis::{self, Analysis};
-use super::moderator::{self};
 use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput};
+use super::replies;
 use super::verdict::{self, Evaluation, RoundFacts};
 use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph};
 use crate::catalog;
@@ -139,7 +139,7 @@ async fn analyse(ctx: &Context, common: &Common, question: &str) -> Result<Analy
             TurnKey::new(0, Phase::Analysis, MODERATOR),
             prompts::analysis_system(),
             prompts::analysis_prompt(question, &heuristic.constraints),
-            moderator::analysis_reply(),
+            replies::analysis_reply(),
             kit::Limits::new(400, Instant::now() + common.round_timeout),
         ))
         .await?;
@@ -731,7 +731,7 @@ impl Moderation<'_> {
                     turns: round_turns,
                     signals,
                 }),
-                moderator::evaluation_reply(),
+                replies::evaluation_reply(),
                 kit::Limits::new(800, deadline.max(Instant::now() + Duration::from_secs(5))),
             ))
             .await?;
@@ -825,7 +825,7 @@ fn merge_analysis(mut heuristic: Analysis, data: Option<&Value>) -> Analysis {
     if let Some(binary) = data.get("binary").and_then(Value::as_bool) {
         heuristic.binary = binary;
     }
-    for constraint in moderator::string_list(data.get("constraints"), 5) {
+    for constraint in replies::string_list(data.get("constraints"), 5) {
         if !heuristic
             .constraints
             .iter()

@@ -350,7 +350,7 @@ fn perspectives_considered(
                 });
             let from_model_list = |key: &str, max: usize| -> Vec<String> {
                 from_model
-                    .map(|p| super::moderator::string_list(p.get(key), max))
+                    .map(|p| super::replies::string_list(p.get(key), max))
                     .unwrap_or_default()
                     .iter()
                     .map(|item| quotes.attribute(item))
@@ -388,7 +388,7 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
             .map(|s| quotes.attribute(s))
     };
     let list = |key: &str| -> Vec<String> {
-        super::moderator::string_list(data.and_then(|d| d.get(key)), 8)
+        super::replies::string_list(data.and_then(|d| d.get(key)), 8)
             .iter()
             .map(|item| quotes.attribute(item))
             .collect()

@@ -1,8 +1,8 @@
 //! The end of a moderated debate: the closing vote, the moderator's synthesis (built from the
 //! journal's commitments and argument map), the person's approval or revision, the outcome.
 
-use super::moderator::{self};
 use super::prompts::{self, SynthesisInput};
+use super::replies;
 use super::run::{Moderation, SynthesisBasis};
 use super::verdict::{self};
 use crate::argue::{argument_graph, commitment_stores};
@@ -264,7 +264,7 @@ fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
         key,
         prompts::moderator_system(),
         prompt,
-        moderator::synthesis_reply(),
+        replies::synthesis_reply(),
         kit::Limits::new(2000, deadline),
     )
 }
