@@ -6,8 +6,7 @@ use super::provider::{
     ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage, parse_retry_after,
     transport_error, trim_body,
 };
-use super::sse::SseDecoder;
-use futures_util::StreamExt;
+use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -138,24 +137,17 @@ impl AnthropicProvider {
         cap: usize,
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
-        let url = self.url();
-        let mut stream = response.bytes_stream();
-        let mut decoder = SseDecoder::new();
-        let mut text = String::new();
         let mut usage = Usage::default();
         let mut saw_usage = false;
         let mut finish = FinishReason::Stop;
         let mut model = self.model.clone();
-        let mut stopped = false;
-        let mut capped = false;
-        'stream: while !stopped {
-            let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
-                Err(_) => return Err(LlmError::Timeout(self.idle_timeout)),
-                Ok(None) => break,
-                Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
-                Ok(Some(Ok(chunk))) => chunk,
-            };
-            for event in decoder.feed(&chunk) {
+        let read = read_reply(
+            response,
+            &self.url(),
+            self.idle_timeout,
+            cap,
+            on_text,
+            |event| {
                 let value: Value = serde_json::from_str(&event.data)
                     .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
                 let kind = value
@@ -185,12 +177,7 @@ impl AnthropicProvider {
                             }
                             _ => None,
                         };
-                        if let Some(piece) = piece.filter(|p| !p.is_empty())
-                            && super::provider::push_capped(&mut text, piece, cap, on_text)
-                        {
-                            capped = true;
-                            break 'stream;
-                        }
+                        return Ok(piece.map_or(Seen::Nothing, |p| Seen::Text(p.to_string())));
                     }
                     "message_delta" => {
                         if let Some(output) =
@@ -205,25 +192,21 @@ impl AnthropicProvider {
                             finish = finish_reason(reason);
                         }
                     }
-                    "message_stop" => stopped = true,
+                    "message_stop" => return Ok(Seen::Stop),
                     "error" => return Err(stream_error(&value["error"])),
                     _ => {}
                 }
-            }
-            // What is left is one line that never ended: past what the cap could need, the
-            // stream is abandoned before it is all in memory.
-            if decoder.pending() > super::sse::line_limit(cap) {
-                capped = true;
-                break 'stream;
-            }
-        }
-        if capped {
+                Ok(Seen::Nothing)
+            },
+        )
+        .await?;
+        if read.capped {
             finish = FinishReason::Capped;
-        } else if !stopped {
+        } else if !read.stopped {
             return Err(LlmError::StreamCut);
         }
         Ok(Completion {
-            text,
+            text: read.text,
             usage: saw_usage.then_some(usage),
             model,
             finish,

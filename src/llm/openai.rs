@@ -6,8 +6,7 @@ use super::provider::{
     ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage, parse_retry_after,
     transport_error, trim_body,
 };
-use super::sse::SseDecoder;
-use futures_util::StreamExt;
+use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -268,26 +267,20 @@ impl OpenAiProvider {
         cap: usize,
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
-        let url = self.url();
-        let mut stream = response.bytes_stream();
-        let mut decoder = SseDecoder::new();
-        let mut text = String::new();
         let mut usage = None;
         let mut finish = None;
         let mut model = self.model().to_string();
         let mut done = false;
-        let mut capped = false;
-        'stream: loop {
-            let chunk = match tokio::time::timeout(self.idle_timeout, stream.next()).await {
-                Err(_) => return Err(LlmError::Timeout(self.idle_timeout)),
-                Ok(None) => break,
-                Ok(Some(Err(e))) => return Err(transport_error(&url, &e, self.idle_timeout)),
-                Ok(Some(Ok(chunk))) => chunk,
-            };
-            for event in decoder.feed(&chunk) {
+        let read = read_reply(
+            response,
+            &self.url(),
+            self.idle_timeout,
+            cap,
+            on_text,
+            |event| {
                 if event.data.trim() == "[DONE]" {
                     done = true;
-                    continue;
+                    return Ok(Seen::Nothing);
                 }
                 let value: Value = serde_json::from_str(&event.data)
                     .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
@@ -300,62 +293,50 @@ impl OpenAiProvider {
                 if let Some(u) = value.get("usage").filter(|u| !u.is_null()) {
                     usage = Some(usage_of(u));
                 }
-                if let Some(choice) = value.get("choices").and_then(|c| c.get(0)) {
-                    if let Some(delta) = choice
-                        .get("delta")
-                        .and_then(|d| d.get("content"))
-                        .and_then(Value::as_str)
-                        && !delta.is_empty()
-                        && super::provider::push_capped(&mut text, delta, cap, on_text)
-                    {
-                        capped = true;
-                        break 'stream;
-                    }
-                    if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                        finish = Some(match reason {
-                            "stop" => FinishReason::Stop,
-                            "length" => FinishReason::Length,
-                            _ => FinishReason::Other,
-                        });
-                    }
+                let Some(choice) = value.get("choices").and_then(|c| c.get(0)) else {
+                    return Ok(Seen::Nothing);
+                };
+                if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                    finish = Some(match reason {
+                        "stop" => FinishReason::Stop,
+                        "length" => FinishReason::Length,
+                        _ => FinishReason::Other,
+                    });
                 }
-            }
-            // What is left is one line that never ended: past what the cap could need, the
-            // stream is abandoned before it is all in memory.
-            if decoder.pending() > super::sse::line_limit(cap) {
-                capped = true;
-                break 'stream;
-            }
-        }
-        if capped {
+                let delta = choice
+                    .get("delta")
+                    .and_then(|d| d.get("content"))
+                    .and_then(Value::as_str);
+                Ok(delta.map_or(Seen::Nothing, |d| Seen::Text(d.to_string())))
+            },
+        )
+        .await?;
+        if read.capped {
             return Ok(Completion {
-                text,
+                text: read.text,
                 usage,
                 model,
                 finish: FinishReason::Capped,
             });
         }
-        if let Some(event) = decoder.finish()
-            && event.data.trim() == "[DONE]"
+        if read
+            .unfinished
+            .is_some_and(|event| event.data.trim() == "[DONE]")
         {
             done = true;
         }
         // A stream that ends with neither [DONE] nor a finish reason was cut.
-        match (done, finish) {
-            (_, Some(finish)) => Ok(Completion {
-                text,
-                usage,
-                model,
-                finish,
-            }),
-            (true, None) => Ok(Completion {
-                text,
-                usage,
-                model,
-                finish: FinishReason::Stop,
-            }),
-            (false, None) => Err(LlmError::StreamCut),
-        }
+        let finish = match (done, finish) {
+            (_, Some(finish)) => finish,
+            (true, None) => FinishReason::Stop,
+            (false, None) => return Err(LlmError::StreamCut),
+        };
+        Ok(Completion {
+            text: read.text,
+            usage,
+            model,
+            finish,
+        })
     }
 }
 

@@ -1,4 +1,6 @@
-//! Incremental Server-Sent Events decoding over a byte stream.
+//! Incremental Server-Sent Events decoding over a byte stream, and the read of a provider's
+//! streamed reply that both HTTP clients share (idle timeout, the reply cap, cut streams);
+//! each client only says what one event means.
 
 /// One decoded event: its `event:` name (if any) and its joined `data:` lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +102,84 @@ impl SseDecoder {
             event: self.event.take(),
             data,
         })
+    }
+}
+
+/// What a provider's stream reader makes of one event.
+pub enum Seen {
+    /// Nothing to add to the reply's text.
+    Nothing,
+    /// A piece of the reply's text.
+    Text(String),
+    /// The provider's end-of-reply event: the chunk's other events are read, then the stream
+    /// is left.
+    Stop,
+}
+
+/// A streamed reply as read: its text (at most the cap), whether the cap cut it, whether the
+/// provider said it stopped, and a last event the stream did not end with a blank line.
+pub struct Streamed {
+    pub text: String,
+    pub capped: bool,
+    pub stopped: bool,
+    pub unfinished: Option<SseEvent>,
+}
+
+/// Reads `response` as SSE, handing each event to `seen`, until the stream ends, a `Stop`
+/// event's chunk is read, or the text reaches `cap` bytes (or one line grows past what the cap
+/// could need, so it is never all in memory). No byte arrives for `idle`: a timeout.
+pub async fn read_reply(
+    response: reqwest::Response,
+    url: &str,
+    idle: std::time::Duration,
+    cap: usize,
+    on_text: super::provider::TextSink<'_>,
+    mut seen: impl FnMut(&SseEvent) -> Result<Seen, super::provider::LlmError>,
+) -> Result<Streamed, super::provider::LlmError> {
+    use super::provider::{LlmError, push_capped, transport_error};
+    use futures_util::StreamExt;
+    let mut stream = response.bytes_stream();
+    let mut decoder = SseDecoder::new();
+    let mut text = String::new();
+    let mut stopped = false;
+    while !stopped {
+        let chunk = match tokio::time::timeout(idle, stream.next()).await {
+            Err(_) => return Err(LlmError::Timeout(idle)),
+            Ok(None) => break,
+            Ok(Some(Err(e))) => return Err(transport_error(url, &e, idle)),
+            Ok(Some(Ok(chunk))) => chunk,
+        };
+        for event in decoder.feed(&chunk) {
+            match seen(&event)? {
+                Seen::Nothing => {}
+                Seen::Stop => stopped = true,
+                Seen::Text(piece) => {
+                    if !piece.is_empty() && push_capped(&mut text, &piece, cap, on_text) {
+                        return Ok(Streamed::capped(text));
+                    }
+                }
+            }
+        }
+        if decoder.pending() > line_limit(cap) {
+            return Ok(Streamed::capped(text));
+        }
+    }
+    Ok(Streamed {
+        text,
+        capped: false,
+        stopped,
+        unfinished: decoder.finish(),
+    })
+}
+
+impl Streamed {
+    fn capped(text: String) -> Streamed {
+        Streamed {
+            text,
+            capped: true,
+            stopped: false,
+            unfinished: None,
+        }
     }
 }
 
