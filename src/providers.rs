@@ -332,13 +332,13 @@ pub fn build(
     }
     match spec.kind {
         ProviderKind::Openai => {
-            let base_url = spec
-                .base_url
-                .clone()
-                .unwrap_or_else(|| "https://api.openai.com/v1".into());
-            if key.is_none() && base_url.contains("api.openai.com") {
-                return Err(ProviderError::OpenAiKey);
-            }
+            let base_url = hosted_url(
+                spec,
+                key.as_deref(),
+                "https://api.openai.com/v1",
+                "api.openai.com",
+            )
+            .ok_or(ProviderError::OpenAiKey)?;
             let hint = if spec.name == "ollama" {
                 "start Ollama (`ollama serve`) or set OLLAMA_HOST to where it runs".to_string()
             } else {
@@ -355,13 +355,13 @@ pub fn build(
             )))
         }
         ProviderKind::Anthropic => {
-            let base_url = spec
-                .base_url
-                .clone()
-                .unwrap_or_else(|| "https://api.anthropic.com".into());
-            if key.is_none() && base_url.contains("api.anthropic.com") {
-                return Err(ProviderError::AnthropicKey);
-            }
+            let base_url = hosted_url(
+                spec,
+                key.as_deref(),
+                "https://api.anthropic.com",
+                "api.anthropic.com",
+            )
+            .ok_or(ProviderError::AnthropicKey)?;
             Ok(Arc::new(AnthropicProvider::new(
                 client.clone(),
                 &base_url,
@@ -391,6 +391,13 @@ fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> 
 #[cfg(not(feature = "local"))]
 fn build_local(_spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
     Err(ProviderError::NoLocalBuild)
+}
+
+/// The spec's base URL, or the hosted service's `default`; None when that URL is the hosted
+/// service (`host`) and there is no key, which it would refuse.
+fn hosted_url(spec: &ProviderSpec, key: Option<&str>, default: &str, host: &str) -> Option<String> {
+    let base_url = spec.base_url.clone().unwrap_or_else(|| default.into());
+    (key.is_some() || !base_url.contains(host)).then_some(base_url)
 }
 
 #[cfg(test)]

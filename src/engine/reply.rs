@@ -26,6 +26,16 @@ pub struct Transcript<'a> {
     pub repair: bool,
 }
 
+impl Transcript<'_> {
+    /// The id of every move already in the journal.
+    pub fn move_ids(&self) -> std::collections::HashSet<String> {
+        self.turns
+            .iter()
+            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
+            .collect()
+    }
+}
+
 /// Turns a JSON reply into a `Reply`, or says (in a sentence the model can act on) why it
 /// cannot be used; that sentence goes back to the model in the one repair request.
 pub trait ReplyParser: Send + Sync {

@@ -157,25 +157,36 @@ struct CheckedMove<'a> {
     relation: Option<Relation>,
 }
 
-/// Validates a parsed reply. `known` holds the ids of every move already in the journal.
-pub fn validate_debater_reply(
-    value: &Value,
-    prefix: &str,
-    known: &HashSet<String>,
-) -> Result<DebaterReply, String> {
+/// A reply in the debaters' shape, opened: its object, its non-empty `argument` (the error
+/// says what it holds: `what` follows "must be a non-empty string") and its `moves` (none
+/// when absent).
+pub fn argument_and_moves<'v>(
+    value: &'v Value,
+    what: &str,
+) -> Result<(&'v serde_json::Map<String, Value>, String, &'v [Value]), String> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
     let argument = object
         .get(PROSE_FIELD)
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .ok_or("`argument` must be a non-empty string holding your argument")?
+        .ok_or_else(|| format!("`argument` must be a non-empty string{what}"))?
         .to_string();
-    let raw_moves = match object.get("moves") {
-        None | Some(Value::Null) => &Vec::new(),
-        Some(Value::Array(items)) => items,
+    let moves = match object.get("moves") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(items)) => items.as_slice(),
         Some(_) => return Err("`moves` must be an array of move objects".into()),
     };
+    Ok((object, argument, moves))
+}
+
+/// Validates a parsed reply. `known` holds the ids of every move already in the journal.
+pub fn validate_debater_reply(
+    value: &Value,
+    prefix: &str,
+    known: &HashSet<String>,
+) -> Result<DebaterReply, String> {
+    let (object, argument, raw_moves) = argument_and_moves(value, " holding your argument")?;
     let confidence = match object.get("confidence") {
         None | Some(Value::Null) => None,
         Some(v) => Some(
@@ -251,11 +262,7 @@ pub struct DebaterReplies;
 impl ReplyParser for DebaterReplies {
     fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let key = transcript.key;
-        let known: HashSet<String> = transcript
-            .turns
-            .iter()
-            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
-            .collect();
+        let known = transcript.move_ids();
         let reply =
             validate_debater_reply(reply, &move_prefix(&key.seat, key.round, key.phase), &known)?;
         Ok(Reply {

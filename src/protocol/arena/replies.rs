@@ -7,7 +7,6 @@ use crate::engine::unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use crate::protocol::moves::{debater_schema, move_prefix, validate_debater_reply};
 use serde_json::{Map, Value, json};
-use std::collections::HashSet;
 
 /// The moderator's personas for the roles given by name only: one each, with a stance and
 /// instructions.
@@ -142,11 +141,7 @@ impl ReplyParser for ArgumentReplies {
             return Err("a rebuttal must name the turns it answers in `responds_to`".into());
         }
         let key = transcript.key;
-        let known: HashSet<String> = transcript
-            .turns
-            .iter()
-            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
-            .collect();
+        let known = transcript.move_ids();
         let debater = json!({
             "argument": text,
             "moves": reply.get("moves").cloned().unwrap_or(Value::Null),

@@ -104,19 +104,7 @@ pub fn check_reply(
     round: u32,
     lenient: bool,
 ) -> Result<Checked, String> {
-    let object = value.as_object().ok_or("the reply must be a JSON object")?;
-    let argument = object
-        .get(PROSE_FIELD)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .ok_or("`argument` must be a non-empty string: what you say")?
-        .to_string();
-    let raw = match object.get("moves") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items.clone(),
-        Some(_) => return Err("`moves` must be an array of move objects".into()),
-    };
+    let (_, argument, raw) = super::super::moves::argument_and_moves(value, ": what you say")?;
     let mut state = state.clone();
     let mut checked = Checked {
         argument,

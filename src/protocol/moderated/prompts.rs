@@ -68,14 +68,30 @@ pub struct PoseInput<'a> {
     pub redirect: &'a [Seat],
 }
 
-pub fn pose_prompt(input: &PoseInput<'_>) -> String {
-    let mut prompt = format!(
-        "Question: {}\nRound {} of at most {}.\nSeats:\n",
-        input.question, input.round, input.max_rounds
-    );
-    for seat in input.seats {
+/// The question, where the round stands (`then` follows "Round N of at most M") and a line a
+/// seat: how the moderator's prompts of a round begin.
+fn round_opening(
+    question: &str,
+    round: u32,
+    max_rounds: u32,
+    then: &str,
+    seats: &[Seat],
+) -> String {
+    let mut prompt = format!("Question: {question}\nRound {round} of at most {max_rounds}{then}\n");
+    for seat in seats {
         let _ = writeln!(prompt, "- {}", seat_line(seat));
     }
+    prompt
+}
+
+pub fn pose_prompt(input: &PoseInput<'_>) -> String {
+    let mut prompt = round_opening(
+        input.question,
+        input.round,
+        input.max_rounds,
+        ".\nSeats:",
+        input.seats,
+    );
     if !input.constraints.is_empty() {
         let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
     }
@@ -297,13 +313,13 @@ pub struct EvaluationInput<'a> {
 }
 
 pub fn evaluation_prompt(input: &EvaluationInput<'_>) -> String {
-    let mut prompt = format!(
-        "Question: {}\nRound {} of at most {} has ended. Seats:\n",
-        input.question, input.round, input.max_rounds
+    let mut prompt = round_opening(
+        input.question,
+        input.round,
+        input.max_rounds,
+        " has ended. Seats:",
+        input.seats,
     );
-    for seat in input.seats {
-        let _ = writeln!(prompt, "- {}", seat_line(seat));
-    }
     let _ = writeln!(prompt, "\nThis round:");
     for turn in input.turns.iter().filter(|t| t.status.spoke()) {
         let _ = writeln!(
