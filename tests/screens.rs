@@ -1251,23 +1251,28 @@ fn the_votes_panel_shows_the_count_the_winner_and_how_it_was_decided() {
     insta::assert_snapshot!("votes_panel_200x60", screen);
 }
 
+/// The lessons event of a debate given one lesson, L7 from DEB-a1b2c3d4, saying `text`.
+fn lessons(text: &str) -> Event {
+    Event::Lessons {
+        lessons: vec![moot::debate::Lesson {
+            id: 7,
+            source: "DEB-a1b2c3d4".into(),
+            question: "Should we use Redis or PostgreSQL for caching?".into(),
+            text: text.into(),
+            went: "wrong".into(),
+            advice: "Ask each seat for a measurement before round two.".into(),
+            confidence: 0.8,
+            created_at: "2026-11-21T10:00:00Z".into(),
+        }],
+    }
+}
+
 #[test]
 fn the_lessons_panel_shows_what_earlier_debates_taught_with_their_source() {
     let mut events = round_one();
     events.insert(
         1,
-        Event::Lessons {
-            lessons: vec![moot::debate::Lesson {
-                id: 7,
-                source: "DEB-a1b2c3d4".into(),
-                question: "Should we use Redis or PostgreSQL for caching?".into(),
-                text: "Latency claims went unmeasured until the end.\u{1b}[31m".into(),
-                went: "wrong".into(),
-                advice: "Ask each seat for a measurement before round two.".into(),
-                confidence: 0.8,
-                created_at: "2026-11-21T10:00:00Z".into(),
-            }],
-        },
+        lessons("Latency claims went unmeasured until the end.\u{1b}[31m"),
     );
     let mut app = app_with(&events);
     let screen = render(&mut app, 160, 45);
@@ -1305,21 +1310,7 @@ fn side_panels_follow_the_presentations_order_and_hide_one_at_a_time() {
             *p = presentation.clone();
         }
     }
-    events.insert(
-        2,
-        Event::Lessons {
-            lessons: vec![moot::debate::Lesson {
-                id: 7,
-                source: "DEB-a1b2c3d4".into(),
-                question: "Should we use Redis or PostgreSQL for caching?".into(),
-                text: "Latency claims went unmeasured until the end.".into(),
-                went: "wrong".into(),
-                advice: "Ask each seat for a measurement before round two.".into(),
-                confidence: 0.8,
-                created_at: "2026-11-21T10:00:00Z".into(),
-            }],
-        },
-    );
+    events.insert(2, lessons("Latency claims went unmeasured until the end."));
     let mut app = app_with(&events);
     let row_of = |screen: &str, title: &str| screen.lines().position(|l| l.contains(title));
     let screen = render(&mut app, 160, 45);
