@@ -157,13 +157,18 @@ struct CheckedMove<'a> {
     relation: Option<Relation>,
 }
 
-/// A reply in the debaters' shape, opened: its object, its non-empty `argument` (the error
-/// says what it holds: `what` follows "must be a non-empty string") and its `moves` (none
-/// when absent).
-pub fn argument_and_moves<'v>(
-    value: &'v Value,
-    what: &str,
-) -> Result<(&'v serde_json::Map<String, Value>, String, &'v [Value]), String> {
+/// A reply in the debaters' shape, opened.
+pub struct Opened<'v> {
+    pub object: &'v serde_json::Map<String, Value>,
+    /// Non-empty, trimmed.
+    pub argument: String,
+    /// None when the reply gave none.
+    pub moves: &'v [Value],
+}
+
+/// Opens a reply in the debaters' shape: an object with a non-empty `argument` (the error says
+/// what it holds: `what` follows "must be a non-empty string") and a `moves` array.
+pub fn argument_and_moves<'v>(value: &'v Value, what: &str) -> Result<Opened<'v>, String> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
     let argument = object
         .get(PROSE_FIELD)
@@ -177,7 +182,11 @@ pub fn argument_and_moves<'v>(
         Some(Value::Array(items)) => items.as_slice(),
         Some(_) => return Err("`moves` must be an array of move objects".into()),
     };
-    Ok((object, argument, moves))
+    Ok(Opened {
+        object,
+        argument,
+        moves,
+    })
 }
 
 /// Validates a parsed reply. `known` holds the ids of every move already in the journal.
@@ -186,7 +195,11 @@ pub fn validate_debater_reply(
     prefix: &str,
     known: &HashSet<String>,
 ) -> Result<DebaterReply, String> {
-    let (object, argument, raw_moves) = argument_and_moves(value, " holding your argument")?;
+    let Opened {
+        object,
+        argument,
+        moves: raw_moves,
+    } = argument_and_moves(value, " holding your argument")?;
     let confidence = match object.get("confidence") {
         None | Some(Value::Null) => None,
         Some(v) => Some(

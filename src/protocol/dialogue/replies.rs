@@ -104,7 +104,11 @@ pub fn check_reply(
     round: u32,
     lenient: bool,
 ) -> Result<Checked, String> {
-    let (_, argument, raw) = super::super::moves::argument_and_moves(value, ": what you say")?;
+    let super::super::moves::Opened {
+        argument,
+        moves: raw,
+        ..
+    } = super::super::moves::argument_and_moves(value, ": what you say")?;
     let mut state = state.clone();
     let mut checked = Checked {
         argument,
