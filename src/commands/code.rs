@@ -1,6 +1,6 @@
 //! `moot code`: a code debate's versions, diffs and apply.
 
-use super::{Failure, print};
+use super::{Failure, print, print_json};
 use crate::sanitize;
 use crate::store::Store;
 
@@ -78,14 +78,10 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
     match action {
         CodeAction::Versions { json, .. } => {
             if json {
-                let mut value = serde_json::json!({
+                let value = serde_json::json!({
                     "id": debate.id, "winner": result.winner, "versions": result.versions,
                 });
-                sanitize::clean_json(&mut value);
-                return print(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&value).unwrap_or_default()
-                ));
+                return print_json(&value);
             }
             let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
             for v in &result.versions {
@@ -123,12 +119,8 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
         CodeAction::Episodes { json, .. } => {
             let episodes = result.episodes();
             if json {
-                let mut value = serde_json::json!({"id": debate.id, "episodes": episodes});
-                sanitize::clean_json(&mut value);
-                return print(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&value).unwrap_or_default()
-                ));
+                let value = serde_json::json!({"id": debate.id, "episodes": episodes});
+                return print_json(&value);
             }
             let mut out = format!("{} · {}\n", debate.id, sanitize::clean(&debate.question));
             for episode in &episodes {

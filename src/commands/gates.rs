@@ -1,7 +1,7 @@
 //! Decisions taken after the fact: `decide` (a contested debate's choice), `gates`, and
 //! `approve` / `reject` of a gate from another terminal.
 
-use super::{Failure, one_line, print};
+use super::{Failure, one_line, print, print_json};
 use crate::debate::GateDecision;
 use crate::sanitize;
 use crate::store::Store;
@@ -24,12 +24,7 @@ pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let debate = store.debate(id)?;
     let gates = store.gates(&debate.id)?;
     if json {
-        let mut value = serde_json::to_value(&gates).unwrap_or_default();
-        sanitize::clean_json(&mut value);
-        return print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        return print_json(&gates);
     }
     if gates.is_empty() {
         return print(&format!("{} reached no gate.\n", debate.id));

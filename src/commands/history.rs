@@ -1,6 +1,6 @@
 //! Reading the journal back: `list`, `show`, `search`, `export` and `audit`.
 
-use super::{Failure, one_line, print};
+use super::{Failure, one_line, print, print_json};
 use crate::cli::ExportFormat;
 use crate::debate::Confidence;
 use crate::debate::Named as _;
@@ -13,12 +13,7 @@ use std::path::Path;
 pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
     let debates = store.list(limit)?;
     if json {
-        let mut value = serde_json::to_value(&debates).unwrap_or_default();
-        sanitize::clean_json(&mut value);
-        return print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        return print_json(&debates);
     }
     if debates.is_empty() {
         return print(
@@ -145,12 +140,7 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
 pub fn search(store: &Store, text: &str, json: bool, limit: usize) -> Result<(), Failure> {
     let hits = store.search(text, limit)?;
     if json {
-        let mut value = serde_json::to_value(&hits).unwrap_or_default();
-        sanitize::clean_json(&mut value);
-        return print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        return print_json(&hits);
     }
     if hits.is_empty() {
         return print(&format!("Nothing matches {:?}.\n", one_line(text, 60)));
@@ -240,18 +230,14 @@ pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let entries = store.audit(&debate.id)?;
     let chain = store.check_chain(&debate.id)?;
     if json {
-        let mut value = serde_json::json!({
+        let value = serde_json::json!({
             "id": debate.id,
             "question": debate.question,
             "protocol": debate.protocol,
             "chain": chain,
             "entries": entries,
         });
-        sanitize::clean_json(&mut value);
-        return print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        return print_json(&value);
     }
     let head = chain_line(&debate.id, &chain);
     if entries.is_empty() {

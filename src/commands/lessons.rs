@@ -1,6 +1,6 @@
 //! `moot lessons`: list, show, forget and export what debates learned.
 
-use super::{Failure, one_line, print};
+use super::{Failure, one_line, print, print_json};
 use crate::sanitize;
 use crate::store::Store;
 
@@ -19,14 +19,7 @@ fn lesson_id(text: &str) -> Result<i64, Failure> {
 /// `moot lessons list | show | rm | off | on`.
 pub fn lessons(store: &Store, action: crate::cli::LessonsAction) -> Result<(), Failure> {
     use crate::cli::LessonsAction;
-    let json_out = |value: serde_json::Value| {
-        let mut value = value;
-        sanitize::clean_json(&mut value);
-        print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ))
-    };
+    let json_out = |value: serde_json::Value| print_json(&value);
     match action {
         LessonsAction::List { json } => {
             let lessons = store.lessons()?;

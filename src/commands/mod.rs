@@ -74,6 +74,16 @@ pub(super) fn print(text: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `value` as pretty JSON on stdout, every string in it sanitized.
+pub(super) fn print_json(value: &impl serde::Serialize) -> Result<(), Failure> {
+    let mut value = serde_json::to_value(value).unwrap_or_default();
+    sanitize::clean_json(&mut value);
+    print(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&value).unwrap_or_default()
+    ))
+}
+
 pub(super) fn one_line(text: &str, width: usize) -> String {
     let flat = sanitize::clean(text)
         .split_whitespace()

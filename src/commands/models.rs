@@ -1,10 +1,9 @@
 //! What moot can run: `protocols`, `perspectives` (the catalog) and `model list`.
 
-use super::{Failure, one_line, print};
+use super::{Failure, one_line, print, print_json};
 use crate::catalog;
 use crate::config::Config;
 use crate::llm::local::models;
-use crate::sanitize;
 
 /// `moot protocols`: every registered protocol with its one-line description and flags.
 pub fn protocols(json: bool) -> Result<(), Failure> {
@@ -19,10 +18,7 @@ pub fn protocols(json: bool) -> Result<(), Failure> {
                 })
             })
             .collect();
-        return print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&list).unwrap_or_default()
-        ));
+        return print_json(&list);
     }
     let mut out = String::new();
     for protocol in crate::protocol::REGISTRY {
@@ -47,12 +43,7 @@ pub fn protocols(json: bool) -> Result<(), Failure> {
 pub fn perspectives(config: &Config, json: bool) -> Result<(), Failure> {
     let all = catalog::catalog(&config.debate.custom_perspectives);
     if json {
-        let mut value = serde_json::to_value(&all).unwrap_or_default();
-        sanitize::clean_json(&mut value);
-        return print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ));
+        return print_json(&all);
     }
     let mut out = String::new();
     for perspective in &all {

@@ -6,7 +6,7 @@ mod transfer;
 
 pub use transfer::{export, import};
 
-use super::{Failure, print};
+use super::{Failure, print, print_json};
 use crate::report;
 use crate::sanitize;
 use crate::store::Store;
@@ -52,14 +52,7 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
             None => Ok(export(&report::document(store, &debate.id)?)),
         }
     };
-    let json_out = |value: &serde_json::Value| {
-        let mut value = value.clone();
-        sanitize::clean_json(&mut value);
-        print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        ))
-    };
+    let json_out = |value: &serde_json::Value| print_json(value);
     // A seat by agent id or role name.
     let find = |debate: &arena::ArenaDebate, seat: &str| -> Result<arena::Persona, Failure> {
         debate
