@@ -61,15 +61,17 @@ pub fn landlock_abi() -> Option<i64> {
 /// Whether an unprivileged process here may make a user and network namespace.
 fn can_cut_network() -> bool {
     static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *CAN.get_or_init(|| {
-        std::process::Command::new("unshare")
-            .args(["-rn", "true"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
+    *CAN.get_or_init(|| succeeds(std::process::Command::new("unshare").args(["-rn", "true"])))
+}
+
+/// Whether `command` runs and exits 0, its output thrown away (a probe of what works here).
+fn succeeds(command: &mut std::process::Command) -> bool {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// bubblewrap's program, when it is installed and can make its box here (it needs a user
@@ -83,15 +85,12 @@ pub fn bubblewrap() -> Option<PathBuf> {
                 .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
                 .map(|dir| dir.join("bwrap"))
                 .find(|candidate| candidate.is_file())?;
-            std::process::Command::new(&program)
-                .args(["--ro-bind", "/", "/", "--unshare-user-try", "--unshare-net"])
-                .args(["--", "true"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-                .then_some(program)
+            succeeds(
+                std::process::Command::new(&program)
+                    .args(["--ro-bind", "/", "/", "--unshare-user-try", "--unshare-net"])
+                    .args(["--", "true"]),
+            )
+            .then_some(program)
         })
         .clone()
 }

@@ -223,11 +223,7 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
 }
 
 fn preview(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_set(theme.border_set())
-        .border_style(theme.border)
-        .title(Span::styled(" Preview ", theme.accent));
+    let block = super::titled_block("Preview", theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some((_, text)) = &history.preview else {

@@ -577,10 +577,15 @@ pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 pub(crate) fn modal_block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
+    titled_block(title, theme).border_style(theme.accent)
+}
+
+/// A bordered block with `title` in the accent colour, its border the theme's.
+pub(crate) fn titled_block<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
         .border_set(theme.border_set())
-        .border_style(theme.accent)
+        .border_style(theme.border)
         .title(Span::styled(format!(" {title} "), theme.accent))
 }
 

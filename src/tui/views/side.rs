@@ -12,7 +12,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 
 /// How much of the column a panel asks for. Whatever panel shows last takes what is left.
 enum Height {
@@ -620,11 +620,7 @@ fn context(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 fn panel<'a>(title: &'a str, theme: &Theme) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_set(theme.border_set())
-        .border_style(theme.border)
-        .title(Span::styled(format!(" {title} "), theme.accent))
+    super::titled_block(title, theme)
 }
 
 fn commitments(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
