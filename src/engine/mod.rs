@@ -13,7 +13,9 @@ pub use context::{
     Seating, Speech, Wiring,
 };
 pub(crate) use reply::unusable;
-pub use reply::{Checked, Reply, ReplyParser, ReplyShape, Transcript, Unusable, Validator};
+pub use reply::{
+    Checked, Reply, ReplyParser, ReplyShape, Transcript, Unusable, Validator, text_field,
+};
 
 use std::time::Duration;
 

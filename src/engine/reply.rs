@@ -154,3 +154,11 @@ impl ReplyParser for Checked {
         })
     }
 }
+/// A reply's string field `name`, trimmed: None when it is absent, not a string, or blank.
+pub fn text_field<'v>(reply: &'v Value, name: &str) -> Option<&'v str> {
+    reply
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}

@@ -4,6 +4,7 @@
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Phase, Relation};
 use crate::engine::Unusable;
+use crate::engine::text_field;
 
 use crate::engine::reply::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde_json::{Value, json};
@@ -170,11 +171,7 @@ pub struct Opened<'v> {
 /// what it holds: `what` follows "must be a non-empty string") and a `moves` array.
 pub fn argument_and_moves<'v>(value: &'v Value, what: &str) -> Result<Opened<'v>, String> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
-    let argument = object
-        .get(PROSE_FIELD)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
+    let argument = text_field(value, PROSE_FIELD)
         .ok_or_else(|| format!("`argument` must be a non-empty string{what}"))?
         .to_string();
     let moves = match object.get("moves") {

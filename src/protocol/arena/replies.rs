@@ -3,6 +3,7 @@
 
 use super::{ARGUMENT_SCHEMA, ORDER_SCHEMA, PERSONAS_SCHEMA, RUBRIC, SCORES_SCHEMA};
 use crate::engine::Unusable;
+use crate::engine::text_field;
 use crate::engine::unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use crate::protocol::moves::{debater_schema, move_prefix, validate_debater_reply};
@@ -115,11 +116,7 @@ pub(super) struct ArgumentReplies {
 
 impl ReplyParser for ArgumentReplies {
     fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
-        let text = reply
-            .get("argument_text")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
+        let text = text_field(reply, "argument_text")
             .ok_or("`argument_text` must be a non-empty string: your statement")?;
         let responds: Vec<u32> = reply
             .get("responds_to")

@@ -6,6 +6,7 @@
 use super::rules::*;
 use crate::debate::Named as _;
 use crate::debate::{Act, Move, Relation};
+use crate::engine::text_field;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript, Unusable, unusable};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -504,14 +505,7 @@ impl ReplyShape for VerdictReplies {
 
 impl ReplyParser for VerdictReplies {
     fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
-        let text = |name: &str| {
-            reply
-                .get(name)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .unwrap_or("")
-                .to_string()
-        };
+        let text = |name: &str| text_field(reply, name).unwrap_or("").to_string();
         let lines = |name: &str| -> Vec<String> {
             reply
                 .get(name)

@@ -4,6 +4,7 @@
 use crate::debate::Named as _;
 use crate::engine::Checked;
 use crate::engine::Unusable;
+use crate::engine::text_field;
 use crate::protocol::text::clip;
 use serde_json::{Value, json};
 
@@ -53,12 +54,7 @@ pub fn analysis_schema() -> Value {
 
 pub fn validate_analysis(value: &Value) -> Result<Value, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
-    let domain = object
-        .get("domain")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .ok_or("`domain` must be a non-empty string")?;
+    let domain = text_field(value, "domain").ok_or("`domain` must be a non-empty string")?;
     let debaters = object
         .get("debaters")
         .and_then(Value::as_u64)
@@ -73,11 +69,7 @@ pub fn validate_analysis(value: &Value) -> Result<Value, Unusable> {
         .get("vague")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let clarifying = object
-        .get("clarifying_question")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|q| !q.is_empty());
+    let clarifying = text_field(value, "clarifying_question");
     let summary = format!(
         "Domain: {}. {}, {debaters} debaters.{}",
         clip(domain, 40),
@@ -122,12 +114,7 @@ pub fn evaluation_schema() -> Value {
 
 pub fn validate_evaluation(value: &Value) -> Result<Value, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
-    let summary = object
-        .get("summary")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .ok_or("`summary` must be a non-empty string")?;
+    let summary = text_field(value, "summary").ok_or("`summary` must be a non-empty string")?;
     let assessment = one_of(
         object.get("assessment"),
         &["converging", "stagnating", "new_ground"],
@@ -190,12 +177,8 @@ pub fn synthesis_schema() -> Value {
 
 pub fn validate_synthesis(value: &Value) -> Result<Value, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
-    let recommendation = object
-        .get("recommendation")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .ok_or("`recommendation` must be a non-empty string")?;
+    let recommendation =
+        text_field(value, "recommendation").ok_or("`recommendation` must be a non-empty string")?;
     let confidence = object
         .get("confidence")
         .and_then(Value::as_str)

@@ -9,6 +9,7 @@ use crate::debate::{
     Act, Assessment, Confidence, ConvergenceSignal, Decision, PerspectiveSummary, Seat, Synthesis,
     Turn, today,
 };
+use crate::engine::text_field;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -381,10 +382,7 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
     let data = parts.data;
     let quotes = SeatWords::new(parts.turns);
     let text = |key: &str| {
-        data.and_then(|d| d.get(key))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
+        data.and_then(|d| text_field(d, key))
             .map(|s| quotes.attribute(s))
     };
     let list = |key: &str| -> Vec<String> {

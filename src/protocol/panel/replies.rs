@@ -6,6 +6,7 @@ use super::settings::{PanelOption, check_options};
 use super::{CHALLENGE_SCHEMA, OPTIONS_SCHEMA, RECOMMENDATION_SCHEMA};
 use crate::debate::TurnStatus;
 use crate::engine::Unusable;
+use crate::engine::text_field;
 use crate::engine::unusable;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript};
 use serde_json::{Value, json};
@@ -231,14 +232,7 @@ impl JudgeReplies {
         recommended: &str,
         data: &mut Value,
     ) -> Result<(), Unusable> {
-        let text = |field: &str| {
-            reply
-                .get(field)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .unwrap_or("")
-                .to_string()
-        };
+        let text = |field: &str| text_field(reply, field).unwrap_or("").to_string();
         let challenges = reply
             .get("challenges")
             .and_then(Value::as_array)
@@ -302,14 +296,7 @@ impl JudgeReplies {
 
 impl ReplyParser for JudgeReplies {
     fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
-        let text = |field: &str| {
-            reply
-                .get(field)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .unwrap_or("")
-                .to_string()
-        };
+        let text = |field: &str| text_field(reply, field).unwrap_or("").to_string();
         let recommended = text("recommended").to_uppercase();
         if !self.options.contains(&recommended) {
             return Err(unusable!(
