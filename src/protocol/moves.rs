@@ -1,7 +1,7 @@
 //! The debater reply: its JSON schema, and validation that turns the model's moves into
 //! journal moves with moot-assigned ids and only answers that point at real arguments.
 
-use crate::debate::Named as _;
+use crate::debate::Named;
 use crate::debate::{Act, Move, Phase, Relation};
 use crate::engine::Unusable;
 use crate::engine::text_field;
@@ -101,19 +101,12 @@ fn read_move(
     number: usize,
 ) -> Result<CheckedMove<'_>, String> {
     let index = number - 1;
-    let act = match raw.get("act").and_then(Value::as_str).map(str::trim) {
-        Some("claim") => Act::Claim,
-        Some("why") => Act::Why,
-        Some("concede") => Act::Concede,
-        Some("retract") => Act::Retract,
-        Some("since") => Act::Since,
-        other => {
-            return Err(format!(
-                "move {} has act {:?}; use one of claim, why, concede, retract, since",
-                index + 1,
-                other.unwrap_or("")
-            ));
-        }
+    let word = raw.get("act").and_then(Value::as_str).map_or("", str::trim);
+    let Some(act) = Act::parse(word) else {
+        return Err(format!(
+            "move {} has act {word:?}; use one of claim, why, concede, retract, since",
+            index + 1
+        ));
     };
     let text = raw.get("text").and_then(Value::as_str).unwrap_or("").trim();
     let premises = strings(raw.get("premises"));
@@ -130,17 +123,18 @@ fn read_move(
             index + 1
         ));
     }
-    let relation = match raw.get("relation").and_then(Value::as_str).map(str::trim) {
-        Some("support") => Some(Relation::Support),
-        Some("rebut") => Some(Relation::Rebut),
-        Some("undercut") => Some(Relation::Undercut),
-        None | Some("none") | Some("") => None,
-        Some(other) => {
-            return Err(format!(
-                "move {} has relation {other:?}; use support, rebut, undercut or none",
+    let relation = match raw
+        .get("relation")
+        .and_then(Value::as_str)
+        .map_or("", str::trim)
+    {
+        "" | "none" => None,
+        word => Some(Relation::parse(word).ok_or_else(|| {
+            format!(
+                "move {} has relation {word:?}; use support, rebut, undercut or none",
                 index + 1
-            ));
-        }
+            )
+        })?),
     };
     Ok(CheckedMove {
         act,

@@ -4,7 +4,7 @@
 //! against what the journal computed.
 
 use super::rules::*;
-use crate::debate::Named as _;
+use crate::debate::Named;
 use crate::debate::{Act, Move, Relation};
 use crate::engine::text_field;
 use crate::engine::{Reply, ReplyParser, ReplyShape, Transcript, Unusable, unusable};
@@ -187,18 +187,14 @@ pub fn check_reply(
 /// framework that can be challenged, attacked or conceded on its own).
 fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec<Move>, Rule> {
     let object = item.as_object().ok_or("each move must be an object")?;
-    let act = match object.get("act").and_then(Value::as_str).map(str::trim) {
-        Some("claim") => Act::Claim,
-        Some("why") => Act::Why,
-        Some("concede") => Act::Concede,
-        Some("retract") => Act::Retract,
-        Some("since") => Act::Since,
-        other => {
-            return Err(format!(
-                "act {:?} is not a speech act; use claim, why, concede, retract or since",
-                other.unwrap_or("")
-            ));
-        }
+    let word = object
+        .get("act")
+        .and_then(Value::as_str)
+        .map_or("", str::trim);
+    let Some(act) = Act::parse(word) else {
+        return Err(format!(
+            "act {word:?} is not a speech act; use claim, why, concede, retract or since"
+        ));
     };
     let allowed = stage.acts(side);
     if !allowed.contains(&act) {
