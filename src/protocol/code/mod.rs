@@ -6,6 +6,7 @@
 //! when they approve the `before_apply` gate (or run `moot code apply`).
 
 mod phases;
+mod prompts;
 mod replies;
 mod result;
 mod run;

@@ -3,20 +3,21 @@
 //! the proposal, the optimised version, the Judge's scores, and applying the winner behind the
 //! `before_apply` gate.
 
-use super::replies::{self, CATEGORIES, scores_of};
+use super::prompts;
+use super::replies::{self, scores_of};
 use super::workshop::{MOOT, Workshop};
 use super::{DESIGNER, GENERATOR, JUDGE, seat_id};
 use crate::code::apply::{Source, apply_version};
 use crate::code::history::History;
 use crate::code::hooks::HookResult;
 use crate::code::record::Finding;
-use crate::code::roles::{self, CodePhase};
+use crate::code::roles::CodePhase;
 use crate::code::versions::{Version, winner};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome};
 use crate::protocol::Ending;
 use crate::protocol::kit;
-use crate::protocol::text::{DATA_RULE, fenced};
+use crate::protocol::text::fenced;
 use serde_json::json;
 
 /// The most rounds of clarifying questions, and the confidence that ends them (the note's).
@@ -31,18 +32,19 @@ pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineEr
     for round in 1..=CLARIFICATION_ROUNDS {
         let turn = shop
             .ctx
-            .speak(kit::ask(
-                TurnKey::new(round, Phase::Clarification, GENERATOR),
-                format!(
-                    "You are the Generator in a code debate, before writing any code. Ask what you must \
-                     know to get it right, by category ({}), most important first; say `simple` when the \
-                     task needs no questions, and how confident you are (0–1) that you understand it. {DATA_RULE}",
-                    CATEGORIES.join(", ")
-                ),
-                format!("{}\nWhat do you need to know before you write it?", shop.task()),
-                replies::questions_reply(),
-                kit::Limits::new(800, shop.deadline()),
-            ).by("Generator"))
+            .speak(
+                kit::ask(
+                    TurnKey::new(round, Phase::Clarification, GENERATOR),
+                    prompts::questions_system(),
+                    format!(
+                        "{}\nWhat do you need to know before you write it?",
+                        shop.task()
+                    ),
+                    replies::questions_reply(),
+                    kit::Limits::new(800, shop.deadline()),
+                )
+                .by("Generator"),
+            )
             .await?;
         if turn.status != TurnStatus::Ok {
             shop.notes.push(format!(
@@ -123,17 +125,16 @@ async fn designer_answers(
 ) -> Result<bool, EngineError> {
     let turn = shop
         .ctx
-        .speak(kit::ask(
-            TurnKey::new(round, Phase::Clarification, DESIGNER),
-            format!(
-                "You are the Designer in a code debate, standing in for the person who asked: answer the \
-                 Generator's questions from the task and the project's files only. Where they do not say, \
-                 choose the conventional answer and say it is your assumption; list what stays ambiguous. {DATA_RULE}"
-            ),
-            format!("{}\nThe Generator asks:\n{listed}", shop.task()),
-            replies::answers_reply(),
-            kit::Limits::new(800, shop.deadline()),
-        ).by("Designer"))
+        .speak(
+            kit::ask(
+                TurnKey::new(round, Phase::Clarification, DESIGNER),
+                prompts::answers_system(),
+                format!("{}\nThe Generator asks:\n{listed}", shop.task()),
+                replies::answers_reply(),
+                kit::Limits::new(800, shop.deadline()),
+            )
+            .by("Designer"),
+        )
         .await?;
     if turn.status != TurnStatus::Ok {
         shop.notes.push(format!(
@@ -178,10 +179,7 @@ pub async fn critique(shop: &mut Workshop<'_>) -> Result<String, EngineError> {
             kit::prose_speech(
                 TurnKey::new(latest, Phase::Critique, seat_id(name)),
                 "moot_code_critique",
-                format!(
-                    "You are the {name} in a code debate. {} Criticise specifically; quote the code you mean. {DATA_RULE}",
-                    roles::find(name).map_or("", |r| r.focus)
-                ),
+                prompts::critic_system(name),
                 format!(
                     "{}{}\n{tests}\nCriticise the latest version.",
                     shop.task(),
@@ -223,11 +221,7 @@ pub async fn review(shop: &mut Workshop<'_>, critique: &str) -> Result<String, E
         .speak(kit::prose_speech(
             TurnKey::new(latest, Phase::Review, JUDGE),
             "moot_code_review",
-            format!(
-                "You are the Judge of a code debate, reviewing the critiques before the next version. \
-                 Say which points must be answered, which may be left and why, weighing them against \
-                 the tests. {DATA_RULE}"
-            ),
+            prompts::review_system(),
             format!(
                 "{}{}\n{tests}\nThe critics said:\n{critique}\nReview the critiques.",
                 shop.task(),
@@ -292,13 +286,16 @@ pub async fn score(shop: &mut Workshop<'_>) -> Result<(), EngineError> {
         .collect();
     let turn = shop
         .ctx
-        .speak(kit::ask(
-            TurnKey::new(0, Phase::Verdict, JUDGE),
-            format!("You are the Judge of a code debate. Score every version objectively against the rubric, 0–1 per criterion. {DATA_RULE}"),
-            format!("{}{listing}", shop.task()),
-            replies::scores_reply(&numbers),
-            kit::Limits::new(1200, shop.deadline()),
-        ).by("Judge"))
+        .speak(
+            kit::ask(
+                TurnKey::new(0, Phase::Verdict, JUDGE),
+                prompts::scores_system(),
+                format!("{}{listing}", shop.task()),
+                replies::scores_reply(&numbers),
+                kit::Limits::new(1200, shop.deadline()),
+            )
+            .by("Judge"),
+        )
         .await?;
     for (number, quality) in scores_of(turn.data.as_ref()) {
         if let Some(version) = shop.versions.iter_mut().find(|v| v.number == number) {

@@ -3,6 +3,7 @@
 //! committing it and running the hooks once, journaled, so a resume or an audit's re-run reads
 //! the results instead of running anything again.
 
+use super::prompts;
 use super::replies;
 use super::settings::CodeSettings;
 use super::{GENERATOR, SECURITY};
@@ -16,7 +17,7 @@ use crate::debate::{Named, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{Context, EngineError};
 use crate::protocol::Common;
 use crate::protocol::kit;
-use crate::protocol::text::{DATA_RULE, fenced};
+use crate::protocol::text::fenced;
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -147,17 +148,16 @@ impl<'a> Workshop<'a> {
         });
         let turn = self
             .ctx
-            .speak(kit::ask(
-                TurnKey::new(number, phase, GENERATOR),
-                format!(
-                    "You are the Generator in a code debate. {} Write whole files; paths are \
-                     relative to the project root. You never run commands: moot runs the tests. {DATA_RULE}",
-                    crate::code::roles::find("Generator").map_or("", |r| r.focus)
-                ),
-                format!("{}{}\n{ask}", self.task(), self.latest_code()),
-                replies::code_reply(),
-                kit::Limits::new(4000, self.deadline()),
-            ).by("Generator"))
+            .speak(
+                kit::ask(
+                    TurnKey::new(number, phase, GENERATOR),
+                    prompts::generator_system(),
+                    format!("{}{}\n{ask}", self.task(), self.latest_code()),
+                    replies::code_reply(),
+                    kit::Limits::new(4000, self.deadline()),
+                )
+                .by("Generator"),
+            )
             .await?;
         if turn.status != TurnStatus::Ok {
             self.notes.push(format!(
@@ -506,7 +506,7 @@ impl Coder for Workshop<'_> {
                 .ctx
                 .speak(kit::ask(
                     TurnKey::new(version, Phase::Reflection, GENERATOR),
-                    format!("You are the Generator in a code debate, reflecting on a failed attempt. {DATA_RULE}"),
+                    prompts::reflection_system(),
                     format!(
                         "{}{}\nThe tests on it:\n{}\nWrite a reflection: the root cause, what went wrong, what to change next, and your confidence in that fix (0–1).",
                         self.task(),
@@ -534,19 +534,21 @@ impl Teams for Workshop<'_> {
         Box::pin(async move {
             let turn = self
                 .ctx
-                .speak(kit::ask(
-                    TurnKey::new(round, Phase::Attack, SECURITY),
-                    format!("You are the red team of a code debate: break the code with adversarial inputs, edge cases, injection and stress cases, as runnable tests where you can. Report only what you have not reported before; none when you find nothing new. {DATA_RULE}"),
-                    format!(
-                        "{}{}\nRound {round} of the red team: attack version {version}.",
-                        self.task(),
-                        self.latest_code()
-                    ),
-                    replies::attacks_reply(),
-                    kit::Limits::new(2000, self.deadline()),
-                ).by("Security"))
-                .await
-                ?;
+                .speak(
+                    kit::ask(
+                        TurnKey::new(round, Phase::Attack, SECURITY),
+                        prompts::red_team_system(),
+                        format!(
+                            "{}{}\nRound {round} of the red team: attack version {version}.",
+                            self.task(),
+                            self.latest_code()
+                        ),
+                        replies::attacks_reply(),
+                        kit::Limits::new(2000, self.deadline()),
+                    )
+                    .by("Security"),
+                )
+                .await?;
             let mut attacks = Vec::new();
             for item in turn
                 .data
@@ -595,10 +597,9 @@ impl Teams for Workshop<'_> {
             self.write_version(
                 number,
                 Phase::Defence,
-                &format!("You are the blue team (round {round}): harden the code against these attacks, keeping it passing its tests:\n{listed}"),
+                &prompts::blue_team_ask(round, &listed),
             )
-            .await
-            ?
+            .await?
             .ok_or_else(|| EngineError::Provider(format!("blue wrote no usable version {number}")))
         })
     }
