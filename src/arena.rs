@@ -677,28 +677,17 @@ mod tests {
         fs::write(&manifest, value.to_string()).unwrap();
         let read_back = read(&dir.path).unwrap();
         assert_eq!(read_back.manifest.extra["reviewer_note"], "hand-written");
-        fs::write(
-            dir.path.join("transcript/turn_2_x_1.json"),
-            "{\"turn_number\": 2,",
-        )
-        .unwrap();
-        let err = read(&dir.path).unwrap_err().to_string();
-        assert!(
-            err.contains("turn_2_x_1.json") && err.contains("line 1"),
-            "{err}"
-        );
-        fs::remove_file(dir.path.join("transcript/turn_2_x_1.json")).unwrap();
-        fs::write(
-            dir.path.join("transcript/turn_3_x_1.json"),
-            "{\"turn_number\": 3}",
-        )
-        .unwrap();
-        let err = read(&dir.path).unwrap_err().to_string();
-        assert!(
-            err.contains("turn_3_x_1.json") && err.contains("agent_id"),
-            "{err}"
-        );
-        fs::remove_file(dir.path.join("transcript/turn_3_x_1.json")).unwrap();
+        // A bad turn file is named with what is wrong in it.
+        for (file, text, wrong) in [
+            ("turn_2_x_1.json", "{\"turn_number\": 2,", "line 1"),
+            ("turn_3_x_1.json", "{\"turn_number\": 3}", "agent_id"),
+        ] {
+            let path = dir.path.join("transcript").join(file);
+            fs::write(&path, text).unwrap();
+            let err = read(&dir.path).unwrap_err().to_string();
+            assert!(err.contains(file) && err.contains(wrong), "{err}");
+            fs::remove_file(&path).unwrap();
+        }
         fs::remove_file(&manifest).unwrap();
         let err = read(&dir.path).unwrap_err().to_string();
         assert!(err.contains("manifest.json"), "{err}");

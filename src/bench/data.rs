@@ -222,26 +222,15 @@ mod tests {
 
     #[test]
     fn the_final_answer_is_read_after_the_last_answer_marker() {
-        assert_eq!(
-            final_answer("2+3=5, then 5*2=10. Answer: 10").as_deref(),
-            Some("10")
-        );
-        assert_eq!(
-            final_answer("So the answer is -42.").as_deref(),
-            Some("-42")
-        );
-        assert_eq!(
-            final_answer("First 3, then 1,250 in all").as_deref(),
-            Some("1250")
-        );
-        assert_eq!(
-            final_answer("It costs 2.50 dollars").as_deref(),
-            Some("2.50")
-        );
-        assert_eq!(
-            final_answer("x-3 is not negative: Answer: 7").as_deref(),
-            Some("7")
-        );
+        for (reply, answer) in [
+            ("2+3=5, then 5*2=10. Answer: 10", "10"),
+            ("So the answer is -42.", "-42"),
+            ("First 3, then 1,250 in all", "1250"),
+            ("It costs 2.50 dollars", "2.50"),
+            ("x-3 is not negative: Answer: 7", "7"),
+        ] {
+            assert_eq!(final_answer(reply).as_deref(), Some(answer), "{reply}");
+        }
         assert_eq!(final_answer("no idea"), None);
         assert!(matches("2.50", "2.5"));
         assert!(matches(" Paris. ", "paris"));

@@ -431,6 +431,14 @@ mod tests {
         dir
     }
 
+    /// Commits `file` holding `text` with `message`; the new head.
+    fn commit(dir: &Path, file: &str, text: &str, message: &str) -> String {
+        std::fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", file]).unwrap();
+        git(dir, &["commit", "-q", "-m", message]).unwrap();
+        git(dir, &["rev-parse", "HEAD"]).unwrap()
+    }
+
     /// Everything under a repository's `.git`, path and contents, to show it unchanged.
     fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         fn walk(at: &Path, into: &mut Vec<(PathBuf, Vec<u8>)>) {
@@ -475,10 +483,7 @@ mod tests {
     #[test]
     fn versions_are_committed_in_moots_own_git_dir_and_the_user_repository_is_only_read() {
         let origin = repo();
-        std::fs::write(origin.path().join(".gitignore"), "build/\n").unwrap();
-        git(origin.path(), &["add", ".gitignore"]).unwrap();
-        git(origin.path(), &["commit", "-q", "-m", "ignore build"]).unwrap();
-        let head = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
+        let head = commit(origin.path(), ".gitignore", "build/\n", "ignore build");
         let before = snapshot(origin.path());
         let parent = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
@@ -672,10 +677,7 @@ mod tests {
     #[test]
     fn a_dirty_tree_names_its_files_whole() {
         let origin = repo();
-        std::fs::write(origin.path().join("README.md"), "# r\n").unwrap();
-        git(origin.path(), &["add", "README.md"]).unwrap();
-        git(origin.path(), &["commit", "-q", "-m", "readme"]).unwrap();
-        let head = git(origin.path(), &["rev-parse", "HEAD"]).unwrap();
+        let head = commit(origin.path(), "README.md", "# r\n", "readme");
         std::fs::write(origin.path().join("README.md"), "# edited\n").unwrap();
         let history = History::Branch {
             origin: origin.path().to_path_buf(),

@@ -353,24 +353,21 @@ mod tests {
     #[test]
     fn invalid_replies_name_what_is_wrong() {
         let none = known(&[]);
-        let err = validate_debater_reply(&json!({"moves": []}), "A1.", &none).unwrap_err();
-        assert!(err.contains("argument"), "{err}");
-        let err = validate_debater_reply(
-            &json!({"argument": "x", "moves": [{"act": "shout", "text": "y"}]}),
-            "A1.",
-            &none,
-        )
-        .unwrap_err();
-        assert!(err.contains("shout"), "{err}");
-        let err = validate_debater_reply(
-            &json!({"argument": "x", "moves": [{"act": "since", "text": "y"}]}),
-            "A1.",
-            &none,
-        )
-        .unwrap_err();
-        assert!(err.contains("premises"), "{err}");
-        let err = validate_debater_reply(&json!([1]), "A1.", &none).unwrap_err();
-        assert!(err.contains("object"));
+        for (reply, named) in [
+            (json!({"moves": []}), "argument"),
+            (
+                json!({"argument": "x", "moves": [{"act": "shout", "text": "y"}]}),
+                "shout",
+            ),
+            (
+                json!({"argument": "x", "moves": [{"act": "since", "text": "y"}]}),
+                "premises",
+            ),
+            (json!([1]), "object"),
+        ] {
+            let err = validate_debater_reply(&reply, "A1.", &none).unwrap_err();
+            assert!(err.contains(named), "{reply}: {err}");
+        }
     }
 
     #[test]
