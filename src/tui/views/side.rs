@@ -208,9 +208,15 @@ fn shown(app: &App, area: Rect) -> Vec<(&'static dyn SideView, Height)> {
         .collect()
 }
 
-/// Whether any side panel has something to show that the person has not hidden.
+/// Whether any side panel has something to show that the person has not hidden (it stops
+/// at the first that has).
 pub fn any_shown(app: &App, area: Rect) -> bool {
-    !shown(app, area).is_empty()
+    app.view
+        .presentation
+        .stack()
+        .into_iter()
+        .filter(|panel| app.panels.shows(*panel))
+        .any(|panel| view_of(panel).height(app, area).is_some())
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
