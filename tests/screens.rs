@@ -733,7 +733,7 @@ fn the_panel_live_screen_its_choice_and_its_result() {
             round: 2,
             timeout_seconds: 1800,
             kind: AskKind::Choice,
-            detail: Some("The judges disagree. Which option do you choose?".into()),
+            detail: Some("No option reached 3/4 of the 3 judges (backed: A by risk, value; C by effort). Each judge's case is in the result (s).".into()),
             choices: vec![
                 ("A".into(), "Local-first sync".into()),
                 ("B".into(), "Online only".into()),
@@ -771,6 +771,71 @@ fn the_panel_live_screen_its_choice_and_its_result() {
         assert!(!screen.contains("Synthesis"), "{screen}");
         insta::assert_snapshot!(format!("panel_result_{width}x{height}"), screen);
     }
+}
+
+/// Seed review 000/001 #3 and #4: a choice among 26 options fits 80×24 and 120×40, lists each
+/// option once, scrolls to the selection, and no letter picks an option (`q` still quits, it
+/// never chooses Q); ↓ and Enter choose.
+#[test]
+fn a_choice_among_26_options_fits_scrolls_and_is_made_with_enter() {
+    use moot::tui::app::Effect;
+    let letters: Vec<char> = ('A'..='Z').collect();
+    let choice = Event::Checkpoint {
+        round: 1,
+        timeout_seconds: 1800,
+        kind: AskKind::Choice,
+        detail: Some("No option reached 2/3 of the 3 judges (backed: A by risk; B by value; C by effort). Each judge's case is in the result (s).".into()),
+        choices: letters
+            .iter()
+            .map(|l| (l.to_string(), format!("Vendor {l}: a plausible offer")))
+            .collect(),
+    };
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut events = round_one();
+        events.retain(|e| !matches!(e, Event::Checkpoint { .. }));
+        events.push(choice.clone());
+        let mut app = app_with(&events);
+        let screen = render(&mut app, width, height);
+        assert_eq!(
+            screen.matches("Vendor A: a plausible offer").count(),
+            1,
+            "each option once:\n{screen}"
+        );
+        assert!(screen.contains("leave it open"), "the keys fit:\n{screen}");
+        insta::assert_snapshot!(format!("choice_26_options_{width}x{height}"), screen);
+        for _ in 0..25 {
+            app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        }
+        let screen = render(&mut app, width, height);
+        assert!(
+            screen.contains("› Z  Vendor Z"),
+            "the list scrolls to the selection:\n{screen}"
+        );
+        if height == 24 {
+            assert!(!screen.contains("Vendor A: a plausible offer"), "{screen}");
+        }
+    }
+    let mut events = round_one();
+    events.retain(|e| !matches!(e, Event::Checkpoint { .. }));
+    events.push(choice);
+    let mut app = app_with(&events);
+    for letter in ['q', 's', 'a', 'c'] {
+        let effect = app.on_key(KeyEvent::new(KeyCode::Char(letter), KeyModifiers::NONE));
+        assert!(
+            !matches!(
+                effect,
+                Some(Effect::Control(moot::debate::Control::Choose(_)))
+            ),
+            "{letter} chose an option: {effect:?}"
+        );
+        app.modal = moot::tui::app::Modal::Ask;
+    }
+    app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    app.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(
+        app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        Some(Effect::Control(moot::debate::Control::Choose("C".into())))
+    );
 }
 
 /// A formal dialogue after its first round of argumentation: K gathered, OPP had a move

@@ -166,6 +166,8 @@ pub struct MapKey {
 
 pub struct App {
     pub view: DebateView,
+    /// The option selected while a choice waits (an index into its choices).
+    pub choice: usize,
     /// Every key and hint of every screen and modal.
     pub keymap: Arc<Keymap>,
     pub map: MapView,
@@ -219,6 +221,7 @@ impl App {
                 fact: None,
                 maximized: false,
             },
+            choice: 0,
             modal: Modal::None,
             read_only,
             spinner: 0,
@@ -252,6 +255,10 @@ impl App {
                         writing: Writing::Turn,
                         text: Box::new(editor(Writing::Turn)),
                     }
+                }
+                AskKind::Choice => {
+                    self.choice = 0;
+                    self.modal = Modal::Ask;
                 }
                 _ if !matches!(self.modal, Modal::Editor { .. }) => self.modal = Modal::Ask,
                 _ => {}
@@ -405,12 +412,6 @@ impl App {
             };
         }
         if matches!(self.modal, Modal::Ask)
-            && let Some(choice) = self.choice_of(&key)
-        {
-            self.modal = Modal::None;
-            return Some(Effect::Control(Control::Choose(choice)));
-        }
-        if matches!(self.modal, Modal::Ask)
             && let Some(scope) = self.ask_scope()
             && let Some(command) = keymap.lookup(scope, &key)
         {
@@ -453,24 +454,36 @@ impl App {
     }
 
     /// Answers the question waiting with `command`, or opens the editor for its words.
-    /// The option a letter key picks while a choice waits.
-    fn choice_of(&self, key: &KeyEvent) -> Option<String> {
-        let KeyCode::Char(letter) = key.code else {
-            return None;
-        };
-        let ask = self.view.checkpoint.as_ref()?;
-        if ask.kind != AskKind::Choice || self.read_only {
-            return None;
+    /// Moves the selection of a waiting choice, or chooses the selected option.
+    fn in_choice(&mut self, command: Command) -> Option<Effect> {
+        let count = self
+            .view
+            .checkpoint
+            .as_ref()
+            .map_or(0, |ask| ask.choices.len());
+        match command {
+            Command::NextChoice => self.choice = (self.choice + 1).min(count.saturating_sub(1)),
+            Command::PreviousChoice => self.choice = self.choice.saturating_sub(1),
+            _ => {
+                let (id, _) = self.view.checkpoint.as_ref()?.choices.get(self.choice)?;
+                let control = Control::Choose(id.clone());
+                self.modal = Modal::None;
+                return Some(Effect::Control(control));
+            }
         }
-        let wanted = letter.to_ascii_uppercase().to_string();
-        ask.choices
-            .iter()
-            .find(|(id, _)| *id == wanted)
-            .map(|(id, _)| id.clone())
+        None
     }
 
     fn answer(&mut self, command: Command) -> Option<Effect> {
         let pending = self.pending()?;
+        if pending == AskKind::Choice
+            && matches!(
+                command,
+                Command::NextChoice | Command::PreviousChoice | Command::Choose
+            )
+        {
+            return self.in_choice(command);
+        }
         let writing = match (command, pending) {
             (Command::Guide, AskKind::Clarification) => Some(Writing::Answer),
             (Command::Guide, AskKind::Turn) => Some(Writing::Turn),

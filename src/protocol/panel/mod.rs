@@ -151,6 +151,26 @@ mod tests {
             .collect()
     }
 
+    /// Seed review 000/001 #4: the choice says who backs what (options nobody backs are left
+    /// out), not "Review perspectives above" with nothing above, and lists no option itself.
+    #[test]
+    fn the_choice_prompt_names_the_backers_and_nothing_unbacked() {
+        let result: PanelResult = serde_json::from_value(serde_json::json!({
+            "question_id": "DEB-x", "question": "q", "consensus": false,
+            "confidence": "REQUIRES_INPUT",
+            "distribution": {"A": ["risk"], "B": [], "C": ["value", "effort"]},
+            "perspectives": {}, "change_log": [], "options": [], "rounds": 1,
+            "threshold": "3/4", "voters": 3, "agreeing": 2, "option_order": {},
+            "date": "2026-11-25"
+        }))
+        .unwrap();
+        assert_eq!(
+            result.choice_prompt(),
+            "No option reached 3/4 of the 3 judges (backed: A by risk; C by value, effort). \
+             Each judge's case is in the result (s)."
+        );
+    }
+
     #[test]
     fn two_of_three_is_consensus_at_0_67_exactly_as_a_fraction() {
         // 2/3 < 0.67 in floating point, yet the note means two thirds.

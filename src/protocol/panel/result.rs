@@ -72,6 +72,26 @@ pub struct PanelResult {
 }
 
 impl PanelResult {
+    /// What the person is told when asked to choose: who backs what at the end, and where each
+    /// judge's case is (the options themselves are listed beside it).
+    pub fn choice_prompt(&self) -> String {
+        let backed: Vec<String> = self
+            .distribution
+            .iter()
+            .filter(|(_, judges)| !judges.is_empty())
+            .map(|(option, judges)| format!("{option} by {}", judges.join(", ")))
+            .collect();
+        let backed = if backed.is_empty() {
+            "no option is backed".to_string()
+        } else {
+            format!("backed: {}", backed.join("; "))
+        };
+        format!(
+            "No option reached {} of the {} judges ({backed}). Each judge's case is in the result (s).",
+            self.threshold, self.voters
+        )
+    }
+
     fn label(&self, id: &str) -> String {
         self.options
             .iter()

@@ -366,8 +366,7 @@ impl<'a> PanelRun<'a> {
                     draft: true,
                 });
             }
-            let prompt = result.user_prompt.clone().unwrap_or_default();
-            match ctx.choose(rounds, prompt, choices).await? {
+            match ctx.choose(rounds, result.choice_prompt(), choices).await? {
                 CheckpointOutcome::TimedOut => return Ok(Ending::Paused),
                 CheckpointOutcome::Answered {
                     control: Control::Choose(option),

@@ -509,7 +509,12 @@ fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
             (Command::Guide, "give other options"),
             (Command::End, "cancel the debate"),
         ],
-        Some(AskKind::Choice) => &[(Command::Reject, "leave it open")],
+        Some(AskKind::Choice) => &[
+            (Command::PreviousChoice, "previous"),
+            (Command::NextChoice, "next"),
+            (Command::Choose, "choose"),
+            (Command::Reject, "leave it open"),
+        ],
         Some(AskKind::Gate) => &[
             (Command::Accept, "approve"),
             (Command::Revise, "reject, saying why"),
@@ -632,15 +637,11 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ),
         (Some(AskKind::Choice), Some(ask)) => (
             "The judges disagree: your decision".to_string(),
-            format!(
-                "{}\nPress a letter to choose: {}.",
-                ask.detail.clone().unwrap_or_default().trim_end(),
-                ask.choices
-                    .iter()
-                    .map(|(id, label)| format!("{id} {label}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            ask.detail
+                .clone()
+                .unwrap_or_default()
+                .trim_end()
+                .to_string(),
         ),
         (_, Some(ask)) => (
             format!("Round {} complete", ask.round),
@@ -658,7 +659,24 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(Line::from)
         .collect();
     lines.push(Line::default());
-    lines.extend(answer_lines(app, scope, None, inner_width, theme));
+    let answers = answer_lines(app, scope, None, inner_width, theme);
+    if scope == Scope::Choice {
+        // The options, one a line, as many as fit with the question and the keys around them.
+        let room = area
+            .height
+            .saturating_sub(2 + lines.len() as u16 + 1 + answers.len() as u16);
+        lines.extend(choice_lines(app, room as usize, inner_width, theme));
+        lines.push(Line::default());
+        lines.extend(answers);
+        let rect = centered(area, width, lines.len() as u16 + 2);
+        frame.render_widget(Clear, rect);
+        let block = modal_block(&title, theme);
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        frame.render_widget(Paragraph::new(lines), inner);
+        return;
+    }
+    lines.extend(answers);
     let key = |command| app.keymap.key(Scope::Screen, command);
     let still = format!(
         "The panes still scroll ({} {} {}) while this waits.",
@@ -677,6 +695,37 @@ fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The options of a waiting choice, the selected one marked, scrolled so that it shows within
+/// `room` lines.
+fn choice_lines(app: &App, room: usize, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(ask) = app.view.checkpoint.as_ref() else {
+        return Vec::new();
+    };
+    let room = room.max(1);
+    let selected = app.choice.min(ask.choices.len().saturating_sub(1));
+    let first = (selected + 1).saturating_sub(room);
+    ask.choices
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(room)
+        .map(|(i, (id, label))| {
+            let text: String = format!("{id}  {label}")
+                .chars()
+                .take(width.saturating_sub(2))
+                .collect();
+            if i == selected {
+                Line::styled(
+                    format!("› {text}"),
+                    theme.accent.add_modifier(Modifier::BOLD),
+                )
+            } else {
+                Line::raw(format!("  {text}"))
+            }
+        })
+        .collect()
 }
 
 fn editor(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
