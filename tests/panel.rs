@@ -396,6 +396,71 @@ async fn a_judge_that_times_out_is_left_out_and_the_result_says_so() {
         result.notes
     );
     assert!(!result.perspectives.contains_key("effort"));
+    assert_eq!(
+        result.notes.iter().filter(|n| n.contains("Effort")).count(),
+        1,
+        "the judge left out is named once: {:?}",
+        result.notes
+    );
+}
+
+/// Seed review 000/001 #2: with fewer than two judges left the panel has nobody to weigh
+/// against anybody, so it fails (resumably) instead of completing as CONTESTED with one or no
+/// voter; a resume asks the judges that timed out again, and the panel completes.
+#[tokio::test(start_paused = true)]
+async fn a_panel_left_with_one_judge_fails_and_a_resume_asks_the_others_again() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let mut script = Script::new();
+    script
+        .reply("recommendation", "R", 1, recommend("A", "Risk first."))
+        .delayed("recommendation", "V", 1, recommend("A", "Late."), 200_000)
+        .delayed("recommendation", "E", 1, recommend("C", "Late."), 200_000);
+    script.write(&path);
+    let (finish, _) = answered(vec![], ANSWERER, |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings(&path, false),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Failed);
+    let debate = store.debate(&finish.id).unwrap();
+    let error = debate.error.unwrap_or_default();
+    assert!(
+        error.contains(
+            "only 1 of 3 judges answered in round 1 (Value judge timed out, Effort judge timed out)"
+        ) && error.contains("moot resume"),
+        "{error}"
+    );
+    assert!(
+        store.synthesis(&finish.id).unwrap().is_none(),
+        "no CONTESTED result"
+    );
+
+    let mut again = Script::new();
+    again
+        .reply("recommendation", "V", 1, recommend("A", "Users first."))
+        .reply("recommendation", "E", 1, recommend("A", "Effort first."));
+    again.write(&path);
+    let (finish, _) = answered(vec![], ANSWERER, |wiring| {
+        session::resume(
+            store.clone(),
+            &finish.id,
+            ResumeChanges::default(),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let result = result(&store, &finish.id);
+    assert!(result.consensus, "{result:?}");
+    assert_eq!(result.voters, 3);
 }
 
 #[tokio::test(start_paused = true)]

@@ -149,6 +149,25 @@ impl<'a> PanelRun<'a> {
                 &mut self.notes,
             );
         }
+        let left = self.roster.active().len();
+        if left < 2 {
+            // One judge cannot disagree with anyone: no result, but a failure a resume retries.
+            let gone: Vec<String> = self
+                .seated
+                .iter()
+                .filter_map(|s| {
+                    let why = self.roster.member(&s.seat.id)?.dropped()?;
+                    Some(format!("{} judge {why}", s.judge.name))
+                })
+                .collect();
+            return Err(EngineError::Provider(format!(
+                "only {left} of {} judges answered in round {round} ({}); a panel needs two. \
+                 `moot resume {}` asks them again",
+                self.seated.len(),
+                gone.join(", "),
+                self.ctx.debate_id
+            )));
+        }
         flag_judges(
             self.ctx,
             self.settings,
@@ -557,6 +576,8 @@ fn absorb(
             };
             judge.recommended = None;
             judge.ranking.clear();
+            // The result names every judge left out in the note's own words ("… — only N
+            // perspectives available"); the roster's line would say it twice.
             roster.drop_seat(
                 &judge.seat.id,
                 why,
@@ -564,7 +585,7 @@ fn absorb(
                     "{} judge {why} in round {round} and was left out.",
                     judge.judge.name
                 ),
-                notes,
+                &mut Vec::new(),
             );
         }
         TurnStatus::Fallback => {
