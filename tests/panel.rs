@@ -463,6 +463,45 @@ async fn a_panel_left_with_one_judge_fails_and_a_resume_asks_the_others_again() 
     assert_eq!(result.voters, 3);
 }
 
+/// Seed review 000/001 #6: a judge must assess every option once; one that assessed C three
+/// times gets a repair request naming what it missed, and its repaired reply is taken.
+#[tokio::test(start_paused = true)]
+async fn a_judge_must_assess_every_option_once() {
+    let store = Store::in_memory().unwrap();
+    let mut lopsided = recommend("A", "Risk first.");
+    lopsided["assessments"] = json!([
+        {"option": "C", "assessment": "cache"},
+        {"option": "C", "assessment": "cache again"},
+        {"option": "C", "assessment": "and again"}
+    ]);
+    let mut script = Script::new();
+    script
+        .reply("recommendation", "R", 1, lopsided)
+        .round1("A", "A", "A");
+    let (finish, events, result) = run(&store, &script, false, vec![]).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Retry { seat, reason, .. }
+        if seat == "R" && reason.contains("missing: A, B; assessed more than once: C"))),
+        "the repair names what is missing"
+    );
+    assert!(result.consensus, "{result:?}");
+    let risk = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .find(|t| t.seat == "R")
+        .unwrap();
+    let assessed: Vec<String> = risk.data.unwrap()["assessments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["option"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(assessed, ["A", "B", "C"]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_unreadable_judge_counts_as_no_recommendation_and_a_tie_is_contested() {
     let store = Store::in_memory().unwrap();

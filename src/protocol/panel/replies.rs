@@ -45,6 +45,7 @@ fn recommendation_schema(options: &[String]) -> Value {
             "reasoning": {"type": "string", "maxLength": 2000},
             "assessments": {
                 "type": "array", "minItems": options.len(), "maxItems": options.len(),
+                "description": format!("One assessment of each option, each option once: {}.", options.join(", ")),
                 "items": {
                     "type": "object",
                     "properties": {
@@ -223,6 +224,46 @@ impl JudgeReplies {
         Ok((ranking, confidence))
     }
 
+    /// Every option assessed, none twice (seed review 000/001 #6: a judge that assessed C
+    /// three times was taken as having weighed A and B).
+    fn assessed_once_each(&self, assessments: &[Value]) -> Result<(), Unusable> {
+        let assessed: Vec<String> = assessments
+            .iter()
+            .filter_map(|a| text_field(a, "option"))
+            .map(str::to_uppercase)
+            .collect();
+        let missing: Vec<&str> = self
+            .options
+            .iter()
+            .filter(|o| !assessed.contains(o))
+            .map(String::as_str)
+            .collect();
+        let mut repeated: Vec<&str> = assessed
+            .iter()
+            .enumerate()
+            .filter(|(i, o)| assessed[..*i].contains(o))
+            .map(|(_, o)| o.as_str())
+            .collect();
+        repeated.dedup();
+        if missing.is_empty() && repeated.is_empty() {
+            return Ok(());
+        }
+        Err(unusable!(
+            "`assessments` must assess every option once ({}); missing: {}; assessed more than once: {}",
+            self.options.join(", "),
+            if missing.is_empty() {
+                "none".into()
+            } else {
+                missing.join(", ")
+            },
+            if repeated.is_empty() {
+                "none".into()
+            } else {
+                repeated.join(", ")
+            }
+        ))
+    }
+
     /// A challenge round's reply: one counter-argument to each other judge, and a changed
     /// recommendation explained.
     fn challenges(
@@ -320,6 +361,7 @@ impl ReplyParser for JudgeReplies {
             data["confidence"] = json!(confidence);
         }
         if let Some(assessments) = reply.get("assessments").and_then(Value::as_array) {
+            self.assessed_once_each(assessments)?;
             data["assessments"] = Value::Array(assessments.clone());
         }
         if !self.others.is_empty() {
