@@ -62,7 +62,9 @@ impl HookResult {
             (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
             (Some(p), None) => format!("{p} passed"),
             (None, Some(f)) => format!("{f} failed"),
-            (None, None) => "no test counts".into(),
+            // A linter, or tests whose runner prints no counts: the exit says it all.
+            (None, None) if self.exit == Some(0) && !self.timed_out => "passed".into(),
+            (None, None) => "failed".into(),
         };
         let how = if self.timed_out {
             "killed at its time limit".to_string()
@@ -322,6 +324,10 @@ mod tests {
         assert!(!bad.ok());
         assert_eq!(bad.exit, Some(3));
         assert!(bad.tail.contains("boom"));
+        // Seed review 004 #14: a command that prints no counts (a linter) is told by its exit.
+        assert_eq!(bad.summary().split(" (").next(), Some("test: failed"));
+        let clean = run(&hook("echo 'no warnings'", 10_000, 4096), dir.path()).await;
+        assert_eq!(clean.summary().split(" (").next(), Some("test: passed"));
     }
 
     #[tokio::test]

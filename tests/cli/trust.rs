@@ -699,7 +699,7 @@ pub(crate) fn a_code_debate_whose_versions_all_fail_recommends_none_and_apply_as
     assert_eq!(refused.status.code(), Some(2));
     assert!(
         stderr(&refused).contains("fails its tests")
-            && stderr(&refused).contains("test: no test counts (exit 1")
+            && stderr(&refused).contains("test: failed (exit 1")
             && stderr(&refused).contains("--failing"),
         "{}",
         stderr(&refused)

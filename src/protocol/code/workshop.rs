@@ -49,6 +49,9 @@ pub struct Workshop<'a> {
     pub clarifications: Vec<(String, String, String)>,
     /// Versions settled so far (their results are in `tests`).
     settled: BTreeSet<u32>,
+    /// The phase last announced, so that a phase is announced once however often it is
+    /// entered (each attempt of the proposal enters it again).
+    announced: std::sync::Mutex<Option<crate::code::roles::CodePhase>>,
 }
 
 impl<'a> Workshop<'a> {
@@ -68,6 +71,7 @@ impl<'a> Workshop<'a> {
             notes: Vec::new(),
             clarifications: Vec::new(),
             settled: BTreeSet::new(),
+            announced: std::sync::Mutex::new(None),
         }
     }
 
@@ -77,6 +81,12 @@ impl<'a> Workshop<'a> {
 
     /// Tells the faces which phase the debate is in.
     pub fn stage(&self, phase: crate::code::roles::CodePhase) {
+        if let Ok(mut announced) = self.announced.lock() {
+            if *announced == Some(phase) {
+                return;
+            }
+            *announced = Some(phase);
+        }
         self.ctx.emit(crate::debate::Event::Stage {
             name: phase.name().into(),
         });

@@ -171,6 +171,27 @@ mod tests {
         );
     }
 
+    /// Seed review 004 #14: a Condorcet count says how many options each beats head to head,
+    /// not first places under the name of points (here every option has one first place).
+    #[test]
+    fn a_condorcet_count_is_told_in_pairwise_wins() {
+        let ballots = [
+            crate::vote::Ballot::new("risk", &["B", "A", "C"]),
+            crate::vote::Ballot::new("value", &["C", "A", "B"]),
+            crate::vote::Ballot::new("effort", &["A", "B", "C"]),
+        ];
+        let check = check_ranked(
+            &options(&["A", "B", "C"]),
+            &ballots,
+            crate::vote::Method::Condorcet,
+            Threshold::TWO_THIRDS,
+        );
+        assert_eq!(
+            check.decided_by.as_deref(),
+            Some("condorcet: pairwise wins A 2 · B 1 · C 0")
+        );
+    }
+
     #[test]
     fn two_of_three_is_consensus_at_0_67_exactly_as_a_fraction() {
         // 2/3 < 0.67 in floating point, yet the note means two thirds.

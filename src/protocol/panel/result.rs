@@ -291,12 +291,7 @@ pub fn check_ranked(
     let by_first = check(options, &firsts, threshold);
     let candidates: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
     let counted = crate::vote::tally(method, &candidates, ballots, threshold);
-    let points = candidates
-        .iter()
-        .zip(&counted.points)
-        .map(|(id, p)| format!("{id} {p:.1}"))
-        .collect::<Vec<_>>()
-        .join(" · ");
+    let points = counted_line(&counted, &candidates);
     Check {
         consensus: counted
             .winner
@@ -312,6 +307,41 @@ pub fn check_ranked(
             }
         )),
         ..by_first
+    }
+}
+
+/// What a count gave each option: a Condorcet count's pairwise wins (how many other options
+/// each beats head to head; seed review 004 #14: not its first places, read as points), the
+/// Borda points that broke a Condorcet cycle, else the method's points.
+fn counted_line(counted: &crate::vote::Tally, candidates: &[String]) -> String {
+    let per_option = |values: Vec<String>| {
+        candidates
+            .iter()
+            .zip(values)
+            .map(|(id, v)| format!("{id} {v}"))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    match &counted.matrix {
+        Some(matrix) if !counted.fallback_used => {
+            let wins = (0..candidates.len())
+                .map(|i| {
+                    (0..candidates.len())
+                        .filter(|&j| matrix[i][j] > matrix[j][i])
+                        .count()
+                        .to_string()
+                })
+                .collect();
+            format!("pairwise wins {}", per_option(wins))
+        }
+        _ => {
+            let points = per_option(counted.points.iter().map(|p| format!("{p:.1}")).collect());
+            if counted.fallback_used {
+                format!("Borda points {points}")
+            } else {
+                points
+            }
+        }
     }
 }
 
