@@ -161,9 +161,10 @@ fn bad_bench_input_is_a_usage_error_with_the_line_named() {
         assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
         assert!(stderr(&output).contains(expected), "{}", stderr(&output));
     };
+    // A blank line is no error (seed review 004 #14); a bad one after it is named by number.
     check(
-        "{\"question\": \"2+2?\", \"answer\": 4}\n\n",
-        "set.jsonl:2: the line is empty",
+        "{\"question\": \"2+2?\", \"answer\": 4}\n\n{\"question\": \"x\"}\n",
+        "set.jsonl:3: needs a non-empty \"question\"",
     );
     check(
         "{\"question\": \"2+2?\", \"answer\": 4}\n{\"question\": \"x\",",
