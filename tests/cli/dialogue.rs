@@ -93,6 +93,13 @@ fn a_formal_dialogue_runs_end_to_end_with_shared_context_and_a_scored_verdict() 
         assert!(
             text.contains("Security Advocate") && text.contains("Your bias, declared to everyone")
         );
+        // Seed review 002/003 #21: spoken to the side, not of it.
+        assert!(
+            (text.contains("You argue FOR the thesis")
+                || text.contains("You argue AGAINST the thesis"))
+                && !text.contains("You argues"),
+            "the side's stance reads as spoken to it"
+        );
     }
     let completed: Vec<(u64, String, String)> = of_type(&events, "turn_completed")
         .iter()

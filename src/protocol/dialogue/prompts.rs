@@ -28,7 +28,8 @@ pub(super) fn side_system(settings: &DialogueSettings, speaker: &Speaker, topic:
         side = speaker.side.seat(),
         persona = speaker.persona.persona,
         bias = speaker.persona.bias,
-        stance = speaker.seat.stance,
+        // Said to the side ("You argue"), not of it as its seat's stance is ("argues").
+        stance = speaker.side.your_stance(),
     );
     if let Some(focus) = &settings.focus {
         let _ = writeln!(

@@ -39,6 +39,22 @@ impl Side {
         }
     }
 
+    /// What the side does, said of it: "argues FOR the thesis" (its seat's stance).
+    pub fn stance(self) -> &'static str {
+        match self {
+            Side::Pro => "argues FOR the thesis",
+            Side::Opp => "argues AGAINST the thesis",
+        }
+    }
+
+    /// What the side does, said to it: "argue FOR the thesis".
+    pub fn your_stance(self) -> &'static str {
+        match self {
+            Side::Pro => "argue FOR the thesis",
+            Side::Opp => "argue AGAINST the thesis",
+        }
+    }
+
     pub fn other(self) -> Side {
         match self {
             Side::Pro => Side::Opp,

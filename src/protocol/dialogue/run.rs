@@ -445,16 +445,13 @@ fn seat_sides(
     settings: &DialogueSettings,
 ) -> Result<Vec<Speaker>, EngineError> {
     let mut speakers = Vec::new();
-    for (side, persona, stance) in [
-        (Side::Pro, &settings.pro, "argues FOR the thesis"),
-        (Side::Opp, &settings.opp, "argues AGAINST the thesis"),
-    ] {
+    for (side, persona) in [(Side::Pro, &settings.pro), (Side::Opp, &settings.opp)] {
         let mut seat = Seat {
             id: side.seat().into(),
             perspective: persona.persona.clone(),
             priorities: settings.focus.iter().cloned().collect(),
             trade_offs: format!("bias: {}", persona.bias),
-            stance: stance.into(),
+            stance: side.stance().into(),
             provider: None,
             model: None,
         };
