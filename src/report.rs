@@ -359,7 +359,10 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
 }
 
 /// The transcript, derived views and synthesis as sanitized markdown.
-pub fn to_markdown(document: &DebateDocument) -> String {
+/// The debate as markdown: its header, then the generic report (seats, rounds, derived views)
+/// and its record; or, when `record_is_report` (the protocol's record is already the whole
+/// report, `Presentation::record_is_report`), the header and the record alone.
+pub fn to_markdown(document: &DebateDocument, record_is_report: bool) -> String {
     let debate = &document.debate;
     let mut out = String::new();
     let _ = writeln!(out, "# {}\n", debate.question.trim());
@@ -387,16 +390,25 @@ pub fn to_markdown(document: &DebateDocument) -> String {
             ""
         }
     );
+    if record_is_report && let Some(synthesis) = &document.synthesis {
+        out.push_str(&synthesis.markdown);
+        if let Some(path) = &synthesis.path {
+            let _ = writeln!(out, "\n_Decision record: {path}_");
+        }
+        return sanitize::clean(&out);
+    }
     if !debate.seats.is_empty() {
         let _ = writeln!(out, "## Seats\n");
         for seat in &debate.seats {
+            let priorities = if seat.priorities.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", seat.priorities.join(", "))
+            };
             let _ = writeln!(
                 out,
-                "- **{}** {}: {} — {}",
-                seat.id,
-                seat.perspective,
-                seat.priorities.join(", "),
-                seat.trade_offs
+                "- **{}** {}{priorities} — {}",
+                seat.id, seat.perspective, seat.trade_offs
             );
         }
         out.push('\n');

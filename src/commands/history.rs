@@ -67,7 +67,7 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
         return print(&format!("{}\n", report::to_json(&document)));
     }
     if markdown {
-        return print(&report::to_markdown(&document));
+        return print(&report::to_markdown(&document, record_is_report(&document)));
     }
     let debate = &document.debate;
     let mut out = format!(
@@ -167,7 +167,7 @@ pub fn export(
     let document = report::document(store, id)?;
     let text = match format {
         ExportFormat::Arena => return export_arena(&document, out),
-        ExportFormat::Md => report::to_markdown(&document),
+        ExportFormat::Md => report::to_markdown(&document, record_is_report(&document)),
         ExportFormat::Json => format!("{}\n", report::to_json(&document)),
         ExportFormat::Yaml => report::to_yaml(&document).ok_or_else(|| {
             Failure::usage(format!(
@@ -277,4 +277,10 @@ fn chain_line(id: &str, chain: &crate::store::ChainCheck) -> String {
     }
     line.push('\n');
     line
+}
+
+/// Whether the debate's protocol writes a record that is already the whole report.
+fn record_is_report(document: &report::DebateDocument) -> bool {
+    crate::protocol::find(&document.debate.protocol)
+        .is_some_and(|p| p.presentation().record_is_report)
 }

@@ -105,6 +105,11 @@ pub struct Presentation {
     /// What the screen says before anyone is seated.
     #[serde(default = "reading")]
     pub opening: String,
+    /// Whether its record is already the whole report (transcript, commitment stores,
+    /// arguments: the dialogue's, in its note's format), so `show --markdown` and a markdown
+    /// export print it alone after the header instead of beside the generic report.
+    #[serde(default)]
+    pub record_is_report: bool,
     /// What its rounds are called in the header and the panes' separators: "round", or
     /// "version" for a code debate, whose rounds are its versions.
     #[serde(default = "round")]
@@ -174,6 +179,7 @@ impl Default for Presentation {
             .concat(),
             outcome_title: "Synthesis".into(),
             follow_up: true,
+            record_is_report: false,
             opening: reading(),
             round_name: round(),
             rounds_of_their_own: Vec::new(),

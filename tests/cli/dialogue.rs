@@ -177,8 +177,17 @@ fn a_formal_dialogue_runs_end_to_end_with_shared_context_and_a_scored_verdict() 
         "## Verdict",
         "### Debate Quality Metrics",
     ] {
-        assert!(markdown.contains(section), "{section} missing:\n{markdown}");
+        // Seed review 002/003 #17: once, not after a generic copy of the same rounds.
+        assert_eq!(
+            markdown.matches(section).count(),
+            1,
+            "{section} not once:\n{markdown}"
+        );
     }
+    assert!(
+        !markdown.contains("\n## Seats\n") && !markdown.contains("\n## Round 0\n"),
+        "no generic report beside the note's:\n{markdown}"
+    );
     let records = home.decisions();
     assert_eq!(records.len(), 1);
     let record = std::fs::read_to_string(&records[0]).unwrap();

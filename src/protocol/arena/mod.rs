@@ -121,6 +121,7 @@ impl super::TypedProtocol for Arena {
             .concat(),
             outcome_title: "Summary".into(),
             follow_up: false,
+            record_is_report: false,
             opening: "The moderator is setting up the arena…".into(),
             round_name: "round".into(),
             rounds_of_their_own: Vec::new(),

@@ -91,6 +91,7 @@ impl super::TypedProtocol for Code {
             panels: vec![SidePanel::Tests, SidePanel::Versions],
             outcome_title: "Result".into(),
             follow_up: false,
+            record_is_report: false,
             opening: "Setting up the work tree…".into(),
             round_name: "version".into(),
             rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],

@@ -83,6 +83,7 @@ impl super::TypedProtocol for Dialogue {
             .concat(),
             outcome_title: "Verdict".into(),
             follow_up: false,
+            record_is_report: true,
             opening: "The moderator is condensing the shared context…".into(),
             round_name: "round".into(),
             rounds_of_their_own: Vec::new(),

@@ -90,6 +90,7 @@ impl super::TypedProtocol for Panel {
             panels: vec![SidePanel::Standings],
             outcome_title: "Result".into(),
             follow_up: false,
+            record_is_report: false,
             opening: "The moderator is framing the options to judge…".into(),
             round_name: "round".into(),
             rounds_of_their_own: Vec::new(),
