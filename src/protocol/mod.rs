@@ -313,6 +313,12 @@ pub trait TypedProtocol: Sync {
     /// misread it (snapshots carry it; 0 means written before versions, read as 1).
     const SETTINGS_VERSION: u32 = 1;
 
+    /// Whether it reads `--perspective` (as seats from the catalog, or as a viewpoint of its
+    /// own); one that does not refuses the flag instead of dropping it.
+    fn reads_perspective(&self) -> bool {
+        self.presentation().seats_from_catalog
+    }
+
     /// The version of `Result` as stored (under `RESULT_VERSION_KEY` in the result's data):
     /// raised when a change means an older moot would misread it; 0 means written before
     /// versions.
@@ -400,6 +406,10 @@ impl<T: TypedProtocol> Protocol for T {
 
     fn settings_version(&self) -> u32 {
         T::SETTINGS_VERSION
+    }
+
+    fn reads_perspective(&self) -> bool {
+        TypedProtocol::reads_perspective(self)
     }
 
     fn presentation(&self) -> Presentation {
@@ -519,6 +529,11 @@ pub trait Protocol: Sync {
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
         let _ = input;
         Ok(())
+    }
+
+    /// Whether it reads `--perspective`; one that does not refuses it.
+    fn reads_perspective(&self) -> bool {
+        self.presentation().seats_from_catalog
     }
 
     /// The version of the settings snapshot it writes (stored beside it): a journal whose

@@ -233,6 +233,7 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
         })
         .map_err(SessionError::Settings)?;
     check_other_tables(protocol.name(), config, &cwd, &provider)?;
+    refuse_unread_flags(protocol, args)?;
     apply_run_flags(&mut settings, args)?;
     apply_gates(&mut settings, protocol, args, config)?;
     apply_vote_and_lessons(&mut settings, args, config)?;
@@ -253,6 +254,30 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
         }
     }
     Ok(settings)
+}
+
+/// The run flags every protocol is offered but not every one reads: given to one that does not
+/// read them they are refused, never silently dropped (seed review 000/001 #9).
+fn refuse_unread_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), SessionError> {
+    let name = protocol.name();
+    let seats_from_catalog = protocol.presentation().seats_from_catalog;
+    let refused = if !args.named.is_empty() && !protocol.reads_perspective() {
+        Some(format!(
+            "--perspective: a {name} debate does not seat perspectives from the catalog; \
+             `moot protocols` says how each protocol seats its debaters"
+        ))
+    } else if args.perspectives.is_some() && !seats_from_catalog {
+        Some(format!(
+            "--perspectives: a {name} debate seats its own debaters, not a number of perspectives"
+        ))
+    } else if args.follow_up && !protocol.presentation().follow_up {
+        Some(format!(
+            "--follow-up: a {name} debate writes no follow-up issue draft"
+        ))
+    } else {
+        None
+    };
+    refused.map_or(Ok(()), |message| Err(SessionError::Settings(message)))
 }
 
 impl DebateSettings {

@@ -586,3 +586,41 @@ pub(crate) fn assert_same_debate(before: &Value, after: &Value, section: &str) {
         after["synthesis"]["markdown"]
     );
 }
+
+/// Seed review 000/001 #9: run flags a protocol does not read are refused, naming the flag,
+/// before anything is sent; a protocol that reads them takes them.
+#[test]
+fn run_flags_a_protocol_does_not_read_are_refused_not_dropped() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let options = ["--option", "A: One", "--option", "B: Two"];
+    for (flag, named) in [
+        (&["--perspective", "Security Advocate"][..], "--perspective"),
+        (&["--perspectives", "4"][..], "--perspectives"),
+        (&["--follow-up"][..], "--follow-up"),
+    ] {
+        let extra: Vec<&str> = options.iter().chain(flag).copied().collect();
+        let message = refused(&home, &server, "panel", &extra, "Which one?");
+        assert!(
+            message.contains(named) && message.contains("panel"),
+            "{flag:?}: {message}"
+        );
+    }
+    assert!(server.seen().is_empty(), "nothing was sent");
+    // The dialogue reads --perspective as its focus, and a moderated debate seats it.
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--no-lessons",
+            "--max-rounds",
+            "1",
+            "--perspective",
+            "Security Advocate",
+            "--follow-up",
+            "Should we add SSO?",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+}

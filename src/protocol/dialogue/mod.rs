@@ -72,6 +72,11 @@ impl super::TypedProtocol for Dialogue {
         settings::build(input)
     }
 
+    /// `--perspective` is the viewpoint both sides argue from.
+    fn reads_perspective(&self) -> bool {
+        true
+    }
+
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "side".into(),
