@@ -101,6 +101,22 @@ fn a_formal_dialogue_runs_end_to_end_with_shared_context_and_a_scored_verdict() 
             "the side's stance reads as spoken to it"
         );
     }
+    // Seed review 002/003 #13: MOD is shown the biases it is told to account for.
+    let verdicts: Vec<support::Seen> = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.kind == "dialogue_verdict")
+        .collect();
+    assert!(!verdicts.is_empty());
+    for seen in &verdicts {
+        let text = seen.body.to_string();
+        assert!(
+            text.contains("Declared biases")
+                && text.contains("- PRO (")
+                && text.contains("- OPP ("),
+            "the verdict request names both sides' biases"
+        );
+    }
     let completed: Vec<(u64, String, String)> = of_type(&events, "turn_completed")
         .iter()
         .map(|e| {

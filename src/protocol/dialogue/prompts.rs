@@ -158,10 +158,19 @@ pub(super) fn side_prompt(input: &SideTurn<'_>) -> String {
     prompt
 }
 
-/// The moderator's request for its verdict: the moves, the arguments with their gradual
-/// scores, and the computed verdict it reads.
-pub(super) fn verdict_prompt(topic: &str, computed: &verdict::Computed, turns: &[Turn]) -> String {
-    let mut prompt = format!("Thesis φ: {topic}\n\nThe dialogue:\n");
+/// The moderator's request for its verdict: the sides' declared biases (which its system prompt
+/// tells it to account for), the moves, the arguments with their gradual scores, and the
+/// computed verdict it reads.
+pub(super) fn verdict_prompt(
+    settings: &DialogueSettings,
+    topic: &str,
+    computed: &verdict::Computed,
+    turns: &[Turn],
+) -> String {
+    let mut prompt = format!(
+        "Thesis φ: {topic}\n\nDeclared biases:\n- PRO ({}): {}\n- OPP ({}): {}\n\nThe dialogue:\n",
+        settings.pro.persona, settings.pro.bias, settings.opp.persona, settings.opp.bias
+    );
     for turn in turns.iter().filter(|t| t.phase.is_debater()) {
         for mv in &turn.moves {
             let _ = writeln!(

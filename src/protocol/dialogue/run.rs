@@ -396,7 +396,7 @@ impl<'a> DialogueRun<'a> {
             .speak(kit::ask(
                 TurnKey::new(round, Phase::Verdict, MODERATOR),
                 prompts::moderator_system(self.settings),
-                prompts::verdict_prompt(&self.topic, computed, turns),
+                prompts::verdict_prompt(self.settings, &self.topic, computed, turns),
                 VerdictReplies { ids, surviving },
                 kit::Limits::new(1200, Instant::now() + self.common.round_timeout),
             ))
