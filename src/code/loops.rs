@@ -20,11 +20,12 @@ pub trait Coder: Send {
     ) -> BoxFuture<'a, Result<u32, Self::Error>>;
     /// Runs the hooks on a version.
     fn test(&mut self, version: u32) -> BoxFuture<'_, Result<Vec<HookResult>, Self::Error>>;
-    /// Writes the reflection on a failed attempt.
+    /// Writes the reflection on a failed attempt, given the reflections before it.
     fn reflect<'a>(
         &'a mut self,
         attempt: u32,
         results: &'a [HookResult],
+        earlier: &'a [Reflection],
     ) -> BoxFuture<'a, Result<Reflection, Self::Error>>;
 }
 
@@ -123,7 +124,9 @@ pub async fn reflexion<C: Coder + ?Sized>(
             attempts.push(attempt);
             return Ok(Reflexion { attempts, stop });
         }
-        let reflection = coder.reflect(number, &attempt.results).await?;
+        let reflection = coder
+            .reflect(number, &attempt.results, &reflections)
+            .await?;
         let confidence = reflection.confidence;
         reflections.push(reflection.clone());
         attempt.reflection = Some(reflection);
@@ -242,6 +245,8 @@ mod tests {
         passes_at: u32,
         hooks: bool,
         shown: Vec<Vec<String>>,
+        /// How many earlier reflections each reflection was given.
+        earlier_seen: Vec<usize>,
         confidence: Vec<f64>,
     }
 
@@ -250,6 +255,7 @@ mod tests {
             passes_at,
             hooks,
             shown: vec![],
+            earlier_seen: vec![],
             confidence: vec![],
         }
     }
@@ -277,7 +283,9 @@ mod tests {
             &'a mut self,
             attempt: u32,
             _results: &'a [HookResult],
+            earlier: &'a [Reflection],
         ) -> BoxFuture<'a, Result<Reflection, String>> {
+            self.earlier_seen.push(earlier.len());
             let confidence = self
                 .confidence
                 .get(attempt as usize - 1)
@@ -305,6 +313,8 @@ mod tests {
         assert_eq!(attempts.len(), 3);
         assert!(!attempts[0].passed() && !attempts[1].passed() && attempts[2].passed());
         assert_eq!(coder.shown[2], vec!["cause 1", "cause 2"]);
+        // Seed review 004 #13: each reflection is given the ones before it.
+        assert_eq!(coder.earlier_seen, [0, 1]);
         assert!(attempts[2].reflection.is_none());
         // Out of attempts: the last one stands, unreflected.
         let mut stubborn = fake(9, true);

@@ -222,6 +222,16 @@ pub(crate) fn a_code_debate_reaches_a_passing_version_through_reflexion_in_its_o
             .contains("passes its tests")
     );
     assert_eq!(result["reflections"].as_array().unwrap().len(), 2);
+    // Seed review 004 #13: the second reflection is given the first.
+    let reflections: Vec<String> = server
+        .seen()
+        .iter()
+        .filter(|s| s.kind == "code_reflection")
+        .map(|s| s.body.to_string())
+        .collect();
+    assert_eq!(reflections.len(), 2);
+    assert!(!reflections[0].contains("Reflections on earlier attempts"));
+    assert!(reflections[1].contains("Reflections on earlier attempts"));
     assert_eq!(
         result["clarifications"][0][2], "the Designer, from the context",
         "{result}"

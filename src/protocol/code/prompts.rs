@@ -2,6 +2,7 @@
 //! template, and the data rule), and the blue team's ask.
 
 use super::replies::CATEGORIES;
+use crate::code::record::Reflection;
 use crate::code::roles;
 use crate::protocol::text::DATA_RULE;
 
@@ -79,4 +80,20 @@ pub(super) fn blue_team_ask(round: u32, listed: &str) -> String {
     format!(
         "You are the blue team (round {round}): harden the code against these attacks, keeping it passing its tests:\n{listed}"
     )
+}
+
+/// The reflections on earlier attempts, for the next attempt and the next reflection (the
+/// note's Reflexion reads them all); nothing when there are none.
+pub(super) fn earlier_reflections(reflections: &[Reflection]) -> String {
+    if reflections.is_empty() {
+        return String::new();
+    }
+    let mut text = String::from("\n\nReflections on earlier attempts:\n");
+    for r in reflections {
+        text.push_str(&format!(
+            "- attempt {}: root cause: {}; what went wrong: {}; change next: {}\n",
+            r.attempt, r.root_cause, r.went_wrong, r.change_next
+        ));
+    }
+    text
 }

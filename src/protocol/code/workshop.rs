@@ -482,15 +482,7 @@ impl Coder for Workshop<'_> {
             } else {
                 "Your earlier attempt failed its tests. Write a new version.".to_string()
             };
-            if !reflections.is_empty() {
-                ask.push_str("\n\nReflections on earlier attempts:\n");
-                for r in reflections {
-                    ask.push_str(&format!(
-                        "- attempt {}: root cause: {}; what went wrong: {}; change next: {}\n",
-                        r.attempt, r.root_cause, r.went_wrong, r.change_next
-                    ));
-                }
-            }
+            ask.push_str(&prompts::earlier_reflections(reflections));
             let number = self.next_number();
             self.write_version(number, Phase::Proposal, &ask)
                 .await?
@@ -508,6 +500,7 @@ impl Coder for Workshop<'_> {
         &'a mut self,
         attempt: u32,
         results: &'a [HookResult],
+        earlier: &'a [Reflection],
     ) -> BoxFuture<'a, Result<Reflection, EngineError>> {
         Box::pin(async move {
             // Keyed by the version reflected on, so the journal says which code it is about.
@@ -518,10 +511,11 @@ impl Coder for Workshop<'_> {
                     TurnKey::new(version, Phase::Reflection, GENERATOR),
                     prompts::reflection_system(),
                     format!(
-                        "{}{}\nThe tests on it:\n{}\nWrite a reflection: the root cause, what went wrong, what to change next, and your confidence in that fix (0–1).",
+                        "{}{}\nThe tests on it:\n{}{}\nWrite a reflection: the root cause, what went wrong, what to change next, and your confidence in that fix (0–1).",
                         self.task(),
                         self.latest_code(),
-                        Workshop::outcome(results)
+                        Workshop::outcome(results),
+                        prompts::earlier_reflections(earlier)
                     ),
                     replies::reflection_reply(),
                     kit::Limits::new(600, self.deadline()),
