@@ -121,10 +121,7 @@ impl super::TypedProtocol for Panel {
             let options = result.options.iter().map(|o| o.id.clone()).collect();
             return Err(Undecidable::NoSuchOption { choice, options });
         }
-        result.chosen = Some(Chosen {
-            option: choice,
-            by: by.to_string(),
-        });
+        result.choose(choice, by);
         Ok(result.outcome())
     }
 }
@@ -191,6 +188,22 @@ mod tests {
             check.decided_by.as_deref(),
             Some("condorcet: pairwise wins A 2 · B 1 · C 0")
         );
+    }
+
+    /// Seed review 000/001 #14: the stance is quoted whole, so the prompt reads right whatever
+    /// word a stance starts with.
+    #[test]
+    fn a_judges_prompt_quotes_its_stance() {
+        let value = default_judges()
+            .into_iter()
+            .find(|j| j.name == "Value")
+            .unwrap();
+        let system = judge_system(&value);
+        assert!(
+            system.contains("Your stance, which you must keep: optimistic: maximise user value."),
+            "{system}"
+        );
+        assert!(!system.contains("with a optimistic"), "{system}");
     }
 
     #[test]

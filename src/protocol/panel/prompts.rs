@@ -55,10 +55,12 @@ pub(super) fn shown_name(seated: &[Seated], index: usize, anonymous: bool) -> St
     }
 }
 
-/// A judge's system prompt; `kit::ask` appends the reply schema.
+/// A judge's system prompt; `kit::ask` appends the reply schema. The stance is quoted whole
+/// ("Your stance: optimistic: maximise user value"), since a configured one can begin with any
+/// word ("with a optimistic … stance" read wrong; seed review 000/001 #14).
 pub(super) fn judge_system(judge: &Judge) -> String {
     format!(
-        "You are the {} judge on a decision panel, with a {} stance that you must keep. {}\n\n\
+        "You are the {} judge on a decision panel. Your stance, which you must keep: {}. {}\n\n\
          {DATA_RULE}",
         judge.name, judge.stance, judge.instruction
     )

@@ -72,6 +72,15 @@ pub struct PanelResult {
 }
 
 impl PanelResult {
+    /// The person's choice taken. `user_prompt` stays: results journaled before kept it after
+    /// the choice, and `audit --verify` re-runs them to the same data.
+    pub fn choose(&mut self, option: String, by: &str) {
+        self.chosen = Some(Chosen {
+            option,
+            by: by.to_string(),
+        });
+    }
+
     /// What the person is told when asked to choose: who backs what at the end, and where each
     /// judge's case is (the options themselves are listed beside it).
     pub fn choice_prompt(&self) -> String {

@@ -5,7 +5,7 @@
 use super::Panel;
 use super::prompts::{self, base_prompt, judge_system, listed, order_for, shown_name};
 use super::replies::{JudgeReplies, OptionsReplies};
-use super::result::{Change, Check, Chosen, build_result, check, check_ranked, headline};
+use super::result::{Change, Check, build_result, check, check_ranked, headline};
 use super::settings::{Judge, PanelOption, PanelSettings, check_options, parse_option};
 use crate::debate::{
     AskKind, Confidence, Control, Event, FlagKind, MODERATOR, Phase, Seat, Standing, Turn, TurnKey,
@@ -390,7 +390,7 @@ impl<'a> PanelRun<'a> {
                 CheckpointOutcome::Answered {
                     control: Control::Choose(option),
                     by,
-                } => result.chosen = Some(Chosen { option, by }),
+                } => result.choose(option, &by),
                 CheckpointOutcome::Answered { .. } | CheckpointOutcome::Unasked => {}
             }
         }
