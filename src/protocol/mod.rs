@@ -195,7 +195,10 @@ impl SettingsInput<'_> {
     /// file when there is one.
     pub fn located(&self, table: &str, key: &str, message: String) -> String {
         match self.config_path {
-            Some(path) => format!("{}: [{table}] {message}", crate::config::locate(path, key)),
+            Some(path) => format!(
+                "{}: [{table}] {message}",
+                crate::config::locate_in_table(path, table, key)
+            ),
             None => message,
         }
     }
@@ -208,7 +211,13 @@ impl SettingsInput<'_> {
     ) -> Result<T, String> {
         match self.table {
             Some(value) => value.clone().try_into().map_err(|e: toml::de::Error| {
-                self.located(table, &format!("[{table}"), e.message().to_string())
+                // The key the message names (an unknown one), where it stands; else the table.
+                let message = e.message().to_string();
+                let key = message
+                    .split_once("unknown field `")
+                    .and_then(|(_, rest)| rest.split_once('`'))
+                    .map_or("", |(key, _)| key);
+                self.located(table, key, message.clone())
             }),
             None => Ok(T::default()),
         }

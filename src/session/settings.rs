@@ -112,8 +112,16 @@ impl DebateSettings {
                 .insert(perspective.clone(), providers::named_spec(profile, config)?);
         }
         let protocol_name = config.protocol.clone().unwrap_or_else(moderated);
-        let protocol =
-            protocol::named(&protocol_name).map_err(|e| SessionError::Protocol(e.to_string()))?;
+        let protocol = protocol::named(&protocol_name).map_err(|unknown| {
+            // A name from the config file is located there (seed review 000/001 #14).
+            SessionError::Protocol(match &config.source {
+                Some(path) if config.protocol.is_some() => format!(
+                    "{}: protocol: {unknown}",
+                    crate::config::locate(path, "protocol")
+                ),
+                _ => unknown.to_string(),
+            })
+        })?;
         let resolve = |profile: Option<&str>, model: Option<&str>| {
             resolve_provider(config, &provider, profile, model)
         };

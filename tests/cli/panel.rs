@@ -413,8 +413,8 @@ fn bad_panel_input_is_a_usage_error_with_exit_2() {
     let before = server.seen().len();
     let message = refused(&home, &server, "moderated", &[], QUESTION);
     assert!(
-        message.contains("config.toml:1:1: [panel]") && message.contains("consensus_treshold"),
-        "{message}"
+        message.contains("config.toml:3:1: [panel]") && message.contains("consensus_treshold"),
+        "the typo's own line (issue 23 item 4): {message}"
     );
     assert_eq!(
         server.seen().len(),
@@ -425,6 +425,13 @@ fn bad_panel_input_is_a_usage_error_with_exit_2() {
     let message = panel(&["--option", "A: One", "--option", "B: Two"]);
     assert!(
         message.contains("config.toml:1:") && message.contains("panle"),
+        "{message}"
+    );
+    // An unknown protocol named in the config is located there (seed review 000/001 #14).
+    home.write_config("provider = \"openai\"\nprotocol = \"panell\"\n");
+    let message = refused(&home, &server, "moderated", &[], QUESTION);
+    assert!(
+        message.contains("config.toml:2:1: protocol:") && message.contains("panell"),
         "{message}"
     );
     home.write_config("");
