@@ -124,7 +124,10 @@ impl Store {
         .then_some(now.as_str());
         self.with(|connection| {
             connection.execute(
-                "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5 WHERE id = ?1",
+                // A completed debate stands nowhere any more; one that failed or stopped keeps
+                // where it stopped.
+                "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
+                 stage = CASE WHEN ?2 = 'completed' THEN NULL ELSE stage END WHERE id = ?1",
                 params![id, status.as_str(), now, finished, error],
             )?;
             Ok(())

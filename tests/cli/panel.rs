@@ -156,6 +156,8 @@ fn a_panel_runs_end_to_end_headless_and_shows_its_result() {
         .to_string();
     let shown = show_json(&home, &id);
     assert_eq!(shown["protocol"], "panel");
+    // Seed review 000/001 #14: a completed debate no longer says it stands at a round.
+    assert!(shown["stage"].is_null(), "{}", shown["stage"]);
     let result = &shown["debate_result"];
     assert_eq!(result["question_id"], id);
     assert_eq!(result["consensus"], true);
