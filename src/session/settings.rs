@@ -564,8 +564,9 @@ mod tests {
         let (_dir, config) = config_file(text);
         for running in ["moderated", "arena", "dialogue"] {
             let message = refusal(&asking(running), &config);
+            // The typo's own line, not the table's header.
             assert!(
-                message.contains("config.toml:3:1: [panel]")
+                message.contains("config.toml:4:1: [panel]")
                     && message.contains("consensus_treshold"),
                 "{running}: {message}"
             );

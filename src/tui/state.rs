@@ -301,6 +301,13 @@ impl DebateView {
                 })
             }
             Event::CheckpointAnswered {
+                kind: AskKind::Clarification,
+                ..
+            } => {
+                // The answer is the debate's context, not guidance for a round.
+                self.clarification = None;
+            }
+            Event::CheckpointAnswered {
                 round,
                 guidance,
                 decision,

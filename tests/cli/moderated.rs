@@ -798,6 +798,16 @@ fn a_vague_prompt_gets_one_clarifying_question_first() {
         .unwrap();
     assert!(asked < started, "asked before perspectives were assigned");
     assert_eq!(events[asked]["question"], "Which workload do you mean?");
+    // Seed review 000/001 #14: the answer is announced like every other.
+    let answered = events
+        .iter()
+        .position(|e| e["type"] == "checkpoint_answered" && e["kind"] == "clarification")
+        .expect("the clarification's answer is announced");
+    assert!(asked < answered && answered < started);
+    assert_eq!(
+        events[answered]["guidance"],
+        "The read-heavy session cache of our API"
+    );
     assert!(
         server
             .seen()

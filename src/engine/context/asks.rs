@@ -95,6 +95,9 @@ impl Context {
         question: &str,
     ) -> Result<CheckpointOutcome, EngineError> {
         if let Some(recorded) = self.recorded_answer(round, AskKind::Clarification) {
+            if let CheckpointOutcome::Answered { control, .. } = &recorded {
+                self.emit(answered(round, AskKind::Clarification, control));
+            }
             return Ok(recorded);
         }
         self.emit(Event::ClarificationRequested {
@@ -145,9 +148,7 @@ impl Context {
         choices: Vec<(String, String)>,
     ) -> Result<CheckpointOutcome, EngineError> {
         if let Some(recorded) = self.recorded_answer(round, kind) {
-            if let CheckpointOutcome::Answered { control, .. } = &recorded
-                && kind != AskKind::Clarification
-            {
+            if let CheckpointOutcome::Answered { control, .. } = &recorded {
                 self.emit(answered(round, kind, control));
             }
             return Ok(recorded);
@@ -175,9 +176,9 @@ impl Context {
         let by = self.answerer.clone();
         self.journal(|store| store.record_checkpoint(&self.debate_id, round, kind, &answer, &by))
             .await?;
-        if kind != AskKind::Clarification {
-            self.emit(answered(round, kind, &answer));
-        }
+        // Every answer is announced, a clarification's too (seed review 000/001 #14: headless
+        // printed none for it).
+        self.emit(answered(round, kind, &answer));
         Ok(CheckpointOutcome::Answered {
             control: answer,
             by,
