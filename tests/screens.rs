@@ -838,6 +838,32 @@ fn a_choice_among_26_options_fits_scrolls_and_is_made_with_enter() {
     );
 }
 
+/// Seed review 000/001 #10: a contested draft waits for the person's choice, and says so, not
+/// "awaiting approval".
+#[test]
+fn a_contested_draft_awaits_a_choice_not_an_approval() {
+    let mut events = round_one();
+    events.retain(|e| !matches!(e, Event::Checkpoint { .. }));
+    events.push(Event::Synthesis {
+        markdown: "# Panel result\n\n**Outcome:** CONTESTED".into(),
+        confidence: Confidence::RequiresInput,
+        path: None,
+        draft: true,
+    });
+    events.push(Event::Checkpoint {
+        round: 1,
+        timeout_seconds: 1800,
+        kind: AskKind::Choice,
+        detail: Some("No option reached 2/3 of the 3 judges.".into()),
+        choices: vec![("A".into(), "One".into()), ("B".into(), "Two".into())],
+    });
+    let mut app = app_with(&events);
+    app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+    let screen = render(&mut app, 120, 40);
+    assert!(screen.contains("awaiting your choice"), "{screen}");
+    assert!(!screen.contains("awaiting approval"), "{screen}");
+}
+
 /// A formal dialogue after its first round of argumentation: K gathered, OPP had a move
 /// rejected, the moderator's strip carries the scores.
 fn dialogue_round_one() -> Vec<Event> {

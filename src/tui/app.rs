@@ -42,6 +42,8 @@ pub enum Effect {
 pub enum Writing {
     /// Guidance for the next round (at a checkpoint or a conclusion).
     Guidance,
+    /// The options a panel judges, in place of the moderator's.
+    Options,
     /// The answer to the moderator's clarifying question.
     Answer,
     /// What the revised synthesis must address.
@@ -56,6 +58,7 @@ impl Writing {
     pub fn title(self) -> &'static str {
         match self {
             Writing::Guidance => "Guidance for the next round",
+            Writing::Options => "Options",
             Writing::Answer => "Your answer",
             Writing::Revision => "What must the revised synthesis address?",
             Writing::Turn => "Your turn: what your seat says",
@@ -65,7 +68,9 @@ impl Writing {
 
     fn control(self, text: String) -> Control {
         match self {
-            Writing::Guidance | Writing::Answer | Writing::Turn => Control::Guide(text),
+            Writing::Guidance | Writing::Options | Writing::Answer | Writing::Turn => {
+                Control::Guide(text)
+            }
             Writing::Revision => Control::Revise(text),
             Writing::Rejection => Control::Decline(text),
         }
@@ -488,6 +493,7 @@ impl App {
             (Command::Guide, AskKind::Clarification) => Some(Writing::Answer),
             (Command::Guide, AskKind::Turn) => Some(Writing::Turn),
             (Command::Revise | Command::Reject, AskKind::Gate) => Some(Writing::Rejection),
+            (Command::Guide, AskKind::Options) => Some(Writing::Options),
             (Command::Guide, _) => Some(Writing::Guidance),
             (Command::Revise, AskKind::Approval) => Some(Writing::Revision),
             _ => None,
@@ -786,6 +792,7 @@ fn editor(writing: Writing) -> TextArea<'static> {
     editor.set_wrap_mode(WrapMode::Word);
     editor.set_placeholder_text(match writing {
         Writing::Guidance => "What must the next round address?",
+        Writing::Options => "One option a line or separated by `;`: `A: label — description`",
         Writing::Answer => "Answer what was asked",
         Writing::Revision => "What must the revised synthesis address?",
         Writing::Turn => "Make your case, as your seat would",
@@ -831,6 +838,23 @@ mod tests {
             caveat: None,
             presentation: Default::default(),
         });
+    }
+
+    /// Seed review 000/001 #10: the editor for a panel's own options is titled "Options", not
+    /// "Guidance for the next round".
+    #[test]
+    fn the_options_editor_is_titled_options() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&checkpoint(0, AskKind::Options));
+        assert_eq!(app.on_key(key('g')), None);
+        match &app.modal {
+            Modal::Editor { writing, .. } => {
+                assert_eq!(*writing, Writing::Options);
+                assert_eq!(writing.title(), "Options");
+            }
+            _ => panic!("expected the editor"),
+        }
     }
 
     fn checkpoint(round: u32, kind: AskKind) -> Event {

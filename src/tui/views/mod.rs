@@ -844,6 +844,10 @@ fn synthesis_hint(app: &App, expanded: &[bool]) -> String {
     let draft = document.is_some_and(|d| d.draft);
     let place = match document.and_then(|d| d.path.clone()) {
         Some(path) => path,
+        // A contested panel's draft waits for the person's choice, not for an approval.
+        None if draft && app.pending() == Some(AskKind::Choice) => {
+            "draft, awaiting your choice".into()
+        }
         None if draft => "draft, awaiting approval".into(),
         None => "not written to a file".into(),
     };
