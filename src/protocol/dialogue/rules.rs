@@ -235,13 +235,17 @@ impl State {
     }
 
     /// A `why` still waiting for its answer.
+    /// A `why` whose asker has since conceded what it questioned is settled, not open (seed
+    /// review 002/003 #15).
     pub fn is_open_why(&self, id: &str) -> bool {
-        self.get(id).is_some_and(|n| n.kind == Kind::Why)
-            && !self.answered.contains(id)
-            && self
-                .get(id)
-                .and_then(|n| n.target.as_deref())
-                .is_some_and(|t| self.stands(t))
+        let Some(why) = self.get(id).filter(|n| n.kind == Kind::Why) else {
+            return false;
+        };
+        !self.answered.contains(id)
+            && why
+                .target
+                .as_deref()
+                .is_some_and(|t| self.stands(t) && !self.conceded_by(why.side, t))
     }
 
     /// Every `why` never answered: the unaddressed critical questions.
@@ -665,6 +669,17 @@ pub(crate) mod tests {
         assert_eq!(open, vec!["O3", "P8"]);
         assert_eq!(state.next_id(Side::Pro), "P9");
         assert_eq!(state.next_id(Side::Opp), "O7");
+        // OPP concedes what its O3 asked about: the question is settled, not left unaddressed.
+        let mut turns = every_kind();
+        turns.push(turn(
+            "OPP",
+            4,
+            Phase::Argument,
+            vec![mv("O7", Act::Concede, "", &["P2.1"], None)],
+        ));
+        let state = State::from_turns(&turns);
+        let open: Vec<&str> = state.open_whys().iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(open, vec!["P8"]);
     }
 
     fn reply(moves: Value) -> Value {
