@@ -641,6 +641,17 @@ mod tests {
         }
     }
 
+    /// This process's umask, read from /proc (reading it with umask(2) would change it for
+    /// every thread).
+    fn umask() -> u32 {
+        std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .map(|m| u32::from_str_radix(m.trim(), 8).unwrap())
+            .unwrap()
+    }
+
     #[test]
     fn a_debate_round_trips_through_the_notes_layout() {
         let root = tempfile::tempdir().unwrap();
@@ -656,6 +667,14 @@ mod tests {
             "summary.md",
         ] {
             assert!(dir.path.join(file).is_file(), "{file} missing");
+            // Seed review 002/003 #16: shared files, readable as the umask allows (0644 under
+            // the usual 022), never the private 0600 of a temp file.
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path.join(file))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o644 & !umask(), "{file}: {mode:o}");
         }
         let read_back = read(&dir.path).unwrap();
         let mut expected = debate;
