@@ -332,11 +332,21 @@ fn check_protocol_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), S
                 .filter(|p| p.flags().iter().any(|f| f.name == given))
                 .map(|p| p.name())
                 .collect();
+            let owner = owners.first().copied().unwrap_or_default();
+            let fix = if given == "rounds" {
+                // Every protocol's rounds are --max-rounds; the arena's --rounds is its own
+                // name for them (seed review 002/003 #14: a dialogue was told to become an arena).
+                format!(
+                    ": a {} debate's rounds are set with --max-rounds (or add --protocol {owner})",
+                    protocol.name()
+                )
+            } else {
+                format!("; add --protocol {owner}")
+            };
             return Err(SessionError::Settings(format!(
-                "--{given} is a flag of the {} protocol, not of {}; add --protocol {}",
+                "--{given} is a flag of the {} protocol, not of {}{fix}",
                 owners.join(" or "),
                 protocol.name(),
-                owners.first().copied().unwrap_or_default()
             )));
         }
     }
@@ -597,6 +607,15 @@ mod tests {
         assert_eq!(
             refusal(&args, &config),
             "--option is a flag of the panel protocol, not of moderated; add --protocol panel"
+        );
+        // Seed review 002/003 #14: --rounds points at --max-rounds first.
+        let mut args = asking("dialogue");
+        args.protocol_flags
+            .insert("rounds".into(), vec!["3".into()]);
+        assert_eq!(
+            refusal(&args, &config),
+            "--rounds is a flag of the arena protocol, not of dialogue: a dialogue debate's \
+             rounds are set with --max-rounds (or add --protocol arena)"
         );
         let mut args = asking("panel");
         args.gates = Some(vec!["before_apply".into()]);
