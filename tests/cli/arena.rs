@@ -61,6 +61,25 @@ fn any_debate_exports_as_an_arena_directory_and_imports_back_the_same() {
             .any(|f| f.starts_with("turn_1_pragmatic_engineer") && f.ends_with(".json")),
         "{transcript:?}"
     );
+    // Seed review 002/003 #18: a seat of a debate of another protocol is found by its
+    // journal id, and a seat that is not there is listed by that id.
+    let persona = home.run(None, &["arena", "persona", &id, "PRO", "--json"]);
+    assert!(persona.status.success(), "{}", stderr(&persona));
+    let persona: serde_json::Value = serde_json::from_slice(&persona.stdout).unwrap();
+    assert!(
+        persona["agent_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("pragmatic_engineer"),
+        "{persona}"
+    );
+    let missing = home.run(None, &["arena", "persona", &id, "NOBODY"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("PRO (") && stderr(&missing).contains("OPP ("),
+        "{}",
+        stderr(&missing)
+    );
     // Exporting over an existing directory is refused.
     let again = home.run(
         None,

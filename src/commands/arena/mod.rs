@@ -54,11 +54,25 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
     };
     let json_out = |value: &serde_json::Value| print_json(value);
     // A seat by agent id or role name.
+    // A seat by agent id, role name, or the journal's seat id (`PRO`, `A`: seed review 002/003
+    // #18, the only short name a debate of another protocol has).
+    let seat_id = |p: &arena::Persona| -> Option<String> {
+        p.extra
+            .get("moot")?
+            .get("seat")?
+            .get("id")?
+            .as_str()
+            .map(str::to_string)
+    };
     let find = |debate: &arena::ArenaDebate, seat: &str| -> Result<arena::Persona, Failure> {
         debate
             .personas
             .iter()
-            .find(|p| p.agent_id == seat || p.role_name.eq_ignore_ascii_case(seat))
+            .find(|p| {
+                p.agent_id == seat
+                    || p.role_name.eq_ignore_ascii_case(seat)
+                    || seat_id(p).is_some_and(|id| id.eq_ignore_ascii_case(seat))
+            })
             .cloned()
             .ok_or_else(|| {
                 Failure::usage(format!(
@@ -67,7 +81,10 @@ pub fn arena(store: &Store, action: crate::cli::ArenaAction) -> Result<(), Failu
                     debate
                         .personas
                         .iter()
-                        .map(|p| format!("{} ({})", p.agent_id, p.role_name))
+                        .map(|p| match seat_id(p) {
+                            Some(id) => format!("{id} ({})", p.role_name),
+                            None => format!("{} ({})", p.agent_id, p.role_name),
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))
