@@ -26,10 +26,14 @@ pub struct CommitmentStore {
 /// adds φ and every premise in S; `retract φ` removes φ; `why φ` changes nothing.
 pub fn commitment_stores(seats: &[String], turns: &[Turn]) -> Vec<CommitmentStore> {
     let mut stores: Vec<Folding> = seats.iter().map(|seat| Folding::new(seat)).collect();
-    // Every move's proposition by id, so moves that answer by id can be resolved.
+    // Every move's proposition and act by id, so moves that answer by id can be resolved.
     let texts: HashMap<&str, &str> = turns
         .iter()
         .flat_map(|t| t.moves.iter().map(|m| (m.id.as_str(), m.text.as_str())))
+        .collect();
+    let acts: HashMap<&str, Act> = turns
+        .iter()
+        .flat_map(|t| t.moves.iter().map(|m| (m.id.as_str(), m.act)))
         .collect();
     for turn in turns {
         let Some(store) = stores.iter_mut().find(|s| s.seat == turn.seat) else {
@@ -57,12 +61,26 @@ pub fn commitment_stores(seats: &[String], turns: &[Turn]) -> Vec<CommitmentStor
                     }
                 }
                 Act::Retract => {
-                    let mut targets: HashSet<String> = HashSet::from([normalize(&mv.text)]);
+                    // Retracting a since-argument withdraws the argument: what that move
+                    // asserted, not its conclusion where the side holds it by an earlier move
+                    // (seed review 002/003 #1: retracting one reason withdrew the thesis). A
+                    // retraction's own text is its target's, so it counts only for a plain one.
+                    let of_argument = |id: &String| acts.get(id.as_str()) == Some(&Act::Since);
+                    let mut targets: HashSet<String> = HashSet::new();
+                    if !mv.answers.iter().any(of_argument) {
+                        targets.insert(normalize(&mv.text));
+                    }
                     for id in &mv.answers {
-                        if let Some(text) = texts.get(id.as_str()) {
-                            targets.insert(normalize(text));
+                        match acts.get(id.as_str()) {
+                            // A why is the other side's question, not a commitment.
+                            Some(Act::Why) => continue,
+                            Some(Act::Since) => {}
+                            _ => {
+                                if let Some(text) = texts.get(id.as_str()) {
+                                    targets.insert(normalize(text));
+                                }
+                            }
                         }
-                        // Retracting a since-argument by id also drops what it asserted.
                         targets.extend(
                             store
                                 .held
@@ -241,6 +259,29 @@ mod tests {
         let stores = commitment_stores(&["A".into()], &turns);
         assert!(stores[0].commitments.is_empty());
         assert_eq!(stores[0].retractions.len(), 2);
+    }
+
+    /// Seed review 002/003 #1: PRO's thesis P1 stands by its own claim; retracting the since
+    /// P3 that argued for it withdraws P3's reasons, not the thesis.
+    #[test]
+    fn retracting_an_argument_keeps_a_thesis_held_by_its_own_claim() {
+        let mut since = mv("P3", Act::Since, "Adopt tower");
+        since.premises = vec!["less code".into()];
+        let mut retract = mv("P4", Act::Retract, "Adopt tower");
+        retract.answers = vec!["P3".into()];
+        let turns = vec![
+            turn("PRO", 0, vec![mv("P1", Act::Claim, "Adopt tower")]),
+            turn("PRO", 1, vec![since]),
+            turn("PRO", 2, vec![retract]),
+        ];
+        let stores = commitment_stores(&["PRO".into()], &turns);
+        assert_eq!(texts(&stores[0]), vec!["Adopt tower"]);
+        let retracted: Vec<&str> = stores[0]
+            .retractions
+            .iter()
+            .map(|c| c.text.as_str())
+            .collect();
+        assert_eq!(retracted, ["less code"]);
     }
 
     #[test]
