@@ -125,6 +125,13 @@ fn a_panel_runs_end_to_end_headless_and_shows_its_result() {
             prompt.contains("Field teams edit notes in basements"),
             "no context: {prompt}"
         );
+        // The context file is named as given, never by its absolute path (seed review
+        // 000/001 #14).
+        assert!(
+            prompt.contains("## docs/spec.md")
+                && !prompt.contains(&home.path().display().to_string()),
+            "{prompt}"
+        );
         for other in ["Risk", "Value", "Effort"]
             .iter()
             .filter(|o| !o.starts_with(seat.as_str()))

@@ -228,12 +228,18 @@ pub(super) fn read_context(
             // Not text (an image, say): nothing a judge could read.
             continue;
         };
-        let header = format!("## {}\n\n", file.display());
+        // Named as the person gave it, under the working directory, never by its absolute
+        // path (seed review 000/001 #14: the result's notes carried the whole path).
+        let shown = file
+            .strip_prefix(cwd)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let header = format!("## {shown}\n\n");
         let room = budget.saturating_sub(text.len() + header.len());
         if room == 0 {
             cut.push(format!(
-                "{} (left out: the context budget of {budget} bytes was used)",
-                file.display()
+                "{shown} (left out: the context budget of {budget} bytes was used)"
             ));
             continue;
         }
@@ -242,8 +248,7 @@ pub(super) fn read_context(
             let end = content.floor_char_boundary(room);
             text.push_str(&content[..end]);
             cut.push(format!(
-                "{} (cut after {end} of {} bytes)",
-                file.display(),
+                "{shown} (cut after {end} of {} bytes)",
                 content.len()
             ));
         } else {
