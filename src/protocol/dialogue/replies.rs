@@ -24,16 +24,33 @@ pub fn reply_schema(state: &State, side: Side, stage: Stage) -> Value {
                 "properties": {"act": {"type": "string", "const": "claim"}, "text": text},
                 "required": ["act", "text"]
             }),
-            Act::Claim => json!({
-                "type": "object",
-                "properties": {
-                    "act": {"type": "string", "const": "claim"},
-                    "target": target,
-                    "text": text,
-                    "attack": {"type": "string", "enum": ["rebut", "undercut"], "description": "rebut: your claim contradicts the target; undercut: it breaks the target's inference from its reasons."}
-                },
-                "required": ["act", "target", "text"]
-            }),
+            Act::Claim => {
+                // Only an argument with reasons (a since) has an inference to undercut; a
+                // plain claim can only be rebutted (seed review 002/003 #7: the schema offered
+                // undercut on every claim, and the parser refused it).
+                let (inferences, plain): (Vec<&String>, Vec<&String>) = targets
+                    .iter()
+                    .partition(|t| state.get(t).is_some_and(|n| n.kind == Kind::Since));
+                for (group, attacks) in [
+                    (plain, json!(["rebut"])),
+                    (inferences, json!(["rebut", "undercut"])),
+                ] {
+                    if group.is_empty() {
+                        continue;
+                    }
+                    shapes.push(json!({
+                        "type": "object",
+                        "properties": {
+                            "act": {"type": "string", "const": "claim"},
+                            "target": {"type": "string", "enum": group},
+                            "text": text,
+                            "attack": {"type": "string", "enum": attacks, "description": "rebut: your claim contradicts the target; undercut: it breaks the target's inference from its reasons."}
+                        },
+                        "required": ["act", "target", "text"]
+                    }));
+                }
+                continue;
+            }
             Act::Since => json!({
                 "type": "object",
                 "properties": {

@@ -959,6 +959,28 @@ pub(crate) mod tests {
         assert_eq!(targets("since"), vec!["O1", "O2.1", "P8"]);
         assert_eq!(targets("retract"), vec!["O1", "O2", "O2.1", "P8"]);
         assert_eq!(targets("concede"), vec!["P1", "P2", "P2.1", "P2.2"]);
+        // Seed review 002/003 #7: undercut is offered only against an argument with reasons.
+        let claims = shapes
+            .iter()
+            .filter(|s| s["properties"]["act"]["const"] == "claim")
+            .count();
+        assert_eq!(claims, 2, "plain claims and arguments apart");
+        for claim in shapes
+            .iter()
+            .filter(|s| s["properties"]["act"]["const"] == "claim")
+        {
+            let undercuts = claim["properties"]["attack"]["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a == "undercut");
+            for target in claim["properties"]["target"]["enum"].as_array().unwrap() {
+                let since = state
+                    .get(target.as_str().unwrap())
+                    .is_some_and(|n| n.kind == Kind::Since);
+                assert_eq!(undercuts, since, "{target}: {claim}");
+            }
+        }
         let closing = reply_schema(&state, Side::Opp, Stage::Closing);
         let acts: Vec<&str> = closing["properties"]["moves"]["items"]["anyOf"]
             .as_array()
