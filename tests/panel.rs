@@ -188,6 +188,39 @@ fn result(store: &Store, id: &str) -> PanelResult {
     serde_json::from_value(stored.data).unwrap()
 }
 
+/// A panel started on the script at `path`, until `interrupt` (pending: never).
+async fn start_on(
+    store: &Store,
+    path: &Path,
+    interrupt: impl std::future::Future<Output = ()>,
+) -> Finish {
+    answered(vec![], ANSWERER, |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings(path, false),
+            wiring,
+            interrupt,
+        )
+    })
+    .await
+    .0
+}
+
+/// The debate `id` resumed as it was stored, with its events.
+async fn resume(store: &Store, id: &str) -> (Finish, Vec<Event>) {
+    answered(vec![], ANSWERER, |wiring| {
+        session::resume(
+            store.clone(),
+            id,
+            ResumeChanges::default(),
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await
+}
+
 fn phases(store: &Store, id: &str) -> Vec<(u32, Phase, String)> {
     store
         .turns(id)
@@ -418,16 +451,7 @@ async fn a_panel_left_with_one_judge_fails_and_a_resume_asks_the_others_again() 
         .delayed("recommendation", "V", 1, recommend("A", "Late."), 200_000)
         .delayed("recommendation", "E", 1, recommend("C", "Late."), 200_000);
     script.write(&path);
-    let (finish, _) = answered(vec![], ANSWERER, |wiring| {
-        session::start(
-            store.clone(),
-            QUESTION,
-            settings(&path, false),
-            wiring,
-            std::future::pending(),
-        )
-    })
-    .await;
+    let finish = start_on(&store, &path, std::future::pending()).await;
     assert_eq!(finish.status, DebateStatus::Failed);
     let debate = store.debate(&finish.id).unwrap();
     let error = debate.error.unwrap_or_default();
@@ -447,16 +471,7 @@ async fn a_panel_left_with_one_judge_fails_and_a_resume_asks_the_others_again() 
         .reply("recommendation", "V", 1, recommend("A", "Users first."))
         .reply("recommendation", "E", 1, recommend("A", "Effort first."));
     again.write(&path);
-    let (finish, _) = answered(vec![], ANSWERER, |wiring| {
-        session::resume(
-            store.clone(),
-            &finish.id,
-            ResumeChanges::default(),
-            wiring,
-            std::future::pending(),
-        )
-    })
-    .await;
+    let (finish, _) = resume(&store, &finish.id).await;
     assert_eq!(finish.status, DebateStatus::Completed);
     let result = result(&store, &finish.id);
     assert!(result.consensus, "{result:?}");
@@ -578,16 +593,7 @@ async fn a_panel_killed_in_round_two_resumes_where_it_stopped() {
         );
     script.write(&path);
     let interrupt = tokio::time::sleep(std::time::Duration::from_secs(50));
-    let (finish, _) = answered(vec![], ANSWERER, |wiring| {
-        session::start(
-            store.clone(),
-            QUESTION,
-            settings(&path, false),
-            wiring,
-            interrupt,
-        )
-    })
-    .await;
+    let finish = start_on(&store, &path, interrupt).await;
     assert_eq!(finish.status, DebateStatus::Paused);
     let before = store.turns(&finish.id).unwrap().len();
     assert_eq!(
@@ -610,16 +616,7 @@ async fn a_panel_killed_in_round_two_resumes_where_it_stopped() {
         ),
     );
     again.write(&path);
-    let (finish, events) = answered(vec![], ANSWERER, |wiring| {
-        session::resume(
-            store.clone(),
-            &finish.id,
-            ResumeChanges::default(),
-            wiring,
-            std::future::pending(),
-        )
-    })
-    .await;
+    let (finish, events) = resume(&store, &finish.id).await;
     assert_eq!(finish.status, DebateStatus::Completed);
     let replayed = events
         .iter()

@@ -80,12 +80,6 @@ pub struct UnknownProtocol {
     pub known: Vec<&'static str>,
 }
 
-impl From<UnknownProtocol> for String {
-    fn from(unknown: UnknownProtocol) -> String {
-        unknown.to_string()
-    }
-}
-
 /// A protocol flag's value that is not one of its words.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("--{flag} {given}: use {choices}")]

@@ -125,10 +125,6 @@ impl Panels {
     pub fn show(&mut self, panel: SidePanel) {
         self.hidden &= !Self::bit(panel);
     }
-
-    pub fn hide(&mut self, panel: SidePanel) {
-        self.hidden |= Self::bit(panel);
-    }
 }
 
 /// The argument map's view state.

@@ -194,33 +194,28 @@ impl SideView for StandingsView {
     }
 }
 
-/// The panels that show now, top to bottom, with the room each asks for.
-fn shown(app: &App, area: Rect) -> Vec<(&'static dyn SideView, Height)> {
+/// The panels that show now, top to bottom, with the room each asks for (lazily, so a caller
+/// that needs only the first sizes no more).
+fn shown(app: &App, area: Rect) -> impl Iterator<Item = (&'static dyn SideView, Height)> + '_ {
     app.view
         .presentation
         .stack()
         .into_iter()
         .filter(|panel| app.panels.shows(*panel))
-        .filter_map(|panel| {
+        .filter_map(move |panel| {
             let view = view_of(panel);
             view.height(app, area).map(|height| (view, height))
         })
-        .collect()
 }
 
 /// Whether any side panel has something to show that the person has not hidden (it stops
 /// at the first that has).
 pub fn any_shown(app: &App, area: Rect) -> bool {
-    app.view
-        .presentation
-        .stack()
-        .into_iter()
-        .filter(|panel| app.panels.shows(*panel))
-        .any(|panel| view_of(panel).height(app, area).is_some())
+    shown(app, area).next().is_some()
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
-    let panels = shown(app, area);
+    let panels: Vec<_> = shown(app, area).collect();
     let last = panels.len().saturating_sub(1);
     let mut area = area;
     for (i, (view, height)) in panels.into_iter().enumerate() {
