@@ -118,18 +118,7 @@ pub enum Command {
     },
     /// Continue a paused, interrupted or failed debate where it stopped (on the workbench on
     /// a terminal, NDJSON otherwise), optionally on another provider or checkpoint setting.
-    Resume {
-        id: String,
-        #[command(flatten)]
-        face: FaceArgs,
-        #[command(flatten)]
-        checkpoints: CheckpointArgs,
-        /// Pull the embedded model without asking if it is needed and missing.
-        #[arg(long, short = 'y')]
-        yes: bool,
-        #[command(flatten)]
-        provider: ProviderArgs,
-    },
+    Resume(ResumeArgs),
     /// Open a stored debate in the workbench, replayed from the journal (read-only).
     Open {
         id: String,
@@ -166,6 +155,25 @@ pub enum Command {
         #[command(subcommand)]
         action: ModelCommand,
     },
+}
+
+/// `moot resume`: the debate, and what may change as it goes on.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    pub id: String,
+    #[command(flatten)]
+    pub face: FaceArgs,
+    #[command(flatten)]
+    pub checkpoints: CheckpointArgs,
+    /// Pull the embedded model without asking if it is needed and missing.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+    /// A panel's options, when its moderator proposed none it could use (repeatable):
+    /// "A: label — description". Refused once the judges have weighed options.
+    #[arg(long = "option", value_name = "TEXT")]
+    pub options: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -651,3 +651,241 @@ fn replay_view(store: &Store, id: &str) -> moot::tui::state::DebateView {
     }
     view
 }
+
+/// Settings with no options given, so the moderator proposes them.
+fn proposing(script: &Path, checkpoints: bool) -> DebateSettings {
+    let mut settings = settings(script, checkpoints);
+    let mut panel: PanelSettings = serde_json::from_value(settings.protocol_settings).unwrap();
+    panel.options.clear();
+    settings.protocol_settings = serde_json::to_value(panel).unwrap();
+    settings
+}
+
+/// A script whose moderator proposes nothing usable, twice (the reply and its repair).
+fn unusable_proposal() -> Script {
+    let mut script = Script::new();
+    script
+        .reply("options", "moderator", 0, json!({"options": []}))
+        .reply(
+            "options",
+            "moderator",
+            0,
+            json!({"options": [{"id": "A", "label": "Only one"}]}),
+        );
+    script
+}
+
+/// The moderator's usable proposal of the three options `recommend` assesses, at its
+/// `attempt` (a proposal asked again after an unusable one is numbered after it).
+fn usable_proposal(script: &mut Script, attempt: u32) -> &mut Script {
+    script.reply(
+        "options",
+        "moderator",
+        attempt,
+        json!({"options": [
+            {"id": "A", "label": "Local-first sync", "description": "full offline editing"},
+            {"id": "B", "label": "Online only", "description": ""},
+            {"id": "C", "label": "Limited offline", "description": "read-only cache"}
+        ]}),
+    )
+}
+
+/// `store`'s debate `id` resumed with `changes`, answering with `controls`.
+async fn resume_with(
+    store: &Store,
+    id: &str,
+    changes: ResumeChanges,
+    controls: Vec<Control>,
+) -> (Finish, Vec<Event>) {
+    answered(controls, ANSWERER, |wiring| {
+        session::resume(store.clone(), id, changes, wiring, std::future::pending())
+    })
+    .await
+}
+
+/// Starts a proposing panel on `script` with `controls` queued.
+async fn start_proposing(
+    store: &Store,
+    path: &Path,
+    script: &Script,
+    checkpoints: bool,
+    controls: Vec<Control>,
+) -> (Finish, Vec<Event>) {
+    script.write(path);
+    let settings = proposing(path, checkpoints);
+    answered(controls, ANSWERER, |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings,
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await
+}
+
+/// Seed review 000/001 #1: an unusable proposal fails the debate with the way out, and a
+/// plain resume asks the moderator again instead of replaying the dead end.
+#[tokio::test(start_paused = true)]
+async fn a_resume_after_an_unusable_proposal_asks_the_moderator_again() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let (finish, _) = start_proposing(&store, &path, &unusable_proposal(), false, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Failed);
+    let error = store.debate(&finish.id).unwrap().error.unwrap_or_default();
+    assert!(
+        error.contains(&format!("moot resume {}", finish.id)) && error.contains("--option"),
+        "{error}"
+    );
+
+    let mut again = Script::new();
+    usable_proposal(&mut again, 1).round1("A", "A", "B");
+    again.write(&path);
+    let (finish, events) = resume(&store, &finish.id).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{:?}", finish.error);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("asking again")))
+    );
+    let proposals = phases(&store, &finish.id)
+        .into_iter()
+        .filter(|(_, phase, _)| *phase == Phase::Options)
+        .count();
+    assert_eq!(
+        proposals, 2,
+        "the dead end stays in the journal beside the new proposal"
+    );
+    let result = result(&store, &finish.id);
+    assert_eq!(result.recommended_option.as_deref(), Some("A"));
+    assert_eq!(result.options.len(), 3);
+
+    // Re-run from the journal alone, the newer proposal is served and the result agrees.
+    let verification = moot::audit::verify(&store, &finish.id).await.unwrap();
+    assert!(verification.passed(), "{}", verification.to_text());
+}
+
+/// Seed review 000/001 #1: `moot resume --option` gives the options the moderator could not,
+/// and the panel goes on with them without asking the moderator again.
+#[tokio::test(start_paused = true)]
+async fn a_resume_with_options_rescues_an_unusable_proposal() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let (finish, _) = start_proposing(&store, &path, &unusable_proposal(), false, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Failed);
+
+    let mut again = Script::new();
+    again.round1("C", "C", "B");
+    again.write(&path);
+    let changes = ResumeChanges {
+        options: vec![
+            "A: Local-first sync — full offline editing".into(),
+            "B: Online only".into(),
+            "C: Limited offline — read-only cache".into(),
+        ],
+        ..ResumeChanges::default()
+    };
+    let (finish, _) = resume_with(&store, &finish.id, changes, vec![]).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{:?}", finish.error);
+    let proposals = phases(&store, &finish.id)
+        .into_iter()
+        .filter(|(_, phase, _)| *phase == Phase::Options)
+        .count();
+    assert_eq!(proposals, 1, "the moderator is not asked again");
+    let result = result(&store, &finish.id);
+    assert_eq!(result.recommended_option.as_deref(), Some("C"));
+    assert_eq!(result.options[2].label, "Limited offline");
+    let verification = moot::audit::verify(&store, &finish.id).await.unwrap();
+    assert!(verification.passed(), "{}", verification.to_text());
+
+    // Settled options cannot change: the judges of this one have spoken.
+    let refused = moot::session::check_resume(
+        &store,
+        &finish.id,
+        &ResumeChanges {
+            options: vec!["A: x".into(), "B: y".into()],
+            ..ResumeChanges::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        refused.to_string().contains("cannot change on resume"),
+        "{refused}"
+    );
+}
+
+/// Seed review 000/001 #1: at the options step with nothing usable proposed, the question
+/// offers no options (the workbench then asks for them typed), typed options that cannot be
+/// used are refused with a notice and the question stays open, and usable ones are judged.
+#[tokio::test(start_paused = true)]
+async fn typed_options_rescue_an_unusable_proposal_at_the_checkpoint() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let mut script = unusable_proposal();
+    script.round1("B", "B", "B");
+    let controls = vec![
+        Control::Guide("A: only one".into()),
+        Control::Guide("A: Local-first sync\nB: Online only\nC: Limited offline".into()),
+        // The round-1 checkpoint and the rest.
+        Control::Continue,
+        Control::Continue,
+        Control::Continue,
+    ];
+    let (finish, events) = start_proposing(&store, &path, &script, true, controls).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{:?}", finish.error);
+    let asked = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Checkpoint {
+                kind: moot::debate::AskKind::Options,
+                detail,
+                choices,
+                ..
+            } => Some((detail.clone().unwrap_or_default(), choices.clone())),
+            _ => None,
+        })
+        .expect("the options question");
+    assert!(asked.0.contains("no usable options"), "{}", asked.0);
+    assert!(asked.1.is_empty());
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Notice { message } if message.contains("those options cannot be used (at least two options are needed)")
+    )));
+    let result = result(&store, &finish.id);
+    assert_eq!(result.recommended_option.as_deref(), Some("B"));
+    assert_eq!(result.options.len(), 3);
+}
+
+/// An answer journaled by an older moot (`continue` on nothing usable) is not replayed into
+/// the same failure: the resume asks the moderator again and the person again.
+#[tokio::test(start_paused = true)]
+async fn a_continue_on_an_unusable_proposal_is_asked_again_on_resume() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    let (finish, _) = start_proposing(
+        &store,
+        &path,
+        &unusable_proposal(),
+        true,
+        vec![Control::Continue],
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Failed);
+
+    let mut again = Script::new();
+    usable_proposal(&mut again, 1).round1("A", "A", "A");
+    again.write(&path);
+    let changes = ResumeChanges::default();
+    let answers = vec![Control::Continue, Control::Continue, Control::Continue];
+    let (finish, _) = resume_with(&store, &finish.id, changes, answers).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{:?}", finish.error);
+    assert_eq!(
+        result(&store, &finish.id).recommended_option.as_deref(),
+        Some("A")
+    );
+}

@@ -864,6 +864,43 @@ fn a_contested_draft_awaits_a_choice_not_an_approval() {
     assert!(!screen.contains("awaiting approval"), "{screen}");
 }
 
+/// Seed review 000/001 #1: with no usable options proposed, the options question asks for
+/// them typed and offers no way to go on without them; with a proposal, it offers to use it.
+#[test]
+fn an_options_step_with_nothing_proposed_asks_for_them_typed() {
+    let asked = |choices: Vec<(String, String)>| {
+        let mut events = panel_round_two();
+        events.truncate(1);
+        events.push(Event::Checkpoint {
+            round: 0,
+            timeout_seconds: 1800,
+            kind: AskKind::Options,
+            detail: Some(
+                "The moderator proposed no usable options. Type the options to judge.".into(),
+            ),
+            choices,
+        });
+        app_with(&events)
+    };
+    let mut empty = asked(vec![]);
+    let screen = render(&mut empty, 120, 40);
+    assert!(screen.contains("type the options"), "{screen}");
+    assert!(!screen.contains("use these options"), "{screen}");
+    let pressed = empty.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::NONE));
+    assert_eq!(pressed, None, "nothing to go on with");
+    assert!(render(&mut empty, 120, 40).contains("The options to judge"));
+
+    let mut proposed = asked(vec![("A".into(), "One".into()), ("B".into(), "Two".into())]);
+    assert!(render(&mut proposed, 120, 40).contains("use these options"));
+    let pressed = proposed.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::NONE));
+    assert_eq!(
+        pressed,
+        Some(moot::tui::app::Effect::Control(
+            moot::debate::Control::Continue
+        ))
+    );
+}
+
 /// A formal dialogue after its first round of argumentation: K gathered, OPP had a move
 /// rejected, the moderator's strip carries the scores.
 fn dialogue_round_one() -> Vec<Event> {

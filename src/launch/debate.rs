@@ -3,7 +3,7 @@
 use super::{
     block_on, ensure_local_model, on_terminal, open_store, provider_given, subcommand_names,
 };
-use crate::cli::{CheckpointMode, FaceArgs, ProviderArgs, RunArgs};
+use crate::cli::{CheckpointMode, FaceArgs, RunArgs};
 use crate::commands::{self, Failure};
 use crate::config::Config;
 use crate::headless::{self, CheckpointAnswers};
@@ -163,27 +163,25 @@ pub(super) fn audit_command(
 pub(super) fn resume_command(
     config: &Config,
     keymap: &Arc<Keymap>,
-    id: &str,
-    face: &FaceArgs,
-    checkpoints: &crate::cli::CheckpointArgs,
-    yes: bool,
-    provider: &ProviderArgs,
+    args: &crate::cli::ResumeArgs,
 ) -> Result<i32, Failure> {
     let store = open_store()?;
-    let provider = if provider_given(provider) {
-        let spec = providers::resolve(&session::provider_flags(provider), config)
+    let provider = if provider_given(&args.provider) {
+        let spec = providers::resolve(&session::provider_flags(&args.provider), config)
             .map_err(|e| Failure::usage(e.to_string()))?;
-        ensure_local_model(&spec, yes)?;
+        ensure_local_model(&spec, args.yes)?;
         Some(spec)
     } else {
         None
     };
     let changes = ResumeChanges {
         provider,
-        checkpoints: checkpoints.enabled(),
+        checkpoints: args.checkpoints.enabled(),
+        options: args.options.clone(),
     };
-    // Refused before a screen opens: an unknown, finished or running debate.
-    let debate = store.debate(id)?;
+    // Refused before a screen opens: an unknown, finished or running debate, or a change it
+    // cannot take.
+    let debate = store.debate(&args.id)?;
     if debate.status == crate::debate::DebateStatus::Running {
         // A held lease: says which process holds it.
         drop(store.acquire_lease(&debate.id)?);
@@ -197,16 +195,21 @@ pub(super) fn resume_command(
             .to_string(),
         ));
     }
-    if on_terminal() && !face.headless {
+    session::check_resume(&store, &debate.id, &changes).map_err(|e| match e.is_usage() {
+        true => Failure::usage(e.to_string()),
+        false => Failure::from(e),
+    })?;
+    if on_terminal() && !args.face.headless {
         let start = Start::Live(Run::Resume {
             id: debate.id,
             changes: Box::new(changes),
         });
-        return workbench(config, keymap, &RunArgs::default(), face, start);
+        return workbench(config, keymap, &RunArgs::default(), &args.face, start);
     }
-    let answers = answers(checkpoints.mode());
+    let answers = answers(args.checkpoints.mode());
+    let id = debate.id;
     block_on(headless::run(answers, |wiring| {
-        session::resume(store, id, changes, wiring, crate::signals::interrupted())
+        session::resume(store, &id, changes, wiring, crate::signals::interrupted())
     }))
 }
 

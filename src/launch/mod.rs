@@ -98,13 +98,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             println!("imported {id}; `moot show {id}` shows it");
             Ok(0)
         }
-        Some(Command::Resume {
-            id,
-            face,
-            checkpoints,
-            yes,
-            provider,
-        }) => resume_command(&config, &keymap, &id, &face, &checkpoints, yes, &provider),
+        Some(Command::Resume(args)) => resume_command(&config, &keymap, &args),
         None => run_debate(cli.run, &config, &keymap),
     }
 }

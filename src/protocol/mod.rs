@@ -277,6 +277,11 @@ pub enum Ending {
     Cancelled,
 }
 
+/// Why `--option` on resume is refused by a protocol without options.
+fn no_options_here(called: &str) -> String {
+    format!("--option is read by the panel protocol only; this is a {called} debate")
+}
+
 /// A protocol's run, borrowed from its context.
 pub type Run<'a> = Pin<Box<dyn Future<Output = Result<Ending, EngineError>> + 'a>>;
 
@@ -352,6 +357,19 @@ pub trait TypedProtocol: Sync {
     /// Its settings for a re-run over the journal, with anything that writes outside it off.
     fn without_side_effects(&self, settings: Self::Settings) -> Self::Settings {
         settings
+    }
+
+    /// Its settings when a resume gives `--option` (a panel rescued from a proposal it could
+    /// not use); refused by a protocol that reads no options, or once `turns` show that the
+    /// options were settled.
+    fn with_options(
+        &self,
+        settings: Self::Settings,
+        options: &[String],
+        turns: &[crate::debate::Turn],
+    ) -> Result<Self::Settings, String> {
+        let _ = (settings, options, turns);
+        Err(no_options_here(self.called()))
     }
 
     /// What the lessons step should draw from this protocol's record.
@@ -450,6 +468,18 @@ impl<T: TypedProtocol> Protocol for T {
                 .unwrap_or_else(|_| settings.clone()),
             Err(_) => settings.clone(),
         }
+    }
+
+    fn with_options(
+        &self,
+        settings: &Value,
+        options: &[String],
+        turns: &[crate::debate::Turn],
+    ) -> Result<Value, String> {
+        let typed: T::Settings = serde_json::from_value(settings.clone())
+            .map_err(|e| format!("its stored settings cannot be read: {e}"))?;
+        serde_json::to_value(TypedProtocol::with_options(self, typed, options, turns)?)
+            .map_err(|e| e.to_string())
     }
 
     fn lesson_focus(&self) -> Option<&'static str> {
@@ -567,6 +597,17 @@ pub trait Protocol: Sync {
     /// write outside the journal (a directory kept live, say) turned off.
     fn without_side_effects(&self, settings: &Value) -> Value {
         settings.clone()
+    }
+
+    /// Its settings when a resume gives `--option`; see `TypedProtocol::with_options`.
+    fn with_options(
+        &self,
+        settings: &Value,
+        options: &[String],
+        turns: &[crate::debate::Turn],
+    ) -> Result<Value, String> {
+        let _ = (settings, options, turns);
+        Err(no_options_here(self.name()))
     }
 
     /// What the lessons step should draw from this protocol's record, beyond how the debate

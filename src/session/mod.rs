@@ -41,6 +41,9 @@ pub struct ResumeChanges {
     pub provider: Option<ProviderSpec>,
     /// Checkpoints on or off from here on.
     pub checkpoints: Option<bool>,
+    /// `--option` texts: the options a panel judges, given when its moderator's proposal
+    /// could not be used (the protocol refuses them once its options are settled).
+    pub options: Vec<String>,
 }
 
 /// How a session ended, for the exit code.
@@ -96,6 +99,8 @@ pub enum SessionError {
     /// to fix it (a config key located at its line).
     #[error("{0}")]
     Settings(String),
+    #[error("{id} cannot take that on resume: {detail}")]
+    ResumeFlag { id: String, detail: String },
     #[error("interrupted before the debate started; nothing was stored")]
     Interrupted,
 }
@@ -110,6 +115,7 @@ impl SessionError {
             | SessionError::NotResumable { .. }
             | SessionError::Protocol(_)
             | SessionError::Settings(_)
+            | SessionError::ResumeFlag { .. }
             | SessionError::Provider(_) => true,
             SessionError::Store(error) => matches!(
                 error,
@@ -269,14 +275,9 @@ pub async fn resume_in(
             status: debate.status,
         });
     }
-    let mut settings = stored_settings(&debate)?;
-    let changed = changes.provider.is_some() || changes.checkpoints.is_some();
-    if let Some(provider) = changes.provider {
-        settings.provider = provider;
-    }
-    if let Some(checkpoints) = changes.checkpoints {
-        settings.checkpoints = checkpoints;
-    }
+    let changed =
+        changes.provider.is_some() || changes.checkpoints.is_some() || !changes.options.is_empty();
+    let settings = resumed_settings(registry, &store, &debate, changes)?;
     let providers = providers_for(&store, &settings)?;
     // Taken before anything is written, so two resumes of one debate cannot both run it.
     let _lease = store.acquire_lease(&debate.id)?;
@@ -292,6 +293,44 @@ pub async fn resume_in(
         registry, store, debate, settings, providers, wiring, interrupt, true,
     )
     .await
+}
+
+/// Checks a resume's changes before anything runs (the workbench calls it before its screen
+/// opens): the stored settings with `changes` applied.
+pub fn check_resume(
+    store: &Store,
+    id: &str,
+    changes: &ResumeChanges,
+) -> Result<DebateSettings, SessionError> {
+    let debate = store.debate(id)?;
+    resumed_settings(&Registry::builtin(), store, &debate, changes.clone())
+}
+
+/// The stored settings of `debate` with a resume's changes applied.
+fn resumed_settings(
+    registry: &Registry,
+    store: &Store,
+    debate: &Debate,
+    changes: ResumeChanges,
+) -> Result<DebateSettings, SessionError> {
+    let mut settings = stored_settings(debate)?;
+    if let Some(provider) = changes.provider {
+        settings.provider = provider;
+    }
+    if let Some(checkpoints) = changes.checkpoints {
+        settings.checkpoints = checkpoints;
+    }
+    if !changes.options.is_empty() {
+        let protocol = stored_protocol(registry, &debate.id, &settings.protocol)?;
+        let turns = store.turns(&debate.id)?;
+        settings.protocol_settings = protocol
+            .with_options(&settings.protocol_settings, &changes.options, &turns)
+            .map_err(|detail| SessionError::ResumeFlag {
+                id: debate.id.clone(),
+                detail,
+            })?;
+    }
+    Ok(settings)
 }
 
 /// The settings a debate was stored with.

@@ -511,6 +511,15 @@ impl App {
         if !pending.accepts(&control) {
             return None;
         }
+        let nothing_proposed = self
+            .view
+            .checkpoint
+            .as_ref()
+            .is_some_and(|ask| ask.choices.is_empty());
+        if pending == AskKind::Options && control == Control::Continue && nothing_proposed {
+            // There is nothing to go on with: the options must be typed first.
+            return None;
+        }
         if matches!(self.modal, Modal::Ask) {
             self.modal = Modal::None;
         }

@@ -538,6 +538,19 @@ fn a_killed_panel_resumes_in_round_two_after_retries_with_its_words_sanitized() 
     child.wait().unwrap();
     let requests_before = server.seen().len();
 
+    // Its options were given at the start: a resume cannot change them (exit 2, nothing sent).
+    let output = home.run(
+        Some(&server),
+        &["resume", &id, "--option", "A: One", "--option", "B: Two"],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("it was started with its options (A, B, C)"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(server.seen().len(), requests_before);
+
     let output = home.run(Some(&server), &["resume", &id]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let events = events(&output);

@@ -116,6 +116,15 @@ impl Context {
             })
     }
 
+    /// The answer the journal holds to `kind` after `round`, without serving it: for a step
+    /// that decides from it whether to replay or ask again.
+    pub fn recorded_control(&self, round: u32, kind: AskKind) -> Option<Control> {
+        match self.recorded_answer(round, kind)? {
+            CheckpointOutcome::Answered { control, .. } => Some(control),
+            _ => None,
+        }
+    }
+
     /// Asks the person `kind` after `round` (or replays the recorded answer), journaling the
     /// answer with who gave it. An answer that does not fit the question is refused with a
     /// notice and the question stays open.
@@ -125,7 +134,25 @@ impl Context {
         kind: AskKind,
         detail: Option<String>,
     ) -> Result<CheckpointOutcome, EngineError> {
-        self.put(round, kind, detail, Vec::new()).await
+        self.put(round, kind, detail, Vec::new(), &|_| Ok(())).await
+    }
+
+    /// `ask`, showing `proposed` (id, label) beside the question, where a typed answer
+    /// (guidance) must pass `check`: one that does not is refused with a notice saying why,
+    /// and the question stays open for another.
+    pub async fn ask_checked(
+        &self,
+        round: u32,
+        kind: AskKind,
+        detail: Option<String>,
+        proposed: Vec<(String, String)>,
+        check: &(dyn Fn(&str) -> Result<(), String> + Sync),
+    ) -> Result<CheckpointOutcome, EngineError> {
+        let typed = |control: &Control| match control {
+            Control::Guide(text) => check(text),
+            _ => Ok(()),
+        };
+        self.put(round, kind, detail, proposed, &typed).await
     }
 
     /// Asks the person to pick one of `choices` (id, label) after `round`, or leave it open
@@ -136,7 +163,7 @@ impl Context {
         detail: String,
         choices: Vec<(String, String)>,
     ) -> Result<CheckpointOutcome, EngineError> {
-        self.put(round, AskKind::Choice, Some(detail), choices)
+        self.put(round, AskKind::Choice, Some(detail), choices, &|_| Ok(()))
             .await
     }
 
@@ -146,6 +173,7 @@ impl Context {
         kind: AskKind,
         detail: Option<String>,
         choices: Vec<(String, String)>,
+        check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
     ) -> Result<CheckpointOutcome, EngineError> {
         if let Some(recorded) = self.recorded_answer(round, kind) {
             if let CheckpointOutcome::Answered { control, .. } = &recorded {
@@ -166,7 +194,7 @@ impl Context {
             });
         }
         let deadline = tokio::time::Instant::now() + self.settings.checkpoint_timeout;
-        let Some(answer) = self.await_answer(kind, &choices, deadline).await else {
+        let Some(answer) = self.await_answer(kind, &choices, check, deadline).await else {
             self.note_unanswered(
                 format!("nobody answered ({})", Stage::Asking { kind, round }),
                 self.settings.checkpoint_timeout,
@@ -202,7 +230,10 @@ impl Context {
             choices: Vec::new(),
         });
         let deadline = tokio::time::Instant::now() + timeout;
-        let Some(answer) = self.await_answer(AskKind::Turn, &[], deadline).await else {
+        let Some(answer) = self
+            .await_answer(AskKind::Turn, &[], &|_| Ok(()), deadline)
+            .await
+        else {
             return Ok(CheckpointOutcome::TimedOut);
         };
         self.emit(answered(round, AskKind::Turn, &answer));
@@ -297,7 +328,10 @@ impl Context {
                 return Ok(GateOutcome::TimedOut);
             }
             let slice = (now + GATE_POLL).min(deadline);
-            if let Some(control) = self.await_answer(AskKind::Gate, &[], slice).await {
+            if let Some(control) = self
+                .await_answer(AskKind::Gate, &[], &|_| Ok(()), slice)
+                .await
+            {
                 let (decision, reason) = match &control {
                     Control::Decline(reason) => (GateDecision::Rejected, Some(reason.clone())),
                     _ => (GateDecision::Approved, None),
@@ -370,6 +404,7 @@ impl Context {
         &self,
         kind: AskKind,
         choices: &[(String, String)],
+        check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
         deadline: tokio::time::Instant,
     ) -> Option<Control> {
         let mut controls = self.controls.lock().await;
@@ -390,7 +425,10 @@ impl Context {
                         ),
                     })
                 }
-                Ok(Some(control)) if kind.accepts(&control) => break control,
+                Ok(Some(control)) if kind.accepts(&control) => match check(&control) {
+                    Ok(()) => break control,
+                    Err(problem) => self.emit(Event::Notice { message: problem }),
+                },
                 Ok(Some(control)) => self.emit(Event::Notice {
                     message: format!(
                         "`{}` does not answer this question; answer with {}",

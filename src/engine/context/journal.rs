@@ -187,6 +187,11 @@ impl Context {
         self.audit(AuditKind::Event, &place, body);
     }
 
+    /// The turn the journal holds for `key`, without serving it.
+    pub fn peek_recorded(&self, key: &TurnKey) -> Option<Turn> {
+        lock(&self.recorded).get(key).cloned()
+    }
+
     /// A turn recorded in the journal for `key`, served as `speak` serves one: for turns whose
     /// words come from outside the engine (a person, an outside agent).
     pub fn replayed(&self, key: &TurnKey) -> Option<Turn> {

@@ -73,6 +73,43 @@ impl super::TypedProtocol for Panel {
         input.table::<settings::PanelConfig>("panel").map(|_| ())
     }
 
+    /// A resume may give the options while none are settled: the moderator's proposal could
+    /// not be used, or the person has not accepted it yet; never once a judge has spoken.
+    fn with_options(
+        &self,
+        mut settings: PanelSettings,
+        options: &[String],
+        turns: &[crate::debate::Turn],
+    ) -> Result<PanelSettings, String> {
+        if !settings.options.is_empty() {
+            return Err(format!(
+                "it was started with its options ({}); they cannot change on resume",
+                settings
+                    .options
+                    .iter()
+                    .map(|o| o.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if turns.iter().any(|turn| turn.phase != Phase::Options) {
+            return Err(
+                "its judges have already weighed the moderator's options; they cannot change now"
+                    .into(),
+            );
+        }
+        let given = options
+            .iter()
+            .map(|text| parse_option(text))
+            .collect::<Result<Vec<_>, _>>()?;
+        settings::check_options(&given)?;
+        if given.len() < 2 {
+            return Err("a panel needs at least two options: give --option once for each".into());
+        }
+        settings.options = given;
+        Ok(settings)
+    }
+
     fn unsettled(&self, result: &PanelResult) -> Option<String> {
         (!result.consensus).then(|| "the judges disagreed (CONTESTED)".to_string())
     }
@@ -291,6 +328,46 @@ mod tests {
         );
         let twice = vec![parse_option("A: x").unwrap(), parse_option("a: y").unwrap()];
         assert!(check_options(&twice).unwrap_err().contains("twice"));
+    }
+
+    /// Seed review 000/001 #1: a resume may give the options until a judge has spoken, and
+    /// they are checked as `--option` is.
+    #[test]
+    fn options_given_on_resume_are_taken_until_a_judge_speaks() {
+        use super::{Panel, Phase};
+        use crate::debate::{Turn, TurnKey};
+        use crate::protocol::TypedProtocol;
+        let unset = || PanelSettings {
+            options: Vec::new(),
+            judges: default_judges(),
+            context: String::new(),
+            context_cut: Vec::new(),
+            max_rounds: 2,
+            consensus_threshold: Threshold::TWO_THIRDS,
+            timeout_per_judge: 60,
+            require_stance_maintenance: true,
+            require_change_documentation: true,
+            anonymous: false,
+        };
+        let given = ["A: One".to_string(), "B: Two — the other".to_string()];
+        let proposal = Turn::pending(TurnKey::new(0, Phase::Options, "moderator"), "x", "x");
+        let taken = Panel
+            .with_options(unset(), &given, std::slice::from_ref(&proposal))
+            .unwrap();
+        assert_eq!(taken.options[1].description, "the other");
+        let judged = Turn::pending(TurnKey::new(1, Phase::Recommendation, "risk"), "x", "x");
+        let late = Panel.with_options(unset(), &given, &[proposal, judged]);
+        assert!(late.unwrap_err().contains("already weighed"));
+        let again = Panel.with_options(taken, &given, &[]);
+        assert!(
+            again
+                .unwrap_err()
+                .contains("started with its options (A, B)")
+        );
+        let one = Panel.with_options(unset(), &given[..1], &[]);
+        assert!(one.unwrap_err().contains("at least two options"));
+        let bad = Panel.with_options(unset(), &["One".to_string()], &[]);
+        assert!(bad.unwrap_err().contains("no id"));
     }
 
     #[test]

@@ -423,6 +423,27 @@ async fn propose_options(
     settings: &PanelSettings,
     question: &str,
 ) -> Result<Result<Vec<PanelOption>, Ending>, EngineError> {
+    // A proposal nothing could be made of is shown as it was, and the moderator is asked
+    // again under the next attempt's number, instead of replaying the dead end on every
+    // resume (seed review 000/001 #1). Options the person typed in answer to it stand.
+    let mut attempt = 0;
+    while let Some(turn) = ctx.peek_recorded(&TurnKey::new(attempt, Phase::Options, MODERATOR)) {
+        let rescued = matches!(
+            ctx.recorded_control(attempt, AskKind::Options),
+            Some(Control::Guide(text)) if edited_options(&text).is_ok()
+        );
+        if proposal(&turn).len() >= 2 || rescued {
+            break;
+        }
+        ctx.replayed(&TurnKey::new(attempt, Phase::Options, MODERATOR));
+        attempt += 1;
+    }
+    if attempt > 0 {
+        ctx.emit(Event::Notice {
+            message: "the moderator's earlier options could not be used; asking again".into(),
+        });
+    }
+    let key = TurnKey::new(attempt, Phase::Options, MODERATOR);
     let mut prompt = format!(
         "Question: {question}\n\nPropose the 2–4 distinct options a decision panel should weigh \
          for this question: mutually exclusive, each a real course of action, ids A, B, C, D in order."
@@ -432,7 +453,7 @@ async fn propose_options(
     }
     let turn = ctx
         .speak(kit::ask(
-            TurnKey::new(0, Phase::Options, MODERATOR),
+            key,
             "You are the moderator of a decision panel. You frame the choice; you do not judge it."
                 .into(),
             prompt,
@@ -445,23 +466,30 @@ async fn propose_options(
             turn.note.unwrap_or_else(|| "the provider failed".into()),
         ));
     }
-    let proposed: Vec<PanelOption> = turn
-        .data
-        .as_ref()
-        .filter(|_| turn.status == TurnStatus::Ok)
-        .and_then(|d| serde_json::from_value(d.get("options")?.clone()).ok())
-        .unwrap_or_default();
-    if proposed.len() < 2 && !ctx.settings.checkpoints {
-        return Err(EngineError::Setup(
-            "the moderator proposed no usable options; give them with --option \"A: label — description\"".into(),
-        ));
-    }
-    let detail = format!(
-        "The moderator proposes these options:\n{}\n\nContinue with them, or guide with the options to use instead (A: label — description; B: …).",
-        listed(&proposed)
-    );
-    let mut proposed = proposed;
-    match ctx.ask(0, AskKind::Options, Some(detail)).await? {
+    let mut proposed = proposal(&turn);
+    let detail = if proposed.len() < 2 {
+        "The moderator proposed no usable options. Type the options to judge, one per line \
+         (A: label — description), or end the debate."
+            .to_string()
+    } else {
+        format!(
+            "The moderator proposes these options:\n{}\n\nContinue with them, or give the options to use instead (A: label — description; B: …).",
+            listed(&proposed)
+        )
+    };
+    let usable = |text: &str| {
+        edited_options(text)
+            .map(|_| ())
+            .map_err(|problem| format!("those options cannot be used ({problem}); type them again"))
+    };
+    let shown = proposed
+        .iter()
+        .map(|o| (o.id.clone(), o.label.clone()))
+        .collect();
+    match ctx
+        .ask_checked(attempt, AskKind::Options, Some(detail), shown, &usable)
+        .await?
+    {
         CheckpointOutcome::TimedOut => return Ok(Err(Ending::Paused)),
         CheckpointOutcome::Answered {
             control: Control::End,
@@ -472,7 +500,7 @@ async fn propose_options(
             ..
         } => match edited_options(&text) {
             Ok(options) => proposed = options,
-            // The answer is journaled; an unusable edit keeps the proposal.
+            // Only a journal from before typed options were checked holds such an answer.
             Err(problem) => ctx.emit(Event::Notice {
                 message: format!(
                     "the edited options are unusable ({problem}); the proposed ones stand"
@@ -482,11 +510,22 @@ async fn propose_options(
         _ => {}
     }
     if proposed.len() < 2 {
-        return Err(EngineError::Setup(
-            "no usable options to judge; give them with --option \"A: label — description\"".into(),
-        ));
+        return Err(EngineError::Setup(format!(
+            "the moderator proposed no usable options; `moot resume {id}` asks it again, or give \
+             them: moot resume {id} --option \"A: label — description\" --option \"B: …\"",
+            id = ctx.debate_id
+        )));
     }
     Ok(Ok(proposed))
+}
+
+/// The options a moderator's reply proposes (none when it could not be read).
+fn proposal(turn: &Turn) -> Vec<PanelOption> {
+    turn.data
+        .as_ref()
+        .filter(|_| turn.status == TurnStatus::Ok)
+        .and_then(|d| serde_json::from_value(d.get("options")?.clone()).ok())
+        .unwrap_or_default()
 }
 
 /// Options typed at the checkpoint: `A: label — description` separated by `;` or new lines.

@@ -484,7 +484,17 @@ fn editor_items(keymap: &Keymap) -> Vec<(Scope, Command, String)> {
 
 /// The answers to the question waiting, worded for it.
 fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
+    let nothing_proposed = app
+        .view
+        .checkpoint
+        .as_ref()
+        .is_some_and(|ask| ask.choices.is_empty());
     let words: &[(Command, &str)] = match app.pending() {
+        // Nothing usable to go on with: the options must be typed (seed review 000/001 #1).
+        Some(AskKind::Options) if nothing_proposed => &[
+            (Command::Guide, "type the options"),
+            (Command::End, "cancel the debate"),
+        ],
         Some(AskKind::Clarification) => &[
             (Command::Guide, "give an answer"),
             (Command::Continue, "go on without answering"),
