@@ -143,8 +143,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Settle a contested result: the option the person chooses (`moot show ID` lists them).
-    Decide { id: String, option: String },
+    /// Settle a contested result, or a debate paused at its choice: the option the person
+    /// chooses (`moot show ID` lists them).
+    Decide {
+        id: String,
+        option: String,
+        /// Decide again a result already decided (both decisions stay in the journal).
+        #[arg(long)]
+        force: bool,
+    },
     /// The perspective catalog: built-in and user-defined.
     Perspectives {
         #[arg(long)]

@@ -75,6 +75,37 @@ pub fn write_record(
     write_named(dir, date, question, "", markdown)
 }
 
+/// Writes a decided record over `earlier`, the file moot wrote from `earlier_markdown`, when
+/// that file still reads exactly as moot wrote it; otherwise (edited, moved, gone) the earlier
+/// file is left alone and the record is written beside it as a new file. Returns where it went.
+pub fn rewrite_record(
+    earlier: &Path,
+    earlier_markdown: &str,
+    dir: &Path,
+    date: &str,
+    question: &str,
+    markdown: &str,
+) -> std::io::Result<PathBuf> {
+    let untouched = std::fs::read_to_string(earlier)
+        .is_ok_and(|on_disk| on_disk == sanitize::clean(earlier_markdown));
+    if !untouched {
+        return write_record(dir, date, question, markdown);
+    }
+    // Written beside it and renamed over it, so a crash leaves the old record or the new one.
+    let folder = earlier.parent().unwrap_or(Path::new("."));
+    let mut staged = tempfile::Builder::new()
+        .prefix(".moot-record")
+        .tempfile_in(folder)?;
+    staged.write_all(sanitize::clean(markdown).as_bytes())?;
+    staged.as_file().sync_all()?;
+    let permissions = std::fs::metadata(earlier)?.permissions();
+    staged
+        .persist(earlier)
+        .map_err(|e| e.error)?
+        .set_permissions(permissions)?;
+    Ok(earlier.to_path_buf())
+}
+
 /// What anchors a decision record in its journal: the debate and its chain head (position and
 /// hash) over every row written before the record. A copy of the record kept elsewhere can
 /// be checked against the journal with it (`moot audit ID --verify-record FILE`).

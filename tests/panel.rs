@@ -366,9 +366,11 @@ async fn three_different_options_are_contested_and_the_person_chooses() {
     assert!(events.iter().any(
         |e| matches!(e, Event::Notice { message } if message.contains("there is no option \"Z\""))
     ));
+    // Chosen: the input it required is given (seed review 000/001 #14: `moot list` kept
+    // "Requires input").
     assert_eq!(
         store.debate(&finish.id).unwrap().confidence,
-        Some(moot::debate::Confidence::RequiresInput)
+        Some(moot::debate::Confidence::Low)
     );
 }
 
@@ -386,22 +388,123 @@ async fn a_contested_result_left_open_is_decided_later() {
             .markdown
             .contains("**Chosen:** not yet")
     );
-    let refused = session::decide(&store, &finish.id, "Q", "bo on the command line")
+    let by = "bo on the command line";
+    let refused = session::decide(&store, &finish.id, "Q", by, false)
         .err()
         .unwrap();
     assert!(
         refused.to_string().contains("there is no option \"Q\""),
         "{refused}"
     );
-    let decided = session::decide(&store, &finish.id, "c", "bo on the command line").unwrap();
+    let markdown = |decided: session::Decided| match decided {
+        session::Decided::Settled { markdown, .. } => markdown,
+        session::Decided::Answered { .. } => panic!("a finished debate is settled"),
+    };
+    let decided = markdown(session::decide(&store, &finish.id, "c", by, false).unwrap());
     assert!(
-        decided
-            .markdown
-            .contains("**Chosen:** option C: Limited offline by bo on the command line"),
-        "{}",
-        decided.markdown
+        decided.contains("**Chosen:** option C: Limited offline by bo on the command line"),
+        "{decided}"
     );
     assert_eq!(result(&store, &finish.id).chosen.unwrap().option, "C");
+    let stored = store.synthesis(&finish.id).unwrap().unwrap();
+    assert_eq!(
+        stored.confidence,
+        moot::debate::Confidence::Low,
+        "the input was given"
+    );
+
+    // Seed review 000/001 #7: deciding again needs --force, and every decision stays.
+    let again = session::decide(&store, &finish.id, "B", by, false)
+        .err()
+        .unwrap();
+    assert!(
+        again
+            .to_string()
+            .contains("decided already (option C by bo on the command line)")
+            && again.to_string().contains("--force"),
+        "{again}"
+    );
+    markdown(session::decide(&store, &finish.id, "B", by, true).unwrap());
+    assert_eq!(result(&store, &finish.id).chosen.unwrap().option, "B");
+    let decisions: Vec<_> = store
+        .audit(&finish.id)
+        .unwrap()
+        .into_iter()
+        .filter(|entry| entry.place.phase == "decide")
+        .map(|entry| {
+            let body = entry.body.unwrap();
+            (body["decided"].clone(), body["replaces"].clone())
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![(json!("C"), Value::Null), (json!("B"), json!("C"))]
+    );
+    let announced = store
+        .events(&finish.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::CheckpointAnswered {
+                    guidance: Some(_),
+                    kind: moot::debate::AskKind::Choice,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(announced, 2, "each decision is in the event log");
+    // The choice is filed where the panel asks it, so the journal alone reproduces it.
+    let answer = store.checkpoints(&finish.id).unwrap();
+    assert_eq!((answer.len(), answer[0].round), (1, 2));
+    let verification = moot::audit::verify(&store, &finish.id).await.unwrap();
+    assert!(verification.passed(), "{}", verification.to_text());
+}
+
+/// Seed review 000/001 #8: a debate paused at its choice is decided with `moot decide`: the
+/// answer is journaled where the panel waits, and a resume finishes it with no new request.
+#[tokio::test(start_paused = true)]
+async fn a_debate_paused_at_its_choice_is_decided_and_finished_by_a_resume() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    contested().write(&path);
+    let settings = settings(&path, true);
+    let answers = vec![Control::Continue];
+    let (finish, _) = answered(answers, ANSWERER, |wiring| {
+        session::start(
+            store.clone(),
+            QUESTION,
+            settings,
+            wiring,
+            std::future::pending(),
+        )
+    })
+    .await;
+    assert_eq!(finish.status, DebateStatus::Paused);
+    let wrong = session::decide(&store, &finish.id, "Z", "bo", false)
+        .err()
+        .unwrap();
+    assert!(
+        wrong.to_string().contains("choose one of A, B, C"),
+        "{wrong}"
+    );
+    match session::decide(&store, &finish.id, "b", "bo", false).unwrap() {
+        session::Decided::Answered { round } => assert_eq!(round, 2),
+        session::Decided::Settled { .. } => panic!("a paused debate has no result to settle"),
+    }
+    let turns = store.turns(&finish.id).unwrap().len();
+    let (finish, _) = resume(&store, &finish.id).await;
+    assert_eq!(finish.status, DebateStatus::Completed, "{:?}", finish.error);
+    assert_eq!(
+        store.turns(&finish.id).unwrap().len(),
+        turns,
+        "nothing asked again"
+    );
+    let chosen = result(&store, &finish.id).chosen.unwrap();
+    assert_eq!((chosen.option.as_str(), chosen.by.as_str()), ("B", "bo"));
 }
 
 #[tokio::test(start_paused = true)]

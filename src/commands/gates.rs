@@ -6,17 +6,31 @@ use crate::debate::GateDecision;
 use crate::sanitize;
 use crate::store::Store;
 
-/// `moot decide ID OPTION`: settles a contested result and prints it as it now reads.
-pub fn decide(store: &Store, id: &str, option: &str, by: &str) -> Result<(), Failure> {
-    let decided = crate::session::decide(store, id, option, by).map_err(|e| match e {
-        crate::session::DecideError::Store(e) => Failure::from(e),
+/// `moot decide ID OPTION [--force]`: settles a contested result and prints it as it now
+/// reads. For a debate paused at its choice it journals the answer and returns true: the
+/// caller resumes it to finish.
+pub fn decide(
+    store: &Store,
+    id: &str,
+    option: &str,
+    by: &str,
+    force: bool,
+) -> Result<bool, Failure> {
+    use crate::session::{DecideError, Decided};
+    let decided = crate::session::decide(store, id, option, by, force).map_err(|e| match e {
+        DecideError::Store(e) => Failure::from(e),
         other => Failure::usage(other.to_string()),
     })?;
-    let mut out = sanitize::clean(&decided.markdown);
-    if let Some(path) = decided.path {
+    let (markdown, path) = match decided {
+        Decided::Answered { .. } => return Ok(true),
+        Decided::Settled { markdown, path } => (markdown, path),
+    };
+    let mut out = sanitize::clean(&markdown);
+    if let Some(path) = path {
         out.push_str(&format!("\nRecorded in {path}\n"));
     }
-    print(&out)
+    print(&out)?;
+    Ok(false)
 }
 
 /// `moot gates ID`: each approval gate the debate reached, and how it was decided.

@@ -219,3 +219,56 @@ pub(super) fn answers(mode: CheckpointMode) -> CheckpointAnswers {
         CheckpointMode::Stdin => CheckpointAnswers::Stdin,
     }
 }
+
+/// `moot decide ID OPTION [--force]`: settles a finished debate's result, or answers a debate
+/// paused at its choice and resumes it to the end, no question asked again (each takes its
+/// default), then prints the record as the finished one would.
+pub(super) fn decide_command(id: &str, option: &str, force: bool) -> Result<i32, Failure> {
+    let store = open_store()?;
+    let by = format!("{} on the command line", crate::signals::user());
+    if !commands::decide(&store, id, option, &by, force)? {
+        return Ok(0);
+    }
+    let id = store.debate(id)?.id;
+    eprintln!(
+        "moot: option {} journaled for {id}; finishing it",
+        option.trim().to_uppercase()
+    );
+    let finish = block_on(async {
+        let (events, mut events_rx) = tokio::sync::mpsc::unbounded_channel();
+        // Nobody answers: a question the finish still asks takes its default.
+        let (_, controls) = tokio::sync::mpsc::unbounded_channel();
+        let drain = tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
+        let wiring = session::Wiring {
+            events,
+            controls,
+            answerer: by,
+        };
+        let finish = session::resume(
+            store.clone(),
+            &id,
+            ResumeChanges::default(),
+            wiring,
+            crate::signals::interrupted(),
+        )
+        .await;
+        let _ = drain.await;
+        finish
+    })?
+    .map_err(Failure::from)?;
+    if finish.status != crate::debate::DebateStatus::Completed {
+        return Err(Failure::runtime(format!(
+            "{id} is {} after the choice{}; `moot resume {id}` goes on with it",
+            finish.status,
+            finish.error.map(|e| format!(" ({e})")).unwrap_or_default()
+        )));
+    }
+    if let Some(record) = store.synthesis(&id)? {
+        let mut out = sanitize::clean(&record.markdown);
+        if let Some(path) = record.path {
+            out.push_str(&format!("\nRecorded in {path}\n"));
+        }
+        print!("{out}");
+    }
+    Ok(0)
+}

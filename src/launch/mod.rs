@@ -16,7 +16,7 @@ use crate::tui::keymap::Keymap;
 use crate::tui::run::Start;
 use bench::bench_command;
 use clap::CommandFactory;
-use debate::{audit_command, resume_command, run_debate, workbench};
+use debate::{audit_command, decide_command, resume_command, run_debate, workbench};
 use model::{ensure_local_model, model_command};
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -48,12 +48,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
         }
         Some(Command::Protocols { json }) => done(commands::protocols(json)),
-        Some(Command::Decide { id, option }) => done(commands::decide(
-            &open_store()?,
-            &id,
-            &option,
-            &format!("{} on the command line", crate::signals::user()),
-        )),
+        Some(Command::Decide { id, option, force }) => decide_command(&id, &option, force),
         Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
         Some(Command::Model { action }) => model_command(action),
         Some(Command::List { json, limit }) => done(commands::list(&open_store()?, json, limit)),

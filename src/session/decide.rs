@@ -1,9 +1,10 @@
 //! After a debate: the person's decision of a contested one, and the follow-up draft.
 
 use super::{DebateSettings, save_outcome, with_receipt};
-use crate::debate::Event;
+use crate::debate::{AskKind, Control, DebateStatus, Event, Stage};
 use crate::decision;
 use crate::protocol::{self};
+use crate::store::{AuditKind, AuditPlace};
 use crate::store::{Store, StoreError};
 use std::path::PathBuf;
 
@@ -70,8 +71,24 @@ pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError
 /// Why a contested result could not be settled.
 #[derive(Debug, thiserror::Error)]
 pub enum DecideError {
-    #[error("{0} has no result yet; only a finished debate can be decided")]
-    NoResult(String),
+    #[error(
+        "{id} has no result yet; only a finished debate, or one paused at its choice, can be decided{hint}"
+    )]
+    NoResult { id: String, hint: String },
+    #[error(
+        "{id} was decided already (option {option} by {by}); `moot decide {id} OPTION --force` decides again, and both decisions stay in the journal"
+    )]
+    AlreadyDecided {
+        id: String,
+        option: String,
+        by: String,
+    },
+    #[error("there is no option {choice:?} in {id}; choose one of {}", options.join(", "))]
+    NoSuchOption {
+        id: String,
+        choice: String,
+        options: Vec<String>,
+    },
     #[error(transparent)]
     Unknown(#[from] protocol::UnknownProtocol),
     #[error(transparent)]
@@ -80,46 +97,86 @@ pub enum DecideError {
     Store(#[from] StoreError),
 }
 
-/// A settled result: its record as it now reads, and where that record was written.
-pub struct Decided {
-    pub markdown: String,
-    pub path: Option<String>,
+/// What `decide` did.
+pub enum Decided {
+    /// A finished debate's result settled: its record as it now reads, and where that record
+    /// was written.
+    Settled {
+        markdown: String,
+        path: Option<String>,
+    },
+    /// A debate paused at its choice: the answer is journaled, and a resume finishes it with
+    /// no question asked again.
+    Answered { round: u32 },
 }
 
-/// Settles what a finished debate left to the person (`moot decide ID OPTION`): the protocol
-/// takes the choice, the answer is journaled with who gave it, and the record is stored and
-/// written again (a new file beside the old one; records are never overwritten).
-pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided, DecideError> {
+/// Settles what a debate left to the person (`moot decide ID OPTION`), the choice journaled
+/// with who gave it. A finished debate's result is decided by its protocol and its record
+/// stored and written again; one paused at its choice gets the answer it waits for. A second
+/// decision needs `force`; every decision stays in the journal (an event and an audit entry
+/// each), while the latest is the answer a re-run replays.
+pub fn decide(
+    store: &Store,
+    id: &str,
+    choice: &str,
+    by: &str,
+    force: bool,
+) -> Result<Decided, DecideError> {
     let debate = store.debate(id)?;
-    let stored = store
-        .synthesis(&debate.id)?
-        .ok_or_else(|| DecideError::NoResult(debate.id.clone()))?;
-    let protocol = protocol::named(&debate.protocol)?;
-    let outcome = protocol.decide(&stored.data, choice, by)?;
-    let control = crate::debate::Control::Choose(choice.trim().to_uppercase());
-    let round = store
+    let choice = choice.trim().to_uppercase();
+    let Some(stored) = store.synthesis(&debate.id)? else {
+        return answer_a_paused_choice(store, &debate, &choice, by);
+    };
+    let earlier = store
         .checkpoints(&debate.id)?
-        .iter()
-        .rfind(|c| c.kind == crate::debate::AskKind::Choice)
-        .map_or(0, |c| c.round);
-    store.record_checkpoint(
+        .into_iter()
+        .rfind(|c| c.kind == AskKind::Choice);
+    let decided_before = earlier.as_ref().and_then(|c| match &c.control {
+        Control::Choose(option) => Some((option.clone(), c.answered_by.clone())),
+        _ => None,
+    });
+    if let (Some((option, by)), false) = (&decided_before, force) {
+        return Err(DecideError::AlreadyDecided {
+            id: debate.id.clone(),
+            option: option.clone(),
+            by: by.clone(),
+        });
+    }
+    let protocol = protocol::named(&debate.protocol)?;
+    let outcome = protocol.decide(&stored.data, &choice, by)?;
+    // Filed where the protocol asks for it (after its last round), so a re-run of the journal
+    // (`moot audit --verify`) replays the choice and reads as the decided record.
+    let round = match &earlier {
+        Some(asked) => asked.round,
+        None => store
+            .turns(&debate.id)?
+            .iter()
+            .map(|t| t.round)
+            .max()
+            .unwrap_or(0),
+    };
+    journal_choice(
+        store,
         &debate.id,
         round,
-        crate::debate::AskKind::Choice,
-        &control,
+        &choice,
         by,
+        decided_before.map(|(o, _)| o),
     )?;
     let outcome = with_receipt(store, &debate.id, &outcome)?;
     let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
     let mut path = stored.path.clone();
-    if let Some(settings) = settings.filter(|s| s.write_decision && stored.path.is_some())
-        && let Ok(written) = decision::write_record(
-            &settings.decisions_dir,
-            &outcome.date,
-            &debate.question,
-            &outcome.markdown,
-        )
-    {
+    if let (Some(settings), Some(earlier_file)) = (
+        settings.filter(|s| s.write_decision),
+        stored.path.as_deref(),
+    ) && let Ok(written) = decision::rewrite_record(
+        std::path::Path::new(earlier_file),
+        &stored.markdown,
+        &settings.decisions_dir,
+        &outcome.date,
+        &debate.question,
+        &outcome.markdown,
+    ) {
         path = Some(written.display().to_string());
     }
     let announced = save_outcome(
@@ -130,8 +187,93 @@ pub fn decide(store: &Store, id: &str, choice: &str, by: &str) -> Result<Decided
         stored.follow_up_path.clone(),
     )?;
     let _ = store.record_event(&debate.id, &announced);
-    Ok(Decided {
+    Ok(Decided::Settled {
         markdown: outcome.markdown,
         path,
     })
+}
+
+/// A debate with no result: answered when it is paused at its choice (and the choice is one
+/// it offered), refused otherwise with what to do instead.
+fn answer_a_paused_choice(
+    store: &Store,
+    debate: &crate::debate::Debate,
+    choice: &str,
+    by: &str,
+) -> Result<Decided, DecideError> {
+    let waiting = match (&debate.status, &debate.stage) {
+        (
+            DebateStatus::Paused,
+            Some(Stage::Asking {
+                kind: AskKind::Choice,
+                round,
+            }),
+        ) => *round,
+        _ => {
+            let hint = if debate.status.is_resumable() {
+                format!("; `moot resume {}` goes on with it", debate.id)
+            } else {
+                String::new()
+            };
+            return Err(DecideError::NoResult {
+                id: debate.id.clone(),
+                hint,
+            });
+        }
+    };
+    let offered: Vec<String> = store
+        .events(&debate.id)?
+        .into_iter()
+        .rev()
+        .find_map(|event| match event {
+            Event::Checkpoint {
+                kind: AskKind::Choice,
+                choices,
+                ..
+            } => Some(choices.into_iter().map(|(id, _)| id).collect()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if !offered.is_empty() && !offered.iter().any(|id| id == choice) {
+        return Err(DecideError::NoSuchOption {
+            id: debate.id.clone(),
+            choice: choice.to_string(),
+            options: offered,
+        });
+    }
+    journal_choice(store, &debate.id, waiting, choice, by, None)?;
+    Ok(Decided::Answered { round: waiting })
+}
+
+/// Journals a decision: the answer a re-run replays, the announcement in the event log, and
+/// an audit entry naming the decision it replaces, so no decision is ever lost.
+fn journal_choice(
+    store: &Store,
+    id: &str,
+    round: u32,
+    option: &str,
+    by: &str,
+    replaces: Option<String>,
+) -> Result<(), StoreError> {
+    let control = Control::Choose(option.to_string());
+    store.record_checkpoint(id, round, AskKind::Choice, &control, by)?;
+    store.record_event(
+        id,
+        &Event::CheckpointAnswered {
+            round,
+            decision: control.answer(),
+            guidance: Some(option.to_string()),
+            kind: AskKind::Choice,
+        },
+    )?;
+    let place = AuditPlace {
+        round,
+        phase: "decide".into(),
+        seat: by.to_string(),
+        attempt: 0,
+        provider: String::new(),
+        model: String::new(),
+    };
+    let body = serde_json::json!({"decided": option, "by": by, "replaces": replaces});
+    store.record_audit(id, AuditKind::Event, &place, &body, true)
 }

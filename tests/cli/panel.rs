@@ -264,10 +264,53 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
     let unknown = home.run(None, &["decide", &id, "Z"]);
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr(&unknown).contains("Z"), "{}", stderr(&unknown));
+    let recorded_in = |output: &std::process::Output| {
+        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+        let path = stdout
+            .lines()
+            .find_map(|line| line.strip_prefix("Recorded in "))
+            .unwrap_or_else(|| panic!("no record path: {stdout}"));
+        std::path::PathBuf::from(path)
+    };
     let decided = home.run(None, &["decide", &id, "b"]);
     assert_eq!(decided.status.code(), Some(0), "{}", stderr(&decided));
+    let record = recorded_in(&decided);
+    let records = |dir: &std::path::Path| std::fs::read_dir(dir).unwrap().count();
+    let folder = record.parent().unwrap().to_path_buf();
+    assert_eq!(
+        records(&folder),
+        1,
+        "the contested record, untouched, is rewritten as decided in place"
+    );
+    assert!(
+        std::fs::read_to_string(&record)
+            .unwrap()
+            .contains("**Chosen:** option B")
+    );
     let result = show_json(&home, &id)["debate_result"].clone();
     assert_eq!(result["chosen"]["option"], "B");
+    // Seed review 000/001 #7: a second decision needs --force; a record the person edited is
+    // never overwritten, the decided one goes beside it.
+    let again = home.run(None, &["decide", &id, "c"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    let mut edited = std::fs::read_to_string(&record).unwrap();
+    edited.push_str("\nReviewed by the team.\n");
+    std::fs::write(&record, &edited).unwrap();
+    let forced = home.run(None, &["decide", &id, "c", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_ne!(recorded_in(&forced), record);
+    assert_eq!(std::fs::read_to_string(&record).unwrap(), edited);
+    assert_eq!(records(&folder), 2);
+    let audit = home.run(None, &["audit", &id, "--verify"]);
+    assert_eq!(
+        audit.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
+    );
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(result["chosen"]["option"], "C");
     assert_eq!(
         result["result_version"], 1,
         "a decided result keeps its version"
@@ -652,4 +695,58 @@ fn run_flags_a_protocol_does_not_read_are_refused_not_dropped() {
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// Seed review 000/001 #8: a panel paused at its choice is decided with `moot decide`, which
+/// journals the answer and finishes the debate without asking a model anything more.
+#[test]
+fn moot_decide_finishes_a_panel_paused_at_its_choice() {
+    let server = StandIn::start_in_background(split_panel());
+    let home = Home::new();
+    // Stdin stays open and silent after the round's answer, as a person who walked away.
+    let mut child = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--checkpoint-timeout",
+            "1",
+            "--no-lessons",
+            "--protocol",
+            "panel",
+            "--option",
+            "A: Local-first sync",
+            "--option",
+            "B: Online only",
+            "--option",
+            "C: Limited offline",
+            PANEL_QUESTION,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"continue\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(output.status.code(), Some(3), "paused: {}", stderr(&output));
+    let id = of_type(&events(&output), "debate_created")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let requests = server.seen().len();
+    let decided = home.run(None, &["decide", &id, "c"]);
+    assert_eq!(decided.status.code(), Some(0), "{}", stderr(&decided));
+    let stdout = String::from_utf8_lossy(&decided.stdout);
+    assert!(
+        stdout.contains("**Chosen:** option C: Limited offline"),
+        "{stdout}"
+    );
+    assert_eq!(server.seen().len(), requests, "nothing asked again");
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(shown["debate_result"]["chosen"]["option"], "C");
 }

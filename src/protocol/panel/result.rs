@@ -215,10 +215,12 @@ impl PanelResult {
     pub fn outcome(&self) -> Outcome {
         Outcome {
             markdown: self.to_markdown(),
-            confidence: if self.consensus {
-                Confidence::High
-            } else {
-                Confidence::RequiresInput
+            // Once the person has chosen, the input it required is given; the judges still
+            // disagreed, so it stands low (seed review 000/001 #14).
+            confidence: match (self.consensus, &self.chosen) {
+                (true, _) => Confidence::High,
+                (false, Some(_)) => Confidence::Low,
+                (false, None) => Confidence::RequiresInput,
             },
             data: serde_json::to_value(self).unwrap_or_default(),
             section: Some("debate_result".into()),
