@@ -661,6 +661,96 @@ async fn an_unreadable_judge_counts_as_no_recommendation_and_a_tie_is_contested(
         result.notes
     );
     assert!(events.iter().any(|e| matches!(e, Event::Standings { round: 2, headline, .. } if headline.starts_with("round 2: no consensus (needs 2/3 of 2 valid)"))));
+    // Every judge's case is in the result, the unreadable one's prose quoted as such.
+    assert_eq!(
+        result.perspectives["effort_favors"],
+        "No readable recommendation - \"I refuse to answer in JSON.\""
+    );
+}
+
+/// Seed review 000/001 #13: a judge whose round-2 reply cannot be read keeps its round-1
+/// recommendation and case, so the contested result has no gap and "Judges disagreed" rests
+/// on three readable recommendations, not one.
+#[tokio::test(start_paused = true)]
+async fn an_unreadable_round_two_reply_keeps_the_judges_earlier_recommendation() {
+    let store = Store::in_memory().unwrap();
+    let garbage = json!("I refuse to answer in JSON.");
+    let mut script = Script::new();
+    script
+        .round1("A", "B", "C")
+        .reply("challenge", "R", 2, garbage.clone())
+        .reply("challenge", "R", 2, garbage.clone())
+        .reply("challenge", "V", 2, challenge(&["Risk", "Effort"], "B", ""))
+        .reply("challenge", "E", 2, garbage.clone())
+        .reply("challenge", "E", 2, garbage);
+    let (_, _, result) = run(&store, &script, false, vec![]).await;
+    assert!(!result.consensus);
+    assert_eq!(result.voters, 3);
+    assert_eq!(result.distribution["A"], ["risk"]);
+    assert_eq!(result.distribution["C"], ["effort"]);
+    for judge in ["risk", "value", "effort"] {
+        let case = &result.perspectives[&format!("{judge}_favors")];
+        assert!(case.starts_with("Option "), "{judge}: {case}");
+    }
+    assert!(
+        result.perspectives["risk_favors"].contains("Risk first."),
+        "the round-1 case stands: {:?}",
+        result.perspectives
+    );
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|n| n == "Risk judge's round-2 reply could not be read; its earlier recommendation (A) stands."),
+        "{:?}",
+        result.notes
+    );
+    assert!(
+        result
+            .user_prompt
+            .unwrap()
+            .starts_with("⚠️ Judges disagreed")
+    );
+}
+
+/// With one readable recommendation there is nobody to disagree with: the prompt says so.
+#[tokio::test(start_paused = true)]
+async fn a_contested_prompt_with_one_readable_recommendation_does_not_say_disagreed() {
+    let store = Store::in_memory().unwrap();
+    let garbage = json!("I refuse to answer in JSON.");
+    let mut script = Script::new();
+    script.reply("recommendation", "R", 1, recommend("A", "Risk first."));
+    for seat in ["V", "E"] {
+        for round in [1, 2] {
+            let phase = if round == 1 {
+                "recommendation"
+            } else {
+                "challenge"
+            };
+            script.reply(phase, seat, round, garbage.clone()).reply(
+                phase,
+                seat,
+                round,
+                garbage.clone(),
+            );
+        }
+    }
+    script.reply(
+        "challenge",
+        "R",
+        2,
+        challenge(&["Value", "Effort"], "A", ""),
+    );
+    let (_, _, result) = run(&store, &script, false, vec![]).await;
+    assert!(!result.consensus);
+    assert_eq!(result.voters, 1);
+    let prompt = result.user_prompt.unwrap();
+    assert!(
+        prompt.starts_with("⚠️ Only one judge's recommendation could be read"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("disagreed"), "{prompt}");
+    assert_eq!(result.perspectives.len(), 3, "{:?}", result.perspectives);
 }
 
 #[tokio::test(start_paused = true)]

@@ -424,6 +424,15 @@ pub(super) fn build_result(
     let consensus = check.consensus.is_some();
     for judge in seated.iter().filter(|s| roster.is_active(&s.seat.id)) {
         let Some(option) = &judge.recommended else {
+            if !consensus {
+                perspectives.insert(
+                    format!("{}_favors", judge.key),
+                    format!(
+                        "No readable recommendation - \"{}\"",
+                        judge.reasoning.trim()
+                    ),
+                );
+            }
             continue;
         };
         let changed = change_log
@@ -450,7 +459,13 @@ pub(super) fn build_result(
         }
     }
     let user_prompt = (!consensus).then(|| {
-        let mut prompt = String::from("⚠️ Judges disagreed on this question. Review perspectives above.\n\nWhich option would you like to proceed with?\n");
+        // "Judges disagreed" needs two judges to disagree; with fewer readable, say so.
+        let mut prompt = match check.voters {
+            0 => "⚠️ No judge's recommendation could be read on this question. Review perspectives above.".to_string(),
+            1 => "⚠️ Only one judge's recommendation could be read on this question, and a panel needs two to agree. Review perspectives above.".to_string(),
+            _ => "⚠️ Judges disagreed on this question. Review perspectives above.".to_string(),
+        };
+        prompt.push_str("\n\nWhich option would you like to proceed with?\n");
         for option in options {
             let _ = writeln!(
                 prompt,

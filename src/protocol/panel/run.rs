@@ -627,16 +627,24 @@ fn absorb(
                 &mut Vec::new(),
             );
         }
-        TurnStatus::Fallback => {
-            // Unparseable after one clarification: no recommendation this round.
-            judge.recommended = None;
-            judge.ranking.clear();
-            judge.reasoning = turn.content.clone();
-            notes.push(format!(
-                "{} judge's round-{round} reply could not be read; it counts as no recommendation.",
+        // Unparseable after one clarification. A judge that recommended before keeps that
+        // recommendation and its case (an unreadable reply changes nobody's mind), so the
+        // result has every judge's case (seed review 000/001 #13); one that never did counts
+        // as no recommendation, its prose quoted as its case.
+        TurnStatus::Fallback => match &judge.recommended {
+            Some(earlier) => notes.push(format!(
+                "{} judge's round-{round} reply could not be read; its earlier recommendation ({earlier}) stands.",
                 judge.judge.name
-            ));
-        }
+            )),
+            None => {
+                judge.ranking.clear();
+                judge.reasoning = turn.content.clone();
+                notes.push(format!(
+                    "{} judge's round-{round} reply could not be read; it counts as no recommendation.",
+                    judge.judge.name
+                ));
+            }
+        },
         // A reply cut at its byte cap counts for what was read of it (nothing, unless a repair
         // made it whole).
         TurnStatus::Ok | TurnStatus::Truncated => take_reply(judge, turn, round, changes),
