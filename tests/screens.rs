@@ -864,6 +864,28 @@ fn a_contested_draft_awaits_a_choice_not_an_approval() {
     assert!(!screen.contains("awaiting approval"), "{screen}");
 }
 
+/// Seed review 000/001 #11: the moderator's opening of a round shows in its strip until that
+/// round's summary replaces it, and an overrule note no longer pushes the summary out.
+#[test]
+fn the_strip_shows_the_rounds_opening_then_its_summary() {
+    let mut events = round_one();
+    events.retain(|e| !matches!(e, Event::Checkpoint { .. }));
+    events.push(completed(
+        2,
+        Phase::Pose,
+        "moderator",
+        "A, answer B's point on lock contention under write bursts.",
+        vec![],
+    ));
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains(" round 2: A, answer B's point on lock contention"),
+        "{screen}"
+    );
+    assert!(!screen.contains("The seats still disagree"), "{screen}");
+}
+
 /// Seed review 000/001 #1: with no usable options proposed, the options question asks for
 /// them typed and offers no way to go on without them; with a proposal, it offers to use it.
 #[test]

@@ -131,6 +131,9 @@ pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), F
             if let Some(path) = &synthesis.path {
                 out.push_str(&format!("\nDecision record: {path}\n"));
             }
+            if let Some(path) = &synthesis.follow_up_path {
+                out.push_str(&format!("Follow-up issue draft: {path}\n"));
+            }
         }
         None => out.push_str("No synthesis yet. The transcript: moot show ID --markdown\n"),
     }

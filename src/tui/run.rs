@@ -718,9 +718,30 @@ fn load_preview(store: &Store, history: &mut History) {
     {
         return;
     }
-    let text = match store.synthesis(&id) {
-        Ok(Some(synthesis)) => crate::sanitize::clean(&synthesis.markdown),
-        _ => match store.debate(&id) {
+    let text = preview_text(store, &id);
+    history.preview = Some((id, text));
+}
+
+/// What the history's preview shows of debate `id`: its record with where its files went, or
+/// where it stands.
+fn preview_text(store: &Store, id: &str) -> String {
+    match store.synthesis(id) {
+        // Where its files went first: the preview shows the top of a long record only
+        // (seed review 000/001 #11: the follow-up draft was nowhere to be seen).
+        Ok(Some(synthesis)) => {
+            let mut text = String::new();
+            for (what, path) in [
+                ("Decision record", &synthesis.path),
+                ("Follow-up issue draft", &synthesis.follow_up_path),
+            ] {
+                if let Some(path) = path {
+                    text.push_str(&format!("*{what}:* `{}`\n\n", crate::sanitize::clean(path)));
+                }
+            }
+            text.push_str(&crate::sanitize::clean(&synthesis.markdown));
+            text
+        }
+        _ => match store.debate(id) {
             Ok(debate) => {
                 let seats: Vec<String> = debate
                     .seats
@@ -749,8 +770,7 @@ fn load_preview(store: &Store, history: &mut History) {
             }
             Err(e) => e.to_string(),
         },
-    };
-    history.preview = Some((id, text));
+    }
 }
 
 /// The history screen until the user picks something to do.
@@ -803,6 +823,31 @@ async fn history_screen(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seed review 000/001 #11: the preview names the record and the follow-up draft first,
+    /// since it shows only the top of a long record.
+    #[test]
+    fn the_preview_names_the_record_and_the_follow_up_draft_first() {
+        let store = Store::in_memory().unwrap();
+        let debate = crate::store::running_debate("DEB-preview1");
+        store.create_debate(&debate).unwrap();
+        let synthesis = crate::store::StoredSynthesis {
+            markdown: "# Decision\n\nUse PostgreSQL.".into(),
+            data: serde_json::Value::Null,
+            confidence: crate::debate::Confidence::High,
+            path: Some("docs/decisions/2026-11-25-cache.md".into()),
+            follow_up_path: Some("docs/decisions/2026-11-25-cache-issue.md".into()),
+            section: None,
+        };
+        store.save_synthesis(&debate.id, &synthesis).unwrap();
+        let text = preview_text(&store, &debate.id);
+        assert!(
+            text.starts_with(
+                "*Decision record:* `docs/decisions/2026-11-25-cache.md`\n\n*Follow-up issue draft:* `docs/decisions/2026-11-25-cache-issue.md`\n\n# Decision"
+            ),
+            "{text}"
+        );
+    }
 
     /// A cited file reaches the pager only as a private copy of a real file under the
     /// debate's directory: a symlink on the way, `..` or an absolute path is refused.

@@ -63,6 +63,9 @@ pub struct ModeratorStrip {
     pub headline: Option<String>,
     pub convergence: Option<Convergence>,
     pub summary: String,
+    /// The moderator's opening of the latest round it opened (round, words): shown until
+    /// that round's own summary lands (seed review 000/001 #11).
+    pub pose: Option<(u32, String)>,
 }
 
 /// A question the debate waits on the person for.
@@ -382,6 +385,7 @@ impl DebateView {
                     round: *round,
                     convergence: Some(convergence.clone()),
                     summary: summary.to_string(),
+                    pose: self.strip.pose.take(),
                 };
             }
             _ => return false,
@@ -457,6 +461,9 @@ impl DebateView {
                     data: None,
                     note: note.as_deref().map(str::to_string),
                 });
+                if *phase == Phase::Pose && seat == MODERATOR && !content.trim().is_empty() {
+                    self.strip.pose = Some((*round, content.to_string()));
+                }
                 if phase.is_debater() {
                     self.derive();
                 }

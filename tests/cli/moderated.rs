@@ -681,6 +681,12 @@ fn api_keys_never_reach_the_journal_events_or_exports() {
             && draft.contains("## Decision")
             && draft.contains("- [ ] Benchmark the cache path")
     );
+    // `moot show` says where it is (seed review 000/001 #11).
+    let shown = String::from_utf8_lossy(&home.run(None, &["show", &id]).stdout).to_string();
+    assert!(
+        shown.contains("Follow-up issue draft: ") && shown.contains("-issue.md"),
+        "{shown}"
+    );
 }
 
 /// A server that answers 401 repeating the key it was sent: the key is redacted from every

@@ -136,6 +136,25 @@ fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches,
     }
 }
 
+/// `text` wrapped to `width`, at most `lines` of it, the last cut with "…" when more remains.
+fn fit(text: &str, width: usize, lines: usize) -> Vec<String> {
+    if text.trim().is_empty() || lines == 0 {
+        return Vec::new();
+    }
+    let mut wrapped = wrap(text, width);
+    if wrapped.len() > lines {
+        wrapped.truncate(lines);
+        if let Some(last) = wrapped.last_mut() {
+            let keep = width.saturating_sub(1);
+            if last.chars().count() > keep {
+                *last = last.chars().take(keep).collect();
+            }
+            last.push('…');
+        }
+    }
+    wrapped
+}
+
 fn strip_height(area: Rect) -> u16 {
     if area.height >= 30 {
         4
@@ -372,31 +391,52 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     let mut lines = vec![Line::from(spans)];
+    let width = area.width.saturating_sub(2) as usize;
+    // Below the first line: the moderator's newest word, then an overrule note, each given
+    // lines of its own so neither pushes the other out (seed review 000/001 #11).
+    let room = area.height.saturating_sub(2) as usize;
     let overruled = view
         .strip
         .convergence
         .as_ref()
         .and_then(|c| c.overruled.as_deref())
-        .filter(|_| view.strip.round == view.round);
-    if let Some(reason) = overruled {
-        lines.extend(
-            wrap(
-                &format!("moot: {reason}."),
-                area.width.saturating_sub(2) as usize,
-            )
+        .filter(|_| view.strip.round == view.round)
+        .map(|reason| format!("moot: {reason}."));
+    let note_lines = usize::from(overruled.is_some() && room >= 2);
+    if overruled.is_some() && note_lines == 0 {
+        // No line to spare: the first says it in a word, the notices in full.
+        if let Some(first) = lines.first_mut() {
+            first.push_span(Span::styled("overruled ", theme.warning));
+        }
+    }
+    let (said, style) = match (&view.error, &view.strip.pose) {
+        (Some(error), _) => (error.clone(), theme.error),
+        // A round the moderator has opened but not yet summed up: its opening is the news.
+        (None, Some((round, pose))) if *round > view.strip.round => {
+            let pose = pose.trim();
+            let named = pose.to_lowercase().starts_with(&format!("round {round}"));
+            let said = if named {
+                pose.to_string()
+            } else {
+                format!("round {round}: {pose}")
+            };
+            (said, theme.text)
+        }
+        (None, _) => (view.strip.summary.clone(), theme.text),
+    };
+    let said_lines = room - note_lines;
+    lines.extend(
+        fit(&said, width, said_lines)
             .into_iter()
-            .map(|l| Line::styled(format!(" {l}"), theme.warning)),
+            .map(|l| Line::styled(format!(" {l}"), style)),
+    );
+    if let Some(note) = overruled.filter(|_| note_lines > 0) {
+        lines.extend(
+            fit(&note, width, note_lines)
+                .into_iter()
+                .map(|l| Line::styled(format!(" {l}"), theme.warning)),
         );
     }
-    let text = match (&view.error, view.strip.summary.is_empty()) {
-        (Some(error), _) => vec![Line::styled(error.clone(), theme.error)],
-        (None, false) => wrap(&view.strip.summary, area.width.saturating_sub(2) as usize)
-            .into_iter()
-            .map(|l| Line::styled(format!(" {l}"), theme.text))
-            .collect(),
-        (None, true) => Vec::new(),
-    };
-    lines.extend(text);
     let block = Block::default()
         .borders(Borders::TOP)
         .border_set(theme.border_set())
