@@ -864,6 +864,38 @@ fn a_contested_draft_awaits_a_choice_not_an_approval() {
     assert!(!screen.contains("awaiting approval"), "{screen}");
 }
 
+/// Seed review 000/001 #10: before its first event a panel's screen is the panel's own (the
+/// workbench knows what it started), and at its options step the header and strip say so.
+#[test]
+fn a_panel_opens_as_a_panel_and_its_options_step_says_what_it_is() {
+    let presentation = moot::protocol::named("panel").unwrap().presentation();
+    let mut app = App::new(false);
+    app.view.expecting(
+        "How much offline support should v1 have?",
+        "panel",
+        presentation,
+    );
+    app.started = None;
+    let screen = render(&mut app, 120, 40);
+    assert!(screen.contains("framing the options"), "{screen}");
+    assert!(screen.contains("· panel · starting"), "{screen}");
+    assert!(!screen.contains("Commitments"), "{screen}");
+
+    let mut events = panel_round_two();
+    events.truncate(1);
+    events.push(Event::TurnStarted {
+        round: 0,
+        phase: Phase::Options,
+        seat: "moderator".into(),
+    });
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 120, 40);
+    assert!(screen.contains("proposing the options"), "{screen}");
+    assert!(!screen.contains("analysing"), "{screen}");
+    assert!(screen.contains("options "), "{screen}");
+    assert!(!screen.contains("of round 0"), "{screen}");
+}
+
 /// Seed review 000/001 #11: the moderator's opening of a round shows in its strip until that
 /// round's summary replaces it, and an overrule note no longer pushes the summary out.
 #[test]

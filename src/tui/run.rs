@@ -347,6 +347,14 @@ impl Run {
             }
         }
     }
+
+    /// The question and protocol it will run, as far as they are known before it starts.
+    fn expected(&self, store: &Store) -> Option<(String, String)> {
+        match self {
+            Run::New { question, settings } => Some((question.clone(), settings.protocol.clone())),
+            Run::Resume { id, .. } => store.debate(id).ok().map(|d| (d.question, d.protocol)),
+        }
+    }
 }
 
 /// Everything the workbench is set up with, from config and the command line.
@@ -556,6 +564,11 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
         let _ = stop_rx.await;
     });
     let mut app = App::with_keymap(false, keymap.clone());
+    if let Some((question, protocol)) = run.expected(store)
+        && let Some(presentation) = session::presentation_of(&protocol)
+    {
+        app.view.expecting(&question, &protocol, presentation);
+    }
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
     let mut session = std::pin::pin!(run.session(

@@ -183,6 +183,15 @@ impl DebateView {
             || self.fold_outcome(&event);
     }
 
+    /// What is known before the first event arrives (the question, the protocol and how it is
+    /// shown), so the first frame is the protocol's own layout, not the default one while the
+    /// session sets up (seed review 000/001 #10).
+    pub fn expecting(&mut self, question: &str, protocol: &str, presentation: Presentation) {
+        self.question = sanitize::clean(question);
+        self.protocol = protocol.to_string();
+        self.presentation = presentation;
+    }
+
     /// The debate itself: created, started, where it stands, how it ended, what it says aside. False when the event is not of this concern.
     fn fold_debate(&mut self, event: &Event) -> bool {
         match event {

@@ -184,6 +184,17 @@ fn estimated_cost(model: &str, tokens_in: u64, tokens_out: u64) -> Option<f64> {
     Some((tokens_in as f64 * input + tokens_out as f64 * output) / 1_000_000.0)
 }
 
+/// What a debate is doing before its rounds are known: starting, analysing the question, or
+/// proposing a panel's options.
+fn before_rounds(view: &crate::tui::state::DebateView) -> &'static str {
+    match view.moderator.speaking.map(|(_, phase)| phase) {
+        Some(crate::debate::Phase::Options) => "proposing the options",
+        Some(_) => "analysing",
+        None if view.id.is_empty() => "starting",
+        None => "analysing",
+    }
+}
+
 fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let view = &app.view;
     let status_style = match view.status {
@@ -197,10 +208,14 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             view.presentation.round_name, view.round, view.max_rounds
         )
     } else {
-        "analysing".to_string()
+        before_rounds(view).to_string()
     };
-    if let Some(stage) = &view.stage {
-        round = format!("{stage} · {round}");
+    match &view.stage {
+        // Before the rounds are known the stage says it all (seed review 000/001 #10: a panel
+        // at its options read "analysing").
+        Some(stage) if view.max_rounds == 0 => round = stage.to_string(),
+        Some(stage) => round = format!("{stage} · {round}"),
+        None => {}
     }
     let mut tokens = format!(
         "{}{} tok in · {} out",
@@ -347,9 +362,16 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let view = &app.view;
     let mut spans = vec![Span::styled(" moderator ", theme.accent)];
     if let Some((round, phase)) = view.moderator.speaking {
+        // Round 0 is before the rounds (the options, the analysis, the reflection): no
+        // "of round 0".
+        let of_round = if round == 0 {
+            String::new()
+        } else {
+            format!(" of round {round}")
+        };
         spans.push(Span::styled(
             format!(
-                "{} {} of round {round} ",
+                "{} {}{of_round} ",
                 theme.spinner(app.spinner),
                 phase.as_str()
             ),
