@@ -894,6 +894,18 @@ fn a_panel_opens_as_a_panel_and_its_options_step_says_what_it_is() {
     assert!(!screen.contains("analysing"), "{screen}");
     assert!(screen.contains("options "), "{screen}");
     assert!(!screen.contains("of round 0"), "{screen}");
+    app.on_event(&Event::Checkpoint {
+        round: 0,
+        timeout_seconds: 1800,
+        kind: AskKind::Options,
+        detail: Some("The moderator proposes these options: …".into()),
+        choices: vec![("A".into(), "One".into()), ("B".into(), "Two".into())],
+    });
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("· panel · the options to settle"),
+        "{screen}"
+    );
 }
 
 /// Seed review 000/001 #11: the moderator's opening of a round shows in its strip until that

@@ -187,6 +187,13 @@ fn estimated_cost(model: &str, tokens_in: u64, tokens_out: u64) -> Option<f64> {
 /// What a debate is doing before its rounds are known: starting, analysing the question, or
 /// proposing a panel's options.
 fn before_rounds(view: &crate::tui::state::DebateView) -> &'static str {
+    if view
+        .checkpoint
+        .as_ref()
+        .is_some_and(|ask| ask.kind == AskKind::Options)
+    {
+        return "the options to settle";
+    }
     match view.moderator.speaking.map(|(_, phase)| phase) {
         Some(crate::debate::Phase::Options) => "proposing the options",
         Some(_) => "analysing",
