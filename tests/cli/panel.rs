@@ -479,6 +479,15 @@ fn bad_panel_input_is_a_usage_error_with_exit_2() {
         message.contains("config.toml:1:") && message.contains("panle"),
         "{message}"
     );
+    // A single option from the config is located in it (seed review 000/001 #14).
+    home.write_config(
+        "[panel]\nmax_rounds = 2\n\n[[panel.options]]\nid = \"A\"\nlabel = \"One\"\n",
+    );
+    let message = panel(&[]);
+    assert!(
+        message.contains("config.toml:4:1: [panel] only one option (A)"),
+        "{message}"
+    );
     // An unknown protocol named in the config is located there (seed review 000/001 #14).
     home.write_config("provider = \"openai\"\nprotocol = \"panell\"\n");
     let message = refused(&home, &server, "moderated", &[], QUESTION);

@@ -337,22 +337,26 @@ fn options(
     for text in input.flags.get("option").into_iter().flatten() {
         options.push(parse_option(text)?);
     }
-    if options.is_empty() {
+    let from_config = options.is_empty();
+    if from_config {
         options = config.options.clone();
         for option in &mut options {
             option.id = option.id.trim().to_uppercase();
         }
-        check_options(&options).map_err(|m| input.located("panel", "[[panel.options]]", m))?;
-    } else {
-        check_options(&options)?;
     }
-    if options.len() == 1 {
-        return Err(format!(
+    let checked = check_options(&options).and_then(|()| match options.len() {
+        1 => Err(format!(
             "only one option ({}) given; a panel needs at least two to judge",
             options[0].id
-        ));
+        )),
+        _ => Ok(()),
+    });
+    match checked {
+        // Options from the config file are located there (seed review 000/001 #14).
+        Err(problem) if from_config => Err(input.located("panel", "[[panel.options]]", problem)),
+        Err(problem) => Err(problem),
+        Ok(()) => Ok(options),
     }
-    Ok(options)
 }
 
 /// The judges of `[[panel.judges]]` (2–7, each named once, with a stance), each on its own
