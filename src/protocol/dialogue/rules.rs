@@ -795,6 +795,49 @@ pub(crate) mod tests {
         assert!(State::from_turns(&turns).open_whys().is_empty());
     }
 
+    /// Seed review 002/003 #1: retracting a since-argument names the argument withdrawn, its
+    /// reasons included, never its bare conclusion (which read as retracting the thesis).
+    #[test]
+    fn retracting_an_argument_names_the_argument_not_its_conclusion() {
+        let mut turns = opening();
+        turns.push(turn(
+            "PRO",
+            1,
+            Phase::Argument,
+            since(
+                "P2",
+                "Adopt tower",
+                &["less code", "it is maintained"],
+                &["P1"],
+            ),
+        ));
+        let state = State::from_turns(&turns);
+        let checked = check_reply(
+            &reply(json!([{"act": "retract", "target": "P2"}])),
+            &state,
+            Side::Pro,
+            Stage::Argument,
+            2,
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            checked.moves[0].text,
+            "Adopt tower since less code; it is maintained"
+        );
+        assert_eq!(checked.moves[0].answers, vec!["P2"]);
+        let plain = check_reply(
+            &reply(json!([{"act": "retract", "target": "P2.1"}])),
+            &state,
+            Side::Pro,
+            Stage::Argument,
+            2,
+            false,
+        )
+        .unwrap();
+        assert_eq!(plain.moves[0].text, "less code");
+    }
+
     #[test]
     fn an_illegal_move_is_refused_strictly_then_recorded_leniently() {
         let mut turns = opening();
