@@ -1082,3 +1082,33 @@ async fn a_continue_on_an_unusable_proposal_is_asked_again_on_resume() {
         Some("A")
     );
 }
+
+/// A result an older moot wrote is verified against today's reading of its journal: where the
+/// new result version reads differently, `audit --verify` names it without calling it a
+/// divergence; a difference under the same version is one.
+#[tokio::test(start_paused = true)]
+async fn verify_names_a_difference_of_result_version_without_failing_on_it() {
+    let store = Store::in_memory().unwrap();
+    let (finish, _, _) = run(&store, &contested(), false, vec![]).await;
+    let mut stored = store.synthesis(&finish.id).unwrap().unwrap();
+    stored.markdown = stored
+        .markdown
+        .replace("**Outcome:**", "**Outcome (older wording):**");
+    stored.data["result_version"] = json!(1);
+    store.save_synthesis(&finish.id, &stored).unwrap();
+    let text = moot::audit::verify(&store, &finish.id)
+        .await
+        .unwrap()
+        .to_text();
+    assert!(
+        text.contains("ok   outcome   recorded by result version 1; this moot writes version 2"),
+        "{text}"
+    );
+    stored.data["result_version"] = json!(2);
+    store.save_synthesis(&finish.id, &stored).unwrap();
+    let text = moot::audit::verify(&store, &finish.id)
+        .await
+        .unwrap()
+        .to_text();
+    assert!(text.contains("FAIL outcome   the record differs"), "{text}");
+}

@@ -48,6 +48,9 @@ impl super::TypedProtocol for Dialogue {
     type Settings = DialogueSettings;
     type Result = result::DialogueResult;
 
+    /// 2: the record's winner heading names the computed winner, with its rule (issue 24).
+    const RESULT_VERSION: u32 = 2;
+
     fn name(&self) -> &'static str {
         "dialogue"
     }

@@ -258,13 +258,25 @@ impl DialogueResult {
     /// The moderator's reading beside the computed verdict (or that it gave none).
     fn moderator_section(&self, out: &mut String) {
         let c = &self.computed;
+        // The heading names the record's winner, the computed one, whatever the moderator
+        // read (seed review 002/003 #3); the rule that decided it follows.
+        let _ = writeln!(
+            out,
+            "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n\n{}",
+            c.winner,
+            c.pro.score,
+            c.opp.score,
+            winner_rule(c)
+        );
         match &self.moderator {
             Some(m) => {
-                let _ = writeln!(
-                    out,
-                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n",
-                    m.winner, c.pro.score, c.opp.score
-                );
+                if m.winner != c.winner {
+                    let _ = writeln!(
+                        out,
+                        "The moderator named {}; its reading follows, and the computed verdict is the record's.\n",
+                        m.winner
+                    );
+                }
                 let _ = writeln!(out, "### Rationale\n\n{}\n", m.rationale);
                 let _ = writeln!(out, "### Strongest Surviving Arguments\n");
                 if m.strongest.is_empty() {
@@ -292,8 +304,7 @@ impl DialogueResult {
             None => {
                 let _ = writeln!(
                     out,
-                    "\n### Winner: **{}** (Score: PRO {:.2} vs OPP {:.2})\n\nThe moderator gave no usable verdict; the computed one stands.",
-                    c.winner, c.pro.score, c.opp.score
+                    "The moderator gave no usable verdict; the computed one stands."
                 );
             }
         }
@@ -393,4 +404,94 @@ fn or_none(items: &[String], separator: &str) -> String {
 /// shown, as for every protocol's outcome).
 fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The rule that decided the computed winner, in a sentence; when the side scores and the
+/// surviving arguments point different ways, it says why the scores decide.
+fn winner_rule(c: &Computed) -> String {
+    match c.decided_by.as_str() {
+        "concession" => {
+            "Rule: a side that concedes the other's thesis loses, whatever the scores.\n".into()
+        }
+        "retraction" => {
+            "Rule: a side that withdraws its own thesis loses, whatever the scores.\n".into()
+        }
+        _ => {
+            let mut rule = String::from(
+                "Rule: the side whose thesis stands stronger after every attack and support (its \
+                 gradual score) wins.",
+            );
+            let surviving = |side: &str| c.survived.iter().filter(|a| a.side == side).count();
+            let loser = if c.winner == "PRO" { "OPP" } else { "PRO" };
+            let (won, lost) = (surviving(&c.winner), surviving(loser));
+            if lost > won {
+                let _ = write!(
+                    rule,
+                    " {loser} has more surviving arguments ({lost} to {won}), but an argument \
+                     counts through what it does to a thesis, not by number."
+                );
+            }
+            rule.push('\n');
+            rule
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::dialogue::rules::tests::{mv, turn};
+
+    /// Seed review 002/003 #3: the winner's rule is said, and explained when the surviving
+    /// arguments favour the side that lost on the scores.
+    #[test]
+    fn the_winner_rule_explains_scores_against_surviving_arguments() {
+        let turns = vec![
+            turn(
+                "PRO",
+                0,
+                Phase::Opening,
+                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
+            ),
+            turn(
+                "OPP",
+                0,
+                Phase::Opening,
+                vec![mv(
+                    "O1",
+                    Act::Claim,
+                    "keep the loop",
+                    &["P1"],
+                    Some(Relation::Rebut),
+                )],
+            ),
+        ];
+        let mut computed = compute(&["PRO".into(), "OPP".into()], &turns, 0);
+        let argument = |id: &str, side: &str| ScoredArgument {
+            id: id.into(),
+            side: side.into(),
+            text: String::new(),
+            score: 0.6,
+        };
+        computed.winner = "PRO".into();
+        computed.decided_by = "scores".into();
+        computed.survived = vec![
+            argument("P2", "PRO"),
+            argument("O2", "OPP"),
+            argument("O3", "OPP"),
+        ];
+        let rule = winner_rule(&computed);
+        assert!(
+            rule.starts_with("Rule: the side whose thesis stands stronger"),
+            "{rule}"
+        );
+        assert!(
+            rule.contains("OPP has more surviving arguments (2 to 1), but an argument counts through what it does to a thesis"),
+            "{rule}"
+        );
+        computed.survived.truncate(1);
+        assert!(!winner_rule(&computed).contains("more surviving"));
+        computed.decided_by = "concession".into();
+        assert!(winner_rule(&computed).contains("concedes the other's thesis loses"));
+    }
 }

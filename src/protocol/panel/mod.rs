@@ -52,6 +52,10 @@ impl super::TypedProtocol for Panel {
     type Settings = PanelSettings;
     type Result = PanelResult;
 
+    /// 2: a chosen contested result reads Low; a judge's unreadable later reply keeps its
+    /// earlier recommendation; every judge's case is listed (issue 24).
+    const RESULT_VERSION: u32 = 2;
+
     fn name(&self) -> &'static str {
         "panel"
     }
