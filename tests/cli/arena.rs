@@ -121,8 +121,9 @@ fn a_hand_written_arena_directory_imports_and_bad_ones_are_named() {
     let dir = home.path().join("DEB-hand0001");
     std::fs::create_dir_all(dir.join("personas")).unwrap();
     std::fs::create_dir_all(dir.join("transcript")).unwrap();
-    std::fs::write(dir.join("manifest.json"), r#"{"debate_id": "DEB-hand0001", "topic": "Adopt a 4-day work week", "participants": [], "protocol": "arena-v1", "status": "closed", "created_utc": "2026-11-01T10:00:00Z", "updated_utc": "2026-11-01T11:00:00Z", "owner": "ops team"}"#).unwrap();
-    std::fs::write(dir.join("personas/skeptic_persona.json"), r#"{"agent_id": "skeptic", "debate_id": "DEB-hand0001", "role_name": "Skeptic", "stance_summary": "Doubt it", "instructions": "Ask for data", "background_context": ""}"#).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"debate_id": "DEB-hand0001", "topic": "Adopt a 4-day work week", "proposal_ref": "PROP-7", "participants": [], "protocol": "arena-v1", "status": "closed", "created_utc": "2026-11-01T10:00:00Z", "updated_utc": "2026-11-01T11:00:00Z", "moderator_id": "ModeratorAgent", "scoring_info": {"scale": "1-10", "rubric": ["evidence"]}, "owner": "ops team"}"#).unwrap();
+    std::fs::write(dir.join("personas/skeptic_persona.json"), r#"{"agent_id": "skeptic", "debate_id": "DEB-hand0001", "role_name": "Skeptic", "stance_summary": "Doubt it", "instructions": "Ask for data", "background_context": "Dream.OS", "favourite_colour": "teal"}"#).unwrap();
+    std::fs::write(dir.join("scores.json"), r#"{"debate_id": "DEB-hand0001", "scoring_info": {"scale": "1-10", "rubric": ["evidence"]}, "scores": [{"turn_number": 2, "agent_id": "proponent", "score": 0.7, "reason": "a pilot"}]}"#).unwrap();
     std::fs::write(dir.join("transcript/turn_1_skeptic_20261101T100500Z.json"), r#"{"turn_number": 1, "agent_id": "skeptic", "timestamp_utc": "2026-11-01T10:05:00Z", "argument_text": "Where is the productivity data?", "references": ["data: none yet"], "metadata": {"tone": "dry"}}"#).unwrap();
     std::fs::write(dir.join("transcript/turn_2_proponent_20261101T101000Z.json"), r#"{"turn_number": 2, "agent_id": "proponent", "timestamp_utc": "2026-11-01T10:10:00Z", "argument_text": "The 2022 pilot.", "references": ["turn:1"]}"#).unwrap();
     std::fs::write(dir.join("summary.md"), "# Summary\n\nData first.\n").unwrap();
@@ -138,6 +139,48 @@ fn a_hand_written_arena_directory_imports_and_bad_ones_are_named() {
     );
     assert_eq!(shown["turns"][1]["content"], "The 2022 pilot.");
     assert_eq!(shown["turns"][0]["data"]["metadata"]["tone"], "dry");
+
+    // Exported again, it reads as it came (seed review 002/003 #5: "unknown fields kept").
+    let out = home.path().join("again");
+    let export = home.run(
+        None,
+        &[
+            "export",
+            "DEB-hand0001",
+            "--format",
+            "arena",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    let json = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("DEB-hand0001").join(path)).unwrap())
+            .unwrap()
+    };
+    let original = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(path)).unwrap()).unwrap()
+    };
+    assert_eq!(json("manifest.json"), original("manifest.json"));
+    assert_eq!(
+        json("personas/skeptic_persona.json"),
+        original("personas/skeptic_persona.json")
+    );
+    assert_eq!(json("scores.json"), original("scores.json"));
+    let turns: Vec<String> = std::fs::read_dir(out.join("DEB-hand0001/transcript"))
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    let first = turns
+        .iter()
+        .find(|t| t.contains("turn_1_skeptic"))
+        .expect("turn 1");
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first).unwrap()).unwrap();
+    assert_eq!(
+        first,
+        original("transcript/turn_1_skeptic_20261101T100500Z.json")
+    );
 
     // Broken directories: a clear error naming the file, nothing journaled.
     let broken = home.path().join("DEB-broken01");

@@ -20,6 +20,9 @@ type Placed<'a> = Vec<(usize, &'a Turn)>;
 pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
     use crate::arena::{self, ArenaDebate, ArenaStatus, Manifest, Participant, Persona};
     use serde_json::{Map, Value, json};
+    if let Some(kept) = as_imported(document) {
+        return kept;
+    }
     let debate = &document.debate;
     let own = document.outcome.get("arena_result");
     let mut used: Vec<String> = Vec::new();
@@ -203,6 +206,79 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
     }
 }
 
+/// What `import` kept of a hand-written directory, read back.
+#[derive(serde::Deserialize)]
+struct Kept {
+    manifest: crate::arena::Manifest,
+    personas: Vec<crate::arena::Persona>,
+    scores: Option<crate::arena::Scores>,
+    protocol_md: String,
+    agents: Vec<KeptAgent>,
+}
+
+#[derive(serde::Deserialize)]
+struct KeptAgent {
+    agent_id: String,
+    seat: String,
+}
+
+/// A hand-written directory that was imported, written back as it came: its manifest,
+/// personas, scores and protocol page as read, each turn with its own number, agent,
+/// timestamp, references, metadata and unknown fields; the summary as the journal holds it.
+fn as_imported(document: &DebateDocument) -> Option<crate::arena::ArenaDebate> {
+    use serde_json::{Map, Value};
+    let kept: Kept = serde_json::from_value(document.debate.config.get("arena")?.clone()).ok()?;
+    let agent_of = |seat: &str| {
+        kept.agents
+            .iter()
+            .find(|a| a.seat == seat)
+            .map_or_else(|| seat.to_string(), |a| a.agent_id.clone())
+    };
+    let turns = document
+        .turns
+        .iter()
+        .filter(|t| t.seat != MODERATOR)
+        .enumerate()
+        .map(|(index, turn)| {
+            let data = turn.data.clone().unwrap_or(Value::Null);
+            let object = |key: &str| match data.get(key) {
+                Some(Value::Object(map)) => map.clone(),
+                _ => Map::new(),
+            };
+            crate::arena::Argument {
+                turn_number: data
+                    .get("turn_number")
+                    .and_then(Value::as_u64)
+                    .map_or(index as u32 + 1, |n| n as u32),
+                agent_id: agent_of(&turn.seat),
+                timestamp_utc: data
+                    .get("timestamp_utc")
+                    .and_then(Value::as_str)
+                    .unwrap_or(&document.debate.created_at)
+                    .to_string(),
+                argument_text: sanitize::clean(&turn.content),
+                references: data
+                    .get("references")
+                    .and_then(|r| serde_json::from_value(r.clone()).ok())
+                    .unwrap_or_default(),
+                metadata: object("metadata"),
+                extra: object("extra"),
+            }
+        })
+        .collect();
+    Some(crate::arena::ArenaDebate {
+        manifest: kept.manifest,
+        protocol_md: kept.protocol_md,
+        personas: kept.personas,
+        turns,
+        scores: kept.scores,
+        summary: document
+            .synthesis
+            .as_ref()
+            .map(|s| sanitize::clean(&s.markdown)),
+    })
+}
+
 /// `moot import DIR`: an arena directory (written by moot or by hand) into the journal, so the
 /// workbench can replay it and search finds it. What moot exported comes back as it was; a
 /// hand-written one gets a seat per persona and a round per turn. Nothing is written unless
@@ -316,6 +392,12 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         if !argument.extra.is_empty() {
             data.insert("extra".into(), Value::Object(argument.extra.clone()));
         }
+        // As the file gave them, so an export writes the turn back as it came.
+        data.insert("turn_number".into(), Value::from(argument.turn_number));
+        data.insert(
+            "timestamp_utc".into(),
+            Value::from(argument.timestamp_utc.clone()),
+        );
         positions.push(
             field("position")
                 .and_then(Value::as_u64)
@@ -393,7 +475,7 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         question: manifest.topic.clone(),
         protocol: protocol.clone(),
         status,
-        config: serde_json::json!({"imported_from": dir.display().to_string()}),
+        config: imported_config(dir, &read, &agents, moot.is_some()),
         seats: seats.clone(),
         created_at: manifest.created_utc.clone(),
         updated_at: manifest.updated_utc.clone(),
@@ -490,6 +572,30 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         )
         .map_err(fail)?;
     Ok(id)
+}
+
+/// What an imported debate keeps of its directory beside the journal's own: where it came
+/// from and, for a hand-written one, the manifest, personas, scores and protocol page as
+/// read (unknown fields included) and which seat each agent took, so an export writes them
+/// back as they came (README: "unknown fields kept"; seed review 002/003 #5).
+fn imported_config(
+    dir: &Path,
+    read: &crate::arena::ArenaDebate,
+    agents: &[(String, String)],
+    exported_by_moot: bool,
+) -> serde_json::Value {
+    use serde_json::json;
+    let mut config = json!({"imported_from": dir.display().to_string()});
+    if !exported_by_moot {
+        config["arena"] = json!({
+            "manifest": read.manifest,
+            "personas": read.personas,
+            "scores": read.scores,
+            "protocol_md": read.protocol_md,
+            "agents": agents.iter().map(|(agent, seat)| json!({"agent_id": agent, "seat": seat})).collect::<Vec<_>>(),
+        });
+    }
+    config
 }
 
 fn seat_letter(index: usize) -> String {
