@@ -201,15 +201,32 @@ pub fn is_safe_name(name: &str) -> bool {
 }
 
 /// An agent id from a role name: `Ethics Advisor` → `ethics_advisor`.
+/// Kept short enough that a turn file named after it (`turn_N_<id>_<timestamp>.json`) is a
+/// usable name however long the role (seed review 002/003 #6: a 218-character persona).
 pub fn agent_id(role: &str) -> String {
-    let id = role
+    let mut id = String::new();
+    for word in role
         .to_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join("_");
+    {
+        let joined = if id.is_empty() { 0 } else { 1 };
+        if id.len() + joined + word.len() > MAX_AGENT_ID {
+            if id.is_empty() {
+                id.push_str(&word[..MAX_AGENT_ID]);
+            }
+            break;
+        }
+        if joined == 1 {
+            id.push('_');
+        }
+        id.push_str(word);
+    }
     if id.is_empty() { "agent".into() } else { id }
 }
+
+/// The longest agent id `agent_id` makes.
+const MAX_AGENT_ID: usize = 64;
 
 /// `2026-11-22T18:53:00Z` → `20261122T185300Z`, for file names.
 pub fn compact_timestamp(rfc3339: &str) -> String {
@@ -728,6 +745,34 @@ mod tests {
         assert!(dir.write_persona(&persona).is_err());
         assert_eq!(agent_id("Ethics Advisor"), "ethics_advisor");
         assert_eq!(agent_id("!!"), "agent");
+    }
+
+    /// Seed review 002/003 #6: a very long role makes a short agent id, cut at a word, so a
+    /// persona and turn files named after it are written.
+    #[test]
+    fn a_long_role_makes_an_agent_id_files_can_be_named_after() {
+        let long = format!(
+            "Pragmatic engineer who {}cares about delivery",
+            "really ".repeat(25)
+        );
+        let id = agent_id(&long);
+        assert!(id.len() <= 64, "{id}");
+        assert!(id.starts_with("pragmatic_engineer_who_really_"), "{id}");
+        assert!(!id.ends_with('_'));
+        assert_eq!(agent_id(&"x".repeat(100)).len(), 64);
+        let root = tempfile::tempdir().unwrap();
+        let mut debate = sample("DEB-long");
+        debate.personas[0].agent_id = id.clone();
+        debate.personas[0].role_name = long;
+        debate.turns[0].agent_id = id;
+        ArenaDir::create(root.path(), "DEB-long")
+            .unwrap()
+            .write_all(&debate)
+            .unwrap();
+        let back = read(&root.path().join("DEB-long")).unwrap();
+        assert_eq!(back.turns, debate.turns);
+        assert_eq!(back.personas.len(), 2);
+        assert!(back.personas.iter().all(|p| debate.personas.contains(p)));
     }
 
     /// N8 and seed review 002/003 #2: a `transcript/` or `manifest.lock` replaced by a link to

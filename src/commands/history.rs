@@ -195,11 +195,30 @@ fn export_arena(document: &report::DebateDocument, out: Option<&Path>) -> Result
             target.display()
         )));
     }
-    let dir = crate::arena::ArenaDir::create(root, &debate.manifest.debate_id)
-        .map_err(|e| Failure::runtime(e.to_string()))?;
-    dir.write_all(&debate)
-        .map_err(|e| Failure::runtime(e.to_string()))?;
-    eprintln!("moot: wrote {}", dir.path.display());
+    // Written whole beside the target, then renamed into place: a failure leaves no half
+    // directory behind to block the next attempt (seed review 002/003 #6).
+    let staging = format!(
+        "{}.partial-{}",
+        debate.manifest.debate_id,
+        std::process::id()
+    );
+    let written = crate::arena::ArenaDir::create(root, &staging)
+        .and_then(|dir| dir.write_all(&debate).map(|()| dir.path));
+    let staged = match written {
+        Ok(path) => path,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(root.join(&staging));
+            return Err(Failure::runtime(e.to_string()));
+        }
+    };
+    if let Err(e) = std::fs::rename(&staged, &target) {
+        let _ = std::fs::remove_dir_all(&staged);
+        return Err(Failure::runtime(format!(
+            "cannot move the export into {}: {e}",
+            target.display()
+        )));
+    }
+    eprintln!("moot: wrote {}", target.display());
     Ok(())
 }
 
