@@ -187,12 +187,18 @@ async fn the_moderator_orders_each_round_a_missed_turn_is_recorded_and_arguments
     // The Security Advocate's persona comes from the catalog; the Skeptic's from a file.
     std::fs::write(dir.path().join("skeptic.toml"), "role_name = \"Skeptic\"\nagent_id = \"doubter\"\nstance_summary = \"Doubt it.\"\ninstructions = \"Ask for numbers.\"\n").unwrap();
     let order = |first: &str, second: &str| {
-        json!({"order": [
-            {"agent_id": first, "reason": format!("{first} has most to answer")},
-            {"agent_id": second, "reason": "then the other"}
-        ]})
+        json!({"order": {
+            first: {"place": 1, "reason": format!("{first} has most to answer")},
+            second: {"place": 2, "reason": "then the other"}
+        }})
     };
-    let score = |turns: &[u32]| json!({"scores": turns.iter().map(|n| json!({"turn_number": n, "evidence": 0.8, "relevance": 0.6, "responsiveness": 0.4, "stance_adherence": 1.0, "score": 0.1, "reason": "cites the pilot"})).collect::<Vec<_>>()});
+    let score = |turns: &[u32]| {
+        let keyed: serde_json::Map<String, Value> = turns
+            .iter()
+            .map(|n| (format!("turn_{n}"), json!({"evidence": 0.8, "relevance": 0.6, "responsiveness": 0.4, "stance_adherence": 1.0, "score": 0.1, "reason": "cites the pilot"})))
+            .collect();
+        json!({"scores": keyed})
+    };
     let mut script = Script::new();
     script
         .push("pose", "moderator", 1, order("doubter", "security_advocate"), 0)
@@ -312,6 +318,38 @@ async fn a_rebuttal_that_names_no_turn_is_repaired_once() {
             .unwrap()
             .contains("turn 9, which does not exist")
     );
+}
+
+/// Seed review 002/003 #7: scores that cannot be read, even after a repair, are said to have
+/// failed in the record (and so in summary.md), not left as a silent empty list.
+#[tokio::test(start_paused = true)]
+async fn scores_that_fall_back_are_said_to_have_failed() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = json!({"scores": "I would rather not."});
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "Skeptic"])
+        .argue("opening", "A", 1, &[])
+        .argue("opening", "B", 1, &[])
+        .push("evaluation", "moderator", 1, garbage.clone(), 0)
+        .push("evaluation", "moderator", 1, garbage, 0)
+        .argue("closing", "A", 2, &[2])
+        .argue("closing", "B", 2, &[1])
+        .push("evaluation", "moderator", 2, json!({"scores": {"turn_3": {"evidence": 1, "relevance": 1, "responsiveness": 1, "stance_adherence": 1, "reason": "r"}, "turn_4": {"evidence": 1, "relevance": 1, "responsiveness": 1, "stance_adherence": 1, "reason": "r"}}}), 0)
+        .summary(2);
+    let (finish, _, result) = run(
+        &store,
+        &script,
+        &[("rounds", &["2"]), ("score", &[""])],
+        dir.path(),
+    )
+    .await;
+    assert_eq!(result.scores.len(), 2, "round 2 is scored");
+    let said = "Round 1's scores could not be read, even after a repair request; its arguments are unscored.";
+    assert!(result.notes.iter().any(|n| n == said), "{:?}", result.notes);
+    let record = store.synthesis(&finish.id).unwrap().unwrap().markdown;
+    assert!(record.contains(said), "{record}");
 }
 
 /// Runs an arena whose events a `watcher` sees as they come (to answer for an outside seat).

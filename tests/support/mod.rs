@@ -784,9 +784,8 @@ fn reply_for(
             .to_string()
         }
         "arena_order" => {
-            let ids =
-                schema["properties"]["order"]["items"]["properties"]["agent_id"]["enum"].clone();
-            let mut ids: Vec<String> = ids
+            // Keyed by seat: each seat's place and reason.
+            let mut ids: Vec<String> = schema["properties"]["order"]["required"]
                 .as_array()
                 .into_iter()
                 .flatten()
@@ -796,17 +795,21 @@ fn reply_for(
             if round.is_multiple_of(2) {
                 ids.reverse();
             }
-            json!({"order": ids.iter().map(|id| json!({"agent_id": id, "reason": format!("{id} has the most to answer")})).collect::<Vec<_>>()}).to_string()
+            let order: serde_json::Map<String, Value> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (id.clone(), json!({"place": i + 1, "reason": format!("{id} has the most to answer")})))
+                .collect();
+            json!({"order": order}).to_string()
         }
         "arena_scores" => {
-            let numbers =
-                schema["properties"]["scores"]["items"]["properties"]["turn_number"]["enum"]
-                    .clone();
-            let scores: Vec<Value> = numbers
+            // Keyed by turn: turn_N.
+            let scores: serde_json::Map<String, Value> = schema["properties"]["scores"]["required"]
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|n| json!({"turn_number": n, "evidence": 0.8, "relevance": 0.7, "responsiveness": 0.6, "stance_adherence": 0.9, "reason": "cites the pilot"}))
+                .filter_map(|k| k.as_str())
+                .map(|key| (key.to_string(), json!({"evidence": 0.8, "relevance": 0.7, "responsiveness": 0.6, "stance_adherence": 0.9, "reason": "cites the pilot"})))
                 .collect();
             json!({"scores": scores}).to_string()
         }

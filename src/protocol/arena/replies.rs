@@ -88,7 +88,11 @@ impl ReplyShape for ArgumentReplies {
 /// The argument schema: the note's argument fields, with the debater's speech acts.
 fn argument_schema(earlier: &[u32], rebuttal: bool) -> Value {
     let moves = debater_schema()["properties"]["moves"].clone();
-    let mut responds = json!({"type": "array", "items": {"type": "integer"}, "description": "Turn numbers of the earlier arguments this one answers."});
+    // Only turns that exist can be named (seed review 002/003 #7: turn 0 and turn 3 of two).
+    let mut responds = json!({"type": "array", "items": {"type": "integer", "enum": earlier}, "maxItems": earlier.len(), "description": "Turn numbers of the earlier arguments this one answers, each once."});
+    if earlier.is_empty() {
+        responds["items"] = json!({"type": "integer"});
+    }
     if rebuttal && !earlier.is_empty() {
         responds["minItems"] = json!(1);
     }
@@ -118,16 +122,19 @@ impl ReplyParser for ArgumentReplies {
     fn parse(&self, reply: &Value, transcript: &Transcript<'_>) -> Result<Reply, Unusable> {
         let text = text_field(reply, "argument_text")
             .ok_or("`argument_text` must be a non-empty string: your statement")?;
-        let responds: Vec<u32> = reply
+        let mut responds: Vec<u32> = Vec::new();
+        for n in reply
             .get("responds_to")
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_u64)
-                    .map(|n| n as u32)
-                    .collect()
-            })
-            .unwrap_or_default();
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_u64)
+        {
+            // A turn named twice is named once.
+            if !responds.contains(&(n as u32)) {
+                responds.push(n as u32);
+            }
+        }
         if let Some(unknown) = responds.iter().find(|n| !self.earlier.contains(n)) {
             return Err(unusable!(
                 "`responds_to` names turn {unknown}, which does not exist; earlier turns are {:?}",
@@ -150,18 +157,20 @@ impl ReplyParser for ArgumentReplies {
             &move_prefix(&key.seat, key.round, key.phase),
             &known,
         )?;
-        let references: Vec<String> = reply
+        let mut references: Vec<String> = Vec::new();
+        for reference in reply
             .get("references")
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .take(8)
-                    .collect()
-            })
-            .unwrap_or_default();
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            if !references.iter().any(|r| r == reference) && references.len() < 8 {
+                references.push(reference.to_string());
+            }
+        }
         Ok(Reply {
             content: parsed.argument,
             moves: parsed.moves,
@@ -192,23 +201,28 @@ impl ReplyShape for OrderReplies {
         ORDER_SCHEMA
     }
 
+    /// Keyed by seat, so the schema itself has every seat exactly once (seed review 002/003
+    /// #7: a list let a seat be ordered twice); each gets its place and a reason.
     fn schema(&self) -> Value {
+        let places: Vec<usize> = (1..=self.ids.len()).collect();
+        let mut seats = Map::new();
+        for id in &self.ids {
+            seats.insert(
+                id.clone(),
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "place": {"type": "integer", "enum": places, "description": "1 speaks first."},
+                        "reason": {"type": "string", "minLength": 1}
+                    },
+                    "required": ["place", "reason"]
+                }),
+            );
+        }
         json!({
             "type": "object",
             "properties": {
-                "order": {
-                    "type": "array",
-                    "minItems": self.ids.len(),
-                    "maxItems": self.ids.len(),
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "agent_id": {"type": "string", "enum": self.ids},
-                            "reason": {"type": "string", "minLength": 1}
-                        },
-                        "required": ["agent_id", "reason"]
-                    }
-                }
+                "order": {"type": "object", "properties": seats, "required": self.ids}
             },
             "required": ["order"]
         })
@@ -216,44 +230,49 @@ impl ReplyShape for OrderReplies {
 }
 
 impl ReplyParser for OrderReplies {
+    /// Seats speak by place; two seats given the same place keep their seat order.
     fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
-        let items = reply
+        let seats = reply
             .get("order")
-            .and_then(Value::as_array)
-            .ok_or("`order` must be an array")?;
-        let mut order: Vec<(String, String)> = Vec::new();
-        for item in items {
-            let id = item
-                .get("agent_id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let reason = item
+            .and_then(Value::as_object)
+            .ok_or("`order` must be an object with every seat's place and reason")?;
+        let mut order: Vec<(u64, usize, String, String)> = Vec::new();
+        for (index, id) in self.ids.iter().enumerate() {
+            let entry = seats
+                .get(id)
+                .ok_or_else(|| format!("`order` has no place for {id}"))?;
+            let place = entry
+                .get("place")
+                .and_then(Value::as_u64)
+                .filter(|p| (1..=self.ids.len() as u64).contains(p))
+                .ok_or_else(|| {
+                    format!(
+                        "{id}: `place` must be a number from 1 to {}",
+                        self.ids.len()
+                    )
+                })?;
+            let reason = entry
                 .get("reason")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .trim()
                 .to_string();
-            if !self.ids.contains(&id) {
-                return Err(unusable!(
-                    "{id:?} is no seat; the seats are {}",
-                    self.ids.join(", ")
-                ));
-            }
-            if order.iter().any(|(seen, _)| *seen == id) {
-                return Err(unusable!(
-                    "{id} is ordered twice; every seat speaks once a round"
-                ));
-            }
             if reason.is_empty() {
-                return Err(unusable!("give a reason for picking {id}"));
+                return Err(unusable!("give a reason for {id}'s place"));
             }
-            order.push((id, reason));
+            order.push((place, index, id.clone(), reason));
         }
-        if order.len() != self.ids.len() {
-            return Err(unusable!("order all {} seats", self.ids.len()));
+        if let Some(unknown) = seats.keys().find(|k| !self.ids.contains(k)) {
+            return Err(unusable!(
+                "{unknown:?} is no seat; the seats are {}",
+                self.ids.join(", ")
+            ));
         }
+        order.sort();
+        let order: Vec<(String, String)> = order
+            .into_iter()
+            .map(|(_, _, id, reason)| (id, reason))
+            .collect();
         Ok(Reply {
             content: order
                 .iter()
@@ -278,56 +297,66 @@ impl ReplyShape for ScoreReplies {
         SCORES_SCHEMA
     }
 
+    /// Keyed by turn (`turn_3`), so the schema itself has every argument of the round scored
+    /// exactly once (seed review 002/003 #7: a list let a turn be scored twice, and every
+    /// round's scores fell back).
     fn schema(&self) -> Value {
         let unit = json!({"type": "number", "minimum": 0, "maximum": 1});
-        let mut properties = Map::new();
+        let mut criteria = Map::new();
         for name in RUBRIC {
-            properties.insert(name.into(), unit.clone());
+            criteria.insert(name.into(), unit.clone());
         }
-        properties.insert(
-            "turn_number".into(),
-            json!({"type": "integer", "enum": self.numbers}),
-        );
-        properties.insert(
+        criteria.insert(
             "reason".into(),
             json!({"type": "string", "minLength": 1, "description": "One line."}),
         );
-        let mut required: Vec<&str> = vec!["turn_number"];
-        required.extend(RUBRIC);
+        let mut required: Vec<&str> = RUBRIC.to_vec();
         required.push("reason");
+        let entry = json!({"type": "object", "properties": criteria, "required": required});
+        let keys: Vec<String> = self.numbers.iter().map(|n| turn_key(*n)).collect();
+        let turns: Map<String, Value> = keys.iter().map(|k| (k.clone(), entry.clone())).collect();
         json!({
             "type": "object",
             "properties": {
-                "scores": {"type": "array", "minItems": self.numbers.len(), "maxItems": self.numbers.len(), "items": {"type": "object", "properties": properties, "required": required}}
+                "scores": {"type": "object", "properties": turns, "required": keys}
             },
             "required": ["scores"]
         })
     }
 }
 
+/// The key a turn's scores go under: `turn_3`.
+fn turn_key(number: u32) -> String {
+    format!("turn_{number}")
+}
+
 impl ReplyParser for ScoreReplies {
     fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
         let items = reply
             .get("scores")
-            .and_then(Value::as_array)
-            .ok_or("`scores` must be an array")?;
-        let mut seen = Vec::new();
+            .and_then(Value::as_object)
+            .ok_or("`scores` must be an object with each argument's scores under turn_N")?;
+        if let Some(unknown) = items
+            .keys()
+            .find(|k| !self.numbers.iter().any(|n| turn_key(*n) == **k))
+        {
+            return Err(unusable!(
+                "{unknown} is not one of this round's arguments ({})",
+                self.numbers
+                    .iter()
+                    .map(|n| turn_key(*n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         let mut kept = Vec::new();
-        for item in items {
-            let number = item
-                .get("turn_number")
-                .and_then(Value::as_u64)
-                .ok_or("every score needs its `turn_number`")? as u32;
-            if !self.numbers.contains(&number) {
-                return Err(unusable!(
-                    "turn {number} is not one of this round's arguments ({:?})",
-                    self.numbers
-                ));
-            }
-            if seen.contains(&number) {
-                return Err(unusable!("turn {number} is scored twice"));
-            }
-            seen.push(number);
+        for &number in &self.numbers {
+            let item = items.get(&turn_key(number)).ok_or_else(|| {
+                format!(
+                    "score every argument of the round: {} is missing",
+                    turn_key(number)
+                )
+            })?;
             let mut total = 0.0;
             let mut entry = item.clone();
             for criterion in RUBRIC {
@@ -347,14 +376,9 @@ impl ReplyParser for ScoreReplies {
             {
                 return Err(unusable!("turn {number}: give a one-line `reason`"));
             }
+            entry["turn_number"] = json!(number);
             entry["score"] = json!(total / RUBRIC.len() as f64);
             kept.push(entry);
-        }
-        if seen.len() != self.numbers.len() {
-            return Err(unusable!(
-                "score every argument of the round: {:?}",
-                self.numbers
-            ));
         }
         Ok(Reply {
             content: kept
@@ -399,6 +423,102 @@ pub(super) fn named_turns(text: &str, earlier: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::debate::{MODERATOR, Phase, TurnKey};
+    use crate::llm::grammar::Grammar;
+
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// Every reply the schema's grammar can produce is one the parser accepts.
+    fn sampled_replies_parse<R: ReplyShape + ReplyParser>(replies: &R, key: &TurnKey) {
+        let grammar = Grammar::from_schema(&replies.schema(), 2400).unwrap();
+        let transcript = Transcript {
+            key,
+            turns: &[],
+            repair: false,
+        };
+        for seed in 0..200 {
+            let text = grammar.sample(&mut xorshift(seed));
+            let value: Value = serde_json::from_str(&text).unwrap();
+            if let Err(refused) = replies.parse(&value, &transcript) {
+                panic!(
+                    "seed {seed}: the schema offered what the parser refused ({refused:?}):\n{text}"
+                );
+            }
+        }
+    }
+
+    /// Seed review 002/003 #7: the arena's schemas offer only what its parsers accept: a
+    /// seat ordered once, every argument scored once, only real turns answered.
+    #[test]
+    fn the_arena_schemas_offer_only_what_the_parsers_accept() {
+        let pose = TurnKey::new(1, Phase::Pose, MODERATOR);
+        let order = OrderReplies {
+            ids: vec![
+                "proponent".into(),
+                "skeptic".into(),
+                "ethics_advisor".into(),
+            ],
+        };
+        sampled_replies_parse(&order, &pose);
+        let evaluation = TurnKey::new(1, Phase::Evaluation, MODERATOR);
+        sampled_replies_parse(
+            &ScoreReplies {
+                numbers: vec![4, 5, 6],
+            },
+            &evaluation,
+        );
+        let argument = ArgumentReplies {
+            earlier: vec![1, 2],
+            rebuttal: true,
+        };
+        let schema = argument.schema();
+        assert_eq!(
+            schema["properties"]["responds_to"]["items"]["enum"],
+            json!([1, 2])
+        );
+        assert_eq!(schema["properties"]["responds_to"]["maxItems"], json!(2));
+        sampled_replies_parse(&argument, &TurnKey::new(2, Phase::Rebuttal, "A"));
+
+        // A place given twice is a tie, settled by seat order, not a refusal.
+        let tied = json!({"order": {
+            "proponent": {"place": 2, "reason": "a"},
+            "skeptic": {"place": 1, "reason": "b"},
+            "ethics_advisor": {"place": 1, "reason": "c"}
+        }});
+        let transcript = Transcript {
+            key: &pose,
+            turns: &[],
+            repair: false,
+        };
+        let parsed = order.parse(&tied, &transcript).unwrap();
+        let ids: Vec<&str> = parsed.data.as_ref().unwrap()["order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| pair[0].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec!["skeptic", "ethics_advisor", "proponent"]);
+        // Scores come back as the rest of the arena reads them: a list with turn numbers.
+        let scores = ScoreReplies { numbers: vec![4] };
+        let reply = json!({"scores": {"turn_4": {"evidence": 1, "relevance": 1, "responsiveness": 0, "stance_adherence": 0, "reason": "r"}}});
+        let transcript = Transcript {
+            key: &evaluation,
+            turns: &[],
+            repair: false,
+        };
+        let parsed = scores.parse(&reply, &transcript).unwrap();
+        assert_eq!(parsed.data.unwrap()["scores"][0]["turn_number"], 4);
+        let unknown = json!({"scores": {"turn_4": reply["scores"]["turn_4"].clone(), "turn_9": reply["scores"]["turn_4"].clone()}});
+        assert!(scores.parse(&unknown, &transcript).is_err());
+    }
 
     #[test]
     fn a_persons_text_names_the_turns_it_answers() {

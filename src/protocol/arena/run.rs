@@ -214,7 +214,12 @@ impl<'a> ArenaRun<'a> {
         Ok(match self.settings.order {
             Order::RoundRobin => (0..self.members.len()).collect(),
             Order::Moderator => {
-                let (order, picks) = self.moderator_order(round).await?;
+                let (order, picks, usable) = self.moderator_order(round).await?;
+                if !usable {
+                    self.notes.push(format!(
+                        "Round {round}'s order could not be read from the moderator; its seats spoke round-robin."
+                    ));
+                }
                 self.picks.extend(picks);
                 order
             }
@@ -337,8 +342,11 @@ impl<'a> ArenaRun<'a> {
     }
 
     /// The moderator orders a round's speakers from the transcript, with a reason for each;
-    /// an unusable order is round-robin, said so.
-    async fn moderator_order(&self, round: u32) -> Result<(Vec<usize>, Vec<Pick>), EngineError> {
+    /// an unusable order is round-robin, said so (false).
+    async fn moderator_order(
+        &self,
+        round: u32,
+    ) -> Result<(Vec<usize>, Vec<Pick>, bool), EngineError> {
         let ids: Vec<String> = self
             .members
             .iter()
@@ -371,7 +379,7 @@ impl<'a> ArenaRun<'a> {
                     reason: "round-robin: the moderator's order was unusable".into(),
                 })
                 .collect();
-            return Ok((order, picks));
+            return Ok((order, picks, false));
         }
         let order = picks
             .iter()
@@ -385,14 +393,21 @@ impl<'a> ArenaRun<'a> {
                 reason,
             })
             .collect();
-        Ok((order, picks))
+        Ok((order, picks, true))
     }
 
     /// The moderator scores the round's arguments on the rubric; the scores so far, with
     /// their gradual scores, go out as an event.
     async fn score(&mut self, round: u32, first_of_round: usize) -> Result<(), EngineError> {
         let scored = self.score_round(round, first_of_round).await?;
-        self.scores.extend(scored);
+        if scored.is_none() {
+            // Said in the record and the summary, never left as a silent empty list (seed
+            // review 002/003 #7).
+            self.notes.push(format!(
+                "Round {round}'s scores could not be read, even after a repair request; its arguments are unscored."
+            ));
+        }
+        self.scores.extend(scored.unwrap_or_default());
         with_gradual(&mut self.scores, &self.turns, &self.ctx.turns());
         let turns = &self.turns;
         self.ctx.emit(Event::Scores {
@@ -415,19 +430,20 @@ impl<'a> ArenaRun<'a> {
         Ok(())
     }
 
-    /// The moderator's rubric scores of the round's spoken arguments.
+    /// The moderator's rubric scores of the round's spoken arguments; `None` when its reply
+    /// could not be used.
     async fn score_round(
         &self,
         round: u32,
         first_of_round: usize,
-    ) -> Result<Vec<RubricScore>, EngineError> {
+    ) -> Result<Option<Vec<RubricScore>>, EngineError> {
         let scored: Vec<ArenaTurn> = self.turns[first_of_round..]
             .iter()
             .filter(|t| t.status.spoke())
             .cloned()
             .collect();
         if scored.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         }
         let numbers: Vec<u32> = scored.iter().map(|t| t.turn_number).collect();
         let transcript = transcript_text(&self.members, &scored);
@@ -442,17 +458,19 @@ impl<'a> ArenaRun<'a> {
             ))
             .await?;
         let Some(data) = turn.data.as_ref().filter(|_| turn.status == TurnStatus::Ok) else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         let items: Vec<Value> = data
             .get("scores")
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        Ok(items
-            .iter()
-            .filter_map(|item| rubric_score(item, &scored))
-            .collect())
+        Ok(Some(
+            items
+                .iter()
+                .filter_map(|item| rubric_score(item, &scored))
+                .collect(),
+        ))
     }
 
     /// The round's closing event: who spoke, and whether the arena goes on.
