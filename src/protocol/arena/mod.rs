@@ -88,6 +88,9 @@ impl super::TypedProtocol for Arena {
     type Settings = ArenaSettings;
     type Result = ArenaResult;
 
+    /// 2: scores or an order the moderator's reply could not give are noted (issue 24).
+    const RESULT_VERSION: u32 = 2;
+
     fn name(&self) -> &'static str {
         "arena"
     }
