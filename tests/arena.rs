@@ -420,12 +420,35 @@ async fn a_person_plays_a_seat_passes_once_and_misses_a_turn() {
         &[
             ("seat", &["Proponent", "human:Skeptic"]),
             ("rounds", &["3"]),
+            ("arena-dir", &["arenas"]),
         ],
         dir.path(),
         controls,
         |_| {},
     )
     .await;
+    // Seed review 002/003 #8: the person's seat has joined once it spoke, and an export says
+    // who played it.
+    let live = moot::arena::read(&dir.path().join("arenas").join(&finish.id)).unwrap();
+    let seat = |manifest: &moot::arena::Manifest, id: &str| {
+        let p = manifest
+            .participants
+            .iter()
+            .find(|p| p.agent_id == id)
+            .unwrap();
+        (p.kind.clone(), p.joined)
+    };
+    assert_eq!(seat(&live.manifest, "skeptic"), ("human".to_string(), true));
+    let exported =
+        moot::commands::as_arena_directory(&moot::report::document(&store, &finish.id).unwrap());
+    assert_eq!(
+        seat(&exported.manifest, "skeptic"),
+        ("human".to_string(), true)
+    );
+    assert_eq!(
+        seat(&exported.manifest, "proponent"),
+        ("model".to_string(), true)
+    );
     let requested: Vec<(u32, String)> = events
         .iter()
         .filter_map(|e| match e {

@@ -8,7 +8,7 @@ mod history;
 mod lessons;
 mod models;
 
-pub use arena::{arena, import};
+pub use arena::{arena, export as as_arena_directory, import};
 pub use code::code;
 pub use gates::{decide, decide_gate, gates};
 pub use history::{audit, export, list, search, show};

@@ -172,12 +172,20 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
             proposal_ref: None,
             participants: personas
                 .iter()
-                .map(|(_, p)| Participant {
-                    agent_id: p.agent_id.clone(),
-                    role_name: p.role_name.clone(),
-                    stance: p.stance_summary.clone(),
-                    kind: "model".into(),
-                    joined: true,
+                .enumerate()
+                .map(|(index, (seat, p))| {
+                    let kind = seat_kind(document, index, seat, &p.agent_id);
+                    // A seat moot plays is there from the start; a person or an outside agent
+                    // has joined once it spoke (seed review 002/003 #8).
+                    let joined = kind == "model"
+                        || spoken.iter().any(|t| &t.seat == seat && t.status.spoke());
+                    Participant {
+                        agent_id: p.agent_id.clone(),
+                        role_name: p.role_name.clone(),
+                        stance: p.stance_summary.clone(),
+                        kind,
+                        joined,
+                    }
                 })
                 .collect(),
             protocol: debate.protocol.clone(),
@@ -204,6 +212,41 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
         scores,
         summary,
     }
+}
+
+/// Who played seat `seat` (the `index`th): as the debate was set up (an arena's players), as
+/// an imported directory's manifest said, or as its turns were journaled (a person's and an
+/// outside agent's under their own provider); else moot's model.
+fn seat_kind(document: &DebateDocument, index: usize, seat: &str, agent_id: &str) -> String {
+    use crate::debate::{OUTSIDE, PERSON};
+    let config = &document.debate.config;
+    let set_up = config
+        .get("protocol_settings")
+        .and_then(|p| p.get("players"))
+        .and_then(|players| players.get(index))
+        .and_then(|kind| kind.as_str());
+    let imported = config
+        .get("participants")
+        .and_then(|p| p.as_array())
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("agent_id").and_then(|a| a.as_str()) == Some(agent_id))
+        .and_then(|p| p.get("kind"))
+        .and_then(|kind| kind.as_str());
+    let journaled = document
+        .turns
+        .iter()
+        .filter(|t| t.seat == seat)
+        .find_map(|t| match t.provider.as_str() {
+            PERSON => Some("human"),
+            OUTSIDE => Some("outside"),
+            _ => None,
+        });
+    set_up
+        .or(imported)
+        .or(journaled)
+        .unwrap_or("model")
+        .to_string()
 }
 
 /// What `import` kept of a hand-written directory, read back.
@@ -585,7 +628,11 @@ fn imported_config(
     exported_by_moot: bool,
 ) -> serde_json::Value {
     use serde_json::json;
-    let mut config = json!({"imported_from": dir.display().to_string()});
+    // Who played each seat, for an export to say again.
+    let mut config = json!({
+        "imported_from": dir.display().to_string(),
+        "participants": read.manifest.participants,
+    });
     if !exported_by_moot {
         config["arena"] = json!({
             "manifest": read.manifest,

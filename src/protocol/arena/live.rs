@@ -121,10 +121,21 @@ impl<'a> Live<'a> {
     }
 
     /// Files a turn (replacing an outside agent's submission with moot's acknowledged copy)
-    /// and clears the request it answered.
-    pub(super) fn turn(&mut self, argument: &arena::Argument) {
+    /// and clears the request it answered; a seat that spoke has joined (seed review 002/003
+    /// #8: a person's seat read `joined: false` after both its turns).
+    pub(super) fn turn(&mut self, argument: &arena::Argument, spoke: bool) {
         self.write(|dir| dir.write_turn(argument).map(|_| ()));
-        self.manifest(|m| m.turn_requested = None);
+        self.manifest(|m| {
+            m.turn_requested = None;
+            if spoke
+                && let Some(seat) = m
+                    .participants
+                    .iter_mut()
+                    .find(|p| p.agent_id == argument.agent_id)
+            {
+                seat.joined = true;
+            }
+        });
     }
 
     pub(super) fn finish(

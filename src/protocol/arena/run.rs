@@ -241,7 +241,8 @@ impl<'a> ArenaRun<'a> {
             }
         };
         let arena_turn = arena_turn(&turn, member, number);
-        self.live.turn(&arena_turn.argument);
+        self.live
+            .turn(&arena_turn.argument, arena_turn.status.spoke());
         self.turns.push(arena_turn);
         Ok(())
     }
