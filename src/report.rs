@@ -50,6 +50,10 @@ pub struct DebateDocument {
     #[serde(flatten)]
     pub debate: Debate,
     pub turns: Vec<Turn>,
+    /// When each turn was journaled (RFC 3339), in the order of `turns`: for exports that
+    /// date each turn (the arena layout's `timestamp_utc`).
+    #[serde(skip)]
+    pub turn_times: Vec<String>,
     pub checkpoints: Vec<CheckpointView>,
     /// Every approval gate the debate reached, with its decision, who made it and why.
     pub gates: Vec<crate::store::GateRecord>,
@@ -69,6 +73,7 @@ pub struct DebateDocument {
 pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
     let debate = store.debate(id)?;
     let turns = store.turns(&debate.id)?;
+    let turn_times = store.turn_times(&debate.id)?;
     let checkpoints = store
         .checkpoints(&debate.id)?
         .into_iter()
@@ -115,6 +120,7 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
     Ok(DebateDocument {
         debate,
         turns,
+        turn_times,
         checkpoints,
         gates,
         lessons_refused,

@@ -449,6 +449,30 @@ async fn a_person_plays_a_seat_passes_once_and_misses_a_turn() {
         seat(&exported.manifest, "proponent"),
         ("model".to_string(), true)
     );
+    // Each turn carries the time the journal took it, and an import keeps it.
+    let journal_times = store.turn_times(&finish.id).unwrap();
+    let spoken_times: Vec<String> = store
+        .turns(&finish.id)
+        .unwrap()
+        .iter()
+        .zip(&journal_times)
+        .filter(|(t, _)| t.seat != "moderator")
+        .map(|(_, at)| at.clone())
+        .collect();
+    let exported_times: Vec<String> = exported
+        .turns
+        .iter()
+        .map(|t| t.timestamp_utc.clone())
+        .collect();
+    assert_eq!(exported_times, spoken_times);
+    let out = tempfile::tempdir().unwrap();
+    moot::arena::ArenaDir::create(out.path(), &finish.id)
+        .unwrap()
+        .write_all(&exported)
+        .unwrap();
+    let other = Store::in_memory().unwrap();
+    moot::commands::import(&other, &out.path().join(&finish.id)).unwrap();
+    assert_eq!(other.turn_times(&finish.id).unwrap(), journal_times);
     let requested: Vec<(u32, String)> = events
         .iter()
         .filter_map(|e| match e {

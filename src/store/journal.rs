@@ -170,7 +170,23 @@ impl Store {
 
     /// Commits a turn (and its searchable text) before anyone is told about it, chained.
     pub fn record_turn(&self, id: &str, turn: &Turn) -> Result<(), StoreError> {
-        self.write_turn(id, turn, true)
+        self.write_turn(id, turn, true, None)
+    }
+
+    /// `record_turn` for a turn spoken elsewhere, at `at` (RFC 3339): an imported arena
+    /// directory's turn keeps its own time.
+    pub fn record_turn_at(&self, id: &str, turn: &Turn, at: &str) -> Result<(), StoreError> {
+        self.write_turn(id, turn, true, Some(at))
+    }
+
+    /// When each of the debate's turns was journaled, in journal order.
+    pub fn turn_times(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection
+                .prepare_cached("SELECT created_at FROM turns WHERE debate_id = ?1 ORDER BY id")?;
+            let rows = statement.query_map(params![id], |row| row.get::<_, String>(0))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
     }
 
     /// The same write as `record_turn` but for the chain, so `benches/chain.rs` can measure
@@ -181,10 +197,16 @@ impl Store {
         id: &str,
         turn: &Turn,
     ) -> Result<(), StoreError> {
-        self.write_turn(id, turn, false)
+        self.write_turn(id, turn, false, None)
     }
 
-    fn write_turn(&self, id: &str, turn: &Turn, chained: bool) -> Result<(), StoreError> {
+    fn write_turn(
+        &self,
+        id: &str,
+        turn: &Turn,
+        chained: bool,
+        at: Option<&str>,
+    ) -> Result<(), StoreError> {
         use rusqlite::types::Value;
         let text = |s: &str| Value::Text(redacted(s));
         let optional = |s: Option<String>| s.map_or(Value::Null, Value::Text);
@@ -212,7 +234,7 @@ impl Store {
             Value::Text(turn.model.clone()),
             Value::Text(turn.status.as_str().to_string()),
             optional(turn.note.as_deref().map(redacted)),
-            Value::Text(now_rfc3339()),
+            Value::Text(at.map_or_else(now_rfc3339, str::to_string)),
         ];
         self.write(|tx| {
             // The row's id is chosen here (as SQLite would) so its chain link is written with

@@ -127,7 +127,12 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
             arena::Argument {
                 turn_number: number,
                 agent_id: agent(&turn.seat),
-                timestamp_utc: timestamp.clone(),
+                // When the journal took the turn, each its own (seed review 002/003 #8).
+                timestamp_utc: document
+                    .turn_times
+                    .get(positions[index])
+                    .cloned()
+                    .unwrap_or_else(|| timestamp.clone()),
                 argument_text: sanitize::clean(&turn.content),
                 references,
                 metadata,
@@ -161,7 +166,7 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
             // The moderator's turns have no file of their own in the note's layout.
             "moderator_turns": moderator
                 .iter()
-                .map(|(position, turn)| json!({"position": position, "turn": turn}))
+                .map(|(position, turn)| json!({"position": position, "turn": turn, "at": document.turn_times.get(*position)}))
                 .collect::<Vec<_>>(),
         }),
     );
@@ -378,6 +383,8 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
     }
     let mut turns: Vec<Turn> = Vec::new();
     let mut positions: Vec<usize> = Vec::new();
+    // When each turn was spoken, as its file says, so the journal keeps it.
+    let mut times: Vec<Option<String>> = Vec::new();
     for argument in &read.turns {
         let file = dir.join("transcript").display().to_string();
         let kept = argument.metadata.get("moot");
@@ -446,6 +453,7 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
                 .and_then(Value::as_u64)
                 .map_or(usize::MAX, |p| p as usize),
         );
+        times.push(Some(argument.timestamp_utc.clone()).filter(|t| !t.trim().is_empty()));
         turns.push(Turn {
             round,
             phase,
@@ -482,7 +490,7 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         });
     }
     // The moderator's turns moot kept in the manifest, back in their places.
-    let moderator_turns: Vec<(usize, Turn)> = moot
+    let moderator_turns: Vec<(usize, (Turn, Option<String>))> = moot
         .and_then(|m| m.get("moderator_turns"))
         .and_then(Value::as_array)
         .map(|items| {
@@ -491,16 +499,21 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
                 .filter_map(|item| {
                     let position = item.get("position")?.as_u64()? as usize;
                     let turn: Turn = serde_json::from_value(item.get("turn")?.clone()).ok()?;
-                    (turn.seat == MODERATOR).then_some((position, turn))
+                    let at = item.get("at").and_then(Value::as_str).map(str::to_string);
+                    (turn.seat == MODERATOR).then_some((position, (turn, at)))
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let mut ordered: Vec<(usize, Turn)> = positions.into_iter().zip(turns).collect();
+    let mut ordered: Vec<(usize, (Turn, Option<String>))> = positions
+        .into_iter()
+        .zip(turns.into_iter().zip(times))
+        .collect();
     ordered.extend(moderator_turns);
     // A stable sort: hand-written turns (no position) keep their file order, after the rest.
     ordered.sort_by_key(|(position, _)| *position);
-    let turns: Vec<Turn> = ordered.into_iter().map(|(_, turn)| turn).collect();
+    let (turns, times): (Vec<Turn>, Vec<Option<String>>) =
+        ordered.into_iter().map(|(_, timed)| timed).unzip();
     let status = moot
         .and_then(|m| serde_json::from_value(m.get("status")?.clone()).ok())
         .unwrap_or(if manifest.status == arena::ArenaStatus::Closed {
@@ -554,8 +567,12 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         },
     ];
     let mut round = None;
-    for turn in &turns {
-        store.record_turn(&id, turn).map_err(fail)?;
+    for (turn, at) in turns.iter().zip(&times) {
+        match at {
+            Some(at) => store.record_turn_at(&id, turn, at),
+            None => store.record_turn(&id, turn),
+        }
+        .map_err(fail)?;
         if round != Some(turn.round) && turn.seat != MODERATOR {
             round = Some(turn.round);
             events.push(Event::RoundStarted {
