@@ -196,12 +196,25 @@ pub fn compute(seats: &[String], turns: &[Turn], violations: usize) -> Computed 
             basis: format!("the score of its thesis {id}"),
             thesis: Some(id.clone()),
         },
-        None => SideScore {
-            side: "OPP".into(),
-            score: 1.0 - pro.score,
-            basis: "1 − PRO's thesis score (OPP opened with `why` and holds no thesis)".into(),
-            thesis: None,
-        },
+        None => {
+            // Why OPP holds no thesis, as the journal says it (seed review 002/003 #9: an
+            // opening refused twice read as a `why`).
+            let opened_with_why = state
+                .nodes
+                .iter()
+                .any(|n| n.side == Side::Opp && n.phase == Phase::Opening && n.kind == Kind::Why);
+            let why = if opened_with_why {
+                "OPP opened with `why` and holds no thesis"
+            } else {
+                "OPP's opening was not accepted, so it holds no thesis"
+            };
+            SideScore {
+                side: "OPP".into(),
+                score: 1.0 - pro.score,
+                basis: format!("1 − PRO's thesis score ({why})"),
+                thesis: None,
+            }
+        }
     };
     let (winner, decided_by, decisive_move) = match surrender(&state) {
         Some((loser, how, id)) => (loser.other().seat().to_string(), how.to_string(), Some(id)),
@@ -428,6 +441,26 @@ mod tests {
         assert_eq!(computed.pro.score, 0.0, "a retracted thesis scores nothing");
     }
 
+    /// Seed review 002/003 #9: an OPP whose opening was refused holds no thesis, and the
+    /// basis says so rather than that it asked why.
+    #[test]
+    fn an_opp_whose_opening_was_refused_is_not_said_to_have_asked_why() {
+        let turns = vec![
+            turn(
+                "PRO",
+                0,
+                Phase::Opening,
+                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
+            ),
+            turn("OPP", 0, Phase::Opening, vec![]),
+        ];
+        let computed = compute(&seats(), &turns, 1);
+        assert_eq!(
+            computed.opp.basis,
+            "1 − PRO's thesis score (OPP's opening was not accepted, so it holds no thesis)"
+        );
+    }
+
     #[test]
     fn an_opp_that_opened_with_why_scores_the_complement() {
         let turns = vec![
@@ -455,6 +488,7 @@ mod tests {
         assert!((computed.pro.score - 0.62).abs() < 1e-6);
         assert!((computed.opp.score - 0.38).abs() < 1e-6);
         assert_eq!(computed.opp.thesis, None);
+        assert!(computed.opp.basis.contains("OPP opened with `why`"));
         assert_eq!(computed.winner, "PRO");
         assert!(
             computed.unaddressed.is_empty(),
