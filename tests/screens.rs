@@ -930,6 +930,37 @@ fn the_strip_shows_the_rounds_opening_then_its_summary() {
     assert!(!screen.contains("The seats still disagree"), "{screen}");
 }
 
+/// Seed review 002/003 #10: the outcome view stops scrolling at its end, so the first key
+/// back up moves it at once.
+#[test]
+fn the_outcome_view_stops_scrolling_at_its_end() {
+    let mut events = round_one();
+    events.retain(|e| !matches!(e, Event::Checkpoint { .. }));
+    let markdown: String = (1..=60)
+        .map(|n| format!("Line {n} of the verdict.\n\n"))
+        .collect();
+    events.push(Event::Synthesis {
+        markdown,
+        confidence: Confidence::High,
+        path: None,
+        draft: false,
+    });
+    let mut app = app_with(&events);
+    app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
+    for _ in 0..30 {
+        app.on_key(KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+    }
+    let end = render(&mut app, 120, 40);
+    assert!(end.contains("Line 60 of the verdict."), "{end}");
+    app.on_key(KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE));
+    let up = render(&mut app, 120, 40);
+    assert!(
+        !up.contains("Line 60 of the verdict."),
+        "one key up moves: {up}"
+    );
+    assert!(up.contains("of the verdict."), "{up}");
+}
+
 /// Seed review 000/001 #1: with no usable options proposed, the options question asks for
 /// them typed and offers no way to go on without them; with a proposal, it offers to use it.
 #[test]

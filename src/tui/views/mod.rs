@@ -129,8 +129,13 @@ fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches,
         Modal::Editor { .. } => editor(frame, area, app, theme),
         Modal::Help(scroll) => help(frame, area, &app.keymap, *scroll, theme),
         Modal::Synthesis { scroll, expanded } => {
-            let (scroll, expanded) = (*scroll, expanded.clone());
-            synthesis(frame, area, app, caches, scroll, &expanded, theme)
+            let (asked, expanded) = (*scroll, expanded.clone());
+            let shown = synthesis(frame, area, app, caches, asked, &expanded, theme);
+            // Scrolling stops at the end: the view keeps where it could go, so the next key
+            // up moves at once (seed review 002/003 #10).
+            if let Modal::Synthesis { scroll, .. } = &mut app.modal {
+                *scroll = shown;
+            }
         }
         Modal::None => {}
     }
@@ -954,6 +959,8 @@ fn synthesis_hint(app: &App, expanded: &[bool]) -> String {
         .unwrap_or_else(|| format!("{place} · {keys}"))
 }
 
+/// Draws the outcome view scrolled to `scroll` lines, or as far as its end allows; returns
+/// where it is scrolled to.
 fn synthesis(
     frame: &mut Frame,
     area: Rect,
@@ -962,7 +969,7 @@ fn synthesis(
     scroll: u16,
     expanded: &[bool],
     theme: &Theme,
-) {
+) -> u16 {
     let rect = Rect {
         x: area.x + 1,
         y: area.y + 1,
@@ -1035,9 +1042,9 @@ fn synthesis(
         });
     }
     let Some(RenderedSynthesis { lines, .. }) = &caches.synthesis else {
-        return;
+        return scroll;
     };
-    let top = (scroll as usize).min(lines.len().saturating_sub(1));
+    let top = (scroll as usize).min(lines.len().saturating_sub(inner.height as usize));
     let visible: Vec<Line> = lines
         .iter()
         .skip(top)
@@ -1045,4 +1052,5 @@ fn synthesis(
         .cloned()
         .collect();
     frame.render_widget(Paragraph::new(visible), inner);
+    top as u16
 }
