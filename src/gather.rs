@@ -462,6 +462,14 @@ fn search(
                 .filter(|(root, _, _)| path.starts_with(root))
                 .find_map(|(_, dir, tree)| Some((path.strip_prefix(dir).ok()?, tree.as_ref()?)))
                 .and_then(|(inside, tree)| tree.read(inside, MAX_FILE_BYTES).ok());
+            // moot's own records are not the project's material, unless given by name.
+            if !given
+                && bytes
+                    .as_deref()
+                    .is_some_and(|b| crate::decision::written_by_moot(&String::from_utf8_lossy(b)))
+            {
+                return ignore::WalkState::Continue;
+            }
             let binary = match &bytes {
                 Some(bytes) => {
                     searcher
@@ -732,6 +740,53 @@ mod on_disk {
         write(root, "src/unrelated.rs", b"fn main() { println!(); }\n");
         git(root, &["commit", "-q", "-am", "Touch something else"]);
         dir
+    }
+
+    /// Seed review 002/003 #11: moot's own decision records and follow-up drafts are not the
+    /// project's material, unless given by name with `--context`.
+    #[test]
+    fn moots_own_records_are_not_gathered_unless_given() {
+        let dir = repository();
+        let root = dir.path();
+        write(
+            root,
+            "docs/decisions/2026-11-25-retry.md",
+            b"# Debate: \"Replace our retry loop\"\n\n**Debate:** DEB-abcd1234 \xc2\xb7 **Protocol:** formal dialogue\n\nThe retry layer wins.\n",
+        );
+        write(
+            root,
+            "docs/decisions/2026-11-25-retry-issue.md",
+            b"# Implement decision: retry\n\nA moot debate (DEB-abcd1234, 2 round(s)) considered the retry loop.\n",
+        );
+        let request = |extra: &[PathBuf]| {
+            gather(&Request {
+                root,
+                topic: "Replace our hand-rolled retry loop with tower's retry layer",
+                extra,
+                budget: DEFAULT_BUDGET,
+            })
+            .unwrap()
+        };
+        let docs = |gathered: &Gathered| -> Vec<String> {
+            gathered.docs.iter().map(|e| e.path.clone()).collect()
+        };
+        let found = docs(&request(&[]));
+        assert!(
+            found.iter().any(|p| p == "docs/adr/0003-retries.md"),
+            "{found:?}"
+        );
+        assert!(
+            !found.iter().any(|p| p.starts_with("docs/decisions/")),
+            "{found:?}"
+        );
+        let given = [PathBuf::from("docs/decisions/2026-11-25-retry.md")];
+        let found = docs(&request(&given));
+        assert!(
+            found
+                .iter()
+                .any(|p| p == "docs/decisions/2026-11-25-retry.md"),
+            "{found:?}"
+        );
     }
 
     #[test]

@@ -94,7 +94,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vote", "code",
         ],
     ),
-    ("gather", &["beneath"]),
+    ("gather", &["beneath", "decision"]),
     // Code debates' machinery: hooks in a work tree.
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
