@@ -344,7 +344,24 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
     let before = server.seen().len();
     for (args, expected) in [
         (vec!["--seat", "Solo"], "2–6 roles"),
-        (vec!["--seat", "A", "--seat", "a"], "given twice"),
+        (
+            vec!["--seat", "A", "--seat", "a"],
+            "already has a seat (--seat A)",
+        ),
+        // Whoever plays it, a role seats once (seed review 002/003 #12).
+        (
+            vec!["--seat", "Skeptic", "--seat", "human:Skeptic"],
+            "--seat human:Skeptic: the role \"Skeptic\" already has a seat (--seat Skeptic)",
+        ),
+        (
+            vec![
+                "--seat",
+                "Ethics Advisor",
+                "--seat",
+                "outside:ethics-advisor",
+            ],
+            "already has a seat (--seat Ethics Advisor)",
+        ),
         (vec!["--rounds", "1"], "2–10 rounds"),
         (vec!["--order", "random"], "round-robin or moderator"),
         (vec!["--topology", "ring"], "use mesh, star, chain or tree"),

@@ -201,7 +201,7 @@ fn seats_and_players(
         return Err(format!("an arena seats 2–6 roles, not {}", seats.len()));
     }
     let mut players = Vec::new();
-    for (index, seat) in seats.iter().enumerate() {
+    for seat in &seats {
         if seat.is_empty() {
             return Err("--seat needs a role name, as in --seat Skeptic".into());
         }
@@ -216,12 +216,19 @@ fn seats_and_players(
                 "--seat {seat}: name the role after the colon, as in human:Skeptic"
             ));
         }
-        players.push((player, role.to_string()));
-        if seats[..index].iter().any(|s| s.eq_ignore_ascii_case(seat)) {
+        // The role, whoever plays it, and as its agent id names it: `Skeptic` and
+        // `human:Skeptic` (or `Ethics-Advisor` and `Ethics Advisor`) would be one seat twice
+        // (seed review 002/003 #12).
+        let taken = players.iter().position(|(_, earlier): &(Player, String)| {
+            crate::arena::agent_id(earlier) == crate::arena::agent_id(role)
+        });
+        if let Some(earlier) = taken {
             return Err(format!(
-                "--seat {seat} is given twice; every role needs its own seat"
+                "--seat {seat}: the role {role:?} already has a seat (--seat {}); every role needs its own seat",
+                seats[earlier]
             ));
         }
+        players.push((player, role.to_string()));
     }
     Ok(players.into_iter().unzip())
 }
