@@ -4,6 +4,7 @@
 //! against what the journal computed.
 
 use super::rules::*;
+use super::verdict::SURVIVES;
 use crate::debate::Named;
 use crate::debate::{Act, Move, Relation};
 use crate::engine::text_field;
@@ -586,18 +587,43 @@ impl ReplyParser for VerdictReplies {
             consensus,
             revisit: lines("revisit"),
         };
+        // Said apart: an argument that did not survive is not an id that names nothing
+        // (seed review 002/003 #15: O1 at exactly 0.50 read as naming no argument).
+        let dropped: Vec<&String> = cited
+            .iter()
+            .filter(|id| !self.surviving.contains(id))
+            .collect();
+        let (fallen, unknown): (Vec<&String>, Vec<&String>) =
+            dropped.into_iter().partition(|id| self.ids.contains(id));
+        let mut said = Vec::new();
+        if !fallen.is_empty() {
+            said.push(format!(
+                "{} named as strongest did not survive (a score of {SURVIVES} or less) and {} left out",
+                join_ids(&fallen),
+                if fallen.len() == 1 { "was" } else { "were" }
+            ));
+        }
+        if !unknown.is_empty() {
+            said.push(format!(
+                "{} named no argument and {} dropped",
+                join_ids(&unknown),
+                if unknown.len() == 1 { "was" } else { "were" }
+            ));
+        }
         Ok(Reply {
-            note: (verdict.strongest.len() < cited.len()).then(|| {
-                format!(
-                    "{} cited id(s) named no argument and were dropped",
-                    cited.len() - verdict.strongest.len()
-                )
-            }),
+            note: (!said.is_empty()).then(|| said.join("; ")),
             content: rationale,
             data: serde_json::to_value(&verdict).ok(),
             ..Reply::default()
         })
     }
+}
+
+fn join_ids(ids: &[&String]) -> String {
+    ids.iter()
+        .map(|id| id.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether `text` names `id` as a word (P2 in "P2," but not in "P21").

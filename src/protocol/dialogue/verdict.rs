@@ -508,12 +508,19 @@ mod tests {
             turns: &[],
             repair: false,
         };
-        let good = json!({"winner": "opp", "rationale": "O1 stands; P2.1 was conceded.", "strongest": ["O1", "Q9"], "losing_points": ["P1 is simpler"], "consensus": "Keep the loop, add jitter.", "revisit": ["if tower gains Retry-After"]});
+        let good = json!({"winner": "opp", "rationale": "O1 stands; P2.1 was conceded.", "strongest": ["O1", "Q9", "P1"], "losing_points": ["P1 is simpler"], "consensus": "Keep the loop, add jitter.", "revisit": ["if tower gains Retry-After"]});
         let reply = parser.parse(&good, &transcript).unwrap();
         let verdict: ModeratorVerdict = serde_json::from_value(reply.data.unwrap()).unwrap();
         assert_eq!(verdict.winner, "OPP");
         assert_eq!(verdict.strongest, vec!["O1"]);
-        assert!(reply.note.unwrap().contains("1 cited id"));
+        // Seed review 002/003 #15: a fallen argument is not an id that names nothing.
+        assert_eq!(
+            reply.note.as_deref(),
+            Some(
+                "P1 named as strongest did not survive (a score of 0.5 or less) and was left out; \
+                 Q9 named no argument and was dropped"
+            )
+        );
         let mut uncited = good.clone();
         uncited["rationale"] = json!("OPP was more convincing overall.");
         assert!(
