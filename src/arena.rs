@@ -482,8 +482,15 @@ impl ArenaDir {
 /// oversized or malformed files are errors naming the file; unknown fields are kept. Nothing
 /// is read through a link.
 pub fn read(dir: &Path) -> Result<ArenaDebate, ArenaError> {
+    read_noting(dir).map(|(debate, _)| debate)
+}
+
+/// `read`, with what it passed over said: a `.json` entry of `personas/` or `transcript/` that
+/// is not a plain file (a link, a directory) is not read, and is named so an import can say
+/// so instead of dropping it silently (seed review 002/003 #20).
+pub fn read_noting(dir: &Path) -> Result<(ArenaDebate, Vec<String>), ArenaError> {
     let root = Beneath::open(dir).map_err(io(dir))?;
-    read_beneath(&root, Path::new(""), false).map(|(debate, _)| debate)
+    read_beneath(&root, Path::new(""), false)
 }
 
 /// Reads `dir` under `root`. `lenient`: a turn file that cannot be read is skipped and named
@@ -501,13 +508,13 @@ fn read_beneath(
         Err(e) => return Err(io(&root.display(&dir.join("protocol.md")))(e)),
     };
     let mut personas = Vec::new();
-    for path in json_files(root, &dir.join("personas"))? {
+    let mut skipped = Vec::new();
+    for path in json_files(root, &dir.join("personas"), &mut skipped)? {
         let persona: Persona = read_json(root, &path)?;
         personas.push(persona);
     }
     let mut turns = Vec::new();
-    let mut skipped = Vec::new();
-    for path in json_files(root, &dir.join("transcript"))? {
+    for path in json_files(root, &dir.join("transcript"), &mut skipped)? {
         match read_json::<Argument>(root, &path) {
             Ok(turn) => turns.push(turn),
             Err(error) if lenient => skipped.push(error.to_string()),
@@ -543,18 +550,32 @@ fn read_beneath(
 
 /// The `.json` files directly inside `dir` (links and subdirectories are not followed), in
 /// name order; a missing directory has none.
-fn json_files(root: &Beneath, dir: &Path) -> Result<Vec<PathBuf>, ArenaError> {
+fn json_files(
+    root: &Beneath,
+    dir: &Path,
+    passed_over: &mut Vec<String>,
+) -> Result<Vec<PathBuf>, ArenaError> {
     let entries = match root.list(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io(&root.display(dir))(e)),
     };
-    let mut files: Vec<PathBuf> = entries
+    let mut files = Vec::new();
+    for (name, file) in entries
         .into_iter()
-        .filter(|(name, file)| *file && name.ends_with(".json"))
-        .map(|(name, _)| dir.join(name))
-        .collect();
+        .filter(|(name, _)| name.ends_with(".json"))
+    {
+        if file {
+            files.push(dir.join(name));
+        } else {
+            passed_over.push(format!(
+                "{}: not a plain file (a link or a directory), so not read",
+                root.display(&dir.join(name)).display()
+            ));
+        }
+    }
     files.sort();
+    passed_over.sort();
     Ok(files)
 }
 

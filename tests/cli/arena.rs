@@ -127,8 +127,19 @@ fn a_hand_written_arena_directory_imports_and_bad_ones_are_named() {
     std::fs::write(dir.join("transcript/turn_1_skeptic_20261101T100500Z.json"), r#"{"turn_number": 1, "agent_id": "skeptic", "timestamp_utc": "2026-11-01T10:05:00Z", "argument_text": "Where is the productivity data?", "references": ["data: none yet"], "metadata": {"tone": "dry"}}"#).unwrap();
     std::fs::write(dir.join("transcript/turn_2_proponent_20261101T101000Z.json"), r#"{"turn_number": 2, "agent_id": "proponent", "timestamp_utc": "2026-11-01T10:10:00Z", "argument_text": "The 2022 pilot.", "references": ["turn:1"]}"#).unwrap();
     std::fs::write(dir.join("summary.md"), "# Summary\n\nData first.\n").unwrap();
+    let outside = home.path().join("elsewhere.json");
+    std::fs::write(&outside, r#"{"turn_number": 9, "agent_id": "skeptic", "timestamp_utc": "t", "argument_text": "SECRET"}"#).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("transcript/turn_9_skeptic_x.json")).unwrap();
     let import = home.run(None, &["import", dir.to_str().unwrap()]);
     assert!(import.status.success(), "{}", stderr(&import));
+    // A linked turn file is not read, and the import says so (seed review 002/003 #20).
+    assert!(
+        stderr(&import).contains(
+            "turn_9_skeptic_x.json: not a plain file (a link or a directory), so not read"
+        ),
+        "{}",
+        stderr(&import)
+    );
     let shown = show_json(&home, "DEB-hand0001");
     assert_eq!(shown["protocol"], "arena");
     assert_eq!(shown["status"], "completed");
@@ -342,6 +353,18 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
     assert!(dir.join("personas/ethics_advisor_persona.json").is_file());
     // Bad arena input: exit 2, nothing sent.
     let before = server.seen().len();
+    // Seed review 002/003 #20: a persona's unknown key, or an agent id that cannot name a
+    // file, is refused, not silently dropped or rewritten.
+    std::fs::write(
+        home.path().join("typo.toml"),
+        "role_name = \"Skeptic\"\nstance_sumary = \"Doubt it\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.path().join("escape.json"),
+        r#"{"role_name": "Skeptic", "agent_id": "../../x"}"#,
+    )
+    .unwrap();
     for (args, expected) in [
         (vec!["--seat", "Solo"], "2–6 roles"),
         (
@@ -367,6 +390,14 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
         (vec!["--topology", "ring"], "use mesh, star, chain or tree"),
         (vec!["--planning", "dpde"], "--planning plans a tree"),
         (vec!["--persona", "nope.json"], "--persona nope.json"),
+        (
+            vec!["--persona", "typo.toml"],
+            "--persona typo.toml:2:1: unknown field `stance_sumary`",
+        ),
+        (
+            vec!["--persona", "escape.json"],
+            "agent_id \"../../x\" cannot name the persona's files",
+        ),
     ] {
         let message = refused(&home, &server, "arena", &args, "Adopt a 4-day work week");
         assert!(message.contains(expected), "{args:?}: {message}");

@@ -337,7 +337,11 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         Debate, DebateStatus, Event, MODERATOR, Move, Phase, Presentation, Seat, Turn, TurnStatus,
     };
     use serde_json::Value;
-    let read = arena::read(dir).map_err(|e| Failure::usage(format!("cannot import: {e}")))?;
+    let (read, passed_over) =
+        arena::read_noting(dir).map_err(|e| Failure::usage(format!("cannot import: {e}")))?;
+    for skipped in &passed_over {
+        eprintln!("moot: import: {skipped}");
+    }
     let manifest = &read.manifest;
     let id = manifest.debate_id.trim().to_string();
     let manifest_path = dir.join("manifest.json");

@@ -106,21 +106,54 @@ fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, Strin
     let path = cwd.join(given);
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("--persona {given}: cannot be read ({e})"))?;
-    let spec: PersonaSpec = if given.ends_with(".toml") {
-        toml::from_str(&text).map_err(|e| format!("--persona {given}: {}", e.message()))?
-    } else {
-        serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "--persona {given}: line {}, column {}: {e}",
-                e.line(),
-                e.column()
-            )
+    // A key moot does not know is refused, not dropped (seed review 002/003 #20).
+    let file: PersonaFile = if given.ends_with(".toml") {
+        toml::from_str(&text).map_err(|e| {
+            let at = e.span().map_or(0, |span| span.start);
+            let line = text[..at.min(text.len())].matches('\n').count() + 1;
+            let column = at - text[..at.min(text.len())].rfind('\n').map_or(0, |n| n + 1) + 1;
+            format!("--persona {given}:{line}:{column}: {}", e.message().trim())
         })?
+    } else {
+        serde_json::from_str(&text)
+            .map_err(|e| format!("--persona {given}:{}:{}: {e}", e.line(), e.column()))?
+    };
+    let spec = PersonaSpec {
+        role_name: file.role_name,
+        agent_id: file.agent_id,
+        stance_summary: file.stance_summary,
+        instructions: file.instructions,
+        background_context: file.background_context,
     };
     if spec.role_name.trim().is_empty() {
         return Err(format!("--persona {given}: `role_name` is required"));
     }
+    if let Some(id) = spec.agent_id.as_deref()
+        && !crate::arena::is_safe_name(id.trim())
+    {
+        return Err(format!(
+            "--persona {given}: agent_id {id:?} cannot name the persona's files; use letters, digits, - _ and . (or leave it out to derive it from the role)"
+        ));
+    }
     Ok(spec)
+}
+
+/// A `--persona` file as written: the note's persona fields, `debate_id` allowed (and set by
+/// the debate), nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PersonaFile {
+    role_name: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    stance_summary: String,
+    #[serde(default)]
+    instructions: String,
+    #[serde(default)]
+    background_context: String,
+    #[serde(default, rename = "debate_id")]
+    _debate_id: Option<String>,
 }
 
 /// Reads `--seat`, `--rounds`, `--persona`, `--order`, `--score`, `--arena-dir`, the topology
