@@ -115,8 +115,16 @@ fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, Strin
             format!("--persona {given}:{line}:{column}: {}", e.message().trim())
         })?
     } else {
-        serde_json::from_str(&text)
-            .map_err(|e| format!("--persona {given}:{}:{}: {e}", e.line(), e.column()))?
+        serde_json::from_str(&text).map_err(|e| {
+            // The place goes first, as for every file moot reads; the message says it again.
+            let message = e.to_string();
+            let message = message
+                .split(" at line ")
+                .next()
+                .unwrap_or(&message)
+                .to_string();
+            format!("--persona {given}:{}:{}: {message}", e.line(), e.column())
+        })?
     };
     let spec = PersonaSpec {
         role_name: file.role_name,
@@ -330,7 +338,7 @@ mod tests {
         );
         std::fs::write(dir.path().join("torn.json"), "{\"role_name\": ").unwrap();
         let err = persona_file("torn.json", dir.path()).unwrap_err();
-        assert!(err.contains("--persona torn.json: line 1"), "{err}");
+        assert_eq!(err, "--persona torn.json:1:14: EOF while parsing a value");
         std::fs::write(dir.path().join("nameless.toml"), "stance_summary = \"x\"\n").unwrap();
         let err = persona_file("nameless.toml", dir.path()).unwrap_err();
         assert!(err.contains("role_name"), "{err}");
