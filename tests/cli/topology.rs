@@ -176,6 +176,48 @@ fn a_moderated_topology_decides_whose_arguments_each_rebuttal_saw() {
     );
 }
 
+/// Seed review 004 #10: in a chain (and a tree) the seats may not see each other, so the
+/// moderator's round-2 opening, which every seat reads, is asked without its summary of the
+/// seats' arguments; a mesh's still carries it.
+#[test]
+fn a_chains_round_opening_carries_no_summary_of_the_seats() {
+    let opening = |topology: &str| -> String {
+        let server = StandIn::start_in_background(Behaviour {
+            debaters: 3,
+            ..Behaviour::default()
+        });
+        let home = Home::new();
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--no-lessons",
+                "--max-rounds",
+                "2",
+                "--topology",
+                topology,
+                QUESTION,
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        server
+            .seen()
+            .into_iter()
+            .find(|s| s.kind == "pose" && s.round == 2)
+            .map(|s| s.body.to_string())
+            .unwrap_or_else(|| panic!("no round-2 opening in a {topology}"))
+    };
+    let chain = opening("chain");
+    assert!(!chain.contains("Your summary of the last round"), "{chain}");
+    assert!(
+        chain.contains("without reporting what any seat argued"),
+        "{chain}"
+    );
+    let mesh = opening("mesh");
+    assert!(mesh.contains("Your summary of the last round"), "{mesh}");
+}
+
 /// The request bodies the stand-in saw of one kind of turn from one seat in one round.
 pub(crate) fn prompts_of(server: &StandIn, kind: &str, seat: &str, round: u32) -> Vec<String> {
     server

@@ -62,6 +62,8 @@ pub struct PoseInput<'a> {
     pub seats: &'a [Seat],
     pub round: u32,
     pub max_rounds: u32,
+    /// The summary of the last round, when every seat may hear it: chain and tree seats may
+    /// not see each other's arguments, so their opening carries none (seed review 004 #10).
     pub previous_summary: Option<&'a str>,
     pub guidance: Option<&'a str>,
     pub clarification: Option<&'a str>,
@@ -96,18 +98,32 @@ pub fn pose_prompt(input: &PoseInput<'_>) -> String {
         let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
     }
     match input.previous_summary {
-        None => prompt.push_str(
+        None if input.round <= 1 => prompt.push_str(
             "\nPose the question to the debaters in at most 100 words: restate it, name the \
              constraints, and say what each seat should address first. Plain markdown, no JSON.",
         ),
-        Some(summary) => {
-            let _ = write!(
-                prompt,
-                "\nYour summary of the last round:\n{summary}\n\nOpen round {} in at most 120 words: \
-                 summarise where things stand and name the open questions the debaters must \
-                 address now.",
-                input.round
-            );
+        summary => {
+            match summary {
+                Some(summary) => {
+                    let _ = write!(
+                        prompt,
+                        "\nYour summary of the last round:\n{summary}\n\nOpen round {} in at most 120 words: \
+                         summarise where things stand and name the open questions the debaters must \
+                         address now.",
+                        input.round
+                    );
+                }
+                // The seats may not see each other: the opening reports no seat's argument.
+                None => {
+                    let _ = write!(
+                        prompt,
+                        "\nOpen round {} in at most 100 words: restate the question and what remains \
+                         to be settled, without reporting what any seat argued (the seats do not \
+                         see each other's arguments).",
+                        input.round
+                    );
+                }
+            }
             if let Some(clarification) = input.clarification {
                 let _ = write!(prompt, " Ask them to clarify: {clarification}.");
             }

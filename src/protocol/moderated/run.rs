@@ -419,7 +419,10 @@ impl Moderation<'_> {
             seats: active,
             round,
             max_rounds: self.max_rounds,
-            previous_summary: self.summaries.last().map(|(_, s)| s.as_str()),
+            previous_summary: match self.topology {
+                kit::Topology::Chain | kit::Topology::Tree => None,
+                _ => self.summaries.last().map(|(_, s)| s.as_str()),
+            },
             guidance: self.latest_guidance.as_deref(),
             clarification: self.clarification.as_deref(),
             redirect: &self.redirect,
