@@ -295,12 +295,6 @@ pub async fn resume_in(
     .await
 }
 
-/// How a face should show a debate of `protocol` (a built-in one), before its first event:
-/// the workbench draws its first frame with it instead of the default layout.
-pub fn presentation_of(protocol: &str) -> Option<crate::debate::Presentation> {
-    protocol::named(protocol).ok().map(|p| p.presentation())
-}
-
 /// Checks a resume's changes before anything runs (the workbench calls it before its screen
 /// opens): the stored settings with `changes` applied.
 pub fn check_resume(

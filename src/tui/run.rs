@@ -564,9 +564,9 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
         let _ = stop_rx.await;
     });
     let mut app = App::with_keymap(false, keymap.clone());
-    if let Some((question, protocol)) = run.expected(store)
-        && let Some(presentation) = session::presentation_of(&protocol)
-    {
+    // The protocol's own layout from the first frame, before its first event.
+    if let Some((question, protocol)) = run.expected(store) {
+        let presentation = session::presentation(&protocol);
         app.view.expecting(&question, &protocol, presentation);
     }
     let mut caches = Caches::default();
