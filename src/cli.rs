@@ -391,6 +391,9 @@ pub enum CheckpointMode {
     Auto,
     /// Read answers from stdin: `c`, `g TEXT`, `e`; `accept`, `revise TEXT`, `reject`.
     Stdin,
+    /// Answer nothing here: each question waits for another terminal (the workbench opened on
+    /// the running debate, or `moot approve ID`) until the checkpoint timeout.
+    Wait,
 }
 
 /// Which face runs, and how the workbench looks.

@@ -2,7 +2,6 @@
 //! from stdin (`c`, `g TEXT`, `e`) or answered automatically.
 
 use crate::debate::{Control, DebateStatus, Event};
-use crate::sanitize;
 use crate::session::{self, Finish, SessionError, Wiring};
 use std::future::Future;
 use std::io::Write;
@@ -16,15 +15,14 @@ pub enum CheckpointAnswers {
     Auto,
     /// Lines from stdin: `c`, `g TEXT`, `e`.
     Stdin,
+    /// Nobody here answers: each question waits for another terminal (the workbench following
+    /// it, `moot approve`) until the checkpoint timeout.
+    Wait,
 }
 
 /// One event as a sanitized NDJSON line.
 pub fn event_line(event: &Event) -> String {
-    let mut value = serde_json::to_value(event).unwrap_or_else(
-        |e| serde_json::json!({"type": "error", "message": format!("unprintable event: {e}")}),
-    );
-    sanitize::clean_json(&mut value);
-    value.to_string()
+    crate::live::event_line(event)
 }
 
 /// What stderr says when a debate stops at an approval gate: nobody on this side answers
@@ -123,6 +121,21 @@ where
                         answers == CheckpointAnswers::Stdin
                     )
                 ),
+                Event::Checkpoint {
+                    kind,
+                    round,
+                    timeout_seconds,
+                    ..
+                } if answers == CheckpointAnswers::Wait => eprintln!(
+                    "moot: {debate} waits for an answer ({}); answer it from another terminal: \
+                     `moot open {debate}` (or Enter on it in `moot history`), or `moot approve \
+                     {debate}` to go on; unanswered, it pauses in {}",
+                    crate::debate::Stage::Asking {
+                        kind: *kind,
+                        round: *round
+                    },
+                    crate::debate::spoken_duration(*timeout_seconds)
+                ),
                 _ => {}
             }
             if let Some(auto_tx) = &auto_tx {
@@ -151,11 +164,14 @@ where
             }
         }
     });
-    drop(control_tx);
+    // Waiting keeps the line open, so no question takes its default for want of answers.
+    let waiting = (answers == CheckpointAnswers::Wait).then_some(control_tx);
 
     let answerer = match answers {
         CheckpointAnswers::Auto => "headless auto-answer (no --checkpoints stdin)".to_string(),
         CheckpointAnswers::Stdin => format!("{} on standard input", crate::signals::user()),
+        // Every answer comes from elsewhere, journaled with who gave it.
+        CheckpointAnswers::Wait => format!("{} headless", crate::signals::user()),
     };
     let result = session(Wiring {
         events: event_tx,
@@ -167,6 +183,7 @@ where
         // Usage errors happen before any event; say them once, plainly, on stderr.
         eprintln!("moot: {error}");
     }
+    drop(waiting);
     let _ = printer.await;
     if let Ok(finish) = &result {
         match finish.status {

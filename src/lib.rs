@@ -24,6 +24,7 @@ pub mod gather;
 pub mod headless;
 pub mod launch;
 pub mod lessons;
+pub mod live;
 pub mod llm;
 pub mod paths;
 pub mod protocol;

@@ -40,7 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "beneath",
         ],
     ),
-    ("headless", &["debate", "session", "sanitize", "signals"]),
+    ("headless", &["debate", "session", "signals", "live"]),
     (
         "commands",
         &[
@@ -58,7 +58,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("cli", &["engine", "llm"]),
     ("signals", &["sanitize"]),
     // Reading stored debates back.
-    ("replay", &["debate", "store", "session", "llm"]),
+    ("replay", &["debate", "store", "session", "llm", "live"]),
+    // A running debate's events on a socket, and a viewer's end of it.
+    ("live", &["debate", "sanitize"]),
     ("report", &["debate", "argue", "store", "sanitize", "arena"]),
     // Running one debate.
     (
@@ -77,6 +79,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "lessons",
             "sanitize",
             "cli",
+            "live",
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.

@@ -33,6 +33,54 @@ pub fn decide(
     Ok(false)
 }
 
+/// `moot approve ID` on a debate waiting at a question rather than a gate (a checkpoint, a
+/// conclusion, its synthesis, a panel's options): answers it with what goes on (continue,
+/// accept), through the journal, where the running debate picks it up.
+fn approve_question(
+    store: &Store,
+    debate: &crate::debate::Debate,
+    by: &str,
+) -> Result<(), Failure> {
+    use crate::debate::{AskKind, DebateStatus, Stage};
+    let none = || {
+        Failure::usage(format!(
+            "{} waits at no gate or question now; `moot show {}` says where it stands",
+            debate.id, debate.id
+        ))
+    };
+    let (kind, round) = match (&debate.status, &debate.stage) {
+        (DebateStatus::Running, Some(Stage::Asking { kind, round })) => (*kind, *round),
+        _ => return Err(none()),
+    };
+    let answer = match kind {
+        AskKind::Choice => {
+            return Err(Failure::usage(format!(
+                "{} waits for a choice among options: `moot decide {} OPTION` makes it",
+                debate.id, debate.id
+            )));
+        }
+        AskKind::Turn | AskKind::Gate => {
+            return Err(Failure::usage(format!(
+                "{} waits for a person's turn: write it from the workbench (`moot open {}`)",
+                debate.id, debate.id
+            )));
+        }
+        other => other.default_answer().ok_or_else(none)?,
+    };
+    if !store.record_remote_answer(&debate.id, round, kind, &answer, by)? {
+        return Err(Failure::usage(format!(
+            "that question of {} was answered a moment ago; `moot show {}` says how",
+            debate.id, debate.id
+        )));
+    }
+    print(&format!(
+        "answered `{}` to {} ({}); it goes on\n",
+        answer.answer(),
+        debate.id,
+        Stage::Asking { kind, round }
+    ))
+}
+
 /// `moot gates ID`: each approval gate the debate reached, and how it was decided.
 pub fn gates(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     let debate = store.debate(id)?;
@@ -77,16 +125,20 @@ pub fn decide_gate(store: &Store, id: &str, reason: Option<&str>, by: &str) -> R
             "--reason must say why the gate is rejected".to_string(),
         ));
     }
-    let waiting = store
+    let gate = store
         .gates(&debate.id)?
         .into_iter()
-        .rfind(|g| g.decision.is_none())
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "{} waits at no gate now; `moot gates {}` lists its gates",
-                debate.id, debate.id
-            ))
-        })?;
+        .rfind(|g| g.decision.is_none());
+    let Some(waiting) = gate else {
+        // No gate: `approve` answers the question it waits at, if it goes on by default.
+        if reason.is_none() {
+            return approve_question(store, &debate, by);
+        }
+        return Err(Failure::usage(format!(
+            "{} waits at no gate now; `moot gates {}` lists its gates",
+            debate.id, debate.id
+        )));
+    };
     let decision = if reason.is_some() {
         GateDecision::Rejected
     } else {

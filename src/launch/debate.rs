@@ -217,6 +217,7 @@ pub(super) fn answers(mode: CheckpointMode) -> CheckpointAnswers {
     match mode {
         CheckpointMode::Auto => CheckpointAnswers::Auto,
         CheckpointMode::Stdin => CheckpointAnswers::Stdin,
+        CheckpointMode::Wait => CheckpointAnswers::Wait,
     }
 }
 

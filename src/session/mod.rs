@@ -341,6 +341,41 @@ fn stored_settings(debate: &Debate) -> Result<DebateSettings, SessionError> {
     })
 }
 
+/// The face's event channel, every event on it also served on the debate's socket for
+/// viewers in other processes (`moot open`, the history) while it runs. Without a socket (an
+/// in-memory journal, a path too long to bind) the debate runs on, and the face is told.
+fn served(
+    store: &Store,
+    id: &str,
+    face: tokio::sync::mpsc::UnboundedSender<Event>,
+) -> tokio::sync::mpsc::UnboundedSender<Event> {
+    let Some(dir) = store.live_dir() else {
+        return face;
+    };
+    let server = match crate::live::Server::start(&dir, id) {
+        Ok(server) => server,
+        Err(why) => {
+            let _ = face.send(Event::Notice {
+                message: format!(
+                    "other terminals cannot follow this debate live ({why}); `moot open {id}` still replays it"
+                ),
+            });
+            return face;
+        }
+    };
+    let (tap, mut taken) = tokio::sync::mpsc::unbounded_channel::<Event>();
+    tokio::spawn(async move {
+        while let Some(event) = taken.recv().await {
+            server.publish(&event);
+            // A face that stopped listening must not stop the viewers.
+            let _ = face.send(event);
+        }
+        // The debate's events are done: the socket goes with the server.
+        drop(server);
+    });
+    tap
+}
+
 /// Refuses a debate whose protocol settings were stored by a newer moot than this one reads.
 fn readable(
     id: &str,
@@ -469,6 +504,10 @@ async fn run(
     let protocol = stored_protocol(registry, debate.id.as_str(), &settings.protocol)?;
     readable(&debate.id, protocol, settings)?;
     store.set_status(&debate.id, DebateStatus::Running, None)?;
+    let wiring = Wiring {
+        events: served(store, &debate.id, wiring.events),
+        ..wiring
+    };
     let ctx = Context::new(
         debate.id.clone(),
         store.clone(),

@@ -339,6 +339,28 @@ impl Store {
     }
 
     /// The debate's event log in emit order; empty for debates journaled before it existed.
+    /// The debate's logged events after `seq` (0 for all), each with its place in the log,
+    /// for a viewer following a running debate.
+    pub fn events_after(&self, id: &str, seq: i64) -> Result<Vec<(i64, Event)>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT seq, event FROM events WHERE debate_id = ?1 AND seq > ?2 ORDER BY seq",
+            )?;
+            let rows = statement.query_map(params![id, seq], |row| {
+                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (seq, text) = row?;
+                out.push((
+                    seq,
+                    serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?,
+                ));
+            }
+            Ok(out)
+        })
+    }
+
     pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
         self.with(|connection| {
             let mut statement = connection
@@ -403,6 +425,54 @@ impl Store {
             chain::append(tx, id, &chain::ANSWER, &[round.into(), kind.as_str().into()])?;
             Ok(())
         })
+    }
+
+    /// An answer given from another process (a viewer, `moot approve`) to the question debate
+    /// `id` waits at; the process running it reads it from here. Only the first answer to a
+    /// question is kept: false when it already had one.
+    pub fn record_remote_answer(
+        &self,
+        id: &str,
+        round: u32,
+        kind: AskKind,
+        control: &Control,
+        answered_by: &str,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let inserted = tx.execute(
+                "INSERT OR IGNORE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at, answered_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    round,
+                    kind.as_str(),
+                    control.answer().as_str(),
+                    control.guidance().map(redacted),
+                    now_rfc3339(),
+                    answered_by
+                ],
+            )? == 1;
+            if inserted {
+                if let Some(guidance) = control.guidance() {
+                    index(tx, id, "guidance", guidance)?;
+                }
+                chain::append(tx, id, &chain::ANSWER, &[round.into(), kind.as_str().into()])?;
+            }
+            Ok(inserted)
+        })
+    }
+
+    /// The answer journaled to `kind` after `round`, with who gave it, if there is one.
+    pub fn checkpoint_answer(
+        &self,
+        id: &str,
+        round: u32,
+        kind: AskKind,
+    ) -> Result<Option<CheckpointRecord>, StoreError> {
+        Ok(self
+            .checkpoints(id)?
+            .into_iter()
+            .find(|c| c.round == round && c.kind == kind))
     }
 
     pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRecord>, StoreError> {

@@ -227,6 +227,14 @@ impl Store {
         &self.path
     }
 
+    /// Where running debates serve their events to viewers (`live/` beside the journal); none
+    /// for an in-memory journal, which no other process can see.
+    pub fn live_dir(&self) -> Option<std::path::PathBuf> {
+        (self.path != Path::new(":memory:"))
+            .then(|| self.path.parent().map(|dir| dir.join("live")))
+            .flatten()
+    }
+
     /// moot's own git dir for code debate `id`'s versions, beside the journal
     /// (`versions/<id>.git`, by absolute path): outside every work tree, so nothing a hook
     /// runs can write it. An in-memory journal keeps them in the temporary directory.

@@ -11,6 +11,7 @@ mod code;
 mod dialogue;
 mod home;
 mod lessons;
+mod live;
 mod moderated;
 mod panel;
 mod topology;

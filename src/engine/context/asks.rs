@@ -7,6 +7,53 @@ use crate::debate::GateDecision;
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
 const GATE_POLL: Duration = Duration::from_millis(500);
 
+/// How often a waiting question looks in the journal for an answer given elsewhere (at most
+/// four times a second).
+const ANSWER_POLL: Duration = Duration::from_millis(250);
+
+/// An answer, and where it came from.
+enum Answer {
+    /// From this face (the workbench, stdin, the default): journaled here.
+    Here(Control),
+    /// From another process, already in the journal with who gave it.
+    Elsewhere { control: Control, by: String },
+}
+
+/// Whether `control` answers `kind` (one of `choices`, when there are any, and passing
+/// `check`); else what to tell the person.
+fn fits(
+    kind: AskKind,
+    choices: &[(String, String)],
+    check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
+    control: &Control,
+) -> Result<(), String> {
+    if let Control::Choose(id) = control
+        && !choices.is_empty()
+        && !choices.iter().any(|(known, _)| known == id)
+    {
+        return Err(format!(
+            "there is no option {id:?}; choose one of {}",
+            choices
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if !kind.accepts(control) {
+        return Err(format!(
+            "`{}` does not answer this question; answer with {}",
+            control.answer(),
+            kind.answers()
+                .iter()
+                .map(|a| a.usage())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    check(control)
+}
+
 /// How an approval gate was settled.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GateOutcome {
@@ -194,16 +241,28 @@ impl Context {
             });
         }
         let deadline = tokio::time::Instant::now() + self.settings.checkpoint_timeout;
-        let Some(answer) = self.await_answer(kind, &choices, check, deadline).await else {
+        let answered_now = self
+            .await_answer(kind, &choices, check, deadline, Some(round))
+            .await;
+        let Some(answered_now) = answered_now else {
             self.note_unanswered(
                 format!("nobody answered ({})", Stage::Asking { kind, round }),
                 self.settings.checkpoint_timeout,
             );
             return Ok(CheckpointOutcome::TimedOut);
         };
-        let by = self.answerer.clone();
-        self.journal(|store| store.record_checkpoint(&self.debate_id, round, kind, &answer, &by))
-            .await?;
+        let (answer, by) = match answered_now {
+            Answer::Here(answer) => {
+                let by = self.answerer.clone();
+                self.journal(|store| {
+                    store.record_checkpoint(&self.debate_id, round, kind, &answer, &by)
+                })
+                .await?;
+                (answer, by)
+            }
+            // Another process journaled it already.
+            Answer::Elsewhere { control, by } => (control, by),
+        };
         // Every answer is announced, a clarification's too (seed review 000/001 #14: headless
         // printed none for it).
         self.emit(answered(round, kind, &answer));
@@ -230,16 +289,20 @@ impl Context {
             choices: Vec::new(),
         });
         let deadline = tokio::time::Instant::now() + timeout;
-        let Some(answer) = self
-            .await_answer(AskKind::Turn, &[], &|_| Ok(()), deadline)
+        let Some(answered_now) = self
+            .await_answer(AskKind::Turn, &[], &|_| Ok(()), deadline, Some(round))
             .await
         else {
             return Ok(CheckpointOutcome::TimedOut);
         };
+        let (answer, by) = match answered_now {
+            Answer::Here(answer) => (answer, self.answerer.clone()),
+            Answer::Elsewhere { control, by } => (control, by),
+        };
         self.emit(answered(round, AskKind::Turn, &answer));
         Ok(CheckpointOutcome::Answered {
             control: answer,
-            by: self.answerer.clone(),
+            by,
         })
     }
 
@@ -328,8 +391,8 @@ impl Context {
                 return Ok(GateOutcome::TimedOut);
             }
             let slice = (now + GATE_POLL).min(deadline);
-            if let Some(control) = self
-                .await_answer(AskKind::Gate, &[], &|_| Ok(()), slice)
+            if let Some(Answer::Here(control)) = self
+                .await_answer(AskKind::Gate, &[], &|_| Ok(()), slice, None)
                 .await
             {
                 let (decision, reason) = match &control {
@@ -400,66 +463,81 @@ impl Context {
 
     /// The first control that answers `kind` before `deadline` (ones that do not are refused
     /// with a notice); `None` when time runs out.
+    /// Waits for an answer to `kind` until `deadline`: from this face's controls, or, when
+    /// `elsewhere` names the round asked, from another process through the journal (a viewer,
+    /// `moot approve`), looked for at most four times a second. An answer that does not fit
+    /// is refused with a notice and the question stays open.
     async fn await_answer(
         &self,
         kind: AskKind,
         choices: &[(String, String)],
         check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
         deadline: tokio::time::Instant,
-    ) -> Option<Control> {
+        elsewhere: Option<u32>,
+    ) -> Option<Answer> {
         let mut controls = self.controls.lock().await;
-        let answer = loop {
-            match tokio::time::timeout_at(deadline, controls.recv()).await {
-                Err(_) => return None,
-                Ok(Some(Control::Choose(id)))
-                    if !choices.is_empty() && !choices.iter().any(|(known, _)| *known == id) =>
-                {
-                    self.emit(Event::Notice {
-                        message: format!(
-                            "there is no option {id:?}; choose one of {}",
-                            choices
-                                .iter()
-                                .map(|(id, _)| id.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    })
+        let mut closed = false;
+        let mut refused_elsewhere = false;
+        loop {
+            let slice = match elsewhere {
+                Some(_) => (tokio::time::Instant::now() + ANSWER_POLL).min(deadline),
+                None => deadline,
+            };
+            let received = if closed {
+                tokio::time::sleep_until(slice).await;
+                None
+            } else {
+                match tokio::time::timeout_at(slice, controls.recv()).await {
+                    Ok(Some(control)) => Some(control),
+                    Ok(None) => {
+                        closed = true;
+                        if let Some(fallback) = kind.default_answer() {
+                            self.emit(Event::Notice {
+                                message: format!(
+                                    "no more answers can arrive; taking `{}`",
+                                    fallback.answer()
+                                ),
+                            });
+                            return Some(Answer::Here(fallback));
+                        }
+                        // Nobody answers for the person: the question waits out its time (for
+                        // another terminal, or the timeout).
+                        None
+                    }
+                    Err(_) => None,
                 }
-                Ok(Some(control)) if kind.accepts(&control) => match check(&control) {
-                    Ok(()) => break control,
+            };
+            if let Some(control) = received {
+                match fits(kind, choices, check, &control) {
+                    Ok(()) => return Some(Answer::Here(control)),
                     Err(problem) => self.emit(Event::Notice { message: problem }),
-                },
-                Ok(Some(control)) => self.emit(Event::Notice {
-                    message: format!(
-                        "`{}` does not answer this question; answer with {}",
-                        control.answer(),
-                        kind.answers()
-                            .iter()
-                            .map(|a| a.usage())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }),
-                Ok(None) => match kind.default_answer() {
-                    Some(fallback) => {
+                }
+                continue;
+            }
+            if let Some(round) = elsewhere
+                && let Ok(Some(found)) = self.store.checkpoint_answer(&self.debate_id, round, kind)
+            {
+                match fits(kind, choices, check, &found.control) {
+                    Ok(()) => {
+                        return Some(Answer::Elsewhere {
+                            control: found.control,
+                            by: found.answered_by,
+                        });
+                    }
+                    Err(problem) if !refused_elsewhere => {
+                        refused_elsewhere = true;
                         self.emit(Event::Notice {
                             message: format!(
-                                "no more answers can arrive; taking `{}`",
-                                fallback.answer()
+                                "an answer from another terminal was refused: {problem}"
                             ),
                         });
-                        break fallback;
                     }
-                    // Nobody answers for the person: the question waits out its time (for
-                    // `moot approve` from another terminal, or the timeout).
-                    None => {
-                        drop(controls);
-                        tokio::time::sleep_until(deadline).await;
-                        return None;
-                    }
-                },
+                    Err(_) => {}
+                }
             }
-        };
-        Some(answer)
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+        }
     }
 }
