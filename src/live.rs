@@ -103,7 +103,7 @@ pub fn event_line(event: &Event) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Heard {
     /// A stream delta: shown at once, never journaled.
-    Delta(Event),
+    Delta(Box<Event>),
     /// Something that is journaled happened: read the journal for it.
     Journaled,
     /// The process stopped serving (the debate ended, paused, or the process died).
@@ -126,16 +126,14 @@ impl Listener {
 
     /// The next thing heard.
     pub async fn next(&mut self) -> Heard {
-        loop {
-            let Ok(Some(line)) = self.lines.next_line().await else {
-                return Heard::Closed;
-            };
-            match serde_json::from_str::<Event>(&line) {
-                Ok(delta @ Event::TurnDelta { .. }) => return Heard::Delta(delta),
-                Ok(_) => return Heard::Journaled,
-                // `lagged`, or a line this version does not read: the journal has the rest.
-                Err(_) => return Heard::Journaled,
-            }
+        let Ok(Some(line)) = self.lines.next_line().await else {
+            return Heard::Closed;
+        };
+        match serde_json::from_str::<Event>(&line) {
+            Ok(delta @ Event::TurnDelta { .. }) => Heard::Delta(Box::new(delta)),
+            // Anything else (`lagged` too, or a line this version does not read): the journal
+            // has it.
+            _ => Heard::Journaled,
         }
     }
 }
@@ -199,12 +197,12 @@ mod tests {
                 break heard;
             }
         };
-        assert_eq!(first, Heard::Delta(delta("hello there")));
+        assert_eq!(first, Heard::Delta(Box::new(delta("hello there"))));
         server.publish(&Event::Notice {
             message: "x".into(),
         });
         let mut heard = viewer.next().await;
-        while heard == Heard::Delta(delta("hello there")) {
+        while heard == Heard::Delta(Box::new(delta("hello there"))) {
             heard = viewer.next().await;
         }
         assert_eq!(heard, Heard::Journaled);
