@@ -153,3 +153,109 @@ fn created(debate: &Debate) -> Event {
         presentation: session::presentation(&debate.protocol),
     }
 }
+
+/// How often a follower without a socket (its owner serves none) looks in the journal: at most
+/// four times a second.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A debate another process is running, followed from the journal and its socket: what has
+/// happened first, then each thing as it happens, until it stops running.
+pub struct Following {
+    store: Store,
+    id: String,
+    /// The last journaled event taken.
+    seq: i64,
+    listener: Option<crate::live::Listener>,
+    done: bool,
+}
+
+/// Starts following debate `id`: the socket is joined before the journal is read, so nothing
+/// that happens between is missed. Returns the events so far.
+pub async fn follow(store: &Store, id: &str) -> Result<(Vec<Event>, Following), StoreError> {
+    let debate = store.debate(id)?;
+    let listener = match store.live_dir() {
+        Some(dir) => crate::live::Listener::connect(&dir, &debate.id).await,
+        None => None,
+    };
+    let mut following = Following {
+        store: store.clone(),
+        id: debate.id.clone(),
+        seq: 0,
+        listener,
+        done: false,
+    };
+    let mut events = vec![created(&debate)];
+    events.extend(following.journaled()?);
+    Ok((events, following))
+}
+
+impl Following {
+    /// Whether a socket carries what happens (else the journal is looked in, four times a
+    /// second).
+    pub fn live(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    /// What happened next (a stream delta, or the events journaled since); `None` once the
+    /// debate has stopped running and its ending was given.
+    pub async fn next(&mut self) -> Option<Vec<Event>> {
+        if self.done {
+            return None;
+        }
+        loop {
+            let Some(listener) = &mut self.listener else {
+                tokio::time::sleep(FOLLOW_POLL).await;
+                let events = self.journaled().ok()?;
+                if !events.is_empty() {
+                    return Some(events);
+                }
+                return self
+                    .ending_if_stopped()
+                    .map(|ending| ending.unwrap_or_default());
+            };
+            match listener.next().await {
+                crate::live::Heard::Delta(delta) => return Some(vec![*delta]),
+                crate::live::Heard::Journaled => {
+                    let events = self.journaled().ok()?;
+                    if !events.is_empty() {
+                        return Some(events);
+                    }
+                }
+                // The owner stopped serving: the journal says the rest.
+                crate::live::Heard::Closed => self.listener = None,
+            }
+        }
+    }
+
+    /// The events journaled since the last taken, as a replay shows them.
+    fn journaled(&mut self) -> Result<Vec<Event>, StoreError> {
+        let new = self.store.events_after(&self.id, self.seq)?;
+        if let Some((seq, _)) = new.last() {
+            self.seq = *seq;
+        }
+        Ok(new
+            .into_iter()
+            .map(|(_, event)| event)
+            .filter(|e| {
+                !matches!(
+                    e,
+                    Event::DebateCreated { .. }
+                        | Event::DebateCompleted { .. }
+                        | Event::Error { .. }
+                )
+            })
+            .collect())
+    }
+
+    /// Once the debate no longer runs: its ending, and no more. `Some(None)` while it runs.
+    fn ending_if_stopped(&mut self) -> Option<Option<Vec<Event>>> {
+        let debate = self.store.debate(&self.id).ok()?;
+        if debate.status == crate::debate::DebateStatus::Running {
+            return Some(None);
+        }
+        self.done = true;
+        let mut events = self.journaled().unwrap_or_default();
+        events.extend(ending(&debate));
+        Some(Some(events))
+    }
+}

@@ -435,19 +435,31 @@ pub async fn workbench(
                 }
             }
             Start::Replay(id) => {
-                match crate::replay::journal_events(&store, &id) {
-                    Ok(events) => {
-                        let screen = Screen {
-                            terminal: &mut terminal,
-                            keys: &mut keys,
-                            shutdown: &shutdown,
-                            theme: &theme,
-                            keymap: &keymap,
-                            store: &store,
-                        };
-                        replay_screen(screen, events).await
+                let screen = Screen {
+                    terminal: &mut terminal,
+                    keys: &mut keys,
+                    shutdown: &shutdown,
+                    theme: &theme,
+                    keymap: &keymap,
+                    store: &store,
+                };
+                // A debate another process is running opens live; any other, as a replay.
+                let running = store
+                    .debate(&id)
+                    .is_ok_and(|d| d.status == crate::debate::DebateStatus::Running);
+                let opened = if running {
+                    follow_screen(screen, &id).await
+                } else {
+                    match crate::replay::journal_events(&store, &id) {
+                        Ok(events) => {
+                            replay_screen(screen, events).await;
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
                     }
-                    Err(e) => history.message = Some(e.to_string()),
+                };
+                if let Err(e) = opened {
+                    history.message = Some(e.to_string());
                 }
                 if back_to_history {
                     next = Some(Start::History);
@@ -656,6 +668,118 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
             "the workbench closed before the debate ended".into(),
         ))
     })
+}
+
+/// A debate another process runs, followed live until the user leaves: its journal so far,
+/// then each event as it happens (stream deltas from its socket). What it waits at is
+/// answered through the journal, where the running process picks it up; leaving leaves it
+/// running.
+async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store::StoreError> {
+    let Screen {
+        terminal,
+        keys,
+        shutdown,
+        theme,
+        keymap,
+        store,
+    } = screen;
+    let (events, mut following) = crate::replay::follow(store, id).await?;
+    let mut app = App::with_keymap(false, keymap.clone());
+    for event in &events {
+        app.on_event(event);
+    }
+    let mut caches = Caches::default();
+    let mut tick = tokio::time::interval(TICK);
+    let mut last_frame = Instant::now() - FRAME;
+    let mut open = true;
+    loop {
+        if app.dirty && last_frame.elapsed() >= FRAME {
+            draw(terminal, &mut app, &mut caches, theme);
+            last_frame = Instant::now();
+        }
+        let next_frame = last_frame + FRAME;
+        tokio::select! {
+            batch = following.next(), if open => match batch {
+                Some(events) => {
+                    for event in &events {
+                        let stale = matches!(event, Event::TurnDelta { seat, .. } if !app.view.speaking(seat));
+                        if !stale {
+                            app.on_event(event);
+                        }
+                    }
+                }
+                // It stopped running: its ending is shown, and the screen stays.
+                None => {
+                    open = false;
+                    app.dirty = true;
+                }
+            },
+            key = keys.next() => match key {
+                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
+                    if is_interrupt(&key) {
+                        break;
+                    }
+                    match app.on_key(key) {
+                        Some(Effect::Quit) => break,
+                        Some(Effect::Control(control)) => {
+                            if let Err(problem) = answer_elsewhere(store, &app, id, control) {
+                                app.notice = Some(problem);
+                                app.dirty = true;
+                            }
+                        }
+                        Some(effect) => perform(terminal, &mut app, store, effect),
+                        None => {}
+                    }
+                }
+                Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
+                Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
+                Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
+            },
+            _ = tick.tick() => app.on_tick(),
+            _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
+            _ = shutdown.wait() => break,
+        }
+    }
+    Ok(())
+}
+
+/// The person's answer to what a followed debate waits at, journaled for the process running
+/// it: a gate's decision as `moot approve` / `moot reject` make it, any other answer as the
+/// answer to that question.
+fn answer_elsewhere(store: &Store, app: &App, id: &str, control: Control) -> Result<(), String> {
+    let Some(ask) = app.view.checkpoint.as_ref() else {
+        return Err("it waits for nothing now".into());
+    };
+    let by = format!("{} at another workbench", crate::signals::user());
+    let taken = match ask.kind {
+        crate::debate::AskKind::Gate => {
+            let gate = store
+                .gates(id)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .rfind(|g| g.decision.is_none())
+                .ok_or("the gate was decided a moment ago")?;
+            let (decision, reason) = match &control {
+                Control::Decline(reason) => {
+                    (crate::debate::GateDecision::Rejected, Some(reason.as_str()))
+                }
+                _ => (crate::debate::GateDecision::Approved, None),
+            };
+            store
+                .decide_gate(id, &gate.gate, decision, &by, reason)
+                .map_err(|e| e.to_string())?
+        }
+        kind => store
+            .record_remote_answer(id, ask.round, kind, &control, &by)
+            .map_err(|e| e.to_string())?,
+    };
+    if taken {
+        Ok(())
+    } else {
+        Err("that was answered a moment ago".into())
+    }
 }
 
 /// A stored debate, replayed from the journal, read-only, until the user leaves.

@@ -163,6 +163,19 @@ impl DebateView {
     }
 
     /// The activity slot of a seat id (or the moderator's).
+    /// Whether `seat` (or the moderator) is speaking now: a stream delta for one that is not
+    /// belongs to a turn already shown whole.
+    pub fn speaking(&self, seat: &str) -> bool {
+        if seat == MODERATOR {
+            return self.moderator.speaking.is_some();
+        }
+        self.seats
+            .iter()
+            .position(|s| s.id == seat)
+            .and_then(|index| self.activity.get(index))
+            .is_some_and(|activity| activity.speaking.is_some())
+    }
+
     fn activity_mut(&mut self, seat: &str) -> Option<&mut SeatActivity> {
         if seat == MODERATOR {
             return Some(&mut self.moderator);
