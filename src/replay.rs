@@ -166,6 +166,9 @@ pub struct Following {
     /// The last journaled event taken.
     seq: i64,
     listener: Option<crate::live::Listener>,
+    /// When the journal is next looked in, without a socket: kept across calls, since a
+    /// caller may drop a call to `next` (a key pressed meanwhile) and call again.
+    next_poll: tokio::time::Instant,
     done: bool,
 }
 
@@ -182,6 +185,7 @@ pub async fn follow(store: &Store, id: &str) -> Result<(Vec<Event>, Following), 
         id: debate.id.clone(),
         seq: 0,
         listener,
+        next_poll: tokio::time::Instant::now(),
         done: false,
     };
     let mut events = vec![created(&debate)];
@@ -204,7 +208,8 @@ impl Following {
         }
         loop {
             let Some(listener) = &mut self.listener else {
-                tokio::time::sleep(FOLLOW_POLL).await;
+                tokio::time::sleep_until(self.next_poll).await;
+                self.next_poll = tokio::time::Instant::now() + FOLLOW_POLL;
                 let events = self.journaled().ok()?;
                 if !events.is_empty() {
                     return Some(events);
@@ -257,5 +262,61 @@ impl Following {
         let mut events = self.journaled().unwrap_or_default();
         events.extend(ending(&debate));
         Some(Some(events))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::DebateStatus;
+
+    fn notice(message: &str) -> Event {
+        Event::Notice {
+            message: message.into(),
+        }
+    }
+
+    /// With nobody serving a socket, a follower reads the journal (no more than four times a
+    /// second) for what is new, and gives the ending once the debate stops running.
+    #[tokio::test(start_paused = true)]
+    async fn a_follower_without_a_socket_reads_the_journal_until_the_debate_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        store
+            .create_debate(&crate::store::running_debate("DEB-follow1"))
+            .unwrap();
+        let lease = store.acquire_lease("DEB-follow1").unwrap();
+        store
+            .record_event("DEB-follow1", &notice("before"))
+            .unwrap();
+        let (events, mut following) = follow(&store, "DEB-follow1").await.unwrap();
+        assert!(!following.live(), "nobody serves a socket");
+        assert_eq!(
+            events.len(),
+            2,
+            "created, then what the journal holds: {events:?}"
+        );
+        assert_eq!(events[1], notice("before"));
+        store.record_event("DEB-follow1", &notice("after")).unwrap();
+        let started = tokio::time::Instant::now();
+        assert_eq!(following.next().await, Some(vec![notice("after")]));
+        assert_eq!(following.next().await, Some(vec![]), "nothing new yet");
+        assert!(
+            started.elapsed() >= FOLLOW_POLL,
+            "the journal is not read more than four times a second"
+        );
+        store
+            .set_status("DEB-follow1", DebateStatus::Completed, None)
+            .unwrap();
+        drop(lease);
+        let ending = following.next().await.unwrap();
+        assert!(matches!(
+            ending.last(),
+            Some(Event::DebateCompleted {
+                status: DebateStatus::Completed,
+                ..
+            })
+        ));
+        assert_eq!(following.next().await, None);
     }
 }

@@ -269,3 +269,111 @@ fn a_person_plays_an_arena_seat_in_the_workbench() {
         "A second pilot first."
     );
 }
+
+/// Issue 24 item 3: a debate runs headless with `--checkpoints wait` in one process; the
+/// workbench, in another, opens it live from the history, sees its next turn stream in before
+/// the turn is done, and answers its checkpoint and its synthesis; the debate goes on with
+/// those answers and completes.
+#[test]
+fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
+    use std::io::BufRead;
+    let server = StandIn::start_in_background(Behaviour {
+        // Slow streams, so a turn is seen while it is still being written.
+        chunk_chars: 12,
+        chunk_delay: std::time::Duration::from_millis(40),
+        ..Behaviour::default()
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    let mut owner = moot(
+        home.path(),
+        Some(&server.openai_base()),
+        &[
+            "--headless",
+            "--checkpoints",
+            "wait",
+            "--no-lessons",
+            "--max-rounds",
+            "2",
+            "Should we use Redis or PostgreSQL for caching?",
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let (lines, events) = std::sync::mpsc::channel::<serde_json::Value>();
+    let stdout = owner.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(serde_json::from_str(&line).unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |kind: &str| -> Vec<serde_json::Value> {
+        let mut seen = Vec::new();
+        loop {
+            let event = events
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("the owner never emitted {kind}: {seen:?}"));
+            let done = event["type"] == kind;
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    };
+    let first = wait_for("checkpoint");
+    let id = first[0]["id"].as_str().unwrap().to_string();
+
+    // Another terminal: the history lists it running; Enter opens it live, at its question.
+    let mut viewer = Pty::spawn(&mut moot(home.path(), None, &["history"]));
+    viewer.wait_for("Enter follows it live");
+    viewer.press(b"\r");
+    let screen = viewer.wait_for("Round 1 complete");
+    assert!(screen.contains("round 1 · argument"), "{screen}");
+    viewer.press(b"c");
+    // Round 2 streams in: seen on the viewer while the owner has not finished the turn.
+    viewer.wait_for("Seat A, round 2");
+    let mut so_far = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        so_far.push(event);
+    }
+    assert!(
+        !so_far.iter().any(|e| e["type"] == "turn_completed"
+            && e["seat"] == "A"
+            && e["round"] == 2
+            && e["phase"] == "argument"),
+        "the viewer saw A's round-2 argument only once it was done: {so_far:?}"
+    );
+    // At the round limit it asks to conclude, then for approval of its synthesis; the viewer
+    // accepts both, and the debate completes.
+    viewer.wait_for("conclude the debate?");
+    viewer.press(b"a");
+    viewer.wait_for("Approve this synthesis?");
+    viewer.press(b"a");
+    let ended = wait_for("debate_completed");
+    assert_eq!(ended.last().unwrap()["status"], "completed");
+    assert!(owner.wait().unwrap().success());
+    viewer.wait_for("approved by the user at another workbench");
+    viewer.press(b"\x1b");
+    viewer.wait_for("completed ·");
+    viewer.press(b"q");
+    viewer.wait_for("history ·");
+    viewer.press(b"q");
+    assert_eq!(viewer.wait_exit().code(), Some(0));
+
+    let output = moot(home.path(), None, &["show", &id, "--json"])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(shown["checkpoints"][0]["decision"], "continue");
+    assert_eq!(shown["checkpoints"][1]["kind"], "conclusion");
+    assert_eq!(shown["checkpoints"][2]["kind"], "approval");
+    for answer in shown["checkpoints"].as_array().unwrap() {
+        let by = answer["answered_by"].as_str().unwrap();
+        assert!(by.ends_with(" at another workbench"), "{by}");
+    }
+}

@@ -885,14 +885,23 @@ fn preview_text(store: &Store, id: &str) -> String {
                     .iter()
                     .map(|s| format!("{} {}", s.id, crate::sanitize::clean(&s.perspective)))
                     .collect();
+                let running = debate.status == crate::debate::DebateStatus::Running;
                 format!(
-                    "{}\n\nstatus: {}{}\n\nseats: {}\n\n{}",
+                    "{}\n\nstatus: {}{}{}\n\nseats: {}\n\n{}",
                     crate::sanitize::clean(&debate.question),
                     debate.status,
                     debate
                         .stage
-                        .map(|stage| format!(", stopped {stage}"))
+                        .map(|stage| match running {
+                            true => format!(", {stage}"),
+                            false => format!(", stopped {stage}"),
+                        })
                         .unwrap_or_default(),
+                    if running {
+                        " (another process runs it: Enter follows it live)"
+                    } else {
+                        ""
+                    },
                     if seats.is_empty() {
                         "not assigned".to_string()
                     } else {
