@@ -261,7 +261,7 @@ fn any_size_from_1x1_to_400x120_draws_without_panicking() {
 #[test]
 fn the_history_screen_its_search_and_the_new_debate_form() {
     use moot::store::{DebateSummary, SearchHit};
-    use moot::tui::history::{History, ProtocolChoice};
+    use moot::tui::history::History;
     let summary =
         |id: &str, status: &str, confidence: Option<&str>, question: &str| DebateSummary {
             id: id.into(),
@@ -295,15 +295,7 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             .into_iter()
             .map(|p| p.name)
             .collect();
-        history.protocols = moot::protocol::REGISTRY
-            .iter()
-            .map(|p| ProtocolChoice {
-                name: p.name().into(),
-                description: p.description().into(),
-                seat_role: p.presentation().seat_role,
-                seats_from_catalog: p.presentation().seats_from_catalog,
-            })
-            .collect();
+        history.protocols = moot::launch::protocol_choices();
         history.show(rows.clone(), None);
         history.preview = Some((
             "DEB-aaaa1111".into(),
@@ -353,6 +345,71 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
         history.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         history.on_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
         insta::assert_snapshot!(format!("new_panel_{width}x{height}"), draw(&history));
+    }
+}
+
+/// Issue 24 item 2: every protocol's form, at 80×24 and 120×40, with its own options, the
+/// first one focused and typed into, its help beneath.
+#[test]
+fn every_protocols_form_offers_its_own_options() {
+    use moot::tui::history::{Field, History};
+    let press = |history: &mut History, code: KeyCode| {
+        history.on_key(KeyEvent::new(code, KeyModifiers::NONE));
+    };
+    let typed = [
+        ("moderated", "tree"),
+        ("panel", "A: Local-first sync; B: Online only"),
+        ("dialogue", "docs/adr"),
+        ("arena", "Proponent; human:Skeptic"),
+        ("code", "src/lib.rs"),
+    ];
+    for (width, height) in [(80, 24), (120, 40)] {
+        for (protocol, text) in typed {
+            let mut history = History::new(std::sync::Arc::new(Keymap::default()));
+            history.catalog = moot::catalog::catalog(&[])
+                .into_iter()
+                .map(|p| p.name)
+                .collect();
+            history.protocols = moot::launch::protocol_choices();
+            history.default_protocol = history
+                .protocols
+                .iter()
+                .position(|p| p.name == protocol)
+                .unwrap();
+            history.show(Vec::new(), None);
+            press(&mut history, KeyCode::Char('n'));
+            for c in "How should we cache sessions?".chars() {
+                press(&mut history, KeyCode::Char(c));
+            }
+            while history.form.as_ref().unwrap().field != Field::Flag(0) {
+                press(&mut history, KeyCode::Tab);
+            }
+            for c in text.chars() {
+                press(&mut history, KeyCode::Char(c));
+            }
+            let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+            terminal
+                .draw(|frame| views::history::draw(frame, &history, &Theme::dark()))
+                .unwrap();
+            let buffer = terminal.backend().buffer().clone();
+            let screen: String = (0..buffer.area.height)
+                .map(|y| {
+                    (0..buffer.area.width)
+                        .map(|x| buffer[(x, y)].symbol().to_string())
+                        .collect::<String>()
+                        .trim_end()
+                        .to_string()
+                        + "\n"
+                })
+                .collect();
+            let first = &history.form_protocol().unwrap().flags[0];
+            assert!(screen.contains(&format!("--{}", first.name)), "{screen}");
+            assert!(
+                screen.contains(&first.help[..20.min(first.help.len())]),
+                "{screen}"
+            );
+            insta::assert_snapshot!(format!("form_{protocol}_{width}x{height}"), screen);
+        }
     }
 }
 

@@ -106,6 +106,24 @@ pub(super) fn workbench(
         form_args.checkpoints.no_checkpoints = !debate.checkpoints;
         form_args.named = debate.named.clone();
         form_args.question = vec![debate.question.clone()];
+        // The form's options are the command line's, checked by the same assembly.
+        let mut flags = debate.flags.clone();
+        if let Some(vote) = flags.remove("vote") {
+            form_args.vote = vote.into_iter().next();
+        }
+        if let Some(gates) = flags.remove("gates") {
+            form_args.gates = Some(
+                gates
+                    .iter()
+                    .flat_map(|g| g.split(','))
+                    .map(|g| g.trim().to_string())
+                    .filter(|g| !g.is_empty())
+                    .collect(),
+            );
+        }
+        if !flags.is_empty() {
+            form_args.protocol_flags = flags;
+        }
         session::assemble(&form_args, config).map_err(|e| e.to_string())
     };
     let catalog = crate::catalog::catalog(&config.debate.custom_perspectives)
@@ -116,15 +134,7 @@ pub(super) fn workbench(
         theme,
         keymap: keymap.clone(),
         catalog,
-        protocols: crate::protocol::REGISTRY
-            .iter()
-            .map(|p| ProtocolChoice {
-                name: p.name().to_string(),
-                description: p.description().to_string(),
-                seat_role: p.presentation().seat_role,
-                seats_from_catalog: p.presentation().seats_from_catalog,
-            })
-            .collect(),
+        protocols: protocol_choices(),
         default_protocol: configured.clone(),
     };
     block_on(tui::run::workbench(store, setup, start, settings_for))?
@@ -156,6 +166,52 @@ pub(super) fn audit_command(
     let report = block_on(crate::audit::verify(&store, id))?.map_err(Failure::from)?;
     print!("{}", report.to_text());
     Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// Every registered protocol as the new-debate form offers it.
+pub fn protocol_choices() -> Vec<ProtocolChoice> {
+    crate::protocol::REGISTRY
+        .iter()
+        .map(|p| ProtocolChoice {
+            name: p.name().to_string(),
+            description: p.description().to_string(),
+            seat_role: p.presentation().seat_role,
+            seats_from_catalog: p.presentation().seats_from_catalog,
+            flags: form_flags(*p),
+        })
+        .collect()
+}
+
+/// The options the new-debate form offers for `protocol`: its own flags, then the run flags
+/// every protocol takes that the form has no field for.
+fn form_flags(protocol: &dyn crate::protocol::Protocol) -> Vec<tui::history::FlagChoice> {
+    use tui::history::FlagChoice;
+    let mut flags: Vec<FlagChoice> = protocol
+        .flags()
+        .iter()
+        .map(|f| FlagChoice {
+            name: f.name.to_string(),
+            value: f.value.map(str::to_string),
+            help: f.help.to_string(),
+            repeatable: f.repeatable,
+        })
+        .collect();
+    flags.push(FlagChoice {
+        name: "vote".into(),
+        value: Some("plurality, borda, condorcet, …".into()),
+        help: "End with a vote of the seats: plurality, borda, condorcet, unanimous, weighted, threshold or auto".into(),
+        repeatable: false,
+    });
+    flags.push(FlagChoice {
+        name: "gates".into(),
+        value: Some(protocol.gate_points().join(",")),
+        help: format!(
+            "Stop for approval at these points (comma-separated): {}",
+            protocol.gate_points().join(", ")
+        ),
+        repeatable: false,
+    });
+    flags
 }
 
 /// `moot resume ID`: refused before a screen opens when the debate is unknown, finished or

@@ -16,6 +16,7 @@ use crate::tui::keymap::Keymap;
 use crate::tui::run::Start;
 use bench::bench_command;
 use clap::CommandFactory;
+pub use debate::protocol_choices;
 use debate::{audit_command, decide_command, resume_command, run_debate, workbench};
 use model::{ensure_local_model, model_command};
 use std::io::IsTerminal;

@@ -6,6 +6,7 @@ use crate::sanitize;
 use crate::store::{DebateSummary, SearchHit};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{TextArea, WrapMode};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A new debate as the form describes it.
@@ -21,6 +22,21 @@ pub struct NewDebate {
     /// None: the protocol's default (from config, or its own).
     pub max_rounds: Option<u32>,
     pub checkpoints: bool,
+    /// The protocol's options as its flags take them (`option` → its values; a switch turned
+    /// on has one empty value), `vote` and `gates` among them; checked as the command line's.
+    pub flags: BTreeMap<String, Vec<String>>,
+}
+
+/// One option the form offers for a protocol: one of its flags, or a run flag every protocol
+/// takes (`vote`, `gates`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagChoice {
+    pub name: String,
+    /// The value's placeholder; `None` for a switch.
+    pub value: Option<String>,
+    pub help: String,
+    /// Several values, separated by `;` in the form.
+    pub repeatable: bool,
 }
 
 /// A protocol the form offers, as the registry declares it.
@@ -32,6 +48,8 @@ pub struct ProtocolChoice {
     pub seat_role: String,
     /// Only protocols that seat the catalog's perspectives take them from the form.
     pub seats_from_catalog: bool,
+    /// The options the form offers for it.
+    pub flags: Vec<FlagChoice>,
 }
 
 impl ProtocolChoice {
@@ -49,6 +67,8 @@ pub enum Field {
     Seats,
     Rounds,
     Checkpoints,
+    /// The protocol's option at this index of its `flags`.
+    Flag(usize),
 }
 
 pub struct NewDebateForm {
@@ -63,6 +83,9 @@ pub struct NewDebateForm {
     pub checkpoints: bool,
     pub field: Field,
     pub problem: Option<String>,
+    /// What is typed for each protocol's options (`protocol/flag` → a line; a switch is on
+    /// when present), kept while the protocol is switched back and forth.
+    pub values: BTreeMap<String, TextArea<'static>>,
 }
 
 impl NewDebateForm {
@@ -80,7 +103,29 @@ impl NewDebateForm {
             checkpoints: true,
             field: Field::Question,
             problem: None,
+            values: BTreeMap::new(),
         }
+    }
+
+    /// The line typed for option `flag` of `protocol`, made when first needed.
+    pub fn value_mut(&mut self, protocol: &str, flag: &FlagChoice) -> &mut TextArea<'static> {
+        self.values
+            .entry(format!("{protocol}/{}", flag.name))
+            .or_insert_with(|| {
+                let mut line = TextArea::default();
+                if let Some(placeholder) = &flag.value {
+                    line.set_placeholder_text(placeholder.clone());
+                }
+                line
+            })
+    }
+
+    /// What is typed for option `flag` of `protocol` (empty when nothing).
+    pub fn value(&self, protocol: &str, flag: &str) -> String {
+        self.values
+            .get(&format!("{protocol}/{flag}"))
+            .map(|line| line.lines().join(" ").trim().to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -325,6 +370,10 @@ impl History {
         let command = self.keymap.lookup(Scope::Form, &key);
         let seats_perspectives = self.form_seats_perspectives();
         let protocols = self.protocols.len();
+        let (protocol_name, flags) = self
+            .form_protocol()
+            .map(|p| (p.name.clone(), p.flags.clone()))
+            .unwrap_or_default();
         let form = self.form.as_mut()?;
         match command {
             Some(Command::Cancel) => {
@@ -345,6 +394,7 @@ impl History {
         ]
         .into_iter()
         .filter(|f| seats_perspectives || !matches!(f, Field::Perspectives | Field::Seats))
+        .chain((0..flags.len()).map(Field::Flag))
         .collect();
         let position = fields.iter().position(|f| *f == form.field).unwrap_or(0);
         match (command, form.field) {
@@ -355,6 +405,23 @@ impl History {
             // The question is text: every other key types into it.
             (_, Field::Question) => {
                 form.question.input(key);
+            }
+            // A switch flips; a value is a line every other key types into.
+            (command, Field::Flag(index)) => {
+                let flag = flags.get(index)?;
+                if flag.value.is_none() {
+                    if matches!(
+                        command,
+                        Some(Command::Toggle | Command::Increase | Command::Decrease)
+                    ) {
+                        let key = format!("{protocol_name}/{}", flag.name);
+                        if form.values.remove(&key).is_none() {
+                            form.values.insert(key, TextArea::default());
+                        }
+                    }
+                } else if !matches!(key.code, KeyCode::Enter) {
+                    form.value_mut(&protocol_name, flag).input(key);
+                }
             }
             (Some(Command::Increase | Command::Toggle), Field::Protocol) => {
                 form.protocol = (form.protocol + 1) % protocols.max(1)
@@ -448,16 +515,48 @@ impl History {
             ));
             return None;
         }
-        let debate = NewDebate {
+        let offered = self
+            .protocols
+            .iter()
+            .find(|p| p.name == protocol)
+            .map(|p| p.flags.clone())
+            .unwrap_or_default();
+        let form = self.form.as_mut()?;
+        let mut flags = BTreeMap::new();
+        for flag in &offered {
+            let key = format!("{protocol}/{}", flag.name);
+            if flag.value.is_none() {
+                if form.values.contains_key(&key) {
+                    flags.insert(flag.name.clone(), vec![String::new()]);
+                }
+                continue;
+            }
+            let typed = form.value(&protocol, &flag.name);
+            let values: Vec<String> = if flag.repeatable {
+                typed
+                    .split(';')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            } else {
+                Some(typed).filter(|v| !v.is_empty()).into_iter().collect()
+            };
+            if !values.is_empty() {
+                flags.insert(flag.name.clone(), values);
+            }
+        }
+        form.problem = None;
+        // The form stays until the debate's settings are accepted (a refusal is shown in it).
+        Some(HistoryEffect::Start(NewDebate {
             question,
             protocol,
             named,
             perspectives: form.perspectives.filter(|_| seats_perspectives),
             max_rounds: form.max_rounds,
             checkpoints: form.checkpoints,
-        };
-        self.form = None;
-        Some(HistoryEffect::Start(debate))
+            flags,
+        }))
     }
 }
 
@@ -614,13 +713,77 @@ mod tests {
     }
 
     fn protocols() -> Vec<ProtocolChoice> {
-        let choice = |name: &str, seat_role: &str| ProtocolChoice {
+        let choice = |name: &str, seat_role: &str, flags: Vec<FlagChoice>| ProtocolChoice {
             name: name.into(),
             description: format!("the {name} protocol"),
             seat_role: seat_role.into(),
             seats_from_catalog: seat_role == "perspective",
+            flags,
         };
-        vec![choice("moderated", "perspective"), choice("panel", "judge")]
+        let flag = |name: &str, value: Option<&str>, repeatable: bool| FlagChoice {
+            name: name.into(),
+            value: value.map(str::to_string),
+            help: format!("the {name} flag"),
+            repeatable,
+        };
+        vec![
+            choice("moderated", "perspective", vec![]),
+            choice(
+                "panel",
+                "judge",
+                vec![
+                    flag("option", Some("ID: label — description"), true),
+                    flag("anonymous", None, false),
+                    flag("vote", Some("method"), false),
+                ],
+            ),
+        ]
+    }
+
+    /// Issue 24 item 2: the form sets a protocol's own options as its flags take them
+    /// (repeatable values separated by `;`, switches toggled), kept per protocol.
+    #[test]
+    fn the_form_sets_a_protocols_options() {
+        let mut history = History::new(Arc::new(Keymap::default()));
+        history.protocols = protocols();
+        history.default_protocol = 1;
+        history.on_key(key(KeyCode::Char('n')));
+        for c in "Offline in v1?".chars() {
+            history.on_key(key(KeyCode::Char(c)));
+        }
+        // Question → protocol → rounds → checkpoints → the panel's options.
+        for _ in 0..4 {
+            history.on_key(key(KeyCode::Tab));
+        }
+        assert_eq!(history.form.as_ref().unwrap().field, Field::Flag(0));
+        for c in "A: Local-first; B: Online only".chars() {
+            history.on_key(key(KeyCode::Char(c)));
+        }
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Char(' ')));
+        history.on_key(key(KeyCode::Tab));
+        for c in "borda".chars() {
+            history.on_key(key(KeyCode::Char(c)));
+        }
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        let Some(HistoryEffect::Start(debate)) = history.on_key(submit) else {
+            panic!("the form should start the debate");
+        };
+        assert_eq!(
+            debate.flags,
+            BTreeMap::from([
+                ("anonymous".to_string(), vec![String::new()]),
+                (
+                    "option".to_string(),
+                    vec!["A: Local-first".to_string(), "B: Online only".to_string()]
+                ),
+                ("vote".to_string(), vec!["borda".to_string()]),
+            ])
+        );
+        assert!(
+            history.form.is_some(),
+            "the form stays until the loop accepts the settings"
+        );
     }
 
     #[test]
@@ -657,8 +820,11 @@ mod tests {
                 perspectives: None,
                 max_rounds: Some(1),
                 checkpoints: true,
+                flags: BTreeMap::new(),
             }))
         );
+        // The loop closes the form once the settings are accepted.
+        history.form = None;
         history.on_key(key(KeyCode::Char('n')));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Left));
@@ -707,6 +873,7 @@ mod tests {
                 perspectives: Some(3),
                 max_rounds: Some(4),
                 checkpoints: false,
+                flags: BTreeMap::new(),
             }))
         );
     }

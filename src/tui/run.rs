@@ -489,12 +489,19 @@ fn after_history(
             changes: Box::default(),
         })),
         HistoryEffect::Start(debate) => match settings_for(&debate) {
-            Ok(settings) => Some(Start::Live(Run::New {
-                question: debate.question,
-                settings: Box::new(settings),
-            })),
+            Ok(settings) => {
+                history.form = None;
+                Some(Start::Live(Run::New {
+                    question: debate.question,
+                    settings: Box::new(settings),
+                }))
+            }
+            // The form stays open with what was wrong, as the command line would say it.
             Err(problem) => {
-                history.message = Some(problem);
+                match history.form.as_mut() {
+                    Some(form) => form.problem = Some(problem),
+                    None => history.message = Some(problem),
+                }
                 Some(Start::History)
             }
         },

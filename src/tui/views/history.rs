@@ -241,7 +241,8 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let Some(form) = &history.form else {
         return;
     };
-    let rect = centered(area, 76, 22);
+    let options = history.form_protocol().map_or(0, |p| p.flags.len()) as u16;
+    let rect = centered(area, 76, 21 + options.min(10));
     frame.render_widget(Clear, rect);
     let key = |command| history.keymap.key(Scope::Form, command);
     let hint = format!(
@@ -260,16 +261,19 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         .direction(Direction::Vertical)
         .constraints([
             Constraint::Length(1),
-            Constraint::Min(3),
             Constraint::Length(3),
+            Constraint::Length(2),
             Constraint::Length(1),
             Constraint::Length(3),
             Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(1),
             Constraint::Length(1),
             Constraint::Length(1),
         ])
         .split(inner);
-    // rows: question label, editor, protocol, perspectives, seats, rounds, checkpoints, problem.
+    // rows: question label, editor, protocol, perspectives, seats, rounds, checkpoints, the
+    // protocol's options, the focused option's help, problem.
     let label = |field: Field, text: &str| {
         let style = if form.field == field {
             theme.focus.add_modifier(Modifier::BOLD)
@@ -372,10 +376,92 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         ])),
         rows[6],
     );
+    options_rows(frame, rows[7], rows[8], history, theme);
     if let Some(problem) = &form.problem {
         frame.render_widget(
-            Paragraph::new(Line::styled(problem.clone(), theme.warning)),
-            rows[7],
+            Paragraph::new(Line::styled(problem.clone(), theme.warning))
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            rows[9],
         );
     }
+}
+
+/// The chosen protocol's options, a row each (scrolled to keep the focused one in view), and
+/// the focused one's help beneath.
+fn options_rows(frame: &mut Frame, area: Rect, help: Rect, history: &History, theme: &Theme) {
+    let (Some(form), Some(protocol)) = (&history.form, history.form_protocol()) else {
+        return;
+    };
+    let focused = match form.field {
+        Field::Flag(index) => Some(index),
+        _ => None,
+    };
+    let visible = area.height.max(1) as usize;
+    let first = focused.map_or(0, |f| (f + 1).saturating_sub(visible));
+    for (row, (index, flag)) in protocol
+        .flags
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(visible)
+        .enumerate()
+    {
+        let line_area = Rect {
+            y: area.y + row as u16,
+            height: 1,
+            ..area
+        };
+        let style = if focused == Some(index) {
+            theme.focus.add_modifier(Modifier::BOLD)
+        } else {
+            theme.dim
+        };
+        let name = Span::styled(format!("--{:<12}", flag.name), style);
+        let key = format!("{}/{}", protocol.name, flag.name);
+        let Some(placeholder) = &flag.value else {
+            let on = form.values.contains_key(&key);
+            frame.render_widget(
+                Paragraph::new(Line::from(vec![
+                    name,
+                    Span::raw(format!("[{}]", if on { "x" } else { " " })),
+                ])),
+                line_area,
+            );
+            continue;
+        };
+        let label_width = 15.min(line_area.width);
+        frame.render_widget(Paragraph::new(Line::from(name)), line_area);
+        let input = Rect {
+            x: line_area.x + label_width,
+            width: line_area.width.saturating_sub(label_width),
+            ..line_area
+        };
+        match form.values.get(&key) {
+            Some(line) if focused == Some(index) || !line.is_empty() => {
+                frame.render_widget(line, input)
+            }
+            _ => frame.render_widget(
+                Paragraph::new(Line::styled(
+                    if flag.repeatable {
+                        format!("{placeholder}; …")
+                    } else {
+                        placeholder.clone()
+                    },
+                    theme.dim,
+                )),
+                input,
+            ),
+        }
+    }
+    let said = focused
+        .and_then(|index| protocol.flags.get(index))
+        .map(|flag| flag.help.clone())
+        .unwrap_or_else(|| {
+            format!(
+                "{} option(s) for {}: Tab to reach them",
+                protocol.flags.len(),
+                protocol.name
+            )
+        });
+    frame.render_widget(Paragraph::new(Line::styled(said, theme.dim)), help);
 }
