@@ -1486,15 +1486,40 @@ fn the_arena_screen_with_scores_an_outside_seat_waiting_and_a_persons_turn() {
         let mut app = app_with(&events);
         let screen = render(&mut app, width, height);
         assert!(screen.contains("Your turn"), "{screen}");
+        // Seed review 002/003 #19 and issue 24 item 2: the editor is docked below the panes,
+        // which show each turn's number; the turn's round, phase and stance are in it, and the
+        // earlier turns can be picked.
+        if height >= 40 {
+            assert!(
+                screen.contains("turn 4 · round 2"),
+                "the panes stay: {screen}"
+            );
+            assert!(
+                screen.contains("You play Skeptic (turn 6, round 2, rebuttal)"),
+                "{screen}"
+            );
+            assert!(
+                screen.contains("Answers: [ ]1 [ ]2 [ ]3 [ ]4 [ ]5"),
+                "{screen}"
+            );
+        }
         insta::assert_snapshot!(format!("arena_turn_{width}x{height}"), screen);
         for c in "Turn 4 is hearsay.".chars() {
             app.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
+        // Tab to the turns, pick turn 5 (where the list starts), Tab back.
+        app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        app.on_key(KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE));
+        if height >= 40 {
+            let screen = render(&mut app, width, height);
+            assert!(screen.contains("[x]5"), "{screen}");
+        }
+        app.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         let sent = app.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
         assert!(
-            matches!(sent, Some(moot::tui::app::Effect::Control(moot::debate::Control::Guide(ref text))) if text == "Turn 4 is hearsay."),
+            matches!(sent, Some(moot::tui::app::Effect::Control(moot::debate::Control::Guide(ref text))) if text == "Turn 4 is hearsay.\n\n(Answering turn 5.)"),
             "{:?}",
-            sent.is_some()
+            sent
         );
     }
 }

@@ -118,6 +118,10 @@ pub struct Presentation {
     /// questions and red's attacks, among its versions).
     #[serde(default)]
     pub rounds_of_their_own: Vec<super::Phase>,
+    /// Whether its seats' turns are numbered in the order they were spoken (the arena's, whose
+    /// rebuttals name the turns they answer): the panes show each turn's number.
+    #[serde(default)]
+    pub numbered_turns: bool,
 }
 
 impl Presentation {
@@ -183,6 +187,7 @@ impl Default for Presentation {
             opening: reading(),
             round_name: round(),
             rounds_of_their_own: Vec::new(),
+            numbered_turns: false,
         }
     }
 }
@@ -294,6 +299,7 @@ mod tests {
         let code = Presentation {
             round_name: "version".into(),
             rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
+            numbered_turns: false,
             ..Presentation::default()
         };
         assert_eq!(code.step_label(3, Phase::Proposal), "version 3 · proposal");

@@ -199,6 +199,40 @@ pub struct App {
     shown_from: Vec<usize>,
     /// When a seat's turn was requested from outside moot, for its countdown.
     pub requested_at: Vec<(String, std::time::Instant)>,
+    /// The earlier turns a person's turn may answer, while its editor is open.
+    pub turn_pick: Option<TurnPick>,
+}
+
+/// The turns a person's arena turn answers, picked beside its editor: a rebuttal must name
+/// them, and picking is surer than typing `turn 3`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnPick {
+    /// The turns spoken before this one: 1 … n.
+    pub earlier: u32,
+    pub picked: std::collections::BTreeSet<u32>,
+    /// The turn the keys act on.
+    pub cursor: u32,
+    /// Whether the keys act on the list (else on the text).
+    pub focused: bool,
+}
+
+impl TurnPick {
+    /// What the submitted text says about the turns picked, when it does not name them yet:
+    /// the arena reads `turn N` in a person's words as the turns answered.
+    fn named_in(&self, text: &str) -> String {
+        let lower = text.to_lowercase();
+        let unnamed: Vec<String> = self
+            .picked
+            .iter()
+            .filter(|n| !lower.contains(&format!("turn {n}")) && !lower.contains(&format!("#{n}")))
+            .map(|n| format!("turn {n}"))
+            .collect();
+        if unnamed.is_empty() {
+            text.to_string()
+        } else {
+            format!("{text}\n\n(Answering {}.)", unnamed.join(", "))
+        }
+    }
 }
 
 impl App {
@@ -235,6 +269,7 @@ impl App {
             pane_areas: Vec::new(),
             shown_from: Vec::new(),
             requested_at: Vec::new(),
+            turn_pick: None,
         }
     }
 
@@ -265,12 +300,32 @@ impl App {
                 _ => {}
             },
             Event::ClarificationRequested { .. } if !self.read_only => self.modal = Modal::Ask,
-            Event::TurnRequested { seat, by, .. } if !self.read_only => {
-                // The person's own seat comes to the front, its transcript beside the editor.
-                if by == crate::debate::PERSON
-                    && let Some(index) = self.view.seats.iter().position(|s| s.id == *seat)
-                {
-                    self.focus = index;
+            Event::TurnRequested {
+                seat,
+                by,
+                turn_number,
+                ..
+            } if !self.read_only => {
+                // The person answers what was said: the panes stay where they are (their own
+                // pane is empty), and the earlier turns can be picked beside the editor.
+                if by == crate::debate::PERSON {
+                    // The pane in front is the latest other seat's: what is most likely
+                    // answered.
+                    let latest = self
+                        .view
+                        .turns
+                        .iter()
+                        .rev()
+                        .find(|t| t.seat != *seat && t.seat != crate::debate::MODERATOR)
+                        .and_then(|t| self.view.seats.iter().position(|s| s.id == t.seat));
+                    if let Some(index) = latest {
+                        self.focus = index;
+                    }
+                    self.turn_pick = Some(TurnPick {
+                        earlier: turn_number.saturating_sub(1),
+                        cursor: turn_number.saturating_sub(1).max(1),
+                        ..TurnPick::default()
+                    });
                 }
                 self.requested_at.retain(|(s, _)| s != seat);
                 self.requested_at
@@ -393,11 +448,45 @@ impl App {
         let keymap = self.keymap.clone();
         if let Modal::Editor { writing, text } = &mut self.modal {
             let writing = *writing;
+            // A person's turn: Tab moves between the text and the turns it answers, which
+            // the form's keys pick (← → choose, Space picks).
+            if writing == Writing::Turn
+                && let Some(pick) = self.turn_pick.as_mut()
+                && pick.earlier > 0
+            {
+                let form = keymap.lookup(Scope::Form, &key);
+                if form == Some(Command::NextField) {
+                    pick.focused = !pick.focused;
+                    return None;
+                }
+                if pick.focused && keymap.lookup(Scope::Editor, &key).is_none() {
+                    match form {
+                        Some(Command::Increase) => {
+                            pick.cursor = (pick.cursor + 1).min(pick.earlier)
+                        }
+                        Some(Command::Decrease) => {
+                            pick.cursor = pick.cursor.saturating_sub(1).max(1)
+                        }
+                        Some(Command::Toggle) => {
+                            if !pick.picked.remove(&pick.cursor) {
+                                pick.picked.insert(pick.cursor);
+                            }
+                        }
+                        _ => {}
+                    }
+                    return None;
+                }
+            }
             return match keymap.lookup(Scope::Editor, &key) {
                 Some(Command::SubmitGuidance) => {
-                    let words = text.lines().join("\n").trim().to_string();
+                    let mut words = text.lines().join("\n").trim().to_string();
                     if words.is_empty() {
                         return None;
+                    }
+                    if writing == Writing::Turn
+                        && let Some(pick) = self.turn_pick.take()
+                    {
+                        words = pick.named_in(&words);
                     }
                     self.modal = self.resting_modal();
                     Some(Effect::Control(writing.control(words)))

@@ -128,6 +128,7 @@ impl super::TypedProtocol for Arena {
             opening: "The moderator is setting up the arena…".into(),
             round_name: "round".into(),
             rounds_of_their_own: Vec::new(),
+            numbered_turns: true,
         }
     }
 

@@ -95,6 +95,7 @@ impl super::TypedProtocol for Code {
             opening: "Setting up the work tree…".into(),
             round_name: "version".into(),
             rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
+            numbered_turns: false,
         }
     }
 

@@ -95,6 +95,7 @@ impl super::TypedProtocol for Dialogue {
             opening: "The moderator is condensing the shared context…".into(),
             round_name: "round".into(),
             rounds_of_their_own: Vec::new(),
+            numbered_turns: false,
         }
     }
 

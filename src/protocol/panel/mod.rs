@@ -135,6 +135,7 @@ impl super::TypedProtocol for Panel {
             opening: "The moderator is framing the options to judge…".into(),
             round_name: "round".into(),
             rounds_of_their_own: Vec::new(),
+            numbered_turns: false,
         }
     }
 

@@ -63,10 +63,32 @@ pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme
         ])
         .split(area);
     header(frame, rows[0], app, theme);
-    body(frame, rows[1], app, caches, theme);
+    // A person's turn is written in a dock below the panes, which stay in sight: a rebuttal
+    // answers what they say (seed review 002/003 #19).
+    let turn_editor = matches!(
+        &app.modal,
+        Modal::Editor {
+            writing: crate::tui::app::Writing::Turn,
+            ..
+        }
+    );
+    let (panes, dock) = if turn_editor && rows[1].height >= 14 {
+        let dock = (rows[1].height * 2 / 5).clamp(9, 16);
+        let split = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Min(5), Constraint::Length(dock)])
+            .split(rows[1]);
+        (split[0], Some(split[1]))
+    } else {
+        (rows[1], None)
+    };
+    body(frame, panes, app, caches, theme);
     strip(frame, rows[2], app, theme);
     footer(frame, rows[3], app, theme);
-    draw_modal(frame, area, app, caches, theme);
+    match dock {
+        Some(dock) => turn_editor_dock(frame, dock, app, theme),
+        None => draw_modal(frame, area, app, caches, theme),
+    }
     if theme.ascii {
         asciify(frame.buffer_mut());
     }
@@ -828,6 +850,87 @@ fn editor(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     frame.render_widget(&**text, inner);
+}
+
+/// A person's turn, written below the panes: what the turn is (round, phase, stance), the
+/// earlier turns it may answer (picked with the form's keys), then the text.
+fn turn_editor_dock(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Modal::Editor { writing, text } = &app.modal else {
+        return;
+    };
+    frame.render_widget(Clear, area);
+    let form_key = |command| app.keymap.key(Scope::Form, command);
+    let mut hint = editor_items(&app.keymap)
+        .into_iter()
+        .map(|(scope, command, what)| format!("{} {what}", app.keymap.hint(scope, command)))
+        .collect::<Vec<_>>();
+    let pick = app.turn_pick.as_ref().filter(|p| p.earlier > 0);
+    if pick.is_some() {
+        hint.push(format!(
+            "{} text ⇄ turns · {} {} choose · {} pick",
+            form_key(Command::NextField),
+            form_key(Command::Decrease),
+            form_key(Command::Increase),
+            form_key(Command::Toggle)
+        ));
+    }
+    let block = modal_block(writing.title(), theme)
+        .title_bottom(Line::styled(format!(" {} ", hint.join(" · ")), theme.dim));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let detail = app
+        .view
+        .checkpoint
+        .as_ref()
+        .filter(|ask| ask.kind == AskKind::Turn)
+        .and_then(|ask| ask.detail.clone())
+        .unwrap_or_default();
+    let mut lines: Vec<Line> = wrap(detail.trim(), inner.width as usize)
+        .into_iter()
+        .take(2)
+        .map(|l| Line::styled(l, theme.accent))
+        .collect();
+    if let Some(pick) = pick {
+        let mut spans = vec![Span::styled(
+            "Answers: ",
+            if pick.focused {
+                theme.focus.add_modifier(Modifier::BOLD)
+            } else {
+                theme.dim
+            },
+        )];
+        // The newest turns first in sight: the list ends at the latest.
+        let room = (inner.width as usize).saturating_sub(9) / 6;
+        let first = pick.earlier.saturating_sub(room as u32).max(1);
+        for n in first..=pick.earlier {
+            let mark = if pick.picked.contains(&n) { "x" } else { " " };
+            let style = if pick.focused && pick.cursor == n {
+                theme.focus.add_modifier(Modifier::REVERSED)
+            } else if pick.picked.contains(&n) {
+                theme.text.add_modifier(Modifier::BOLD)
+            } else {
+                theme.dim
+            };
+            spans.push(Span::styled(format!("[{mark}]{n} "), style));
+        }
+        lines.push(Line::from(spans));
+    }
+    let head = (lines.len() as u16).min(inner.height.saturating_sub(1));
+    frame.render_widget(
+        Paragraph::new(lines),
+        Rect {
+            height: head,
+            ..inner
+        },
+    );
+    frame.render_widget(
+        &**text,
+        Rect {
+            y: inner.y + head,
+            height: inner.height - head,
+            ..inner
+        },
+    );
 }
 
 /// The key list, by scope, straight from the keymap; `scopes` picks which screens' keys.

@@ -26,7 +26,7 @@ impl PaneCache {
     /// Brings the cache up to date with the seat's turns, wrapping only what is new.
     fn refresh<'a>(
         &mut self,
-        turns: impl Iterator<Item = &'a Turn>,
+        turns: impl Iterator<Item = (Option<u32>, &'a Turn)>,
         presentation: &Presentation,
         width: usize,
         theme: &Theme,
@@ -37,9 +37,9 @@ impl PaneCache {
                 ..PaneCache::default()
             };
         }
-        for turn in turns.skip(self.turns) {
+        for (number, turn) in turns.skip(self.turns) {
             self.lines
-                .extend(turn_lines(turn, presentation, width, theme));
+                .extend(turn_lines(turn, number, presentation, width, theme));
             self.turns += 1;
         }
     }
@@ -54,15 +54,17 @@ fn separator(label: &str, width: usize, theme: &Theme) -> Line<'static> {
 
 fn turn_lines(
     turn: &Turn,
+    number: Option<u32>,
     presentation: &Presentation,
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
-    let mut lines = vec![separator(
-        &presentation.step_label(turn.round, turn.phase),
-        width,
-        theme,
-    )];
+    let step = presentation.step_label(turn.round, turn.phase);
+    let label = match number {
+        Some(number) => format!("turn {number} · {step}"),
+        None => step,
+    };
+    let mut lines = vec![separator(&label, width, theme)];
     match turn.status {
         TurnStatus::Ok => {}
         TurnStatus::Fallback => lines.push(Line::styled(
@@ -302,8 +304,17 @@ pub fn draw(
         caches.resize(index + 1, PaneCache::default());
     }
     let cache = &mut caches[index];
+    // Numbered in the order the seats spoke, the moderator's turns aside, as the arena
+    // numbers them: a rebuttal names the turns it answers by these.
+    let numbered = app.view.presentation.numbered_turns;
     cache.refresh(
-        app.view.turns.iter().filter(|t| t.seat == seat.id),
+        app.view
+            .turns
+            .iter()
+            .filter(|t| t.seat != crate::debate::MODERATOR)
+            .enumerate()
+            .filter(|(_, t)| t.seat == seat.id)
+            .map(|(index, t)| (numbered.then_some(index as u32 + 1), t)),
         &app.view.presentation,
         width,
         theme,
