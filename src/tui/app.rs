@@ -467,10 +467,8 @@ impl App {
                         Some(Command::Decrease) => {
                             pick.cursor = pick.cursor.saturating_sub(1).max(1)
                         }
-                        Some(Command::Toggle) => {
-                            if !pick.picked.remove(&pick.cursor) {
-                                pick.picked.insert(pick.cursor);
-                            }
+                        Some(Command::Toggle) if !pick.picked.remove(&pick.cursor) => {
+                            pick.picked.insert(pick.cursor);
                         }
                         _ => {}
                     }
