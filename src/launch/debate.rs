@@ -108,6 +108,9 @@ pub(super) fn workbench(
         form_args.question = vec![debate.question.clone()];
         // The form's options are the command line's, checked by the same assembly.
         let mut flags = debate.flags.clone();
+        if let Some(focus) = flags.remove("perspective") {
+            form_args.named = focus;
+        }
         if let Some(vote) = flags.remove("vote") {
             form_args.vote = vote.into_iter().next();
         }
@@ -196,6 +199,16 @@ fn form_flags(protocol: &dyn crate::protocol::Protocol) -> Vec<tui::history::Fla
             repeatable: f.repeatable,
         })
         .collect();
+    // A protocol that reads `--perspective` as a viewpoint of its own (the dialogue's focus)
+    // takes it here; the catalog's seats have their own fields.
+    if protocol.reads_perspective() && !protocol.presentation().seats_from_catalog {
+        flags.push(FlagChoice {
+            name: "perspective".into(),
+            value: Some("NAME".into()),
+            help: "The viewpoint it focuses on: a perspective from `moot perspectives`".into(),
+            repeatable: false,
+        });
+    }
     flags.push(FlagChoice {
         name: "vote".into(),
         value: Some("plurality, borda, condorcet, …".into()),
