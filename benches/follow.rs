@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use support::pty::Pty;
+use support::pty::{Pty, cpu_time};
 
 /// Tokens each seat streams, one every `TOKEN_MS`.
 const TOKENS: usize = 400;
@@ -182,20 +182,4 @@ fn wait_for_id(printed: &mpsc::Receiver<Printed>) -> String {
             return id;
         }
     }
-}
-
-/// CPU time of a process, from /proc.
-fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = fields.get(11).and_then(|u| u.parse().ok()).unwrap_or(0)
-        + fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Duration::from_millis(ticks * 1000 / per_second)
 }

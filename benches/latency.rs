@@ -9,7 +9,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::pty::Pty;
+use support::pty::{Pty, cpu_time};
 
 fn main() {
     report_idle();
@@ -92,22 +92,6 @@ fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
         started.elapsed()
     });
     drop(pty);
-}
-
-/// CPU time of a process, from /proc.
-fn cpu_time(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = fields.get(11).and_then(|u| u.parse().ok()).unwrap_or(0)
-        + fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0);
-    // SAFETY: sysconf has no preconditions.
-    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Duration::from_millis(ticks * 1000 / per_second)
 }
 
 fn report_idle() {

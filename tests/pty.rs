@@ -224,11 +224,11 @@ fn a_person_plays_an_arena_seat_in_the_workbench() {
     pty.press(b"Where is the data? Turn 1 cites one pilot.");
     pty.wait_for("Turn 1 cites one pilot.");
     pty.press(b"\x13"); // Ctrl-S
-    // Round 2: the Proponent closes, then the person closes.
-    // The person's pane is in front (its first turn above the editor) and a fresh, empty
-    // editor is open (its placeholder shows; the first one held text when it closed).
+    // Round 2: the Proponent closes, then the person closes. The Proponent's closing, which
+    // the person answers, is in front above the dock, numbered, and a fresh, empty editor is
+    // open (its placeholder shows; the first one held text when it closed).
     pty.wait_until(|s| {
-        s.contains("Make your case, as your seat would") && s.contains("Where is the data?")
+        s.contains("Make your case, as your seat would") && s.contains("turn 3 · round 2 · closing")
     });
     pty.press(b"A second pilot first.");
     pty.wait_for("A second pilot first.");

@@ -695,7 +695,7 @@ fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, S
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -705,7 +705,8 @@ mod tests {
         validator.validate(value).map_err(|e| e.to_string())
     }
 
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    /// A small deterministic source of randomness for sampling a grammar in tests.
+    pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         move || {
             state ^= state << 13;

@@ -362,16 +362,11 @@ impl Store {
     }
 
     pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
-        self.with(|connection| {
-            let mut statement = connection
-                .prepare_cached("SELECT event FROM events WHERE debate_id = ?1 ORDER BY seq")?;
-            let rows = statement.query_map(params![id], |row| row.get::<_, String>(0))?;
-            let mut out = Vec::new();
-            for row in rows {
-                out.push(serde_json::from_str(&row?).map_err(|e| StoreError::Data(e.to_string()))?);
-            }
-            Ok(out)
-        })
+        Ok(self
+            .events_after(id, 0)?
+            .into_iter()
+            .map(|(_, event)| event)
+            .collect())
     }
 
     /// The round outcomes and flags of a debate journaled before the event log existed (its

@@ -425,16 +425,7 @@ mod tests {
     use super::*;
     use crate::debate::{MODERATOR, Phase, TurnKey};
     use crate::llm::grammar::Grammar;
-
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
+    use crate::llm::grammar::tests::xorshift;
 
     /// Every reply the schema's grammar can produce is one the parser accepts.
     fn sampled_replies_parse<R: ReplyShape + ReplyParser>(replies: &R, key: &TurnKey) {
