@@ -47,6 +47,12 @@ fn main() {
     .unwrap();
     let deltas = printed_deltas(owner.stdout.take().unwrap());
     let id = wait_for_id(&deltas);
+    // Following itself, without drawing: the library's follower on a thread of its own,
+    // its CPU counted for that thread alone, until the debate waits at its checkpoint.
+    let follower = {
+        let (database, id) = (dir.path().join("data").join("moot.db"), id.clone());
+        std::thread::spawn(move || follow_without_drawing(&database, &id))
+    };
     let viewer = Pty::spawn(&mut moot(dir.path(), &["open", &id]));
     // Tokens printed before the viewer joined reach it only with their finished turn.
     viewer.wait_until(|screen| screen.contains(" x0"));
@@ -79,6 +85,12 @@ fn main() {
     );
     eprintln!("follow: viewer CPU while two seats stream: {streaming_cpu:.2} % of one core");
 
+    let (events, cpu, wall) = follower.join().unwrap();
+    eprintln!(
+        "follow: following without drawing (the follower alone, {events} events): {:.2} % of one core",
+        share(cpu, wall)
+    );
+
     // Idle: the debate waits at its checkpoint; the viewer follows a socket with nothing on it.
     while !matches!(
         deltas.recv_timeout(Duration::from_secs(60)),
@@ -95,6 +107,41 @@ fn main() {
     let _ = owner.kill();
     let _ = owner.wait();
     drop(viewer);
+}
+
+/// Follows debate `id` with `replay::follow` until it waits at a checkpoint: how many events
+/// it took, the CPU this thread spent, and the wall time.
+fn follow_without_drawing(database: &Path, id: &str) -> (usize, Duration, Duration) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = moot::store::Store::open(database).unwrap();
+        let started = Instant::now();
+        let cpu_before = thread_cpu();
+        let (events, mut following) = moot::replay::follow(&store, id).await.unwrap();
+        let mut taken = events.len();
+        while let Some(batch) = following.next().await {
+            taken += batch.len();
+            if batch
+                .iter()
+                .any(|e| matches!(e, moot::debate::Event::Checkpoint { .. }))
+            {
+                break;
+            }
+        }
+        (taken, thread_cpu() - cpu_before, started.elapsed())
+    })
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    Duration::from_micros(micros(usage.ru_utime) + micros(usage.ru_stime))
 }
 
 fn share(cpu: Duration, wall: Duration) -> f64 {

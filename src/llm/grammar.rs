@@ -694,8 +694,20 @@ fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, S
     }
 }
 
+/// A small deterministic source of randomness, for sampling a grammar in tests.
 #[cfg(test)]
-pub(crate) mod tests {
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+#[cfg(test)]
+mod tests {
     use super::*;
     use serde_json::json;
 
@@ -705,16 +717,7 @@ pub(crate) mod tests {
         validator.validate(value).map_err(|e| e.to_string())
     }
 
-    /// A small deterministic source of randomness for sampling a grammar in tests.
-    pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
+    use super::xorshift;
 
     #[test]
     fn debater_replies_sampled_from_the_grammar_parse_and_validate() {

@@ -425,7 +425,7 @@ mod tests {
     use super::*;
     use crate::debate::{MODERATOR, Phase, TurnKey};
     use crate::llm::grammar::Grammar;
-    use crate::llm::grammar::tests::xorshift;
+    use crate::llm::grammar::xorshift;
 
     /// Every reply the schema's grammar can produce is one the parser accepts.
     fn sampled_replies_parse<R: ReplyShape + ReplyParser>(replies: &R, key: &TurnKey) {
