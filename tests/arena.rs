@@ -352,6 +352,76 @@ async fn scores_that_fall_back_are_said_to_have_failed() {
     assert!(record.contains(said), "{record}");
 }
 
+/// Issue 24 item 3: a person's arena turn can be written from another terminal following the
+/// debate: the answer goes into the journal, and the running arena takes it as the seat's
+/// turn, with who wrote it, while its own face answers nothing.
+#[tokio::test(start_paused = true)]
+async fn a_persons_turn_is_answered_from_another_terminal_through_the_journal() {
+    let store = Store::in_memory().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = Script::new();
+    script
+        .personas(&["Proponent", "Skeptic"])
+        .argue("opening", "A", 1, &[])
+        .argue("closing", "A", 2, &[])
+        .summary(2);
+    let elsewhere = store.clone();
+    let (finish, _, result) = run_watched(
+        &store,
+        &script,
+        &[
+            ("seat", &["Proponent", "human:Skeptic"]),
+            ("rounds", &["2"]),
+        ],
+        dir.path(),
+        vec![],
+        move |event| {
+            let Event::Checkpoint {
+                kind: moot::debate::AskKind::Turn,
+                round,
+                ..
+            } = event
+            else {
+                return;
+            };
+            let id = elsewhere.list(1).unwrap()[0].id.clone();
+            let words = format!("From the other terminal, round {round}: turn 1 has no data.");
+            assert!(
+                elsewhere
+                    .record_remote_answer(
+                        &id,
+                        *round,
+                        moot::debate::AskKind::Turn,
+                        &moot::debate::Control::Guide(words),
+                        "bo at another workbench",
+                    )
+                    .unwrap()
+            );
+        },
+    )
+    .await;
+    let skeptic: Vec<&moot::protocol::arena::ArenaTurn> = result
+        .turns
+        .iter()
+        .filter(|t| t.agent_id == "skeptic")
+        .collect();
+    assert_eq!(skeptic.len(), 2);
+    assert_eq!(
+        skeptic[0].argument.argument_text,
+        "From the other terminal, round 1: turn 1 has no data."
+    );
+    let journaled = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .find(|t| t.seat == "B" && t.round == 1)
+        .unwrap();
+    assert_eq!(
+        (journaled.provider.as_str(), journaled.model.as_str()),
+        ("person", "bo at another workbench")
+    );
+}
+
 /// Runs an arena whose events a `watcher` sees as they come (to answer for an outside seat).
 async fn run_watched(
     store: &Store,
