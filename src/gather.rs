@@ -463,11 +463,7 @@ fn search(
                 .find_map(|(_, dir, tree)| Some((path.strip_prefix(dir).ok()?, tree.as_ref()?)))
                 .and_then(|(inside, tree)| tree.read(inside, MAX_FILE_BYTES).ok());
             // moot's own records are not the project's material, unless given by name.
-            if !given
-                && bytes
-                    .as_deref()
-                    .is_some_and(|b| crate::decision::written_by_moot(&String::from_utf8_lossy(b)))
-            {
+            if !given && moots_own(bytes.as_deref()) {
                 return ignore::WalkState::Continue;
             }
             let binary = match &bytes {
@@ -501,6 +497,11 @@ fn search(
         })
     });
     found.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether a file's bytes are a record moot wrote (seed review 002/003 #11).
+fn moots_own(bytes: Option<&[u8]>) -> bool {
+    bytes.is_some_and(|b| crate::decision::written_by_moot(&String::from_utf8_lossy(b)))
 }
 
 /// Collects one file's matching lines; notices binary content.

@@ -25,6 +25,43 @@ pub fn event_line(event: &Event) -> String {
     crate::live::event_line(event)
 }
 
+/// What stderr says when the debate stops for someone elsewhere: at an approval gate (nobody
+/// on this side decides one), or at any question under `--checkpoints wait`.
+fn waiting_notice(event: &Event, debate: &str, answers: CheckpointAnswers) -> Option<String> {
+    match event {
+        Event::GateRequested {
+            gate,
+            point,
+            round,
+            timeout_seconds,
+            ..
+        } => Some(gate_notice(
+            debate,
+            gate,
+            point,
+            *round,
+            *timeout_seconds,
+            answers == CheckpointAnswers::Stdin,
+        )),
+        Event::Checkpoint {
+            kind,
+            round,
+            timeout_seconds,
+            ..
+        } if answers == CheckpointAnswers::Wait => Some(format!(
+            "{debate} waits for an answer ({}); answer it from another terminal: `moot open \
+             {debate}` (or Enter on it in `moot history`), or `moot approve {debate}` to go on; \
+             unanswered, it pauses in {}",
+            crate::debate::Stage::Asking {
+                kind: *kind,
+                round: *round
+            },
+            crate::debate::spoken_duration(*timeout_seconds)
+        )),
+        _ => None,
+    }
+}
+
 /// What stderr says when a debate stops at an approval gate: nobody on this side answers
 /// one, so it names the commands that decide it from another terminal.
 fn gate_notice(
@@ -102,41 +139,11 @@ where
         let mut broken = false;
         let mut debate = String::new();
         while let Some(event) = event_rx.recv().await {
-            match &event {
-                Event::DebateCreated { id, .. } => debate = id.clone(),
-                Event::GateRequested {
-                    gate,
-                    point,
-                    round,
-                    timeout_seconds,
-                    ..
-                } => eprintln!(
-                    "moot: {}",
-                    gate_notice(
-                        &debate,
-                        gate,
-                        point,
-                        *round,
-                        *timeout_seconds,
-                        answers == CheckpointAnswers::Stdin
-                    )
-                ),
-                Event::Checkpoint {
-                    kind,
-                    round,
-                    timeout_seconds,
-                    ..
-                } if answers == CheckpointAnswers::Wait => eprintln!(
-                    "moot: {debate} waits for an answer ({}); answer it from another terminal: \
-                     `moot open {debate}` (or Enter on it in `moot history`), or `moot approve \
-                     {debate}` to go on; unanswered, it pauses in {}",
-                    crate::debate::Stage::Asking {
-                        kind: *kind,
-                        round: *round
-                    },
-                    crate::debate::spoken_duration(*timeout_seconds)
-                ),
-                _ => {}
+            if let Event::DebateCreated { id, .. } = &event {
+                debate = id.clone();
+            }
+            if let Some(notice) = waiting_notice(&event, &debate, answers) {
+                eprintln!("moot: {notice}");
             }
             if let Some(auto_tx) = &auto_tx {
                 match &event {

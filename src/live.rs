@@ -20,6 +20,19 @@ pub fn socket_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.sock"))
 }
 
+/// Why a running debate cannot serve its socket (it runs on without viewers).
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} is served by another process", .0.display())]
+    Taken(PathBuf),
+}
+
 /// The socket a running debate serves, while it runs. Dropping it stops serving and removes
 /// the socket file.
 pub struct Server {
@@ -31,18 +44,22 @@ pub struct Server {
 impl Server {
     /// Serves debate `id` under `dir`; `None` when the socket cannot be made (the debate runs
     /// on, without viewers; the reason is returned for a notice).
-    pub fn start(dir: &Path, id: &str) -> Result<Server, String> {
+    pub fn start(dir: &Path, id: &str) -> Result<Server, LiveError> {
         let path = socket_path(dir, id);
-        create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| LiveError::Io { path, source }
+        };
+        create_private_dir(dir).map_err(io(dir))?;
         // A socket file left by a process that died is stale: nobody answers on it.
         if path.exists() {
             if std::os::unix::net::UnixStream::connect(&path).is_ok() {
-                return Err(format!("{} is served by another process", path.display()));
+                return Err(LiveError::Taken(path));
             }
             let _ = std::fs::remove_file(&path);
         }
-        let listener = UnixListener::bind(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        set_mode(&path, 0o600).map_err(|e| format!("{}: {e}", path.display()))?;
+        let listener = UnixListener::bind(&path).map_err(io(&path))?;
+        set_mode(&path, 0o600).map_err(io(&path))?;
         let (lines, _) = broadcast::channel::<Arc<str>>(BACKLOG);
         let sender = lines.clone();
         let accept = tokio::spawn(async move {

@@ -9,8 +9,8 @@ pub mod reply;
 /// The hash the journal uses, for protocols that put what they did in the audit trail.
 pub use crate::store::sha256_hex;
 pub use context::{
-    CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Replay, ReplyKind,
-    Seating, Speech, Wiring,
+    AnswerCheck, CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Refusal,
+    Replay, ReplyKind, Seating, Speech, Wiring,
 };
 pub(crate) use reply::unusable;
 pub use reply::{

@@ -367,7 +367,7 @@ pub trait TypedProtocol: Sync {
         settings: Self::Settings,
         options: &[String],
         turns: &[crate::debate::Turn],
-    ) -> Result<Self::Settings, String> {
+    ) -> Result<Self::Settings, SettingsError> {
         let _ = (settings, options, turns);
         Err(no_options_here(self.called()))
     }
@@ -475,7 +475,7 @@ impl<T: TypedProtocol> Protocol for T {
         settings: &Value,
         options: &[String],
         turns: &[crate::debate::Turn],
-    ) -> Result<Value, String> {
+    ) -> Result<Value, SettingsError> {
         let typed: T::Settings = serde_json::from_value(settings.clone())
             .map_err(|e| format!("its stored settings cannot be read: {e}"))?;
         serde_json::to_value(TypedProtocol::with_options(self, typed, options, turns)?)
@@ -605,7 +605,7 @@ pub trait Protocol: Sync {
         settings: &Value,
         options: &[String],
         turns: &[crate::debate::Turn],
-    ) -> Result<Value, String> {
+    ) -> Result<Value, SettingsError> {
         let _ = (settings, options, turns);
         Err(no_options_here(self.name()))
     }

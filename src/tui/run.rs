@@ -348,11 +348,16 @@ impl Run {
         }
     }
 
-    /// The question and protocol it will run, as far as they are known before it starts.
-    fn expected(&self, store: &Store) -> Option<(String, String)> {
-        match self {
+    /// Shows in `app` what it will run, as far as it is known before it starts: the protocol's
+    /// own layout from the first frame, before its first event.
+    fn show_expected(&self, store: &Store, app: &mut App) {
+        let expected = match self {
             Run::New { question, settings } => Some((question.clone(), settings.protocol.clone())),
             Run::Resume { id, .. } => store.debate(id).ok().map(|d| (d.question, d.protocol)),
+        };
+        if let Some((question, protocol)) = expected {
+            let presentation = session::presentation(&protocol);
+            app.view.expecting(&question, &protocol, presentation);
         }
     }
 }
@@ -583,11 +588,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
         let _ = stop_rx.await;
     });
     let mut app = App::with_keymap(false, keymap.clone());
-    // The protocol's own layout from the first frame, before its first event.
-    if let Some((question, protocol)) = run.expected(store) {
-        let presentation = session::presentation(&protocol);
-        app.view.expecting(&question, &protocol, presentation);
-    }
+    run.show_expected(store, &mut app);
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
     let mut session = std::pin::pin!(run.session(
@@ -729,8 +730,13 @@ async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store:
                     match app.on_key(key) {
                         Some(Effect::Quit) => break,
                         Some(Effect::Control(control)) => {
-                            if let Err(problem) = answer_elsewhere(store, &app, id, control) {
-                                app.notice = Some(problem);
+                            let problem = match answer_elsewhere(store, &app, id, control) {
+                                Ok(true) => None,
+                                Ok(false) => Some("that was answered a moment ago".to_string()),
+                                Err(e) => Some(e.to_string()),
+                            };
+                            if problem.is_some() {
+                                app.notice = problem;
                                 app.dirty = true;
                             }
                         }
@@ -754,39 +760,28 @@ async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store:
 
 /// The person's answer to what a followed debate waits at, journaled for the process running
 /// it: a gate's decision as `moot approve` / `moot reject` make it, any other answer as the
-/// answer to that question.
-fn answer_elsewhere(store: &Store, app: &App, id: &str, control: Control) -> Result<(), String> {
+/// answer to that question. False when the question was answered (or is gone) already.
+fn answer_elsewhere(
+    store: &Store,
+    app: &App,
+    id: &str,
+    control: Control,
+) -> Result<bool, crate::store::StoreError> {
     let Some(ask) = app.view.checkpoint.as_ref() else {
-        return Err("it waits for nothing now".into());
+        return Ok(false);
     };
     let by = format!("{} at another workbench", crate::signals::user());
-    let taken = match ask.kind {
-        crate::debate::AskKind::Gate => {
-            let gate = store
-                .gates(id)
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .rfind(|g| g.decision.is_none())
-                .ok_or("the gate was decided a moment ago")?;
-            let (decision, reason) = match &control {
-                Control::Decline(reason) => {
-                    (crate::debate::GateDecision::Rejected, Some(reason.as_str()))
-                }
-                _ => (crate::debate::GateDecision::Approved, None),
-            };
-            store
-                .decide_gate(id, &gate.gate, decision, &by, reason)
-                .map_err(|e| e.to_string())?
-        }
-        kind => store
-            .record_remote_answer(id, ask.round, kind, &control, &by)
-            .map_err(|e| e.to_string())?,
-    };
-    if taken {
-        Ok(())
-    } else {
-        Err("that was answered a moment ago".into())
+    if ask.kind != crate::debate::AskKind::Gate {
+        return store.record_remote_answer(id, ask.round, ask.kind, &control, &by);
     }
+    let Some(gate) = store.gates(id)?.into_iter().rfind(|g| g.decision.is_none()) else {
+        return Ok(false);
+    };
+    let (decision, reason) = match &control {
+        Control::Decline(reason) => (crate::debate::GateDecision::Rejected, Some(reason.as_str())),
+        _ => (crate::debate::GateDecision::Approved, None),
+    };
+    store.decide_gate(id, &gate.gate, decision, &by, reason)
 }
 
 /// A stored debate, replayed from the journal, read-only, until the user leaves.

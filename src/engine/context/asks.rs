@@ -7,6 +7,13 @@ use crate::debate::GateDecision;
 /// How often a waiting gate looks in the journal for a decision made elsewhere.
 const GATE_POLL: Duration = Duration::from_millis(500);
 
+/// Why an answer does not fit the question: what to tell the person, who may answer again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+/// A check a typed answer must pass (the options a person typed must be usable, say).
+pub type AnswerCheck<'a> = &'a (dyn Fn(&Control) -> Result<(), Refusal> + Sync);
+
 /// How often a waiting question looks in the journal for an answer given elsewhere (at most
 /// four times a second).
 const ANSWER_POLL: Duration = Duration::from_millis(250);
@@ -24,24 +31,24 @@ enum Answer {
 fn fits(
     kind: AskKind,
     choices: &[(String, String)],
-    check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
+    check: AnswerCheck<'_>,
     control: &Control,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     if let Control::Choose(id) = control
         && !choices.is_empty()
         && !choices.iter().any(|(known, _)| known == id)
     {
-        return Err(format!(
+        return Err(Refusal(format!(
             "there is no option {id:?}; choose one of {}",
             choices
                 .iter()
                 .map(|(id, _)| id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        )));
     }
     if !kind.accepts(control) {
-        return Err(format!(
+        return Err(Refusal(format!(
             "`{}` does not answer this question; answer with {}",
             control.answer(),
             kind.answers()
@@ -49,7 +56,7 @@ fn fits(
                 .map(|a| a.usage())
                 .collect::<Vec<_>>()
                 .join(", ")
-        ));
+        )));
     }
     check(control)
 }
@@ -193,7 +200,7 @@ impl Context {
         kind: AskKind,
         detail: Option<String>,
         proposed: Vec<(String, String)>,
-        check: &(dyn Fn(&str) -> Result<(), String> + Sync),
+        check: &(dyn Fn(&str) -> Result<(), Refusal> + Sync),
     ) -> Result<CheckpointOutcome, EngineError> {
         let typed = |control: &Control| match control {
             Control::Guide(text) => check(text),
@@ -220,7 +227,7 @@ impl Context {
         kind: AskKind,
         detail: Option<String>,
         choices: Vec<(String, String)>,
-        check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
+        check: AnswerCheck<'_>,
     ) -> Result<CheckpointOutcome, EngineError> {
         if let Some(recorded) = self.recorded_answer(round, kind) {
             if let CheckpointOutcome::Answered { control, .. } = &recorded {
@@ -471,7 +478,7 @@ impl Context {
         &self,
         kind: AskKind,
         choices: &[(String, String)],
-        check: &(dyn Fn(&Control) -> Result<(), String> + Sync),
+        check: AnswerCheck<'_>,
         deadline: tokio::time::Instant,
         elsewhere: Option<u32>,
     ) -> Option<Answer> {
@@ -510,7 +517,7 @@ impl Context {
             if let Some(control) = received {
                 match fits(kind, choices, check, &control) {
                     Ok(()) => return Some(Answer::Here(control)),
-                    Err(problem) => self.emit(Event::Notice { message: problem }),
+                    Err(Refusal(problem)) => self.emit(Event::Notice { message: problem }),
                 }
                 continue;
             }
@@ -524,7 +531,7 @@ impl Context {
                             by: found.answered_by,
                         });
                     }
-                    Err(problem) if !refused_elsewhere => {
+                    Err(Refusal(problem)) if !refused_elsewhere => {
                         refused_elsewhere = true;
                         self.emit(Event::Notice {
                             message: format!(

@@ -6,7 +6,7 @@ mod journal;
 mod speech;
 
 use asks::stage_of;
-pub use asks::{CheckpointOutcome, GateOutcome};
+pub use asks::{AnswerCheck, CheckpointOutcome, GateOutcome, Refusal};
 use journal::{Append, LoggedEvents, as_logged, audited, lock};
 pub use speech::{ReplyKind, Speech};
 

@@ -286,24 +286,7 @@ fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec
                 }
                 _ => vec![target],
             };
-            let withdrawn = &answers[0];
-            let text = match state.get(withdrawn) {
-                // A since-argument's text is its conclusion; the transcript names the argument
-                // withdrawn, its reasons included, so it never reads as a retracted conclusion
-                // (seed review 002/003 #1).
-                Some(n) if n.kind == Kind::Since => {
-                    let reasons: Vec<&str> = state
-                        .nodes
-                        .iter()
-                        .filter(|p| p.target.as_deref() == Some(withdrawn.as_str()))
-                        .filter(|p| p.id.starts_with(&format!("{withdrawn}.")))
-                        .map(|p| p.text.as_str())
-                        .collect();
-                    format!("{} since {}", n.text, reasons.join("; "))
-                }
-                Some(n) => n.text.clone(),
-                None => String::new(),
-            };
+            let text = withdrawn_text(state, &answers[0]);
             vec![plain(id, Act::Retract, text, answers, None)]
         }
         Act::Since => {
@@ -353,6 +336,26 @@ fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec
             moves
         }
     })
+}
+
+/// What a retraction of `withdrawn` reads as. A since-argument's text is its conclusion; the
+/// transcript names the argument withdrawn, its reasons included, so it never reads as a
+/// retracted conclusion (seed review 002/003 #1).
+fn withdrawn_text(state: &State, withdrawn: &str) -> String {
+    match state.get(withdrawn) {
+        Some(n) if n.kind == Kind::Since => {
+            let reasons: Vec<&str> = state
+                .nodes
+                .iter()
+                .filter(|p| p.target.as_deref() == Some(withdrawn))
+                .filter(|p| p.id.starts_with(&format!("{withdrawn}.")))
+                .map(|p| p.text.as_str())
+                .collect();
+            format!("{} since {}", n.text, reasons.join("; "))
+        }
+        Some(n) => n.text.clone(),
+        None => String::new(),
+    }
 }
 
 fn plain(

@@ -84,7 +84,7 @@ impl super::TypedProtocol for Panel {
         mut settings: PanelSettings,
         options: &[String],
         turns: &[crate::debate::Turn],
-    ) -> Result<PanelSettings, String> {
+    ) -> Result<PanelSettings, SettingsError> {
         if !settings.options.is_empty() {
             return Err(format!(
                 "it was started with its options ({}); they cannot change on resume",

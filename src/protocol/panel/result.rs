@@ -384,6 +384,31 @@ pub(super) fn headline(round: u32, check: &Check, threshold: Threshold) -> Strin
     }
 }
 
+/// The note's question to the person when the judges did not agree, listing the options.
+fn user_prompt(voters: usize, options: &[PanelOption]) -> String {
+    // "Judges disagreed" needs two judges to disagree; with fewer readable, say so.
+    let mut prompt = match voters {
+            0 => "⚠️ No judge's recommendation could be read on this question. Review perspectives above.".to_string(),
+            1 => "⚠️ Only one judge's recommendation could be read on this question, and a panel needs two to agree. Review perspectives above.".to_string(),
+            _ => "⚠️ Judges disagreed on this question. Review perspectives above.".to_string(),
+        };
+    prompt.push_str("\n\nWhich option would you like to proceed with?\n");
+    for option in options {
+        let _ = writeln!(
+            prompt,
+            "[{}] {}{}",
+            option.id,
+            option.label,
+            if option.description.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", option.description)
+            }
+        );
+    }
+    prompt
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_result(
     ctx: &Context,
@@ -458,25 +483,7 @@ pub(super) fn build_result(
             );
         }
     }
-    let user_prompt = (!consensus).then(|| {
-        // "Judges disagreed" needs two judges to disagree; with fewer readable, say so.
-        let mut prompt = match check.voters {
-            0 => "⚠️ No judge's recommendation could be read on this question. Review perspectives above.".to_string(),
-            1 => "⚠️ Only one judge's recommendation could be read on this question, and a panel needs two to agree. Review perspectives above.".to_string(),
-            _ => "⚠️ Judges disagreed on this question. Review perspectives above.".to_string(),
-        };
-        prompt.push_str("\n\nWhich option would you like to proceed with?\n");
-        for option in options {
-            let _ = writeln!(
-                prompt,
-                "[{}] {}{}",
-                option.id,
-                option.label,
-                if option.description.is_empty() { String::new() } else { format!(" — {}", option.description) }
-            );
-        }
-        prompt
-    });
+    let user_prompt = (!consensus).then(|| user_prompt(check.voters, options));
     PanelResult {
         question_id: ctx.debate_id.clone(),
         question: question.to_string(),

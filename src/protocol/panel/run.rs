@@ -478,9 +478,11 @@ async fn propose_options(
         )
     };
     let usable = |text: &str| {
-        edited_options(text)
-            .map(|_| ())
-            .map_err(|problem| format!("those options cannot be used ({problem}); type them again"))
+        edited_options(text).map(|_| ()).map_err(|problem| {
+            crate::engine::Refusal(format!(
+                "those options cannot be used ({problem}); type them again"
+            ))
+        })
     };
     let shown = proposed
         .iter()
