@@ -972,6 +972,53 @@ async fn history_screen(
 mod tests {
     use super::*;
 
+    /// Issue 24 item 3: a viewer's answers go into the journal for the running process: a
+    /// gate's decision as `moot approve` makes it, any other answer as that question's; a
+    /// second answer to the same question is not taken.
+    #[test]
+    fn a_followers_answers_go_into_the_journal() {
+        use crate::debate::{AskKind, Control, Event, GateDecision};
+        let store = Store::in_memory().unwrap();
+        let debate = crate::store::running_debate("DEB-answer1");
+        store.create_debate(&debate).unwrap();
+        let mut app = App::new(false);
+        let ask = |kind| Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 60,
+            kind,
+            detail: None,
+            choices: vec![],
+        };
+        app.on_event(&ask(AskKind::Checkpoint));
+        assert!(answer_elsewhere(&store, &app, &debate.id, Control::Continue).unwrap());
+        let answer = store
+            .checkpoint_answer(&debate.id, 1, AskKind::Checkpoint)
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer.control, Control::Continue);
+        assert!(answer.answered_by.ends_with(" at another workbench"));
+        assert!(
+            !answer_elsewhere(&store, &app, &debate.id, Control::End).unwrap(),
+            "the first answer stands"
+        );
+        store
+            .request_gate(
+                &debate.id,
+                "after_round:1",
+                "after_round",
+                1,
+                "s",
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        app.on_event(&ask(AskKind::Gate));
+        let reject = Control::Decline("not yet".into());
+        assert!(answer_elsewhere(&store, &app, &debate.id, reject).unwrap());
+        let gate = store.gate(&debate.id, "after_round:1").unwrap().unwrap();
+        assert_eq!(gate.decision, Some(GateDecision::Rejected));
+        assert_eq!(gate.reason.as_deref(), Some("not yet"));
+    }
+
     /// Seed review 000/001 #11: the preview names the record and the follow-up draft first,
     /// since it shows only the top of a long record.
     #[test]
