@@ -29,13 +29,7 @@ pub(super) fn options_text(options: &[PanelOption], order: &[String]) -> String 
     order
         .iter()
         .filter_map(|id| options.iter().find(|o| &o.id == id))
-        .map(|o| {
-            if o.description.is_empty() {
-                format!("- [{}] {}", o.id, o.label)
-            } else {
-                format!("- [{}] {} — {}", o.id, o.label, o.description)
-            }
-        })
+        .map(|o| format!("- [{}] {}{}", o.id, o.label, o.dashed_description()))
         .collect::<Vec<_>>()
         .join("\n")
 }

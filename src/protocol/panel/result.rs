@@ -169,11 +169,7 @@ impl PanelResult {
                 "- **{}: {}**{}{}",
                 option.id,
                 option.label,
-                if option.description.is_empty() {
-                    String::new()
-                } else {
-                    format!(" — {}", option.description)
-                },
+                option.dashed_description(),
                 if self.consensus || backers.is_empty() {
                     String::new()
                 } else {
@@ -399,11 +395,7 @@ fn user_prompt(voters: usize, options: &[PanelOption]) -> String {
             "[{}] {}{}",
             option.id,
             option.label,
-            if option.description.is_empty() {
-                String::new()
-            } else {
-                format!(" — {}", option.description)
-            }
+            option.dashed_description()
         );
     }
     prompt

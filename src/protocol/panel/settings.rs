@@ -20,6 +20,17 @@ pub struct PanelOption {
     pub description: String,
 }
 
+impl PanelOption {
+    /// ` — description` after its label, or nothing when it has none.
+    pub fn dashed_description(&self) -> String {
+        if self.description.is_empty() {
+            String::new()
+        } else {
+            format!(" — {}", self.description)
+        }
+    }
+}
+
 /// One judge: a name, the stance it must keep, and how it judges.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Judge {
