@@ -342,20 +342,29 @@ impl Store {
     /// The debate's logged events after `seq` (0 for all), each with its place in the log,
     /// for a viewer following a running debate.
     pub fn events_after(&self, id: &str, seq: i64) -> Result<Vec<(i64, Event)>, StoreError> {
+        self.numbered_events(
+            "SELECT seq, event FROM events WHERE debate_id = ?1 AND seq > ?2 ORDER BY seq",
+            params![id, seq],
+        )
+    }
+
+    /// Rows of (a number, an event as JSON) read back: the event log, the annotations.
+    fn numbered_events<N: rusqlite::types::FromSql>(
+        &self,
+        sql: &str,
+        bound: impl rusqlite::Params + Copy,
+    ) -> Result<Vec<(N, Event)>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
-                "SELECT seq, event FROM events WHERE debate_id = ?1 AND seq > ?2 ORDER BY seq",
-            )?;
-            let rows = statement.query_map(params![id, seq], |row| {
-                Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+            let mut statement = connection.prepare_cached(sql)?;
+            let rows = statement.query_map(bound, |row| {
+                Ok((row.get::<_, N>(0)?, row.get::<_, String>(1)?))
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (seq, text) = row?;
-                out.push((
-                    seq,
-                    serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?,
-                ));
+                let (number, text) = row?;
+                let event =
+                    serde_json::from_str(&text).map_err(|e| StoreError::Data(e.to_string()))?;
+                out.push((number, event));
             }
             Ok(out)
         })
@@ -372,23 +381,10 @@ impl Store {
     /// The round outcomes and flags of a debate journaled before the event log existed (its
     /// replay is rebuilt from them), in the order they were made.
     pub fn annotations(&self, id: &str) -> Result<Vec<(u32, Event)>, StoreError> {
-        self.with(|connection| {
-            let mut statement = connection.prepare_cached(
-                "SELECT round, event FROM annotations WHERE debate_id = ?1 ORDER BY seq",
-            )?;
-            let rows = statement.query_map(params![id], |row| {
-                Ok((row.get::<_, u32>(0)?, row.get::<_, String>(1)?))
-            })?;
-            let mut out = Vec::new();
-            for row in rows {
-                let (round, event) = row?;
-                out.push((
-                    round,
-                    serde_json::from_str(&event).map_err(|e| StoreError::Data(e.to_string()))?,
-                ));
-            }
-            Ok(out)
-        })
+        self.numbered_events(
+            "SELECT round, event FROM annotations WHERE debate_id = ?1 ORDER BY seq",
+            params![id],
+        )
     }
 
     /// Journals an answer and who gave it; its text becomes searchable.

@@ -440,32 +440,13 @@ fn winner_rule(c: &Computed) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::dialogue::rules::tests::{mv, turn};
+    use crate::protocol::dialogue::rules::tests::opening;
 
     /// Seed review 002/003 #3: the winner's rule is said, and explained when the surviving
     /// arguments favour the side that lost on the scores.
     #[test]
     fn the_winner_rule_explains_scores_against_surviving_arguments() {
-        let turns = vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv(
-                    "O1",
-                    Act::Claim,
-                    "keep the loop",
-                    &["P1"],
-                    Some(Relation::Rebut),
-                )],
-            ),
-        ];
+        let turns = opening();
         let mut computed = compute(&["PRO".into(), "OPP".into()], &turns, 0);
         let argument = |id: &str, side: &str| ScoredArgument {
             id: id.into(),

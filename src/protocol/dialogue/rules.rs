@@ -686,7 +686,8 @@ pub(crate) mod tests {
         json!({"argument": "Because.", "moves": moves})
     }
 
-    fn opening() -> Vec<Turn> {
+    /// PRO's thesis and OPP's rebuttal of it: the opening most tests start from.
+    pub(crate) fn opening() -> Vec<Turn> {
         vec![
             turn(
                 "PRO",
