@@ -221,6 +221,11 @@ pub enum ExportFormat {
     Yaml,
     /// The arena directory of design note 003 under `--out DIR` (any protocol).
     Arena,
+    /// A Mermaid flowchart: the argument graph (supports, attacks, scores), who saw whom, and a
+    /// code debate's versions.
+    Mermaid,
+    /// The same diagram as Graphviz DOT.
+    Dot,
 }
 
 /// `moot bench`.

@@ -19,6 +19,7 @@ pub mod commands;
 pub mod config;
 pub mod debate;
 pub mod decision;
+pub mod diagram;
 pub mod engine;
 pub mod gather;
 pub mod headless;

@@ -45,7 +45,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "debate", "store", "report", "catalog", "config", "sanitize", "cli", "llm", "protocol",
-            "session", "arena", "audit", "lessons", "code",
+            "session", "arena", "audit", "lessons", "code", "diagram",
         ],
     ),
     // The audit trail read back and verified by a re-run.
@@ -87,6 +87,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Which lessons a debate is given, and how they read.
     ("lessons", &["debate", "store", "gather", "sanitize"]),
     ("decision", &["debate", "sanitize"]),
+    // A debate drawn as Mermaid or DOT, from its derived views and event log.
+    ("diagram", &["debate", "argue", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
     ("config", &["engine", "llm", "catalog"]),
     // A protocol reads its own config table and offers its own follow-up draft.

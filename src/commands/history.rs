@@ -172,6 +172,21 @@ pub fn export(
         ExportFormat::Arena => return export_arena(&document, out),
         ExportFormat::Md => report::to_markdown(&document, record_is_report(&document)),
         ExportFormat::Json => format!("{}\n", report::to_json(&document)),
+        ExportFormat::Mermaid | ExportFormat::Dot => {
+            let events = store.events(&document.debate.id)?;
+            let drawn = crate::diagram::Drawn {
+                id: &document.debate.id,
+                seats: &document.debate.seats,
+                arguments: &document.arguments,
+                relations: &document.relations,
+                events: &events,
+            };
+            let language = match format {
+                ExportFormat::Dot => crate::diagram::Language::Dot,
+                _ => crate::diagram::Language::Mermaid,
+            };
+            crate::diagram::draw(&drawn, language)
+        }
         ExportFormat::Yaml => report::to_yaml(&document).ok_or_else(|| {
             Failure::usage(format!(
                 "{} has no result yet to export as YAML; `moot show {}` says where it stands",

@@ -1615,3 +1615,51 @@ fn the_analysis_streams_no_raw_json() {
         "{deltas:?}"
     );
 }
+
+/// Issue 25 item 7: `moot export --format mermaid` (and `dot`) draws the stored debate: a node
+/// for every argument `show --json` lists, an edge for every relation, who saw whom.
+#[test]
+fn a_debate_exports_as_a_mermaid_and_a_dot_diagram() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            QUESTION,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_created")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = show_json(&home, &id);
+    let arguments = shown["arguments"].as_array().unwrap();
+    let relations = shown["relations"].as_array().unwrap();
+    assert!(!arguments.is_empty() && !relations.is_empty());
+    let mermaid = home.run(None, &["export", &id, "--format", "mermaid"]);
+    assert!(mermaid.status.success(), "{}", stderr(&mermaid));
+    let mermaid = String::from_utf8_lossy(&mermaid.stdout).to_string();
+    assert!(mermaid.starts_with("flowchart TB\n"), "{mermaid}");
+    for argument in arguments {
+        let node = format!(
+            "arg_{}[\"",
+            argument["id"].as_str().unwrap().replace('.', "_")
+        );
+        assert!(mermaid.contains(&node), "no node {node}:\n{mermaid}");
+    }
+    let edges = mermaid
+        .lines()
+        .filter(|l| l.trim_start().starts_with("arg_") && l.contains('|'))
+        .count();
+    assert_eq!(edges, relations.len(), "{mermaid}");
+    assert!(mermaid.contains("|sees|"), "{mermaid}");
+    let dot = home.run(None, &["export", &id, "--format", "dot"]);
+    let dot = String::from_utf8_lossy(&dot.stdout).to_string();
+    assert!(dot.contains("digraph moot {"), "{dot}");
+    assert_eq!(dot.matches('{').count(), dot.matches('}').count());
+}
