@@ -376,10 +376,9 @@ async fn a_persons_turn_is_answered_from_another_terminal_through_the_journal() 
         dir.path(),
         vec![],
         move |event| {
-            let Event::Checkpoint {
-                kind: moot::debate::AskKind::Turn,
-                round,
-                ..
+            // Answered under the turn's own number, as a follower does.
+            let Event::TurnRequested {
+                round, turn_number, ..
             } = event
             else {
                 return;
@@ -390,7 +389,7 @@ async fn a_persons_turn_is_answered_from_another_terminal_through_the_journal() 
                 elsewhere
                     .record_remote_answer(
                         &id,
-                        *round,
+                        *turn_number,
                         moot::debate::AskKind::Turn,
                         &moot::debate::Control::Guide(words),
                         "bo at another workbench",

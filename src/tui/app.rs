@@ -207,7 +207,7 @@ pub struct App {
 /// them, and picking is surer than typing `turn 3`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnPick {
-    /// The turns spoken before this one: 1 … n.
+    /// The turns spoken before this one: 1 … n (this one is n + 1).
     pub earlier: u32,
     pub picked: std::collections::BTreeSet<u32>,
     /// The turn the keys act on.
@@ -481,8 +481,9 @@ impl App {
                     if words.is_empty() {
                         return None;
                     }
+                    // The pick stays: a follower answers the turn under its number.
                     if writing == Writing::Turn
-                        && let Some(pick) = self.turn_pick.take()
+                        && let Some(pick) = &self.turn_pick
                     {
                         words = pick.named_in(&words);
                     }

@@ -771,8 +771,16 @@ fn answer_elsewhere(
         return Ok(false);
     };
     let by = format!("{} at another workbench", crate::signals::user());
-    if ask.kind != crate::debate::AskKind::Gate {
-        return store.record_remote_answer(id, ask.round, ask.kind, &control, &by);
+    match ask.kind {
+        crate::debate::AskKind::Gate => {}
+        // A person's turn is answered under its own number (two seats may share a round).
+        crate::debate::AskKind::Turn => {
+            let Some(pick) = &app.turn_pick else {
+                return Ok(false);
+            };
+            return store.record_remote_answer(id, pick.earlier + 1, ask.kind, &control, &by);
+        }
+        kind => return store.record_remote_answer(id, ask.round, kind, &control, &by),
     }
     let Some(gate) = store.gates(id)?.into_iter().rfind(|g| g.decision.is_none()) else {
         return Ok(false);
@@ -1017,6 +1025,29 @@ mod tests {
         let gate = store.gate(&debate.id, "after_round:1").unwrap().unwrap();
         assert_eq!(gate.decision, Some(GateDecision::Rejected));
         assert_eq!(gate.reason.as_deref(), Some("not yet"));
+        // A person's turn is answered under the turn's own number: two seats a person plays
+        // speak in the same round.
+        app.on_event(&Event::TurnRequested {
+            round: 2,
+            phase: crate::debate::Phase::Rebuttal,
+            seat: "B".into(),
+            turn_number: 4,
+            by: crate::debate::PERSON.into(),
+            timeout_seconds: 60,
+        });
+        app.on_event(&Event::Checkpoint {
+            round: 2,
+            timeout_seconds: 60,
+            kind: AskKind::Turn,
+            detail: None,
+            choices: vec![],
+        });
+        let words = Control::Guide("Turn 3 is hearsay.".into());
+        assert!(answer_elsewhere(&store, &app, &debate.id, words.clone()).unwrap());
+        let turn = store
+            .checkpoint_answer(&debate.id, 4, AskKind::Turn)
+            .unwrap();
+        assert_eq!(turn.map(|t| t.control), Some(words));
     }
 
     /// Seed review 000/001 #11: the preview names the record and the follow-up draft first,

@@ -281,10 +281,13 @@ impl Context {
 
     /// Asks the person for the words of a seat they play (`AskKind::Turn`), whatever the
     /// checkpoint setting, for at most `timeout`. The answer is not journaled as one: the turn
-    /// it becomes is (`record`), so a resume serves the turn and never asks again.
+    /// it becomes is (`record`), so a resume serves the turn and never asks again. An answer
+    /// from another terminal is looked for under `turn`, the turn's own number, since two
+    /// seats a person plays speak in the same round.
     pub async fn ask_turn(
         &self,
         round: u32,
+        turn: u32,
         detail: String,
         timeout: Duration,
     ) -> Result<CheckpointOutcome, EngineError> {
@@ -297,7 +300,7 @@ impl Context {
         });
         let deadline = tokio::time::Instant::now() + timeout;
         let Some(answered_now) = self
-            .await_answer(AskKind::Turn, &[], &|_| Ok(()), deadline, Some(round))
+            .await_answer(AskKind::Turn, &[], &|_| Ok(()), deadline, Some(turn))
             .await
         else {
             return Ok(CheckpointOutcome::TimedOut);

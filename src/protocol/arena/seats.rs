@@ -53,7 +53,7 @@ pub(super) async fn human_turn(
     let earlier: Vec<u32> = turns.iter().map(|t| t.turn_number).collect();
     let mut turn = outside_words(round, phase, &member.seat.id, crate::debate::PERSON, "");
     let timeout = std::time::Duration::from_secs(settings.turn_timeout_seconds);
-    match ctx.ask_turn(round, detail, timeout).await? {
+    match ctx.ask_turn(round, number, detail, timeout).await? {
         crate::engine::CheckpointOutcome::Answered {
             control: crate::debate::Control::Guide(text),
             by,
