@@ -20,11 +20,6 @@ pub enum CheckpointAnswers {
     Wait,
 }
 
-/// One event as a sanitized NDJSON line.
-pub fn event_line(event: &Event) -> String {
-    crate::live::event_line(event)
-}
-
 /// What stderr says when the debate stops for someone elsewhere: at an approval gate (nobody
 /// on this side decides one), or at any question under `--checkpoints wait`.
 fn waiting_notice(event: &Event, debate: &str, answers: CheckpointAnswers) -> Option<String> {
@@ -163,7 +158,7 @@ where
             }
             let mut out = stdout.lock();
             // A closed pipe (`| head`) stops the printing, not the debate.
-            if writeln!(out, "{}", event_line(&event))
+            if writeln!(out, "{}", crate::live::event_line(&event))
                 .and_then(|_| out.flush())
                 .is_err()
             {
@@ -223,7 +218,7 @@ mod tests {
 
     #[test]
     fn event_lines_are_sanitized_json() {
-        let line = event_line(&Event::TurnDelta {
+        let line = crate::live::event_line(&Event::TurnDelta {
             seat: "A".into(),
             round: 1,
             phase: crate::debate::Phase::Argument,

@@ -17,14 +17,18 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     }
     let mut events = vec![created(&debate)];
     // How each run ended is the debate row's to say, once, at the end.
-    events.extend(logged.into_iter().filter(|e| {
-        !matches!(
-            e,
-            Event::DebateCreated { .. } | Event::DebateCompleted { .. } | Event::Error { .. }
-        )
-    }));
+    events.extend(logged.into_iter().filter(within_the_run));
     events.extend(ending(&debate));
     Ok(events)
+}
+
+/// Whether a logged event belongs between a replay's start and its ending: how each run began
+/// and ended is the debate row's to say, once.
+fn within_the_run(event: &Event) -> bool {
+    !matches!(
+        event,
+        Event::DebateCreated { .. } | Event::DebateCompleted { .. } | Event::Error { .. }
+    )
 }
 
 /// The events of a debate journaled before the event log, rebuilt from its tables in the
@@ -241,14 +245,7 @@ impl Following {
         Ok(new
             .into_iter()
             .map(|(_, event)| event)
-            .filter(|e| {
-                !matches!(
-                    e,
-                    Event::DebateCreated { .. }
-                        | Event::DebateCompleted { .. }
-                        | Event::Error { .. }
-                )
-            })
+            .filter(within_the_run)
             .collect())
     }
 

@@ -460,10 +460,31 @@ impl Store {
         round: u32,
         kind: AskKind,
     ) -> Result<Option<CheckpointRecord>, StoreError> {
-        Ok(self
-            .checkpoints(id)?
-            .into_iter()
-            .find(|c| c.round == round && c.kind == kind))
+        // Asked four times a second while a debate waits: one keyed row, not the whole table.
+        let row: Option<(String, Option<String>, Option<String>)> = self.with(|connection| {
+            connection
+                .prepare_cached(
+                    "SELECT decision, guidance, answered_by FROM checkpoints
+                     WHERE debate_id = ?1 AND round = ?2 AND kind = ?3",
+                )?
+                .query_row(params![id, round, kind.as_str()], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })
+                .optional()
+                .map_err(StoreError::from)
+        })?;
+        let Some((decision, guidance, answered_by)) = row else {
+            return Ok(None);
+        };
+        let answer: Answer = decision
+            .parse()
+            .map_err(|_| StoreError::Data(format!("unknown checkpoint decision {decision:?}")))?;
+        Ok(Some(CheckpointRecord {
+            round,
+            kind,
+            control: Control::from_stored(answer, guidance),
+            answered_by: answered_by.unwrap_or_default(),
+        }))
     }
 
     pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRecord>, StoreError> {
