@@ -88,11 +88,10 @@ fn arguments(drawn: &Drawn<'_>) -> Part {
                 "{} ({:.2}{}) {}",
                 argument.id,
                 argument.score,
-                if argument.retracted {
-                    ", retracted"
-                } else {
-                    ""
-                },
+                argument
+                    .withdrawal()
+                    .map(|how| format!(", {how}"))
+                    .unwrap_or_default(),
                 cut(&argument.text)
             ),
         };
@@ -383,6 +382,7 @@ mod tests {
             text: text.into(),
             score: 0.5,
             retracted: false,
+            struck: false,
             conceded_by: Vec::new(),
             challenged_by: Vec::new(),
         }

@@ -340,11 +340,10 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
                 argument.id,
                 argument.seat,
                 argument.score,
-                if argument.retracted {
-                    " (retracted)"
-                } else {
-                    ""
-                },
+                argument
+                    .withdrawal()
+                    .map(|how| format!(" ({how})"))
+                    .unwrap_or_default(),
                 argument.text.replace('|', "\\|")
             );
         }

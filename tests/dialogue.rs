@@ -112,10 +112,33 @@ impl Script {
             ]))
     }
 
+    /// The moderator strikes `id` as weak in its ruling on `round`.
+    fn strike(&mut self, round: u32, id: &str, flag: &[&str]) -> &mut Self {
+        let flagged: Vec<Value> = flag
+            .iter()
+            .map(|id| json!({"id": id, "reason": "it calls the other side lazy"}))
+            .collect();
+        self.0.push(
+            json!({"phase": "ruling", "seat": "moderator", "round": round, "reply": {
+                "reasoning": format!("{id} rests on nothing in K."),
+                "struck": [{"id": id, "reason": "it cites no evidence"}],
+                "ad_hominem": flagged
+            }}),
+        );
+        self
+    }
+
+    /// Written with a ruling that strikes and flags nothing for every round not ruled on above.
     fn write(&self, path: &Path) {
+        let mut replies = self.0.clone();
+        replies.push(
+            json!({"phase": "ruling", "seat": "moderator", "repeat": true, "reply": {
+                "reasoning": "The round is argued on its merits.", "struck": [], "ad_hominem": []
+            }}),
+        );
         std::fs::write(
             path,
-            json!({"model": "script", "replies": self.0}).to_string(),
+            json!({"model": "script", "replies": replies}).to_string(),
         )
         .unwrap();
     }
@@ -233,8 +256,10 @@ async fn a_clean_dialogue_runs_opening_rounds_closing_and_a_scored_verdict() {
         (0, Phase::Opening, "OPP"),
         (1, Phase::Argument, "PRO"),
         (1, Phase::Argument, "OPP"),
+        (1, Phase::Ruling, "moderator"),
         (2, Phase::Argument, "PRO"),
         (2, Phase::Argument, "OPP"),
+        (2, Phase::Ruling, "moderator"),
         (3, Phase::Closing, "PRO"),
         (3, Phase::Closing, "OPP"),
         (3, Phase::Verdict, "moderator"),
@@ -413,6 +438,114 @@ async fn a_retraction_after_why_closes_the_line_and_is_recorded() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_moderator_strikes_a_weak_argument_flags_an_attack_on_the_speaker_and_a_lapsed_why_retracts()
+ {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .opening()
+        .maintained()
+        // O2 asks why P2.1; O3 attacks PRO instead of its argument.
+        .say(
+            "argument",
+            "OPP",
+            1,
+            json!([
+                {"act": "why", "target": "P2.1"},
+                {"act": "claim", "target": "P1", "text": "PRO's team never tests anything"}
+            ]),
+        )
+        .strike(1, "O3", &["O3"])
+        // PRO leaves O2 unanswered in round 2: past the grace of one round, P2.1 is retracted.
+        .say(
+            "argument",
+            "PRO",
+            2,
+            json!([{"act": "claim", "target": "O1", "text": "the loop has no backoff"}]),
+        )
+        .say(
+            "argument",
+            "OPP",
+            2,
+            json!([{"act": "why", "target": "P3"}]),
+        )
+        .say("closing", "PRO", 3, json!([]))
+        .say("closing", "OPP", 3, json!([]))
+        .verdict(3, "PRO");
+    let (finish, events, result) = run(&store, &script, 2).await;
+    let order = keys(&store, &finish.id);
+    let at = |key: (u32, Phase, &str)| {
+        order
+            .iter()
+            .position(|(r, p, s)| (*r, *p, s.as_str()) == key)
+            .unwrap_or_else(|| panic!("no {key:?} in {order:?}"))
+    };
+    assert!(at((1, Phase::Argument, "OPP")) < at((1, Phase::Ruling, "moderator")));
+    assert!(at((2, Phase::Lapse, "PRO")) < at((2, Phase::Ruling, "moderator")));
+    assert!(!order.iter().any(|(r, p, _)| *p == Phase::Lapse && *r == 1));
+
+    // The strike: journaled with its reason, O3 scores 0 and weighs nothing.
+    let o3 = result
+        .computed
+        .arguments
+        .iter()
+        .find(|a| a.id == "O3")
+        .unwrap();
+    assert!(o3.struck && o3.score == 0.0, "{o3:?}");
+    assert_eq!(result.computed.struck.len(), 1);
+    assert_eq!(result.computed.struck[0].reason, "it cites no evidence");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Ruled { round: 1, ruling } if ruling.struck[0].id == "O3"))
+    );
+    // The attack on the speaker: a violation of OPP's, counted.
+    let flagged: Vec<_> = violations(&events)
+        .into_iter()
+        .filter(|(_, _, rule)| rule.starts_with("no ad hominem"))
+        .collect();
+    assert_eq!(flagged.len(), 1, "{flagged:?}");
+    assert_eq!((flagged[0].0, flagged[0].1.as_str()), (1, "OPP"));
+    assert_eq!(result.computed.metrics.violations, 1);
+    assert_eq!(result.violations[0].violation.attempted, "O3");
+    // The lapse: P2.1 retracted by a move that answers O2, recorded as the rules'.
+    let lapse = store
+        .turns(&finish.id)
+        .unwrap()
+        .into_iter()
+        .find(|t| t.phase == Phase::Lapse)
+        .unwrap();
+    assert_eq!(lapse.provider, "moot");
+    assert_eq!(lapse.moves[0].answers, ["P2.1", "O2"]);
+    let retracted = &lapse.moves[0].id;
+    assert_eq!(result.computed.lapsed, std::slice::from_ref(retracted));
+    assert!(
+        result
+            .computed
+            .arguments
+            .iter()
+            .find(|a| a.id == "P2.1")
+            .unwrap()
+            .retracted
+    );
+    assert!(result.computed.unaddressed.iter().all(|w| w.id != "O2"));
+    assert_eq!(result.computed.metrics.retractions, 1);
+    // O4, asked in round 2, had no round left to be answered in: still open, not lapsed.
+    assert!(result.computed.unaddressed.iter().any(|w| w.id == "O4"));
+    // The record says all three.
+    let markdown = store.synthesis(&finish.id).unwrap().unwrap().markdown;
+    for said in [
+        "**MOD** ruled OPP's O3 struck as weak: it cites no evidence",
+        "**MOD** ruled OPP's O3 attacks the speaker, not the argument: it calls the other side lazy",
+        "imposed by the rules: a why went unanswered past its grace",
+        "- **Struck by the moderator as weak (scored 0):** O3 (OPP): it cites no evidence",
+        "| O3 | PRO's team never tests anything (struck) | OPP | 0.00 |",
+    ] {
+        assert!(markdown.contains(said), "{said:?} not in\n{markdown}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn conceding_the_thesis_ends_the_dialogue_at_once() {
     let store = Store::in_memory().unwrap();
     let mut script = Script::new();
@@ -507,9 +640,10 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
     .await;
     assert_eq!(finish.status, DebateStatus::Paused);
     let moves_before = moves_of(&store, &finish.id);
-    assert_eq!(store.turns(&finish.id).unwrap().len(), 5);
+    assert_eq!(store.turns(&finish.id).unwrap().len(), 6);
 
-    // The context and the first five turns are not in this script: asking again would fail.
+    // The context, the first four turns and round 1's ruling are not in this script: asking
+    // again would fail.
     let mut rest = Script(Vec::new());
     rest.say(
         "argument",
@@ -551,7 +685,7 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
         .iter()
         .filter(|e| matches!(e, Event::TurnCompleted { replayed: true, .. }))
         .count();
-    assert_eq!(replayed, 5);
+    assert_eq!(replayed, 6);
     let moves_after = moves_of(&store, &finish.id);
     assert_eq!(&moves_after[..moves_before.len()], &moves_before[..]);
     let result = result(&store, &finish.id);

@@ -1234,7 +1234,7 @@ fn the_dialogue_live_screen_with_context_moves_and_a_rejected_move_then_its_verd
     for (width, height) in SIZES {
         let mut app = app_with(&dialogue_round_one());
         let screen = render(&mut app, width, height);
-        let wide = ["⚠ 1 rejected", "O2 why the loop has no jitter → P2.2"];
+        let wide = ["⚠ 1 violation ", "O2 why the loop has no jitter → P2.2"];
         for expected in ["PRO", "OPP", "P2 since {P2.1, P2.2} → P1"]
             .into_iter()
             .chain(wide.into_iter().filter(|_| width >= 200))
@@ -1272,6 +1272,90 @@ fn the_dialogue_live_screen_with_context_moves_and_a_rejected_move_then_its_verd
         );
         insta::assert_snapshot!(format!("dialogue_verdict_{width}x{height}"), screen);
     }
+}
+
+#[test]
+fn the_moderators_ruling_shows_in_the_panes_it_names_and_a_struck_argument_leaves_the_map() {
+    let mut events = dialogue_round_one();
+    events.pop();
+    events.push(completed(
+        1,
+        Phase::Ruling,
+        "moderator",
+        "P2 leans on nothing in K; O2 sneers.",
+        vec![],
+    ));
+    let ruled = |id: &str, side: &str, reason: &str| moot::debate::Ruled {
+        id: id.into(),
+        side: side.into(),
+        reason: reason.into(),
+    };
+    events.push(Event::Ruled {
+        round: 1,
+        ruling: moot::debate::Ruling {
+            struck: vec![ruled(
+                "P2",
+                "PRO",
+                "neither reason is in the shared context",
+            )],
+            ad_hominem: vec![ruled("O2", "OPP", "it mocks PRO instead of P2.2")],
+        },
+    });
+    events.push(Event::Violation {
+        round: 1,
+        seat: "OPP".into(),
+        rule: "no ad hominem: O2 attacks the speaker, not the argument".into(),
+    });
+    events.push(Event::RoundStarted {
+        round: 2,
+        limit: None,
+    });
+    let mut lapse = mv(
+        "P3",
+        Act::Retract,
+        "the loop has no jitter",
+        &["P2.2", "O2"],
+        None,
+    );
+    lapse.relation = None;
+    events.push(completed(
+        2,
+        Phase::Lapse,
+        "PRO",
+        "P2.2 is retracted: O2 (round 1) went unanswered past the grace of 1 round(s).",
+        vec![lapse],
+    ));
+    let mut app = app_with(&events);
+    let graph = &app.view.graph;
+    let p2 = graph.get("P2").unwrap();
+    assert!(p2.struck && p2.score == 0.0, "{p2:?}");
+    assert!(
+        graph.get("P2.1").unwrap().struck,
+        "its reasons fall with it"
+    );
+    assert!(graph.get("P2.2").unwrap().retracted);
+    let screen = render(&mut app, 200, 50);
+    for expected in [
+        "the moderator's ruling",
+        "✗ P2 struck as weak: neither reason is in the shared context",
+        "✗ O2 attacks the speaker, not the argument",
+        "round 2 · lapse",
+        "P3 retract the loop has no jitter",
+        "went unanswered past the grace",
+    ] {
+        assert!(screen.contains(expected), "{expected} missing:\n{screen}");
+    }
+    // Each side's pane holds its own part of the ruling, not the other's.
+    let pro_pane: String = screen
+        .lines()
+        .map(|l| l.chars().take(60).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        pro_pane.contains("P2 struck") && !pro_pane.contains("O2 attacks"),
+        "{pro_pane}"
+    );
+    insta::assert_snapshot!("dialogue_ruling_200x50", screen);
 }
 
 #[test]

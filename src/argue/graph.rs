@@ -14,6 +14,10 @@ pub struct Argument {
     pub score: f64,
     /// Withdrawn by its own seat; it keeps its place but no longer attacks or supports.
     pub retracted: bool,
+    /// Struck by the moderator as weak (a formal dialogue's ruling): it keeps its place, scores
+    /// 0, and no longer attacks or supports.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub struck: bool,
     /// Seats that conceded it.
     pub conceded_by: Vec<String>,
     /// Ids of `why` moves that challenged it.
@@ -32,6 +36,22 @@ pub struct Edge {
 pub struct ArgumentGraph {
     pub arguments: Vec<Argument>,
     pub relations: Vec<Edge>,
+}
+
+impl Argument {
+    /// Out of the reckoning: retracted by its seat or struck by the moderator.
+    pub fn withdrawn(&self) -> bool {
+        self.retracted || self.struck
+    }
+
+    /// How it was withdrawn, as a label says it: `retracted`, `struck`; `None` while it stands.
+    pub fn withdrawal(&self) -> Option<&'static str> {
+        match (self.retracted, self.struck) {
+            (true, _) => Some("retracted"),
+            (false, true) => Some("struck"),
+            _ => None,
+        }
+    }
 }
 
 impl ArgumentGraph {
@@ -81,7 +101,7 @@ pub struct IndirectRelation {
 /// retracted argument exerts no influence, so it starts or carries none; an argument never
 /// indirectly attacks itself.
 pub fn indirect_relations(graph: &ArgumentGraph) -> Vec<IndirectRelation> {
-    let withdrawn = |id: &str| graph.get(id).is_none_or(|a| a.retracted);
+    let withdrawn = |id: &str| graph.get(id).is_none_or(Argument::withdrawn);
     let live: Vec<&Edge> = graph
         .relations
         .iter()
@@ -133,6 +153,7 @@ pub fn argument_graph(turns: &[Turn]) -> ArgumentGraph {
                     text,
                     score: 0.5,
                     retracted: false,
+                    struck: false,
                     conceded_by: Vec::new(),
                     challenged_by: Vec::new(),
                 });
@@ -173,9 +194,20 @@ pub fn argument_graph(turns: &[Turn]) -> ArgumentGraph {
             }
         }
     }
+    // The moderator's rulings strike arguments after they were made; a struck one weighs
+    // nothing and scores nothing.
+    // Striking a `since` strikes its reasons with it (`P3.1` under `P3`): they were its case.
+    for ruled in crate::debate::Ruling::struck_in(turns) {
+        let premise = format!("{}.", ruled.id);
+        for argument in &mut graph.arguments {
+            if argument.id == ruled.id || argument.id.starts_with(&premise) {
+                argument.struck = true;
+            }
+        }
+    }
     let scores = gradual_scores(&graph);
     for (argument, score) in graph.arguments.iter_mut().zip(scores) {
-        argument.score = score;
+        argument.score = if argument.struck { 0.0 } else { score };
     }
     graph
 }
@@ -183,8 +215,8 @@ pub fn argument_graph(turns: &[Turn]) -> ArgumentGraph {
 /// Gradual semantics of the formal-dialogue design: every argument starts at 0.5; each
 /// supporter adds 0.2 × its score, each rebutter subtracts 0.3 × its score, each undercutter
 /// 0.4 × its score; the result is clamped to [0, 1]. Iterates (all scores from the previous
-/// pass) until the largest change is below 1e-6 or 100 passes. Retracted arguments exert no
-/// influence.
+/// pass) until the largest change is below 1e-6 or 100 passes. Retracted and struck arguments
+/// exert no influence.
 pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
     const BASE: f64 = 0.5;
     const EPSILON: f64 = 1e-6;
@@ -197,7 +229,7 @@ pub fn gradual_scores(graph: &ArgumentGraph) -> Vec<f64> {
         .filter_map(|edge| {
             let from = *index.get(edge.from.as_str())?;
             let to = *index.get(edge.to.as_str())?;
-            if graph.arguments[from].retracted {
+            if graph.arguments[from].withdrawn() {
                 return None;
             }
             let weight = match edge.kind {

@@ -172,8 +172,8 @@ pub fn outline(graph: &ArgumentGraph, text_chars: usize) -> String {
             text.push_str("...");
         }
         let mut line = format!("[{} {:.2}] {}", argument.id, argument.score, text);
-        if argument.retracted {
-            line.push_str(" (retracted)");
+        if let Some(how) = argument.withdrawal() {
+            line.push_str(&format!(" ({how})"));
         }
         if !also[i].is_empty() {
             line.push_str(&format!(" (also {})", also[i].join(", ")));
@@ -227,6 +227,7 @@ mod tests {
                     text: String::new(),
                     score: 0.5,
                     retracted: false,
+                    struck: false,
                     conceded_by: vec![],
                     challenged_by: vec![],
                 })

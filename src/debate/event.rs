@@ -183,7 +183,14 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
-    /// A move broke the dialogue's rules and was rejected (after one repair request).
+    /// The moderator ruled on a round of a formal dialogue (what its ruling turn keeps):
+    /// arguments struck as weak, moves that attack the speaker. Follows that turn.
+    Ruled {
+        round: u32,
+        ruling: super::Ruling,
+    },
+    /// A move broke the dialogue's rules and was rejected (after one repair request), or the
+    /// moderator flagged it as an attack on the speaker.
     Violation {
         round: u32,
         seat: String,

@@ -30,6 +30,7 @@ mod event;
 mod lesson;
 mod model;
 mod presentation;
+mod ruling;
 mod synthesis;
 
 /// A vocabulary enum's name as the journal and the wire spell it (its serde and strum names
@@ -54,4 +55,5 @@ pub use model::{
     Turn, TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
 };
 pub use presentation::{Fact, Presentation, SidePanel, Standing, TurnScore, VoteView};
+pub use ruling::{Ruled, Ruling};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

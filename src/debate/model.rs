@@ -146,6 +146,12 @@ super::vocabulary! {
         /// What moot itself ran on a version (its commit, the hooks' results) or did at the
         /// end (applying the winner): recorded like a turn so a resume never runs it again.
         Tool,
+        /// The moderator's ruling on a round of a formal dialogue: arguments struck as weak,
+        /// moves that attack the speaker rather than the argument (its `data` is a `Ruling`).
+        Ruling,
+        /// A retraction the rules impose on a side of a formal dialogue that left a `why`
+        /// unanswered past its grace (`[dialogue] why_grace`); recorded by moot, not spoken.
+        Lapse,
     }
 }
 
@@ -154,7 +160,7 @@ impl Phase {
     pub fn is_debater(self) -> bool {
         matches!(
             self,
-            Phase::Argument | Phase::Rebuttal | Phase::Opening | Phase::Closing
+            Phase::Argument | Phase::Rebuttal | Phase::Opening | Phase::Closing | Phase::Lapse
         )
     }
 

@@ -765,6 +765,24 @@ mod tests {
             reply_schema(&State::default(), Side::Opp, Stage::Closing),
             crate::protocol::dialogue::context_schema(),
             crate::protocol::dialogue::replies::verdict_schema(&["P1".into(), "O1".into()]),
+            {
+                use crate::engine::ReplyShape as _;
+                use crate::protocol::dialogue::discipline::RulingReplies;
+                // A round with something to strike, and one with only moves to flag.
+                let mut argued = vec![
+                    turn("PRO", Phase::Opening, vec![claim("P1", &[])]),
+                    turn("OPP", Phase::Opening, vec![claim("O1", &["P1"])]),
+                    turn("OPP", Phase::Argument, vec![claim("O2", &["P1"])]),
+                ];
+                argued[2].round = 1;
+                RulingReplies::for_round(&State::from_turns(&argued), 1).schema()
+            },
+            crate::engine::ReplyShape::schema(
+                &crate::protocol::dialogue::discipline::RulingReplies {
+                    strikable: vec![],
+                    moves: vec![("O2".into(), Side::Opp)],
+                },
+            ),
         ];
         for schema in &schemas {
             let grammar =

@@ -391,6 +391,19 @@ impl DebateView {
                     activity.flags.push((*round, *kind, detail.clone()));
                 }
             }
+            Event::Ruled { round, ruling } => {
+                // The ruling turn arrived without its data (turn events carry none): attach
+                // it, so the graph and the panes read the strikes as the journal has them.
+                if let Some(turn) =
+                    self.turns.iter_mut().rev().find(|t| {
+                        t.round == *round && t.phase == Phase::Ruling && t.seat == MODERATOR
+                    })
+                {
+                    turn.data = serde_json::to_value(ruling).ok();
+                }
+                self.derive();
+                self.generation += 1;
+            }
             Event::Violation { round, seat, rule } => {
                 if let Some(activity) = self.activity_mut(seat) {
                     activity.violations.push((*round, rule.to_string()));

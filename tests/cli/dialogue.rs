@@ -133,8 +133,10 @@ fn a_formal_dialogue_runs_end_to_end_with_shared_context_and_a_scored_verdict() 
         (0, "opening", "OPP"),
         (1, "argument", "PRO"),
         (1, "argument", "OPP"),
+        (1, "ruling", "moderator"),
         (2, "argument", "PRO"),
         (2, "argument", "OPP"),
+        (2, "ruling", "moderator"),
         (3, "closing", "PRO"),
         (3, "closing", "OPP"),
         (3, "verdict", "moderator"),
@@ -234,6 +236,13 @@ fn bad_dialogue_input_is_a_usage_error_with_exit_2_and_nothing_sent() {
     assert!(message.contains("one viewpoint; 2 were given"), "{message}");
     let message = dialogue(&["--max-rounds", "11"]);
     assert!(message.contains("1–10 rounds"), "{message}");
+    home.write_config("[dialogue]\nmax_rounds = 2\nwhy_grace = 0\n");
+    let message = dialogue(&[]);
+    assert!(
+        message.contains("config.toml:3:1")
+            && message.contains("why_grace: a why may stay unanswered for 1–10 rounds"),
+        "{message}"
+    );
     home.write_config(
         "protocol = \"dialogue\"\n\n[dialogue]\nmax_rounds = 2\ncontext_budget = 5\n",
     );
@@ -255,6 +264,96 @@ fn bad_dialogue_input_is_a_usage_error_with_exit_2_and_nothing_sent() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("mood"), "{}", stderr(&output));
     assert!(server.seen().is_empty(), "nothing was sent for bad input");
+}
+
+#[test]
+fn the_moderators_ruling_strikes_over_the_wire_and_the_struck_side_is_told() {
+    let server = StandIn::start_in_background(Behaviour {
+        strike: vec!["P2"],
+        ad_hominem: vec!["O2"],
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    home.write_config("[dialogue]\ncontext = false\n");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "dialogue",
+            "--max-rounds",
+            "2",
+            DIALOGUE_TOPIC,
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let rulings = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.kind == "dialogue_ruling")
+        .collect::<Vec<_>>();
+    assert_eq!(rulings.len(), 2, "one ruling per round of argumentation");
+    assert!(
+        rulings[0]
+            .body
+            .to_string()
+            .contains("Steel-man, not straw-man"),
+        "the ruling's request names the rule it enforces"
+    );
+    let ruled = of_type(&events, "ruled");
+    assert_eq!(ruled[0]["ruling"]["struck"][0]["id"], "P2", "{ruled:?}");
+    assert_eq!(ruled[0]["ruling"]["ad_hominem"][0]["side"], "OPP");
+    assert!(
+        of_type(&events, "violation")
+            .iter()
+            .any(|v| v["seat"] == "OPP" && v["rule"].as_str().unwrap().starts_with("no ad hominem")),
+        "{events:?}"
+    );
+    // PRO's next turn is told what was struck, and why.
+    let pro_round_two = server
+        .seen()
+        .into_iter()
+        .find(|s| {
+            s.kind == "dialogue_move"
+                && s.seat.as_deref() == Some("PRO")
+                && s.body.to_string().contains("Round 2 of 2 of argumentation")
+        })
+        .unwrap();
+    assert!(
+        pro_round_two
+            .body
+            .to_string()
+            .contains("PRO's P2 struck as weak: it cites no evidence"),
+        "{}",
+        pro_round_two.body
+    );
+    let id = of_type(&events, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let verdict = show_json(&home, &id)["dialogue_verdict"].clone();
+    assert_eq!(verdict["computed"]["struck"][0]["id"], "P2");
+    let p2 = verdict["computed"]["arguments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "P2")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (p2["struck"].as_bool(), p2["score"].as_f64()),
+        (Some(true), Some(0.0))
+    );
+    let record = std::fs::read_to_string(&home.decisions()[0]).unwrap();
+    assert!(
+        record.contains("**MOD** ruled PRO's P2 struck as weak"),
+        "{record}"
+    );
+    assert!(record.contains("Protocol violations: 1"), "{record}");
+    let audit = home.run(None, &["audit", &id, "--verify"]);
+    assert!(audit.status.success(), "{}", stderr(&audit));
 }
 
 #[test]

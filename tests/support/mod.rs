@@ -143,6 +143,10 @@ pub struct Behaviour {
     pub lesson_order: Option<String>,
     /// A test file every code version carries (`hostile.sh`), as a model might write one.
     pub hostile_test: Option<String>,
+    /// Dialogue arguments the moderator's ruling strikes as weak, when its schema offers them.
+    pub strike: Vec<&'static str>,
+    /// Dialogue moves the moderator's ruling flags as attacks on the speaker, when offered.
+    pub ad_hominem: Vec<&'static str>,
 }
 
 impl Default for Behaviour {
@@ -168,6 +172,8 @@ impl Default for Behaviour {
             embeddings_as_chat: false,
             lesson_order: None,
             hostile_test: None,
+            strike: Vec::new(),
+            ad_hominem: Vec::new(),
         }
     }
 }
@@ -388,6 +394,7 @@ fn classify(body: &Value, headers: &[(String, String)]) -> (String, Option<Strin
         Some("moot_dialogue_context") => "dialogue_context",
         Some("moot_dialogue_move") => "dialogue_move",
         Some("moot_dialogue_verdict") => "dialogue_verdict",
+        Some("moot_dialogue_ruling") => "dialogue_ruling",
         Some("moot_arena_personas") => "arena_personas",
         Some("moot_arena_argument") => "arena_argument",
         Some("moot_arena_order") => "arena_order",
@@ -1008,6 +1015,29 @@ fn reply_for(
         }
         "arena_summary" => {
             "Both seats argued from the 2022 pilot; the strongest point was turn 1.".to_string()
+        }
+        "dialogue_ruling" => {
+            let offered = |field: &str| -> Vec<String> {
+                schema["properties"][field]["items"]["properties"]["id"]["enum"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| id.as_str().map(str::to_string))
+                    .collect()
+            };
+            let ruled = |field: &str, wanted: &[&str], reason: &str| -> Vec<Value> {
+                offered(field)
+                    .into_iter()
+                    .filter(|id| wanted.contains(&id.as_str()))
+                    .map(|id| json!({"id": id, "reason": reason}))
+                    .collect()
+            };
+            json!({
+                "reasoning": format!("Round {round} is argued on its merits, with the exceptions ruled."),
+                "struck": ruled("struck", &behaviour.strike, "it cites no evidence from the shared context"),
+                "ad_hominem": ruled("ad_hominem", &behaviour.ad_hominem, "it calls the other side careless instead of answering it")
+            })
+            .to_string()
         }
         "dialogue_verdict" => {
             let ids = schema["properties"]["strongest"]["items"]["enum"].clone();

@@ -7,6 +7,7 @@
 //! reply), `prompts`, and `verdict` (the computed verdict, the moderator's reply, the result).
 
 mod context;
+pub mod discipline;
 mod prompts;
 pub mod replies;
 pub mod result;

@@ -6,7 +6,7 @@ use super::replies;
 use super::rules::{self, Side, Stage, State};
 use super::run::Speaker;
 use super::verdict::{self};
-use crate::debate::{Fact, Turn};
+use crate::debate::{Fact, Phase, Ruling, Turn};
 use crate::protocol::text::{DATA_RULE, fenced};
 use std::fmt::Write as _;
 
@@ -88,23 +88,7 @@ pub(super) fn side_prompt(input: &SideTurn<'_>) -> String {
             let _ = writeln!(prompt, "- {} [{}]", fact.text, fact.source);
         }
     }
-    if turns.iter().any(|t| t.phase.is_debater()) {
-        prompt.push_str("\nThe dialogue so far:\n");
-        for turn in turns.iter().filter(|t| t.phase.is_debater()) {
-            let _ = writeln!(
-                prompt,
-                "\nRound {} ({}), {}:",
-                turn.round, turn.phase, turn.seat
-            );
-            for mv in &turn.moves {
-                let _ = writeln!(prompt, "  {} — \"{}\"", rules::headline(mv), mv.text);
-            }
-            let quoted: String = turn.content.chars().take(QUOTED_CHARS).collect();
-            if !quoted.trim().is_empty() {
-                let _ = writeln!(prompt, "{}", fenced(&turn.seat, "argument", &quoted));
-            }
-        }
-    }
+    dialogue_so_far(&mut prompt, settings, turns);
     for text in guidance {
         let _ = writeln!(
             prompt,
@@ -120,8 +104,11 @@ pub(super) fn side_prompt(input: &SideTurn<'_>) -> String {
     if !open.is_empty() {
         let _ = writeln!(
             prompt,
-            "\nWhys against you still open: {}.",
-            open.join(", ")
+            "\nWhys against you still open: {}. Answer each with `since` or `retract`: a why \
+             left unanswered for {} round(s) after the round it was asked counts as a retraction \
+             of what it questioned.",
+            open.join(", "),
+            settings.why_grace
         );
     }
     let owed: Vec<String> = state
@@ -158,6 +145,48 @@ pub(super) fn side_prompt(input: &SideTurn<'_>) -> String {
     prompt
 }
 
+/// The dialogue so far, as a side reads it: every move, each turn's prose, the moderator's
+/// rulings and the retractions the rules imposed.
+fn dialogue_so_far(prompt: &mut String, settings: &DialogueSettings, turns: &[Turn]) {
+    if turns.iter().any(|t| t.phase.is_debater()) {
+        prompt.push_str("\nThe dialogue so far:\n");
+        for turn in turns.iter() {
+            if let Some(ruling) = Ruling::of(turn).filter(|r| !r.is_empty()) {
+                let _ = writeln!(prompt, "\nRound {}, the moderator's ruling:", turn.round);
+                for side in ["PRO", "OPP"] {
+                    for line in ruling.lines_for(side) {
+                        let _ = writeln!(prompt, "  {side}'s {line}");
+                    }
+                }
+                continue;
+            }
+            if !turn.phase.is_debater() {
+                continue;
+            }
+            let _ = writeln!(
+                prompt,
+                "\nRound {} ({}), {}:",
+                turn.round, turn.phase, turn.seat
+            );
+            for mv in &turn.moves {
+                let _ = writeln!(prompt, "  {} — \"{}\"", rules::headline(mv), mv.text);
+            }
+            if turn.phase == Phase::Lapse {
+                let _ = writeln!(
+                    prompt,
+                    "  (recorded by the rules: a why went unanswered past its grace of {} round(s))",
+                    settings.why_grace
+                );
+                continue;
+            }
+            let quoted: String = turn.content.chars().take(QUOTED_CHARS).collect();
+            if !quoted.trim().is_empty() {
+                let _ = writeln!(prompt, "{}", fenced(&turn.seat, "argument", &quoted));
+            }
+        }
+    }
+}
+
 /// The moderator's request for its verdict: the sides' declared biases (which its system prompt
 /// tells it to account for), the moves, the arguments with their gradual scores, and the
 /// computed verdict it reads.
@@ -190,7 +219,9 @@ pub(super) fn verdict_prompt(
             a.id,
             a.seat,
             a.score,
-            if a.retracted { ", retracted" } else { "" },
+            a.withdrawal()
+                .map(|how| format!(", {how}"))
+                .unwrap_or_default(),
             a.text
         );
     }

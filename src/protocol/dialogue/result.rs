@@ -6,7 +6,7 @@ use super::rules::headline;
 use super::verdict::*;
 use crate::argue::IndirectKind;
 use crate::debate::Named as _;
-use crate::debate::{Act, Confidence, Fact, Phase, Relation, Turn, TurnStatus};
+use crate::debate::{Act, Confidence, Fact, Phase, Relation, Ruling, Turn, TurnStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -122,7 +122,36 @@ impl DialogueResult {
 
     fn transcript(&self, out: &mut String, turns: &[Turn]) {
         let mut heading = None;
-        for turn in turns.iter().filter(|t| t.phase.is_debater()) {
+        for turn in turns.iter() {
+            if let Some(ruling) = Ruling::of(turn).filter(|r| !r.is_empty()) {
+                for side in ["PRO", "OPP"] {
+                    for line in ruling.lines_for(side) {
+                        let _ = writeln!(out, "**MOD** ruled {side}'s {line}  ");
+                    }
+                }
+                out.push('\n');
+                continue;
+            }
+            if !turn.phase.is_debater() {
+                continue;
+            }
+            if turn.phase == Phase::Lapse {
+                for mv in &turn.moves {
+                    let _ = writeln!(
+                        out,
+                        "**{} [{}]** `retract` \"{}\"{} — imposed by the rules: a why went unanswered past its grace  ",
+                        turn.seat,
+                        mv.id,
+                        mv.text,
+                        headline(mv)
+                            .split_once(" → ")
+                            .map(|(_, t)| format!(" → {t}"))
+                            .unwrap_or_default()
+                    );
+                }
+                out.push('\n');
+                continue;
+            }
             let this = (turn.round, turn.phase);
             if heading != Some(this) {
                 heading = Some(this);
@@ -217,7 +246,9 @@ impl DialogueResult {
                 "| {} | {}{} | {} | {:.2} |",
                 a.id,
                 cell(&a.text),
-                if a.retracted { " (retracted)" } else { "" },
+                a.withdrawal()
+                    .map(|how| format!(" ({how})"))
+                    .unwrap_or_default(),
                 a.seat,
                 a.score
             );
@@ -366,6 +397,25 @@ impl DialogueResult {
             "- **Unaddressed critical questions:** {}",
             or_none(&open, "; ")
         );
+        if !c.struck.is_empty() {
+            let struck: Vec<String> = c
+                .struck
+                .iter()
+                .map(|r| format!("{} ({}): {}", r.id, r.side, r.reason))
+                .collect();
+            let _ = writeln!(
+                out,
+                "- **Struck by the moderator as weak (scored 0):** {}",
+                struck.join("; ")
+            );
+        }
+        if !c.lapsed.is_empty() {
+            let _ = writeln!(
+                out,
+                "- **Retracted for a why left unanswered past its grace:** {}",
+                c.lapsed.join(", ")
+            );
+        }
         if let Some(flag) = &self.disagreement {
             let _ = writeln!(out, "\n> ⚑ **Disagreement:** {flag}");
         }

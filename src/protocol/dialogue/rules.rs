@@ -108,6 +108,8 @@ pub struct State {
     conceded: BTreeSet<(String, String)>,
     /// Propositions withdrawn by their own side.
     retracted: BTreeSet<String>,
+    /// Arguments the moderator struck as weak, with its reason.
+    struck: HashMap<String, String>,
     /// `why` ids answered (by `since` or `retract`).
     answered: BTreeSet<String>,
     /// Moves made per side, for the next id.
@@ -118,10 +120,19 @@ pub struct State {
 pub type Rule = String;
 
 impl State {
-    /// Folds every move of the dialogue's turns, in order.
+    /// Folds every move of the dialogue's turns, in order, and the moderator's rulings.
     pub fn from_turns(turns: &[Turn]) -> State {
         let mut state = State::default();
-        for turn in turns.iter().filter(|t| t.phase.is_debater()) {
+        for turn in turns {
+            if let Some(ruling) = crate::debate::Ruling::of(turn) {
+                for ruled in ruling.struck {
+                    state.struck.insert(ruled.id, ruled.reason);
+                }
+                continue;
+            }
+            if !turn.phase.is_debater() {
+                continue;
+            }
             let Some(side) = Side::of_seat(&turn.seat) else {
                 continue;
             };
@@ -220,13 +231,27 @@ impl State {
             .collect()
     }
 
-    /// Whether `id` is a proposition (or argument) that still stands: not retracted.
-    fn stands(&self, id: &str) -> bool {
-        !self.retracted.contains(id)
+    /// Whether `id` is a proposition (or argument) that still stands: not retracted, not
+    /// struck, and (for a premise) its argument neither.
+    pub fn stands(&self, id: &str) -> bool {
+        let out = |id: &str| self.retracted.contains(id) || self.struck.contains_key(id);
+        !out(id)
             && self
                 .get(id)
                 .and_then(|n| n.target.as_ref().filter(|_| n.kind == Kind::Premise))
-                .is_none_or(|parent| !self.retracted.contains(parent))
+                .is_none_or(|parent| !out(parent))
+    }
+
+    /// Why the moderator struck `id` (or, for a premise, its argument), if it did.
+    pub fn struck(&self, id: &str) -> Option<&str> {
+        let parent = self
+            .get(id)
+            .filter(|n| n.kind == Kind::Premise)
+            .and_then(|n| n.target.as_deref());
+        std::iter::once(id)
+            .chain(parent)
+            .find_map(|id| self.struck.get(id))
+            .map(String::as_str)
     }
 
     fn conceded_by(&self, side: Side, id: &str) -> bool {
@@ -327,6 +352,11 @@ impl State {
             ));
         }
         if is_proposition && !self.stands(target) {
+            if let Some(reason) = self.struck(target) {
+                return Err(format!(
+                    "{target} was struck by the moderator as weak ({reason}): its line is closed"
+                ));
+            }
             return Err(format!("{target} was retracted: its line is closed"));
         }
         match act {

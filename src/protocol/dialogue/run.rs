@@ -2,6 +2,7 @@
 //! sides round by round (opening, argumentation, closing), then the verdict.
 
 use super::context::shared_context;
+use super::discipline::{self, RulingReplies};
 use super::prompts;
 use super::replies::{self, DialogueReplies, ModeratorVerdict, VerdictReplies};
 use super::result::{DialogueResult, Participant, RecordedViolation};
@@ -10,7 +11,7 @@ use super::verdict;
 use super::{Dialogue, DialogueSettings, Persona};
 use crate::debate::{
     Assessment, Control, Convergence, ConvergenceSignal, Decision, Event, Fact, MODERATOR, Phase,
-    Seat, Turn, TurnKey, TurnStatus, VoteView,
+    Ruled, Ruling, Seat, Turn, TurnKey, TurnStatus, VoteView,
 };
 use crate::engine::{CheckpointOutcome, Context, EngineError};
 use crate::protocol::kit;
@@ -109,6 +110,9 @@ impl<'a> DialogueRun<'a> {
         self.hear_sides(round, stage).await?;
         if stage == Stage::Argument {
             self.rounds_argued = round;
+            if self.ended.is_none() && self.settings.discipline {
+                self.discipline(round).await?;
+            }
         }
         let computed = verdict::compute(
             &side_ids(),
@@ -169,6 +173,58 @@ impl<'a> DialogueRun<'a> {
                 break;
             }
         }
+        Ok(())
+    }
+
+    /// The round's discipline: whys past their grace become retractions (moot's own turn, once),
+    /// then the moderator's ruling strikes weak arguments and flags attacks on the speaker.
+    async fn discipline(&mut self, round: u32) -> Result<(), EngineError> {
+        let grace = self.settings.why_grace;
+        for side in [Side::Pro, Side::Opp] {
+            let key = TurnKey::new(round, Phase::Lapse, side.seat());
+            if self.ctx.replayed(&key).is_some() {
+                continue;
+            }
+            let state = State::from_turns(&self.ctx.turns());
+            let lapsed = discipline::lapses(&state, round, grace);
+            if lapsed.iter().any(|l| l.side == side) {
+                let turn = discipline::lapse_turn(&state, side, round, grace, &lapsed);
+                self.ctx.record(turn).await?;
+            }
+        }
+        if verdict::surrender(&State::from_turns(&self.ctx.turns())).is_some() {
+            self.ended = Some(ConvergenceSignal::ClearWinner);
+            return Ok(());
+        }
+        let turns = self.ctx.turns();
+        let replies = RulingReplies::for_round(&State::from_turns(&turns), round);
+        if replies.is_empty() {
+            return Ok(());
+        }
+        let turn = self
+            .ctx
+            .speak(kit::ask(
+                TurnKey::new(round, Phase::Ruling, MODERATOR),
+                prompts::moderator_system(self.settings),
+                discipline::ruling_prompt(&self.topic, &turns, round, &replies),
+                replies,
+                kit::Limits::new(600, Instant::now() + self.common.round_timeout),
+            ))
+            .await?;
+        let Some(ruling) = Ruling::of(&turn).filter(|_| turn.status == TurnStatus::Ok) else {
+            self.notes.push(format!(
+                "The moderator's ruling on round {round} was unusable; nothing was struck or flagged in it."
+            ));
+            return Ok(());
+        };
+        for flagged in &ruling.ad_hominem {
+            self.ctx.emit(Event::Violation {
+                round,
+                seat: flagged.side.clone(),
+                rule: ad_hominem_rule(flagged),
+            });
+        }
+        self.ctx.emit(Event::Ruled { round, ruling });
         Ok(())
     }
 
@@ -507,20 +563,41 @@ fn turn_violations(turn: &Turn) -> Vec<replies::Violation> {
         .unwrap_or_default()
 }
 
+/// The rule an attack on the speaker breaks, as the violation records it.
+fn ad_hominem_rule(flagged: &Ruled) -> String {
+    format!(
+        "no ad hominem: {} attacks the speaker, not the argument (the moderator: {})",
+        flagged.id, flagged.reason
+    )
+}
+
+/// Every violation of the dialogue: moves the rules rejected, and moves the moderator's
+/// rulings flagged as attacks on the speaker.
 fn recorded_violations(turns: &[Turn]) -> Vec<RecordedViolation> {
-    turns
-        .iter()
-        .filter(|t| t.phase.is_debater())
-        .flat_map(|t| {
-            turn_violations(t)
-                .into_iter()
-                .map(|violation| RecordedViolation {
-                    round: t.round,
-                    side: t.seat.clone(),
-                    violation,
-                })
-        })
-        .collect()
+    let rejected = turns.iter().filter(|t| t.phase.is_debater()).flat_map(|t| {
+        turn_violations(t)
+            .into_iter()
+            .map(|violation| RecordedViolation {
+                round: t.round,
+                side: t.seat.clone(),
+                violation,
+            })
+    });
+    let flagged = turns.iter().flat_map(|t| {
+        Ruling::of(t)
+            .map(|r| r.ad_hominem)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|flagged| RecordedViolation {
+                round: t.round,
+                side: flagged.side.clone(),
+                violation: replies::Violation {
+                    attempted: flagged.id.clone(),
+                    rule: ad_hominem_rule(&flagged),
+                },
+            })
+    });
+    rejected.chain(flagged).collect()
 }
 
 fn violation_count(turns: &[Turn]) -> usize {

@@ -26,6 +26,14 @@ pub struct DialogueSettings {
     pub moderator: Persona,
     /// Rounds of argumentation between the opening and the closing.
     pub max_rounds: u32,
+    /// Rounds a `why` may stay unanswered before it counts as a retraction of what it asked.
+    #[serde(default = "default_why_grace")]
+    pub why_grace: u32,
+    /// The moderator rules on each round and unanswered whys lapse (`discipline`). Stored
+    /// settings written before it existed read as false, so an older journal re-runs (audit,
+    /// resume) as it was recorded.
+    #[serde(default)]
+    pub discipline: bool,
     /// `--perspective`: the viewpoint both sides argue from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<String>,
@@ -39,6 +47,7 @@ pub struct DialogueSettings {
 #[serde(deny_unknown_fields, default)]
 pub(super) struct DialogueConfig {
     max_rounds: Option<u32>,
+    why_grace: Option<u32>,
     context_budget: Option<usize>,
     /// `false` never gathers (as `--no-context`).
     context: Option<bool>,
@@ -54,6 +63,10 @@ struct PersonaConfig {
     bias: Option<String>,
     provider: Option<String>,
     model: Option<String>,
+}
+
+fn default_why_grace() -> u32 {
+    1
 }
 
 /// The note's three personas.
@@ -91,6 +104,15 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<DialogueSettings, Setti
             Some(_) => format!("--max-rounds: {problem}"),
             None => located("max_rounds", format!("max_rounds: {problem}")),
         });
+    }
+    let why_grace = config.why_grace.unwrap_or_else(default_why_grace);
+    if !(1..=10).contains(&why_grace) {
+        return Err(located(
+            "why_grace",
+            format!(
+                "why_grace: a why may stay unanswered for 1–10 rounds before it counts as a retraction, not {why_grace}"
+            ),
+        ));
     }
     let focus = match input.perspectives {
         [] => None,
@@ -162,6 +184,8 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<DialogueSettings, Setti
         opp,
         moderator,
         max_rounds,
+        why_grace,
+        discipline: true,
         focus,
         context,
     };

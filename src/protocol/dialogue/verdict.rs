@@ -87,6 +87,12 @@ pub struct Computed {
     pub relations: Vec<Edge>,
     pub indirect: Vec<IndirectRelation>,
     pub metrics: Metrics,
+    /// Arguments the moderator struck as weak, with its reasons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub struck: Vec<crate::debate::Ruled>,
+    /// Retractions the rules imposed for whys left unanswered past their grace: the move ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lapsed: Vec<String>,
 }
 
 /// A side that gave up its thesis: (the side, by concession or retraction, the move).
@@ -122,7 +128,7 @@ fn survivors(graph: &crate::argue::ArgumentGraph) -> Vec<ScoredArgument> {
     let mut list: Vec<ScoredArgument> = graph
         .arguments
         .iter()
-        .filter(|a| !a.retracted && a.score > SURVIVES)
+        .filter(|a| !a.withdrawn() && a.score > SURVIVES)
         .map(|a| ScoredArgument {
             id: a.id.clone(),
             side: a.seat.clone(),
@@ -165,9 +171,10 @@ fn unaddressed(state: &State) -> Vec<OpenWhy> {
 
 /// Computes the verdict from the dialogue's turns and the number of rejected moves.
 pub fn compute(seats: &[String], turns: &[Turn], violations: usize) -> Computed {
+    // The moves, and the moderator's rulings that strike some of them.
     let debater: Vec<Turn> = turns
         .iter()
-        .filter(|t| t.phase.is_debater())
+        .filter(|t| t.phase.is_debater() || t.phase == Phase::Ruling)
         .cloned()
         .collect();
     let state = State::from_turns(&debater);
@@ -176,7 +183,7 @@ pub fn compute(seats: &[String], turns: &[Turn], violations: usize) -> Computed 
     let score_of = |id: &str| {
         graph
             .get(id)
-            .map_or(0.0, |a| if a.retracted { 0.0 } else { a.score })
+            .map_or(0.0, |a| if a.withdrawn() { 0.0 } else { a.score })
     };
     let pro_thesis = thesis_of(&state, Side::Pro);
     let opp_thesis = thesis_of(&state, Side::Opp);
@@ -255,6 +262,12 @@ pub fn compute(seats: &[String], turns: &[Turn], violations: usize) -> Computed 
         relations: graph.relations.clone(),
         indirect,
         metrics,
+        struck: crate::debate::Ruling::struck_in(turns),
+        lapsed: debater
+            .iter()
+            .filter(|t| t.phase == Phase::Lapse)
+            .flat_map(|t| t.moves.iter().map(|m| m.id.clone()))
+            .collect(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! cached; only the streaming tail is wrapped per frame.
 
 use crate::debate::Named as _;
-use crate::debate::{Presentation, Seat, Turn, TurnStatus};
+use crate::debate::{Presentation, Ruling, Seat, Turn, TurnStatus};
 use crate::tui::app::App;
 use crate::tui::state::SeatActivity;
 use crate::tui::theme::Theme;
@@ -28,6 +28,7 @@ impl PaneCache {
         &mut self,
         turns: impl Iterator<Item = (Option<u32>, &'a Turn)>,
         presentation: &Presentation,
+        seat: &str,
         width: usize,
         theme: &Theme,
     ) {
@@ -38,8 +39,12 @@ impl PaneCache {
             };
         }
         for (number, turn) in turns.skip(self.turns) {
-            self.lines
-                .extend(turn_lines(turn, number, presentation, width, theme));
+            match Ruling::of(turn) {
+                Some(ruling) => self.lines.extend(ruling_lines(&ruling, seat, width, theme)),
+                None => self
+                    .lines
+                    .extend(turn_lines(turn, number, presentation, width, theme)),
+            }
             self.turns += 1;
         }
     }
@@ -50,6 +55,20 @@ fn separator(label: &str, width: usize, theme: &Theme) -> Line<'static> {
     let text = format!("{rule}{rule} {label} ");
     let fill = width.saturating_sub(unicode_width::UnicodeWidthStr::width(text.as_str()));
     Line::styled(format!("{text}{}", rule.repeat(fill)), theme.dim)
+}
+
+/// The moderator's ruling on this seat's moves: what it struck and what it flagged.
+fn ruling_lines(ruling: &Ruling, seat: &str, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![separator("the moderator's ruling", width, theme)];
+    for line in ruling.lines_for(seat) {
+        let mark = if theme.ascii { "x" } else { "✗" };
+        lines.extend(
+            wrap(&format!("{mark} {line}"), width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme.warning)),
+        );
+    }
+    lines
 }
 
 fn turn_lines(
@@ -205,7 +224,16 @@ fn title(
     }
     if !activity.violations.is_empty() {
         spans.push(Span::styled(
-            format!("⚠ {} rejected ", activity.violations.len()),
+            // A rejected move and a move the moderator flagged alike break a rule.
+            format!(
+                "⚠ {} violation{} ",
+                activity.violations.len(),
+                if activity.violations.len() == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            ),
             theme.warning,
         ));
     }
@@ -253,6 +281,30 @@ fn fit_title(mut spans: Vec<Span<'static>>, width: usize) -> Line<'static> {
         spans[0].content = name.into();
     }
     Line::from(spans)
+}
+
+/// The turns a seat's pane shows, with their numbers when the protocol numbers them: its own,
+/// and the moderator's rulings that name its moves (shown where the moves are).
+fn pane_turns<'a>(
+    turns: &'a [Turn],
+    seat: &'a str,
+    numbered: bool,
+) -> impl Iterator<Item = (Option<u32>, &'a Turn)> + 'a {
+    let ruled = move |t: &Turn| Ruling::of(t).is_some_and(|r| r.names(seat));
+    turns
+        .iter()
+        .filter(move |t| t.seat != crate::debate::MODERATOR || ruled(t))
+        // Numbered in the order the seats spoke, the moderator's turns aside, as the arena
+        // numbers them: a rebuttal names the turns it answers by these.
+        .scan(0u32, |spoken, t| {
+            let number = (t.seat != crate::debate::MODERATOR).then(|| {
+                *spoken += 1;
+                *spoken
+            });
+            Some((number, t))
+        })
+        .filter(move |(_, t)| t.seat == seat || ruled(t))
+        .map(move |(number, t)| (number.filter(|_| numbered), t))
 }
 
 pub fn draw(
@@ -304,18 +356,14 @@ pub fn draw(
         caches.resize(index + 1, PaneCache::default());
     }
     let cache = &mut caches[index];
-    // Numbered in the order the seats spoke, the moderator's turns aside, as the arena
-    // numbers them: a rebuttal names the turns it answers by these.
-    let numbered = app.view.presentation.numbered_turns;
     cache.refresh(
-        app.view
-            .turns
-            .iter()
-            .filter(|t| t.seat != crate::debate::MODERATOR)
-            .enumerate()
-            .filter(|(_, t)| t.seat == seat.id)
-            .map(|(index, t)| (numbered.then_some(index as u32 + 1), t)),
+        pane_turns(
+            &app.view.turns,
+            &seat.id,
+            app.view.presentation.numbered_turns,
+        ),
         &app.view.presentation,
+        &seat.id,
         width,
         theme,
     );

@@ -866,7 +866,7 @@ fn map(frame: &mut Frame, area: Rect, app: &mut App, theme: &Theme) {
         }
         let score = format!("{:.2}", argument.score);
         let label = format!("{} {}", argument.id, score.trim_start_matches('0'));
-        let text_style = if argument.retracted {
+        let text_style = if argument.withdrawn() {
             theme.dim.add_modifier(Modifier::CROSSED_OUT)
         } else if dimmed {
             theme.dim
