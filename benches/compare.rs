@@ -80,6 +80,7 @@ fn main() {
             jobs,
             provider: "stand-in".into(),
             protocol: None,
+            unsandboxed_hooks: false,
         };
         let store = Store::in_memory().unwrap();
         let id = bench::new_run_id();

@@ -231,13 +231,20 @@ pub enum ExportFormat {
 /// `moot bench`.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// The built-in problems: arithmetic (Du et al.'s `a+b*c+d-e*f`) or words (grade-school
-    /// word problems bundled with moot).
-    #[arg(long, default_value = "arithmetic", value_parser = ["arithmetic", "words"], conflicts_with = "dataset")]
-    pub set: String,
-    /// A JSONL file of {"question": …, "answer": …} lines instead.
+    /// The problems: arithmetic (Du et al.'s `a+b*c+d-e*f`, the default), words (grade-school
+    /// word problems), choice (multiple-choice questions, scored by letter) or code (functions
+    /// scored by hidden tests run in the sandbox: pass@1); the last three bundled with moot.
+    #[arg(long, value_parser = ["arithmetic", "words", "choice", "code"])]
+    pub set: Option<String>,
+    /// A JSONL file instead of the bundled problems: {"question", "answer"} lines; with --set
+    /// choice, MMLU-shaped {"question", "choices", "answer"}; with --set code, HumanEval-shaped
+    /// {"task_id", "prompt", "entry_point", "test"} (and "language": "sh" for shell).
     #[arg(long, value_name = "FILE")]
     pub dataset: Option<PathBuf>,
+    /// Run code problems' hidden tests without the filesystem sandbox on a kernel that has
+    /// none (as a code debate's `--unsandboxed-hooks`); the report says so.
+    #[arg(long)]
+    pub unsandboxed_hooks: bool,
     /// How many problems (the first N of a dataset).
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub problems: u64,
@@ -315,6 +322,17 @@ pub enum CodeAction {
         /// Apply a version that fails its tests.
         #[arg(long)]
         failing: bool,
+    },
+    /// Removes what finished code debates left outside the journal: moot's git dir of their
+    /// versions, temporary work trees, and `moot/DEB-…` branches older debates made in your
+    /// repository. Paused, failed or interrupted debates keep theirs (they may be resumed).
+    Prune {
+        /// Only debates that finished at least this many days ago.
+        #[arg(long, value_name = "DAYS")]
+        older_than: Option<u32>,
+        /// Say what would be removed, and remove nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
 }
 
@@ -475,6 +493,10 @@ pub struct RunArgs {
     /// The protocol that runs the debate (`moot protocols` lists them; default moderated).
     #[arg(long, value_name = "NAME")]
     pub protocol: Option<String>,
+
+    /// Record that an outside agent started this debate (`agent:NAME`), as `initiated_by`.
+    #[arg(long, value_name = "agent:NAME")]
+    pub initiated_by: Option<String>,
 
     /// End with a vote: every seat ranks the positions on the table, counted by plurality,
     /// borda, condorcet, unanimous, weighted, threshold or auto.

@@ -134,12 +134,31 @@ pub fn written_by_moot(text: &str) -> bool {
         || text.contains(&format!("{RECEIPT_MARK} moot debate `"))
 }
 
+/// The record's closing section: the uniform result line (every protocol's winner, method,
+/// confidence, consensus score, who started it) and the receipt, each when there is one.
+pub fn closing_section(result: Option<&str>, receipt: Option<&Receipt>) -> String {
+    let parts: Vec<String> = result
+        .map(str::to_string)
+        .into_iter()
+        .chain(receipt.map(Receipt::line))
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!("\n\n---\n\n{}\n", parts.join("\n\n"))
+}
+
 impl Receipt {
     /// The record's closing section that carries the receipt.
     pub fn section(&self) -> String {
+        closing_section(None, Some(self))
+    }
+
+    /// The receipt as its line of the closing section.
+    pub fn line(&self) -> String {
         format!(
-            "\n\n---\n\n{RECEIPT_MARK} moot debate `{}`, chain entry {}, `sha256:{}`. Check this file \
-             against the journal with `moot audit {} --verify-record FILE`.\n",
+            "{RECEIPT_MARK} moot debate `{}`, chain entry {}, `sha256:{}`. Check this file \
+             against the journal with `moot audit {} --verify-record FILE`.",
             self.debate, self.entry, self.hash, self.debate
         )
     }
@@ -172,12 +191,13 @@ impl Receipt {
     }
 }
 
-/// A record without its receipt section: what the protocol itself wrote.
+/// A record without its closing section (the result line, the receipt): what the protocol
+/// itself wrote.
 pub fn without_receipt(markdown: &str) -> &str {
-    match markdown.rfind(&format!("\n\n---\n\n{RECEIPT_MARK}")) {
-        Some(at) => &markdown[..at],
-        None => markdown,
-    }
+    [crate::debate::RESULT_MARK, RECEIPT_MARK]
+        .iter()
+        .find_map(|mark| markdown.rfind(&format!("\n\n---\n\n{mark}")))
+        .map_or(markdown, |at| &markdown[..at])
 }
 
 /// Writes `DATE-<slug of the question><suffix>.md` in `dir`, sanitized, never overwriting.

@@ -68,6 +68,32 @@ pub struct DebateDocument {
     /// The protocol's own document under its name (`debate_result`), when it has one.
     #[serde(flatten)]
     pub outcome: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The uniform outcome and final consensus score, once the protocol has read its result
+    /// (`with_conclusion`; the protocols are read above this module).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub concluded: Option<crate::debate::Concluded>,
+    /// Who started the debate, when moot recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initiated_by: Option<String>,
+}
+
+impl DebateDocument {
+    /// The document with the uniform outcome its protocol read from the stored result.
+    pub fn with_conclusion(mut self, resolution: Option<crate::debate::Resolution>) -> Self {
+        self.concluded = resolution
+            .zip(self.synthesis.as_ref().map(|s| s.confidence))
+            .map(|(resolution, confidence)| crate::debate::Concluded::new(resolution, confidence));
+        self
+    }
+}
+
+/// Who started a debate, as its stored settings say.
+pub fn initiated_by(debate: &Debate) -> Option<String> {
+    debate
+        .config
+        .get("initiated_by")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_string)
 }
 
 pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
@@ -117,6 +143,7 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         tokens_out: turns.iter().map(|t| t.tokens_out).sum(),
         estimated: turns.iter().any(|t| t.tokens_estimated),
     };
+    let initiated_by = initiated_by(&debate);
     Ok(DebateDocument {
         debate,
         turns,
@@ -130,6 +157,8 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         relations: graph.relations,
         tokens,
         outcome,
+        concluded: None,
+        initiated_by,
     })
 }
 

@@ -83,7 +83,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.
-    ("bench", &["debate", "llm", "store", "sanitize", "session"]),
+    (
+        "bench",
+        &["debate", "llm", "store", "sanitize", "session", "code"],
+    ),
     // Which lessons a debate is given, and how they read.
     ("lessons", &["debate", "store", "gather", "sanitize"]),
     ("decision", &["debate", "sanitize"]),

@@ -43,6 +43,20 @@ impl TypedProtocol for Coin {
         Ok(())
     }
 
+    /// The majority call wins; the score is the share of callers who made it.
+    fn resolution(&self, result: &CoinResult) -> moot::debate::Resolution {
+        let agreeing = result
+            .calls
+            .iter()
+            .filter(|(_, call)| *call == result.winner)
+            .count();
+        moot::debate::Resolution {
+            winner: Some(result.winner.clone()),
+            method: "majority of calls".into(),
+            final_consensus_score: agreeing as f64 / result.calls.len().max(1) as f64,
+        }
+    }
+
     fn presentation(&self) -> Presentation {
         Presentation {
             seat_role: "caller".into(),

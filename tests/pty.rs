@@ -90,6 +90,8 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let id = list[0]["id"].as_str().unwrap();
     assert_eq!(list[0]["status"], "completed");
+    // Started at the workbench: by the person there, as the listing and the record say.
+    assert_eq!(list[0]["initiated_by"], "person");
     let output = moot(home.path(), None, &["show", id, "--json"])
         .output()
         .unwrap();

@@ -3,7 +3,7 @@
 //! answer alone, then again after reading each other's answers; the majority of the last round).
 
 use super::BenchError;
-use super::data::{Problem, final_answer, matches};
+use super::data::{Format, Problem, matches};
 use crate::debate::Phase;
 use crate::llm::retry::random_unit;
 use crate::llm::{
@@ -45,9 +45,6 @@ impl Arm {
     }
 }
 
-const SYSTEM: &str = "Solve the problem. Reason briefly, step by step, then end with a final \
-                      line of the form `Answer: <number>`.";
-
 /// One model call as the bench counts it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Call {
@@ -69,6 +66,9 @@ pub struct ArmResult {
     pub critical_ms: u64,
     /// Every call, by round (one round for the single answer and the samples).
     pub rounds: Vec<Vec<Call>>,
+    /// A code problem's hidden tests on the answer's code (pass@1), run in the sandbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<super::hidden::CodeCheck>,
 }
 
 /// How the arms are run.
@@ -87,10 +87,11 @@ async fn ask(
     retry: &RetryPolicy,
     label: RequestLabel,
     messages: Vec<ChatMessage>,
+    format: Format,
 ) -> Result<Call, BenchError> {
     let request = ChatRequest {
         label,
-        system: SYSTEM.into(),
+        system: format.system().into(),
         messages,
         reply: None,
         max_tokens: Some(600),
@@ -112,7 +113,7 @@ async fn ask(
                     }
                 };
                 return Ok(Call {
-                    answer: final_answer(&completion.text),
+                    answer: format.read(&completion.text),
                     reply: crate::sanitize::clean(&completion.text),
                     tokens,
                     latency_ms: started.elapsed().as_millis() as u64,
@@ -172,6 +173,7 @@ fn result(
         wall_ms,
         critical_ms,
         rounds,
+        check: None,
     }
 }
 
@@ -185,7 +187,8 @@ pub async fn single(
         provider,
         &shape.retry,
         label(1, 0),
-        vec![ChatMessage::user(problem.question.clone())],
+        vec![ChatMessage::user(problem.asked())],
+        problem.format(),
     )
     .await?;
     let answer = call.answer.clone();
@@ -208,7 +211,7 @@ pub async fn debate(
     let mut rounds: Vec<Vec<Call>> = Vec::new();
     for round in 0..shape.rounds.max(1) {
         let asks = (0..shape.agents.max(1)).map(|agent| {
-            let mut messages = vec![ChatMessage::user(problem.question.clone())];
+            let mut messages = vec![ChatMessage::user(problem.asked())];
             if let Some(previous) = rounds.last() {
                 messages.push(ChatMessage::assistant(previous[agent].reply.clone()));
                 let others: String = previous
@@ -220,11 +223,17 @@ pub async fn debate(
                 messages.push(ChatMessage::user(format!(
                     "These are the solutions to the problem from other agents:\n\n{others}Using the \
                      reasoning from other agents as additional advice, can you give an updated \
-                     answer? Examine your solution and that of the other agents step by step. End \
-                     with a final line `Answer: <number>`."
+                     answer? Examine your solution and that of the other agents step by step. {}",
+                    problem.format().closing()
                 )));
             }
-            ask(provider, &shape.retry, label(round + 1, agent), messages)
+            ask(
+                provider,
+                &shape.retry,
+                label(round + 1, agent),
+                messages,
+                problem.format(),
+            )
         });
         let calls = futures_util::future::join_all(asks)
             .await
@@ -270,7 +279,8 @@ pub async fn self_consistency(
                 provider,
                 &shape.retry,
                 label(rounds.len() + 1, drawn + i),
-                vec![ChatMessage::user(problem.question.clone())],
+                vec![ChatMessage::user(problem.asked())],
+                problem.format(),
             )
         });
         let calls = futures_util::future::join_all(asks)
@@ -300,14 +310,22 @@ pub async fn protocol_debate(
     let started = Instant::now();
     let (events, _) = tokio::sync::mpsc::unbounded_channel();
     let (_answers, controls) = tokio::sync::mpsc::unbounded_channel();
-    let question = format!(
-        "{} Give the exact number: the recommendation must end with `Answer: <number>`.",
-        problem.question
-    );
+    let question = match problem.format() {
+        Format::Letter(_) => format!(
+            "{} Choose one: the recommendation must end with `Answer: <letter>`.",
+            problem.asked()
+        ),
+        _ => format!(
+            "{} Give the exact number: the recommendation must end with `Answer: <number>`.",
+            problem.question
+        ),
+    };
+    let mut settings = template.clone();
+    settings.initiated_by = Some(crate::debate::Initiator::Bench);
     let finish = crate::session::start(
         store.clone(),
         &question,
-        template.clone(),
+        settings,
         crate::session::Wiring {
             events,
             controls,
@@ -328,7 +346,7 @@ pub async fn protocol_debate(
         .nth(1)
         .map(|rest| rest.split("\n## ").next().unwrap_or(rest))
         .unwrap_or(&record);
-    let answer = final_answer(recommendation);
+    let answer = problem.format().read(recommendation);
     // Steps run one after another; the seats of one step side by side.
     let mut steps: Vec<((u32, Phase), u64)> = Vec::new();
     for turn in &turns {
@@ -358,6 +376,7 @@ pub async fn protocol_debate(
         wall_ms: started.elapsed().as_millis() as u64,
         critical_ms: call.latency_ms,
         rounds: vec![vec![call]],
+        check: None,
     })
 }
 

@@ -1,15 +1,177 @@
 //! The problems `moot bench` asks: Du et al.'s generated arithmetic, the bundled grade-school
-//! word problems, or a JSONL file; and how a reply's final answer is read and checked.
+//! word problems, multiple-choice questions (MMLU-shaped), code problems with hidden tests
+//! (HumanEval-shaped), or a JSONL file of any of them; and how a reply's final answer is read
+//! and checked.
 
 use super::BenchError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// One problem and its exact answer.
+/// One problem and its exact answer (for a choice, its letter; for code, `pass`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Problem {
     pub question: String,
     pub answer: String,
+    /// A multiple-choice question's choices, lettered A, B, … in this order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    /// A code problem: what the code must define and the hidden tests it must pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeTask>,
+}
+
+/// A code problem in the HumanEval shape: the prompt (a stub with its docstring, for Python;
+/// what to write, for the shell), the function it must define, and the tests the model never
+/// sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeTask {
+    pub task_id: String,
+    pub prompt: String,
+    pub entry_point: String,
+    pub test: String,
+    /// `python` (HumanEval's: the tests define `check(candidate)`) or `sh` (the tests are
+    /// shell lines run after the function's definition, failing with a non-zero exit).
+    pub language: String,
+}
+
+/// How a problem's reply is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A number, after the last `Answer:`.
+    Number,
+    /// A letter among this many choices, after the last `Answer:`.
+    Letter(usize),
+    /// A whole function, in the reply's last fenced block.
+    Code,
+}
+
+impl Problem {
+    /// A problem with a plain answer.
+    pub fn plain(question: String, answer: String) -> Problem {
+        Problem {
+            question,
+            answer,
+            choices: Vec::new(),
+            code: None,
+        }
+    }
+
+    pub fn format(&self) -> Format {
+        match (&self.code, self.choices.len()) {
+            (Some(_), _) => Format::Code,
+            (None, 0) => Format::Number,
+            (None, n) => Format::Letter(n),
+        }
+    }
+
+    /// What the model is asked: the question, with its lettered choices.
+    pub fn asked(&self) -> String {
+        if self.choices.is_empty() {
+            return self.question.clone();
+        }
+        let mut text = format!("{}\n", self.question);
+        for (letter, choice) in ('A'..).zip(&self.choices) {
+            text.push_str(&format!("\n{letter}. {choice}"));
+        }
+        text
+    }
+}
+
+impl Format {
+    /// The system prompt of a call.
+    pub fn system(self) -> &'static str {
+        match self {
+            Format::Number => {
+                "Solve the problem. Reason briefly, step by step, then end with a final line of \
+                 the form `Answer: <number>`."
+            }
+            Format::Letter(_) => {
+                "Answer the multiple-choice question. Reason briefly, then end with a final line \
+                 of the form `Answer: <letter>`."
+            }
+            Format::Code => {
+                "Write the code asked for. Reply with the complete function, its signature \
+                 included, in one fenced code block, and nothing after the block."
+            }
+        }
+    }
+
+    /// What a debate's later round, or a protocol's record, is asked to end with.
+    pub fn closing(self) -> &'static str {
+        match self {
+            Format::Number => "End with a final line `Answer: <number>`.",
+            Format::Letter(_) => "End with a final line `Answer: <letter>`.",
+            Format::Code => "Give the complete function in one fenced code block, last.",
+        }
+    }
+
+    /// The answer a reply gives in this format.
+    pub fn read(self, reply: &str) -> Option<String> {
+        match self {
+            Format::Number => final_answer(reply),
+            Format::Letter(choices) => final_letter(reply, choices),
+            Format::Code => final_code(reply),
+        }
+    }
+}
+
+/// The letter a reply chooses: the first standalone choice letter after its last `answer`,
+/// else the last one in the reply written as `(B)` or `B.` at a line's start.
+pub fn final_letter(reply: &str, choices: usize) -> Option<String> {
+    let letters: Vec<char> = ('A'..).take(choices.min(26)).collect();
+    let standalone = |text: &str| -> Vec<char> {
+        let chars: Vec<char> = text.chars().collect();
+        (0..chars.len())
+            .filter(|&i| {
+                let c = chars[i].to_ascii_uppercase();
+                letters.contains(&c)
+                    && chars[i].is_ascii_uppercase()
+                    && (i == 0 || !chars[i - 1].is_alphanumeric())
+                    && chars.get(i + 1).is_none_or(|n| !n.is_alphanumeric())
+            })
+            .map(|i| chars[i])
+            .collect()
+    };
+    let lower = reply.to_lowercase();
+    if let Some(at) = lower.rfind("answer")
+        && let Some(first) = standalone(&reply[at + "answer".len()..]).first()
+    {
+        return Some(first.to_string());
+    }
+    reply.lines().rev().find_map(|line| {
+        let line = line.trim();
+        let first = line.chars().next()?;
+        let rest = line.get(first.len_utf8()..)?;
+        (letters.contains(&first) && (rest.starts_with('.') || rest.starts_with(')')))
+            .then(|| first.to_string())
+            .or_else(|| {
+                line.strip_prefix('(')
+                    .and_then(|l| l.chars().next())
+                    .filter(|c| letters.contains(c))
+                    .map(|c| c.to_string())
+            })
+    })
+}
+
+/// The code a reply gives: its last fenced block, else the whole reply when it has none.
+pub fn final_code(reply: &str) -> Option<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in reply.lines() {
+        if line.trim_start().starts_with("```") {
+            match current.take() {
+                Some(block) => blocks.push(block),
+                None => current = Some(String::new()),
+            }
+            continue;
+        }
+        if let Some(block) = current.as_mut() {
+            block.push_str(line);
+            block.push('\n');
+        }
+    }
+    let code = blocks.pop().unwrap_or_else(|| reply.to_string());
+    (!code.trim().is_empty()).then_some(code)
 }
 
 /// The bundled word problems, written for moot, answers checked by hand and by arithmetic.
@@ -43,12 +205,12 @@ pub fn arithmetic(count: usize, seed: u64) -> Vec<Problem> {
     (0..count)
         .map(|_| {
             let [a, b, c, d, e, f] = [(); 6].map(|_| random.up_to(30) as i64);
-            Problem {
-                question: format!(
+            Problem::plain(
+                format!(
                     "What is the result of {a}+{b}*{c}+{d}-{e}*{f}? Make sure to state your answer at the end of the response."
                 ),
-                answer: (a + b * c + d - e * f).to_string(),
-            }
+                (a + b * c + d - e * f).to_string(),
+            )
         })
         .collect()
 }
@@ -61,15 +223,13 @@ pub fn words(count: usize) -> Result<Vec<Problem>, BenchError> {
         .collect())
 }
 
-/// A JSONL file of `{"question": …, "answer": …}` lines (the answer a string or a number).
-pub fn dataset(path: &Path) -> Result<Vec<Problem>, BenchError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the dataset {}: {e}", path.display()))?;
-    parse_jsonl(&text, &path.display().to_string())
-}
-
-fn parse_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, BenchError> {
-    let mut problems = Vec::new();
+/// The JSON object on each non-blank line, with its line number.
+fn json_lines(
+    text: &str,
+    name: &str,
+    shape: &str,
+) -> Result<Vec<(usize, serde_json::Value)>, BenchError> {
+    let mut values = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         // Blank lines (a trailing one, a gap between groups) hold no problem.
@@ -78,36 +238,171 @@ fn parse_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, BenchError> {
         }
         let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
             format!(
-                "{name}:{number}:{}: not JSON ({e}); every line must be one object {{\"question\": …, \"answer\": …}}",
+                "{name}:{number}:{}: not JSON ({e}); every line must be one object {shape}",
                 e.column()
             )
         })?;
-        let question = value.get("question").and_then(|q| q.as_str());
-        let answer = match value.get("answer") {
-            Some(serde_json::Value::String(s)) => Some(s.clone()),
-            Some(serde_json::Value::Number(n)) => Some(n.to_string()),
-            _ => None,
-        };
-        match (question, answer) {
-            (Some(question), Some(answer))
-                if !question.trim().is_empty() && !answer.trim().is_empty() =>
-            {
-                problems.push(Problem {
-                    question: question.trim().to_string(),
-                    answer: answer.trim().to_string(),
-                })
-            }
-            _ => {
-                return Err(BenchError::Data(format!(
-                    "{name}:{number}: needs a non-empty \"question\" (text) and \"answer\" (text or number)"
-                )));
-            }
-        }
+        values.push((number, value));
     }
-    if problems.is_empty() {
+    if values.is_empty() {
         return Err(BenchError::Data(format!("{name} has no problems")));
     }
-    Ok(problems)
+    Ok(values)
+}
+
+/// A field as trimmed, non-empty text (a number read as its text).
+fn text_of(value: &serde_json::Value, field: &str) -> Option<String> {
+    match value.get(field) {
+        Some(serde_json::Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(serde_json::Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn parse_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, BenchError> {
+    json_lines(text, name, "{\"question\": …, \"answer\": …}")?
+        .into_iter()
+        .map(|(number, value)| {
+            match (
+                value.get("question").and_then(|q| q.as_str()),
+                text_of(&value, "answer"),
+            ) {
+                (Some(question), Some(answer)) if !question.trim().is_empty() => {
+                    Ok(Problem::plain(question.trim().to_string(), answer))
+                }
+                _ => Err(BenchError::Data(format!(
+                    "{name}:{number}: needs a non-empty \"question\" (text) and \"answer\" (text or number)"
+                ))),
+            }
+        })
+        .collect()
+}
+
+/// Multiple-choice lines, MMLU-shaped: `{"question", "choices": [2–26 texts], "answer"}`, the
+/// answer a letter (`"B"`) or the choice's index from 0 (MMLU's `1`).
+pub fn parse_choice_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, BenchError> {
+    let shape = "{\"question\": …, \"choices\": [...], \"answer\": \"B\" or 1}";
+    json_lines(text, name, shape)?
+        .into_iter()
+        .map(|(number, value)| {
+            let bad = |why: &str| {
+                BenchError::Data(format!("{name}:{number}: {why}; each line is {shape}"))
+            };
+            let question = text_of(&value, "question").ok_or_else(|| bad("no \"question\""))?;
+            let choices: Vec<String> = value
+                .get("choices")
+                .and_then(|c| c.as_array())
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|c| match c {
+                            serde_json::Value::String(s) => Some(s.trim().to_string()),
+                            serde_json::Value::Number(n) => Some(n.to_string()),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if !(2..=26).contains(&choices.len()) || choices.iter().any(String::is_empty) {
+                return Err(bad("\"choices\" must be 2–26 non-empty texts"));
+            }
+            let letter = match value.get("answer") {
+                Some(serde_json::Value::Number(n)) => n
+                    .as_u64()
+                    .filter(|&i| (i as usize) < choices.len())
+                    .map(|i| char::from(b'A' + i as u8).to_string()),
+                Some(serde_json::Value::String(s)) => {
+                    let s = s.trim().to_ascii_uppercase();
+                    let valid = s.len() == 1
+                        && s.as_bytes()[0] >= b'A'
+                        && ((s.as_bytes()[0] - b'A') as usize) < choices.len();
+                    valid.then_some(s)
+                }
+                _ => None,
+            }
+            .ok_or_else(|| {
+                bad("\"answer\" must be one of the choices' letters, or its index from 0")
+            })?;
+            Ok(Problem {
+                question,
+                answer: letter,
+                choices,
+                code: None,
+            })
+        })
+        .collect()
+}
+
+/// Code problems, HumanEval-shaped: `{"task_id", "prompt", "entry_point", "test"}` and an
+/// optional `"language"` (`python`, HumanEval's, by default; or `sh`).
+pub fn parse_code_jsonl(text: &str, name: &str) -> Result<Vec<Problem>, BenchError> {
+    let shape = "{\"task_id\": …, \"prompt\": …, \"entry_point\": …, \"test\": …}";
+    json_lines(text, name, shape)?
+        .into_iter()
+        .map(|(number, value)| {
+            let bad = |why: String| BenchError::Data(format!("{name}:{number}: {why}; each line is {shape}"));
+            let field = |f: &str| text_of(&value, f).ok_or_else(|| bad(format!("no \"{f}\"")));
+            let (task_id, prompt, entry_point, test) =
+                (field("task_id")?, field("prompt")?, field("entry_point")?, field("test")?);
+            let identifier = entry_point
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && entry_point.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !identifier {
+                return Err(bad(format!("\"entry_point\" {entry_point:?} is not a function name")));
+            }
+            let language = text_of(&value, "language").unwrap_or_else(|| "python".into());
+            if !["python", "sh"].contains(&language.as_str()) {
+                return Err(bad(format!("\"language\" {language:?}: moot runs python or sh")));
+            }
+            let question = match language.as_str() {
+                "sh" => format!(
+                    "Write a POSIX shell function `{entry_point}`: {prompt}\nReply with the function in one ```sh fenced block."
+                ),
+                _ => format!(
+                    "Complete this Python function. Reply with the whole function, its signature included, in one ```python fenced block.\n\n```python\n{prompt}\n```"
+                ),
+            };
+            Ok(Problem {
+                question,
+                answer: "pass".into(),
+                choices: Vec::new(),
+                code: Some(CodeTask {
+                    task_id,
+                    prompt,
+                    entry_point,
+                    test,
+                    language,
+                }),
+            })
+        })
+        .collect()
+}
+
+/// The bundled multiple-choice questions, written for moot.
+const CHOICE: &str = include_str!("../../data/bench/choice.jsonl");
+/// The bundled code problems, written for moot, in the shell so they run anywhere.
+const CODE: &str = include_str!("../../data/bench/code.jsonl");
+
+/// The bundled set `name` (`choice` or `code`), the first `count`.
+pub fn bundled(name: &str, count: usize) -> Result<Vec<Problem>, BenchError> {
+    let read = match name {
+        "choice" => parse_choice_jsonl(CHOICE, "the bundled choice questions")?,
+        _ => parse_code_jsonl(CODE, "the bundled code problems")?,
+    };
+    Ok(read.into_iter().take(count).collect())
+}
+
+/// A JSONL file read in the shape of set `set` (`choice`, `code`, or plain questions).
+pub fn dataset_as(path: &Path, set: &str) -> Result<Vec<Problem>, BenchError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the dataset {}: {e}", path.display()))?;
+    let name = path.display().to_string();
+    match set {
+        "choice" => parse_choice_jsonl(&text, &name),
+        "code" => parse_code_jsonl(&text, &name),
+        _ => parse_jsonl(&text, &name),
+    }
 }
 
 /// The final answer a reply gives: the first number after its last `Answer:`, else its last

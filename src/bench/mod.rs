@@ -25,6 +25,7 @@ impl From<String> for BenchError {
 
 pub mod arms;
 pub mod data;
+pub mod hidden;
 
 use crate::debate::Named as _;
 use crate::llm::Provider;
@@ -52,6 +53,10 @@ pub struct BenchSettings {
     /// The debate arm as one of moot's protocols instead of Du et al.'s exchange.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// Code problems' hidden tests run without the filesystem sandbox where the kernel has
+    /// none (`--unsandboxed-hooks`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsandboxed_hooks: bool,
 }
 
 /// One arm's totals.
@@ -71,6 +76,16 @@ pub struct ArmSummary {
     pub worst_overhead: f64,
     /// Problems that failed to run (provider errors), not counted in `total`.
     pub failed: usize,
+    /// Code problems: the mean runtime of the hidden tests on the arm's code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_runtime_ms: Option<u64>,
+    /// Code problems: the linter's findings on the arm's code, summed over the problems it
+    /// could lint (None when no linter for the language is installed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lint_findings: Option<usize>,
+    /// Code problems: the sandbox the hidden tests ran in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// A run's report.
@@ -182,6 +197,12 @@ pub async fn run(
                                 .await
                         }
                     };
+                    let outcome = match (outcome, &problem.code) {
+                        (Ok(result), Some(task)) => {
+                            Ok(tested(result, task, settings.unsandboxed_hooks).await)
+                        }
+                        (other, _) => other,
+                    };
                     let value = match &outcome {
                         Ok(result) => {
                             if arm == Arm::Debate {
@@ -204,6 +225,23 @@ pub async fn run(
     report(store, id, settings)
 }
 
+/// An arm's result on a code problem, with the hidden tests run on its code: pass@1.
+async fn tested(mut result: ArmResult, task: &data::CodeTask, unsandboxed: bool) -> ArmResult {
+    let check = match &result.answer {
+        Some(code) => hidden::check(task, code, unsandboxed).await,
+        None => hidden::CodeCheck {
+            passed: false,
+            runtime_ms: 0,
+            lint: None,
+            sandbox: None,
+            output: "the reply gave no code".into(),
+        },
+    };
+    result.correct = check.passed;
+    result.check = Some(check);
+    result
+}
+
 /// The report of a run from what the journal holds.
 pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Report, BenchError> {
     let results = store.bench_results(id)?;
@@ -222,7 +260,15 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
                 .collect();
             let correct = ran.iter().filter(|r| r.correct).count();
             let (ci_low, ci_high) = wilson(correct, ran.len());
+            let checks: Vec<&hidden::CodeCheck> =
+                ran.iter().filter_map(|r| r.check.as_ref()).collect();
+            let linted: Vec<usize> = checks.iter().filter_map(|c| c.lint).collect();
             ArmSummary {
+                test_runtime_ms: (!checks.is_empty()).then(|| {
+                    checks.iter().map(|c| c.runtime_ms).sum::<u64>() / checks.len() as u64
+                }),
+                lint_findings: (!linted.is_empty()).then(|| linted.iter().sum()),
+                sandbox: checks.iter().find_map(|c| c.sandbox.clone()),
                 arm,
                 correct,
                 total: ran.len(),
@@ -286,16 +332,18 @@ impl Report {
                 self.agents, self.rounds
             ),
         };
+        let code = self.arms.iter().any(|a| a.test_runtime_ms.is_some());
         let mut out = format!(
             "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {debate}; \
              self-consistency: the majority of samples drawn up to the debate's \
-             tokens.\n\n| arm | accuracy | 95 % interval | tokens | tokens/problem | wall | \
+             tokens.\n\n| arm | {} | 95 % interval | tokens | tokens/problem | wall | \
              wall / critical path (worst) |\n|---|---|---|---|---|---|---|\n",
             self.id,
             self.problems.len(),
             self.set,
             self.seed,
             self.provider,
+            if code { "pass@1" } else { "accuracy" },
         );
         for arm in &self.arms {
             out.push_str(&format!(
@@ -315,6 +363,21 @@ impl Report {
                     "–".into()
                 },
             ));
+        }
+        if code {
+            out.push_str("\nHidden tests, run on each arm's code in the sandbox of a code debate's hooks:\n\n| arm | sandbox | mean test runtime | lint findings |\n|---|---|---|---|\n");
+            for arm in &self.arms {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} |\n",
+                    arm.arm.label(),
+                    arm.sandbox.as_deref().unwrap_or("none"),
+                    arm.test_runtime_ms
+                        .map_or("–".into(), |ms| format!("{ms} ms")),
+                    arm.lint_findings
+                        .map_or("not measured (no linter installed)".into(), |n| n
+                            .to_string()),
+                ));
+            }
         }
         let failed: Vec<String> = self
             .arms

@@ -2,6 +2,7 @@
 //! tests and linters in it safely, and the versions with the rule that picks the winner.
 
 pub mod apply;
+pub mod blame;
 pub mod detect;
 pub mod git;
 pub mod history;

@@ -15,6 +15,11 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
         | CodeAction::Episodes { id, .. }
         | CodeAction::Diff { id, .. }
         | CodeAction::Apply { id, .. } => id,
+        // Not about one debate: every finished one's leftovers.
+        CodeAction::Prune {
+            older_than,
+            dry_run,
+        } => return super::prune::prune(store, *older_than, *dry_run),
     };
     let debate = store.debate(id)?;
     if debate.protocol != "code" {
@@ -76,6 +81,10 @@ pub fn code(store: &Store, action: crate::cli::CodeAction) -> Result<(), Failure
         }
     };
     match action {
+        CodeAction::Prune {
+            older_than,
+            dry_run,
+        } => super::prune::prune(store, older_than, dry_run),
         CodeAction::Versions { json, .. } => {
             if json {
                 let value = serde_json::json!({

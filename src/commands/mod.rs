@@ -7,6 +7,7 @@ mod gates;
 mod history;
 mod lessons;
 mod models;
+mod prune;
 
 pub use arena::{arena, export as as_arena_directory, import};
 pub use code::code;

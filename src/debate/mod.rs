@@ -30,6 +30,7 @@ mod event;
 mod lesson;
 mod model;
 mod presentation;
+mod resolution;
 mod ruling;
 mod synthesis;
 
@@ -55,5 +56,6 @@ pub use model::{
     Turn, TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
 };
 pub use presentation::{Fact, Presentation, SidePanel, Standing, TurnScore, VoteView};
+pub use resolution::{Concluded, Initiator, RESULT_MARK, Resolution, UniformOutcome};
 pub use ruling::{Ruled, Ruling};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

@@ -215,6 +215,34 @@ pub struct VoteView {
 }
 
 impl VoteView {
+    /// The winner as "id: label", when the vote had one.
+    pub fn winner_label(&self) -> Option<String> {
+        let winner = self.winner.as_ref()?;
+        Some(
+            self.candidates
+                .iter()
+                .find(|(id, _)| id == winner)
+                .map_or_else(|| winner.clone(), |(id, label)| format!("{id}: {label}")),
+        )
+    }
+
+    /// The share of ballots that put the winner first (0 with no winner or no ballots): how
+    /// far the voters ended agreeing.
+    pub fn first_place_share(&self) -> f64 {
+        let Some(winner) = &self.winner else {
+            return 0.0;
+        };
+        if self.ballots.is_empty() {
+            return 0.0;
+        }
+        let first = self
+            .ballots
+            .iter()
+            .filter(|(_, ranking)| ranking.first() == Some(winner))
+            .count();
+        first as f64 / self.ballots.len() as f64
+    }
+
     /// The vote as a section of a record.
     pub fn to_markdown(&self) -> String {
         let view = self;

@@ -148,20 +148,38 @@ pub(super) fn new_bench_run(
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Failure::usage(format!("--arms: {e}")))?;
     let count = args.problems as usize;
-    let (set, problems) = match &args.dataset {
-        Some(path) => (
-            path.display().to_string(),
-            data::dataset(path)
+    let kind = args.set.as_deref().unwrap_or("arithmetic");
+    if args.dataset.is_some() && ["arithmetic", "words"].contains(&kind) && args.set.is_some() {
+        return Err(Failure::usage(format!(
+            "--set {kind} is moot's own problems; a --dataset is read as plain questions, or with --set choice or --set code in their shapes"
+        )));
+    }
+    if kind == "code" && args.protocol.is_some() {
+        return Err(Failure::usage(
+            "--set code runs Du et al.'s exchange as its debate arm (every arm writes code for the hidden tests); drop --protocol",
+        ));
+    }
+    let (set, problems) = match (&args.dataset, kind) {
+        (Some(path), _) => (
+            match kind {
+                "choice" | "code" => format!("{} ({kind})", path.display()),
+                _ => path.display().to_string(),
+            },
+            data::dataset_as(path, kind)
                 .map_err(|e| Failure::usage(e.to_string()))?
                 .into_iter()
                 .take(count)
                 .collect(),
         ),
-        None if args.set == "words" => (
+        (None, "words") => (
             "words".to_string(),
             data::words(count).map_err(|e| Failure::runtime(e.to_string()))?,
         ),
-        None => ("arithmetic".to_string(), data::arithmetic(count, args.seed)),
+        (None, "choice" | "code") => (
+            kind.to_string(),
+            data::bundled(kind, count).map_err(|e| Failure::runtime(e.to_string()))?,
+        ),
+        (None, _) => ("arithmetic".to_string(), data::arithmetic(count, args.seed)),
     };
     let settings = BenchSettings {
         set,
@@ -176,6 +194,7 @@ pub(super) fn new_bench_run(
         jobs: args.jobs as usize,
         provider: format!("{} / {}", provider.kind(), provider.model()),
         protocol: args.protocol.clone(),
+        unsandboxed_hooks: args.unsandboxed_hooks,
     };
     let id = bench::new_run_id();
     let value = serde_json::to_value(&settings).map_err(|e| Failure::runtime(e.to_string()))?;

@@ -47,7 +47,13 @@ pub(super) fn run_debate(
             session::SessionError::QuestionTooLong { chars }.to_string(),
         ));
     }
-    let settings = session::assemble(&args, config)?;
+    let mut settings = session::assemble(&args, config)?;
+    let headless = !on_terminal() || args.face.headless;
+    settings.initiated_by.get_or_insert(if headless {
+        crate::debate::Initiator::Stdin
+    } else {
+        crate::debate::Initiator::Person
+    });
     ensure_local_model(&settings.provider, args.yes)?;
     for spec in settings.perspective_providers.values() {
         ensure_local_model(spec, args.yes)?;
@@ -127,7 +133,10 @@ pub(super) fn workbench(
         if !flags.is_empty() {
             form_args.protocol_flags = flags;
         }
-        session::assemble(&form_args, config).map_err(|e| e.to_string())
+        let mut settings = session::assemble(&form_args, config).map_err(|e| e.to_string())?;
+        // A debate started from the workbench's form was started by the person at it.
+        settings.initiated_by = Some(crate::debate::Initiator::Person);
+        Ok(settings)
     };
     let catalog = crate::catalog::catalog(&config.debate.custom_perspectives)
         .into_iter()

@@ -348,6 +348,10 @@ pub trait TypedProtocol: Sync {
     fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, settings: Self::Settings)
     -> Run<'a>;
 
+    /// Its result read in the shape every protocol shares: what won, how it was decided, and
+    /// the final consensus score (defined per protocol in ARCHITECTURE.md).
+    fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution;
+
     /// Settles what a finished debate left to the person.
     fn decide(&self, result: Self::Result, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
         let _ = (result, choice, by);
@@ -454,6 +458,11 @@ impl<T: TypedProtocol> Protocol for T {
 
     fn result_version(&self) -> u32 {
         T::RESULT_VERSION
+    }
+
+    fn resolution(&self, outcome: &Value) -> Option<crate::debate::Resolution> {
+        let result: T::Result = stored_result(outcome, T::RESULT_VERSION).ok()?;
+        Some(TypedProtocol::resolution(self, &result))
     }
 
     fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
@@ -585,6 +594,10 @@ pub trait Protocol: Sync {
 
     /// Runs it (again, on resume: recorded turns and answers are served from the journal).
     fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, settings: &'a Value) -> Run<'a>;
+
+    /// Its stored result read in the shape every protocol shares; `None` when the result is
+    /// one this moot cannot read.
+    fn resolution(&self, outcome: &Value) -> Option<crate::debate::Resolution>;
 
     /// Settles what a finished debate left to the person (the option of a contested result),
     /// returning the outcome as it now reads.

@@ -163,7 +163,7 @@ pub fn decide(
         by,
         decided_before.map(|(o, _)| o),
     )?;
-    let outcome = with_receipt(store, &debate.id, &outcome)?;
+    let outcome = with_receipt(store, &debate, protocol, &outcome)?;
     let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
     let mut path = stored.path.clone();
     if let (Some(settings), Some(earlier_file)) = (

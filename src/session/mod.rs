@@ -705,7 +705,7 @@ fn conclude(
     outcome: &Outcome,
     ctx: &Context,
 ) -> Result<(), StoreError> {
-    let outcome = &with_receipt(store, &debate.id, outcome)?;
+    let outcome = &with_receipt(store, debate, protocol, outcome)?;
     let previous = store.synthesis(&debate.id)?;
     let mut path = previous.as_ref().and_then(|s| s.path.clone());
     let mut follow_up_path = previous.as_ref().and_then(|s| s.follow_up_path.clone());
@@ -756,22 +756,33 @@ fn conclude(
     Ok(())
 }
 
-/// The outcome with its record's receipt: the journal's chain head over every row written
-/// before the record (`decision::Receipt`).
-fn with_receipt(store: &Store, id: &str, outcome: &Outcome) -> Result<Outcome, StoreError> {
+/// The outcome with its record's closing section: the uniform result its protocol reads
+/// from it, and the receipt (the journal's chain head over every row written before the
+/// record, `decision::Receipt`).
+fn with_receipt(
+    store: &Store,
+    debate: &Debate,
+    protocol: &dyn protocol::Protocol,
+    outcome: &Outcome,
+) -> Result<Outcome, StoreError> {
     let mut outcome = outcome.clone();
-    if let Some(head) = store.chain_head(id)? {
-        let receipt = decision::Receipt {
-            debate: id.to_string(),
-            entry: head.entries,
-            hash: head.hash,
-        };
-        outcome.markdown = format!(
-            "{}{}",
-            decision::without_receipt(&outcome.markdown),
-            receipt.section()
-        );
-    }
+    let initiated_by: Option<crate::debate::Initiator> = debate
+        .config
+        .get("initiated_by")
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let result = protocol
+        .resolution(&outcome.data)
+        .map(|r| crate::debate::Concluded::new(r, outcome.confidence).line(initiated_by.as_ref()));
+    let receipt = store.chain_head(&debate.id)?.map(|head| decision::Receipt {
+        debate: debate.id.clone(),
+        entry: head.entries,
+        hash: head.hash,
+    });
+    outcome.markdown = format!(
+        "{}{}",
+        decision::without_receipt(&outcome.markdown),
+        decision::closing_section(result.as_deref(), receipt.as_ref())
+    );
     Ok(outcome)
 }
 

@@ -63,6 +63,10 @@ pub struct DebateSettings {
     /// `[limits] reply_bytes`: the most bytes of one reply (None: from `max_tokens`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_bytes: Option<usize>,
+    /// Who started the debate (the person at the workbench, a headless run, an outside agent
+    /// that named itself, the server); `None` in debates from before moot recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initiated_by: Option<crate::debate::Initiator>,
 }
 
 /// A debate's part in the lessons across debates.
@@ -145,6 +149,7 @@ impl DebateSettings {
             None => None,
         };
         Ok(DebateSettings {
+            initiated_by: None,
             vote,
             gates: config.gates.clone(),
             vote_weights: config.vote_weights.clone(),
@@ -227,6 +232,14 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.join(" ");
     settings.protocol = protocol.name().to_string();
+    // An outside agent names itself; otherwise the face that starts the debate says who.
+    settings.initiated_by = match &args.initiated_by {
+        Some(given) => Some(
+            crate::debate::Initiator::parse_agent(given)
+                .map_err(|e| SessionError::Settings(format!("--initiated-by {given}: {e}")))?,
+        ),
+        None => None,
+    };
     let resolve = |profile: Option<&str>, model: Option<&str>| {
         resolve_provider(config, &provider, profile, model)
     };

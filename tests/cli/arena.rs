@@ -406,6 +406,178 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
 }
 
 #[test]
+fn an_arena_is_moderated_by_a_participant_or_by_moot_itself_as_the_manifest_says() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let topic = "Adopt a 4-day work week";
+    let arena = |extra: &[&str]| {
+        let mut args = vec![
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "Skeptic",
+            "--rounds",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        args.push(topic);
+        let output = home.run(Some(&server), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        of_type(&events(&output), "debate_started")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let moderators = |from: usize| -> Vec<(String, String)> {
+        server.seen()[from..]
+            .iter()
+            .filter(|s| ["arena_order", "arena_scores", "arena_summary"].contains(&s.kind.as_str()))
+            .map(|s| (s.kind.clone(), s.body.to_string()))
+            .collect()
+    };
+    let manifest = |dir: &str, id: &str| -> Value {
+        let path = home.path().join(dir).join(id).join("manifest.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+
+    // A participant moderates: the order, the scores and the summary are asked of it, as it.
+    let before = server.seen().len();
+    let chaired = arena(&[
+        "--moderator",
+        "seat:skeptic",
+        "--order",
+        "moderator",
+        "--score",
+        "--arena-dir",
+        "chaired",
+    ]);
+    let asked = moderators(before);
+    let kinds: Vec<&str> = asked.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "arena_order",
+            "arena_scores",
+            "arena_order",
+            "arena_scores",
+            "arena_summary"
+        ]
+    );
+    for (kind, body) in &asked {
+        assert!(
+            body.contains("You are Skeptic, one of the participants of this debate arena, and you also moderate it"),
+            "{kind}: {body}"
+        );
+    }
+    assert_eq!(manifest("chaired", &chaired)["moderator_id"], "skeptic");
+    let shown = show_json(&home, &chaired);
+    assert_eq!(shown["arena_result"]["moderator"], "seat:Skeptic");
+    let record = shown["synthesis"]["markdown"].as_str().unwrap();
+    assert!(
+        record.contains("**Moderator:** Skeptic, a participant"),
+        "{record}"
+    );
+
+    // moot moderates: no model call of the moderator's at all, a summary built from the turns,
+    // and a star's seats read moot's own digest of the round before.
+    let before = server.seen().len();
+    let system = arena(&[
+        "--moderator",
+        "system",
+        "--topology",
+        "star",
+        "--arena-dir",
+        "system",
+    ]);
+    assert!(moderators(before).is_empty(), "{:?}", moderators(before));
+    assert_eq!(manifest("system", &system)["moderator_id"], "system");
+    let summary =
+        std::fs::read_to_string(home.path().join("system").join(&system).join("summary.md"))
+            .unwrap();
+    assert!(
+        summary.contains("moot summarised the arena itself, with no model call: 4 of 4 turns")
+            && summary.contains("- Turn 1 — Proponent (opening, round 1):"),
+        "{summary}"
+    );
+    let round_two = server.seen()[before..]
+        .iter()
+        .filter(|s| s.kind == "arena_argument")
+        .skip(2)
+        .map(|s| s.body.to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(round_two.len(), 2);
+    assert!(
+        round_two
+            .iter()
+            .all(|b| b.contains("moot summarised round 1 itself")),
+        "{round_two:?}"
+    );
+    let exported = home.path().join("exported");
+    let output = home.run(
+        None,
+        &[
+            "export",
+            &system,
+            "--format",
+            "arena",
+            "--out",
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let again: Value = serde_json::from_str(
+        &std::fs::read_to_string(exported.join(&system).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(again["moderator_id"], "system");
+    for id in [&chaired, &system] {
+        let audit = home.run(None, &["audit", id, "--verify"]);
+        assert!(
+            audit.status.success(),
+            "{}",
+            String::from_utf8_lossy(&audit.stdout)
+        );
+    }
+
+    // What cannot moderate is refused, with nothing sent.
+    let before = server.seen().len();
+    for (args, expected) in [
+        (
+            vec!["--moderator", "human"],
+            "use model, system or seat:ROLE",
+        ),
+        (
+            vec!["--moderator", "seat:Nobody"],
+            "no seat has that role (the seats are Proponent, Skeptic)",
+        ),
+        (vec!["--moderator", "system", "--score"], "no model call"),
+        (
+            vec!["--moderator", "system", "--order", "moderator"],
+            "no model call",
+        ),
+        (
+            vec![
+                "--seat",
+                "Proponent",
+                "--seat",
+                "human:Skeptic",
+                "--moderator",
+                "seat:Skeptic",
+            ],
+            "played by a human",
+        ),
+    ] {
+        let message = refused(&home, &server, "arena", &args, topic);
+        assert!(message.contains(expected), "{args:?}: {message}");
+    }
+    assert_eq!(server.seen().len(), before);
+}
+
+#[test]
 fn an_outside_seat_is_answered_by_another_process_and_bad_submissions_are_refused() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = Home::new();

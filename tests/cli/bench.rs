@@ -245,3 +245,200 @@ fn the_bench_debate_arm_can_be_any_protocol() {
     let unknown = home.run(Some(&server), &["bench", "--protocol", "jury"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+/// `moot bench --set code` on the stand-in: the three arms write code for the bundled
+/// problems, the hidden tests run on each arm's code in the sandbox, and pass@1 shows the
+/// debate's exchange fixing what one answer got wrong.
+#[test]
+fn bench_code_runs_every_arm_against_hidden_tests_in_the_sandbox() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let out = home.path().join("reports");
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--set",
+            "code",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["set"], "code");
+    let arm = |name: &str| {
+        report["arms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["arm"] == name)
+            .unwrap()
+            .clone()
+    };
+    // Alone the stand-in forgets backoff's cap and max_of's loop; the exchange fixes both.
+    for (name, passed) in [("single", 3), ("self_consistency", 3), ("debate", 5)] {
+        let summary = arm(name);
+        assert_eq!(
+            (summary["correct"].as_u64(), summary["total"].as_u64()),
+            (Some(passed), Some(5)),
+            "{name}: {summary}"
+        );
+        assert!(
+            summary["sandbox"].as_str().is_some_and(|s| !s.is_empty()),
+            "{name}: the tests ran boxed: {summary}"
+        );
+        assert!(summary["test_runtime_ms"].as_u64().is_some(), "{summary}");
+    }
+    let backoff = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["question"].as_str().unwrap().contains("`backoff`"))
+        .unwrap();
+    let single = &backoff["results"]["single"];
+    assert_eq!(single["correct"], false);
+    assert!(
+        single["answer"].as_str().unwrap().contains("1 << ($1 - 1)"),
+        "{single}"
+    );
+    assert_eq!(backoff["results"]["debate"]["check"]["passed"], true);
+    // The model never saw the hidden tests.
+    assert!(
+        requests_since(&server, 0)
+            .iter()
+            .all(|body| !body.contains("backoff 20 100")),
+        "the tests stay hidden"
+    );
+    let id = report["id"].as_str().unwrap();
+    let markdown = std::fs::read_to_string(out.join(format!("{id}.md"))).unwrap();
+    assert!(
+        markdown.contains("| arm | pass@1 |") && markdown.contains("| debate | 5/5 = 100.0 %"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("Hidden tests, run on each arm's code in the sandbox"),
+        "{markdown}"
+    );
+
+    // A HumanEval-shaped file is read as such; a bad line is named.
+    let dataset = home.path().join("humaneval.jsonl");
+    std::fs::write(
+        &dataset,
+        "{\"task_id\": \"HumanEval/0\", \"prompt\": \"def inc(x):\\n    \\\"\\\"\\\"x + 1\\\"\\\"\\\"\\n\", \"entry_point\": \"inc\", \"canonical_solution\": \"    return x + 1\\n\", \"test\": \"def check(candidate):\\n    assert candidate(1) == 2\\n\"}\n{\"task_id\": \"HumanEval/1\", \"prompt\": \"x\", \"entry_point\": \"not a name\", \"test\": \"t\"}\n",
+    )
+    .unwrap();
+    let refused = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--set",
+            "code",
+            "--dataset",
+            dataset.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused)
+            .contains("humaneval.jsonl:2: \"entry_point\" \"not a name\" is not a function name"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused = home.run(
+        Some(&server),
+        &["bench", "--set", "code", "--protocol", "moderated"],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("drop --protocol"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+/// `moot bench --set choice`: multiple-choice questions scored by letter, the bundled ones and
+/// an MMLU-shaped file whose answers are indexes.
+#[test]
+fn bench_choice_scores_letters_from_the_bundled_set_and_an_mmlu_shaped_file() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let out = home.path().join("reports");
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--set",
+            "choice",
+            "--arms",
+            "single",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    // The stand-in picks the longest choice: right on 6 of the 10 bundled questions.
+    assert_eq!(report["arms"][0]["correct"], 6, "{}", report["arms"]);
+    assert_eq!(report["arms"][0]["total"], 10);
+    let first = &report["problems"][0];
+    assert_eq!(first["answer"], "C");
+    assert_eq!(first["results"]["single"]["answer"], "C");
+    assert!(
+        requests_since(&server, 0)
+            .iter()
+            .any(|body| body.contains("C. The 99th percentile latency")
+                && body.contains("`Answer: <letter>`")),
+        "the choices are lettered and the letter asked for"
+    );
+    let dataset = home.path().join("mmlu.jsonl");
+    std::fs::write(
+        &dataset,
+        "{\"question\": \"Which is a prime?\", \"subject\": \"math\", \"choices\": [\"4\", \"6\", \"7\", \"8\"], \"answer\": 2}\n{\"question\": \"Pick one\", \"choices\": [\"only\"], \"answer\": 0}\n",
+    )
+    .unwrap();
+    let refused = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--set",
+            "choice",
+            "--dataset",
+            dataset.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("mmlu.jsonl:2: \"choices\" must be 2–26"),
+        "{}",
+        stderr(&refused)
+    );
+    std::fs::write(
+        &dataset,
+        "{\"question\": \"Which is a prime?\", \"subject\": \"math\", \"choices\": [\"4\", \"6\", \"7\", \"8\"], \"answer\": 2}\n",
+    )
+    .unwrap();
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--set",
+            "choice",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--arms",
+            "single",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["problems"][0]["answer"], "C",
+        "index 2 is the letter C"
+    );
+}

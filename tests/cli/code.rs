@@ -1049,3 +1049,125 @@ fn bad_code_phases_languages_seats_and_config_are_refused_before_anything_is_sen
 }
 
 // ——— Decisions you can trust: the journal's chain, gates that hold, lessons, secrets ———
+
+/// `moot code prune`: what finished code debates left outside the journal goes (moot's git
+/// dir, a kept work tree, an old `moot/DEB-…` branch), what may still be resumed stays, and
+/// the journal still shows and diffs every version.
+#[test]
+fn prune_removes_what_finished_code_debates_left_and_the_journal_still_has_every_version() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    let temp = home.path().join("tmp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let run = |args: &[&str]| {
+        home.command(Some(&server))
+            .env("TMPDIR", &temp)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let output = run(&[
+        "--headless",
+        "--no-checkpoints",
+        "--protocol",
+        "code",
+        "--file",
+        "calc.sh",
+        "--test",
+        "sh test.sh",
+        "--keep",
+        "Make calc.sh add its two arguments",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The Generator asked for calc.sh's history and blame (the only file it was offered): moot
+    // read it from the repository, journaled it, and the code requests carry it.
+    let shown = show_json(&home, &id);
+    let history = shown["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["phase"] == "tool" && t["seat"] == "history")
+        .expect("the history read is journaled");
+    assert_eq!(history["data"]["requested"], serde_json::json!(["calc.sh"]));
+    let read = history["content"].as_str().unwrap();
+    assert!(
+        read.contains("Recent commits of calc.sh") && read.contains(": calc"),
+        "{read}"
+    );
+    assert!(
+        read.contains("Blame (lines") && read.contains("1–2 "),
+        "{read}"
+    );
+    let asked = server
+        .seen()
+        .into_iter()
+        .find(|s| s.kind == "code")
+        .expect("a code request");
+    assert!(
+        asked
+            .body
+            .to_string()
+            .contains("The git history of `calc.sh`, as you asked"),
+        "the history reaches the Generator"
+    );
+    let git_dir = versions_git_dir(&home, &id);
+    let tree = temp.join(format!("moot-{id}"));
+    assert!(git_dir.is_dir() && tree.is_dir(), "the debate left both");
+    // An older debate's branch in the repository, a branch that is not moot's, and what a
+    // debate the journal no longer knows left behind.
+    git_in(home.path(), &["branch", "moot/DEB-legacy01"]);
+    git_in(home.path(), &["branch", "moot/feature"]);
+    let orphan = git_dir.parent().unwrap().join("DEB-orphan01.git");
+    std::fs::create_dir_all(&orphan).unwrap();
+    // A link dressed as a leftover is never followed.
+    let precious = home.path().join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::os::unix::fs::symlink(&precious, temp.join("moot-DEB-linked01")).unwrap();
+
+    // --older-than: all of it is too recent.
+    let recent = run(&["code", "prune", "--older-than", "3"]);
+    assert_eq!(recent.status.code(), Some(0), "{}", stderr(&recent));
+    let said = String::from_utf8_lossy(&recent.stdout).to_string();
+    assert!(
+        said.contains("nothing to prune") && said.contains("too recently"),
+        "{said}"
+    );
+    assert!(git_dir.is_dir() && orphan.is_dir());
+    // --dry-run names all of it and removes none.
+    let dry = String::from_utf8_lossy(&run(&["code", "prune", "--dry-run"]).stdout).to_string();
+    for expected in [
+        format!("would remove moot's git dir {}", git_dir.display()),
+        format!("would remove work tree {}", tree.display()),
+        "would remove branch moot/DEB-legacy01".to_string(),
+        "DEB-orphan01 is not in the journal".to_string(),
+    ] {
+        assert!(dry.contains(&expected), "{expected}\nnot in\n{dry}");
+    }
+    assert!(git_dir.is_dir() && tree.is_dir());
+    let pruned = run(&["code", "prune"]);
+    assert_eq!(pruned.status.code(), Some(0), "{}", stderr(&pruned));
+    assert!(!git_dir.exists() && !tree.exists() && !orphan.exists());
+    let branches = git_in(home.path(), &["branch", "--format=%(refname:short)"]);
+    assert!(!branches.contains("moot/DEB-legacy01"), "{branches}");
+    assert!(
+        branches.contains("moot/feature") && branches.contains("main"),
+        "{branches}"
+    );
+    assert!(precious.is_dir() && temp.join("moot-DEB-linked01").symlink_metadata().is_ok());
+    // The journal still has every version: listed, diffed and applied from it.
+    let versions = run(&["code", "versions", &id]);
+    assert_eq!(versions.status.code(), Some(0), "{}", stderr(&versions));
+    let listed = String::from_utf8_lossy(&versions.stdout).to_string();
+    assert!(listed.contains("v1") && listed.contains("pass"), "{listed}");
+    let diff = run(&["code", "diff", &id, "1", "2"]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    assert!(String::from_utf8_lossy(&diff.stdout).contains("calc.sh"));
+    let again = String::from_utf8_lossy(&run(&["code", "prune"]).stdout).to_string();
+    assert!(again.contains("nothing to prune"), "{again}");
+}

@@ -13,6 +13,7 @@ mod home;
 mod lessons;
 mod live;
 mod moderated;
+mod outcome;
 mod panel;
 mod topology;
 mod trust;

@@ -836,6 +836,49 @@ fn reply_for(
             ranking.extend(ids.iter().filter(|id| id.as_str() != seat).cloned());
             json!({"ranking": ranking, "confidence": 0.7}).to_string()
         }
+        "bench" if prompt.contains("Write a POSIX shell function `") => {
+            // The bundled code problems: alone it forgets backoff's cap and max_of's loop;
+            // having read the other agents' code it writes both right.
+            let name = prompt
+                .split("Write a POSIX shell function `")
+                .nth(1)
+                .and_then(|rest| rest.split('`').next())
+                .unwrap_or("");
+            let debated = prompt.contains("These are the solutions to the problem from other agents");
+            let body = match (name, debated) {
+                ("add", _) => "add() { echo $(( $1 + $2 )); }",
+                ("clamp", _) => {
+                    "clamp() { v=$1; [ \"$v\" -lt \"$2\" ] && v=$2; [ \"$v\" -gt \"$3\" ] && v=$3; echo \"$v\"; }"
+                }
+                ("backoff", false) => "backoff() { echo $(( $2 * (1 << ($1 - 1)) )); }",
+                ("backoff", true) => {
+                    "backoff() { d=$2; i=1; while [ \"$i\" -lt \"$1\" ] && [ \"$d\" -lt 30000 ]; do d=$((d * 2)); i=$((i + 1)); done; [ \"$d\" -gt 30000 ] && d=30000; echo \"$d\"; }"
+                }
+                ("is_even", _) => "is_even() { [ $(( $1 % 2 )) -eq 0 ]; }",
+                ("max_of", false) => "max_of() { echo \"$1\"; }",
+                ("max_of", true) => {
+                    "max_of() { m=$1; for x in \"$@\"; do [ \"$x\" -gt \"$m\" ] && m=$x; done; echo \"$m\"; }"
+                }
+                _ => return "I cannot write this one.".to_string(),
+            };
+            format!("Here is `{name}`.\n```sh\n{body}\n```")
+        }
+        "bench" if prompt.contains("\nA. ") && prompt.contains("\nB. ") => {
+            // Multiple choice: the stand-in picks the longest choice (the first of the longest).
+            let mut best = ('A', 0usize);
+            for line in prompt.lines() {
+                let mut chars = line.chars();
+                if let (Some(letter), Some('.'), Some(' ')) = (chars.next(), chars.next(), chars.next())
+                    && letter.is_ascii_uppercase()
+                {
+                    let length = line.chars().count() - 3;
+                    if length > best.1 {
+                        best = (letter, length);
+                    }
+                }
+            }
+            format!("The longest answer is usually the careful one.\nAnswer: {}", best.0)
+        }
         "bench" => {
             // Du et al.'s arithmetic, scripted: alone, the stand-in is off by one on every
             // problem whose numbers sum to a multiple of three; having read other agents'
@@ -908,7 +951,7 @@ fn reply_for(
             "Answer the point about non-numeric arguments; nothing else must change.".to_string()
         }
         "code_questions" => {
-            if prompt.contains("Clarifications:") {
+            let mut reply = if prompt.contains("Clarifications:") {
                 json!({"simple": false, "confidence": 0.95, "questions": []})
             } else {
                 json!({"simple": false, "confidence": 0.6, "questions": [{
@@ -916,8 +959,12 @@ fn reply_for(
                     "question": "What should calc.sh do with a non-numeric argument?",
                     "priority": "high"
                 }]})
+            };
+            // The first file offered, whose history and blame it reads before writing.
+            if let Some(offered) = schema["properties"]["history"]["items"]["enum"].as_array() {
+                reply["history"] = json!(offered.iter().take(1).collect::<Vec<_>>());
             }
-            .to_string()
+            reply.to_string()
         }
         "code_answers" => json!({
             "answers": [{

@@ -203,7 +203,7 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
             },
             created_utc: debate.created_at.clone(),
             updated_utc: debate.updated_at.clone(),
-            moderator_id: "moderator".into(),
+            moderator_id: moderator_id(document, &personas),
             scoring_info: scores.as_ref().map(|s| s.scoring_info.clone()),
             turn_requested: None,
             extra,
@@ -672,5 +672,21 @@ fn seat_letter(index: usize) -> String {
         letter.to_string()
     } else {
         format!("{letter}{}", index / 26)
+    }
+}
+
+/// Who moderated, as the manifest names it: `system`, the agent id of the participant that
+/// moderated (`--moderator seat:ROLE`), or `moderator` (moot's model, and every other protocol).
+fn moderator_id(document: &DebateDocument, personas: &[(String, crate::arena::Persona)]) -> String {
+    let stored = document.debate.config["protocol_settings"]["moderator"]
+        .as_str()
+        .unwrap_or("model");
+    match stored.strip_prefix("seat:") {
+        Some(role) => personas
+            .iter()
+            .find(|(_, p)| p.role_name.eq_ignore_ascii_case(role))
+            .map_or_else(|| "moderator".into(), |(_, p)| p.agent_id.clone()),
+        None if stored == "system" => "system".into(),
+        None => "moderator".into(),
     }
 }

@@ -37,6 +37,13 @@ impl<'a> Live<'a> {
         let Some(root) = &settings.arena_dir else {
             return live;
         };
+        if settings.dry_run {
+            notes.push(format!(
+                "Arena directory: {}",
+                root.join(&ctx.debate_id).display()
+            ));
+            return live;
+        }
         match ArenaDir::create(root, &ctx.debate_id) {
             Ok(dir) => {
                 notes.push(format!("Arena directory: {}", dir.path.display()));
@@ -66,7 +73,7 @@ impl<'a> Live<'a> {
             status: ArenaStatus::Open,
             created_utc: created.to_string(),
             updated_utc: created.to_string(),
-            moderator_id: "moderator".into(),
+            moderator_id: moderator_id(settings, members),
             scoring_info: scoring,
             turn_requested: None,
             extra: Map::new(),
@@ -193,4 +200,17 @@ pub fn protocol_md(settings: &ArenaSettings) -> String {
             "off".into()
         }
     )
+}
+
+/// The manifest's `moderator_id` (design note 003): `moderator` for moot's model, the agent id
+/// of the participant that moderates, or `system` when moot does it with no model.
+fn moderator_id(settings: &ArenaSettings, members: &[Member]) -> String {
+    match &settings.moderator {
+        super::Moderator::Model => "moderator".into(),
+        super::Moderator::System => "system".into(),
+        super::Moderator::Seat(role) => members
+            .iter()
+            .find(|m| m.persona.role_name.eq_ignore_ascii_case(role))
+            .map_or_else(|| "moderator".into(), |m| m.persona.agent_id.clone()),
+    }
 }

@@ -19,7 +19,7 @@ mod settings;
 pub use super::kit::Topology;
 pub use live::protocol_md;
 pub use result::{ArenaResult, ArenaTurn, Pick, RubricScore};
-pub use settings::{ArenaSettings, Order, PersonaSpec, Player};
+pub use settings::{ArenaSettings, Moderator, Order, PersonaSpec, Player};
 
 use super::kit;
 use super::{Common, Flag, SettingsError, SettingsInput};
@@ -69,6 +69,12 @@ const FLAGS: &[Flag] = &[
         repeatable: false,
     },
     Flag {
+        name: "moderator",
+        value: Some("model|seat:ROLE|system"),
+        help: "Who orders, scores and summarises: moot's model, a participant by its role, or moot itself with no model call",
+        repeatable: false,
+    },
+    Flag {
         name: "score",
         value: None,
         help: "The moderator scores every argument 0–1 on evidence, relevance, responsiveness and stance adherence",
@@ -99,6 +105,10 @@ impl super::TypedProtocol for Arena {
         "an arena of personas: opening statements, rebuttals that name what they answer, closing \
          statements, optional rubric scores and a moderator's summary; the arena directory of \
          design note 003 can be kept written while it runs"
+    }
+
+    fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {
+        result.resolution()
     }
 
     fn flags(&self) -> &'static [Flag] {
@@ -133,8 +143,10 @@ impl super::TypedProtocol for Arena {
     }
 
     fn without_side_effects(&self, settings: ArenaSettings) -> ArenaSettings {
+        // The directory keeps its name, so the re-run's record says what the run's said, but
+        // nothing is written there.
         ArenaSettings {
-            arena_dir: None,
+            dry_run: true,
             ..settings
         }
     }

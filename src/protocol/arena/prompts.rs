@@ -4,6 +4,7 @@
 use super::Topology;
 use super::result::{ArenaTurn, RubricScore, phase_name};
 use super::run::Member;
+use super::settings::Moderator;
 use crate::arena::Persona;
 use crate::debate::{Phase, TurnStatus};
 use crate::protocol::text::{DATA_RULE, fenced};
@@ -87,6 +88,40 @@ pub(super) fn role_of(members: &[Member], id: &str) -> String {
         .map_or(id.to_string(), |m| {
             format!("{} ({id})", m.persona.role_name)
         })
+}
+
+/// What moot writes itself when it moderates (`--moderator system`): who spoke, and each
+/// turn's opening sentence, in order. No model reads or weighs anything.
+pub(super) fn system_summary(members: &[Member], turns: &[ArenaTurn], what: &str) -> String {
+    let spoke = turns.iter().filter(|t| t.status.spoke()).count();
+    let mut out = format!(
+        "moot summarised {what} itself, with no model call: {spoke} of {} turns spoken by {} seats, in round-robin order, unscored.\n",
+        turns.len(),
+        members.len()
+    );
+    for t in turns {
+        let role = members
+            .iter()
+            .find(|m| m.persona.agent_id == t.agent_id)
+            .map_or(t.agent_id.as_str(), |m| m.persona.role_name.as_str());
+        let said = match t.status {
+            TurnStatus::TimedOut => "(missed the time limit)".to_string(),
+            TurnStatus::Failed => "(no reply)".to_string(),
+            _ => {
+                let text = t.argument.argument_text.trim();
+                let first = text.split_inclusive(". ").next().unwrap_or(text).trim();
+                crate::protocol::text::clip(first, 200)
+            }
+        };
+        let _ = writeln!(
+            out,
+            "- Turn {} — {role} ({}, round {}): {said}",
+            t.turn_number,
+            phase_name(t.phase),
+            t.round
+        );
+    }
+    out
 }
 
 pub(super) fn transcript_text(members: &[Member], turns: &[ArenaTurn]) -> String {
@@ -173,24 +208,38 @@ pub(super) fn seat_prompt(
 }
 
 /// The moderator as it summarises a round or the whole arena.
-pub(super) fn summariser_system() -> String {
+pub(super) fn summariser_system(moderator: &Moderator) -> String {
     format!(
-        "You are the moderator of a debate arena. You summarise fairly and take no side. {DATA_RULE}"
+        "{}. You summarise fairly and take no side. {DATA_RULE}",
+        who_moderates(moderator)
     )
 }
 
 /// The moderator as it orders a round's speakers.
-pub(super) fn order_system() -> String {
+pub(super) fn order_system(moderator: &Moderator) -> String {
     format!(
-        "You are the moderator of a debate arena: you manage turns and take no side. {DATA_RULE}"
+        "{}: you manage turns and take no side. {DATA_RULE}",
+        who_moderates(moderator)
     )
 }
 
 /// The moderator as it scores arguments.
-pub(super) fn scorer_system() -> String {
+pub(super) fn scorer_system(moderator: &Moderator) -> String {
     format!(
-        "You are the moderator of a debate arena. You score arguments by the rubric, not by whether you agree. {DATA_RULE}"
+        "{}. You score arguments by the rubric, not by whether you agree. {DATA_RULE}",
+        who_moderates(moderator)
     )
+}
+
+/// Who the moderator's calls speak as: moot's neutral moderator, or a participant that also
+/// moderates (told that its own turns are weighed like the others').
+fn who_moderates(moderator: &Moderator) -> String {
+    match moderator {
+        Moderator::Seat(role) => format!(
+            "You are {role}, one of the participants of this debate arena, and you also moderate it (your own turns are weighed exactly like anyone else's)"
+        ),
+        _ => "You are the moderator of a debate arena".to_string(),
+    }
 }
 
 /// A round summarised in a line a seat, for a star's seats to read.

@@ -60,12 +60,55 @@ pub struct ArenaResult {
     /// What each seat saw of the others.
     #[serde(default)]
     pub topology: Topology,
+    /// Who moderated (results from before `--moderator` were moot's model's).
+    #[serde(default, skip_serializing_if = "super::Moderator::is_model")]
+    pub moderator: super::Moderator,
     pub rounds: u32,
     pub notes: Vec<String>,
     pub date: String,
 }
 
 impl ArenaResult {
+    /// The uniform outcome: the closing vote's winner when one was taken, else the seat with
+    /// the best mean rubric score. The consensus score is the winner's share of first places,
+    /// or without a vote 1 − the gap between the best and the worst seat's mean score.
+    pub fn resolution(&self) -> crate::debate::Resolution {
+        if let Some(votes) = self.votes.as_ref().filter(|v| v.winner.is_some()) {
+            return crate::debate::Resolution {
+                winner: votes.winner_label(),
+                method: format!("{} vote", votes.method),
+                final_consensus_score: votes.first_place_share(),
+            };
+        }
+        let mut means: Vec<(String, f64)> = Vec::new();
+        for persona in &self.personas {
+            let scores: Vec<f64> = self
+                .scores
+                .iter()
+                .filter(|s| s.agent_id == persona.agent_id)
+                .map(|s| s.score)
+                .collect();
+            if !scores.is_empty() {
+                let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+                means.push((persona.role_name.clone(), mean));
+            }
+        }
+        let best = means.iter().max_by(|a, b| a.1.total_cmp(&b.1)).cloned();
+        let worst = means.iter().map(|(_, m)| *m).fold(f64::INFINITY, f64::min);
+        match best {
+            Some((role, top)) => crate::debate::Resolution {
+                winner: Some(role),
+                method: "mean rubric score".into(),
+                final_consensus_score: 1.0 - (top - worst),
+            },
+            None => crate::debate::Resolution {
+                winner: None,
+                method: "no scores were given".into(),
+                final_consensus_score: 0.0,
+            },
+        }
+    }
+
     pub fn to_markdown(&self) -> String {
         let mut out = format!(
             "# Arena: {}\n\n**Debate:** {} · **Rounds:** {} · **Order:** {}\n\n",
@@ -77,6 +120,19 @@ impl ArenaResult {
                 Order::Moderator => "moderator",
             }
         );
+        // Said only when it is not moot's model, so records from before read as they did.
+        match &self.moderator {
+            super::Moderator::Model => {}
+            super::Moderator::Seat(role) => {
+                let _ = writeln!(
+                    out,
+                    "**Moderator:** {role}, a participant (it ordered, scored and summarised its own turns with the others)\n"
+                );
+            }
+            super::Moderator::System => out.push_str(
+                "**Moderator:** the system (moot, with no model call: round-robin, unscored, the summary built from the turns)\n\n",
+            ),
+        }
         out.push_str("## Participants\n\n");
         for p in &self.personas {
             let _ = writeln!(

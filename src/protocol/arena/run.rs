@@ -10,7 +10,7 @@ use super::result::{
     ArenaResult, ArenaTurn, Pick, RubricScore, arena_turn, phase_name, with_gradual,
 };
 use super::seats::{human_turn, outside_turn};
-use super::{Arena, ArenaSettings, Order, Player, RUBRIC, Topology};
+use super::{Arena, ArenaSettings, Moderator, Order, Player, RUBRIC, Topology};
 use crate::arena::{ArenaStatus, Persona, ScoringInfo};
 use crate::debate::{
     Assessment, Confidence, Convergence, ConvergenceSignal, Decision, Event, MODERATOR, Phase,
@@ -112,6 +112,23 @@ impl<'a> ArenaRun<'a> {
             .collect();
         let seats: Vec<Seat> = members.iter().map(|m| m.seat.clone()).collect();
         let started = kit::seat_and_start(ctx, &Arena, &topic, &seats, settings.rounds).await?;
+        // A participant that moderates takes the moderator's calls on its own provider.
+        if let Some(chair) = chair(settings, &members) {
+            let provider = ctx.seat_provider(&chair.seat.id);
+            let moderator = Seat {
+                id: MODERATOR.into(),
+                ..chair.seat.clone()
+            };
+            ctx.seat_on(&moderator, provider);
+            notes.push(format!(
+                "{} moderated as well as argued: it ordered, {}and summarised, its own turns among the others.",
+                chair.persona.role_name,
+                if settings.score { "scored " } else { "" }
+            ));
+        }
+        if settings.moderator == Moderator::System {
+            notes.push("moot moderated this arena itself, with no model call: round-robin order, no scores, a summary built from the turns.".into());
+        }
         kit::announce_topology(ctx, settings.topology, &seats);
         notes.extend(started);
         let scoring = settings.score.then(|| ScoringInfo {
@@ -327,13 +344,21 @@ impl<'a> ArenaRun<'a> {
 
     /// The moderator's summary of a round, for a star topology's seats.
     async fn digest(&self, round: u32, first_of_round: usize) -> Result<String, EngineError> {
+        if self.settings.moderator == Moderator::System {
+            let what = format!("round {round}");
+            return Ok(prompts::system_summary(
+                &self.members,
+                &self.turns[first_of_round..],
+                &what,
+            ));
+        }
         let transcript = transcript_text(&self.members, &self.turns[first_of_round..]);
         let turn = self
             .ctx
             .speak(kit::prose_speech(
                 TurnKey::new(round, Phase::Digest, MODERATOR),
                 "moot_arena_digest",
-                prompts::summariser_system(),
+                prompts::summariser_system(&self.settings.moderator),
                 prompts::digest_prompt(&self.topic, round, &transcript),
                 Some(500),
                 Instant::now() + self.common.round_timeout,
@@ -358,7 +383,7 @@ impl<'a> ArenaRun<'a> {
             .ctx
             .speak(kit::ask(
                 TurnKey::new(round, Phase::Pose, MODERATOR),
-                prompts::order_system(),
+                prompts::order_system(&self.settings.moderator),
                 prompt,
                 OrderReplies { ids: ids.clone() },
                 kit::Limits::new(600, Instant::now() + self.common.round_timeout),
@@ -452,7 +477,7 @@ impl<'a> ArenaRun<'a> {
             .ctx
             .speak(kit::ask(
                 TurnKey::new(round, Phase::Evaluation, MODERATOR),
-                prompts::scorer_system(),
+                prompts::scorer_system(&self.settings.moderator),
                 prompts::scores_prompt(&self.topic, round, &transcript),
                 ScoreReplies { numbers },
                 kit::Limits::new(900, Instant::now() + self.common.round_timeout),
@@ -569,6 +594,7 @@ impl<'a> ArenaRun<'a> {
             summary,
             votes,
             topology: self.settings.topology,
+            moderator: self.settings.moderator.clone(),
             rounds: self.settings.rounds,
             notes: self.notes,
             date: crate::debate::today(),
@@ -584,6 +610,13 @@ impl<'a> ArenaRun<'a> {
 
     /// The moderator's summary, streamed; a stand-in sentence when none could be had.
     async fn summarise(&self) -> Result<String, EngineError> {
+        if self.settings.moderator == Moderator::System {
+            return Ok(prompts::system_summary(
+                &self.members,
+                &self.turns,
+                "the arena",
+            ));
+        }
         let rounds = self.turns.iter().map(|t| t.round).max().unwrap_or(0);
         let transcript = transcript_text(&self.members, &self.turns);
         let turn = self
@@ -591,7 +624,7 @@ impl<'a> ArenaRun<'a> {
             .speak(kit::prose_speech(
                 TurnKey::new(rounds, Phase::Synthesis, MODERATOR),
                 "moot_arena_summary",
-                prompts::summariser_system(),
+                prompts::summariser_system(&self.settings.moderator),
                 prompts::summary_prompt(&self.topic, &transcript, &self.scores),
                 Some(900),
                 Instant::now() + self.common.round_timeout,
@@ -602,6 +635,16 @@ impl<'a> ArenaRun<'a> {
             _ => "The moderator's summary could not be had; the transcript below stands.".into(),
         })
     }
+}
+
+/// The participant that moderates (`--moderator seat:ROLE`), when one does.
+fn chair<'m>(settings: &ArenaSettings, members: &'m [Member]) -> Option<&'m Member> {
+    let Moderator::Seat(role) = &settings.moderator else {
+        return None;
+    };
+    members
+        .iter()
+        .find(|m| m.persona.role_name.eq_ignore_ascii_case(role))
 }
 
 /// The seat at `index`, with its persona and who plays it.

@@ -15,6 +15,65 @@ pub enum Order {
     Moderator,
 }
 
+/// Who moderates an arena (design note 003: "a dedicated ModeratorAgent, one of the
+/// participating agents, or the system"): it orders the speakers (`--order moderator`),
+/// scores (`--score`) and summarises.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Moderator {
+    /// moot's model, as a neutral moderator.
+    #[default]
+    Model,
+    /// A participant, by its role: its own provider orders, scores and summarises too.
+    Seat(String),
+    /// moot itself, with no model call: round-robin, no scores, a summary built from the turns.
+    System,
+}
+
+impl Moderator {
+    pub fn is_model(&self) -> bool {
+        *self == Moderator::Model
+    }
+
+    /// Reads `--moderator` / `[arena] moderator`.
+    fn parse(text: &str) -> Result<Moderator, String> {
+        match text.trim() {
+            "model" => Ok(Moderator::Model),
+            "system" => Ok(Moderator::System),
+            other => match other.strip_prefix("seat:").map(str::trim) {
+                Some(role) if !role.is_empty() => Ok(Moderator::Seat(role.to_string())),
+                _ => Err(format!(
+                    "--moderator {other}: use model, system or seat:ROLE (a participant's role)"
+                )),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Moderator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Moderator::Model => f.write_str("model"),
+            Moderator::Seat(role) => write!(f, "seat:{role}"),
+            Moderator::System => f.write_str("system"),
+        }
+    }
+}
+
+impl From<Moderator> for String {
+    fn from(moderator: Moderator) -> String {
+        moderator.to_string()
+    }
+}
+
+impl TryFrom<String> for Moderator {
+    type Error = crate::protocol::SettingsError;
+
+    fn try_from(text: String) -> Result<Moderator, Self::Error> {
+        Moderator::parse(&text)
+    }
+}
+
 /// What a seat's persona is made of before the debate has an id.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PersonaSpec {
@@ -87,6 +146,13 @@ pub struct ArenaSettings {
     /// How a tree plans (`--planning`).
     #[serde(default)]
     pub planning: Planning,
+    /// Set for a re-run over the journal (`audit --verify`): the arena directory is named as
+    /// the run named it, but nothing is written to it. Never true in stored settings.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// Who moderates (`--moderator`); arenas stored before it were moot's model's.
+    #[serde(default, skip_serializing_if = "Moderator::is_model")]
+    pub moderator: Moderator,
 }
 
 /// `[arena]` in config.
@@ -99,6 +165,7 @@ pub(super) struct ArenaConfig {
     turn_timeout_seconds: Option<u64>,
     arena_dir: Option<PathBuf>,
     seats: Vec<String>,
+    moderator: Option<String>,
 }
 
 /// Reads a `--persona` file: the note's persona schema as JSON or TOML (`role_name` required).
@@ -206,6 +273,14 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("--arena-dir {}: cannot be created ({e})", dir.display()))?;
     }
+    let moderator = moderator(input, &config, &seats, &players)?;
+    let score = input.flags.contains_key("score") || config.score.unwrap_or(false);
+    if moderator == Moderator::System && (score || order == Order::Moderator) {
+        return Err(
+            "--moderator system runs the arena with no model call: round-robin and no scores; drop --order moderator and --score, or choose --moderator model or seat:ROLE"
+                .into(),
+        );
+    }
     let topology = Topology::from_flag(flag("topology").first().map(String::as_str))?;
     let planning = Planning::from_flag(flag("planning").first().map(String::as_str))?;
     if input.flags.contains_key("planning") && topology != Topology::Tree {
@@ -219,10 +294,58 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
         personas,
         rounds,
         order,
-        score: input.flags.contains_key("score") || config.score.unwrap_or(false),
+        score,
         turn_timeout_seconds,
         arena_dir,
+        dry_run: false,
+        moderator,
     })
+}
+
+/// `--moderator` (else `[arena] moderator`, else moot's model); a seat moderating must be one
+/// of the arena's roles, played by moot's model (a person's or an outside agent's seat cannot
+/// take the moderator's calls).
+fn moderator(
+    input: &SettingsInput<'_>,
+    config: &ArenaConfig,
+    seats: &[String],
+    players: &[Player],
+) -> Result<Moderator, SettingsError> {
+    let moderator = match (
+        input.flags.get("moderator").and_then(|v| v.first()),
+        &config.moderator,
+    ) {
+        (Some(given), _) => Moderator::parse(given)?,
+        (None, Some(given)) => Moderator::parse(given)
+            .map_err(|e| input.located("arena", "moderator", format!("moderator: {e}")))?,
+        (None, None) => Moderator::Model,
+    };
+    if let Moderator::Seat(role) = &moderator {
+        let role_of = |seat: &str| {
+            seat.split_once(':')
+                .map_or(seat, |(_, r)| r)
+                .trim()
+                .to_string()
+        };
+        let Some(index) = seats
+            .iter()
+            .position(|s| role_of(s).eq_ignore_ascii_case(role))
+        else {
+            let roles: Vec<String> = seats.iter().map(|s| role_of(s)).collect();
+            return Err(format!(
+                "--moderator seat:{role}: no seat has that role (the seats are {})",
+                roles.join(", ")
+            ));
+        };
+        if players.get(index).copied().unwrap_or_default() != Player::Model {
+            return Err(format!(
+                "--moderator seat:{role}: that seat is played by a {}, and the moderator's calls go to a model; choose a seat moot's model plays",
+                players[index].kind()
+            ));
+        }
+        return Ok(Moderator::Seat(role_of(&seats[index])));
+    }
+    Ok(moderator)
 }
 
 /// The seats' roles and who plays each, from `--seat` (`human:ROLE`, `outside:ROLE`,

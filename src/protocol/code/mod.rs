@@ -54,6 +54,10 @@ impl super::TypedProtocol for Code {
         &["before_synthesis", "before_apply"]
     }
 
+    fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {
+        result::resolution(result)
+    }
+
     fn flags(&self) -> &'static [Flag] {
         settings::FLAGS
     }

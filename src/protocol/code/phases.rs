@@ -40,7 +40,7 @@ pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineEr
                         "{}\nWhat do you need to know before you write it?",
                         shop.task()
                     ),
-                    replies::questions_reply(),
+                    replies::questions_reply(&history_offered(shop)),
                     kit::Limits::new(800, shop.deadline()),
                 )
                 .by("Generator"),
@@ -54,6 +54,7 @@ pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineEr
             break;
         }
         let data = turn.data.unwrap_or_default();
+        read_history(shop, round, &data).await?;
         let asked: Vec<(String, String)> = data["questions"]
             .as_array()
             .into_iter()
@@ -115,6 +116,73 @@ pub async fn clarify(shop: &mut Workshop<'_>) -> Result<Option<Ending>, EngineEr
     }
     Ok(None)
 }
+
+/// The files whose history the Generator may ask for: those the debate was given, in git,
+/// and not read already.
+fn history_offered(shop: &Workshop<'_>) -> Vec<String> {
+    if !shop.settings.in_git {
+        return Vec::new();
+    }
+    shop.settings
+        .files
+        .iter()
+        .map(|(path, _)| path.clone())
+        .filter(|path| !shop.histories.iter().any(|(read, _)| read == path))
+        .collect()
+}
+
+/// The history and blame of the files the Generator asked for, read from the user's
+/// repository once and journaled as moot's own turn (`history`), so a resume serves it back.
+async fn read_history(
+    shop: &mut Workshop<'_>,
+    round: u32,
+    data: &serde_json::Value,
+) -> Result<(), EngineError> {
+    let offered = history_offered(shop);
+    let mut asked: Vec<String> = Vec::new();
+    for path in data["history"].as_array().into_iter().flatten() {
+        // Only what was offered: the model names files, it never chooses paths.
+        if let Some(path) = path.as_str().filter(|p| offered.iter().any(|o| o == p))
+            && !asked.iter().any(|a| a == path)
+            && asked.len() < replies::MOST_HISTORIES
+        {
+            asked.push(path.to_string());
+        }
+    }
+    if asked.is_empty() {
+        return Ok(());
+    }
+    let key = TurnKey::new(round, Phase::Tool, HISTORY);
+    let turn = match shop.ctx.replayed(&key) {
+        Some(turn) => turn,
+        None => {
+            let mut read = Vec::new();
+            for path in &asked {
+                let text = crate::code::blame::file_history(&shop.settings.origin, path)
+                    .unwrap_or_else(|e| format!("The history of {path} could not be read: {e}\n"));
+                read.push((path.clone(), text));
+            }
+            let mut turn = Turn::pending(key, "moot", "git");
+            turn.content = read
+                .iter()
+                .map(|(_, text)| text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            turn.data = Some(json!({"requested": asked, "files": read}));
+            shop.ctx.record(turn).await?
+        }
+    };
+    let files: Vec<(String, String)> = turn
+        .data
+        .as_ref()
+        .and_then(|d| serde_json::from_value(d["files"].clone()).ok())
+        .unwrap_or_default();
+    shop.histories.extend(files);
+    Ok(())
+}
+
+/// The seat moot's own reading of git history is journaled under.
+pub const HISTORY: &str = "history";
 
 /// The Designer answers the round's questions from the task and the files; false when it
 /// could not.

@@ -9,8 +9,9 @@ use crate::engine::Unusable;
 use crate::engine::unusable;
 use serde_json::{Value, json};
 
-/// The Generator's clarifying questions, by category.
-pub fn questions_reply() -> Checked {
+/// The Generator's clarifying questions, by category, and (when the debate was given files in
+/// git) the files whose history and blame it wants to read: named from `files`, never chosen.
+pub fn questions_reply(files: &[String]) -> Checked {
     let question = json!({
         "type": "object",
         "properties": {
@@ -20,7 +21,7 @@ pub fn questions_reply() -> Checked {
         },
         "required": ["category", "question", "priority"]
     });
-    let schema = json!({
+    let mut schema = json!({
         "type": "object",
         "properties": {
             "simple": {"type": "boolean"},
@@ -29,6 +30,17 @@ pub fn questions_reply() -> Checked {
         },
         "required": ["simple", "confidence", "questions"]
     });
+    if !files.is_empty() {
+        schema["properties"]["history"] = json!({
+            "type": "array",
+            "maxItems": MOST_HISTORIES.min(files.len()),
+            "items": {"type": "string", "enum": files},
+            "description": "Files whose git history and blame you want to read before writing (may be empty)."
+        });
+        if let Some(required) = schema["required"].as_array_mut() {
+            required.push(json!("history"));
+        }
+    }
     Checked::new(
         "moot_code_questions",
         schema,
@@ -36,6 +48,9 @@ pub fn questions_reply() -> Checked {
         Some("text"),
     )
 }
+
+/// The most files whose history one round of questions may ask for.
+pub const MOST_HISTORIES: usize = 3;
 
 /// The Designer's answers to them, with what stays ambiguous.
 pub fn answers_reply() -> Checked {
@@ -128,6 +143,13 @@ pub const CATEGORIES: [&str; 5] = [
 fn validate_questions(reply: &Value) -> Result<Value, Unusable> {
     if !reply.get("simple").is_some_and(Value::is_boolean) {
         return Err("`simple` must be true or false".into());
+    }
+    if let Some(history) = reply.get("history")
+        && !history
+            .as_array()
+            .is_some_and(|files| files.iter().all(Value::is_string))
+    {
+        return Err("`history` must be a list of the files offered".into());
     }
     if !reply
         .get("confidence")

@@ -8,6 +8,29 @@ use crate::code::record::{CodeResult, Reflection};
 use crate::code::versions::{Version, Winner};
 use crate::debate::Confidence;
 
+/// The uniform outcome: the chosen version, by its tests then its quality score; the
+/// consensus score is the share of the red team's findings a version closed (1 with none).
+pub(super) fn resolution(result: &CodeResult) -> crate::debate::Resolution {
+    let closed = result
+        .findings
+        .iter()
+        .filter(|f| f.closed_by.is_some())
+        .count();
+    crate::debate::Resolution {
+        winner: result.winner.map(|n| format!("version {n}")),
+        method: if result.tests.is_empty() {
+            "quality score (no tests ran)".into()
+        } else {
+            "tests, then quality score".into()
+        },
+        final_consensus_score: if result.findings.is_empty() {
+            1.0
+        } else {
+            closed as f64 / result.findings.len() as f64
+        },
+    }
+}
+
 /// The outcome of a debate whose phases ran: the result with `chosen` as its winner.
 pub(super) fn outcome(
     shop: &Workshop<'_>,

@@ -47,6 +47,8 @@ pub struct Workshop<'a> {
     pub notes: Vec<String>,
     /// (question, answer, who answered), from the clarification phase.
     pub clarifications: Vec<(String, String, String)>,
+    /// (file, its history and blame) the Generator asked to read, from the clarification phase.
+    pub histories: Vec<(String, String)>,
     /// Versions settled so far (their results are in `tests`).
     settled: BTreeSet<u32>,
     /// The phase last announced, so that a phase is announced once however often it is
@@ -70,6 +72,7 @@ impl<'a> Workshop<'a> {
             tests: Vec::new(),
             notes: Vec::new(),
             clarifications: Vec::new(),
+            histories: Vec::new(),
             settled: BTreeSet::new(),
             announced: std::sync::Mutex::new(None),
         }
@@ -109,6 +112,12 @@ impl<'a> Workshop<'a> {
             text.push_str(&format!(
                 "\nThe project's `{path}`:\n{}\n",
                 fenced("project", "file", content)
+            ));
+        }
+        for (path, history) in &self.histories {
+            text.push_str(&format!(
+                "\nThe git history of `{path}`, as you asked:\n{}\n",
+                fenced("git", "history", history)
             ));
         }
         text

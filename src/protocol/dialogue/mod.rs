@@ -66,6 +66,10 @@ impl super::TypedProtocol for Dialogue {
         FLAGS
     }
 
+    fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {
+        result.resolution()
+    }
+
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
         input
             .table::<settings::DialogueConfig>("dialogue")

@@ -57,6 +57,39 @@ pub struct DialogueResult {
 }
 
 impl DialogueResult {
+    /// The uniform outcome: the computed winner (none for a draw) by its rule; the consensus
+    /// score is the overlap of the sides' final commitment stores (shared ÷ all, 0–1).
+    pub fn resolution(&self) -> crate::debate::Resolution {
+        let c = &self.computed;
+        let winner = (c.winner != "DRAW").then(|| c.winner.clone());
+        let method = match (c.decided_by.as_str(), &winner) {
+            ("concession", _) => "concession of the other side's thesis",
+            ("retraction", _) => "retraction of its own thesis",
+            (_, None) => "argument scores (a draw)",
+            _ => "argument scores",
+        };
+        let held = |side: &str| -> std::collections::BTreeSet<String> {
+            c.commitment_stores
+                .iter()
+                .filter(|s| s.seat == side)
+                .flat_map(|s| s.commitments.iter())
+                .map(|k| crate::argue::commitments::normalize(&k.text))
+                .collect()
+        };
+        let (pro, opp) = (held("PRO"), held("OPP"));
+        let all = pro.union(&opp).count();
+        let shared = pro.intersection(&opp).count();
+        crate::debate::Resolution {
+            winner,
+            method: method.into(),
+            final_consensus_score: if all == 0 {
+                0.0
+            } else {
+                shared as f64 / all as f64
+            },
+        }
+    }
+
     /// How sure the record can be: a surrender is decisive; otherwise by the margin, lowered
     /// when the moderator reads it the other way.
     pub fn confidence(&self) -> Confidence {
@@ -524,5 +557,60 @@ mod tests {
         assert!(!winner_rule(&computed).contains("more surviving"));
         computed.decided_by = "concession".into();
         assert!(winner_rule(&computed).contains("concedes the other's thesis loses"));
+    }
+
+    #[test]
+    fn the_uniform_outcome_is_the_computed_winner_and_the_overlap_of_the_stores() {
+        use crate::argue::{Commitment, CommitmentStore};
+        let mut computed = compute(&["PRO".into(), "OPP".into()], &opening(), 0);
+        let store = |seat: &str, texts: &[&str]| CommitmentStore {
+            seat: seat.into(),
+            commitments: texts
+                .iter()
+                .map(|t| Commitment {
+                    text: t.to_string(),
+                    move_id: "X".into(),
+                    conceded: false,
+                })
+                .collect(),
+            retractions: vec![],
+        };
+        // One shared of three held: 1/3.
+        computed.commitment_stores = vec![
+            store("PRO", &["Adopt tower", "Tower is maintained"]),
+            store("OPP", &["tower is maintained.", "Keep the loop"]),
+        ];
+        computed.winner = "OPP".into();
+        computed.decided_by = "concession".into();
+        let result = DialogueResult {
+            debate_id: "DEB-x".into(),
+            topic: "t".into(),
+            focus: None,
+            participants: vec![],
+            context: vec![],
+            computed,
+            moderator: None,
+            disagreement: None,
+            violations: vec![],
+            votes: None,
+            rounds: 1,
+            notes: vec![],
+            date: String::new(),
+        };
+        let read = result.resolution();
+        assert_eq!(read.winner.as_deref(), Some("OPP"));
+        assert_eq!(read.method, "concession of the other side's thesis");
+        assert!(
+            (read.final_consensus_score - 1.0 / 3.0).abs() < 1e-9,
+            "{read:?}"
+        );
+        let mut draw = result.clone();
+        draw.computed.winner = "DRAW".into();
+        draw.computed.decided_by = "scores".into();
+        let read = draw.resolution();
+        assert_eq!(
+            (read.winner, read.method.as_str()),
+            (None, "argument scores (a draw)")
+        );
     }
 }

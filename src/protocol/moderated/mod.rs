@@ -35,6 +35,10 @@ impl super::TypedProtocol for Moderated {
     }
 
     /// Everything it needs is common to every protocol (perspectives, rounds, budgets).
+    fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {
+        result::resolution(result)
+    }
+
     fn flags(&self) -> &'static [super::Flag] {
         &[kit::TOPOLOGY_FLAG, super::tree::PLANNING_FLAG]
     }

@@ -15,6 +15,67 @@ use crate::protocol::kit::{self};
 use crate::protocol::{Ending, Outcome};
 use tokio::time::Instant;
 
+/// Characters of the recommendation that name the winner in the uniform outcome.
+const WINNER_CHARS: usize = 160;
+
+/// The text without its argument citations (`[A2.1]`), which name moves, not the winner.
+fn without_citations(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        let cited = rest[open + 1..]
+            .find(']')
+            .map(|close| &rest[open + 1..open + 1 + close]);
+        match cited.filter(|id| {
+            id.starts_with(|c: char| c.is_ascii_uppercase())
+                && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+        }) {
+            Some(id) => {
+                out.push_str(&rest[..open]);
+                rest = &rest[open + id.len() + 2..];
+            }
+            None => {
+                out.push_str(&rest[..=open]);
+                rest = &rest[open + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    let words: Vec<&str> = out.split_whitespace().collect();
+    words.join(" ").replace(" .", ".").replace(" ,", ",")
+}
+
+/// The uniform outcome of a moderated debate: the closing vote's winner when one was taken,
+/// else the synthesis's recommendation (its first sentence). The consensus score is the
+/// winner's share of first places, or without a vote the share of the synthesis's points that
+/// are agreements rather than tensions (0 with neither).
+pub(super) fn resolution(synthesis: &Synthesis) -> crate::debate::Resolution {
+    if let Some(votes) = synthesis.votes.as_ref().filter(|v| v.winner.is_some()) {
+        return crate::debate::Resolution {
+            winner: votes.winner_label(),
+            method: format!("{} vote", votes.method),
+            final_consensus_score: votes.first_place_share(),
+        };
+    }
+    let recommendation = without_citations(&synthesis.recommendation);
+    let first = recommendation
+        .split_inclusive(". ")
+        .next()
+        .unwrap_or(&recommendation)
+        .trim();
+    let agreed = synthesis.agreements.len();
+    let points = agreed + synthesis.tensions.len();
+    crate::debate::Resolution {
+        winner: (!first.is_empty()).then(|| crate::protocol::text::clip(first, WINNER_CHARS)),
+        method: "the moderator's synthesis".into(),
+        final_consensus_score: if points == 0 {
+            0.0
+        } else {
+            agreed as f64 / points as f64
+        },
+    }
+}
+
 impl Moderation<'_> {
     /// Step 5: The moderator's synthesis over everything said, and what it is built from.
     pub(super) async fn synthesise(
@@ -286,4 +347,40 @@ async fn present(
         });
     }
     ctx.ask(round, kind, None).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_winner_is_the_recommendations_first_sentence_without_its_citations() {
+        assert_eq!(
+            without_citations("Use Redis [A2.1] [B1.r1] for sessions. Revisit [later]."),
+            "Use Redis for sessions. Revisit [later]."
+        );
+        let synthesis = Synthesis {
+            recommendation: "Use Redis [A2.1] for sessions. Then measure.".into(),
+            agreements: vec!["both want speed".into()],
+            tensions: vec!["cost".into(), "ops".into(), "risk".into()],
+            title: String::new(),
+            date: String::new(),
+            debate_id: String::new(),
+            rounds: 1,
+            perspectives: vec![],
+            question: String::new(),
+            perspectives_considered: vec![],
+            confidence: crate::debate::Confidence::Medium,
+            caveats: vec![],
+            dissent: String::new(),
+            action_items: vec![],
+            notes: vec![],
+            approval: None,
+            votes: None,
+        };
+        let read = resolution(&synthesis);
+        assert_eq!(read.winner.as_deref(), Some("Use Redis for sessions."));
+        assert_eq!(read.method, "the moderator's synthesis");
+        assert_eq!(read.final_consensus_score, 0.25);
+    }
 }

@@ -65,6 +65,10 @@ impl super::TypedProtocol for Panel {
          challenge each other; two thirds agreeing is RECOMMENDED, else CONTESTED"
     }
 
+    fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {
+        result.resolution()
+    }
+
     fn flags(&self) -> &'static [Flag] {
         FLAGS
     }

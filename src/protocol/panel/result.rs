@@ -208,6 +208,40 @@ impl PanelResult {
         out
     }
 
+    /// The uniform outcome: the chosen or recommended option; the consensus score is the share
+    /// of readable judges backing the leading option at the end.
+    pub fn resolution(&self) -> crate::debate::Resolution {
+        let label = |id: &str| {
+            self.options
+                .iter()
+                .find(|o| o.id == id)
+                .map_or_else(|| id.to_string(), |o| format!("{}: {}", o.id, o.label))
+        };
+        let (winner, method) = match (&self.chosen, &self.recommended_option) {
+            (Some(chosen), _) => (
+                Some(label(&chosen.option)),
+                format!("the choice of {} (the judges were split)", chosen.by),
+            ),
+            (None, Some(option)) => (
+                Some(label(option)),
+                match &self.decided_by {
+                    Some(vote) => vote.clone(),
+                    None => format!("consensus at {}", self.threshold),
+                },
+            ),
+            (None, None) => (None, "contested: left to the person".into()),
+        };
+        crate::debate::Resolution {
+            winner,
+            method,
+            final_consensus_score: if self.voters == 0 {
+                0.0
+            } else {
+                self.agreeing as f64 / self.voters as f64
+            },
+        }
+    }
+
     pub fn outcome(&self) -> Outcome {
         Outcome {
             markdown: self.to_markdown(),
