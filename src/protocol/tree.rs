@@ -24,25 +24,94 @@ pub enum Planning {
 }
 
 impl Planning {
-    /// `--planning` as given (cpde when absent).
-    pub fn from_flag(given: Option<&str>) -> Result<Planning, super::BadFlag> {
+    /// `--planning` as given: `cpde`, `dpde`, or `auto` (the default), which reads the question
+    /// (`Planning::auto`); with the reason for an automatic choice.
+    pub fn choose(
+        given: Option<&str>,
+        question: Option<&str>,
+    ) -> Result<(Planning, Option<String>), super::BadFlag> {
         match given.map(str::trim) {
-            None | Some("cpde") => Ok(Planning::Cpde),
-            Some("dpde") => Ok(Planning::Dpde),
+            Some("cpde") => Ok((Planning::Cpde, None)),
+            Some("dpde") => Ok((Planning::Dpde, None)),
+            None | Some("auto") => {
+                let (planning, reason) = Planning::auto(question.unwrap_or(""));
+                Ok((planning, Some(reason)))
+            }
             Some(other) => Err(super::BadFlag {
                 flag: "planning",
                 given: other.to_string(),
-                choices: "cpde (the root plans) or dpde (each lead plans, the root reconciles)",
+                choices: "auto (chosen from the question), cpde (the root plans) or dpde (each lead plans, the root reconciles)",
             }),
         }
     }
+
+    /// CPDE for a question with one clear deliverable, DPDE for one made of several independent
+    /// parts (a list, clauses set apart by semicolons, "as well as", "and also"), with why.
+    pub fn auto(question: &str) -> (Planning, String) {
+        let parts = independent_parts(question);
+        if parts.len() >= 2 {
+            let quoted: Vec<String> = parts.iter().map(|p| format!("“{p}”")).collect();
+            (
+                Planning::Dpde,
+                format!(
+                    "the question has {} independent parts ({}), so each lead plans its own and the root reconciles them (dpde)",
+                    parts.len(),
+                    quoted.join("; ")
+                ),
+            )
+        } else {
+            (
+                Planning::Cpde,
+                "the question asks for one deliverable, so the root splits it for the teams (cpde)"
+                    .into(),
+            )
+        }
+    }
+}
+
+/// The parts of a question that stand on their own: list items, or clauses separated by
+/// semicolons, "as well as" or "and also", each of four words or more.
+fn independent_parts(question: &str) -> Vec<String> {
+    let listed: Vec<String> = question
+        .lines()
+        .map(str::trim)
+        .filter_map(|line| {
+            let rest = line
+                .strip_prefix("- ")
+                .or_else(|| line.strip_prefix("* "))
+                .or_else(|| {
+                    let digits = line.chars().take_while(char::is_ascii_digit).count();
+                    (digits > 0)
+                        .then(|| &line[digits..])
+                        .and_then(|r| r.strip_prefix(". ").or_else(|| r.strip_prefix(") ")))
+                })?;
+            Some(rest.trim().to_string())
+        })
+        .collect();
+    let candidates = if listed.len() >= 2 {
+        listed
+    } else {
+        let mut parts = vec![question.trim().to_string()];
+        for separator in [";", " as well as ", " and also "] {
+            parts = parts
+                .iter()
+                .flat_map(|p| p.split(separator).map(|s| s.trim().to_string()))
+                .collect();
+        }
+        parts
+    };
+    candidates
+        .into_iter()
+        .map(|p| p.trim_end_matches(['?', '.', '!']).trim().to_string())
+        .filter(|p| p.split_whitespace().count() >= 4)
+        .collect()
 }
 
 /// The flag a protocol with the tree topology declares.
 pub const PLANNING_FLAG: super::Flag = super::Flag {
     name: "planning",
-    value: Some("cpde|dpde"),
-    help: "With --topology tree: the root hands out sub-questions (cpde), or each lead proposes its own and the root reconciles them (dpde)",
+    value: Some("auto|cpde|dpde"),
+    help: "With --topology tree: the root hands out sub-questions (cpde), each lead proposes its own and the root reconciles them (dpde), or chosen from the question (auto, the default)",
     repeatable: false,
 };
 
@@ -149,6 +218,234 @@ impl Tree {
             target.question = format!("{} Also: {}", target.question, team.question);
         }
         Some(target.lead.clone())
+    }
+}
+
+/// A seat as a tree reads its role: its name, the words of what it cares about (its
+/// priorities, and its catalog perspective's keywords), and the perspectives it pulls against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Role {
+    pub id: String,
+    pub name: String,
+    /// The words of what it cares about (priorities, keywords): what roles share.
+    words: std::collections::BTreeSet<String>,
+    /// The words of its name ("skeptic", "security"): with `words`, what a phase looks for.
+    named: std::collections::BTreeSet<String>,
+    opposes: Vec<String>,
+}
+
+/// Lowercase words of four letters or more, the way roles are compared.
+fn words_of(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+}
+
+impl Role {
+    /// The role of `seat`, with what the catalog says of its perspective (by name) when it
+    /// has one.
+    pub fn of(seat: &crate::debate::Seat, catalog: &[crate::catalog::Perspective]) -> Role {
+        let known = crate::catalog::find(catalog, &seat.perspective);
+        let mut words: std::collections::BTreeSet<String> =
+            seat.priorities.iter().flat_map(|p| words_of(p)).collect();
+        if let Some(perspective) = known {
+            words.extend(perspective.priorities.iter().flat_map(|p| words_of(p)));
+            words.extend(perspective.keywords.iter().flat_map(|k| words_of(k)));
+        }
+        Role {
+            id: seat.id.clone(),
+            name: seat.perspective.clone(),
+            words,
+            named: words_of(&seat.perspective).collect(),
+            opposes: known.map(|p| p.opposes.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// How much two roles share (the words of what they care about), and a large negative
+    /// when either pulls against the other.
+    fn affinity(&self, other: &Role) -> i64 {
+        let against =
+            |a: &Role, b: &Role| a.opposes.iter().any(|o| o.eq_ignore_ascii_case(&b.name));
+        if against(self, other) || against(other, self) {
+            return -100;
+        }
+        self.words.intersection(&other.words).count() as i64
+    }
+
+    /// How well the role fits what a phase asks of a lead.
+    fn fits(&self, concern: &[&str]) -> usize {
+        concern
+            .iter()
+            .filter(|word| self.words.contains(**word) || self.named.contains(**word))
+            .count()
+    }
+}
+
+/// What a phase asks of a team's lead, and the words of roles that answer it: building the
+/// case (openings, arguments, proposals), finding the weak points (rebuttals, critiques, the
+/// red and blue teams), weighing it up (closings, syntheses).
+fn concern(phase: Phase) -> Option<(&'static str, &'static [&'static str])> {
+    match phase {
+        Phase::Opening | Phase::Argument | Phase::Proposal => Some((
+            "building the case",
+            &[
+                "proponent",
+                "architect",
+                "design",
+                "performance",
+                "flexibility",
+                "extensibility",
+                "user",
+                "experience",
+                "growth",
+                "value",
+                "latency",
+                "throughput",
+            ],
+        )),
+        Phase::Rebuttal | Phase::Critique | Phase::Attack | Phase::Defence | Phase::Challenge => {
+            Some((
+                "finding the weak points",
+                &[
+                    "security",
+                    "skeptic",
+                    "critic",
+                    "risk",
+                    "compliance",
+                    "attack",
+                    "threat",
+                    "audit",
+                    "reliability",
+                    "privacy",
+                    "protection",
+                    "surface",
+                ],
+            ))
+        }
+        Phase::Closing | Phase::Synthesis | Phase::Evaluation => Some((
+            "weighing it up",
+            &[
+                "simplicity",
+                "operational",
+                "operations",
+                "maintainability",
+                "debuggability",
+                "pragmatic",
+                "cost",
+                "delivery",
+                "monitoring",
+                "readability",
+                "familiarity",
+            ],
+        )),
+        _ => None,
+    }
+}
+
+impl Tree {
+    /// Seats grouped into teams by role affinity (design note 004's BuildTree): as many teams
+    /// of the same sizes as `Tree::of`, each seeded with the role least like the seeds before
+    /// it, then every other seat put with the team it shares most with (never, if it can help
+    /// it, with a role it pulls against). With nothing to tell the roles apart, seat order.
+    pub fn by_roles(roles: &[Role]) -> Result<Tree, TooFewSeats> {
+        let order: Vec<String> = roles.iter().map(|r| r.id.clone()).collect();
+        let plain = Tree::of(&order)?;
+        let known = roles
+            .iter()
+            .enumerate()
+            .any(|(i, a)| roles[i + 1..].iter().any(|b| a.affinity(b) != 0));
+        if !known {
+            return Ok(plain);
+        }
+        let sizes: Vec<usize> = plain.teams.iter().map(|t| t.members.len()).collect();
+        let mut teams: Vec<Vec<usize>> = vec![Vec::new(); sizes.len()];
+        teams[0].push(0);
+        for team in 1..sizes.len() {
+            let seed = (0..roles.len())
+                .filter(|i| !teams.iter().flatten().any(|t| t == i))
+                .min_by_key(|&i| {
+                    teams[..team]
+                        .iter()
+                        .flatten()
+                        .map(|&s| roles[i].affinity(&roles[s]))
+                        .max()
+                        .unwrap_or(0)
+                });
+            if let Some(seed) = seed {
+                teams[team].push(seed);
+            }
+        }
+        for i in 0..roles.len() {
+            if teams.iter().flatten().any(|&t| t == i) {
+                continue;
+            }
+            let best = (0..teams.len())
+                .filter(|&t| teams[t].len() < sizes[t])
+                .max_by_key(|&t| {
+                    let score: i64 = teams[t].iter().map(|&m| roles[i].affinity(&roles[m])).sum();
+                    // Ties go to the first team.
+                    (score, std::cmp::Reverse(t))
+                });
+            if let Some(team) = best {
+                teams[team].push(i);
+            }
+        }
+        Ok(Tree {
+            teams: teams
+                .into_iter()
+                .map(|mut members| {
+                    members.sort_unstable();
+                    let members: Vec<String> =
+                        members.into_iter().map(|i| roles[i].id.clone()).collect();
+                    Team {
+                        lead: members[0].clone(),
+                        members,
+                        question: String::new(),
+                    }
+                })
+                .collect(),
+        })
+    }
+
+    /// Each team's lead for `phase` (SelectLeader): the member whose role fits what the phase
+    /// asks of a lead best; the lead stays when no role fits. Returns a line for each team
+    /// whose lead changed, saying who leads now and why.
+    pub fn lead_for(&mut self, phase: Phase, roles: &[Role]) -> Vec<String> {
+        let Some((asks, words)) = concern(phase) else {
+            return Vec::new();
+        };
+        let mut changed = Vec::new();
+        for (index, team) in self.teams.iter_mut().enumerate() {
+            let fits = |id: &String| {
+                roles
+                    .iter()
+                    .find(|r| &r.id == id)
+                    .map_or(0, |r| r.fits(words))
+            };
+            // When no role fits, the lead stays who it is.
+            let Some(best) = team
+                .members
+                .iter()
+                .enumerate()
+                .max_by_key(|(position, id)| (fits(id), std::cmp::Reverse(*position)))
+                .filter(|(_, id)| fits(id) > 0)
+                .map(|(_, id)| id.clone())
+            else {
+                continue;
+            };
+            if best != team.lead {
+                let name = roles
+                    .iter()
+                    .find(|r| r.id == best)
+                    .map_or(best.clone(), |r| r.name.clone());
+                changed.push(format!(
+                    "{name} ({best}) leads team {} for the {phase} phase: its role fits {asks}",
+                    index + 1
+                ));
+                team.lead = best;
+            }
+        }
+        changed
     }
 }
 
@@ -460,6 +757,48 @@ pub fn told(
     out
 }
 
+/// Sets each team's lead for `phase` (when built from roles: `roles` is empty otherwise) and
+/// says who leads now and why, as a notice journaled with the debate and a line for the
+/// record; the tree is announced again when a lead changed and `announce_change` asks.
+pub fn lead_phase(
+    ctx: &Context,
+    tree: &mut Tree,
+    phase: Phase,
+    roles: &[Role],
+    announce_change: bool,
+) -> Vec<String> {
+    if roles.is_empty() {
+        return Vec::new();
+    }
+    let changed = tree.lead_for(phase, roles);
+    for line in &changed {
+        ctx.emit(Event::Notice {
+            message: format!("tree: {line}"),
+        });
+    }
+    if announce_change && !changed.is_empty() {
+        announce(ctx, tree);
+    }
+    changed
+}
+
+/// Says how the tree plans, and why when `--planning auto` chose it, as a journaled notice;
+/// the line for the record.
+pub fn planned(ctx: &Context, planning: Planning, reason: Option<&str>) -> Option<String> {
+    let name = match planning {
+        Planning::Cpde => "cpde",
+        Planning::Dpde => "dpde",
+    };
+    let line = match reason {
+        Some(reason) => format!("Planning: {name}, chosen automatically: {reason}."),
+        None => format!("Planning: {name}, as --planning asked."),
+    };
+    ctx.emit(Event::Notice {
+        message: line.clone(),
+    });
+    Some(line)
+}
+
 /// Announces the tree (again after a hand-over) for the workbench's diagram.
 pub fn announce(ctx: &Context, tree: &Tree) {
     ctx.emit(Event::Topology {
@@ -551,12 +890,122 @@ mod tests {
         assert_eq!(tree.teams[0].question, "risk? Also: cost?");
         assert_eq!(tree.hand_over("C"), None, "no sibling left");
         assert_eq!(tree.hand_over("B"), None, "not a lead");
-        assert_eq!(Planning::from_flag(Some("dpde")).unwrap(), Planning::Dpde);
+        assert_eq!(
+            Planning::choose(Some("dpde"), None).unwrap(),
+            (Planning::Dpde, None)
+        );
         assert!(
-            Planning::from_flag(Some("x"))
+            Planning::choose(Some("x"), None)
                 .unwrap_err()
                 .to_string()
-                .contains("cpde")
+                .contains("auto")
         );
+    }
+
+    #[test]
+    fn auto_planning_reads_one_deliverable_as_cpde_and_independent_parts_as_dpde() {
+        let (one, why) = Planning::auto("Should we use Redis or PostgreSQL for caching?");
+        assert_eq!(one, Planning::Cpde);
+        assert!(why.contains("one deliverable"), "{why}");
+        let (many, why) = Planning::auto(
+            "Pick a session store for the API; choose a queue for the billing jobs; decide how we roll out the new schema",
+        );
+        assert_eq!(many, Planning::Dpde);
+        assert!(
+            why.contains("3 independent parts")
+                && why.contains("“choose a queue for the billing jobs”"),
+            "{why}"
+        );
+        let (listed, _) = Planning::auto(
+            "Plan the migration:\n1. Move the sessions to the new cluster\n2. Rewrite the billing export job\n",
+        );
+        assert_eq!(listed, Planning::Dpde);
+        // Short fragments are not parts of their own.
+        assert_eq!(Planning::auto("Redis; or not?").0, Planning::Cpde);
+        assert_eq!(
+            Planning::choose(None, Some("a; b"))
+                .unwrap()
+                .1
+                .as_deref()
+                .map(|r| r.contains("one deliverable")),
+            Some(true)
+        );
+    }
+
+    fn seat(id: &str, perspective: &str) -> crate::debate::Seat {
+        crate::debate::Seat {
+            id: id.into(),
+            perspective: perspective.into(),
+            priorities: vec![],
+            trade_offs: String::new(),
+            stance: String::new(),
+            provider: None,
+            model: None,
+        }
+    }
+
+    #[test]
+    fn teams_group_by_role_affinity_and_each_phase_is_led_by_the_role_that_fits() {
+        let catalog = crate::catalog::catalog(&[]);
+        let roles: Vec<Role> = [
+            ("A", "Performance Advocate"),
+            ("B", "Simplicity Advocate"),
+            ("C", "Security Advocate"),
+            ("D", "Operational Simplicity"),
+            ("E", "User Experience"),
+            ("F", "Future Flexibility"),
+        ]
+        .iter()
+        .map(|(id, name)| Role::of(&seat(id, name), &catalog))
+        .collect();
+        let mut tree = Tree::by_roles(&roles).unwrap();
+        assert_eq!(tree.teams.len(), 2);
+        assert_eq!(tree.teams[0].members.len(), 3);
+        // No team holds two roles that pull against each other where it could avoid it.
+        for team in &tree.teams {
+            for a in &team.members {
+                for b in &team.members {
+                    let (a, b) = (
+                        roles.iter().find(|r| &r.id == a).unwrap(),
+                        roles.iter().find(|r| &r.id == b).unwrap(),
+                    );
+                    assert!(
+                        a.affinity(b) > -100,
+                        "{} with {} in {tree:?}",
+                        a.name,
+                        b.name
+                    );
+                }
+            }
+        }
+        assert_ne!(
+            tree,
+            Tree::of(&["A", "B", "C", "D", "E", "F"].map(String::from)).unwrap()
+        );
+        // Rebuttals: the Security seat leads its team; closing: the simplicity roles.
+        let changed = tree.lead_for(Phase::Rebuttal, &roles);
+        let security_team = tree.team_of("C").unwrap();
+        assert_eq!(tree.teams[security_team].lead, "C");
+        assert!(
+            changed
+                .iter()
+                .any(|l| l.contains("Security Advocate (C) leads team")
+                    && l.contains("finding the weak points")),
+            "{changed:?}"
+        );
+        tree.lead_for(Phase::Closing, &roles);
+        let closing_leads: Vec<&str> = tree.teams.iter().map(|t| t.lead.as_str()).collect();
+        assert!(
+            closing_leads.iter().any(|l| ["B", "D"].contains(l)),
+            "{closing_leads:?}"
+        );
+        // With nothing known of the roles, seat order and the first seat, as before.
+        let unknown: Vec<Role> = ["P", "Q", "R"]
+            .iter()
+            .map(|id| Role::of(&seat(id, &format!("Seat {id}")), &catalog))
+            .collect();
+        let mut plain = Tree::by_roles(&unknown).unwrap();
+        assert_eq!(plain, Tree::of(&["P", "Q", "R"].map(String::from)).unwrap());
+        assert!(plain.lead_for(Phase::Rebuttal, &unknown).is_empty());
     }
 }

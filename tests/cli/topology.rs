@@ -287,35 +287,46 @@ pub(crate) fn a_tree_arena_shows_each_seat_only_what_its_place_in_the_tree_allow
         one("Ethics Advisor"),
         one("Security Advocate"),
     );
+    // Leads follow the phase's concern (rebuttals: finding the weak points): in round two the
+    // Skeptic leads team 1 and the Security Advocate team 2, and the faces are told.
+    assert!(
+        of_type(&events, "notice").iter().any(|n| n["message"]
+            == "tree: Skeptic (B) leads team 1 for the rebuttal phase: its role fits finding the weak points"),
+        "{events:?}"
+    );
+    assert_eq!(
+        topology[1]["sees"][0],
+        serde_json::json!(["A", ["B (lead's summary)"]])
+    );
     // A leaf: itself and its lead's summary, nobody else's words.
     assert!(
-        b.contains(&raw("Skeptic")) && b.contains("LEAD-SUMMARY-1"),
-        "{b}"
+        a.contains(&raw("Proponent")) && a.contains("LEAD-SUMMARY-1"),
+        "{a}"
     );
-    for other in ["Proponent", "Ethics Advisor", "Security Advocate"] {
-        assert!(!b.contains(&raw(other)), "B saw {other}: {b}");
+    for other in ["Skeptic", "Ethics Advisor", "Security Advocate"] {
+        assert!(!a.contains(&raw(other)), "A saw {other}: {a}");
     }
     assert!(
-        !b.contains("ROOT-SUMMARY") && !b.contains("LEAD-SUMMARY-2"),
-        "{b}"
+        !a.contains("ROOT-SUMMARY") && !a.contains("LEAD-SUMMARY-2"),
+        "{a}"
     );
     assert!(
-        d.contains("LEAD-SUMMARY-2") && !d.contains("LEAD-SUMMARY-1"),
-        "{d}"
+        c.contains("LEAD-SUMMARY-2") && !c.contains("LEAD-SUMMARY-1"),
+        "{c}"
     );
     // A lead: its team's words and the root's summary, not the other team's.
     assert!(
-        a.contains(&raw("Proponent")) && a.contains(&raw("Skeptic")),
-        "{a}"
+        b.contains(&raw("Proponent")) && b.contains(&raw("Skeptic")),
+        "{b}"
     );
-    assert!(a.contains("ROOT-SUMMARY"), "{a}");
+    assert!(b.contains("ROOT-SUMMARY"), "{b}");
     assert!(
-        !a.contains(&raw("Ethics Advisor")) && !a.contains(&raw("Security Advocate")),
-        "{a}"
+        !b.contains(&raw("Ethics Advisor")) && !b.contains(&raw("Security Advocate")),
+        "{b}"
     );
     assert!(
-        c.contains(&raw("Security Advocate")) && !c.contains(&raw("Skeptic")),
-        "{c}"
+        d.contains(&raw("Ethics Advisor")) && !d.contains(&raw("Skeptic")),
+        "{d}"
     );
     // Each team works on the root's sub-question for it.
     assert!(
@@ -326,6 +337,8 @@ pub(crate) fn a_tree_arena_shows_each_seat_only_what_its_place_in_the_tree_allow
         c.contains("Root sub-question 2") && !c.contains("Root sub-question 1"),
         "{c}"
     );
+    // Round two's summary of team 1 is the Skeptic's, its lead then.
+    assert_eq!(prompts_of(&server, "lead_summary", "B", 2).len(), 1);
     // The lead's summary was asked with its team's turns only.
     let summary = &prompts_of(&server, "lead_summary", "A", 1)[0];
     assert!(summary.contains(&raw("Skeptic")) && !summary.contains(&raw("Ethics Advisor")));
@@ -388,23 +401,33 @@ fn a_moderated_tree_plans_by_its_leads_and_hands_a_failed_leads_team_to_a_siblin
         .collect();
     assert_eq!(plans.len(), 1);
     assert!(plans[0].contains("Team 1 proposes") && plans[0].contains("Team 2 proposes"));
-    let b1 = &prompts_of(&server, "argument", "B", 1)[0];
-    assert!(b1.contains("Reconciled sub-question 1"), "{b1}");
-    // A's summary failed in round 1: its team went to C, whose round-2 prompt sees B's words.
-    let handed = of_type(&events, "notice").iter().any(|n| {
-        n["message"]
-            .as_str()
-            .unwrap()
-            .contains("A failed as a lead in round 1; its team was handed to C's team")
-    });
-    assert!(handed, "{events:?}");
+    // Teams by role: Operational Simplicity (A) with Simplicity Advocate (D), Performance (B)
+    // with Future Flexibility (C); never a role with one it pulls against.
     let trees = of_type(&events, "topology");
-    assert_eq!(trees.len(), 2, "announced again after the hand-over");
-    assert_eq!(trees[1]["sees"][0][0], "C");
-    let c2 = &prompts_of(&server, "argument", "C", 2)[0];
+    assert_eq!(
+        trees[0]["sees"][0],
+        serde_json::json!(["A", ["D", "moderator (root)"]])
+    );
+    assert_eq!(trees[0]["sees"][2][0], "B");
+    let said = |text: &str| {
+        of_type(&events, "notice")
+            .iter()
+            .any(|n| n["message"].as_str().unwrap().contains(text))
+    };
+    assert!(said("Planning: dpde, as --planning asked."), "{events:?}");
+    let b1 = &prompts_of(&server, "argument", "B", 1)[0];
+    assert!(b1.contains("Reconciled sub-question 2"), "{b1}");
+    // A's summary failed in round 1: its team went to B, whose round-2 prompt sees A's words.
     assert!(
-        c2.contains("B1.1"),
-        "C now leads B and sees its arguments: {c2}"
+        said("A failed as a lead in round 1; its team was handed to B's team"),
+        "{events:?}"
+    );
+    assert_eq!(trees.len(), 2, "announced again after the hand-over");
+    assert_eq!(trees[1]["sees"][0][0], "B");
+    let b2 = &prompts_of(&server, "argument", "B", 2)[0];
+    assert!(
+        b2.contains("A1.1"),
+        "B now leads A and sees its arguments: {b2}"
     );
     let d2 = &prompts_of(&server, "argument", "D", 2)[0];
     assert!(
@@ -416,7 +439,11 @@ fn a_moderated_tree_plans_by_its_leads_and_hands_a_failed_leads_team_to_a_siblin
         .unwrap()
         .to_string();
     assert!(record.contains("Topology: tree"), "{record}");
-    assert!(record.contains("handed to C's team"), "{record}");
+    assert!(record.contains("handed to B's team"), "{record}");
+    assert!(
+        record.contains("Planning: dpde, as --planning asked."),
+        "{record}"
+    );
 }
 
 #[test]
@@ -430,11 +457,88 @@ fn tree_planning_needs_a_tree_and_a_known_plan() {
         ),
         (
             &["--topology", "tree", "--planning", "both"][..],
-            "--planning both: use cpde",
+            "--planning both: use auto (chosen from the question), cpde",
         ),
         (&["--topology", "ring"][..], "use mesh, star, chain or tree"),
     ] {
         let message = refused(&home, &server, "moderated", extra, QUESTION);
         assert!(message.contains(expected), "{extra:?}: {message}");
     }
+}
+
+/// `--planning auto` (the default) reads the question: one deliverable is planned by the root
+/// (cpde), independent parts by the leads (dpde); the choice and its reason are journaled and
+/// in the record.
+#[test]
+fn auto_planning_picks_cpde_or_dpde_from_the_question_and_says_why() {
+    let server = StandIn::start_in_background(Behaviour {
+        debaters: 4,
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let run = |question: &str| {
+        let before = server.seen().len();
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--perspectives",
+                "4",
+                "--max-rounds",
+                "1",
+                "--topology",
+                "tree",
+                question,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let proposals = server.seen()[before..]
+            .iter()
+            .filter(|s| s.kind == "lead_plan")
+            .count();
+        (events(&output), proposals)
+    };
+    let notice = |events: &[Value]| -> String {
+        of_type(events, "notice")
+            .iter()
+            .filter_map(|n| n["message"].as_str())
+            .find(|m| m.starts_with("Planning:"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (one, proposals) = run(QUESTION);
+    assert_eq!(proposals, 0, "the root plans alone");
+    assert!(
+        notice(&one).starts_with(
+            "Planning: cpde, chosen automatically: the question asks for one deliverable"
+        ),
+        "{}",
+        notice(&one)
+    );
+    let (parts, proposals) = run(
+        "Should we use Redis or PostgreSQL for caching; and decide how we monitor the cache in production?",
+    );
+    assert_eq!(proposals, 2, "each lead proposes its team's part");
+    let said = notice(&parts);
+    assert!(
+        said.starts_with(
+            "Planning: dpde, chosen automatically: the question has 2 independent parts"
+        ),
+        "{said}"
+    );
+    let id = of_type(&parts, "debate_started")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["config"]["protocol_settings"]["planning"], "dpde");
+    assert!(
+        shown["config"]["protocol_settings"]["planning_reason"]
+            .as_str()
+            .unwrap()
+            .contains("2 independent parts")
+    );
+    let record = shown["synthesis"]["markdown"].as_str().unwrap();
+    assert!(record.contains(&said), "{record}");
 }

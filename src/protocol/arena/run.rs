@@ -17,7 +17,7 @@ use crate::debate::{
     Seat, Turn, TurnKey, TurnStatus, VoteView,
 };
 use crate::engine::{Context, EngineError};
-use crate::protocol::tree::{self, Tree};
+use crate::protocol::tree::{self, Role, Tree};
 use crate::protocol::{Common, Ending, Outcome, kit};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
@@ -92,6 +92,8 @@ struct ArenaRun<'a> {
     picks: Vec<Pick>,
     scores: Vec<RubricScore>,
     notes: Vec<String>,
+    /// The seats' roles, when a tree is built from them (its leads change by phase).
+    roles: Vec<Role>,
 }
 
 impl<'a> ArenaRun<'a> {
@@ -158,6 +160,7 @@ impl<'a> ArenaRun<'a> {
             picks: Vec::new(),
             scores: Vec::new(),
             notes,
+            roles: Vec::new(),
         })
     }
 
@@ -167,8 +170,32 @@ impl<'a> ArenaRun<'a> {
             return Ok(());
         }
         let order: Vec<String> = self.members.iter().map(|m| m.seat.id.clone()).collect();
-        let mut tree = Tree::of(&order).map_err(|e| EngineError::Setup(e.to_string()))?;
+        let mut tree = if self.settings.by_roles {
+            self.roles = self
+                .members
+                .iter()
+                .map(|m| Role::of(&m.seat, &self.common.catalog))
+                .collect();
+            Tree::by_roles(&self.roles)
+        } else {
+            Tree::of(&order)
+        }
+        .map_err(|e| EngineError::Setup(e.to_string()))?;
+        self.notes.extend(tree::lead_phase(
+            self.ctx,
+            &mut tree,
+            Phase::Opening,
+            &self.roles,
+            false,
+        ));
         tree::announce(self.ctx, &tree);
+        if self.settings.by_roles {
+            self.notes.extend(tree::planned(
+                self.ctx,
+                self.settings.planning,
+                self.settings.planning_reason.as_deref(),
+            ));
+        }
         let members = &self.members;
         let names = |id: &str| role_of(members, id);
         tree::plan(
@@ -188,6 +215,11 @@ impl<'a> ArenaRun<'a> {
     async fn round(&mut self, round: u32) -> Result<Option<Ending>, EngineError> {
         let phase = phase_of(round, self.settings.rounds);
         self.ctx.emit(Event::RoundStarted { round, limit: None });
+        // A tree built from roles: its teams' leads for this round's phase.
+        if let Some(tree) = self.sight.tree.as_mut() {
+            self.notes
+                .extend(tree::lead_phase(self.ctx, tree, phase, &self.roles, true));
+        }
         let order = self.order(round).await?;
         let first_of_round = self.turns.len();
         for index in order {

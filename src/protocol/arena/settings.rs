@@ -146,6 +146,13 @@ pub struct ArenaSettings {
     /// How a tree plans (`--planning`).
     #[serde(default)]
     pub planning: Planning,
+    /// Why `--planning auto` (the default) chose what it did; none when it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning_reason: Option<String>,
+    /// A tree's teams are grouped by role affinity and led, phase by phase, by the role that
+    /// fits; arenas stored before it kept seat order and the first seat.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_roles: bool,
     /// Set for a re-run over the journal (`audit --verify`): the arena directory is named as
     /// the run named it, but nothing is written to it. Never true in stored settings.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -282,13 +289,16 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
         );
     }
     let topology = Topology::from_flag(flag("topology").first().map(String::as_str))?;
-    let planning = Planning::from_flag(flag("planning").first().map(String::as_str))?;
+    let (planning, planning_reason) =
+        Planning::choose(flag("planning").first().map(String::as_str), input.question)?;
     if input.flags.contains_key("planning") && topology != Topology::Tree {
         return Err("--planning plans a tree: add --topology tree".into());
     }
     Ok(ArenaSettings {
         topology,
         planning,
+        planning_reason: planning_reason.filter(|_| topology == Topology::Tree),
+        by_roles: topology == Topology::Tree,
         seats,
         players,
         personas,

@@ -60,7 +60,7 @@ impl super::TypedProtocol for Moderated {
         common: &'a Common,
         settings: ModeratedSettings,
     ) -> super::Run<'a> {
-        Box::pin(run::run(ctx, common, settings.topology, settings.planning))
+        Box::pin(run::run(ctx, common, settings))
     }
 
     fn follow_up(&self, synthesis: &Synthesis, _: &str, record: Option<&Path>) -> Option<String> {

@@ -16,7 +16,7 @@ use crate::debate::{
 use crate::engine::guardrails::{self, Allowance, RoundBudget};
 use crate::engine::{CheckpointOutcome, Context, EngineError, Speech};
 use crate::protocol::kit::{self, SeatRoster};
-use crate::protocol::tree::{self, Planning, Tree};
+use crate::protocol::tree::{self, Role, Tree};
 use crate::protocol::{Common, Ending};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -39,9 +39,9 @@ const FAILURES_BEFORE_DROP: u32 = 2;
 pub(super) async fn run(
     ctx: &Context,
     common: &Common,
-    topology: kit::Topology,
-    planning: Planning,
+    settings: super::ModeratedSettings,
 ) -> Result<Ending, EngineError> {
+    let topology = settings.topology;
     let total_deadline = Instant::now() + common.total_timeout;
     let question = common.question.trim().to_string();
     let analysis = analyse(ctx, common, &question).await?;
@@ -51,8 +51,17 @@ pub(super) async fn run(
     };
     let seats = seat_perspectives(ctx, common, &analysis, &clarified).await?;
     kit::announce_topology(ctx, topology, &seats);
+    // A tree built from roles: each seat's role, as the catalog knows it.
+    let roles: Vec<Role> = if settings.by_roles {
+        seats.iter().map(|s| Role::of(s, &common.catalog)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut notes = Vec::new();
     let tree = match topology {
-        kit::Topology::Tree => Some(plan_tree(ctx, common, planning, &seats).await?),
+        kit::Topology::Tree => {
+            Some(plan_tree(ctx, common, &settings, &seats, &roles, &mut notes).await?)
+        }
         _ => None,
     };
     let mut debate = Moderation {
@@ -72,9 +81,10 @@ pub(super) async fn run(
         summaries: Vec::new(),
         clarification: None,
         redirect: Vec::new(),
-        notes: Vec::new(),
+        notes,
         votes: None,
         topology,
+        roles,
         tree,
         escalations: tree::Escalations::default(),
         max_rounds: common.max_rounds,
@@ -108,21 +118,44 @@ pub(super) async fn run(
     debate.approve(basis).await
 }
 
-/// A tree's teams, announced and planned (`--topology tree`).
+/// A tree's teams, announced and planned (`--topology tree`): grouped by role and led by the
+/// role that fits the first round, when built from roles; the planning style's reason said.
 async fn plan_tree(
     ctx: &Context,
     common: &Common,
-    planning: Planning,
+    settings: &super::ModeratedSettings,
     seats: &[Seat],
+    roles: &[Role],
+    notes: &mut Vec<String>,
 ) -> Result<Tree, EngineError> {
     let ids: Vec<String> = seats.iter().map(|s| s.id.clone()).collect();
-    let mut tree = Tree::of(&ids).map_err(|e| EngineError::Setup(e.to_string()))?;
+    let mut tree = if settings.by_roles {
+        Tree::by_roles(roles)
+    } else {
+        Tree::of(&ids)
+    }
+    .map_err(|e| EngineError::Setup(e.to_string()))?;
+    notes.extend(tree::lead_phase(
+        ctx,
+        &mut tree,
+        Phase::Argument,
+        roles,
+        false,
+    ));
     tree::announce(ctx, &tree);
+    // Said for debates that chose their planning so (older ones re-run as recorded).
+    if settings.by_roles {
+        notes.extend(tree::planned(
+            ctx,
+            settings.planning,
+            settings.planning_reason.as_deref(),
+        ));
+    }
     let names = |id: &str| seat_name(seats, id);
     tree::plan(
         ctx,
         &mut tree,
-        planning,
+        settings.planning,
         common.question.trim(),
         &names,
         Instant::now() + common.round_timeout,
@@ -246,6 +279,8 @@ pub(super) struct Moderation<'a> {
     pub(super) votes: Option<crate::debate::VoteView>,
     /// What each seat sees of the others (`--topology`).
     pub(super) topology: kit::Topology,
+    /// The seats' roles, when a tree is built from them (its leads change by phase).
+    pub(super) roles: Vec<Role>,
     /// A tree's teams, each lead's summaries (round, lead, text) and the root's (round, text).
     pub(super) tree: Option<Tree>,
     pub(super) escalations: tree::Escalations,
@@ -338,6 +373,16 @@ impl Moderation<'_> {
             .round_timeout
             .saturating_mul(ctx.queued_turn_slots(active));
         let deadline = (Instant::now() + round_time).min(self.total_deadline);
+        // A tree built from roles: its teams' leads for this round's concern.
+        if let Some(tree) = self.tree.as_mut().filter(|_| !self.roles.is_empty()) {
+            let phase = if round == 1 {
+                Phase::Argument
+            } else {
+                Phase::Rebuttal
+            };
+            self.notes
+                .extend(tree::lead_phase(ctx, tree, phase, &self.roles, true));
+        }
         let pose = self.pose(round, active, deadline).await?;
         let mut budgets: HashMap<String, RoundBudget> = active
             .iter()

@@ -12,21 +12,35 @@ use super::super::{SettingsError, SettingsInput};
 pub struct ModeratedSettings {
     pub topology: Topology,
     pub planning: Planning,
+    /// Why `--planning auto` (the default) chose what it did; none when it was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planning_reason: Option<String>,
+    /// A tree's teams are grouped by role affinity and led, phase by phase, by the role that
+    /// fits; debates stored before it kept seat order and the first seat.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_roles: bool,
 }
 
 /// The settings from the command line (a mesh when nothing is said).
 pub(super) fn build(input: &SettingsInput<'_>) -> Result<ModeratedSettings, SettingsError> {
     let given = input.flags.get("topology").and_then(|v| v.first());
     let topology = Topology::from_flag(given.map(String::as_str))?;
-    let planning = Planning::from_flag(
+    let (planning, planning_reason) = Planning::choose(
         input
             .flags
             .get("planning")
             .and_then(|v| v.first())
             .map(String::as_str),
+        input.question,
     )?;
     if input.flags.contains_key("planning") && topology != Topology::Tree {
         return Err("--planning plans a tree: add --topology tree".into());
     }
-    Ok(ModeratedSettings { topology, planning })
+    let tree = topology == Topology::Tree;
+    Ok(ModeratedSettings {
+        topology,
+        planning,
+        planning_reason: planning_reason.filter(|_| tree),
+        by_roles: tree,
+    })
 }
