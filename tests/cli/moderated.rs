@@ -1658,8 +1658,66 @@ fn a_debate_exports_as_a_mermaid_and_a_dot_diagram() {
         .count();
     assert_eq!(edges, relations.len(), "{mermaid}");
     assert!(mermaid.contains("|sees|"), "{mermaid}");
+    // Mermaid's own parser reads it, and a dialogue's with a struck argument and a question
+    // full of quotes and brackets.
+    let dialogue = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "dialogue",
+            "--no-context",
+            "--max-rounds",
+            "1",
+            "We should \"replace\" our [retry] loop with tower's <layer> | now",
+        ],
+    );
+    assert!(dialogue.status.success(), "{}", stderr(&dialogue));
+    let dialogue_id = of_type(&events(&dialogue), "debate_created")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let files: Vec<PathBuf> = [(&id, "moderated"), (&dialogue_id, "dialogue")]
+        .iter()
+        .map(|(id, name)| {
+            let exported = home.run(None, &["export", id, "--format", "mermaid"]);
+            assert!(exported.status.success(), "{}", stderr(&exported));
+            let path = home.path().join(format!("{name}.mmd"));
+            std::fs::write(&path, &exported.stdout).unwrap();
+            path
+        })
+        .collect();
+    let parsed = mermaid_parse(&files);
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stdout)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&parsed.stdout)
+            .matches(": flowchart")
+            .count(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&parsed.stdout)
+    );
     let dot = home.run(None, &["export", &id, "--format", "dot"]);
     let dot = String::from_utf8_lossy(&dot.stdout).to_string();
     assert!(dot.contains("digraph moot {"), "{dot}");
     assert_eq!(dot.matches('{').count(), dot.matches('}').count());
+}
+
+/// Runs Mermaid's own parser (`tools/mermaid-check`, installed by scripts/test) on the files.
+fn mermaid_parse(files: &[PathBuf]) -> Output {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mermaid-check");
+    assert!(
+        tool.join("node_modules/mermaid").is_dir(),
+        "the Mermaid parser is not installed: run scripts/test (or scripts/setup-mermaid) first"
+    );
+    Command::new("node")
+        .arg(tool.join("parse.mjs"))
+        .args(files)
+        .output()
+        .expect("node runs (scripts/setup-mermaid installs it)")
 }
