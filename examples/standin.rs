@@ -1,6 +1,6 @@
 //! Runs the tests' stand-in OpenAI/Anthropic server by hand:
 //! `cargo run --example standin -- [PORT] [LATENCY_MS] [--always-conclude] [--no-concessions]
-//! [--inject TEXT]`, then `OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 moot --headless "…"`.
+//! [--inject TEXT] [--strike ID] [--ad-hominem ID]`, then `OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 moot --headless "…"`.
 //! `--always-conclude --no-concessions --inject "…"` is the moderator that declares consensus
 //! every round while no seat concedes and every argument carries an injection.
 
@@ -19,6 +19,13 @@ async fn main() {
             "--always-conclude" => behaviour.always_conclude = true,
             "--no-concessions" => behaviour.no_concessions = true,
             "--inject" => behaviour.inject = args.next(),
+            // A dialogue's moderator strikes, or flags as ad hominem, these move ids.
+            "--strike" => behaviour
+                .strike
+                .extend(args.next().map(|id| &*Box::leak(id.into_boxed_str()))),
+            "--ad-hominem" => behaviour
+                .ad_hominem
+                .extend(args.next().map(|id| &*Box::leak(id.into_boxed_str()))),
             number => numbers.extend(number.parse::<u64>().ok()),
         }
     }

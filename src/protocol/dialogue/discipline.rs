@@ -309,33 +309,10 @@ pub fn lapse_turn(state: &State, side: Side, round: u32, grace: u32, lapses: &[L
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debate::{Relation, TurnKey};
+    use crate::debate::TurnKey;
     use crate::engine::Transcript;
-    use crate::protocol::dialogue::rules::tests::{mv, since, turn};
+    use crate::protocol::dialogue::rules::tests::{mv, opening, since, turn};
     use crate::protocol::dialogue::verdict;
-
-    fn opening() -> Vec<Turn> {
-        vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv(
-                    "O1",
-                    Act::Claim,
-                    "keep the loop",
-                    &["P1"],
-                    Some(Relation::Rebut),
-                )],
-            ),
-        ]
-    }
 
     fn transcript<'a>(key: &'a TurnKey, turns: &'a [Turn], repair: bool) -> Transcript<'a> {
         Transcript { key, turns, repair }
