@@ -346,6 +346,33 @@ fn bench_code_runs_every_arm_against_hidden_tests_in_the_sandbox() {
         "{}",
         stderr(&refused)
     );
+    // Without the bad line, the HumanEval problem runs: Python, the prompt's stub, the code, the
+    // tests' `check(inc)`, in the sandbox.
+    std::fs::write(
+        &dataset,
+        "{\"task_id\": \"HumanEval/0\", \"prompt\": \"def inc(x):\\n    \\\"\\\"\\\"x + 1\\\"\\\"\\\"\\n\", \"entry_point\": \"inc\", \"test\": \"def check(candidate):\\n    assert candidate(1) == 2\\n    assert candidate(-1) == 0\\n\"}\n",
+    )
+    .unwrap();
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--set",
+            "code",
+            "--dataset",
+            dataset.to_str().unwrap(),
+            "--arms",
+            "single",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let single = &report["problems"][0]["results"]["single"];
+    assert_eq!(single["correct"], true, "{single}");
+    assert!(single["check"]["sandbox"].as_str().is_some(), "{single}");
     let refused = home.run(
         Some(&server),
         &["bench", "--set", "code", "--protocol", "moderated"],

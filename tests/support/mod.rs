@@ -863,6 +863,14 @@ fn reply_for(
             };
             format!("Here is `{name}`.\n```sh\n{body}\n```")
         }
+        "bench" if prompt.contains("Complete this Python function") => {
+            // A HumanEval-shaped problem: `inc` it writes right, anything else it cannot.
+            if prompt.contains("def inc(") {
+                "Here it is.\n```python\ndef inc(x):\n    return x + 1\n```".to_string()
+            } else {
+                "```python\ndef nothing(:\n```".to_string()
+            }
+        }
         "bench" if prompt.contains("\nA. ") && prompt.contains("\nB. ") => {
             // Multiple choice: the stand-in picks the longest choice (the first of the longest).
             let mut best = ('A', 0usize);
