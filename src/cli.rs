@@ -64,6 +64,9 @@ pub enum Command {
     /// A single model against a debate on your provider: accuracy (95 % interval), tokens and
     /// time per arm, on generated arithmetic, bundled word problems or your own JSONL.
     Bench(BenchArgs),
+    /// Serves the HTTP API (design note 004): many debates at once, followed over SSE, their
+    /// gates and checkpoints answered with a POST. Every route but /v1/health needs the token.
+    Serve(ServeArgs),
     /// A code debate's versions: list them, diff two, apply one to your tree.
     Code {
         #[command(subcommand)]
@@ -226,6 +229,25 @@ pub enum ExportFormat {
     Mermaid,
     /// The same diagram as Graphviz DOT.
     Dot,
+}
+
+/// `moot serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Where to listen. An address beyond this machine needs an explicit token
+    /// (MOOT_SERVE_TOKEN or --token-file).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7878")]
+    pub listen: String,
+    /// A file holding the bearer token (else MOOT_SERVE_TOKEN, else one generated at first
+    /// start into the data directory, mode 0600).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The most debates running at once; a request beyond it is answered 429.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub max_debates: u64,
+    /// The provider every debate runs on unless a request names a configured one.
+    #[command(flatten)]
+    pub provider: ProviderArgs,
 }
 
 /// `moot bench`.

@@ -33,6 +33,7 @@ pub mod providers;
 pub mod replay;
 pub mod report;
 pub mod sanitize;
+pub mod serve;
 pub mod session;
 pub mod signals;
 pub mod store;

@@ -30,6 +30,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tui",
             "paths",
             "sanitize",
+            "serve",
         ],
     ),
     // The faces and the command line.
@@ -41,6 +42,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("headless", &["debate", "session", "signals", "live"]),
+    // The HTTP API: a face over the same sessions, read back as the commands read them.
+    (
+        "serve",
+        &[
+            "debate", "session", "store", "report", "commands", "cli", "config", "sanitize",
+            "signals", "live", "paths",
+        ],
+    ),
     (
         "commands",
         &[

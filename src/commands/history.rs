@@ -13,7 +13,7 @@ use std::path::Path;
 /// A debate as `list --json` gives it: its summary, the uniform outcome once it has one, and
 /// who started it.
 #[derive(serde::Serialize)]
-struct Listed {
+pub struct Listed {
     #[serde(flatten)]
     summary: crate::store::DebateSummary,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -22,24 +22,32 @@ struct Listed {
     initiated_by: Option<String>,
 }
 
+/// The debates as `list --json` gives them (and `GET /v1/debates`).
+pub fn listed(
+    store: &Store,
+    debates: Vec<crate::store::DebateSummary>,
+) -> Result<Vec<Listed>, Failure> {
+    let mut listed = Vec::with_capacity(debates.len());
+    for summary in debates {
+        let stored = store.synthesis(&summary.id)?;
+        let concluded = stored.and_then(|s| {
+            concluded_by(&summary.protocol, Some(&s.data))
+                .map(|r| crate::debate::Concluded::new(r, s.confidence))
+        });
+        let initiated_by = report::initiated_by(&store.debate(&summary.id)?);
+        listed.push(Listed {
+            summary,
+            concluded,
+            initiated_by,
+        });
+    }
+    Ok(listed)
+}
+
 pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
     let debates = store.list(limit)?;
     if json {
-        let mut listed = Vec::with_capacity(debates.len());
-        for summary in debates {
-            let stored = store.synthesis(&summary.id)?;
-            let concluded = stored.and_then(|s| {
-                concluded_by(&summary.protocol, Some(&s.data))
-                    .map(|r| crate::debate::Concluded::new(r, s.confidence))
-            });
-            let initiated_by = report::initiated_by(&store.debate(&summary.id)?);
-            listed.push(Listed {
-                summary,
-                concluded,
-                initiated_by,
-            });
-        }
-        return print_json(&listed);
+        return print_json(&listed(store, debates)?);
     }
     if debates.is_empty() {
         return print(
@@ -88,7 +96,7 @@ pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
 }
 
 /// The debate's document with the uniform outcome its protocol reads from the stored result.
-pub(crate) fn document(store: &Store, id: &str) -> Result<report::DebateDocument, Failure> {
+pub fn document(store: &Store, id: &str) -> Result<report::DebateDocument, Failure> {
     let document = report::document(store, id)?;
     let resolution = concluded_by(
         &document.debate.protocol,

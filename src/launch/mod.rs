@@ -86,6 +86,11 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             Ok(0)
         }
         Some(Command::Bench(args)) => bench_command(args, &config),
+        Some(Command::Serve(args)) => {
+            crate::serve::serve(args, config.clone(), open_store()?)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            Ok(0)
+        }
         Some(Command::Code { action }) => done(commands::code(&open_store()?, action)),
         Some(Command::Lessons { action }) => done(commands::lessons(&open_store()?, action)),
         Some(Command::Arena { action }) => done(commands::arena(&open_store()?, action)),

@@ -15,6 +15,7 @@ mod live;
 mod moderated;
 mod outcome;
 mod panel;
+mod serve;
 mod topology;
 mod trust;
 mod upgrade;

@@ -1,0 +1,99 @@
+//! `moot serve`: the HTTP API of design note 004, on axum over moot's tokio runtime. A POST
+//! starts a debate in this process on the same engine, protocols and journal as the command
+//! line; its events are followed over SSE, its gates and checkpoints answered with a POST.
+//! Every route but `/v1/health` needs the bearer token.
+
+mod auth;
+mod request;
+mod routes;
+
+use crate::cli::ServeArgs;
+use crate::config::Config;
+use crate::store::Store;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+/// Why the server could not start, said with what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("--listen {given}: not an address and port such as 127.0.0.1:7878")]
+    Address { given: String },
+    #[error(
+        "--listen {addr} reaches beyond this machine, so the API needs a token you chose: set MOOT_SERVE_TOKEN or give --token-file FILE"
+    )]
+    TokenNeeded { addr: SocketAddr },
+    #[error("{0}")]
+    Token(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the server stopped: {0}")]
+    Stopped(#[source] std::io::Error),
+}
+
+/// A debate this server runs: the way to stop it, and where its streamed deltas go.
+struct Running {
+    /// Dropped or sent to, it interrupts the debate (`POST …/cancel`).
+    cancel: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Streamed deltas, for SSE clients (journaled events are read from the journal).
+    deltas: tokio::sync::broadcast::Sender<crate::debate::Event>,
+}
+
+/// What every request handler shares.
+pub(crate) struct Server {
+    store: Store,
+    config: Config,
+    args: ServeArgs,
+    token: String,
+    running: Mutex<HashMap<String, Running>>,
+}
+
+impl Server {
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Starts the server and serves until interrupted (Ctrl-C, SIGTERM).
+pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeError> {
+    let addr: SocketAddr = args.listen.parse().map_err(|_| ServeError::Address {
+        given: args.listen.clone(),
+    })?;
+    let token = auth::token(&args, &crate::paths::data_dir())?;
+    if !addr.ip().is_loopback() && !token.explicit {
+        return Err(ServeError::TokenNeeded { addr });
+    }
+    if let Some(path) = &token.generated {
+        eprintln!(
+            "moot serve: the API token is in {} (send it as `Authorization: Bearer …`)",
+            path.display()
+        );
+    }
+    let server = Arc::new(Server {
+        store,
+        config,
+        args,
+        token: token.value,
+        running: Mutex::new(HashMap::new()),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Stopped)?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServeError::Bind { addr, source })?;
+        let local = listener.local_addr().map_err(ServeError::Stopped)?;
+        // Tests and scripts read where it listens from this line (`--listen 127.0.0.1:0`).
+        println!("moot serve: listening on http://{local}");
+        axum::serve(listener, routes::router(server))
+            .with_graceful_shutdown(crate::signals::interrupted())
+            .await
+            .map_err(ServeError::Stopped)
+    })
+}

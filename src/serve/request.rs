@@ -1,0 +1,195 @@
+//! What a caller may ask of a new debate, on an allow-list: the question and the settings that
+//! are safe to take from outside. Nothing that runs a command or names a path on the server is
+//! accepted (an unknown field is refused by name), and the request goes through the same
+//! settings assembly as the command line, so a bad value gets the same message.
+
+use crate::cli::Cli;
+use crate::config::Config;
+use crate::session::DebateSettings;
+use clap::Parser as _;
+use serde::Deserialize;
+
+/// The body of `POST /v1/debates`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NewDebate {
+    pub(super) question: String,
+    protocol: Option<String>,
+    /// In the `--option` form: "A: label — description".
+    #[serde(default)]
+    options: Vec<String>,
+    max_rounds: Option<u32>,
+    perspectives: Option<Perspectives>,
+    vote: Option<String>,
+    topology: Option<String>,
+    planning: Option<String>,
+    /// Gate points (`after_round`, `before_synthesis`, …).
+    gates: Option<Vec<String>>,
+    /// False: no checkpoints (else each waits for `POST …/checkpoint`).
+    checkpoints: Option<bool>,
+    /// A provider configured on the server (`[providers.NAME]`), never a URL.
+    provider: Option<String>,
+    /// False: neither given lessons nor writing them.
+    lessons: Option<bool>,
+}
+
+/// A count of seats, or the catalog perspectives to seat.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Perspectives {
+    Count(u32),
+    Names(Vec<String>),
+}
+
+/// Why a request cannot start a debate: said to the caller as a 400.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct Refused(pub(super) String);
+
+/// The most options one request may give.
+const MOST_OPTIONS: usize = 26;
+
+impl NewDebate {
+    /// The debate's settings, assembled as `moot --headless …` would assemble them, on the
+    /// server's provider unless the request names one of its configured ones.
+    pub(super) fn settings(
+        &self,
+        config: &Config,
+        server: &crate::cli::ProviderArgs,
+    ) -> Result<DebateSettings, Refused> {
+        self.check()?;
+        let argv = self.argv(config, server)?;
+        let mut cli = Cli::try_parse_from(&argv).map_err(|e| {
+            let message = e.to_string();
+            Refused(
+                message
+                    .lines()
+                    .next()
+                    .unwrap_or("the request is not valid")
+                    .trim_start_matches("error: ")
+                    .to_string(),
+            )
+        })?;
+        let run = &mut cli.run;
+        let mut protocol_flag = |name: &str, values: Vec<String>| {
+            if !values.is_empty() {
+                run.protocol_flags.insert(name.to_string(), values);
+            }
+        };
+        protocol_flag("option", self.options.clone());
+        protocol_flag("topology", self.topology.clone().into_iter().collect());
+        protocol_flag("planning", self.planning.clone().into_iter().collect());
+        // A dialogue gathers its shared context from where moot runs: never over the API.
+        if self.protocol.as_deref() == Some("dialogue") {
+            protocol_flag("no-context", vec![String::new()]);
+        }
+        let mut settings =
+            crate::session::assemble(run, config).map_err(|e| Refused(e.to_string()))?;
+        settings.initiated_by = Some(crate::debate::Initiator::Server);
+        Ok(settings)
+    }
+
+    /// What the command line would refuse before parsing, or the server refuses outright.
+    fn check(&self) -> Result<(), Refused> {
+        let question = self.question.trim();
+        if question.is_empty() {
+            return Err(Refused("question: the question is empty".into()));
+        }
+        let chars = question.chars().count();
+        if chars > crate::session::MAX_QUESTION_CHARS {
+            return Err(Refused(format!(
+                "question: {}",
+                crate::session::SessionError::QuestionTooLong { chars }
+            )));
+        }
+        if self.options.len() > MOST_OPTIONS {
+            return Err(Refused(format!(
+                "options: at most {MOST_OPTIONS} options, not {}",
+                self.options.len()
+            )));
+        }
+        if self.protocol.as_deref() == Some("code") {
+            return Err(Refused(
+                "protocol: code debates write and run code in a project directory, and this server was started without one it may use; run them with `moot --protocol code` on the machine that holds the project".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The command line `moot --headless …` this request stands for.
+    fn argv(
+        &self,
+        config: &Config,
+        server: &crate::cli::ProviderArgs,
+    ) -> Result<Vec<String>, Refused> {
+        let mut argv: Vec<String> = vec!["moot".into(), "--headless".into()];
+        let mut flag = |name: &str, value: Option<String>| {
+            argv.push(format!("--{name}"));
+            argv.extend(value);
+        };
+        if let Some(protocol) = &self.protocol {
+            flag("protocol", Some(protocol.clone()));
+        }
+        if let Some(rounds) = self.max_rounds {
+            flag("max-rounds", Some(rounds.to_string()));
+        }
+        match &self.perspectives {
+            Some(Perspectives::Count(n)) => flag("perspectives", Some(n.to_string())),
+            Some(Perspectives::Names(names)) => {
+                for name in names {
+                    flag("perspective", Some(name.clone()));
+                }
+            }
+            None => {}
+        }
+        if let Some(vote) = &self.vote {
+            flag("vote", Some(vote.clone()));
+        }
+        if let Some(gates) = &self.gates {
+            flag("gates", Some(gates.join(",")));
+        }
+        if self.checkpoints == Some(false) {
+            flag("no-checkpoints", None);
+        }
+        if self.lessons == Some(false) {
+            flag("no-lessons", None);
+        }
+        match &self.provider {
+            Some(name) if config.providers.contains_key(name) => {
+                flag("provider", Some(name.clone()));
+            }
+            Some(name) => {
+                let known: Vec<&String> = config.providers.keys().collect();
+                return Err(Refused(format!(
+                    "provider: {name:?} is not configured on this server (configured: {})",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known
+                            .iter()
+                            .map(|k| k.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                )));
+            }
+            None => {
+                if let Some(name) = &server.provider {
+                    flag("provider", Some(name.clone()));
+                }
+                if let Some(model) = &server.model {
+                    flag("model", Some(model.clone()));
+                }
+                if let Some(url) = &server.base_url {
+                    flag("base-url", Some(url.clone()));
+                }
+                if let Some(script) = &server.script {
+                    flag("script", Some(script.display().to_string()));
+                }
+            }
+        }
+        argv.push("--".into());
+        argv.push(self.question.trim().to_string());
+        Ok(argv)
+    }
+}

@@ -1,0 +1,617 @@
+//! The routes of `moot serve`: JSON in and out (errors as `{"error": {"code", "message"}}`),
+//! the events of a debate as SSE.
+
+use super::request::NewDebate;
+use super::{Running, Server, auth};
+use crate::debate::Named as _;
+use crate::debate::{AskKind, Control, DebateStatus, Event, GateDecision, Stage};
+use crate::store::StoreError;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The largest request body taken.
+const BODY_LIMIT: usize = 256 * 1024;
+/// How long a client waits before asking again when the server runs all it may.
+const RETRY_AFTER_SECONDS: u64 = 5;
+/// How often an event stream looks in the journal for what is new.
+const POLL: Duration = Duration::from_millis(200);
+
+pub(super) fn router(server: Arc<Server>) -> Router {
+    let guarded = Router::new()
+        .route("/v1/debates", post(create).get(list))
+        .route("/v1/debates/{id}", get(show))
+        .route("/v1/debates/{id}/record", get(record))
+        .route("/v1/debates/{id}/events", get(events))
+        .route("/v1/debates/{id}/checkpoint", post(checkpoint))
+        .route("/v1/debates/{id}/approve", post(approve))
+        .route("/v1/debates/{id}/reject", post(reject))
+        .route("/v1/debates/{id}/gates", get(gates))
+        .route("/v1/debates/{id}/cancel", post(cancel))
+        .route_layer(middleware::from_fn_with_state(
+            server.clone(),
+            require_token,
+        ));
+    Router::new()
+        .route("/v1/health", get(health))
+        .merge(guarded)
+        .fallback(|| async {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                "no such route: the API is under /v1 (see assets/openapi.yaml)",
+            )
+        })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(server)
+}
+
+/// An error as the API says it.
+struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: crate::sanitize::clean(&message.into()),
+            retry_after: None,
+        }
+    }
+
+    fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, "conflict", message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = Json(json!({"error": {"code": self.code, "message": self.message}}));
+        let mut response = (self.status, body).into_response();
+        if let Some(seconds) = self.retry_after
+            && let Ok(value) = HeaderValue::from_str(&seconds.to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        match error {
+            StoreError::NotFound(id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("there is no debate {id}"),
+            ),
+            other => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "journal",
+                other.to_string(),
+            ),
+        }
+    }
+}
+
+/// A body that could not be read as the route's JSON: too large (413), or what was wrong.
+fn unreadable(rejection: JsonRejection) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the request body is over {} KiB", BODY_LIMIT / 1024),
+        );
+    }
+    ApiError::bad(rejection.body_text())
+}
+
+async fn require_token(
+    State(server): State<Arc<Server>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        Some(token) if auth::matches(token.trim(), &server.token) => next.run(request).await,
+        Some(_) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the bearer token is wrong",
+        )
+        .into_response(),
+        None => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "send the token as `Authorization: Bearer …` (moot serve printed where it is)",
+        )
+        .into_response(),
+    }
+}
+
+async fn health() -> Json<Value> {
+    Json(json!({"ok": true, "version": env!("CARGO_PKG_VERSION")}))
+}
+
+/// `POST /v1/debates`: checks the request as the command line would, starts the debate in this
+/// process, and answers with its id once the journal holds it.
+async fn create(
+    State(server): State<Arc<Server>>,
+    body: Result<Json<NewDebate>, JsonRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let Json(request) = body.map_err(unreadable)?;
+    if server.running().len() >= server.args.max_debates as usize {
+        let mut refused = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "busy",
+            format!(
+                "{} debates are running, the most this server runs at once (--max-debates)",
+                server.args.max_debates
+            ),
+        );
+        refused.retry_after = Some(RETRY_AFTER_SECONDS);
+        return Err(refused);
+    }
+    let settings = request
+        .settings(&server.config, &server.args.provider)
+        .map_err(|refused| ApiError::bad(refused.0))?;
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let (controls_kept, controls) = tokio::sync::mpsc::unbounded_channel::<Control>();
+    let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
+    let store = server.store.clone();
+    let question = request.question.trim().to_string();
+    let (done, mut finished_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
+    // A debate runs on a thread of its own, as on the command line: the engine's futures stay
+    // on the thread that started them.
+    let started = std::thread::Builder::new()
+        .name("moot-debate".into())
+        .spawn(move || {
+            let outcome = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|runtime| {
+                    runtime.block_on(async move {
+                        // Kept open: a checkpoint waits for its answer from the journal
+                        // (`POST …/checkpoint`).
+                        let _controls = controls_kept;
+                        let interrupt = async move {
+                            if cancelled.await.is_err() {
+                                std::future::pending::<()>().await;
+                            }
+                        };
+                        crate::session::start(
+                            store,
+                            &question,
+                            settings,
+                            crate::session::Wiring {
+                                events,
+                                controls,
+                                answerer: "the API".into(),
+                            },
+                            interrupt,
+                        )
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                    })
+                });
+            let _ = done.send(outcome);
+        });
+    if let Err(e) = started {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "start",
+            format!("cannot start the debate's thread: {e}"),
+        ));
+    }
+    // The id comes with the first event; a debate that cannot start says why instead.
+    let id = loop {
+        match received.recv().await {
+            Some(Event::DebateCreated { id, .. }) => break id,
+            Some(_) => continue,
+            None => {
+                let why = match (&mut finished_rx).await {
+                    Ok(Err(e)) => e,
+                    _ => "the debate ended before it started".into(),
+                };
+                return Err(ApiError::bad(why));
+            }
+        }
+    };
+    let (deltas, _) = tokio::sync::broadcast::channel(1024);
+    server.running().insert(
+        id.clone(),
+        Running {
+            cancel: Some(cancel),
+            deltas: deltas.clone(),
+        },
+    );
+    let keeper = server.clone();
+    let finished = id.clone();
+    tokio::spawn(async move {
+        while let Some(event) = received.recv().await {
+            if matches!(event, Event::TurnDelta { .. }) {
+                let _ = deltas.send(event);
+            }
+        }
+        let _ = finished_rx.await;
+        keeper.running().remove(&finished);
+    });
+    Ok((StatusCode::CREATED, Json(json!({"id": id}))))
+}
+
+#[derive(Debug, Deserialize)]
+struct ListQuery {
+    status: Option<String>,
+    protocol: Option<String>,
+    q: Option<String>,
+    limit: Option<usize>,
+}
+
+/// `GET /v1/debates`: `moot list --json`, filtered.
+async fn list(
+    State(server): State<Arc<Server>>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let store = &server.store;
+    let mut debates = store.list(query.limit.unwrap_or(200).min(10_000))?;
+    if let Some(status) = &query.status {
+        if DebateStatus::parse(status).is_none() {
+            return Err(ApiError::bad(format!(
+                "status: {status:?} is not a debate status"
+            )));
+        }
+        debates.retain(|d| d.status.as_str() == status);
+    }
+    if let Some(protocol) = &query.protocol {
+        debates.retain(|d| &d.protocol == protocol);
+    }
+    if let Some(text) = query.q.as_deref().filter(|q| !q.trim().is_empty()) {
+        let hits: Vec<String> = store
+            .search(text, 10_000)?
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
+        debates.retain(|d| hits.contains(&d.id));
+    }
+    let listed = crate::commands::listed(store, debates)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "journal", e.message))?;
+    Ok(Json(serde_json::to_value(listed).unwrap_or_default()))
+}
+
+/// `GET /v1/debates/{id}`: `moot show --json`.
+async fn show(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    server.store.debate(&id)?;
+    let document = crate::commands::document(&server.store, &id)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "journal", e.message))?;
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::report::to_json(&document),
+    )
+        .into_response())
+}
+
+/// `GET /v1/debates/{id}/record`: the markdown record.
+async fn record(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let debate = server.store.debate(&id)?;
+    let stored = server.store.synthesis(&debate.id)?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no_record",
+            format!("{} has no record yet: it is {}", debate.id, debate.status),
+        )
+    })?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+        crate::sanitize::clean(&stored.markdown),
+    )
+        .into_response())
+}
+
+/// An event as the stream sends it: its NDJSON line, with the journal's number when it has one.
+fn sse(seq: Option<i64>, event: &Event) -> SseEvent {
+    let line = crate::live::event_line(event);
+    let sent = SseEvent::default().data(line.trim_end());
+    match seq {
+        Some(seq) => sent.id(seq.to_string()),
+        None => sent,
+    }
+}
+
+/// Where one client's event stream stands.
+struct Stream {
+    store: crate::store::Store,
+    id: String,
+    after: i64,
+    deltas: Option<tokio::sync::broadcast::Receiver<Event>>,
+    pending: VecDeque<SseEvent>,
+    done: bool,
+}
+
+/// `GET /v1/debates/{id}/events`: every journaled event after `Last-Event-ID` (all of them
+/// without one), each with its number, then the live ones as they are journaled, with the
+/// stream's deltas of a debate this server runs between them; it ends after the debate
+/// completes (a paused one's stays open).
+async fn events(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let debate = server.store.debate(&id)?;
+    let after = match headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+        Some(given) => given.trim().parse::<i64>().map_err(|_| {
+            ApiError::bad(format!("Last-Event-ID {given:?} is not an event number"))
+        })?,
+        None => 0,
+    };
+    let deltas = server
+        .running()
+        .get(&debate.id)
+        .map(|running| running.deltas.subscribe());
+    let start = Stream {
+        store: server.store.clone(),
+        id: debate.id,
+        after,
+        deltas,
+        pending: VecDeque::new(),
+        done: false,
+    };
+    let stream = futures_util::stream::unfold(start, |mut at| async move {
+        loop {
+            if let Some(next) = at.pending.pop_front() {
+                return Some((Ok(next), at));
+            }
+            if at.done {
+                return None;
+            }
+            let fresh = match at.store.events_after(&at.id, at.after) {
+                Ok(fresh) => fresh,
+                Err(e) => {
+                    at.done = true;
+                    at.pending
+                        .push_back(SseEvent::default().event("error").data(e.to_string()));
+                    continue;
+                }
+            };
+            for (seq, event) in fresh {
+                at.after = seq;
+                if let Event::DebateCompleted { status, .. } = &event
+                    && *status != DebateStatus::Paused
+                {
+                    at.done = true;
+                }
+                at.pending.push_back(sse(Some(seq), &event));
+            }
+            if !at.pending.is_empty() {
+                continue;
+            }
+            match at.deltas.as_mut() {
+                Some(deltas) => {
+                    tokio::select! {
+                        delta = deltas.recv() => match delta {
+                            Ok(event) => at.pending.push_back(sse(None, &event)),
+                            // Lagged, or the debate ended: the journal carries on.
+                            Err(_) => tokio::time::sleep(POLL).await,
+                        },
+                        _ = tokio::time::sleep(POLL) => {}
+                    }
+                }
+                None => tokio::time::sleep(POLL).await,
+            }
+        }
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckpointAnswer {
+    answer: String,
+    text: Option<String>,
+}
+
+/// `POST /v1/debates/{id}/checkpoint`: answers what the debate waits at, through the journal.
+async fn checkpoint(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Result<Json<CheckpointAnswer>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(given) = body.map_err(unreadable)?;
+    let debate = server.store.debate(&id)?;
+    let (kind, round) = match (&debate.status, &debate.stage) {
+        (DebateStatus::Running, Some(Stage::Asking { kind, round })) => (*kind, *round),
+        _ => {
+            return Err(ApiError::conflict(format!(
+                "{} waits at no checkpoint now",
+                debate.id
+            )));
+        }
+    };
+    if matches!(kind, AskKind::Gate | AskKind::Turn) {
+        return Err(ApiError::conflict(format!(
+            "{} waits at {}: {}",
+            debate.id,
+            Stage::Asking { kind, round },
+            if kind == AskKind::Gate {
+                "approve or reject it (POST …/approve, …/reject)"
+            } else {
+                "a person's turn is written from the workbench"
+            }
+        )));
+    }
+    let text = given.text.clone().unwrap_or_default();
+    let needs_text = |control: Control| -> Result<Control, ApiError> {
+        if text.trim().is_empty() {
+            return Err(ApiError::bad(format!(
+                "answer {}: give its `text`",
+                given.answer
+            )));
+        }
+        Ok(control)
+    };
+    let control = match given.answer.trim() {
+        "continue" => Control::Continue,
+        "end" => Control::End,
+        "accept" => Control::Accept,
+        "reject" => Control::Reject,
+        "guide" => needs_text(Control::Guide(text.trim().to_string()))?,
+        "revise" => needs_text(Control::Revise(text.trim().to_string()))?,
+        "choose" => needs_text(Control::Choose(text.trim().to_string()))?,
+        other => {
+            return Err(ApiError::bad(format!(
+                "answer {other:?}: one of continue, guide, end, accept, revise, reject, choose"
+            )));
+        }
+    };
+    if !server
+        .store
+        .record_remote_answer(&debate.id, round, kind, &control, "the API via HTTP")?
+    {
+        return Err(ApiError::conflict(format!(
+            "that question of {} was answered a moment ago",
+            debate.id
+        )));
+    }
+    Ok(Json(
+        json!({"id": debate.id, "answered": control.answer().as_str(), "at": Stage::Asking { kind, round }.to_string()}),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Review {
+    reviewer: String,
+    reason: Option<String>,
+}
+
+/// Settles the gate a debate waits at (004's approval gates), recorded "via HTTP".
+fn decide(
+    server: &Server,
+    id: &str,
+    review: Review,
+    decision: GateDecision,
+) -> Result<Json<Value>, ApiError> {
+    let reviewer = review.reviewer.trim();
+    if reviewer.is_empty() {
+        return Err(ApiError::bad("reviewer: say who decides"));
+    }
+    let reason = review
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    if decision == GateDecision::Rejected && reason.is_none() {
+        return Err(ApiError::bad("reason: a rejection says why"));
+    }
+    let debate = server.store.debate(id)?;
+    let Some(waiting) = server
+        .store
+        .gates(&debate.id)?
+        .into_iter()
+        .rfind(|g| g.decision.is_none())
+    else {
+        return Err(ApiError::conflict(format!(
+            "{} waits at no gate",
+            debate.id
+        )));
+    };
+    let by = format!("{reviewer} via HTTP");
+    if !server
+        .store
+        .decide_gate(&debate.id, &waiting.gate, decision, &by, reason)?
+    {
+        return Err(ApiError::conflict(format!(
+            "the gate {} was decided a moment ago",
+            waiting.gate
+        )));
+    }
+    Ok(Json(
+        json!({"id": debate.id, "gate": waiting.gate, "decision": decision.as_str(), "by": by}),
+    ))
+}
+
+async fn approve(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Result<Json<Review>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(review) = body.map_err(unreadable)?;
+    decide(&server, &id, review, GateDecision::Approved)
+}
+
+async fn reject(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+    body: Result<Json<Review>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(review) = body.map_err(unreadable)?;
+    decide(&server, &id, review, GateDecision::Rejected)
+}
+
+/// `GET /v1/debates/{id}/gates`: every gate the debate reached, with its decision.
+async fn gates(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let debate = server.store.debate(&id)?;
+    Ok(Json(
+        serde_json::to_value(server.store.gates(&debate.id)?).unwrap_or_default(),
+    ))
+}
+
+/// `POST /v1/debates/{id}/cancel`: interrupts a debate this server runs (it stops where it
+/// is and can be resumed, as after Ctrl-C).
+async fn cancel(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let debate = server.store.debate(&id)?;
+    let sender = server
+        .running()
+        .get_mut(&debate.id)
+        .and_then(|running| running.cancel.take());
+    match sender {
+        Some(sender) => {
+            let _ = sender.send(());
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({"id": debate.id, "stopping": true})),
+            ))
+        }
+        None => Err(ApiError::conflict(format!(
+            "{} is not running in this server ({})",
+            debate.id, debate.status
+        ))),
+    }
+}

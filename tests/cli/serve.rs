@@ -1,0 +1,557 @@
+//! `moot serve`: debates started, followed over SSE and approved over HTTP, and bad requests
+//! answered with their status and message, against a server started on a free port.
+
+use crate::*;
+use serde_json::json;
+use std::io::Read;
+use std::net::TcpStream;
+
+const TOKEN: &str = "serve-test-token-0123456789";
+
+/// `moot serve` in a home, on a free port: the child and the address it listens on.
+struct Served {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(home: &Home, server: &StandIn, extra: &[&str]) -> Served {
+    let mut child = home
+        .command(Some(server))
+        .env("MOOT_SERVE_TOKEN", TOKEN)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("moot serve: listening on http://")
+        .unwrap_or_else(|| panic!("{first:?}"))
+        .to_string();
+    Served { child, addr }
+}
+
+/// A response: its status, headers (lowercase names) and body.
+struct Reply {
+    status: u16,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+
+    fn error(&self) -> String {
+        self.json()["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+/// One HTTP/1.1 request with `Connection: close`, the body read to its end.
+fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> Reply {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(token) = token {
+        request.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    if let Some(body) = body {
+        request.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    if let Some(body) = body {
+        // A server may answer (413) before it has read everything.
+        let _ = stream.write_all(body.as_bytes());
+    }
+    let mut reader = BufReader::new(stream);
+    let (status, headers) = head(&mut reader);
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    let mut body = Vec::new();
+    if chunked {
+        while let Some(chunk) = next_chunk(&mut reader) {
+            body.extend(chunk);
+        }
+    } else {
+        let _ = reader.read_to_end(&mut body);
+    }
+    Reply {
+        status,
+        body: String::from_utf8_lossy(&body).to_string(),
+    }
+}
+
+fn head(reader: &mut BufReader<TcpStream>) -> (u16, Vec<(String, String)>) {
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            headers.push((k.trim().to_lowercase(), v.trim().to_string()));
+        }
+    }
+    (status, headers)
+}
+
+/// The next chunk of a chunked body; None at its end.
+fn next_chunk(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
+    let mut size = String::new();
+    if reader.read_line(&mut size).ok()? == 0 {
+        return None;
+    }
+    let size = usize::from_str_radix(size.trim(), 16).ok()?;
+    if size == 0 {
+        return None;
+    }
+    let mut chunk = vec![0; size + 2];
+    reader.read_exact(&mut chunk).ok()?;
+    chunk.truncate(size);
+    Some(chunk)
+}
+
+/// One server-sent event: its id, if any, and its data parsed.
+#[derive(Debug)]
+struct Sent {
+    id: Option<i64>,
+    data: Value,
+}
+
+/// Follows a debate's events (after `last`), calling `on` with each, until the stream ends or
+/// `on` says stop; returns what came.
+fn follow(addr: &str, id: &str, last: Option<i64>, mut on: impl FnMut(&Sent) -> bool) -> Vec<Sent> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let mut request = format!(
+        "GET /v1/debates/{id}/events HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\nAccept: text/event-stream\r\n"
+    );
+    if let Some(last) = last {
+        request.push_str(&format!("Last-Event-ID: {last}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let (status, headers) = head(&mut reader);
+    assert_eq!(status, 200);
+    assert!(
+        headers
+            .iter()
+            .any(|(k, v)| k == "content-type" && v.starts_with("text/event-stream"))
+    );
+    let mut text = String::new();
+    let mut sent = Vec::new();
+    while let Some(chunk) = next_chunk(&mut reader) {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = text.find("\n\n") {
+            let block: String = text.drain(..end + 2).collect();
+            let mut event_id = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(value) = line.strip_prefix("id:") {
+                    event_id = value.trim().parse().ok();
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data.push_str(value.trim_start());
+                }
+            }
+            if data.is_empty() {
+                continue; // a heartbeat comment
+            }
+            let event = Sent {
+                id: event_id,
+                data: serde_json::from_str(&data).unwrap(),
+            };
+            let stop = !on(&event);
+            sent.push(event);
+            if stop {
+                return sent;
+            }
+        }
+    }
+    sent
+}
+
+/// The end-to-end cycle of 004: a panel debate started over HTTP with a `before_synthesis`
+/// gate, followed over SSE, approved over HTTP, its record read; then followed again from a
+/// `Last-Event-ID` after a dropped stream.
+#[test]
+fn a_panel_debate_runs_over_http_followed_by_sse_and_its_gate_approved_over_http() {
+    let stand_in = StandIn::start_in_background(converging_panel());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let health = http(addr, "GET", "/v1/health", None, None);
+    assert_eq!(
+        (health.status, health.json()["ok"].clone()),
+        (200, json!(true))
+    );
+    let created = http(
+        addr,
+        "POST",
+        "/v1/debates",
+        Some(TOKEN),
+        Some(
+            &json!({
+                "question": "Which sync model should the app ship with?",
+                "protocol": "panel",
+                "options": ["A: Local-first sync", "B: Server-authoritative", "C: Manual export"],
+                "gates": ["before_synthesis"],
+                "checkpoints": false
+            })
+            .to_string(),
+        ),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let mut approved = false;
+    let sent = follow(addr, &id, None, |event| {
+        if event.data["type"] == "gate_requested" && !approved {
+            approved = true;
+            let reply = http(
+                addr,
+                "POST",
+                &format!("/v1/debates/{id}/approve"),
+                Some(TOKEN),
+                Some(r#"{"reviewer": "alice", "reason": "reads well"}"#),
+            );
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            assert_eq!(reply.json()["by"], "alice via HTTP");
+        }
+        true
+    });
+    assert!(approved, "the stream showed the gate: {sent:?}");
+    let kinds: Vec<&str> = sent
+        .iter()
+        .map(|e| e.data["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.last(), Some(&"debate_completed"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"turn_completed") && kinds.contains(&"gate_decided"),
+        "{kinds:?}"
+    );
+    // Journaled events carry the journal's numbers, in order.
+    let ids: Vec<i64> = sent.iter().filter_map(|e| e.id).collect();
+    assert!(ids.len() >= kinds.iter().filter(|k| **k != "turn_delta").count());
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    let decided = sent
+        .iter()
+        .find(|e| {
+            e.data["type"] == "gate_decided"
+                && e.data["by"] != "moot (this debate does not stop here)"
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                sent.iter()
+                    .filter(|e| e.data["type"].as_str().unwrap().starts_with("gate"))
+                    .map(|e| &e.data)
+                    .collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(decided.data["by"], "alice via HTTP");
+    // The record, as the API and the journal have it.
+    let record = http(
+        addr,
+        "GET",
+        &format!("/v1/debates/{id}/record"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(record.status, 200);
+    assert!(
+        record
+            .body
+            .contains("**Result:** winner A: Local-first sync")
+            && record.body.contains("initiated by server"),
+        "{}",
+        record.body
+    );
+    let shown = http(addr, "GET", &format!("/v1/debates/{id}"), Some(TOKEN), None).json();
+    assert_eq!(shown["initiated_by"], "server");
+    assert_eq!(shown["status"], "completed");
+    let gates = http(
+        addr,
+        "GET",
+        &format!("/v1/debates/{id}/gates"),
+        Some(TOKEN),
+        None,
+    )
+    .json();
+    assert!(
+        gates
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["decided_by"] == "alice via HTTP")
+    );
+    let listed = http(
+        addr,
+        "GET",
+        "/v1/debates?protocol=panel&q=sync",
+        Some(TOKEN),
+        None,
+    )
+    .json();
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(
+        http(addr, "GET", "/v1/debates?protocol=arena", Some(TOKEN), None).json(),
+        json!([])
+    );
+    // A client that dropped its stream resumes after the last event it had.
+    let middle = ids[ids.len() / 2];
+    let again = follow(addr, &id, Some(middle), |_| true);
+    let first = again.iter().find_map(|e| e.id).unwrap();
+    assert!(first > middle, "{first} after {middle}");
+    assert_eq!(
+        again.iter().filter_map(|e| e.id).collect::<Vec<_>>(),
+        ids.iter()
+            .copied()
+            .filter(|i| *i > middle)
+            .collect::<Vec<_>>()
+    );
+    // The journal verifies: the approval is in it as given.
+    drop(served);
+    let audit = home.run(None, &["audit", &id, "--verify"]);
+    assert!(
+        audit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
+    );
+}
+
+/// Bad requests: each gets its status and message, and nothing is journaled.
+#[test]
+fn bad_requests_get_their_status_and_message_and_nothing_is_journaled() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let post = |body: &str| http(addr, "POST", "/v1/debates", Some(TOKEN), Some(body));
+    let question = "Should we cache sessions in Redis?";
+    let unauthorised = http(addr, "GET", "/v1/debates", None, None);
+    assert_eq!(unauthorised.status, 401);
+    assert!(
+        unauthorised.error().contains("Authorization: Bearer"),
+        "{}",
+        unauthorised.body
+    );
+    let wrong = http(
+        addr,
+        "GET",
+        "/v1/debates",
+        Some("not-the-token-at-all"),
+        None,
+    );
+    assert_eq!(
+        (wrong.status, wrong.error().as_str()),
+        (401, "the bearer token is wrong")
+    );
+    let torn = post(r#"{"question": "Redis?"#);
+    assert_eq!(torn.status, 400, "{}", torn.body);
+    let options: Vec<String> = (0..300).map(|i| format!("O{i}: option {i}")).collect();
+    for (body, expected) in [
+        (json!({"question": question, "protocol": "jury"}), "jury"),
+        (
+            json!({"question": question, "options": options}),
+            "options: at most 26",
+        ),
+        (
+            json!({"question": question, "base_url": "http://evil.example/v1"}),
+            "unknown field `base_url`",
+        ),
+        (
+            json!({"question": question, "test": "rm -rf /"}),
+            "unknown field `test`",
+        ),
+        (
+            json!({"question": question, "context": "/etc"}),
+            "unknown field `context`",
+        ),
+        (
+            json!({"question": question, "script": "/tmp/s.json"}),
+            "unknown field `script`",
+        ),
+        (
+            json!({"question": question, "protocol": "code"}),
+            "project directory",
+        ),
+        (json!({"question": question, "max_rounds": 99}), "99"),
+        (
+            json!({"question": question, "provider": "elsewhere"}),
+            "provider: \"elsewhere\" is not configured",
+        ),
+        (json!({"question": "  "}), "question: the question is empty"),
+    ] {
+        let reply = post(&body.to_string());
+        assert_eq!(reply.status, 400, "{body}: {}", reply.body);
+        assert!(reply.error().contains(expected), "{body}: {}", reply.body);
+    }
+    let huge = format!(r#"{{"question": "{}"}}"#, "x".repeat(1024 * 1024));
+    assert_eq!(post(&huge).status, 413);
+    let unknown = http(addr, "GET", "/v1/debates/DEB-nothere1", Some(TOKEN), None);
+    assert_eq!(unknown.status, 404);
+    assert!(
+        unknown.error().contains("no debate DEB-nothere1"),
+        "{}",
+        unknown.body
+    );
+    assert_eq!(
+        http(addr, "GET", "/v2/nothing", Some(TOKEN), None).status,
+        404
+    );
+    assert_eq!(
+        http(addr, "GET", "/v1/debates", Some(TOKEN), None).json(),
+        json!([]),
+        "nothing journaled"
+    );
+    // A finished debate waits at no gate and no checkpoint.
+    let created =
+        post(&json!({"question": question, "max_rounds": 1, "checkpoints": false}).to_string());
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    follow(addr, &id, None, |_| true);
+    let approve = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/approve"),
+        Some(TOKEN),
+        Some(r#"{"reviewer": "bob"}"#),
+    );
+    assert_eq!(approve.status, 409);
+    assert!(
+        approve.error().contains("waits at no gate"),
+        "{}",
+        approve.body
+    );
+    let answer = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/checkpoint"),
+        Some(TOKEN),
+        Some(r#"{"answer": "continue"}"#),
+    );
+    assert_eq!(answer.status, 409);
+    let reject = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/reject"),
+        Some(TOKEN),
+        Some(r#"{"reviewer": "bob"}"#),
+    );
+    assert_eq!(
+        (reject.status, reject.error().as_str()),
+        (400, "reason: a rejection says why")
+    );
+    drop(served);
+    // Beyond this machine, only with a token the person chose.
+    let refused = home
+        .command(Some(&stand_in))
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("needs a token you chose"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+/// A checkpoint of a debate the server runs waits for its answer over HTTP: guidance given
+/// with a POST reaches the next round, and who gave it is journaled.
+#[test]
+fn a_checkpoint_waits_for_its_answer_over_http() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let created = http(
+        addr,
+        "POST",
+        "/v1/debates",
+        Some(TOKEN),
+        Some(
+            &json!({"question": "Should we cache sessions in Redis?", "max_rounds": 2}).to_string(),
+        ),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let mut answered = 0;
+    let sent = follow(addr, &id, None, |event| {
+        if event.data["type"] == "checkpoint" {
+            // The stage is journaled a moment after the question: ask until it is.
+            let deadline = Instant::now() + Duration::from_secs(20);
+            let (answer, text) = if answered == 0 {
+                ("guide", "Weigh the cost of running Redis")
+            } else {
+                ("accept", "")
+            };
+            loop {
+                let reply = http(
+                    addr,
+                    "POST",
+                    &format!("/v1/debates/{id}/checkpoint"),
+                    Some(TOKEN),
+                    Some(&json!({"answer": answer, "text": text}).to_string()),
+                );
+                if reply.status == 200 {
+                    break;
+                }
+                assert_eq!(reply.status, 409, "{}", reply.body);
+                assert!(Instant::now() < deadline, "{}", reply.body);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            answered += 1;
+        }
+        true
+    });
+    assert!(answered >= 1, "{sent:?}");
+    let kinds: Vec<&str> = sent
+        .iter()
+        .map(|e| e.data["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.last(), Some(&"debate_completed"), "{kinds:?}");
+    let shown = http(addr, "GET", &format!("/v1/debates/{id}"), Some(TOKEN), None).json();
+    let checkpoint = &shown["checkpoints"][0];
+    assert_eq!(checkpoint["decision"], "guide");
+    assert_eq!(checkpoint["guidance"], "Weigh the cost of running Redis");
+    assert_eq!(checkpoint["answered_by"], "the API via HTTP");
+    assert!(
+        stand_in.seen().iter().any(|s| s
+            .body
+            .to_string()
+            .contains("Weigh the cost of running Redis")),
+        "the guidance reached the seats"
+    );
+}
