@@ -6,6 +6,7 @@
 mod auth;
 mod request;
 mod routes;
+mod run;
 
 use crate::cli::ServeArgs;
 use crate::config::Config;
@@ -89,9 +90,17 @@ pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeE
             .await
             .map_err(|source| ServeError::Bind { addr, source })?;
         let local = listener.local_addr().map_err(ServeError::Stopped)?;
+        let resumed = run::recover(&server).await;
+        if !resumed.is_empty() {
+            eprintln!(
+                "moot serve: resumed {} debate(s) left running: {}",
+                resumed.len(),
+                resumed.join(", ")
+            );
+        }
         // Tests and scripts read where it listens from this line (`--listen 127.0.0.1:0`).
         println!("moot serve: listening on http://{local}");
-        axum::serve(listener, routes::router(server))
+        axum::serve(listener, routes::router(server.clone()))
             .with_graceful_shutdown(crate::signals::interrupted())
             .await
             .map_err(ServeError::Stopped)

@@ -2,7 +2,7 @@
 //! the events of a debate as SSE.
 
 use super::request::NewDebate;
-use super::{Running, Server, auth};
+use super::{Server, auth};
 use crate::debate::Named as _;
 use crate::debate::{AskKind, Control, DebateStatus, Event, GateDecision, Stage};
 use crate::store::StoreError;
@@ -179,89 +179,15 @@ async fn create(
     let settings = request
         .settings(&server.config, &server.args.provider)
         .map_err(|refused| ApiError::bad(refused.0))?;
-    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
-    let (controls_kept, controls) = tokio::sync::mpsc::unbounded_channel::<Control>();
-    let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
-    let store = server.store.clone();
-    let question = request.question.trim().to_string();
-    let (done, mut finished_rx) = tokio::sync::oneshot::channel::<Result<(), String>>();
-    // A debate runs on a thread of its own, as on the command line: the engine's futures stay
-    // on the thread that started them.
-    let started = std::thread::Builder::new()
-        .name("moot-debate".into())
-        .spawn(move || {
-            let outcome = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-                .and_then(|runtime| {
-                    runtime.block_on(async move {
-                        // Kept open: a checkpoint waits for its answer from the journal
-                        // (`POST …/checkpoint`).
-                        let _controls = controls_kept;
-                        let interrupt = async move {
-                            if cancelled.await.is_err() {
-                                std::future::pending::<()>().await;
-                            }
-                        };
-                        crate::session::start(
-                            store,
-                            &question,
-                            settings,
-                            crate::session::Wiring {
-                                events,
-                                controls,
-                                answerer: "the API".into(),
-                            },
-                            interrupt,
-                        )
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| e.to_string())
-                    })
-                });
-            let _ = done.send(outcome);
-        });
-    if let Err(e) = started {
-        return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "start",
-            format!("cannot start the debate's thread: {e}"),
-        ));
-    }
-    // The id comes with the first event; a debate that cannot start says why instead.
-    let id = loop {
-        match received.recv().await {
-            Some(Event::DebateCreated { id, .. }) => break id,
-            Some(_) => continue,
-            None => {
-                let why = match (&mut finished_rx).await {
-                    Ok(Err(e)) => e,
-                    _ => "the debate ended before it started".into(),
-                };
-                return Err(ApiError::bad(why));
-            }
-        }
-    };
-    let (deltas, _) = tokio::sync::broadcast::channel(1024);
-    server.running().insert(
-        id.clone(),
-        Running {
-            cancel: Some(cancel),
-            deltas: deltas.clone(),
+    let id = super::run::spawn(
+        &server,
+        super::run::Start::New {
+            question: request.question.trim().to_string(),
+            settings: Box::new(settings),
         },
-    );
-    let keeper = server.clone();
-    let finished = id.clone();
-    tokio::spawn(async move {
-        while let Some(event) = received.recv().await {
-            if matches!(event, Event::TurnDelta { .. }) {
-                let _ = deltas.send(event);
-            }
-        }
-        let _ = finished_rx.await;
-        keeper.running().remove(&finished);
-    });
+    )
+    .await
+    .map_err(|e| ApiError::bad(e.to_string()))?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))))
 }
 

@@ -555,3 +555,265 @@ fn a_checkpoint_waits_for_its_answer_over_http() {
         "the guidance reached the seats"
     );
 }
+
+/// The debates of `GET /v1/debates` with a status, by id.
+fn statuses(addr: &str) -> Vec<(String, String)> {
+    http(addr, "GET", "/v1/debates?limit=1000", Some(TOKEN), None)
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap().to_string(),
+                d["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every turn of a debate by its key, from the journal.
+fn turn_keys(home: &Home, id: &str) -> Vec<(u64, String, String)> {
+    show_json(home, id)["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["round"].as_u64().unwrap(),
+                t["phase"].as_str().unwrap().to_string(),
+                t["seat"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A server killed with SIGKILL mid-round and started again resumes the debates it was
+/// running: all complete, none loses a journaled turn or journals one twice, each verifies;
+/// a debate started from the command line and stopped is left alone.
+#[test]
+fn a_killed_server_resumes_its_debates_when_it_starts_again() {
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(150),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.clone();
+    let ids: Vec<String> = (0..20)
+        .map(|i| {
+            let created = http(
+                &addr,
+                "POST",
+                "/v1/debates",
+                Some(TOKEN),
+                Some(
+                    &json!({"question": format!("Should service {i} cache in Redis or PostgreSQL?"), "max_rounds": 2, "checkpoints": false})
+                        .to_string(),
+                ),
+            );
+            assert_eq!(created.status, 201, "{}", created.body);
+            created.json()["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    // Mid-round: once every debate has journaled a turn and none has finished.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let started = ids
+            .iter()
+            .filter(|id| !turn_keys(&home, id).is_empty())
+            .count();
+        if started == ids.len() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "only {started} debates spoke");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A debate started from the command line, killed too: not the server's to resume.
+    let mut by_hand = home
+        .command(Some(&stand_in))
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "2",
+            "Should the CLI cache in Redis?",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(by_hand.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let by_hand_id = serde_json::from_str::<Value>(&first).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    by_hand.kill().unwrap();
+    by_hand.wait().unwrap();
+    let mut served = served;
+    // SIGKILL: no shutdown, no lease released.
+    served.child.kill().unwrap();
+    served.child.wait().unwrap();
+    let before: Vec<Vec<(u64, String, String)>> =
+        ids.iter().map(|id| turn_keys(&home, id)).collect();
+    let again = serve(&home, &stand_in, &[]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let listed = statuses(&again.addr);
+        let done = ids
+            .iter()
+            .filter(|id| listed.iter().any(|(i, s)| i == *id && s == "completed"))
+            .count();
+        if done == ids.len() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{done} of {} completed: {listed:?}",
+            ids.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (id, before) in ids.iter().zip(&before) {
+        let after = turn_keys(&home, id);
+        for key in before {
+            assert!(after.contains(key), "{id} lost {key:?}");
+        }
+        let mut unique = after.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            after.len(),
+            "{id} journaled a turn twice: {after:?}"
+        );
+        let events = http(
+            &again.addr,
+            "GET",
+            &format!("/v1/debates/{id}"),
+            Some(TOKEN),
+            None,
+        );
+        assert_eq!(events.status, 200);
+        let audit = home.run(None, &["audit", id, "--verify"]);
+        assert!(
+            audit.status.success(),
+            "{id}: {}",
+            String::from_utf8_lossy(&audit.stdout)
+        );
+    }
+    // Killed mid-round: the debates it was running say they were resumed.
+    let resumed = ids
+        .iter()
+        .filter(|id| {
+            follow(&again.addr, id, None, |_| true).iter().any(|e| {
+                e.data["type"] == "notice"
+                    && e.data["message"]
+                        .as_str()
+                        .unwrap()
+                        .contains("moot serve restarted")
+            })
+        })
+        .count();
+    assert!(
+        resumed >= ids.len() / 2,
+        "only {resumed} of {} were resumed",
+        ids.len()
+    );
+    let listed = statuses(&again.addr);
+    let left = listed.iter().find(|(id, _)| *id == by_hand_id).unwrap();
+    assert_eq!(
+        left.1, "interrupted",
+        "a command-line debate is not the server's to resume"
+    );
+}
+
+/// A hundred debates at once in one server: all complete, each journal verifies, and none
+/// holds another's turns (every debate's requests carried its own question, and every debate
+/// journaled the same steps once). The wall time beside one debate's is `benches/serve.rs`'s.
+#[test]
+fn a_hundred_debates_run_at_once_in_one_server_without_crossing() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let question = |i: usize| format!("Should service number {i} cache in Redis or PostgreSQL?");
+    let ids: Vec<String> = (0..100)
+        .map(|i| {
+            let created = http(
+                addr,
+                "POST",
+                "/v1/debates",
+                Some(TOKEN),
+                Some(
+                    &json!({"question": question(i), "max_rounds": 1, "checkpoints": false})
+                        .to_string(),
+                ),
+            );
+            assert_eq!(created.status, 201, "{}", created.body);
+            created.json()["id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let listed = statuses(addr);
+        let done = listed.iter().filter(|(_, s)| s == "completed").count();
+        if done == ids.len() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{done} of 100 completed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let shapes: Vec<Vec<(u64, String, String)>> = ids
+        .iter()
+        .map(|id| {
+            let mut keys = turn_keys(&home, id);
+            keys.sort();
+            keys
+        })
+        .collect();
+    for (id, keys) in ids.iter().zip(&shapes) {
+        let mut unique = keys.clone();
+        unique.dedup();
+        assert_eq!(&unique, keys, "{id} journaled a step twice");
+    }
+    // Each debate's requests name its own question, and as many as any other's.
+    let seen = stand_in.seen();
+    let per_question: Vec<usize> = (0..100)
+        .map(|i| {
+            let asked = question(i);
+            seen.iter()
+                .filter(|s| s.body.to_string().contains(&asked))
+                .count()
+        })
+        .collect();
+    assert!(per_question.iter().all(|n| *n > 0), "{per_question:?}");
+    // Every journal verifies (four audits at a time).
+    std::thread::scope(|scope| {
+        for part in ids.chunks(25) {
+            let home = &home;
+            scope.spawn(move || {
+                for id in part {
+                    let audit = home.run(None, &["audit", id, "--verify"]);
+                    assert!(
+                        audit.status.success(),
+                        "{id}: {}",
+                        String::from_utf8_lossy(&audit.stdout)
+                    );
+                }
+            });
+        }
+    });
+    let record = http(
+        addr,
+        "GET",
+        &format!("/v1/debates/{}/record", ids[57]),
+        Some(TOKEN),
+        None,
+    );
+    assert!(record.body.contains(&question(57)), "{}", record.body);
+}

@@ -1,0 +1,171 @@
+//! `moot serve` under load, against the stand-in server answering every call after 100 ms: the
+//! wall time of 100 debates started at once beside one debate's, and the server's resident
+//! memory while they run and after; then 500 debates one after another, memory after the 50th
+//! and after the last (the leak check of design note 004).
+//! `cargo bench --bench serve` (`MOOT_SOAK=0` skips the soak).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Behaviour, StandIn};
+
+const TOKEN: &str = "bench-token-0123456789abcdef";
+
+fn request(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut text = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n"
+    );
+    if let Some(body) = body {
+        text.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ));
+    } else {
+        text.push_str("\r\n");
+    }
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let status = reply.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+fn start(addr: &str, i: usize) -> String {
+    let body = format!(
+        r#"{{"question": "Should service {i} cache in Redis or PostgreSQL?", "max_rounds": 1, "checkpoints": false, "lessons": false}}"#
+    );
+    let (status, reply) = request(addr, "POST", "/v1/debates", Some(&body));
+    assert_eq!(status, 201, "{reply}");
+    let at = reply.find("DEB-").unwrap();
+    reply[at..at + 12].to_string()
+}
+
+/// How many of `ids` have completed, from one list request.
+fn completed(addr: &str, ids: &[String]) -> usize {
+    let (_, listed) = request(
+        addr,
+        "GET",
+        "/v1/debates?status=completed&limit=10000",
+        None,
+    );
+    ids.iter().filter(|id| listed.contains(id.as_str())).count()
+}
+
+fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while completed(addr, ids) < ids.len() {
+        rss.push(resident_kib(pid));
+        assert!(Instant::now() < deadline, "debates did not complete");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn resident_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(100),
+        ..Behaviour::default()
+    });
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[lessons]\nenabled = false\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_moot"))
+        .current_dir(home.path())
+        .env("MOOT_HOME", home.path().join("moot-home"))
+        .env("MOOT_CONFIG", home.path().join("config.toml"))
+        .env("XDG_DATA_HOME", home.path().join("data"))
+        .env("OPENAI_BASE_URL", stand_in.openai_base())
+        .env("MOOT_SERVE_TOKEN", TOKEN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("moot serve: listening on http://")
+        .to_string();
+    let pid = child.id();
+    let mut rss = Vec::new();
+
+    let started = Instant::now();
+    let one = vec![start(&addr, 0)];
+    wait(&addr, &one, &mut rss, pid);
+    let single = started.elapsed();
+
+    let started = Instant::now();
+    // Started as a hundred clients would start them: at once.
+    let many: Vec<String> = std::thread::scope(|scope| {
+        let started: Vec<_> = (1..=100)
+            .map(|i| {
+                let addr = addr.as_str();
+                scope.spawn(move || start(addr, i))
+            })
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    rss.clear();
+    wait(&addr, &many, &mut rss, pid);
+    let hundred = started.elapsed();
+    let peak = rss.iter().copied().max().unwrap_or(0);
+    println!(
+        "one debate {:.2} s · 100 at once {:.2} s · ratio {:.2} (target ≤ 1.5) · peak RSS {:.1} MiB while 100 ran, {:.1} MiB after",
+        single.as_secs_f64(),
+        hundred.as_secs_f64(),
+        hundred.as_secs_f64() / single.as_secs_f64(),
+        peak as f64 / 1024.0,
+        resident_kib(pid) as f64 / 1024.0
+    );
+
+    if std::env::var("MOOT_SOAK").as_deref() != Ok("0") {
+        // The soak measures memory, not waiting: the stand-in answers at once.
+        stand_in.set_behaviour(|b| b.latency = Duration::ZERO);
+        let mut after_50 = 0;
+        let started = Instant::now();
+        for i in 0..500 {
+            let id = vec![start(&addr, 1000 + i)];
+            wait(&addr, &id, &mut Vec::new(), pid);
+            if i + 1 == 50 {
+                after_50 = resident_kib(pid);
+            }
+        }
+        let after_500 = resident_kib(pid);
+        println!(
+            "soak: 500 debates one after another in {:.0} s · RSS after the 50th {:.1} MiB, after the 500th {:.1} MiB · ratio {:.3} (target ≤ 1.2)",
+            started.elapsed().as_secs_f64(),
+            after_50 as f64 / 1024.0,
+            after_500 as f64 / 1024.0,
+            after_500 as f64 / after_50.max(1) as f64
+        );
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

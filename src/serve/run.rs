@@ -1,0 +1,153 @@
+//! How the server runs a debate: on a thread of its own with a current-thread runtime, as the
+//! command line does (the engine's futures stay on the thread that started them), its controls
+//! channel kept open so every question waits for an answer from the journal, its deltas handed
+//! to SSE clients; and, at start, the debates it was running when it died, resumed.
+
+use super::{Running, Server};
+use crate::debate::{DebateStatus, Event, Initiator};
+use crate::session::DebateSettings;
+use std::sync::Arc;
+
+/// Why a debate could not start, in the session's own words.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct NotStarted(String);
+
+/// A debate to run: a new one, or one resumed from the journal.
+pub(super) enum Start {
+    New {
+        question: String,
+        settings: Box<DebateSettings>,
+    },
+    Resume {
+        id: String,
+    },
+}
+
+/// Starts the debate and returns its id once the journal holds it, or why it could not start.
+pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, NotStarted> {
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let (controls_kept, controls) = tokio::sync::mpsc::unbounded_channel();
+    let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
+    let (done, mut finished) = tokio::sync::oneshot::channel::<Result<(), NotStarted>>();
+    let store = server.store.clone();
+    std::thread::Builder::new()
+        .name("moot-debate".into())
+        .spawn(move || {
+            let outcome = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| NotStarted(e.to_string()))
+                .and_then(|runtime| {
+                    runtime.block_on(async move {
+                        let _controls = controls_kept;
+                        let interrupt = async move {
+                            if cancelled.await.is_err() {
+                                std::future::pending::<()>().await;
+                            }
+                        };
+                        let wiring = crate::session::Wiring {
+                            events,
+                            controls,
+                            answerer: "the API".into(),
+                        };
+                        let finish = match start {
+                            Start::New { question, settings } => {
+                                crate::session::start(
+                                    store, &question, *settings, wiring, interrupt,
+                                )
+                                .await
+                            }
+                            Start::Resume { id } => {
+                                crate::session::resume(
+                                    store,
+                                    &id,
+                                    crate::session::ResumeChanges::default(),
+                                    wiring,
+                                    interrupt,
+                                )
+                                .await
+                            }
+                        };
+                        finish.map(|_| ()).map_err(|e| NotStarted(e.to_string()))
+                    })
+                });
+            let _ = done.send(outcome);
+        })
+        .map_err(|e| NotStarted(format!("cannot start the debate's thread: {e}")))?;
+    // The id comes with the first event; a debate that cannot start says why instead.
+    let id = loop {
+        match received.recv().await {
+            Some(Event::DebateCreated { id, .. }) => break id,
+            Some(_) => continue,
+            None => {
+                return Err(match (&mut finished).await {
+                    Ok(Err(e)) => e,
+                    _ => NotStarted("the debate ended before it started".into()),
+                });
+            }
+        }
+    };
+    let (deltas, _) = tokio::sync::broadcast::channel(1024);
+    server.running().insert(
+        id.clone(),
+        Running {
+            cancel: Some(cancel),
+            deltas: deltas.clone(),
+        },
+    );
+    let keeper = server.clone();
+    let ended = id.clone();
+    tokio::spawn(async move {
+        while let Some(event) = received.recv().await {
+            if matches!(event, Event::TurnDelta { .. }) {
+                let _ = deltas.send(event);
+            }
+        }
+        let _ = finished.await;
+        keeper.running().remove(&ended);
+    });
+    Ok(id)
+}
+
+/// Resumes every debate a server started that was left running when its process died (its
+/// lease is dead, so it reads as interrupted): each says so in its events and goes on where
+/// the journal left it, waiting again at a gate or checkpoint it waited at. A debate someone
+/// started from the command line is never touched. Returns the ids resumed.
+pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
+    let Ok(debates) = server.store.list(usize::MAX) else {
+        return Vec::new();
+    };
+    let mut resumed = Vec::new();
+    for summary in debates
+        .into_iter()
+        .filter(|d| d.status == DebateStatus::Interrupted)
+    {
+        let started_here = server.store.debate(&summary.id).is_ok_and(|debate| {
+            debate.config.get("initiated_by").and_then(|v| v.as_str())
+                == Some(Initiator::Server.to_string().as_str())
+        });
+        if !started_here {
+            continue;
+        }
+        let _ = server.store.record_event(
+            &summary.id,
+            &Event::Notice {
+                message: "moot serve restarted: this debate is resumed where its journal left it"
+                    .into(),
+            },
+        );
+        match spawn(
+            server,
+            Start::Resume {
+                id: summary.id.clone(),
+            },
+        )
+        .await
+        {
+            Ok(id) => resumed.push(id),
+            Err(why) => eprintln!("moot serve: {} could not be resumed: {why}", summary.id),
+        }
+    }
+    resumed
+}
