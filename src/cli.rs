@@ -245,6 +245,10 @@ pub struct ServeArgs {
     /// The most debates running at once; a request beyond it is answered 429.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub max_debates: u64,
+    /// Seconds without progress, while no person is asked anything, before a debate is
+    /// flagged as stalled (else `[serve] stall_seconds`, else 300).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub stall_seconds: Option<u64>,
     /// The provider every debate runs on unless a request names a configured one.
     #[command(flatten)]
     pub provider: ProviderArgs,

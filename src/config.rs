@@ -53,6 +53,17 @@ pub struct Config {
     pub ui: UiConfig,
     /// What moot takes from a server at most.
     pub limits: LimitsConfig,
+    /// `moot serve`'s own settings.
+    pub serve: ServeConfig,
+}
+
+/// `[serve]`: how `moot serve` watches the debates it runs.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// Seconds without progress, while no person is asked anything, before a debate is
+    /// flagged as stalled (default 300).
+    pub stall_seconds: Option<u64>,
 }
 
 /// `[limits]`: bounds on what a server may send.
@@ -315,6 +326,7 @@ const OWN_KEYS: &[&str] = &[
     "audit",
     "lessons",
     "limits",
+    "serve",
 ];
 
 impl Config {

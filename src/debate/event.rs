@@ -302,6 +302,9 @@ super::vocabulary! {
         StanceDropped,
         /// A judge agreed with every other judge without challenging any of them.
         Sycophancy,
+        /// A debate made no progress past the server's watchdog limit while no person was
+        /// asked anything (`[serve] stall_seconds`).
+        Stalled,
     }
 }
 
@@ -583,6 +586,12 @@ pub enum Stage {
         round: u32,
     },
     Synthesising,
+    /// No progress for `seconds` while no person is asked anything: the server's watchdog saw
+    /// it waiting on `waiting_on` (a seat's step, or nothing it can name).
+    Stalled {
+        seconds: u64,
+        waiting_on: String,
+    },
 }
 
 /// A time limit as a person says it: "45 s", "30 min", "2 h 5 min".
@@ -630,6 +639,14 @@ impl std::fmt::Display for Stage {
                 gate_place(point, *round)
             ),
             Stage::Synthesising => f.write_str("synthesising"),
+            Stage::Stalled {
+                seconds,
+                waiting_on,
+            } => write!(
+                f,
+                "stalled: no progress for {} while waiting on {waiting_on}",
+                spoken_duration(*seconds)
+            ),
         }
     }
 }

@@ -7,6 +7,7 @@ mod auth;
 mod request;
 mod routes;
 mod run;
+mod watchdog;
 
 use crate::cli::ServeArgs;
 use crate::config::Config;
@@ -36,12 +37,14 @@ pub enum ServeError {
     Stopped(#[source] std::io::Error),
 }
 
-/// A debate this server runs: the way to stop it, and where its streamed deltas go.
+/// A debate this server runs: the way to stop it, where its streamed deltas go, and how it
+/// is getting on (for the watchdog).
 struct Running {
     /// Dropped or sent to, it interrupts the debate (`POST …/cancel`).
     cancel: Option<tokio::sync::oneshot::Sender<()>>,
     /// Streamed deltas, for SSE clients (journaled events are read from the journal).
     deltas: tokio::sync::broadcast::Sender<crate::debate::Event>,
+    progress: Arc<Mutex<watchdog::Progress>>,
 }
 
 /// What every request handler shares.
@@ -98,6 +101,7 @@ pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeE
                 resumed.join(", ")
             );
         }
+        tokio::spawn(watchdog::watch(server.clone()));
         // Tests and scripts read where it listens from this line (`--listen 127.0.0.1:0`).
         println!("moot serve: listening on http://{local}");
         axum::serve(listener, routes::router(server.clone()))

@@ -89,17 +89,23 @@ pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, 
         }
     };
     let (deltas, _) = tokio::sync::broadcast::channel(1024);
+    let progress = Arc::new(std::sync::Mutex::new(super::watchdog::Progress::new()));
     server.running().insert(
         id.clone(),
         Running {
             cancel: Some(cancel),
             deltas: deltas.clone(),
+            progress: progress.clone(),
         },
     );
     let keeper = server.clone();
     let ended = id.clone();
     tokio::spawn(async move {
         while let Some(event) = received.recv().await {
+            progress
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .saw(&event);
             if matches!(event, Event::TurnDelta { .. }) {
                 let _ = deltas.send(event);
             }

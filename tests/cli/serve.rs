@@ -817,3 +817,52 @@ fn a_hundred_debates_run_at_once_in_one_server_without_crossing() {
     );
     assert!(record.body.contains(&question(57)), "{}", record.body);
 }
+
+/// A debate whose provider never answers is flagged as stalled once the watchdog's limit has
+/// passed with no progress: in its events (what it waits on) and in the list's stage.
+#[test]
+fn the_watchdog_flags_a_debate_that_makes_no_progress() {
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_secs(3600),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &["--stall-seconds", "1"]);
+    let addr = served.addr.as_str();
+    let created = http(
+        addr,
+        "POST",
+        "/v1/debates",
+        Some(TOKEN),
+        Some(
+            &json!({"question": "Should we cache sessions in Redis?", "checkpoints": false})
+                .to_string(),
+        ),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = created.json()["id"].as_str().unwrap().to_string();
+    let sent = follow(addr, &id, None, |event| {
+        !(event.data["type"] == "flag" && event.data["kind"] == "stalled")
+    });
+    let flag = &sent.last().unwrap().data;
+    assert_eq!(flag["kind"], "stalled", "{sent:?}");
+    let detail = flag["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("no progress for") && detail.contains("moderator's analysis"),
+        "{detail}"
+    );
+    let listed = http(addr, "GET", "/v1/debates", Some(TOKEN), None).json();
+    assert_eq!(listed[0]["stage"]["at"], "stalled", "{listed}");
+    assert!(
+        listed[0]["stage"]["waiting_on"]
+            .as_str()
+            .unwrap()
+            .contains("analysis")
+    );
+    let shown = home.run(None, &["list"]);
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("stalled: no progress for"),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+}
