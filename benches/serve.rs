@@ -69,6 +69,18 @@ fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) {
     }
 }
 
+/// Reads a finished debate's event stream to its end; the events it carried.
+fn stream_events(addr: &str, id: &str) -> usize {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let text = format!(
+        "GET /v1/debates/{id}/events HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n\r\n"
+    );
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut body = String::new();
+    stream.read_to_string(&mut body).unwrap();
+    body.matches("\ndata: ").count() + usize::from(body.starts_with("data: "))
+}
+
 fn resident_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
@@ -143,6 +155,26 @@ fn main() {
         hundred.as_secs_f64() / single.as_secs_f64(),
         peak as f64 / 1024.0,
         resident_kib(pid) as f64 / 1024.0
+    );
+
+    // SSE throughput: 100 clients each read a finished debate's whole stream at once.
+    let target = many[0].clone();
+    let started = Instant::now();
+    let counts: Vec<usize> = std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..100)
+            .map(|_| {
+                let (addr, target) = (addr.as_str(), target.as_str());
+                scope.spawn(move || stream_events(addr, target))
+            })
+            .collect();
+        readers.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let total: usize = counts.iter().sum();
+    let elapsed = started.elapsed().as_secs_f64();
+    println!(
+        "SSE: 100 clients read {total} events ({} each) in {elapsed:.2} s: {:.0} events/s",
+        counts[0],
+        total as f64 / elapsed
     );
 
     if std::env::var("MOOT_SOAK").as_deref() != Ok("0") {

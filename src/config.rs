@@ -235,6 +235,10 @@ pub struct ProviderConfig {
     pub repeat_penalty: Option<f32>,
     /// Local model: a llama.cpp template name (chatml, llama3, …) when the GGUF has none.
     pub chat_template: Option<String>,
+    /// Profiles (or kinds) to fall back on, in order, when this one keeps failing past its
+    /// retries.
+    #[serde(default)]
+    pub fallback: Vec<String>,
 }
 
 impl ProviderConfig {

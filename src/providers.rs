@@ -28,6 +28,10 @@ pub struct ProviderSpec {
     /// Settings of the embedded model, for `kind = "local"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<LocalSettings>,
+    /// What serves when this keeps failing past its retries (`fallback` in its profile), in
+    /// order; their own fallbacks are not followed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<ProviderSpec>,
 }
 
 impl ProviderSpec {
@@ -65,6 +69,7 @@ fn preset_spec(
         script: None,
         temperature: None,
         local: None,
+        fallbacks: Vec::new(),
     }
 }
 
@@ -209,6 +214,20 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, P
 
 /// A spec for a config profile name or a preset (openai, anthropic, ollama, scripted).
 pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, ProviderError> {
+    let mut spec = profile_spec(name, config)?;
+    if let Some(profile) = config.providers.get(name) {
+        for fallback in &profile.fallback {
+            if fallback == name {
+                continue;
+            }
+            spec.fallbacks.push(profile_spec(fallback, config)?);
+        }
+    }
+    Ok(spec)
+}
+
+/// A profile's (or kind's) spec, its fallbacks aside.
+fn profile_spec(name: &str, config: &Config) -> Result<ProviderSpec, ProviderError> {
     if let Some(profile) = config.providers.get(name) {
         let preset = preset(profile.kind.into())?;
         return Ok(ProviderSpec {
@@ -220,6 +239,7 @@ pub fn named_spec(name: &str, config: &Config) -> Result<ProviderSpec, ProviderE
             script: profile.script.clone(),
             temperature: profile.temperature,
             local: (profile.kind == ProviderKind::Local).then(|| profile.local_settings()),
+            fallbacks: Vec::new(),
         });
     }
     preset(name)
@@ -245,6 +265,7 @@ fn preset(name: &str) -> Result<ProviderSpec, ProviderError> {
             script: None,
             temperature: None,
             local: None,
+            fallbacks: Vec::new(),
         },
         "ollama" => {
             let host = format!("http://{}", ollama_host());
@@ -257,6 +278,7 @@ fn preset(name: &str) -> Result<ProviderSpec, ProviderError> {
                 script: None,
                 temperature: None,
                 local: None,
+                fallbacks: Vec::new(),
             }
         }
         "anthropic" => ProviderSpec {
@@ -270,6 +292,7 @@ fn preset(name: &str) -> Result<ProviderSpec, ProviderError> {
             script: None,
             temperature: None,
             local: None,
+            fallbacks: Vec::new(),
         },
         "scripted" => preset_spec(ProviderKind::Scripted, "scripted", None, "script"),
         "local" => ProviderSpec {
@@ -315,6 +338,25 @@ pub fn build(
     capabilities: &Arc<CapabilityCache>,
     retry: &RetryConfig,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
+    if !spec.fallbacks.is_empty() {
+        let primary = ProviderSpec {
+            fallbacks: Vec::new(),
+            ..spec.clone()
+        };
+        let mut chain = vec![(
+            spec.name.clone(),
+            build(&primary, client, capabilities, retry)?,
+        )];
+        for fallback in &spec.fallbacks {
+            chain.push((
+                fallback.name.clone(),
+                build(fallback, client, capabilities, retry)?,
+            ));
+        }
+        // The turn's last attempt goes to the next provider.
+        let limit = retry.max_attempts.saturating_sub(1);
+        return Ok(Arc::new(crate::llm::cascade::Cascade::new(chain, limit)));
+    }
     let idle = Duration::from_secs(retry.idle_timeout_seconds);
     let key = spec.api_key_env.as_deref().and_then(env);
     if let Some(key) = &key

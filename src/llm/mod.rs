@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod capability;
+pub mod cascade;
 pub mod grammar;
 pub mod http;
 pub mod local;

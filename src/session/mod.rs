@@ -770,9 +770,11 @@ fn with_receipt(
         .config
         .get("initiated_by")
         .and_then(|v| serde_json::from_value(v.clone()).ok());
-    let result = protocol
-        .resolution(&outcome.data)
-        .map(|r| crate::debate::Concluded::new(r, outcome.confidence).line(initiated_by.as_ref()));
+    let fallbacks = fallback_line(&store.turns(&debate.id)?);
+    let result = protocol.resolution(&outcome.data).map(|r| {
+        crate::debate::Concluded::new(r, outcome.confidence).line(initiated_by.as_ref())
+            + &fallbacks
+    });
     let receipt = store.chain_head(&debate.id)?.map(|head| decision::Receipt {
         debate: debate.id.clone(),
         entry: head.entries,
@@ -784,6 +786,32 @@ fn with_receipt(
         decision::closing_section(result.as_deref(), receipt.as_ref())
     );
     Ok(outcome)
+}
+
+/// " · 12 turns served by a fallback (backup)" when a provider's fallback served any turn (its
+/// model names it: `llm::cascade`), else nothing.
+fn fallback_line(turns: &[crate::debate::Turn]) -> String {
+    let mut by: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for turn in turns {
+        if let Some(name) = turn
+            .model
+            .rsplit_once("(fallback ")
+            .and_then(|(_, rest)| rest.strip_suffix(')'))
+        {
+            *by.entry(name).or_default() += 1;
+        }
+    }
+    if by.is_empty() {
+        return String::new();
+    }
+    let served: Vec<String> = by
+        .iter()
+        .map(|(name, n)| format!("{n} by {name}"))
+        .collect();
+    format!(
+        " · turns served by a fallback provider after the first failed past its retries: {}",
+        served.join(", ")
+    )
 }
 
 /// Stores a debate's outcome with where its record and follow-up were written, and returns

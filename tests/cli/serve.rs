@@ -866,3 +866,53 @@ fn the_watchdog_flags_a_debate_that_makes_no_progress() {
         String::from_utf8_lossy(&shown.stdout)
     );
 }
+
+/// A profile with fallbacks: when it keeps failing past its retries the next one serves the
+/// turn and the rest of the debate, and the journal says which served each turn.
+#[test]
+fn a_failing_provider_falls_back_to_the_next_and_the_journal_says_so() {
+    let failing = StandIn::start_in_background(Behaviour::default());
+    failing.fault(FaultRule::new(Fault::ServerError).times(10_000));
+    let backup = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config(&format!(
+        "provider = \"primary\"\n\n[retry]\nmax_attempts = 2\nbase_delay_ms = 5\nmax_delay_ms = 20\n\n\
+         [providers.primary]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"primary-model\"\nfallback = [\"backup\"]\n\n\
+         [providers.backup]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"backup-model\"\n",
+        failing.openai_base(),
+        backup.openai_base()
+    ));
+    let output = home.run(
+        None,
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            "Should we cache sessions in Redis?",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_created")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let turns = show_json(&home, &id)["turns"].as_array().unwrap().clone();
+    assert!(!turns.is_empty());
+    for turn in &turns {
+        let model = turn["model"].as_str().unwrap();
+        assert!(model.ends_with("(fallback backup)"), "{model}");
+        assert_eq!(turn["status"], "ok", "{turn}");
+    }
+    assert!(!failing.seen().is_empty(), "the primary was tried first");
+    assert!(!backup.seen().is_empty());
+    let record = show_json(&home, &id)["synthesis"]["markdown"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        record.contains("served by a fallback provider after the first failed past its retries"),
+        "{}",
+        &record[record.len().saturating_sub(700)..]
+    );
+}
