@@ -147,6 +147,8 @@ pub struct Behaviour {
     pub strike: Vec<&'static str>,
     /// Dialogue moves the moderator's ruling flags as attacks on the speaker, when offered.
     pub ad_hominem: Vec<&'static str>,
+    /// The share of requests (0–1) answered with a 500, whatever they ask.
+    pub fault_rate: f64,
 }
 
 impl Default for Behaviour {
@@ -174,6 +176,7 @@ impl Default for Behaviour {
             hostile_test: None,
             strike: Vec::new(),
             ad_hominem: Vec::new(),
+            fault_rate: 0.0,
         }
     }
 }
@@ -1266,7 +1269,12 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     let (kind, seat, round) = classify(&body, &headers);
     let (behaviour, fault, epoch) = {
         let mut state = state.lock().unwrap();
-        let fault = take_fault(&mut state, &kind, seat.as_deref(), round);
+        let fault = take_fault(&mut state, &kind, seat.as_deref(), round).or_else(|| {
+            // A share of every request fails with a 500, spread evenly and the same every run.
+            let rate = state.behaviour.fault_rate;
+            let draw = (state.epoch.wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0;
+            (rate > 0.0 && draw < rate).then_some(Fault::ServerError)
+        });
         state.epoch += 1;
         (state.behaviour.clone(), fault, state.epoch)
     };
