@@ -132,6 +132,24 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         theme: Option<String>,
     },
+    /// Opens the workbench on a debate `moot serve` runs: its events over the API, your
+    /// answers and gate decisions sent back.
+    Attach {
+        id: String,
+        /// The server (else `[serve] url`, else http://127.0.0.1:7878).
+        #[arg(long, value_name = "URL")]
+        server: Option<String>,
+        /// A file holding the server's token (else MOOT_SERVE_TOKEN, else the token a server
+        /// on this machine generated in the data directory).
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<PathBuf>,
+        /// Plain ASCII borders and glyphs.
+        #[arg(long)]
+        ascii: bool,
+        /// dark, light, high-contrast, ansi16, or a theme file.
+        #[arg(long, value_name = "NAME")]
+        theme: Option<String>,
+    },
     /// Browse, search, open, resume or delete stored debates, or start a new one.
     History {
         /// Plain ASCII borders and glyphs.

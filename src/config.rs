@@ -64,6 +64,8 @@ pub struct ServeConfig {
     /// Seconds without progress, while no person is asked anything, before a debate is
     /// flagged as stalled (default 300).
     pub stall_seconds: Option<u64>,
+    /// The server `moot attach` reaches when no `--server` says.
+    pub url: Option<String>,
 }
 
 /// `[limits]`: bounds on what a server may send.

@@ -30,6 +30,7 @@ pub mod llm;
 pub mod paths;
 pub mod protocol;
 pub mod providers;
+pub mod remote;
 pub mod replay;
 pub mod report;
 pub mod sanitize;

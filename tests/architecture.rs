@@ -31,6 +31,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "paths",
             "sanitize",
             "serve",
+            "remote",
         ],
     ),
     // The faces and the command line.
@@ -38,9 +39,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tui",
         &[
             "debate", "argue", "store", "session", "replay", "sanitize", "signals", "config",
-            "beneath",
+            "beneath", "remote",
         ],
     ),
+    // A server's debate followed over its API (`moot attach`).
+    ("remote", &["debate", "llm", "sanitize", "signals"]),
     ("headless", &["debate", "session", "signals", "live"]),
     // The HTTP API: a face over the same sessions, read back as the commands read them.
     (

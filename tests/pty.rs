@@ -379,3 +379,91 @@ fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
         assert!(by.ends_with(" at another workbench"), "{by}");
     }
 }
+
+/// `moot attach`: the workbench on a debate `moot serve` runs, on another "machine" (its own
+/// data directory): the debate shows as it runs, and its checkpoint, conclusion and synthesis
+/// are answered from the workbench over the API; the server's journal has those answers.
+#[test]
+fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
+    use std::io::{BufRead, Read, Write};
+    let server = StandIn::start_in_background(Behaviour::default());
+    let token = "attach-test-token-0123456789";
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[lessons]\nenabled = false\n",
+    )
+    .unwrap();
+    let mut serving = moot(
+        home.path(),
+        Some(&server.openai_base()),
+        &["serve", "--listen", "127.0.0.1:0"],
+    )
+    .env("MOOT_SERVE_TOKEN", token)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(serving.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("moot serve: listening on http://")
+        .to_string();
+    let body = r#"{"question": "Should we use Redis or PostgreSQL for caching?", "max_rounds": 2}"#;
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/debates HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let at = reply.find("DEB-").unwrap_or_else(|| panic!("{reply}"));
+    let id = reply[at..at + 12].to_string();
+
+    // Elsewhere: a data directory of its own, the server named, the token from the environment.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("config.toml"), "").unwrap();
+    let mut viewer = Pty::spawn(
+        moot(
+            elsewhere.path(),
+            None,
+            &["attach", &id, "--server", &format!("http://{addr}")],
+        )
+        .env("MOOT_SERVE_TOKEN", token),
+    );
+    let screen = viewer.wait_for("Round 1 complete");
+    assert!(screen.contains("round 1 · argument"), "{screen}");
+    viewer.press(b"g");
+    viewer.wait_for("Guidance for the next round");
+    viewer.press(b"Weigh the migration cost");
+    viewer.press(b"\x13");
+    viewer.wait_for("conclude the debate?");
+    viewer.press(b"a");
+    viewer.wait_for("Approve this synthesis?");
+    viewer.press(b"a");
+    viewer.wait_for("Create a follow-up issue draft");
+    viewer.press(b"\x1b");
+    viewer.wait_for("completed ·");
+    viewer.press(b"q");
+    assert_eq!(viewer.wait_exit().code(), Some(0));
+    let _ = serving.kill();
+    let _ = serving.wait();
+
+    let output = moot(home.path(), None, &["show", &id, "--json"])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(shown["checkpoints"][0]["decision"], "guide");
+    assert_eq!(
+        shown["checkpoints"][0]["guidance"],
+        "Weigh the migration cost"
+    );
+    assert_eq!(shown["checkpoints"][0]["answered_by"], "the API via HTTP");
+    assert_eq!(shown["checkpoints"][2]["kind"], "approval");
+}

@@ -39,6 +39,21 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
                 Start::Replay(id),
             )
         }
+        Some(Command::Attach {
+            id,
+            server,
+            token_file,
+            ascii,
+            theme,
+        }) => {
+            let face = screen_face(
+                ascii,
+                theme,
+                "attach",
+                "curl …/v1/debates/ID/events follows it as text",
+            )?;
+            attach(&config, &keymap, &face, &id, server, token_file.as_deref())
+        }
         Some(Command::History { ascii, theme }) => {
             let face = screen_face(
                 ascii,
@@ -188,4 +203,49 @@ fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, Failure> {
     let output = runtime.block_on(work);
     runtime.shutdown_background();
     Ok(output)
+}
+
+/// The token `moot attach` sends: MOOT_SERVE_TOKEN, else `--token-file`, else the one a server
+/// on this machine generated in the data directory.
+fn attach_token(file: Option<&std::path::Path>) -> Result<String, Failure> {
+    if let Ok(token) = std::env::var("MOOT_SERVE_TOKEN")
+        && !token.trim().is_empty()
+    {
+        return Ok(token.trim().to_string());
+    }
+    let path = file
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_else(|| paths::data_dir().join("serve-token"));
+    std::fs::read_to_string(&path)
+        .map(|t| t.trim().to_string())
+        .map_err(|e| {
+            Failure::usage(format!(
+                "no token for the server: set MOOT_SERVE_TOKEN or give --token-file FILE ({} cannot be read: {e})",
+                path.display()
+            ))
+        })
+}
+
+/// `moot attach ID`: the workbench on a debate a server runs.
+fn attach(
+    config: &Config,
+    keymap: &Arc<Keymap>,
+    face: &crate::cli::FaceArgs,
+    id: &str,
+    server: Option<String>,
+    token_file: Option<&std::path::Path>,
+) -> Result<i32, Failure> {
+    let url = server
+        .or_else(|| config.serve.url.clone())
+        .unwrap_or_else(|| "http://127.0.0.1:7878".into());
+    let token = attach_token(token_file)?;
+    let remote = block_on(crate::remote::Remote::connect(&url, &token, id))?
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    workbench(
+        config,
+        keymap,
+        &RunArgs::default(),
+        face,
+        Start::Attach(Box::new(remote)),
+    )
 }

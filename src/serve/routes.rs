@@ -6,7 +6,8 @@ use super::{Server, auth};
 use crate::debate::Named as _;
 use crate::debate::{AskKind, Control, DebateStatus, Event, GateDecision, Stage};
 use crate::store::StoreError;
-use axum::extract::rejection::JsonRejection;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -114,16 +115,24 @@ impl From<StoreError> for ApiError {
     }
 }
 
-/// A body that could not be read as the route's JSON: too large (413), or what was wrong.
-fn unreadable(rejection: JsonRejection) -> ApiError {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the request body is over {} KiB", BODY_LIMIT / 1024),
-        );
-    }
-    ApiError::bad(rejection.body_text())
+/// A route's JSON body, whatever content type the client sent (`curl -d` sends a form's):
+/// too large is 413, anything else that does not read is 400 with where it went wrong.
+fn parsed<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let bytes = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the request body is over {} KiB", BODY_LIMIT / 1024),
+            )
+        } else {
+            ApiError::bad(rejection.body_text())
+        }
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad(format!("the body is not the JSON this route takes: {e}")))
 }
 
 async fn require_token(
@@ -161,9 +170,9 @@ async fn health() -> Json<Value> {
 /// process, and answers with its id once the journal holds it.
 async fn create(
     State(server): State<Arc<Server>>,
-    body: Result<Json<NewDebate>, JsonRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let Json(request) = body.map_err(unreadable)?;
+    let request: NewDebate = parsed(body)?;
     if server.running().len() >= server.args.max_debates as usize {
         let mut refused = ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
@@ -371,9 +380,9 @@ struct CheckpointAnswer {
 async fn checkpoint(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
-    body: Result<Json<CheckpointAnswer>, JsonRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Json(given) = body.map_err(unreadable)?;
+    let given: CheckpointAnswer = parsed(body)?;
     let debate = server.store.debate(&id)?;
     let (kind, round) = match (&debate.status, &debate.stage) {
         (DebateStatus::Running, Some(Stage::Asking { kind, round })) => (*kind, *round),
@@ -490,18 +499,18 @@ fn decide(
 async fn approve(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
-    body: Result<Json<Review>, JsonRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Json(review) = body.map_err(unreadable)?;
+    let review: Review = parsed(body)?;
     decide(&server, &id, review, GateDecision::Approved)
 }
 
 async fn reject(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
-    body: Result<Json<Review>, JsonRejection>,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Json(review) = body.map_err(unreadable)?;
+    let review: Review = parsed(body)?;
     decide(&server, &id, review, GateDecision::Rejected)
 }
 

@@ -6,6 +6,7 @@ pub mod app;
 pub mod history;
 pub mod keymap;
 pub mod markdown;
+mod outside;
 pub mod run;
 pub mod state;
 pub mod theme;

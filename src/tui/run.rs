@@ -102,7 +102,18 @@ fn draw(
     app.dirty = false;
 }
 
-type Term = Terminal<CrosstermBackend<Stdout>>;
+pub(super) type Term = Terminal<CrosstermBackend<Stdout>>;
+
+/// The terminal back from a program the workbench handed it to: raw mode, the alternate
+/// screen, the mouse as it was, a full redraw.
+pub(super) fn take_terminal_back(terminal: &mut Term) {
+    let _ = enable_raw_mode();
+    let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
+    if MOUSE.load(Ordering::SeqCst) {
+        let _ = execute!(stdout(), EnableMouseCapture);
+    }
+    let _ = terminal.clear();
+}
 
 /// SIGTERM, SIGHUP or SIGINT, heard once for the whole workbench whatever screen is up.
 #[derive(Clone)]
@@ -155,9 +166,15 @@ fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
                 Err(e) => format!("cannot copy: {e}"),
             });
         }
-        Effect::Page { markdown, path } => outside(terminal, app, "PAGER", "less", &markdown, path),
-        Effect::Edit { markdown, path } => outside(terminal, app, "EDITOR", "vi", &markdown, path),
-        Effect::OpenSource { root, path, line } => open_source(terminal, app, &root, &path, line),
+        Effect::Page { markdown, path } => {
+            super::outside::outside(terminal, app, "PAGER", "less", &markdown, path)
+        }
+        Effect::Edit { markdown, path } => {
+            super::outside::outside(terminal, app, "EDITOR", "vi", &markdown, path)
+        }
+        Effect::OpenSource { root, path, line } => {
+            super::outside::open_source(terminal, app, &root, &path, line)
+        }
         Effect::WriteFollowUp(id) => match session::write_follow_up(store, &id) {
             Ok(path) => {
                 let path = path.display().to_string();
@@ -171,151 +188,14 @@ fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
     app.dirty = true;
 }
 
-/// A cited file in $PAGER at its line, shown from the private copy `source_copy` makes.
-fn open_source(terminal: &mut Term, app: &mut App, root: &str, path: &str, line: u32) {
-    let copy = match source_copy(std::path::Path::new(root), path) {
-        Ok(copy) => copy,
-        Err(why) => {
-            app.notice = Some(why);
-            return;
-        }
-    };
-    let line_arg = |name: &str| {
-        // Pagers and editors that take `+LINE` start at the cited line.
-        [
-            "less", "more", "most", "vi", "vim", "nvim", "view", "nano", "bat",
-        ]
-        .contains(&name)
-        .then(|| {
-            if name == "bat" {
-                format!("--highlight-line={line}")
-            } else {
-                format!("+{line}")
-            }
-        })
-    };
-    run_outside(terminal, app, "PAGER", "less", copy.path(), line_arg);
-}
-
-/// The most of a cited source file the pager is shown.
-const SOURCE_CAP: u64 = 16 * 1024 * 1024;
-
-/// A private copy of cited file `path` for the pager. The path came from gathering, but it is
-/// checked again here: relative, read beneath the debate's directory `root` with no symlink
-/// anywhere on the way (`beneath`), at most `SOURCE_CAP`. The copy is a fresh file of moot's
-/// own (O_EXCL, 0600) named like the source, so pagers that highlight by extension still do,
-/// and nothing swapped in after the check reaches the pager.
-fn source_copy(root: &std::path::Path, path: &str) -> Result<tempfile::NamedTempFile, String> {
-    let relative = std::path::Path::new(path);
-    let refused = |why: String| format!("{path} cannot be opened: {why}");
-    let bytes = crate::beneath::Beneath::open(root)
-        .and_then(|tree| tree.read(relative, SOURCE_CAP))
-        .map_err(|e| {
-            refused(match e.raw_os_error() {
-                Some(libc::ELOOP) | Some(libc::EXDEV) => format!(
-                    "it is not a file under {} (a symlink is on its way)",
-                    root.display()
-                ),
-                _ => format!("{e} (under {})", root.display()),
-            })
-        })?;
-    let name = relative
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    tempfile::Builder::new()
-        .prefix("moot-source-")
-        .suffix(&format!("-{name}"))
-        .tempfile()
-        .and_then(|mut copy| {
-            std::io::Write::write_all(&mut copy, &bytes)?;
-            Ok(copy)
-        })
-        .map_err(|e| refused(format!("cannot make a copy to page: {e}")))
-}
-
-fn outside(
-    terminal: &mut Term,
-    app: &mut App,
-    variable: &str,
-    fallback: &str,
-    markdown: &str,
-    path: Option<String>,
-) {
-    if let Some(path) = path.filter(|p| std::path::Path::new(p).exists()) {
-        run_outside(
-            terminal,
-            app,
-            variable,
-            fallback,
-            std::path::Path::new(&path),
-            |_| None,
-        );
-        return;
-    }
-    // No record file: the synthesis goes to a fresh file of moot's own (O_EXCL, 0600, a
-    // random name), never a guessable path in the shared temporary directory.
-    let written = tempfile::Builder::new()
-        .prefix("moot-synthesis-")
-        .suffix(".md")
-        .tempfile()
-        .and_then(|mut file| {
-            std::io::Write::write_all(&mut file, crate::sanitize::clean(markdown).as_bytes())?;
-            Ok(file)
-        });
-    match written {
-        Ok(file) => run_outside(terminal, app, variable, fallback, file.path(), |_| None),
-        Err(e) => app.notice = Some(format!("cannot write the synthesis for {variable}: {e}")),
-    }
-}
-
-/// Leaves the terminal to `$variable` (or `fallback`) on `file`, with the extra argument
-/// `extra` gives for the program's name, and comes back to the workbench as it was.
-fn run_outside(
-    terminal: &mut Term,
-    app: &mut App,
-    variable: &str,
-    fallback: &str,
-    file: &std::path::Path,
-    extra: impl Fn(&str) -> Option<String>,
-) {
-    let program = std::env::var(variable)
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| fallback.to_string());
-    let mut words = program.split_whitespace();
-    let Some(command) = words.next() else {
-        return;
-    };
-    let name = std::path::Path::new(command)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or(command);
-    let extra = extra(name);
-    restore_terminal();
-    let status = std::process::Command::new(command)
-        .args(words)
-        .args(extra)
-        .arg(file)
-        .status();
-    let _ = enable_raw_mode();
-    let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
-    if MOUSE.load(Ordering::SeqCst) {
-        let _ = execute!(stdout(), EnableMouseCapture);
-    }
-    let _ = terminal.clear();
-    app.notice = Some(match status {
-        Ok(_) => format!("back from {command}"),
-        Err(e) => format!("cannot run {command} (${variable}): {e}"),
-    });
-}
-
 /// Where the workbench opens.
 pub enum Start {
     History,
     /// A debate on the live screen.
     Live(Run),
     Replay(String),
+    /// A debate a server runs (`moot attach`), followed over its API.
+    Attach(Box<crate::remote::Remote>),
 }
 
 /// The debate a live screen runs.
@@ -408,6 +288,19 @@ pub async fn workbench(
     history.protocols = protocols;
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
+    // Every screen but the history's borrows the same terminal, keys and setup.
+    macro_rules! screen {
+        () => {
+            Screen {
+                terminal: &mut terminal,
+                keys: &mut keys,
+                shutdown: &shutdown,
+                theme: &theme,
+                keymap: &keymap,
+                store: &store,
+            }
+        };
+    }
     while let Some(screen) = next.take().filter(|_| !shutdown.requested()) {
         match screen {
             Start::History => {
@@ -423,14 +316,7 @@ pub async fn workbench(
                 next = after_history(effect, &mut history, &settings_for);
             }
             Start::Live(run) => {
-                let screen = Screen {
-                    terminal: &mut terminal,
-                    keys: &mut keys,
-                    shutdown: &shutdown,
-                    theme: &theme,
-                    keymap: &keymap,
-                    store: &store,
-                };
+                let screen = screen!();
                 let result = live_screen(screen, run).await;
                 code = session::exit_code(&result);
                 last = remember(&result);
@@ -439,15 +325,13 @@ pub async fn workbench(
                     next = Some(Start::History);
                 }
             }
+            Start::Attach(remote) => {
+                let screen = screen!();
+                let id = remote.id.clone();
+                watch_screen(screen, &id, Vec::new(), Followed::Server(remote)).await;
+            }
             Start::Replay(id) => {
-                let screen = Screen {
-                    terminal: &mut terminal,
-                    keys: &mut keys,
-                    shutdown: &shutdown,
-                    theme: &theme,
-                    keymap: &keymap,
-                    store: &store,
-                };
+                let screen = screen!();
                 // A debate another process is running opens live; any other, as a replay.
                 let running = store
                     .debate(&id)
@@ -683,6 +567,54 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
 /// answered through the journal, where the running process picks it up; leaving leaves it
 /// running.
 async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store::StoreError> {
+    let (events, following) = crate::replay::follow(screen.store, id).await?;
+    watch_screen(screen, id, events, Followed::Here(following)).await;
+    Ok(())
+}
+
+/// Where a followed debate's events come from and its answers go: this machine's journal, or
+/// a server's API (`moot attach`).
+enum Followed {
+    Here(crate::replay::Following),
+    Server(Box<crate::remote::Remote>),
+}
+
+impl Followed {
+    async fn next(&mut self) -> Option<Vec<Event>> {
+        match self {
+            Followed::Here(following) => following.next().await,
+            Followed::Server(remote) => remote.next().await,
+        }
+    }
+
+    /// Sends the person's answer; false when it was answered a moment ago.
+    async fn answer(
+        &self,
+        store: &Store,
+        app: &App,
+        id: &str,
+        control: Control,
+    ) -> Result<bool, String> {
+        match self {
+            Followed::Here(_) => {
+                answer_elsewhere(store, app, id, control).map_err(|e| e.to_string())
+            }
+            Followed::Server(remote) => {
+                let Some(ask) = app.view.checkpoint.as_ref() else {
+                    return Ok(false);
+                };
+                remote
+                    .answer(ask.kind, control)
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
+/// A debate running elsewhere, on the live screen: its events as they come, the person's
+/// answers sent back, until the user leaves.
+async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut following: Followed) {
     let Screen {
         terminal,
         keys,
@@ -691,7 +623,6 @@ async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store:
         keymap,
         store,
     } = screen;
-    let (events, mut following) = crate::replay::follow(store, id).await?;
     let mut app = App::with_keymap(false, keymap.clone());
     for event in &events {
         app.on_event(event);
@@ -730,10 +661,10 @@ async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store:
                     match app.on_key(key) {
                         Some(Effect::Quit) => break,
                         Some(Effect::Control(control)) => {
-                            let problem = match answer_elsewhere(store, &app, id, control) {
+                            let problem = match following.answer(store, &app, id, control).await {
                                 Ok(true) => None,
                                 Ok(false) => Some("that was answered a moment ago".to_string()),
-                                Err(e) => Some(e.to_string()),
+                                Err(e) => Some(e),
                             };
                             if problem.is_some() {
                                 app.notice = problem;
@@ -755,7 +686,6 @@ async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store:
             _ = shutdown.wait() => break,
         }
     }
-    Ok(())
 }
 
 /// The person's answer to what a followed debate waits at, journaled for the process running
@@ -1073,44 +1003,5 @@ mod tests {
             ),
             "{text}"
         );
-    }
-
-    /// A cited file reaches the pager only as a private copy of a real file under the
-    /// debate's directory: a symlink on the way, `..` or an absolute path is refused.
-    #[test]
-    fn a_cited_file_is_paged_from_a_copy_and_never_through_a_symlink() {
-        let root = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::create_dir(root.path().join("src")).unwrap();
-        std::fs::write(root.path().join("src/lib.rs"), "fn cited() {}\n").unwrap();
-        std::fs::write(outside.path().join("secret.txt"), "secret\n").unwrap();
-        std::os::unix::fs::symlink(outside.path(), root.path().join("out")).unwrap();
-        std::os::unix::fs::symlink(
-            outside.path().join("secret.txt"),
-            root.path().join("link.txt"),
-        )
-        .unwrap();
-        let copy = source_copy(root.path(), "src/lib.rs").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(copy.path()).unwrap(),
-            "fn cited() {}\n"
-        );
-        assert!(copy.path().to_string_lossy().ends_with("-lib.rs"));
-        assert_ne!(copy.path(), root.path().join("src/lib.rs"));
-        for bad in [
-            "out/secret.txt",
-            "link.txt",
-            "../secret.txt",
-            "/etc/hostname",
-        ] {
-            let why = source_copy(root.path(), bad).unwrap_err();
-            assert!(why.starts_with(&format!("{bad} cannot be opened")), "{why}");
-        }
-        assert!(
-            source_copy(root.path(), "link.txt")
-                .unwrap_err()
-                .contains("symlink")
-        );
-        assert!(source_copy(root.path(), "missing.rs").is_err());
     }
 }

@@ -1,0 +1,256 @@
+//! A debate `moot serve` runs, followed from another machine (`moot attach`): its events read
+//! from the API's SSE stream (resumed after a dropped connection with `Last-Event-ID`), and the
+//! person's answers sent back as the API's POSTs.
+
+use crate::debate::{AskKind, Control, DebateStatus, Event};
+use std::time::Duration;
+
+/// Why a server's debate cannot be followed, said with what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("cannot reach {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("{url} refused: {status} {message}")]
+    Refused {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error(transparent)]
+    Http(#[from] crate::llm::HttpSetupError),
+}
+
+/// How long to wait before reconnecting a stream the server dropped.
+const RECONNECT: Duration = Duration::from_millis(500);
+
+/// How many times in a row a lost stream is opened again before the debate is given up.
+const REOPENINGS: u32 = 20;
+
+/// A server's debate as it runs.
+pub struct Remote {
+    client: reqwest::Client,
+    base: String,
+    token: String,
+    pub id: String,
+    /// The last journaled event taken (`Last-Event-ID`).
+    last: i64,
+    /// The event stream, opened on the runtime that reads it (a connection belongs to the
+    /// runtime that made it).
+    response: Option<reqwest::Response>,
+    /// When a lost stream is next opened; kept across calls, since a caller may drop a call to
+    /// `next` (a key pressed meanwhile) and call again.
+    reopen_at: Option<tokio::time::Instant>,
+    failed_opens: u32,
+    buffer: String,
+    done: bool,
+}
+
+impl Remote {
+    /// Checks that the server has debate `id` (its stream is opened by the first `next`).
+    pub async fn connect(base: &str, token: &str, id: &str) -> Result<Remote, RemoteError> {
+        let mut remote = Remote::new(base, token, id)?;
+        let shown = remote.get(&format!("/v1/debates/{id}")).await?;
+        if let Some(found) = shown.get("id").and_then(|v| v.as_str()) {
+            remote.id = found.to_string();
+        }
+        // A fresh client for the runtime that will read the stream.
+        Remote::new(base, token, &remote.id)
+    }
+
+    fn new(base: &str, token: &str, id: &str) -> Result<Remote, RemoteError> {
+        Ok(Remote {
+            client: crate::llm::http_client()?,
+            base: base.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+            id: id.to_string(),
+            last: 0,
+            response: None,
+            reopen_at: None,
+            failed_opens: 0,
+            buffer: String::new(),
+            done: false,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn get(&self, path: &str) -> Result<serde_json::Value, RemoteError> {
+        let url = self.url(path);
+        let response = self
+            .client
+            .get(&url)
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| RemoteError::Unreachable {
+                url: url.clone(),
+                detail: e.to_string(),
+            })?;
+        read_reply(url, response).await
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+    ) -> Result<serde_json::Value, RemoteError> {
+        let url = self.url(path);
+        let response = self
+            .client
+            .post(&url)
+            .bearer_auth(&self.token)
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| RemoteError::Unreachable {
+                url: url.clone(),
+                detail: e.to_string(),
+            })?;
+        read_reply(url, response).await
+    }
+
+    async fn open(&mut self) -> Result<(), RemoteError> {
+        let url = self.url(&format!("/v1/debates/{}/events", self.id));
+        let response = self
+            .client
+            .get(&url)
+            .bearer_auth(&self.token)
+            .header("Last-Event-ID", self.last.to_string())
+            .send()
+            .await
+            .map_err(|e| RemoteError::Unreachable {
+                url: url.clone(),
+                detail: e.to_string(),
+            })?;
+        if !response.status().is_success() {
+            return Err(refused(url, response).await);
+        }
+        self.response = Some(response);
+        Ok(())
+    }
+
+    /// What happened next; `None` once the debate has ended (or the server cannot be reached
+    /// again).
+    pub async fn next(&mut self) -> Option<Vec<Event>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let events = self.parse();
+            if !events.is_empty() {
+                return Some(events);
+            }
+            let Some(response) = self.response.as_mut() else {
+                // Opened (again) after the last event taken.
+                if let Some(at) = self.reopen_at {
+                    tokio::time::sleep_until(at).await;
+                }
+                match self.open().await {
+                    Ok(()) => {
+                        self.reopen_at = None;
+                        self.failed_opens = 0;
+                    }
+                    Err(_) => {
+                        self.failed_opens += 1;
+                        self.done = self.failed_opens > REOPENINGS;
+                        self.reopen_at = Some(tokio::time::Instant::now() + RECONNECT);
+                    }
+                }
+                continue;
+            };
+            match response.chunk().await {
+                Ok(Some(bytes)) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
+                // Dropped: opened again after the last event taken, unless it ended.
+                _ => {
+                    self.response = None;
+                    self.reopen_at = Some(tokio::time::Instant::now() + RECONNECT);
+                }
+            }
+        }
+    }
+
+    /// The complete server-sent events in the buffer, as moot's events.
+    fn parse(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        while let Some(end) = self.buffer.find("\n\n") {
+            let block: String = self.buffer.drain(..end + 2).collect();
+            let mut data = String::new();
+            for line in block.lines() {
+                if let Some(id) = line.strip_prefix("id:") {
+                    if let Ok(id) = id.trim().parse() {
+                        self.last = id;
+                    }
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data.push_str(value.trim_start());
+                }
+            }
+            let Ok(event) = serde_json::from_str::<Event>(&data) else {
+                continue;
+            };
+            if let Event::DebateCompleted { status, .. } = &event
+                && *status != DebateStatus::Paused
+            {
+                self.done = true;
+            }
+            events.push(event);
+        }
+        events
+    }
+
+    /// Sends the person's answer to what the debate waits at (`kind`); false when it was
+    /// answered a moment ago.
+    pub async fn answer(&self, kind: AskKind, control: Control) -> Result<bool, RemoteError> {
+        let by = crate::signals::user();
+        let id = &self.id;
+        let (path, body) = match (kind, control) {
+            (AskKind::Gate, Control::Decline(reason)) => (
+                format!("/v1/debates/{id}/reject"),
+                serde_json::json!({"reviewer": by, "reason": reason}),
+            ),
+            (AskKind::Gate, _) => (
+                format!("/v1/debates/{id}/approve"),
+                serde_json::json!({"reviewer": by}),
+            ),
+            (_, control) => {
+                let text = match &control {
+                    Control::Guide(t) | Control::Revise(t) | Control::Choose(t) => t.clone(),
+                    _ => String::new(),
+                };
+                (
+                    format!("/v1/debates/{id}/checkpoint"),
+                    serde_json::json!({"answer": control.answer().to_string(), "text": text}),
+                )
+            }
+        };
+        match self.post(&path, body).await {
+            Ok(_) => Ok(true),
+            Err(RemoteError::Refused { status: 409, .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+async fn read_reply(
+    url: String,
+    response: reqwest::Response,
+) -> Result<serde_json::Value, RemoteError> {
+    if !response.status().is_success() {
+        return Err(refused(url, response).await);
+    }
+    response.json().await.map_err(|e| RemoteError::Unreachable {
+        url,
+        detail: e.to_string(),
+    })
+}
+
+async fn refused(url: String, response: reqwest::Response) -> RemoteError {
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    RemoteError::Refused {
+        url,
+        status,
+        message: crate::sanitize::clean(body["error"]["message"].as_str().unwrap_or("")),
+    }
+}
