@@ -215,24 +215,16 @@ fn a_panel_debate_runs_over_http_followed_by_sse_and_its_gate_approved_over_http
         (health.status, health.json()["ok"].clone()),
         (200, json!(true))
     );
-    let created = http(
+    let id = start_debate(
         addr,
-        "POST",
-        "/v1/debates",
-        Some(TOKEN),
-        Some(
-            &json!({
-                "question": "Which sync model should the app ship with?",
-                "protocol": "panel",
-                "options": ["A: Local-first sync", "B: Server-authoritative", "C: Manual export"],
-                "gates": ["before_synthesis"],
-                "checkpoints": false
-            })
-            .to_string(),
-        ),
+        json!({
+            "question": "Which sync model should the app ship with?",
+            "protocol": "panel",
+            "options": ["A: Local-first sync", "B: Server-authoritative", "C: Manual export"],
+            "gates": ["before_synthesis"],
+            "checkpoints": false
+        }),
     );
-    assert_eq!(created.status, 201, "{}", created.body);
-    let id = created.json()["id"].as_str().unwrap().to_string();
     let mut approved = false;
     let sent = follow(addr, &id, None, |event| {
         if event.data["type"] == "gate_requested" && !approved {
@@ -496,17 +488,10 @@ fn a_checkpoint_waits_for_its_answer_over_http() {
     let home = Home::new();
     let served = serve(&home, &stand_in, &[]);
     let addr = served.addr.as_str();
-    let created = http(
+    let id = start_debate(
         addr,
-        "POST",
-        "/v1/debates",
-        Some(TOKEN),
-        Some(
-            &json!({"question": "Should we cache sessions in Redis?", "max_rounds": 2}).to_string(),
-        ),
+        json!({"question": "Should we cache sessions in Redis?", "max_rounds": 2}),
     );
-    assert_eq!(created.status, 201, "{}", created.body);
-    let id = created.json()["id"].as_str().unwrap().to_string();
     let mut answered = 0;
     let sent = follow(addr, &id, None, |event| {
         if event.data["type"] == "checkpoint" {
@@ -556,6 +541,19 @@ fn a_checkpoint_waits_for_its_answer_over_http() {
     );
 }
 
+/// Starts a debate over the API and returns its id.
+fn start_debate(addr: &str, body: Value) -> String {
+    let created = http(
+        addr,
+        "POST",
+        "/v1/debates",
+        Some(TOKEN),
+        Some(&body.to_string()),
+    );
+    assert_eq!(created.status, 201, "{}", created.body);
+    created.json()["id"].as_str().unwrap().to_string()
+}
+
 /// The debates of `GET /v1/debates` with a status, by id.
 fn statuses(addr: &str) -> Vec<(String, String)> {
     http(addr, "GET", "/v1/debates?limit=1000", Some(TOKEN), None)
@@ -602,18 +600,7 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
     let addr = served.addr.clone();
     let ids: Vec<String> = (0..20)
         .map(|i| {
-            let created = http(
-                &addr,
-                "POST",
-                "/v1/debates",
-                Some(TOKEN),
-                Some(
-                    &json!({"question": format!("Should service {i} cache in Redis or PostgreSQL?"), "max_rounds": 2, "checkpoints": false})
-                        .to_string(),
-                ),
-            );
-            assert_eq!(created.status, 201, "{}", created.body);
-            created.json()["id"].as_str().unwrap().to_string()
+            start_debate(&addr, json!({"question": format!("Should service {i} cache in Redis or PostgreSQL?"), "max_rounds": 2, "checkpoints": false}))
         })
         .collect();
     // Mid-round: once every debate has journaled a turn and none has finished.
@@ -750,18 +737,10 @@ fn a_hundred_debates_run_at_once_in_one_server_without_crossing_under_faults() {
     let question = |i: usize| format!("Should service number {i} cache in Redis or PostgreSQL?");
     let ids: Vec<String> = (0..100)
         .map(|i| {
-            let created = http(
+            start_debate(
                 addr,
-                "POST",
-                "/v1/debates",
-                Some(TOKEN),
-                Some(
-                    &json!({"question": question(i), "max_rounds": 1, "checkpoints": false})
-                        .to_string(),
-                ),
-            );
-            assert_eq!(created.status, 201, "{}", created.body);
-            created.json()["id"].as_str().unwrap().to_string()
+                json!({"question": question(i), "max_rounds": 1, "checkpoints": false}),
+            )
         })
         .collect();
     let deadline = Instant::now() + Duration::from_secs(480);
@@ -848,18 +827,10 @@ fn the_watchdog_flags_a_debate_that_makes_no_progress() {
     let home = Home::new();
     let served = serve(&home, &stand_in, &["--stall-seconds", "1"]);
     let addr = served.addr.as_str();
-    let created = http(
+    let id = start_debate(
         addr,
-        "POST",
-        "/v1/debates",
-        Some(TOKEN),
-        Some(
-            &json!({"question": "Should we cache sessions in Redis?", "checkpoints": false})
-                .to_string(),
-        ),
+        json!({"question": "Should we cache sessions in Redis?", "checkpoints": false}),
     );
-    assert_eq!(created.status, 201, "{}", created.body);
-    let id = created.json()["id"].as_str().unwrap().to_string();
     let sent = follow(addr, &id, None, |event| {
         !(event.data["type"] == "flag" && event.data["kind"] == "stalled")
     });

@@ -129,6 +129,18 @@ impl Moderation<'_> {
         if let Some(caveat) = provider.caveat() {
             self.notes.push(caveat.into());
         }
+        // A server's model is learned from its first reply: a debate resumed with every reply
+        // already journaled names it as the journal does (the last turn that provider
+        // answered), as an audit's re-run does.
+        let model = match provider.model() {
+            "server default" => ctx
+                .turns()
+                .iter()
+                .rev()
+                .find(|t| t.provider == provider.kind().to_string() && !t.model.is_empty())
+                .map_or_else(|| "server default".to_string(), |t| t.model.clone()),
+            known => known.to_string(),
+        };
         Ok(SynthesisBasis {
             turn,
             turns,
@@ -136,7 +148,7 @@ impl Moderation<'_> {
             stores,
             positions,
             signal,
-            provider: format!("{} / {}", provider.kind(), provider.model()),
+            provider: format!("{} / {model}", provider.kind()),
         })
     }
 
