@@ -26,20 +26,30 @@ use std::time::Duration;
 const BODY_LIMIT: usize = 256 * 1024;
 /// How long a client waits before asking again when the server runs all it may.
 const RETRY_AFTER_SECONDS: u64 = 5;
+/// The longest any request but an event stream takes.
+const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 /// How often an event stream looks in the journal for what is new.
 const POLL: Duration = Duration::from_millis(200);
 
 pub(super) fn router(server: Arc<Server>) -> Router {
-    let guarded = Router::new()
+    // Every request but the event stream (which lasts as long as its debate) is answered
+    // within REQUEST_LIMIT, or with a 408.
+    let bounded = Router::new()
         .route("/v1/debates", post(create).get(list))
         .route("/v1/debates/{id}", get(show))
         .route("/v1/debates/{id}/record", get(record))
-        .route("/v1/debates/{id}/events", get(events))
         .route("/v1/debates/{id}/checkpoint", post(checkpoint))
         .route("/v1/debates/{id}/approve", post(approve))
         .route("/v1/debates/{id}/reject", post(reject))
         .route("/v1/debates/{id}/gates", get(gates))
         .route("/v1/debates/{id}/cancel", post(cancel))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_LIMIT,
+        ));
+    let guarded = Router::new()
+        .route("/v1/debates/{id}/events", get(events))
+        .merge(bounded)
         .route_layer(middleware::from_fn_with_state(
             server.clone(),
             require_token,
