@@ -43,6 +43,7 @@ pub(super) fn router(server: Arc<Server>) -> Router {
         .route("/v1/debates/{id}/reject", post(reject))
         .route("/v1/debates/{id}/gates", get(gates))
         .route("/v1/debates/{id}/cancel", post(cancel))
+        .route("/v1/debates/{id}/resume", post(resume))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_LIMIT,
@@ -559,4 +560,32 @@ async fn cancel(
             debate.id, debate.status
         ))),
     }
+}
+
+/// `POST /v1/debates/{id}/resume`: picks a paused, failed or interrupted debate up in this
+/// server where its journal left it.
+async fn resume(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let debate = server.store.debate(&id)?;
+    if server.running().contains_key(&debate.id) {
+        return Err(ApiError::conflict(format!(
+            "{} is running in this server",
+            debate.id
+        )));
+    }
+    if !debate.status.is_resumable() {
+        return Err(ApiError::conflict(format!(
+            "{} is {}; only a paused, failed or interrupted debate can be resumed",
+            debate.id, debate.status
+        )));
+    }
+    let id = super::run::spawn(&server, super::run::Start::Resume { id: debate.id })
+        .await
+        .map_err(|e| ApiError::conflict(e.to_string()))?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"id": id, "resumed": true})),
+    ))
 }

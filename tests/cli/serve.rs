@@ -906,3 +906,86 @@ fn a_failing_provider_falls_back_to_the_next_and_the_journal_says_so() {
         &record[record.len().saturating_sub(700)..]
     );
 }
+
+/// A debate cancelled over the API stops where it is and is resumed with a POST; a client whose
+/// stream dropped mid-debate picks it up after the last event it had, with no event twice.
+#[test]
+fn a_cancelled_debate_resumes_over_the_api_and_a_dropped_stream_picks_up_where_it_was() {
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(100),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let id = start_debate(
+        addr,
+        json!({"question": "Should we cache sessions in Redis?", "max_rounds": 2, "checkpoints": false}),
+    );
+    // A stream dropped while the debate runs: five events taken, then the connection gone.
+    let mut taken = 0;
+    let first = follow(addr, &id, None, |_| {
+        taken += 1;
+        taken < 5
+    });
+    let last = first.iter().filter_map(|e| e.id).max().unwrap();
+    let cancelled = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/cancel"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let stopped = loop {
+        let status = statuses(addr)
+            .into_iter()
+            .find(|(i, _)| *i == id)
+            .map(|(_, s)| s)
+            .unwrap();
+        if status != "running" {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "it did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_ne!(stopped, "completed", "cancelled before its end");
+    let resumed = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/resume"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(resumed.status, 202, "{}", resumed.body);
+    let twice = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/resume"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(twice.status, 409, "{}", twice.body);
+    // The rest, after the last event the dropped stream had: none of those again.
+    let rest = follow(addr, &id, Some(last), |_| true);
+    let ids: Vec<i64> = rest.iter().filter_map(|e| e.id).collect();
+    assert!(ids.iter().all(|i| *i > last), "{last} then {ids:?}");
+    assert_eq!(rest.last().unwrap().data["type"], "debate_completed");
+    assert_eq!(rest.last().unwrap().data["status"], "completed");
+    let done = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/resume"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(done.status, 409);
+    assert!(done.error().contains("is completed"), "{}", done.body);
+    let audit = home.run(None, &["audit", &id, "--verify"]);
+    assert!(
+        audit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
+    );
+}
