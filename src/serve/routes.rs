@@ -568,12 +568,19 @@ async fn resume(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let debate = server.store.debate(&id)?;
-    if server.running().contains_key(&debate.id) {
-        return Err(ApiError::conflict(format!(
-            "{} is running in this server",
-            debate.id
-        )));
+    let mut debate = server.store.debate(&id)?;
+    // A debate that has just stopped is let go by its thread a moment after the journal says
+    // so: waited for, a few seconds at most.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while server.running().contains_key(&debate.id) {
+        if debate.status == DebateStatus::Running || tokio::time::Instant::now() >= deadline {
+            return Err(ApiError::conflict(format!(
+                "{} is running in this server",
+                debate.id
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        debate = server.store.debate(&id)?;
     }
     if !debate.status.is_resumable() {
         return Err(ApiError::conflict(format!(
