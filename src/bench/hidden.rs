@@ -50,12 +50,6 @@ fn program(task: &CodeTask, code: &str) -> (&'static str, String, &'static str) 
     }
 }
 
-/// Whether `program` is on the PATH.
-fn installed(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
-}
-
 /// The linter's findings on the code alone, when one is installed for the language.
 async fn lint(task: &CodeTask, code: &str, dir: &Path, unsandboxed: bool) -> Option<usize> {
     let (linter, file, text) = match task.language.as_str() {
@@ -66,7 +60,7 @@ async fn lint(task: &CodeTask, code: &str, dir: &Path, unsandboxed: bool) -> Opt
             format!("{}\n{code}\n", task.prompt),
         ),
     };
-    if !installed(linter) {
+    if crate::code::sandbox::on_path(linter).is_none() {
         return None;
     }
     std::fs::write(dir.join(file), text).ok()?;

@@ -74,17 +74,22 @@ fn succeeds(command: &mut std::process::Command) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Where `program` is on the PATH, if it is.
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
 /// bubblewrap's program, when it is installed and can make its box here (it needs a user
 /// namespace, or to be installed setuid).
 pub fn bubblewrap() -> Option<PathBuf> {
     static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let program = std::env::var_os("PATH")
-                .into_iter()
-                .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-                .map(|dir| dir.join("bwrap"))
-                .find(|candidate| candidate.is_file())?;
+            let program = on_path("bwrap")?;
             succeeds(
                 std::process::Command::new(&program)
                     .args(["--ro-bind", "/", "/", "--unshare-user-try", "--unshare-net"])
