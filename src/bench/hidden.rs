@@ -60,9 +60,7 @@ async fn lint(task: &CodeTask, code: &str, dir: &Path, unsandboxed: bool) -> Opt
             format!("{}\n{code}\n", task.prompt),
         ),
     };
-    if crate::code::sandbox::on_path(linter).is_none() {
-        return None;
-    }
+    crate::code::sandbox::on_path(linter)?;
     std::fs::write(dir.join(file), text).ok()?;
     let command = match linter {
         "shellcheck" => format!("shellcheck -f gcc {file}"),

@@ -47,16 +47,24 @@ impl Ruling {
             .collect()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.struck.is_empty() && self.ad_hominem.is_empty()
+    /// Whether `turn` is a ruling that says anything about `side`'s moves, read in place (the
+    /// workbench asks this of every turn each frame; nothing is copied or parsed).
+    pub fn turn_names(turn: &Turn, side: &str) -> bool {
+        if turn.phase != Phase::Ruling {
+            return false;
+        }
+        let Some(data) = &turn.data else {
+            return false;
+        };
+        ["struck", "ad_hominem"].iter().any(|field| {
+            data[*field]
+                .as_array()
+                .is_some_and(|ruled| ruled.iter().any(|r| r["side"] == side))
+        })
     }
 
-    /// Whether the ruling says anything about `side`'s moves.
-    pub fn names(&self, side: &str) -> bool {
-        self.struck
-            .iter()
-            .chain(&self.ad_hominem)
-            .any(|r| r.side == side)
+    pub fn is_empty(&self) -> bool {
+        self.struck.is_empty() && self.ad_hominem.is_empty()
     }
 
     /// The ruling on `side`'s moves as lines a person reads: "P3 struck as weak: …".
@@ -102,7 +110,8 @@ mod tests {
             Ruling::struck_in(std::slice::from_ref(&turn)),
             ruling.struck
         );
-        assert!(ruling.names("PRO") && ruling.names("OPP"));
+        assert!(Ruling::turn_names(&turn, "PRO") && Ruling::turn_names(&turn, "OPP"));
+        assert!(!Ruling::turn_names(&turn, "MOD"));
         assert_eq!(ruling.lines_for("PRO"), ["P3 struck as weak: no evidence"]);
         assert_eq!(
             ruling.lines_for("OPP"),

@@ -290,7 +290,7 @@ fn pane_turns<'a>(
     seat: &'a str,
     numbered: bool,
 ) -> impl Iterator<Item = (Option<u32>, &'a Turn)> + 'a {
-    let ruled = move |t: &Turn| Ruling::of(t).is_some_and(|r| r.names(seat));
+    let ruled = move |t: &Turn| Ruling::turn_names(t, seat);
     turns
         .iter()
         .filter(move |t| t.seat != crate::debate::MODERATOR || ruled(t))
