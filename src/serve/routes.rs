@@ -416,30 +416,13 @@ async fn checkpoint(
             }
         )));
     }
-    let text = given.text.clone().unwrap_or_default();
-    let needs_text = |control: Control| -> Result<Control, ApiError> {
-        if text.trim().is_empty() {
-            return Err(ApiError::bad(format!(
-                "answer {}: give its `text`",
-                given.answer
-            )));
-        }
-        Ok(control)
-    };
-    let control = match given.answer.trim() {
-        "continue" => Control::Continue,
-        "end" => Control::End,
-        "accept" => Control::Accept,
-        "reject" => Control::Reject,
-        "guide" => needs_text(Control::Guide(text.trim().to_string()))?,
-        "revise" => needs_text(Control::Revise(text.trim().to_string()))?,
-        "choose" => needs_text(Control::Choose(text.trim().to_string()))?,
-        other => {
-            return Err(ApiError::bad(format!(
-                "answer {other:?}: one of continue, guide, end, accept, revise, reject, choose"
-            )));
-        }
-    };
+    // The answer as stdin and `moot approve` read one: the word, then its text.
+    let line = format!(
+        "{} {}",
+        given.answer.trim(),
+        given.text.as_deref().unwrap_or("").trim()
+    );
+    let control = Control::parse_line(&line).map_err(|e| ApiError::bad(format!("answer: {e}")))?;
     if !server
         .store
         .record_remote_answer(&debate.id, round, kind, &control, "the API via HTTP")?
