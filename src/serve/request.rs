@@ -79,8 +79,14 @@ impl NewDebate {
         protocol_flag("option", self.options.clone());
         protocol_flag("topology", self.topology.clone().into_iter().collect());
         protocol_flag("planning", self.planning.clone().into_iter().collect());
-        // A dialogue gathers its shared context from where moot runs: never over the API.
-        if self.protocol.as_deref() == Some("dialogue") {
+        // A protocol that gathers context from where moot runs (the dialogue's) never does so
+        // for a caller over the API: it is given its own `--no-context` switch.
+        let gathers_context = self
+            .protocol
+            .as_deref()
+            .and_then(|name| crate::protocol::named(name).ok())
+            .is_some_and(|p| p.flags().iter().any(|f| f.name == "no-context"));
+        if gathers_context {
             protocol_flag("no-context", vec![String::new()]);
         }
         let mut settings =
@@ -191,5 +197,38 @@ impl NewDebate {
         argv.push("--".into());
         argv.push(self.question.trim().to_string());
         Ok(argv)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings_for(body: &str) -> DebateSettings {
+        let request: NewDebate = serde_json::from_str(body).expect("a valid request");
+        request
+            .settings(&Config::default(), &crate::cli::ProviderArgs::default())
+            .expect("settings the server accepts")
+    }
+
+    #[test]
+    fn a_dialogue_over_the_api_gathers_no_context_from_the_server() {
+        let settings = settings_for(r#"{"question": "Tabs or spaces?", "protocol": "dialogue"}"#);
+        assert_eq!(settings.protocol, "dialogue");
+        let context = settings.protocol_settings.get("context");
+        assert!(
+            context.is_none_or(serde_json::Value::is_null),
+            "gathered {context:?}"
+        );
+    }
+
+    #[test]
+    fn a_code_debate_is_refused_by_the_server() {
+        let request: NewDebate =
+            serde_json::from_str(r#"{"question": "Fix it", "protocol": "code"}"#).unwrap();
+        let refused = request
+            .settings(&Config::default(), &crate::cli::ProviderArgs::default())
+            .unwrap_err();
+        assert!(refused.0.starts_with("protocol: code debates"), "{refused}");
     }
 }
