@@ -79,14 +79,10 @@ impl NewDebate {
         protocol_flag("option", self.options.clone());
         protocol_flag("topology", self.topology.clone().into_iter().collect());
         protocol_flag("planning", self.planning.clone().into_iter().collect());
-        // A protocol that gathers context from where moot runs (the dialogue's) never does so
-        // for a caller over the API: it is given its own `--no-context` switch.
-        let gathers_context = self
-            .protocol
-            .as_deref()
-            .and_then(|name| crate::protocol::named(name).ok())
-            .is_some_and(|p| p.flags().iter().any(|f| f.name == "no-context"));
-        if gathers_context {
+        // A dialogue gathers its shared context from where moot runs: never over the API.
+        // (serve does not import protocol, by the layering ARCHITECTURE.md sets, so the
+        // protocol is named here rather than asked for its flags.)
+        if self.protocol.as_deref() == Some("dialogue") {
             protocol_flag("no-context", vec![String::new()]);
         }
         let mut settings =
