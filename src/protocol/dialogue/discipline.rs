@@ -311,8 +311,18 @@ mod tests {
     use super::*;
     use crate::debate::TurnKey;
     use crate::engine::Transcript;
-    use crate::protocol::dialogue::rules::tests::{mv, opening, since, turn};
+    use crate::protocol::dialogue::rules::tests::*;
     use crate::protocol::dialogue::verdict;
+
+    /// The opening, PRO's argument P2 since P2.1, and OPP's `why` O2 of that premise.
+    fn premise_challenged() -> Vec<Turn> {
+        let mut turns = opening();
+        let argument = since("P2", "adopt tower", &["tower is maintained"], &["P1"]);
+        turns.push(turn("PRO", 1, Phase::Argument, argument));
+        let why = mv("O2", Act::Why, "", &["P2.1"], None);
+        turns.push(turn("OPP", 1, Phase::Argument, vec![why]));
+        turns
+    }
 
     fn transcript<'a>(key: &'a TurnKey, turns: &'a [Turn], repair: bool) -> Transcript<'a> {
         Transcript { key, turns, repair }
@@ -320,19 +330,7 @@ mod tests {
 
     #[test]
     fn the_ruling_offers_the_rounds_arguments_but_never_a_thesis() {
-        let mut turns = opening();
-        turns.push(turn(
-            "PRO",
-            1,
-            Phase::Argument,
-            since("P2", "adopt tower", &["tower is maintained"], &["P1"]),
-        ));
-        turns.push(turn(
-            "OPP",
-            1,
-            Phase::Argument,
-            vec![mv("O2", Act::Why, "", &["P2.1"], None)],
-        ));
+        let turns = premise_challenged();
         let replies = RulingReplies::for_round(&State::from_turns(&turns), 1);
         let strikable: Vec<&str> = replies
             .strikable
@@ -427,19 +425,7 @@ mod tests {
 
     #[test]
     fn a_why_unanswered_past_its_grace_becomes_a_retraction_of_what_it_asked() {
-        let mut turns = opening();
-        turns.push(turn(
-            "PRO",
-            1,
-            Phase::Argument,
-            since("P2", "adopt tower", &["tower is maintained"], &["P1"]),
-        ));
-        turns.push(turn(
-            "OPP",
-            1,
-            Phase::Argument,
-            vec![mv("O2", Act::Why, "", &["P2.1"], None)],
-        ));
+        let mut turns = premise_challenged();
         let state = State::from_turns(&turns);
         // Asked in round 1: with a grace of 1, PRO has round 2 to answer.
         assert!(lapses(&state, 1, 1).is_empty());
@@ -476,18 +462,8 @@ mod tests {
     #[test]
     fn a_thesis_left_unanswered_is_a_surrender_by_retraction() {
         let mut turns = vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv("O1", Act::Why, "", &["P1"], None)],
-            ),
+            pro_thesis("adopt tower"),
+            opp_asks_why(""),
             turn(
                 "PRO",
                 1,

@@ -599,18 +599,8 @@ pub(crate) mod tests {
             mv("O6", Act::Retract, "y", &["O5"], None),
         ]);
         vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "φ", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv("O1", Act::Claim, "¬φ", &["P1"], Some(Rebut))],
-            ),
+            pro_thesis("φ"),
+            opp_rebuts("¬φ"),
             turn("PRO", 1, Phase::Argument, pro1),
             turn("OPP", 1, Phase::Argument, opp1),
             turn(
@@ -716,95 +706,108 @@ pub(crate) mod tests {
         json!({"argument": "Because.", "moves": moves})
     }
 
+    /// A side's turn at a stage of a round, in a state: where the tests check replies.
+    struct At<'a> {
+        state: &'a State,
+        side: Side,
+        stage: Stage,
+        round: u32,
+    }
+
+    fn at(state: &State, side: Side, stage: Stage, round: u32) -> At<'_> {
+        At {
+            state,
+            side,
+            stage,
+            round,
+        }
+    }
+
+    impl At<'_> {
+        /// Checks `moves` as this turn's reply, refusing any illegal move.
+        fn strict(&self, moves: Value) -> Result<Checked, String> {
+            self.check(moves, false)
+        }
+
+        /// As `strict`, but an illegal move is recorded as a violation instead of refused.
+        fn lenient(&self, moves: Value) -> Result<Checked, String> {
+            self.check(moves, true)
+        }
+
+        fn check(&self, moves: Value, lenient: bool) -> Result<Checked, String> {
+            let (state, side, stage, round) = (self.state, self.side, self.stage, self.round);
+            check_reply(&reply(moves), state, side, stage, round, lenient)
+        }
+    }
+
+    /// PRO's opening turn: its thesis P1.
+    pub(crate) fn pro_thesis(text: &str) -> Turn {
+        turn(
+            "PRO",
+            0,
+            Phase::Opening,
+            vec![mv("P1", Act::Claim, text, &[], None)],
+        )
+    }
+
+    /// OPP's opening turn: its thesis O1, rebutting P1.
+    pub(crate) fn opp_rebuts(text: &str) -> Turn {
+        let rebuttal = mv("O1", Act::Claim, text, &["P1"], Some(Relation::Rebut));
+        turn("OPP", 0, Phase::Opening, vec![rebuttal])
+    }
+
+    /// OPP's opening turn when it holds no thesis: a `why` of P1.
+    pub(crate) fn opp_asks_why(text: &str) -> Turn {
+        turn(
+            "OPP",
+            0,
+            Phase::Opening,
+            vec![mv("O1", Act::Why, text, &["P1"], None)],
+        )
+    }
+
     /// PRO's thesis and OPP's rebuttal of it: the opening most tests start from.
     pub(crate) fn opening() -> Vec<Turn> {
-        vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "Adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv(
-                    "O1",
-                    Act::Claim,
-                    "Keep the loop",
-                    &["P1"],
-                    Some(Relation::Rebut),
-                )],
-            ),
-        ]
+        vec![pro_thesis("Adopt tower"), opp_rebuts("Keep the loop")]
+    }
+
+    /// The opening, then PRO's first argument: its thesis since `premises` (P2, P2.1, …).
+    fn argued(premises: &[&str]) -> Vec<Turn> {
+        let mut turns = opening();
+        let argument = since("P2", "Adopt tower", premises, &["P1"]);
+        turns.push(turn("PRO", 1, Phase::Argument, argument));
+        turns
     }
 
     #[test]
     fn the_opening_takes_one_thesis_then_its_negation_or_a_why() {
         let empty = State::default();
-        let thesis = check_reply(
-            &reply(json!([{"act": "claim", "text": "Adopt tower"}])),
-            &empty,
-            Side::Pro,
-            Stage::Opening,
-            0,
-            false,
-        )
-        .unwrap();
+        let thesis = at(&empty, Side::Pro, Stage::Opening, 0)
+            .strict(json!([{"act": "claim", "text": "Adopt tower"}]))
+            .unwrap();
         assert_eq!(thesis.moves[0].id, "P1");
-        let err = check_reply(
-            &reply(json!([{"act": "why", "target": "X"}])),
-            &empty,
-            Side::Pro,
-            Stage::Opening,
-            0,
-            false,
-        )
-        .unwrap_err();
+        let err = at(&empty, Side::Pro, Stage::Opening, 0)
+            .strict(json!([{"act": "why", "target": "X"}]))
+            .unwrap_err();
         assert!(err.contains("PRO states its thesis"), "{err}");
         let state = State::from_turns(&opening()[..1]);
-        let why = check_reply(
-            &reply(json!([{"act": "why", "target": "P1"}])),
-            &state,
-            Side::Opp,
-            Stage::Opening,
-            0,
-            false,
-        )
-        .unwrap();
+        let why = at(&state, Side::Opp, Stage::Opening, 0)
+            .strict(json!([{"act": "why", "target": "P1"}]))
+            .unwrap();
         assert_eq!(why.moves[0].answers, vec!["P1"]);
-        let err = check_reply(
-            &reply(json!([{"act": "concede", "target": "P1"}])),
-            &state,
-            Side::Opp,
-            Stage::Opening,
-            0,
-            false,
-        )
-        .unwrap_err();
+        let err = at(&state, Side::Opp, Stage::Opening, 0)
+            .strict(json!([{"act": "concede", "target": "P1"}]))
+            .unwrap_err();
         assert!(err.contains("OPP answers the thesis"), "{err}");
-        let err = check_reply(
-            &reply(json!([])),
-            &state,
-            Side::Opp,
-            Stage::Opening,
-            0,
-            false,
-        )
-        .unwrap_err();
+        let err = at(&state, Side::Opp, Stage::Opening, 0)
+            .strict(json!([]))
+            .unwrap_err();
         assert!(err.contains("at least 1"), "{err}");
     }
 
     #[test]
     fn a_since_brings_its_premises_as_arguments_and_answers_the_why() {
-        let mut turns = opening();
-        turns.push(turn(
-            "PRO",
-            1,
-            Phase::Argument,
-            since("P2", "Adopt tower", &["it is maintained"], &["P1"]),
-        ));
+        let mut turns = argued(&["it is maintained"]);
         turns.push(turn(
             "OPP",
             1,
@@ -812,10 +815,7 @@ pub(crate) mod tests {
             vec![mv("O2", Act::Why, "it is maintained", &["P2.1"], None)],
         ));
         let state = State::from_turns(&turns);
-        let checked = check_reply(
-            &reply(json!([{"act": "since", "target": "O2", "premises": ["40 releases in 2025", "tokio team"]}])),
-            &state, Side::Pro, Stage::Argument, 2, false,
-        ).unwrap();
+        let checked = at(&state, Side::Pro, Stage::Argument, 2).strict(json!([{"act": "since", "target": "O2", "premises": ["40 releases in 2025", "tokio team"]}])).unwrap();
         let ids: Vec<&str> = checked.moves.iter().map(|m| m.id.as_str()).collect();
         assert_eq!(ids, vec!["P3", "P3.1", "P3.2"]);
         assert_eq!(checked.moves[0].text, "it is maintained");
@@ -843,72 +843,49 @@ pub(crate) mod tests {
             ),
         ));
         let state = State::from_turns(&turns);
-        let checked = check_reply(
-            &reply(json!([{"act": "retract", "target": "P2"}])),
-            &state,
-            Side::Pro,
-            Stage::Argument,
-            2,
-            false,
-        )
-        .unwrap();
+        let checked = at(&state, Side::Pro, Stage::Argument, 2)
+            .strict(json!([{"act": "retract", "target": "P2"}]))
+            .unwrap();
         assert_eq!(
             checked.moves[0].text,
             "Adopt tower since less code; it is maintained"
         );
         assert_eq!(checked.moves[0].answers, vec!["P2"]);
-        let plain = check_reply(
-            &reply(json!([{"act": "retract", "target": "P2.1"}])),
-            &state,
-            Side::Pro,
-            Stage::Argument,
-            2,
-            false,
-        )
-        .unwrap();
+        let plain = at(&state, Side::Pro, Stage::Argument, 2)
+            .strict(json!([{"act": "retract", "target": "P2.1"}]))
+            .unwrap();
         assert_eq!(plain.moves[0].text, "less code");
     }
 
     #[test]
     fn an_illegal_move_is_refused_strictly_then_recorded_leniently() {
-        let mut turns = opening();
-        turns.push(turn(
-            "PRO",
-            1,
-            Phase::Argument,
-            since("P2", "Adopt tower", &["fewer bugs"], &["P1"]),
-        ));
+        let turns = argued(&["fewer bugs"]);
         let state = State::from_turns(&turns);
-        let bad = reply(json!([
+        let bad = json!([
             {"act": "since", "target": "P2.1", "premises": ["no"]},
             {"act": "why", "target": "P2.1"}
-        ]));
-        let err = check_reply(&bad, &state, Side::Opp, Stage::Argument, 1, false).unwrap_err();
+        ]);
+        let err = at(&state, Side::Opp, Stage::Argument, 1)
+            .strict(bad.clone())
+            .unwrap_err();
         assert!(
             err.starts_with("move 1:") && err.contains("claim → why"),
             "{err}"
         );
-        let kept = check_reply(&bad, &state, Side::Opp, Stage::Argument, 1, true).unwrap();
+        let kept = at(&state, Side::Opp, Stage::Argument, 1)
+            .lenient(bad)
+            .unwrap();
         assert_eq!(kept.moves.len(), 1);
         assert_eq!(kept.moves[0].act, Act::Why);
         assert_eq!(kept.moves[0].id, "O2");
         assert_eq!(kept.violations.len(), 1);
         assert!(kept.violations[0].attempted.starts_with("since P2.1"));
         // Within one reply the state moves on: conceding then challenging the same point fails.
-        let err = check_reply(
-            &reply(json!([{"act": "concede", "target": "P2.1"}, {"act": "why", "target": "P2.1"}])),
-            &state,
-            Side::Opp,
-            Stage::Argument,
-            1,
-            false,
-        )
-        .unwrap_err();
+        let err = at(&state, Side::Opp, Stage::Argument, 1)
+            .strict(json!([{"act": "concede", "target": "P2.1"}, {"act": "why", "target": "P2.1"}]))
+            .unwrap_err();
         assert!(err.contains("move 2") && err.contains("conceded"), "{err}");
-        let err = check_reply(
-            &reply(json!([{"act": "why", "target": "P2.1"}, {"act": "concede", "target": "P2"}, {"act": "claim", "target": "P1", "text": "no"}, {"act": "claim", "target": "P2", "text": "no"}])),
-            &state, Side::Opp, Stage::Argument, 1, false,
-        ).unwrap_err();
+        let err = at(&state, Side::Opp, Stage::Argument, 1).strict(json!([{"act": "why", "target": "P2.1"}, {"act": "concede", "target": "P2"}, {"act": "claim", "target": "P1", "text": "no"}, {"act": "claim", "target": "P2", "text": "no"}])).unwrap_err();
         assert!(err.contains("at most 3"), "{err}");
     }
 
@@ -936,27 +913,24 @@ pub(crate) mod tests {
                 .collect::<Vec<_>>(),
             vec!["P2"]
         );
-        let ignoring =
-            reply(json!([{"act": "claim", "target": "P1", "text": "tower adds a dependency"}]));
-        let err = check_reply(&ignoring, &state, Side::Opp, Stage::Argument, 1, false).unwrap_err();
+        let ignoring = json!([{"act": "claim", "target": "P1", "text": "tower adds a dependency"}]);
+        let err = at(&state, Side::Opp, Stage::Argument, 1)
+            .strict(ignoring.clone())
+            .unwrap_err();
         assert!(err.contains("P2 is a bare claim"), "{err}");
-        let lenient = check_reply(&ignoring, &state, Side::Opp, Stage::Argument, 1, true).unwrap();
-        assert_eq!(lenient.moves.len(), 1);
-        assert!(lenient.violations[0].rule.contains("P2 is a bare claim"));
+        let kept = at(&state, Side::Opp, Stage::Argument, 1)
+            .lenient(ignoring)
+            .unwrap();
+        assert_eq!(kept.moves.len(), 1);
+        assert!(kept.violations[0].rule.contains("P2 is a bare claim"));
         for answer in [
             json!({"act": "why", "target": "P2"}),
             json!({"act": "concede", "target": "P2"}),
         ] {
             assert!(
-                check_reply(
-                    &reply(json!([answer])),
-                    &state,
-                    Side::Opp,
-                    Stage::Argument,
-                    1,
-                    false
-                )
-                .is_ok()
+                at(&state, Side::Opp, Stage::Argument, 1)
+                    .strict(json!([answer]))
+                    .is_ok()
             );
         }
         // The opening theses oblige nothing: they are what the dialogue is about.
@@ -969,49 +943,25 @@ pub(crate) mod tests {
 
     #[test]
     fn undercuts_only_hit_inferences_and_the_closing_takes_concessions_only() {
-        let mut turns = opening();
-        turns.push(turn(
-            "PRO",
-            1,
-            Phase::Argument,
-            since("P2", "Adopt tower", &["fewer bugs"], &["P1"]),
-        ));
+        let turns = argued(&["fewer bugs"]);
         let state = State::from_turns(&turns);
-        let on_since = check_reply(&reply(json!([{"act": "claim", "target": "P2", "text": "bugs are not the issue"}, {"act": "why", "target": "P2.1"}])), &state, Side::Opp, Stage::Argument, 1, false).unwrap();
+        let on_since = at(&state, Side::Opp, Stage::Argument, 1).strict(json!([{"act": "claim", "target": "P2", "text": "bugs are not the issue"}, {"act": "why", "target": "P2.1"}])).unwrap();
         assert_eq!(on_since.moves[0].relation, Some(Relation::Undercut));
-        let err = check_reply(
-            &reply(json!([{"act": "claim", "target": "P2.1", "text": "no", "attack": "undercut"}])),
-            &state,
-            Side::Opp,
-            Stage::Argument,
-            1,
-            false,
-        )
-        .unwrap_err();
+        let err = at(&state, Side::Opp, Stage::Argument, 1)
+            .strict(json!([{"act": "claim", "target": "P2.1", "text": "no", "attack": "undercut"}]))
+            .unwrap_err();
         assert!(err.contains("undercut attacks the inference"), "{err}");
-        let err = check_reply(
-            &reply(json!([{"act": "why", "target": "P2.1"}])),
-            &state,
-            Side::Opp,
-            Stage::Closing,
-            3,
-            false,
-        )
-        .unwrap_err();
+        let err = at(&state, Side::Opp, Stage::Closing, 3)
+            .strict(json!([{"act": "why", "target": "P2.1"}]))
+            .unwrap_err();
         assert!(
             err.contains("closing round records concessions and retractions only"),
             "{err}"
         );
         assert!(
-            check_reply(
-                &reply(json!([])),
-                &state,
-                Side::Opp,
-                Stage::Closing,
-                3,
-                false
-            )
-            .is_ok()
+            at(&state, Side::Opp, Stage::Closing, 3)
+                .strict(json!([]))
+                .is_ok()
         );
     }
 

@@ -129,16 +129,8 @@ impl<'a> DialogueRun<'a> {
                 "Round {round}: PRO {:.2} · OPP {:.2} · {} open why(s)",
                 computed.pro.score, computed.opp.score, computed.metrics.unaddressed_whys
             );
-            if let Some(ending) = kit::gate(
-                self.ctx,
-                self.common,
-                "after_round",
-                round,
-                summary,
-                artifacts,
-            )
-            .await?
-            {
+            let stop = kit::Stop::after_round(round, summary, artifacts);
+            if let Some(ending) = kit::gate(self.ctx, self.common, stop).await? {
                 return Ok(Some(ending));
             }
         }
@@ -340,16 +332,8 @@ impl<'a> DialogueRun<'a> {
         );
         let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
         let artifacts = json!({"computed": computed});
-        if let Some(ending) = kit::gate(
-            self.ctx,
-            self.common,
-            "before_synthesis",
-            round,
-            summary,
-            artifacts,
-        )
-        .await?
-        {
+        let stop = kit::Stop::before_synthesis(round, summary, artifacts);
+        if let Some(ending) = kit::gate(self.ctx, self.common, stop).await? {
             return Ok(ending);
         }
         let votes = self.vote(&turns, &computed, round).await?;

@@ -277,7 +277,7 @@ mod tests {
     use super::*;
     use crate::argue::IndirectKind;
     use crate::engine::{ReplyParser, Transcript};
-    use crate::protocol::dialogue::rules::tests::{mv, since, turn};
+    use crate::protocol::dialogue::rules::tests::*;
     use serde_json::json;
 
     fn seats() -> Vec<String> {
@@ -296,18 +296,8 @@ mod tests {
         )];
         opp1.extend(since("O3", "keep the loop", &["it is 40 lines"], &["O1"]));
         vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv("O1", Act::Claim, "keep the loop", &["P1"], Some(Rebut))],
-            ),
+            pro_thesis("adopt tower"),
+            opp_rebuts("keep the loop"),
             turn(
                 "PRO",
                 1,
@@ -459,12 +449,7 @@ mod tests {
     #[test]
     fn an_opp_whose_opening_was_refused_is_not_said_to_have_asked_why() {
         let turns = vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
+            pro_thesis("adopt tower"),
             turn("OPP", 0, Phase::Opening, vec![]),
         ];
         let computed = compute(&seats(), &turns, 1);
@@ -477,18 +462,8 @@ mod tests {
     #[test]
     fn an_opp_that_opened_with_why_scores_the_complement() {
         let turns = vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv("O1", Act::Why, "adopt tower", &["P1"], None)],
-            ),
+            pro_thesis("adopt tower"),
+            opp_asks_why("adopt tower"),
             turn(
                 "PRO",
                 1,
@@ -560,30 +535,14 @@ mod report {
     use super::super::result::*;
     use super::*;
     use crate::debate::{Confidence, Fact};
-    use crate::protocol::dialogue::rules::tests::{mv, since, turn};
+    use crate::protocol::dialogue::rules::tests::*;
     use serde_json::json;
 
     #[test]
     fn the_report_follows_the_note_section_for_section() {
         let mut turns = vec![
-            turn(
-                "PRO",
-                0,
-                Phase::Opening,
-                vec![mv("P1", Act::Claim, "adopt tower", &[], None)],
-            ),
-            turn(
-                "OPP",
-                0,
-                Phase::Opening,
-                vec![mv(
-                    "O1",
-                    Act::Claim,
-                    "keep the loop",
-                    &["P1"],
-                    Some(Relation::Rebut),
-                )],
-            ),
+            pro_thesis("adopt tower"),
+            opp_rebuts("keep the loop"),
             turn(
                 "PRO",
                 1,
