@@ -5,18 +5,8 @@
 macro_rules! vocabulary {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variants:tt)* }) => {
         $(#[$meta])*
-        #[derive(
-            Debug,
-            Clone,
-            Copy,
-            PartialEq,
-            Eq,
-            serde::Serialize,
-            serde::Deserialize,
-            strum::IntoStaticStr,
-            strum::EnumString,
-            strum::Display,
-        )]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[derive(strum::IntoStaticStr, strum::EnumString, strum::Display)]
         #[serde(rename_all = "snake_case")]
         #[strum(serialize_all = "snake_case")]
         $vis enum $name { $($variants)* }

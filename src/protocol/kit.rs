@@ -351,24 +351,49 @@ impl Visibility {
     }
 }
 
-/// Stops at the approval gate `point` after `round` when the debate's `[gates]` name it
-/// (approved at once, and recorded so, when they do not): `None` goes on; a rejection cancels
-/// the debate; a timeout pauses it (a resume asks again).
+/// An approval gate's stop: where the debate stands, its round, and what the reviewer is shown.
+pub struct Stop {
+    pub point: &'static str,
+    pub round: u32,
+    pub summary: String,
+    pub artifacts: Value,
+}
+
+impl Stop {
+    /// The stop after each round of argument.
+    pub fn after_round(round: u32, summary: String, artifacts: Value) -> Self {
+        Stop {
+            point: "after_round",
+            round,
+            summary,
+            artifacts,
+        }
+    }
+
+    /// The stop before the synthesis is written.
+    pub fn before_synthesis(round: u32, summary: String, artifacts: Value) -> Self {
+        Stop {
+            point: "before_synthesis",
+            round,
+            summary,
+            artifacts,
+        }
+    }
+}
+
+/// Stops at the approval gate `stop` when the debate's `[gates]` name its point (approved at
+/// once, and recorded so, when they do not): `None` goes on; a rejection cancels the debate; a
+/// timeout pauses it (a resume asks again).
 pub async fn gate(
     ctx: &Context,
     common: &super::Common,
-    point: &str,
-    round: u32,
-    summary: String,
-    artifacts: Value,
+    stop: Stop,
 ) -> Result<Option<super::Ending>, crate::engine::EngineError> {
-    Ok(
-        match gate_outcome(ctx, common, point, round, summary, artifacts).await? {
-            crate::engine::GateOutcome::Approved { .. } => None,
-            crate::engine::GateOutcome::Rejected { .. } => Some(super::Ending::Cancelled),
-            crate::engine::GateOutcome::TimedOut => Some(super::Ending::Paused),
-        },
-    )
+    Ok(match gate_outcome(ctx, common, stop).await? {
+        crate::engine::GateOutcome::Approved { .. } => None,
+        crate::engine::GateOutcome::Rejected { .. } => Some(super::Ending::Cancelled),
+        crate::engine::GateOutcome::TimedOut => Some(super::Ending::Paused),
+    })
 }
 
 /// Whether the debate's `[gates]` (or `--gates`) stop at `point`.
@@ -376,23 +401,21 @@ pub fn gate_active(common: &super::Common, point: &str) -> bool {
     common.gates.enabled && common.gates.points.iter().any(|p| p == point)
 }
 
-/// The gate at `point` after `round`, asked with the debate's timeout (approved at once when
-/// it is not active): how it was settled, for a protocol that does more than go on or stop.
+/// The gate `stop`, asked with the debate's timeout (approved at once when its point is not
+/// active): how it was settled, for a protocol that does more than go on or stop.
 pub async fn gate_outcome(
     ctx: &Context,
     common: &super::Common,
-    point: &str,
-    round: u32,
-    summary: String,
-    artifacts: Value,
+    stop: Stop,
 ) -> Result<crate::engine::GateOutcome, crate::engine::EngineError> {
+    let active = gate_active(common, stop.point);
     let timeout = common.gates.timeout();
     ctx.gate(
-        point,
-        round,
-        summary,
-        artifacts,
-        gate_active(common, point),
+        stop.point,
+        stop.round,
+        stop.summary,
+        stop.artifacts,
+        active,
         timeout,
     )
     .await

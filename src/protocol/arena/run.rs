@@ -52,16 +52,8 @@ pub(super) async fn run(
         "{} turns are in; the moderator's summary comes next.",
         arena.turns.len()
     );
-    if let Some(ending) = kit::gate(
-        ctx,
-        common,
-        "before_synthesis",
-        settings.rounds,
-        summary,
-        artifacts,
-    )
-    .await?
-    {
+    let stop = kit::Stop::before_synthesis(settings.rounds, summary, artifacts);
+    if let Some(ending) = kit::gate(ctx, common, stop).await? {
         return Ok(ending);
     }
     arena.conclude(votes).await
@@ -247,15 +239,8 @@ impl<'a> ArenaRun<'a> {
         self.complete_round(round, phase, first_of_round);
         let artifacts = json!({"round": round, "scores": self.scores});
         let summary = format!("Round {round} ({}) is in.", phase_name(phase));
-        kit::gate(
-            self.ctx,
-            self.common,
-            "after_round",
-            round,
-            summary,
-            artifacts,
-        )
-        .await
+        let stop = kit::Stop::after_round(round, summary, artifacts);
+        kit::gate(self.ctx, self.common, stop).await
     }
 
     /// Who speaks in a round, in order: every seat in turn, or the moderator's picks.

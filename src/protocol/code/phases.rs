@@ -508,15 +508,13 @@ pub async fn apply_winner(
     }
     let origin = shop.settings.origin.clone();
     let request = apply_request(&shop.settings.files, &shop.versions, number, &origin);
-    let outcome = kit::gate_outcome(
-        shop.ctx,
-        shop.common,
-        "before_apply",
-        number,
-        request.summary,
-        request.artifacts,
-    )
-    .await?;
+    let stop = kit::Stop {
+        point: "before_apply",
+        round: number,
+        summary: request.summary,
+        artifacts: request.artifacts,
+    };
+    let outcome = kit::gate_outcome(shop.ctx, shop.common, stop).await?;
     let note = match outcome {
         GateOutcome::TimedOut => return Ok(Some(Ending::Paused)),
         GateOutcome::Rejected { reason, .. } => format!(

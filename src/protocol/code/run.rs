@@ -163,16 +163,13 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
     }
     phases::score(shop).await?;
     phases::converge(shop, &findings).await?;
-    if let Some(ending) = kit::gate(
-        ctx,
-        common,
-        "before_synthesis",
-        1,
-        format!("{} versions written; the Judge has scored them", shop.versions.len()),
-        json!({"versions": shop.versions.iter().map(|v| json!({"number": v.number, "passes": v.passes(), "quality": v.quality.map(|q| q.score())})).collect::<Vec<_>>()}),
-    )
-    .await?
-    {
+    let summary = format!(
+        "{} versions written; the Judge has scored them",
+        shop.versions.len()
+    );
+    let artifacts = json!({"versions": shop.versions.iter().map(|v| json!({"number": v.number, "passes": v.passes(), "quality": v.quality.map(|q| q.score())})).collect::<Vec<_>>()});
+    let stop = kit::Stop::before_synthesis(1, summary, artifacts);
+    if let Some(ending) = kit::gate(ctx, common, stop).await? {
         return Ok(ending);
     }
     let chosen = winner(&shop.versions);

@@ -102,16 +102,8 @@ pub(super) async fn run(
         signal.describe()
     );
     let artifacts = serde_json::json!({"votes": debate.votes, "signal": signal});
-    if let Some(ending) = kit::gate(
-        ctx,
-        common,
-        "before_synthesis",
-        debate.rounds_run,
-        summary,
-        artifacts,
-    )
-    .await?
-    {
+    let stop = kit::Stop::before_synthesis(debate.rounds_run, summary, artifacts);
+    if let Some(ending) = kit::gate(ctx, common, stop).await? {
         return Ok(ending);
     }
     let basis = debate.synthesise(signal).await?;
@@ -331,16 +323,8 @@ impl Moderation<'_> {
                     .map(|(_, s)| s.clone())
                     .unwrap_or_default();
                 let artifacts = serde_json::json!({"round": round, "summary": summary});
-                if let Some(ending) = kit::gate(
-                    self.ctx,
-                    self.common,
-                    "after_round",
-                    round,
-                    summary,
-                    artifacts,
-                )
-                .await?
-                {
+                let stop = kit::Stop::after_round(round, summary, artifacts);
+                if let Some(ending) = kit::gate(self.ctx, self.common, stop).await? {
                     return Ok(Err(ending));
                 }
             }

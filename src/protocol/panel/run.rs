@@ -180,16 +180,8 @@ impl<'a> PanelRun<'a> {
         self.show_standings(round, &check);
         let artifacts = json!({"standings": self.standings, "changes": self.changes});
         let summary = headline(round, &check, self.settings.consensus_threshold);
-        if let Some(ending) = kit::gate(
-            self.ctx,
-            self.common,
-            "after_round",
-            round,
-            summary,
-            artifacts,
-        )
-        .await?
-        {
+        let stop = kit::Stop::after_round(round, summary, artifacts);
+        if let Some(ending) = kit::gate(self.ctx, self.common, stop).await? {
             return Ok(RoundEnd::Ended(ending));
         }
         let agreed = check.consensus.is_some();
@@ -347,16 +339,13 @@ impl<'a> PanelRun<'a> {
             ));
         }
         let (ctx, rounds) = (self.ctx, self.rounds);
-        if let Some(ending) = kit::gate(
-            ctx,
-            self.common,
-            "before_synthesis",
+        let summary = format!("{rounds} round(s) judged; the result comes next.");
+        let stop = kit::Stop::before_synthesis(
             rounds,
-            format!("{} round(s) judged; the result comes next.", rounds),
+            summary,
             json!({"distribution": check.distribution}),
-        )
-        .await?
-        {
+        );
+        if let Some(ending) = kit::gate(ctx, self.common, stop).await? {
             return Ok(ending);
         }
         let mut result = build_result(
