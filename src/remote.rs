@@ -3,6 +3,7 @@
 //! person's answers sent back as the API's POSTs.
 
 use crate::debate::{AskKind, Control, DebateStatus, Event};
+use crate::store::DebateSummary;
 use std::time::Duration;
 
 /// Why a server's debate cannot be followed, said with what to do.
@@ -26,11 +27,100 @@ const RECONNECT: Duration = Duration::from_millis(500);
 /// How many times in a row a lost stream is opened again before the debate is given up.
 const REOPENINGS: u32 = 20;
 
-/// A server's debate as it runs.
-pub struct Remote {
+/// A server `moot serve` runs, as a client reaches it: its address and token.
+#[derive(Clone)]
+pub struct Server {
     client: reqwest::Client,
     base: String,
     token: String,
+}
+
+impl Server {
+    pub fn new(base: &str, token: &str) -> Result<Server, RemoteError> {
+        Ok(Server {
+            client: crate::llm::http_client()?,
+            base: base.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+        })
+    }
+
+    /// Where the server is, as configured.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn send(
+        &self,
+        url: String,
+        request: reqwest::RequestBuilder,
+    ) -> Result<serde_json::Value, RemoteError> {
+        let response = request
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| unreachable(&url, &e))?;
+        read_reply(url, response).await
+    }
+
+    async fn get(&self, path: &str) -> Result<serde_json::Value, RemoteError> {
+        let url = self.url(path);
+        self.send(url.clone(), self.client.get(&url)).await
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+    ) -> Result<serde_json::Value, RemoteError> {
+        let url = self.url(path);
+        self.send(url.clone(), self.client.post(&url).json(&body))
+            .await
+    }
+
+    /// The server's debates, newest first (`GET /v1/debates`), at most `limit` of them; with
+    /// a `query`, only those its full-text search finds.
+    pub async fn list(&self, query: &str, limit: usize) -> Result<Vec<DebateSummary>, RemoteError> {
+        let url = self.url("/v1/debates");
+        let mut address = reqwest::Url::parse(&url).map_err(|e| RemoteError::Unreachable {
+            url: url.clone(),
+            detail: e.to_string(),
+        })?;
+        address
+            .query_pairs_mut()
+            .append_pair("limit", &limit.to_string());
+        if !query.trim().is_empty() {
+            address.query_pairs_mut().append_pair("q", query.trim());
+        }
+        let listed = self.send(url.clone(), self.client.get(address)).await?;
+        serde_json::from_value(listed).map_err(|e| RemoteError::Unreachable {
+            url,
+            detail: format!("the list is not moot's: {e}"),
+        })
+    }
+
+    /// Asks the server to resume debate `id` (`POST /v1/debates/{id}/resume`).
+    pub async fn resume(&self, id: &str) -> Result<(), RemoteError> {
+        self.post(&format!("/v1/debates/{id}/resume"), serde_json::json!({}))
+            .await
+            .map(|_| ())
+    }
+
+    /// Debate `id` as it runs, once the server has said it has it (its stream is opened by
+    /// the first `next`).
+    pub async fn attach(&self, id: &str) -> Result<Remote, RemoteError> {
+        let shown = self.get(&format!("/v1/debates/{id}")).await?;
+        let id = shown.get("id").and_then(|v| v.as_str()).unwrap_or(id);
+        Ok(Remote::new(self.clone(), id))
+    }
+}
+
+/// A server's debate as it runs.
+pub struct Remote {
+    server: Server,
     pub id: String,
     /// The last journaled event taken (`Last-Event-ID`).
     last: i64,
@@ -48,20 +138,14 @@ pub struct Remote {
 impl Remote {
     /// Checks that the server has debate `id` (its stream is opened by the first `next`).
     pub async fn connect(base: &str, token: &str, id: &str) -> Result<Remote, RemoteError> {
-        let mut remote = Remote::new(base, token, id)?;
-        let shown = remote.get(&format!("/v1/debates/{id}")).await?;
-        if let Some(found) = shown.get("id").and_then(|v| v.as_str()) {
-            remote.id = found.to_string();
-        }
+        let checked = Server::new(base, token)?.attach(id).await?;
         // A fresh client for the runtime that will read the stream.
-        Remote::new(base, token, &remote.id)
+        Ok(Remote::new(Server::new(base, token)?, &checked.id))
     }
 
-    fn new(base: &str, token: &str, id: &str) -> Result<Remote, RemoteError> {
-        Ok(Remote {
-            client: crate::llm::http_client()?,
-            base: base.trim_end_matches('/').to_string(),
-            token: token.to_string(),
+    fn new(server: Server, id: &str) -> Remote {
+        Remote {
+            server,
             id: id.to_string(),
             last: 0,
             response: None,
@@ -69,61 +153,20 @@ impl Remote {
             failed_opens: 0,
             buffer: String::new(),
             done: false,
-        })
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    async fn get(&self, path: &str) -> Result<serde_json::Value, RemoteError> {
-        let url = self.url(path);
-        let response = self
-            .client
-            .get(&url)
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .map_err(|e| RemoteError::Unreachable {
-                url: url.clone(),
-                detail: e.to_string(),
-            })?;
-        read_reply(url, response).await
-    }
-
-    async fn post(
-        &self,
-        path: &str,
-        body: serde_json::Value,
-    ) -> Result<serde_json::Value, RemoteError> {
-        let url = self.url(path);
-        let response = self
-            .client
-            .post(&url)
-            .bearer_auth(&self.token)
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| RemoteError::Unreachable {
-                url: url.clone(),
-                detail: e.to_string(),
-            })?;
-        read_reply(url, response).await
+        }
     }
 
     async fn open(&mut self) -> Result<(), RemoteError> {
-        let url = self.url(&format!("/v1/debates/{}/events", self.id));
+        let url = self.server.url(&format!("/v1/debates/{}/events", self.id));
         let response = self
+            .server
             .client
             .get(&url)
-            .bearer_auth(&self.token)
+            .bearer_auth(&self.server.token)
             .header("Last-Event-ID", self.last.to_string())
             .send()
             .await
-            .map_err(|e| RemoteError::Unreachable {
-                url: url.clone(),
-                detail: e.to_string(),
-            })?;
+            .map_err(|e| unreachable(&url, &e))?;
         if !response.status().is_success() {
             return Err(refused(url, response).await);
         }
@@ -224,7 +267,7 @@ impl Remote {
                 )
             }
         };
-        match self.post(&path, body).await {
+        match self.server.post(&path, body).await {
             Ok(_) => Ok(true),
             Err(RemoteError::Refused { status: 409, .. }) => Ok(false),
             Err(e) => Err(e),
@@ -239,10 +282,20 @@ async fn read_reply(
     if !response.status().is_success() {
         return Err(refused(url, response).await);
     }
-    response.json().await.map_err(|e| RemoteError::Unreachable {
-        url,
-        detail: e.to_string(),
-    })
+    response.json().await.map_err(|e| unreachable(&url, &e))
+}
+
+/// `url` could not be read, said with the innermost cause ("Connection refused"), which
+/// reqwest's own message ("error sending request for url …") leaves out.
+fn unreachable(url: &str, error: &reqwest::Error) -> RemoteError {
+    let mut cause: &dyn std::error::Error = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    RemoteError::Unreachable {
+        url: url.to_string(),
+        detail: cause.to_string(),
+    }
 }
 
 async fn refused(url: String, response: reqwest::Response) -> RemoteError {

@@ -42,8 +42,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "beneath", "remote",
         ],
     ),
-    // A server's debate followed over its API (`moot attach`).
-    ("remote", &["debate", "llm", "sanitize", "signals"]),
+    // A server's debates listed and followed over its API (`moot attach`, the history); a
+    // listed debate reads as the journal's own summary.
+    ("remote", &["debate", "llm", "sanitize", "signals", "store"]),
     ("headless", &["debate", "session", "signals", "live"]),
     // The HTTP API: a face over the same sessions, read back as the commands read them.
     (

@@ -385,7 +385,6 @@ fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
 /// are answered from the workbench over the API; the server's journal has those answers.
 #[test]
 fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
-    use std::io::{BufRead, Read, Write};
     let server = StandIn::start_in_background(Behaviour::default());
     let token = "attach-test-token-0123456789";
     let home = tempfile::tempdir().unwrap();
@@ -394,36 +393,9 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
         "[lessons]\nenabled = false\n",
     )
     .unwrap();
-    let mut serving = moot(
-        home.path(),
-        Some(&server.openai_base()),
-        &["serve", "--listen", "127.0.0.1:0"],
-    )
-    .env("MOOT_SERVE_TOKEN", token)
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(serving.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .trim_start_matches("moot serve: listening on http://")
-        .to_string();
+    let (mut serving, addr) = serve(home.path(), &server, token);
     let body = r#"{"question": "Should we use Redis or PostgreSQL for caching?", "max_rounds": 2}"#;
-    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
-    write!(
-        stream,
-        "POST /v1/debates HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
-    let at = reply.find("DEB-").unwrap_or_else(|| panic!("{reply}"));
-    let id = reply[at..at + 12].to_string();
+    let id = post_debate(&addr, token, body);
 
     // Elsewhere: a data directory of its own, the server named, the token from the environment.
     let elsewhere = tempfile::tempdir().unwrap();
@@ -466,4 +438,104 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     );
     assert_eq!(shown["checkpoints"][0]["answered_by"], "the API via HTTP");
     assert_eq!(shown["checkpoints"][2]["kind"], "approval");
+}
+
+/// `moot serve` on a free port of 127.0.0.1 with `home` as its data directory, against the
+/// stand-in; the child and the address it listens on.
+fn serve(home: &std::path::Path, stand_in: &StandIn, token: &str) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut serving = moot(
+        home,
+        Some(&stand_in.openai_base()),
+        &["serve", "--listen", "127.0.0.1:0"],
+    )
+    .env("MOOT_SERVE_TOKEN", token)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(serving.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .trim_start_matches("moot serve: listening on http://")
+        .to_string();
+    (serving, addr)
+}
+
+/// Starts a debate on the server at `addr` (`POST /v1/debates`); its id.
+fn post_debate(addr: &str, token: &str, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "POST /v1/debates HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let at = reply.find("DEB-").unwrap_or_else(|| panic!("{reply}"));
+    reply[at..at + 12].to_string()
+}
+
+/// The history with `[serve] url` set lists the server's debates beside this machine's,
+/// marked `@`; Enter on one attaches to it (its checkpoint answered over the API), and
+/// leaving the debate comes back to the history.
+#[test]
+fn the_history_lists_a_servers_debates_and_attaches_to_one() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let token = "history-test-token-0123456789";
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[lessons]\nenabled = false\n",
+    )
+    .unwrap();
+    let (mut serving, addr) = serve(home.path(), &server, token);
+    let body = r#"{"question": "Served: should the cache live in Redis?", "max_rounds": 2}"#;
+    let id = post_debate(&addr, token, body);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(
+        elsewhere.path().join("config.toml"),
+        format!("[serve]\nurl = \"http://{addr}\"\n"),
+    )
+    .unwrap();
+    let mut viewer =
+        Pty::spawn(moot(elsewhere.path(), None, &["history"]).env("MOOT_SERVE_TOKEN", token));
+    let screen = viewer.wait_for(&format!("@ 1 only on http://{addr}"));
+    assert!(
+        screen.contains("@ running") || screen.contains("@ paused"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Served: should the cache live in Redis?"),
+        "{screen}"
+    );
+    assert!(screen.contains("Enter follows it"), "{screen}");
+    viewer.press(b"\r");
+    let screen = viewer.wait_for("Round 1 complete");
+    assert!(screen.contains(&id), "{screen}");
+    viewer.press(b"g");
+    viewer.wait_for("Guidance for the next round");
+    viewer.press(b"Weigh the migration cost");
+    viewer.press(b"\x13");
+    viewer.wait_for("conclude the debate?");
+    viewer.press(b"q");
+    viewer.wait_for("history ·");
+    viewer.press(b"q");
+    assert_eq!(viewer.wait_exit().code(), Some(0));
+    let _ = serving.kill();
+    let _ = serving.wait();
+    let output = moot(home.path(), None, &["show", &id, "--json"])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        shown["checkpoints"][0]["guidance"],
+        "Weigh the migration cost"
+    );
 }

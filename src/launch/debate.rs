@@ -148,9 +148,20 @@ pub(super) fn workbench(
         catalog,
         protocols: protocol_choices(),
         default_protocol: configured.clone(),
+        served: served(config),
     };
     block_on(tui::run::workbench(store, setup, start, settings_for))?
         .map_err(|e| Failure::runtime(e.to_string()))
+}
+
+/// The server whose debates the history lists too, when `[serve] url` names one: a client
+/// with the token `moot attach` would use, or why there is none.
+fn served(config: &Config) -> Option<tui::run::Served> {
+    let base = config.serve.url.clone()?;
+    let client = super::attach_token(None)
+        .map_err(|e| e.message)
+        .and_then(|token| crate::remote::Server::new(&base, &token).map_err(|e| e.to_string()));
+    Some(tui::run::Served { base, client })
 }
 
 /// `moot audit`: the trail, `--verify` (the chain, the hashes and a re-run from the journal) or

@@ -7,8 +7,8 @@ use crate::debate::{Confidence, DebateStatus, Stage};
 use rusqlite::{Row, params};
 use serde::Serialize;
 
-/// One line of history.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One line of history (read back from a server's `GET /v1/debates` too).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct DebateSummary {
     pub id: String,
     pub question: String,

@@ -137,6 +137,12 @@ pub enum HistoryEffect {
     Open(String),
     Resume(String),
     Delete(String),
+    /// Follow a debate the configured server runs (`moot attach`), asking it to resume the
+    /// debate first when `resume`.
+    Attach {
+        id: String,
+        resume: bool,
+    },
     Start(NewDebate),
     Quit,
 }
@@ -144,11 +150,26 @@ pub enum HistoryEffect {
 /// Rows loaded at a time.
 pub const PAGE: usize = 200;
 
-/// A row of the list: a debate, and why it matched a search.
+/// A row of the list: a debate, why it matched a search, and whether the configured server
+/// holds it (and this machine's journal does not).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub summary: DebateSummary,
     pub snippet: Option<String>,
+    pub on_server: bool,
+}
+
+/// The server whose debates the history lists beside the journal's (`[serve] url`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServerRows {
+    /// Where it is, as configured.
+    pub base: String,
+    /// Its debates for the current query, sanitized, once it has answered.
+    pub rows: Vec<Row>,
+    /// Why its list could not be read, when it could not.
+    pub problem: Option<String>,
+    /// It has answered for the current query (rows or a problem).
+    pub answered: bool,
 }
 
 pub struct History {
@@ -175,6 +196,10 @@ pub struct History {
     pub limit: usize,
     pub message: Option<String>,
     pub dirty: bool,
+    /// The configured server's debates, listed after this journal's own.
+    pub server: Option<ServerRows>,
+    /// This journal's rows, kept apart so the server's can be merged in when they arrive.
+    local: Vec<Row>,
 }
 
 impl History {
@@ -195,13 +220,15 @@ impl History {
             limit: PAGE,
             message: None,
             dirty: true,
+            server: None,
+            local: Vec::new(),
         }
     }
 
     /// Replaces the list with everything stored, or with the search hits. What a row shows
     /// is sanitized here, once, before anything draws it.
     pub fn show(&mut self, summaries: Vec<DebateSummary>, hits: Option<Vec<SearchHit>>) {
-        self.rows = match hits {
+        self.local = match hits {
             None => summaries
                 .into_iter()
                 .map(|summary| Row {
@@ -210,6 +237,7 @@ impl History {
                         ..summary
                     },
                     snippet: None,
+                    on_server: false,
                 })
                 .collect(),
             Some(hits) => hits
@@ -227,11 +255,67 @@ impl History {
                         stage: None,
                     },
                     snippet: Some(sanitize::clean(&hit.snippet)),
+                    on_server: false,
                 })
                 .collect(),
         };
+        self.merge();
+    }
+
+    /// The server's answer for the current query: its debates, or why they could not be read.
+    pub fn show_server(&mut self, listed: Result<Vec<DebateSummary>, String>) {
+        let Some(server) = self.server.as_mut() else {
+            return;
+        };
+        server.answered = true;
+        match listed {
+            Ok(summaries) => {
+                server.problem = None;
+                server.rows = summaries
+                    .into_iter()
+                    .map(|summary| Row {
+                        summary: DebateSummary {
+                            id: sanitize::clean(&summary.id),
+                            question: sanitize::clean(&summary.question),
+                            protocol: sanitize::clean(&summary.protocol),
+                            ..summary
+                        },
+                        snippet: None,
+                        on_server: true,
+                    })
+                    .collect();
+            }
+            // What was listed before stays, under the problem.
+            Err(problem) => server.problem = Some(sanitize::clean(&problem)),
+        }
+        self.merge();
+    }
+
+    /// The rows shown: this journal's, with the server's that it does not hold (a server on
+    /// this machine shares its journal) in time order, or after the hits of a search.
+    fn merge(&mut self) {
+        let mut rows = self.local.clone();
+        if let Some(server) = &self.server {
+            let known: std::collections::HashSet<&str> =
+                self.local.iter().map(|r| r.summary.id.as_str()).collect();
+            let theirs = server
+                .rows
+                .iter()
+                .filter(|r| !known.contains(r.summary.id.as_str()));
+            rows.extend(theirs.cloned());
+            if self.query.trim().is_empty() {
+                // Newest first, as the journal lists them; stable, so ties keep their order.
+                rows.sort_by(|a, b| b.summary.created_at.cmp(&a.summary.created_at));
+            }
+        }
+        self.rows = rows;
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
         self.dirty = true;
+    }
+
+    /// The selected row.
+    pub fn selected_row(&self) -> Option<&Row> {
+        self.rows.get(self.selected)
     }
 
     pub fn selected_id(&self) -> Option<&str> {
@@ -327,12 +411,20 @@ impl History {
                 self.selected = last;
                 self.more_if_at_end()
             }
-            Command::Open => self
-                .selected_id()
-                .map(|id| HistoryEffect::Open(id.to_string())),
+            Command::Open => {
+                let row = self.rows.get(self.selected)?;
+                let id = row.summary.id.clone();
+                Some(match row.on_server {
+                    true => HistoryEffect::Attach { id, resume: false },
+                    false => HistoryEffect::Open(id),
+                })
+            }
             Command::Resume => {
                 let row = self.rows.get(self.selected)?;
-                if row.summary.status.is_resumable() {
+                if row.summary.status.is_resumable() && row.on_server {
+                    let id = row.summary.id.clone();
+                    Some(HistoryEffect::Attach { id, resume: true })
+                } else if row.summary.status.is_resumable() {
                     Some(HistoryEffect::Resume(row.summary.id.clone()))
                 } else {
                     self.message = Some(format!(
@@ -343,7 +435,16 @@ impl History {
                 }
             }
             Command::Delete => {
-                self.confirm_delete = self.selected_id().map(str::to_string);
+                let row = self.rows.get(self.selected)?;
+                if row.on_server {
+                    let server = self.server.as_ref().map_or("", |s| s.base.as_str());
+                    self.message = Some(format!(
+                        "{} is in the journal of the server at {server}; it is not deleted from here",
+                        row.summary.id
+                    ));
+                } else {
+                    self.confirm_delete = Some(row.summary.id.clone());
+                }
                 None
             }
             Command::NewDebate => {
@@ -671,6 +772,89 @@ mod tests {
             history.on_key(key(KeyCode::Char('y'))),
             Some(HistoryEffect::Delete("DEB-b".into()))
         );
+    }
+
+    /// With `[serve] url` set, the server's debates join the list in time order, marked as the
+    /// server's; one this journal also holds shows once, as its own. Enter on a server row
+    /// attaches, r asks the server to resume a paused one, d is refused; a server that stops
+    /// answering keeps what it listed, with why.
+    #[test]
+    fn a_servers_debates_join_the_history_and_lead_to_it() {
+        let mut history = History::new(Arc::new(Keymap::default()));
+        history.server = Some(ServerRows {
+            base: "http://build:7878".into(),
+            ..ServerRows::default()
+        });
+        let at = |id: &str, status: &str, created: &str| DebateSummary {
+            created_at: created.into(),
+            ..summary(id, status)
+        };
+        history.show(
+            vec![
+                at("DEB-local2", "completed", "2026-11-24T00:00:00Z"),
+                at("DEB-shared", "completed", "2026-11-22T00:00:00Z"),
+            ],
+            None,
+        );
+        assert!(history.rows.iter().all(|r| !r.on_server));
+        history.show_server(Ok(vec![
+            at("DEB-served3", "paused", "2026-11-25T00:00:00Z"),
+            at("DEB-shared", "completed", "2026-11-22T00:00:00Z"),
+            DebateSummary {
+                question: "evil \u{1b}]52;c;x\u{7}question".into(),
+                ..at("DEB-served1", "completed", "2026-11-23T00:00:00Z")
+            },
+        ]));
+        let listed: Vec<(&str, bool)> = history
+            .rows
+            .iter()
+            .map(|r| (r.summary.id.as_str(), r.on_server))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("DEB-served3", true),
+                ("DEB-local2", false),
+                ("DEB-served1", true),
+                ("DEB-shared", false),
+            ]
+        );
+        assert!(!history.rows[2].summary.question.contains('\u{1b}'));
+        assert_eq!(
+            history.on_key(key(KeyCode::Char('r'))),
+            Some(HistoryEffect::Attach {
+                id: "DEB-served3".into(),
+                resume: true
+            })
+        );
+        assert_eq!(history.on_key(key(KeyCode::Char('d'))), None);
+        assert!(history.confirm_delete.is_none());
+        let said = history.message.clone().unwrap();
+        assert!(
+            said.contains("http://build:7878") && said.contains("not deleted"),
+            "{said}"
+        );
+        history.on_key(key(KeyCode::Char('j')));
+        history.on_key(key(KeyCode::Char('j')));
+        assert_eq!(
+            history.on_key(key(KeyCode::Enter)),
+            Some(HistoryEffect::Attach {
+                id: "DEB-served1".into(),
+                resume: false
+            })
+        );
+        history.on_key(key(KeyCode::Char('j')));
+        assert_eq!(
+            history.on_key(key(KeyCode::Enter)),
+            Some(HistoryEffect::Open("DEB-shared".into()))
+        );
+        history.show_server(Err("cannot reach http://build:7878: refused".into()));
+        let server = history.server.as_ref().unwrap();
+        assert_eq!(
+            server.problem.as_deref(),
+            Some("cannot reach http://build:7878: refused")
+        );
+        assert_eq!(history.rows.iter().filter(|r| r.on_server).count(), 2);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! (`run`). It speaks to the engine only through `Event` and `Control`.
 
 pub mod app;
+mod browse;
 pub mod history;
 pub mod keymap;
 pub mod markdown;

@@ -3,6 +3,8 @@
 //! only when something changed, at most ~60 a second, inside a synchronized update.
 
 use super::app::{App, Effect, is_interrupt};
+pub use super::browse::{Served, refresh_history};
+use super::browse::{after_history, history_screen};
 use super::history::{History, HistoryEffect, NewDebate, ProtocolChoice};
 use super::keymap::Keymap;
 use super::theme::Theme;
@@ -117,7 +119,7 @@ pub(super) fn take_terminal_back(terminal: &mut Term) {
 
 /// SIGTERM, SIGHUP or SIGINT, heard once for the whole workbench whatever screen is up.
 #[derive(Clone)]
-struct Shutdown {
+pub(super) struct Shutdown {
     notify: std::sync::Arc<tokio::sync::Notify>,
     requested: std::sync::Arc<AtomicBool>,
 }
@@ -137,12 +139,12 @@ impl Shutdown {
         shutdown
     }
 
-    fn requested(&self) -> bool {
+    pub(super) fn requested(&self) -> bool {
         self.requested.load(Ordering::SeqCst)
     }
 
     /// Resolves when a signal arrives (at once if one already has).
-    async fn wait(&self) {
+    pub(super) async fn wait(&self) {
         let notified = self.notify.notified();
         if self.requested() {
             return;
@@ -251,6 +253,8 @@ pub struct Setup {
     /// The registered protocols, and the one the new-debate form starts on (the configured).
     pub protocols: Vec<ProtocolChoice>,
     pub default_protocol: String,
+    /// The server whose debates the history lists too (`[serve] url`).
+    pub served: Option<Served>,
 }
 
 /// Who answers at the workbench, as the journal records it.
@@ -272,6 +276,7 @@ pub async fn workbench(
         catalog,
         protocols,
         default_protocol,
+        served,
     } = setup;
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Environment(format!("cannot open the terminal: {e}")))?;
@@ -286,6 +291,7 @@ pub async fn workbench(
         .position(|p| p.name == default_protocol)
         .unwrap_or(0);
     history.protocols = protocols;
+    history.server = served.as_ref().map(Served::rows);
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
     // Every screen but the history's borrows the same terminal, keys and setup.
@@ -311,9 +317,18 @@ pub async fn workbench(
                     &store,
                     &mut history,
                     &theme,
+                    served.as_ref(),
                 )
                 .await;
-                next = after_history(effect, &mut history, &settings_for);
+                next = Some(match effect {
+                    HistoryEffect::Attach { id, resume } => {
+                        super::browse::attach(served.as_ref(), &id, resume, &mut history).await
+                    }
+                    effect => match after_history(effect, &mut history, &settings_for) {
+                        Some(start) => start,
+                        None => break,
+                    },
+                });
             }
             Start::Live(run) => {
                 let screen = screen!();
@@ -329,6 +344,9 @@ pub async fn workbench(
                 let screen = screen!();
                 let id = remote.id.clone();
                 watch_screen(screen, &id, Vec::new(), Followed::Server(remote)).await;
+                if back_to_history {
+                    next = Some(Start::History);
+                }
             }
             Start::Replay(id) => {
                 let screen = screen!();
@@ -362,40 +380,6 @@ pub async fn workbench(
         say_how_it_stands(&store, &id, status);
     }
     Ok(code)
-}
-
-/// The screen after the history: the debate opened, resumed or started from the form (a form
-/// whose settings are refused goes back to the history with the reason).
-fn after_history(
-    effect: HistoryEffect,
-    history: &mut History,
-    settings_for: &impl Fn(&NewDebate) -> Result<DebateSettings, String>,
-) -> Option<Start> {
-    match effect {
-        HistoryEffect::Open(id) => Some(Start::Replay(id)),
-        HistoryEffect::Resume(id) => Some(Start::Live(Run::Resume {
-            id,
-            changes: Box::default(),
-        })),
-        HistoryEffect::Start(debate) => match settings_for(&debate) {
-            Ok(settings) => {
-                history.form = None;
-                Some(Start::Live(Run::New {
-                    question: debate.question,
-                    settings: Box::new(settings),
-                }))
-            }
-            // The form stays open with what was wrong, as the command line would say it.
-            Err(problem) => {
-                match history.form.as_mut() {
-                    Some(form) => form.problem = Some(problem),
-                    None => history.message = Some(problem),
-                }
-                Some(Start::History)
-            }
-        },
-        _ => None,
-    }
 }
 
 /// What the terminal says once the workbench has closed on a debate: paused (and how to go
@@ -763,149 +747,6 @@ async fn replay_screen(screen: Screen<'_>, events: Vec<Event>) {
     }
 }
 
-/// Loads the list (or the search hits) and the selected debate's preview.
-pub fn refresh_history(store: &Store, history: &mut History) {
-    let hits = if history.query.trim().is_empty() {
-        None
-    } else {
-        Some(
-            store
-                .search(&history.query, history.limit)
-                .unwrap_or_default(),
-        )
-    };
-    // Search hits carry what a row shows, so the list is read only when not searching.
-    let summaries = if hits.is_some() {
-        Vec::new()
-    } else {
-        store.list(history.limit).unwrap_or_default()
-    };
-    history.show(summaries, hits);
-}
-
-fn load_preview(store: &Store, history: &mut History) {
-    let Some(id) = history.selected_id().map(str::to_string) else {
-        history.preview = None;
-        return;
-    };
-    if history
-        .preview
-        .as_ref()
-        .is_some_and(|(shown, _)| *shown == id)
-    {
-        return;
-    }
-    let text = preview_text(store, &id);
-    history.preview = Some((id, text));
-}
-
-/// What the history's preview shows of debate `id`: its record with where its files went, or
-/// where it stands.
-fn preview_text(store: &Store, id: &str) -> String {
-    match store.synthesis(id) {
-        // Where its files went first: the preview shows the top of a long record only
-        // (seed review 000/001 #11: the follow-up draft was nowhere to be seen).
-        Ok(Some(synthesis)) => {
-            let mut text = String::new();
-            for (what, path) in [
-                ("Decision record", &synthesis.path),
-                ("Follow-up issue draft", &synthesis.follow_up_path),
-            ] {
-                if let Some(path) = path {
-                    text.push_str(&format!("*{what}:* `{}`\n\n", crate::sanitize::clean(path)));
-                }
-            }
-            text.push_str(&crate::sanitize::clean(&synthesis.markdown));
-            text
-        }
-        _ => match store.debate(id) {
-            Ok(debate) => {
-                let seats: Vec<String> = debate
-                    .seats
-                    .iter()
-                    .map(|s| format!("{} {}", s.id, crate::sanitize::clean(&s.perspective)))
-                    .collect();
-                let running = debate.status == crate::debate::DebateStatus::Running;
-                format!(
-                    "{}\n\nstatus: {}{}{}\n\nseats: {}\n\n{}",
-                    crate::sanitize::clean(&debate.question),
-                    debate.status,
-                    debate
-                        .stage
-                        .map(|stage| match running {
-                            true => format!(", {stage}"),
-                            false => format!(", stopped {stage}"),
-                        })
-                        .unwrap_or_default(),
-                    if running {
-                        " (another process runs it: Enter follows it live)"
-                    } else {
-                        ""
-                    },
-                    if seats.is_empty() {
-                        "not assigned".to_string()
-                    } else {
-                        seats.join(", ")
-                    },
-                    debate
-                        .error
-                        .as_deref()
-                        .map(crate::sanitize::clean)
-                        .unwrap_or_default()
-                )
-            }
-            Err(e) => e.to_string(),
-        },
-    }
-}
-
-/// The history screen until the user picks something to do.
-async fn history_screen(
-    terminal: &mut Term,
-    keys: &mut EventStream,
-    shutdown: &Shutdown,
-    store: &Store,
-    history: &mut History,
-    theme: &Theme,
-) -> HistoryEffect {
-    refresh_history(store, history);
-    loop {
-        if history.dirty {
-            load_preview(store, history);
-            let _ = execute!(terminal.backend_mut(), BeginSynchronizedUpdate);
-            let _ = terminal.draw(|frame| views::history::draw(frame, history, theme));
-            let _ = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
-            history.dirty = false;
-        }
-        tokio::select! {
-            key = keys.next() => match key {
-                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
-                    if is_interrupt(&key) {
-                        return HistoryEffect::Quit;
-                    }
-                    match history.on_key(key) {
-                        Some(HistoryEffect::Refresh) => refresh_history(store, history),
-                        Some(HistoryEffect::Delete(id)) => {
-                            history.message = Some(match store.delete(&id) {
-                                Ok(()) => format!("deleted {id}"),
-                                Err(e) => e.to_string(),
-                            });
-                            history.preview = None;
-                            refresh_history(store, history);
-                        }
-                        Some(effect) => return effect,
-                        None => {}
-                    }
-                }
-                Some(Ok(TermEvent::Resize(_, _))) => history.dirty = true,
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => return HistoryEffect::Quit,
-            },
-            _ = shutdown.wait() => return HistoryEffect::Quit,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -978,30 +819,5 @@ mod tests {
             .checkpoint_answer(&debate.id, 4, AskKind::Turn)
             .unwrap();
         assert_eq!(turn.map(|t| t.control), Some(words));
-    }
-
-    /// Seed review 000/001 #11: the preview names the record and the follow-up draft first,
-    /// since it shows only the top of a long record.
-    #[test]
-    fn the_preview_names_the_record_and_the_follow_up_draft_first() {
-        let store = Store::in_memory().unwrap();
-        let debate = crate::store::running_debate("DEB-preview1");
-        store.create_debate(&debate).unwrap();
-        let synthesis = crate::store::StoredSynthesis {
-            markdown: "# Decision\n\nUse PostgreSQL.".into(),
-            data: serde_json::Value::Null,
-            confidence: crate::debate::Confidence::High,
-            path: Some("docs/decisions/2026-11-25-cache.md".into()),
-            follow_up_path: Some("docs/decisions/2026-11-25-cache-issue.md".into()),
-            section: None,
-        };
-        store.save_synthesis(&debate.id, &synthesis).unwrap();
-        let text = preview_text(&store, &debate.id);
-        assert!(
-            text.starts_with(
-                "*Decision record:* `docs/decisions/2026-11-25-cache.md`\n\n*Follow-up issue draft:* `docs/decisions/2026-11-25-cache-issue.md`\n\n# Decision"
-            ),
-            "{text}"
-        );
     }
 }

@@ -93,13 +93,26 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
 
 /// The title line and the search line.
 fn header(frame: &mut Frame, rows: [Rect; 2], history: &History, theme: &Theme) {
-    let title = Line::from(vec![
+    let mut title = vec![
         Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
         Span::styled(
             format!(" history · {} debate(s)", history.rows.len()),
             theme.dim,
         ),
-    ]);
+    ];
+    if let Some(server) = &history.server {
+        let theirs = history.rows.iter().filter(|r| r.on_server).count();
+        title.push(match (&server.problem, server.answered) {
+            (Some(problem), _) => {
+                Span::styled(format!(" · @ {}: {problem}", server.base), theme.warning)
+            }
+            (None, false) => Span::styled(format!(" · @ asking {}…", server.base), theme.dim),
+            (None, true) => {
+                Span::styled(format!(" · @ {theirs} only on {}", server.base), theme.dim)
+            }
+        });
+    }
+    let title = Line::from(title);
     frame.render_widget(Paragraph::new(title), rows[0]);
     let search_key = history.keymap.hint(Scope::History, Command::Search);
     let search = if history.searching || !history.query.is_empty() {
@@ -178,6 +191,12 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         .take(visible)
         .map(|row| {
             let summary = &row.summary;
+            // With a server configured, its debates are marked `@` in a column of their own.
+            let marker = match (&history.server, row.on_server) {
+                (None, _) => "",
+                (Some(_), true) => "@ ",
+                (Some(_), false) => "  ",
+            };
             let head = format!(
                 "{:<11} {} {:<9} {:<6} ",
                 summary.status,
@@ -185,7 +204,8 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                 summary.protocol,
                 summary.confidence.map_or("-", Confidence::as_str),
             );
-            let question_width = inner_width.saturating_sub(head.chars().count() + 1);
+            let question_width =
+                inner_width.saturating_sub(head.chars().count() + marker.len() + 1);
             let question: String = summary
                 .question
                 .split_whitespace()
@@ -195,6 +215,7 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                 .take(question_width)
                 .collect();
             let mut lines = vec![Line::from(vec![
+                Span::styled(marker, theme.accent),
                 Span::styled(
                     format!("{:<11} ", summary.status),
                     status_style(summary.status, theme),
