@@ -1,20 +1,75 @@
 //! The HTTP client every provider and model download of a run shares: rustls with ring and the
 //! platform's roots, bounded connect time, moot's user agent.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The TLS and HTTP stack could not be set up (a broken platform certificate store, say).
 #[derive(Debug, thiserror::Error)]
-#[error("cannot set up HTTP: {0}")]
-pub struct HttpSetupError(#[from] reqwest::Error);
+pub enum HttpSetupError {
+    #[error("cannot set up HTTP: {0}")]
+    Client(#[from] reqwest::Error),
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
+}
 
-/// An HTTP client for every provider of a run.
+/// The TLS set-up every client of the process shares, as reqwest would build it (ring, TLS 1.2
+/// and 1.3, the platform's verifier, h2 then http/1.1): built once, because building it reads
+/// and parses the system's root certificates, a fifth of `moot serve`'s CPU when each debate
+/// built its own.
+fn tls() -> Result<rustls::ClientConfig, HttpSetupError> {
+    static SHARED: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+                .map_err(|e| e.to_string())?;
+            let mut config = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth();
+            config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            Ok(config)
+        })
+        .clone()
+        .map_err(HttpSetupError::Tls)
+}
+
+/// An HTTP client for every provider of a run. Clients are made per debate rather than shared
+/// by the process, because a pooled connection belongs to the runtime that opened it.
 pub fn http_client() -> Result<reqwest::Client, HttpSetupError> {
     // Installing twice is harmless; the first provider wins.
     let _ = rustls::crypto::ring::default_provider().install_default();
     Ok(reqwest::Client::builder()
+        .tls_backend_preconfigured(tls()?)
         .connect_timeout(Duration::from_secs(10))
         .pool_idle_timeout(Duration::from_secs(30))
         .user_agent(concat!("moot/", env!("CARGO_PKG_VERSION")))
         .build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shared TLS set-up is the one reqwest takes as its own (an unrecognised one would
+    /// fail every https request), and it offers HTTP/2 first.
+    #[test]
+    fn clients_share_one_tls_set_up_that_reqwest_accepts() {
+        let config = tls().unwrap();
+        assert_eq!(
+            config.alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
+        assert!(http_client().is_ok());
+        let unknown = reqwest::Client::builder()
+            .tls_backend_preconfigured(String::from("not a TLS config"))
+            .build();
+        assert!(
+            unknown.is_err(),
+            "reqwest refuses a TLS set-up it does not know"
+        );
+    }
 }
