@@ -37,13 +37,14 @@ pub enum ServeError {
     Stopped(#[source] std::io::Error),
 }
 
-/// A debate this server runs: the way to stop it, where its streamed deltas go, and how it
-/// is getting on (for the watchdog).
+/// A debate this server runs: the way to stop it, where its events go as they happen, and
+/// how it is getting on (for the watchdog).
 struct Running {
     /// Dropped or sent to, it interrupts the debate (`POST …/cancel`).
     cancel: Option<tokio::sync::oneshot::Sender<()>>,
-    /// Streamed deltas, for SSE clients (journaled events are read from the journal).
-    deltas: tokio::sync::broadcast::Sender<crate::debate::Event>,
+    /// Every event as it happens, for SSE clients: a stream delta is passed on as it is; any
+    /// other event only wakes the stream, which reads it from the journal with its number.
+    live: tokio::sync::broadcast::Sender<crate::debate::Event>,
     progress: Arc<Mutex<watchdog::Progress>>,
 }
 

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
 
 /// The largest request body taken.
 const BODY_LIMIT: usize = 256 * 1024;
@@ -28,7 +29,8 @@ const BODY_LIMIT: usize = 256 * 1024;
 const RETRY_AFTER_SECONDS: u64 = 5;
 /// The longest any request but an event stream takes.
 const REQUEST_LIMIT: Duration = Duration::from_secs(60);
-/// How often an event stream looks in the journal for what is new.
+/// How often an event stream looks in the journal for what is new when nothing wakes it (a
+/// debate another process runs, or one that has just ended here).
 const POLL: Duration = Duration::from_millis(200);
 
 pub(super) fn router(server: Arc<Server>) -> Router {
@@ -300,8 +302,11 @@ struct Stream {
     store: crate::store::Store,
     id: String,
     after: i64,
-    deltas: Option<tokio::sync::broadcast::Receiver<Event>>,
+    live: Option<tokio::sync::broadcast::Receiver<Event>>,
     pending: VecDeque<SseEvent>,
+    /// The journal may hold events not yet sent: a journaled event woke the stream, or the
+    /// wait ran out. A delta does not, so streaming a reply costs no journal reads.
+    stale: bool,
     done: bool,
 }
 
@@ -321,16 +326,17 @@ async fn events(
         })?,
         None => 0,
     };
-    let deltas = server
+    let live = server
         .running()
         .get(&debate.id)
-        .map(|running| running.deltas.subscribe());
+        .map(|running| running.live.subscribe());
     let start = Stream {
         store: server.store.clone(),
         id: debate.id,
         after,
-        deltas,
+        live,
         pending: VecDeque::new(),
+        stale: true,
         done: false,
     };
     let stream = futures_util::stream::unfold(start, |mut at| async move {
@@ -341,7 +347,12 @@ async fn events(
             if at.done {
                 return None;
             }
-            let fresh = match at.store.events_after(&at.id, at.after) {
+            let fresh = match at.stale {
+                true => at.store.events_after(&at.id, at.after),
+                false => Ok(Vec::new()),
+            };
+            at.stale = false;
+            let fresh = match fresh {
                 Ok(fresh) => fresh,
                 Err(e) => {
                     at.done = true;
@@ -362,18 +373,28 @@ async fn events(
             if !at.pending.is_empty() {
                 continue;
             }
-            match at.deltas.as_mut() {
-                Some(deltas) => {
+            match at.live.as_mut() {
+                Some(live) => {
                     tokio::select! {
-                        delta = deltas.recv() => match delta {
-                            Ok(event) => at.pending.push_back(sse(None, &event)),
-                            // Lagged, or the debate ended: the journal carries on.
-                            Err(_) => tokio::time::sleep(POLL).await,
+                        event = live.recv() => match event {
+                            Ok(event @ Event::TurnDelta { .. }) => {
+                                at.pending.push_back(sse(None, &event));
+                            }
+                            // Journaled: read from the journal, numbered, on the next pass.
+                            Ok(_) | Err(RecvError::Lagged(_)) => at.stale = true,
+                            // The debate ended here: the journal carries on alone.
+                            Err(RecvError::Closed) => {
+                                at.live = None;
+                                at.stale = true;
+                            }
                         },
-                        _ = tokio::time::sleep(POLL) => {}
+                        _ = tokio::time::sleep(POLL) => at.stale = true,
                     }
                 }
-                None => tokio::time::sleep(POLL).await,
+                None => {
+                    tokio::time::sleep(POLL).await;
+                    at.stale = true;
+                }
             }
         }
     });

@@ -88,13 +88,13 @@ pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, 
             }
         }
     };
-    let (deltas, _) = tokio::sync::broadcast::channel(1024);
+    let (live, _) = tokio::sync::broadcast::channel(1024);
     let progress = Arc::new(std::sync::Mutex::new(super::watchdog::Progress::new()));
     server.running().insert(
         id.clone(),
         Running {
             cancel: Some(cancel),
-            deltas: deltas.clone(),
+            live: live.clone(),
             progress: progress.clone(),
         },
     );
@@ -106,9 +106,8 @@ pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, 
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .saw(&event);
-            if matches!(event, Event::TurnDelta { .. }) {
-                let _ = deltas.send(event);
-            }
+            // Journaled before it is sent here, so a stream woken by it finds it.
+            let _ = live.send(event);
         }
         let _ = finished.await;
         keeper.running().remove(&ended);
