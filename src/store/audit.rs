@@ -3,7 +3,6 @@
 //! body itself deflate-compressed (or only its hash, when `audit = false`).
 
 use super::{Store, StoreError};
-use crate::debate::now_rfc3339;
 use flate2::Compression;
 use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
@@ -65,8 +64,10 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-fn deflate(text: &str) -> std::io::Result<Vec<u8>> {
-    let mut encoder = DeflateEncoder::new(Vec::new(), Compression::default());
+/// Compressed at the fastest level: every call of every debate is written here and the trail
+/// is read rarely, so the bytes saved by a higher level cost more CPU than they are worth.
+pub(super) fn deflate(text: &str) -> std::io::Result<Vec<u8>> {
+    let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
     encoder.write_all(text.as_bytes())?;
     encoder.finish()
 }
@@ -88,39 +89,13 @@ impl Store {
         body: &serde_json::Value,
         keep_body: bool,
     ) -> Result<(), StoreError> {
-        let text = crate::sanitize::redact(&body.to_string()).into_owned();
-        let hash = sha256_hex(&text);
-        let stored =
-            if keep_body {
-                Some(deflate(&text).map_err(|e| {
-                    StoreError::Data(format!("cannot compress an audit entry: {e}"))
-                })?)
-            } else {
-                None
-            };
-        self.write(|tx| {
-            tx.prepare_cached(
-                "INSERT INTO audit (debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, size, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?.execute(
-                params![
-                    id,
-                    now_rfc3339(),
-                    kind.to_string(),
-                    place.round,
-                    place.phase,
-                    place.seat,
-                    place.attempt,
-                    place.provider,
-                    place.model,
-                    hash,
-                    text.len() as i64,
-                    stored,
-                ],
-            )?;
-            let seq = tx.last_insert_rowid();
-            super::chain::append(tx, id, &super::chain::AUDIT, &[seq.into()])?;
-            Ok(())
-        })
+        let entry = super::Entry::Audit {
+            kind,
+            place,
+            body,
+            keep_body,
+        };
+        self.append(id, &[entry])
     }
 
     /// A debate's audit trail in the order it was written; each body inflated and checked

@@ -50,7 +50,7 @@ pub(super) fn redacted(text: &str) -> String {
     sanitize::redact(text).into_owned()
 }
 
-fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(super) fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Data(e.to_string()))
 }
 
@@ -328,14 +328,7 @@ impl Store {
 
     /// Appends an event to the debate's log (streaming deltas never reach it).
     pub fn record_event(&self, id: &str, event: &Event) -> Result<(), StoreError> {
-        let text = redacted(&json(event)?);
-        self.write(|tx| {
-            tx.prepare_cached("INSERT INTO events (debate_id, kind, event) VALUES (?1, ?2, ?3)")?
-                .execute(params![id, event.kind(), text])?;
-            let seq = tx.last_insert_rowid();
-            chain::append(tx, id, &chain::EVENT, &[seq.into()])?;
-            Ok(())
-        })
+        self.append(id, &[super::Entry::Event(event)])
     }
 
     /// The debate's event log in emit order; empty for debates journaled before it existed.

@@ -2,6 +2,7 @@
 //! syntheses and learned endpoint capabilities, with FTS5 search over all their text, and the
 //! lease that says which process is running a debate.
 
+mod append;
 mod audit;
 mod bench;
 mod chain;
@@ -12,6 +13,7 @@ mod lease;
 mod lessons;
 mod migrations;
 
+pub use append::Entry;
 pub use audit::{AuditEntry, AuditKind, AuditPlace, sha256_hex};
 pub use chain::{ChainCheck, ChainHead};
 pub use gates::GateRecord;

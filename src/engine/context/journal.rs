@@ -2,6 +2,7 @@
 //! or served from the journal, audit entries, and the events every face shows.
 
 use super::*;
+use crate::store::Entry;
 
 /// How long the engine keeps retrying a journal write another process has locked before it
 /// gives up and the debate stops (resumable, nothing recorded lost).
@@ -65,6 +66,22 @@ pub(super) enum Append {
     Stage(Stage),
 }
 
+impl Append {
+    /// The journal's entry for it; `keep_audit_bodies` is the debate's `audit` setting.
+    fn entry(&self, keep_audit_bodies: bool) -> Entry<'_> {
+        match self {
+            Append::Event(event) => Entry::Event(event),
+            Append::Audit { kind, place, body } => Entry::Audit {
+                kind: *kind,
+                place,
+                body,
+                keep_body: keep_audit_bodies,
+            },
+            Append::Stage(stage) => Entry::Stage(stage),
+        }
+    }
+}
+
 impl Context {
     /// Runs a journal write, waiting out another process's lock (with a notice) for up to
     /// `JOURNAL_PATIENCE` instead of failing the debate at the first busy answer.
@@ -111,22 +128,28 @@ impl Context {
         }
     }
 
-    /// Writes every append still waiting, in order; stops at the first the journal refuses
-    /// (it stays first in line).
+    /// Writes every append still waiting, in order, in one transaction; when the journal
+    /// refuses that for more than a lock, one at a time, so only what can never be written is
+    /// left out. Stops at a lock (what waits stays first in line).
     fn drain(&self) -> Result<(), StoreError> {
         let mut backlog = lock(&self.backlog);
+        if backlog.is_empty() {
+            return Ok(());
+        }
+        let settings = &self.settings;
+        let together: Vec<Entry<'_>> = backlog.iter().map(|a| a.entry(settings.audit)).collect();
+        match self.store.append(&self.debate_id, &together) {
+            Ok(()) => {
+                backlog.clear();
+                return Ok(());
+            }
+            Err(StoreError::Locked { path }) => return Err(StoreError::Locked { path }),
+            Err(_) => {}
+        }
         while let Some(append) = backlog.front() {
-            let written = match append {
-                Append::Event(event) => self.store.record_event(&self.debate_id, event),
-                Append::Audit { kind, place, body } => self.store.record_audit(
-                    &self.debate_id,
-                    *kind,
-                    place,
-                    body,
-                    self.settings.audit,
-                ),
-                Append::Stage(stage) => self.store.set_stage(&self.debate_id, stage.clone()),
-            };
+            let written = self
+                .store
+                .append(&self.debate_id, &[append.entry(settings.audit)]);
             match written {
                 Ok(()) => {
                     backlog.pop_front();
@@ -153,13 +176,19 @@ impl Context {
     /// Appends an event or audit entry: at once when the journal takes it, else before the
     /// next journal write (or `flush`), never dropped.
     pub(super) fn append(&self, append: Append) {
+        self.append_all([append]);
+    }
+
+    /// Appends entries that belong together (an event, its audit entry, the stage it moves
+    /// the debate to) in one journal write.
+    pub(super) fn append_all(&self, appends: impl IntoIterator<Item = Append>) {
         let stuck = {
             let mut backlog = lock(&self.backlog);
             let stuck = !backlog.is_empty();
-            backlog.push_back(append);
+            backlog.extend(appends);
             stuck
         };
-        // Behind an entry the journal already refused, this one only queues: the next journal
+        // Behind an entry the journal already refused, these only queue: the next journal
         // write retries them all with backoff, instead of every event blocking for SQLite's
         // busy wait while another process holds the lock.
         if !stuck && let Err(StoreError::Locked { path }) = self.drain() {

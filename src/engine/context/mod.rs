@@ -160,8 +160,9 @@ impl Context {
     /// Logs the event (but a streaming delta, or one a resume re-emits that is logged
     /// already), then hands it to the face.
     pub fn emit(&self, event: Event) {
+        let mut appends = Vec::new();
         if !matches!(event, Event::TurnDelta { .. }) && lock(&self.logged).is_new(&event) {
-            self.append(Append::Event(event.clone()));
+            appends.push(Append::Event(event.clone()));
             if audited(&event) {
                 let place = AuditPlace {
                     round: 0,
@@ -172,13 +173,21 @@ impl Context {
                     model: String::new(),
                 };
                 let body = serde_json::to_value(&event).unwrap_or(Value::Null);
-                self.audit(AuditKind::Event, &place, body);
+                appends.push(Append::Audit {
+                    kind: AuditKind::Event,
+                    place,
+                    body,
+                });
             }
         }
         // Where the debate stands is stored with it, for `moot list`; it waits in line like
         // the rest, so a locked journal costs it one busy wait, not one per stage.
         if let Some(stage) = stage_of(&event) {
-            self.append(Append::Stage(stage));
+            appends.push(Append::Stage(stage));
+        }
+        // One journal write for the event, its audit entry and its stage.
+        if !appends.is_empty() {
+            self.append_all(appends);
         }
         // A face that stopped listening must not stop the debate.
         let _ = self.events.send(event);
