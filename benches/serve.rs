@@ -49,23 +49,42 @@ fn start(addr: &str, i: usize) -> String {
     reply[at..at + 12].to_string()
 }
 
-/// How many of `ids` have completed, from one list request.
-fn completed(addr: &str, ids: &[String]) -> usize {
+/// Waits for every debate of `ids` to end, each followed on its own event stream (which the
+/// server ends after `debate_completed`), sampling the server's resident memory meanwhile.
+/// Following the streams, rather than polling the list, adds no load of its own beyond what a
+/// client watching its debate adds, and sees each end the moment it comes.
+fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let sampler = scope.spawn(|| {
+            let mut samples = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                samples.push(resident_kib(pid));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            samples
+        });
+        let followers: Vec<_> = ids
+            .iter()
+            .map(|id| scope.spawn(move || stream_events(addr, id)))
+            .collect();
+        for follower in followers {
+            assert!(
+                follower.join().unwrap() > 0,
+                "a debate's stream carried nothing"
+            );
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        rss.extend(sampler.join().unwrap());
+    });
     let (_, listed) = request(
         addr,
         "GET",
         "/v1/debates?status=completed&limit=10000",
         None,
     );
-    ids.iter().filter(|id| listed.contains(id.as_str())).count()
-}
-
-fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(600);
-    while completed(addr, ids) < ids.len() {
-        rss.push(resident_kib(pid));
-        assert!(Instant::now() < deadline, "debates did not complete");
-        std::thread::sleep(Duration::from_millis(100));
+    for id in ids {
+        assert!(listed.contains(id.as_str()), "{id} did not complete");
     }
 }
 
@@ -94,6 +113,32 @@ fn resident_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds process `pid` has used (user and system), from /proc.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which may hold spaces) start after its ')'.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<f64>().ok()))
+        .sum();
+    ticks / 100.0
+}
+
+/// The server, killed when the bench ends however it ends (a panic or a closed pipe included).
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn main() {
     let stand_in = StandIn::start_in_background(Behaviour {
         latency: Duration::from_millis(100),
@@ -105,27 +150,29 @@ fn main() {
         "[lessons]\nenabled = false\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_moot"))
-        .current_dir(home.path())
-        .env("MOOT_HOME", home.path().join("moot-home"))
-        .env("MOOT_CONFIG", home.path().join("config.toml"))
-        .env("XDG_DATA_HOME", home.path().join("data"))
-        .env("OPENAI_BASE_URL", stand_in.openai_base())
-        .env("MOOT_SERVE_TOKEN", TOKEN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Serving(
+        Command::new(env!("CARGO_BIN_EXE_moot"))
+            .current_dir(home.path())
+            .env("MOOT_HOME", home.path().join("moot-home"))
+            .env("MOOT_CONFIG", home.path().join("config.toml"))
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("OPENAI_BASE_URL", stand_in.openai_base())
+            .env("MOOT_SERVE_TOKEN", TOKEN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
+    BufReader::new(child.0.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let addr = line
         .trim()
         .trim_start_matches("moot serve: listening on http://")
         .to_string();
-    let pid = child.id();
+    let pid = child.0.id();
     let mut rss = Vec::new();
 
     let started = Instant::now();
@@ -133,6 +180,7 @@ fn main() {
     wait(&addr, &one, &mut rss, pid);
     let single = started.elapsed();
 
+    let cpu_before = cpu_seconds(pid);
     let started = Instant::now();
     // Started as a hundred clients would start them: at once.
     let many: Vec<String> = std::thread::scope(|scope| {
@@ -147,9 +195,10 @@ fn main() {
     rss.clear();
     wait(&addr, &many, &mut rss, pid);
     let hundred = started.elapsed();
+    let cpu = cpu_seconds(pid) - cpu_before;
     let peak = rss.iter().copied().max().unwrap_or(0);
     println!(
-        "one debate {:.2} s · 100 at once {:.2} s · ratio {:.2} (target ≤ 1.5) · peak RSS {:.1} MiB while 100 ran, {:.1} MiB after",
+        "one debate {:.2} s · 100 at once {:.2} s · ratio {:.2} (target ≤ 1.5) · peak RSS {:.1} MiB while 100 ran, {:.1} MiB after · server CPU {cpu:.2} s for the 100",
         single.as_secs_f64(),
         hundred.as_secs_f64(),
         hundred.as_secs_f64() / single.as_secs_f64(),
@@ -198,6 +247,5 @@ fn main() {
             after_500 as f64 / after_50.max(1) as f64
         );
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 }
