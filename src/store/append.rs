@@ -137,3 +137,69 @@ impl Store {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place() -> AuditPlace {
+        AuditPlace {
+            round: 0,
+            phase: "note".into(),
+            seat: "debate".into(),
+            attempt: 0,
+            provider: String::new(),
+            model: String::new(),
+        }
+    }
+
+    /// Entries appended together land together, each chained (the chain still holds), with
+    /// the audit body redacted, hashed and readable again; a batch that fails part-way leaves
+    /// nothing of itself behind.
+    #[test]
+    fn entries_appended_together_are_all_written_and_chained_or_none_is() {
+        let store = Store::open(&tempfile::tempdir().unwrap().path().join("moot.db")).unwrap();
+        let debate = super::super::running_debate("DEB-append01");
+        store.create_debate(&debate).unwrap();
+        let event = Event::Notice {
+            message: "the key sk-abcdefghijklmnopqrstuvwx stays out".into(),
+        };
+        let body = serde_json::json!({"said": "sk-abcdefghijklmnopqrstuvwx"});
+        let stage = Stage::Synthesising;
+        let entries = [
+            Entry::Event(&event),
+            Entry::Audit {
+                kind: AuditKind::Event,
+                place: &place(),
+                body: &body,
+                keep_body: true,
+            },
+            Entry::Stage(&stage),
+        ];
+        store.append(&debate.id, &entries).unwrap();
+        assert_eq!(store.events_after(&debate.id, 0).unwrap().len(), 1);
+        let audit = store.audit(&debate.id).unwrap();
+        assert_eq!(audit.len(), 1);
+        assert!(audit[0].damage.is_none());
+        assert!(
+            !audit[0]
+                .body
+                .as_ref()
+                .unwrap()
+                .to_string()
+                .contains("sk-abc")
+        );
+        assert_eq!(
+            store.debate(&debate.id).unwrap().stage,
+            Some(Stage::Synthesising)
+        );
+        let chain = store.check_chain(&debate.id).unwrap();
+        assert!(chain.holds(), "{:?}", chain.problem);
+        let before = chain.entries;
+
+        // An unknown debate breaks the batch at its first insert: nothing of it is kept.
+        assert!(store.append("DEB-nosuch001", &entries).is_err());
+        assert_eq!(store.check_chain(&debate.id).unwrap().entries, before);
+        assert!(store.events_after("DEB-nosuch001", 0).unwrap().is_empty());
+    }
+}
