@@ -35,7 +35,12 @@ pub enum ServeError {
     },
     #[error("the server stopped: {0}")]
     Stopped(#[source] std::io::Error),
+    #[error(transparent)]
+    Journal(#[from] crate::store::StoreError),
 }
+
+/// How often the journal is checkpointed beside the debates' writes.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A debate this server runs: the way to stop it, where its events go as they happen, and
 /// how it is getting on (for the watchdog).
@@ -78,6 +83,8 @@ pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeE
             path.display()
         );
     }
+    // With many debates writing, no one debate's write pays for the WAL's checkpoint.
+    let _checkpoints = store.checkpoint_in_background(CHECKPOINT_EVERY)?;
     let server = Arc::new(Server {
         store,
         config,

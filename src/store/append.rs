@@ -202,4 +202,55 @@ mod tests {
         assert_eq!(store.check_chain(&debate.id).unwrap().entries, before);
         assert!(store.events_after("DEB-nosuch001", 0).unwrap().is_empty());
     }
+
+    /// Appends from many threads at once each land once, in each debate's order, and every
+    /// debate's chain holds.
+    #[test]
+    fn appends_from_many_debates_at_once_each_land_once_in_order() {
+        let store = Store::open(&tempfile::tempdir().unwrap().path().join("moot.db")).unwrap();
+        let ids: Vec<String> = (0..8).map(|i| format!("DEB-together{i}")).collect();
+        for id in &ids {
+            store
+                .create_debate(&super::super::running_debate(id))
+                .unwrap();
+        }
+        std::thread::scope(|scope| {
+            for id in &ids {
+                let store = store.clone();
+                scope.spawn(move || {
+                    for n in 0..25 {
+                        let event = Event::Notice {
+                            message: format!("{id} {n}"),
+                        };
+                        let body = serde_json::json!({"n": n});
+                        let audit = Entry::Audit {
+                            kind: AuditKind::Event,
+                            place: &place(),
+                            body: &body,
+                            keep_body: true,
+                        };
+                        store.append(id, &[Entry::Event(&event), audit]).unwrap();
+                    }
+                });
+            }
+        });
+        for id in &ids {
+            let said: Vec<String> = store
+                .events_after(id, 0)
+                .unwrap()
+                .into_iter()
+                .map(|(_, event)| match event {
+                    Event::Notice { message } => message,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let expected: Vec<String> = (0..25).map(|n| format!("{id} {n}")).collect();
+            assert_eq!(said, expected);
+            assert_eq!(store.audit(id).unwrap().len(), 25);
+            let chain = store.check_chain(id).unwrap();
+            assert!(chain.holds(), "{id}: {:?}", chain.problem);
+            // The debate's own row, then 25 events and 25 audit entries.
+            assert_eq!(chain.entries, 51);
+        }
+    }
 }

@@ -162,6 +162,26 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// Every body comes back whole, compressible or not.
+    #[test]
+    fn deflated_bodies_round_trip() {
+        let mut noise = String::new();
+        let mut x: u32 = 7;
+        for _ in 0..200_000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            noise.push(char::from(b'!' + (x >> 16) as u8 % 90));
+        }
+        for body in [
+            "",
+            "short",
+            noise.as_str(),
+            "short again",
+            &"abc".repeat(50_000),
+        ] {
+            assert_eq!(inflate(&deflate(body).unwrap()).unwrap(), body);
+        }
+    }
+
     fn store_with_debate() -> (Store, String) {
         let store = Store::in_memory().unwrap();
         let debate = super::super::running_debate("DEB-audit1");
