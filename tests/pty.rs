@@ -393,7 +393,7 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
         "[lessons]\nenabled = false\n",
     )
     .unwrap();
-    let (mut serving, addr) = serve(home.path(), &server, token);
+    let (serving, addr) = serve(home.path(), &server, token);
     let body = r#"{"question": "Should we use Redis or PostgreSQL for caching?", "max_rounds": 2}"#;
     let id = post_debate(&addr, token, body);
 
@@ -423,8 +423,7 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     viewer.wait_for("completed ·");
     viewer.press(b"q");
     assert_eq!(viewer.wait_exit().code(), Some(0));
-    let _ = serving.kill();
-    let _ = serving.wait();
+    drop(serving);
 
     let output = moot(home.path(), None, &["show", &id, "--json"])
         .output()
@@ -440,9 +439,19 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     assert_eq!(shown["checkpoints"][2]["kind"], "approval");
 }
 
+/// A `moot serve` child, killed when dropped, so a failing test leaves no server behind.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `moot serve` on a free port of 127.0.0.1 with `home` as its data directory, against the
-/// stand-in; the child and the address it listens on.
-fn serve(home: &std::path::Path, stand_in: &StandIn, token: &str) -> (std::process::Child, String) {
+/// stand-in; the server and the address it listens on.
+fn serve(home: &std::path::Path, stand_in: &StandIn, token: &str) -> (Serving, String) {
     use std::io::BufRead;
     let mut serving = moot(
         home,
@@ -462,7 +471,7 @@ fn serve(home: &std::path::Path, stand_in: &StandIn, token: &str) -> (std::proce
         .trim()
         .trim_start_matches("moot serve: listening on http://")
         .to_string();
-    (serving, addr)
+    (Serving(serving), addr)
 }
 
 /// Starts a debate on the server at `addr` (`POST /v1/debates`); its id.
@@ -494,7 +503,7 @@ fn the_history_lists_a_servers_debates_and_attaches_to_one() {
         "[lessons]\nenabled = false\n",
     )
     .unwrap();
-    let (mut serving, addr) = serve(home.path(), &server, token);
+    let (serving, addr) = serve(home.path(), &server, token);
     let body = r#"{"question": "Served: should the cache live in Redis?", "max_rounds": 2}"#;
     let id = post_debate(&addr, token, body);
 
@@ -528,8 +537,7 @@ fn the_history_lists_a_servers_debates_and_attaches_to_one() {
     viewer.wait_for("history ·");
     viewer.press(b"q");
     assert_eq!(viewer.wait_exit().code(), Some(0));
-    let _ = serving.kill();
-    let _ = serving.wait();
+    drop(serving);
     let output = moot(home.path(), None, &["show", &id, "--json"])
         .output()
         .unwrap();
