@@ -21,7 +21,7 @@ use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
 };
-use futures_util::StreamExt;
+use futures_util::{FutureExt as _, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::future::Future;
@@ -33,6 +33,49 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 const FRAME: Duration = Duration::from_millis(16);
+
+/// When a screen is drawn: at once after a key (a burst of keys read together draws once),
+/// and at most once a `FRAME` while only stream deltas change it, so typing never waits for
+/// the stream's frame and the stream never floods the terminal.
+struct Pacer {
+    last: Instant,
+    urgent: bool,
+}
+
+impl Pacer {
+    fn new() -> Pacer {
+        Pacer {
+            last: Instant::now() - FRAME,
+            urgent: false,
+        }
+    }
+
+    /// Whether a changed screen is drawn now.
+    fn due(&self) -> bool {
+        self.urgent || self.last.elapsed() >= FRAME
+    }
+
+    fn drawn(&mut self) {
+        self.last = Instant::now();
+        self.urgent = false;
+    }
+
+    /// A key was handled: the next frame is drawn without waiting.
+    fn key(&mut self) {
+        self.urgent = true;
+    }
+
+    /// When a changed screen is drawn at the latest.
+    fn next(&self) -> Instant {
+        self.last + FRAME
+    }
+}
+
+/// The next terminal event if one is already waiting, so keys read together are handled
+/// before the frame that shows them.
+fn waiting(keys: &mut EventStream) -> Option<Option<std::io::Result<TermEvent>>> {
+    keys.next().now_or_never()
+}
 const TICK: Duration = Duration::from_millis(100);
 
 /// Puts the terminal back: cooked mode, main screen, visible cursor. Safe to call twice.
@@ -471,13 +514,13 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
     let mut stop = Some(stop_tx);
     let mut finished: Option<Result<Finish, SessionError>> = None;
     let mut events_open = true;
-    let mut last_frame = Instant::now() - FRAME;
-    loop {
-        if app.dirty && last_frame.elapsed() >= FRAME {
+    let mut pacer = Pacer::new();
+    'screen: loop {
+        if app.dirty && pacer.due() {
             draw(terminal, &mut app, &mut caches, theme);
-            last_frame = Instant::now();
+            pacer.drawn();
         }
-        let next_frame = last_frame + FRAME;
+        let next_frame = pacer.next();
         tokio::select! {
             event = events_rx.recv(), if events_open => {
                 match event {
@@ -500,33 +543,41 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                     break;
                 }
             }
-            key = keys.next() => match key {
-                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
-                    let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
-                    match effect {
-                        Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
-                        Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. } | Effect::WriteFollowUp(_) | Effect::OpenSource { .. })) => perform(terminal, &mut app, store, effect),
-                        Some(Effect::Quit) => {
-                            if finished.is_some() {
-                                break;
+            key = keys.next() => {
+                let mut key = Some(key);
+                while let Some(next) = key.take() {
+                    match next {
+                        Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
+                            let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
+                            match effect {
+                                Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
+                                Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. } | Effect::WriteFollowUp(_) | Effect::OpenSource { .. })) => perform(terminal, &mut app, store, effect),
+                                Some(Effect::Quit) => {
+                                    if finished.is_some() {
+                                        break 'screen;
+                                    }
+                                    // Ask the session to pause; the loop ends when it has.
+                                    pause(&mut stop);
+                                }
+                                None => {}
                             }
-                            // Ask the session to pause; the loop ends when it has.
-                            pause(&mut stop);
                         }
-                        None => {}
+                        Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
+                        Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
+                        Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
+                        Some(Ok(_)) => {}
+                        // The terminal went away: pause and leave.
+                        Some(Err(_)) | None => {
+                            if finished.is_some() {
+                                break 'screen;
+                            }
+                            pause(&mut stop);
+                            break;
+                        }
                     }
+                    key = waiting(keys);
                 }
-                Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
-                Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
-                Some(Ok(_)) => {}
-                // The terminal went away: pause and leave.
-                Some(Err(_)) | None => {
-                    if finished.is_some() {
-                        break;
-                    }
-                    pause(&mut stop);
-                }
+                pacer.key();
             },
             _ = tick.tick() => app.on_tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
@@ -613,14 +664,14 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
     }
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
-    let mut last_frame = Instant::now() - FRAME;
+    let mut pacer = Pacer::new();
     let mut open = true;
-    loop {
-        if app.dirty && last_frame.elapsed() >= FRAME {
+    'screen: loop {
+        if app.dirty && pacer.due() {
             draw(terminal, &mut app, &mut caches, theme);
-            last_frame = Instant::now();
+            pacer.drawn();
         }
-        let next_frame = last_frame + FRAME;
+        let next_frame = pacer.next();
         tokio::select! {
             batch = following.next(), if open => match batch {
                 Some(events) => {
@@ -637,33 +688,40 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
                     app.dirty = true;
                 }
             },
-            key = keys.next() => match key {
-                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
-                    if is_interrupt(&key) {
-                        break;
-                    }
-                    match app.on_key(key) {
-                        Some(Effect::Quit) => break,
-                        Some(Effect::Control(control)) => {
-                            let problem = match following.answer(store, &app, id, control).await {
-                                Ok(true) => None,
-                                Ok(false) => Some("that was answered a moment ago".to_string()),
-                                Err(e) => Some(e),
-                            };
-                            if problem.is_some() {
-                                app.notice = problem;
-                                app.dirty = true;
+            key = keys.next() => {
+                let mut key = Some(key);
+                while let Some(next) = key.take() {
+                    match next {
+                        Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
+                            if is_interrupt(&key) {
+                                break 'screen;
+                            }
+                            match app.on_key(key) {
+                                Some(Effect::Quit) => break 'screen,
+                                Some(Effect::Control(control)) => {
+                                    let problem = match following.answer(store, &app, id, control).await {
+                                        Ok(true) => None,
+                                        Ok(false) => Some("that was answered a moment ago".to_string()),
+                                        Err(e) => Some(e),
+                                    };
+                                    if problem.is_some() {
+                                        app.notice = problem;
+                                        app.dirty = true;
+                                    }
+                                }
+                                Some(effect) => perform(terminal, &mut app, store, effect),
+                                None => {}
                             }
                         }
-                        Some(effect) => perform(terminal, &mut app, store, effect),
-                        None => {}
+                        Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
+                        Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
+                        Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
+                        Some(Ok(_)) => {}
+                        Some(Err(_)) | None => break 'screen,
                     }
+                    key = waiting(keys);
                 }
-                Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
-                Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => break,
+                pacer.key();
             },
             _ = tick.tick() => app.on_tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
@@ -750,6 +808,25 @@ async fn replay_screen(screen: Screen<'_>, events: Vec<Event>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27 item 3: a key draws the next frame at once, even right after a frame; stream
+    /// deltas alone wait out the frame.
+    #[tokio::test(start_paused = true)]
+    async fn a_key_draws_at_once_and_deltas_wait_for_the_frame() {
+        let mut pacer = Pacer::new();
+        assert!(pacer.due(), "the first frame is drawn at once");
+        pacer.drawn();
+        assert!(!pacer.due(), "a delta right after a frame waits");
+        tokio::time::advance(FRAME / 2).await;
+        assert!(!pacer.due());
+        pacer.key();
+        assert!(pacer.due(), "a key does not wait");
+        pacer.drawn();
+        assert!(!pacer.due(), "after the key's frame, deltas wait again");
+        assert_eq!(pacer.next(), Instant::now() + FRAME);
+        tokio::time::advance(FRAME).await;
+        assert!(pacer.due());
+    }
 
     /// Issue 24 item 3: a viewer's answers go into the journal for the running process: a
     /// gate's decision as `moot approve` makes it, any other answer as that question's; a
