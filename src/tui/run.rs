@@ -71,6 +71,35 @@ impl Pacer {
     }
 }
 
+/// A terminal event as a screen's loop takes it: a key for the screen to act on, the
+/// terminal gone, or something `App` handles alike on every screen (a resize, the mouse, a
+/// paste).
+enum Input {
+    Key(crossterm::event::KeyEvent),
+    Gone,
+    Handled,
+}
+
+fn input(app: &mut App, event: Option<std::io::Result<TermEvent>>) -> Input {
+    match event {
+        Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => Input::Key(key),
+        Some(Ok(TermEvent::Resize(_, _))) => {
+            app.on_resize();
+            Input::Handled
+        }
+        Some(Ok(TermEvent::Mouse(mouse))) => {
+            app.on_mouse(mouse);
+            Input::Handled
+        }
+        Some(Ok(TermEvent::Paste(text))) => {
+            app.on_paste(&text);
+            Input::Handled
+        }
+        Some(Ok(_)) => Input::Handled,
+        Some(Err(_)) | None => Input::Gone,
+    }
+}
+
 /// The next terminal event if one is already waiting, so keys read together are handled
 /// before the frame that shows them.
 fn waiting(keys: &mut EventStream) -> Option<Option<std::io::Result<TermEvent>>> {
@@ -546,8 +575,8 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
             key = keys.next() => {
                 let mut key = Some(key);
                 while let Some(next) = key.take() {
-                    match next {
-                        Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
+                    match input(&mut app, next) {
+                        Input::Key(key) => {
                             let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
                             match effect {
                                 Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
@@ -562,12 +591,9 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                                 None => {}
                             }
                         }
-                        Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
-                        Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                        Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
-                        Some(Ok(_)) => {}
+                        Input::Handled => {}
                         // The terminal went away: pause and leave.
-                        Some(Err(_)) | None => {
+                        Input::Gone => {
                             if finished.is_some() {
                                 break 'screen;
                             }
@@ -691,8 +717,8 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
             key = keys.next() => {
                 let mut key = Some(key);
                 while let Some(next) = key.take() {
-                    match next {
-                        Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
+                    match input(&mut app, next) {
+                        Input::Key(key) => {
                             if is_interrupt(&key) {
                                 break 'screen;
                             }
@@ -713,11 +739,8 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
                                 None => {}
                             }
                         }
-                        Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
-                        Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                        Some(Ok(TermEvent::Paste(text))) => app.on_paste(&text),
-                        Some(Ok(_)) => {}
-                        Some(Err(_)) | None => break 'screen,
+                        Input::Handled => {}
+                        Input::Gone => break 'screen,
                     }
                     key = waiting(keys);
                 }
