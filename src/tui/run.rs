@@ -660,12 +660,13 @@ impl Followed {
             Followed::Here(_) => {
                 answer_elsewhere(store, app, id, control).map_err(|e| e.to_string())
             }
+            // The server finds the question's round itself, from where its debate stands.
             Followed::Server(remote) => {
-                let Some(ask) = app.view.checkpoint.as_ref() else {
+                let Some(kind) = app.pending() else {
                     return Ok(false);
                 };
                 remote
-                    .answer(ask.kind, control)
+                    .answer(kind, control)
                     .await
                     .map_err(|e| e.to_string())
             }
@@ -762,29 +763,43 @@ fn answer_elsewhere(
     id: &str,
     control: Control,
 ) -> Result<bool, crate::store::StoreError> {
-    let Some(ask) = app.view.checkpoint.as_ref() else {
+    use crate::debate::{AskKind, Stage};
+    let Some(kind) = app.pending() else {
         return Ok(false);
     };
     let by = format!("{} at another workbench", crate::signals::user());
-    match ask.kind {
-        crate::debate::AskKind::Gate => {}
-        // A person's turn is answered under its own number (two seats may share a round).
-        crate::debate::AskKind::Turn => {
-            let Some(pick) = &app.turn_pick else {
+    let round = match kind {
+        AskKind::Gate => {
+            let Some(gate) = store.gates(id)?.into_iter().rfind(|g| g.decision.is_none()) else {
                 return Ok(false);
             };
-            return store.record_remote_answer(id, pick.earlier + 1, ask.kind, &control, &by);
+            let (decision, reason) = match &control {
+                Control::Decline(reason) => {
+                    (crate::debate::GateDecision::Rejected, Some(reason.as_str()))
+                }
+                _ => (crate::debate::GateDecision::Approved, None),
+            };
+            return store.decide_gate(id, &gate.gate, decision, &by, reason);
         }
-        kind => return store.record_remote_answer(id, ask.round, kind, &control, &by),
-    }
-    let Some(gate) = store.gates(id)?.into_iter().rfind(|g| g.decision.is_none()) else {
-        return Ok(false);
+        // A person's turn is answered under its own number (two seats may share a round).
+        AskKind::Turn => match &app.turn_pick {
+            Some(pick) => pick.earlier + 1,
+            None => return Ok(false),
+        },
+        // A clarifying question carries no round on screen: the journal's stage says which.
+        AskKind::Clarification => match store.debate(id)?.stage {
+            Some(Stage::Asking {
+                kind: AskKind::Clarification,
+                round,
+            }) => round,
+            _ => return Ok(false),
+        },
+        _ => match app.view.checkpoint.as_ref() {
+            Some(ask) => ask.round,
+            None => return Ok(false),
+        },
     };
-    let (decision, reason) = match &control {
-        Control::Decline(reason) => (crate::debate::GateDecision::Rejected, Some(reason.as_str())),
-        _ => (crate::debate::GateDecision::Approved, None),
-    };
-    store.decide_gate(id, &gate.gate, decision, &by, reason)
+    store.record_remote_answer(id, round, kind, &control, &by)
 }
 
 /// A stored debate, replayed from the journal, read-only, until the user leaves.
@@ -919,5 +934,24 @@ mod tests {
             .checkpoint_answer(&debate.id, 4, AskKind::Turn)
             .unwrap();
         assert_eq!(turn.map(|t| t.control), Some(words));
+        // A clarifying question (a code debate's second, say) is answered under the round
+        // the journal's stage names; the screen shows no round for it.
+        store
+            .set_stage(
+                &debate.id,
+                crate::debate::Stage::Asking {
+                    kind: AskKind::Clarification,
+                    round: 2,
+                },
+            )
+            .unwrap();
+        app.on_event(&Event::ClarificationRequested {
+            question: "Which Postgres version?".into(),
+        });
+        assert!(answer_elsewhere(&store, &app, &debate.id, Control::Continue).unwrap());
+        let clarified = store
+            .checkpoint_answer(&debate.id, 2, AskKind::Clarification)
+            .unwrap();
+        assert_eq!(clarified.map(|c| c.control), Some(Control::Continue));
     }
 }

@@ -157,6 +157,12 @@ impl Context {
         self.emit(Event::ClarificationRequested {
             question: question.to_string(),
         });
+        // The event names no round, so its stage says round 0; a later question (a code
+        // debate asks up to three) says its own, where an answer from elsewhere is looked up.
+        if round != 0 {
+            let kind = AskKind::Clarification;
+            self.append(Append::Stage(Stage::Asking { kind, round }));
+        }
         self.ask(round, AskKind::Clarification, None).await
     }
 
