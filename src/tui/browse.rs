@@ -37,6 +37,10 @@ impl Served {
     }
 }
 
+/// How often the history reads its lists again while it sits open, so a running debate's
+/// status (here or on the server) moves on screen.
+const RELOAD: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A server's answer to one query, tagged with that query so a late answer to an older one
 /// is dropped.
 type Listing = (String, Result<Vec<DebateSummary>, String>);
@@ -263,6 +267,7 @@ pub(super) async fn history_screen(
         ask_server(server, history, &answers);
     };
     refresh(history);
+    let mut reload = tokio::time::interval_at(tokio::time::Instant::now() + RELOAD, RELOAD);
     loop {
         if history.dirty {
             load_preview(store, history);
@@ -295,6 +300,11 @@ pub(super) async fn history_screen(
                 Some(Ok(_)) => {}
                 Some(Err(_)) | None => return HistoryEffect::Quit,
             },
+            _ = reload.tick() => {
+                history.keeping_selection(refresh);
+                // What the preview says of a running debate moves on too.
+                history.preview = None;
+            }
             Some((query, listed)) = answered.recv() => {
                 if query == history.query {
                     history.show_server(listed);

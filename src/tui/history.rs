@@ -262,8 +262,22 @@ impl History {
         self.merge();
     }
 
+    /// Runs `change` on the list and keeps the cursor on the debate it was on, if it is still
+    /// listed: rows that arrive or move never slide another debate under the cursor.
+    pub fn keeping_selection(&mut self, change: impl FnOnce(&mut History)) {
+        let was = self.selected_id().map(str::to_string);
+        change(self);
+        if let Some(at) = was.and_then(|id| self.rows.iter().position(|r| r.summary.id == id)) {
+            self.selected = at;
+        }
+    }
+
     /// The server's answer for the current query: its debates, or why they could not be read.
     pub fn show_server(&mut self, listed: Result<Vec<DebateSummary>, String>) {
+        self.keeping_selection(|history| history.take_server(listed));
+    }
+
+    fn take_server(&mut self, listed: Result<Vec<DebateSummary>, String>) {
         let Some(server) = self.server.as_mut() else {
             return;
         };
@@ -820,6 +834,9 @@ mod tests {
             ]
         );
         assert!(!history.rows[2].summary.question.contains('\u{1b}'));
+        // The cursor stayed on the debate it was on while the server's rows arrived above it.
+        assert_eq!(history.selected_id(), Some("DEB-local2"));
+        history.on_key(key(KeyCode::Char('k')));
         assert_eq!(
             history.on_key(key(KeyCode::Char('r'))),
             Some(HistoryEffect::Attach {
