@@ -19,6 +19,9 @@ pub enum RemoteError {
     },
     #[error(transparent)]
     Http(#[from] crate::llm::HttpSetupError),
+    /// No token to send it (the reason says where one was looked for).
+    #[error("{0}")]
+    Token(String),
 }
 
 /// How long to wait before reconnecting a stream the server dropped.

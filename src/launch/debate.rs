@@ -159,8 +159,8 @@ pub(super) fn workbench(
 fn served(config: &Config) -> Option<tui::run::Served> {
     let base = config.serve.url.clone()?;
     let client = super::attach_token(None)
-        .map_err(|e| e.message)
-        .and_then(|token| crate::remote::Server::new(&base, &token).map_err(|e| e.to_string()));
+        .map_err(|e| crate::remote::RemoteError::Token(e.message))
+        .and_then(|token| crate::remote::Server::new(&base, &token));
     Some(tui::run::Served { base, client })
 }
 

@@ -10,7 +10,7 @@ pub enum HttpSetupError {
     #[error("cannot set up HTTP: {0}")]
     Client(#[from] reqwest::Error),
     #[error("cannot set up TLS: {0}")]
-    Tls(String),
+    Tls(#[from] rustls::Error),
 }
 
 /// The TLS set-up every client of the process shares, as reqwest would build it (ring, TLS 1.2
@@ -18,15 +18,13 @@ pub enum HttpSetupError {
 /// and parses the system's root certificates, a fifth of `moot serve`'s CPU when each debate
 /// built its own.
 fn tls() -> Result<rustls::ClientConfig, HttpSetupError> {
-    static SHARED: OnceLock<Result<rustls::ClientConfig, String>> = OnceLock::new();
+    static SHARED: OnceLock<Result<rustls::ClientConfig, rustls::Error>> = OnceLock::new();
     SHARED
         .get_or_init(|| {
             let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
-                .map_err(|e| e.to_string())?;
+            let verifier = rustls_platform_verifier::Verifier::new(provider.clone())?;
             let mut config = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .map_err(|e| e.to_string())?
+                .with_safe_default_protocol_versions()?
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(verifier))
                 .with_no_client_auth();

@@ -7,7 +7,7 @@ use super::history::{History, HistoryEffect, NewDebate, Row, ServerRows};
 use super::run::{Run, Shutdown, Start, Term};
 use super::theme::Theme;
 use super::views;
-use crate::remote::Server;
+use crate::remote::{RemoteError, Server};
 use crate::session::DebateSettings;
 use crate::store::{DebateSummary, Store};
 use crossterm::event::Event as TermEvent;
@@ -21,13 +21,13 @@ use tokio::sync::mpsc;
 /// there is none (no token, say).
 pub struct Served {
     pub base: String,
-    pub client: Result<Server, String>,
+    pub client: Result<Server, RemoteError>,
 }
 
 impl Served {
     /// The history's view of it before it has answered (or with why it cannot be asked).
     pub(super) fn rows(&self) -> ServerRows {
-        let problem = self.client.as_ref().err().cloned();
+        let problem = self.client.as_ref().err().map(ToString::to_string);
         ServerRows {
             base: self.base.clone(),
             answered: problem.is_some(),
@@ -43,7 +43,7 @@ const RELOAD: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// A server's answer to one query, tagged with that query so a late answer to an older one
 /// is dropped.
-type Listing = (String, Result<Vec<DebateSummary>, String>);
+type Listing = (String, Result<Vec<DebateSummary>, RemoteError>);
 
 /// Asks `server` for its debates matching the history's query, answering on `answers`.
 fn ask_server(
@@ -62,7 +62,7 @@ fn ask_server(
         answers.clone(),
     );
     tokio::spawn(async move {
-        let listed = server.list(&query, limit).await.map_err(|e| e.to_string());
+        let listed = server.list(&query, limit).await;
         let _ = answers.send((query, listed));
     });
 }

@@ -2,6 +2,7 @@
 //! with confirmation, and the new-debate form. Pure: the loop does the journal I/O it asks for.
 
 use super::keymap::{Command, Keymap, Scope};
+use crate::remote::RemoteError;
 use crate::sanitize;
 use crate::store::{DebateSummary, SearchHit};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -273,11 +274,11 @@ impl History {
     }
 
     /// The server's answer for the current query: its debates, or why they could not be read.
-    pub fn show_server(&mut self, listed: Result<Vec<DebateSummary>, String>) {
+    pub fn show_server(&mut self, listed: Result<Vec<DebateSummary>, RemoteError>) {
         self.keeping_selection(|history| history.take_server(listed));
     }
 
-    fn take_server(&mut self, listed: Result<Vec<DebateSummary>, String>) {
+    fn take_server(&mut self, listed: Result<Vec<DebateSummary>, RemoteError>) {
         let Some(server) = self.server.as_mut() else {
             return;
         };
@@ -300,7 +301,7 @@ impl History {
                     .collect();
             }
             // What was listed before stays, under the problem.
-            Err(problem) => server.problem = Some(sanitize::clean(&problem)),
+            Err(problem) => server.problem = Some(sanitize::clean(&problem.to_string())),
         }
         self.merge();
     }
@@ -865,7 +866,10 @@ mod tests {
             history.on_key(key(KeyCode::Enter)),
             Some(HistoryEffect::Open("DEB-shared".into()))
         );
-        history.show_server(Err("cannot reach http://build:7878: refused".into()));
+        history.show_server(Err(RemoteError::Unreachable {
+            url: "http://build:7878".into(),
+            detail: "refused".into(),
+        }));
         let server = history.server.as_ref().unwrap();
         assert_eq!(
             server.problem.as_deref(),

@@ -401,49 +401,27 @@ pub async fn workbench(
                         None => break,
                     },
                 });
+                continue;
             }
             Start::Live(run) => {
-                let screen = screen!();
-                let result = live_screen(screen, run).await;
+                let result = live_screen(screen!(), run).await;
                 code = session::exit_code(&result);
                 last = remember(&result);
                 history.message = outcome_line(&result);
-                if back_to_history {
-                    next = Some(Start::History);
-                }
             }
             Start::Attach(remote) => {
-                let screen = screen!();
                 let id = remote.id.clone();
-                watch_screen(screen, &id, Vec::new(), Followed::Server(remote)).await;
-                if back_to_history {
-                    next = Some(Start::History);
-                }
+                watch_screen(screen!(), &id, Vec::new(), Followed::Server(remote)).await;
             }
             Start::Replay(id) => {
-                let screen = screen!();
-                // A debate another process is running opens live; any other, as a replay.
-                let running = store
-                    .debate(&id)
-                    .is_ok_and(|d| d.status == crate::debate::DebateStatus::Running);
-                let opened = if running {
-                    follow_screen(screen, &id).await
-                } else {
-                    match crate::replay::journal_events(&store, &id) {
-                        Ok(events) => {
-                            replay_screen(screen, events).await;
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
-                };
-                if let Err(e) = opened {
+                if let Err(e) = open_stored(screen!(), &id).await {
                     history.message = Some(e.to_string());
                 }
-                if back_to_history {
-                    next = Some(Start::History);
-                }
             }
+        }
+        // A screen opened from the history goes back to it.
+        if back_to_history {
+            next = Some(Start::History);
         }
     }
     drop(terminal);
@@ -452,6 +430,20 @@ pub async fn workbench(
         say_how_it_stands(&store, &id, status);
     }
     Ok(code)
+}
+
+/// A stored debate: followed live when another process is running it, else replayed.
+async fn open_stored(screen: Screen<'_>, id: &str) -> Result<(), crate::store::StoreError> {
+    let running = screen
+        .store
+        .debate(id)
+        .is_ok_and(|d| d.status == DebateStatus::Running);
+    if running {
+        return follow_screen(screen, id).await;
+    }
+    let events = crate::replay::journal_events(screen.store, id)?;
+    replay_screen(screen, events).await;
+    Ok(())
 }
 
 /// What the terminal says once the workbench has closed on a debate: paused (and how to go
@@ -577,18 +569,9 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                 while let Some(next) = key.take() {
                     match input(&mut app, next) {
                         Input::Key(key) => {
-                            let effect = if is_interrupt(&key) { Some(Effect::Quit) } else { app.on_key(key) };
-                            match effect {
-                                Some(Effect::Control(control)) => { let _ = controls_tx.send(control); }
-                                Some(effect @ (Effect::Copy(_) | Effect::Page { .. } | Effect::Edit { .. } | Effect::WriteFollowUp(_) | Effect::OpenSource { .. })) => perform(terminal, &mut app, store, effect),
-                                Some(Effect::Quit) => {
-                                    if finished.is_some() {
-                                        break 'screen;
-                                    }
-                                    // Ask the session to pause; the loop ends when it has.
-                                    pause(&mut stop);
-                                }
-                                None => {}
+                            let ended = finished.is_some();
+                            if live_key(key, &mut app, terminal, store, &controls_tx, ended, &mut stop) {
+                                break 'screen;
                             }
                         }
                         Input::Handled => {}
@@ -621,6 +604,35 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
             "the workbench closed before the debate ended".into(),
         ))
     })
+}
+
+/// A key on the live screen: a control sent to the debate, an effect performed, or a quit (the
+/// debate asked to pause; the screen leaves once it has, or at once if it has ended). True
+/// when the screen leaves now.
+fn live_key(
+    key: crossterm::event::KeyEvent,
+    app: &mut App,
+    terminal: &mut Term,
+    store: &Store,
+    controls: &mpsc::UnboundedSender<Control>,
+    ended: bool,
+    stop: &mut Option<oneshot::Sender<()>>,
+) -> bool {
+    let effect = if is_interrupt(&key) {
+        Some(Effect::Quit)
+    } else {
+        app.on_key(key)
+    };
+    match effect {
+        Some(Effect::Control(control)) => {
+            let _ = controls.send(control);
+        }
+        Some(Effect::Quit) if ended => return true,
+        Some(Effect::Quit) => pause(stop),
+        Some(effect) => perform(terminal, app, store, effect),
+        None => {}
+    }
+    false
 }
 
 /// A debate another process runs, followed live until the user leaves: its journal so far,
