@@ -158,7 +158,8 @@ mod tests {
     /// nothing of itself behind.
     #[test]
     fn entries_appended_together_are_all_written_and_chained_or_none_is() {
-        let store = Store::open(&tempfile::tempdir().unwrap().path().join("moot.db")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
         let debate = super::super::running_debate("DEB-append01");
         store.create_debate(&debate).unwrap();
         let event = Event::Notice {
@@ -207,7 +208,8 @@ mod tests {
     /// debate's chain holds.
     #[test]
     fn appends_from_many_debates_at_once_each_land_once_in_order() {
-        let store = Store::open(&tempfile::tempdir().unwrap().path().join("moot.db")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
         let ids: Vec<String> = (0..8).map(|i| format!("DEB-together{i}")).collect();
         for id in &ids {
             store

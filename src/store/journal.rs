@@ -347,7 +347,7 @@ impl Store {
         sql: &str,
         bound: impl rusqlite::Params + Copy,
     ) -> Result<Vec<(N, Event)>, StoreError> {
-        self.with(|connection| {
+        self.read(|connection| {
             let mut statement = connection.prepare_cached(sql)?;
             let rows = statement.query_map(bound, |row| {
                 Ok((row.get::<_, N>(0)?, row.get::<_, String>(1)?))
@@ -593,7 +593,7 @@ impl Store {
     /// The debate with this id, or the one debate whose id starts with it (case-insensitive).
     pub fn debate(&self, id_or_prefix: &str) -> Result<Debate, StoreError> {
         let wanted = id_or_prefix.trim();
-        self.with(|connection| {
+        self.read(|connection| {
         let mut statement = connection.prepare_cached(
             "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at, confidence, error,
                     stage, lease_pid, lease_host, lease_at

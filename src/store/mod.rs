@@ -152,6 +152,10 @@ pub struct Store {
     /// The chain heads this connection last wrote (`chain::KnownHeads`); locked after the
     /// connection, only by `write` and `delete`.
     heads: Arc<Mutex<chain::KnownHeads>>,
+    /// A second connection for the reads that follow running debates (their events, a
+    /// debate's row), so a viewer never queues behind the writers; none for an in-memory
+    /// journal, which only its one connection sees.
+    reader: Option<Arc<Mutex<Connection>>>,
     path: PathBuf,
 }
 
@@ -220,9 +224,22 @@ impl Store {
                 }
             }
         }
+        let reader = (path != Path::new(":memory:"))
+            .then(|| {
+                let reader = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .ok()?;
+                reader.busy_timeout(busy).ok()?;
+                reader.set_prepared_statement_cache_capacity(64);
+                Some(Arc::new(Mutex::new(reader)))
+            })
+            .flatten();
         Ok(Store {
             connection: Arc::new(Mutex::new(connection)),
             heads: Arc::default(),
+            reader,
             path: path.to_path_buf(),
         })
     }
@@ -291,6 +308,23 @@ impl Store {
         })
     }
 
+    /// Runs a read on the reading connection (the writing one when there is none), beside
+    /// the writers: what it sees is what they had committed when it began. A read the reading
+    /// connection cannot make (its files gone, say) is made on the writing one.
+    fn read<T>(
+        &self,
+        work: impl Fn(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if let Some(reader) = &self.reader {
+            let connection = reader.lock().unwrap_or_else(|e| e.into_inner());
+            match work(&connection) {
+                Err(StoreError::Sqlite(_)) => {}
+                done => return done,
+            }
+        }
+        self.with(work)
+    }
+
     /// Runs `work` on the connection; a SQLite error leaves here classified, naming the
     /// journal file and what to do.
     fn with<T>(
@@ -308,6 +342,34 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A viewer's reads (a debate's row, its events) go beside the writers: they answer while
+    /// the writing connection is held, and see every write committed before they began.
+    #[test]
+    fn reads_that_follow_a_debate_do_not_queue_behind_the_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let debate = running_debate("DEB-reader01");
+        store.create_debate(&debate).unwrap();
+        let said = crate::debate::Event::Notice {
+            message: "committed before the read".into(),
+        };
+        store.record_event(&debate.id, &said).unwrap();
+        let held = store.lock();
+        let (answer, answered) = std::sync::mpsc::channel();
+        let reader = store.clone();
+        std::thread::spawn(move || {
+            let events = reader.events_after("DEB-reader01", 0).map(|e| e.len());
+            let found = reader.debate("DEB-reader01").map(|d| d.id);
+            let _ = answer.send((events.ok(), found.ok()));
+        });
+        let read = answered.recv_timeout(Duration::from_secs(10));
+        drop(held);
+        assert_eq!(
+            read.expect("the reads waited for the writing connection"),
+            (Some(1), Some("DEB-reader01".to_string()))
+        );
+    }
 
     #[test]
     fn a_locked_journal_is_a_clear_error() {

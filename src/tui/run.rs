@@ -641,14 +641,14 @@ fn live_key(
 /// running.
 async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store::StoreError> {
     let (events, following) = crate::replay::follow(screen.store, id).await?;
-    watch_screen(screen, id, events, Followed::Here(following)).await;
+    watch_screen(screen, id, events, Followed::Here(Box::new(following))).await;
     Ok(())
 }
 
 /// Where a followed debate's events come from and its answers go: this machine's journal, or
 /// a server's API (`moot attach`).
 enum Followed {
-    Here(crate::replay::Following),
+    Here(Box<crate::replay::Following>),
     Server(Box<crate::remote::Remote>),
 }
 
