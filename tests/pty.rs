@@ -367,10 +367,7 @@ fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
     viewer.press(b"q");
     assert_eq!(viewer.wait_exit().code(), Some(0));
 
-    let output = moot(home.path(), None, &["show", &id, "--json"])
-        .output()
-        .unwrap();
-    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let shown = shown(home.path(), &id);
     assert_eq!(shown["checkpoints"][0]["decision"], "continue");
     assert_eq!(shown["checkpoints"][1]["kind"], "conclusion");
     assert_eq!(shown["checkpoints"][2]["kind"], "approval");
@@ -387,13 +384,7 @@ fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
 fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     let server = StandIn::start_in_background(Behaviour::default());
     let token = "attach-test-token-0123456789";
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[lessons]\nenabled = false\n",
-    )
-    .unwrap();
-    let (serving, addr) = serve(home.path(), &server, token);
+    let (home, serving, addr) = serve(&server, token);
     let body = r#"{"question": "Should we use Redis or PostgreSQL for caching?", "max_rounds": 2}"#;
     let id = post_debate(&addr, token, body);
 
@@ -410,11 +401,7 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     );
     let screen = viewer.wait_for("Round 1 complete");
     assert!(screen.contains("round 1 · argument"), "{screen}");
-    viewer.press(b"g");
-    viewer.wait_for("Guidance for the next round");
-    viewer.press(b"Weigh the migration cost");
-    viewer.press(b"\x13");
-    viewer.wait_for("conclude the debate?");
+    guide_the_next_round(&mut viewer);
     viewer.press(b"a");
     viewer.wait_for("Approve this synthesis?");
     viewer.press(b"a");
@@ -425,10 +412,7 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     assert_eq!(viewer.wait_exit().code(), Some(0));
     drop(serving);
 
-    let output = moot(home.path(), None, &["show", &id, "--json"])
-        .output()
-        .unwrap();
-    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let shown = shown(home.path(), &id);
     assert_eq!(shown["status"], "completed");
     assert_eq!(shown["checkpoints"][0]["decision"], "guide");
     assert_eq!(
@@ -449,12 +433,15 @@ impl Drop for Serving {
     }
 }
 
-/// `moot serve` on a free port of 127.0.0.1 with `home` as its data directory, against the
-/// stand-in; the server and the address it listens on.
-fn serve(home: &std::path::Path, stand_in: &StandIn, token: &str) -> (Serving, String) {
+/// `moot serve` on a free port of 127.0.0.1 against the stand-in, in a home of its own with
+/// lessons off; the home, the server and the address it listens on.
+fn serve(stand_in: &StandIn, token: &str) -> (tempfile::TempDir, Serving, String) {
     use std::io::BufRead;
+    let home = tempfile::tempdir().unwrap();
+    let config = "[lessons]\nenabled = false\n";
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
     let mut serving = moot(
-        home,
+        home.path(),
         Some(&stand_in.openai_base()),
         &["serve", "--listen", "127.0.0.1:0"],
     )
@@ -471,7 +458,22 @@ fn serve(home: &std::path::Path, stand_in: &StandIn, token: &str) -> (Serving, S
         .trim()
         .trim_start_matches("moot serve: listening on http://")
         .to_string();
-    (Serving(serving), addr)
+    (home, Serving(serving), addr)
+}
+
+/// At a debate's first checkpoint: guidance typed and sent; it waits at the conclusion next.
+fn guide_the_next_round(viewer: &mut Pty) {
+    viewer.press(b"g");
+    viewer.wait_for("Guidance for the next round");
+    viewer.press(b"Weigh the migration cost");
+    viewer.press(b"\x13");
+    viewer.wait_for("conclude the debate?");
+}
+
+/// `moot show ID --json` on the journal in `home`.
+fn shown(home: &std::path::Path, id: &str) -> serde_json::Value {
+    let output = moot(home, None, &["show", id, "--json"]).output().unwrap();
+    serde_json::from_slice(&output.stdout).unwrap()
 }
 
 /// Starts a debate on the server at `addr` (`POST /v1/debates`); its id.
@@ -497,13 +499,7 @@ fn post_debate(addr: &str, token: &str, body: &str) -> String {
 fn the_history_lists_a_servers_debates_and_attaches_to_one() {
     let server = StandIn::start_in_background(Behaviour::default());
     let token = "history-test-token-0123456789";
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[lessons]\nenabled = false\n",
-    )
-    .unwrap();
-    let (serving, addr) = serve(home.path(), &server, token);
+    let (home, serving, addr) = serve(&server, token);
     let body = r#"{"question": "Served: should the cache live in Redis?", "max_rounds": 2}"#;
     let id = post_debate(&addr, token, body);
 
@@ -528,20 +524,13 @@ fn the_history_lists_a_servers_debates_and_attaches_to_one() {
     viewer.press(b"\r");
     let screen = viewer.wait_for("Round 1 complete");
     assert!(screen.contains(&id), "{screen}");
-    viewer.press(b"g");
-    viewer.wait_for("Guidance for the next round");
-    viewer.press(b"Weigh the migration cost");
-    viewer.press(b"\x13");
-    viewer.wait_for("conclude the debate?");
+    guide_the_next_round(&mut viewer);
     viewer.press(b"q");
     viewer.wait_for("history ·");
     viewer.press(b"q");
     assert_eq!(viewer.wait_exit().code(), Some(0));
     drop(serving);
-    let output = moot(home.path(), None, &["show", &id, "--json"])
-        .output()
-        .unwrap();
-    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let shown = shown(home.path(), &id);
     assert_eq!(
         shown["checkpoints"][0]["guidance"],
         "Weigh the migration cost"
