@@ -87,7 +87,7 @@ impl Store {
 
     /// Every gate of a debate, in the order they were reached.
     pub fn gates(&self, id: &str) -> Result<Vec<GateRecord>, StoreError> {
-        self.with(|connection| {
+        self.read(|connection| {
             let mut statement = connection.prepare(
                 "SELECT gate, point, round, summary, artifacts, requested_at, decision, decided_by, reason, decided_at
                  FROM gates WHERE debate_id = ?1 ORDER BY requested_at, rowid",
@@ -99,7 +99,7 @@ impl Store {
 
     /// One gate of a debate.
     pub fn gate(&self, id: &str, gate: &str) -> Result<Option<GateRecord>, StoreError> {
-        self.with(|connection| {
+        self.read(|connection| {
             connection
                 .query_row(
                     "SELECT gate, point, round, summary, artifacts, requested_at, decision, decided_by, reason, decided_at

@@ -270,7 +270,7 @@ impl Store {
     }
 
     pub fn turns(&self, id: &str) -> Result<Vec<Turn>, StoreError> {
-        self.with(|connection| {
+        self.read(|connection| {
             let mut statement = connection.prepare_cached(
             "SELECT round, phase, seat, content, moves, data, confidence, tokens_in, tokens_out,
                     tokens_estimated, latency_ms, provider, model, status, note
@@ -557,7 +557,7 @@ impl Store {
     }
 
     pub fn synthesis(&self, id: &str) -> Result<Option<StoredSynthesis>, StoreError> {
-        self.with(|connection| {
+        self.read(|connection| {
         let row = connection
             .query_row(
                 "SELECT markdown, data, confidence, path, follow_up_path, section FROM syntheses WHERE debate_id = ?1",
@@ -626,7 +626,7 @@ impl Store {
     }
 
     pub fn load_capabilities(&self) -> Result<Vec<(String, Capabilities)>, StoreError> {
-        self.with(|connection| {
+        self.read(|connection| {
             let mut statement =
                 connection.prepare_cached("SELECT endpoint, shape FROM endpoint_capabilities")?;
             let rows = statement.query_map([], |row| {

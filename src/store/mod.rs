@@ -148,14 +148,16 @@ fn read_only_culprit(path: &Path) -> String {
 /// A shared handle on the journal. Writes are short and serialized through one connection.
 #[derive(Clone)]
 pub struct Store {
+    /// A second connection for the reads that follow running debates (their events, a
+    /// debate's row), so a viewer never queues behind the writers; none for an in-memory
+    /// journal, which only its one connection sees. Declared first so it closes first: the
+    /// writing connection, closing last, folds the WAL into the database file and removes it
+    /// (a read-only connection cannot, and one still open stops the other from doing it).
+    reader: Option<Arc<Mutex<Connection>>>,
     connection: Arc<Mutex<Connection>>,
     /// The chain heads this connection last wrote (`chain::KnownHeads`); locked after the
     /// connection, only by `write` and `delete`.
     heads: Arc<Mutex<chain::KnownHeads>>,
-    /// A second connection for the reads that follow running debates (their events, a
-    /// debate's row), so a viewer never queues behind the writers; none for an in-memory
-    /// journal, which only its one connection sees.
-    reader: Option<Arc<Mutex<Connection>>>,
     path: PathBuf,
 }
 
@@ -342,6 +344,23 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reading connection closes before the writing one, which then folds the WAL into
+    /// the database file: a journal whose moot has exited is whole in `moot.db` alone.
+    #[test]
+    fn a_closed_journal_is_whole_in_its_database_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let debate = running_debate("DEB-closed01");
+        store.create_debate(&debate).unwrap();
+        assert_eq!(store.debate("DEB-closed01").unwrap().id, "DEB-closed01");
+        assert!(dir.path().join("moot.db-wal").exists());
+        drop(store);
+        assert!(
+            !dir.path().join("moot.db-wal").exists(),
+            "the WAL was folded in and removed"
+        );
+    }
 
     /// A viewer's reads (a debate's row, its events) go beside the writers: they answer while
     /// the writing connection is held, and see every write committed before they began.
