@@ -267,6 +267,8 @@ pub(super) async fn history_screen(
         ask_server(server, history, &answers);
     };
     refresh(history);
+    // Coming back from another screen, the history is drawn whether or not its rows changed.
+    history.dirty = true;
     let mut reload = tokio::time::interval_at(tokio::time::Instant::now() + RELOAD, RELOAD);
     loop {
         if history.dirty {
@@ -301,9 +303,12 @@ pub(super) async fn history_screen(
                 Some(Err(_)) | None => return HistoryEffect::Quit,
             },
             _ = reload.tick() => {
+                let before = history.rows.clone();
                 history.keeping_selection(refresh);
-                // What the preview says of a running debate moves on too.
-                history.preview = None;
+                // What the preview says of a debate that moved on is read again.
+                if history.rows != before {
+                    history.preview = None;
+                }
             }
             Some((query, listed)) = answered.recv() => {
                 if query == history.query {

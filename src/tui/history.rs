@@ -323,9 +323,12 @@ impl History {
                 rows.sort_by(|a, b| b.summary.created_at.cmp(&a.summary.created_at));
             }
         }
-        self.rows = rows;
+        // A reload that finds the list as it was draws nothing.
+        if rows != self.rows {
+            self.rows = rows;
+            self.dirty = true;
+        }
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
-        self.dirty = true;
     }
 
     /// The selected row.
