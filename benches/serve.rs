@@ -7,10 +7,11 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+use support::serving::Serving;
 use support::{Behaviour, StandIn};
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
@@ -129,16 +130,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
-/// The server, killed when the bench ends however it ends (a panic or a closed pipe included).
-struct Serving(std::process::Child);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn main() {
     let stand_in = StandIn::start_in_background(Behaviour {
         latency: Duration::from_millis(100),
@@ -150,7 +141,8 @@ fn main() {
         "[lessons]\nenabled = false\n",
     )
     .unwrap();
-    let mut child = Serving(
+    // Killed when the bench ends however it ends (a panic or a closed pipe included).
+    let child = Serving::start(
         Command::new(env!("CARGO_BIN_EXE_moot"))
             .current_dir(home.path())
             .env("MOOT_HOME", home.path().join("moot-home"))
@@ -158,21 +150,10 @@ fn main() {
             .env("XDG_DATA_HOME", home.path().join("data"))
             .env("OPENAI_BASE_URL", stand_in.openai_base())
             .env("MOOT_SERVE_TOKEN", TOKEN)
-            .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"]),
     );
-    let mut line = String::new();
-    BufReader::new(child.0.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .trim_start_matches("moot serve: listening on http://")
-        .to_string();
-    let pid = child.0.id();
+    let addr = child.addr.clone();
+    let pid = child.pid();
     let mut rss = Vec::new();
 
     let started = Instant::now();

@@ -5,6 +5,7 @@
 mod support;
 
 use support::pty::{Pty, moot};
+use support::serving::Serving;
 use support::{Behaviour, StandIn};
 
 #[test]
@@ -423,42 +424,22 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     assert_eq!(shown["checkpoints"][2]["kind"], "approval");
 }
 
-/// A `moot serve` child, killed when dropped, so a failing test leaves no server behind.
-struct Serving(std::process::Child);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `moot serve` on a free port of 127.0.0.1 against the stand-in, in a home of its own with
 /// lessons off; the home, the server and the address it listens on.
 fn serve(stand_in: &StandIn, token: &str) -> (tempfile::TempDir, Serving, String) {
-    use std::io::BufRead;
     let home = tempfile::tempdir().unwrap();
     let config = "[lessons]\nenabled = false\n";
     std::fs::write(home.path().join("config.toml"), config).unwrap();
-    let mut serving = moot(
-        home.path(),
-        Some(&stand_in.openai_base()),
-        &["serve", "--listen", "127.0.0.1:0"],
-    )
-    .env("MOOT_SERVE_TOKEN", token)
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::null())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(serving.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .trim_start_matches("moot serve: listening on http://")
-        .to_string();
-    (home, Serving(serving), addr)
+    let serving = Serving::start(
+        moot(
+            home.path(),
+            Some(&stand_in.openai_base()),
+            &["serve", "--listen", "127.0.0.1:0"],
+        )
+        .env("MOOT_SERVE_TOKEN", token),
+    );
+    let addr = serving.addr.clone();
+    (home, serving, addr)
 }
 
 /// At a debate's first checkpoint: guidance typed and sent; it waits at the conclusion next.

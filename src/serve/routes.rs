@@ -128,6 +128,17 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// A command's reading of the journal that failed: the journal's fault, not the request's.
+impl From<crate::commands::Failure> for ApiError {
+    fn from(failure: crate::commands::Failure) -> ApiError {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "journal",
+            failure.message,
+        )
+    }
+}
+
 /// A route's JSON body, whatever content type the client sent (`curl -d` sends a form's):
 /// too large is 413, anything else that does not read is 400 with where it went wrong.
 fn parsed<T: serde::de::DeserializeOwned>(
@@ -240,15 +251,14 @@ async fn list(
         debates.retain(|d| &d.protocol == protocol);
     }
     if let Some(text) = query.q.as_deref().filter(|q| !q.trim().is_empty()) {
-        let hits: Vec<String> = store
+        let hits: std::collections::HashSet<String> = store
             .search(text, 10_000)?
             .into_iter()
             .map(|h| h.id)
             .collect();
         debates.retain(|d| hits.contains(&d.id));
     }
-    let listed = crate::commands::listed(store, debates)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "journal", e.message))?;
+    let listed = crate::commands::listed(store, debates)?;
     Ok(Json(serde_json::to_value(listed).unwrap_or_default()))
 }
 
@@ -258,8 +268,7 @@ async fn show(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     server.store.debate(&id)?;
-    let document = crate::commands::document(&server.store, &id)
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "journal", e.message))?;
+    let document = crate::commands::document(&server.store, &id)?;
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
         crate::report::to_json(&document),
@@ -347,20 +356,16 @@ async fn events(
             if at.done {
                 return None;
             }
-            let fresh = match at.stale {
+            let fresh = match std::mem::take(&mut at.stale) {
                 true => at.store.events_after(&at.id, at.after),
                 false => Ok(Vec::new()),
             };
-            at.stale = false;
-            let fresh = match fresh {
-                Ok(fresh) => fresh,
-                Err(e) => {
-                    at.done = true;
-                    at.pending
-                        .push_back(SseEvent::default().event("error").data(e.to_string()));
-                    continue;
-                }
-            };
+            let fresh = fresh.unwrap_or_else(|e| {
+                at.done = true;
+                at.pending
+                    .push_back(SseEvent::default().event("error").data(e.to_string()));
+                Vec::new()
+            });
             for (seq, event) in fresh {
                 at.after = seq;
                 if let Event::DebateCompleted { status, .. } = &event

@@ -27,12 +27,10 @@ pub struct Served {
 impl Served {
     /// The history's view of it before it has answered (or with why it cannot be asked).
     pub(super) fn rows(&self) -> ServerRows {
-        let problem = self.client.as_ref().err().map(ToString::to_string);
         ServerRows {
             base: self.base.clone(),
-            answered: problem.is_some(),
-            problem,
-            rows: Vec::new(),
+            problem: self.client.as_ref().err().map(ToString::to_string),
+            ..ServerRows::default()
         }
     }
 }
@@ -51,10 +49,9 @@ fn ask_server(
     history: &mut History,
     answers: &mpsc::UnboundedSender<Listing>,
 ) {
-    let (Some(server), Some(rows)) = (server, history.server.as_mut()) else {
+    let (Some(server), Some(_)) = (server, history.server.as_ref()) else {
         return;
     };
-    rows.answered = false;
     let (server, query, limit, answers) = (
         server.clone(),
         history.query.clone(),
@@ -96,9 +93,16 @@ pub(super) async fn attach(
     resume: bool,
     history: &mut History,
 ) -> Start {
-    let Some(Ok(server)) = served.map(|s| &s.client) else {
-        history.message = Some("no server is configured ([serve] url)".into());
-        return Start::History;
+    let server = match served.map(|s| &s.client) {
+        Some(Ok(server)) => server,
+        Some(Err(why)) => {
+            history.message = Some(why.to_string());
+            return Start::History;
+        }
+        None => {
+            history.message = Some("no server is configured ([serve] url)".into());
+            return Start::History;
+        }
     };
     if resume && let Err(e) = server.resume(id).await {
         history.message = Some(e.to_string());

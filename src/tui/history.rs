@@ -169,8 +169,9 @@ pub struct ServerRows {
     pub rows: Vec<Row>,
     /// Why its list could not be read, when it could not.
     pub problem: Option<String>,
-    /// It has answered for the current query (rows or a problem).
-    pub answered: bool,
+    /// The query its last answer was for (rows or a problem); another one is still being
+    /// asked.
+    pub answered: Option<String>,
 }
 
 pub struct History {
@@ -282,7 +283,7 @@ impl History {
         let Some(server) = self.server.as_mut() else {
             return;
         };
-        server.answered = true;
+        server.answered = Some(self.query.clone());
         match listed {
             Ok(summaries) => {
                 server.problem = None;

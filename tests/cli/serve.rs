@@ -5,43 +5,18 @@ use crate::*;
 use serde_json::json;
 use std::io::Read;
 use std::net::TcpStream;
+use support::serving::Serving as Served;
 
 const TOKEN: &str = "serve-test-token-0123456789";
 
-/// `moot serve` in a home, on a free port: the child and the address it listens on.
-struct Served {
-    child: std::process::Child,
-    addr: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
+/// `moot serve` in a home, on a free port.
 fn serve(home: &Home, server: &StandIn, extra: &[&str]) -> Served {
-    let mut child = home
-        .command(Some(server))
-        .env("MOOT_SERVE_TOKEN", TOKEN)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("moot serve: listening on http://")
-        .unwrap_or_else(|| panic!("{first:?}"))
-        .to_string();
-    Served { child, addr }
+    Served::start(
+        home.command(Some(server))
+            .env("MOOT_SERVE_TOKEN", TOKEN)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra),
+    )
 }
 
 /// A response: its status, headers (lowercase names) and body.

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod pty;
+pub mod serving;
 pub mod session;
 
 use serde_json::{Value, json};

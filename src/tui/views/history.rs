@@ -102,7 +102,8 @@ fn header(frame: &mut Frame, rows: [Rect; 2], history: &History, theme: &Theme) 
     ];
     if let Some(server) = &history.server {
         let theirs = history.rows.iter().filter(|r| r.on_server).count();
-        title.push(match (&server.problem, server.answered) {
+        let answered = server.answered.as_deref() == Some(history.query.as_str());
+        title.push(match (&server.problem, answered) {
             (Some(problem), _) => {
                 Span::styled(format!(" · @ {}: {problem}", server.base), theme.warning)
             }
