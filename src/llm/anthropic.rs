@@ -3,8 +3,8 @@
 
 use super::capability::{CapabilityCache, StructuredMode};
 use super::provider::{
-    ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage, parse_retry_after,
-    transport_error, trim_body,
+    ChatRequest, Completion, FinishReason, LlmError, Provider, Refusal, TextSink, Usage,
+    event_json, transport_error, trim_body,
 };
 use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
@@ -106,26 +106,24 @@ impl AnthropicProvider {
                 .await
                 .map_err(|_| LlmError::Timeout(self.idle_timeout))?
                 .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
-            let status = response.status().as_u16();
-            if status == 200 {
+            if response.status() == 200 {
                 return self
                     .read_stream(response, request.reply_cap(), on_text)
                     .await;
             }
-            let retry_after = parse_retry_after(response.headers().get("retry-after"));
-            let body = response.text().await.unwrap_or_default();
-            let lower = body.to_ascii_lowercase();
+            let refusal = Refusal::read(response).await;
+            let lower = refusal.body.to_ascii_lowercase();
             // Endpoints (proxies, look-alikes) that refuse tools fall back to instructions.
             if request.reply.is_some()
                 && caps.mode != StructuredMode::Instructions
-                && (400..500).contains(&status)
+                && (400..500).contains(&refusal.status)
                 && (lower.contains("tool") || lower.contains("input_schema"))
             {
                 caps.mode = StructuredMode::Instructions;
                 self.capabilities.set(&key, caps);
                 continue;
             }
-            return Err(LlmError::from_status(status, &body, retry_after));
+            return Err(refusal.into_error());
         }
     }
 
@@ -148,8 +146,7 @@ impl AnthropicProvider {
             cap,
             on_text,
             |event| {
-                let value: Value = serde_json::from_str(&event.data)
-                    .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
+                let value = event_json(&event.data)?;
                 let kind = value
                     .get("type")
                     .and_then(Value::as_str)

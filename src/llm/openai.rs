@@ -3,8 +3,8 @@
 
 use super::capability::{Capabilities, CapabilityCache, StructuredMode};
 use super::provider::{
-    ChatRequest, Completion, FinishReason, LlmError, Provider, TextSink, Usage, parse_retry_after,
-    transport_error, trim_body,
+    ChatRequest, Completion, FinishReason, LlmError, Provider, Refusal, TextSink, Usage,
+    event_json, transport_error, trim_body,
 };
 use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
@@ -242,20 +242,19 @@ impl OpenAiProvider {
                     Some(request.label.request),
                 )
                 .await?;
-            let status = response.status().as_u16();
-            if status == 200 {
+            if response.status() == 200 {
                 return self
                     .read_stream(response, request.reply_cap(), on_text)
                     .await;
             }
-            let retry_after = parse_retry_after(response.headers().get("retry-after"));
-            let body = response.text().await.unwrap_or_default();
-            if let Some(next) = Self::adapt(caps, status, &body, request.reply.is_some()) {
+            let refusal = Refusal::read(response).await;
+            let adapted = Self::adapt(caps, refusal.status, &refusal.body, request.reply.is_some());
+            if let Some(next) = adapted {
                 caps = next;
                 self.capabilities.set(&key, caps);
                 continue;
             }
-            return Err(LlmError::from_status(status, &body, retry_after));
+            return Err(refusal.into_error());
         }
     }
 
@@ -282,8 +281,7 @@ impl OpenAiProvider {
                     done = true;
                     return Ok(Seen::Nothing);
                 }
-                let value: Value = serde_json::from_str(&event.data)
-                    .map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(&event.data))))?;
+                let value = event_json(&event.data)?;
                 if let Some(error) = value.get("error") {
                     return Err(stream_error(error));
                 }

@@ -280,6 +280,36 @@ pub fn parse_retry_after(value: Option<&reqwest::header::HeaderValue>) -> Option
     (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(3600.0)))
 }
 
+/// A reply other than 200, read whole: what a provider looks at to adapt its request or to
+/// say what went wrong.
+pub struct Refusal {
+    pub status: u16,
+    pub body: String,
+    retry_after: Option<Duration>,
+}
+
+impl Refusal {
+    pub async fn read(response: reqwest::Response) -> Refusal {
+        let status = response.status().as_u16();
+        let retry_after = parse_retry_after(response.headers().get("retry-after"));
+        let body = response.text().await.unwrap_or_default();
+        Refusal {
+            status,
+            body,
+            retry_after,
+        }
+    }
+
+    pub fn into_error(self) -> LlmError {
+        LlmError::from_status(self.status, &self.body, self.retry_after)
+    }
+}
+
+/// One server-sent event's JSON data, or the malformed text quoted (short and redacted).
+pub fn event_json(data: &str) -> Result<serde_json::Value, LlmError> {
+    serde_json::from_str(data).map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(data))))
+}
+
 /// Turns a reqwest failure into an `LlmError` naming the URL.
 pub fn transport_error(url: &str, error: &reqwest::Error, idle: Duration) -> LlmError {
     if error.is_timeout() {

@@ -389,26 +389,14 @@ impl Store {
         control: &Control,
         answered_by: &str,
     ) -> Result<(), StoreError> {
-        self.write(|tx| {
-            tx.execute(
-                "INSERT OR REPLACE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at, answered_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    id,
-                    round,
-                    kind.as_str(),
-                    control.answer().as_str(),
-                    control.guidance().map(redacted),
-                    now_rfc3339(),
-                    answered_by
-                ],
-            )?;
-            if let Some(guidance) = control.guidance() {
-                index(tx, id, "guidance", guidance)?;
-            }
-            chain::append(tx, id, &chain::ANSWER, &[round.into(), kind.as_str().into()])?;
-            Ok(())
-        })
+        let answer = GivenAnswer {
+            id,
+            round,
+            kind,
+            control,
+            answered_by,
+        };
+        self.write(|tx| answer.insert(tx, "INSERT OR REPLACE").map(|_| ()))
     }
 
     /// An answer given from another process (a viewer, `moot approve`) to the question debate
@@ -422,28 +410,14 @@ impl Store {
         control: &Control,
         answered_by: &str,
     ) -> Result<bool, StoreError> {
-        self.write(|tx| {
-            let inserted = tx.execute(
-                "INSERT OR IGNORE INTO checkpoints (debate_id, round, kind, decision, guidance, created_at, answered_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    id,
-                    round,
-                    kind.as_str(),
-                    control.answer().as_str(),
-                    control.guidance().map(redacted),
-                    now_rfc3339(),
-                    answered_by
-                ],
-            )? == 1;
-            if inserted {
-                if let Some(guidance) = control.guidance() {
-                    index(tx, id, "guidance", guidance)?;
-                }
-                chain::append(tx, id, &chain::ANSWER, &[round.into(), kind.as_str().into()])?;
-            }
-            Ok(inserted)
-        })
+        let answer = GivenAnswer {
+            id,
+            round,
+            kind,
+            control,
+            answered_by,
+        };
+        self.write(|tx| answer.insert(tx, "INSERT OR IGNORE"))
     }
 
     /// The answer journaled to `kind` after `round`, with who gave it, if there is one.
@@ -725,6 +699,45 @@ pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, 
         })
     };
     Ok(build())
+}
+
+/// One answer to the question a debate waits at, as both ways of journaling it store it.
+struct GivenAnswer<'a> {
+    id: &'a str,
+    round: u32,
+    kind: AskKind,
+    control: &'a Control,
+    answered_by: &'a str,
+}
+
+impl GivenAnswer<'_> {
+    /// Inserts the answer with `verb` (which says what a second answer does); when a row went
+    /// in, its guidance is indexed and the audit chain gains the answer. True when it went in.
+    fn insert(&self, tx: &chain::Writer<'_>, verb: &str) -> Result<bool, StoreError> {
+        let inserted = tx.execute(
+            &format!(
+                "{verb} INTO checkpoints (debate_id, round, kind, decision, guidance, created_at, answered_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+            ),
+            params![
+                self.id,
+                self.round,
+                self.kind.as_str(),
+                self.control.answer().as_str(),
+                self.control.guidance().map(redacted),
+                now_rfc3339(),
+                self.answered_by
+            ],
+        )? == 1;
+        if inserted {
+            if let Some(guidance) = self.control.guidance() {
+                index(tx, self.id, "guidance", guidance)?;
+            }
+            let fields = [self.round.into(), self.kind.as_str().into()];
+            chain::append(tx, self.id, &chain::ANSWER, &fields)?;
+        }
+        Ok(inserted)
+    }
 }
 
 #[cfg(test)]
