@@ -4,9 +4,9 @@
 
 use super::audit::{AuditKind, AuditPlace, deflate, sha256_hex};
 use super::chain::{self, Writer};
-use super::journal::{json, redacted};
+use super::journal::{TurnRow, json, redacted};
 use super::{Store, StoreError};
-use crate::debate::{Event, Stage, now_rfc3339};
+use crate::debate::{Event, Stage, Turn, now_rfc3339};
 use rusqlite::params;
 use serde_json::Value;
 
@@ -22,6 +22,9 @@ pub enum Entry<'a> {
     },
     /// Where the debate stands, for `moot list` (not chained: the next stage replaces it).
     Stage(&'a Stage),
+    /// A turn, committed with what comes with it (its reply's audit entry, its completed
+    /// event) rather than in a write of its own.
+    Turn(&'a Turn),
 }
 
 /// An entry made ready outside the transaction (serialized, redacted, hashed, compressed), so
@@ -39,6 +42,7 @@ enum Ready<'a> {
         stored: Option<Vec<u8>>,
     },
     Stage(String),
+    Turn(Box<TurnRow<'a>>),
 }
 
 impl Entry<'_> {
@@ -71,6 +75,7 @@ impl Entry<'_> {
                 }
             }
             Entry::Stage(stage) => Ready::Stage(json(stage)?),
+            Entry::Turn(turn) => Ready::Turn(Box::new(TurnRow::new(turn, None)?)),
         })
     }
 }
@@ -116,6 +121,7 @@ impl Ready<'_> {
                 tx.prepare_cached("UPDATE debates SET stage = ?2 WHERE id = ?1")?
                     .execute(params![id, stage])?;
             }
+            Ready::Turn(row) => row.insert(tx, id, true)?,
         }
         Ok(())
     }

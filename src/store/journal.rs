@@ -207,66 +207,8 @@ impl Store {
         chained: bool,
         at: Option<&str>,
     ) -> Result<(), StoreError> {
-        use rusqlite::types::Value;
-        let text = |s: &str| Value::Text(redacted(s));
-        let optional = |s: Option<String>| s.map_or(Value::Null, Value::Text);
-        // In the order of `chain::TURN`'s columns: the values bound are the values chained,
-        // so the chain needs no read-back of the row.
-        let values = [
-            Value::Integer(i64::from(turn.round)),
-            Value::Text(turn.phase.as_str().to_string()),
-            Value::Text(turn.seat.clone()),
-            text(&turn.content),
-            text(&json(&turn.moves)?),
-            optional(
-                turn.data
-                    .as_ref()
-                    .map(json)
-                    .transpose()?
-                    .map(|d| redacted(&d)),
-            ),
-            turn.confidence.map_or(Value::Null, Value::Real),
-            Value::Integer(turn.tokens_in as i64),
-            Value::Integer(turn.tokens_out as i64),
-            Value::Integer(i64::from(turn.tokens_estimated)),
-            Value::Integer(turn.latency_ms as i64),
-            Value::Text(turn.provider.clone()),
-            Value::Text(turn.model.clone()),
-            Value::Text(turn.status.as_str().to_string()),
-            optional(turn.note.as_deref().map(redacted)),
-            Value::Text(at.map_or_else(now_rfc3339, str::to_string)),
-        ];
-        self.write(|tx| {
-            // The row's id is chosen here (as SQLite would) so its chain link is written with
-            // it, in the same insert.
-            let row: i64 = tx
-                .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM turns")?
-                .query_row([], |r| r.get(0))?;
-            let link = if chained {
-                chain::turn_link(tx, id, row, &values)?
-            } else {
-                [Value::Null, Value::Null, Value::Null]
-            };
-            tx.prepare_cached(
-                "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
-                    confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
-                    model, status, note, created_at, chain_n, chain_hash, chain_prev_place)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18, ?19, ?20, ?21)",
-            )?
-            .execute(rusqlite::params_from_iter(
-                [Value::Integer(row), Value::Text(id.to_string())]
-                    .iter()
-                    .chain(&values)
-                    .chain(&link),
-            ))?;
-            if !turn.content.trim().is_empty() {
-                index(tx, id, "turn", &turn.content)?;
-            }
-            tx.prepare_cached("UPDATE debates SET updated_at = ?2 WHERE id = ?1")?
-                .execute(params![id, now_rfc3339()])?;
-            Ok(())
-        })
+        let row = TurnRow::new(turn, at)?;
+        self.write(|tx| row.insert(tx, id, chained))
     }
 
     pub fn turns(&self, id: &str) -> Result<Vec<Turn>, StoreError> {
@@ -699,6 +641,86 @@ pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, 
         })
     };
     Ok(build())
+}
+
+/// A turn's row made ready outside the transaction (serialized and redacted), so the write
+/// lock is held for the insert only.
+pub(super) struct TurnRow<'a> {
+    /// In the order of `chain::TURN`'s columns: the values bound are the values chained, so
+    /// the chain needs no read-back of the row.
+    values: [rusqlite::types::Value; 16],
+    content: &'a str,
+}
+
+impl<'a> TurnRow<'a> {
+    /// `at` (RFC 3339) is when it was spoken, if not now.
+    pub(super) fn new(turn: &'a Turn, at: Option<&str>) -> Result<TurnRow<'a>, StoreError> {
+        use rusqlite::types::Value;
+        let text = |s: &str| Value::Text(redacted(s));
+        let optional = |s: Option<String>| s.map_or(Value::Null, Value::Text);
+        let data = turn.data.as_ref().map(json).transpose()?;
+        Ok(TurnRow {
+            values: [
+                Value::Integer(i64::from(turn.round)),
+                Value::Text(turn.phase.as_str().to_string()),
+                Value::Text(turn.seat.clone()),
+                text(&turn.content),
+                text(&json(&turn.moves)?),
+                optional(data.map(|d| redacted(&d))),
+                turn.confidence.map_or(Value::Null, Value::Real),
+                Value::Integer(turn.tokens_in as i64),
+                Value::Integer(turn.tokens_out as i64),
+                Value::Integer(i64::from(turn.tokens_estimated)),
+                Value::Integer(turn.latency_ms as i64),
+                Value::Text(turn.provider.clone()),
+                Value::Text(turn.model.clone()),
+                Value::Text(turn.status.as_str().to_string()),
+                optional(turn.note.as_deref().map(redacted)),
+                Value::Text(at.map_or_else(now_rfc3339, str::to_string)),
+            ],
+            content: &turn.content,
+        })
+    }
+
+    /// Inserts the turn into debate `id`, its text made searchable and (when `chained`) its
+    /// link in the chain written with it.
+    pub(super) fn insert(
+        &self,
+        tx: &chain::Writer<'_>,
+        id: &str,
+        chained: bool,
+    ) -> Result<(), StoreError> {
+        use rusqlite::types::Value;
+        // The row's id is chosen here (as SQLite would) so its chain link is written with it,
+        // in the same insert.
+        let row: i64 = tx
+            .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM turns")?
+            .query_row([], |r| r.get(0))?;
+        let link = if chained {
+            chain::turn_link(tx, id, row, &self.values)?
+        } else {
+            [Value::Null, Value::Null, Value::Null]
+        };
+        tx.prepare_cached(
+            "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
+                confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
+                model, status, note, created_at, chain_n, chain_hash, chain_prev_place)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                ?17, ?18, ?19, ?20, ?21)",
+        )?
+        .execute(rusqlite::params_from_iter(
+            [Value::Integer(row), Value::Text(id.to_string())]
+                .iter()
+                .chain(&self.values)
+                .chain(&link),
+        ))?;
+        if !self.content.trim().is_empty() {
+            index(tx, id, "turn", self.content)?;
+        }
+        tx.prepare_cached("UPDATE debates SET updated_at = ?2 WHERE id = ?1")?
+            .execute(params![id, now_rfc3339()])?;
+        Ok(())
+    }
 }
 
 /// One answer to the question a debate waits at, as both ways of journaling it store it.

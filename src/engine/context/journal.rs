@@ -64,6 +64,8 @@ pub(super) enum Append {
         body: Value,
     },
     Stage(Stage),
+    /// A turn: unlike the others, never left out when the journal refuses it.
+    Turn(Turn),
 }
 
 impl Append {
@@ -78,6 +80,7 @@ impl Append {
                 keep_body: keep_audit_bodies,
             },
             Append::Stage(stage) => Entry::Stage(stage),
+            Append::Turn(turn) => Entry::Turn(turn),
         }
     }
 }
@@ -160,6 +163,9 @@ impl Context {
                 Err(_) if matches!(append, Append::Stage(_)) => {
                     backlog.pop_front();
                 }
+                // A turn the journal cannot take stops the debate (resumable from the turns
+                // before it) rather than going on without it.
+                Err(error) if matches!(append, Append::Turn(_)) => return Err(error),
                 Err(error) => {
                     // Not a lock that passes: this entry can never be written (it does not
                     // serialize, or the journal is broken), so it is told, not retried forever.
@@ -196,6 +202,26 @@ impl Context {
         }
     }
 
+    /// Queues an append to go with the next journal write, as `append` does behind a refused
+    /// one: an entry nobody waits for (a reply's audit entry) then costs no commit of its own.
+    pub(super) fn defer(&self, append: Append) {
+        lock(&self.backlog).push_back(append);
+    }
+
+    /// Commits a turn (spoken here, or whose words came from outside the engine) before
+    /// anyone is told of it, in one journal write with everything waiting in the backlog (its
+    /// reply's audit entry) and its completed event behind it; then the face hears of it.
+    pub async fn record(&self, turn: Turn) -> Result<Turn, EngineError> {
+        let completed = turn.completed_event(false);
+        let mut appends = vec![Append::Turn(turn.clone())];
+        appends.extend(self.logged(&completed));
+        self.append_all(appends);
+        self.flush().await?;
+        self.push(&turn);
+        let _ = self.events.send(completed);
+        Ok(turn)
+    }
+
     /// Waits until every pending append is written (up to the journal's patience); the
     /// session calls it before it records how the debate ended.
     pub async fn flush(&self) -> Result<(), EngineError> {
@@ -228,15 +254,6 @@ impl Context {
         self.push(&turn);
         self.emit(turn.completed_event(true));
         Some(turn)
-    }
-
-    /// Journals a turn whose words came from outside the engine, then announces it.
-    pub async fn record(&self, turn: Turn) -> Result<Turn, EngineError> {
-        self.journal(|store| store.record_turn(&self.debate_id, &turn))
-            .await?;
-        self.push(&turn);
-        self.emit(turn.completed_event(false));
-        Ok(turn)
     }
 
     pub(super) fn push(&self, turn: &Turn) {

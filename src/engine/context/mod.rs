@@ -160,10 +160,22 @@ impl Context {
     /// Logs the event (but a streaming delta, or one a resume re-emits that is logged
     /// already), then hands it to the face.
     pub fn emit(&self, event: Event) {
+        let appends = self.logged(&event);
+        // One journal write for the event, its audit entry and its stage.
+        if !appends.is_empty() {
+            self.append_all(appends);
+        }
+        // A face that stopped listening must not stop the debate.
+        let _ = self.events.send(event);
+    }
+
+    /// What logging `event` appends: the event (but a streaming delta, or one a resume
+    /// re-emits that is logged already), its audit entry and the stage it moves to.
+    fn logged(&self, event: &Event) -> Vec<Append> {
         let mut appends = Vec::new();
-        if !matches!(event, Event::TurnDelta { .. }) && lock(&self.logged).is_new(&event) {
+        if !matches!(event, Event::TurnDelta { .. }) && lock(&self.logged).is_new(event) {
             appends.push(Append::Event(event.clone()));
-            if audited(&event) {
+            if audited(event) {
                 let place = AuditPlace {
                     round: 0,
                     phase: event.kind().to_string(),
@@ -172,7 +184,7 @@ impl Context {
                     provider: String::new(),
                     model: String::new(),
                 };
-                let body = serde_json::to_value(&event).unwrap_or(Value::Null);
+                let body = serde_json::to_value(event).unwrap_or(Value::Null);
                 appends.push(Append::Audit {
                     kind: AuditKind::Event,
                     place,
@@ -182,15 +194,10 @@ impl Context {
         }
         // Where the debate stands is stored with it, for `moot list`; it waits in line like
         // the rest, so a locked journal costs it one busy wait, not one per stage.
-        if let Some(stage) = stage_of(&event) {
+        if let Some(stage) = stage_of(event) {
             appends.push(Append::Stage(stage));
         }
-        // One journal write for the event, its audit entry and its stage.
-        if !appends.is_empty() {
-            self.append_all(appends);
-        }
-        // A face that stopped listening must not stop the debate.
-        let _ = self.events.send(event);
+        appends
     }
 
     /// Every turn spoken (or replayed) so far, in order.

@@ -245,11 +245,7 @@ impl Context {
             }
             Some(conversation) => conversation.fill(&mut turn),
         }
-        self.journal(|store| store.record_turn(&self.debate_id, &turn))
-            .await?;
-        self.push(&turn);
-        self.emit(turn.completed_event(false));
-        Ok(turn)
+        self.record(turn).await
     }
 
     /// Speaks several turns at once (or one after another when settings say sequential).
@@ -493,11 +489,19 @@ impl Context {
         });
     }
 
+    /// Queues the reply's audit entry for the next journal write (the turn's, when it makes
+    /// one), so a call costs one commit, not two, beside its turn.
     fn audit_result(&self, place: &AuditPlace, result: &Result<Completion, LlmError>) {
+        let audit = |kind, body| {
+            self.defer(Append::Audit {
+                kind,
+                place: place.clone(),
+                body,
+            })
+        };
         match result {
-            Ok(completion) => self.audit(
+            Ok(completion) => audit(
                 AuditKind::Response,
-                place,
                 serde_json::json!({
                     "model": completion.model,
                     "text": completion.text,
@@ -505,9 +509,8 @@ impl Context {
                     "usage": completion.usage.map(|u| serde_json::json!({"input": u.input, "output": u.output})),
                 }),
             ),
-            Err(error) => self.audit(
+            Err(error) => audit(
                 AuditKind::Failure,
-                place,
                 serde_json::json!({
                     "error": error.to_string(),
                     "retryable": error.is_retryable(),
