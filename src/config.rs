@@ -223,8 +223,12 @@ pub struct ProviderConfig {
     /// A replay script, for `kind = "scripted"`.
     pub script: Option<PathBuf>,
     pub temperature: Option<f32>,
-    /// Local model: context length in tokens (default: what it was trained on, at most 4096).
+    /// Local model: the tokens one request, prompt and reply, may hold (default: what it was
+    /// trained on, at most 4096).
     pub context: Option<u32>,
+    /// Local model: requests decoded together, each keeping its own part of the cache between
+    /// turns (default 4).
+    pub sequences: Option<u32>,
     /// Local model: inference threads (default: all cores).
     pub threads: Option<u32>,
     /// Local model: the longest reply in tokens.
@@ -248,6 +252,7 @@ impl ProviderConfig {
     pub fn local_settings(&self) -> LocalSettings {
         LocalSettings {
             context: self.context,
+            sequences: self.sequences,
             threads: self.threads,
             max_tokens: self.max_tokens,
             top_k: self.top_k,

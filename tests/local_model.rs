@@ -1,12 +1,14 @@
 //! The embedded model for real: llama.cpp in-process on the default GGUF (SmolLM2-135M). A
 //! headless debate runs end to end on it; the provider streams, honours the reply schema under
-//! its grammar, queues concurrent seats, cancels, and names bad files and context overflows.
+//! its grammar, decodes concurrent seats together (each as its one-at-a-time twin would), keeps
+//! each seat's cache between turns, cancels one sequence without the others, recomputes what
+//! was evicted, and names bad files and context overflows.
 //! `scripts/test` pulls the model and sets MOOT_TEST_MODEL; without it the default store is used.
 #![cfg(feature = "local")]
 
 use moot::debate::Phase;
 use moot::llm::local::models;
-use moot::llm::local::{LocalProvider, LocalSettings};
+use moot::llm::local::{LocalProvider, LocalSettings, Timings};
 use moot::llm::structured::extract_json;
 use moot::llm::{ChatMessage, ChatRequest, Provider, ProviderKind, ReplyFormat, RequestLabel};
 use serde_json::Value;
@@ -123,6 +125,233 @@ async fn concurrent_seats_share_one_model_and_all_finish() {
         let reply = reply.unwrap();
         assert!(extract_json(&reply.text).is_ok(), "{}", reply.text);
     }
+}
+
+/// A request as a seat of its own sends it, at temperature 0 so that its first token's
+/// logits can be compared.
+fn seat_request(seat: &str, persona: &str, max_tokens: u32) -> ChatRequest {
+    let mut request = debater_request(seat, max_tokens);
+    request.system = format!("You are {persona} in a debate. Reply with JSON only.");
+    request.temperature = Some(0.0);
+    request
+}
+
+/// Runs two requests at once on `provider`, each with its timings.
+async fn together(
+    provider: &LocalProvider,
+    first: &ChatRequest,
+    second: &ChatRequest,
+) -> [(moot::llm::Completion, Timings); 2] {
+    let (mut sink_a, mut sink_b) = (|_: &str| {}, |_: &str| {});
+    let (a, b) = tokio::join!(
+        provider.complete_timed(first, &mut sink_a),
+        provider.complete_timed(second, &mut sink_b),
+    );
+    [a.unwrap(), b.unwrap()]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let requests = [
+        seat_request("A", "the Pragmatist", 80),
+        seat_request("B", "the Skeptic", 80),
+    ];
+    // One sequence: the requests take turns, each on a cache that holds nothing of the other.
+    let alone = LocalProvider::open(
+        &model_path(),
+        &LocalSettings {
+            sequences: Some(1),
+            ..settings()
+        },
+    )
+    .unwrap();
+    let mut twins = Vec::new();
+    for request in &requests {
+        let (_, timings) = alone
+            .complete_timed(request, &mut |_: &str| {})
+            .await
+            .unwrap();
+        assert_eq!(timings.decoded_together, 1);
+        twins.push(timings);
+    }
+    drop(alone);
+    let batched = LocalProvider::open(
+        &model_path(),
+        &LocalSettings {
+            sequences: Some(2),
+            ..settings()
+        },
+    )
+    .unwrap();
+    assert_eq!(batched.loaded().sequences, 2);
+    let replies = together(&batched, &requests[0], &requests[1]).await;
+    for ((completion, timings), twin) in replies.iter().zip(&twins) {
+        assert_eq!(timings.decoded_together, 2, "decoded in one batch");
+        assert!(
+            extract_json(&completion.text).is_ok(),
+            "a valid reply: {}",
+            completion.text
+        );
+        assert_eq!(
+            completion.usage.unwrap().output as usize,
+            timings.generated_tokens
+        );
+        // Batched kernels are not bit-identical: the same likeliest tokens, logits close.
+        let ids = |t: &Timings| {
+            t.first_logits
+                .iter()
+                .map(|(id, _)| *id)
+                .take(3)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            ids(timings),
+            ids(twin),
+            "{:?} vs {:?}",
+            timings.first_logits,
+            twin.first_logits
+        );
+        for ((_, batched), (_, single)) in
+            timings.first_logits.iter().zip(&twin.first_logits).take(3)
+        {
+            assert!(
+                (batched - single).abs() <= 0.05 * single.abs().max(1.0),
+                "{:?} vs {:?}",
+                timings.first_logits,
+                twin.first_logits
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
+    let first = seat_request("A", "the Pragmatist", 150);
+    let (reply, opening) = provider
+        .complete_timed(&first, &mut |_: &str| {})
+        .await
+        .unwrap();
+    // Another seat speaks in between, as in a round.
+    provider
+        .complete_timed(&seat_request("B", "the Skeptic", 60), &mut |_: &str| {})
+        .await
+        .unwrap();
+    let mut second = first.clone();
+    second
+        .messages
+        .push(ChatMessage::assistant(reply.text.clone()));
+    second.messages.push(ChatMessage::user(
+        "The Skeptic says PostgreSQL is enough. Rebut it in your next argument.".to_string(),
+    ));
+    let (_, rebuttal) = provider
+        .complete_timed(&second, &mut |_: &str| {})
+        .await
+        .unwrap();
+    assert!(
+        rebuttal.reused_tokens >= opening.prompt_tokens,
+        "the first turn's prompt is still cached: {rebuttal:?}"
+    );
+    let evaluated = rebuttal.prompt_tokens - rebuttal.reused_tokens;
+    assert!(
+        evaluated * 10 <= rebuttal.prompt_tokens * 5,
+        "the second turn read {evaluated} of {} tokens",
+        rebuttal.prompt_tokens
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_sequence_stops_without_disturbing_the_other() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
+    let long = seat_request("A", "the Pragmatist", 2000);
+    let short = seat_request("B", "the Skeptic", 100);
+    // The long reply is dropped once both stream: they are then decoded together.
+    let (long_streams, long_seen) = tokio::sync::oneshot::channel::<()>();
+    let (short_streams, short_seen) = tokio::sync::oneshot::channel::<()>();
+    let mut long_streams = Some(long_streams);
+    let mut on_long = |_: &str| {
+        if let Some(signal) = long_streams.take() {
+            let _ = signal.send(());
+        }
+    };
+    let cancelled = provider.complete_timed(&long, &mut on_long);
+    let pieces = std::sync::Mutex::new(String::new());
+    let short_streams = std::sync::Mutex::new(Some(short_streams));
+    let mut on_short = |piece: &str| {
+        pieces.lock().unwrap().push_str(piece);
+        if let Some(signal) = short_streams.lock().unwrap().take() {
+            let _ = signal.send(());
+        }
+    };
+    let kept = provider.complete_timed(&short, &mut on_short);
+    tokio::pin!(kept);
+    // Dropping the long request is how a timeout or a pause cancels it.
+    tokio::select! {
+        _ = cancelled => panic!("a 2000-token reply should not finish before it is dropped"),
+        _ = async { let _ = tokio::join!(long_seen, short_seen); } => {}
+        _ = &mut kept => panic!("the short reply was still streaming when both had started"),
+    }
+    let (completion, timings) = kept.await.unwrap();
+    assert_eq!(timings.decoded_together, 2, "they ran together");
+    assert_eq!(*pieces.lock().unwrap(), completion.text, "its stream whole");
+    assert!(
+        extract_json(&completion.text).is_ok(),
+        "{}",
+        completion.text
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evicted_cache_is_recomputed() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    // Three sequences in a cache of 2 × 512 tokens: the third seat's turn makes room by
+    // forgetting the cache of the seat idle longest.
+    let small = LocalSettings {
+        context: Some(512),
+        sequences: Some(3),
+        ..settings()
+    };
+    let provider = LocalProvider::open(&model_path(), &small).unwrap();
+    assert_eq!(provider.loaded().cache, 1024);
+    let seat = |name: &str, persona: &str| {
+        let mut request = seat_request(name, persona, 60);
+        request.messages = vec![ChatMessage::user(format!(
+            "{persona} speaks. {}\nQuestion: {QUESTION}",
+            "Caching trades freshness for speed. ".repeat(40)
+        ))];
+        request
+    };
+    let (a, b, c) = (
+        seat("A", "the Pragmatist"),
+        seat("B", "the Skeptic"),
+        seat("C", "the Operator"),
+    );
+    let mut turns = Vec::new();
+    for request in [&a, &b, &c, &a, &b] {
+        let (completion, timings) = provider
+            .complete_timed(request, &mut |_: &str| {})
+            .await
+            .unwrap();
+        assert!(
+            extract_json(&completion.text).is_ok(),
+            "{}",
+            completion.text
+        );
+        turns.push(timings);
+    }
+    assert_eq!(turns[0].evicted_tokens + turns[1].evicted_tokens, 0);
+    assert!(turns[2].evicted_tokens > 0, "{:?}", turns[2]);
+    // Whichever of A and B was forgotten reads its prompt again, and still replies in full.
+    assert!(
+        turns[3..]
+            .iter()
+            .any(|again| again.reused_tokens * 2 < again.prompt_tokens),
+        "{:?}",
+        &turns[3..]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,8 @@
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`).
 
+#[cfg(feature = "local")]
+mod batch;
 pub mod gguf;
 pub mod models;
 #[cfg(feature = "local")]
@@ -16,7 +18,10 @@ use serde::{Deserialize, Serialize};
 /// temperature is the provider spec's own, sent with each request like every provider's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LocalSettings {
+    /// Tokens one request (prompt and reply) may hold.
     pub context: Option<u32>,
+    /// Requests decoded together, each keeping its own part of the cache between turns.
+    pub sequences: Option<u32>,
     pub threads: Option<u32>,
     pub max_tokens: Option<u32>,
     pub top_k: Option<u32>,

@@ -1,21 +1,20 @@
 //! The embedded model: llama.cpp runs a GGUF chat model in-process on one worker thread per
-//! loaded model, shared by every seat; requests queue in arrival order, stream token by token
-//! into the `Provider` trait, and structured replies are sampled under the schema's grammar.
+//! loaded model, shared by every seat. The worker (`batch`) decodes the requests in flight
+//! together; here are loading, sampling helpers and the `Provider` face, which streams token by
+//! token and samples structured replies under the schema's grammar.
 
 use super::LocalSettings;
+use super::batch::Scheduler;
 use super::gguf::{self, GgufError};
 use super::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use crate::llm::grammar::Grammar;
-use crate::llm::provider::{
-    ChatRequest, Completion, FinishReason, LlmError, Provider, ProviderKind, TextSink, Usage,
-};
+use crate::llm::provider::{ChatRequest, Completion, LlmError, Provider, ProviderKind, TextSink};
 use futures_util::future::BoxFuture;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::model::{LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
@@ -25,7 +24,6 @@ use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak, mpsc};
-use std::time::Instant;
 
 /// Why the embedded model could not be opened; each names the file and what to do.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -64,18 +62,24 @@ pub enum LocalError {
 }
 
 /// What the worker tells the waiting request.
-enum WorkerEvent {
+pub(super) enum WorkerEvent {
     Text(String),
     Done(Completion, Timings),
     Failed(LlmError),
 }
 
 /// How long the phases of one request took on the worker.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Timings {
     pub prompt_tokens: usize,
     /// Prompt tokens found already in the cache and not evaluated again.
     pub reused_tokens: usize,
+    /// Tokens other sequences held in the cache that were forgotten to make room for this one.
+    pub evicted_tokens: usize,
+    /// The most requests decoded in one step of the batch while this one ran.
+    pub decoded_together: usize,
+    /// The likeliest tokens at the reply's first position with their logits, best first.
+    pub first_logits: Vec<(i32, f32)>,
     pub prompt_ms: f64,
     pub generated_tokens: usize,
     pub generation_ms: f64,
@@ -83,25 +87,27 @@ pub struct Timings {
     pub first_token_ms: f64,
     /// Tokens for which the grammar refused all the likeliest candidates and judged a wider set.
     pub grammar_fallbacks: usize,
-    /// llama.cpp's own count of this request: prompt tokens it evaluated and how long it took,
-    /// and tokens it generated and how long their evaluation took.
+    /// llama.cpp's own count, since the worker was last idle (of every request decoded
+    /// together with this one): prompt tokens it evaluated and how long it took, and tokens it
+    /// generated and how long their evaluation took.
     pub llama_prompt_tokens: usize,
     pub llama_prompt_ms: f64,
     pub llama_generated_tokens: usize,
     pub llama_generation_ms: f64,
 }
 
-struct Job {
-    system: String,
-    messages: Vec<(String, String)>,
-    grammar: Option<String>,
-    max_tokens: u32,
-    temperature: f32,
-    top_k: usize,
-    top_p: f32,
-    repeat_penalty: f32,
-    events: tokio::sync::mpsc::UnboundedSender<WorkerEvent>,
-    cancel: Arc<AtomicBool>,
+/// One request as the worker takes it.
+pub(super) struct Job {
+    pub(super) system: String,
+    pub(super) messages: Vec<(String, String)>,
+    pub(super) grammar: Option<String>,
+    pub(super) max_tokens: u32,
+    pub(super) temperature: f32,
+    pub(super) top_k: usize,
+    pub(super) top_p: f32,
+    pub(super) repeat_penalty: f32,
+    pub(super) events: tokio::sync::mpsc::UnboundedSender<WorkerEvent>,
+    pub(super) cancel: Arc<AtomicBool>,
 }
 
 /// What was loaded, for the UI, errors and benchmarks.
@@ -110,7 +116,12 @@ pub struct LoadedModel {
     pub name: String,
     pub path: PathBuf,
     pub architecture: String,
+    /// The tokens one sequence (one request, prompt and reply) may hold.
     pub context: u32,
+    /// How many requests are decoded together, each in its own sequence of the KV cache.
+    pub sequences: u32,
+    /// The KV cache's size in tokens, shared by the sequences.
+    pub cache: u32,
     pub trained_context: u32,
     pub threads: u32,
     pub parameters: u64,
@@ -124,7 +135,13 @@ struct Engine {
 }
 
 /// What makes two loads the same: the file and what shapes its context.
-type EngineKey = (PathBuf, Option<u32>, Option<u32>, Option<String>);
+type EngineKey = (
+    PathBuf,
+    Option<u32>,
+    Option<u32>,
+    Option<u32>,
+    Option<String>,
+);
 
 /// Models already loaded in this process, so that every seat shares one.
 static ENGINES: Mutex<Vec<(EngineKey, Weak<Engine>)>> = Mutex::new(Vec::new());
@@ -161,7 +178,7 @@ unsafe extern "C" fn capture_log(
     }
 }
 
-fn recent_log() -> String {
+pub(super) fn recent_log() -> String {
     LOG.lock()
         .map(|log| {
             log.iter()
@@ -193,6 +210,7 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, LocalErr
     let key = (
         path.to_path_buf(),
         settings.context,
+        settings.sequences,
         settings.threads,
         settings.chat_template.clone(),
     );
@@ -241,7 +259,7 @@ fn run_worker(
             return;
         }
     };
-    let (mut context, template, info) = match prepare(&model, path, settings) {
+    let (context, template, info) = match prepare(&model, path, settings) {
         Ok(prepared) => prepared,
         Err(problem) => {
             let _ = ready.send(Err(problem));
@@ -249,24 +267,8 @@ fn run_worker(
         }
     };
     let _ = ready.send(Ok(info.clone()));
-    let mut cache = Vec::new();
     // Ends when every provider sharing this model is gone and the channel closes.
-    while let Ok(job) = queue.recv() {
-        if job.cancel.load(Ordering::SeqCst) || job.events.is_closed() {
-            continue;
-        }
-        match generate(&model, &mut context, &template, &info, &mut cache, &job) {
-            Ok((completion, timings)) => {
-                let _ = job.events.send(WorkerEvent::Done(completion, timings));
-            }
-            Err(error) => {
-                // The cache may hold a half-evaluated prompt: start the next request clean.
-                cache.clear();
-                context.clear_kv_cache();
-                let _ = job.events.send(WorkerEvent::Failed(error));
-            }
-        }
-    }
+    Scheduler::new(&model, context, template, info).serve(&queue);
 }
 
 fn default_threads() -> u32 {
@@ -300,9 +302,17 @@ fn prepare<'m>(
     let context_size = settings
         .context
         .unwrap_or_else(|| trained_context.clamp(512, 4096));
+    let sequences = settings.sequences.unwrap_or(DEFAULT_SEQUENCES).clamp(1, 64);
+    // Room for two sequences' whole length: the seats of a round share their prompt's opening
+    // (held once), and a seat idle longest is evicted when a new one needs room.
+    let cache = context_size.saturating_mul(sequences.min(2));
     let threads = settings.threads.unwrap_or_else(default_threads);
     let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(context_size))
+        .with_n_ctx(NonZeroU32::new(cache))
+        .with_n_seq_max(sequences)
+        // One cache the sequences share, so a prefix copied from one to another is shared
+        // cells rather than a copy (with a cache per sequence, a partial copy aborts).
+        .with_kv_unified(true)
         .with_n_batch(512)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32)
@@ -312,7 +322,7 @@ fn prepare<'m>(
         .new_context(backend, params)
         .map_err(|e| LocalError::Context {
             path: shown.to_string(),
-            size: context_size,
+            size: cache,
             detail: e.to_string(),
         })?;
     let template = match &settings.chat_template {
@@ -335,6 +345,8 @@ fn prepare<'m>(
             .meta_val_str("general.architecture")
             .unwrap_or_default(),
         context: context_size,
+        sequences,
+        cache,
         trained_context,
         threads,
         parameters: model.n_params(),
@@ -343,14 +355,18 @@ fn prepare<'m>(
     Ok((context, template, info))
 }
 
+/// Requests decoded together when the settings do not say: the seats of a round and the
+/// moderator.
+const DEFAULT_SEQUENCES: u32 = 4;
+
 /// How many of the likeliest tokens sampling considers.
 const DEFAULT_TOP_K: usize = 40;
 
 /// How many the grammar judges when it refuses all of the first `top_k`.
-const WIDE_K: usize = 1024;
+pub(super) const WIDE_K: usize = 1024;
 
 /// The `k` tokens with the highest logits, best first.
-fn top_candidates(logits: &[f32], k: usize) -> LlamaTokenDataArray {
+pub(super) fn top_candidates(logits: &[f32], k: usize) -> LlamaTokenDataArray {
     let by_logit = |a: &(f32, usize), b: &(f32, usize)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
     let best: Vec<(f32, usize)> = if k <= 64 {
         // One pass with a short sorted list: no allocation the size of the vocabulary.
@@ -383,7 +399,7 @@ fn top_candidates(logits: &[f32], k: usize) -> LlamaTokenDataArray {
 
 /// Penalises the candidates and keeps those the grammar allows. Refused tokens are dropped, not
 /// left at -inf: the samplers after it trust a sorted array's first entry to be the likeliest.
-fn admit(
+pub(super) fn admit(
     candidates: &mut LlamaTokenDataArray,
     penalties: &mut LlamaSampler,
     grammar: &mut LlamaSampler,
@@ -395,12 +411,12 @@ fn admit(
 
 /// Bytes of a token stream turned into text without splitting a UTF-8 sequence.
 #[derive(Default)]
-struct Utf8Stream {
+pub(super) struct Utf8Stream {
     pending: Vec<u8>,
 }
 
 impl Utf8Stream {
-    fn push(&mut self, bytes: &[u8]) -> String {
+    pub(super) fn push(&mut self, bytes: &[u8]) -> String {
         self.pending.extend_from_slice(bytes);
         let valid = match std::str::from_utf8(&self.pending) {
             Ok(_) => self.pending.len(),
@@ -419,214 +435,8 @@ impl Utf8Stream {
     }
 }
 
-fn fatal(problem: impl std::fmt::Display) -> LlmError {
+pub(super) fn fatal(problem: impl std::fmt::Display) -> LlmError {
     LlmError::Fatal(problem.to_string())
-}
-
-/// Runs one request: template, prompt evaluation reusing the cached prefix, then sampling
-/// token by token under the grammar, streaming text to the requester.
-fn generate(
-    model: &LlamaModel,
-    context: &mut LlamaContext<'_>,
-    template: &LlamaChatTemplate,
-    info: &LoadedModel,
-    cache: &mut Vec<LlamaToken>,
-    job: &Job,
-) -> Result<(Completion, Timings), LlmError> {
-    let started = Instant::now();
-    context.reset_timings();
-    let without_nul = |text: &str| text.replace('\0', "");
-    let mut chat = Vec::with_capacity(job.messages.len() + 1);
-    if !job.system.is_empty() {
-        chat.push(LlamaChatMessage::new("system".into(), without_nul(&job.system)).map_err(fatal)?);
-    }
-    for (role, content) in &job.messages {
-        chat.push(LlamaChatMessage::new(role.clone(), without_nul(content)).map_err(fatal)?);
-    }
-    let prompt = model.apply_chat_template(template, &chat, true).map_err(|e| {
-        fatal(format!(
-            "the chat template of {} could not be applied ({e}): set `chat_template = \"chatml\"` \
-             (or llama3, mistral-v7, …) in [providers.local]",
-            info.name
-        ))
-    })?;
-    let vocab = model.vocab();
-    let mut tokens = vocab.tokenize(prompt.as_bytes(), true, true);
-    // Templates that spell out the BOS token would otherwise get it twice.
-    if tokens.len() >= 2 && tokens[0] == vocab.bos() && tokens[1] == vocab.bos() {
-        tokens.remove(0);
-    }
-    let context_size = context.n_ctx() as usize;
-    if tokens.len() + 16 > context_size {
-        return Err(fatal(format!(
-            "the prompt is {} tokens but the local model's context holds {context_size}: raise \
-             `context` in [providers.local] (this model was trained on {}), or end the debate \
-             sooner",
-            tokens.len(),
-            info.trained_context
-        )));
-    }
-    let budget = (job.max_tokens as usize).min(context_size - tokens.len());
-
-    // Keep the longest cached prefix; at least the last prompt token is evaluated for logits.
-    let mut reused = cache
-        .iter()
-        .zip(&tokens)
-        .take_while(|(cached, new)| cached == new)
-        .count()
-        .min(tokens.len() - 1);
-    if !matches!(
-        context.clear_kv_cache_seq(Some(0), Some(reused as u32), None),
-        Ok(true)
-    ) {
-        context.clear_kv_cache();
-        reused = 0;
-    }
-    cache.truncate(reused);
-    let batch_size = context.n_batch() as usize;
-    let mut batch = LlamaBatch::new(batch_size.max(1), 1);
-    let mut last_logits = 0;
-    for (chunk_index, chunk) in tokens[reused..].chunks(batch_size).enumerate() {
-        if job.events.is_closed() || job.cancel.load(Ordering::SeqCst) {
-            return Err(fatal("cancelled"));
-        }
-        batch.clear();
-        let base = reused + chunk_index * batch_size;
-        for (offset, token) in chunk.iter().enumerate() {
-            let position = base + offset;
-            let is_last = position == tokens.len() - 1;
-            batch
-                .add(*token, position as i32, &[0], is_last)
-                .map_err(fatal)?;
-            if is_last {
-                last_logits = offset as i32;
-            }
-        }
-        context.decode(&mut batch).map_err(|e| {
-            fatal(format!(
-                "llama.cpp failed evaluating the prompt ({e}): {}",
-                recent_log()
-            ))
-        })?;
-        cache.extend_from_slice(chunk);
-    }
-    let prompt_done = Instant::now();
-
-    let mut grammar = match &job.grammar {
-        Some(gbnf) => Some(LlamaSampler::grammar(model, gbnf, "root").map_err(|e| {
-            fatal(format!(
-                "llama.cpp refused the reply grammar ({e}): {}",
-                recent_log()
-            ))
-        })?),
-        None => None,
-    };
-    let mut penalties = LlamaSampler::penalties(model.n_vocab(), 64, job.repeat_penalty, 0.0, 0.0);
-    let seed = getrandom::u32().unwrap_or(0x5eed);
-    let mut tail = LlamaSampler::chain_simple([
-        LlamaSampler::top_p(job.top_p, 1),
-        LlamaSampler::temp(job.temperature),
-        LlamaSampler::dist(seed),
-    ]);
-    let mut text = String::new();
-    let mut stream = Utf8Stream::default();
-    let mut generated = 0usize;
-    let mut first_token_ms = 0.0;
-    let mut finish = FinishReason::Length;
-    let mut position = tokens.len();
-    let mut grammar_fallbacks = 0;
-    while generated < budget {
-        if job.events.is_closed() || job.cancel.load(Ordering::SeqCst) {
-            return Err(fatal("cancelled"));
-        }
-        // The likeliest few, picked straight from the logits: building and penalising an array
-        // of the whole vocabulary every token costs more than the model's own step here.
-        let mut candidates = top_candidates(context.get_logits_ith(last_logits), job.top_k);
-        match grammar.as_mut() {
-            None => penalties.apply(&mut candidates),
-            Some(grammar) => {
-                // The grammar judges those first; only when it refuses them all is the whole
-                // vocabulary (slow to check) given to it.
-                admit(&mut candidates, &mut penalties, grammar);
-                if candidates.data.is_empty() {
-                    // Mostly the fixed parts, such as a property's name the model did not
-                    // expect: a wider net usually holds them, and costs a fraction of the whole.
-                    grammar_fallbacks += 1;
-                    candidates = top_candidates(context.get_logits_ith(last_logits), WIDE_K);
-                    admit(&mut candidates, &mut penalties, grammar);
-                }
-                if candidates.data.is_empty() {
-                    candidates = context.token_data_array_ith(last_logits);
-                    admit(&mut candidates, &mut penalties, grammar);
-                    candidates.sorted = false;
-                }
-                candidates.selected = None;
-            }
-        }
-        tail.apply(&mut candidates);
-        let Some(token) = candidates.selected_token() else {
-            return Err(fatal(
-                "the sampler chose no token (the grammar admits none)",
-            ));
-        };
-        if let Some(grammar) = grammar.as_mut() {
-            grammar.accept(token);
-        }
-        penalties.accept(token);
-        tail.accept(token);
-        if vocab.is_eog(token) {
-            finish = FinishReason::Stop;
-            break;
-        }
-        let piece = stream.push(&vocab.token_to_piece(token, false, None));
-        if generated == 0 {
-            first_token_ms = started.elapsed().as_secs_f64() * 1000.0;
-        }
-        generated += 1;
-        if !piece.is_empty() {
-            text.push_str(&piece);
-            let _ = job.events.send(WorkerEvent::Text(piece));
-        }
-        batch.clear();
-        batch
-            .add(token, position as i32, &[0], true)
-            .map_err(fatal)?;
-        context.decode(&mut batch).map_err(|e| {
-            fatal(format!(
-                "llama.cpp failed generating ({e}): {}",
-                recent_log()
-            ))
-        })?;
-        cache.push(token);
-        position += 1;
-        last_logits = 0;
-    }
-    let llama = context.timings();
-    let timings = Timings {
-        llama_prompt_tokens: llama.n_p_eval().max(0) as usize,
-        llama_prompt_ms: llama.t_p_eval_ms(),
-        llama_generated_tokens: llama.n_eval().max(0) as usize,
-        llama_generation_ms: llama.t_eval_ms(),
-        grammar_fallbacks,
-        prompt_tokens: tokens.len(),
-        reused_tokens: reused,
-        prompt_ms: (prompt_done - started).as_secs_f64() * 1000.0,
-        generated_tokens: generated,
-        generation_ms: prompt_done.elapsed().as_secs_f64() * 1000.0,
-        first_token_ms,
-    };
-    Ok((
-        Completion {
-            text,
-            usage: Some(Usage {
-                input: tokens.len() as u64,
-                output: generated as u64,
-            }),
-            model: info.name.clone(),
-            finish,
-        },
-        timings,
-    ))
 }
 
 /// The provider face of an embedded model.

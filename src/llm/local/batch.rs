@@ -1,0 +1,773 @@
+//! The embedded model's scheduler: the requests in flight decoded together in one llama.cpp
+//! batch, one sequence each, joining and leaving between steps; and each sequence's KV cache
+//! kept between requests, so a seat's next prompt re-reads only what is new to it.
+
+use super::provider::{Job, LoadedModel, Timings, WorkerEvent, admit, fatal, recent_log};
+use super::provider::{Utf8Stream, WIDE_K, top_candidates};
+use crate::llm::provider::{Completion, FinishReason, LlmError, Usage};
+use llama_cpp_2::DecodeError;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+use std::time::Instant;
+
+/// How many of the likeliest tokens' logits a request's timings keep from its first step, for
+/// comparing a batched reply with its one-at-a-time twin.
+const FIRST_LOGITS: usize = 8;
+
+/// One of the context's sequences and what its share of the KV cache holds.
+#[derive(Default)]
+struct Slot {
+    /// The tokens whose keys and values the sequence holds, from position 0.
+    cached: Vec<LlamaToken>,
+    /// The leading cells it shares with the slot it was copied from (counted once).
+    shared: usize,
+    source: Option<usize>,
+    /// When it last served a request, on the scheduler's clock (least recent is evicted).
+    used: u64,
+    busy: bool,
+}
+
+/// A request being decoded in a slot.
+struct Sequence {
+    job: Job,
+    slot: usize,
+    prompt: Vec<LlamaToken>,
+    budget: usize,
+    reused: usize,
+    evicted: usize,
+    /// Waiting for another sequence to read the opening this one shares (its slot, tokens).
+    awaiting: Option<(usize, usize)>,
+    grammar: Option<LlamaSampler>,
+    penalties: LlamaSampler,
+    tail: LlamaSampler,
+    text: String,
+    stream: Utf8Stream,
+    generated: usize,
+    /// The token sampled last, to be fed at the next step.
+    next: Option<LlamaToken>,
+    /// Where its logits are in the batch just decoded.
+    logits: Option<i32>,
+    started: Instant,
+    prompt_done: Option<Instant>,
+    first_token_ms: f64,
+    first_logits: Vec<(i32, f32)>,
+    grammar_fallbacks: usize,
+    /// The most sequences decoded in one step while this one ran.
+    together: usize,
+}
+
+impl Sequence {
+    fn cancelled(&self) -> bool {
+        self.job.cancel.load(Ordering::SeqCst) || self.job.events.is_closed()
+    }
+}
+
+/// The worker's state: the context, its slots, the requests waiting and those in flight.
+pub(super) struct Scheduler<'m> {
+    model: &'m LlamaModel,
+    context: LlamaContext<'m>,
+    template: LlamaChatTemplate,
+    info: LoadedModel,
+    slots: Vec<Slot>,
+    waiting: VecDeque<Job>,
+    running: Vec<Sequence>,
+    clock: u64,
+    batch: LlamaBatch<'m>,
+}
+
+impl<'m> Scheduler<'m> {
+    pub(super) fn new(
+        model: &'m LlamaModel,
+        context: LlamaContext<'m>,
+        template: LlamaChatTemplate,
+        info: LoadedModel,
+    ) -> Scheduler<'m> {
+        let sequences = info.sequences.max(1) as usize;
+        let batch = LlamaBatch::new(context.n_batch().max(1) as usize, sequences as i32);
+        Scheduler {
+            model,
+            context,
+            template,
+            info,
+            slots: (0..sequences).map(|_| Slot::default()).collect(),
+            waiting: VecDeque::new(),
+            running: Vec::new(),
+            clock: 0,
+            batch,
+        }
+    }
+
+    /// Serves requests until every provider sharing the model is gone: between two steps of
+    /// the batch, new requests join and finished or cancelled ones leave.
+    pub(super) fn serve(mut self, queue: &mpsc::Receiver<Job>) {
+        loop {
+            if self.running.is_empty() && self.waiting.is_empty() {
+                match queue.recv() {
+                    Ok(job) => self.waiting.push_back(job),
+                    Err(_) => return,
+                }
+            }
+            while let Ok(job) = queue.try_recv() {
+                self.waiting.push_back(job);
+            }
+            self.leave_cancelled();
+            self.admit_waiting();
+            if !self.running.is_empty() {
+                self.step();
+            }
+        }
+    }
+
+    /// Sequences whose requester has gone (a timeout, a pause) stop here, before their next
+    /// token; what their slot has evaluated stays for the next request.
+    fn leave_cancelled(&mut self) {
+        let mut index = 0;
+        while index < self.running.len() {
+            if self.running[index].cancelled() {
+                let sequence = self.running.swap_remove(index);
+                self.slots[sequence.slot].busy = false;
+                let _ = sequence
+                    .job
+                    .events
+                    .send(WorkerEvent::Failed(fatal("cancelled")));
+            } else {
+                index += 1;
+            }
+        }
+        self.waiting
+            .retain(|job| !(job.cancel.load(Ordering::SeqCst) || job.events.is_closed()));
+    }
+
+    /// The prompt's tokens, or why it cannot be run (a template that fails, a prompt longer
+    /// than a sequence may hold).
+    fn tokenize(&self, job: &Job) -> Result<Vec<LlamaToken>, LlmError> {
+        let without_nul = |text: &str| text.replace('\0', "");
+        let mut chat = Vec::with_capacity(job.messages.len() + 1);
+        if !job.system.is_empty() {
+            chat.push(
+                LlamaChatMessage::new("system".into(), without_nul(&job.system)).map_err(fatal)?,
+            );
+        }
+        for (role, content) in &job.messages {
+            chat.push(LlamaChatMessage::new(role.clone(), without_nul(content)).map_err(fatal)?);
+        }
+        let prompt = self
+            .model
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| {
+                fatal(format!(
+                    "the chat template of {} could not be applied ({e}): set `chat_template = \
+                     \"chatml\"` (or llama3, mistral-v7, …) in [providers.local]",
+                    self.info.name
+                ))
+            })?;
+        let vocab = self.model.vocab();
+        let mut tokens = vocab.tokenize(prompt.as_bytes(), true, true);
+        // Templates that spell out the BOS token would otherwise get it twice.
+        if tokens.len() >= 2 && tokens[0] == vocab.bos() && tokens[1] == vocab.bos() {
+            tokens.remove(0);
+        }
+        let room = self.info.context as usize;
+        if tokens.len() + 16 > room {
+            return Err(fatal(format!(
+                "the prompt is {} tokens but the local model's context holds {room}: raise \
+                 `context` in [providers.local] (this model was trained on {}), or end the \
+                 debate sooner",
+                tokens.len(),
+                self.info.trained_context
+            )));
+        }
+        Ok(tokens)
+    }
+
+    /// Cells of the KV cache a slot holds or has reserved, less those it shares.
+    fn holding(&self, slot: usize) -> usize {
+        let held = match self.running.iter().find(|s| s.slot == slot) {
+            Some(sequence) => sequence.prompt.len() + sequence.budget,
+            None => self.slots[slot].cached.len(),
+        };
+        held.saturating_sub(self.slots[slot].shared)
+    }
+
+    /// Removes a slot's cells from `from` on; slots that shared them now hold their own.
+    fn forget(&mut self, slot: usize, from: usize) {
+        let removed = self
+            .context
+            .clear_kv_cache_seq(Some(slot as u32), Some(from as u32), None);
+        let from = if matches!(removed, Ok(true)) {
+            from
+        } else {
+            let _ = self
+                .context
+                .clear_kv_cache_seq(Some(slot as u32), None, None);
+            0
+        };
+        self.slots[slot].cached.truncate(from);
+        if from < self.slots[slot].shared {
+            self.slots[slot].shared = from;
+        }
+        if from == 0 {
+            self.slots[slot].source = None;
+        }
+        for other in &mut self.slots {
+            if other.source == Some(slot) && other.shared > from {
+                other.shared = from;
+            }
+        }
+    }
+
+    /// Starts as many waiting requests as there are free slots and room in the cache for,
+    /// in arrival order. A request for which there is no room waits for one in flight to end;
+    /// alone, it always starts.
+    fn admit_waiting(&mut self) {
+        while let Some(job) = self.waiting.pop_front() {
+            let prompt = match self.tokenize(&job) {
+                Ok(prompt) => prompt,
+                Err(error) => {
+                    let _ = job.events.send(WorkerEvent::Failed(error));
+                    continue;
+                }
+            };
+            match self.place(prompt, job.max_tokens as usize) {
+                Some(plan) => self.start(job, plan),
+                None => {
+                    self.waiting.push_front(job);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// How much of `cached` can stand for the start of `prompt`: the same tokens, then past
+    /// the first that differs, cached tokens whose text is the prompt's next text (a reply
+    /// the model generated, which the template quotes back but the tokenizer would cut
+    /// otherwise), with the prompt retokenized after them.
+    fn reach(&self, cached: &[LlamaToken], prompt: &PromptText) -> Reach {
+        let same = common(cached, &prompt.tokens);
+        if same == cached.len() || same >= prompt.tokens.len() {
+            return (same, None);
+        }
+        let vocab = self.model.vocab();
+        let rest = &prompt.bytes[prompt.offsets[same]..];
+        let (mut at, mut matched) = (0, 0);
+        let mut piece = Vec::new();
+        for token in &cached[same..] {
+            piece.clear();
+            vocab.token_to_piece_into(*token, &mut piece, true, None);
+            if piece.is_empty() || !rest[at..].starts_with(&piece) {
+                break;
+            }
+            at += piece.len();
+            matched += 1;
+        }
+        if matched == 0 {
+            return (same, None);
+        }
+        let tail = vocab.tokenize(&rest[at..], false, true);
+        // Some tokenizers add a space before any text: then the rest is not what it was.
+        let mut again = Vec::new();
+        for token in &tail {
+            vocab.token_to_piece_into(*token, &mut again, true, None);
+        }
+        if again != rest[at..] {
+            return (same, None);
+        }
+        let mut tokens = prompt.tokens[..same].to_vec();
+        tokens.extend_from_slice(&cached[same..same + matched]);
+        tokens.extend(tail);
+        (same + matched, Some(tokens))
+    }
+
+    /// Where a prompt goes and what it starts from; None to wait for room.
+    fn place(&mut self, prompt: Vec<LlamaToken>, max_tokens: usize) -> Option<Plan> {
+        let text = PromptText::new(self.model, prompt);
+        let reaches: Vec<Reach> = self
+            .slots
+            .iter()
+            .map(|slot| self.reach(&slot.cached, &text))
+            .collect();
+        // An idle slot whose whole cache the prompt goes on from (a seat's own earlier turn,
+        // or an empty one), holding most of it; else the one used least recently. What
+        // another slot holds of the prompt is shared below, so the choice is only about what
+        // is lost.
+        let slot = (0..self.slots.len())
+            .filter(|&i| !self.slots[i].busy)
+            .max_by_key(|&i| match reaches[i].0 == self.slots[i].cached.len() {
+                true => (true, reaches[i].0, std::cmp::Reverse(0)),
+                false => (false, 0, std::cmp::Reverse(self.slots[i].used)),
+            })?;
+        // Another slot (busy or not) may hold more of it: the opening every seat shares.
+        let donor = (0..self.slots.len())
+            .filter(|&i| i != slot && reaches[i].0 > reaches[slot].0)
+            .max_by_key(|&i| reaches[i].0);
+        let source = donor.unwrap_or(slot);
+        let cached = reaches[source].0;
+        // Or a request in flight is still reading more of it: this one waits for that much
+        // to be read, then shares it, rather than reading it too.
+        let in_flight = self
+            .running
+            .iter()
+            .filter(|s| s.prompt_done.is_none() && s.awaiting.is_none())
+            .map(|s| (s.slot, common(&s.prompt, &text.tokens)))
+            .filter(|&(_, n)| n > cached + WORTH_WAITING_FOR)
+            .max_by_key(|&(_, n)| n);
+        let (prompt, shared) = match in_flight {
+            Some((_, n)) => (text.tokens, n),
+            None => {
+                let shared = if donor.is_some() { cached } else { 0 };
+                let prompt = reaches[source].1.clone().unwrap_or(text.tokens);
+                (prompt, shared)
+            }
+        };
+        let per_sequence = self.info.context as usize;
+        let mut budget = max_tokens.min(per_sequence.saturating_sub(prompt.len()));
+        let need = |budget: usize| (prompt.len() + budget).saturating_sub(shared);
+        let capacity = self.context.n_ctx() as usize;
+        let keep = [Some(slot), donor, in_flight.map(|(d, _)| d)];
+        let mut evicted = 0;
+        loop {
+            let others: usize = (0..self.slots.len())
+                .filter(|&i| i != slot)
+                .map(|i| self.holding(i))
+                .sum();
+            if others + need(budget) <= capacity {
+                break;
+            }
+            // Room is made by forgetting the cache of the slot idle longest (said in the
+            // request's timings, not an error: that seat's next turn reads its prompt again).
+            match self.idle_victim(&keep) {
+                Some(victim) => {
+                    evicted += self.slots[victim].cached.len();
+                    self.forget(victim, 0);
+                }
+                None if self.running.is_empty() => {
+                    budget = capacity.saturating_sub(others + prompt.len()).max(1);
+                    break;
+                }
+                None => return None,
+            }
+        }
+        let mut plan = Plan {
+            slot,
+            prompt,
+            budget,
+            reused: 0,
+            evicted,
+            awaiting: in_flight,
+        };
+        if in_flight.is_none() {
+            if let Some(donor) = donor {
+                self.share(donor, slot, cached);
+            }
+            // At least the last prompt token is evaluated, for its logits.
+            self.forget(slot, cached.min(plan.prompt.len() - 1));
+            plan.reused = self.slots[slot].cached.len();
+        }
+        Some(plan)
+    }
+
+    /// Gives slot `to` the first `count` cells of slot `from`: shared cells, not copies, for
+    /// a unified cache tags each cell with every sequence holding it.
+    fn share(&mut self, from: usize, to: usize, count: usize) {
+        self.forget(to, 0);
+        if count == 0 {
+            return;
+        }
+        let _ = self
+            .context
+            .copy_kv_cache_seq(from as i32, to as i32, None, Some(count as u32));
+        self.slots[to].cached = self.slots[from].cached[..count].to_vec();
+        self.slots[to].shared = count;
+        self.slots[to].source = Some(from);
+    }
+
+    /// Sequences waiting for another to read the opening they share take it once it is read
+    /// (or as much as it read, when it left first).
+    fn take_shared_openings(&mut self) {
+        for index in 0..self.running.len() {
+            let Some((donor, wanted)) = self.running[index].awaiting else {
+                continue;
+            };
+            let reading = self
+                .running
+                .iter()
+                .any(|s| s.slot == donor && s.prompt_done.is_none());
+            if reading && self.slots[donor].cached.len() < wanted {
+                continue;
+            }
+            let sequence = &self.running[index];
+            let count = common(&self.slots[donor].cached, &sequence.prompt)
+                .min(wanted)
+                .min(sequence.prompt.len() - 1);
+            let slot = sequence.slot;
+            self.share(donor, slot, count);
+            self.running[index].reused = count;
+            self.running[index].awaiting = None;
+        }
+    }
+
+    fn start(&mut self, job: Job, plan: Plan) {
+        if self.running.is_empty() {
+            self.context.reset_timings();
+        }
+        let grammar = match &job.grammar {
+            Some(gbnf) => match LlamaSampler::grammar(self.model, gbnf, "root") {
+                Ok(grammar) => Some(grammar),
+                Err(e) => {
+                    let error = fatal(format!(
+                        "llama.cpp refused the reply grammar ({e}): {}",
+                        recent_log()
+                    ));
+                    let _ = job.events.send(WorkerEvent::Failed(error));
+                    return;
+                }
+            },
+            None => None,
+        };
+        let penalties =
+            LlamaSampler::penalties(self.model.n_vocab(), 64, job.repeat_penalty, 0.0, 0.0);
+        let seed = getrandom::u32().unwrap_or(0x5eed);
+        let tail = LlamaSampler::chain_simple([
+            LlamaSampler::top_p(job.top_p, 1),
+            LlamaSampler::temp(job.temperature),
+            LlamaSampler::dist(seed),
+        ]);
+        self.clock += 1;
+        self.slots[plan.slot].busy = true;
+        self.slots[plan.slot].used = self.clock;
+        self.running.push(Sequence {
+            job,
+            slot: plan.slot,
+            prompt: plan.prompt,
+            budget: plan.budget,
+            reused: plan.reused,
+            evicted: plan.evicted,
+            awaiting: plan.awaiting,
+            grammar,
+            penalties,
+            tail,
+            text: String::new(),
+            stream: Utf8Stream::default(),
+            generated: 0,
+            next: None,
+            logits: None,
+            started: Instant::now(),
+            prompt_done: None,
+            first_token_ms: 0.0,
+            first_logits: Vec::new(),
+            grammar_fallbacks: 0,
+            together: 1,
+        });
+    }
+
+    /// One decode of the batch: each generating sequence's last token, then as much of the
+    /// prompts still being read as the batch holds; then a token sampled for every sequence
+    /// whose logits came out.
+    fn step(&mut self) {
+        self.take_shared_openings();
+        let mut room = self.context.n_batch().max(1) as usize;
+        let added = loop {
+            let (added, used) = self.fill_batch(room);
+            if used == 0 {
+                return;
+            }
+            match self.context.decode(&mut self.batch) {
+                Ok(()) => break added,
+                // No free run of cells for the batch (the cache is fragmented where slots
+                // were forgotten): make room from the slot idle longest, or send less at once.
+                Err(DecodeError::NoKvCacheSlot) => {
+                    if let Some(victim) = self.idle_victim(&[]) {
+                        let forgotten = self.slots[victim].cached.len();
+                        self.forget(victim, 0);
+                        for sequence in &mut self.running {
+                            sequence.evicted += forgotten;
+                        }
+                    } else if used > added.len() {
+                        room = (used / 2).max(1);
+                    } else {
+                        self.fail_all(&DecodeError::NoKvCacheSlot);
+                        return;
+                    }
+                }
+                Err(e) => {
+                    self.fail_all(&e);
+                    return;
+                }
+            }
+        };
+        let together = added.len();
+        for (index, tokens) in added {
+            let sequence = &mut self.running[index];
+            sequence.together = sequence.together.max(together);
+            self.slots[sequence.slot].cached.extend(tokens);
+        }
+        let mut index = 0;
+        while index < self.running.len() {
+            match self.sample(index) {
+                Ok(false) => index += 1,
+                Ok(true) => self.finish(index, None),
+                Err(error) => self.finish(index, Some(error)),
+            }
+        }
+    }
+
+    /// Builds the batch of at most `room` tokens: each generating sequence's last token, then
+    /// as much of the prompts still being read as fits. Returns what each sequence put in it
+    /// and how many tokens it holds.
+    fn fill_batch(&mut self, room: usize) -> (Vec<(usize, Vec<LlamaToken>)>, usize) {
+        self.batch.clear();
+        let mut added: Vec<(usize, Vec<LlamaToken>)> = Vec::new();
+        let mut used = 0;
+        // Generating sequences first: a token each, so no reply stalls behind a long prompt.
+        for (index, sequence) in self.running.iter_mut().enumerate() {
+            sequence.logits = None;
+            let Some(token) = sequence.next else { continue };
+            let position = self.slots[sequence.slot].cached.len();
+            if used >= room
+                || self
+                    .batch
+                    .add(token, position as i32, &[sequence.slot as i32], true)
+                    .is_err()
+            {
+                break;
+            }
+            sequence.logits = Some(used as i32);
+            used += 1;
+            added.push((index, vec![token]));
+        }
+        for (index, sequence) in self.running.iter_mut().enumerate() {
+            if sequence.next.is_some() || sequence.awaiting.is_some() || used >= room {
+                continue;
+            }
+            let at = self.slots[sequence.slot].cached.len();
+            let end = (at + room - used).min(sequence.prompt.len());
+            let mut taken = Vec::with_capacity(end - at);
+            for (position, token) in sequence.prompt.iter().enumerate().take(end).skip(at) {
+                let last = position == sequence.prompt.len() - 1;
+                if self
+                    .batch
+                    .add(*token, position as i32, &[sequence.slot as i32], last)
+                    .is_err()
+                {
+                    break;
+                }
+                if last {
+                    sequence.logits = Some(used as i32);
+                }
+                used += 1;
+                taken.push(*token);
+            }
+            added.push((index, taken));
+        }
+        (added, used)
+    }
+
+    /// The idle slot with a cache, not in `keep` and not about to be shared, used least
+    /// recently.
+    fn idle_victim(&self, keep: &[Option<usize>]) -> Option<usize> {
+        (0..self.slots.len())
+            .filter(|&i| {
+                !keep.contains(&Some(i))
+                    && !self.slots[i].busy
+                    && !self.slots[i].cached.is_empty()
+                    && !self
+                        .running
+                        .iter()
+                        .any(|s| s.awaiting.is_some_and(|(donor, _)| donor == i))
+            })
+            .min_by_key(|&i| self.slots[i].used)
+    }
+
+    /// Fails every request in flight: the cache is in an unknown state, so the next requests
+    /// start from an empty one.
+    fn fail_all(&mut self, error: &DecodeError) {
+        let message = format!("llama.cpp failed decoding ({error}): {}", recent_log());
+        for sequence in self.running.drain(..) {
+            let _ = sequence
+                .job
+                .events
+                .send(WorkerEvent::Failed(fatal(&message)));
+        }
+        self.context.clear_kv_cache();
+        for slot in &mut self.slots {
+            *slot = Slot::default();
+        }
+    }
+
+    /// Samples the next token of sequence `index` if its logits came out of the last step;
+    /// true when its reply is complete.
+    fn sample(&mut self, index: usize) -> Result<bool, LlmError> {
+        let sequence = &mut self.running[index];
+        let Some(at) = sequence.logits else {
+            return Ok(false);
+        };
+        let now = Instant::now();
+        sequence.prompt_done.get_or_insert(now);
+        let logits = self.context.get_logits_ith(at);
+        let mut candidates = top_candidates(logits, sequence.job.top_k);
+        if sequence.generated == 0 && sequence.first_logits.is_empty() {
+            sequence.first_logits = top_candidates(logits, FIRST_LOGITS)
+                .data
+                .iter()
+                .map(|d| (d.id().0, d.logit()))
+                .collect();
+        }
+        match sequence.grammar.as_mut() {
+            None => sequence.penalties.apply(&mut candidates),
+            Some(grammar) => {
+                // The grammar judges the likeliest few first; only when it refuses them all is
+                // a wider net, then the whole vocabulary (slow to check), given to it.
+                admit(&mut candidates, &mut sequence.penalties, grammar);
+                if candidates.data.is_empty() {
+                    sequence.grammar_fallbacks += 1;
+                    candidates = top_candidates(logits, WIDE_K);
+                    admit(&mut candidates, &mut sequence.penalties, grammar);
+                }
+                if candidates.data.is_empty() {
+                    candidates = self.context.token_data_array_ith(at);
+                    admit(&mut candidates, &mut sequence.penalties, grammar);
+                    candidates.sorted = false;
+                }
+                candidates.selected = None;
+            }
+        }
+        sequence.tail.apply(&mut candidates);
+        let Some(token) = candidates.selected_token() else {
+            return Err(fatal(
+                "the sampler chose no token (the grammar admits none)",
+            ));
+        };
+        if let Some(grammar) = sequence.grammar.as_mut() {
+            grammar.accept(token);
+        }
+        sequence.penalties.accept(token);
+        sequence.tail.accept(token);
+        let vocab = self.model.vocab();
+        if vocab.is_eog(token) {
+            return Ok(true);
+        }
+        if sequence.generated == 0 {
+            sequence.first_token_ms = sequence.started.elapsed().as_secs_f64() * 1000.0;
+        }
+        sequence.generated += 1;
+        let piece = sequence
+            .stream
+            .push(&vocab.token_to_piece(token, false, None));
+        if !piece.is_empty() {
+            sequence.text.push_str(&piece);
+            let _ = sequence.job.events.send(WorkerEvent::Text(piece));
+        }
+        if sequence.generated >= sequence.budget {
+            return Ok(true);
+        }
+        sequence.next = Some(token);
+        Ok(false)
+    }
+
+    /// Ends sequence `index`: its reply (or error) to the requester, its slot free again with
+    /// what it holds.
+    fn finish(&mut self, index: usize, error: Option<LlmError>) {
+        let sequence = self.running.swap_remove(index);
+        let slot = &mut self.slots[sequence.slot];
+        slot.busy = false;
+        if let Some(error) = error {
+            let _ = sequence.job.events.send(WorkerEvent::Failed(error));
+            return;
+        }
+        let finish = if sequence.generated >= sequence.budget {
+            FinishReason::Length
+        } else {
+            FinishReason::Stop
+        };
+        let prompt_done = sequence.prompt_done.unwrap_or_else(Instant::now);
+        let llama = self.context.timings();
+        let timings = Timings {
+            llama_prompt_tokens: llama.n_p_eval().max(0) as usize,
+            llama_prompt_ms: llama.t_p_eval_ms(),
+            llama_generated_tokens: llama.n_eval().max(0) as usize,
+            llama_generation_ms: llama.t_eval_ms(),
+            grammar_fallbacks: sequence.grammar_fallbacks,
+            prompt_tokens: sequence.prompt.len(),
+            reused_tokens: sequence.reused,
+            evicted_tokens: sequence.evicted,
+            prompt_ms: (prompt_done - sequence.started).as_secs_f64() * 1000.0,
+            generated_tokens: sequence.generated,
+            generation_ms: prompt_done.elapsed().as_secs_f64() * 1000.0,
+            first_token_ms: sequence.first_token_ms,
+            first_logits: sequence.first_logits,
+            decoded_together: sequence.together,
+        };
+        let completion = Completion {
+            text: sequence.text,
+            usage: Some(Usage {
+                input: sequence.prompt.len() as u64,
+                output: sequence.generated as u64,
+            }),
+            model: self.info.name.clone(),
+            finish,
+        };
+        let _ = sequence
+            .job
+            .events
+            .send(WorkerEvent::Done(completion, timings));
+    }
+}
+
+/// Where a request goes and what it starts from.
+struct Plan {
+    slot: usize,
+    /// Its prompt, retokenized after a reply its slot generated and holds.
+    prompt: Vec<LlamaToken>,
+    budget: usize,
+    /// Prompt tokens already in its slot's cache.
+    reused: usize,
+    /// Cached tokens other slots forgot to make room for it.
+    evicted: usize,
+    /// A request in flight reading the same opening (its slot, and how many tokens) that
+    /// this one waits for and then shares.
+    awaiting: Option<(usize, usize)>,
+}
+
+/// How many cached tokens can stand for a prompt's start, and the prompt retokenized to
+/// follow them when that took more than the same tokens.
+type Reach = (usize, Option<Vec<LlamaToken>>);
+
+/// A shared opening shorter than this is read again rather than waited for.
+const WORTH_WAITING_FOR: usize = 32;
+
+/// How many leading tokens two lists have in common.
+fn common(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// A prompt's tokens with their text, byte offset by byte offset.
+struct PromptText {
+    tokens: Vec<LlamaToken>,
+    bytes: Vec<u8>,
+    /// Where each token's text starts in `bytes` (and, last, its end).
+    offsets: Vec<usize>,
+}
+
+impl PromptText {
+    fn new(model: &LlamaModel, tokens: Vec<LlamaToken>) -> PromptText {
+        let vocab = model.vocab();
+        let mut bytes = Vec::new();
+        let mut offsets = Vec::with_capacity(tokens.len() + 1);
+        for token in &tokens {
+            offsets.push(bytes.len());
+            vocab.token_to_piece_into(*token, &mut bytes, true, None);
+        }
+        offsets.push(bytes.len());
+        PromptText {
+            tokens,
+            bytes,
+            offsets,
+        }
+    }
+}
