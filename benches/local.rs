@@ -1,6 +1,8 @@
 //! The embedded model's speed on the default GGUF with 2 threads: prompt processing and
 //! generation tokens per second as the provider delivers them, beside llama.cpp's own timings
-//! of the same requests; time to first token of a debater turn; memory with the model loaded.
+//! of the same requests; time to first token of a debater turn; an argument phase of 1, 2 and
+//! 3 seats decoded one after another and together; a seat's second turn beside its first;
+//! memory with the model loaded.
 //! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
 
 use moot::debate::Phase;
@@ -202,12 +204,12 @@ fn main() {
     for turn in 0..2 * RUNS {
         let seat = &seats[turn % 2];
         let mut turn_request = request(300 + turn, 200, Some(schema.clone()), 64);
-        turn_request.system = moot::protocol::text::debater_system(seat, &instructions);
+        turn_request.system = moot::protocol::text::debater_system(&instructions);
         turn_request.messages = vec![ChatMessage::user(format!(
-            "Question: Should we use Redis or PostgreSQL for caching?\nRound {} of at most 5. You \
-             are seat {}.\nMake your argument for this round.",
+            "Question: Should we use Redis or PostgreSQL for caching?\nRound {} of at most 5.\n\
+             {}\nMake your argument for this round.",
             turn / 2 + 1,
-            seat.id
+            moot::protocol::text::seat_identity(seat)
         ))];
         let result = run(&runtime, &provider, &turn_request);
         if turn > 0 {
@@ -223,8 +225,162 @@ fn main() {
         median(prompt_tokens)
     );
 
+    argument_phase(&runtime, &path, &seats, &instructions);
+    second_turn(&runtime, &provider, &seats[0], &instructions);
+
     let (rss_after, peak) = memory();
     println!(
         "memory: {rss_before:.1} MB before loading, {rss_loaded:.1} MB with the model loaded, {rss_after:.1} MB after these runs (peak {peak:.1} MB)"
+    );
+}
+
+/// The prompt a seat argues from in a round, laid out as the moderated protocol lays it out:
+/// what every seat is shown (the question, the round, the seats, the moderator's opening),
+/// then who the seat is and the others' open arguments.
+fn argument_request(
+    seat: &moot::debate::Seat,
+    seats: &[moot::debate::Seat],
+    instructions: &str,
+    run: usize,
+) -> ChatRequest {
+    let listed: Vec<String> = seats
+        .iter()
+        .map(|s| format!("- Seat {} — {}", s.id, s.perspective))
+        .collect();
+    let pose = "Weigh operational cost against latency: the service reads a session on every \
+                request, writes it on login, and the team runs PostgreSQL already. "
+        .repeat(12);
+    let open =
+        "[A1] 0.50 A managed Redis adds a moving part the on-call rota must learn. ".repeat(10);
+    let mut request = request(run, 0, None, 96);
+    request.system = moot::protocol::text::debater_system(instructions);
+    request.messages = vec![ChatMessage::user(format!(
+        "Question: Should we use Redis or PostgreSQL for caching? (run {run})\nRound 1 of at most \
+         3.\nSeats:\n{}\n\nThe moderator opens this round:\n{pose}\n\n{}\n\nOther seats' \
+         strongest open arguments (id, seat, score):\n{open}\n\nMake your argument for this \
+         round. Bring something new; do not repeat last round.",
+        listed.join("\n"),
+        moot::protocol::text::seat_identity(seat)
+    ))];
+    request.temperature = Some(0.0);
+    request
+}
+
+/// The wall time of an argument phase: `seats` requests one after another on a one-sequence
+/// model, and together on a model that decodes them in one batch; each beside one seat alone.
+fn argument_phase(
+    runtime: &tokio::runtime::Runtime,
+    path: &std::path::Path,
+    catalog_seats: &[moot::debate::Seat],
+    instructions: &str,
+) {
+    let mut seats = catalog_seats.to_vec();
+    let mut third = seats[0].clone();
+    third.id = "C".into();
+    third.perspective = "Operations".into();
+    seats.push(third);
+    let phase = |provider: &LocalProvider, count: usize, together: bool, run: usize| {
+        let requests: Vec<ChatRequest> = seats[..count]
+            .iter()
+            .map(|seat| argument_request(seat, &seats[..count], instructions, run))
+            .collect();
+        let started = Instant::now();
+        let mut generated = 0;
+        if together {
+            let replies =
+                runtime.block_on(futures_util::future::join_all(requests.iter().map(
+                    |r| async move { provider.complete_timed(r, &mut |_: &str| {}).await },
+                )));
+            for reply in replies {
+                generated += reply.unwrap().1.generated_tokens;
+            }
+        } else {
+            for request in &requests {
+                generated += run_request(runtime, provider, request).generated_tokens;
+            }
+        }
+        (started.elapsed().as_secs_f64(), generated)
+    };
+    for (label, sequences, together) in [("one after another", 1, false), ("together", 4, true)] {
+        let provider = LocalProvider::open(
+            path,
+            &LocalSettings {
+                threads: Some(2),
+                sequences: Some(sequences),
+                ..LocalSettings::default()
+            },
+        )
+        .unwrap();
+        // A first run fills the cache with what runs share (the system prompt's opening).
+        phase(&provider, 3, together, 999);
+        let mut line = format!("argument phase, {label}:");
+        let mut alone = 0.0;
+        for count in 1..=3 {
+            let mut walls = Vec::new();
+            let mut tokens = 0;
+            for run in 0..3 {
+                let (wall, generated) = phase(&provider, count, together, 10 * count + run);
+                walls.push(wall);
+                tokens = generated;
+            }
+            let wall = median(walls);
+            if count == 1 {
+                alone = wall;
+            }
+            line.push_str(&format!(
+                " {count} seat{} {wall:.2} s ({:.2} × one, {tokens} tokens generated);",
+                if count == 1 { "" } else { "s" },
+                wall / alone
+            ));
+        }
+        println!("{}", line.trim_end_matches(';'));
+    }
+}
+
+fn run_request(
+    runtime: &tokio::runtime::Runtime,
+    provider: &LocalProvider,
+    request: &ChatRequest,
+) -> Timings {
+    runtime
+        .block_on(provider.complete_timed(request, &mut |_: &str| {}))
+        .unwrap()
+        .1
+}
+
+/// A seat's second turn beside its first: the first's prompt and reply come back as the
+/// history the second goes on from, as a conversation does.
+fn second_turn(
+    runtime: &tokio::runtime::Runtime,
+    provider: &LocalProvider,
+    seat: &moot::debate::Seat,
+    instructions: &str,
+) {
+    let (mut share, mut first_ttft, mut second_ttft) = (Vec::new(), Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        let seats = std::slice::from_ref(seat);
+        let first = argument_request(seat, seats, instructions, 500 + run);
+        let mut reply = String::new();
+        let (_, opening) = runtime
+            .block_on(provider.complete_timed(&first, &mut |piece: &str| reply.push_str(piece)))
+            .unwrap();
+        let mut second = first.clone();
+        second.messages.push(ChatMessage::assistant(reply));
+        second.messages.push(ChatMessage::user(
+            "The Skeptic answers that PostgreSQL's unlogged tables are enough. Rebut it.",
+        ));
+        let rebuttal = run_request(runtime, provider, &second);
+        share.push(
+            (rebuttal.prompt_tokens - rebuttal.reused_tokens) as f64
+                / rebuttal.prompt_tokens as f64,
+        );
+        first_ttft.push(opening.first_token_ms);
+        second_ttft.push(rebuttal.first_token_ms);
+    }
+    let (first, second) = (median(first_ttft), median(second_ttft));
+    println!(
+        "a seat's second turn: reads {:.0} % of its prompt; first token {second:.0} ms against {first:.0} ms on its first turn ({:.2} ×)",
+        median(share) * 100.0,
+        second / first
     );
 }

@@ -307,11 +307,11 @@ async fn a_cancelled_sequence_stops_without_disturbing_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_evicted_cache_is_recomputed() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
-    // Three sequences in a cache of 2 × 512 tokens: the third seat's turn makes room by
-    // forgetting the cache of the seat idle longest.
+    // Two sequences for three seats: the third seat's turn takes the sequence idle longest,
+    // forgetting what it held.
     let small = LocalSettings {
         context: Some(512),
-        sequences: Some(3),
+        sequences: Some(2),
         ..settings()
     };
     let provider = LocalProvider::open(&model_path(), &small).unwrap();

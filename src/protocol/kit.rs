@@ -103,13 +103,13 @@ pub fn debater_speech(
 ) -> Speech {
     let shape = DebaterReplies;
     let schema = shape.schema();
-    // The schema sits inside the system prompt, before the perspective, so that consecutive
-    // seats share a long prefix (see `text::debater_system`).
+    // The schema sits inside the system prompt, which every seat shares (see
+    // `text::debater_system`); the prompt says who the seat is.
     let instructions = text::json_instructions(shape.name(), &schema);
     Speech {
         key,
         perspective: Some(seat.perspective.clone()),
-        system: text::debater_system(seat, &instructions),
+        system: text::debater_system(&instructions),
         prompt,
         schema_name: shape.name(),
         kind: ReplyKind::Structured {

@@ -1,6 +1,7 @@
 //! The embedded model's scheduler: the requests in flight decoded together in one llama.cpp
 //! batch, one sequence each, joining and leaving between steps; and each sequence's KV cache
-//! kept between requests, so a seat's next prompt re-reads only what is new to it.
+//! kept between requests, so a seat's next prompt re-reads only what is new to it, and an
+//! opening the seats share is read once and copied.
 
 use super::provider::{Job, LoadedModel, Timings, WorkerEvent, admit, fatal, recent_log};
 use super::provider::{Utf8Stream, WIDE_K, top_candidates};
@@ -20,15 +21,12 @@ use std::time::Instant;
 /// comparing a batched reply with its one-at-a-time twin.
 const FIRST_LOGITS: usize = 8;
 
-/// One of the context's sequences and what its share of the KV cache holds.
+/// One of the context's sequences and what its part of the KV cache holds.
 #[derive(Default)]
 struct Slot {
     /// The tokens whose keys and values the sequence holds, from position 0.
     cached: Vec<LlamaToken>,
-    /// The leading cells it shares with the slot it was copied from (counted once).
-    shared: usize,
-    source: Option<usize>,
-    /// When it last served a request, on the scheduler's clock (least recent is evicted).
+    /// When it last served a request, on the scheduler's clock (least recent is reused first).
     used: u64,
     busy: bool,
 }
@@ -186,16 +184,7 @@ impl<'m> Scheduler<'m> {
         Ok(tokens)
     }
 
-    /// Cells of the KV cache a slot holds or has reserved, less those it shares.
-    fn holding(&self, slot: usize) -> usize {
-        let held = match self.running.iter().find(|s| s.slot == slot) {
-            Some(sequence) => sequence.prompt.len() + sequence.budget,
-            None => self.slots[slot].cached.len(),
-        };
-        held.saturating_sub(self.slots[slot].shared)
-    }
-
-    /// Removes a slot's cells from `from` on; slots that shared them now hold their own.
+    /// Removes a slot's cells from position `from` on.
     fn forget(&mut self, slot: usize, from: usize) {
         let removed = self
             .context
@@ -209,22 +198,10 @@ impl<'m> Scheduler<'m> {
             0
         };
         self.slots[slot].cached.truncate(from);
-        if from < self.slots[slot].shared {
-            self.slots[slot].shared = from;
-        }
-        if from == 0 {
-            self.slots[slot].source = None;
-        }
-        for other in &mut self.slots {
-            if other.source == Some(slot) && other.shared > from {
-                other.shared = from;
-            }
-        }
     }
 
-    /// Starts as many waiting requests as there are free slots and room in the cache for,
-    /// in arrival order. A request for which there is no room waits for one in flight to end;
-    /// alone, it always starts.
+    /// Starts as many waiting requests as there are free slots, in arrival order; the rest
+    /// wait for one in flight to end.
     fn admit_waiting(&mut self) {
         while let Some(job) = self.waiting.pop_front() {
             let prompt = match self.tokenize(&job) {
@@ -284,7 +261,7 @@ impl<'m> Scheduler<'m> {
         (same + matched, Some(tokens))
     }
 
-    /// Where a prompt goes and what it starts from; None to wait for room.
+    /// Where a prompt goes and what it starts from; None when every slot is busy.
     fn place(&mut self, prompt: Vec<LlamaToken>, max_tokens: usize) -> Option<Plan> {
         let text = PromptText::new(self.model, prompt);
         let reaches: Vec<Reach> = self
@@ -293,15 +270,16 @@ impl<'m> Scheduler<'m> {
             .map(|slot| self.reach(&slot.cached, &text))
             .collect();
         // An idle slot whose whole cache the prompt goes on from (a seat's own earlier turn,
-        // or an empty one), holding most of it; else the one used least recently. What
-        // another slot holds of the prompt is shared below, so the choice is only about what
-        // is lost.
+        // or an empty one), holding most of it; else the one used least recently, whose cache
+        // is evicted. What another slot holds of the prompt is copied below, so the choice is
+        // only about what is lost.
         let slot = (0..self.slots.len())
             .filter(|&i| !self.slots[i].busy)
             .max_by_key(|&i| match reaches[i].0 == self.slots[i].cached.len() {
                 true => (true, reaches[i].0, std::cmp::Reverse(0)),
                 false => (false, 0, std::cmp::Reverse(self.slots[i].used)),
             })?;
+        let evicted = self.slots[slot].cached.len() - reaches[slot].0;
         // Another slot (busy or not) may hold more of it: the opening every seat shares.
         let donor = (0..self.slots.len())
             .filter(|&i| i != slot && reaches[i].0 > reaches[slot].0)
@@ -309,7 +287,7 @@ impl<'m> Scheduler<'m> {
         let source = donor.unwrap_or(slot);
         let cached = reaches[source].0;
         // Or a request in flight is still reading more of it: this one waits for that much
-        // to be read, then shares it, rather than reading it too.
+        // to be read, then copies it, rather than reading it too.
         let in_flight = self
             .running
             .iter()
@@ -317,42 +295,11 @@ impl<'m> Scheduler<'m> {
             .map(|s| (s.slot, common(&s.prompt, &text.tokens)))
             .filter(|&(_, n)| n > cached + WORTH_WAITING_FOR)
             .max_by_key(|&(_, n)| n);
-        let (prompt, shared) = match in_flight {
-            Some((_, n)) => (text.tokens, n),
-            None => {
-                let shared = if donor.is_some() { cached } else { 0 };
-                let prompt = reaches[source].1.clone().unwrap_or(text.tokens);
-                (prompt, shared)
-            }
+        let prompt = match in_flight {
+            Some(_) => text.tokens,
+            None => reaches[source].1.clone().unwrap_or(text.tokens),
         };
-        let per_sequence = self.info.context as usize;
-        let mut budget = max_tokens.min(per_sequence.saturating_sub(prompt.len()));
-        let need = |budget: usize| (prompt.len() + budget).saturating_sub(shared);
-        let capacity = self.context.n_ctx() as usize;
-        let keep = [Some(slot), donor, in_flight.map(|(d, _)| d)];
-        let mut evicted = 0;
-        loop {
-            let others: usize = (0..self.slots.len())
-                .filter(|&i| i != slot)
-                .map(|i| self.holding(i))
-                .sum();
-            if others + need(budget) <= capacity {
-                break;
-            }
-            // Room is made by forgetting the cache of the slot idle longest (said in the
-            // request's timings, not an error: that seat's next turn reads its prompt again).
-            match self.idle_victim(&keep) {
-                Some(victim) => {
-                    evicted += self.slots[victim].cached.len();
-                    self.forget(victim, 0);
-                }
-                None if self.running.is_empty() => {
-                    budget = capacity.saturating_sub(others + prompt.len()).max(1);
-                    break;
-                }
-                None => return None,
-            }
-        }
+        let budget = max_tokens.min((self.info.context as usize).saturating_sub(prompt.len()));
         let mut plan = Plan {
             slot,
             prompt,
@@ -363,7 +310,7 @@ impl<'m> Scheduler<'m> {
         };
         if in_flight.is_none() {
             if let Some(donor) = donor {
-                self.share(donor, slot, cached);
+                self.copy(donor, slot);
             }
             // At least the last prompt token is evaluated, for its logits.
             self.forget(slot, cached.min(plan.prompt.len() - 1));
@@ -372,19 +319,14 @@ impl<'m> Scheduler<'m> {
         Some(plan)
     }
 
-    /// Gives slot `to` the first `count` cells of slot `from`: shared cells, not copies, for
-    /// a unified cache tags each cell with every sequence holding it.
-    fn share(&mut self, from: usize, to: usize, count: usize) {
-        self.forget(to, 0);
-        if count == 0 {
-            return;
-        }
+    /// Gives slot `to` what slot `from` holds. Each sequence has its own part of the cache
+    /// (so attention reads only its own cells), and llama.cpp copies between parts only
+    /// whole: the caller then forgets what it does not want.
+    fn copy(&mut self, from: usize, to: usize) {
         let _ = self
             .context
-            .copy_kv_cache_seq(from as i32, to as i32, None, Some(count as u32));
-        self.slots[to].cached = self.slots[from].cached[..count].to_vec();
-        self.slots[to].shared = count;
-        self.slots[to].source = Some(from);
+            .copy_kv_cache_seq(from as i32, to as i32, None, None);
+        self.slots[to].cached = self.slots[from].cached.clone();
     }
 
     /// Sequences waiting for another to read the opening they share take it once it is read
@@ -406,7 +348,8 @@ impl<'m> Scheduler<'m> {
                 .min(wanted)
                 .min(sequence.prompt.len() - 1);
             let slot = sequence.slot;
-            self.share(donor, slot, count);
+            self.copy(donor, slot);
+            self.forget(slot, count);
             self.running[index].reused = count;
             self.running[index].awaiting = None;
         }
@@ -479,21 +422,9 @@ impl<'m> Scheduler<'m> {
             }
             match self.context.decode(&mut self.batch) {
                 Ok(()) => break added,
-                // No free run of cells for the batch (the cache is fragmented where slots
-                // were forgotten): make room from the slot idle longest, or send less at once.
-                Err(DecodeError::NoKvCacheSlot) => {
-                    if let Some(victim) = self.idle_victim(&[]) {
-                        let forgotten = self.slots[victim].cached.len();
-                        self.forget(victim, 0);
-                        for sequence in &mut self.running {
-                            sequence.evicted += forgotten;
-                        }
-                    } else if used > added.len() {
-                        room = (used / 2).max(1);
-                    } else {
-                        self.fail_all(&DecodeError::NoKvCacheSlot);
-                        return;
-                    }
+                // No run of free cells for the batch: send less at once.
+                Err(DecodeError::NoKvCacheSlot) if used > added.len() => {
+                    room = (used / 2).max(1);
                 }
                 Err(e) => {
                     self.fail_all(&e);
@@ -566,22 +497,6 @@ impl<'m> Scheduler<'m> {
             added.push((index, taken));
         }
         (added, used)
-    }
-
-    /// The idle slot with a cache, not in `keep` and not about to be shared, used least
-    /// recently.
-    fn idle_victim(&self, keep: &[Option<usize>]) -> Option<usize> {
-        (0..self.slots.len())
-            .filter(|&i| {
-                !keep.contains(&Some(i))
-                    && !self.slots[i].busy
-                    && !self.slots[i].cached.is_empty()
-                    && !self
-                        .running
-                        .iter()
-                        .any(|s| s.awaiting.is_some_and(|(donor, _)| donor == i))
-            })
-            .min_by_key(|&i| self.slots[i].used)
     }
 
     /// Fails every request in flight: the cache is in an unknown state, so the next requests

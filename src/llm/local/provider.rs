@@ -120,7 +120,7 @@ pub struct LoadedModel {
     pub context: u32,
     /// How many requests are decoded together, each in its own sequence of the KV cache.
     pub sequences: u32,
-    /// The KV cache's size in tokens, shared by the sequences.
+    /// The KV cache's size in tokens: `context` for each sequence.
     pub cache: u32,
     pub trained_context: u32,
     pub threads: u32,
@@ -303,16 +303,15 @@ fn prepare<'m>(
         .context
         .unwrap_or_else(|| trained_context.clamp(512, 4096));
     let sequences = settings.sequences.unwrap_or(DEFAULT_SEQUENCES).clamp(1, 64);
-    // Room for two sequences' whole length: the seats of a round share their prompt's opening
-    // (held once), and a seat idle longest is evicted when a new one needs room.
-    let cache = context_size.saturating_mul(sequences.min(2));
+    let cache = context_size.saturating_mul(sequences);
     let threads = settings.threads.unwrap_or_else(default_threads);
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(cache))
         .with_n_seq_max(sequences)
-        // One cache the sequences share, so a prefix copied from one to another is shared
-        // cells rather than a copy (with a cache per sequence, a partial copy aborts).
-        .with_kv_unified(true)
+        // A part of the cache per sequence: attention then reads only the sequence's own
+        // cells. One shared cache (unified) costs every token attention over every sequence's
+        // cells, which made two seats decoded together slower than one after the other.
+        .with_kv_unified(false)
         .with_n_batch(512)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32)

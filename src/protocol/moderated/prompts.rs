@@ -4,7 +4,7 @@
 use crate::argue::ArgumentGraph;
 use crate::debate::Named as _;
 use crate::debate::{Seat, Turn};
-use crate::protocol::text::{DATA_RULE, fenced};
+use crate::protocol::text::{self, DATA_RULE, fenced};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -175,16 +175,20 @@ pub struct DebaterInput<'a> {
     pub rebuttal: bool,
 }
 
+/// What a seat argues or rebuts from. What every seat is shown comes first (the question,
+/// the seats, the moderator's opening, the guidance, a rebuttal's arguments in full) and who
+/// this seat is and what it alone sees last, so that the seats of a round share one long
+/// prompt prefix: the embedded model reads it once for them all.
 pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
     let mut prompt = format!(
-        "Question: {}\nRound {} of at most {}. You are seat {}.\n",
-        input.question, input.round, input.max_rounds, input.seat.id
+        "Question: {}\nRound {} of at most {}.\n",
+        input.question, input.round, input.max_rounds
     );
     if !input.constraints.is_empty() {
         let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
     }
-    let _ = writeln!(prompt, "Other seats:");
-    for seat in input.seats.iter().filter(|s| s.id != input.seat.id) {
+    let _ = writeln!(prompt, "Seats:");
+    for seat in input.seats {
         let _ = writeln!(prompt, "- {}", seat_line(seat));
     }
     let _ = writeln!(
@@ -201,6 +205,26 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
             let _ = writeln!(prompt, "- {guidance}");
         }
     }
+    if input.rebuttal {
+        let _ = writeln!(prompt, "\nThis round's arguments, in full:");
+        for turn in input.this_round.iter().filter(|t| t.status.spoke()) {
+            let perspective = input
+                .seats
+                .iter()
+                .find(|s| s.id == turn.seat)
+                .map(|s| s.perspective.as_str())
+                .unwrap_or(&turn.seat);
+            let _ = writeln!(
+                prompt,
+                "\n### Seat {} — {} ({})\n{}",
+                turn.seat,
+                perspective,
+                turn.phase.as_str(),
+                fenced(&turn.seat, turn.phase.as_str(), &turn_with_moves(turn))
+            );
+        }
+    }
+    let _ = writeln!(prompt, "\n{}", text::seat_identity(input.seat));
     if let Some(position) = input.previous_position.filter(|p| !p.is_empty()) {
         let _ = writeln!(
             prompt,
@@ -229,23 +253,6 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
         );
     }
     if input.rebuttal {
-        let _ = writeln!(prompt, "\nThis round's arguments, in full:");
-        for turn in input.this_round.iter().filter(|t| t.status.spoke()) {
-            let perspective = input
-                .seats
-                .iter()
-                .find(|s| s.id == turn.seat)
-                .map(|s| s.perspective.as_str())
-                .unwrap_or(&turn.seat);
-            let _ = writeln!(
-                prompt,
-                "\n### Seat {} — {} ({})\n{}",
-                turn.seat,
-                perspective,
-                turn.phase.as_str(),
-                fenced(&turn.seat, turn.phase.as_str(), &turn_with_moves(turn))
-            );
-        }
         prompt.push_str(
             "\nRespond to the other seats' points: rebut or undercut what is wrong, concede what \
              is right, challenge (why) what is unsupported. Answer by id.",
@@ -554,7 +561,8 @@ mod tests {
             rebuttal: false,
         });
         for expected in [
-            "Round 2 of at most 5. You are seat A.",
+            "Round 2 of at most 5.\n",
+            "You are seat A. Your perspective: \"Performance Advocate\"",
             "Constraints: ship fast",
             "Seat B — Operational Simplicity",
             "Round 2: where do you stand?",
