@@ -539,6 +539,8 @@ impl Provider for LocalProvider {
         is_demonstration_model(self.model()).then_some(DEMONSTRATION_NOTE)
     }
 
+    /// It decodes the requests in flight together, but they share one CPU's compute, so each
+    /// takes about as long as if they queued: a round's time limit must allow for that.
     fn answers_one_at_a_time(&self) -> bool {
         true
     }
