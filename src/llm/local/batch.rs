@@ -34,13 +34,9 @@ struct Slot {
 /// A request being decoded in a slot.
 struct Sequence {
     job: Job,
-    slot: usize,
-    prompt: Vec<LlamaToken>,
-    budget: usize,
-    reused: usize,
-    evicted: usize,
-    /// Waiting for another sequence to read the opening this one shares (its slot, tokens).
-    awaiting: Option<(usize, usize)>,
+    /// Its slot, prompt and budget, and what it starts from (`awaiting` is cleared once the
+    /// opening it waited for is copied).
+    plan: Plan,
     grammar: Option<LlamaSampler>,
     penalties: LlamaSampler,
     tail: LlamaSampler,
@@ -129,7 +125,7 @@ impl<'m> Scheduler<'m> {
         while index < self.running.len() {
             if self.running[index].cancelled() {
                 let sequence = self.running.swap_remove(index);
-                self.slots[sequence.slot].busy = false;
+                self.slots[sequence.plan.slot].busy = false;
                 let _ = sequence
                     .job
                     .events
@@ -291,8 +287,8 @@ impl<'m> Scheduler<'m> {
         let in_flight = self
             .running
             .iter()
-            .filter(|s| s.prompt_done.is_none() && s.awaiting.is_none())
-            .map(|s| (s.slot, common(&s.prompt, &text.tokens)))
+            .filter(|s| s.prompt_done.is_none() && s.plan.awaiting.is_none())
+            .map(|s| (s.plan.slot, common(&s.plan.prompt, &text.tokens)))
             .filter(|&(_, n)| n > cached + WORTH_WAITING_FOR)
             .max_by_key(|&(_, n)| n);
         let prompt = match in_flight {
@@ -333,25 +329,25 @@ impl<'m> Scheduler<'m> {
     /// (or as much as it read, when it left first).
     fn take_shared_openings(&mut self) {
         for index in 0..self.running.len() {
-            let Some((donor, wanted)) = self.running[index].awaiting else {
+            let Some((donor, wanted)) = self.running[index].plan.awaiting else {
                 continue;
             };
             let reading = self
                 .running
                 .iter()
-                .any(|s| s.slot == donor && s.prompt_done.is_none());
+                .any(|s| s.plan.slot == donor && s.prompt_done.is_none());
             if reading && self.slots[donor].cached.len() < wanted {
                 continue;
             }
             let sequence = &self.running[index];
-            let count = common(&self.slots[donor].cached, &sequence.prompt)
+            let count = common(&self.slots[donor].cached, &sequence.plan.prompt)
                 .min(wanted)
-                .min(sequence.prompt.len() - 1);
-            let slot = sequence.slot;
+                .min(sequence.plan.prompt.len() - 1);
+            let slot = sequence.plan.slot;
             self.copy(donor, slot);
             self.forget(slot, count);
-            self.running[index].reused = count;
-            self.running[index].awaiting = None;
+            self.running[index].plan.reused = count;
+            self.running[index].plan.awaiting = None;
         }
     }
 
@@ -386,12 +382,7 @@ impl<'m> Scheduler<'m> {
         self.slots[plan.slot].used = self.clock;
         self.running.push(Sequence {
             job,
-            slot: plan.slot,
-            prompt: plan.prompt,
-            budget: plan.budget,
-            reused: plan.reused,
-            evicted: plan.evicted,
-            awaiting: plan.awaiting,
+            plan,
             grammar,
             penalties,
             tail,
@@ -436,7 +427,7 @@ impl<'m> Scheduler<'m> {
         for (index, tokens) in added {
             let sequence = &mut self.running[index];
             sequence.together = sequence.together.max(together);
-            self.slots[sequence.slot].cached.extend(tokens);
+            self.slots[sequence.plan.slot].cached.extend(tokens);
         }
         let mut index = 0;
         while index < self.running.len() {
@@ -459,11 +450,11 @@ impl<'m> Scheduler<'m> {
         for (index, sequence) in self.running.iter_mut().enumerate() {
             sequence.logits = None;
             let Some(token) = sequence.next else { continue };
-            let position = self.slots[sequence.slot].cached.len();
+            let position = self.slots[sequence.plan.slot].cached.len();
             if used >= room
                 || self
                     .batch
-                    .add(token, position as i32, &[sequence.slot as i32], true)
+                    .add(token, position as i32, &[sequence.plan.slot as i32], true)
                     .is_err()
             {
                 break;
@@ -473,17 +464,17 @@ impl<'m> Scheduler<'m> {
             added.push((index, vec![token]));
         }
         for (index, sequence) in self.running.iter_mut().enumerate() {
-            if sequence.next.is_some() || sequence.awaiting.is_some() || used >= room {
+            if sequence.next.is_some() || sequence.plan.awaiting.is_some() || used >= room {
                 continue;
             }
-            let at = self.slots[sequence.slot].cached.len();
-            let end = (at + room - used).min(sequence.prompt.len());
+            let at = self.slots[sequence.plan.slot].cached.len();
+            let end = (at + room - used).min(sequence.plan.prompt.len());
             let mut taken = Vec::with_capacity(end - at);
-            for (position, token) in sequence.prompt.iter().enumerate().take(end).skip(at) {
-                let last = position == sequence.prompt.len() - 1;
+            for (position, token) in sequence.plan.prompt.iter().enumerate().take(end).skip(at) {
+                let last = position == sequence.plan.prompt.len() - 1;
                 if self
                     .batch
-                    .add(*token, position as i32, &[sequence.slot as i32], last)
+                    .add(*token, position as i32, &[sequence.plan.slot as i32], last)
                     .is_err()
                 {
                     break;
@@ -578,7 +569,7 @@ impl<'m> Scheduler<'m> {
             sequence.text.push_str(&piece);
             let _ = sequence.job.events.send(WorkerEvent::Text(piece));
         }
-        if sequence.generated >= sequence.budget {
+        if sequence.generated >= sequence.plan.budget {
             return Ok(true);
         }
         sequence.next = Some(token);
@@ -589,13 +580,13 @@ impl<'m> Scheduler<'m> {
     /// what it holds.
     fn finish(&mut self, index: usize, error: Option<LlmError>) {
         let sequence = self.running.swap_remove(index);
-        let slot = &mut self.slots[sequence.slot];
+        let slot = &mut self.slots[sequence.plan.slot];
         slot.busy = false;
         if let Some(error) = error {
             let _ = sequence.job.events.send(WorkerEvent::Failed(error));
             return;
         }
-        let finish = if sequence.generated >= sequence.budget {
+        let finish = if sequence.generated >= sequence.plan.budget {
             FinishReason::Length
         } else {
             FinishReason::Stop
@@ -608,9 +599,9 @@ impl<'m> Scheduler<'m> {
             llama_generated_tokens: llama.n_eval().max(0) as usize,
             llama_generation_ms: llama.t_eval_ms(),
             grammar_fallbacks: sequence.grammar_fallbacks,
-            prompt_tokens: sequence.prompt.len(),
-            reused_tokens: sequence.reused,
-            evicted_tokens: sequence.evicted,
+            prompt_tokens: sequence.plan.prompt.len(),
+            reused_tokens: sequence.plan.reused,
+            evicted_tokens: sequence.plan.evicted,
             prompt_ms: (prompt_done - sequence.started).as_secs_f64() * 1000.0,
             generated_tokens: sequence.generated,
             generation_ms: prompt_done.elapsed().as_secs_f64() * 1000.0,
@@ -621,7 +612,7 @@ impl<'m> Scheduler<'m> {
         let completion = Completion {
             text: sequence.text,
             usage: Some(Usage {
-                input: sequence.prompt.len() as u64,
+                input: sequence.plan.prompt.len() as u64,
                 output: sequence.generated as u64,
             }),
             model: self.info.name.clone(),
