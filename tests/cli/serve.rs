@@ -5,7 +5,7 @@ use crate::*;
 use serde_json::json;
 use std::io::Read;
 use std::net::TcpStream;
-use support::serving::Serving as Served;
+use support::serving::{Serving as Served, spawn_until_first_line};
 
 const TOKEN: &str = "serve-test-token-0123456789";
 
@@ -592,24 +592,13 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
         std::thread::sleep(Duration::from_millis(20));
     }
     // A debate started from the command line, killed too: not the server's to resume.
-    let mut by_hand = home
-        .command(Some(&stand_in))
-        .args([
-            "--headless",
-            "--no-checkpoints",
-            "--max-rounds",
-            "2",
-            "Should the CLI cache in Redis?",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(by_hand.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let (mut by_hand, first) = spawn_until_first_line(home.command(Some(&stand_in)).args([
+        "--headless",
+        "--no-checkpoints",
+        "--max-rounds",
+        "2",
+        "Should the CLI cache in Redis?",
+    ]));
     let by_hand_id = serde_json::from_str::<Value>(&first).unwrap()["id"]
         .as_str()
         .unwrap()

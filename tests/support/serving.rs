@@ -13,16 +13,7 @@ pub struct Serving {
 impl Serving {
     /// Spawns `command` (a `moot serve --listen 127.0.0.1:0 …`) and waits for its address.
     pub fn start(command: &mut Command) -> Serving {
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        let (child, first) = spawn_until_first_line(command);
         let addr = first
             .trim()
             .strip_prefix("moot serve: listening on http://")
@@ -34,6 +25,22 @@ impl Serving {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+}
+
+/// Spawns `command` with no input and its errors dropped, and reads the first line it prints
+/// (the rest of its output is not read).
+pub fn spawn_until_first_line(command: &mut Command) -> (Child, String) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    (child, first)
 }
 
 impl Drop for Serving {

@@ -197,24 +197,28 @@ impl<'m> Scheduler<'m> {
     }
 
     /// Starts as many waiting requests as there are free slots, in arrival order; the rest
-    /// wait for one in flight to end.
+    /// wait (untouched, so a long prompt is not tokenized again every step) for one in flight
+    /// to end.
     fn admit_waiting(&mut self) {
-        while let Some(job) = self.waiting.pop_front() {
-            let prompt = match self.tokenize(&job) {
-                Ok(prompt) => prompt,
+        while let Some(slot) = self.idle_slot() {
+            let Some(job) = self.waiting.pop_front() else {
+                return;
+            };
+            match self.tokenize(&job) {
+                Ok(prompt) => {
+                    let plan = self.place(slot, prompt, job.max_tokens as usize);
+                    self.start(job, plan);
+                }
                 Err(error) => {
                     let _ = job.events.send(WorkerEvent::Failed(error));
-                    continue;
-                }
-            };
-            match self.place(prompt, job.max_tokens as usize) {
-                Some(plan) => self.start(job, plan),
-                None => {
-                    self.waiting.push_front(job);
-                    return;
                 }
             }
         }
+    }
+
+    /// Any slot no request is using.
+    fn idle_slot(&self) -> Option<usize> {
+        self.slots.iter().position(|slot| !slot.busy)
     }
 
     /// How much of `cached` can stand for the start of `prompt`: the same tokens, then past
@@ -257,10 +261,10 @@ impl<'m> Scheduler<'m> {
         (same + matched, Some(tokens))
     }
 
-    /// Where a prompt goes and what it starts from; None when every slot is busy.
-    fn place(&mut self, prompt: Vec<LlamaToken>, max_tokens: usize) -> Option<Plan> {
+    /// Where a prompt goes (an idle slot; `idle` is one) and what it starts from.
+    fn place(&mut self, idle: usize, prompt: Vec<LlamaToken>, max_tokens: usize) -> Plan {
         let text = PromptText::new(self.model, prompt);
-        let reaches: Vec<Reach> = self
+        let mut reaches: Vec<Reach> = self
             .slots
             .iter()
             .map(|slot| self.reach(&slot.cached, &text))
@@ -274,7 +278,8 @@ impl<'m> Scheduler<'m> {
             .max_by_key(|&i| match reaches[i].0 == self.slots[i].cached.len() {
                 true => (true, reaches[i].0, std::cmp::Reverse(0)),
                 false => (false, 0, std::cmp::Reverse(self.slots[i].used)),
-            })?;
+            })
+            .unwrap_or(idle);
         let evicted = self.slots[slot].cached.len() - reaches[slot].0;
         // Another slot (busy or not) may hold more of it: the opening every seat shares.
         let donor = (0..self.slots.len())
@@ -293,7 +298,7 @@ impl<'m> Scheduler<'m> {
             .max_by_key(|&(_, n)| n);
         let prompt = match in_flight {
             Some(_) => text.tokens,
-            None => reaches[source].1.clone().unwrap_or(text.tokens),
+            None => reaches[source].1.take().unwrap_or(text.tokens),
         };
         let budget = max_tokens.min((self.info.context as usize).saturating_sub(prompt.len()));
         let mut plan = Plan {
@@ -312,7 +317,7 @@ impl<'m> Scheduler<'m> {
             self.forget(slot, cached.min(plan.prompt.len() - 1));
             plan.reused = self.slots[slot].cached.len();
         }
-        Some(plan)
+        plan
     }
 
     /// Gives slot `to` what slot `from` holds. Each sequence has its own part of the cache

@@ -74,7 +74,8 @@ pub struct Timings {
     pub prompt_tokens: usize,
     /// Prompt tokens found already in the cache and not evaluated again.
     pub reused_tokens: usize,
-    /// Tokens other sequences held in the cache that were forgotten to make room for this one.
+    /// Cached tokens of another request that the slot this one took forgot (the slot idle
+    /// longest, when no idle one held nothing this prompt would lose).
     pub evicted_tokens: usize,
     /// The most requests decoded in one step of the batch while this one ran.
     pub decoded_together: usize,
