@@ -57,6 +57,11 @@ impl SidePanel {
         SidePanel::Scores,
     ];
 
+    /// `ABOVE`, then a protocol's own panels below them.
+    pub fn above_and(own: &[SidePanel]) -> Vec<SidePanel> {
+        SidePanel::ABOVE.iter().chain(own).copied().collect()
+    }
+
     /// What the panel is called on the screen and in the keys' help.
     pub fn title(self) -> &'static str {
         match self {
@@ -170,17 +175,28 @@ impl Presentation {
     }
 }
 
+impl Presentation {
+    /// The looks of a protocol whose seats are its own, not the catalog's perspectives, and
+    /// whose outcome offers no follow-up draft; the rest as `default`.
+    pub fn own_seats(seat_role: &str, outcome_title: &str, opening: &str) -> Self {
+        Presentation {
+            seat_role: seat_role.into(),
+            seats_from_catalog: false,
+            outcome_title: outcome_title.into(),
+            follow_up: false,
+            opening: opening.into(),
+            ..Presentation::default()
+        }
+    }
+}
+
 impl Default for Presentation {
     /// The moderated protocol's looks, which every debate had before protocols said.
     fn default() -> Self {
         Presentation {
             seat_role: "perspective".into(),
             seats_from_catalog: true,
-            panels: [
-                &SidePanel::ABOVE[..],
-                &[SidePanel::Commitments, SidePanel::Map],
-            ]
-            .concat(),
+            panels: SidePanel::above_and(&[SidePanel::Commitments, SidePanel::Map]),
             outcome_title: "Synthesis".into(),
             follow_up: true,
             record_is_report: false,

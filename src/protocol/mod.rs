@@ -136,6 +136,44 @@ pub struct Flag {
     pub repeatable: bool,
 }
 
+impl Flag {
+    /// `--context PATH`, as the panel and the dialogue both read it.
+    pub const CONTEXT: Flag = Flag::valued(
+        "context",
+        "PATH",
+        "A file, or a directory of text files, every seat reads (repeatable; the panel's spec, the dialogue's extra sources)",
+    )
+    .repeatable();
+
+    /// A switch: `--NAME`.
+    pub const fn switch(name: &'static str, help: &'static str) -> Flag {
+        Flag {
+            name,
+            value: None,
+            help,
+            repeatable: false,
+        }
+    }
+
+    /// A flag that takes a value: `--NAME VALUE`.
+    pub const fn valued(name: &'static str, value: &'static str, help: &'static str) -> Flag {
+        Flag {
+            name,
+            value: Some(value),
+            help,
+            repeatable: false,
+        }
+    }
+
+    /// The same flag, taken more than once (each value kept, in order).
+    pub const fn repeatable(self) -> Flag {
+        Flag {
+            repeatable: true,
+            ..self
+        }
+    }
+}
+
 /// What a protocol's settings are made from.
 pub struct SettingsInput<'a> {
     /// The protocol's flags as given: name → values (a switch given once has one empty value).

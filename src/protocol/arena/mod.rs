@@ -44,50 +44,15 @@ pub const RUBRIC: [&str; 4] = [
 ];
 
 const FLAGS: &[Flag] = &[
-    Flag {
-        name: "seat",
-        value: Some("ROLE"),
-        help: "A seat of the arena by its role (repeat for each; a catalog perspective brings its persona)",
-        repeatable: true,
-    },
-    Flag {
-        name: "rounds",
-        value: Some("N"),
-        help: "Rounds of the arena: opening, rebuttals, closing (default 4)",
-        repeatable: false,
-    },
-    Flag {
-        name: "persona",
-        value: Some("FILE"),
-        help: "A persona file (.json or .toml, the arena's persona schema) for the seat it names",
-        repeatable: true,
-    },
-    Flag {
-        name: "order",
-        value: Some("round-robin|moderator"),
-        help: "Who speaks next: every seat in turn, or the moderator's pick with a reason",
-        repeatable: false,
-    },
-    Flag {
-        name: "moderator",
-        value: Some("model|seat:ROLE|system"),
-        help: "Who orders, scores and summarises: moot's model, a participant by its role, or moot itself with no model call",
-        repeatable: false,
-    },
-    Flag {
-        name: "score",
-        value: None,
-        help: "The moderator scores every argument 0–1 on evidence, relevance, responsiveness and stance adherence",
-        repeatable: false,
-    },
+    Flag::valued("seat", "ROLE", "A seat of the arena by its role (repeat for each; a catalog perspective brings its persona)").repeatable(),
+    Flag::valued("rounds", "N", "Rounds of the arena: opening, rebuttals, closing (default 4)"),
+    Flag::valued("persona", "FILE", "A persona file (.json or .toml, the arena's persona schema) for the seat it names").repeatable(),
+    Flag::valued("order", "round-robin|moderator", "Who speaks next: every seat in turn, or the moderator's pick with a reason"),
+    Flag::valued("moderator", "model|seat:ROLE|system", "Who orders, scores and summarises: moot's model, a participant by its role, or moot itself with no model call"),
+    Flag::switch("score", "The moderator scores every argument 0–1 on evidence, relevance, responsiveness and stance adherence"),
     kit::TOPOLOGY_FLAG,
     super::tree::PLANNING_FLAG,
-    Flag {
-        name: "arena-dir",
-        value: Some("DIR"),
-        help: "Keep the arena directory (manifest, personas, transcript, scores, summary) written under DIR while it runs",
-        repeatable: false,
-    },
+    Flag::valued("arena-dir", "DIR", "Keep the arena directory (manifest, personas, transcript, scores, summary) written under DIR while it runs"),
 ];
 
 impl super::TypedProtocol for Arena {
@@ -125,20 +90,9 @@ impl super::TypedProtocol for Arena {
 
     fn presentation(&self) -> Presentation {
         Presentation {
-            seat_role: "role".into(),
-            seats_from_catalog: false,
-            panels: [
-                &SidePanel::ABOVE[..],
-                &[SidePanel::Commitments, SidePanel::Map],
-            ]
-            .concat(),
-            outcome_title: "Summary".into(),
-            follow_up: false,
-            record_is_report: false,
-            opening: "The moderator is setting up the arena…".into(),
-            round_name: "round".into(),
-            rounds_of_their_own: Vec::new(),
+            panels: SidePanel::above_and(&[SidePanel::Commitments, SidePanel::Map]),
             numbered_turns: true,
+            ..Presentation::own_seats("role", "Summary", "The moderator is setting up the arena…")
         }
     }
 

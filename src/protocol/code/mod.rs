@@ -90,16 +90,10 @@ impl super::TypedProtocol for Code {
 
     fn presentation(&self) -> Presentation {
         Presentation {
-            seat_role: "role".into(),
-            seats_from_catalog: false,
             panels: vec![SidePanel::Tests, SidePanel::Versions],
-            outcome_title: "Result".into(),
-            follow_up: false,
-            record_is_report: false,
-            opening: "Setting up the work tree…".into(),
             round_name: "version".into(),
             rounds_of_their_own: vec![Phase::Clarification, Phase::Attack],
-            numbered_turns: false,
+            ..Presentation::own_seats("role", "Result", "Setting up the work tree…")
         }
     }
 

@@ -12,66 +12,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub const FLAGS: &[Flag] = &[
-    Flag {
-        name: "file",
-        value: Some("PATH"),
-        help: "A file of the project the task is about (its contents go to the seats)",
-        repeatable: true,
-    },
-    Flag {
-        name: "test",
-        value: Some("CMD"),
-        help: "The test command run after each version (default: [code.hooks] unit, else detected from the project)",
-        repeatable: false,
-    },
-    Flag {
-        name: "lint",
-        value: Some("CMD"),
-        help: "A linter run after each version (default: [code.hooks] lint)",
-        repeatable: false,
-    },
-    Flag {
-        name: "lang",
-        value: Some("LANGUAGE"),
-        help: "The language the code is written in (default: from the files written)",
-        repeatable: false,
-    },
-    Flag {
-        name: "red-blue",
-        value: None,
-        help: "Red team attacks the result, blue team hardens it (at most three rounds)",
-        repeatable: false,
-    },
-    Flag {
-        name: "seat",
-        value: Some("ROLE[=PROFILE[:MODEL]]"),
-        help: "A critic of the critique phase (default Refactorer and Security), or a seat's own provider (Generator=ollama:qwen2.5-coder); the roles: Generator, Refactorer, PerformanceAnalyzer, Security, Teacher, Compiler, Executor, Judge, Implementer, Designer",
-        repeatable: true,
-    },
-    Flag {
-        name: "skip",
-        value: Some("PHASE"),
-        help: "Leave out a phase: clarification, self-check, critique, review, optimization",
-        repeatable: true,
-    },
-    Flag {
-        name: "unsandboxed-hooks",
-        value: None,
-        help: "Run hooks without the filesystem sandbox where the kernel offers no Landlock (they run model-written code; the record says so)",
-        repeatable: false,
-    },
-    Flag {
-        name: "keep",
-        value: None,
-        help: "Keep the debate's work tree after it ends",
-        repeatable: false,
-    },
-    Flag {
-        name: "max-attempts",
-        value: Some("N"),
-        help: "Attempts of the Reflexion loop (default 3)",
-        repeatable: false,
-    },
+    Flag::valued("file", "PATH", "A file of the project the task is about (its contents go to the seats)").repeatable(),
+    Flag::valued("test", "CMD", "The test command run after each version (default: [code.hooks] unit, else detected from the project)"),
+    Flag::valued("lint", "CMD", "A linter run after each version (default: [code.hooks] lint)"),
+    Flag::valued("lang", "LANGUAGE", "The language the code is written in (default: from the files written)"),
+    Flag::switch("red-blue", "Red team attacks the result, blue team hardens it (at most three rounds)"),
+    Flag::valued("seat", "ROLE[=PROFILE[:MODEL]]", "A critic of the critique phase (default Refactorer and Security), or a seat's own provider (Generator=ollama:qwen2.5-coder); the roles: Generator, Refactorer, PerformanceAnalyzer, Security, Teacher, Compiler, Executor, Judge, Implementer, Designer").repeatable(),
+    Flag::valued("skip", "PHASE", "Leave out a phase: clarification, self-check, critique, review, optimization").repeatable(),
+    Flag::switch("unsandboxed-hooks", "Run hooks without the filesystem sandbox where the kernel offers no Landlock (they run model-written code; the record says so)"),
+    Flag::switch("keep", "Keep the debate's work tree after it ends"),
+    Flag::valued("max-attempts", "N", "Attempts of the Reflexion loop (default 3)"),
 ];
 
 /// The most bytes of one `--file` given to the seats.

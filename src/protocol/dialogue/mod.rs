@@ -31,18 +31,11 @@ pub struct Dialogue;
 pub const CONTEXT_SCHEMA: &str = "moot_dialogue_context";
 
 const FLAGS: &[Flag] = &[
-    Flag {
-        name: "context",
-        value: Some("PATH"),
-        help: "A file, or a directory of text files, every seat reads (repeatable; the panel's spec, the dialogue's extra sources)",
-        repeatable: true,
-    },
-    Flag {
-        name: "no-context",
-        value: None,
-        help: "Do not gather shared context from the current directory",
-        repeatable: false,
-    },
+    Flag::CONTEXT,
+    Flag::switch(
+        "no-context",
+        "Do not gather shared context from the current directory",
+    ),
 ];
 
 impl super::TypedProtocol for Dialogue {
@@ -87,20 +80,17 @@ impl super::TypedProtocol for Dialogue {
 
     fn presentation(&self) -> Presentation {
         Presentation {
-            seat_role: "side".into(),
-            seats_from_catalog: false,
-            panels: [
-                &SidePanel::ABOVE[..],
-                &[SidePanel::Context, SidePanel::Commitments, SidePanel::Map],
-            ]
-            .concat(),
-            outcome_title: "Verdict".into(),
-            follow_up: false,
+            panels: SidePanel::above_and(&[
+                SidePanel::Context,
+                SidePanel::Commitments,
+                SidePanel::Map,
+            ]),
             record_is_report: true,
-            opening: "The moderator is condensing the shared context…".into(),
-            round_name: "round".into(),
-            rounds_of_their_own: Vec::new(),
-            numbered_turns: false,
+            ..Presentation::own_seats(
+                "side",
+                "Verdict",
+                "The moderator is condensing the shared context…",
+            )
         }
     }
 

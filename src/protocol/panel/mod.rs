@@ -28,24 +28,17 @@ pub const RECOMMENDATION_SCHEMA: &str = "moot_panel_recommendation";
 pub const CHALLENGE_SCHEMA: &str = "moot_panel_challenge";
 
 const FLAGS: &[Flag] = &[
-    Flag {
-        name: "option",
-        value: Some("ID: LABEL — DESCRIPTION"),
-        help: "An option the panel judges (repeat for each; default: the moderator proposes them)",
-        repeatable: true,
-    },
-    Flag {
-        name: "context",
-        value: Some("PATH"),
-        help: "A file, or a directory of text files, every seat reads (repeatable; the panel's spec, the dialogue's extra sources)",
-        repeatable: true,
-    },
-    Flag {
-        name: "anonymous",
-        value: None,
-        help: "Show judges to each other as Judge 1, 2, 3 when they challenge each other",
-        repeatable: false,
-    },
+    Flag::valued(
+        "option",
+        "ID: LABEL — DESCRIPTION",
+        "An option the panel judges (repeat for each; default: the moderator proposes them)",
+    )
+    .repeatable(),
+    Flag::CONTEXT,
+    Flag::switch(
+        "anonymous",
+        "Show judges to each other as Judge 1, 2, 3 when they challenge each other",
+    ),
 ];
 
 impl super::TypedProtocol for Panel {
@@ -130,16 +123,12 @@ impl super::TypedProtocol for Panel {
 
     fn presentation(&self) -> Presentation {
         Presentation {
-            seat_role: "judge".into(),
-            seats_from_catalog: false,
             panels: vec![SidePanel::Standings],
-            outcome_title: "Result".into(),
-            follow_up: false,
-            record_is_report: false,
-            opening: "The moderator is framing the options to judge…".into(),
-            round_name: "round".into(),
-            rounds_of_their_own: Vec::new(),
-            numbered_turns: false,
+            ..Presentation::own_seats(
+                "judge",
+                "Result",
+                "The moderator is framing the options to judge…",
+            )
         }
     }
 
