@@ -123,6 +123,53 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     );
 }
 
+/// A finished debate replays read-only on the same screen a followed one uses, with no clock
+/// ticking to wake it: every key must wake it by itself. (Polling the key stream with a
+/// throwaway waker once lost every key after the first until some other event came.)
+#[test]
+fn a_replayed_debate_answers_every_key_with_nothing_else_to_wake_it() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/demo/redis-vs-postgres.json"
+    );
+    let run = moot(
+        home.path(),
+        None,
+        &[
+            "--headless",
+            "--script",
+            script,
+            "Redis or PostgreSQL for caching?",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let output = moot(home.path(), None, &["list", "--json"])
+        .output()
+        .unwrap();
+    let list: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let id = list[0]["id"].as_str().unwrap().to_string();
+
+    let mut pty = Pty::spawn(&mut moot(home.path(), None, &["open", &id]));
+    let screen = pty.wait_for("· replay");
+    assert!(screen.contains("completed ·"), "{screen}");
+    for _ in 0..3 {
+        pty.press(b"s");
+        pty.wait_for("╭ Synthesis");
+        pty.press(b"\x1b");
+        pty.wait_until(|screen| !screen.contains("╭ Synthesis"));
+    }
+    pty.press(b"q");
+    assert_eq!(pty.wait_exit().code(), Some(0));
+}
+
 #[test]
 fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     let server = StandIn::start_in_background(Behaviour::default());

@@ -21,7 +21,7 @@ use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
 };
-use futures_util::{FutureExt as _, StreamExt};
+use futures_util::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::future::Future;
@@ -101,9 +101,16 @@ fn input(app: &mut App, event: Option<std::io::Result<TermEvent>>) -> Input {
 }
 
 /// The next terminal event if one is already waiting, so keys read together are handled
-/// before the frame that shows them.
-fn waiting(keys: &mut EventStream) -> Option<Option<std::io::Result<TermEvent>>> {
-    keys.next().now_or_never()
+/// before the frame that shows them. Polled with this task's own waker: crossterm keeps the
+/// waker of the first poll that found nothing until an event comes, so a throwaway one (as
+/// `now_or_never` gives) would leave the next key unnoticed until something else woke the
+/// screen.
+async fn waiting(keys: &mut EventStream) -> Option<Option<std::io::Result<TermEvent>>> {
+    std::future::poll_fn(|cx| match keys.poll_next_unpin(cx) {
+        std::task::Poll::Ready(event) => std::task::Poll::Ready(Some(event)),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await
 }
 const TICK: Duration = Duration::from_millis(100);
 
@@ -442,7 +449,7 @@ async fn open_stored(screen: Screen<'_>, id: &str) -> Result<(), crate::store::S
         return follow_screen(screen, id).await;
     }
     let events = crate::replay::journal_events(screen.store, id)?;
-    replay_screen(screen, events).await;
+    watch_screen(screen, id, events, Followed::Replayed).await;
     Ok(())
 }
 
@@ -584,7 +591,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                             break;
                         }
                     }
-                    key = waiting(keys);
+                    key = waiting(keys).await;
                 }
                 pacer.key();
             },
@@ -645,11 +652,12 @@ async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store:
     Ok(())
 }
 
-/// Where a followed debate's events come from and its answers go: this machine's journal, or
-/// a server's API (`moot attach`).
+/// Where a watched debate's events come from and its answers go: this machine's journal, a
+/// server's API (`moot attach`), or nowhere: a stored debate replayed read-only.
 enum Followed {
     Here(Box<crate::replay::Following>),
     Server(Box<crate::remote::Remote>),
+    Replayed,
 }
 
 impl Followed {
@@ -657,6 +665,7 @@ impl Followed {
         match self {
             Followed::Here(following) => following.next().await,
             Followed::Server(remote) => remote.next().await,
+            Followed::Replayed => std::future::pending().await,
         }
     }
 
@@ -682,12 +691,13 @@ impl Followed {
                     .await
                     .map_err(|e| e.to_string())
             }
+            Followed::Replayed => Err("a replay takes no answers".to_string()),
         }
     }
 }
 
 /// A debate running elsewhere, on the live screen: its events as they come, the person's
-/// answers sent back, until the user leaves.
+/// answers sent back, until the user leaves; or a stored one replayed, read-only.
 async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut following: Followed) {
     let Screen {
         terminal,
@@ -697,7 +707,8 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
         keymap,
         store,
     } = screen;
-    let mut app = App::with_keymap(false, keymap.clone());
+    let read_only = matches!(following, Followed::Replayed);
+    let mut app = App::with_keymap(read_only, keymap.clone());
     for event in &events {
         app.on_event(event);
     }
@@ -755,11 +766,12 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
                         Input::Handled => {}
                         Input::Gone => break 'screen,
                     }
-                    key = waiting(keys);
+                    key = waiting(keys).await;
                 }
                 pacer.key();
             },
-            _ = tick.tick() => app.on_tick(),
+            // A replay has no clock and nothing speaking: it redraws on a key alone.
+            _ = tick.tick(), if !read_only => app.on_tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
             _ = shutdown.wait() => break,
         }
@@ -812,47 +824,6 @@ fn answer_elsewhere(
         },
     };
     store.record_remote_answer(id, round, kind, &control, &by)
-}
-
-/// A stored debate, replayed from the journal, read-only, until the user leaves.
-async fn replay_screen(screen: Screen<'_>, events: Vec<Event>) {
-    let Screen {
-        terminal,
-        keys,
-        shutdown,
-        theme,
-        keymap,
-        store,
-    } = screen;
-    let mut app = App::with_keymap(true, keymap.clone());
-    for event in &events {
-        app.on_event(event);
-    }
-    let mut caches = Caches::default();
-    loop {
-        if app.dirty {
-            draw(terminal, &mut app, &mut caches, theme);
-        }
-        tokio::select! {
-            key = keys.next() => match key {
-                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
-                    if is_interrupt(&key) {
-                        break;
-                    }
-                    match app.on_key(key) {
-                        Some(Effect::Quit) => break,
-                        Some(effect) => perform(terminal, &mut app, store, effect),
-                        None => {}
-                    }
-                }
-                Some(Ok(TermEvent::Resize(_, _))) => app.on_resize(),
-                Some(Ok(TermEvent::Mouse(mouse))) => app.on_mouse(mouse),
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => break,
-            },
-            _ = shutdown.wait() => break,
-        }
-    }
 }
 
 #[cfg(test)]
