@@ -1,6 +1,7 @@
 //! The workbench as a user meets it, driven on a pseudo-terminal: time to the first frame,
 //! key-press-to-screen latency while 4 seats stream 500 tokens a second each, and CPU and
-//! output while a finished debate sits on screen. `cargo bench --bench latency`.
+//! output while a finished debate sits on screen, and a key on that screen. `cargo bench --bench
+//! latency`.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -92,6 +93,35 @@ fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
         started.elapsed()
     });
     drop(pty);
+}
+
+/// A key on a finished debate's screen, where no stream wakes the screen between keys: only
+/// the key itself can (the clock ticks every 100 ms).
+#[divan::bench(sample_count = 40, sample_size = 1)]
+fn key_to_screen_with_nothing_streaming(bencher: divan::Bencher) {
+    let (dir, _) = scratch();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
+    let mut pty = Pty::spawn(&mut moot(
+        dir.path(),
+        &[
+            "--no-checkpoints",
+            "--no-write",
+            "--script",
+            demo.to_str().unwrap(),
+            "Should we use Redis or PostgreSQL for caching?",
+        ],
+    ));
+    pty.wait_for("completed ·");
+    let mut shown = false;
+    bencher.bench_local(|| {
+        let started = Instant::now();
+        pty.press(b"t");
+        shown = !shown;
+        pty.wait_until(|screen| screen.contains('↑') == shown);
+        started.elapsed()
+    });
+    pty.press(b"q");
+    pty.wait_exit();
 }
 
 fn report_idle() {
