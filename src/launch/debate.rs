@@ -9,7 +9,7 @@ use crate::config::Config;
 use crate::headless::{self, CheckpointAnswers};
 use crate::providers;
 use crate::sanitize;
-use crate::session::{self, ResumeChanges};
+use crate::session::{self, ResumeChanges, SessionError};
 use crate::tui;
 use crate::tui::history::{NewDebate, ProtocolChoice};
 use crate::tui::keymap::Keymap;
@@ -98,7 +98,6 @@ pub(super) fn workbench(
     let theme = Theme::named(&name, Depth::detect())
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
-    let store = open_store()?;
     let configured = session::chosen_protocol(args, config).to_string();
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
@@ -150,8 +149,12 @@ pub(super) fn workbench(
         default_protocol: configured.clone(),
         served: served(config),
     };
-    block_on(tui::run::workbench(store, setup, start, settings_for))?
-        .map_err(|e| Failure::runtime(e.to_string()))
+    // Opened by the workbench once its first frame is up.
+    let journal = || crate::store::Store::open(&crate::paths::database_path());
+    block_on(tui::run::workbench(journal, setup, start, settings_for))?.map_err(|e| match e {
+        SessionError::Store(e) => Failure::from(e),
+        e => Failure::runtime(e.to_string()),
+    })
 }
 
 /// The server whose debates the history lists too, when `[serve] url` names one: a client

@@ -310,11 +310,14 @@ impl Run {
     }
 
     /// Shows in `app` what it will run, as far as it is known before it starts: the protocol's
-    /// own layout from the first frame, before its first event.
-    fn show_expected(&self, store: &Store, app: &mut App) {
+    /// own layout from the first frame, before its first event. A resumed debate is looked up
+    /// in `store`; with none (the journal not open yet), only a new one shows.
+    fn show_expected(&self, store: Option<&Store>, app: &mut App) {
         let expected = match self {
             Run::New { question, settings } => Some((question.clone(), settings.protocol.clone())),
-            Run::Resume { id, .. } => store.debate(id).ok().map(|d| (d.question, d.protocol)),
+            Run::Resume { id, .. } => store
+                .and_then(|store| store.debate(id).ok())
+                .map(|d| (d.question, d.protocol)),
         };
         if let Some((question, protocol)) = expected {
             let presentation = session::presentation(&protocol);
@@ -344,7 +347,7 @@ fn answerer() -> String {
 /// Runs the workbench from `start` until the user leaves, moving between history, live
 /// debates and replays on one terminal. Returns the exit code.
 pub async fn workbench(
-    store: Store,
+    open_store: impl FnOnce() -> Result<Store, crate::store::StoreError>,
     setup: Setup,
     start: Start,
     settings_for: impl Fn(&NewDebate) -> Result<DebateSettings, String>,
@@ -359,6 +362,14 @@ pub async fn workbench(
     } = setup;
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Environment(format!("cannot open the terminal: {e}")))?;
+    // A new debate's first frame (its question, its protocol's layout) comes before the
+    // journal opens: nothing on it needs the journal.
+    if let Start::Live(run) = &start {
+        let mut app = App::with_keymap(false, keymap.clone());
+        run.show_expected(None, &mut app);
+        draw(&mut terminal, &mut app, &mut Caches::default(), &theme);
+    }
+    let store = open_store()?;
     let mut keys = EventStream::new();
     let shutdown = Shutdown::listen();
     let back_to_history = matches!(start, Start::History);
@@ -527,7 +538,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
         let _ = stop_rx.await;
     });
     let mut app = App::with_keymap(false, keymap.clone());
-    run.show_expected(store, &mut app);
+    run.show_expected(Some(store), &mut app);
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
     let mut session = std::pin::pin!(run.session(
