@@ -18,7 +18,7 @@ use support::{Behaviour, StandIn};
 const LATENCY: Duration = Duration::from_millis(200);
 
 fn provider(server: &StandIn) -> Arc<dyn Provider> {
-    let client = moot::llm::http_client().unwrap();
+    let client = moot::llm::LazyClient::default();
     providers::build(
         &ProviderSpec::openai(&server.openai_base()),
         &client,

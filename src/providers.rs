@@ -93,6 +93,8 @@ pub enum ProviderError {
     #[error(transparent)]
     Script(#[from] ScriptError),
     #[error(transparent)]
+    Http(#[from] crate::llm::HttpSetupError),
+    #[error(transparent)]
     Model(#[from] ModelError),
     #[cfg(feature = "local")]
     #[error(transparent)]
@@ -334,7 +336,7 @@ fn url_password(url: &str) -> Option<&str> {
 /// Builds a provider from a spec, reading its key from the environment.
 pub fn build(
     spec: &ProviderSpec,
-    client: &reqwest::Client,
+    client: &crate::llm::LazyClient,
     capabilities: &Arc<CapabilityCache>,
     retry: &RetryConfig,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
@@ -387,7 +389,7 @@ pub fn build(
                 "set OPENAI_BASE_URL (or --base-url) to a running OpenAI-compatible server, OLLAMA_HOST for Ollama, or OPENAI_API_KEY for OpenAI".to_string()
             };
             Ok(Arc::new(OpenAiProvider::new(
-                client.clone(),
+                client.get()?,
                 &base_url,
                 key,
                 &spec.model,
@@ -405,7 +407,7 @@ pub fn build(
             )
             .ok_or(ProviderError::AnthropicKey)?;
             Ok(Arc::new(AnthropicProvider::new(
-                client.clone(),
+                client.get()?,
                 &base_url,
                 key,
                 &spec.model,
@@ -445,6 +447,35 @@ fn hosted_url(spec: &ProviderSpec, key: Option<&str>, default: &str, host: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A scripted run never builds the HTTP client (reading the platform's certificates);
+    /// the first provider that speaks HTTP builds it, and later ones share it.
+    #[test]
+    fn the_http_client_is_built_by_the_first_provider_that_needs_it() {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/demo/redis-vs-postgres.json"
+        );
+        let client = crate::llm::LazyClient::default();
+        let capabilities = Arc::new(CapabilityCache::default());
+        let retry = RetryConfig::default();
+        build(
+            &ProviderSpec::scripted(script),
+            &client,
+            &capabilities,
+            &retry,
+        )
+        .unwrap();
+        assert!(!client.is_built());
+        build(
+            &ProviderSpec::openai("http://127.0.0.1:9/v1"),
+            &client,
+            &capabilities,
+            &retry,
+        )
+        .unwrap();
+        assert!(client.is_built());
+    }
 
     #[test]
     fn a_local_profile_carries_its_settings_and_no_secret() {

@@ -17,12 +17,15 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     let spec = providers::resolve(&session::provider_flags(&args.provider), config)
         .map_err(|e| Failure::usage(e.to_string()))?;
     ensure_local_model(&spec, args.yes)?;
-    let client = crate::llm::http_client().map_err(|e| Failure::runtime(e.to_string()))?;
+    let client = crate::llm::LazyClient::default();
     let capabilities = Arc::new(crate::llm::CapabilityCache::new(
         store.load_capabilities().unwrap_or_default(),
     ));
-    let provider = providers::build(&spec, &client, &capabilities, &config.retry)
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let provider =
+        providers::build(&spec, &client, &capabilities, &config.retry).map_err(|e| match e {
+            providers::ProviderError::Http(e) => Failure::runtime(e.to_string()),
+            e => Failure::usage(e.to_string()),
+        })?;
     let (id, settings) = match &args.resume {
         Some(id) => {
             let stored = store.bench_run(id)?.ok_or_else(|| {

@@ -48,6 +48,26 @@ pub fn http_client() -> Result<reqwest::Client, HttpSetupError> {
         .build()?)
 }
 
+/// A run's HTTP client, built the first time a provider asks for one: a debate on the embedded
+/// model or a script never reads the platform's certificates. Clones share the one client.
+#[derive(Clone, Default)]
+pub struct LazyClient(Arc<OnceLock<reqwest::Client>>);
+
+impl LazyClient {
+    pub fn get(&self) -> Result<reqwest::Client, HttpSetupError> {
+        if let Some(client) = self.0.get() {
+            return Ok(client.clone());
+        }
+        let client = http_client()?;
+        Ok(self.0.get_or_init(|| client).clone())
+    }
+
+    /// Whether a client has been built yet.
+    pub fn is_built(&self) -> bool {
+        self.0.get().is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

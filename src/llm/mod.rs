@@ -15,7 +15,7 @@ pub mod sse;
 pub mod structured;
 
 pub use capability::{Capabilities, CapabilityCache, StructuredMode};
-pub use http::{HttpSetupError, http_client};
+pub use http::{HttpSetupError, LazyClient, http_client};
 pub use provider::{
     ChatMessage, ChatRequest, Completion, FinishReason, LlmError, Provider, ProviderKind,
     REQUEST_HEADER, ReplyFormat, RequestLabel, TextSink, Usage, estimate_tokens,

@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::debate::{Debate, DebateStatus, Event, new_debate_id, now_rfc3339};
 use crate::decision;
 use crate::engine::{self, Context, EngineError, Replay, Seating};
-use crate::llm::{CapabilityCache, HttpSetupError, Provider};
+use crate::llm::{CapabilityCache, Provider};
 use crate::protocol::{self, Common, Ending, Outcome, Registry};
 use crate::providers::{self, ProviderError, ProviderSpec};
 use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
@@ -87,8 +87,6 @@ pub enum SessionError {
     #[error(transparent)]
     Provider(#[from] ProviderError),
     #[error(transparent)]
-    Http(#[from] HttpSetupError),
-    #[error(transparent)]
     Store(#[from] StoreError),
     #[error("{0}")]
     Environment(String),
@@ -115,8 +113,10 @@ impl SessionError {
             | SessionError::NotResumable { .. }
             | SessionError::Protocol(_)
             | SessionError::Settings(_)
-            | SessionError::ResumeFlag { .. }
-            | SessionError::Provider(_) => true,
+            | SessionError::ResumeFlag { .. } => true,
+            // A platform whose TLS cannot be set up is not the person's to fix by asking
+            // differently.
+            SessionError::Provider(error) => !matches!(error, ProviderError::Http(_)),
             SessionError::Store(error) => matches!(
                 error,
                 StoreError::NotFound(_) | StoreError::Ambiguous { .. } | StoreError::InUse { .. }
@@ -420,7 +420,7 @@ struct Providers {
 fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, SessionError> {
     let known = store.load_capabilities().unwrap_or_default();
     let capabilities = Arc::new(CapabilityCache::new(known));
-    let client = crate::llm::http_client()?;
+    let client = crate::llm::LazyClient::default();
     let default = providers::build(&settings.provider, &client, &capabilities, &settings.retry)?;
     let mut per_perspective = HashMap::new();
     for (perspective, spec) in &settings.perspective_providers {
@@ -531,7 +531,7 @@ async fn run(
             lessons: settings.lessons.given.clone(),
         });
     }
-    let client = crate::llm::http_client()?;
+    let client = crate::llm::LazyClient::default();
     let retry = settings.retry.clone();
     let factory_capabilities = capabilities.clone();
     let common = Common {
