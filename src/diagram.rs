@@ -88,10 +88,7 @@ fn arguments(drawn: &Drawn<'_>) -> Part {
                 "{} ({:.2}{}) {}",
                 argument.id,
                 argument.score,
-                argument
-                    .withdrawal()
-                    .map(|how| format!(", {how}"))
-                    .unwrap_or_default(),
+                argument.withdrawn_clause(),
                 cut(&argument.text)
             ),
         };

@@ -369,10 +369,7 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
                 argument.id,
                 argument.seat,
                 argument.score,
-                argument
-                    .withdrawal()
-                    .map(|how| format!(" ({how})"))
-                    .unwrap_or_default(),
+                argument.withdrawn_note(),
                 argument.text.replace('|', "\\|")
             );
         }

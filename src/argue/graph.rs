@@ -52,6 +52,20 @@ impl Argument {
             _ => None,
         }
     }
+
+    /// ` (retracted)`, ` (struck)`, or nothing while it stands: for after its text or score.
+    pub fn withdrawn_note(&self) -> String {
+        self.withdrawal()
+            .map(|how| format!(" ({how})"))
+            .unwrap_or_default()
+    }
+
+    /// `, retracted`, `, struck`, or nothing while it stands: for inside a parenthesis.
+    pub fn withdrawn_clause(&self) -> String {
+        self.withdrawal()
+            .map(|how| format!(", {how}"))
+            .unwrap_or_default()
+    }
 }
 
 impl ArgumentGraph {

@@ -219,9 +219,7 @@ pub(super) fn verdict_prompt(
             a.id,
             a.seat,
             a.score,
-            a.withdrawal()
-                .map(|how| format!(", {how}"))
-                .unwrap_or_default(),
+            a.withdrawn_clause(),
             a.text
         );
     }

@@ -279,9 +279,7 @@ impl DialogueResult {
                 "| {} | {}{} | {} | {:.2} |",
                 a.id,
                 cell(&a.text),
-                a.withdrawal()
-                    .map(|how| format!(" ({how})"))
-                    .unwrap_or_default(),
+                a.withdrawn_note(),
                 a.seat,
                 a.score
             );
