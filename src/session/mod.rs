@@ -410,11 +410,13 @@ fn stored_protocol(
         })
 }
 
-/// The providers of one debate and the capability cache they share.
+/// The providers of one debate, and the capability cache and HTTP client they share (with
+/// the providers the protocol builds later, for seats of its own).
 struct Providers {
     seating: Seating,
     per_perspective: HashMap<String, Arc<dyn Provider>>,
     capabilities: Arc<CapabilityCache>,
+    client: crate::llm::LazyClient,
 }
 
 fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, SessionError> {
@@ -436,6 +438,7 @@ fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, 
         },
         per_perspective,
         capabilities,
+        client,
     })
 }
 
@@ -487,6 +490,7 @@ async fn run(
         seating,
         per_perspective: perspective_providers,
         capabilities,
+        client,
     } = providers;
     if resumed && debate.status == DebateStatus::Failed {
         // The failure that ended the debate is retried, not replayed.
@@ -531,7 +535,6 @@ async fn run(
             lessons: settings.lessons.given.clone(),
         });
     }
-    let client = crate::llm::LazyClient::default();
     let retry = settings.retry.clone();
     let factory_capabilities = capabilities.clone();
     let common = Common {
