@@ -123,6 +123,38 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     );
 }
 
+/// Issue 27 item 4: a new debate's first frame (its question) is drawn before the journal is
+/// opened. With a journal that cannot open, the question was on the screen before the error,
+/// the terminal is restored, and the error and its exit code are the journal's.
+#[test]
+fn the_first_frame_comes_before_the_journal_opens() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    // Where the journal's folder should be, a file: the journal cannot open.
+    std::fs::write(home.path().join("data"), "").unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/demo/redis-vs-postgres.json"
+    );
+    let question = "Is the first frame drawn before the journal opens?";
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        None,
+        &["--script", script, question],
+    ));
+    assert_eq!(pty.wait_exit().code(), Some(1));
+    let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
+    let entered = raw.find("\u{1b}[?1049h").expect("the workbench opened");
+    let asked = raw.find(question).expect("the question was drawn");
+    let left = raw
+        .rfind("\u{1b}[?1049l")
+        .expect("the terminal was restored");
+    let error = raw
+        .find("cannot open the journal")
+        .expect("the journal's error");
+    assert!(entered < asked && asked < left && left < error, "{raw:?}");
+}
+
 /// A finished debate replays read-only on the same screen a followed one uses, with no clock
 /// ticking to wake it: every key must wake it by itself. (Polling the key stream with a
 /// throwaway waker once lost every key after the first until some other event came.)
