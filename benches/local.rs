@@ -1,7 +1,9 @@
 //! The embedded model's speed on the default GGUF with 2 threads: prompt processing and
 //! generation tokens per second as the provider delivers them, beside llama.cpp's own timings
 //! of the same requests; time to first token of a debater turn; an argument phase of 1, 2 and
-//! 3 seats decoded one after another and together; a seat's second turn beside its first;
+//! 3 seats decoded one after another and together; the tokens per second of 1, 2 and 3 replies
+//! generated together (each its own prompt, up to 128 tokens); a seat's second turn beside its
+//! first;
 //! memory with the model loaded.
 //! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
 
@@ -226,6 +228,7 @@ fn main() {
     );
 
     argument_phase(&runtime, &path, &seats, &instructions);
+    generation_together(&runtime, &path);
     second_turn(&runtime, &provider, &seats[0], &instructions);
 
     let (rss_after, peak) = memory();
@@ -335,6 +338,52 @@ fn argument_phase(
         }
         println!("{}", line.trim_end_matches(';'));
     }
+}
+
+/// Generation alone, together: 1, 2 and 3 requests with short prompts of their own, decoded
+/// in one batch, as tokens generated per second of wall time (the argument phase's figures
+/// also hold prompt reading and replies that end at different lengths).
+fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path) {
+    let provider = LocalProvider::open(
+        path,
+        &LocalSettings {
+            threads: Some(2),
+            sequences: Some(3),
+            ..LocalSettings::default()
+        },
+    )
+    .unwrap();
+    let provider = &provider;
+    let mut line = "generation together (tokens per second of wall time, all replies):".to_string();
+    let mut alone = 0.0;
+    for count in 1..=3 {
+        let mut rates = Vec::new();
+        for run in 0..3 {
+            let requests: Vec<ChatRequest> = (0..count)
+                .map(|seat| request(1000 + 10 * run + seat, 20, None, 128))
+                .collect();
+            let started = Instant::now();
+            let replies =
+                runtime.block_on(futures_util::future::join_all(requests.iter().map(
+                    |r| async move { provider.complete_timed(r, &mut |_: &str| {}).await },
+                )));
+            let wall = started.elapsed().as_secs_f64();
+            let generated: usize = replies
+                .into_iter()
+                .map(|r| r.unwrap().1.generated_tokens)
+                .sum();
+            rates.push(generated as f64 / wall);
+        }
+        let rate = median(rates);
+        if count == 1 {
+            alone = rate;
+        }
+        line.push_str(&format!(
+            " {count}: {rate:.0} tok/s ({:.2} × one);",
+            rate / alone
+        ));
+    }
+    println!("{}", line.trim_end_matches(';'));
 }
 
 fn run_request(

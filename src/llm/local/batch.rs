@@ -124,7 +124,7 @@ impl<'m> Scheduler<'m> {
         let mut index = 0;
         while index < self.running.len() {
             if self.running[index].cancelled() {
-                let sequence = self.running.swap_remove(index);
+                let sequence = self.running.remove(index);
                 self.slots[sequence.plan.slot].busy = false;
                 let _ = sequence
                     .job
@@ -385,24 +385,30 @@ impl<'m> Scheduler<'m> {
         self.clock += 1;
         self.slots[plan.slot].busy = true;
         self.slots[plan.slot].used = self.clock;
-        self.running.push(Sequence {
-            job,
-            plan,
-            grammar,
-            penalties,
-            tail,
-            text: String::new(),
-            stream: Utf8Stream::default(),
-            generated: 0,
-            next: None,
-            logits: None,
-            started: Instant::now(),
-            prompt_done: None,
-            first_token_ms: 0.0,
-            first_logits: Vec::new(),
-            grammar_fallbacks: 0,
-            together: 1,
-        });
+        // `running` stays in slot order, which is the order a batch must list its sequences in
+        // (see `fill_batch`).
+        let at = self.running.partition_point(|s| s.plan.slot < plan.slot);
+        self.running.insert(
+            at,
+            Sequence {
+                job,
+                plan,
+                grammar,
+                penalties,
+                tail,
+                text: String::new(),
+                stream: Utf8Stream::default(),
+                generated: 0,
+                next: None,
+                logits: None,
+                started: Instant::now(),
+                prompt_done: None,
+                first_token_ms: 0.0,
+                first_logits: Vec::new(),
+                grammar_fallbacks: 0,
+                together: 1,
+            },
+        );
     }
 
     /// One decode of the batch: each generating sequence's last token, then as much of the
@@ -447,39 +453,54 @@ impl<'m> Scheduler<'m> {
     /// Builds the batch of at most `room` tokens: each generating sequence's last token, then
     /// as much of the prompts still being read as fits. Returns what each sequence put in it
     /// and how many tokens it holds.
+    ///
+    /// The tokens are listed in the order of their sequences' ids: over caches of their own,
+    /// llama.cpp decodes a batch in steps of consecutive sequence ids met in the batch's order,
+    /// so a batch listing sequence 1 before 0 takes two steps where one would do.
     fn fill_batch(&mut self, room: usize) -> (Vec<(usize, Vec<LlamaToken>)>, usize) {
         self.batch.clear();
+        // Generating sequences have the room first, a token each, so no reply stalls behind a
+        // long prompt; the prompts being read share what is left, in slot order.
+        let mut shares = vec![0; self.running.len()];
+        let mut left = room;
+        for (share, sequence) in shares.iter_mut().zip(&self.running) {
+            if sequence.next.is_some() && left > 0 {
+                *share = 1;
+                left -= 1;
+            }
+        }
+        for (share, sequence) in shares.iter_mut().zip(&self.running) {
+            if sequence.next.is_none() && sequence.plan.awaiting.is_none() {
+                let at = self.slots[sequence.plan.slot].cached.len();
+                *share = sequence.plan.prompt.len().saturating_sub(at).min(left);
+                left -= *share;
+            }
+        }
         let mut added: Vec<(usize, Vec<LlamaToken>)> = Vec::new();
         let mut used = 0;
-        // Generating sequences first: a token each, so no reply stalls behind a long prompt.
         for (index, sequence) in self.running.iter_mut().enumerate() {
             sequence.logits = None;
-            let Some(token) = sequence.next else { continue };
-            let position = self.slots[sequence.plan.slot].cached.len();
-            if used >= room
-                || self
-                    .batch
-                    .add(token, position as i32, &[sequence.plan.slot as i32], true)
-                    .is_err()
-            {
-                break;
-            }
-            sequence.logits = Some(used as i32);
-            used += 1;
-            added.push((index, vec![token]));
-        }
-        for (index, sequence) in self.running.iter_mut().enumerate() {
-            if sequence.next.is_some() || sequence.plan.awaiting.is_some() || used >= room {
+            if shares[index] == 0 {
                 continue;
             }
+            let seat = [sequence.plan.slot as i32];
             let at = self.slots[sequence.plan.slot].cached.len();
-            let end = (at + room - used).min(sequence.plan.prompt.len());
-            let mut taken = Vec::with_capacity(end - at);
-            for (position, token) in sequence.plan.prompt.iter().enumerate().take(end).skip(at) {
-                let last = position == sequence.plan.prompt.len() - 1;
+            if let Some(token) = sequence.next {
+                if self.batch.add(token, at as i32, &seat, true).is_err() {
+                    break;
+                }
+                sequence.logits = Some(used as i32);
+                used += 1;
+                added.push((index, vec![token]));
+                continue;
+            }
+            let prompt = &sequence.plan.prompt;
+            let mut taken = Vec::with_capacity(shares[index]);
+            for (position, token) in prompt.iter().enumerate().skip(at).take(shares[index]) {
+                let last = position == prompt.len() - 1;
                 if self
                     .batch
-                    .add(*token, position as i32, &[sequence.plan.slot as i32], last)
+                    .add(*token, position as i32, &seat, last)
                     .is_err()
                 {
                     break;
@@ -584,7 +605,7 @@ impl<'m> Scheduler<'m> {
     /// Ends sequence `index`: its reply (or error) to the requester, its slot free again with
     /// what it holds.
     fn finish(&mut self, index: usize, error: Option<LlmError>) {
-        let sequence = self.running.swap_remove(index);
+        let sequence = self.running.remove(index);
         let slot = &mut self.slots[sequence.plan.slot];
         slot.busy = false;
         if let Some(error) = error {
