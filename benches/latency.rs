@@ -99,19 +99,7 @@ fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
 /// the key itself can (the clock ticks every 100 ms).
 #[divan::bench(sample_count = 40, sample_size = 1)]
 fn key_to_screen_with_nothing_streaming(bencher: divan::Bencher) {
-    let (dir, _) = scratch();
-    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
-    let mut pty = Pty::spawn(&mut moot(
-        dir.path(),
-        &[
-            "--no-checkpoints",
-            "--no-write",
-            "--script",
-            demo.to_str().unwrap(),
-            "Should we use Redis or PostgreSQL for caching?",
-        ],
-    ));
-    pty.wait_for("completed ·");
+    let mut pty = finished_demo();
     let mut shown = false;
     bencher.bench_local(|| {
         let started = Instant::now();
@@ -124,10 +112,11 @@ fn key_to_screen_with_nothing_streaming(bencher: divan::Bencher) {
     pty.wait_exit();
 }
 
-fn report_idle() {
+/// The recorded demo debate run to its end on the workbench, which stays open on it.
+fn finished_demo() -> Pty {
     let (dir, _) = scratch();
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
-    let mut pty = Pty::spawn(&mut moot(
+    let pty = Pty::spawn(&mut moot(
         dir.path(),
         &[
             "--no-checkpoints",
@@ -138,6 +127,11 @@ fn report_idle() {
         ],
     ));
     pty.wait_for("completed ·");
+    pty
+}
+
+fn report_idle() {
+    let mut pty = finished_demo();
     let pid = pty.pid();
     // Let the last frame settle, then watch the finished screen for five seconds.
     std::thread::sleep(Duration::from_millis(500));
