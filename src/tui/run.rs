@@ -363,8 +363,9 @@ pub async fn workbench(
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Environment(format!("cannot open the terminal: {e}")))?;
     // A new debate's first frame (its question, its protocol's layout) comes before the
-    // journal opens: nothing on it needs the journal.
-    if let Start::Live(run) = &start {
+    // journal opens: nothing on it needs the journal. A resumed one's needs it to show more
+    // than an empty frame.
+    if let Start::Live(run @ Run::New { .. }) = &start {
         let mut app = App::with_keymap(false, keymap.clone());
         run.show_expected(None, &mut app);
         draw(&mut terminal, &mut app, &mut Caches::default(), &theme);
