@@ -142,6 +142,8 @@ fn the_first_frame_comes_before_the_journal_opens() {
         None,
         &["--script", script, question],
     ));
+    // Read to the end first: the process may be gone before its last bytes are read.
+    pty.wait_for("cannot open the journal");
     assert_eq!(pty.wait_exit().code(), Some(1));
     let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
     let entered = raw.find("\u{1b}[?1049h").expect("the workbench opened");
