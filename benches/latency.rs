@@ -83,16 +83,20 @@ fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
     // The four seats stream in parallel (at 140 columns the panes show as tabs).
     pty.wait_until(|screen| screen.contains("A Performance") || screen.contains("cache path"));
     pty.wait_for("cache path");
+    time_toggles(bencher, &mut pty);
+    drop(pty);
+}
+
+/// Times `t` (each seat's token counts in the pane titles, on or off) until the screen shows it.
+fn time_toggles(bencher: divan::Bencher, pty: &mut Pty) {
     let mut shown = false;
     bencher.bench_local(|| {
-        // t toggles each seat's token counts in the pane titles.
         let started = Instant::now();
         pty.press(b"t");
         shown = !shown;
         pty.wait_until(|screen| screen.contains('↑') == shown);
         started.elapsed()
     });
-    drop(pty);
 }
 
 /// A key on a finished debate's screen, where no stream wakes the screen between keys: only
@@ -100,14 +104,7 @@ fn key_to_screen_while_four_seats_stream(bencher: divan::Bencher) {
 #[divan::bench(sample_count = 40, sample_size = 1)]
 fn key_to_screen_with_nothing_streaming(bencher: divan::Bencher) {
     let mut pty = finished_demo();
-    let mut shown = false;
-    bencher.bench_local(|| {
-        let started = Instant::now();
-        pty.press(b"t");
-        shown = !shown;
-        pty.wait_until(|screen| screen.contains('↑') == shown);
-        started.elapsed()
-    });
+    time_toggles(bencher, &mut pty);
     pty.press(b"q");
     pty.wait_exit();
 }
