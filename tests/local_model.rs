@@ -225,6 +225,38 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
     }
 }
 
+/// In a debate the moderator speaks alone first, and its turns leave caches in two of the
+/// three slots; the two seats that then argue at once must still land on slots next to each
+/// other, since llama.cpp computes sequences on slots 0 and 2 a step each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seats_after_the_moderator_are_computed_in_one_step() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let provider = LocalProvider::open(
+        &model_path(),
+        &LocalSettings {
+            sequences: Some(3),
+            ..settings()
+        },
+    )
+    .unwrap();
+    for (seat, role) in [
+        ("M", "the moderator, framing the question"),
+        ("M", "the moderator, opening the round"),
+    ] {
+        provider
+            .complete_timed(&seat_request(seat, role, 8), &mut |_: &str| {})
+            .await
+            .unwrap();
+    }
+    let seats = [
+        seat_request("A", "the Pragmatist", 40),
+        seat_request("B", "the Skeptic", 40),
+    ];
+    for (_, timings) in together(&provider, &seats[0], &seats[1]).await {
+        assert_eq!(timings.decoded_together, 2, "computed in one step");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;

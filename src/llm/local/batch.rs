@@ -273,11 +273,22 @@ impl<'m> Scheduler<'m> {
         // or an empty one), holding most of it; else the one used least recently, whose cache
         // is evicted. What another slot holds of the prompt is copied below, so the choice is
         // only about what is lost.
+        // Between slots that lose alike, one beside a busy slot: only sequences on consecutive
+        // slots are computed in one step (see `fill_batch`), so two seats on slots 0 and 2
+        // would take a step each.
+        let beside_busy = |i: usize| {
+            (i > 0 && self.slots[i - 1].busy) || self.slots.get(i + 1).is_some_and(|s| s.busy)
+        };
         let slot = (0..self.slots.len())
             .filter(|&i| !self.slots[i].busy)
             .max_by_key(|&i| match reaches[i].0 == self.slots[i].cached.len() {
-                true => (true, reaches[i].0, std::cmp::Reverse(0)),
-                false => (false, 0, std::cmp::Reverse(self.slots[i].used)),
+                true => (true, reaches[i].0, beside_busy(i), std::cmp::Reverse(0)),
+                false => (
+                    false,
+                    0,
+                    beside_busy(i),
+                    std::cmp::Reverse(self.slots[i].used),
+                ),
             })
             .unwrap_or(idle);
         let evicted = self.slots[slot].cached.len() - reaches[slot].0;
@@ -434,7 +445,13 @@ impl<'m> Scheduler<'m> {
                 }
             }
         };
-        let together = added.len();
+        // What llama.cpp computes in one step: the longest run of consecutive slots in the
+        // batch (see `fill_batch`).
+        let slots: Vec<usize> = added
+            .iter()
+            .map(|(index, _)| self.running[*index].plan.slot)
+            .collect();
+        let together = consecutive_run(&slots);
         for (index, tokens) in added {
             let sequence = &mut self.running[index];
             sequence.together = sequence.together.max(together);
@@ -673,6 +690,21 @@ type Reach = (usize, Option<Vec<LlamaToken>>);
 /// A shared opening shorter than this is read again rather than waited for.
 const WORTH_WAITING_FOR: usize = 32;
 
+/// The longest run of consecutive numbers in `slots` (ascending).
+fn consecutive_run(slots: &[usize]) -> usize {
+    let mut longest = 0;
+    let mut run = 0;
+    for (at, slot) in slots.iter().enumerate() {
+        run = if at > 0 && slots[at - 1] + 1 == *slot {
+            run + 1
+        } else {
+            1
+        };
+        longest = longest.max(run);
+    }
+    longest
+}
+
 /// How many leading tokens two lists have in common.
 fn common(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -701,5 +733,20 @@ impl PromptText {
             bytes,
             offsets,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::consecutive_run;
+
+    /// Only sequences on consecutive slots count as computed together.
+    #[test]
+    fn a_step_computes_the_longest_run_of_consecutive_slots() {
+        assert_eq!(consecutive_run(&[]), 0);
+        assert_eq!(consecutive_run(&[2]), 1);
+        assert_eq!(consecutive_run(&[0, 1, 2]), 3);
+        assert_eq!(consecutive_run(&[0, 2]), 1);
+        assert_eq!(consecutive_run(&[0, 2, 3]), 2);
     }
 }

@@ -77,7 +77,8 @@ pub struct Timings {
     /// Cached tokens of another request that the slot this one took forgot (the slot idle
     /// longest, when no idle one held nothing this prompt would lose).
     pub evicted_tokens: usize,
-    /// The most requests decoded in one step of the batch while this one ran.
+    /// The most requests llama.cpp computed in one step while this one ran (those in one
+    /// batch on consecutive slots).
     pub decoded_together: usize,
     /// The likeliest tokens at the reply's first position with their logits, best first.
     pub first_logits: Vec<(i32, f32)>,
