@@ -321,24 +321,27 @@ impl<'m> Scheduler<'m> {
             awaiting: in_flight,
         };
         if in_flight.is_none() {
-            if let Some(donor) = donor {
-                self.copy(donor, slot);
-            }
             // At least the last prompt token is evaluated, for its logits.
-            self.forget(slot, cached.min(plan.prompt.len() - 1));
+            let keep = cached.min(plan.prompt.len() - 1);
+            match donor {
+                Some(donor) => self.copy(donor, slot, keep),
+                None => self.forget(slot, keep),
+            }
             plan.reused = self.slots[slot].cached.len();
         }
         plan
     }
 
-    /// Gives slot `to` what slot `from` holds. Each sequence has its own part of the cache
-    /// (so attention reads only its own cells), and llama.cpp copies between parts only
-    /// whole: the caller then forgets what it does not want.
-    fn copy(&mut self, from: usize, to: usize) {
+    /// Gives slot `to` the first `keep` tokens slot `from` holds. Each sequence has its own
+    /// part of the cache (so attention reads only its own cells), and llama.cpp copies between
+    /// parts only whole: the rest is forgotten after the copy.
+    fn copy(&mut self, from: usize, to: usize, keep: usize) {
         let _ = self
             .context
             .copy_kv_cache_seq(from as i32, to as i32, None, None);
-        self.slots[to].cached = self.slots[from].cached.clone();
+        let kept = &self.slots[from].cached[..keep.min(self.slots[from].cached.len())];
+        self.slots[to].cached = kept.to_vec();
+        self.forget(to, keep);
     }
 
     /// Sequences waiting for another to read the opening they share take it once it is read
@@ -360,8 +363,7 @@ impl<'m> Scheduler<'m> {
                 .min(wanted)
                 .min(sequence.plan.prompt.len() - 1);
             let slot = sequence.plan.slot;
-            self.copy(donor, slot);
-            self.forget(slot, count);
+            self.copy(donor, slot, count);
             self.running[index].plan.reused = count;
             self.running[index].plan.awaiting = None;
         }
@@ -447,11 +449,11 @@ impl<'m> Scheduler<'m> {
         };
         // What llama.cpp computes in one step: the longest run of consecutive slots in the
         // batch (see `fill_batch`).
-        let slots: Vec<usize> = added
-            .iter()
-            .map(|(index, _)| self.running[*index].plan.slot)
-            .collect();
-        let together = consecutive_run(&slots);
+        let together = consecutive_run(
+            added
+                .iter()
+                .map(|(index, _)| self.running[*index].plan.slot),
+        );
         for (index, tokens) in added {
             let sequence = &mut self.running[index];
             sequence.together = sequence.together.max(together);
@@ -691,16 +693,16 @@ type Reach = (usize, Option<Vec<LlamaToken>>);
 const WORTH_WAITING_FOR: usize = 32;
 
 /// The longest run of consecutive numbers in `slots` (ascending).
-fn consecutive_run(slots: &[usize]) -> usize {
-    let mut longest = 0;
-    let mut run = 0;
-    for (at, slot) in slots.iter().enumerate() {
-        run = if at > 0 && slots[at - 1] + 1 == *slot {
+fn consecutive_run(slots: impl IntoIterator<Item = usize>) -> usize {
+    let (mut longest, mut run, mut last) = (0, 0, None);
+    for slot in slots {
+        run = if last.is_some_and(|l: usize| l + 1 == slot) {
             run + 1
         } else {
             1
         };
         longest = longest.max(run);
+        last = Some(slot);
     }
     longest
 }
@@ -743,10 +745,10 @@ mod tests {
     /// Only sequences on consecutive slots count as computed together.
     #[test]
     fn a_step_computes_the_longest_run_of_consecutive_slots() {
-        assert_eq!(consecutive_run(&[]), 0);
-        assert_eq!(consecutive_run(&[2]), 1);
-        assert_eq!(consecutive_run(&[0, 1, 2]), 3);
-        assert_eq!(consecutive_run(&[0, 2]), 1);
-        assert_eq!(consecutive_run(&[0, 2, 3]), 2);
+        assert_eq!(consecutive_run([]), 0);
+        assert_eq!(consecutive_run([2]), 1);
+        assert_eq!(consecutive_run([0, 1, 2]), 3);
+        assert_eq!(consecutive_run([0, 2]), 1);
+        assert_eq!(consecutive_run([0, 2, 3]), 2);
     }
 }
