@@ -168,14 +168,9 @@ impl Presentation {
         if listed_all {
             return self.panels.clone();
         }
-        SidePanel::ABOVE
-            .into_iter()
-            .chain(self.panels.iter().copied())
-            .collect()
+        SidePanel::above_and(&self.panels)
     }
-}
 
-impl Presentation {
     /// The looks of a protocol whose seats are its own, not the catalog's perspectives, and
     /// whose outcome offers no follow-up draft; the rest as `default`.
     pub fn own_seats(seat_role: &str, outcome_title: &str, opening: &str) -> Self {

@@ -63,6 +63,7 @@ impl LazyClient {
     }
 
     /// Whether a client has been built yet.
+    #[cfg(test)]
     pub fn is_built(&self) -> bool {
         self.0.get().is_some()
     }
