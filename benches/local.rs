@@ -288,20 +288,14 @@ fn argument_phase(
             .map(|seat| argument_request(seat, &seats[..count], instructions, run))
             .collect();
         let started = Instant::now();
-        let mut generated = 0;
-        if together {
-            let replies =
-                runtime.block_on(futures_util::future::join_all(requests.iter().map(
-                    |r| async move { provider.complete_timed(r, &mut |_: &str| {}).await },
-                )));
-            for reply in replies {
-                generated += reply.unwrap().1.generated_tokens;
-            }
+        let generated = if together {
+            generated_at_once(runtime, provider, &requests)
         } else {
-            for request in &requests {
-                generated += run_request(runtime, provider, request).generated_tokens;
-            }
-        }
+            requests
+                .iter()
+                .map(|request| run_request(runtime, provider, request).generated_tokens)
+                .sum()
+        };
         (started.elapsed().as_secs_f64(), generated)
     };
     for (label, sequences, together) in [("one after another", 1, false), ("together", 4, true)] {
@@ -363,15 +357,8 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
                 .map(|seat| request(1000 + 10 * run + seat, 20, None, 128))
                 .collect();
             let started = Instant::now();
-            let replies =
-                runtime.block_on(futures_util::future::join_all(requests.iter().map(
-                    |r| async move { provider.complete_timed(r, &mut |_: &str| {}).await },
-                )));
+            let generated = generated_at_once(runtime, provider, &requests);
             let wall = started.elapsed().as_secs_f64();
-            let generated: usize = replies
-                .into_iter()
-                .map(|r| r.unwrap().1.generated_tokens)
-                .sum();
             rates.push(generated as f64 / wall);
         }
         let rate = median(rates);
@@ -384,6 +371,22 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
         ));
     }
     println!("{}", line.trim_end_matches(';'));
+}
+
+/// Runs `requests` all at once; the tokens they generated together.
+fn generated_at_once(
+    runtime: &tokio::runtime::Runtime,
+    provider: &LocalProvider,
+    requests: &[ChatRequest],
+) -> usize {
+    let replies =
+        runtime.block_on(futures_util::future::join_all(requests.iter().map(
+            |r| async move { provider.complete_timed(r, &mut |_: &str| {}).await },
+        )));
+    replies
+        .into_iter()
+        .map(|r| r.unwrap().1.generated_tokens)
+        .sum()
 }
 
 fn run_request(
