@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::pty::{Pty, moot};
+use support::pty::{Pty, alternate_screen, moot};
 use support::serving::Serving;
 use support::{Behaviour, StandIn};
 
@@ -67,13 +67,10 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     let status = pty.wait_exit();
     assert_eq!(status.code(), Some(0));
     // The alternate screen was left and the cursor shown again.
-    let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
-    let entered = raw
-        .find("\u{1b}[?1049h")
-        .expect("entered the alternate screen");
-    let left = raw
-        .rfind("\u{1b}[?1049l")
-        .expect("left the alternate screen");
+    let raw = pty.output();
+    let (entered, left) = alternate_screen(&raw);
+    let entered = entered.expect("entered the alternate screen");
+    let left = left.expect("left the alternate screen");
     assert!(left > entered);
     assert!(
         raw[left..].contains("\u{1b}[?25h") || raw.rfind("\u{1b}[?25h").unwrap() > entered,
@@ -145,12 +142,11 @@ fn the_first_frame_comes_before_the_journal_opens() {
     // Read to the end first: the process may be gone before its last bytes are read.
     pty.wait_for("cannot open the journal");
     assert_eq!(pty.wait_exit().code(), Some(1));
-    let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
-    let entered = raw.find("\u{1b}[?1049h").expect("the workbench opened");
+    let raw = pty.output();
+    let (entered, left) = alternate_screen(&raw);
+    let entered = entered.expect("the workbench opened");
     let asked = raw.find(question).expect("the question was drawn");
-    let left = raw
-        .rfind("\u{1b}[?1049l")
-        .expect("the terminal was restored");
+    let left = left.expect("the terminal was restored");
     let error = raw
         .find("cannot open the journal")
         .expect("the journal's error");
@@ -224,7 +220,7 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     );
     let status = pty.wait_exit();
     assert_eq!(status.code(), Some(130), "interrupted and paused");
-    let raw = String::from_utf8_lossy(&pty.raw.lock().unwrap()).to_string();
+    let raw = pty.output();
     assert!(
         raw.rfind("\u{1b}[?1049l") > raw.rfind("\u{1b}[?1049h"),
         "left the alternate screen"

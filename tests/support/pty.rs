@@ -107,6 +107,12 @@ impl Pty {
         }
     }
 
+    /// Everything the child has written so far, as text.
+    #[allow(dead_code)]
+    pub fn output(&self) -> String {
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).to_string()
+    }
+
     pub fn press(&mut self, bytes: &[u8]) {
         self.master.write_all(bytes).unwrap();
         self.master.flush().unwrap();
@@ -181,6 +187,12 @@ impl Drop for Pty {
             let _ = child.wait();
         }
     }
+}
+
+/// Where `output` entered the alternate screen (the first time) and left it (the last time).
+#[allow(dead_code)]
+pub fn alternate_screen(output: &str) -> (Option<usize>, Option<usize>) {
+    (output.find("\u{1b}[?1049h"), output.rfind("\u{1b}[?1049l"))
 }
 
 /// CPU time a process has used, from /proc (for the benches' CPU shares).
