@@ -1,6 +1,9 @@
 //! What a running debate appends to its journal as it goes (events, audit entries, where it
 //! stands), written in one transaction however many come together: a commit, not the rows,
-//! is what an append costs.
+//! is what an append costs. Appends that wait for the write lock at the same moment (a
+//! hundred debates served at once reach each phase together) are written by whichever of
+//! them takes the lock first, all in one transaction with a savepoint each: one commit for
+//! the burst, and an append that fails still leaves nothing of itself behind.
 
 use super::audit::{AuditKind, AuditPlace, deflate, sha256_hex};
 use super::chain::{self, Writer};
@@ -9,6 +12,7 @@ use super::{Store, StoreError};
 use crate::debate::{Event, Stage, Turn, now_rfc3339};
 use rusqlite::params;
 use serde_json::Value;
+use std::sync::{Arc, Mutex};
 
 /// One thing a running debate appends to its journal.
 pub enum Entry<'a> {
@@ -28,25 +32,26 @@ pub enum Entry<'a> {
 }
 
 /// An entry made ready outside the transaction (serialized, redacted, hashed, compressed), so
-/// the write lock is held for the inserts only.
-enum Ready<'a> {
+/// the write lock is held for the inserts only. It owns what it holds: another debate's
+/// thread may be the one that writes it.
+enum Ready {
     Event {
         kind: &'static str,
         text: String,
     },
     Audit {
         kind: AuditKind,
-        place: &'a AuditPlace,
+        place: AuditPlace,
         hash: String,
         size: i64,
         stored: Option<Vec<u8>>,
     },
     Stage(String),
-    Turn(Box<TurnRow<'a>>),
+    Turn(Box<TurnRow>),
 }
 
 impl Entry<'_> {
-    fn ready(&self) -> Result<Ready<'_>, StoreError> {
+    fn ready(&self) -> Result<Ready, StoreError> {
         Ok(match self {
             Entry::Event(event) => Ready::Event {
                 kind: event.kind(),
@@ -68,7 +73,7 @@ impl Entry<'_> {
                 };
                 Ready::Audit {
                     kind: *kind,
-                    place,
+                    place: (*place).clone(),
                     hash: sha256_hex(&text),
                     size: text.len() as i64,
                     stored,
@@ -80,7 +85,54 @@ impl Entry<'_> {
     }
 }
 
-impl Ready<'_> {
+/// One debate's append, waiting to be written, and once written what came of it.
+struct Queued {
+    id: String,
+    entries: Vec<Ready>,
+    outcome: Mutex<Option<Result<(), StoreError>>>,
+}
+
+impl Queued {
+    fn settle(&self, outcome: Result<(), StoreError>) {
+        *self.outcome.lock().unwrap_or_else(|e| e.into_inner()) = Some(outcome);
+    }
+
+    fn outcome(&self) -> Option<Result<(), StoreError>> {
+        self.outcome
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}
+
+/// The appends waiting for the write lock. An append joins before it asks for the lock, and
+/// whoever holds the lock takes them all, so an append is either written by an earlier
+/// holder (its outcome settled before that holder let go) or still here for its own turn.
+#[derive(Default)]
+pub(super) struct Waiting {
+    queue: Mutex<Vec<Arc<Queued>>>,
+    /// How many transactions appends have taken, for the tests that check they are shared.
+    #[cfg(test)]
+    transactions: std::sync::atomic::AtomicUsize,
+}
+
+impl Waiting {
+    fn join(&self, queued: Arc<Queued>) {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(queued);
+    }
+
+    fn take_all(&self) -> Vec<Arc<Queued>> {
+        #[cfg(test)]
+        self.transactions
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Ready {
     fn insert(&self, tx: &Writer<'_>, id: &str) -> Result<(), StoreError> {
         match self {
             Ready::Event { kind, text } => {
@@ -106,7 +158,7 @@ impl Ready<'_> {
                     now_rfc3339(),
                     kind.to_string(),
                     place.round,
-                    place.phase,
+                    &place.phase,
                     place.seat,
                     place.attempt,
                     place.provider,
@@ -129,18 +181,79 @@ impl Ready<'_> {
 
 impl Store {
     /// Appends `entries` to debate `id`'s journal in one transaction: all of them, or (on an
-    /// error) none.
+    /// error) none. It returns once they are committed, whoever wrote them.
     pub fn append(&self, id: &str, entries: &[Entry<'_>]) -> Result<(), StoreError> {
-        let ready = entries
-            .iter()
-            .map(Entry::ready)
-            .collect::<Result<Vec<_>, _>>()?;
-        self.write(|tx| {
-            for entry in &ready {
-                entry.insert(tx, id)?;
-            }
-            Ok(())
+        let mine = Arc::new(Queued {
+            id: id.to_string(),
+            entries: entries
+                .iter()
+                .map(Entry::ready)
+                .collect::<Result<Vec<_>, _>>()?,
+            outcome: Mutex::new(None),
+        });
+        self.waiting.join(Arc::clone(&mine));
+        let mut connection = self.lock();
+        if let Some(outcome) = mine.outcome() {
+            return outcome;
+        }
+        let group = self.waiting.take_all();
+        self.write_together(&mut connection, &group);
+        drop(connection);
+        // Only a holder that panicked part-way leaves an append taken but unsettled.
+        mine.outcome().unwrap_or_else(|| {
+            Err(StoreError::Data(
+                "the write that held this append was abandoned; nothing of it was kept".into(),
+            ))
         })
+    }
+
+    /// Writes `group` in one transaction, each append under a savepoint of its own, and
+    /// settles each: its own error for an append that failed (rolled back alone), the same
+    /// error for all when the transaction itself fails.
+    fn write_together(&self, connection: &mut rusqlite::Connection, group: &[Arc<Queued>]) {
+        let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
+        let mut each = Vec::with_capacity(group.len());
+        let written = (|| -> Result<(), StoreError> {
+            let tx =
+                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let writer = Writer::begin(tx, &mut heads)?;
+            for queued in group {
+                writer.execute_batch("SAVEPOINT one_append")?;
+                match queued
+                    .entries
+                    .iter()
+                    .try_for_each(|e| e.insert(&writer, &queued.id))
+                {
+                    Ok(()) => {
+                        writer.execute_batch("RELEASE one_append")?;
+                        each.push(Ok(()));
+                    }
+                    Err(error) => {
+                        // SQLite ends the whole transaction on some errors (a full disk);
+                        // then the savepoint is gone and the rollback fails the group.
+                        writer.execute_batch("ROLLBACK TO one_append; RELEASE one_append")?;
+                        writer.forget(&queued.id);
+                        each.push(Err(self.classified(error)));
+                    }
+                }
+            }
+            writer.commit(&mut heads)?;
+            Ok(())
+        })();
+        match written {
+            Ok(()) => {
+                for (queued, outcome) in group.iter().zip(each) {
+                    queued.settle(outcome);
+                }
+            }
+            Err(error) => {
+                heads.forget();
+                let error = self.classified(error);
+                for queued in group {
+                    queued.settle(Err(error.again()));
+                }
+            }
+        }
     }
 }
 
@@ -260,5 +373,89 @@ mod tests {
             // The debate's own row, then 25 events and 25 audit entries.
             assert_eq!(chain.entries, 51);
         }
+    }
+
+    /// Appends that wait for the lock together are written in one transaction by whichever
+    /// takes it first; one that fails (an unknown debate) is rolled back alone and gets its
+    /// own error, and the others land, chained.
+    #[test]
+    fn appends_waiting_together_share_one_transaction_and_fail_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let ids: Vec<String> = (0..6).map(|i| format!("DEB-grouped{i}")).collect();
+        for id in &ids {
+            store
+                .create_debate(&super::super::running_debate(id))
+                .unwrap();
+        }
+        let mut appending: Vec<&str> = ids.iter().map(String::as_str).collect();
+        appending.insert(3, "DEB-nosuch002");
+        let held = store.lock();
+        let before = store
+            .waiting
+            .transactions
+            .load(std::sync::atomic::Ordering::Relaxed);
+        std::thread::scope(|scope| {
+            let outcomes: Vec<_> = appending
+                .iter()
+                .map(|&id| {
+                    let store = store.clone();
+                    scope.spawn(move || {
+                        let event = Event::Notice {
+                            message: format!("{id} grouped"),
+                        };
+                        let body = serde_json::json!({"id": id});
+                        let audit = Entry::Audit {
+                            kind: AuditKind::Event,
+                            place: &place(),
+                            body: &body,
+                            keep_body: true,
+                        };
+                        store.append(id, &[Entry::Event(&event), audit])
+                    })
+                })
+                .collect();
+            // Every append has joined the queue before the lock is let go.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while store.waiting.queue.lock().unwrap().len() < appending.len() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the appends never queued"
+                );
+                std::thread::yield_now();
+            }
+            drop(held);
+            for (id, outcome) in appending.iter().zip(outcomes) {
+                let outcome = outcome.join().unwrap();
+                match *id {
+                    "DEB-nosuch002" => assert!(outcome.is_err(), "an unknown debate appended"),
+                    _ => assert!(outcome.is_ok(), "{id}: {outcome:?}"),
+                }
+            }
+        });
+        let taken = store
+            .waiting
+            .transactions
+            .load(std::sync::atomic::Ordering::Relaxed)
+            - before;
+        assert_eq!(
+            taken, 1,
+            "seven appends waiting together took {taken} transactions"
+        );
+        assert!(store.events_after("DEB-nosuch002", 0).unwrap().is_empty());
+        for id in &ids {
+            let events = store.events_after(id, 0).unwrap();
+            assert_eq!(events.len(), 1, "{id}");
+            assert_eq!(store.audit(id).unwrap().len(), 1, "{id}");
+            let chain = store.check_chain(id).unwrap();
+            assert!(chain.holds(), "{id}: {:?}", chain.problem);
+            assert_eq!(chain.entries, 3, "{id}");
+        }
+        // The heads the group moved are known, and right: the next append chains on them.
+        let event = Event::Notice {
+            message: "after".into(),
+        };
+        store.append(&ids[0], &[Entry::Event(&event)]).unwrap();
+        assert!(store.check_chain(&ids[0]).unwrap().holds());
     }
 }

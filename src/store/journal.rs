@@ -645,16 +645,16 @@ pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, 
 
 /// A turn's row made ready outside the transaction (serialized and redacted), so the write
 /// lock is held for the insert only.
-pub(super) struct TurnRow<'a> {
+pub(super) struct TurnRow {
     /// In the order of `chain::TURN`'s columns: the values bound are the values chained, so
     /// the chain needs no read-back of the row.
     values: [rusqlite::types::Value; 16],
-    content: &'a str,
+    content: String,
 }
 
-impl<'a> TurnRow<'a> {
+impl TurnRow {
     /// `at` (RFC 3339) is when it was spoken, if not now.
-    pub(super) fn new(turn: &'a Turn, at: Option<&str>) -> Result<TurnRow<'a>, StoreError> {
+    pub(super) fn new(turn: &Turn, at: Option<&str>) -> Result<TurnRow, StoreError> {
         use rusqlite::types::Value;
         let text = |s: &str| Value::Text(redacted(s));
         let optional = |s: Option<String>| s.map_or(Value::Null, Value::Text);
@@ -678,7 +678,7 @@ impl<'a> TurnRow<'a> {
                 optional(turn.note.as_deref().map(redacted)),
                 Value::Text(at.map_or_else(now_rfc3339, str::to_string)),
             ],
-            content: &turn.content,
+            content: turn.content.clone(),
         })
     }
 
@@ -715,7 +715,7 @@ impl<'a> TurnRow<'a> {
                 .chain(&link),
         ))?;
         if !self.content.trim().is_empty() {
-            index(tx, id, "turn", self.content)?;
+            index(tx, id, "turn", &self.content)?;
         }
         tx.prepare_cached("UPDATE debates SET updated_at = ?2 WHERE id = ?1")?
             .execute(params![id, now_rfc3339()])?;

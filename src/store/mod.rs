@@ -98,6 +98,48 @@ impl StoreError {
             },
         }
     }
+
+    /// The same error again, for each of the appends a failed group write carried (a SQLite
+    /// error keeps its words, not its code: it is classified before it is shared).
+    fn again(&self) -> StoreError {
+        match self {
+            StoreError::NotFound(id) => StoreError::NotFound(id.clone()),
+            StoreError::Ambiguous { prefix, candidates } => StoreError::Ambiguous {
+                prefix: prefix.clone(),
+                candidates: candidates.clone(),
+            },
+            StoreError::Corrupt { path, detail } => StoreError::Corrupt {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            StoreError::Locked { path } => StoreError::Locked { path: path.clone() },
+            StoreError::LockedTooLong { path, seconds } => StoreError::LockedTooLong {
+                path: path.clone(),
+                seconds: *seconds,
+            },
+            StoreError::ReadOnly { path, culprit } => StoreError::ReadOnly {
+                path: path.clone(),
+                culprit: culprit.clone(),
+            },
+            StoreError::Full { path } => StoreError::Full { path: path.clone() },
+            StoreError::TooNew { path, found, known } => StoreError::TooNew {
+                path: path.clone(),
+                found: *found,
+                known: *known,
+            },
+            StoreError::Open { path, detail } => StoreError::Open {
+                path: path.clone(),
+                detail: detail.clone(),
+            },
+            StoreError::InUse { id, pid, seconds } => StoreError::InUse {
+                id: id.clone(),
+                pid: *pid,
+                seconds: *seconds,
+            },
+            StoreError::Sqlite(error) => StoreError::Data(format!("journal error: {error}")),
+            StoreError::Data(detail) => StoreError::Data(detail.clone()),
+        }
+    }
 }
 
 /// Which of the journal's files cannot be written, and what to do about it. A `-shm` or `-wal`
@@ -158,6 +200,8 @@ pub struct Store {
     /// The chain heads this connection last wrote (`chain::KnownHeads`); locked after the
     /// connection, only by `write` and `delete`.
     heads: Arc<Mutex<chain::KnownHeads>>,
+    /// Appends waiting for the write lock, written together by whichever takes it first.
+    waiting: Arc<append::Waiting>,
     path: PathBuf,
 }
 
@@ -241,6 +285,7 @@ impl Store {
         Ok(Store {
             connection: Arc::new(Mutex::new(connection)),
             heads: Arc::default(),
+            waiting: Arc::default(),
             reader,
             path: path.to_path_buf(),
         })
@@ -304,10 +349,15 @@ impl Store {
             writer.commit(&mut heads)?;
             Ok(value)
         };
-        run(&mut connection).map_err(|error| match error {
+        run(&mut connection).map_err(|error| self.classified(error))
+    }
+
+    /// A write's error as the person reads it: a SQLite error names the journal and the fix.
+    fn classified(&self, error: StoreError) -> StoreError {
+        match error {
             StoreError::Sqlite(error) => StoreError::classify(&self.path, error),
             other => other,
-        })
+        }
     }
 
     /// Runs a read on the reading connection (the writing one when there is none), beside

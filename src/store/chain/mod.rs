@@ -470,6 +470,12 @@ impl<'c> Writer<'c> {
         )
     }
 
+    /// Forgets the head of `debate`'s chain, as after its appends were rolled back to a
+    /// savepoint: the next append reads it again from the tables.
+    pub(super) fn forget(&self, debate: &str) {
+        self.heads.borrow_mut().remove(debate);
+    }
+
     /// Commits, and only then makes the heads it moved known.
     pub(super) fn commit(self, known: &mut KnownHeads) -> rusqlite::Result<()> {
         self.tx.commit()?;
