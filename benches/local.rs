@@ -261,7 +261,7 @@ fn argument_request(
         "Question: Should we use Redis or PostgreSQL for caching? (run {run})\nRound 1 of at most \
          3.\nSeats:\n{}\n\nThe moderator opens this round:\n{pose}\n\n{}\n\nOther seats' \
          strongest open arguments (id, seat, score):\n{open}\n\nMake your argument for this \
-         round. Bring something new; do not repeat last round.",
+         round. Bring something new; do not repeat last round. Write at least 300 words.",
         listed.join("\n"),
         moot::protocol::text::seat_identity(seat)
     ))];
@@ -271,6 +271,9 @@ fn argument_request(
 
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
 /// model, and together on a model that decodes them in one batch; each beside one seat alone.
+/// Every reply runs to its 96-token cap (the prompt asks for far more), so the sides compare
+/// the same work: replies that ended where they liked made the batched side generate more
+/// (182 tokens for two seats against 115), which a ratio of wall times then counted as slowness.
 fn argument_phase(
     runtime: &tokio::runtime::Runtime,
     path: &std::path::Path,
