@@ -261,6 +261,35 @@ impl Store {
 mod tests {
     use super::*;
 
+    /// A journal holding a running debate for each of `ids`.
+    fn journal_with(ids: &[String]) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        for id in ids {
+            store
+                .create_debate(&super::super::running_debate(id))
+                .unwrap();
+        }
+        (dir, store)
+    }
+
+    /// Appends a notice saying `message` to debate `id`, with an audit entry of `body`.
+    fn append_notice(
+        store: &Store,
+        id: &str,
+        message: String,
+        body: &Value,
+    ) -> Result<(), StoreError> {
+        let event = Event::Notice { message };
+        let audit = Entry::Audit {
+            kind: AuditKind::Event,
+            place: &place(),
+            body,
+            keep_body: true,
+        };
+        store.append(id, &[Entry::Event(&event), audit])
+    }
+
     fn place() -> AuditPlace {
         AuditPlace {
             round: 0,
@@ -327,30 +356,15 @@ mod tests {
     /// debate's chain holds.
     #[test]
     fn appends_from_many_debates_at_once_each_land_once_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
         let ids: Vec<String> = (0..8).map(|i| format!("DEB-together{i}")).collect();
-        for id in &ids {
-            store
-                .create_debate(&super::super::running_debate(id))
-                .unwrap();
-        }
+        let (_dir, store) = journal_with(&ids);
         std::thread::scope(|scope| {
             for id in &ids {
                 let store = store.clone();
                 scope.spawn(move || {
                     for n in 0..25 {
-                        let event = Event::Notice {
-                            message: format!("{id} {n}"),
-                        };
                         let body = serde_json::json!({"n": n});
-                        let audit = Entry::Audit {
-                            kind: AuditKind::Event,
-                            place: &place(),
-                            body: &body,
-                            keep_body: true,
-                        };
-                        store.append(id, &[Entry::Event(&event), audit]).unwrap();
+                        append_notice(&store, id, format!("{id} {n}"), &body).unwrap();
                     }
                 });
             }
@@ -380,14 +394,8 @@ mod tests {
     /// own error, and the others land, chained.
     #[test]
     fn appends_waiting_together_share_one_transaction_and_fail_alone() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
         let ids: Vec<String> = (0..6).map(|i| format!("DEB-grouped{i}")).collect();
-        for id in &ids {
-            store
-                .create_debate(&super::super::running_debate(id))
-                .unwrap();
-        }
+        let (_dir, store) = journal_with(&ids);
         let mut appending: Vec<&str> = ids.iter().map(String::as_str).collect();
         appending.insert(3, "DEB-nosuch002");
         let held = store.lock();
@@ -401,17 +409,8 @@ mod tests {
                 .map(|&id| {
                     let store = store.clone();
                     scope.spawn(move || {
-                        let event = Event::Notice {
-                            message: format!("{id} grouped"),
-                        };
                         let body = serde_json::json!({"id": id});
-                        let audit = Entry::Audit {
-                            kind: AuditKind::Event,
-                            place: &place(),
-                            body: &body,
-                            keep_body: true,
-                        };
-                        store.append(id, &[Entry::Event(&event), audit])
+                        append_notice(&store, id, format!("{id} grouped"), &body)
                     })
                 })
                 .collect();
