@@ -229,9 +229,14 @@ impl Store {
                         each.push(Ok(()));
                     }
                     Err(error) => {
-                        // SQLite ends the whole transaction on some errors (a full disk);
-                        // then the savepoint is gone and the rollback fails the group.
-                        writer.execute_batch("ROLLBACK TO one_append; RELEASE one_append")?;
+                        // SQLite ends the whole transaction on some errors (a full disk): the
+                        // savepoint went with it, and the group fails with what ended it.
+                        if writer
+                            .execute_batch("ROLLBACK TO one_append; RELEASE one_append")
+                            .is_err()
+                        {
+                            return Err(error);
+                        }
                         writer.forget(&queued.id);
                         each.push(Err(self.classified(error)));
                     }
@@ -456,5 +461,32 @@ mod tests {
         };
         store.append(&ids[0], &[Entry::Event(&event)]).unwrap();
         assert!(store.check_chain(&ids[0]).unwrap().holds());
+    }
+
+    /// A journal that cannot grow fails every append of a group with the error that says so
+    /// (the disk is full), whether SQLite undid the one statement or the whole transaction,
+    /// and keeps none of them.
+    #[test]
+    fn a_journal_that_cannot_grow_fails_each_append_with_that_reason() {
+        let ids: Vec<String> = (0..3).map(|i| format!("DEB-nospace0{i}")).collect();
+        let (_dir, store) = journal_with(&ids);
+        {
+            let connection = store.lock();
+            let pages: i64 = connection
+                .query_row("PRAGMA page_count", [], |r| r.get(0))
+                .unwrap();
+            connection
+                .pragma_update(None, "max_page_count", pages)
+                .unwrap();
+        }
+        // Too large and too varied to fit in the pages the journal already has.
+        let body =
+            serde_json::json!({"said": (0..20_000).map(|n| n.to_string()).collect::<Vec<_>>()});
+        for id in &ids {
+            let error = append_notice(&store, id, format!("{id} grows"), &body).unwrap_err();
+            assert!(matches!(error, StoreError::Full { .. }), "{id}: {error:?}");
+            assert!(store.events_after(id, 0).unwrap().is_empty(), "{id}");
+            assert!(store.check_chain(id).unwrap().holds(), "{id}");
+        }
     }
 }
