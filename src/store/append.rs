@@ -106,8 +106,10 @@ impl Queued {
 }
 
 /// The appends waiting for the write lock. An append joins before it asks for the lock, and
-/// whoever holds the lock takes them all, so an append is either written by an earlier
-/// holder (its outcome settled before that holder let go) or still here for its own turn.
+/// whoever holds the lock takes them all, so when an append's caller gets the lock its
+/// append was written by an earlier holder (its outcome settled before that holder let go),
+/// or is still here, or was taken into a transaction that failed and kept nothing; then its
+/// caller writes it.
 #[derive(Default)]
 pub(super) struct Waiting {
     queue: Mutex<Vec<Arc<Queued>>>,
@@ -196,33 +198,38 @@ impl Store {
         if let Some(outcome) = mine.outcome() {
             return outcome;
         }
-        let group = self.waiting.take_all();
-        self.write_together(&mut connection, &group);
-        drop(connection);
-        // Only a holder that panicked part-way leaves an append taken but unsettled.
-        mine.outcome().unwrap_or_else(|| {
-            Err(StoreError::Data(
-                "the write that held this append was abandoned; nothing of it was kept".into(),
-            ))
-        })
+        let mut group = self.waiting.take_all();
+        // Taken by a holder whose transaction failed (nothing of it kept), it is written again.
+        if !group.iter().any(|queued| Arc::ptr_eq(queued, &mine)) {
+            group.push(Arc::clone(&mine));
+        }
+        let outcomes = self.write_together(&mut connection, &group)?;
+        let mut own = Ok(());
+        for (queued, outcome) in group.iter().zip(outcomes) {
+            match Arc::ptr_eq(queued, &mine) {
+                true => own = outcome,
+                false => queued.settle(outcome),
+            }
+        }
+        own
     }
 
-    /// Writes `group` in one transaction, each append under a savepoint of its own, and
-    /// settles each: its own error for an append that failed (rolled back alone), the same
-    /// error for all when the transaction itself fails.
-    fn write_together(&self, connection: &mut rusqlite::Connection, group: &[Arc<Queued>]) {
-        let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
-        let mut each = Vec::with_capacity(group.len());
-        let written = (|| -> Result<(), StoreError> {
-            let tx =
-                connection.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let writer = Writer::begin(tx, &mut heads)?;
+    /// Writes `group` in one transaction, each append under a savepoint of its own: what
+    /// came of each (an append that failed was rolled back alone), or, when the transaction
+    /// itself fails, that error, and the others stay unsettled for their callers to write.
+    fn write_together(
+        &self,
+        connection: &mut rusqlite::Connection,
+        group: &[Arc<Queued>],
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        self.write_on(connection, |writer| {
+            let mut each = Vec::with_capacity(group.len());
             for queued in group {
                 writer.execute_batch("SAVEPOINT one_append")?;
                 match queued
                     .entries
                     .iter()
-                    .try_for_each(|e| e.insert(&writer, &queued.id))
+                    .try_for_each(|e| e.insert(writer, &queued.id))
                 {
                     Ok(()) => {
                         writer.execute_batch("RELEASE one_append")?;
@@ -242,23 +249,8 @@ impl Store {
                     }
                 }
             }
-            writer.commit(&mut heads)?;
-            Ok(())
-        })();
-        match written {
-            Ok(()) => {
-                for (queued, outcome) in group.iter().zip(each) {
-                    queued.settle(outcome);
-                }
-            }
-            Err(error) => {
-                heads.forget();
-                let error = self.classified(error);
-                for queued in group {
-                    queued.settle(Err(error.again()));
-                }
-            }
-        }
+            Ok(each)
+        })
     }
 }
 
@@ -463,9 +455,10 @@ mod tests {
         assert!(store.check_chain(&ids[0]).unwrap().holds());
     }
 
-    /// A journal that cannot grow fails every append of a group with the error that says so
-    /// (the disk is full), whether SQLite undid the one statement or the whole transaction,
-    /// and keeps none of them.
+    /// A journal that cannot grow fails an append that needs room with the error that says
+    /// so (the disk is full) and keeps none of it. SQLite ends the whole transaction then, so
+    /// the small appends that waited in the same group are written again by their own
+    /// callers, and land.
     #[test]
     fn a_journal_that_cannot_grow_fails_each_append_with_that_reason() {
         let ids: Vec<String> = (0..3).map(|i| format!("DEB-nospace0{i}")).collect();
@@ -488,5 +481,40 @@ mod tests {
             assert!(store.events_after(id, 0).unwrap().is_empty(), "{id}");
             assert!(store.check_chain(id).unwrap().holds(), "{id}");
         }
+
+        let held = store.lock();
+        let small = serde_json::json!({"n": 1});
+        let waiting = |count: usize| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while store.waiting.queue.lock().unwrap().len() < count {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the appends never queued"
+                );
+                std::thread::yield_now();
+            }
+        };
+        std::thread::scope(|scope| {
+            // The large append first in the group, so it ends the transaction the others share.
+            let large = scope.spawn(|| append_notice(&store, &ids[0], "large".into(), &body));
+            waiting(1);
+            let smalls: Vec<_> = ids[1..]
+                .iter()
+                .map(|id| {
+                    let (store, small) = (&store, &small);
+                    scope.spawn(move || append_notice(store, id, format!("{id} small"), small))
+                })
+                .collect();
+            waiting(ids.len());
+            drop(held);
+            let error = large.join().unwrap().unwrap_err();
+            assert!(matches!(error, StoreError::Full { .. }), "{error:?}");
+            for (id, small) in ids[1..].iter().zip(smalls) {
+                assert!(small.join().unwrap().is_ok(), "{id}");
+                assert_eq!(store.events_after(id, 0).unwrap().len(), 1, "{id}");
+                assert!(store.check_chain(id).unwrap().holds(), "{id}");
+            }
+        });
+        assert!(store.events_after(&ids[0], 0).unwrap().is_empty());
     }
 }

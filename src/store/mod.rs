@@ -98,48 +98,6 @@ impl StoreError {
             },
         }
     }
-
-    /// The same error again, for each of the appends a failed group write carried (a SQLite
-    /// error keeps its words, not its code: it is classified before it is shared).
-    fn again(&self) -> StoreError {
-        match self {
-            StoreError::NotFound(id) => StoreError::NotFound(id.clone()),
-            StoreError::Ambiguous { prefix, candidates } => StoreError::Ambiguous {
-                prefix: prefix.clone(),
-                candidates: candidates.clone(),
-            },
-            StoreError::Corrupt { path, detail } => StoreError::Corrupt {
-                path: path.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::Locked { path } => StoreError::Locked { path: path.clone() },
-            StoreError::LockedTooLong { path, seconds } => StoreError::LockedTooLong {
-                path: path.clone(),
-                seconds: *seconds,
-            },
-            StoreError::ReadOnly { path, culprit } => StoreError::ReadOnly {
-                path: path.clone(),
-                culprit: culprit.clone(),
-            },
-            StoreError::Full { path } => StoreError::Full { path: path.clone() },
-            StoreError::TooNew { path, found, known } => StoreError::TooNew {
-                path: path.clone(),
-                found: *found,
-                known: *known,
-            },
-            StoreError::Open { path, detail } => StoreError::Open {
-                path: path.clone(),
-                detail: detail.clone(),
-            },
-            StoreError::InUse { id, pid, seconds } => StoreError::InUse {
-                id: id.clone(),
-                pid: *pid,
-                seconds: *seconds,
-            },
-            StoreError::Sqlite(error) => StoreError::Data(format!("journal error: {error}")),
-            StoreError::Data(detail) => StoreError::Data(detail.clone()),
-        }
-    }
 }
 
 /// Which of the journal's files cannot be written, and what to do about it. A `-shm` or `-wal`
@@ -339,7 +297,15 @@ impl Store {
         &self,
         work: impl FnOnce(&chain::Writer<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut connection = self.lock();
+        self.write_on(&mut self.lock(), work)
+    }
+
+    /// `write`, on the connection its caller already holds.
+    fn write_on<T>(
+        &self,
+        connection: &mut Connection,
+        work: impl FnOnce(&chain::Writer<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut heads = self.heads.lock().unwrap_or_else(|e| e.into_inner());
         let run = |connection: &mut Connection| -> Result<T, StoreError> {
             let tx =
@@ -349,7 +315,7 @@ impl Store {
             writer.commit(&mut heads)?;
             Ok(value)
         };
-        run(&mut connection).map_err(|error| self.classified(error))
+        run(connection).map_err(|error| self.classified(error))
     }
 
     /// A write's error as the person reads it: a SQLite error names the journal and the fix.
