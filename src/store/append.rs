@@ -203,7 +203,18 @@ impl Store {
         if !group.iter().any(|queued| Arc::ptr_eq(queued, &mine)) {
             group.push(Arc::clone(&mine));
         }
-        let outcomes = self.write_together(&mut connection, &group)?;
+        let outcomes = match self.write_together(&mut connection, &group) {
+            Ok(outcomes) => outcomes,
+            // A lock held elsewhere says nothing of any append, and is not waited for twice.
+            Err(error @ StoreError::Locked { .. }) => return Err(error),
+            // Another's append may have ended the transaction (a full disk): this one is tried
+            // alone, and the others by their own callers.
+            Err(_) if group.len() > 1 => {
+                group = vec![Arc::clone(&mine)];
+                self.write_together(&mut connection, &group)?
+            }
+            Err(error) => return Err(error),
+        };
         let mut own = Ok(());
         for (queued, outcome) in group.iter().zip(outcomes) {
             match Arc::ptr_eq(queued, &mine) {
