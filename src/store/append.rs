@@ -134,6 +134,16 @@ impl Waiting {
     }
 }
 
+#[cfg(test)]
+impl Store {
+    /// How many transactions this journal's appends have taken so far.
+    pub(crate) fn append_transactions(&self) -> usize {
+        self.waiting
+            .transactions
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 impl Ready {
     fn insert(&self, tx: &Writer<'_>, id: &str) -> Result<(), StoreError> {
         match self {

@@ -135,6 +135,16 @@ impl Context {
     /// refuses that for more than a lock, one at a time, so only what can never be written is
     /// left out. Stops at a lock (what waits stays first in line).
     fn drain(&self) -> Result<(), StoreError> {
+        let drained = self.write_backlog();
+        self.refused.store(
+            matches!(drained, Err(StoreError::Locked { .. })),
+            Ordering::Relaxed,
+        );
+        drained
+    }
+
+    /// `drain`'s writing, without noting whether the journal refused it.
+    fn write_backlog(&self) -> Result<(), StoreError> {
         let mut backlog = lock(&self.backlog);
         if backlog.is_empty() {
             return Ok(());
@@ -188,22 +198,19 @@ impl Context {
     /// Appends entries that belong together (an event, its audit entry, the stage it moves
     /// the debate to) in one journal write.
     pub(super) fn append_all(&self, appends: impl IntoIterator<Item = Append>) {
-        let stuck = {
-            let mut backlog = lock(&self.backlog);
-            let stuck = !backlog.is_empty();
-            backlog.extend(appends);
-            stuck
-        };
+        lock(&self.backlog).extend(appends);
         // Behind an entry the journal already refused, these only queue: the next journal
         // write retries them all with backoff, instead of every event blocking for SQLite's
-        // busy wait while another process holds the lock.
+        // busy wait while another process holds the lock. Entries merely deferred (`defer`)
+        // are written with these.
+        let stuck = self.refused.load(Ordering::Relaxed);
         if !stuck && let Err(StoreError::Locked { path }) = self.drain() {
             self.tell_locked(&path);
         }
     }
 
-    /// Queues an append to go with the next journal write, as `append` does behind a refused
-    /// one: an entry nobody waits for (a reply's audit entry) then costs no commit of its own.
+    /// Queues an append to go with the next journal write: an entry nobody waits for (a
+    /// reply's audit entry, a turn's start) then costs no commit of its own.
     pub(super) fn defer(&self, append: Append) {
         lock(&self.backlog).push_back(append);
     }
@@ -218,7 +225,7 @@ impl Context {
         self.append_all(appends);
         self.flush().await?;
         self.push(&turn);
-        let _ = self.events.send(completed);
+        self.tell(completed);
         Ok(turn)
     }
 
@@ -258,5 +265,156 @@ impl Context {
 
     pub(super) fn push(&self, turn: &Turn) {
         lock(&self.transcript).push(turn.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::Phase;
+    use crate::engine::{ReplyKind, Speech};
+    use crate::llm::{FinishReason, ProviderKind, TextSink};
+    use futures_util::future::BoxFuture;
+
+    /// What the journal and the face held when the provider was asked.
+    #[derive(Debug, Default, PartialEq)]
+    struct AtTheCall {
+        start_journaled: bool,
+        request_audited: bool,
+        start_told: bool,
+    }
+
+    /// A provider that looks at the journal and the face's events when it is called, then
+    /// streams one piece of prose.
+    struct Looking {
+        store: Store,
+        face: Mutex<mpsc::UnboundedReceiver<Event>>,
+        seen: Mutex<Option<AtTheCall>>,
+    }
+
+    impl Provider for Looking {
+        fn kind(&self) -> crate::llm::ProviderKind {
+            ProviderKind::Scripted
+        }
+        fn model(&self) -> &str {
+            "looking-1"
+        }
+        fn endpoint(&self) -> String {
+            "in the test".into()
+        }
+        fn configure_hint(&self) -> String {
+            String::new()
+        }
+        fn complete<'a>(
+            &'a self,
+            _request: &'a ChatRequest,
+            on_text: TextSink<'a>,
+        ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+            let events = self.store.events_after("DEB-started1", 0).unwrap();
+            let audit = self.store.audit("DEB-started1").unwrap();
+            let told = std::iter::from_fn(|| lock(&self.face).try_recv().ok()).collect::<Vec<_>>();
+            *lock(&self.seen) = Some(AtTheCall {
+                start_journaled: events
+                    .iter()
+                    .any(|(_, e)| matches!(e, Event::TurnStarted { .. })),
+                request_audited: audit.iter().any(|a| a.kind == AuditKind::Request),
+                start_told: matches!(told.as_slice(), [Event::TurnStarted { .. }]),
+            });
+            on_text("Measured first.");
+            Box::pin(async {
+                Ok(Completion {
+                    text: "Measured first.".into(),
+                    usage: None,
+                    model: "looking-1".into(),
+                    finish: FinishReason::Stop,
+                })
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_turns_start_is_journaled_with_its_first_request_then_told_before_its_reply() {
+        let store = Store::in_memory().unwrap();
+        store
+            .create_debate(&crate::store::running_debate("DEB-started1"))
+            .unwrap();
+        let (events, face) = mpsc::unbounded_channel();
+        let looking = Arc::new(Looking {
+            store: store.clone(),
+            face: Mutex::new(face),
+            seen: Mutex::new(None),
+        });
+        let (_controls_tx, controls) = mpsc::unbounded_channel();
+        let ctx = Context::new(
+            "DEB-started1".into(),
+            store.clone(),
+            Wiring {
+                events,
+                controls,
+                answerer: "the test".into(),
+            },
+            Seating {
+                default: looking.clone(),
+                per_seat: HashMap::new(),
+            },
+            EngineSettings {
+                sequential: false,
+                retry: RetryPolicy::default(),
+                checkpoints: false,
+                checkpoint_timeout: Duration::from_secs(5),
+                temperature: None,
+                audit: true,
+                lessons: None,
+                lessons_withheld: |_| false,
+                reply_bytes: None,
+            },
+            Replay::default(),
+        );
+        let before = store.append_transactions();
+        let turn = ctx
+            .speak(Speech {
+                key: TurnKey::new(1, Phase::Argument, "A"),
+                perspective: None,
+                system: "Argue.".into(),
+                prompt: "Cache in Redis?".into(),
+                kind: ReplyKind::Prose,
+                schema_name: "moot_prose",
+                schema: None,
+                max_tokens: None,
+                deadline: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(turn.content, "Measured first.");
+        assert_eq!(
+            lock(&looking.seen).take(),
+            Some(AtTheCall {
+                start_journaled: true,
+                request_audited: true,
+                start_told: true,
+            }),
+            "the start is journaled, then told, before the request goes out"
+        );
+        assert_eq!(
+            store.append_transactions() - before,
+            2,
+            "one commit for the start with its request, one for the turn with its reply"
+        );
+        let rest: Vec<_> = std::iter::from_fn(|| lock(&looking.face).try_recv().ok()).collect();
+        assert!(
+            matches!(
+                rest.as_slice(),
+                [Event::TurnDelta { .. }, Event::TurnCompleted { .. }]
+            ),
+            "{rest:?}"
+        );
+        let kinds: Vec<&str> = store
+            .events_after("DEB-started1", 0)
+            .unwrap()
+            .iter()
+            .map(|(_, e)| e.kind())
+            .collect();
+        assert_eq!(kinds, ["turn_started", "turn_completed"]);
+        assert!(store.check_chain("DEB-started1").unwrap().holds());
     }
 }

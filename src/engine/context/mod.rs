@@ -92,6 +92,13 @@ pub struct Context {
     backlog: Mutex<std::collections::VecDeque<Append>>,
     /// Whether the debate has told that the journal is locked, since it last wrote to it.
     locked_told: AtomicBool,
+    /// Whether the last try to write the backlog met another process's lock: appends then
+    /// only queue until the next journal write, which waits the lock out.
+    refused: AtomicBool,
+    /// Events whose journal entries wait in the backlog for the next write (a turn's start,
+    /// written with its first request's audit entry), told to the face once that write is
+    /// made, so a face that reads the journal on hearing one finds it there.
+    untold: Mutex<Vec<Event>>,
     pub settings: EngineSettings,
 }
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +139,8 @@ impl Context {
             unanswered: Mutex::new(None),
             backlog: Mutex::new(std::collections::VecDeque::new()),
             locked_told: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
+            untold: Mutex::new(Vec::new()),
             settings,
         }
     }
@@ -154,7 +163,7 @@ impl Context {
     /// de-duplication: the session announces each of these once per run).
     pub fn announce(&self, event: Event) {
         self.append(Append::Event(event.clone()));
-        let _ = self.events.send(event);
+        self.tell(event);
     }
 
     /// Logs the event (but a streaming delta, or one a resume re-emits that is logged
@@ -165,7 +174,30 @@ impl Context {
         if !appends.is_empty() {
             self.append_all(appends);
         }
-        // A face that stopped listening must not stop the debate.
+        self.tell(event);
+    }
+
+    /// Logs the event with the next journal write instead of one of its own, and hands it to
+    /// the face after that write (`tell_untold`): for an event that a write follows at once.
+    fn emit_with_next_write(&self, event: Event) {
+        for append in self.logged(&event) {
+            self.defer(append);
+        }
+        lock(&self.untold).push(event);
+    }
+
+    /// Hands the face every event still untold, in order.
+    fn tell_untold(&self) {
+        let untold = std::mem::take(&mut *lock(&self.untold));
+        for event in untold {
+            // A face that stopped listening must not stop the debate.
+            let _ = self.events.send(event);
+        }
+    }
+
+    /// Hands an event to the face, after any told later than it was emitted.
+    fn tell(&self, event: Event) {
+        self.tell_untold();
         let _ = self.events.send(event);
     }
 

@@ -222,7 +222,8 @@ impl Context {
         }
         let key = speech.key.clone();
         let provider = self.seat_provider(&key.seat);
-        self.emit(Event::TurnStarted {
+        // Journaled with the turn's first request, in one commit rather than two.
+        self.emit_with_next_write(Event::TurnStarted {
             round: key.round,
             phase: key.phase,
             seat: key.seat.clone(),
@@ -421,6 +422,9 @@ impl Context {
                 model: provider.model().to_string(),
             };
             self.audit(AuditKind::Request, &place, request_body(provider, request));
+            // The turn's start is journaled now (or waits behind a locked journal): told
+            // before any of its reply streams.
+            self.tell_untold();
             let result = provider.complete(request, &mut on_text).await;
             self.audit_result(&place, &result);
             let prompt_tokens = estimate_tokens(request.prompt_chars());
