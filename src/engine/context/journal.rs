@@ -272,28 +272,41 @@ impl Context {
 mod tests {
     use super::*;
     use crate::debate::Phase;
-    use crate::engine::{ReplyKind, Speech};
+    use crate::engine::{ReplyKind, ReplyParser, Speech, Transcript, Unusable};
     use crate::llm::{FinishReason, ProviderKind, TextSink};
     use futures_util::future::BoxFuture;
+
+    const DEBATE: &str = "DEB-journal1";
 
     /// What the journal and the face held when the provider was asked.
     #[derive(Debug, Default, PartialEq)]
     struct AtTheCall {
-        start_journaled: bool,
-        request_audited: bool,
-        start_told: bool,
+        /// The kinds of the events journaled, in order.
+        journaled: Vec<&'static str>,
+        requests_audited: usize,
+        /// The kinds of the events the face had been told since the last call.
+        told: Vec<&'static str>,
     }
 
-    /// A provider that looks at the journal and the face's events when it is called, then
-    /// streams one piece of prose.
+    /// A provider that notes what the journal and the face held each time it is called, then
+    /// streams its next reply.
     struct Looking {
         store: Store,
         face: Mutex<mpsc::UnboundedReceiver<Event>>,
-        seen: Mutex<Option<AtTheCall>>,
+        replies: Mutex<Vec<&'static str>>,
+        calls: Mutex<Vec<AtTheCall>>,
+    }
+
+    impl Looking {
+        fn told(&self) -> Vec<&'static str> {
+            std::iter::from_fn(|| lock(&self.face).try_recv().ok())
+                .map(|e| e.kind())
+                .collect()
+        }
     }
 
     impl Provider for Looking {
-        fn kind(&self) -> crate::llm::ProviderKind {
+        fn kind(&self) -> ProviderKind {
             ProviderKind::Scripted
         }
         fn model(&self) -> &str {
@@ -310,20 +323,21 @@ mod tests {
             _request: &'a ChatRequest,
             on_text: TextSink<'a>,
         ) -> BoxFuture<'a, Result<Completion, LlmError>> {
-            let events = self.store.events_after("DEB-started1", 0).unwrap();
-            let audit = self.store.audit("DEB-started1").unwrap();
-            let told = std::iter::from_fn(|| lock(&self.face).try_recv().ok()).collect::<Vec<_>>();
-            *lock(&self.seen) = Some(AtTheCall {
-                start_journaled: events
+            let journaled = self.store.events_after(DEBATE, 0).unwrap();
+            let audit = self.store.audit(DEBATE).unwrap();
+            lock(&self.calls).push(AtTheCall {
+                journaled: journaled.iter().map(|(_, e)| e.kind()).collect(),
+                requests_audited: audit
                     .iter()
-                    .any(|(_, e)| matches!(e, Event::TurnStarted { .. })),
-                request_audited: audit.iter().any(|a| a.kind == AuditKind::Request),
-                start_told: matches!(told.as_slice(), [Event::TurnStarted { .. }]),
+                    .filter(|a| a.kind == AuditKind::Request)
+                    .count(),
+                told: self.told(),
             });
-            on_text("Measured first.");
-            Box::pin(async {
+            let text = lock(&self.replies).remove(0);
+            on_text(text);
+            Box::pin(async move {
                 Ok(Completion {
-                    text: "Measured first.".into(),
+                    text: text.into(),
                     usage: None,
                     model: "looking-1".into(),
                     finish: FinishReason::Stop,
@@ -332,21 +346,41 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_turns_start_is_journaled_with_its_first_request_then_told_before_its_reply() {
+    /// Takes `{"argument": "…"}`.
+    struct Arguments;
+
+    impl ReplyParser for Arguments {
+        fn parse(&self, reply: &Value, _: &Transcript<'_>) -> Result<Reply, Unusable> {
+            let content = reply["argument"]
+                .as_str()
+                .ok_or_else(|| Unusable("no argument".into()))?;
+            Ok(Reply {
+                content: content.into(),
+                moves: Vec::new(),
+                confidence: None,
+                data: None,
+                note: None,
+            })
+        }
+    }
+
+    /// A debate's context over an in-memory journal, speaking through a `Looking` provider
+    /// that gives `replies` in turn.
+    fn looked_at(replies: Vec<&'static str>) -> (Context, Arc<Looking>, Store) {
         let store = Store::in_memory().unwrap();
         store
-            .create_debate(&crate::store::running_debate("DEB-started1"))
+            .create_debate(&crate::store::running_debate(DEBATE))
             .unwrap();
         let (events, face) = mpsc::unbounded_channel();
         let looking = Arc::new(Looking {
             store: store.clone(),
             face: Mutex::new(face),
-            seen: Mutex::new(None),
+            replies: Mutex::new(replies),
+            calls: Mutex::new(Vec::new()),
         });
         let (_controls_tx, controls) = mpsc::unbounded_channel();
         let ctx = Context::new(
-            "DEB-started1".into(),
+            DEBATE.into(),
             store.clone(),
             Wiring {
                 events,
@@ -370,29 +404,36 @@ mod tests {
             },
             Replay::default(),
         );
+        (ctx, looking, store)
+    }
+
+    fn speech(kind: ReplyKind) -> Speech {
+        Speech {
+            key: TurnKey::new(1, Phase::Argument, "A"),
+            perspective: None,
+            system: "Argue.".into(),
+            prompt: "Cache in Redis?".into(),
+            kind,
+            schema_name: "moot_argument",
+            schema: None,
+            max_tokens: None,
+            deadline: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_turns_start_is_journaled_with_its_first_request_then_told_before_its_reply() {
+        let (ctx, looking, store) = looked_at(vec!["Measured first."]);
         let before = store.append_transactions();
-        let turn = ctx
-            .speak(Speech {
-                key: TurnKey::new(1, Phase::Argument, "A"),
-                perspective: None,
-                system: "Argue.".into(),
-                prompt: "Cache in Redis?".into(),
-                kind: ReplyKind::Prose,
-                schema_name: "moot_prose",
-                schema: None,
-                max_tokens: None,
-                deadline: None,
-            })
-            .await
-            .unwrap();
+        let turn = ctx.speak(speech(ReplyKind::Prose)).await.unwrap();
         assert_eq!(turn.content, "Measured first.");
         assert_eq!(
-            lock(&looking.seen).take(),
-            Some(AtTheCall {
-                start_journaled: true,
-                request_audited: true,
-                start_told: true,
-            }),
+            *lock(&looking.calls),
+            [AtTheCall {
+                journaled: vec!["turn_started"],
+                requests_audited: 1,
+                told: vec!["turn_started"],
+            }],
             "the start is journaled, then told, before the request goes out"
         );
         assert_eq!(
@@ -400,21 +441,53 @@ mod tests {
             2,
             "one commit for the start with its request, one for the turn with its reply"
         );
-        let rest: Vec<_> = std::iter::from_fn(|| lock(&looking.face).try_recv().ok()).collect();
-        assert!(
-            matches!(
-                rest.as_slice(),
-                [Event::TurnDelta { .. }, Event::TurnCompleted { .. }]
-            ),
-            "{rest:?}"
-        );
-        let kinds: Vec<&str> = store
-            .events_after("DEB-started1", 0)
+        assert_eq!(looking.told(), ["turn_delta", "turn_completed"]);
+        let journaled: Vec<&str> = store
+            .events_after(DEBATE, 0)
             .unwrap()
             .iter()
             .map(|(_, e)| e.kind())
             .collect();
-        assert_eq!(kinds, ["turn_started", "turn_completed"]);
-        assert!(store.check_chain("DEB-started1").unwrap().holds());
+        assert_eq!(journaled, ["turn_started", "turn_completed"]);
+        assert!(store.check_chain(DEBATE).unwrap().holds());
+    }
+
+    #[tokio::test]
+    async fn a_repair_is_journaled_and_audited_before_it_is_asked_for() {
+        let (ctx, looking, store) = looked_at(vec!["not json", r#"{"argument": "Repaired."}"#]);
+        let turn = ctx
+            .speak(speech(ReplyKind::Structured {
+                parser: Arc::new(Arguments),
+                stream_field: None,
+            }))
+            .await
+            .unwrap();
+        assert_eq!(turn.content, "Repaired.");
+        let calls = lock(&looking.calls);
+        assert_eq!(
+            calls[1],
+            AtTheCall {
+                journaled: vec!["turn_started", "retry"],
+                requests_audited: 2,
+                told: vec!["retry"],
+            },
+            "the first reply's audit entry, the retry and the repair request are written \
+             before the repair is asked for"
+        );
+        assert_eq!(
+            store
+                .audit(DEBATE)
+                .unwrap()
+                .iter()
+                .map(|a| a.kind)
+                .collect::<Vec<_>>(),
+            [
+                AuditKind::Request,
+                AuditKind::Response,
+                AuditKind::Request,
+                AuditKind::Response
+            ]
+        );
+        assert!(store.check_chain(DEBATE).unwrap().holds());
     }
 }
