@@ -15,7 +15,6 @@ use moot::llm::{
 use moot::protocol::moves::{DebaterReplies, debater_schema};
 use moot::protocol::text::json_instructions;
 use moot::store::Store;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use support::{Behaviour, Fault, FaultRule, SchemaSupport, StandIn};
@@ -371,21 +370,8 @@ fn context(
             controls,
             answerer: "the test".into(),
         },
-        Seating {
-            default: provider,
-            per_seat: HashMap::new(),
-        },
-        EngineSettings {
-            sequential: false,
-            retry,
-            checkpoints: false,
-            checkpoint_timeout: Duration::from_secs(5),
-            temperature: None,
-            audit: true,
-            lessons: None,
-            lessons_withheld: |_| false,
-            reply_bytes: None,
-        },
+        Seating::all(provider),
+        EngineSettings::unattended(retry),
         Replay::default(),
     );
     (ctx, events_rx, store)
@@ -626,21 +612,8 @@ async fn recorded_turns_are_served_from_the_journal() {
             controls,
             answerer: "the test".into(),
         },
-        Seating {
-            default: openai(&server, &Arc::new(CapabilityCache::default())),
-            per_seat: HashMap::new(),
-        },
-        EngineSettings {
-            sequential: false,
-            retry: fast_retry(),
-            checkpoints: false,
-            checkpoint_timeout: Duration::from_secs(1),
-            temperature: None,
-            audit: true,
-            lessons: None,
-            lessons_withheld: |_| false,
-            reply_bytes: None,
-        },
+        Seating::all(openai(&server, &Arc::new(CapabilityCache::default()))),
+        EngineSettings::unattended(fast_retry()),
         Replay {
             turns: recorded,
             answers: vec![],

@@ -432,10 +432,7 @@ fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, 
         );
     }
     Ok(Providers {
-        seating: Seating {
-            default,
-            per_seat: HashMap::new(),
-        },
+        seating: Seating::all(default),
         per_perspective,
         capabilities,
         client,

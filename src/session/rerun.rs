@@ -9,7 +9,6 @@ use crate::llm::Provider;
 use crate::protocol::{Common, Ending, Outcome, Registry};
 use crate::providers::ProviderSpec;
 use crate::store::Store;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -108,10 +107,7 @@ pub async fn rerun_in(
             controls,
             answerer: "audit --verify".into(),
         },
-        Seating {
-            default: journal_only.clone(),
-            per_seat: HashMap::new(),
-        },
+        Seating::all(journal_only.clone()),
         EngineSettings {
             // Time limits would only measure this machine; the journal decides.
             checkpoint_timeout: Duration::from_secs(1),

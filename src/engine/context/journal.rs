@@ -387,21 +387,8 @@ mod tests {
                 controls,
                 answerer: "the test".into(),
             },
-            Seating {
-                default: looking.clone(),
-                per_seat: HashMap::new(),
-            },
-            EngineSettings {
-                sequential: false,
-                retry: RetryPolicy::default(),
-                checkpoints: false,
-                checkpoint_timeout: Duration::from_secs(5),
-                temperature: None,
-                audit: true,
-                lessons: None,
-                lessons_withheld: |_| false,
-                reply_bytes: None,
-            },
+            Seating::all(looking.clone()),
+            EngineSettings::unattended(RetryPolicy::default()),
             Replay::default(),
         );
         (ctx, looking, store)

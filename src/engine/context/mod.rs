@@ -58,6 +58,23 @@ pub struct EngineSettings {
     /// `[limits] reply_bytes`: the most bytes of one reply (None: from `max_tokens`).
     pub reply_bytes: Option<usize>,
 }
+impl EngineSettings {
+    /// A debate nobody steers: turns side by side, no checkpoints, bodies kept in the audit
+    /// trail, no lessons, replies capped by their token limit.
+    pub fn unattended(retry: RetryPolicy) -> EngineSettings {
+        EngineSettings {
+            sequential: false,
+            retry,
+            checkpoints: false,
+            checkpoint_timeout: Duration::from_secs(1),
+            temperature: None,
+            audit: true,
+            lessons: None,
+            lessons_withheld: |_| false,
+            reply_bytes: None,
+        }
+    }
+}
 /// Which provider each seat speaks through.
 #[derive(Clone)]
 pub struct Seating {
@@ -65,6 +82,14 @@ pub struct Seating {
     pub per_seat: HashMap<String, Arc<dyn Provider>>,
 }
 impl Seating {
+    /// Every seat speaks through `provider`.
+    pub fn all(provider: Arc<dyn Provider>) -> Seating {
+        Seating {
+            default: provider,
+            per_seat: HashMap::new(),
+        }
+    }
+
     pub fn for_seat(&self, seat: &str) -> Arc<dyn Provider> {
         self.per_seat
             .get(seat)
