@@ -308,6 +308,18 @@ mod tests {
         store.append(id, &[Entry::Event(&event), audit])
     }
 
+    /// Waits until `count` appends wait in `store`'s queue (its lock is held elsewhere).
+    fn wait_until_queued(store: &Store, count: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while store.waiting.queue.lock().unwrap().len() < count {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the appends never queued"
+            );
+            std::thread::yield_now();
+        }
+    }
+
     fn place() -> AuditPlace {
         AuditPlace {
             round: 0,
@@ -417,10 +429,7 @@ mod tests {
         let mut appending: Vec<&str> = ids.iter().map(String::as_str).collect();
         appending.insert(3, "DEB-nosuch002");
         let held = store.lock();
-        let before = store
-            .waiting
-            .transactions
-            .load(std::sync::atomic::Ordering::Relaxed);
+        let before = store.append_transactions();
         std::thread::scope(|scope| {
             let outcomes: Vec<_> = appending
                 .iter()
@@ -433,14 +442,7 @@ mod tests {
                 })
                 .collect();
             // Every append has joined the queue before the lock is let go.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            while store.waiting.queue.lock().unwrap().len() < appending.len() {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the appends never queued"
-                );
-                std::thread::yield_now();
-            }
+            wait_until_queued(&store, appending.len());
             drop(held);
             for (id, outcome) in appending.iter().zip(outcomes) {
                 let outcome = outcome.join().unwrap();
@@ -450,11 +452,7 @@ mod tests {
                 }
             }
         });
-        let taken = store
-            .waiting
-            .transactions
-            .load(std::sync::atomic::Ordering::Relaxed)
-            - before;
+        let taken = store.append_transactions() - before;
         assert_eq!(
             taken, 1,
             "seven appends waiting together took {taken} transactions"
@@ -505,20 +503,10 @@ mod tests {
 
         let held = store.lock();
         let small = serde_json::json!({"n": 1});
-        let waiting = |count: usize| {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            while store.waiting.queue.lock().unwrap().len() < count {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the appends never queued"
-                );
-                std::thread::yield_now();
-            }
-        };
         std::thread::scope(|scope| {
             // The large append first in the group, so it ends the transaction the others share.
             let large = scope.spawn(|| append_notice(&store, &ids[0], "large".into(), &body));
-            waiting(1);
+            wait_until_queued(&store, 1);
             let smalls: Vec<_> = ids[1..]
                 .iter()
                 .map(|id| {
@@ -526,7 +514,7 @@ mod tests {
                     scope.spawn(move || append_notice(store, id, format!("{id} small"), small))
                 })
                 .collect();
-            waiting(ids.len());
+            wait_until_queued(&store, ids.len());
             drop(held);
             let error = large.join().unwrap().unwrap_err();
             assert!(matches!(error, StoreError::Full { .. }), "{error:?}");

@@ -279,7 +279,7 @@ mod tests {
     const DEBATE: &str = "DEB-journal1";
 
     /// What the journal and the face held when the provider was asked.
-    #[derive(Debug, Default, PartialEq)]
+    #[derive(Debug, PartialEq)]
     struct AtTheCall {
         /// The kinds of the events journaled, in order.
         journaled: Vec<&'static str>,

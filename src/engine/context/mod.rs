@@ -205,9 +205,8 @@ impl Context {
     /// Logs the event with the next journal write instead of one of its own, and hands it to
     /// the face after that write (`tell_untold`): for an event that a write follows at once.
     fn emit_with_next_write(&self, event: Event) {
-        for append in self.logged(&event) {
-            self.defer(append);
-        }
+        let appends = self.logged(&event);
+        lock(&self.backlog).extend(appends);
         lock(&self.untold).push(event);
     }
 
