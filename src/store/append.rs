@@ -146,13 +146,25 @@ impl Store {
 
 impl Ready {
     fn insert(&self, tx: &Writer<'_>, id: &str) -> Result<(), StoreError> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        fn text(s: &str) -> ValueRef<'_> {
+            ValueRef::Text(s.as_bytes())
+        }
+        let whole = |i: u32| ValueRef::Integer(i64::from(i));
         match self {
-            Ready::Event { kind, text } => {
+            Ready::Event { kind, text: event } => {
+                // In `chain::EVENT`'s column order.
+                let values = [text(kind), text(event)];
                 tx.prepare_cached(
                     "INSERT INTO events (debate_id, kind, event) VALUES (?1, ?2, ?3)",
                 )?
-                .execute(params![id, kind, text])?;
-                chain::append(tx, id, &chain::EVENT, &[tx.last_insert_rowid().into()])?;
+                .execute(rusqlite::params_from_iter(
+                    std::iter::once(text(id))
+                        .chain(values)
+                        .map(ToSqlOutput::Borrowed),
+                ))?;
+                let key = [tx.last_insert_rowid().into()];
+                chain::append_written(tx, id, &chain::EVENT, &key, &values)?;
             }
             Ready::Audit {
                 kind,
@@ -161,25 +173,33 @@ impl Ready {
                 size,
                 stored,
             } => {
+                let (at, kind) = (now_rfc3339(), kind.to_string());
+                // In `chain::AUDIT`'s column order; the body is checked against its hash.
+                let values = [
+                    text(&at),
+                    text(&kind),
+                    whole(place.round),
+                    text(&place.phase),
+                    text(&place.seat),
+                    whole(place.attempt),
+                    text(&place.provider),
+                    text(&place.model),
+                    text(hash),
+                    ValueRef::Integer(*size),
+                ];
+                let body = stored.as_deref().map_or(ValueRef::Null, ValueRef::Blob);
                 tx.prepare_cached(
                     "INSERT INTO audit (debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, size, body)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )?
-                .execute(params![
-                    id,
-                    now_rfc3339(),
-                    kind.to_string(),
-                    place.round,
-                    &place.phase,
-                    place.seat,
-                    place.attempt,
-                    place.provider,
-                    place.model,
-                    hash,
-                    size,
-                    stored,
-                ])?;
-                chain::append(tx, id, &chain::AUDIT, &[tx.last_insert_rowid().into()])?;
+                .execute(rusqlite::params_from_iter(
+                    std::iter::once(text(id))
+                        .chain(values)
+                        .chain(std::iter::once(body))
+                        .map(ToSqlOutput::Borrowed),
+                ))?;
+                let key = [tx.last_insert_rowid().into()];
+                chain::append_written(tx, id, &chain::AUDIT, &key, &values)?;
             }
             Ready::Stage(stage) => {
                 tx.prepare_cached("UPDATE debates SET stage = ?2 WHERE id = ?1")?

@@ -321,21 +321,22 @@ impl std::io::Write for Hashing {
 
 /// Bound values serialized exactly as `json_value` would make them, without copying them
 /// into JSON values first.
-struct Bound<'a>(&'a [rusqlite::types::Value]);
+struct Bound<'a>(&'a [ValueRef<'a>]);
 
 impl Serialize for Bound<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use rusqlite::types::Value as Sql;
         use serde::ser::SerializeSeq;
         let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
         for value in self.0 {
-            match value {
-                Sql::Null => seq.serialize_element(&())?,
-                Sql::Integer(i) => seq.serialize_element(i)?,
-                Sql::Real(f) if f.is_finite() => seq.serialize_element(f)?,
-                Sql::Real(_) => seq.serialize_element(&())?,
-                Sql::Text(text) => seq.serialize_element(text)?,
-                Sql::Blob(_) => seq.serialize_element(&json_value(ValueRef::from(value)))?,
+            match *value {
+                ValueRef::Null => seq.serialize_element(&())?,
+                ValueRef::Integer(i) => seq.serialize_element(&i)?,
+                ValueRef::Real(f) if f.is_finite() => seq.serialize_element(&f)?,
+                ValueRef::Real(_) => seq.serialize_element(&())?,
+                ValueRef::Text(bytes) => {
+                    seq.serialize_element(&String::from_utf8_lossy(bytes))?;
+                }
+                ValueRef::Blob(_) => seq.serialize_element(&json_value(*value))?,
             }
         }
         seq.end()
@@ -344,7 +345,7 @@ impl Serialize for Bound<'_> {
 
 /// The hash of values as bound to a row (in a facet's column order): the same as
 /// `content_hash` of the row read back.
-fn bound_content_hash(values: &[rusqlite::types::Value]) -> String {
+fn bound_content_hash(values: &[ValueRef<'_>]) -> String {
     let mut hashing = Hashing(sha2::Sha256::default());
     // Writing into a hasher cannot fail.
     let _ = serde_json::to_writer(&mut hashing, &Bound(values));
@@ -571,6 +572,21 @@ pub(super) fn append(
     append_as(writer, Some(&writer.heads), debate, facet, key, false)
 }
 
+/// Appends the row of `facet` at `key`, just written with `values` (bound in the facet's
+/// column order), to the debate's chain: the entry `append` makes, without reading the row
+/// back (the values bound are the values a check reads).
+pub(super) fn append_written(
+    writer: &Writer<'_>,
+    debate: &str,
+    facet: &Facet,
+    key: &[Value],
+    values: &[ValueRef<'_>],
+) -> rusqlite::Result<()> {
+    let content: Vec<Value> = values.iter().map(|v| json_value(*v)).collect();
+    let place = facet.place(key, Some(&content));
+    writer.push(debate, facet.name, key, &place, &bound_content_hash(values))
+}
+
 /// The in-row link of turn `row`, about to be written with `values` (in `TURN`'s column
 /// order, as bound): its position, hash and the previous entry's place, for the row's
 /// `chain_*` columns, so journaling a turn writes no page beyond the turn's own. The row's
@@ -588,7 +604,8 @@ pub(super) fn turn_link(
         .map(|v| json_value(ValueRef::from(v)))
         .collect();
     let place = turn_place(&placed);
-    let content = bound_content_hash(values);
+    let bound: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
+    let content = bound_content_hash(&bound);
     // Linked on the head this writer knows, and not stored here: the row stores it.
     let link = next_link(
         writer,
@@ -804,7 +821,7 @@ mod hashing_tests {
     #[test]
     fn bound_values_hash_as_the_row_reads_back() {
         use rusqlite::types::Value as Sql;
-        let values = vec![
+        let values = [
             Sql::Integer(2),
             Sql::Text("rebuttal".into()),
             Sql::Text("B \"quoted\" \\ é ✓ \u{1b}[31m\n".into()),
@@ -818,7 +835,8 @@ mod hashing_tests {
             .iter()
             .map(|v| json_value(ValueRef::from(v)))
             .collect();
-        assert_eq!(bound_content_hash(&values), content_hash(&read_back));
+        let bound: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
+        assert_eq!(bound_content_hash(&bound), content_hash(&read_back));
         assert_eq!(
             content_hash(&read_back),
             super::super::audit::sha256_hex(&serde_json::to_string(&read_back).unwrap())
