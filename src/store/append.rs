@@ -155,16 +155,22 @@ impl Ready {
             Ready::Event { kind, text: event } => {
                 // In `chain::EVENT`'s column order.
                 let values = [text(kind), text(event)];
+                // The row's number is chosen here (as SQLite would) so its chain link is
+                // written with it, in the same insert.
+                let seq = next_row(tx, "events")?;
+                let link = chain::row_link(tx, id, &chain::EVENT, seq, &values)?;
                 tx.prepare_cached(
-                    "INSERT INTO events (debate_id, kind, event) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO events (seq, debate_id, kind, event, chain_n, chain_hash,
+                        chain_prev_place)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )?
                 .execute(rusqlite::params_from_iter(
-                    std::iter::once(text(id))
+                    [ValueRef::Integer(seq), text(id)]
+                        .into_iter()
                         .chain(values)
+                        .chain(link.iter().map(ValueRef::from))
                         .map(ToSqlOutput::Borrowed),
                 ))?;
-                let key = [tx.last_insert_rowid().into()];
-                chain::append_written(tx, id, &chain::EVENT, &key, &values)?;
             }
             Ready::Audit {
                 kind,
@@ -188,18 +194,22 @@ impl Ready {
                     ValueRef::Integer(*size),
                 ];
                 let body = stored.as_deref().map_or(ValueRef::Null, ValueRef::Blob);
+                let seq = next_row(tx, "audit")?;
+                let link = chain::row_link(tx, id, &chain::AUDIT, seq, &values)?;
                 tx.prepare_cached(
-                    "INSERT INTO audit (debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, size, body)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    "INSERT INTO audit (seq, debate_id, at, kind, round, phase, seat, attempt,
+                        provider, model, sha256, size, body, chain_n, chain_hash, chain_prev_place)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                        ?16)",
                 )?
                 .execute(rusqlite::params_from_iter(
-                    std::iter::once(text(id))
+                    [ValueRef::Integer(seq), text(id)]
+                        .into_iter()
                         .chain(values)
                         .chain(std::iter::once(body))
+                        .chain(link.iter().map(ValueRef::from))
                         .map(ToSqlOutput::Borrowed),
                 ))?;
-                let key = [tx.last_insert_rowid().into()];
-                chain::append_written(tx, id, &chain::AUDIT, &key, &values)?;
             }
             Ready::Stage(stage) => {
                 tx.prepare_cached("UPDATE debates SET stage = ?2 WHERE id = ?1")?
@@ -209,6 +219,13 @@ impl Ready {
         }
         Ok(())
     }
+}
+
+/// The number SQLite would give the next row of `table` (keyed by `seq`).
+fn next_row(tx: &Writer<'_>, table: &str) -> Result<i64, StoreError> {
+    Ok(tx
+        .prepare_cached(&format!("SELECT coalesce(max(seq), 0) + 1 FROM {table}"))?
+        .query_row([], |r| r.get(0))?)
 }
 
 impl Store {
@@ -400,6 +417,89 @@ mod tests {
         assert!(store.append("DEB-nosuch001", &entries).is_err());
         assert_eq!(store.check_chain(&debate.id).unwrap().entries, before);
         assert!(store.events_after("DEB-nosuch001", 0).unwrap().is_empty());
+    }
+
+    /// Events and audit entries carry their own chain links, as turns do: appending them adds
+    /// no row to `chain`, and the chain holds over them. A failed turn discarded on purpose
+    /// hands its link and its announcement's to `chain` first, so the chain still holds;
+    /// an event deleted by hand leaves a gap that names it.
+    #[test]
+    fn events_and_audit_entries_carry_their_own_links() {
+        use crate::debate::{Phase, TurnStatus};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let debate = super::super::running_debate("DEB-inrow001");
+        store.create_debate(&debate).unwrap();
+        let chain_rows = |facets: &str| -> i64 {
+            store
+                .with(|c| {
+                    Ok(c.query_row(
+                        &format!(
+                            "SELECT count(*) FROM chain WHERE debate_id = 'DEB-inrow001'
+                             AND facet IN ({facets})"
+                        ),
+                        [],
+                        |r| r.get(0),
+                    )?)
+                })
+                .unwrap()
+        };
+        let body = serde_json::json!({"asked": "which cache?"});
+        let notice = Event::Notice {
+            message: "first".into(),
+        };
+        let mut failed = Turn::fixture("A", 1, Phase::Argument);
+        failed.status = TurnStatus::Failed;
+        let announced = failed.completed_event(false);
+        store
+            .append(
+                &debate.id,
+                &[
+                    Entry::Event(&notice),
+                    Entry::Audit {
+                        kind: AuditKind::Request,
+                        place: &place(),
+                        body: &body,
+                        keep_body: true,
+                    },
+                    Entry::Turn(&failed),
+                    Entry::Event(&announced),
+                ],
+            )
+            .unwrap();
+        assert_eq!(chain_rows("'event', 'audit entry', 'turn'"), 0);
+        let chain = store.check_chain(&debate.id).unwrap();
+        assert!(chain.holds(), "{:?}", chain.problem);
+        // The debate's own entry, then the four rows.
+        assert_eq!(chain.entries, 5);
+
+        assert_eq!(store.discard_trailing_failures(&debate.id).unwrap(), 1);
+        assert_eq!(
+            chain_rows("'event', 'turn'"),
+            4,
+            "two links handed on, two removals"
+        );
+        let chain = store.check_chain(&debate.id).unwrap();
+        assert!(chain.holds(), "{:?}", chain.problem);
+
+        let later = Event::Notice {
+            message: "after the discard".into(),
+        };
+        store.record_event(&debate.id, &later).unwrap();
+        assert!(store.check_chain(&debate.id).unwrap().holds());
+        store
+            .with(|c| {
+                Ok(c.execute(
+                    "DELETE FROM events WHERE debate_id = 'DEB-inrow001' AND event LIKE '%\"first\"%'",
+                    [],
+                )?)
+            })
+            .unwrap();
+        let problem = store.check_chain(&debate.id).unwrap().problem.unwrap();
+        assert!(
+            problem.contains("entry 2 is missing") && problem.contains("which was events: #"),
+            "{problem}"
+        );
     }
 
     /// Appends from many threads at once each land once, in each debate's order, and every

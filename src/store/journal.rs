@@ -253,10 +253,11 @@ impl Store {
                             .optional()?
                             .flatten();
                         if let Some(seq) = announced {
+                            chain::keep_link(tx, &chain::EVENT, seq)?;
                             tx.execute("DELETE FROM events WHERE seq = ?1", params![seq])?;
                             chain::remove(tx, id, &chain::EVENT, &[seq.into()], None)?;
                         }
-                        chain::keep_turn_link(tx, row)?;
+                        chain::keep_link(tx, &chain::TURN, row)?;
                         tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
                         chain::remove(tx, id, &chain::TURN, &[row.into()], None)?;
                         discarded += 1;
@@ -690,14 +691,15 @@ impl TurnRow {
         id: &str,
         chained: bool,
     ) -> Result<(), StoreError> {
-        use rusqlite::types::Value;
+        use rusqlite::types::{Value, ValueRef};
         // The row's id is chosen here (as SQLite would) so its chain link is written with it,
         // in the same insert.
         let row: i64 = tx
             .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM turns")?
             .query_row([], |r| r.get(0))?;
         let link = if chained {
-            chain::turn_link(tx, id, row, &self.values)?
+            let bound: Vec<_> = self.values.iter().map(ValueRef::from).collect();
+            chain::row_link(tx, id, &chain::TURN, row, &bound)?
         } else {
             [Value::Null, Value::Null, Value::Null]
         };

@@ -195,7 +195,7 @@ ALTER TABLE lessons ADD COLUMN embedding BLOB;
 ALTER TABLE lessons ADD COLUMN embedding_model TEXT;
 "#,
     // 10: the hash chain of every row a debate's outcome depends on (`store::chain`); debates
-    // already journaled are chained (after 11), marked as chained at upgrade.
+    // already journaled are chained (after 12), marked as chained at upgrade.
     r#"
 CREATE TABLE chain (
     debate_id TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
@@ -221,6 +221,17 @@ ALTER TABLE turns ADD COLUMN chain_hash BLOB;
 ALTER TABLE turns ADD COLUMN chain_prev_place TEXT;
 ALTER TABLE chain ADD COLUMN prev_place TEXT;
 "#,
+    // 12: events and audit entries carry their own chain link too, as turns do from 11: they
+    // are most of a debate's entries, and each link in `chain` was one more page a commit
+    // wrote. Earlier rows keep theirs in `chain`.
+    r#"
+ALTER TABLE events ADD COLUMN chain_n INTEGER;
+ALTER TABLE events ADD COLUMN chain_hash BLOB;
+ALTER TABLE events ADD COLUMN chain_prev_place TEXT;
+ALTER TABLE audit ADD COLUMN chain_n INTEGER;
+ALTER TABLE audit ADD COLUMN chain_hash BLOB;
+ALTER TABLE audit ADD COLUMN chain_prev_place TEXT;
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.
@@ -242,8 +253,8 @@ fn after(version: i64, connection: &Connection) -> Result<(), rusqlite::Error> {
         }
     }
     // Debates journaled before the chain are chained once its last column exists (a journal
-    // from before 10 passes 10 and 11 in one go); a debate chained already is left alone.
-    if version == 11 {
+    // from before 10 passes 10 to 12 in one go); a debate chained already is left alone.
+    if version == 12 {
         let debates: Vec<String> = connection
             .prepare(
                 "SELECT id FROM debates d

@@ -62,55 +62,40 @@ pub(in crate::store) fn check(
             ))
         })?
         .collect::<rusqlite::Result<_>>()?;
-    // Turns that carry their own link: checked against the row's content and place now and
-    // the entry before it, so any edit to the row shows as a link that no longer holds.
-    let mut in_row = connection.prepare(
-        "SELECT id, chain_n, chain_hash, chain_prev_place FROM turns
-         WHERE debate_id = ?1 AND chain_n IS NOT NULL",
-    )?;
-    let turns = in_row
-        .query_map(params![debate], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, i64>(1)?,
-                hash_hex(&row.get::<_, Vec<u8>>(2)?),
-                row.get::<_, Option<String>>(3)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    // Every facet's rows, read once: the in-row links are checked against the turns, and
+    // Every facet's rows, read once: the in-row links are checked against their rows, and
     // every row against its latest entry below.
     let mut rows_of: Vec<(&Facet, Vec<KeyedRow>)> = Vec::new();
     for facet in FACETS {
         rows_of.push((facet, facet.rows(connection, debate)?));
     }
-    let turn_rows: HashMap<String, &Vec<Value>> = rows_of
-        .iter()
-        .filter(|(facet, _)| facet.name == TURN.name)
-        .flat_map(|(_, rows)| rows)
-        .map(|(key, content)| (serde_json::to_string(key).unwrap_or_default(), content))
-        .collect();
+    // Rows that carry their own link: checked against the row's content and place now and
+    // the entry before it, so any edit to the row shows as a link that no longer holds.
     let mut in_row_entries = std::collections::HashSet::new();
-    for (id, n, hash, previous_place) in turns {
-        let key = [Value::from(id)];
-        let content = turn_rows
-            .get(&serde_json::to_string(&key).unwrap_or_default())
-            .map(|content| content.as_slice());
-        in_row_entries.insert(n);
-        linked.push((
-            Entry {
-                n,
-                facet: TURN.name.to_string(),
-                key: serde_json::to_string(&key).unwrap_or_default(),
-                place: TURN.place(&key, content),
-                content: content.map(content_hash).unwrap_or_default(),
-                previous_place,
-            },
-            // The entry before it, whatever it is, is what the hash was made on.
-            String::new(),
-            hash,
-            false,
-        ));
+    for (facet, rows) in rows_of.iter().filter(|(facet, _)| facet.in_row) {
+        let content_of: HashMap<String, &Vec<Value>> = rows
+            .iter()
+            .map(|(key, content)| (serde_json::to_string(key).unwrap_or_default(), content))
+            .collect();
+        for (row, n, hash, previous_place) in facet.in_row_links(connection, debate)? {
+            let key = [row];
+            let key_text = serde_json::to_string(&key).unwrap_or_default();
+            let content = content_of.get(&key_text).map(|content| content.as_slice());
+            in_row_entries.insert(n);
+            linked.push((
+                Entry {
+                    n,
+                    facet: facet.name.to_string(),
+                    key: key_text,
+                    place: facet.place(&key, content),
+                    content: content.map(content_hash).unwrap_or_default(),
+                    previous_place,
+                },
+                // The entry before it, whatever it is, is what the hash was made on.
+                String::new(),
+                hash,
+                false,
+            ));
+        }
     }
     linked.sort_by_key(|(entry, ..)| entry.n);
     let rows = linked.into_iter().map(Ok::<_, rusqlite::Error>);

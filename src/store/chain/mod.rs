@@ -31,6 +31,11 @@ pub(super) struct Facet {
     /// A condition a row must meet to carry this facet (a gate has a decision only once one
     /// was made).
     present: Option<&'static str>,
+    /// Whether its rows carry their own chain link (`chain_n`, `chain_hash`,
+    /// `chain_prev_place`) rather than an entry in `chain`; its one key column is the row's id.
+    /// Only the rows written most often do: each link in `chain` is a row of its own, at the
+    /// debate's own place in that table, so one more page every commit writes.
+    in_row: bool,
 }
 
 pub(super) const DEBATE: Facet = Facet {
@@ -40,6 +45,7 @@ pub(super) const DEBATE: Facet = Facet {
     key: &[],
     columns: &["question", "protocol", "config", "seats", "created_at"],
     present: None,
+    in_row: false,
 };
 
 pub(super) const TURN: Facet = Facet {
@@ -66,6 +72,7 @@ pub(super) const TURN: Facet = Facet {
         "created_at",
     ],
     present: None,
+    in_row: true,
 };
 
 pub(super) const EVENT: Facet = Facet {
@@ -75,6 +82,7 @@ pub(super) const EVENT: Facet = Facet {
     key: &["seq"],
     columns: &["kind", "event"],
     present: None,
+    in_row: true,
 };
 
 pub(super) const ANSWER: Facet = Facet {
@@ -84,6 +92,7 @@ pub(super) const ANSWER: Facet = Facet {
     key: &["round", "kind"],
     columns: &["decision", "guidance", "answered_by", "created_at"],
     present: None,
+    in_row: false,
 };
 
 pub(super) const GATE_REQUEST: Facet = Facet {
@@ -93,6 +102,7 @@ pub(super) const GATE_REQUEST: Facet = Facet {
     key: &["gate"],
     columns: &["point", "round", "summary", "artifacts", "requested_at"],
     present: None,
+    in_row: false,
 };
 
 pub(super) const GATE_DECISION: Facet = Facet {
@@ -102,6 +112,7 @@ pub(super) const GATE_DECISION: Facet = Facet {
     key: &["gate"],
     columns: &["decision", "decided_by", "reason", "decided_at"],
     present: Some("decision IS NOT NULL"),
+    in_row: false,
 };
 
 pub(super) const AUDIT: Facet = Facet {
@@ -114,6 +125,7 @@ pub(super) const AUDIT: Facet = Facet {
         "at", "kind", "round", "phase", "seat", "attempt", "provider", "model", "sha256", "size",
     ],
     present: None,
+    in_row: true,
 };
 
 pub(super) const RECORD: Facet = Facet {
@@ -131,6 +143,7 @@ pub(super) const RECORD: Facet = Facet {
         "created_at",
     ],
     present: None,
+    in_row: false,
 };
 
 pub(super) const LESSON: Facet = Facet {
@@ -148,6 +161,7 @@ pub(super) const LESSON: Facet = Facet {
         "created_at",
     ],
     present: None,
+    in_row: false,
 };
 
 /// Every facet, in the order a debate chained at upgrade takes them.
@@ -222,6 +236,64 @@ impl Facet {
                 .map(|i| row.get_ref(i).map(json_value))
                 .collect::<rusqlite::Result<_>>()?;
             Ok((values[..width].to_vec(), values[width..].to_vec()))
+        })?;
+        rows.collect()
+    }
+
+    /// The latest in-row link among the debate's rows of this facet, as a chain head.
+    fn latest_in_row(
+        &self,
+        connection: &Connection,
+        debate: &str,
+    ) -> rusqlite::Result<Option<ChainHead>> {
+        let sql = format!(
+            "SELECT chain_n, chain_hash, {} FROM {} WHERE {} = ?1 AND chain_n IS NOT NULL
+             ORDER BY chain_n DESC LIMIT 1",
+            self.key
+                .iter()
+                .chain(self.columns)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            self.table,
+            self.owner
+        );
+        connection
+            .prepare_cached(&sql)?
+            .query_row(params![debate], |row| {
+                let width = self.key.len();
+                let values: Vec<Value> = (0..width + self.columns.len())
+                    .map(|i| row.get_ref(i + 2).map(json_value))
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok(ChainHead {
+                    entries: row.get(0)?,
+                    hash: hash_hex(&row.get::<_, Vec<u8>>(1)?),
+                    place: self.place(&values[..width], Some(&values[width..])),
+                })
+            })
+            .optional()
+    }
+
+    /// Every in-row link among the debate's rows of this facet: the row's key, the entry's
+    /// position and hash, and the previous entry's place.
+    fn in_row_links(
+        &self,
+        connection: &Connection,
+        debate: &str,
+    ) -> rusqlite::Result<Vec<(Value, i64, String, Option<String>)>> {
+        let sql = format!(
+            "SELECT {}, chain_n, chain_hash, chain_prev_place FROM {} WHERE {} = ?1
+             AND chain_n IS NOT NULL",
+            self.key[0], self.table, self.owner
+        );
+        let mut statement = connection.prepare(&sql)?;
+        let rows = statement.query_map(params![debate], |row| {
+            Ok((
+                json_value(row.get_ref(0)?),
+                row.get::<_, i64>(1)?,
+                hash_hex(&row.get::<_, Vec<u8>>(2)?),
+                row.get::<_, Option<String>>(3)?,
+            ))
         })?;
         rows.collect()
     }
@@ -505,7 +577,7 @@ pub struct ChainHead {
 }
 
 pub(super) fn head(connection: &Connection, debate: &str) -> rusqlite::Result<Option<ChainHead>> {
-    let in_table = connection
+    let mut latest = connection
         // A descending seek on the primary key: constant time however long the chain. (SQLite
         // prepares a query on part of this key again whenever the table has changed, so a
         // writer takes the head from `KnownHeads` instead.)
@@ -520,28 +592,14 @@ pub(super) fn head(connection: &Connection, debate: &str) -> rusqlite::Result<Op
             })
         })
         .optional()?;
-    // The latest turn carries the latest in-row link (turns are linked as they are written).
-    let in_row = connection
-        .prepare_cached(
-            "SELECT chain_n, chain_hash, round, phase, seat FROM turns
-             WHERE debate_id = ?1 AND chain_n IS NOT NULL ORDER BY chain_n DESC LIMIT 1",
-        )?
-        .query_row(params![debate], |row| {
-            Ok(ChainHead {
-                entries: row.get(0)?,
-                hash: hash_hex(&row.get::<_, Vec<u8>>(1)?),
-                place: turn_place(&[
-                    json_value(row.get_ref(2)?),
-                    json_value(row.get_ref(3)?),
-                    json_value(row.get_ref(4)?),
-                ]),
-            })
-        })
-        .optional()?;
-    Ok(match (in_table, in_row) {
-        (Some(a), Some(b)) => Some(if a.entries >= b.entries { a } else { b }),
-        (a, b) => a.or(b),
-    })
+    for facet in FACETS.iter().filter(|f| f.in_row) {
+        if let Some(in_row) = facet.latest_in_row(connection, debate)?
+            && latest.as_ref().is_none_or(|l| in_row.entries > l.entries)
+        {
+            latest = Some(in_row);
+        }
+    }
+    Ok(latest)
 }
 
 /// The hash of the entry at position `n` of a debate's chain.
@@ -550,12 +608,15 @@ pub(super) fn entry_hash(
     debate: &str,
     n: i64,
 ) -> rusqlite::Result<Option<String>> {
+    let mut sql = "SELECT hash FROM chain WHERE debate_id = ?1 AND n = ?2".to_string();
+    for facet in FACETS.iter().filter(|f| f.in_row) {
+        sql.push_str(&format!(
+            " UNION ALL SELECT lower(hex(chain_hash)) FROM {} WHERE {} = ?1 AND chain_n = ?2",
+            facet.table, facet.owner
+        ));
+    }
     connection
-        .prepare_cached(
-            "SELECT hash FROM chain WHERE debate_id = ?1 AND n = ?2
-             UNION ALL SELECT lower(hex(chain_hash)) FROM turns
-             WHERE debate_id = ?1 AND chain_n = ?2",
-        )?
+        .prepare_cached(&sql)?
         .query_row(params![debate, n], |row| row.get(0))
         .optional()
 }
@@ -572,46 +633,36 @@ pub(super) fn append(
     append_as(writer, Some(&writer.heads), debate, facet, key, false)
 }
 
-/// Appends the row of `facet` at `key`, just written with `values` (bound in the facet's
-/// column order), to the debate's chain: the entry `append` makes, without reading the row
-/// back (the values bound are the values a check reads).
-pub(super) fn append_written(
+/// The in-row link of `facet`'s row `row`, about to be written with `values` (in the facet's
+/// column order, as bound): its position, hash and the previous entry's place, for the row's
+/// `chain_*` columns, so journaling it writes no page beyond the row's own. The row's
+/// content and the entry before it are what the hash is checked against.
+pub(super) fn row_link(
     writer: &Writer<'_>,
     debate: &str,
     facet: &Facet,
-    key: &[Value],
-    values: &[ValueRef<'_>],
-) -> rusqlite::Result<()> {
-    let content: Vec<Value> = values.iter().map(|v| json_value(*v)).collect();
-    let place = facet.place(key, Some(&content));
-    writer.push(debate, facet.name, key, &place, &bound_content_hash(values))
-}
-
-/// The in-row link of turn `row`, about to be written with `values` (in `TURN`'s column
-/// order, as bound): its position, hash and the previous entry's place, for the row's
-/// `chain_*` columns, so journaling a turn writes no page beyond the turn's own. The row's
-/// content and the entry before it are what the hash is checked against.
-pub(super) fn turn_link(
-    writer: &Writer<'_>,
-    debate: &str,
     row: i64,
-    values: &[rusqlite::types::Value],
+    values: &[ValueRef<'_>],
 ) -> rusqlite::Result<[rusqlite::types::Value; 3]> {
     let key = [Value::from(row)];
-    let placed: Vec<Value> = values
+    // Only what a place is made of is copied out of the values.
+    let placed: Vec<Value> = facet
+        .columns
         .iter()
-        .take(3)
-        .map(|v| json_value(ValueRef::from(v)))
+        .zip(values)
+        .map(|(column, value)| match PLACED.contains(column) {
+            true => json_value(*value),
+            false => Value::Null,
+        })
         .collect();
-    let place = turn_place(&placed);
-    let bound: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
-    let content = bound_content_hash(&bound);
+    let place = facet.place(&key, Some(&placed));
+    let content = bound_content_hash(values);
     // Linked on the head this writer knows, and not stored here: the row stores it.
     let link = next_link(
         writer,
         Some(&writer.heads),
         debate,
-        TURN.name,
+        facet.name,
         &key,
         &place,
         &content,
@@ -625,14 +676,17 @@ pub(super) fn turn_link(
     ])
 }
 
-/// Before turn `row` is deleted on purpose, hands its in-row link (if it has one) to `chain`,
-/// where the entry stays to show what was there.
-pub(super) fn keep_turn_link(writer: &Writer<'_>, row: i64) -> rusqlite::Result<()> {
+/// The columns `Facet::place` reads.
+const PLACED: &[&str] = &["round", "phase", "seat", "kind", "attempt", "event"];
+
+/// Before `facet`'s row `row` is deleted on purpose, hands its in-row link (if it has one) to
+/// `chain`, where the entry stays to show what was there.
+pub(super) fn keep_link(writer: &Writer<'_>, facet: &Facet, row: i64) -> rusqlite::Result<()> {
     let linked = writer
-        .prepare_cached(
-            "SELECT debate_id, chain_n, chain_hash, chain_prev_place FROM turns
-             WHERE id = ?1 AND chain_n IS NOT NULL",
-        )?
+        .prepare_cached(&format!(
+            "SELECT {}, chain_n, chain_hash, chain_prev_place FROM {} WHERE {} = ?1 AND chain_n IS NOT NULL",
+            facet.owner, facet.table, facet.key[0]
+        ))?
         .query_row(params![row], |r| {
             Ok((
                 r.get::<_, String>(0)?,
@@ -646,8 +700,8 @@ pub(super) fn keep_turn_link(writer: &Writer<'_>, row: i64) -> rusqlite::Result<
         return Ok(());
     };
     let key = [Value::from(row)];
-    let content = TURN.content(writer, &debate, &key)?;
-    let place = TURN.place(&key, content.as_deref());
+    let content = facet.content(writer, &debate, &key)?;
+    let place = facet.place(&key, content.as_deref());
     let content = content.as_deref().map(content_hash).unwrap_or_default();
     let previous = if n == 1 {
         genesis(&debate)
@@ -663,7 +717,7 @@ pub(super) fn keep_turn_link(writer: &Writer<'_>, row: i64) -> rusqlite::Result<
         .execute(params![
             debate,
             n,
-            TURN.name,
+            facet.name,
             serde_json::to_string(&key).unwrap_or_default(),
             place,
             content,
@@ -672,17 +726,6 @@ pub(super) fn keep_turn_link(writer: &Writer<'_>, row: i64) -> rusqlite::Result<
             previous_place
         ])?;
     Ok(())
-}
-
-/// A turn's place from its round, phase and seat, as `Facet::place` names it.
-fn turn_place(round_phase_seat: &[Value]) -> String {
-    let mut content = vec![Value::Null; TURN.columns.len()];
-    for (name, value) in ["round", "phase", "seat"].iter().zip(round_phase_seat) {
-        if let Some(i) = TURN.columns.iter().position(|c| c == name) {
-            content[i] = value.clone();
-        }
-    }
-    TURN.place(&[], Some(&content))
 }
 
 fn append_as(
