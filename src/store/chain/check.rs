@@ -76,7 +76,13 @@ pub(in crate::store) fn check(
             .iter()
             .map(|(key, content)| (serde_json::to_string(key).unwrap_or_default(), content))
             .collect();
-        for (row, n, hash, previous_place) in facet.in_row_links(connection, debate)? {
+        for InRowLink {
+            row,
+            n,
+            hash,
+            previous_place,
+        } in facet.in_row_links(connection, debate)?
+        {
             let key = [row];
             let key_text = serde_json::to_string(&key).unwrap_or_default();
             let content = content_of.get(&key_text).map(|content| content.as_slice());

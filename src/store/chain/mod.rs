@@ -274,13 +274,12 @@ impl Facet {
             .optional()
     }
 
-    /// Every in-row link among the debate's rows of this facet: the row's key, the entry's
-    /// position and hash, and the previous entry's place.
+    /// Every in-row link among the debate's rows of this facet.
     fn in_row_links(
         &self,
         connection: &Connection,
         debate: &str,
-    ) -> rusqlite::Result<Vec<(Value, i64, String, Option<String>)>> {
+    ) -> rusqlite::Result<Vec<InRowLink>> {
         let sql = format!(
             "SELECT {}, chain_n, chain_hash, chain_prev_place FROM {} WHERE {} = ?1
              AND chain_n IS NOT NULL",
@@ -288,12 +287,12 @@ impl Facet {
         );
         let mut statement = connection.prepare(&sql)?;
         let rows = statement.query_map(params![debate], |row| {
-            Ok((
-                json_value(row.get_ref(0)?),
-                row.get::<_, i64>(1)?,
-                hash_hex(&row.get::<_, Vec<u8>>(2)?),
-                row.get::<_, Option<String>>(3)?,
-            ))
+            Ok(InRowLink {
+                row: json_value(row.get_ref(0)?),
+                n: row.get(1)?,
+                hash: hash_hex(&row.get::<_, Vec<u8>>(2)?),
+                previous_place: row.get(3)?,
+            })
         })?;
         rows.collect()
     }
@@ -674,6 +673,15 @@ pub(super) fn row_link(
         link.previous_place
             .map_or(rusqlite::types::Value::Null, Into::into),
     ])
+}
+
+/// A link a row carries: the row's key, the entry's position and hash, and the previous
+/// entry's place.
+struct InRowLink {
+    row: Value,
+    n: i64,
+    hash: String,
+    previous_place: Option<String>,
 }
 
 /// The columns `Facet::place` reads.
