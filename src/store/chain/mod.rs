@@ -325,22 +325,33 @@ impl Facet {
                 column("attempt").unwrap_or_default()
             ),
             "event" => {
-                let event: Option<Value> =
-                    column("event").and_then(|e| serde_json::from_str(&e).ok());
-                let field = |name: &str| {
-                    event
+                // Only the fields the place names are read out of the event; the rest of its
+                // text (a whole turn, say) is skipped without being built.
+                #[derive(serde::Deserialize, Default)]
+                struct Placed {
+                    round: Option<Value>,
+                    phase: Option<Value>,
+                    seat: Option<Value>,
+                }
+                let placed: Placed = self
+                    .columns
+                    .iter()
+                    .position(|c| *c == "event")
+                    .and_then(|i| content?.get(i)?.as_str())
+                    .and_then(|event| serde_json::from_str(event).ok())
+                    .unwrap_or_default();
+                let field = |name: &str, value: &Option<Value>| {
+                    value
                         .as_ref()
-                        .and_then(|e| e.get(name))
-                        .map(text)
-                        .map(|v| format!(" {name} {v}"))
+                        .map(|v| format!(" {name} {}", text(v)))
                         .unwrap_or_default()
                 };
                 format!(
                     "events: #{keyed} {}{}{}{}",
                     column("kind").unwrap_or_default(),
-                    field("round"),
-                    field("phase"),
-                    field("seat")
+                    field("round", &placed.round),
+                    field("phase", &placed.phase),
+                    field("seat", &placed.seat)
                 )
             }
             "answer" => format!("checkpoints: round {keyed}"),
