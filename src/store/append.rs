@@ -373,10 +373,8 @@ mod tests {
     /// nothing of itself behind.
     #[test]
     fn entries_appended_together_are_all_written_and_chained_or_none_is() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
-        let debate = super::super::running_debate("DEB-append01");
-        store.create_debate(&debate).unwrap();
+        let (_dir, store) = journal_with(&["DEB-append01".into()]);
+        let debate = store.debate("DEB-append01").unwrap();
         let event = Event::Notice {
             message: "the key sk-abcdefghijklmnopqrstuvwx stays out".into(),
         };
@@ -426,10 +424,8 @@ mod tests {
     #[test]
     fn events_and_audit_entries_carry_their_own_links() {
         use crate::debate::{Phase, TurnStatus};
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
-        let debate = super::super::running_debate("DEB-inrow001");
-        store.create_debate(&debate).unwrap();
+        let (_dir, store) = journal_with(&["DEB-inrow001".into()]);
+        let debate = store.debate("DEB-inrow001").unwrap();
         let chain_rows = |facets: &str| -> i64 {
             store
                 .with(|c| {

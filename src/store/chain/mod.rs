@@ -246,18 +246,14 @@ impl Facet {
         connection: &Connection,
         debate: &str,
     ) -> rusqlite::Result<Option<ChainHead>> {
-        let sql = format!(
-            "SELECT chain_n, chain_hash, {} FROM {} WHERE {} = ?1 AND chain_n IS NOT NULL
-             ORDER BY chain_n DESC LIMIT 1",
-            self.key
-                .iter()
-                .chain(self.columns)
-                .copied()
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.table,
-            self.owner
-        );
+        let columns: Vec<&str> = ["chain_n", "chain_hash"]
+            .iter()
+            .chain(self.key)
+            .chain(self.columns)
+            .copied()
+            .collect();
+        let sql =
+            self.select(&columns, false) + " AND chain_n IS NOT NULL ORDER BY chain_n DESC LIMIT 1";
         connection
             .prepare_cached(&sql)?
             .query_row(params![debate], |row| {
@@ -280,11 +276,8 @@ impl Facet {
         connection: &Connection,
         debate: &str,
     ) -> rusqlite::Result<Vec<InRowLink>> {
-        let sql = format!(
-            "SELECT {}, chain_n, chain_hash, chain_prev_place FROM {} WHERE {} = ?1
-             AND chain_n IS NOT NULL",
-            self.key[0], self.table, self.owner
-        );
+        let columns = [self.key[0], "chain_n", "chain_hash", "chain_prev_place"];
+        let sql = self.select(&columns, false) + " AND chain_n IS NOT NULL";
         let mut statement = connection.prepare(&sql)?;
         let rows = statement.query_map(params![debate], |row| {
             Ok(InRowLink {
