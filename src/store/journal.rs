@@ -97,7 +97,17 @@ impl Store {
 
     /// Where debate `id`'s chain ends now.
     pub fn chain_head(&self, id: &str) -> Result<Option<ChainHead>, StoreError> {
-        self.with(|connection| Ok(chain::head(connection, id)?))
+        self.with(|connection| {
+            let known = self
+                .heads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(connection, id)?;
+            match known {
+                Some(head) => Ok(Some(head)),
+                None => Ok(chain::head(connection, id)?),
+            }
+        })
     }
 
     /// The hash of entry `n` of debate `id`'s chain, if there is one.

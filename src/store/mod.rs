@@ -560,6 +560,10 @@ mod chain_heads {
                 message: format!("from the other connection, round {round}"),
             };
             other.record_event("DEB-heads", &notice).unwrap();
+            // Nor may a head it reads for a receipt be the one it knew before that append.
+            let head = one.chain_head("DEB-heads").unwrap().unwrap();
+            assert_eq!(head.entries, 1 + 2 * i64::from(round));
+            assert_eq!(Some(head), other.chain_head("DEB-heads").unwrap());
         }
         // A write that fails leaves no head known that it did not commit.
         let duplicate = Turn::pending(TurnKey::new(1, Phase::Argument, "A"), "p", "m");
@@ -572,5 +576,7 @@ mod chain_heads {
         let check = one.check_chain("DEB-heads").unwrap();
         assert!(check.holds(), "{check:?}");
         assert_eq!(check.entries, 1 + 3 + 3 + 1);
+        let head = one.chain_head("DEB-heads").unwrap().unwrap();
+        assert_eq!((head.entries, Some(head.hash)), (check.entries, check.head));
     }
 }

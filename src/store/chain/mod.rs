@@ -252,8 +252,14 @@ impl Facet {
             .chain(self.columns)
             .copied()
             .collect();
-        let sql =
-            self.select(&columns, false) + " AND chain_n IS NOT NULL ORDER BY chain_n DESC LIMIT 1";
+        // Rows take their number and their link as they are written, both rising, so the
+        // latest link is on the last linked row: a backward walk of the debate's rows that
+        // stops at the first, rather than a sort of them all.
+        let sql = self.select(&columns, false)
+            + &format!(
+                " AND chain_n IS NOT NULL ORDER BY {} DESC LIMIT 1",
+                self.key[0]
+            );
         connection
             .prepare_cached(&sql)?
             .query_row(params![debate], |row| {
@@ -491,6 +497,21 @@ pub(super) struct KnownHeads {
 }
 
 impl KnownHeads {
+    /// The head of `debate`'s chain as known, while no other connection has committed since.
+    pub(super) fn get(
+        &self,
+        connection: &Connection,
+        debate: &str,
+    ) -> rusqlite::Result<Option<ChainHead>> {
+        let Some(known) = self.heads.get(debate) else {
+            return Ok(None);
+        };
+        let version: i64 = connection
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |row| row.get(0))?;
+        Ok((self.version == Some(version)).then(|| known.clone()))
+    }
+
     /// Forgets every head, as after a write that did not commit or a debate deleted.
     pub(super) fn forget(&mut self) {
         *self = KnownHeads::default();
