@@ -24,13 +24,15 @@ pub struct DebateSummary {
     pub stage: Option<Stage>,
 }
 
-/// The status a debate row reads as, from its `status` and lease columns at `first`.
+/// The status a debate row reads as, from its `status` and its four lease columns at
+/// `first`.
 fn status_at(row: &Row<'_>, first: usize) -> rusqlite::Result<DebateStatus> {
     let stored: String = row.get(first)?;
     let lease = Lease {
         pid: row.get(first + 1)?,
         host: row.get(first + 2)?,
         at: row.get(first + 3)?,
+        since: row.get(first + 4)?,
     };
     Ok(lease.status(DebateStatus::parse(&stored).unwrap_or(DebateStatus::Failed)))
 }
@@ -55,25 +57,25 @@ impl Store {
         self.with(|connection| {
             let mut statement = connection.prepare_cached(
                 "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, d.lease_at,
-                        d.confidence, d.created_at, d.updated_at,
+                        d.lease_since, d.confidence, d.created_at, d.updated_at,
                         COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
                         d.stage
                  FROM debates d ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?1",
             )?;
             let rows = statement.query_map(params![limit as i64], |row| {
-                let stage: Option<String> = row.get(11)?;
+                let stage: Option<String> = row.get(12)?;
                 Ok(DebateSummary {
                     id: row.get(0)?,
                     question: row.get(1)?,
                     protocol: row.get(2)?,
                     status: status_at(row, 3)?,
                     confidence: row
-                        .get::<_, Option<String>>(7)?
+                        .get::<_, Option<String>>(8)?
                         .as_deref()
                         .and_then(Confidence::parse),
-                    created_at: row.get(8)?,
-                    updated_at: row.get(9)?,
-                    rounds: row.get(10)?,
+                    created_at: row.get(9)?,
+                    updated_at: row.get(10)?,
+                    rounds: row.get(11)?,
                     stage: stage.and_then(|s| serde_json::from_str(&s).ok()),
                 })
             })?;
@@ -88,40 +90,41 @@ impl Store {
             return Ok(Vec::new());
         };
         self.with(|connection| {
-        let mut statement = connection.prepare_cached(
+            let mut statement = connection.prepare_cached(
             "SELECT s.debate_id, d.question, s.kind, snippet(search_index, 0, '[', ']', '…', 12),
-                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.protocol, d.confidence, d.created_at
+                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.protocol,
+                    d.confidence, d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE search_index MATCH ?1
              ORDER BY rank LIMIT ?2",
         )?;
-        let rows = statement.query_map(params![query, (limit * 4) as i64], |row| {
-            Ok(SearchHit {
-                id: row.get(0)?,
-                question: row.get(1)?,
-                kind: row.get(2)?,
-                snippet: row.get(3)?,
-                status: status_at(row, 4)?,
-                protocol: row.get(8)?,
-                confidence: row
-                    .get::<_, Option<String>>(9)?
-                    .as_deref()
-                    .and_then(Confidence::parse),
-                created_at: row.get(10)?,
-            })
-        })?;
-        // One hit per debate: its best-ranked passage.
-        let mut hits: Vec<SearchHit> = Vec::new();
-        for row in rows {
-            let hit = row?;
-            if !hits.iter().any(|h| h.id == hit.id) {
-                hits.push(hit);
+            let rows = statement.query_map(params![query, (limit * 4) as i64], |row| {
+                Ok(SearchHit {
+                    id: row.get(0)?,
+                    question: row.get(1)?,
+                    kind: row.get(2)?,
+                    snippet: row.get(3)?,
+                    status: status_at(row, 4)?,
+                    protocol: row.get(9)?,
+                    confidence: row
+                        .get::<_, Option<String>>(10)?
+                        .as_deref()
+                        .and_then(Confidence::parse),
+                    created_at: row.get(11)?,
+                })
+            })?;
+            // One hit per debate: its best-ranked passage.
+            let mut hits: Vec<SearchHit> = Vec::new();
+            for row in rows {
+                let hit = row?;
+                if !hits.iter().any(|h| h.id == hit.id) {
+                    hits.push(hit);
+                }
+                if hits.len() >= limit {
+                    break;
+                }
             }
-            if hits.len() >= limit {
-                break;
-            }
-        }
-        Ok(hits)
+            Ok(hits)
         })
     }
 

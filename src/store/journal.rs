@@ -523,7 +523,7 @@ impl Store {
         self.read(|connection| {
         let mut statement = connection.prepare_cached(
             "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at, confidence, error,
-                    stage, lease_pid, lease_host, lease_at
+                    stage, lease_pid, lease_host, lease_at, lease_since
              FROM debates WHERE id = ?1 COLLATE NOCASE OR id LIKE ?2 ESCAPE '\\' COLLATE NOCASE
                 OR id LIKE ?3 ESCAPE '\\' COLLATE NOCASE
              ORDER BY (id = ?1 COLLATE NOCASE) DESC LIMIT 6",
@@ -618,7 +618,7 @@ fn turn_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Turn, StoreError>> {
     Ok(build())
 }
 
-/// A debate row (selected with its stage and lease columns, 0..=14).
+/// A debate row (selected with its stage and lease columns, 0..=15).
 pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, StoreError>> {
     let protocol: String = row.get(2)?;
     let status: String = row.get(3)?;
@@ -630,6 +630,7 @@ pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, 
         pid: row.get(12)?,
         host: row.get(13)?,
         at: row.get(14)?,
+        since: row.get(15)?,
     };
     let build = || -> Result<Debate, StoreError> {
         Ok(Debate {

@@ -22,7 +22,10 @@ const LEASE_STALE_SECONDS: i64 = 20;
 pub(super) struct Lease {
     pub pid: Option<i64>,
     pub host: Option<String>,
+    /// The last heartbeat.
     pub at: Option<i64>,
+    /// When the lease was taken (none in a journal from before migration 13).
+    pub since: Option<i64>,
 }
 
 impl Lease {
@@ -31,9 +34,14 @@ impl Lease {
             return false;
         };
         // On this machine the process itself answers, however long it has been stopped;
-        // elsewhere only the heartbeat can.
+        // elsewhere only the heartbeat can. A process that started after the lease was taken
+        // (after its last heartbeat, where the journal does not say when it was taken) is
+        // another one the kernel gave the same pid, not the holder.
         if self.host.as_deref() == Some(&host()) {
-            return process_alive(pid);
+            let taken = self.since.unwrap_or(at);
+            return process_alive(pid)
+                && process_started(pid)
+                    .is_none_or(|started| started <= taken + CLOCK_SLACK_SECONDS);
         }
         unix_now() - at <= LEASE_STALE_SECONDS
     }
@@ -64,6 +72,34 @@ fn host() -> String {
         .unwrap_or_default()
 }
 
+/// How far a process's start time read from /proc may be off (it is kept in clock ticks since
+/// boot, and boot time in whole seconds).
+const CLOCK_SLACK_SECONDS: i64 = 2;
+
+/// When process `pid` started (Unix seconds), where /proc says.
+fn process_started(pid: i64) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Field 22, counted from the pid; the fields after the parenthesised command name start
+    // at the third.
+    let ticks: i64 = stat
+        .rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(22 - 3)?
+        .parse()
+        .ok()?;
+    let boot: i64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the running system.
+    let hertz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hertz > 0).then(|| boot + ticks / hertz)
+}
+
 /// Whether process `pid` exists and is not a zombie (where /proc says; elsewhere, assume so).
 fn process_alive(pid: i64) -> bool {
     if !Path::new("/proc/self/stat").exists() {
@@ -79,15 +115,53 @@ fn process_alive(pid: i64) -> bool {
     }
 }
 
-/// A debate's lease, held for as long as this lives (the lock file stays open).
+/// A debate's lease, held for as long as this lives (the lock file stays open). Dropped, it
+/// removes its lock file while still holding the lock, so a server that runs many debates
+/// leaves no file behind for each.
 #[derive(Debug)]
 pub struct LeaseGuard {
-    _file: Option<std::fs::File>,
+    held: Option<(std::fs::File, std::path::PathBuf)>,
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        if let Some((file, path)) = &self.held
+            && still_at(file, path)
+        {
+            let _ = std::fs::remove_file(path);
+        }
+        // The lock goes with the file, closed after this.
+    }
+}
+
+/// Whether `path` still names the file `file` has open (a lock file its holder removed on
+/// release is gone, or replaced by the next holder's).
+fn still_at(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
 }
 
 /// Takes the lock on `path` without waiting: the file, or the pid of who holds it as its
 /// contents say.
 fn lock(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> {
+    // A file opened just before its holder removed it can be locked once the holder lets go,
+    // but it is no longer the lease: that is seen after locking, and the path opened again.
+    for _ in 0..8 {
+        match lock_once(path)? {
+            Ok(file) if !still_at(&file, path) => continue,
+            taken => return Ok(taken),
+        }
+    }
+    Err(std::io::Error::other(
+        "its lock file kept being replaced while it was being taken",
+    ))
+}
+
+/// One try of `lock`: the file opened (made if need be) and locked, or who holds it.
+fn lock_once(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> {
     use std::io::{Read, Seek, Write};
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
@@ -145,9 +219,9 @@ impl Store {
     /// Takes the lease of debate `id` for as long as the guard lives, unless another holder
     /// (another process, or another debate driver in this one) has it.
     pub fn acquire_lease(&self, id: &str) -> Result<LeaseGuard, StoreError> {
-        let file = match self.lease_file(id)? {
+        let held = match self.lease_file(id)? {
             Some(path) => match lock(&path) {
-                Ok(Ok(file)) => Some(file),
+                Ok(Ok(file)) => Some((file, path)),
                 Ok(Err(pid)) => {
                     let heard = self
                         .with(|connection| {
@@ -176,6 +250,8 @@ impl Store {
             },
             None => None,
         };
+        // Made now, so a lock file taken for a debate that is not there goes again.
+        let guard = LeaseGuard { held };
         self.with(|connection| {
             let tx = rusqlite::Transaction::new_unchecked(
                 connection,
@@ -191,13 +267,14 @@ impl Store {
                 return Err(StoreError::NotFound(id.to_string()));
             }
             tx.execute(
-                "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4 WHERE id = ?1",
+                "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4,
+                    lease_since = ?4 WHERE id = ?1",
                 params![id, i64::from(std::process::id()), host(), unix_now()],
             )?;
             tx.commit()?;
             Ok(())
         })?;
-        Ok(LeaseGuard { _file: file })
+        Ok(guard)
     }
 
     /// Renews this process's lease of debate `id`.
@@ -215,8 +292,8 @@ impl Store {
     pub fn release_lease(&self, id: &str) -> Result<(), StoreError> {
         self.with(|connection| {
             connection.execute(
-                "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL
-                 WHERE id = ?1 AND lease_pid = ?2",
+                "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
+                    lease_since = NULL WHERE id = ?1 AND lease_pid = ?2",
                 params![id, i64::from(std::process::id())],
             )?;
             Ok(())
@@ -234,6 +311,7 @@ mod tests {
             pid: Some(i64::from(std::process::id())),
             host: Some(host()),
             at: Some(unix_now()),
+            since: Some(unix_now()),
         };
         assert!(mine.alive());
         assert_eq!(
@@ -265,9 +343,28 @@ mod tests {
         // A process that has exited (pid beyond the kernel's range) is dead at once.
         let gone = Lease {
             pid: Some(i64::from(i32::MAX)),
-            ..mine
+            ..mine.clone()
         };
         assert!(!gone.alive());
+        // So is a holder whose pid the kernel gave again: the process now under that pid
+        // started after the lease was taken (a journal copied from another run, say), or,
+        // where the journal does not say when it was taken, after its last heartbeat.
+        let started = process_started(i64::from(std::process::id())).expect("/proc says");
+        assert!(started <= unix_now() + CLOCK_SLACK_SECONDS);
+        let reused = Lease {
+            since: Some(started - 60),
+            ..mine.clone()
+        };
+        assert_eq!(
+            reused.status(DebateStatus::Running),
+            DebateStatus::Interrupted
+        );
+        let reused_before_13 = Lease {
+            at: Some(started - 60),
+            since: None,
+            ..mine
+        };
+        assert!(!reused_before_13.alive());
     }
 
     /// The kernel holds the lease: a second driver, even in this same process, is refused
@@ -300,5 +397,44 @@ mod tests {
             store.acquire_lease("../escape"),
             Err(StoreError::Data(_))
         ));
+    }
+
+    /// A released lease leaves no lock file behind (a server runs thousands of debates), nor
+    /// does a lease refused because its debate is not there. A lock file opened just before
+    /// its holder removed it can be locked afterwards, but that lock is not the lease: the
+    /// next driver still takes it, and a third is still refused.
+    #[test]
+    fn a_released_lease_removes_its_lock_file_and_a_stale_one_is_not_the_lease() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        store
+            .create_debate(&super::super::running_debate("DEB-lease02"))
+            .unwrap();
+        let file = dir.path().join("leases").join("DEB-lease02.lock");
+        let held = store.acquire_lease("DEB-lease02").unwrap();
+        let opened_early = std::fs::File::open(&file).unwrap();
+        drop(held);
+        assert!(!file.exists(), "the released lease left its lock file");
+        // SAFETY: flock on a descriptor this test owns.
+        let locked =
+            unsafe { libc::flock(opened_early.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(locked, 0, "the removed file can be locked");
+        assert!(!still_at(&opened_early, &file));
+        let again = store.acquire_lease("DEB-lease02").unwrap();
+        assert!(file.exists());
+        let other = Store::open(&dir.path().join("moot.db")).unwrap();
+        assert!(matches!(
+            other.acquire_lease("DEB-lease02"),
+            Err(StoreError::InUse { .. })
+        ));
+        drop(again);
+        assert!(!file.exists());
+
+        assert!(matches!(
+            store.acquire_lease("DEB-nosuch02"),
+            Err(StoreError::NotFound(_))
+        ));
+        assert!(!dir.path().join("leases").join("DEB-nosuch02.lock").exists());
     }
 }

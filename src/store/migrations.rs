@@ -232,6 +232,11 @@ ALTER TABLE audit ADD COLUMN chain_n INTEGER;
 ALTER TABLE audit ADD COLUMN chain_hash BLOB;
 ALTER TABLE audit ADD COLUMN chain_prev_place TEXT;
 "#,
+    // 13: when the lease was taken (not renewed), so a process that started after it, under a
+    // pid the kernel gave again, is not taken for its holder.
+    r#"
+ALTER TABLE debates ADD COLUMN lease_since INTEGER;
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.
