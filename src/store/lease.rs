@@ -367,15 +367,21 @@ mod tests {
         assert!(!reused_before_13.alive());
     }
 
+    /// A journal in a directory of its own, holding the running debate `id`.
+    fn journal_with(id: &str) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        store
+            .create_debate(&super::super::running_debate(id))
+            .unwrap();
+        (dir, store)
+    }
+
     /// The kernel holds the lease: a second driver, even in this same process, is refused
     /// with the holder's pid while the first guard lives, and takes it once it is dropped.
     #[test]
     fn a_held_lease_refuses_a_second_driver_even_in_the_same_process() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
-        store
-            .create_debate(&super::super::running_debate("DEB-lease01"))
-            .unwrap();
+        let (dir, store) = journal_with("DEB-lease01");
         let held = store.acquire_lease("DEB-lease01").unwrap();
         let other = Store::open(&dir.path().join("moot.db")).unwrap();
         for store in [&store, &other] {
@@ -406,11 +412,7 @@ mod tests {
     #[test]
     fn a_released_lease_removes_its_lock_file_and_a_stale_one_is_not_the_lease() {
         use std::os::fd::AsRawFd;
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
-        store
-            .create_debate(&super::super::running_debate("DEB-lease02"))
-            .unwrap();
+        let (dir, store) = journal_with("DEB-lease02");
         let file = dir.path().join("leases").join("DEB-lease02.lock");
         let held = store.acquire_lease("DEB-lease02").unwrap();
         let opened_early = std::fs::File::open(&file).unwrap();
