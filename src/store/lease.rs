@@ -72,9 +72,11 @@ fn host() -> String {
         .unwrap_or_default()
 }
 
-/// How far a process's start time read from /proc may be off (it is kept in clock ticks since
-/// boot, and boot time in whole seconds).
-const CLOCK_SLACK_SECONDS: i64 = 2;
+/// How much later than its lease a holder may seem to have started: the start time read from
+/// /proc moves with the wall clock when that is stepped (NTP), and a pid given again within a
+/// minute of a lease being taken is not what this guards against (a journal copied from
+/// another run, a holder that died long ago).
+const CLOCK_SLACK_SECONDS: i64 = 60;
 
 /// When process `pid` started (Unix seconds), where /proc says.
 fn process_started(pid: i64) -> Option<i64> {
@@ -352,7 +354,7 @@ mod tests {
         let started = process_started(i64::from(std::process::id())).expect("/proc says");
         assert!(started <= unix_now() + CLOCK_SLACK_SECONDS);
         let reused = Lease {
-            since: Some(started - 60),
+            since: Some(started - 3600),
             ..mine.clone()
         };
         assert_eq!(
@@ -360,7 +362,7 @@ mod tests {
             DebateStatus::Interrupted
         );
         let reused_before_13 = Lease {
-            at: Some(started - 60),
+            at: Some(started - 3600),
             since: None,
             ..mine
         };
