@@ -153,12 +153,9 @@ impl Ready {
         let whole = |i: u32| ValueRef::Integer(i64::from(i));
         match self {
             Ready::Event { kind, text: event } => {
-                // In `chain::EVENT`'s column order.
+                // In `chain::EVENT`'s column order; the link goes in the same insert.
                 let values = [text(kind), text(event)];
-                // The row's number is chosen here (as SQLite would) so its chain link is
-                // written with it, in the same insert.
-                let seq = next_row(tx, "events")?;
-                let link = chain::row_link(tx, id, &chain::EVENT, seq, &values)?;
+                let (seq, link) = chain::row_link(tx, id, &chain::EVENT, &values)?;
                 tx.prepare_cached(
                     "INSERT INTO events (seq, debate_id, kind, event, chain_n, chain_hash,
                         chain_prev_place)
@@ -194,8 +191,7 @@ impl Ready {
                     ValueRef::Integer(*size),
                 ];
                 let body = stored.as_deref().map_or(ValueRef::Null, ValueRef::Blob);
-                let seq = next_row(tx, "audit")?;
-                let link = chain::row_link(tx, id, &chain::AUDIT, seq, &values)?;
+                let (seq, link) = chain::row_link(tx, id, &chain::AUDIT, &values)?;
                 tx.prepare_cached(
                     "INSERT INTO audit (seq, debate_id, at, kind, round, phase, seat, attempt,
                         provider, model, sha256, size, body, chain_n, chain_hash, chain_prev_place)
@@ -219,13 +215,6 @@ impl Ready {
         }
         Ok(())
     }
-}
-
-/// The number SQLite would give the next row of `table` (keyed by `seq`).
-fn next_row(tx: &Writer<'_>, table: &str) -> Result<i64, StoreError> {
-    Ok(tx
-        .prepare_cached(&format!("SELECT coalesce(max(seq), 0) + 1 FROM {table}"))?
-        .query_row([], |r| r.get(0))?)
 }
 
 impl Store {

@@ -703,16 +703,13 @@ impl TurnRow {
         chained: bool,
     ) -> Result<(), StoreError> {
         use rusqlite::types::{Value, ValueRef};
-        // The row's id is chosen here (as SQLite would) so its chain link is written with it,
-        // in the same insert.
-        let row: i64 = tx
-            .prepare_cached("SELECT coalesce(max(id), 0) + 1 FROM turns")?
-            .query_row([], |r| r.get(0))?;
-        let link = if chained {
+        // Chained, the link is written in the same insert; else SQLite numbers the row.
+        let (row, link) = if chained {
             let bound: Vec<_> = self.values.iter().map(ValueRef::from).collect();
-            chain::row_link(tx, id, &chain::TURN, row, &bound)?
+            let (row, link) = chain::row_link(tx, id, &chain::TURN, &bound)?;
+            (Value::Integer(row), link)
         } else {
-            [Value::Null, Value::Null, Value::Null]
+            (Value::Null, [Value::Null, Value::Null, Value::Null])
         };
         tx.prepare_cached(
             "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
@@ -722,7 +719,7 @@ impl TurnRow {
                 ?17, ?18, ?19, ?20, ?21)",
         )?
         .execute(rusqlite::params_from_iter(
-            [Value::Integer(row), Value::Text(id.to_string())]
+            [row, Value::Text(id.to_string())]
                 .iter()
                 .chain(&self.values)
                 .chain(&link),

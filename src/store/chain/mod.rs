@@ -657,17 +657,24 @@ pub(super) fn append(
     append_as(writer, Some(&writer.heads), debate, facet, key, false)
 }
 
-/// The in-row link of `facet`'s row `row`, about to be written with `values` (in the facet's
-/// column order, as bound): its position, hash and the previous entry's place, for the row's
-/// `chain_*` columns, so journaling it writes no page beyond the row's own. The row's
-/// content and the entry before it are what the hash is checked against.
+/// The number of the next row of `facet`'s table and its in-row link, for a row about to be
+/// written with `values` (in the facet's column order, as bound): its position, hash and the
+/// previous entry's place, for the row's `chain_*` columns, so journaling it writes no page
+/// beyond the row's own. The number is chosen here (as SQLite would choose it) because the
+/// link is made on it. The row's content and the entry before it are what the hash is
+/// checked against.
 pub(super) fn row_link(
     writer: &Writer<'_>,
     debate: &str,
     facet: &Facet,
-    row: i64,
     values: &[ValueRef<'_>],
-) -> rusqlite::Result<[rusqlite::types::Value; 3]> {
+) -> rusqlite::Result<(i64, [rusqlite::types::Value; 3])> {
+    let row: i64 = writer
+        .prepare_cached(&format!(
+            "SELECT coalesce(max({}), 0) + 1 FROM {}",
+            facet.key[0], facet.table
+        ))?
+        .query_row([], |r| r.get(0))?;
     let key = [Value::from(row)];
     // Only what a place is made of is copied out of the values.
     let placed: Vec<Value> = facet
@@ -692,12 +699,15 @@ pub(super) fn row_link(
         &content,
         false,
     )?;
-    Ok([
-        link.n.into(),
-        hash_bytes(&link.hash).into(),
-        link.previous_place
-            .map_or(rusqlite::types::Value::Null, Into::into),
-    ])
+    Ok((
+        row,
+        [
+            link.n.into(),
+            hash_bytes(&link.hash).into(),
+            link.previous_place
+                .map_or(rusqlite::types::Value::Null, Into::into),
+        ],
+    ))
 }
 
 /// A link a row carries: the row's key, the entry's position and hash, and the previous
