@@ -38,10 +38,7 @@ impl Lease {
         // (after its last heartbeat, where the journal does not say when it was taken) is
         // another one the kernel gave the same pid, not the holder.
         if self.host.as_deref() == Some(&host()) {
-            let taken = self.since.unwrap_or(at);
-            return process_alive(pid)
-                && process_started(pid)
-                    .is_none_or(|started| started <= taken + CLOCK_SLACK_SECONDS);
+            return holder_alive(pid, self.since.unwrap_or(at));
         }
         unix_now() - at <= LEASE_STALE_SECONDS
     }
@@ -78,18 +75,34 @@ fn host() -> String {
 /// another run, a holder that died long ago).
 const CLOCK_SLACK_SECONDS: i64 = 60;
 
-/// When process `pid` started (Unix seconds), where /proc says.
-fn process_started(pid: i64) -> Option<i64> {
+/// Whether process `pid`, which took a lease at `taken`, still holds it: it exists, is not
+/// a zombie, and started before then (where /proc says; elsewhere, assume so).
+fn holder_alive(pid: i64, taken: i64) -> bool {
+    if !Path::new("/proc/self/stat").exists() {
+        return true;
+    }
+    let Some(stat) = process_stat(pid) else {
+        return false;
+    };
+    let running = stat
+        .trim_start()
+        .chars()
+        .next()
+        .is_some_and(|state| !matches!(state, 'Z' | 'X'));
+    running && started(&stat).is_none_or(|started| started <= taken + CLOCK_SLACK_SECONDS)
+}
+
+/// The fields of `/proc/PID/stat` after the parenthesised command name (which may itself
+/// hold spaces): the state first.
+fn process_stat(pid: i64) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22, counted from the pid; the fields after the parenthesised command name start
-    // at the third.
-    let ticks: i64 = stat
-        .rsplit_once(')')?
-        .1
-        .split_whitespace()
-        .nth(22 - 3)?
-        .parse()
-        .ok()?;
+    Some(stat.rsplit_once(')')?.1.to_string())
+}
+
+/// When the process whose `process_stat` this is started (Unix seconds).
+fn started(stat: &str) -> Option<i64> {
+    // Field 22, counted from the pid; these fields start at the third.
+    let ticks: i64 = stat.split_whitespace().nth(22 - 3)?.parse().ok()?;
     let boot: i64 = std::fs::read_to_string("/proc/stat")
         .ok()?
         .lines()
@@ -100,21 +113,6 @@ fn process_started(pid: i64) -> Option<i64> {
     // SAFETY: sysconf reads a constant of the running system.
     let hertz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     (hertz > 0).then(|| boot + ticks / hertz)
-}
-
-/// Whether process `pid` exists and is not a zombie (where /proc says; elsewhere, assume so).
-fn process_alive(pid: i64) -> bool {
-    if !Path::new("/proc/self/stat").exists() {
-        return true;
-    }
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name, which may itself hold spaces.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next())
-            .is_some_and(|state| !matches!(state, 'Z' | 'X')),
-        Err(_) => false,
-    }
 }
 
 /// A debate's lease, held for as long as this lives (the lock file stays open). Dropped, it
@@ -351,7 +349,9 @@ mod tests {
         // So is a holder whose pid the kernel gave again: the process now under that pid
         // started after the lease was taken (a journal copied from another run, say), or,
         // where the journal does not say when it was taken, after its last heartbeat.
-        let started = process_started(i64::from(std::process::id())).expect("/proc says");
+        let started = process_stat(i64::from(std::process::id()))
+            .and_then(|stat| started(&stat))
+            .expect("/proc says");
         assert!(started <= unix_now() + CLOCK_SLACK_SECONDS);
         let reused = Lease {
             since: Some(started - 3600),
