@@ -3,13 +3,13 @@
 //! body itself deflate-compressed (or only its hash, when `audit = false`).
 
 use super::{Store, StoreError};
-use flate2::Compression;
 use flate2::read::DeflateDecoder;
-use flate2::write::DeflateEncoder;
+use flate2::{Compress, Compression, FlushCompress, Status};
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::{Read, Write};
+use std::cell::RefCell;
+use std::io::Read;
 
 crate::debate::vocabulary! {
     /// What an audit entry holds.
@@ -64,12 +64,36 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Compressed at the fastest level: every call of every debate is written here and the trail
-/// is read rarely, so the bytes saved by a higher level cost more CPU than they are worth.
+thread_local! {
+    /// A compressor per thread, reset between bodies: making one allocates and clears its
+    /// tables, which cost more than compressing a typical body.
+    static COMPRESSOR: RefCell<Compress> = RefCell::new(Compress::new(Compression::fast(), false));
+}
+
+/// Compressed (raw deflate) at the fastest level: every call of every debate is written here
+/// and the trail is read rarely, so the bytes saved by a higher level cost more CPU than they
+/// are worth.
 pub(super) fn deflate(text: &str) -> std::io::Result<Vec<u8>> {
-    let mut encoder = DeflateEncoder::new(Vec::new(), Compression::fast());
-    encoder.write_all(text.as_bytes())?;
-    encoder.finish()
+    COMPRESSOR.with_borrow_mut(|compressor| {
+        compressor.reset();
+        let input = text.as_bytes();
+        let mut out = Vec::with_capacity(input.len() / 2 + 64);
+        loop {
+            let read = usize::try_from(compressor.total_in()).unwrap_or(input.len());
+            let status = compressor
+                .compress_vec(
+                    &input[read.min(input.len())..],
+                    &mut out,
+                    FlushCompress::Finish,
+                )
+                .map_err(std::io::Error::other)?;
+            if status == Status::StreamEnd {
+                return Ok(out);
+            }
+            // The output was full: room for as much again.
+            out.reserve(out.capacity().max(64));
+        }
+    })
 }
 
 fn inflate(bytes: &[u8]) -> std::io::Result<String> {
