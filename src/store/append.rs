@@ -272,14 +272,14 @@ impl Store {
         self.write_on(connection, |writer| {
             let mut each = Vec::with_capacity(group.len());
             for queued in group {
-                writer.execute_batch("SAVEPOINT one_append")?;
+                writer.prepare_cached("SAVEPOINT one_append")?.execute([])?;
                 match queued
                     .entries
                     .iter()
                     .try_for_each(|e| e.insert(writer, &queued.id))
                 {
                     Ok(()) => {
-                        writer.execute_batch("RELEASE one_append")?;
+                        writer.prepare_cached("RELEASE one_append")?.execute([])?;
                         each.push(Ok(()));
                     }
                     Err(error) => {

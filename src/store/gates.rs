@@ -36,10 +36,13 @@ impl Store {
         artifacts: &serde_json::Value,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
-            let filed = tx.execute(
-                "INSERT OR IGNORE INTO gates (debate_id, gate, point, round, summary, artifacts, requested_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
+            let filed = tx
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO gates (debate_id, gate, point, round, summary,
+                        artifacts, requested_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![
                     id,
                     gate,
                     point,
@@ -47,8 +50,7 @@ impl Store {
                     super::journal::redacted(summary),
                     super::journal::redacted(&artifacts.to_string()),
                     now_rfc3339()
-                ],
-            )?;
+                ])?;
             if filed == 1 {
                 chain::append(tx, id, &chain::GATE_REQUEST, &[gate.into()])?;
             }
@@ -66,18 +68,19 @@ impl Store {
         reason: Option<&str>,
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
-            let changed = tx.execute(
-                "UPDATE gates SET decision = ?3, decided_by = ?4, reason = ?5, decided_at = ?6
+            let changed = tx
+                .prepare_cached(
+                    "UPDATE gates SET decision = ?3, decided_by = ?4, reason = ?5, decided_at = ?6
                  WHERE debate_id = ?1 AND gate = ?2 AND decision IS NULL",
-                params![
+                )?
+                .execute(params![
                     id,
                     gate,
                     decision.as_str(),
                     by,
                     reason.map(super::journal::redacted),
                     now_rfc3339()
-                ],
-            )?;
+                ])?;
             if changed == 1 {
                 chain::append(tx, id, &chain::GATE_DECISION, &[gate.into()])?;
             }
@@ -88,7 +91,7 @@ impl Store {
     /// Every gate of a debate, in the order they were reached.
     pub fn gates(&self, id: &str) -> Result<Vec<GateRecord>, StoreError> {
         self.read(|connection| {
-            let mut statement = connection.prepare(
+            let mut statement = connection.prepare_cached(
                 "SELECT gate, point, round, summary, artifacts, requested_at, decision, decided_by, reason, decided_at
                  FROM gates WHERE debate_id = ?1 ORDER BY requested_at, rowid",
             )?;
@@ -101,12 +104,12 @@ impl Store {
     pub fn gate(&self, id: &str, gate: &str) -> Result<Option<GateRecord>, StoreError> {
         self.read(|connection| {
             connection
-                .query_row(
-                    "SELECT gate, point, round, summary, artifacts, requested_at, decision, decided_by, reason, decided_at
+                .prepare_cached(
+                    "SELECT gate, point, round, summary, artifacts, requested_at, decision,
+                        decided_by, reason, decided_at
                      FROM gates WHERE debate_id = ?1 AND gate = ?2",
-                    params![id, gate],
-                    row,
-                )
+                )?
+                .query_row(params![id, gate], row)
                 .optional()
                 .map_err(Into::into)
         })

@@ -75,10 +75,12 @@ impl Store {
 
     pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
         self.write(|tx| {
-        tx.execute(
-            "INSERT INTO debates (id, question, protocol, status, config, seats, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
+            tx.prepare_cached(
+                "INSERT INTO debates (id, question, protocol, status, config, seats, created_at,
+                    updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
                 debate.id,
                 redacted(&debate.question),
                 debate.protocol,
@@ -87,11 +89,10 @@ impl Store {
                 json(&debate.seats)?,
                 debate.created_at,
                 debate.updated_at,
-            ],
-        )?;
-        index(tx, &debate.id, "question", &debate.question)?;
-        chain::append(tx, &debate.id, &chain::DEBATE, &[])?;
-        Ok(())
+            ])?;
+            index(tx, &debate.id, "question", &debate.question)?;
+            chain::append(tx, &debate.id, &chain::DEBATE, &[])?;
+            Ok(())
         })
     }
 
@@ -147,10 +148,9 @@ impl Store {
     /// Records where the debate stands (for `moot list`).
     pub fn set_stage(&self, id: &str, stage: Stage) -> Result<(), StoreError> {
         self.with(|connection| {
-            connection.execute(
-                "UPDATE debates SET stage = ?2 WHERE id = ?1",
-                params![id, json(&stage)?],
-            )?;
+            connection
+                .prepare_cached("UPDATE debates SET stage = ?2 WHERE id = ?1")?
+                .execute(params![id, json(&stage)?])?;
             Ok(())
         })
     }
@@ -158,10 +158,8 @@ impl Store {
     /// Replaces the stored settings snapshot (a resume on another provider).
     pub fn set_config(&self, id: &str, config: &serde_json::Value) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute(
-                "UPDATE debates SET config = ?2, updated_at = ?3 WHERE id = ?1",
-                params![id, redacted(&json(config)?), now_rfc3339()],
-            )?;
+            tx.prepare_cached("UPDATE debates SET config = ?2, updated_at = ?3 WHERE id = ?1")?
+                .execute(params![id, redacted(&json(config)?), now_rfc3339()])?;
             chain::append(tx, id, &chain::DEBATE, &[])?;
             Ok(())
         })
@@ -169,10 +167,8 @@ impl Store {
 
     pub fn set_seats(&self, id: &str, seats: &[Seat]) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute(
-                "UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1",
-                params![id, json(&seats)?, now_rfc3339()],
-            )?;
+            tx.prepare_cached("UPDATE debates SET seats = ?2, updated_at = ?3 WHERE id = ?1")?
+                .execute(params![id, json(&seats)?, now_rfc3339()])?;
             chain::append(tx, id, &chain::DEBATE, &[])?;
             Ok(())
         })
@@ -244,31 +240,32 @@ impl Store {
             let mut discarded = 0;
             loop {
                 let last: Option<(i64, String)> = tx
-                .query_row(
-                    "SELECT id, status FROM turns WHERE debate_id = ?1 ORDER BY id DESC LIMIT 1",
-                    params![id],
-                    |row| Ok((row.get(0)?, row.get(1)?)),
-                )
-                .optional()?;
+                    .prepare_cached(
+                        "SELECT id, status FROM turns WHERE debate_id = ?1
+                         ORDER BY id DESC LIMIT 1",
+                    )?
+                    .query_row(params![id], |row| Ok((row.get(0)?, row.get(1)?)))
+                    .optional()?;
                 match last {
                     Some((row, status)) if status == "failed" || status == "timed_out" => {
                         // Its announcement goes too, so a replay shows the retried turn once.
                         let announced: Option<i64> = tx
-                            .query_row(
+                            .prepare_cached(
                                 "SELECT MAX(seq) FROM events WHERE debate_id = ?1
                                    AND kind = 'turn_completed'",
-                                params![id],
-                                |row| row.get(0),
-                            )
+                            )?
+                            .query_row(params![id], |row| row.get(0))
                             .optional()?
                             .flatten();
                         if let Some(seq) = announced {
                             chain::keep_link(tx, &chain::EVENT, seq)?;
-                            tx.execute("DELETE FROM events WHERE seq = ?1", params![seq])?;
+                            tx.prepare_cached("DELETE FROM events WHERE seq = ?1")?
+                                .execute(params![seq])?;
                             chain::remove(tx, id, &chain::EVENT, &[seq.into()], None)?;
                         }
                         chain::keep_link(tx, &chain::TURN, row)?;
-                        tx.execute("DELETE FROM turns WHERE id = ?1", params![row])?;
+                        tx.prepare_cached("DELETE FROM turns WHERE id = ?1")?
+                            .execute(params![row])?;
                         chain::remove(tx, id, &chain::TURN, &[row.into()], None)?;
                         discarded += 1;
                     }
@@ -443,10 +440,12 @@ impl Store {
 
     pub fn save_synthesis(&self, id: &str, synthesis: &StoredSynthesis) -> Result<(), StoreError> {
         self.write(|tx| {
-        tx.execute(
-            "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path, follow_up_path, created_at, section)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path,
+                    follow_up_path, created_at, section)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?
+            .execute(params![
                 id,
                 redacted(&synthesis.markdown),
                 redacted(&json(&synthesis.data)?),
@@ -455,29 +454,24 @@ impl Store {
                 synthesis.follow_up_path,
                 now_rfc3339(),
                 synthesis.section,
-            ],
-        )?;
-        tx.execute(
-            "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
-            params![id],
-        )?;
-        index(tx, id, "synthesis", &synthesis.markdown)?;
-        tx.execute(
-            "UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id, synthesis.confidence.as_str(), now_rfc3339()],
-        )?;
-        chain::append(tx, id, &chain::RECORD, &[])?;
-        Ok(())
+            ])?;
+            tx.prepare_cached(
+                "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
+            )?
+            .execute(params![id])?;
+            index(tx, id, "synthesis", &synthesis.markdown)?;
+            tx.prepare_cached("UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1")?
+                .execute(params![id, synthesis.confidence.as_str(), now_rfc3339()])?;
+            chain::append(tx, id, &chain::RECORD, &[])?;
+            Ok(())
         })
     }
 
     /// Records the follow-up issue draft written from a debate's decision.
     pub fn set_follow_up(&self, id: &str, path: &str) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute(
-                "UPDATE syntheses SET follow_up_path = ?2 WHERE debate_id = ?1",
-                params![id, path],
-            )?;
+            tx.prepare_cached("UPDATE syntheses SET follow_up_path = ?2 WHERE debate_id = ?1")?
+                .execute(params![id, path])?;
             chain::append(tx, id, &chain::RECORD, &[])?;
             Ok(())
         })
@@ -486,8 +480,7 @@ impl Store {
     pub fn synthesis(&self, id: &str) -> Result<Option<StoredSynthesis>, StoreError> {
         self.read(|connection| {
         let row = connection
-            .query_row(
-                "SELECT markdown, data, confidence, path, follow_up_path, section FROM syntheses WHERE debate_id = ?1",
+            .prepare_cached("SELECT markdown, data, confidence, path, follow_up_path, section FROM syntheses WHERE debate_id = ?1")?.query_row(
                 params![id],
                 |row| {
                     Ok((
@@ -575,8 +568,7 @@ impl Store {
         self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
         for (endpoint, caps) in learned {
-            tx.execute(
-                "INSERT OR REPLACE INTO endpoint_capabilities (endpoint, shape, updated_at) VALUES (?1, ?2, ?3)",
+            tx.prepare_cached("INSERT OR REPLACE INTO endpoint_capabilities (endpoint, shape, updated_at) VALUES (?1, ?2, ?3)")?.execute(
                 params![endpoint, json(caps)?, now_rfc3339()],
             )?;
         }

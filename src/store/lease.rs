@@ -226,11 +226,8 @@ impl Store {
                     let heard = self
                         .with(|connection| {
                             Ok(connection
-                                .query_row(
-                                    "SELECT lease_at FROM debates WHERE id = ?1",
-                                    params![id],
-                                    |row| row.get::<_, Option<i64>>(0),
-                                )
+                                .prepare_cached("SELECT lease_at FROM debates WHERE id = ?1")?
+                                .query_row(params![id], |row| row.get::<_, Option<i64>>(0))
                                 .optional()?
                                 .flatten())
                         })
@@ -258,19 +255,23 @@ impl Store {
                 rusqlite::TransactionBehavior::Immediate,
             )?;
             let exists = tx
-                .query_row("SELECT 1 FROM debates WHERE id = ?1", params![id], |_| {
-                    Ok(())
-                })
+                .prepare_cached("SELECT 1 FROM debates WHERE id = ?1")?
+                .query_row(params![id], |_| Ok(()))
                 .optional()?
                 .is_some();
             if !exists {
                 return Err(StoreError::NotFound(id.to_string()));
             }
-            tx.execute(
+            tx.prepare_cached(
                 "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4,
                     lease_since = ?4 WHERE id = ?1",
-                params![id, i64::from(std::process::id()), host(), unix_now()],
-            )?;
+            )?
+            .execute(params![
+                id,
+                i64::from(std::process::id()),
+                host(),
+                unix_now()
+            ])?;
             tx.commit()?;
             Ok(())
         })?;
@@ -280,10 +281,11 @@ impl Store {
     /// Renews this process's lease of debate `id`.
     pub fn renew_lease(&self, id: &str) -> Result<(), StoreError> {
         self.with(|connection| {
-            connection.execute(
-                "UPDATE debates SET lease_at = ?3 WHERE id = ?1 AND lease_pid = ?2",
-                params![id, i64::from(std::process::id()), unix_now()],
-            )?;
+            connection
+                .prepare_cached(
+                    "UPDATE debates SET lease_at = ?3 WHERE id = ?1 AND lease_pid = ?2",
+                )?
+                .execute(params![id, i64::from(std::process::id()), unix_now()])?;
             Ok(())
         })
     }
@@ -291,11 +293,12 @@ impl Store {
     /// Gives up this process's lease of debate `id`.
     pub fn release_lease(&self, id: &str) -> Result<(), StoreError> {
         self.with(|connection| {
-            connection.execute(
-                "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
+            connection
+                .prepare_cached(
+                    "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
                     lease_since = NULL WHERE id = ?1 AND lease_pid = ?2",
-                params![id, i64::from(std::process::id())],
-            )?;
+                )?
+                .execute(params![id, i64::from(std::process::id())])?;
             Ok(())
         })
     }

@@ -100,6 +100,23 @@ impl StoreError {
     }
 }
 
+/// Prepared statements a connection keeps: every one the journal runs (the chain's, per
+/// facet, among them), with room to spare. A cache too small for them all evicts the oldest
+/// and prepares statements again on every write.
+const STATEMENTS_KEPT: usize = 256;
+
+/// Plans each statement once, whatever values are bound to it. Without this, SQLite marks a
+/// statement whose plan looked at a bound value for preparing again, and the statement cache
+/// clearing its bindings sets that mark, so a cached query was parsed and planned again on
+/// every use. moot keeps no statistics for a plan to gain from the values.
+fn plan_once(connection: &Connection) -> rusqlite::Result<()> {
+    connection.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
+}
+
 /// Which of the journal's files cannot be written, and what to do about it. A `-shm` or `-wal`
 /// file left read-only keeps the journal unwritable after the main file's permissions are
 /// fixed, so each is checked and named.
@@ -197,9 +214,8 @@ impl Store {
         let setup = || -> Result<(), StoreError> {
             let sqlite = || -> Result<(), rusqlite::Error> {
                 connection.busy_timeout(busy)?;
-                // Every write also runs the chain's statements: a cache too small for them all
-                // would prepare them again on every write.
-                connection.set_prepared_statement_cache_capacity(64);
+                connection.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
+                plan_once(&connection)?;
                 // Reading a page is what reveals a file that is not a database.
                 connection.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
                 connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -241,7 +257,8 @@ impl Store {
                 .ok()?;
                 reader.busy_timeout(busy).ok()?;
                 reader.pragma_update(None, "temp_store", "MEMORY").ok()?;
-                reader.set_prepared_statement_cache_capacity(64);
+                reader.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
+                plan_once(&reader).ok()?;
                 Some(Arc::new(Mutex::new(reader)))
             })
             .flatten();
@@ -424,6 +441,34 @@ mod tests {
         assert_eq!(
             temp_store(&reader.lock().unwrap()),
             2,
+            "the reading connection"
+        );
+    }
+
+    /// A cached query runs again with new values without being parsed and planned again, on
+    /// either connection (the planner once marked such statements for preparing anew).
+    #[test]
+    fn a_cached_query_is_planned_once_whatever_is_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let query = "SELECT seq, event FROM events WHERE debate_id = ?1 AND seq > ?2 ORDER BY seq";
+        let prepared_again = |c: &Connection| -> i32 {
+            for after in 0..4_i64 {
+                let mut statement = c.prepare_cached(query).unwrap();
+                let rows = statement
+                    .query_map(rusqlite::params![format!("DEB-{after}"), after], |_| Ok(()))
+                    .unwrap();
+                assert_eq!(rows.count(), 0);
+            }
+            c.prepare_cached(query)
+                .unwrap()
+                .get_status(rusqlite::StatementStatus::RePrepare)
+        };
+        assert_eq!(prepared_again(&store.lock()), 0, "the writing connection");
+        let reader = store.reader.as_ref().expect("a file journal has a reader");
+        assert_eq!(
+            prepared_again(&reader.lock().unwrap()),
+            0,
             "the reading connection"
         );
     }
