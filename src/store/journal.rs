@@ -440,6 +440,11 @@ impl Store {
 
     pub fn save_synthesis(&self, id: &str, synthesis: &StoredSynthesis) -> Result<(), StoreError> {
         self.write(|tx| {
+            // The search index keeps debate ids unindexed, so deleting by one reads every row
+            // of every debate: only a debate whose synthesis is written again has one to go.
+            let rewritten = tx
+                .prepare_cached("SELECT 1 FROM syntheses WHERE debate_id = ?1")?
+                .exists(params![id])?;
             tx.prepare_cached(
                 "INSERT OR REPLACE INTO syntheses (debate_id, markdown, data, confidence, path,
                     follow_up_path, created_at, section)
@@ -455,10 +460,12 @@ impl Store {
                 now_rfc3339(),
                 synthesis.section,
             ])?;
-            tx.prepare_cached(
-                "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
-            )?
-            .execute(params![id])?;
+            if rewritten {
+                tx.prepare_cached(
+                    "DELETE FROM search_index WHERE debate_id = ?1 AND kind = 'synthesis'",
+                )?
+                .execute(params![id])?;
+            }
             index(tx, id, "synthesis", &synthesis.markdown)?;
             tx.prepare_cached("UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1")?
                 .execute(params![id, synthesis.confidence.as_str(), now_rfc3339()])?;
@@ -766,6 +773,46 @@ impl GivenAnswer<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A synthesis written again replaces the searchable text of the first, which no longer
+    /// matches; the first synthesis of a debate finds nothing to replace.
+    #[test]
+    fn a_synthesis_written_again_replaces_what_search_finds() {
+        let store = Store::in_memory().unwrap();
+        let debate = super::super::running_debate("DEB-synth001");
+        store.create_debate(&debate).unwrap();
+        let written = |markdown: &str| StoredSynthesis {
+            markdown: markdown.into(),
+            data: serde_json::json!({}),
+            confidence: Confidence::High,
+            path: None,
+            follow_up_path: None,
+            section: None,
+        };
+        let synthesis_hits = |word: &str| {
+            store
+                .search(word, 10)
+                .unwrap()
+                .into_iter()
+                .filter(|hit| hit.kind == "synthesis")
+                .count()
+        };
+        store
+            .save_synthesis(&debate.id, &written("Choose quokkas for the cache"))
+            .unwrap();
+        assert_eq!(synthesis_hits("quokkas"), 1);
+        store
+            .save_synthesis(&debate.id, &written("Choose wombats for the cache"))
+            .unwrap();
+        assert_eq!(
+            synthesis_hits("quokkas"),
+            0,
+            "the first synthesis still matches"
+        );
+        assert_eq!(synthesis_hits("wombats"), 1);
+    }
+
     /// Numbers a journal keeps as JSON text come back bit for bit, so a re-run computes what
     /// the live run computed (N11: `audit --verify` diverged on a score off by one ULP).
     #[test]
