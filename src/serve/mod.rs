@@ -47,10 +47,21 @@ const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 struct Running {
     /// Dropped or sent to, it interrupts the debate (`POST …/cancel`).
     cancel: Option<tokio::sync::oneshot::Sender<()>>,
-    /// Every event as it happens, for SSE clients: a stream delta is passed on as it is; any
-    /// other event only wakes the stream, which reads it from the journal with its number.
-    live: tokio::sync::broadcast::Sender<crate::debate::Event>,
+    /// Every event as it happens, for SSE clients.
+    live: tokio::sync::broadcast::Sender<Live>,
+    /// How many journaled events have been passed on to `live` so far.
+    journaled: Arc<std::sync::atomic::AtomicU64>,
     progress: Arc<Mutex<watchdog::Progress>>,
+}
+
+/// What a running debate tells its SSE clients as it happens.
+#[derive(Debug, Clone)]
+enum Live {
+    /// A stream delta, passed on as it is (the journal never holds one).
+    Delta(Box<crate::debate::Event>),
+    /// The `n`th journaled event passed on: a stream reads it from the journal, with its
+    /// number, unless a read begun after it was passed on has sent it already.
+    Journaled(u64),
 }
 
 /// What every request handler shares.

@@ -2,7 +2,7 @@
 //! the events of a debate as SSE.
 
 use super::request::NewDebate;
-use super::{Server, auth};
+use super::{Live, Server, auth};
 use crate::debate::Named as _;
 use crate::debate::{AskKind, Control, DebateStatus, Event, GateDecision, Stage};
 use crate::store::StoreError;
@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -311,11 +312,15 @@ struct Stream {
     store: crate::store::Store,
     id: String,
     after: i64,
-    live: Option<tokio::sync::broadcast::Receiver<Event>>,
+    live: Option<(tokio::sync::broadcast::Receiver<Live>, Arc<AtomicU64>)>,
     pending: VecDeque<SseEvent>,
     /// The journal may hold events not yet sent: a journaled event woke the stream, or the
     /// wait ran out. A delta does not, so streaming a reply costs no journal reads.
     stale: bool,
+    /// How many journaled events had been passed on when the last journal read began: the
+    /// read sent each of them, so their wake-ups (an event and its companions come in a
+    /// burst) cost no read of their own.
+    covered: u64,
     done: bool,
 }
 
@@ -338,7 +343,7 @@ async fn events(
     let live = server
         .running()
         .get(&debate.id)
-        .map(|running| running.live.subscribe());
+        .map(|running| (running.live.subscribe(), running.journaled.clone()));
     let start = Stream {
         store: server.store.clone(),
         id: debate.id,
@@ -346,6 +351,7 @@ async fn events(
         live,
         pending: VecDeque::new(),
         stale: true,
+        covered: 0,
         done: false,
     };
     let stream = futures_util::stream::unfold(start, |mut at| async move {
@@ -357,7 +363,12 @@ async fn events(
                 return None;
             }
             let fresh = match std::mem::take(&mut at.stale) {
-                true => at.store.events_after(&at.id, at.after),
+                true => {
+                    if let Some((_, journaled)) = &at.live {
+                        at.covered = journaled.load(Ordering::Acquire);
+                    }
+                    at.store.events_after(&at.id, at.after)
+                }
                 false => Ok(Vec::new()),
             };
             let fresh = fresh.unwrap_or_else(|e| {
@@ -379,14 +390,15 @@ async fn events(
                 continue;
             }
             match at.live.as_mut() {
-                Some(live) => {
+                Some((live, _)) => {
                     tokio::select! {
-                        event = live.recv() => match event {
-                            Ok(event @ Event::TurnDelta { .. }) => {
+                        told = live.recv() => match told {
+                            Ok(Live::Delta(event)) => {
                                 at.pending.push_back(sse(None, &event));
                             }
                             // Journaled: read from the journal, numbered, on the next pass.
-                            Ok(_) | Err(RecvError::Lagged(_)) => at.stale = true,
+                            Ok(Live::Journaled(n)) => at.stale = n > at.covered,
+                            Err(RecvError::Lagged(_)) => at.stale = true,
                             // The debate ended here: the journal carries on alone.
                             Err(RecvError::Closed) => {
                                 at.live = None;
@@ -604,4 +616,136 @@ async fn resume(
         StatusCode::ACCEPTED,
         Json(json!({"id": id, "resumed": true})),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::debate::Phase;
+    use axum::body::BodyDataStream;
+    use clap::Parser;
+    use futures_util::StreamExt;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        serve: crate::cli::ServeArgs,
+    }
+
+    /// A server running debate `id`, whose events the test passes on by hand as `run` does.
+    fn server_running(id: &str) -> Arc<Server> {
+        let store = crate::store::Store::in_memory().unwrap();
+        store
+            .create_debate(&crate::store::running_debate(id))
+            .unwrap();
+        let server = Arc::new(Server {
+            store,
+            config: crate::config::Config::default(),
+            args: Flags::parse_from(["moot"]).serve,
+            token: "t".repeat(32),
+            running: std::sync::Mutex::new(std::collections::HashMap::new()),
+        });
+        let (live, _) = tokio::sync::broadcast::channel(16);
+        server.running().insert(
+            id.to_string(),
+            super::super::Running {
+                cancel: None,
+                live,
+                journaled: Arc::default(),
+                progress: Arc::new(std::sync::Mutex::new(
+                    super::super::watchdog::Progress::new(),
+                )),
+            },
+        );
+        server
+    }
+
+    /// What `run` does with an event the debate journaled: counts it and passes it on.
+    fn journal_and_pass_on(server: &Server, id: &str, message: &str) {
+        let notice = Event::Notice {
+            message: message.into(),
+        };
+        server.store.record_event(id, &notice).unwrap();
+        let running = server.running();
+        let running = &running[id];
+        let count = running.journaled.fetch_add(1, Ordering::AcqRel) + 1;
+        running.live.send(Live::Journaled(count)).unwrap();
+    }
+
+    /// The stream's next frame, and how long (in the test's paused time) it took to come.
+    async fn next_frame(body: &mut BodyDataStream) -> (String, Duration) {
+        let started = tokio::time::Instant::now();
+        let frame = tokio::time::timeout(Duration::from_secs(5), body.next())
+            .await
+            .expect("a frame within 5 s")
+            .unwrap()
+            .unwrap();
+        (
+            String::from_utf8(frame.to_vec()).unwrap(),
+            started.elapsed(),
+        )
+    }
+
+    /// A journaled event reaches a following client as soon as it is passed on, with its
+    /// number, and so do the events of a burst read together; a delta comes as it is; an event
+    /// journaled elsewhere (no wake-up) comes at the next look at the journal.
+    #[tokio::test(start_paused = true)]
+    async fn journaled_events_are_sent_when_passed_on_and_found_by_polling_otherwise() {
+        let id = "DEB-stream01";
+        let server = server_running(id);
+        let Ok(stream) = events(
+            State(server.clone()),
+            Path(id.to_string()),
+            HeaderMap::new(),
+        )
+        .await
+        else {
+            panic!("the stream did not open");
+        };
+        let mut body = stream.into_response().into_body().into_data_stream();
+        // Nothing journaled yet: the stream reads the journal and waits.
+        let waiting = tokio::time::timeout(Duration::from_millis(50), body.next()).await;
+        assert!(waiting.is_err(), "a frame came from an empty journal");
+
+        journal_and_pass_on(&server, id, "notice 1");
+        let (first, waited) = next_frame(&mut body).await;
+        assert!(
+            first.contains("notice 1") && first.contains("id: "),
+            "{first}"
+        );
+        assert!(waited < POLL, "the event waited {waited:?} for a poll");
+
+        journal_and_pass_on(&server, id, "notice 2");
+        journal_and_pass_on(&server, id, "notice 3");
+        let (second, waited_2) = next_frame(&mut body).await;
+        let (third, waited_3) = next_frame(&mut body).await;
+        assert!(
+            second.contains("notice 2") && third.contains("notice 3"),
+            "{second}{third}"
+        );
+        assert!(waited_2 + waited_3 < POLL, "a burst waited for a poll");
+
+        let live = server.running()[id].live.clone();
+        live.send(Live::Delta(Box::new(Event::TurnDelta {
+            seat: "A".into(),
+            round: 1,
+            phase: Phase::Argument,
+            text: "streamed".into(),
+        })))
+        .unwrap();
+        let (delta, waited) = next_frame(&mut body).await;
+        assert!(
+            delta.contains("streamed") && !delta.contains("id: "),
+            "{delta}"
+        );
+        assert!(waited < POLL);
+
+        let elsewhere = Event::Notice {
+            message: "from elsewhere".into(),
+        };
+        server.store.record_event(id, &elsewhere).unwrap();
+        let (found, waited) = next_frame(&mut body).await;
+        assert!(found.contains("from elsewhere"), "{found}");
+        assert!(waited >= POLL, "found after {waited:?} with no wake-up");
+    }
 }

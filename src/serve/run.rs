@@ -3,10 +3,11 @@
 //! channel kept open so every question waits for an answer from the journal, its deltas handed
 //! to SSE clients; and, at start, the debates it was running when it died, resumed.
 
-use super::{Running, Server};
+use super::{Live, Running, Server};
 use crate::debate::{DebateStatus, Event, Initiator};
 use crate::session::DebateSettings;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why a debate could not start, in the session's own words.
 #[derive(Debug, thiserror::Error)]
@@ -89,12 +90,14 @@ pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, 
         }
     };
     let (live, _) = tokio::sync::broadcast::channel(1024);
+    let journaled = Arc::new(AtomicU64::new(0));
     let progress = Arc::new(std::sync::Mutex::new(super::watchdog::Progress::new()));
     server.running().insert(
         id.clone(),
         Running {
             cancel: Some(cancel),
             live: live.clone(),
+            journaled: journaled.clone(),
             progress: progress.clone(),
         },
     );
@@ -106,8 +109,13 @@ pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, 
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .saw(&event);
-            // Journaled before it is sent here, so a stream woken by it finds it.
-            let _ = live.send(event);
+            let told = match event {
+                Event::TurnDelta { .. } => Live::Delta(Box::new(event)),
+                // Journaled before it is sent here, so a stream that reads the journal after
+                // counting it finds it there.
+                _ => Live::Journaled(journaled.fetch_add(1, Ordering::AcqRel) + 1),
+            };
+            let _ = live.send(told);
         }
         let _ = finished.await;
         keeper.running().remove(&ended);
