@@ -79,13 +79,10 @@ pub(super) fn deflate(text: &str) -> std::io::Result<Vec<u8>> {
         let input = text.as_bytes();
         let mut out = Vec::with_capacity(input.len() / 2 + 64);
         loop {
-            let read = usize::try_from(compressor.total_in()).unwrap_or(input.len());
+            // What the compressor has taken, since its reset: never more than the input.
+            let taken = (compressor.total_in() as usize).min(input.len());
             let status = compressor
-                .compress_vec(
-                    &input[read.min(input.len())..],
-                    &mut out,
-                    FlushCompress::Finish,
-                )
+                .compress_vec(&input[taken..], &mut out, FlushCompress::Finish)
                 .map_err(std::io::Error::other)?;
             if status == Status::StreamEnd {
                 return Ok(out);
