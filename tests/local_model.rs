@@ -197,27 +197,24 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
             completion.usage.unwrap().output as usize,
             timings.generated_tokens
         );
-        // Batched kernels are not bit-identical: the same likeliest tokens, logits close.
-        let ids = |t: &Timings| {
-            t.first_logits
-                .iter()
-                .map(|(id, _)| *id)
-                .take(3)
-                .collect::<Vec<_>>()
-        };
+        // Batched kernels are not bit-identical: the same likeliest token, and each of the
+        // twin's three likeliest close in both (two of them a hair apart may swap places).
         assert_eq!(
-            ids(timings),
-            ids(twin),
+            timings.first_logits.first().map(|(id, _)| *id),
+            twin.first_logits.first().map(|(id, _)| *id),
             "{:?} vs {:?}",
             timings.first_logits,
             twin.first_logits
         );
-        for ((_, batched), (_, single)) in
-            timings.first_logits.iter().zip(&twin.first_logits).take(3)
-        {
+        for (id, single) in twin.first_logits.iter().take(3) {
+            let batched = timings
+                .first_logits
+                .iter()
+                .find(|(other, _)| other == id)
+                .map(|(_, logit)| *logit);
             assert!(
-                (batched - single).abs() <= 0.05 * single.abs().max(1.0),
-                "{:?} vs {:?}",
+                batched.is_some_and(|batched| (batched - single).abs() <= 0.05 * single.abs().max(1.0)),
+                "token {id}: {:?} vs {:?}",
                 timings.first_logits,
                 twin.first_logits
             );
