@@ -238,8 +238,8 @@ fn main() {
 }
 
 /// The prompt a seat argues from in a round, laid out as the moderated protocol lays it out:
-/// what every seat is shown (the question, the round, the seats, the moderator's opening),
-/// then who the seat is and the others' open arguments.
+/// what every seat is shown (the question, the round, the seats, the moderator's opening, the
+/// debate's open arguments), then who the seat is.
 fn argument_request(
     seat: &moot::debate::Seat,
     seats: &[moot::debate::Seat],
@@ -259,9 +259,10 @@ fn argument_request(
     request.system = moot::protocol::text::debater_system(instructions);
     request.messages = vec![ChatMessage::user(format!(
         "Question: Should we use Redis or PostgreSQL for caching? (run {run})\nRound 1 of at most \
-         3.\nSeats:\n{}\n\nThe moderator opens this round:\n{pose}\n\n{}\n\nOther seats' \
-         strongest open arguments (id, seat, score):\n{open}\n\nMake your argument for this \
-         round. Bring something new; do not repeat last round. Write at least 300 words.",
+         3.\nSeats:\n{}\n\nThe moderator opens this round:\n{pose}\n\nThe strongest open \
+         arguments (id, seat, score):\n{open}\n\n{}\n\nMake your argument for this round: answer \
+         the other seats' open arguments by id where you disagree, and bring something new; do \
+         not repeat last round. Write at least 300 words.",
         listed.join("\n"),
         moot::protocol::text::seat_identity(seat)
     ))];

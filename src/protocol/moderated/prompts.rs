@@ -8,8 +8,9 @@ use crate::protocol::text::{self, DATA_RULE, fenced};
 use serde_json::Value;
 use std::fmt::Write as _;
 
-/// How many other seats' arguments a debater is shown to answer.
-const OPEN_ARGUMENTS: usize = 8;
+/// How many of the debate's strongest open arguments every seat is shown, its own among them
+/// (about as many of the others' as a seat shown only theirs would see at 8).
+const OPEN_ARGUMENTS: usize = 12;
 /// Characters of an argument shown in a list.
 const ARGUMENT_CHARS: usize = 180;
 /// Characters of one turn shown in full-text sections.
@@ -224,6 +225,18 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
             );
         }
     }
+    if !input.rebuttal {
+        // Every seat sees the same list, so it belongs to the prefix the seats share: the
+        // embedded model reads it once for the round, not once per seat.
+        let open = open_arguments(input.graph);
+        if !open.is_empty() {
+            let _ = writeln!(
+                prompt,
+                "\nThe strongest open arguments (id, seat, score):\n{}",
+                fenced("seats", "arguments", &open.join("\n"))
+            );
+        }
+    }
     let _ = writeln!(prompt, "\n{}", text::seat_identity(input.seat));
     if let Some(position) = input.previous_position.filter(|p| !p.is_empty()) {
         let _ = writeln!(
@@ -258,36 +271,25 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
              is right, challenge (why) what is unsupported. Answer by id.",
         );
     } else {
-        let open = open_arguments(input.graph, &input.seat.id);
-        if !open.is_empty() {
-            let _ = writeln!(
-                prompt,
-                "\nOther seats' strongest open arguments (id, seat, score):\n{}",
-                fenced("others", "arguments", &open.join("\n"))
-            );
-        }
         prompt.push_str(
-            "\nMake your argument for this round. Bring something new; do not repeat last round.",
+            "\nMake your argument for this round: answer the other seats' open arguments by id \
+             where you disagree, and bring something new; do not repeat last round.",
         );
     }
     prompt
 }
 
-/// The other seats' highest-scored unretracted arguments, newest first among equals.
-fn open_arguments(graph: &ArgumentGraph, seat: &str) -> Vec<String> {
-    let mut others: Vec<_> = graph
-        .arguments
-        .iter()
-        .filter(|a| a.seat != seat && !a.retracted)
-        .collect();
-    others.sort_by(|a, b| {
+/// The debate's highest-scored unretracted arguments, whoever made them, newest first among
+/// equals.
+fn open_arguments(graph: &ArgumentGraph) -> Vec<String> {
+    let mut open: Vec<_> = graph.arguments.iter().filter(|a| !a.retracted).collect();
+    open.sort_by(|a, b| {
         b.score
             .partial_cmp(&a.score)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(b.round.cmp(&a.round))
     });
-    others
-        .into_iter()
+    open.into_iter()
         .take(OPEN_ARGUMENTS)
         .map(|a| {
             format!(
@@ -580,6 +582,63 @@ mod tests {
             !prompt.contains("long round-one prose"),
             "round summaries, not transcripts"
         );
+    }
+
+    #[test]
+    fn the_seats_of_a_round_share_everything_before_who_each_one_is() {
+        let seats = vec![
+            seat("A", "Performance Advocate"),
+            seat("B", "Operational Simplicity"),
+        ];
+        let history = vec![
+            turn(
+                "A",
+                1,
+                Phase::Argument,
+                "a",
+                vec![claim("A1.1", "Redis is faster")],
+            ),
+            turn(
+                "B",
+                1,
+                Phase::Argument,
+                "b",
+                vec![claim("B1.1", "One datastore is simpler")],
+            ),
+        ];
+        let graph = argument_graph(&history);
+        let prompt_of = |seat: &Seat| {
+            debater_prompt(&DebaterInput {
+                question: "Redis or Postgres?",
+                constraints: &[],
+                seat,
+                seats: &seats,
+                round: 2,
+                max_rounds: 3,
+                pose: "Round 2: where do you stand?",
+                guidance: &["Mind the on-call rota".into()],
+                previous_position: Some("my own position"),
+                graph: &graph,
+                this_round: &[],
+                rebuttal: false,
+            })
+        };
+        let (a, b) = (prompt_of(&seats[0]), prompt_of(&seats[1]));
+        let shared = a
+            .char_indices()
+            .zip(b.chars())
+            .find(|((_, x), y)| x != y)
+            .map_or(a.len(), |((at, _), _)| at);
+        let identity = a.find("You are seat A").expect("the seat is named");
+        assert!(
+            (identity..identity + "You are seat A".len()).contains(&shared),
+            "the prompts part where the seat is named, not before:\n{}",
+            &a[..shared]
+        );
+        for open in ["- [A1.1] seat A, 0.50: Redis is faster", "- [B1.1] seat B"] {
+            let at = a.find(open).expect("both seats' open arguments are listed");
+            assert!(at < shared, "{open:?} is in the shared part");
+        }
     }
 
     #[test]
