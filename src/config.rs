@@ -259,6 +259,7 @@ impl ProviderConfig {
             top_p: self.top_p,
             repeat_penalty: self.repeat_penalty,
             chat_template: self.chat_template.clone(),
+            openings: None,
         }
     }
 }

@@ -38,8 +38,12 @@ fn validate(value: &Value, schema: &Value) -> Result<(), String> {
 }
 
 fn settings() -> LocalSettings {
+    // System prompts' caches are kept here, not in the models directory the person uses.
+    static KEPT: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let kept = KEPT.get_or_init(|| tempfile::tempdir().unwrap());
     LocalSettings {
         threads: Some(2),
+        openings: Some(kept.path().to_path_buf()),
         ..LocalSettings::default()
     }
 }
@@ -289,6 +293,82 @@ async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
         "the second turn read {evaluated} of {} tokens",
         rebuttal.prompt_tokens
     );
+}
+
+/// A debate's system prompts are the same every run: the first run keeps what it read of one
+/// on disk, and a model loaded afresh loads it rather than reading it, with the same reply to
+/// come; a torn file is read again and replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_system_prompt_read_once_is_loaded_by_the_next_run() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let kept = tempfile::tempdir().unwrap();
+    let mut request = debater_request("A", 4);
+    let schema = request.reply.as_ref().unwrap().schema.clone();
+    request.system = moot::protocol::text::debater_system(
+        &moot::protocol::text::json_instructions("moot_argument", &schema),
+    );
+    request.temperature = Some(0.0);
+    // Each run loads the model afresh: the one before dropped the only provider of its engine.
+    let run = || {
+        let settings = LocalSettings {
+            openings: Some(kept.path().to_path_buf()),
+            ..settings()
+        };
+        let request = &request;
+        async move {
+            let provider = LocalProvider::open(&model_path(), &settings).unwrap();
+            let (_, timings) = provider
+                .complete_timed(request, &mut |_: &str| {})
+                .await
+                .unwrap();
+            timings
+        }
+    };
+    let files = || {
+        std::fs::read_dir(kept.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect::<Vec<_>>()
+    };
+    let first = run().await;
+    assert_eq!(first.reused_tokens, 0, "{first:?}");
+    let kept_files = files();
+    assert_eq!(
+        kept_files.len(),
+        1,
+        "the system part is kept: {kept_files:?}"
+    );
+
+    let second = run().await;
+    assert!(
+        second.reused_tokens >= 64 && second.reused_tokens < second.prompt_tokens,
+        "the system part came from disk and the rest was read: {second:?}"
+    );
+    assert_eq!(
+        second.first_logits.first().map(|(id, _)| *id),
+        first.first_logits.first().map(|(id, _)| *id)
+    );
+    for ((_, loaded), (_, read)) in second.first_logits.iter().zip(&first.first_logits).take(3) {
+        assert!(
+            (loaded - read).abs() <= 0.05 * read.abs().max(1.0),
+            "{:?} vs {:?}",
+            second.first_logits,
+            first.first_logits
+        );
+    }
+
+    std::fs::write(&kept_files[0], b"torn").unwrap();
+    let third = run().await;
+    assert_eq!(
+        third.reused_tokens, 0,
+        "a torn file is not loaded: {third:?}"
+    );
+    assert!(
+        std::fs::metadata(&kept_files[0]).unwrap().len() > 4,
+        "and is written again"
+    );
+    let fourth = run().await;
+    assert_eq!(fourth.reused_tokens, second.reused_tokens, "{fourth:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

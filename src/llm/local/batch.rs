@@ -1,8 +1,10 @@
 //! The embedded model's scheduler: the requests in flight decoded together in one llama.cpp
 //! batch, one sequence each, joining and leaving between steps; and each sequence's KV cache
 //! kept between requests, so a seat's next prompt re-reads only what is new to it, and an
-//! opening the seats share is read once and copied.
+//! opening the seats share is read once and copied; a system prompt is read once per model and
+//! build, then loaded from disk (`openings`).
 
+use super::openings::{Openings, WORTH_KEEPING};
 use super::provider::{Job, LoadedModel, Timings, WorkerEvent, admit, fatal, recent_log};
 use super::provider::{Utf8Stream, WIDE_K, top_candidates};
 use crate::llm::provider::{Completion, FinishReason, LlmError, Usage};
@@ -73,6 +75,7 @@ pub(super) struct Scheduler<'m> {
     running: Vec<Sequence>,
     clock: u64,
     batch: LlamaBatch<'m>,
+    openings: Openings,
 }
 
 impl<'m> Scheduler<'m> {
@@ -81,6 +84,7 @@ impl<'m> Scheduler<'m> {
         context: LlamaContext<'m>,
         template: LlamaChatTemplate,
         info: LoadedModel,
+        openings: Openings,
     ) -> Scheduler<'m> {
         let sequences = info.sequences.max(1) as usize;
         let batch = LlamaBatch::new(context.n_batch().max(1) as usize, sequences as i32);
@@ -94,6 +98,7 @@ impl<'m> Scheduler<'m> {
             running: Vec::new(),
             clock: 0,
             batch,
+            openings,
         }
     }
 
@@ -138,9 +143,10 @@ impl<'m> Scheduler<'m> {
             .retain(|job| !(job.cancel.load(Ordering::SeqCst) || job.events.is_closed()));
     }
 
-    /// The prompt's tokens, or why it cannot be run (a template that fails, a prompt longer
-    /// than a sequence may hold).
-    fn tokenize(&self, job: &Job) -> Result<Vec<LlamaToken>, LlmError> {
+    /// The prompt's tokens and how many of them are its system part (0 when that part cannot
+    /// be told apart), or why it cannot be run (a template that fails, a prompt longer than a
+    /// sequence may hold).
+    fn tokenize(&self, job: &Job) -> Result<(Vec<LlamaToken>, usize), LlmError> {
         let without_nul = |text: &str| text.replace('\0', "");
         let mut chat = Vec::with_capacity(job.messages.len() + 1);
         if !job.system.is_empty() {
@@ -161,12 +167,7 @@ impl<'m> Scheduler<'m> {
                     self.info.name
                 ))
             })?;
-        let vocab = self.model.vocab();
-        let mut tokens = vocab.tokenize(prompt.as_bytes(), true, true);
-        // Templates that spell out the BOS token would otherwise get it twice.
-        if tokens.len() >= 2 && tokens[0] == vocab.bos() && tokens[1] == vocab.bos() {
-            tokens.remove(0);
-        }
+        let tokens = self.tokens_of(&prompt);
         let room = self.info.context as usize;
         if tokens.len() + 16 > room {
             return Err(fatal(format!(
@@ -177,7 +178,32 @@ impl<'m> Scheduler<'m> {
                 self.info.trained_context
             )));
         }
-        Ok(tokens)
+        let opening = chat
+            .first()
+            .filter(|_| !job.system.is_empty())
+            .and_then(|system| {
+                let text = self
+                    .model
+                    .apply_chat_template(&self.template, std::slice::from_ref(system), false)
+                    .ok()
+                    .filter(|text| prompt.starts_with(text.as_str()))?;
+                let opening = self.tokens_of(&text);
+                tokens.starts_with(&opening).then_some(opening.len())
+            })
+            .filter(|&length| length < tokens.len())
+            .unwrap_or(0);
+        Ok((tokens, opening))
+    }
+
+    /// `text` as the model's tokens, special tokens spelled out in it included.
+    fn tokens_of(&self, text: &str) -> Vec<LlamaToken> {
+        let vocab = self.model.vocab();
+        let mut tokens = vocab.tokenize(text.as_bytes(), true, true);
+        // Templates that spell out the BOS token would otherwise get it twice.
+        if tokens.len() >= 2 && tokens[0] == vocab.bos() && tokens[1] == vocab.bos() {
+            tokens.remove(0);
+        }
+        tokens
     }
 
     /// Removes a slot's cells from position `from` on.
@@ -205,8 +231,8 @@ impl<'m> Scheduler<'m> {
                 return;
             };
             match self.tokenize(&job) {
-                Ok(prompt) => {
-                    let plan = self.place(slot, prompt, job.max_tokens as usize);
+                Ok((prompt, opening)) => {
+                    let plan = self.place(slot, prompt, opening, job.max_tokens as usize);
                     self.start(job, plan);
                 }
                 Err(error) => {
@@ -261,8 +287,15 @@ impl<'m> Scheduler<'m> {
         (same + matched, Some(tokens))
     }
 
-    /// Where a prompt goes (an idle slot; `idle` is one) and what it starts from.
-    fn place(&mut self, idle: usize, prompt: Vec<LlamaToken>, max_tokens: usize) -> Plan {
+    /// Where a prompt goes (an idle slot; `idle` is one) and what it starts from. Its first
+    /// `opening` tokens are its system part, which may be kept on disk.
+    fn place(
+        &mut self,
+        idle: usize,
+        prompt: Vec<LlamaToken>,
+        opening: usize,
+        max_tokens: usize,
+    ) -> Plan {
         let text = PromptText::new(self.model, prompt);
         let mut reaches: Vec<Reach> = self
             .slots
@@ -307,8 +340,14 @@ impl<'m> Scheduler<'m> {
             .map(|s| (s.plan.slot, common(&s.plan.prompt, &text.tokens)))
             .filter(|&(_, n)| n > cached + WORTH_WAITING_FOR)
             .max_by_key(|&(_, n)| n);
+        // Or its system part is kept on disk from an earlier run, and loading it beats what
+        // the cache holds.
+        let opening = if opening >= WORTH_KEEPING { opening } else { 0 };
+        let on_disk =
+            in_flight.is_none() && opening > cached && self.openings.kept(&text.tokens[..opening]);
         let prompt = match in_flight {
             Some(_) => text.tokens,
+            None if on_disk => text.tokens,
             None => reaches[source].1.take().unwrap_or(text.tokens),
         };
         let budget = max_tokens.min((self.info.context as usize).saturating_sub(prompt.len()));
@@ -319,8 +358,21 @@ impl<'m> Scheduler<'m> {
             reused: 0,
             evicted,
             awaiting: in_flight,
+            opening: 0,
         };
         if in_flight.is_none() {
+            if on_disk {
+                self.forget(slot, 0);
+                let opening_tokens = &plan.prompt[..opening];
+                if self
+                    .openings
+                    .load(&mut self.context, slot as u32, opening_tokens)
+                {
+                    self.slots[slot].cached = opening_tokens.to_vec();
+                    plan.reused = opening;
+                    return plan;
+                }
+            }
             // At least the last prompt token is evaluated, for its logits.
             let keep = cached.min(plan.prompt.len() - 1);
             match donor {
@@ -328,6 +380,10 @@ impl<'m> Scheduler<'m> {
                 None => self.forget(slot, keep),
             }
             plan.reused = self.slots[slot].cached.len();
+            // Read here first: kept once read, for the next run.
+            if plan.reused < opening {
+                plan.opening = opening;
+            }
         }
         plan
     }
@@ -459,12 +515,28 @@ impl<'m> Scheduler<'m> {
             sequence.together = sequence.together.max(together);
             self.slots[sequence.plan.slot].cached.extend(tokens);
         }
+        self.keep_openings();
         let mut index = 0;
         while index < self.running.len() {
             match self.sample(index) {
                 Ok(false) => index += 1,
                 Ok(true) => self.finish(index, None),
                 Err(error) => self.finish(index, Some(error)),
+            }
+        }
+    }
+
+    /// Keeps on disk each system part a sequence has just finished reading.
+    fn keep_openings(&mut self) {
+        for sequence in &mut self.running {
+            let slot = sequence.plan.slot;
+            let opening = sequence.plan.opening;
+            if opening > 0 && self.slots[slot].cached.len() >= opening {
+                sequence.plan.opening = 0;
+                let cached = &self.slots[slot].cached;
+                if cached.len() == opening && cached[..] == sequence.plan.prompt[..opening] {
+                    self.openings.save(&self.context, slot as u32, cached);
+                }
             }
         }
     }
@@ -491,7 +563,11 @@ impl<'m> Scheduler<'m> {
         for (share, sequence) in shares.iter_mut().zip(&self.running) {
             if sequence.next.is_none() && sequence.plan.awaiting.is_none() {
                 let at = self.slots[sequence.plan.slot].cached.len();
-                *share = sequence.plan.prompt.len().saturating_sub(at).min(left);
+                let end = match sequence.plan.opening {
+                    opening if opening > at => opening,
+                    _ => sequence.plan.prompt.len(),
+                };
+                *share = end.saturating_sub(at).min(left);
                 left -= *share;
             }
         }
@@ -683,6 +759,9 @@ struct Plan {
     /// A request in flight reading the same opening (its slot, and how many tokens) that
     /// this one waits for and then shares.
     awaiting: Option<(usize, usize)>,
+    /// The length of its system part when this request reads it and keeps it on disk once
+    /// read (0 when not): its reading stops there for one step, so the file holds exactly it.
+    opening: usize,
 }
 
 /// How many cached tokens can stand for a prompt's start, and the prompt retokenized to

@@ -1,11 +1,14 @@
 //! The embedded model: how it runs (`LocalSettings`), the store its GGUF files live in
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
-//! the cargo feature `local`, the llama.cpp provider itself (`provider`).
+//! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
+//! with system prompts' caches kept on disk by `openings`).
 
 #[cfg(feature = "local")]
 mod batch;
 pub mod gguf;
 pub mod models;
+#[cfg(feature = "local")]
+mod openings;
 #[cfg(feature = "local")]
 mod provider;
 
@@ -28,4 +31,8 @@ pub struct LocalSettings {
     pub top_p: Option<f32>,
     pub repeat_penalty: Option<f32>,
     pub chat_template: Option<String>,
+    /// Where the caches of system prompts are kept between runs (default: the models
+    /// directory's `openings`). Not read from the config file.
+    #[serde(skip)]
+    pub openings: Option<std::path::PathBuf>,
 }

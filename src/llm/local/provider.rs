@@ -7,6 +7,7 @@ use super::LocalSettings;
 use super::batch::Scheduler;
 use super::gguf::{self, GgufError};
 use super::models::{DEMONSTRATION_NOTE, is_demonstration_model};
+use super::openings::Openings;
 use crate::llm::grammar::Grammar;
 use crate::llm::provider::{ChatRequest, Completion, LlmError, Provider, ProviderKind, TextSink};
 use futures_util::future::BoxFuture;
@@ -143,6 +144,7 @@ type EngineKey = (
     Option<u32>,
     Option<u32>,
     Option<String>,
+    Option<PathBuf>,
 );
 
 /// Models already loaded in this process, so that every seat shares one.
@@ -215,6 +217,7 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, LocalErr
         settings.sequences,
         settings.threads,
         settings.chat_template.clone(),
+        settings.openings.clone(),
     );
     let mut engines = ENGINES
         .lock()
@@ -269,8 +272,13 @@ fn run_worker(
         }
     };
     let _ = ready.send(Ok(info.clone()));
+    let openings_dir = settings
+        .openings
+        .clone()
+        .unwrap_or_else(|| super::models::models_dir().join("openings"));
+    let openings = Openings::new(Some(openings_dir), path, info.sequences);
     // Ends when every provider sharing this model is gone and the channel closes.
-    Scheduler::new(&model, context, template, info).serve(&queue);
+    Scheduler::new(&model, context, template, info, openings).serve(&queue);
 }
 
 fn default_threads() -> u32 {
