@@ -16,6 +16,11 @@ use std::time::Instant;
 
 const RUNS: usize = 5;
 
+/// System prompts' caches are kept here for the run, so that every figure but `kept_opening`'s
+/// starts from reading them, whatever earlier runs left in the models directory.
+static KEPT: std::sync::LazyLock<tempfile::TempDir> =
+    std::sync::LazyLock::new(|| tempfile::tempdir().unwrap());
+
 fn model_path() -> PathBuf {
     std::env::var_os("MOOT_TEST_MODEL")
         .map(PathBuf::from)
@@ -97,6 +102,7 @@ fn main() {
     let loading = Instant::now();
     let settings = LocalSettings {
         threads: Some(2),
+        openings: Some(KEPT.path().to_path_buf()),
         ..LocalSettings::default()
     };
     let provider = LocalProvider::open(&path, &settings).unwrap();
@@ -230,6 +236,7 @@ fn main() {
     argument_phase(&runtime, &path, &seats, &instructions);
     generation_together(&runtime, &path);
     second_turn(&runtime, &provider, &seats[0], &instructions);
+    kept_opening(&runtime, &path, &seats[0], &instructions);
 
     let (rss_after, peak) = memory();
     println!(
@@ -307,6 +314,7 @@ fn argument_phase(
             path,
             &LocalSettings {
                 threads: Some(2),
+                openings: Some(KEPT.path().to_path_buf()),
                 sequences: Some(sequences),
                 ..LocalSettings::default()
             },
@@ -346,6 +354,7 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
         path,
         &LocalSettings {
             threads: Some(2),
+            openings: Some(KEPT.path().to_path_buf()),
             sequences: Some(3),
             ..LocalSettings::default()
         },
@@ -406,6 +415,40 @@ fn run_request(
 
 /// A seat's second turn beside its first: the first's prompt and reply come back as the
 /// history the second goes on from, as a conversation does.
+/// A debater's first turn in a process that has just loaded the model: its system prompt read,
+/// and loaded from the file the run before kept.
+fn kept_opening(
+    runtime: &tokio::runtime::Runtime,
+    path: &std::path::Path,
+    seat: &moot::debate::Seat,
+    instructions: &str,
+) {
+    let (mut read, mut loaded, mut opening) = (Vec::new(), Vec::new(), 0);
+    for run in 0..3 {
+        let kept = tempfile::tempdir().unwrap();
+        let settings = LocalSettings {
+            threads: Some(2),
+            openings: Some(kept.path().to_path_buf()),
+            ..LocalSettings::default()
+        };
+        let first_token = |run: usize| {
+            // A new provider on the only engine's settings: the model is loaded afresh.
+            let provider = LocalProvider::open(path, &settings).unwrap();
+            let request = argument_request(seat, std::slice::from_ref(seat), instructions, run);
+            run_request(runtime, &provider, &request)
+        };
+        read.push(first_token(700 + run).first_token_ms);
+        let again = first_token(710 + run);
+        opening = again.reused_tokens;
+        loaded.push(again.first_token_ms);
+    }
+    let (read, loaded) = (median(read), median(loaded));
+    println!(
+        "a debater's first turn after the model loads: first token {read:.0} ms reading the system prompt, {loaded:.0} ms loading its {opening} tokens from the file the run before kept ({:.2} ×)",
+        loaded / read
+    );
+}
+
 fn second_turn(
     runtime: &tokio::runtime::Runtime,
     provider: &LocalProvider,
