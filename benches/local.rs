@@ -413,8 +413,6 @@ fn run_request(
         .1
 }
 
-/// A seat's second turn beside its first: the first's prompt and reply come back as the
-/// history the second goes on from, as a conversation does.
 /// A debater's first turn in a process that has just loaded the model: its system prompt read,
 /// and loaded from the file the run before kept.
 fn kept_opening(
@@ -449,6 +447,8 @@ fn kept_opening(
     );
 }
 
+/// A seat's second turn beside its first: the first's prompt and reply come back as the
+/// history the second goes on from, as a conversation does.
 fn second_turn(
     runtime: &tokio::runtime::Runtime,
     provider: &LocalProvider,

@@ -525,8 +525,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn arguments_see_the_pose_guidance_and_open_arguments_but_not_the_transcript() {
+    /// Two seats after round one, each with one claim; their prose is "A's/B's long
+    /// round-one prose".
+    fn two_seats_after_round_one() -> (Vec<Seat>, ArgumentGraph) {
         let seats = vec![
             seat("A", "Performance Advocate"),
             seat("B", "Operational Simplicity"),
@@ -547,7 +548,12 @@ mod tests {
                 vec![claim("B1.1", "One datastore is simpler")],
             ),
         ];
-        let graph = argument_graph(&history);
+        (seats, argument_graph(&history))
+    }
+
+    #[test]
+    fn arguments_see_the_pose_guidance_and_open_arguments_but_not_the_transcript() {
+        let (seats, graph) = two_seats_after_round_one();
         let prompt = debater_prompt(&DebaterInput {
             question: "Redis or Postgres?",
             constraints: &["ship fast".into()],
@@ -586,27 +592,7 @@ mod tests {
 
     #[test]
     fn the_seats_of_a_round_share_everything_before_who_each_one_is() {
-        let seats = vec![
-            seat("A", "Performance Advocate"),
-            seat("B", "Operational Simplicity"),
-        ];
-        let history = vec![
-            turn(
-                "A",
-                1,
-                Phase::Argument,
-                "a",
-                vec![claim("A1.1", "Redis is faster")],
-            ),
-            turn(
-                "B",
-                1,
-                Phase::Argument,
-                "b",
-                vec![claim("B1.1", "One datastore is simpler")],
-            ),
-        ];
-        let graph = argument_graph(&history);
+        let (seats, graph) = two_seats_after_round_one();
         let prompt_of = |seat: &Seat| {
             debater_prompt(&DebaterInput {
                 question: "Redis or Postgres?",
