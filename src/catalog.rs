@@ -57,10 +57,10 @@ const BUILT_IN: [(&str, &str); 6] = [
     ),
 ];
 
-/// The built-in catalog, then the user's perspectives (a user perspective with a built-in's
-/// name replaces it).
-pub fn catalog(custom: &[Perspective]) -> Vec<Perspective> {
-    let mut perspectives: Vec<Perspective> = BUILT_IN
+/// The built-in perspectives, parsed once per process: every debate a server starts reads
+/// the catalog, and parsing the six files again was about 1 % of a served debate's CPU.
+static BUILT_IN_PARSED: std::sync::LazyLock<Vec<Perspective>> = std::sync::LazyLock::new(|| {
+    BUILT_IN
         .iter()
         .map(|(file, text)| {
             let mut p: Perspective = toml::from_str(text)
@@ -68,7 +68,13 @@ pub fn catalog(custom: &[Perspective]) -> Vec<Perspective> {
             p.source = "built-in".into();
             p
         })
-        .collect();
+        .collect()
+});
+
+/// The built-in catalog, then the user's perspectives (a user perspective with a built-in's
+/// name replaces it).
+pub fn catalog(custom: &[Perspective]) -> Vec<Perspective> {
+    let mut perspectives = BUILT_IN_PARSED.clone();
     for user in custom {
         let perspective = Perspective {
             name: user.name.trim().to_string(),
