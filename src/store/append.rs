@@ -11,6 +11,7 @@ use super::journal::{TurnRow, json, redacted};
 use super::{Store, StoreError};
 use crate::debate::{Event, Stage, Turn, now_rfc3339};
 use rusqlite::params;
+use rusqlite::types::ValueRef;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
@@ -38,13 +39,17 @@ enum Ready {
     Event {
         kind: &'static str,
         text: String,
+        content: chain::RowContent,
     },
     Audit {
-        kind: AuditKind,
+        /// When it was made ready: the moment of the call, not of the commit.
+        at: String,
+        kind: String,
         place: AuditPlace,
         hash: String,
         size: i64,
         stored: Option<Vec<u8>>,
+        content: chain::RowContent,
     },
     Stage(String),
     Turn(Box<TurnRow>),
@@ -53,10 +58,15 @@ enum Ready {
 impl Entry<'_> {
     fn ready(&self) -> Result<Ready, StoreError> {
         Ok(match self {
-            Entry::Event(event) => Ready::Event {
-                kind: event.kind(),
-                text: redacted(&json(event)?),
-            },
+            Entry::Event(event) => {
+                let (kind, text) = (event.kind(), redacted(&json(event)?));
+                let content = chain::RowContent::of(&event_values(kind, &text));
+                Ready::Event {
+                    kind,
+                    text,
+                    content,
+                }
+            }
             Entry::Audit {
                 kind,
                 place,
@@ -71,12 +81,17 @@ impl Entry<'_> {
                     })?),
                     false => None,
                 };
+                let (at, kind, hash) = (now_rfc3339(), kind.to_string(), sha256_hex(&text));
+                let size = text.len() as i64;
+                let content = chain::RowContent::of(&audit_values(&at, &kind, place, &hash, size));
                 Ready::Audit {
-                    kind: *kind,
+                    at,
+                    kind,
                     place: (*place).clone(),
-                    hash: sha256_hex(&text),
-                    size: text.len() as i64,
+                    hash,
+                    size,
                     stored,
+                    content,
                 }
             }
             Entry::Stage(stage) => Ready::Stage(json(stage)?),
@@ -144,25 +159,58 @@ impl Store {
     }
 }
 
+/// An event's chained values, in `chain::EVENT`'s column order.
+fn event_values<'a>(kind: &'a str, event: &'a str) -> [ValueRef<'a>; 2] {
+    [
+        ValueRef::Text(kind.as_bytes()),
+        ValueRef::Text(event.as_bytes()),
+    ]
+}
+
+/// An audit entry's chained values, in `chain::AUDIT`'s column order (the body is checked
+/// against its hash on its own).
+fn audit_values<'a>(
+    at: &'a str,
+    kind: &'a str,
+    place: &'a AuditPlace,
+    hash: &'a str,
+    size: i64,
+) -> [ValueRef<'a>; 10] {
+    let text = |s: &'a str| ValueRef::Text(s.as_bytes());
+    let whole = |i: u32| ValueRef::Integer(i64::from(i));
+    [
+        text(at),
+        text(kind),
+        whole(place.round),
+        text(&place.phase),
+        text(&place.seat),
+        whole(place.attempt),
+        text(&place.provider),
+        text(&place.model),
+        text(hash),
+        ValueRef::Integer(size),
+    ]
+}
+
 impl Ready {
     fn insert(&self, tx: &Writer<'_>, id: &str) -> Result<(), StoreError> {
-        use rusqlite::types::{ToSqlOutput, ValueRef};
-        fn text(s: &str) -> ValueRef<'_> {
-            ValueRef::Text(s.as_bytes())
-        }
-        let whole = |i: u32| ValueRef::Integer(i64::from(i));
+        use rusqlite::types::ToSqlOutput;
         match self {
-            Ready::Event { kind, text: event } => {
-                // In `chain::EVENT`'s column order; the link goes in the same insert.
-                let values = [text(kind), text(event)];
-                let (seq, link) = chain::row_link(tx, id, &chain::EVENT, &values)?;
+            Ready::Event {
+                kind,
+                text: event,
+                content,
+            } => {
+                // The link goes in the same insert.
+                let values = event_values(kind, event);
+                let (seq, link) = chain::row_link(tx, id, &chain::EVENT, &values, content)?;
                 tx.prepare_cached(
                     "INSERT INTO events (seq, debate_id, kind, event, chain_n, chain_hash,
                         chain_prev_place)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )?
                 .execute(rusqlite::params_from_iter(
-                    [ValueRef::Integer(seq), text(id)]
+                    [ValueRef::Integer(seq), ValueRef::Text(id.as_bytes())]
                         .into_iter()
                         .chain(values)
                         .chain(link.iter().map(ValueRef::from))
@@ -170,28 +218,17 @@ impl Ready {
                 ))?;
             }
             Ready::Audit {
+                at,
                 kind,
                 place,
                 hash,
                 size,
                 stored,
+                content,
             } => {
-                let (at, kind) = (now_rfc3339(), kind.to_string());
-                // In `chain::AUDIT`'s column order; the body is checked against its hash.
-                let values = [
-                    text(&at),
-                    text(&kind),
-                    whole(place.round),
-                    text(&place.phase),
-                    text(&place.seat),
-                    whole(place.attempt),
-                    text(&place.provider),
-                    text(&place.model),
-                    text(hash),
-                    ValueRef::Integer(*size),
-                ];
+                let values = audit_values(at, kind, place, hash, *size);
                 let body = stored.as_deref().map_or(ValueRef::Null, ValueRef::Blob);
-                let (seq, link) = chain::row_link(tx, id, &chain::AUDIT, &values)?;
+                let (seq, link) = chain::row_link(tx, id, &chain::AUDIT, &values, content)?;
                 tx.prepare_cached(
                     "INSERT INTO audit (seq, debate_id, at, kind, round, phase, seat, attempt,
                         provider, model, sha256, size, body, chain_n, chain_hash, chain_prev_place)
@@ -199,7 +236,7 @@ impl Ready {
                         ?16)",
                 )?
                 .execute(rusqlite::params_from_iter(
-                    [ValueRef::Integer(seq), text(id)]
+                    [ValueRef::Integer(seq), ValueRef::Text(id.as_bytes())]
                         .into_iter()
                         .chain(values)
                         .chain(std::iter::once(body))

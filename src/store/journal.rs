@@ -660,6 +660,8 @@ pub(super) struct TurnRow {
     /// In the order of `chain::TURN`'s columns: the values bound are the values chained, so
     /// the chain needs no read-back of the row.
     values: [rusqlite::types::Value; 16],
+    /// The chained values' hash (`chain::RowContent`).
+    chained: chain::RowContent,
     content: String,
 }
 
@@ -670,25 +672,28 @@ impl TurnRow {
         let text = |s: &str| Value::Text(redacted(s));
         let optional = |s: Option<String>| s.map_or(Value::Null, Value::Text);
         let data = turn.data.as_ref().map(json).transpose()?;
+        let values = [
+            Value::Integer(i64::from(turn.round)),
+            Value::Text(turn.phase.as_str().to_string()),
+            Value::Text(turn.seat.clone()),
+            text(&turn.content),
+            text(&json(&turn.moves)?),
+            optional(data.map(|d| redacted(&d))),
+            turn.confidence.map_or(Value::Null, Value::Real),
+            Value::Integer(turn.tokens_in as i64),
+            Value::Integer(turn.tokens_out as i64),
+            Value::Integer(i64::from(turn.tokens_estimated)),
+            Value::Integer(turn.latency_ms as i64),
+            Value::Text(turn.provider.clone()),
+            Value::Text(turn.model.clone()),
+            Value::Text(turn.status.as_str().to_string()),
+            optional(turn.note.as_deref().map(redacted)),
+            Value::Text(at.map_or_else(now_rfc3339, str::to_string)),
+        ];
+        let bound: Vec<_> = values.iter().map(rusqlite::types::ValueRef::from).collect();
         Ok(TurnRow {
-            values: [
-                Value::Integer(i64::from(turn.round)),
-                Value::Text(turn.phase.as_str().to_string()),
-                Value::Text(turn.seat.clone()),
-                text(&turn.content),
-                text(&json(&turn.moves)?),
-                optional(data.map(|d| redacted(&d))),
-                turn.confidence.map_or(Value::Null, Value::Real),
-                Value::Integer(turn.tokens_in as i64),
-                Value::Integer(turn.tokens_out as i64),
-                Value::Integer(i64::from(turn.tokens_estimated)),
-                Value::Integer(turn.latency_ms as i64),
-                Value::Text(turn.provider.clone()),
-                Value::Text(turn.model.clone()),
-                Value::Text(turn.status.as_str().to_string()),
-                optional(turn.note.as_deref().map(redacted)),
-                Value::Text(at.map_or_else(now_rfc3339, str::to_string)),
-            ],
+            chained: chain::RowContent::of(&bound),
+            values,
             content: turn.content.clone(),
         })
     }
@@ -705,7 +710,7 @@ impl TurnRow {
         // Chained, the link is written in the same insert; else SQLite numbers the row.
         let (row, link) = if chained {
             let bound: Vec<_> = self.values.iter().map(ValueRef::from).collect();
-            let (row, link) = chain::row_link(tx, id, &chain::TURN, &bound)?;
+            let (row, link) = chain::row_link(tx, id, &chain::TURN, &bound, &self.chained)?;
             (Value::Integer(row), link)
         } else {
             (Value::Null, [Value::Null, Value::Null, Value::Null])
