@@ -374,10 +374,13 @@ fn prepare<'m>(
     Ok((context, template, info))
 }
 
-/// Requests decoded together when the settings do not say: three seats of a round (a fourth
-/// waits, which on one CPU costs little, for they would share its compute anyway). Each has a
-/// whole context of cache: 92 MB apiece for the default model at 4 096 tokens.
-const DEFAULT_SEQUENCES: u32 = 3;
+/// Requests decoded together, and caches kept, when the settings do not say: a default
+/// debate's three seats and its moderator, so none of them loses its cache to another between
+/// its turns. With three, the moderator's turns took a seat's cache every round and that seat
+/// read its prompt again: a 3-round, 3-seat debate at temperature 0 took 140 s with three and
+/// 134 s with four, its replies the same. Each has a whole context of cache: 92 MB apiece for
+/// the default model at 4 096 tokens.
+const DEFAULT_SEQUENCES: u32 = 4;
 
 /// How many of the likeliest tokens sampling considers.
 const DEFAULT_TOP_K: usize = 40;
