@@ -71,16 +71,11 @@ pub struct PoseInput<'a> {
     pub redirect: &'a [Seat],
 }
 
-/// The question, where the round stands (`then` follows "Round N of at most M") and a line a
-/// seat: how the moderator's prompts of a round begin.
-fn round_opening(
-    question: &str,
-    round: u32,
-    max_rounds: u32,
-    then: &str,
-    seats: &[Seat],
-) -> String {
-    let mut prompt = format!("Question: {question}\nRound {round} of at most {max_rounds}{then}\n");
+/// How every prompt of the moderator begins: the question and a line a seat, the same text in
+/// each, so the embedded model keeps it in the moderator's cache between its turns and reads
+/// only what follows. (Where the round stands comes after it: it differs from turn to turn.)
+fn moderator_opening(question: &str, seats: &[Seat]) -> String {
+    let mut prompt = format!("Question: {question}\nSeats:\n");
     for seat in seats {
         let _ = writeln!(prompt, "- {}", seat_line(seat));
     }
@@ -88,12 +83,11 @@ fn round_opening(
 }
 
 pub fn pose_prompt(input: &PoseInput<'_>) -> String {
-    let mut prompt = round_opening(
-        input.question,
-        input.round,
-        input.max_rounds,
-        ".\nSeats:",
-        input.seats,
+    let mut prompt = moderator_opening(input.question, input.seats);
+    let _ = writeln!(
+        prompt,
+        "Round {} of at most {}.",
+        input.round, input.max_rounds
     );
     if !input.constraints.is_empty() {
         let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
@@ -338,14 +332,12 @@ pub struct EvaluationInput<'a> {
 }
 
 pub fn evaluation_prompt(input: &EvaluationInput<'_>) -> String {
-    let mut prompt = round_opening(
-        input.question,
-        input.round,
-        input.max_rounds,
-        " has ended. Seats:",
-        input.seats,
+    let mut prompt = moderator_opening(input.question, input.seats);
+    let _ = writeln!(
+        prompt,
+        "Round {} of at most {} has ended.\n\nThis round:",
+        input.round, input.max_rounds
     );
-    let _ = writeln!(prompt, "\nThis round:");
     for turn in input.turns.iter().filter(|t| t.status.spoke()) {
         let _ = writeln!(
             prompt,
@@ -387,14 +379,12 @@ pub struct SynthesisInput<'a> {
 }
 
 pub fn synthesis_prompt(input: &SynthesisInput<'_>) -> String {
-    let mut prompt = format!(
-        "Question: {}\nThe debate ran {} round(s) and ended because: {}.\nSeats:\n",
-        input.question, input.rounds, input.ending
+    let mut prompt = moderator_opening(input.question, input.seats);
+    let _ = writeln!(
+        prompt,
+        "The debate ran {} round(s) and ended because: {}.\n\nRound summaries:",
+        input.rounds, input.ending
     );
-    for seat in input.seats {
-        let _ = writeln!(prompt, "- {}", seat_line(seat));
-    }
-    let _ = writeln!(prompt, "\nRound summaries:");
     for (round, summary) in input.summaries {
         let _ = writeln!(prompt, "- Round {round}: {}", clip_long(summary));
     }
@@ -625,6 +615,64 @@ mod tests {
             let at = a.find(open).expect("both seats' open arguments are listed");
             assert!(at < shared, "{open:?} is in the shared part");
         }
+    }
+
+    /// The moderator's pose, evaluation and synthesis of one debate begin with the same text,
+    /// the question and every seat, and part only after it (a round's pose and evaluation
+    /// share where the round stands too).
+    #[test]
+    fn the_moderators_prompts_share_their_opening() {
+        let (seats, graph) = two_seats_after_round_one();
+        let question = "Redis or Postgres?";
+        let pose = pose_prompt(&PoseInput {
+            question,
+            constraints: &["ship fast".into()],
+            seats: &seats,
+            round: 2,
+            max_rounds: 3,
+            previous_summary: Some("They disagree on cost."),
+            guidance: None,
+            clarification: None,
+            redirect: &[],
+        });
+        let evaluation = evaluation_prompt(&EvaluationInput {
+            question,
+            seats: &seats,
+            round: 2,
+            max_rounds: 3,
+            turns: &[],
+            signals: &[],
+        });
+        let synthesis = synthesis_prompt(&SynthesisInput {
+            question,
+            seats: &seats,
+            rounds: 2,
+            summaries: &[(1, "They disagree on cost.".into())],
+            guidance: &[],
+            graph: &graph,
+            positions: &[],
+            concessions: &[],
+            ending: "the rounds ran out",
+        });
+        let shared = |a: &str, b: &str| {
+            a.char_indices()
+                .zip(b.chars())
+                .find(|((_, x), y)| x != y)
+                .map_or(a.len(), |((at, _), _)| at)
+        };
+        let last_seat = pose
+            .find("- Seat B — Operational Simplicity")
+            .and_then(|at| pose[at..].find('\n').map(|end| at + end + 1))
+            .expect("the seats are listed");
+        for other in [&evaluation, &synthesis] {
+            assert!(
+                shared(&pose, other) >= last_seat,
+                "the prompts part before the last seat:\n{}",
+                &pose[..shared(&pose, other)]
+            );
+        }
+        assert!(pose[last_seat..].starts_with("Round 2 of at most 3."));
+        assert!(evaluation[last_seat..].starts_with("Round 2 of at most 3 has ended."));
     }
 
     #[test]
