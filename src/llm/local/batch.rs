@@ -325,9 +325,11 @@ impl<'m> Scheduler<'m> {
             })
             .unwrap_or(idle);
         let evicted = self.slots[slot].cached.len() - reaches[slot].0;
-        // Another slot (busy or not) may hold more of it: the opening every seat shares.
+        // Another slot (busy or not) may hold more of it: the opening every seat shares. A
+        // copy takes the donor's whole part and then forgets what is not shared, so a few
+        // tokens (the chat template's first) are read again instead.
         let donor = (0..self.slots.len())
-            .filter(|&i| i != slot && reaches[i].0 > reaches[slot].0)
+            .filter(|&i| i != slot && reaches[i].0 > reaches[slot].0 + WORTH_WAITING_FOR)
             .max_by_key(|&i| reaches[i].0);
         let source = donor.unwrap_or(slot);
         let cached = reaches[source].0;
@@ -768,7 +770,7 @@ struct Plan {
 /// follow them when that took more than the same tokens.
 type Reach = (usize, Option<Vec<LlamaToken>>);
 
-/// A shared opening shorter than this is read again rather than waited for.
+/// A shared opening shorter than this is read again rather than waited for or copied.
 const WORTH_WAITING_FOR: usize = 32;
 
 /// The longest run of consecutive numbers in `slots` (ascending).
