@@ -267,11 +267,15 @@ async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
         .complete_timed(&first, &mut |_: &str| {})
         .await
         .unwrap();
-    // Another seat speaks in between, as in a round.
-    provider
+    // Another seat speaks in between, as in a round. Its prompt shares only the chat
+    // template's first few tokens with the first: too few to copy a whole part of the cache
+    // for, so it reads them on a slot of its own.
+    let (_, between) = provider
         .complete_timed(&seat_request("B", "the Skeptic", 60), &mut |_: &str| {})
         .await
         .unwrap();
+    assert_eq!(between.reused_tokens, 0, "{between:?}");
+    assert_eq!(between.evicted_tokens, 0, "{between:?}");
     let mut second = first.clone();
     second
         .messages
