@@ -515,6 +515,14 @@ mod tests {
         }
     }
 
+    /// How many bytes `a` and `b` share from their start (at a character boundary).
+    fn shared_prefix(a: &str, b: &str) -> usize {
+        a.char_indices()
+            .zip(b.chars())
+            .find(|((_, x), y)| x != y)
+            .map_or(a.len(), |((at, _), _)| at)
+    }
+
     /// Two seats after round one, each with one claim; their prose is "A's/B's long
     /// round-one prose".
     fn two_seats_after_round_one() -> (Vec<Seat>, ArgumentGraph) {
@@ -600,11 +608,7 @@ mod tests {
             })
         };
         let (a, b) = (prompt_of(&seats[0]), prompt_of(&seats[1]));
-        let shared = a
-            .char_indices()
-            .zip(b.chars())
-            .find(|((_, x), y)| x != y)
-            .map_or(a.len(), |((at, _), _)| at);
+        let shared = shared_prefix(&a, &b);
         let identity = a.find("You are seat A").expect("the seat is named");
         assert!(
             (identity..identity + "You are seat A".len()).contains(&shared),
@@ -654,21 +658,15 @@ mod tests {
             concessions: &[],
             ending: "the rounds ran out",
         });
-        let shared = |a: &str, b: &str| {
-            a.char_indices()
-                .zip(b.chars())
-                .find(|((_, x), y)| x != y)
-                .map_or(a.len(), |((at, _), _)| at)
-        };
         let last_seat = pose
             .find("- Seat B — Operational Simplicity")
             .and_then(|at| pose[at..].find('\n').map(|end| at + end + 1))
             .expect("the seats are listed");
         for other in [&evaluation, &synthesis] {
             assert!(
-                shared(&pose, other) >= last_seat,
+                shared_prefix(&pose, other) >= last_seat,
                 "the prompts part before the last seat:\n{}",
-                &pose[..shared(&pose, other)]
+                &pose[..shared_prefix(&pose, other)]
             );
         }
         assert!(pose[last_seat..].starts_with("Round 2 of at most 3."));
