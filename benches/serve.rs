@@ -1,7 +1,9 @@
 //! `moot serve` under load, against the stand-in server answering every call after 100 ms: the
 //! wall time of 100 debates started at once beside one debate's, and the server's resident
 //! memory while they run and after; then 500 debates one after another, memory after the 50th
-//! and after the last (the leak check of design note 004).
+//! and after the last (the leak check of design note 004); last, a server killed (SIGKILL) with
+//! 20 debates mid-round and started again: how soon it listens, how soon its debates are done,
+//! and the turns journaled before the kill that were lost or journaled twice.
 //! `cargo bench --bench serve` (`MOOT_SOAK=0` skips the soak).
 
 #[path = "../tests/support/mod.rs"]
@@ -130,28 +132,145 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
-fn main() {
-    let stand_in = StandIn::start_in_background(Behaviour {
-        latency: Duration::from_millis(100),
-        ..Behaviour::default()
-    });
+/// `moot serve` on a free port with its journal and config in `home`, answered by `stand_in`.
+fn serve_command(home: &std::path::Path, stand_in: &StandIn) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+    command
+        .current_dir(home)
+        .env("MOOT_HOME", home.join("moot-home"))
+        .env("MOOT_CONFIG", home.join("config.toml"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("OPENAI_BASE_URL", stand_in.openai_base())
+        .env("MOOT_SERVE_TOKEN", TOKEN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"]);
+    command
+}
+
+/// A fresh home whose config turns lessons off.
+fn bench_home() -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(
         home.path().join("config.toml"),
         "[lessons]\nenabled = false\n",
     )
     .unwrap();
-    // Killed when the bench ends however it ends (a panic or a closed pipe included).
-    let child = Serving::start(
-        Command::new(env!("CARGO_BIN_EXE_moot"))
-            .current_dir(home.path())
-            .env("MOOT_HOME", home.path().join("moot-home"))
-            .env("MOOT_CONFIG", home.path().join("config.toml"))
-            .env("XDG_DATA_HOME", home.path().join("data"))
-            .env("OPENAI_BASE_URL", stand_in.openai_base())
-            .env("MOOT_SERVE_TOKEN", TOKEN)
-            .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"]),
+    home
+}
+
+/// The journaled turns of debate `id` (round, phase, seat), as the server shows them.
+fn turn_keys(addr: &str, id: &str) -> Vec<(u64, String, String)> {
+    let (status, body) = request(addr, "GET", &format!("/v1/debates/{id}"), None);
+    assert_eq!(status, 200, "{body}");
+    let shown: serde_json::Value = serde_json::from_str(&body).unwrap();
+    shown["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["round"].as_u64().unwrap(),
+                t["phase"].as_str().unwrap().to_string(),
+                t["seat"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Polls `done` every 20 ms until it holds, for at most `limit`.
+fn poll_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what} took over {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// 20 two-round debates, the server killed with SIGKILL once each has journaled an argument
+/// and started again on the same journal.
+fn restart(stand_in: &StandIn) {
+    let home = bench_home();
+    let mut first = Serving::start(&mut serve_command(home.path(), stand_in));
+    let ids: Vec<String> = (0..20)
+        .map(|i| {
+            let body = format!(
+                r#"{{"question": "Should service {i} cache in Redis or PostgreSQL?", "max_rounds": 2, "checkpoints": false, "lessons": false}}"#
+            );
+            let (status, reply) = request(&first.addr, "POST", "/v1/debates", Some(&body));
+            assert_eq!(status, 201, "{reply}");
+            let at = reply.find("DEB-").unwrap();
+            reply[at..at + 12].to_string()
+        })
+        .collect();
+    // Mid-round: every debate has journaled an argument of round 1.
+    poll_until(
+        Duration::from_secs(60),
+        "every debate's first argument",
+        || {
+            ids.iter().all(|id| {
+                turn_keys(&first.addr, id)
+                    .iter()
+                    .any(|(round, phase, _)| *round == 1 && phase == "argument")
+            })
+        },
     );
+    first.child.kill().unwrap();
+    first.child.wait().unwrap();
+    // What the killed server left in the journal, read before anything resumes.
+    let before: Vec<Vec<(u64, String, String)>> = {
+        let journal = rusqlite::Connection::open(home.path().join("moot-home/moot.db")).unwrap();
+        let mut query = journal
+            .prepare("SELECT round, phase, seat FROM turns WHERE debate_id = ?1")
+            .unwrap();
+        ids.iter()
+            .map(|id| {
+                query
+                    .query_map([id], |row| {
+                        Ok((row.get::<_, u32>(0)? as u64, row.get(1)?, row.get(2)?))
+                    })
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let journaled: usize = before.iter().map(Vec::len).sum();
+    let killed = Instant::now();
+    let again = Serving::start(&mut serve_command(home.path(), stand_in));
+    let listening = killed.elapsed();
+    poll_until(Duration::from_secs(120), "the resumed debates", || {
+        let (_, listed) = request(
+            &again.addr,
+            "GET",
+            "/v1/debates?status=completed&limit=1000",
+            None,
+        );
+        ids.iter().all(|id| listed.contains(id.as_str()))
+    });
+    let completed = killed.elapsed();
+    let (mut lost, mut twice) = (0, 0);
+    for (id, before) in ids.iter().zip(&before) {
+        let after = turn_keys(&again.addr, id);
+        lost += before.iter().filter(|key| !after.contains(key)).count();
+        let mut unique = after.clone();
+        unique.sort();
+        unique.dedup();
+        twice += after.len() - unique.len();
+    }
+    println!(
+        "restart: killed with 20 debates mid-round ({journaled} turns journaled) · listening again {:.0} ms after it started · all 20 completed {:.2} s after it started · turns lost {lost}, journaled twice {twice}",
+        listening.as_secs_f64() * 1000.0,
+        completed.as_secs_f64()
+    );
+}
+
+fn main() {
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(100),
+        ..Behaviour::default()
+    });
+    let home = bench_home();
+    // Killed when the bench ends however it ends (a panic or a closed pipe included).
+    let child = Serving::start(&mut serve_command(home.path(), &stand_in));
     let addr = child.addr.clone();
     let pid = child.pid();
     let mut rss = Vec::new();
@@ -231,4 +350,6 @@ fn main() {
         );
     }
     drop(child);
+    stand_in.set_behaviour(|b| b.latency = Duration::from_millis(100));
+    restart(&stand_in);
 }
