@@ -234,6 +234,7 @@ fn restart(stand_in: &StandIn) {
             .collect()
     };
     let journaled: usize = before.iter().map(Vec::len).sum();
+    let asked_before = stand_in.seen().len();
     let killed = Instant::now();
     let again = Serving::start(&mut serve_command(home.path(), stand_in));
     let listening = killed.elapsed();
@@ -247,17 +248,32 @@ fn restart(stand_in: &StandIn) {
         ids.iter().all(|id| listed.contains(id.as_str()))
     });
     let completed = killed.elapsed();
-    let (mut lost, mut twice) = (0, 0);
-    for (id, before) in ids.iter().zip(&before) {
-        let after = turn_keys(&again.addr, id);
-        lost += before.iter().filter(|key| !after.contains(key)).count();
-        let mut unique = after.clone();
-        unique.sort();
-        unique.dedup();
-        twice += after.len() - unique.len();
-    }
+    let lost: usize = ids
+        .iter()
+        .zip(&before)
+        .map(|(id, before)| {
+            let after = turn_keys(&again.addr, id);
+            before.iter().filter(|key| !after.contains(key)).count()
+        })
+        .sum();
+    // A turn journaled before the kill and asked of the provider again (each debate's
+    // requests carry its own question; a moderator's request names no seat).
+    let asked_again = stand_in.seen()[asked_before..]
+        .iter()
+        .filter(|seen| {
+            let text = seen.body.to_string();
+            let key = (
+                u64::from(seen.round),
+                seen.kind.clone(),
+                seen.seat.clone().unwrap_or_else(|| "moderator".into()),
+            );
+            (0..ids.len()).any(|i| {
+                text.contains(&format!("Should service {i} cache")) && before[i].contains(&key)
+            })
+        })
+        .count();
     println!(
-        "restart: killed with 20 debates mid-round ({journaled} turns journaled) · listening again {:.0} ms after it started · all 20 completed {:.2} s after it started · turns lost {lost}, journaled twice {twice}",
+        "restart: killed with 20 debates mid-round ({journaled} turns journaled) · listening again {:.0} ms after it started · all 20 completed {:.2} s after it started · turns lost {lost}, asked of the provider again {asked_again}",
         listening.as_secs_f64() * 1000.0,
         completed.as_secs_f64()
     );

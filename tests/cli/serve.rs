@@ -611,6 +611,7 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
     served.child.wait().unwrap();
     let before: Vec<Vec<(u64, String, String)>> =
         ids.iter().map(|id| turn_keys(&home, id)).collect();
+    let asked_before = stand_in.seen().len();
     let again = serve(&home, &stand_in, &[]);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -628,6 +629,26 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
             ids.len()
         );
         std::thread::sleep(Duration::from_millis(50));
+    }
+    // No turn journaled before the kill was asked of the provider again (each debate's
+    // requests carry its own question; a moderator's request names no seat).
+    for seen in &stand_in.seen()[asked_before..] {
+        let text = seen.body.to_string();
+        let Some(debate) =
+            (0..ids.len()).find(|i| text.contains(&format!("Should service {i} cache")))
+        else {
+            continue;
+        };
+        let key = (
+            u64::from(seen.round),
+            seen.kind.clone(),
+            seen.seat.clone().unwrap_or_else(|| "moderator".into()),
+        );
+        assert!(
+            !before[debate].contains(&key),
+            "{} asked again for {key:?}, journaled before the kill",
+            ids[debate]
+        );
     }
     for (id, before) in ids.iter().zip(&before) {
         let after = turn_keys(&home, id);
