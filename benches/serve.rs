@@ -158,22 +158,10 @@ fn bench_home() -> tempfile::TempDir {
 }
 
 /// The journaled turns of debate `id` (round, phase, seat), as the server shows them.
-fn turn_keys(addr: &str, id: &str) -> Vec<(u64, String, String)> {
+fn turn_keys(addr: &str, id: &str) -> Vec<support::serving::TurnKey> {
     let (status, body) = request(addr, "GET", &format!("/v1/debates/{id}"), None);
     assert_eq!(status, 200, "{body}");
-    let shown: serde_json::Value = serde_json::from_str(&body).unwrap();
-    shown["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["round"].as_u64().unwrap(),
-                t["phase"].as_str().unwrap().to_string(),
-                t["seat"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    support::serving::turn_keys_of(&serde_json::from_str(&body).unwrap())
 }
 
 /// Polls `done` every 20 ms until it holds, for at most `limit`.
@@ -216,7 +204,7 @@ fn restart(stand_in: &StandIn) {
     first.child.kill().unwrap();
     first.child.wait().unwrap();
     // What the killed server left in the journal, read before anything resumes.
-    let before: Vec<Vec<(u64, String, String)>> = {
+    let before: Vec<Vec<support::serving::TurnKey>> = {
         let journal = rusqlite::Connection::open(home.path().join("moot-home/moot.db")).unwrap();
         let mut query = journal
             .prepare("SELECT round, phase, seat FROM turns WHERE debate_id = ?1")
@@ -256,22 +244,11 @@ fn restart(stand_in: &StandIn) {
             before.iter().filter(|key| !after.contains(key)).count()
         })
         .sum();
-    // A turn journaled before the kill and asked of the provider again (each debate's
-    // requests carry its own question; a moderator's request names no seat).
-    let asked_again = stand_in.seen()[asked_before..]
-        .iter()
-        .filter(|seen| {
-            let text = seen.body.to_string();
-            let key = (
-                u64::from(seen.round),
-                seen.kind.clone(),
-                seen.seat.clone().unwrap_or_else(|| "moderator".into()),
-            );
-            (0..ids.len()).any(|i| {
-                text.contains(&format!("Should service {i} cache")) && before[i].contains(&key)
-            })
-        })
-        .count();
+    let marks: Vec<String> = (0..ids.len())
+        .map(|i| format!("Should service {i} cache"))
+        .collect();
+    let asked_again =
+        support::serving::asked_again(&stand_in.seen()[asked_before..], &marks, &before).len();
     println!(
         "restart: killed with 20 debates mid-round ({journaled} turns journaled) · listening again {:.0} ms after it started · all 20 completed {:.2} s after it started · turns lost {lost}, asked of the provider again {asked_again}",
         listening.as_secs_f64() * 1000.0,

@@ -547,18 +547,7 @@ fn statuses(addr: &str) -> Vec<(String, String)> {
 
 /// Every turn of a debate by its key, from the journal.
 fn turn_keys(home: &Home, id: &str) -> Vec<(u64, String, String)> {
-    show_json(home, id)["turns"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["round"].as_u64().unwrap(),
-                t["phase"].as_str().unwrap().to_string(),
-                t["seat"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
+    support::serving::turn_keys_of(&show_json(home, id))
 }
 
 /// A server killed with SIGKILL mid-round and started again resumes the debates it was
@@ -630,26 +619,16 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    // No turn journaled before the kill was asked of the provider again (each debate's
-    // requests carry its own question; a moderator's request names no seat).
-    for seen in &stand_in.seen()[asked_before..] {
-        let text = seen.body.to_string();
-        let Some(debate) =
-            (0..ids.len()).find(|i| text.contains(&format!("Should service {i} cache")))
-        else {
-            continue;
-        };
-        let key = (
-            u64::from(seen.round),
-            seen.kind.clone(),
-            seen.seat.clone().unwrap_or_else(|| "moderator".into()),
-        );
-        assert!(
-            !before[debate].contains(&key),
-            "{} asked again for {key:?}, journaled before the kill",
-            ids[debate]
-        );
-    }
+    // No turn journaled before the kill was asked of the provider again.
+    let marks: Vec<String> = (0..ids.len())
+        .map(|i| format!("Should service {i} cache"))
+        .collect();
+    let again_asked =
+        support::serving::asked_again(&stand_in.seen()[asked_before..], &marks, &before);
+    assert!(
+        again_asked.is_empty(),
+        "asked again for turns journaled before the kill: {again_asked:?}"
+    );
     for (id, before) in ids.iter().zip(&before) {
         let after = turn_keys(&home, id);
         for key in before {

@@ -1,6 +1,7 @@
 //! `moot serve` started by a test or a benchmark: its address read from the line it prints
 //! first, and the server killed when dropped, so a failing test leaves none running.
 
+use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
@@ -48,4 +49,45 @@ impl Drop for Serving {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A journaled turn by its key: round, phase, seat.
+pub type TurnKey = (u64, String, String);
+
+/// The turns a `moot show --json` document (or `GET /v1/debates/{id}`) lists, by key.
+pub fn turn_keys_of(shown: &Value) -> Vec<TurnKey> {
+    shown["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["round"].as_u64().unwrap(),
+                t["phase"].as_str().unwrap().to_string(),
+                t["seat"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The requests of `seen` that asked the provider again for a turn journaled before: debate
+/// `i`'s requests are those carrying `marks[i]` (its question), its journaled turns
+/// `before[i]`; a moderator's request names no seat. Each as its debate's index and the key.
+pub fn asked_again(
+    seen: &[super::Seen],
+    marks: &[String],
+    before: &[Vec<TurnKey>],
+) -> Vec<(usize, TurnKey)> {
+    seen.iter()
+        .filter_map(|seen| {
+            let text = seen.body.to_string();
+            let debate = marks.iter().position(|mark| text.contains(mark.as_str()))?;
+            let key = (
+                u64::from(seen.round),
+                seen.kind.clone(),
+                seen.seat.clone().unwrap_or_else(|| "moderator".into()),
+            );
+            before[debate].contains(&key).then_some((debate, key))
+        })
+        .collect()
 }
