@@ -3,7 +3,7 @@
 //! memory while they run and after; then 500 debates one after another, memory after the 50th
 //! and after the last (the leak check of design note 004); last, a server killed (SIGKILL) with
 //! 20 debates mid-round and started again: how soon it listens, how soon its debates are done,
-//! and the turns journaled before the kill that were lost or journaled twice.
+//! and how many turns journaled before the kill were lost or asked of the provider again.
 //! `cargo bench --bench serve` (`MOOT_SOAK=0` skips the soak).
 
 #[path = "../tests/support/mod.rs"]
@@ -42,9 +42,10 @@ fn request(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, St
     (status, body)
 }
 
-fn start(addr: &str, i: usize) -> String {
+/// Starts debate `i` ("Should service i cache…") of `rounds` rounds; its id.
+fn start(addr: &str, i: usize, rounds: u32) -> String {
     let body = format!(
-        r#"{{"question": "Should service {i} cache in Redis or PostgreSQL?", "max_rounds": 1, "checkpoints": false, "lessons": false}}"#
+        r#"{{"question": "Should service {i} cache in Redis or PostgreSQL?", "max_rounds": {rounds}, "checkpoints": false, "lessons": false}}"#
     );
     let (status, reply) = request(addr, "POST", "/v1/debates", Some(&body));
     assert_eq!(status, 201, "{reply}");
@@ -178,17 +179,7 @@ fn poll_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
 fn restart(stand_in: &StandIn) {
     let home = bench_home();
     let mut first = Serving::start(&mut serve_command(home.path(), stand_in));
-    let ids: Vec<String> = (0..20)
-        .map(|i| {
-            let body = format!(
-                r#"{{"question": "Should service {i} cache in Redis or PostgreSQL?", "max_rounds": 2, "checkpoints": false, "lessons": false}}"#
-            );
-            let (status, reply) = request(&first.addr, "POST", "/v1/debates", Some(&body));
-            assert_eq!(status, 201, "{reply}");
-            let at = reply.find("DEB-").unwrap();
-            reply[at..at + 12].to_string()
-        })
-        .collect();
+    let ids: Vec<String> = (0..20).map(|i| start(&first.addr, i, 2)).collect();
     // Mid-round: every debate has journaled an argument of round 1.
     poll_until(
         Duration::from_secs(60),
@@ -269,7 +260,7 @@ fn main() {
     let mut rss = Vec::new();
 
     let started = Instant::now();
-    let one = vec![start(&addr, 0)];
+    let one = vec![start(&addr, 0, 1)];
     wait(&addr, &one, &mut rss, pid);
     let single = started.elapsed();
 
@@ -281,7 +272,7 @@ fn main() {
         let started: Vec<_> = (1..=100)
             .map(|i| {
                 let addr = addr.as_str();
-                scope.spawn(move || start(addr, i))
+                scope.spawn(move || start(addr, i, 1))
             })
             .collect();
         started.into_iter().map(|h| h.join().unwrap()).collect()
@@ -327,7 +318,7 @@ fn main() {
         let mut after_50 = 0;
         let started = Instant::now();
         for i in 0..500 {
-            let id = vec![start(&addr, 1000 + i)];
+            let id = vec![start(&addr, 1000 + i, 1)];
             wait(&addr, &id, &mut Vec::new(), pid);
             if i + 1 == 50 {
                 after_50 = resident_kib(pid);

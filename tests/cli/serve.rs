@@ -546,7 +546,7 @@ fn statuses(addr: &str) -> Vec<(String, String)> {
 }
 
 /// Every turn of a debate by its key, from the journal.
-fn turn_keys(home: &Home, id: &str) -> Vec<(u64, String, String)> {
+fn turn_keys(home: &Home, id: &str) -> Vec<support::serving::TurnKey> {
     support::serving::turn_keys_of(&show_json(home, id))
 }
 
@@ -598,7 +598,7 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
     // SIGKILL: no shutdown, no lease released.
     served.child.kill().unwrap();
     served.child.wait().unwrap();
-    let before: Vec<Vec<(u64, String, String)>> =
+    let before: Vec<Vec<support::serving::TurnKey>> =
         ids.iter().map(|id| turn_keys(&home, id)).collect();
     let asked_before = stand_in.seen().len();
     let again = serve(&home, &stand_in, &[]);
