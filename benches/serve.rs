@@ -59,8 +59,10 @@ fn start(addr: &str, i: usize, rounds: u32) -> String {
 /// Waits for every debate of `ids` to end, each followed on its own event stream (which the
 /// server ends after `debate_completed`), sampling the server's resident memory meanwhile.
 /// Following the streams, rather than polling the list, adds no load of its own beyond what a
-/// client watching its debate adds, and sees each end the moment it comes.
-fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) {
+/// client watching its debate adds, and sees each end the moment it comes. Whether they
+/// completed is checked apart (`completed`), outside the time measured. Returns when the last
+/// stream ended (the memory sampler may take up to a sample's interval longer to stop).
+fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) -> Instant {
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let sampler = scope.spawn(|| {
@@ -81,9 +83,16 @@ fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) {
                 "a debate's stream carried nothing"
             );
         }
+        let ended = Instant::now();
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         rss.extend(sampler.join().unwrap());
-    });
+        ended
+    })
+}
+
+/// Checks that every debate of `ids` completed, in one listing: the list grows with the
+/// journal, so reading it after each debate would slow later ones.
+fn completed(addr: &str, ids: &[String]) {
     let (_, listed) = request(
         addr,
         "GET",
@@ -271,8 +280,8 @@ fn main() {
     for pair in 0..PAIRS {
         let started = Instant::now();
         let one = vec![start(&addr, pair * 1000, 1)];
-        wait(&addr, &one, &mut rss, pid);
-        let single = started.elapsed().as_secs_f64();
+        let single = (wait(&addr, &one, &mut rss, pid) - started).as_secs_f64();
+        completed(&addr, &one);
 
         let cpu_before = cpu_seconds(pid);
         let own_before = cpu_seconds(std::process::id());
@@ -288,10 +297,10 @@ fn main() {
             started.into_iter().map(|h| h.join().unwrap()).collect()
         });
         rss.clear();
-        wait(&addr, &many, &mut rss, pid);
-        let hundred = started.elapsed().as_secs_f64();
+        let hundred = (wait(&addr, &many, &mut rss, pid) - started).as_secs_f64();
         let cpu = cpu_seconds(pid) - cpu_before;
         let own = cpu_seconds(std::process::id()) - own_before;
+        completed(&addr, &many);
         peak = peak.max(rss.iter().copied().max().unwrap_or(0));
         println!(
             "pair {}: one debate {single:.2} s · 100 at once {hundred:.2} s · ratio {:.2} · CPU for the 100: server {cpu:.2} s, the stand-in and clients {own:.2} s",
@@ -334,15 +343,18 @@ fn main() {
         // The soak measures memory, not waiting: the stand-in answers at once.
         stand_in.set_behaviour(|b| b.latency = Duration::ZERO);
         let mut after_50 = 0;
+        let mut soaked = Vec::new();
         let started = Instant::now();
         for i in 0..500 {
             let id = vec![start(&addr, 10_000 + i, 1)];
             wait(&addr, &id, &mut Vec::new(), pid);
+            soaked.extend(id);
             if i + 1 == 50 {
                 after_50 = resident_kib(pid);
             }
         }
         let after_500 = resident_kib(pid);
+        completed(&addr, &soaked);
         println!(
             "soak: 500 debates one after another in {:.0} s · RSS after the 50th {:.1} MiB, after the 500th {:.1} MiB · ratio {:.3} (target ≤ 1.2)",
             started.elapsed().as_secs_f64(),
