@@ -303,9 +303,10 @@ fn main() {
         completed(&addr, &many);
         peak = peak.max(rss.iter().copied().max().unwrap_or(0));
         println!(
-            "pair {}: one debate {single:.2} s · 100 at once {hundred:.2} s · ratio {:.2} · CPU for the 100: server {cpu:.2} s, the stand-in and clients {own:.2} s",
+            "pair {}: one debate {single:.2} s · 100 at once {hundred:.2} s · ratio {:.2} · CPU for the 100: server {cpu:.2} s, the stand-in and clients {own:.2} s · RSS after {:.1} MiB",
             pair + 1,
-            hundred / single
+            hundred / single,
+            resident_kib(pid) as f64 / 1024.0
         );
         pairs.push(hundred / single);
     }
