@@ -1,9 +1,10 @@
 //! `moot serve` under load, against the stand-in server answering every call after 100 ms: the
 //! wall time of 100 debates started at once beside one debate's (five pairs, the median ratio
-//! reported), and the server's resident memory while they run and after; then 500 debates one after another, memory after the 50th
-//! and after the last (the leak check of design note 004); last, a server killed (SIGKILL) with
-//! 20 debates mid-round and started again: how soon it listens, how soon its debates are done,
-//! and how many turns journaled before the kill were lost or asked of the provider again.
+//! reported), and the server's resident memory while they run and after; then 500 debates one
+//! after another, memory after the 50th and after the last (the leak check of design note
+//! 004); last, a server killed (SIGKILL) with 20 debates mid-round and started again: how soon
+//! it listens, how soon its debates are done, and how many turns journaled before the kill
+//! were lost or asked of the provider again.
 //! `cargo bench --bench serve` (`MOOT_SOAK=0` skips the soak).
 
 #[path = "../tests/support/mod.rs"]
@@ -45,11 +46,15 @@ fn request(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, St
     (status, body)
 }
 
-/// Starts debate `i` ("Should service i cache…") of `rounds` rounds; its id.
+/// Starts debate `i` (`serving::question(i)`) of `rounds` rounds; its id.
 fn start(addr: &str, i: usize, rounds: u32) -> String {
-    let body = format!(
-        r#"{{"question": "Should service {i} cache in Redis or PostgreSQL?", "max_rounds": {rounds}, "checkpoints": false, "lessons": false}}"#
-    );
+    let body = serde_json::json!({
+        "question": support::serving::question(i),
+        "max_rounds": rounds,
+        "checkpoints": false,
+        "lessons": false,
+    })
+    .to_string();
     let (status, reply) = request(addr, "POST", "/v1/debates", Some(&body));
     assert_eq!(status, 201, "{reply}");
     let at = reply.find("DEB-").unwrap();
@@ -90,15 +95,21 @@ fn wait(addr: &str, ids: &[String], rss: &mut Vec<u64>, pid: u32) -> Instant {
     })
 }
 
-/// Checks that every debate of `ids` completed, in one listing: the list grows with the
-/// journal, so reading it after each debate would slow later ones.
-fn completed(addr: &str, ids: &[String]) {
-    let (_, listed) = request(
+/// The server's list of completed debates, as its JSON text.
+fn listed_completed(addr: &str) -> String {
+    request(
         addr,
         "GET",
         "/v1/debates?status=completed&limit=10000",
         None,
-    );
+    )
+    .1
+}
+
+/// Checks that every debate of `ids` completed, in one listing: the list grows with the
+/// journal, so reading it after each debate would slow later ones.
+fn completed(addr: &str, ids: &[String]) {
+    let listed = listed_completed(addr);
     for id in ids {
         assert!(listed.contains(id.as_str()), "{id} did not complete");
     }
@@ -230,12 +241,7 @@ fn restart(stand_in: &StandIn) {
     let again = Serving::start(&mut serve_command(home.path(), stand_in));
     let listening = killed.elapsed();
     poll_until(Duration::from_secs(120), "the resumed debates", || {
-        let (_, listed) = request(
-            &again.addr,
-            "GET",
-            "/v1/debates?status=completed&limit=1000",
-            None,
-        );
+        let listed = listed_completed(&again.addr);
         ids.iter().all(|id| listed.contains(id.as_str()))
     });
     let completed = killed.elapsed();
@@ -247,11 +253,8 @@ fn restart(stand_in: &StandIn) {
             before.iter().filter(|key| !after.contains(key)).count()
         })
         .sum();
-    let marks: Vec<String> = (0..ids.len())
-        .map(|i| format!("Should service {i} cache"))
-        .collect();
     let asked_again =
-        support::serving::asked_again(&stand_in.seen()[asked_before..], &marks, &before).len();
+        support::serving::asked_again(&stand_in.seen()[asked_before..], &before).len();
     println!(
         "restart: killed with 20 debates mid-round ({journaled} turns journaled) · listening again {:.0} ms after it started · all 20 completed {:.2} s after it started · turns lost {lost}, asked of the provider again {asked_again}",
         listening.as_secs_f64() * 1000.0,

@@ -70,18 +70,30 @@ pub fn turn_keys_of(shown: &Value) -> Vec<TurnKey> {
         .collect()
 }
 
+/// Debate `i`'s question in the serve tests and benchmark. Every request of that debate
+/// carries its [`mark`], whatever the moderator makes of the rest.
+pub fn question(i: usize) -> String {
+    format!("{} in Redis or PostgreSQL?", mark(i))
+}
+
+/// What tells debate `i`'s requests apart (no mark is part of another's).
+fn mark(i: usize) -> String {
+    format!("Should service {i} cache")
+}
+
+/// Which of debates `0..count` a request served, by the [`question`] it carries.
+pub fn debate_of(seen: &super::Seen, count: usize) -> Option<usize> {
+    let text = seen.body.to_string();
+    (0..count).find(|&i| text.contains(mark(i).as_str()))
+}
+
 /// The requests of `seen` that asked the provider again for a turn journaled before: debate
-/// `i`'s requests are those carrying `marks[i]` (its question), its journaled turns
-/// `before[i]`; a moderator's request names no seat. Each as its debate's index and the key.
-pub fn asked_again(
-    seen: &[super::Seen],
-    marks: &[String],
-    before: &[Vec<TurnKey>],
-) -> Vec<(usize, TurnKey)> {
+/// `i` asked [`question`]`(i)` and had journaled `before[i]`; a moderator's request names no
+/// seat. Each as its debate's index and the key.
+pub fn asked_again(seen: &[super::Seen], before: &[Vec<TurnKey>]) -> Vec<(usize, TurnKey)> {
     seen.iter()
         .filter_map(|seen| {
-            let text = seen.body.to_string();
-            let debate = marks.iter().position(|mark| text.contains(mark.as_str()))?;
+            let debate = debate_of(seen, before.len())?;
             let key = (
                 u64::from(seen.round),
                 seen.kind.clone(),
