@@ -612,6 +612,24 @@ mod tests {
         );
     }
 
+    /// With debug info, llama-cpp-sys-2 builds llama.cpp as CMake's RelWithDebInfo (-O2),
+    /// which read prompts about a fifth slower: release builds must turn it off for that crate.
+    #[test]
+    fn release_builds_compile_llama_cpp_without_debug_info() {
+        let manifest: toml::Value = toml::from_str(include_str!("../../../Cargo.toml")).unwrap();
+        let debug = manifest
+            .get("profile")
+            .and_then(|p| p.get("release"))
+            .and_then(|r| r.get("package"))
+            .and_then(|p| p.get("llama-cpp-sys-2"))
+            .and_then(|l| l.get("debug"));
+        assert_eq!(
+            debug,
+            Some(&toml::Value::Boolean(false)),
+            "[profile.release.package.llama-cpp-sys-2] must set debug = false"
+        );
+    }
+
     #[test]
     fn a_gguf_llama_cpp_cannot_load_is_named_with_the_fix() {
         let dir = tempfile::tempdir().unwrap();
