@@ -4,7 +4,7 @@
 
 use super::app::is_interrupt;
 use super::history::{History, HistoryEffect, NewDebate, Row, ServerRows};
-use super::run::{Run, Shutdown, Start, Term};
+use super::run::{Run, Shutdown, Start, Term, draw_synchronized};
 use super::theme::Theme;
 use super::views;
 use crate::remote::{RemoteError, Server};
@@ -12,8 +12,6 @@ use crate::session::DebateSettings;
 use crate::store::{DebateSummary, Store};
 use crossterm::event::Event as TermEvent;
 use crossterm::event::{EventStream, KeyEventKind};
-use crossterm::execute;
-use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
@@ -277,9 +275,9 @@ pub(super) async fn history_screen(
     loop {
         if history.dirty {
             load_preview(store, history);
-            let _ = execute!(terminal.backend_mut(), BeginSynchronizedUpdate);
-            let _ = terminal.draw(|frame| views::history::draw(frame, history, theme));
-            let _ = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+            draw_synchronized(terminal, |frame| {
+                views::history::draw(frame, history, theme)
+            });
             history.dirty = false;
         }
         tokio::select! {

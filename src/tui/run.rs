@@ -16,16 +16,16 @@ use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as TermEvent, EventStream, KeyEventKind,
 };
-use crossterm::execute;
 use crossterm::terminal::{
     BeginSynchronizedUpdate, EndSynchronizedUpdate, EnterAlternateScreen, LeaveAlternateScreen,
     disable_raw_mode, enable_raw_mode,
 };
+use crossterm::{execute, queue};
 use futures_util::StreamExt;
-use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
+use ratatui::{Frame, Terminal};
 use std::future::Future;
-use std::io::{Stdout, stdout};
+use std::io::{BufWriter, Stdout, Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
@@ -154,36 +154,46 @@ fn install_panic_hook() {
     });
 }
 
-fn enter() -> std::io::Result<(TerminalGuard, Terminal<CrosstermBackend<Stdout>>)> {
+/// A frame's bytes are gathered here and written in one go (most frames fit). Stdout's own
+/// buffer holds 1 KiB, so a frame went out in a write per KiB (a new debate's first frame in
+/// six), and over SSH in as many small packets.
+const FRAME_BUFFER: usize = 1 << 16;
+
+fn enter() -> std::io::Result<(TerminalGuard, Term)> {
     install_panic_hook();
     enable_raw_mode()?;
     let guard = TerminalGuard;
-    execute!(
-        stdout(),
+    let mut out = BufWriter::with_capacity(FRAME_BUFFER, stdout());
+    queue!(
+        out,
         EnterAlternateScreen,
         crossterm::cursor::Hide,
         EnableBracketedPaste
     )?;
     if MOUSE.load(Ordering::SeqCst) {
-        execute!(stdout(), EnableMouseCapture)?;
+        queue!(out, EnableMouseCapture)?;
     }
-    let terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+    // Written now, whatever follows: the guard's restoring must come after it.
+    out.flush()?;
+    let terminal = Terminal::new(CrosstermBackend::new(out))?;
     Ok((guard, terminal))
 }
 
-fn draw(
-    terminal: &mut Terminal<CrosstermBackend<Stdout>>,
-    app: &mut App,
-    caches: &mut Caches,
-    theme: &Theme,
-) {
-    let _ = execute!(terminal.backend_mut(), BeginSynchronizedUpdate);
-    let _ = terminal.draw(|frame| views::draw(frame, app, caches, theme));
-    let _ = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+fn draw(terminal: &mut Term, app: &mut App, caches: &mut Caches, theme: &Theme) {
+    draw_synchronized(terminal, |frame| views::draw(frame, app, caches, theme));
     app.dirty = false;
 }
 
-pub(super) type Term = Terminal<CrosstermBackend<Stdout>>;
+/// Draws a frame inside a synchronized update, so the terminal shows it whole. The update's
+/// start is written before anything is rendered: a panic while rendering then leaves nothing
+/// buffered to reach the terminal after the panic hook has restored it.
+pub(super) fn draw_synchronized(terminal: &mut Term, render: impl FnOnce(&mut Frame)) {
+    let _ = execute!(terminal.backend_mut(), BeginSynchronizedUpdate);
+    let _ = terminal.draw(render);
+    let _ = execute!(terminal.backend_mut(), EndSynchronizedUpdate);
+}
+
+pub(super) type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
 /// The terminal back from a program the workbench handed it to: raw mode, the alternate
 /// screen, the mouse as it was, a full redraw.
