@@ -164,6 +164,15 @@ fn enter() -> std::io::Result<(TerminalGuard, Term)> {
     enable_raw_mode()?;
     let guard = TerminalGuard;
     let mut out = BufWriter::with_capacity(FRAME_BUFFER, stdout());
+    // Written now, whatever follows: the guard's restoring must come after it.
+    take_screen(&mut out)?;
+    let terminal = Terminal::new(CrosstermBackend::new(out))?;
+    Ok((guard, terminal))
+}
+
+/// The workbench's modes, the undoing of `restore_terminal` but for raw mode: the alternate
+/// screen, the cursor hidden, bracketed paste, the mouse if taken; in one write.
+fn take_screen(out: &mut impl Write) -> std::io::Result<()> {
     queue!(
         out,
         EnterAlternateScreen,
@@ -173,10 +182,7 @@ fn enter() -> std::io::Result<(TerminalGuard, Term)> {
     if MOUSE.load(Ordering::SeqCst) {
         queue!(out, EnableMouseCapture)?;
     }
-    // Written now, whatever follows: the guard's restoring must come after it.
-    out.flush()?;
-    let terminal = Terminal::new(CrosstermBackend::new(out))?;
-    Ok((guard, terminal))
+    out.flush()
 }
 
 fn draw(terminal: &mut Term, app: &mut App, caches: &mut Caches, theme: &Theme) {
@@ -195,14 +201,11 @@ pub(super) fn draw_synchronized(terminal: &mut Term, render: impl FnOnce(&mut Fr
 
 pub(super) type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 
-/// The terminal back from a program the workbench handed it to: raw mode, the alternate
-/// screen, the mouse as it was, a full redraw.
+/// The terminal back from a program the workbench handed it to: raw mode, the modes
+/// `enter` takes (bracketed paste too, which `restore_terminal` had turned off), a full redraw.
 pub(super) fn take_terminal_back(terminal: &mut Term) {
     let _ = enable_raw_mode();
-    let _ = execute!(stdout(), EnterAlternateScreen, crossterm::cursor::Hide);
-    if MOUSE.load(Ordering::SeqCst) {
-        let _ = execute!(stdout(), EnableMouseCapture);
-    }
+    let _ = take_screen(terminal.backend_mut());
     let _ = terminal.clear();
 }
 
@@ -851,6 +854,24 @@ fn answer_elsewhere(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Entering and coming back from another program (an editor) take the same modes: coming
+    /// back once left bracketed paste off, so a paste arrived as keys.
+    #[test]
+    fn the_screen_is_taken_with_the_alternate_screen_and_bracketed_paste() {
+        let mut written = Vec::new();
+        take_screen(&mut written).unwrap();
+        let written = String::from_utf8(written).unwrap();
+        assert!(
+            written.contains("\x1b[?1049h"),
+            "alternate screen: {written:?}"
+        );
+        assert!(written.contains("\x1b[?25l"), "cursor hidden: {written:?}");
+        assert!(
+            written.contains("\x1b[?2004h"),
+            "bracketed paste: {written:?}"
+        );
+    }
 
     /// Issue 27 item 3: a key draws the next frame at once, even right after a frame; stream
     /// deltas alone wait out the frame.
