@@ -732,11 +732,31 @@ fn an_outside_seat_is_answered_by_another_process_and_bad_submissions_are_refuse
         (answer["turn_number"].as_u64(), answer["agent_id"].as_str()),
         (Some(2), Some("reviewer"))
     );
-    let twice = arena(&["submit", &id, "--seat", "reviewer", "--file", &good]);
+    // A retry names its turn: unpinned, it would be filed as whatever turn the debate asks
+    // for next, and by now the debate may already be asking for the reviewer's closing turn.
+    let retry = file(
+        "retry.json",
+        r#"{"turn_number": 2, "argument_text": "The pilot was one team of twelve."}"#,
+    );
+    let twice = arena(&["submit", &id, "--seat", "reviewer", "--file", &retry]);
     assert_eq!(
         twice.status.code(),
         Some(2),
-        "the same turn cannot be submitted twice"
+        "the same turn cannot be submitted twice: {}",
+        stderr(&twice)
+    );
+    // Which refusal depends on how far the debate got: turn 2 not yet taken in, turn 3 being
+    // the other seat's, or turn 4 asked for.
+    assert!(
+        [
+            "already",
+            "it is not reviewer's turn",
+            "turn_number 2 is not the turn"
+        ]
+        .iter()
+        .any(|reason| stderr(&twice).contains(reason)),
+        "{}",
+        stderr(&twice)
     );
     let seen = read_until(&mut reader, |e| e["type"] == "turn_requested");
     assert_eq!(seen.last().unwrap()["turn_number"], 4);
