@@ -58,10 +58,12 @@ impl GrammarError {
 const MAX_DEPTH: usize = 6;
 /// No string is bounded below this length, however small the budget.
 const MIN_STRING_CHARS: u32 = 24;
+/// The least part of a declared bound a small budget keeps.
+const MIN_FRACTION: f64 = 0.05;
 /// Arrays without `maxItems` hold at most this many items.
 const DEFAULT_MAX_ITEMS: u32 = 6;
-/// Whitespace allowed between tokens: enough for indentation, too little to loop on.
-const MAX_WS: u32 = 8;
+/// Spaces of indentation allowed after a newline between tokens.
+const MAX_INDENT: u32 = 8;
 /// Digits allowed in an unbounded number's integer and fraction parts.
 const MAX_DIGITS: u32 = 12;
 /// Integer ranges up to this size are spelled out as alternatives.
@@ -70,19 +72,40 @@ const MAX_ENUMERATED_RANGE: i64 = 64;
 impl Grammar {
     /// A grammar for `schema` whose longest sentence stays within about `max_chars` characters
     /// where the schema's required parts allow it.
+    ///
+    /// Declared bounds (`maxLength`, `maxItems`) size their fields; what the schema leaves
+    /// unbounded shares the budget. When the longest sentence is too long, both shrink by the
+    /// same factor, so an array gives up items as its strings give up length and a declared
+    /// prose field keeps its weight against the rest, rather than every string falling to the
+    /// floor while an array keeps all its items.
     pub fn from_schema(schema: &Value, max_chars: usize) -> Result<Grammar, GrammarError> {
-        let mut share = max_chars.max(MIN_STRING_CHARS as usize);
-        let mut grammar = Builder::build(schema, share)?;
-        // Shrink the per-field shares until the whole fits; floors may stop it short.
-        for _ in 0..12 {
-            let longest = grammar.max_len();
-            if longest <= max_chars || share <= MIN_STRING_CHARS as usize {
-                break;
-            }
-            share = (share as f64 * (max_chars as f64 / longest as f64).max(0.5) * 0.95) as usize;
-            grammar = Builder::build(schema, share.max(MIN_STRING_CHARS as usize))?;
+        let at = |fraction: f64| {
+            Builder::build(
+                schema,
+                Size {
+                    share: ((max_chars as f64 * fraction) as usize).max(MIN_STRING_CHARS as usize),
+                    fraction,
+                },
+            )
+        };
+        let whole = at(1.0)?;
+        if whole.max_len() <= max_chars {
+            return Ok(whole);
         }
-        Ok(grammar)
+        // The largest fraction whose longest sentence fits, to within a few percent; when even
+        // the floors do not fit, the smallest.
+        let (mut fits, mut too_long) = (MIN_FRACTION, 1.0);
+        let mut best = at(MIN_FRACTION)?;
+        while too_long - fits > 0.01 {
+            let middle = (fits + too_long) / 2.0;
+            let grammar = at(middle)?;
+            if grammar.max_len() <= max_chars {
+                (fits, best) = (middle, grammar);
+            } else {
+                too_long = middle;
+            }
+        }
+        Ok(best)
     }
 
     /// The grammar in llama.cpp's GBNF notation, root rule named `root`.
@@ -168,6 +191,65 @@ impl Grammar {
                 .max()
                 .unwrap_or(0),
             Expr::Repeat { expr, max, .. } => self.expr_max_len(expr, memo) * *max as usize,
+        }
+    }
+
+    /// Whether the grammar admits `text` whole. For tests: it carries the set of positions the
+    /// text could have reached through each expression, so alternatives and bounded repeats
+    /// need no backtracking.
+    #[cfg(test)]
+    pub fn accepts(&self, text: &str) -> bool {
+        let chars: Vec<char> = text.chars().collect();
+        let ends = self.reach(&Expr::Ref(0), &chars, std::collections::BTreeSet::from([0]));
+        ends.contains(&chars.len())
+    }
+
+    #[cfg(test)]
+    fn reach(
+        &self,
+        expr: &Expr,
+        text: &[char],
+        from: std::collections::BTreeSet<usize>,
+    ) -> std::collections::BTreeSet<usize> {
+        match expr {
+            Expr::Literal(literal) => {
+                let literal: Vec<char> = literal.chars().collect();
+                from.into_iter()
+                    .filter(|&at| text[at..].starts_with(&literal))
+                    .map(|at| at + literal.len())
+                    .collect()
+            }
+            Expr::Class { negated, ranges } => from
+                .into_iter()
+                .filter(|&at| {
+                    text.get(at).is_some_and(|c| {
+                        ranges.iter().any(|(low, high)| (*low..=*high).contains(c)) != *negated
+                    })
+                })
+                .map(|at| at + 1)
+                .collect(),
+            Expr::Ref(index) => self.reach(&self.rules[*index].body, text, from),
+            Expr::Seq(items) => items
+                .iter()
+                .fold(from, |reached, item| self.reach(item, text, reached)),
+            Expr::Alt(options) => options
+                .iter()
+                .flat_map(|option| self.reach(option, text, from.clone()))
+                .collect(),
+            Expr::Repeat { expr, min, max } => {
+                let mut reached = from;
+                let mut ends = std::collections::BTreeSet::new();
+                for count in 0..=*max {
+                    if count >= *min {
+                        ends.extend(reached.iter().copied());
+                    }
+                    if count == *max || reached.is_empty() {
+                        break;
+                    }
+                    reached = self.reach(expr, text, reached);
+                }
+                ends
+            }
         }
     }
 
@@ -300,15 +382,37 @@ fn optional(expr: Expr) -> Expr {
     repeat(expr, 0, 1)
 }
 
+/// How large the grammar's fields may be: `share` is the characters left to what the schema
+/// does not bound, `fraction` the part of its declared bounds kept.
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    share: usize,
+    fraction: f64,
+}
+
+impl Size {
+    /// A declared string length, scaled, but never below the floor (or the declaration).
+    fn length(self, declared: u32) -> u32 {
+        ((declared as f64 * self.fraction).ceil() as u32).max(declared.min(MIN_STRING_CHARS))
+    }
+
+    /// A declared item count, scaled; an array that may hold items keeps at least one.
+    fn items(self, declared: u32) -> u32 {
+        ((declared as f64 * self.fraction).ceil() as u32).min(declared)
+    }
+}
+
 struct Builder {
+    size: Size,
     rules: Vec<Rule>,
     ws: Option<usize>,
     string_char: Option<usize>,
 }
 
 impl Builder {
-    fn build(schema: &Value, share: usize) -> Result<Grammar, GrammarError> {
+    fn build(schema: &Value, size: Size) -> Result<Grammar, GrammarError> {
         let mut builder = Builder {
+            size,
             rules: vec![Rule {
                 name: "root".into(),
                 body: Expr::Seq(vec![]),
@@ -316,7 +420,7 @@ impl Builder {
             ws: None,
             string_char: None,
         };
-        let body = builder.value(schema, share, "$", 0)?;
+        let body = builder.value(schema, size.share, "$", 0)?;
         builder.rules[0].body = body;
         Ok(Grammar {
             rules: builder.rules,
@@ -354,7 +458,13 @@ impl Builder {
         let index = match self.ws {
             Some(index) => index,
             None => {
-                let body = repeat(class(&[(' ', ' '), ('\n', '\n')]), 0, MAX_WS);
+                // Nothing, a space, or one newline and its indentation, as a JSON formatter
+                // writes: a run of newlines is valid JSON too, but a small model can spend
+                // tokens on it without end.
+                let body = optional(Expr::Alt(vec![
+                    lit(" "),
+                    Expr::Seq(vec![lit("\n"), repeat(class(&[(' ', ' ')]), 0, MAX_INDENT)]),
+                ]));
                 let index = self.add_rule("ws", body);
                 self.ws = Some(index);
                 index
@@ -482,10 +592,9 @@ impl Builder {
 
     fn string(&mut self, map: &serde_json::Map<String, Value>, share: usize) -> Expr {
         let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0) as u32;
-        let budget = (share as u32).max(MIN_STRING_CHARS);
-        let max = match map.get("maxLength").and_then(Value::as_u64) {
-            Some(declared) => (declared as u32).min(budget),
-            None => budget,
+        let max = match declared_length(map) {
+            Some(declared) => self.size.length(declared),
+            None => (share as u32).max(MIN_STRING_CHARS),
         }
         .max(min);
         let string_char = self.string_char();
@@ -520,7 +629,7 @@ impl Builder {
             .map_or(DEFAULT_MAX_ITEMS, |n| n as u32);
         // Small budgets buy fewer items, each with a fair share.
         let affordable = (share as u32 / MIN_STRING_CHARS).max(1);
-        let max = declared.min(affordable).max(min);
+        let max = self.size.items(declared).min(affordable).max(min);
         let item_schema = map.get("items").cloned().unwrap_or(Value::Bool(true));
         let item_share = share / max.max(1) as usize;
         let item = self.value(&item_schema, item_share, &format!("{path}[]"), depth + 1)?;
@@ -570,9 +679,10 @@ impl Builder {
                 format!("required property `{missing}` is not among the properties"),
             ));
         }
+        // A string with a declared length is sized by it and takes no share.
         let open = properties
             .values()
-            .filter(|schema| is_open_ended(schema))
+            .filter(|schema| is_open_ended(schema) && !is_sized_string(schema))
             .count()
             .max(1);
         let ws = self.ws();
@@ -581,11 +691,11 @@ impl Builder {
         for (key, schema) in properties {
             let sub_path = format!("{path}.{key}");
             let value = self.value(schema, share / open, &sub_path, depth + 1)?;
+            // `"key": value`, the one way formatters write a member.
             let member = Expr::Seq(vec![
                 Expr::Literal(Value::String(key.clone()).to_string()),
-                ws.clone(),
                 lit(":"),
-                ws.clone(),
+                optional(lit(" ")),
                 value,
             ]);
             let rule = self.add_rule(&format!("{sub_path}-kv"), member);
@@ -613,6 +723,19 @@ impl Builder {
         }
         Ok(Expr::Seq(vec![lit("{"), ws.clone(), first, ws, lit("}")]))
     }
+}
+
+/// A string's declared `maxLength`.
+fn declared_length(map: &serde_json::Map<String, Value>) -> Option<u32> {
+    map.get("maxLength")
+        .and_then(Value::as_u64)
+        .map(|n| n.min(u32::MAX as u64) as u32)
+}
+
+/// A string schema that declares its own length.
+fn is_sized_string(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("string")
+        && schema.as_object().and_then(declared_length).is_some()
 }
 
 /// Strings, arrays and objects share the budget; scalars cost little.
@@ -808,6 +931,79 @@ mod tests {
                 "budget {budget}: longest sentence {}",
                 grammar.max_len()
             );
+        }
+    }
+
+    /// A debater reply with an argument of `argument_chars` characters and `moves` claims of
+    /// `text_chars` characters each, written as a formatter would.
+    fn debater_reply(argument_chars: usize, moves: usize, text_chars: usize) -> String {
+        let claim = |n: usize| {
+            format!(
+                "{{\"id\": \"m{n}\", \"act\": \"claim\", \"text\": \"{}\"}}",
+                "t".repeat(text_chars)
+            )
+        };
+        let moves: Vec<String> = (1..=moves).map(claim).collect();
+        format!(
+            "{{\n  \"argument\": \"{}\",\n  \"moves\": [\n    {}\n  ],\n  \"confidence\": 0.7,\n  \"position\": \"Use Redis.\"\n}}",
+            "a".repeat(argument_chars),
+            moves.join(",\n    ")
+        )
+    }
+
+    #[test]
+    fn the_recognizer_used_below_accepts_what_the_grammar_samples_and_nothing_else() {
+        let schema = crate::protocol::moves::debater_schema();
+        let grammar = Grammar::from_schema(&schema, 3600).unwrap();
+        for seed in 0..50 {
+            let text = grammar.sample(&mut xorshift(seed));
+            assert!(grammar.accepts(&text), "seed {seed}: {text}");
+            assert!(!grammar.accepts(&text[..text.len() - 1]), "seed {seed}");
+        }
+        assert!(grammar.accepts(&debater_reply(40, 1, 20)));
+        assert!(!grammar.accepts(&debater_reply(40, 0, 20)), "minItems 1");
+    }
+
+    /// An embedded-model argument is granted 1,200 tokens; its prose must have room for the
+    /// 80-200 words the system prompt asks for, and its moves for a sentence each. (Shares split
+    /// evenly with every string falling to the 24-character floor gave the prose 140
+    /// characters and each move's proposition 24, so every argument was cut mid-sentence.)
+    #[test]
+    fn the_debaters_prose_keeps_its_weight_when_the_budget_is_small() {
+        let schema = crate::protocol::moves::debater_schema();
+        let grammar = Grammar::from_schema(&schema, 1200 * 3).unwrap();
+        assert!(grammar.max_len() <= 3600, "{}", grammar.max_len());
+        assert!(
+            grammar.accepts(&debater_reply(500, 2, 70)),
+            "an argument of 80 words and two moves of a sentence each"
+        );
+        // Bounded all the same: the prose and the number of moves shrink with the budget.
+        assert!(!grammar.accepts(&debater_reply(1500, 1, 20)));
+        assert!(!grammar.accepts(&debater_reply(40, 6, 20)));
+        let roomy = Grammar::from_schema(&schema, 6000 * 3).unwrap();
+        assert!(roomy.accepts(&debater_reply(1500, 6, 200)));
+        assert!(
+            !roomy.accepts(&debater_reply(1700, 1, 20)),
+            "maxLength holds"
+        );
+    }
+
+    /// Whitespace is what a JSON formatter writes: a small model once spent its budget on runs
+    /// of newlines between a key and its colon.
+    #[test]
+    fn whitespace_is_a_space_or_one_newline_with_indentation() {
+        let schema = crate::protocol::moves::debater_schema();
+        let grammar = Grammar::from_schema(&schema, 3600).unwrap();
+        let formatted = debater_reply(40, 1, 20);
+        assert!(grammar.accepts(&formatted));
+        assert!(grammar.accepts(&formatted.replace("\n", "").replace("  ", "")));
+        for bloated in [
+            formatted.replacen("\"confidence\": ", "\"confidence\"  \n:\n\n\n\n", 1),
+            formatted.replacen("\"confidence\"", "\"confidence\" ", 1),
+            formatted.replacen(",\n  \"position\"", ",\n\n\n  \"position\"", 1),
+            formatted.replacen(",\n  \"position\"", ",\n          \"position\"", 1),
+        ] {
+            assert!(!grammar.accepts(&bloated), "{bloated}");
         }
     }
 

@@ -12,7 +12,19 @@ use std::collections::{HashMap, HashSet};
 
 /// The most moves kept from one reply; a small model may loop.
 const MAX_MOVES: usize = 12;
+/// The most moves the schema asks for: an argument of at most 200 words makes few more.
+const MOST_MOVES_ASKED: usize = 6;
 const MAX_TEXT_CHARS: usize = 600;
+/// The longest argument the schema admits: the system prompt asks for 80-200 words.
+const MAX_ARGUMENT_CHARS: usize = 1600;
+/// One sentence: a move's proposition, a premise, a position.
+const MAX_SENTENCE_CHARS: usize = 240;
+/// Reasons a `since` move gives.
+const MAX_PREMISES: usize = 3;
+/// Arguments one move answers.
+const MAX_ANSWERS: usize = 3;
+/// A move id such as `B1.2` or `m3`.
+const MAX_ID_CHARS: usize = 16;
 
 /// The field whose prose streams to the screen while a debater writes.
 pub const PROSE_FIELD: &str = "argument";
@@ -23,9 +35,11 @@ pub const DEBATER_SCHEMA: &str = "moot_argument";
 /// JSON schema of a debater reply. `argument` comes first so it streams first. A `since` move
 /// is its own shape, so that a schema-constrained sampler cannot leave out its premises.
 pub fn debater_schema() -> Value {
-    let id = json!({"type": "string", "description": "A short local id such as m1, so later moves of this reply can answer it."});
-    let text = json!({"type": "string", "minLength": 1, "description": "The proposition φ, one sentence."});
-    let answers = json!({"type": "array", "items": {"type": "string"}, "description": "Ids of the arguments this move responds to, e.g. B1.2."});
+    // Every field is bounded, so that a schema-constrained sampler with a small budget shortens
+    // each in proportion rather than cutting the prose to a fragment (llm/grammar.rs).
+    let id = json!({"type": "string", "maxLength": MAX_ID_CHARS, "description": "A short local id such as m1, so later moves of this reply can answer it."});
+    let text = json!({"type": "string", "minLength": 1, "maxLength": MAX_SENTENCE_CHARS, "description": "The proposition φ, one sentence."});
+    let answers = json!({"type": "array", "items": {"type": "string", "maxLength": MAX_ID_CHARS}, "maxItems": MAX_ANSWERS, "description": "Ids of the arguments this move responds to, e.g. B1.2."});
     let relation = json!({"type": "string", "enum": ["support", "rebut", "undercut", "none"]});
     json!({
         "type": "object",
@@ -33,12 +47,13 @@ pub fn debater_schema() -> Value {
             "argument": {
                 "type": "string",
                 "minLength": 1,
+                "maxLength": MAX_ARGUMENT_CHARS,
                 "description": "Your argument as markdown prose, as you would say it to the room."
             },
             "moves": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": MAX_MOVES,
+                "maxItems": MOST_MOVES_ASKED,
                 "description": "The speech acts your argument makes.",
                 "items": {
                     "anyOf": [
@@ -59,7 +74,7 @@ pub fn debater_schema() -> Value {
                                 "id": id,
                                 "act": {"type": "string", "const": "since"},
                                 "text": text,
-                                "premises": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "description": "The reasons S."},
+                                "premises": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": MAX_SENTENCE_CHARS}, "minItems": 1, "maxItems": MAX_PREMISES, "description": "The reasons S."},
                                 "answers": answers,
                                 "relation": relation
                             },
@@ -69,7 +84,7 @@ pub fn debater_schema() -> Value {
                 }
             },
             "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "position": {"type": "string", "description": "Your current recommendation in one sentence."}
+            "position": {"type": "string", "maxLength": MAX_SENTENCE_CHARS, "description": "Your current recommendation in one sentence."}
         },
         "required": ["argument", "moves", "confidence", "position"]
     })
