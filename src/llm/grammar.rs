@@ -79,33 +79,32 @@ impl Grammar {
     /// prose field keeps its weight against the rest, rather than every string falling to the
     /// floor while an array keeps all its items.
     pub fn from_schema(schema: &Value, max_chars: usize) -> Result<Grammar, GrammarError> {
+        // Undeclared fields share `max_chars` scaled by the same fraction as declared bounds.
         let at = |fraction: f64| {
-            Builder::build(
-                schema,
-                Size {
-                    share: ((max_chars as f64 * fraction) as usize).max(MIN_STRING_CHARS as usize),
-                    fraction,
-                },
-            )
+            let share = ((max_chars as f64 * fraction) as usize).max(MIN_STRING_CHARS as usize);
+            Builder::build(schema, share, fraction)
         };
         let whole = at(1.0)?;
         if whole.max_len() <= max_chars {
             return Ok(whole);
         }
-        // The largest fraction whose longest sentence fits, to within a few percent; when even
-        // the floors do not fit, the smallest.
+        // The largest fraction whose longest sentence fits, to within 1 %; when even the
+        // floors do not fit, the smallest.
         let (mut fits, mut too_long) = (MIN_FRACTION, 1.0);
-        let mut best = at(MIN_FRACTION)?;
+        let mut best = None;
         while too_long - fits > 0.01 {
             let middle = (fits + too_long) / 2.0;
             let grammar = at(middle)?;
             if grammar.max_len() <= max_chars {
-                (fits, best) = (middle, grammar);
+                (fits, best) = (middle, Some(grammar));
             } else {
                 too_long = middle;
             }
         }
-        Ok(best)
+        match best {
+            Some(grammar) => Ok(grammar),
+            None => at(MIN_FRACTION),
+        }
     }
 
     /// The grammar in llama.cpp's GBNF notation, root rule named `root`.
@@ -382,37 +381,18 @@ fn optional(expr: Expr) -> Expr {
     repeat(expr, 0, 1)
 }
 
-/// How large the grammar's fields may be: `share` is the characters left to what the schema
-/// does not bound, `fraction` the part of its declared bounds kept.
-#[derive(Debug, Clone, Copy)]
-struct Size {
-    share: usize,
-    fraction: f64,
-}
-
-impl Size {
-    /// A declared string length, scaled, but never below the floor (or the declaration).
-    fn length(self, declared: u32) -> u32 {
-        ((declared as f64 * self.fraction).ceil() as u32).max(declared.min(MIN_STRING_CHARS))
-    }
-
-    /// A declared item count, scaled; an array that may hold items keeps at least one.
-    fn items(self, declared: u32) -> u32 {
-        ((declared as f64 * self.fraction).ceil() as u32).min(declared)
-    }
-}
-
 struct Builder {
-    size: Size,
+    /// The part of the schema's declared bounds (`maxLength`, `maxItems`) kept.
+    fraction: f64,
     rules: Vec<Rule>,
     ws: Option<usize>,
     string_char: Option<usize>,
 }
 
 impl Builder {
-    fn build(schema: &Value, size: Size) -> Result<Grammar, GrammarError> {
+    fn build(schema: &Value, share: usize, fraction: f64) -> Result<Grammar, GrammarError> {
         let mut builder = Builder {
-            size,
+            fraction,
             rules: vec![Rule {
                 name: "root".into(),
                 body: Expr::Seq(vec![]),
@@ -420,11 +400,21 @@ impl Builder {
             ws: None,
             string_char: None,
         };
-        let body = builder.value(schema, size.share, "$", 0)?;
+        let body = builder.value(schema, share, "$", 0)?;
         builder.rules[0].body = body;
         Ok(Grammar {
             rules: builder.rules,
         })
+    }
+
+    /// A declared string length, scaled, but never below the floor (or the declaration).
+    fn scaled_length(&self, declared: u32) -> u32 {
+        ((declared as f64 * self.fraction).ceil() as u32).max(declared.min(MIN_STRING_CHARS))
+    }
+
+    /// A declared item count, scaled; an array that may hold items keeps at least one.
+    fn scaled_items(&self, declared: u32) -> u32 {
+        ((declared as f64 * self.fraction).ceil() as u32).min(declared)
     }
 
     fn add_rule(&mut self, name: &str, body: Expr) -> usize {
@@ -593,7 +583,7 @@ impl Builder {
     fn string(&mut self, map: &serde_json::Map<String, Value>, share: usize) -> Expr {
         let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0) as u32;
         let max = match declared_length(map) {
-            Some(declared) => self.size.length(declared),
+            Some(declared) => self.scaled_length(declared),
             None => (share as u32).max(MIN_STRING_CHARS),
         }
         .max(min);
@@ -629,7 +619,7 @@ impl Builder {
             .map_or(DEFAULT_MAX_ITEMS, |n| n as u32);
         // Small budgets buy fewer items, each with a fair share.
         let affordable = (share as u32 / MIN_STRING_CHARS).max(1);
-        let max = self.size.items(declared).min(affordable).max(min);
+        let max = self.scaled_items(declared).min(affordable).max(min);
         let item_schema = map.get("items").cloned().unwrap_or(Value::Bool(true));
         let item_share = share / max.max(1) as usize;
         let item = self.value(&item_schema, item_share, &format!("{path}[]"), depth + 1)?;
