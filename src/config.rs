@@ -260,6 +260,8 @@ impl ProviderConfig {
             repeat_penalty: self.repeat_penalty,
             chat_template: self.chat_template.clone(),
             openings: None,
+            widened: None,
+            as_stored: false,
         }
     }
 }

@@ -38,12 +38,14 @@ fn validate(value: &Value, schema: &Value) -> Result<(), String> {
 }
 
 fn settings() -> LocalSettings {
-    // System prompts' caches are kept here, not in the models directory the person uses.
+    // System prompts' caches and the model's widened copy are kept here, not in the models
+    // directory the person uses.
     static KEPT: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let kept = KEPT.get_or_init(|| tempfile::tempdir().unwrap());
     LocalSettings {
         threads: Some(2),
-        openings: Some(kept.path().to_path_buf()),
+        openings: Some(kept.path().join("openings")),
+        widened: Some(kept.path().join("widened")),
         ..LocalSettings::default()
     }
 }
@@ -223,6 +225,93 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
                 twin.first_logits
             );
         }
+    }
+}
+
+/// The default model is stored as Q4_1, which llama.cpp reads slowly: it is loaded from a Q8_0
+/// copy, made on the first load and found again by the next, whose likeliest first tokens are
+/// the stored file's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_q4_1_model_is_read_from_a_q8_0_copy_made_once_that_answers_alike() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let copies = tempfile::tempdir().unwrap();
+    let widening = LocalSettings {
+        widened: Some(copies.path().to_path_buf()),
+        ..settings()
+    };
+    let stored = moot::llm::local::gguf::inspect(&model_path()).unwrap();
+    assert_eq!(
+        stored.file_type,
+        Some(3),
+        "the default model is stored as Q4_1"
+    );
+    let copy_of = || {
+        let files: Vec<PathBuf> = std::fs::read_dir(copies.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 1, "one copy, nothing half-written: {files:?}");
+        let modified = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
+        (files[0].clone(), modified)
+    };
+    let request = seat_request("A", "the Pragmatist", 1);
+    let widened = LocalProvider::open(&model_path(), &widening).unwrap();
+    let (copy, made) = copy_of();
+    assert_eq!(
+        moot::llm::local::gguf::inspect(&copy).unwrap().file_type,
+        Some(7),
+        "the copy is Q8_0"
+    );
+    // Q8_0 weights take more memory than Q4_1's: the copy is what was loaded.
+    let stored_bytes = std::fs::metadata(model_path()).unwrap().len();
+    assert!(
+        widened.loaded().bytes > stored_bytes * 5 / 4,
+        "{} bytes loaded from a {stored_bytes}-byte file",
+        widened.loaded().bytes
+    );
+    assert_eq!(widened.loaded().path, model_path(), "named as stored");
+    let (_, from_copy) = widened
+        .complete_timed(&request, &mut |_: &str| {})
+        .await
+        .unwrap();
+    drop(widened);
+    let again = LocalProvider::open(&model_path(), &widening).unwrap();
+    assert_eq!(copy_of(), (copy, made), "the next load finds the same copy");
+    drop(again);
+    let as_stored = LocalProvider::open(
+        &model_path(),
+        &LocalSettings {
+            as_stored: true,
+            ..widening.clone()
+        },
+    )
+    .unwrap();
+    assert!(as_stored.loaded().bytes <= stored_bytes);
+    let (_, from_file) = as_stored
+        .complete_timed(&request, &mut |_: &str| {})
+        .await
+        .unwrap();
+    // Widening rounds each weight to the nearest of 255 levels: the same likeliest token, and
+    // the stored file's three likeliest among the copy's with logits close to theirs.
+    assert_eq!(
+        from_copy.first_logits.first().map(|(id, _)| *id),
+        from_file.first_logits.first().map(|(id, _)| *id),
+        "{:?} vs {:?}",
+        from_copy.first_logits,
+        from_file.first_logits
+    );
+    for (id, stored) in from_file.first_logits.iter().take(3) {
+        let widened = from_copy
+            .first_logits
+            .iter()
+            .find(|(other, _)| other == id)
+            .map(|(_, logit)| *logit);
+        assert!(
+            widened.is_some_and(|widened| (widened - stored).abs() <= 0.05 * stored.abs().max(1.0)),
+            "token {id}: {:?} vs {:?}",
+            from_copy.first_logits,
+            from_file.first_logits
+        );
     }
 }
 

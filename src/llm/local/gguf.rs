@@ -11,6 +11,9 @@ pub struct GgufInfo {
     pub architecture: String,
     /// The bytes the header and tensors need; the file is at least this long.
     pub needed_bytes: u64,
+    /// How most of its weights are stored (`general.file_type`, llama.cpp's `llama_ftype`),
+    /// when it says.
+    pub file_type: Option<u32>,
 }
 
 /// Why a file is not a usable GGUF model.
@@ -74,6 +77,7 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
     let tensors = reader.u64().map_err(|e| malformed(e.detail()))?;
     let entries = reader.u64().map_err(|e| malformed(e.detail()))?;
     let mut architecture = None;
+    let mut file_type = None;
     let mut alignment = 32u64;
     for _ in 0..entries {
         let key = reader.string().map_err(|_| truncated())?;
@@ -84,6 +88,9 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
             }
             ("general.alignment", 4) => {
                 alignment = u64::from(reader.u32().map_err(|e| malformed(e.detail()))?)
+            }
+            ("general.file_type", 4) => {
+                file_type = Some(reader.u32().map_err(|e| malformed(e.detail()))?)
             }
             _ => reader.skip_value(kind).map_err(|e| match e {
                 ReadStop::Short => truncated(),
@@ -122,6 +129,7 @@ pub fn inspect(path: &Path) -> Result<GgufInfo, GgufError> {
     Ok(GgufInfo {
         architecture,
         needed_bytes,
+        file_type,
     })
 }
 

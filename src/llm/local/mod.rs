@@ -1,7 +1,8 @@
 //! The embedded model: how it runs (`LocalSettings`), the store its GGUF files live in
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
-//! with system prompts' caches kept on disk by `openings`).
+//! with system prompts' caches kept on disk by `openings` and Q4_1 models read from a Q8_0
+//! copy made by `widen`).
 
 #[cfg(feature = "local")]
 mod batch;
@@ -11,6 +12,8 @@ pub mod models;
 mod openings;
 #[cfg(feature = "local")]
 mod provider;
+#[cfg(feature = "local")]
+mod widen;
 
 #[cfg(feature = "local")]
 pub use provider::{LoadedModel, LocalError, LocalProvider, Timings};
@@ -35,4 +38,12 @@ pub struct LocalSettings {
     /// directory's `openings`). Not read from the config file.
     #[serde(skip)]
     pub openings: Option<std::path::PathBuf>,
+    /// Where Q4_1 models' Q8_0 copies are kept (default: the models directory's `widened`).
+    /// Not read from the config file.
+    #[serde(skip)]
+    pub widened: Option<std::path::PathBuf>,
+    /// Load the file as stored, never a widened copy (to compare the two). Not read from the
+    /// config file.
+    #[serde(skip)]
+    pub as_stored: bool,
 }

@@ -137,7 +137,8 @@ struct Engine {
     loaded: LoadedModel,
 }
 
-/// What makes two loads the same: the file and what shapes its context.
+/// What makes two loads the same: the file, the weights read (as stored or widened, and
+/// where), and what shapes its context.
 type EngineKey = (
     PathBuf,
     Option<u32>,
@@ -145,6 +146,8 @@ type EngineKey = (
     Option<u32>,
     Option<String>,
     Option<PathBuf>,
+    Option<PathBuf>,
+    bool,
 );
 
 /// Models already loaded in this process, so that every seat shares one.
@@ -218,6 +221,8 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, LocalErr
         settings.threads,
         settings.chat_template.clone(),
         settings.openings.clone(),
+        settings.widened.clone(),
+        settings.as_stored,
     );
     let mut engines = ENGINES
         .lock()
@@ -231,14 +236,14 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, LocalErr
         return Ok(engine);
     }
     // A clear word on a missing, truncated or foreign file before llama.cpp gets it.
-    gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
+    let header = gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
     let (jobs, queue) = mpsc::channel::<Job>();
     let (ready, loaded) = mpsc::sync_channel(1);
     let worker_path = path.to_path_buf();
     let worker_settings = settings.clone();
     std::thread::Builder::new()
         .name("moot-local-model".into())
-        .spawn(move || run_worker(&worker_path, &worker_settings, ready, queue))
+        .spawn(move || run_worker(&worker_path, &header, &worker_settings, ready, queue))
         .map_err(|_| LocalError::Thread("could not be started"))?;
     let loaded = loaded
         .recv()
@@ -253,11 +258,28 @@ fn engine(path: &Path, settings: &LocalSettings) -> Result<Arc<Engine>, LocalErr
 
 fn run_worker(
     path: &Path,
+    header: &gguf::GgufInfo,
     settings: &LocalSettings,
     ready: mpsc::SyncSender<Result<LoadedModel, LocalError>>,
     queue: mpsc::Receiver<Job>,
 ) {
-    let model = match load_model(path) {
+    if let Err(problem) = backend() {
+        let _ = ready.send(Err(problem));
+        return;
+    }
+    let threads = settings.threads.unwrap_or_else(default_threads);
+    let widened = (!settings.as_stored)
+        .then(|| {
+            let dir = settings
+                .widened
+                .clone()
+                .unwrap_or_else(|| super::models::models_dir().join("widened"));
+            super::widen::widened(path, header, &dir, threads)
+        })
+        .flatten();
+    // What is loaded; the model keeps the name and path it is stored under.
+    let weights = widened.as_deref().unwrap_or(path);
+    let model = match load_model(weights) {
         Ok(model) => model,
         Err(problem) => {
             let _ = ready.send(Err(problem));
@@ -276,7 +298,7 @@ fn run_worker(
         .openings
         .clone()
         .unwrap_or_else(|| super::models::models_dir().join("openings"));
-    let openings = Openings::new(Some(openings_dir), path, info.sequences);
+    let openings = Openings::new(Some(openings_dir), weights, info.sequences);
     // Ends when every provider sharing this model is gone and the channel closes.
     Scheduler::new(&model, context, template, info, openings).serve(&queue);
 }
