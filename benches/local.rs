@@ -262,7 +262,7 @@ fn argument_request(
         .repeat(12);
     let open =
         "[A1] 0.50 A managed Redis adds a moving part the on-call rota must learn. ".repeat(10);
-    let mut request = request(run, 0, None, 96);
+    let mut request = request(run, 0, None, PHASE_REPLY_TOKENS as u32);
     request.system = moot::protocol::text::debater_system(instructions);
     request.messages = vec![ChatMessage::user(format!(
         "Question: Should we use Redis or PostgreSQL for caching? (run {run})\nRound 1 of at most \
@@ -277,11 +277,15 @@ fn argument_request(
     request
 }
 
+/// The tokens each reply of an argument phase is capped at.
+const PHASE_REPLY_TOKENS: usize = 96;
+
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
 /// model, and together on a model that decodes them in one batch; each beside one seat alone.
-/// Every reply runs to its 96-token cap (the prompt asks for far more), so the sides compare
-/// the same work: replies that ended where they liked made the batched side generate more
-/// (182 tokens for two seats against 115), which a ratio of wall times then counted as slowness.
+/// Every reply counted runs to its 96-token cap (the prompt asks for far more), so the sides
+/// compare the same work: replies that ended where they liked made the batched side generate
+/// more (182 tokens for two seats against 115), which a ratio of wall times then counted as
+/// slowness.
 fn argument_phase(
     runtime: &tokio::runtime::Runtime,
     path: &std::path::Path,
@@ -325,19 +329,32 @@ fn argument_phase(
         let mut line = format!("argument phase, {label}:");
         let mut alone = 0.0;
         for count in 1..=3 {
+            // Only phases whose every reply ran to its cap are counted, so that each side did
+            // the same work: at temperature 0 some prompts end a reply early (a 38-token one
+            // made one seat look twice as fast as it is), and which ones depends on the weights.
+            let full = PHASE_REPLY_TOKENS * count;
             let mut walls = Vec::new();
-            let mut tokens = 0;
-            for run in 0..3 {
-                let (wall, generated) = phase(&provider, count, together, 10 * count + run);
-                walls.push(wall);
-                tokens = generated;
+            let mut tried = 0;
+            while walls.len() < 3 && tried < 8 {
+                let (wall, generated) = phase(&provider, count, together, 10 * count + tried);
+                tried += 1;
+                if generated == full {
+                    walls.push(wall);
+                }
+            }
+            let counted = walls.len();
+            if counted == 0 {
+                line.push_str(&format!(
+                    " {count} seats: no run of {tried} ran every reply to its cap;"
+                ));
+                continue;
             }
             let wall = median(walls);
             if count == 1 {
                 alone = wall;
             }
             line.push_str(&format!(
-                " {count} seat{} {wall:.2} s ({:.2} × one, {tokens} tokens generated);",
+                " {count} seat{} {wall:.2} s ({:.2} × one, {full} tokens generated, {counted} of {tried} runs);",
                 if count == 1 { "" } else { "s" },
                 wall / alone
             ));
