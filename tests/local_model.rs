@@ -203,28 +203,8 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
             completion.usage.unwrap().output as usize,
             timings.generated_tokens
         );
-        // Batched kernels are not bit-identical: the same likeliest token, and each of the
-        // twin's three likeliest close in both (two of them a hair apart may swap places).
-        assert_eq!(
-            timings.first_logits.first().map(|(id, _)| *id),
-            twin.first_logits.first().map(|(id, _)| *id),
-            "{:?} vs {:?}",
-            timings.first_logits,
-            twin.first_logits
-        );
-        for (id, single) in twin.first_logits.iter().take(3) {
-            let batched = timings
-                .first_logits
-                .iter()
-                .find(|(other, _)| other == id)
-                .map(|(_, logit)| *logit);
-            assert!(
-                batched.is_some_and(|batched| (batched - single).abs() <= 0.05 * single.abs().max(1.0)),
-                "token {id}: {:?} vs {:?}",
-                timings.first_logits,
-                twin.first_logits
-            );
-        }
+        // Batched kernels are not bit-identical (two tokens a hair apart may swap places).
+        assert_first_token_alike(timings, twin);
     }
 }
 
@@ -291,26 +271,31 @@ async fn a_q4_1_model_is_read_from_a_q8_0_copy_made_once_that_answers_alike() {
         .complete_timed(&request, &mut |_: &str| {})
         .await
         .unwrap();
-    // Widening rounds each weight to the nearest of 255 levels: the same likeliest token, and
-    // the stored file's three likeliest among the copy's with logits close to theirs.
+    // Widening rounds each weight to the nearest of 255 levels.
+    assert_first_token_alike(&from_copy, &from_file);
+}
+
+/// The same likeliest first token in both, and each of `reference`'s three likeliest among
+/// `other`'s with a logit within 5 % of its own.
+fn assert_first_token_alike(other: &Timings, reference: &Timings) {
     assert_eq!(
-        from_copy.first_logits.first().map(|(id, _)| *id),
-        from_file.first_logits.first().map(|(id, _)| *id),
+        other.first_logits.first().map(|(id, _)| *id),
+        reference.first_logits.first().map(|(id, _)| *id),
         "{:?} vs {:?}",
-        from_copy.first_logits,
-        from_file.first_logits
+        other.first_logits,
+        reference.first_logits
     );
-    for (id, stored) in from_file.first_logits.iter().take(3) {
-        let widened = from_copy
+    for (id, expected) in reference.first_logits.iter().take(3) {
+        let found = other
             .first_logits
             .iter()
-            .find(|(other, _)| other == id)
+            .find(|(token, _)| token == id)
             .map(|(_, logit)| *logit);
         assert!(
-            widened.is_some_and(|widened| (widened - stored).abs() <= 0.05 * stored.abs().max(1.0)),
+            found.is_some_and(|found| (found - expected).abs() <= 0.05 * expected.abs().max(1.0)),
             "token {id}: {:?} vs {:?}",
-            from_copy.first_logits,
-            from_file.first_logits
+            other.first_logits,
+            reference.first_logits
         );
     }
 }

@@ -117,12 +117,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn only_q4_1_files_are_widened() {
+    /// A scratch directory holding `model.gguf` with `bytes` in it, and where copies go.
+    fn scratch(bytes: &[u8]) -> (tempfile::TempDir, PathBuf, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let model = dir.path().join("model.gguf");
-        std::fs::write(&model, b"GGUF").unwrap();
+        std::fs::write(&model, bytes).unwrap();
         let copies = dir.path().join("widened");
+        (dir, model, copies)
+    }
+
+    #[test]
+    fn only_q4_1_files_are_widened() {
+        let (_dir, model, copies) = scratch(b"GGUF");
         for other in [None, Some(2), Some(MOSTLY_Q8_0), Some(15)] {
             assert_eq!(widened(&model, &header(other), &copies, 1), None);
         }
@@ -131,11 +137,8 @@ mod tests {
 
     #[test]
     fn a_copy_that_cannot_be_made_leaves_nothing_behind() {
-        let dir = tempfile::tempdir().unwrap();
         // Says Q4_1, but is no model: the quantizer fails.
-        let model = dir.path().join("model.gguf");
-        std::fs::write(&model, b"GGUF not really").unwrap();
-        let copies = dir.path().join("widened");
+        let (_dir, model, copies) = scratch(b"GGUF not really");
         assert_eq!(
             widened(&model, &header(Some(MOSTLY_Q4_1)), &copies, 1),
             None
@@ -145,9 +148,7 @@ mod tests {
 
     #[test]
     fn a_model_changed_since_its_copy_gets_a_new_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let model = dir.path().join("model.gguf");
-        std::fs::write(&model, b"one").unwrap();
+        let (_dir, model, _) = scratch(b"one");
         let first = fingerprint(&model).unwrap();
         assert_eq!(fingerprint(&model).unwrap(), first);
         std::fs::write(&model, b"two, longer").unwrap();
