@@ -282,10 +282,10 @@ const PHASE_REPLY_TOKENS: usize = 96;
 
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
 /// model, and together on a model that decodes them in one batch; each beside one seat alone.
-/// Every reply counted runs to its 96-token cap (the prompt asks for far more), so the sides
-/// compare the same work: replies that ended where they liked made the batched side generate
-/// more (182 tokens for two seats against 115), which a ratio of wall times then counted as
-/// slowness.
+/// Only phases whose every reply ran to its 96-token cap are counted (the prompt asks for far
+/// more), so the sides compare the same work: replies that ended where they liked made the
+/// batched side generate more (182 tokens for two seats against 115), and at temperature 0 a
+/// reply that stopped at 38 tokens made one seat look twice as fast as it is.
 fn argument_phase(
     runtime: &tokio::runtime::Runtime,
     path: &std::path::Path,
@@ -329,9 +329,6 @@ fn argument_phase(
         let mut line = format!("argument phase, {label}:");
         let mut alone = 0.0;
         for count in 1..=3 {
-            // Only phases whose every reply ran to its cap are counted, so that each side did
-            // the same work: at temperature 0 some prompts end a reply early (a 38-token one
-            // made one seat look twice as fast as it is), and which ones depends on the weights.
             let full = PHASE_REPLY_TOKENS * count;
             let mut walls = Vec::new();
             let mut tried = 0;
@@ -353,10 +350,14 @@ fn argument_phase(
             if count == 1 {
                 alone = wall;
             }
+            let ratio = if alone > 0.0 {
+                format!("{:.2} × one", wall / alone)
+            } else {
+                "one seat unmeasured".into()
+            };
             line.push_str(&format!(
-                " {count} seat{} {wall:.2} s ({:.2} × one, {full} tokens generated, {counted} of {tried} runs);",
-                if count == 1 { "" } else { "s" },
-                wall / alone
+                " {count} seat{} {wall:.2} s ({ratio}, {full} tokens generated, {counted} of {tried} runs);",
+                if count == 1 { "" } else { "s" }
             ));
         }
         println!("{}", line.trim_end_matches(';'));

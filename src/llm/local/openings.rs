@@ -99,12 +99,12 @@ impl Openings {
             let _ = std::fs::rename(&partial, &file);
         }
         let _ = std::fs::remove_file(&partial);
-        prune(dir, KEPT_FILES);
+        keep_newest(dir, "kv", KEPT_FILES, None);
     }
 }
 
 /// A file's size and modification time, which change when it is replaced.
-fn identity(path: &Path) -> String {
+pub(super) fn identity(path: &Path) -> String {
     std::fs::metadata(path)
         .map(|meta| {
             let modified = meta
@@ -117,17 +117,20 @@ fn identity(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Removes all but the `keep` most recently written openings in `dir`.
-fn prune(dir: &Path, keep: usize) {
+/// Removes all but the `keep` most recently written files with `extension` in `dir`;
+/// `in_use`, when given, is one of the `keep` whatever its age.
+pub(super) fn keep_newest(dir: &Path, extension: &str, keep: usize, in_use: Option<&Path>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "kv"))
+        .filter(|path| path.extension().is_some_and(|ext| ext == extension))
+        .filter(|path| Some(path.as_path()) != in_use)
         .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
         .collect();
+    let keep = keep.saturating_sub(usize::from(in_use.is_some()));
     if files.len() <= keep {
         return;
     }
@@ -151,7 +154,7 @@ mod tests {
                 .unwrap();
         }
         std::fs::write(dir.path().join("notes.txt"), "not an opening").unwrap();
-        prune(dir.path(), 2);
+        keep_newest(dir.path(), "kv", 2, None);
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

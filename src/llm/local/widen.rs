@@ -6,6 +6,7 @@
 //! failure to make it means the stored file is loaded as it is.
 
 use super::gguf::GgufInfo;
+use super::openings::{identity, keep_newest};
 use sha2::{Digest, Sha256};
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -28,18 +29,15 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
     if info.file_type != Some(MOSTLY_Q4_1) || bytes > WIDEN_AT_MOST {
         return None;
     }
-    let copy = dir.join(format!("{}.gguf", fingerprint(model)?));
+    let name = fingerprint(model);
+    let copy = dir.join(format!("{name}.gguf"));
     if super::gguf::inspect(&copy).is_ok_and(|copy| copy.file_type == Some(MOSTLY_Q8_0)) {
         return Some(copy);
     }
     std::fs::create_dir_all(dir).ok()?;
     // Written under a name of its own, then renamed: a run that stops half-way, or another
     // process widening the same model, never leaves a torn copy under the final name.
-    let partial = dir.join(format!(
-        "{}.{}.partial",
-        fingerprint(model)?,
-        std::process::id()
-    ));
+    let partial = dir.join(format!("{name}.{}.partial", std::process::id()));
     let made = quantize(model, &partial, threads)
         && super::gguf::inspect(&partial).is_ok_and(|made| made.file_type == Some(MOSTLY_Q8_0))
         && std::fs::rename(&partial, &copy).is_ok();
@@ -47,25 +45,18 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
     if !made {
         return None;
     }
-    prune(dir, &copy);
+    keep_newest(dir, "gguf", KEPT_COPIES, Some(&copy));
     Some(copy)
 }
 
-/// What names a copy: the stored file's path, size and modification time, so a model pulled
-/// again is widened again. A hash, so nothing in a path chooses another.
-fn fingerprint(model: &Path) -> Option<String> {
-    let meta = std::fs::metadata(model).ok()?;
-    let modified = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_nanos();
+/// What names a copy: the stored file's path, size and modification time (as the openings
+/// on disk tell a file), so a model pulled again is widened again. A hash, so nothing in a
+/// path chooses another.
+fn fingerprint(model: &Path) -> String {
     let mut hash = Sha256::new();
     hash.update(model.display().to_string().as_bytes());
-    hash.update(meta.len().to_le_bytes());
-    hash.update(modified.to_le_bytes());
-    Some(format!("{:x}", hash.finalize()))
+    hash.update(identity(model).as_bytes());
+    format!("{:x}", hash.finalize())
 }
 
 /// llama.cpp's own quantizer, Q4_1 to Q8_0 for every weight it may requantize.
@@ -85,23 +76,6 @@ fn quantize(from: &Path, to: &Path, threads: u32) -> bool {
 
 fn c_path(path: &Path) -> Option<CString> {
     CString::new(path.to_str()?).ok()
-}
-
-/// Keeps the `KEPT_COPIES` newest copies in `dir`, `kept` among them.
-fn prune(dir: &Path, kept: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut copies: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "gguf") && path != kept)
-        .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
-        .collect();
-    copies.sort_by_key(|copy| std::cmp::Reverse(copy.0));
-    for (_, stale) in copies.into_iter().skip(KEPT_COPIES - 1) {
-        let _ = std::fs::remove_file(stale);
-    }
 }
 
 #[cfg(test)]
@@ -149,10 +123,10 @@ mod tests {
     #[test]
     fn a_model_changed_since_its_copy_gets_a_new_one() {
         let (_dir, model, _) = scratch(b"one");
-        let first = fingerprint(&model).unwrap();
-        assert_eq!(fingerprint(&model).unwrap(), first);
+        let first = fingerprint(&model);
+        assert_eq!(fingerprint(&model), first);
         std::fs::write(&model, b"two, longer").unwrap();
-        assert_ne!(fingerprint(&model).unwrap(), first);
+        assert_ne!(fingerprint(&model), first);
     }
 
     #[test]
@@ -170,7 +144,7 @@ mod tests {
         }
         std::fs::write(dir.path().join("7.1234.partial"), b"").unwrap();
         // The copy just made is the oldest file here, yet stays.
-        prune(dir.path(), &paths[5]);
+        keep_newest(dir.path(), "gguf", KEPT_COPIES, Some(&paths[5]));
         let mut left: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
