@@ -244,36 +244,63 @@ fn main() {
     );
 }
 
-/// The prompt a seat argues from in a round, laid out as the moderated protocol lays it out:
-/// what every seat is shown (the question, the round, the seats, the moderator's opening, the
-/// debate's open arguments), then who the seat is.
+/// The prompt a seat argues from in round 2 of a moderated debate, built by the protocol's
+/// own `debater_prompt`: what every seat is shown (the question, the seats, the moderator's
+/// opening, ten open arguments, the task), then which seat it is and its position so far. The
+/// question names the run, so no run reuses another's beyond the system prompt.
 fn argument_request(
     seat: &moot::debate::Seat,
     seats: &[moot::debate::Seat],
     instructions: &str,
     run: usize,
 ) -> ChatRequest {
-    let listed: Vec<String> = seats
-        .iter()
-        .map(|s| format!("- Seat {} — {}", s.id, s.perspective))
-        .collect();
     let pose = "Weigh operational cost against latency: the service reads a session on every \
                 request, writes it on login, and the team runs PostgreSQL already. "
-        .repeat(12);
-    let open =
-        "[A1] 0.50 A managed Redis adds a moving part the on-call rota must learn. ".repeat(10);
+        .repeat(6);
+    let graph = moot::argue::ArgumentGraph {
+        arguments: (0..10)
+            .map(|n| moot::argue::Argument {
+                id: format!("{}1.{n}", seats[n % seats.len()].id),
+                seat: seats[n % seats.len()].id.clone(),
+                round: 1,
+                text: format!(
+                    "Point {n}: a managed Redis adds a moving part the on-call rota must learn."
+                ),
+                score: 0.5,
+                retracted: false,
+                struck: false,
+                conceded_by: Vec::new(),
+                challenged_by: Vec::new(),
+            })
+            .collect(),
+        relations: Vec::new(),
+    };
+    let question = format!("Should we use Redis or PostgreSQL for caching? (run {run})");
+    let guidance = ["Write at least 300 words.".to_string()];
+    let position = format!(
+        "From {}: keep sessions in PostgreSQL; add Redis only once reads pass 5 ms at p99.",
+        seat.perspective
+    );
+    let prompt =
+        moot::protocol::moderated::debater_prompt(&moot::protocol::moderated::DebaterInput {
+            question: &question,
+            constraints: &[],
+            seat,
+            seats,
+            round: 2,
+            max_rounds: 3,
+            pose: &pose,
+            guidance: &guidance,
+            previous_position: Some(&position),
+            graph: &graph,
+            this_round: &[],
+            rebuttal: false,
+        });
     let mut request = request(run, 0, None, PHASE_REPLY_TOKENS as u32);
     request.system = moot::protocol::text::debater_system(instructions);
-    request.messages = vec![ChatMessage::user(format!(
-        "Question: Should we use Redis or PostgreSQL for caching? (run {run})\nRound 1 of at most \
-         3.\nSeats:\n{}\n\nThe moderator opens this round:\n{pose}\n\nThe strongest open \
-         arguments (id, seat, score):\n{open}\n\n{}\n\nMake your argument for this round: answer \
-         the other seats' open arguments by id where you disagree, and bring something new; do \
-         not repeat last round. Write at least 300 words.",
-        listed.join("\n"),
-        moot::protocol::text::seat_identity(seat)
-    ))];
-    request.temperature = Some(0.0);
+    request.messages = vec![ChatMessage::user(prompt)];
+    // As a debate asks: at the provider's own temperature.
+    request.temperature = None;
     request
 }
 
@@ -282,10 +309,11 @@ const PHASE_REPLY_TOKENS: usize = 96;
 
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
 /// model, and together on a model that decodes them in one batch; each beside one seat alone.
-/// Only phases whose every reply ran to its 96-token cap are counted (the prompt asks for far
-/// more), so the sides compare the same work: replies that ended where they liked made the
-/// batched side generate more (182 tokens for two seats against 115), and at temperature 0 a
-/// reply that stopped at 38 tokens made one seat look twice as fast as it is.
+/// Replies are sampled as a debate samples them, and only phases whose every reply ran to its
+/// 96-token cap are counted (the prompt asks for far more), so the sides compare the same
+/// work: replies that ended where they liked made the batched side generate more (182 tokens
+/// for two seats against 115), and a reply that stopped at 38 tokens made one seat look twice
+/// as fast as it is.
 fn argument_phase(
     runtime: &tokio::runtime::Runtime,
     path: &std::path::Path,

@@ -48,17 +48,11 @@ pub fn debater_system(schema_instructions: &str) -> String {
     )
 }
 
-/// Who a seat is, as its prompt tells it once the shared part is over.
+/// Who a seat is, as its prompt tells it once the shared part is over. Its priorities,
+/// trade-off and stance are in the list of seats every seat is shown (`seat_line`), so this is
+/// all a seat reads that the others do not: on the embedded model, a few tokens a seat.
 pub fn seat_identity(seat: &Seat) -> String {
-    format!(
-        "You are seat {}. Your perspective: \"{}\".\nYour priorities: {}.\nThe trade-off you \
-         advocate: {}.\nYour stance: {}",
-        seat.id,
-        seat.perspective,
-        seat.priorities.join(", "),
-        seat.trade_offs,
-        seat.stance
-    )
+    format!("You are seat {} — {}.", seat.id, seat.perspective)
 }
 
 /// `text` cut to at most `max` characters, with `…` where it was cut.

@@ -10,6 +10,11 @@ mod run;
 mod settings;
 mod verdict;
 
+/// A debater's prompt as a round builds it, for the embedded model's bench (`benches/local.rs`),
+/// which times a round on the protocol's own prompts.
+#[doc(hidden)]
+pub use prompts::{DebaterInput, debater_prompt};
+
 use super::Common;
 use super::kit::{self};
 use crate::debate::Presentation;

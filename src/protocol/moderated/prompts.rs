@@ -1,7 +1,7 @@
 //! Prompt text for the moderated protocol. Debaters get round summaries and a short list of
 //! open arguments, not whole transcripts, which keeps prompts flat as rounds accumulate.
 
-use crate::argue::ArgumentGraph;
+use crate::argue::{Argument, ArgumentGraph};
 use crate::debate::Named as _;
 use crate::debate::{Seat, Turn};
 use crate::protocol::text::{self, DATA_RULE, fenced};
@@ -37,13 +37,16 @@ pub fn analysis_prompt(question: &str, heuristic_constraints: &[String]) -> Stri
     prompt
 }
 
+/// A seat as every prompt lists it: all there is to know of it, so that a debater's prompt
+/// names only which of these it is (`text::seat_identity`) after the part the seats share.
 fn seat_line(seat: &Seat) -> String {
     format!(
-        "Seat {} — {} (priorities: {}; trade-offs: {})",
+        "Seat {} — {} (priorities: {}; trade-offs: {}; stance: {})",
         seat.id,
         seat.perspective,
         seat.priorities.join(", "),
-        seat.trade_offs
+        seat.trade_offs,
+        seat.stance.trim()
     )
 }
 
@@ -171,9 +174,10 @@ pub struct DebaterInput<'a> {
 }
 
 /// What a seat argues or rebuts from. What every seat is shown comes first (the question,
-/// the seats, the moderator's opening, the guidance, a rebuttal's arguments in full) and who
-/// this seat is and what it alone sees last, so that the seats of a round share one long
-/// prompt prefix: the embedded model reads it once for them all.
+/// the seats, the moderator's opening, the guidance, a rebuttal's arguments in full, the task)
+/// and who this seat is and what it alone sees last, so that the seats of a round share one
+/// long prompt prefix: the embedded model reads it once for them all, and then only a line a
+/// seat in round 1 (its position and standing arguments too, later).
 pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
     let mut prompt = format!(
         "Question: {}\nRound {} of at most {}.\n",
@@ -219,19 +223,45 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
             );
         }
     }
-    if !input.rebuttal {
-        // Every seat sees the same list, so it belongs to the prefix the seats share: the
-        // embedded model reads it once for the round, not once per seat.
-        let open = open_arguments(input.graph);
-        if !open.is_empty() {
-            let _ = writeln!(
-                prompt,
-                "\nThe strongest open arguments (id, seat, score):\n{}",
-                fenced("seats", "arguments", &open.join("\n"))
-            );
-        }
+    // Every seat sees the same list, so it belongs to the prefix the seats share: the embedded
+    // model reads it once for the round, not once per seat.
+    let open = match input.rebuttal {
+        true => Vec::new(),
+        false => open_arguments(input.graph),
+    };
+    if !open.is_empty() {
+        let lines: Vec<String> = open
+            .iter()
+            .map(|a| {
+                format!(
+                    "- [{}] seat {}, {:.2}: {}",
+                    a.id,
+                    a.seat,
+                    a.score,
+                    clip(&a.text)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            prompt,
+            "\nThe strongest open arguments (id, seat, score):\n{}",
+            fenced("seats", "arguments", &lines.join("\n"))
+        );
     }
-    let _ = writeln!(prompt, "\n{}", text::seat_identity(input.seat));
+    if input.rebuttal {
+        prompt.push_str(
+            "\nRespond to the other seats' points from your seat's priorities and stance: rebut \
+             or undercut what is wrong, concede what is right, challenge (why) what is \
+             unsupported. Answer by id.\n",
+        );
+    } else {
+        prompt.push_str(
+            "\nMake your argument for this round, from your seat's priorities and stance: answer \
+             the other seats' open arguments by id where you disagree, and bring something new; \
+             do not repeat last round.\n",
+        );
+    }
+    let _ = write!(prompt, "\n{}", text::seat_identity(input.seat));
     if let Some(position) = input.previous_position.filter(|p| !p.is_empty()) {
         let _ = writeln!(
             prompt,
@@ -239,6 +269,8 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
             fenced(&input.seat.id, "position", position)
         );
     }
+    // Its newest standing arguments, but not again those the open list above showed it: what
+    // a seat alone reads is read once a seat (on the embedded model, after the shared part).
     let own: Vec<_> = input
         .graph
         .arguments
@@ -246,6 +278,7 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
         .filter(|a| a.seat == input.seat.id && !a.retracted)
         .rev()
         .take(4)
+        .filter(|a| !open.iter().any(|shown| shown.id == a.id))
         .collect();
     if !own.is_empty() {
         let lines: Vec<String> = own
@@ -259,23 +292,12 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
             fenced(&input.seat.id, "arguments", &lines.join("\n"))
         );
     }
-    if input.rebuttal {
-        prompt.push_str(
-            "\nRespond to the other seats' points: rebut or undercut what is wrong, concede what \
-             is right, challenge (why) what is unsupported. Answer by id.",
-        );
-    } else {
-        prompt.push_str(
-            "\nMake your argument for this round: answer the other seats' open arguments by id \
-             where you disagree, and bring something new; do not repeat last round.",
-        );
-    }
     prompt
 }
 
 /// The debate's highest-scored unretracted arguments, whoever made them, newest first among
 /// equals.
-fn open_arguments(graph: &ArgumentGraph) -> Vec<String> {
+fn open_arguments(graph: &ArgumentGraph) -> Vec<&Argument> {
     let mut open: Vec<_> = graph.arguments.iter().filter(|a| !a.retracted).collect();
     open.sort_by(|a, b| {
         b.score
@@ -283,18 +305,8 @@ fn open_arguments(graph: &ArgumentGraph) -> Vec<String> {
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(b.round.cmp(&a.round))
     });
-    open.into_iter()
-        .take(OPEN_ARGUMENTS)
-        .map(|a| {
-            format!(
-                "- [{}] seat {}, {:.2}: {}",
-                a.id,
-                a.seat,
-                a.score,
-                clip(&a.text)
-            )
-        })
-        .collect()
+    open.truncate(OPEN_ARGUMENTS);
+    open
 }
 
 /// A turn's prose, then its moves by id, as one block of the seat's words.
@@ -568,13 +580,13 @@ mod tests {
         });
         for expected in [
             "Round 2 of at most 5.\n",
-            "You are seat A. Your perspective: \"Performance Advocate\"",
+            "You are seat A — Performance Advocate.",
             "Constraints: ship fast",
             "Seat B — Operational Simplicity",
             "Round 2: where do you stand?",
             "- Consider our PostgreSQL experience",
             "Your position so far:\n<seat_text seat=\"A\" part=\"position\">\nUse Redis\n</seat_text>",
-            "- [A1.1] 0.50 Redis is faster",
+            "- [A1.1] seat A, 0.50: Redis is faster",
             "- [B1.1] seat B, 0.50: One datastore is simpler",
         ] {
             assert!(
@@ -582,6 +594,10 @@ mod tests {
                 "missing {expected:?} in\n{prompt}"
             );
         }
+        assert!(
+            !prompt.contains("Your standing arguments"),
+            "its one argument is in the open list already:\n{prompt}"
+        );
         assert!(
             !prompt.contains("long round-one prose"),
             "round summaries, not transcripts"
@@ -618,6 +634,103 @@ mod tests {
         for open in ["- [A1.1] seat A, 0.50: Redis is faster", "- [B1.1] seat B"] {
             let at = a.find(open).expect("both seats' open arguments are listed");
             assert!(at < shared, "{open:?} is in the shared part");
+        }
+    }
+
+    /// A seat's own standing arguments are listed for it alone only where the shared open list
+    /// left them out: below the strongest twelve, or in a rebuttal, which shows no open list.
+    #[test]
+    fn standing_arguments_the_open_list_left_out_are_shown_to_their_seat() {
+        let seats = vec![
+            seat("A", "Performance Advocate"),
+            seat("B", "Operational Simplicity"),
+        ];
+        let mut graph = ArgumentGraph::default();
+        for (n, (seat, score)) in std::iter::once(("A", 0.1))
+            .chain(std::iter::repeat_n(("B", 0.9), OPEN_ARGUMENTS))
+            .enumerate()
+        {
+            graph.arguments.push(Argument {
+                id: format!("{seat}1.{n}"),
+                seat: seat.into(),
+                round: 1,
+                text: format!("point {n}"),
+                score,
+                retracted: false,
+                struck: false,
+                conceded_by: Vec::new(),
+                challenged_by: Vec::new(),
+            });
+        }
+        for rebuttal in [false, true] {
+            let prompt = debater_prompt(&DebaterInput {
+                question: "q",
+                constraints: &[],
+                seat: &seats[0],
+                seats: &seats,
+                round: 2,
+                max_rounds: 3,
+                pose: "p",
+                guidance: &[],
+                previous_position: None,
+                graph: &graph,
+                this_round: &[],
+                rebuttal,
+            });
+            assert!(
+                !prompt.contains("seat A, 0.10"),
+                "below the strongest twelve:\n{prompt}"
+            );
+            let standing = prompt
+                .find("Your standing arguments (id, score):")
+                .unwrap_or_else(|| panic!("A's argument is shown to it:\n{prompt}"));
+            assert!(prompt[standing..].contains("- [A1.0] 0.10 point 0"));
+            assert!(standing > prompt.find("You are seat A").unwrap());
+        }
+    }
+
+    /// In round 1 (no position, no standing arguments) all a seat reads that the others do not
+    /// is which seat it is: its priorities, trade-off and stance, and the task, are in the
+    /// shared part, so the embedded model reads a few tokens a seat after the shared opening.
+    #[test]
+    fn in_round_one_a_seat_reads_only_its_name_after_the_shared_part() {
+        let seats = vec![
+            seat("A", "Performance Advocate"),
+            seat("B", "Operational Simplicity"),
+        ];
+        for rebuttal in [false, true] {
+            let prompt_of = |seat: &Seat| {
+                debater_prompt(&DebaterInput {
+                    question: "Redis or Postgres?",
+                    constraints: &[],
+                    seat,
+                    seats: &seats,
+                    round: 1,
+                    max_rounds: 3,
+                    pose: "Round 1: go.",
+                    guidance: &[],
+                    previous_position: None,
+                    graph: &ArgumentGraph::default(),
+                    this_round: &[],
+                    rebuttal,
+                })
+            };
+            let (a, b) = (prompt_of(&seats[0]), prompt_of(&seats[1]));
+            let shared = shared_prefix(&a, &b);
+            assert_eq!(
+                &a[shared..],
+                "A — Performance Advocate.",
+                "after the shared part:\n{a}"
+            );
+            let before = &a[..shared];
+            for expected in [
+                "Seat B — Operational Simplicity (priorities: latency; trade-offs: complexity \
+                 for speed; stance: Push for speed.)",
+                "priorities and stance",
+                "You are seat ",
+            ] {
+                assert!(before.contains(expected), "missing {expected:?} in\n{a}");
+            }
         }
     }
 
