@@ -49,7 +49,7 @@ fn moot(home: &Path, args: &[&str]) -> Command {
     support::pty::moot(home, None, args)
 }
 
-#[divan::bench(sample_count = 10, sample_size = 1)]
+#[divan::bench(sample_count = 60, sample_size = 1)]
 fn first_frame_of_a_new_debate(bencher: divan::Bencher) {
     let (dir, script) = scratch();
     bencher.bench_local(|| {
