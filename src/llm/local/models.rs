@@ -237,7 +237,7 @@ pub fn verified_default() -> Option<PathBuf> {
     (manifest.sha256 == DEFAULT_MODEL.sha256 && bytes == DEFAULT_MODEL.bytes).then_some(path)
 }
 
-/// Removes a model and its manifest.
+/// Removes a model, its manifest and the copy of it widened for reading (`widen`).
 pub fn remove(name: &str) -> Result<PathBuf, ModelError> {
     remove_in(&models_dir(), name)
 }
@@ -251,9 +251,26 @@ fn remove_in(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
             dir: dir.display().to_string(),
         });
     }
+    // Named after the stored file's size and time, so found only before the file goes.
+    let widened = widened_copy(dir, &path);
     std::fs::remove_file(&path).map_err(io("remove", &path))?;
     let _ = std::fs::remove_file(manifest_path(dir, &name));
+    if let Some(copy) = widened {
+        let _ = std::fs::remove_file(copy);
+    }
     Ok(path)
+}
+
+/// Where the copy of a stored model widened for reading is kept, in a build that makes them
+/// (one without the embedded model never does).
+fn widened_copy(dir: &Path, model: &Path) -> Option<PathBuf> {
+    #[cfg(feature = "local")]
+    return Some(super::widen::copy_of(model, &dir.join("widened")));
+    #[cfg(not(feature = "local"))]
+    {
+        let _ = (dir, model);
+        None
+    }
 }
 
 /// A temporary file in the store that disappears unless it is installed under its name.
@@ -657,8 +674,20 @@ mod tests {
         assert_eq!(locate_in(store.path(), "Tiny-Model").unwrap(), added.path);
         let again = add_into(store.path(), file.to_str().unwrap(), None, &client).await;
         assert!(again.unwrap_err().to_string().contains("already there"));
+        // A copy widened for reading goes with the model; another model's stays.
+        let copy = widened_copy(store.path(), &added.path);
+        let other = store.path().join("widened/another-model.gguf");
+        std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+        std::fs::write(&other, b"copy").unwrap();
+        if let Some(copy) = &copy {
+            std::fs::write(copy, b"copy").unwrap();
+        }
         remove_in(store.path(), "tiny-model").unwrap();
         assert!(list_in(store.path()).unwrap().is_empty());
+        if let Some(copy) = copy {
+            assert!(!copy.exists(), "the widened copy is removed with its model");
+        }
+        assert!(other.exists(), "another model's copy is not");
         assert!(
             remove_in(store.path(), "tiny-model")
                 .unwrap_err()

@@ -30,7 +30,7 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
         return None;
     }
     let name = fingerprint(model);
-    let copy = dir.join(format!("{name}.gguf"));
+    let copy = copy_in(dir, &name);
     if super::gguf::inspect(&copy).is_ok_and(|copy| copy.file_type == Some(MOSTLY_Q8_0)) {
         return Some(copy);
     }
@@ -47,6 +47,16 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
     }
     keep_newest(dir, "gguf", KEPT_COPIES, Some(&copy));
     Some(copy)
+}
+
+/// Where the copy of `model` is (or would be) kept in `dir`; computed from the stored file, so
+/// it is found only while that file is there.
+pub(super) fn copy_of(model: &Path, dir: &Path) -> PathBuf {
+    copy_in(dir, &fingerprint(model))
+}
+
+fn copy_in(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.gguf"))
 }
 
 /// What names a copy: the stored file's path, size and modification time (as the openings
