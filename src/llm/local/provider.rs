@@ -199,7 +199,7 @@ pub(super) fn recent_log() -> String {
         .unwrap_or_default()
 }
 
-fn backend() -> Result<&'static LlamaBackend, LocalError> {
+pub(super) fn backend() -> Result<&'static LlamaBackend, LocalError> {
     static BACKEND: OnceLock<Result<LlamaBackend, LocalError>> = OnceLock::new();
     BACKEND
         .get_or_init(|| {
