@@ -535,6 +535,25 @@ mod tests {
             .map_or(a.len(), |((at, _), _)| at)
     }
 
+    /// A debater's input with nothing in it but `seat`, the seats and the graph (round 2 of 3,
+    /// an argument): a test sets what it looks at.
+    fn bare<'a>(seat: &'a Seat, seats: &'a [Seat], graph: &'a ArgumentGraph) -> DebaterInput<'a> {
+        DebaterInput {
+            question: "q",
+            constraints: &[],
+            seat,
+            seats,
+            round: 2,
+            max_rounds: 3,
+            pose: "p",
+            guidance: &[],
+            previous_position: None,
+            graph,
+            this_round: &[],
+            rebuttal: false,
+        }
+    }
+
     /// Two seats after round one, each with one claim; their prose is "A's/B's long
     /// round-one prose".
     fn two_seats_after_round_one() -> (Vec<Seat>, ArgumentGraph) {
@@ -664,18 +683,8 @@ mod tests {
         }
         for rebuttal in [false, true] {
             let prompt = debater_prompt(&DebaterInput {
-                question: "q",
-                constraints: &[],
-                seat: &seats[0],
-                seats: &seats,
-                round: 2,
-                max_rounds: 3,
-                pose: "p",
-                guidance: &[],
-                previous_position: None,
-                graph: &graph,
-                this_round: &[],
                 rebuttal,
+                ..bare(&seats[0], &seats, &graph)
             });
             assert!(
                 !prompt.contains("seat A, 0.10"),
@@ -699,20 +708,12 @@ mod tests {
             seat("B", "Operational Simplicity"),
         ];
         for rebuttal in [false, true] {
+            let empty = ArgumentGraph::default();
             let prompt_of = |seat: &Seat| {
                 debater_prompt(&DebaterInput {
-                    question: "Redis or Postgres?",
-                    constraints: &[],
-                    seat,
-                    seats: &seats,
                     round: 1,
-                    max_rounds: 3,
-                    pose: "Round 1: go.",
-                    guidance: &[],
-                    previous_position: None,
-                    graph: &ArgumentGraph::default(),
-                    this_round: &[],
                     rebuttal,
+                    ..bare(seat, &seats, &empty)
                 })
             };
             let (a, b) = (prompt_of(&seats[0]), prompt_of(&seats[1]));
@@ -801,18 +802,9 @@ mod tests {
         )];
         let graph = argument_graph(&this_round);
         let prompt = debater_prompt(&DebaterInput {
-            question: "q",
-            constraints: &[],
-            seat: &seats[0],
-            seats: &seats,
-            round: 2,
-            max_rounds: 5,
-            pose: "p",
-            guidance: &[],
-            previous_position: None,
-            graph: &graph,
             this_round: &this_round,
             rebuttal: true,
+            ..bare(&seats[0], &seats, &graph)
         });
         assert!(prompt.contains(
             "### Seat B — Operational Simplicity (argument)\n<seat_text seat=\"B\" part=\"argument\">\nB argues in full here"
