@@ -237,6 +237,11 @@ pub fn verified_default() -> Option<PathBuf> {
     (manifest.sha256 == DEFAULT_MODEL.sha256 && bytes == DEFAULT_MODEL.bytes).then_some(path)
 }
 
+/// Where the Q8_0 copies of the Q4_1 models in the store at `dir` are kept (`widen`).
+pub(super) fn widened_dir(dir: &Path) -> PathBuf {
+    dir.join("widened")
+}
+
 /// Removes a model, its manifest and the copy of it widened for reading (`widen`).
 pub fn remove(name: &str) -> Result<PathBuf, ModelError> {
     remove_in(&models_dir(), name)
@@ -264,11 +269,12 @@ fn remove_in(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
 /// Where the copy of a stored model widened for reading is kept, in a build that makes them
 /// (one without the embedded model never does).
 fn widened_copy(dir: &Path, model: &Path) -> Option<PathBuf> {
+    let copies = widened_dir(dir);
     #[cfg(feature = "local")]
-    return Some(super::widen::copy_of(model, &dir.join("widened")));
+    return Some(super::widen::copy_of(model, &copies));
     #[cfg(not(feature = "local"))]
     {
-        let _ = (dir, model);
+        let _ = (copies, model);
         None
     }
 }

@@ -273,7 +273,7 @@ fn run_worker(
             let dir = settings
                 .widened
                 .clone()
-                .unwrap_or_else(|| super::models::models_dir().join("widened"));
+                .unwrap_or_else(|| super::models::widened_dir(&super::models::models_dir()));
             super::widen::widened(path, header, &dir, threads)
         })
         .flatten();
