@@ -368,9 +368,10 @@ fn argument_phase(
                 }
             }
             let counted = walls.len();
+            let seats = if count == 1 { "seat" } else { "seats" };
             if counted == 0 {
                 line.push_str(&format!(
-                    " {count} seats: no run of {tried} ran every reply to its cap;"
+                    " {count} {seats}: no run of {tried} ran every reply to its cap;"
                 ));
                 continue;
             }
@@ -384,8 +385,7 @@ fn argument_phase(
                 "one seat unmeasured".into()
             };
             line.push_str(&format!(
-                " {count} seat{} {wall:.2} s ({ratio}, {full} tokens generated, {counted} of {tried} runs);",
-                if count == 1 { "" } else { "s" }
+                " {count} {seats} {wall:.2} s ({ratio}, {full} tokens generated, {counted} of {tried} runs);"
             ));
         }
         println!("{}", line.trim_end_matches(';'));
