@@ -7,7 +7,7 @@
 
 use clap::{CommandFactory, FromArgMatches};
 use moot::cli::Cli;
-use moot::launch::{self, subcommand_names};
+use moot::launch::{self, is_subcommand};
 use moot::sanitize;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -91,7 +91,6 @@ fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 /// `moot --config FILE list`: global options may come before a command; clap wants the command
 /// first, so it is moved there when only global options precede it.
 fn hoist_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
-    let names = subcommand_names();
     let mut index = 1;
     while index < args.len() {
         let arg = args[index].to_string_lossy();
@@ -100,7 +99,7 @@ fn hoist_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
         } else if arg.starts_with("--config=") {
             index += 1;
         } else {
-            if index > 1 && names.iter().any(|name| *name == arg) {
+            if index > 1 && is_subcommand(&arg) {
                 let command = args.remove(index);
                 args.insert(1, command);
             }

@@ -1,8 +1,6 @@
 //! A debate from the command line: new (on the workbench or headless), resumed, or audited.
 
-use super::{
-    block_on, ensure_local_model, on_terminal, open_store, provider_given, subcommand_names,
-};
+use super::{block_on, ensure_local_model, is_subcommand, on_terminal, open_store, provider_given};
 use crate::cli::{CheckpointMode, FaceArgs, RunArgs};
 use crate::commands::{self, Failure};
 use crate::config::Config;
@@ -33,7 +31,7 @@ pub(super) fn run_debate(
     }
     // `moot --headless list`: a command's name alone is never a question.
     if let [word] = args.question.as_slice()
-        && subcommand_names().iter().any(|name| name == word.trim())
+        && is_subcommand(word.trim())
         && !std::env::args().any(|arg| arg == "--")
     {
         return Err(Failure::usage(format!(
