@@ -1,6 +1,8 @@
 //! A debate from the command line: new (on the workbench or headless), resumed, or audited.
 
-use super::{block_on, ensure_local_model, is_subcommand, on_terminal, open_store, provider_given};
+use super::{
+    block_on, ensure_local_model, misplaced_command, on_terminal, open_store, provider_given,
+};
 use crate::cli::{CheckpointMode, FaceArgs, RunArgs};
 use crate::commands::{self, Failure};
 use crate::config::Config;
@@ -29,14 +31,13 @@ pub(super) fn run_debate(
             "no question given: moot --headless \"Should we use Redis or PostgreSQL for caching?\" (moot --help for more)",
         ));
     }
-    // `moot --headless list`: a command's name alone is never a question.
-    if let [word] = args.question.as_slice()
-        && is_subcommand(word.trim())
+    // `moot --headless list`, `moot --yes model pull`: a command is never a question.
+    if let Some(command) = misplaced_command(&args.question)
         && !std::env::args().any(|arg| arg == "--")
     {
         return Err(Failure::usage(format!(
-            "`{word}` is a moot command, not a question: run `moot {word}` (a command comes \
-             first, its flags after it). To debate the word itself, write `moot -- {word}`."
+            "`{command}` is a moot command, not a question: run `moot {command}` (a command \
+             comes first, its flags after it). To debate these words, write `moot -- {command}`."
         )));
     }
     let chars = question.trim().chars().count();

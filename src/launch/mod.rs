@@ -15,6 +15,7 @@ use crate::tui;
 use crate::tui::keymap::Keymap;
 use crate::tui::run::Start;
 use bench::bench_command;
+use clap::Parser;
 pub use debate::protocol_choices;
 use debate::{audit_command, decide_command, resume_command, run_debate, workbench};
 use model::{ensure_local_model, model_command};
@@ -178,6 +179,32 @@ pub fn is_subcommand(word: &str) -> bool {
     word == "help" || <Command as clap::Subcommand>::has_subcommand(word)
 }
 
+/// The command a question's words spell when they were meant as one: `moot --yes model pull`
+/// reads `model pull` as a question, because a debate's flags came first. A command's name
+/// alone, or words that parse as that command; never a question that only starts with a
+/// command's name ("list the risks of…", which `list` would refuse).
+pub fn misplaced_command(words: &[String]) -> Option<String> {
+    let first = words.first()?.trim();
+    if !is_subcommand(first) {
+        return None;
+    }
+    let spelled = words.join(" ");
+    if words.len() == 1 {
+        return Some(spelled);
+    }
+    let argv = std::iter::once("moot".to_string()).chain(words.iter().cloned());
+    let parses = match Cli::try_parse_from(argv) {
+        Ok(cli) => cli.command.is_some(),
+        // `help list` and `model` without its action are commands too, answered with help.
+        Err(error) => matches!(
+            error.kind(),
+            clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ),
+    };
+    parses.then_some(spelled)
+}
+
 fn provider_given(args: &ProviderArgs) -> bool {
     args.provider.is_some()
         || args.model.is_some()
@@ -245,4 +272,39 @@ fn attach(
         face,
         Start::Attach(Box::new(remote)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::misplaced_command;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_command_behind_a_debates_flags_is_named_but_a_question_starting_with_one_is_not() {
+        for command in [
+            "model pull",
+            "list",
+            "show DEB-abc123",
+            "help list",
+            "model",
+        ] {
+            assert_eq!(
+                misplaced_command(&words(command)).as_deref(),
+                Some(command),
+                "{command}"
+            );
+        }
+        for question in [
+            "list the risks of Redis",
+            "show me why PostgreSQL is enough",
+            "Should we cache in Redis?",
+        ] {
+            assert_eq!(misplaced_command(&words(question)), None, "{question}");
+        }
+        // Quoted, a command's words are one argument: a question.
+        assert_eq!(misplaced_command(&["model pull".to_string()]), None);
+    }
 }

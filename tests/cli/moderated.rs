@@ -1429,12 +1429,20 @@ fn list_says_where_a_paused_debate_stopped_and_resume_takes_the_run_flags() {
 }
 
 #[test]
-fn a_command_name_alone_is_never_a_question() {
+fn a_command_name_alone_or_behind_a_debates_flags_is_never_a_question() {
     let home = Home::new();
     let output = home.run(None, &["--headless", "list"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("`list` is a moot command, not a question"),
+        "{}",
+        stderr(&output)
+    );
+    let output = home.run(None, &["--headless", "--yes", "model", "pull"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("`model pull` is a moot command, not a question: run `moot model pull`"),
         "{}",
         stderr(&output)
     );
