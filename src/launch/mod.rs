@@ -174,7 +174,7 @@ fn on_terminal() -> bool {
 
 /// Whether `word` names a command (or `help`), so that a bare one is never taken for a
 /// question. Asked of the derived enum, which knows its names without building the whole
-/// command line: building it is a tenth of moot's start (issue 27).
+/// command line: building that took about a tenth of `moot --version` (issue 27).
 pub fn is_subcommand(word: &str) -> bool {
     word == "help" || <Command as clap::Subcommand>::has_subcommand(word)
 }
