@@ -31,7 +31,7 @@ impl Openings {
         // them; another build's files then go unused, and `save` prunes them.
         let program = std::env::current_exe().unwrap_or_default();
         let fit = format!(
-            "{} ({}) | {} ({}) | {sequences} sequences, f16 cache, no flash attention",
+            "{} ({}) | {} ({}) | {sequences} sequences, q8_0 keys, f16 values, no flash attention",
             model.display(),
             identity(model),
             program.display(),
