@@ -41,7 +41,7 @@ pub fn analysis_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "domain": {"type": "string", "description": "architecture, data, security, ux, operations, performance or general"},
+            "domain": {"type": "string", "minLength": 1, "description": "architecture, data, security, ux, operations, performance or general"},
             "constraints": {"type": "array", "items": {"type": "string"}, "maxItems": 5, "description": "Implicit constraints heard in the question, e.g. 'we need to ship fast'."},
             "binary": {"type": "boolean", "description": "True if the question is a choice between two options or a yes/no question."},
             "debaters": {"type": "integer", "minimum": 2, "maximum": 4},
@@ -99,7 +99,7 @@ pub fn evaluation_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "summary": {"type": "string", "description": "The round in at most 120 words: where each perspective stands and what is unresolved. Cite argument ids like [A1.2]."},
+            "summary": {"type": "string", "minLength": 1, "description": "The round in at most 120 words: where each perspective stands and what is unresolved. Cite argument ids like [A1.2]."},
             "assessment": {"type": "string", "enum": ["converging", "stagnating", "new_ground"]},
             "decision": {"type": "string", "enum": ["continue", "clarify", "conclude"]},
             "agreement": {"type": "boolean", "description": "True if the perspectives now recommend the same thing."},
@@ -150,7 +150,7 @@ pub fn synthesis_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "recommendation": {"type": "string", "description": "What to do and why, citing argument ids like [A2.1]."},
+            "recommendation": {"type": "string", "minLength": 1, "description": "What to do and why, citing argument ids like [A2.1]."},
             "title": {"type": "string", "description": "The decision topic in a few words."},
             "confidence": {"type": "string", "enum": ["High", "Medium", "Low"]},
             "perspectives": {
@@ -293,5 +293,51 @@ mod tests {
             .is_err()
         );
         assert!(validate_synthesis(&json!({"recommendation": "x", "confidence": "Low"})).is_err());
+    }
+
+    /// A string the validator refuses empty is one the schema, and so the grammar a local
+    /// model samples under, refuses empty too: else a small model writes `""`, the reply is
+    /// refused and the turn is generated again (seen on the moderator's evaluation).
+    #[test]
+    fn the_strings_a_validator_needs_non_empty_are_non_empty_in_the_schema() {
+        let analysis = json!({"domain": "data", "debaters": 3});
+        let evaluation = json!({"summary": "x", "assessment": "converging", "decision": "continue", "agreement": false});
+        let synthesis = json!({
+            "recommendation": "x", "confidence": "Low", "title": "t",
+            "perspectives": [{"name": "P", "key_arguments": [], "trade_offs_accepted": []}],
+            "agreements": [], "tensions": [], "caveats": [], "dissent": ""
+        });
+        type Validator = fn(&Value) -> Result<Value, Unusable>;
+        let cases: [(Value, &str, Value, Validator); 3] = [
+            (analysis_schema(), "domain", analysis, validate_analysis),
+            (
+                evaluation_schema(),
+                "summary",
+                evaluation,
+                validate_evaluation,
+            ),
+            (
+                synthesis_schema(),
+                "recommendation",
+                synthesis,
+                validate_synthesis,
+            ),
+        ];
+        for (schema, field, mut reply, validate) in cases {
+            assert!(
+                validate(&reply).is_ok(),
+                "{field}: the sample reply is valid"
+            );
+            reply[field] = json!("  ");
+            assert!(validate(&reply).is_err(), "{field}: blank is refused");
+            assert_eq!(schema["properties"][field]["minLength"], 1, "{field}");
+            assert!(
+                schema["required"]
+                    .as_array()
+                    .unwrap()
+                    .contains(&json!(field)),
+                "{field} is required"
+            );
+        }
     }
 }
