@@ -31,11 +31,12 @@ impl Openings {
         // them; another build's files then go unused, and `save` prunes them.
         let program = std::env::current_exe().unwrap_or_default();
         let fit = format!(
-            "{} ({}) | {} ({}) | {sequences} sequences, q8_0 keys, f16 values, no flash attention",
+            "{} ({}) | {} ({}) | {sequences} sequences, {}",
             model.display(),
             identity(model),
             program.display(),
-            identity(&program)
+            identity(&program),
+            super::provider::cache_layout()
         );
         Openings { dir, fit }
     }

@@ -351,6 +351,18 @@ fn context_params(cache: u32, sequences: u32, threads: u32) -> LlamaContextParam
         .with_no_perf(false)
 }
 
+/// How `context_params` lays the cache out (key and value types, attention kernel): what a
+/// file of a sequence's cells depends on besides the model and the sequence count.
+pub(super) fn cache_layout() -> String {
+    let params = context_params(1, 1, 1);
+    format!(
+        "{:?} keys, {:?} values, flash attention {}",
+        params.type_k(),
+        params.type_v(),
+        params.flash_attention_policy()
+    )
+}
+
 /// The context (its KV cache sized by the settings) and chat template for a loaded model.
 fn prepare<'m>(
     model: &'m LlamaModel,
@@ -649,6 +661,11 @@ mod tests {
             params.flash_attention_policy(),
             llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED,
             "flash attention generates over a long cache at a quarter of the speed"
+        );
+        assert!(
+            cache_layout().starts_with("Q8_0 keys, F16 values, flash attention "),
+            "openings on disk are told apart by the layout the context uses: {}",
+            cache_layout()
         );
     }
 
