@@ -191,7 +191,16 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
     )
     .unwrap();
     assert_eq!(batched.loaded().sequences, 2);
+    #[cfg(moot_kernel_choice)]
+    let kernels_before = moot::llm::local::kernel_counts();
     let replies = together(&batched, &requests[0], &requests[1]).await;
+    // The prompts went to llamafile (tinyBLAS) and the steps of two sequences to ggml's kernel.
+    #[cfg(moot_kernel_choice)]
+    {
+        let kernels = moot::llm::local::kernel_counts();
+        assert!(kernels.llamafile > kernels_before.llamafile, "{kernels:?}");
+        assert!(kernels.ggml > kernels_before.ggml, "{kernels:?}");
+    }
     for ((completion, timings), twin) in replies.iter().zip(&twins) {
         assert_eq!(timings.decoded_together, 2, "decoded in one batch");
         assert!(

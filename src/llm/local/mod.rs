@@ -1,12 +1,14 @@
 //! The embedded model: how it runs (`LocalSettings`), the store its GGUF files live in
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
-//! with system prompts' caches kept on disk by `openings` and Q4_1 models read from a Q8_0
-//! copy made by `widen`).
+//! with system prompts' caches kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
+//! made by `widen`, and a step of a few sequences sent to ggml's kernel by `kernels`).
 
 #[cfg(feature = "local")]
 mod batch;
 pub mod gguf;
+#[cfg(moot_kernel_choice)]
+mod kernels;
 pub mod models;
 #[cfg(feature = "local")]
 mod openings;
@@ -15,6 +17,8 @@ mod provider;
 #[cfg(feature = "local")]
 mod widen;
 
+#[cfg(moot_kernel_choice)]
+pub use kernels::{KernelCounts, counts as kernel_counts};
 #[cfg(feature = "local")]
 pub use provider::{LoadedModel, LocalError, LocalProvider, Timings};
 

@@ -205,6 +205,8 @@ pub(super) fn backend() -> Result<&'static LlamaBackend, LocalError> {
         .get_or_init(|| {
             // SAFETY: the callback is a plain function that only touches a mutex-guarded buffer.
             unsafe { llama_cpp_sys_2::llama_log_set(Some(capture_log), std::ptr::null_mut()) };
+            #[cfg(moot_kernel_choice)]
+            std::hint::black_box(super::kernels::linked());
             LlamaBackend::init().map_err(|e| LocalError::Backend(e.to_string()))
         })
         .as_ref()

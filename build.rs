@@ -1,0 +1,23 @@
+//! Build settings: where the embedded model is built for Linux on x86-64 with llamafile's
+//! kernels (llama.cpp's default), llama.cpp's calls to them pass through `llm/local/kernels.rs`.
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(moot_kernel_choice)");
+    println!("cargo::rerun-if-changed=build.rs");
+    // llama-cpp-sys-2 passes GGML_* variables to llama.cpp's CMake; OFF builds no llamafile.
+    println!("cargo::rerun-if-env-changed=GGML_LLAMAFILE");
+    let local = std::env::var_os("CARGO_FEATURE_LOCAL").is_some();
+    let target = |key: &str| std::env::var(key).unwrap_or_default();
+    let llamafile = !matches!(
+        target("GGML_LLAMAFILE").to_ascii_uppercase().as_str(),
+        "OFF" | "0" | "FALSE" | "NO"
+    );
+    if local
+        && llamafile
+        && target("CARGO_CFG_TARGET_OS") == "linux"
+        && target("CARGO_CFG_TARGET_ARCH") == "x86_64"
+    {
+        println!("cargo::rustc-cfg=moot_kernel_choice");
+        println!("cargo::rustc-link-arg=-Wl,--wrap=llamafile_sgemm");
+    }
+}
