@@ -7,15 +7,15 @@ fn main() {
     // llama-cpp-sys-2 passes GGML_* variables to llama.cpp's CMake; OFF builds no llamafile.
     println!("cargo::rerun-if-env-changed=GGML_LLAMAFILE");
     let local = std::env::var_os("CARGO_FEATURE_LOCAL").is_some();
-    let target = |key: &str| std::env::var(key).unwrap_or_default();
+    let var = |key: &str| std::env::var(key).unwrap_or_default();
     let llamafile = !matches!(
-        target("GGML_LLAMAFILE").to_ascii_uppercase().as_str(),
+        var("GGML_LLAMAFILE").to_ascii_uppercase().as_str(),
         "OFF" | "0" | "FALSE" | "NO"
     );
     if local
         && llamafile
-        && target("CARGO_CFG_TARGET_OS") == "linux"
-        && target("CARGO_CFG_TARGET_ARCH") == "x86_64"
+        && var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ARCH") == "x86_64"
     {
         println!("cargo::rustc-cfg=moot_kernel_choice");
         println!("cargo::rustc-link-arg=-Wl,--wrap=llamafile_sgemm");

@@ -2,11 +2,10 @@
 //! tinyBLAS for a prompt, ggml's own dot products for a step of a few sequences decoded
 //! together.
 //!
-//! llama.cpp hands every product of two or more columns (tokens) to tinyBLAS, whose AVX2 tile
-//! is four rows by two columns: two or three sequences decoded together so wrote 0.82-1.22 × one
-//! sequence's tokens a second, and 0.99-1.49 × on ggml's kernel, which reads each block of
-//! weights once for all of a step's columns. From four columns the two are alike, and over a
-//! prompt tinyBLAS is about 1.6 × faster (ARCHITECTURE.md, "The embedded model"). The linker's
+//! llama.cpp hands every product of two or more columns (tokens) to tinyBLAS, which on AVX2 made
+//! a step of two or three sequences no cheaper than computing them apart; ggml's own kernel
+//! reads each block of weights once for all of a step's columns. The measurements, and why
+//! prompts stay on tinyBLAS, are in ARCHITECTURE.md ("The embedded model"). The linker's
 //! `--wrap`, which `build.rs` sets where this is built, sends llama.cpp's calls here first.
 
 use std::ffi::{c_int, c_void};
@@ -18,12 +17,13 @@ const TINYBLAS_FROM_COLUMNS: i64 = 5;
 static TO_LLAMAFILE: AtomicU64 = AtomicU64::new(0);
 static TO_GGML: AtomicU64 = AtomicU64::new(0);
 
-/// How many products of two or more columns went to each kernel since the process started.
+/// How many calls for products of two or more columns went to each kernel since the process
+/// started; llama.cpp calls once per compute thread for each product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelCounts {
-    /// Products passed on to llamafile: prompts, and whatever else it takes.
+    /// Calls passed on to llamafile: prompts, and whatever else it takes.
     pub llamafile: u64,
-    /// Products of Q8_0 weights and a few columns, left to ggml's own kernel: steps of
+    /// Calls for Q8_0 weights and a few columns, left to ggml's own kernel: steps of
     /// sequences decoded together.
     pub ggml: u64,
 }
