@@ -10,7 +10,7 @@
 use moot::debate::Phase;
 use moot::llm::local::LocalSettings;
 use moot::llm::local::{LocalProvider, Timings};
-use moot::llm::{ChatMessage, ChatRequest, ReplyFormat, RequestLabel};
+use moot::llm::{ChatMessage, ChatRequest, Provider as _, ReplyFormat, RequestLabel};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -205,14 +205,19 @@ fn main() {
             model: None,
         })
         .collect();
-    let instructions = moot::protocol::text::json_instructions("moot_argument", &schema.schema);
+    // A debater's system prompt as a debate sends it to this provider.
+    let system = format!(
+        "{}\n\n{}",
+        moot::protocol::text::debater_system(),
+        provider.schema_instructions(&schema)
+    );
     let mut in_turn = Vec::new();
     let mut reused = Vec::new();
     let mut prompt_tokens = Vec::new();
     for turn in 0..2 * RUNS {
         let seat = &seats[turn % 2];
         let mut turn_request = request(300 + turn, 200, Some(schema.clone()), 64);
-        turn_request.system = moot::protocol::text::debater_system(&instructions);
+        turn_request.system = system.clone();
         turn_request.messages = vec![ChatMessage::user(format!(
             "Question: Should we use Redis or PostgreSQL for caching?\nRound {} of at most 5.\n\
              {}\nMake your argument for this round.",
@@ -233,10 +238,10 @@ fn main() {
         median(prompt_tokens)
     );
 
-    argument_phase(&runtime, &path, &seats, &instructions);
+    argument_phase(&runtime, &path, &seats, &system);
     generation_together(&runtime, &path);
-    second_turn(&runtime, &provider, &seats[0], &instructions);
-    kept_opening(&runtime, &path, &seats[0], &instructions);
+    second_turn(&runtime, &provider, &seats[0], &system);
+    kept_opening(&runtime, &path, &seats[0], &system);
 
     let (rss_after, peak) = memory();
     println!(
@@ -251,7 +256,7 @@ fn main() {
 fn argument_request(
     seat: &moot::debate::Seat,
     seats: &[moot::debate::Seat],
-    instructions: &str,
+    system: &str,
     run: usize,
 ) -> ChatRequest {
     let pose = "Weigh operational cost against latency: the service reads a session on every \
@@ -297,7 +302,7 @@ fn argument_request(
             rebuttal: false,
         });
     let mut request = request(run, 0, None, PHASE_REPLY_TOKENS as u32);
-    request.system = moot::protocol::text::debater_system(instructions);
+    request.system = system.to_string();
     request.messages = vec![ChatMessage::user(prompt)];
     // As a debate asks: at the provider's own temperature.
     request.temperature = None;
@@ -318,7 +323,7 @@ fn argument_phase(
     runtime: &tokio::runtime::Runtime,
     path: &std::path::Path,
     catalog_seats: &[moot::debate::Seat],
-    instructions: &str,
+    system: &str,
 ) {
     let mut seats = catalog_seats.to_vec();
     let mut third = seats[0].clone();
@@ -328,7 +333,7 @@ fn argument_phase(
     let phase = |provider: &LocalProvider, count: usize, together: bool, run: usize| {
         let requests: Vec<ChatRequest> = seats[..count]
             .iter()
-            .map(|seat| argument_request(seat, &seats[..count], instructions, run))
+            .map(|seat| argument_request(seat, &seats[..count], system, run))
             .collect();
         let started = Instant::now();
         let generated = if together {
@@ -465,7 +470,7 @@ fn kept_opening(
     runtime: &tokio::runtime::Runtime,
     path: &std::path::Path,
     seat: &moot::debate::Seat,
-    instructions: &str,
+    system: &str,
 ) {
     let (mut read, mut loaded, mut opening) = (Vec::new(), Vec::new(), 0);
     for run in 0..3 {
@@ -478,7 +483,7 @@ fn kept_opening(
         let first_token = |run: usize| {
             // A new provider on the only engine's settings: the model is loaded afresh.
             let provider = LocalProvider::open(path, &settings).unwrap();
-            let request = argument_request(seat, std::slice::from_ref(seat), instructions, run);
+            let request = argument_request(seat, std::slice::from_ref(seat), system, run);
             run_request(runtime, &provider, &request)
         };
         read.push(first_token(700 + run).first_token_ms);
@@ -499,12 +504,12 @@ fn second_turn(
     runtime: &tokio::runtime::Runtime,
     provider: &LocalProvider,
     seat: &moot::debate::Seat,
-    instructions: &str,
+    system: &str,
 ) {
     let (mut share, mut first_ttft, mut second_ttft) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..RUNS {
         let seats = std::slice::from_ref(seat);
-        let first = argument_request(seat, seats, instructions, 500 + run);
+        let first = argument_request(seat, seats, system, 500 + run);
         let mut reply = String::new();
         let (_, opening) = runtime
             .block_on(provider.complete_timed(&first, &mut |piece: &str| reply.push_str(piece)))

@@ -390,9 +390,12 @@ async fn a_system_prompt_read_once_is_loaded_by_the_next_run() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
     let kept = tempfile::tempdir().unwrap();
     let mut request = debater_request("A", 4);
-    let schema = request.reply.as_ref().unwrap().schema.clone();
-    request.system = moot::protocol::text::debater_system(
-        &moot::protocol::text::json_instructions("moot_argument", &schema),
+    // The system prompt a debate sends the embedded model.
+    let reply = request.reply.as_ref().unwrap();
+    request.system = format!(
+        "{}\n\n{}",
+        moot::protocol::text::debater_system(),
+        moot::llm::instructions::field_instructions("moot_argument", &reply.schema)
     );
     request.temperature = Some(0.0);
     // Each run loads the model afresh: the one before dropped the only provider of its engine.
@@ -721,4 +724,26 @@ fn a_headless_debate_on_the_default_model_completes() {
         .path();
     let text = std::fs::read_to_string(record).unwrap();
     assert!(text.contains("## Recommendation") && text.contains("local / "));
+}
+
+/// Its grammar holds every structured reply to the schema, so the model is told what each
+/// field means in a short list, not the schema's JSON text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_embedded_model_is_asked_for_a_reply_by_its_fields_not_the_schemas_text() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let provider = LocalProvider::open(&model_path(), &settings()).unwrap();
+    let reply = ReplyFormat {
+        name: "moot_argument".into(),
+        schema: moot::protocol::moves::debater_schema(),
+    };
+    let words = provider.schema_instructions(&reply);
+    assert_eq!(
+        words,
+        moot::llm::instructions::field_instructions(&reply.name, &reply.schema)
+    );
+    assert!(
+        words.contains("\n- argument: a string of at most 1600 characters")
+            && !words.contains("\"properties\""),
+        "{words}"
+    );
 }

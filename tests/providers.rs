@@ -7,13 +7,13 @@ mod support;
 use moot::debate::{Debate, DebateStatus, Event, Phase, TurnKey, TurnStatus, now_rfc3339};
 use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech, Wiring};
 use moot::llm::anthropic::AnthropicProvider;
+use moot::llm::instructions::json_instructions;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
     CapabilityCache, ChatMessage, ChatRequest, FinishReason, LlmError, Provider, ReplyFormat,
     RequestLabel, RetryPolicy, StructuredMode,
 };
 use moot::protocol::moves::{DebaterReplies, debater_schema};
-use moot::protocol::text::json_instructions;
 use moot::store::Store;
 use std::sync::Arc;
 use std::time::Duration;

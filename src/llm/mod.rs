@@ -6,6 +6,7 @@ pub mod capability;
 pub mod cascade;
 pub mod grammar;
 pub mod http;
+pub mod instructions;
 pub mod local;
 pub mod openai;
 pub mod provider;

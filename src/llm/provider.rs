@@ -255,6 +255,11 @@ pub trait Provider: Send + Sync {
     fn answers_one_at_a_time(&self) -> bool {
         false
     }
+    /// The words appended to the system prompt that ask for a reply matching `reply`: the
+    /// schema's whole text, unless the provider's sampler keeps every reply to the schema.
+    fn schema_instructions(&self, reply: &ReplyFormat) -> String {
+        crate::llm::instructions::json_instructions(&reply.name, &reply.schema)
+    }
     /// Embeddings of `texts` with `model` (the chat model when None), when the provider offers
     /// an embeddings endpoint; `Ok(None)` when it does not.
     fn embed<'a>(

@@ -27,8 +27,8 @@ impl Limits {
     }
 }
 
-/// A speech whose reply is JSON of `shape`: its schema is offered (and its instructions
-/// appended to `system` for providers that take no schema), its parser reads the reply.
+/// A speech whose reply is JSON of `shape`: its schema is offered (the engine appends the
+/// words that ask for it to `system`, as the provider wants them), its parser reads the reply.
 pub fn ask<S: ReplyShape>(
     key: TurnKey,
     system: String,
@@ -39,10 +39,6 @@ pub fn ask<S: ReplyShape>(
     let schema_name = shape.name();
     let schema = shape.schema();
     let stream_field = shape.stream_field();
-    let system = format!(
-        "{system}\n\n{}",
-        text::json_instructions(schema_name, &schema)
-    );
     Speech {
         key,
         perspective: None,
@@ -103,13 +99,12 @@ pub fn debater_speech(
 ) -> Speech {
     let shape = DebaterReplies;
     let schema = shape.schema();
-    // The schema sits inside the system prompt, which every seat shares (see
-    // `text::debater_system`); the prompt says who the seat is.
-    let instructions = text::json_instructions(shape.name(), &schema);
     Speech {
         key,
         perspective: Some(seat.perspective.clone()),
-        system: text::debater_system(&instructions),
+        // The same for every seat, the words asking for the schema after it (see
+        // `text::debater_system`); the prompt says who the seat is.
+        system: text::debater_system(),
         prompt,
         schema_name: shape.name(),
         kind: ReplyKind::Structured {

@@ -295,6 +295,10 @@ mod tests {
         face: Mutex<mpsc::UnboundedReceiver<Event>>,
         replies: Mutex<Vec<&'static str>>,
         calls: Mutex<Vec<AtTheCall>>,
+        /// The system prompt of each request.
+        systems: Mutex<Vec<String>>,
+        /// The words it asks for a schema with, when not the default.
+        asks_with: Option<&'static str>,
     }
 
     impl Looking {
@@ -318,11 +322,18 @@ mod tests {
         fn configure_hint(&self) -> String {
             String::new()
         }
+        fn schema_instructions(&self, reply: &crate::llm::ReplyFormat) -> String {
+            match self.asks_with {
+                Some(words) => format!("{words} ({})", reply.name),
+                None => crate::llm::instructions::json_instructions(&reply.name, &reply.schema),
+            }
+        }
         fn complete<'a>(
             &'a self,
-            _request: &'a ChatRequest,
+            request: &'a ChatRequest,
             on_text: TextSink<'a>,
         ) -> BoxFuture<'a, Result<Completion, LlmError>> {
+            lock(&self.systems).push(request.system.clone());
             let journaled = self.store.events_after(DEBATE, 0).unwrap();
             let audit = self.store.audit(DEBATE).unwrap();
             lock(&self.calls).push(AtTheCall {
@@ -367,6 +378,18 @@ mod tests {
     /// A debate's context over an in-memory journal, speaking through a `Looking` provider
     /// that gives `replies` in turn.
     fn looked_at(replies: Vec<&'static str>) -> (Context, Arc<Looking>, Store) {
+        looked_at_with(
+            replies,
+            None,
+            EngineSettings::unattended(RetryPolicy::default()),
+        )
+    }
+
+    fn looked_at_with(
+        replies: Vec<&'static str>,
+        asks_with: Option<&'static str>,
+        settings: EngineSettings,
+    ) -> (Context, Arc<Looking>, Store) {
         let store = Store::in_memory().unwrap();
         store
             .create_debate(&crate::store::running_debate(DEBATE))
@@ -377,6 +400,8 @@ mod tests {
             face: Mutex::new(face),
             replies: Mutex::new(replies),
             calls: Mutex::new(Vec::new()),
+            systems: Mutex::new(Vec::new()),
+            asks_with,
         });
         let (_controls_tx, controls) = mpsc::unbounded_channel();
         let ctx = Context::new(
@@ -388,7 +413,7 @@ mod tests {
                 answerer: "the test".into(),
             },
             Seating::all(looking.clone()),
-            EngineSettings::unattended(RetryPolicy::default()),
+            settings,
             Replay::default(),
         );
         (ctx, looking, store)
@@ -476,5 +501,42 @@ mod tests {
             ]
         );
         assert!(store.check_chain(DEBATE).unwrap().holds());
+    }
+
+    /// A structured speech with a schema and the debate's lessons: what it is asked in.
+    async fn asking(asks_with: Option<&'static str>) -> String {
+        let settings = EngineSettings {
+            lessons: Some("Lessons: measure first.".into()),
+            ..EngineSettings::unattended(RetryPolicy::default())
+        };
+        let (ctx, looking, _store) =
+            looked_at_with(vec![r#"{"argument": "Cache."}"#], asks_with, settings);
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"argument": {"type": "string"}}});
+        let speech = Speech {
+            schema: Some(schema),
+            ..speech(ReplyKind::Structured {
+                parser: Arc::new(Arguments),
+                stream_field: None,
+            })
+        };
+        let turn = ctx.speak(speech).await.unwrap();
+        assert_eq!(turn.content, "Cache.");
+        lock(&looking.systems).remove(0)
+    }
+
+    #[tokio::test]
+    async fn the_words_asking_for_the_schema_are_the_providers_and_come_before_the_lessons() {
+        assert_eq!(
+            asking(Some("List the fields")).await,
+            "Argue.\n\nList the fields (moot_argument)\n\nLessons: measure first."
+        );
+        let whole = asking(None).await;
+        assert!(
+            whole.starts_with("Argue.\n\nReply with exactly one JSON object")
+                && whole.contains("named moot_argument:\n{\"type\":\"object\"")
+                && whole.ends_with("}\n\nLessons: measure first."),
+            "by default the schema's whole text: {whole}"
+        );
     }
 }

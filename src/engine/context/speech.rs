@@ -264,8 +264,9 @@ impl Context {
     }
 
     /// The provider request a speech makes: its label (named over the wire), the system prompt
-    /// with the debate's lessons where they may reach it, the prompt, the reply's schema.
-    fn request_for(&self, speech: &Speech) -> ChatRequest {
+    /// with the words that ask for the reply's schema (as `provider` wants them) and the
+    /// debate's lessons where they may reach it, the prompt, the reply's schema.
+    fn request_for(&self, speech: &Speech, provider: &dyn Provider) -> ChatRequest {
         let reply_format = speech
             .schema
             .as_ref()
@@ -273,6 +274,14 @@ impl Context {
                 name: speech.schema_name.to_string(),
                 schema: schema.clone(),
             });
+        let system = match &reply_format {
+            Some(reply) => format!(
+                "{}\n\n{}",
+                speech.system,
+                provider.schema_instructions(reply)
+            ),
+            None => speech.system.clone(),
+        };
         ChatRequest {
             label: crate::llm::RequestLabel {
                 round: speech.key.round,
@@ -283,9 +292,9 @@ impl Context {
             },
             system: match &self.settings.lessons {
                 Some(lessons) if !(self.settings.lessons_withheld)(&speech.key) => {
-                    format!("{}\n\n{lessons}", speech.system)
+                    format!("{system}\n\n{lessons}")
                 }
-                _ => speech.system.clone(),
+                _ => system,
             },
             messages: vec![ChatMessage::user(speech.prompt.clone())],
             reply: reply_format,
@@ -304,7 +313,7 @@ impl Context {
             },
             ..Conversation::default()
         };
-        let mut request = self.request_for(speech);
+        let mut request = self.request_for(speech, provider);
         let streaming = match speech.kind {
             ReplyKind::Prose => Streaming::Raw,
             // A structured reply with no prose field streams nothing: faces never see raw JSON.
