@@ -17,8 +17,8 @@ pub fn json_instructions(name: &str, schema: &Value) -> String {
 
 /// The same request as a list of fields, one a line, with their types, bounds and
 /// descriptions but none of JSON Schema's syntax: for a provider whose sampler admits only
-/// replies that match the schema. The debater's reply reads in about half the tokens, and
-/// every one of them is attended to by each token the seat writes.
+/// replies that match the schema. On the default model a debater's system prompt is then 594
+/// tokens instead of 821, and each token a seat writes attends to every one of them.
 pub fn field_instructions(name: &str, schema: &Value) -> String {
     let mut text = format!("{ONE_OBJECT} It is {name}");
     // A description said once is not said again (the alternatives of a move share most).
