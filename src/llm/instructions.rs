@@ -88,7 +88,7 @@ impl<'a> Shape<'a> {
     }
 
     fn list(schema: &'a Value) -> Shape<'a> {
-        let count = bounds(schema, "minItems", "maxItems")
+        let count = bounds(number(schema, "minItems"), number(schema, "maxItems"))
             .map(|b| format!(" of {b}"))
             .unwrap_or_default();
         let Some(items) = schema.get("items") else {
@@ -111,17 +111,14 @@ impl<'a> Shape<'a> {
 fn scalar(kind: &str, schema: &Value) -> String {
     match kind {
         "string" => {
-            // Beside a maximum, a minimum of one character goes without saying.
-            let at_least_one = schema.get("minLength").and_then(Value::as_u64) == Some(1);
-            let mut words = match (at_least_one, schema.get("maxLength")) {
-                (true, None) => "a non-empty string".to_string(),
+            let (low, high) = (number(schema, "minLength"), number(schema, "maxLength"));
+            let mut words = match (low, high) {
+                (Some(1), None) => "a non-empty string".to_string(),
                 _ => "a string".to_string(),
             };
-            let length = match at_least_one {
-                true => bounds(schema, "", "maxLength"),
-                false => bounds(schema, "minLength", "maxLength"),
-            };
-            if let Some(length) = length {
+            // Beside a maximum, a minimum of one character goes without saying.
+            let low = low.filter(|&low| low > 1);
+            if let Some(length) = bounds(low, high) {
                 let _ = write!(words, " of {length} characters");
             }
             if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
@@ -152,12 +149,15 @@ fn scalar(kind: &str, schema: &Value) -> String {
     }
 }
 
-/// "1 to 6", "at most 3", "at least 2", or nothing when the schema sets no bound (a lower
-/// bound of 0 is none).
-fn bounds(schema: &Value, low: &str, high: &str) -> Option<String> {
-    let low = schema.get(low).and_then(Value::as_u64).unwrap_or(0);
-    let high = schema.get(high).and_then(Value::as_u64);
-    match (low, high) {
+/// A count the schema sets (`minItems`, `maxLength`, …).
+fn number(schema: &Value, key: &str) -> Option<u64> {
+    schema.get(key).and_then(Value::as_u64)
+}
+
+/// "1 to 6", "at most 3", "at least 2", or nothing when there is no bound (a lower bound of 0
+/// is none).
+fn bounds(low: Option<u64>, high: Option<u64>) -> Option<String> {
+    match (low.unwrap_or(0), high) {
         (low, Some(high)) if low == high => Some(format!("exactly {high}")),
         (0, Some(high)) => Some(format!("at most {high}")),
         (low, Some(high)) => Some(format!("{low} to {high}")),
@@ -166,8 +166,11 @@ fn bounds(schema: &Value, low: &str, high: &str) -> Option<String> {
     }
 }
 
-/// An object schema's fields in order, each with whether it may be left out.
-fn object_fields(schema: &Value) -> Option<Vec<(&str, bool, &Value)>> {
+/// A field of an object schema: its name, whether it may be left out, and its schema.
+type Field<'a> = (&'a str, bool, &'a Value);
+
+/// An object schema's fields in order.
+fn object_fields(schema: &Value) -> Option<Vec<Field<'_>>> {
     let properties = schema.get("properties")?.as_object()?;
     let required: Vec<&str> = schema
         .get("required")
@@ -211,8 +214,7 @@ fn list_fields(text: &mut String, depth: usize, schema: &Value, said: &mut HashS
     list_these(text, depth, object_fields(schema).unwrap_or_default(), said);
 }
 
-type Field<'a> = (&'a str, bool, &'a Value);
-
+/// `fields` as lines at `depth`, each followed by those of the objects it holds.
 fn list_these(text: &mut String, depth: usize, fields: Vec<Field<'_>>, said: &mut HashSet<String>) {
     let indent = "  ".repeat(depth);
     for (key, optional, field) in fields {
