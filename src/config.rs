@@ -227,7 +227,7 @@ pub struct ProviderConfig {
     /// trained on, at most 4096).
     pub context: Option<u32>,
     /// Local model: requests decoded together, each keeping its own part of the cache between
-    /// turns (default 3).
+    /// turns (default 4: a default debate's three seats and its moderator).
     pub sequences: Option<u32>,
     /// Local model: inference threads (default: all cores).
     pub threads: Option<u32>,
