@@ -1,0 +1,209 @@
+//! Whole moderated debates on the embedded default model, run in-process as `moot --headless
+//! --no-lessons --no-checkpoints` runs them: the wall time of a 1-round, 2-seat and a 3-round,
+//! 3-seat debate, and where it went (each step of the critical path, tokens written and prompt
+//! tokens sent), beside how long writing those tokens takes one sequence alone on this machine.
+//! `cargo bench --bench local_debate` (MOOT_TEST_MODEL names another GGUF).
+
+use moot::config::Config;
+use moot::debate::{Phase, Turn};
+use moot::llm::local::{LocalProvider, LocalSettings};
+use moot::llm::{ChatMessage, ChatRequest, RequestLabel};
+use moot::providers::ProviderSpec;
+use moot::session::{self, DebateSettings, Wiring};
+use moot::store::Store;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
+
+/// Debates of each size measured (after one that is not counted: see `main`).
+const RUNS: usize = 2;
+
+fn model_path() -> PathBuf {
+    std::env::var_os("MOOT_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            moot::llm::local::models::locate(moot::llm::local::models::DEFAULT_MODEL.name)
+                .unwrap_or_else(|problem| panic!("{problem}"))
+        })
+}
+
+/// The embedded model as a debate gets it, its system prompts' caches kept in `openings`.
+fn local_spec(openings: &std::path::Path) -> ProviderSpec {
+    let mut spec = moot::providers::named_spec("local", &Config::default()).unwrap();
+    spec.model = model_path().display().to_string();
+    spec.local = Some(LocalSettings {
+        openings: Some(openings.to_path_buf()),
+        ..LocalSettings::default()
+    });
+    spec
+}
+
+fn settings(spec: &ProviderSpec, rounds: u32, seats: u32) -> DebateSettings {
+    let mut settings = DebateSettings::from_config(&Config::default(), spec.clone()).unwrap();
+    settings.lessons.enabled = false;
+    settings.checkpoints = false;
+    settings.write_decision = false;
+    settings.max_rounds = rounds;
+    settings.perspectives = Some(seats);
+    settings
+}
+
+/// Runs one debate in-process; its wall time and journaled turns.
+fn debate(settings: DebateSettings) -> (Duration, Vec<Turn>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = Store::in_memory().unwrap();
+        let (events, mut events_rx) = mpsc::unbounded_channel();
+        let (_controls, controls) = mpsc::unbounded_channel();
+        let drain = tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
+        let started = Instant::now();
+        let finish = session::start(
+            store.clone(),
+            QUESTION,
+            settings,
+            Wiring {
+                events,
+                controls,
+                answerer: "the benchmark".into(),
+            },
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        let wall = started.elapsed();
+        drain.await.unwrap();
+        (wall, store.turns(&finish.id).unwrap())
+    })
+}
+
+/// The steps of the critical path as (phase, milliseconds): a round's arguments are one step
+/// (as long as its slowest), every other turn its own.
+fn steps(turns: &[Turn]) -> Vec<(Phase, u64)> {
+    let mut steps: Vec<(u32, Phase, u64)> = Vec::new();
+    for turn in turns {
+        if turn.phase == Phase::Argument
+            && let Some(step) = steps
+                .iter_mut()
+                .find(|(round, phase, _)| *round == turn.round && *phase == turn.phase)
+        {
+            step.2 = step.2.max(turn.latency_ms);
+            continue;
+        }
+        steps.push((turn.round, turn.phase, turn.latency_ms));
+    }
+    steps
+        .into_iter()
+        .map(|(_, phase, ms)| (phase, ms))
+        .collect()
+}
+
+/// Milliseconds per token one sequence takes to write an unconstrained reply on its own, the
+/// median of three replies of up to 200 tokens after a short prompt.
+fn one_sequence_ms_per_token(spec: &ProviderSpec) -> f64 {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let settings = spec.local.clone().unwrap_or_default();
+    let provider = LocalProvider::open(&model_path(), &settings).unwrap();
+    let mut per_token: Vec<f64> = (0..3)
+        .map(|run| {
+            let request = ChatRequest {
+                label: RequestLabel {
+                    round: 1,
+                    phase: Phase::Argument,
+                    seat: format!("S{run}"),
+                    perspective: None,
+                    request: "essay",
+                },
+                system: format!("Session {run}. You are a careful engineer."),
+                messages: vec![ChatMessage::user(
+                    "Write a long essay on caching: Redis, PostgreSQL, and how to choose.",
+                )],
+                reply: None,
+                max_tokens: Some(200),
+                temperature: None,
+                reply_bytes: None,
+            };
+            let (_, timings) = runtime
+                .block_on(provider.complete_timed(&request, &mut |_| {}))
+                .unwrap();
+            timings.generation_ms / timings.generated_tokens.max(1) as f64
+        })
+        .collect();
+    per_token.sort_by(f64::total_cmp);
+    per_token[1]
+}
+
+fn report(label: &str, wall: Duration, turns: &[Turn], ms_per_token: f64) {
+    let written: u64 = turns.iter().map(|t| t.tokens_out).sum();
+    let sent: u64 = turns.iter().map(|t| t.tokens_in).sum();
+    let steps = steps(turns);
+    let path: u64 = steps.iter().map(|(_, ms)| ms).sum();
+    let mut by_phase: Vec<(Phase, u64, usize)> = Vec::new();
+    for (phase, ms) in &steps {
+        match by_phase.iter_mut().find(|(p, _, _)| p == phase) {
+            Some(entry) => {
+                entry.1 += ms;
+                entry.2 += 1;
+            }
+            None => by_phase.push((*phase, *ms, 1)),
+        }
+    }
+    let phases: Vec<String> = by_phase
+        .iter()
+        .map(|(phase, ms, count)| format!("{phase} {:.1} s ({count})", *ms as f64 / 1000.0))
+        .collect();
+    eprintln!(
+        "{label}: wall {:.1} s, {} turns, {written} tokens written ({:.1} ms each of wall), {sent} prompt tokens sent",
+        wall.as_secs_f64(),
+        turns.len(),
+        wall.as_secs_f64() * 1000.0 / written.max(1) as f64,
+    );
+    eprintln!(
+        "  critical path {:.1} s: {}",
+        path as f64 / 1000.0,
+        phases.join(", ")
+    );
+    eprintln!(
+        "  those tokens written by one sequence alone at {ms_per_token:.1} ms each: {:.1} s",
+        written as f64 * ms_per_token / 1000.0
+    );
+}
+
+fn main() {
+    let openings = tempfile::tempdir().unwrap();
+    let spec = local_spec(openings.path());
+    eprintln!("model: {}", model_path().display());
+    let ms_per_token = one_sequence_ms_per_token(&spec);
+    eprintln!(
+        "one sequence alone writes a token in {ms_per_token:.1} ms (median of 3 replies of up to 200 tokens)"
+    );
+    // A user's first debate on a build reads every system prompt and keeps it on disk; later
+    // debates load them. The first is reported, not counted.
+    let (wall, turns) = debate(settings(&spec, 1, 2));
+    report(
+        "first debate of this build, 1 round, 2 seats (system prompts read and kept)",
+        wall,
+        &turns,
+        ms_per_token,
+    );
+    for (rounds, seats, target) in [(1, 2, 30), (3, 3, 120)] {
+        for run in 1..=RUNS {
+            let (wall, turns) = debate(settings(&spec, rounds, seats));
+            report(
+                &format!(
+                    "{rounds} round(s), {seats} seats, run {run} of {RUNS} (target {target} s)"
+                ),
+                wall,
+                &turns,
+                ms_per_token,
+            );
+        }
+    }
+}
