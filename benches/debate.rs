@@ -10,14 +10,12 @@
 mod support;
 
 use moot::config::{Config, TokenBudget};
-use moot::debate::{Event, Named as _, Phase, Turn};
+use moot::debate::{Named as _, Phase, Turn};
 use moot::providers::ProviderSpec;
-use moot::session::{self, DebateSettings, Wiring};
-use moot::store::Store;
+use moot::session::DebateSettings;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{Behaviour, StandIn};
-use tokio::sync::mpsc;
 
 const LATENCY: Duration = Duration::from_millis(200);
 const QUESTION: &str = "How should we structure the plugin system?";
@@ -95,41 +93,7 @@ fn debate(server: &StandIn, rounds: u32, sequential: bool) -> (Duration, Vec<Tur
 }
 
 fn run(settings: DebateSettings) -> (Duration, Vec<Turn>) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let store = Store::in_memory().unwrap();
-        let (events, mut events_rx) = mpsc::unbounded_channel();
-        let (_controls, controls) = mpsc::unbounded_channel();
-        let drain = tokio::spawn(async move {
-            let mut id = String::new();
-            while let Some(event) = events_rx.recv().await {
-                if let Event::DebateCreated { id: created, .. } = event {
-                    id = created;
-                }
-            }
-            id
-        });
-        let started = Instant::now();
-        let finish = session::start(
-            store.clone(),
-            QUESTION,
-            settings,
-            Wiring {
-                events,
-                controls,
-                answerer: "the benchmark".into(),
-            },
-            std::future::pending(),
-        )
-        .await
-        .unwrap();
-        let wall = started.elapsed();
-        drain.await.unwrap();
-        (wall, store.turns(&finish.id).unwrap())
-    })
+    support::session::timed(QUESTION, settings)
 }
 
 /// The steps that must follow one another, each as long as its slowest call: the turns of one

@@ -4,16 +4,17 @@
 //! tokens sent), beside how long writing those tokens takes one sequence alone on this machine.
 //! `cargo bench --bench local_debate` (MOOT_TEST_MODEL names another GGUF).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use moot::config::Config;
 use moot::debate::{Phase, Turn};
 use moot::llm::local::{LocalProvider, LocalSettings};
 use moot::llm::{ChatMessage, ChatRequest, RequestLabel};
 use moot::providers::ProviderSpec;
-use moot::session::{self, DebateSettings, Wiring};
-use moot::store::Store;
+use moot::session::DebateSettings;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
-use tokio::sync::mpsc;
+use std::time::Duration;
 
 const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 
@@ -48,37 +49,6 @@ fn settings(spec: &ProviderSpec, rounds: u32, seats: u32) -> DebateSettings {
     settings.max_rounds = rounds;
     settings.perspectives = Some(seats);
     settings
-}
-
-/// Runs one debate in-process; its wall time and journaled turns.
-fn debate(settings: DebateSettings) -> (Duration, Vec<Turn>) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let store = Store::in_memory().unwrap();
-        let (events, mut events_rx) = mpsc::unbounded_channel();
-        let (_controls, controls) = mpsc::unbounded_channel();
-        let drain = tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
-        let started = Instant::now();
-        let finish = session::start(
-            store.clone(),
-            QUESTION,
-            settings,
-            Wiring {
-                events,
-                controls,
-                answerer: "the benchmark".into(),
-            },
-            std::future::pending(),
-        )
-        .await
-        .unwrap();
-        let wall = started.elapsed();
-        drain.await.unwrap();
-        (wall, store.turns(&finish.id).unwrap())
-    })
 }
 
 /// The steps of the critical path as (phase, milliseconds): a round's arguments are one step
@@ -186,7 +156,7 @@ fn main() {
     );
     // A user's first debate on a build reads every system prompt and keeps it on disk; later
     // debates load them. The first is reported, not counted.
-    let (wall, turns) = debate(settings(&spec, 1, 2));
+    let (wall, turns) = support::session::timed(QUESTION, settings(&spec, 1, 2));
     report(
         "first debate of this build, 1 round, 2 seats (system prompts read and kept)",
         wall,
@@ -195,7 +165,7 @@ fn main() {
     );
     for (rounds, seats, target) in [(1, 2, 30), (3, 3, 120)] {
         for run in 1..=RUNS {
-            let (wall, turns) = debate(settings(&spec, rounds, seats));
+            let (wall, turns) = support::session::timed(QUESTION, settings(&spec, rounds, seats));
             report(
                 &format!(
                     "{rounds} round(s), {seats} seats, run {run} of {RUNS} (target {target} s)"

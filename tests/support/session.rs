@@ -76,3 +76,39 @@ pub fn scripted_settings(
         .unwrap();
     settings
 }
+
+/// Runs one debate in-process to its end on an in-memory journal, nobody answering (the
+/// settings should ask nothing); its wall time and journaled turns.
+#[allow(dead_code)]
+pub fn timed(
+    question: &str,
+    settings: moot::session::DebateSettings,
+) -> (std::time::Duration, Vec<moot::debate::Turn>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let store = moot::store::Store::in_memory().unwrap();
+        let (events, mut events_rx) = mpsc::unbounded_channel();
+        let (_controls, controls) = mpsc::unbounded_channel();
+        let drain = tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
+        let started = std::time::Instant::now();
+        let finish = moot::session::start(
+            store.clone(),
+            question,
+            settings,
+            Wiring {
+                events,
+                controls,
+                answerer: "the benchmark".into(),
+            },
+            std::future::pending(),
+        )
+        .await
+        .unwrap();
+        let wall = started.elapsed();
+        drain.await.unwrap();
+        (wall, store.turns(&finish.id).unwrap())
+    })
+}
