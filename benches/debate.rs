@@ -96,24 +96,13 @@ fn run(settings: DebateSettings) -> (Duration, Vec<Turn>) {
     support::session::timed(QUESTION, settings)
 }
 
-/// The steps that must follow one another, each as long as its slowest call: the turns of one
-/// round in a `parallel` phase are one step; every other turn is its own step.
+/// How many steps must follow one another, and how long they took (see
+/// `support::session::critical_steps`).
 fn critical_path(turns: &[Turn], parallel: &[Phase]) -> (usize, Duration) {
-    let mut steps: Vec<(u32, Phase, u64)> = Vec::new();
-    for turn in turns {
-        if parallel.contains(&turn.phase)
-            && let Some(step) = steps
-                .iter_mut()
-                .find(|(r, p, _)| *r == turn.round && *p == turn.phase)
-        {
-            step.2 = step.2.max(turn.latency_ms);
-            continue;
-        }
-        steps.push((turn.round, turn.phase, turn.latency_ms));
-    }
+    let steps = support::session::critical_steps(turns, parallel);
     (
         steps.len(),
-        Duration::from_millis(steps.iter().map(|s| s.2).sum()),
+        Duration::from_millis(steps.iter().map(|(_, ms)| ms).sum()),
     )
 }
 

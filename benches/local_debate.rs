@@ -51,27 +51,6 @@ fn settings(spec: &ProviderSpec, rounds: u32, seats: u32) -> DebateSettings {
     settings
 }
 
-/// The steps of the critical path as (phase, milliseconds): a round's arguments are one step
-/// (as long as its slowest), every other turn its own.
-fn steps(turns: &[Turn]) -> Vec<(Phase, u64)> {
-    let mut steps: Vec<(u32, Phase, u64)> = Vec::new();
-    for turn in turns {
-        if turn.phase == Phase::Argument
-            && let Some(step) = steps
-                .iter_mut()
-                .find(|(round, phase, _)| *round == turn.round && *phase == turn.phase)
-        {
-            step.2 = step.2.max(turn.latency_ms);
-            continue;
-        }
-        steps.push((turn.round, turn.phase, turn.latency_ms));
-    }
-    steps
-        .into_iter()
-        .map(|(_, phase, ms)| (phase, ms))
-        .collect()
-}
-
 /// Milliseconds per token one sequence takes to write an unconstrained reply on its own, the
 /// median of three replies of up to 200 tokens after a short prompt.
 fn one_sequence_ms_per_token(spec: &ProviderSpec) -> f64 {
@@ -113,7 +92,8 @@ fn one_sequence_ms_per_token(spec: &ProviderSpec) -> f64 {
 fn report(label: &str, wall: Duration, turns: &[Turn], ms_per_token: f64) {
     let written: u64 = turns.iter().map(|t| t.tokens_out).sum();
     let sent: u64 = turns.iter().map(|t| t.tokens_in).sum();
-    let steps = steps(turns);
+    // A round's arguments are decoded together: one step.
+    let steps = support::session::critical_steps(turns, &[Phase::Argument]);
     let path: u64 = steps.iter().map(|(_, ms)| ms).sum();
     let mut by_phase: Vec<(Phase, u64, usize)> = Vec::new();
     for (phase, ms) in &steps {

@@ -112,3 +112,29 @@ pub fn timed(
         (wall, store.turns(&finish.id).unwrap())
     })
 }
+
+/// The steps of a debate that must follow one another, as (phase, milliseconds), each as long
+/// as its slowest call: the turns of one round in a `parallel` phase are one step, every other
+/// turn its own.
+#[allow(dead_code)]
+pub fn critical_steps(
+    turns: &[moot::debate::Turn],
+    parallel: &[moot::debate::Phase],
+) -> Vec<(moot::debate::Phase, u64)> {
+    let mut steps: Vec<(u32, moot::debate::Phase, u64)> = Vec::new();
+    for turn in turns {
+        if parallel.contains(&turn.phase)
+            && let Some(step) = steps
+                .iter_mut()
+                .find(|(round, phase, _)| *round == turn.round && *phase == turn.phase)
+        {
+            step.2 = step.2.max(turn.latency_ms);
+            continue;
+        }
+        steps.push((turn.round, turn.phase, turn.latency_ms));
+    }
+    steps
+        .into_iter()
+        .map(|(_, phase, ms)| (phase, ms))
+        .collect()
+}
