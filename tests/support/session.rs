@@ -1,5 +1,6 @@
 //! Drives a debate session in-process with answers queued up front, collecting every event it
-//! announces.
+//! announces; and, for the benchmarks, runs one to its end and splits its wall time into the
+//! steps that must follow one another.
 
 use moot::debate::{Control, Event};
 use moot::session::{Finish, SessionError, Wiring};
