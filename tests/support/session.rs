@@ -91,25 +91,18 @@ pub fn timed(
         .unwrap();
     runtime.block_on(async {
         let store = moot::store::Store::in_memory().unwrap();
-        let (events, mut events_rx) = mpsc::unbounded_channel();
-        let (_controls, controls) = mpsc::unbounded_channel();
-        let drain = tokio::spawn(async move { while events_rx.recv().await.is_some() {} });
         let started = std::time::Instant::now();
-        let finish = moot::session::start(
-            store.clone(),
-            question,
-            settings,
-            Wiring {
-                events,
-                controls,
-                answerer: "the benchmark".into(),
-            },
-            std::future::pending(),
-        )
-        .await
-        .unwrap();
+        let (finish, _) = answered(Vec::new(), "the benchmark", |wiring| {
+            moot::session::start(
+                store.clone(),
+                question,
+                settings,
+                wiring,
+                std::future::pending(),
+            )
+        })
+        .await;
         let wall = started.elapsed();
-        drain.await.unwrap();
         (wall, store.turns(&finish.id).unwrap())
     })
 }
