@@ -206,10 +206,9 @@ fn main() {
         })
         .collect();
     // A debater's system prompt as a debate sends it to this provider.
-    let system = format!(
-        "{}\n\n{}",
-        moot::protocol::text::debater_system(),
-        provider.schema_instructions(&schema)
+    let system = moot::llm::instructions::system_asking(
+        &moot::protocol::text::debater_system(),
+        &provider.schema_instructions(&schema),
     );
     let mut in_turn = Vec::new();
     let mut reused = Vec::new();

@@ -392,10 +392,9 @@ async fn a_system_prompt_read_once_is_loaded_by_the_next_run() {
     let mut request = debater_request("A", 4);
     // The system prompt a debate sends the embedded model.
     let reply = request.reply.as_ref().unwrap();
-    request.system = format!(
-        "{}\n\n{}",
-        moot::protocol::text::debater_system(),
-        moot::llm::instructions::field_instructions("moot_argument", &reply.schema)
+    request.system = moot::llm::instructions::system_asking(
+        &moot::protocol::text::debater_system(),
+        &moot::llm::instructions::field_instructions("moot_argument", &reply.schema),
     );
     request.temperature = Some(0.0);
     // Each run loads the model afresh: the one before dropped the only provider of its engine.

@@ -9,6 +9,12 @@ use std::fmt::Write as _;
 const ONE_OBJECT: &str =
     "Reply with exactly one JSON object and nothing else (no code fences, no prose around it).";
 
+/// A system prompt with the words that ask for its reply's schema after it, as every request
+/// for a structured reply carries them.
+pub fn system_asking(system: &str, words: &str) -> String {
+    format!("{system}\n\n{words}")
+}
+
 /// The instruction that asks for JSON matching `schema`, its whole text included: what a
 /// provider that takes no schema, or may not keep to one, needs to follow it.
 pub fn json_instructions(name: &str, schema: &Value) -> String {

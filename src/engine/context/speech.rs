@@ -275,10 +275,9 @@ impl Context {
                 schema: schema.clone(),
             });
         let system = match &reply_format {
-            Some(reply) => format!(
-                "{}\n\n{}",
-                speech.system,
-                provider.schema_instructions(reply)
+            Some(reply) => crate::llm::instructions::system_asking(
+                &speech.system,
+                &provider.schema_instructions(reply),
             ),
             None => speech.system.clone(),
         };
