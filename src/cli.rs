@@ -23,7 +23,11 @@ pub struct Cli {
     pub config: Option<PathBuf>,
 }
 
+// Deferred: a command's arguments are defined only when it is the one run (or its help is
+// shown), so a debate's first frame does not wait for clap to build every command's flags.
+// The nested command enums below are deferred for the same reason.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// List stored debates, newest first.
     List {
@@ -205,6 +209,7 @@ pub struct ResumeArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum ModelCommand {
     /// Fetch the default model (SmolLM2-135M-Instruct, 98 MB) and verify its SHA-256.
     Pull {
@@ -337,6 +342,7 @@ pub struct BenchArgs {
 
 /// `moot code …`.
 #[derive(Debug, Clone, Subcommand)]
+#[command(defer = true)]
 pub enum CodeAction {
     /// Every version with its tests, quality and commit; the winner starred.
     Versions {
@@ -382,6 +388,7 @@ pub enum CodeAction {
 
 /// `moot lessons …`.
 #[derive(Debug, Clone, Subcommand)]
+#[command(defer = true)]
 pub enum LessonsAction {
     /// Every stored lesson, newest first.
     List {
@@ -405,6 +412,7 @@ pub enum LessonsAction {
 
 /// `moot arena …`: what an agent taking part in an arena can do.
 #[derive(Debug, Clone, Subcommand)]
+#[command(defer = true)]
 pub enum ArenaAction {
     /// The debate's manifest: topic, participants, status, the turn it waits for.
     Info {
@@ -616,4 +624,52 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub provider: ProviderArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    /// The commands are deferred (built only when run or shown); one run or shown must still
+    /// have every flag, and the global `--config` before or after it.
+    #[test]
+    fn a_deferred_command_is_whole_when_it_runs_or_shows_its_help() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from(["moot", "list", "--limit", "3", "--json"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::List {
+                json: true,
+                limit: 3
+            })
+        ));
+        let cli = Cli::try_parse_from(["moot", "lessons", "list", "--json", "--config", "c.toml"])
+            .unwrap();
+        assert!(matches!(
+            cli.command,
+            Some(Command::Lessons {
+                action: LessonsAction::List { json: true },
+                ..
+            })
+        ));
+        assert_eq!(cli.config, Some(PathBuf::from("c.toml")));
+        let refused = Cli::try_parse_from(["moot", "list", "--limits", "3"]).unwrap_err();
+        assert_eq!(refused.kind(), clap::error::ErrorKind::UnknownArgument);
+        let help = Cli::try_parse_from(["moot", "list", "--help"])
+            .unwrap_err()
+            .to_string();
+        assert!(help.contains("--limit <LIMIT>"), "{help}");
+        let help = Cli::try_parse_from(["moot", "model", "pull", "--help"])
+            .unwrap_err()
+            .to_string();
+        assert!(help.contains("[NAME]"), "{help}");
+        let top = Cli::try_parse_from(["moot", "--help"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            top.contains("lessons") && top.contains("--max-rounds <N>"),
+            "{top}"
+        );
+    }
 }
