@@ -153,6 +153,28 @@ fn the_first_frame_comes_before_the_journal_opens() {
     assert!(entered < asked && asked < left && left < error, "{raw:?}");
 }
 
+/// The catalog is read after the first frame (issue 27 item 4), but the new-debate form still
+/// offers all of it: the built-ins and the config's own perspectives.
+#[test]
+fn the_new_debate_form_offers_the_catalog_with_the_configs_perspectives() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[[debate.custom_perspectives]]\nname = \"Frugalist\"\npriorities = [\"spend\"]\ntrade_offs = \"speed for savings\"\n",
+    )
+    .unwrap();
+    let mut pty = Pty::spawn(&mut moot(home.path(), None, &[]));
+    pty.wait_for("n new debate");
+    pty.press(b"n");
+    // The form wraps between words: one-word names are found whole wherever a line breaks.
+    let screen = pty.wait_for("Frugalist");
+    assert!(screen.contains("Performance"), "{screen}");
+    pty.press(b"\x1b");
+    pty.wait_until(|screen| !screen.contains("Frugalist"));
+    pty.press(b"q");
+    assert_eq!(pty.wait_exit().code(), Some(0));
+}
+
 /// A finished debate replays read-only on the same screen a followed one uses, with no clock
 /// ticking to wake it: every key must wake it by itself. (Polling the key stream with a
 /// throwaway waker once lost every key after the first until some other event came.)

@@ -136,10 +136,13 @@ pub(super) fn workbench(
         settings.initiated_by = Some(crate::debate::Initiator::Person);
         Ok(settings)
     };
-    let catalog = crate::catalog::catalog(&config.debate.custom_perspectives)
-        .into_iter()
-        .map(|p| sanitize::clean(&p.name))
-        .collect();
+    let custom = config.debate.custom_perspectives.clone();
+    let catalog = Box::new(move || {
+        crate::catalog::catalog(&custom)
+            .into_iter()
+            .map(|p| sanitize::clean(&p.name))
+            .collect()
+    });
     let setup = Setup {
         theme,
         keymap: keymap.clone(),

@@ -260,18 +260,16 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
     apply_vote_and_lessons(&mut settings, args, config)?;
     // Unknown perspective names are a usage error before anything is stored (where they name
     // seats from the catalog; a protocol that takes `--perspective` as a viewpoint to focus
-    // on reads it itself).
-    let catalog = crate::catalog::catalog(&settings.custom_perspectives);
-    let seats_perspectives = protocol.presentation().seats_from_catalog;
-    for name in settings
-        .named_perspectives
-        .iter()
-        .filter(|_| seats_perspectives)
-    {
-        if crate::catalog::find(&catalog, name).is_none() {
-            return Err(SessionError::Settings(format!(
-                "unknown perspective {name:?}; `moot perspectives` lists the catalog"
-            )));
+    // on reads it itself). The catalog is parsed only when there are names to check: a new
+    // debate's first frame waits for this assembly.
+    if protocol.presentation().seats_from_catalog && !settings.named_perspectives.is_empty() {
+        let catalog = crate::catalog::catalog(&settings.custom_perspectives);
+        for name in &settings.named_perspectives {
+            if crate::catalog::find(&catalog, name).is_none() {
+                return Err(SessionError::Settings(format!(
+                    "unknown perspective {name:?}; `moot perspectives` lists the catalog"
+                )));
+            }
         }
     }
     Ok(settings)

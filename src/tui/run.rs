@@ -343,8 +343,9 @@ impl Run {
 pub struct Setup {
     pub theme: Theme,
     pub keymap: Arc<Keymap>,
-    /// The perspective catalog's names, for the new-debate form.
-    pub catalog: Vec<String>,
+    /// The perspective catalog's names, for the new-debate form: read once a new debate's
+    /// first frame is up, which does not need them.
+    pub catalog: Box<dyn FnOnce() -> Vec<String>>,
     /// The registered protocols, and the one the new-debate form starts on (the configured).
     pub protocols: Vec<ProtocolChoice>,
     pub default_protocol: String,
@@ -389,7 +390,7 @@ pub async fn workbench(
     let back_to_history = matches!(start, Start::History);
     let mut next = Some(start);
     let mut history = History::new(keymap.clone());
-    history.catalog = catalog;
+    history.catalog = catalog();
     history.default_protocol = protocols
         .iter()
         .position(|p| p.name == default_protocol)
