@@ -7,11 +7,14 @@
 //! memory with the model loaded.
 //! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
 
+#[path = "../tests/support/model.rs"]
+mod model;
+
+use model::model_path;
 use moot::debate::Phase;
 use moot::llm::local::LocalSettings;
 use moot::llm::local::{LocalProvider, Timings};
 use moot::llm::{ChatMessage, ChatRequest, Provider as _, ReplyFormat, RequestLabel};
-use std::path::PathBuf;
 use std::time::Instant;
 
 const RUNS: usize = 5;
@@ -20,15 +23,6 @@ const RUNS: usize = 5;
 /// starts from reading them, whatever earlier runs left in the models directory.
 static KEPT: std::sync::LazyLock<tempfile::TempDir> =
     std::sync::LazyLock::new(|| tempfile::tempdir().unwrap());
-
-fn model_path() -> PathBuf {
-    std::env::var_os("MOOT_TEST_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            moot::llm::local::models::locate(moot::llm::local::models::DEFAULT_MODEL.name)
-                .unwrap_or_else(|problem| panic!("{problem}"))
-        })
-}
 
 /// Resident and peak memory of this process, in MB, from /proc.
 fn memory() -> (f64, f64) {

@@ -7,28 +7,20 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use support::model::model_path;
+
 use moot::config::Config;
 use moot::debate::{Phase, Turn};
 use moot::llm::local::{LocalProvider, LocalSettings};
 use moot::llm::{ChatMessage, ChatRequest, RequestLabel};
 use moot::providers::ProviderSpec;
 use moot::session::DebateSettings;
-use std::path::PathBuf;
 use std::time::Duration;
 
 const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 
 /// Debates of each size measured (after one that is not counted: see `main`).
 const RUNS: usize = 2;
-
-fn model_path() -> PathBuf {
-    std::env::var_os("MOOT_TEST_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            moot::llm::local::models::locate(moot::llm::local::models::DEFAULT_MODEL.name)
-                .unwrap_or_else(|problem| panic!("{problem}"))
-        })
-}
 
 /// The embedded model as a debate gets it, its system prompts' caches kept in `openings`.
 fn local_spec(openings: &std::path::Path) -> ProviderSpec {

@@ -6,8 +6,11 @@
 //! `scripts/test` pulls the model and sets MOOT_TEST_MODEL; without it the default store is used.
 #![cfg(feature = "local")]
 
+#[path = "support/model.rs"]
+mod model;
+
+use model::model_path;
 use moot::debate::Phase;
-use moot::llm::local::models;
 use moot::llm::local::{LocalProvider, LocalSettings, Timings};
 use moot::llm::structured::extract_json;
 use moot::llm::{ChatMessage, ChatRequest, Provider, ProviderKind, ReplyFormat, RequestLabel};
@@ -21,15 +24,6 @@ const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 /// subprocess) each running threads for every core starve each other on a 2-core CI machine.
 /// An async mutex, so a failed test releases it rather than poisoning the rest.
 static ONE_ENGINE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn model_path() -> PathBuf {
-    if let Some(path) = std::env::var_os("MOOT_TEST_MODEL").filter(|p| !p.is_empty()) {
-        return PathBuf::from(path);
-    }
-    models::locate(models::DEFAULT_MODEL.name).unwrap_or_else(|problem| {
-        panic!("{problem}\n(scripts/test pulls it and sets MOOT_TEST_MODEL)")
-    })
-}
 
 /// Whether `value` is valid under `schema`, by the JSON Schema spec.
 fn validate(value: &Value, schema: &Value) -> Result<(), String> {

@@ -4,6 +4,8 @@
 //! malformed chunks, refused response formats, garbage JSON, escape sequences, hangs).
 #![allow(dead_code)]
 
+#[cfg(feature = "local")]
+pub mod model;
 pub mod pty;
 pub mod serving;
 pub mod session;
