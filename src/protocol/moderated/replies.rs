@@ -2,6 +2,7 @@
 //! and validators. Model output only changes the debate through these validated fields.
 
 use crate::debate::Named as _;
+use crate::debate::Seat;
 use crate::engine::Checked;
 use crate::engine::Unusable;
 use crate::engine::text_field;
@@ -17,21 +18,22 @@ pub fn analysis_reply() -> Checked {
     Checked::new(ANALYSIS_SCHEMA, analysis_schema(), validate_analysis, None)
 }
 
-/// The moderator's evaluation of a round, its summary shown as it streams.
-pub fn evaluation_reply() -> Checked {
+/// The moderator's evaluation of a round among `seats`, its summary shown as it streams.
+pub fn evaluation_reply(seats: &[Seat]) -> Checked {
     Checked::new(
         EVALUATION_SCHEMA,
-        evaluation_schema(),
+        evaluation_schema(seats),
         validate_evaluation,
         Some("summary"),
     )
 }
 
-/// The moderator's synthesis, its recommendation shown as it streams.
-pub fn synthesis_reply() -> Checked {
+/// The moderator's synthesis of a debate among `seats`, its recommendation shown as it
+/// streams.
+pub fn synthesis_reply(seats: &[Seat]) -> Checked {
     Checked::new(
         SYNTHESIS_SCHEMA,
-        synthesis_schema(),
+        synthesis_schema(seats),
         validate_synthesis,
         Some("recommendation"),
     )
@@ -95,18 +97,32 @@ pub fn validate_analysis(value: &Value) -> Result<Value, Unusable> {
     }))
 }
 
-pub fn evaluation_schema() -> Value {
+// How long the evaluation's prose may run, as its schema declares: the grammar the embedded
+// model samples under shares the reply's budget by these weights, and without them gave the
+// summary too small a share to hold the 120 words its description asks for.
+/// A round's summary: about 120 words.
+const SUMMARY_CHARS: usize = 700;
+/// What the debaters must clarify next round.
+const CLARIFICATION_CHARS: usize = 300;
+/// Why the moderator decided as it did, one sentence.
+const REASON_CHARS: usize = 200;
+
+pub fn evaluation_schema(seats: &[Seat]) -> Value {
+    let ids: Vec<&str> = seats.iter().map(|s| s.id.as_str()).collect();
+    // The leader is a seat, or nobody.
+    let mut leaders = ids.clone();
+    leaders.push("");
     json!({
         "type": "object",
         "properties": {
-            "summary": {"type": "string", "minLength": 1, "description": "The round in at most 120 words: where each perspective stands and what is unresolved. Cite argument ids like [A1.2]."},
+            "summary": {"type": "string", "minLength": 1, "maxLength": SUMMARY_CHARS, "description": "The round in at most 120 words: where each perspective stands and what is unresolved. Cite argument ids like [A1.2]."},
             "assessment": {"type": "string", "enum": ["converging", "stagnating", "new_ground"]},
             "decision": {"type": "string", "enum": ["continue", "clarify", "conclude"]},
             "agreement": {"type": "boolean", "description": "True if the perspectives now recommend the same thing."},
-            "leader": {"type": "string", "description": "Seat id (A, B, C, D) of a perspective that clearly dominates, else empty."},
-            "off_topic": {"type": "array", "items": {"type": "string"}, "description": "Seat ids that argued beside the question."},
-            "clarification": {"type": "string", "description": "If decision is clarify: what the debaters must clarify next round."},
-            "reason": {"type": "string", "description": "Why you decided as you did, one sentence."}
+            "leader": {"type": "string", "enum": leaders, "description": "Seat id of a perspective that clearly dominates, else empty."},
+            "off_topic": {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": ids.len(), "description": "Seat ids that argued beside the question."},
+            "clarification": {"type": "string", "maxLength": CLARIFICATION_CHARS, "description": "If decision is clarify: what the debaters must clarify next round."},
+            "reason": {"type": "string", "maxLength": REASON_CHARS, "description": "Why you decided as you did, one sentence."}
         },
         "required": ["summary", "assessment", "decision", "agreement"]
     })
@@ -146,30 +162,61 @@ pub fn validate_evaluation(value: &Value) -> Result<Value, Unusable> {
     }))
 }
 
-pub fn synthesis_schema() -> Value {
+// What a synthesis holds, as its schema declares: a decision record's worth (the demo
+// debate's record fits). The grammar the embedded model samples under shares the reply's
+// budget by these weights; with none, six items a list took the shares, leaving a record
+// like the demo's no room. A provider that reads the schema only as advice is clipped by the
+// validator at its own, looser limits.
+/// The recommendation: about 100 words.
+const RECOMMENDATION_CHARS: usize = 600;
+const TITLE_CHARS: usize = 80;
+/// The strongest disagreement, a sentence or two.
+const DISSENT_CHARS: usize = 240;
+/// One item of a list (an agreement, a tension, a key argument): a sentence.
+const ITEM_CHARS: usize = 120;
+/// Agreements, tensions, caveats and action items each.
+const LIST_ITEMS: usize = 4;
+const KEY_ARGUMENTS: usize = 3;
+const TRADE_OFFS: usize = 2;
+
+/// The synthesis asks for one entry per seat, keyed by its id: a model held to the schema
+/// then writes each perspective once, where free names and a free count had the default
+/// model write a two-seat debate three perspectives named with fragments of arguments, which
+/// matched no seat. Ids, not the perspectives' names, so that the schema's words in the system
+/// prompt are the same in every debate with as many seats, and its cache is kept
+/// (`llm::local::openings`).
+pub fn synthesis_schema(seats: &[Seat]) -> Value {
+    let list = |items: usize| json!({"type": "array", "items": {"type": "string", "maxLength": ITEM_CHARS}, "maxItems": items});
+    let perspective = json!({
+        "type": "object",
+        "properties": {
+            "key_arguments": list(KEY_ARGUMENTS),
+            "trade_offs_accepted": list(TRADE_OFFS)
+        },
+        "required": ["key_arguments", "trade_offs_accepted"]
+    });
+    let ids: Vec<&str> = seats.iter().map(|s| s.id.as_str()).collect();
+    let perspectives: serde_json::Map<String, Value> = ids
+        .iter()
+        .map(|id| (id.to_string(), perspective.clone()))
+        .collect();
     json!({
         "type": "object",
         "properties": {
-            "recommendation": {"type": "string", "minLength": 1, "description": "What to do and why, citing argument ids like [A2.1]."},
-            "title": {"type": "string", "description": "The decision topic in a few words."},
+            "recommendation": {"type": "string", "minLength": 1, "maxLength": RECOMMENDATION_CHARS, "description": "What to do and why, citing argument ids like [A2.1]."},
+            "title": {"type": "string", "maxLength": TITLE_CHARS, "description": "The decision topic in a few words."},
             "confidence": {"type": "string", "enum": ["High", "Medium", "Low"]},
             "perspectives": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string"},
-                        "key_arguments": {"type": "array", "items": {"type": "string"}},
-                        "trade_offs_accepted": {"type": "array", "items": {"type": "string"}}
-                    },
-                    "required": ["name", "key_arguments", "trade_offs_accepted"]
-                }
+                "type": "object",
+                "properties": perspectives,
+                "required": ids,
+                "description": "Each seat's perspective, by seat id."
             },
-            "agreements": {"type": "array", "items": {"type": "string"}},
-            "tensions": {"type": "array", "items": {"type": "string"}},
-            "caveats": {"type": "array", "items": {"type": "string"}},
-            "dissent": {"type": "string", "description": "The strongest disagreement with the recommendation, or empty."},
-            "action_items": {"type": "array", "items": {"type": "string"}}
+            "agreements": list(LIST_ITEMS),
+            "tensions": list(LIST_ITEMS),
+            "caveats": list(LIST_ITEMS),
+            "dissent": {"type": "string", "maxLength": DISSENT_CHARS, "description": "The strongest disagreement with the recommendation, or empty."},
+            "action_items": list(LIST_ITEMS)
         },
         "required": ["recommendation", "title", "confidence", "perspectives", "agreements", "tensions", "caveats", "dissent"]
     })
@@ -184,23 +231,31 @@ pub fn validate_synthesis(value: &Value) -> Result<Value, Unusable> {
         .and_then(Value::as_str)
         .and_then(crate::debate::Confidence::parse)
         .ok_or("`confidence` must be High, Medium or Low")?;
+    let perspective = |name: &str, p: &Value| {
+        let name = name.trim();
+        (!name.is_empty()).then(|| {
+            json!({
+                "name": clip(name, 80),
+                "key_arguments": string_list(p.get("key_arguments"), 6),
+                "trade_offs_accepted": string_list(p.get("trade_offs_accepted"), 4),
+            })
+        })
+    };
+    // Keyed by seat id, as the schema asks; or a list of entries named by perspective, as
+    // providers that read the schema only as advice (and replies journaled before it asked for
+    // keys) may give. The record matches either to its seat.
     let perspectives: Vec<Value> = match object.get("perspectives") {
+        Some(Value::Object(by_name)) => by_name
+            .iter()
+            .filter_map(|(name, p)| perspective(name, p))
+            .collect(),
         Some(Value::Array(items)) => items
             .iter()
-            .filter_map(|p| {
-                let name = p.get("name").and_then(Value::as_str)?.trim();
-                (!name.is_empty()).then(|| {
-                    json!({
-                        "name": clip(name, 80),
-                        "key_arguments": string_list(p.get("key_arguments"), 6),
-                        "trade_offs_accepted": string_list(p.get("trade_offs_accepted"), 4),
-                    })
-                })
-            })
+            .filter_map(|p| perspective(p.get("name").and_then(Value::as_str)?, p))
             .collect(),
         _ => {
             return Err(
-                "`perspectives` must be an array of {name, key_arguments, trade_offs_accepted}"
+                "`perspectives` must map each seat id to {key_arguments, trade_offs_accepted}"
                     .into(),
             );
         }
@@ -246,6 +301,22 @@ pub fn string_list(value: Option<&Value>, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn seats(perspectives: &[&str]) -> Vec<Seat> {
+        perspectives
+            .iter()
+            .zip(["A", "B", "C", "D"])
+            .map(|(perspective, id)| Seat {
+                id: id.into(),
+                perspective: perspective.to_string(),
+                priorities: vec!["latency".into()],
+                trade_offs: "complexity for speed".into(),
+                stance: String::new(),
+                provider: None,
+                model: None,
+            })
+            .collect()
+    }
 
     #[test]
     fn analysis_needs_a_domain_and_a_seat_count() {
@@ -311,13 +382,13 @@ mod tests {
         let cases: [(Value, &str, Value, Validator); 3] = [
             (analysis_schema(), "domain", analysis, validate_analysis),
             (
-                evaluation_schema(),
+                evaluation_schema(&seats(&["P", "Q"])),
                 "summary",
                 evaluation,
                 validate_evaluation,
             ),
             (
-                synthesis_schema(),
+                synthesis_schema(&seats(&["P", "Q"])),
                 "recommendation",
                 synthesis,
                 validate_synthesis,
@@ -339,5 +410,117 @@ mod tests {
                 "{field} is required"
             );
         }
+    }
+
+    /// The synthesis asks for each seat's perspective once, by seat id; the evaluation names
+    /// only the round's seats. The schemas' words depend on how many seats there are, not on
+    /// their perspectives, so that two debates with as many seats share the moderator's system
+    /// prompt (and its kept cache).
+    #[test]
+    fn the_moderators_replies_are_asked_per_seat() {
+        let two = seats(&["Performance Advocate", "Operations Pragmatist"]);
+        let schema = synthesis_schema(&two);
+        let perspectives = &schema["properties"]["perspectives"];
+        assert_eq!(perspectives["required"], json!(["A", "B"]));
+        assert_eq!(
+            perspectives["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["A", "B"]
+        );
+        assert_eq!(
+            schema,
+            synthesis_schema(&seats(&["Security Reviewer", "Cost Analyst"])),
+            "the same words for any two perspectives"
+        );
+        assert_ne!(schema, synthesis_schema(&seats(&["P", "Q", "R"])));
+        let evaluation = evaluation_schema(&seats(&["P", "Q", "R"]));
+        assert_eq!(
+            evaluation["properties"]["leader"]["enum"],
+            json!(["A", "B", "C", ""])
+        );
+        assert_eq!(
+            evaluation["properties"]["off_topic"]["items"]["enum"],
+            json!(["A", "B", "C"])
+        );
+    }
+
+    /// A good record fits the per-seat shape: the demo debate's evaluations and synthesis
+    /// (written by a capable model) are admitted by the grammars the embedded model samples
+    /// under, at the budgets the moderator asks with.
+    #[test]
+    fn a_good_record_is_admitted_by_the_moderators_grammars() {
+        let demo: Value =
+            serde_json::from_str(include_str!("../../../assets/demo/redis-vs-postgres.json"))
+                .unwrap();
+        let replies = demo["replies"].as_array().unwrap();
+        let phase = |name: &'static str| replies.iter().filter(move |r| r["phase"] == name);
+        let two = seats(&["Operational Simplicity", "Performance Advocate"]);
+        // The budgets the moderator asks with (800 and 2000 tokens), three characters a token.
+        let evaluation =
+            crate::llm::grammar::Grammar::from_schema(&evaluation_schema(&two), 2400).unwrap();
+        for reply in phase("evaluation") {
+            let text = reply["reply"].to_string();
+            assert!(evaluation.accepts(&text), "refused: {text}");
+        }
+        let synthesis =
+            crate::llm::grammar::Grammar::from_schema(&synthesis_schema(&two), 6000).unwrap();
+        let mut reply = phase("synthesis").next().unwrap()["reply"].clone();
+        // Keyed by seat, as the schema asks, and its fields in the schema's order.
+        let listed = reply["perspectives"].as_array().unwrap().clone();
+        let mut keyed = serde_json::Map::new();
+        for (seat, perspective) in ["A", "B"].iter().zip(listed) {
+            keyed.insert(
+                seat.to_string(),
+                json!({"key_arguments": perspective["key_arguments"], "trade_offs_accepted": perspective["trade_offs_accepted"]}),
+            );
+        }
+        reply["perspectives"] = Value::Object(keyed);
+        let ordered: serde_json::Map<String, Value> = synthesis_schema(&two)["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|key| (key.clone(), reply[key].clone()))
+            .collect();
+        let text = Value::Object(ordered).to_string();
+        assert!(synthesis.accepts(&text), "refused: {text}");
+        // A third perspective, or one under a name, is not.
+        let mut third = reply.clone();
+        third["perspectives"]["C"] = third["perspectives"]["A"].clone();
+        assert!(!synthesis.accepts(&third.to_string()));
+    }
+
+    #[test]
+    fn a_synthesis_keyed_by_seat_and_one_listed_by_name_both_validate() {
+        let keyed = validate_synthesis(&json!({
+            "recommendation": "Use Postgres", "confidence": "Low", "title": "Cache",
+            "perspectives": {
+                "A": {"key_arguments": ["fast [A1.1]"], "trade_offs_accepted": ["ops"]},
+                "B": {"key_arguments": [], "trade_offs_accepted": []}
+            },
+            "agreements": [], "tensions": [], "caveats": [], "dissent": ""
+        }))
+        .unwrap();
+        assert_eq!(
+            keyed["perspectives"],
+            json!([
+                {"name": "A", "key_arguments": ["fast [A1.1]"], "trade_offs_accepted": ["ops"]},
+                {"name": "B", "key_arguments": [], "trade_offs_accepted": []}
+            ])
+        );
+        let listed = validate_synthesis(&json!({
+            "recommendation": "Use Postgres", "confidence": "Low",
+            "perspectives": [{"name": "Performance Advocate", "key_arguments": ["fast"], "trade_offs_accepted": []}]
+        }))
+        .unwrap();
+        assert_eq!(listed["perspectives"][0]["name"], "Performance Advocate");
+        assert!(
+            validate_synthesis(
+                &json!({"recommendation": "x", "confidence": "Low", "perspectives": "A"})
+            )
+            .is_err()
+        );
     }
 }

@@ -99,6 +99,7 @@ impl Moderation<'_> {
         let turn = ctx
             .speak(synthesis_speech(
                 TurnKey::new(self.rounds_run, Phase::Synthesis, MODERATOR),
+                &self.seats,
                 prompts::synthesis_prompt(&SynthesisInput {
                     question: &self.clarified,
                     seats: &self.seats,
@@ -266,6 +267,7 @@ impl Moderation<'_> {
                 let revision = ctx
                     .speak(synthesis_speech(
                         TurnKey::new(rounds, Phase::Revision, MODERATOR),
+                        &self.seats,
                         prompts::revision_prompt(&synthesis.to_markdown(), &request),
                         Instant::now() + self.common.round_timeout,
                     ))
@@ -331,13 +333,14 @@ impl Moderation<'_> {
     }
 }
 
-/// The moderator's synthesis (or its revision) of the debate, as a structured reply.
-fn synthesis_speech(key: TurnKey, prompt: String, deadline: Instant) -> Speech {
+/// The moderator's synthesis (or its revision) of the debate among `seats`, as a structured
+/// reply.
+fn synthesis_speech(key: TurnKey, seats: &[Seat], prompt: String, deadline: Instant) -> Speech {
     kit::ask(
         key,
         prompts::moderator_system(),
         prompt,
-        replies::synthesis_reply(),
+        replies::synthesis_reply(seats),
         kit::Limits::new(2000, deadline),
     )
 }

@@ -763,7 +763,7 @@ impl Moderation<'_> {
                     turns: round_turns,
                     signals,
                 }),
-                replies::evaluation_reply(),
+                replies::evaluation_reply(active),
                 kit::Limits::new(800, deadline.max(Instant::now() + Duration::from_secs(5))),
             ))
             .await?;

@@ -328,7 +328,7 @@ pub struct SynthesisParts<'a> {
 }
 
 /// Each seat's summary: the moderator's key arguments and accepted trade-offs for it where it
-/// gave them (its sentences attributed), else the seat's strongest arguments and its own
+/// gave them, under the seat's id or its perspective's name (its sentences attributed), else the seat's strongest arguments and its own
 /// trade-off.
 fn perspectives_considered(
     parts: &SynthesisParts<'_>,
@@ -344,9 +344,9 @@ fn perspectives_considered(
                 .and_then(Value::as_array)
                 .and_then(|items| {
                     items.iter().find(|p| {
-                        p.get("name")
-                            .and_then(Value::as_str)
-                            .is_some_and(|n| n.eq_ignore_ascii_case(&seat.perspective))
+                        p.get("name").and_then(Value::as_str).is_some_and(|n| {
+                            n == seat.id || n.eq_ignore_ascii_case(&seat.perspective)
+                        })
                     })
                 });
             let from_model_list = |key: &str, max: usize| -> Vec<String> {
@@ -904,6 +904,46 @@ mod tests {
                 .replace(&format!("“{injected}”"), "")
                 .contains("Ignore previous"),
             "never in the record's own voice:\n{markdown}"
+        );
+    }
+
+    /// The synthesis names each perspective by its seat's id (as its schema asks) or by the
+    /// perspective's name; either way the record gives it to that seat.
+    #[test]
+    fn a_perspective_is_found_by_its_seat_id_or_its_name() {
+        let data = serde_json::json!({
+            "recommendation": "Use Redis", "confidence": "Medium",
+            "perspectives": [
+                {"name": "B", "key_arguments": ["B's point"], "trade_offs_accepted": ["B's cost"]},
+                {"name": "perspective a", "key_arguments": ["A's point"], "trade_offs_accepted": []}
+            ]
+        });
+        let synthesis = synthesise(ConvergenceSignal::HumanEnded, &data, &[]);
+        let by_seat: Vec<(&str, &[String], &[String])> = synthesis
+            .perspectives_considered
+            .iter()
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.key_arguments.as_slice(),
+                    p.trade_offs_accepted.as_slice(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            by_seat[..2],
+            [
+                (
+                    "Perspective A",
+                    &["A's point".to_string()][..],
+                    &["complexity for speed".to_string()][..]
+                ),
+                (
+                    "Perspective B",
+                    &["B's point".to_string()][..],
+                    &["B's cost".to_string()][..]
+                ),
+            ]
         );
     }
 }
