@@ -94,6 +94,22 @@ pub struct Seat {
     pub model: Option<String>,
 }
 
+impl Seat {
+    /// Seat `id` arguing for `perspective`, its priorities and trade-off made up, for tests.
+    #[cfg(test)]
+    pub(crate) fn fixture(id: &str, perspective: &str) -> Seat {
+        Seat {
+            id: id.into(),
+            perspective: perspective.into(),
+            priorities: vec!["latency".into()],
+            trade_offs: "complexity for speed".into(),
+            stance: String::new(),
+            provider: None,
+            model: None,
+        }
+    }
+}
+
 super::vocabulary! {
     /// The step of a round a turn belongs to.
     #[derive(Hash, PartialOrd, Ord)]

@@ -303,18 +303,10 @@ mod tests {
     use super::*;
 
     fn seats(perspectives: &[&str]) -> Vec<Seat> {
-        perspectives
+        ["A", "B", "C", "D"]
             .iter()
-            .zip(["A", "B", "C", "D"])
-            .map(|(perspective, id)| Seat {
-                id: id.into(),
-                perspective: perspective.to_string(),
-                priorities: vec!["latency".into()],
-                trade_offs: "complexity for speed".into(),
-                stance: String::new(),
-                provider: None,
-                model: None,
-            })
+            .zip(perspectives)
+            .map(|(id, perspective)| Seat::fixture(id, perspective))
             .collect()
     }
 

@@ -815,15 +815,7 @@ mod tests {
     fn seats() -> Vec<Seat> {
         ["A", "B"]
             .iter()
-            .map(|id| Seat {
-                id: id.to_string(),
-                perspective: format!("Perspective {id}"),
-                priorities: vec!["latency".into()],
-                trade_offs: "complexity for speed".into(),
-                stance: String::new(),
-                provider: None,
-                model: None,
-            })
+            .map(|id| Seat::fixture(id, &format!("Perspective {id}")))
             .collect()
     }
 
