@@ -134,7 +134,7 @@ fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreErr
 }
 
 /// How the debate stands now, as its row says: its error, if any, then its status.
-fn ending(debate: &Debate) -> Vec<Event> {
+pub(crate) fn ending(debate: &Debate) -> Vec<Event> {
     let error = debate.error.as_ref().map(|message| Event::Error {
         message: message.clone(),
     });

@@ -321,6 +321,11 @@ struct Stream {
     /// read sent each of them, so their wake-ups (an event and its companions come in a
     /// burst) cost no read of their own.
     covered: u64,
+    /// Its row says it ended, which nobody here is running: the next read of the journal
+    /// that finds nothing new ends the stream, with the ending the row gives when the journal
+    /// never journaled one (a journal from before the two were written together, whose writer
+    /// was killed between them).
+    ended: Option<crate::debate::Debate>,
     done: bool,
 }
 
@@ -352,6 +357,7 @@ async fn events(
         pending: VecDeque::new(),
         stale: true,
         covered: 0,
+        ended: None,
         done: false,
     };
     let stream = futures_util::stream::unfold(start, |mut at| async move {
@@ -389,6 +395,12 @@ async fn events(
             if !at.pending.is_empty() {
                 continue;
             }
+            if let Some(debate) = at.ended.take() {
+                at.done = true;
+                at.pending
+                    .extend(crate::replay::ending(&debate).iter().map(|e| sse(None, e)));
+                continue;
+            }
             match at.live.as_mut() {
                 Some((live, _)) => {
                     tokio::select! {
@@ -409,7 +421,20 @@ async fn events(
                     }
                 }
                 None => {
-                    tokio::time::sleep(POLL).await;
+                    match at.store.debate(&at.id) {
+                        // As the stream ends at a journaled ending: any but a pause.
+                        Ok(debate)
+                            if matches!(
+                                debate.status,
+                                DebateStatus::Completed
+                                    | DebateStatus::Failed
+                                    | DebateStatus::Cancelled
+                            ) =>
+                        {
+                            at.ended = Some(debate)
+                        }
+                        _ => tokio::time::sleep(POLL).await,
+                    }
                     at.stale = true;
                 }
             }

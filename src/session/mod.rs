@@ -558,29 +558,21 @@ async fn run(
         (Some(Ok(_)), Err(error)) => Some(Err(error)),
         (outcome, _) => outcome,
     };
-    let completed = |status: DebateStatus| {
-        ctx.announce(Event::DebateCompleted {
-            id: debate.id.clone(),
-            status,
-        });
-    };
     let finish = match outcome {
         None => {
-            store.set_status(&debate.id, DebateStatus::Paused, None)?;
             ctx.announce(Event::Notice {
                 message: format!(
                     "interrupted; the debate is paused: moot resume {}",
                     debate.id
                 ),
             });
-            completed(DebateStatus::Paused);
+            journaled(ctx.close(DebateStatus::Paused, None).await)?;
             Ok(Finish {
                 interrupted: true,
                 ..Finish::new(&debate.id, DebateStatus::Paused)
             })
         }
         Some(Ok(Ending::Paused)) => {
-            store.set_status(&debate.id, DebateStatus::Paused, None)?;
             ctx.announce(Event::Notice {
                 message: format!(
                     "{}; the debate is paused: moot resume {}",
@@ -591,12 +583,11 @@ async fn run(
                     debate.id
                 ),
             });
-            completed(DebateStatus::Paused);
+            journaled(ctx.close(DebateStatus::Paused, None).await)?;
             Ok(Finish::new(&debate.id, DebateStatus::Paused))
         }
         Some(Ok(Ending::Cancelled)) => {
-            store.set_status(&debate.id, DebateStatus::Cancelled, None)?;
-            completed(DebateStatus::Cancelled);
+            journaled(ctx.close(DebateStatus::Cancelled, None).await)?;
             Ok(Finish::new(&debate.id, DebateStatus::Cancelled))
         }
         Some(Ok(Ending::Concluded(outcome))) => {
@@ -623,8 +614,7 @@ async fn run(
                     }),
                 }
             }
-            store.set_status(&debate.id, DebateStatus::Completed, None)?;
-            completed(DebateStatus::Completed);
+            journaled(ctx.close(DebateStatus::Completed, None).await)?;
             Ok(Finish {
                 interrupted,
                 ..Finish::new(&debate.id, DebateStatus::Completed)
@@ -635,15 +625,14 @@ async fn run(
                 EngineError::Store(e) => e.to_string(),
                 other => other.to_string(),
             };
-            // When the journal itself is what failed, this write may fail too: say so rather
-            // than claim the debate is stored as failed.
-            let recorded = store
-                .set_status(&debate.id, DebateStatus::Failed, Some(&message))
-                .is_ok();
             ctx.announce(Event::Error {
                 message: message.clone(),
             });
-            completed(DebateStatus::Failed);
+            // When the journal itself is what failed, this write may fail too: say so rather
+            // than claim the debate is stored as failed. It is tried once, not waited out.
+            let recorded = ctx
+                .close_at_once(DebateStatus::Failed, Some(&message))
+                .is_ok();
             Ok(Finish {
                 error: Some(message),
                 recorded,
@@ -656,6 +645,15 @@ async fn run(
     // replay log: the ending itself is in the debate's row).
     let _ = ctx.flush().await;
     finish
+}
+
+/// A journal write of the session's, as the session reports it (the engine's journal writes
+/// fail only as the store does).
+fn journaled(written: Result<(), EngineError>) -> Result<(), SessionError> {
+    written.map_err(|error| match error {
+        EngineError::Store(error) => SessionError::Store(error),
+        other => SessionError::Store(StoreError::Data(other.to_string())),
+    })
 }
 
 /// What every protocol is given of a debate's settings; its providers are the caller's to set.

@@ -9,7 +9,7 @@ use super::audit::{AuditKind, AuditPlace, deflate, sha256_hex};
 use super::chain::{self, Writer};
 use super::journal::{TurnRow, json, redacted};
 use super::{Store, StoreError};
-use crate::debate::{Event, Stage, Turn, now_rfc3339};
+use crate::debate::{DebateStatus, Event, Stage, Turn, now_rfc3339};
 use rusqlite::params;
 use rusqlite::types::ValueRef;
 use serde_json::Value;
@@ -30,6 +30,12 @@ pub enum Entry<'a> {
     /// A turn, committed with what comes with it (its reply's audit entry, its completed
     /// event) rather than in a write of its own.
     Turn(&'a Turn),
+    /// How the debate ended (or stopped), in its row: written with the event that says so,
+    /// so that neither is ever journaled without the other.
+    Status {
+        status: DebateStatus,
+        error: Option<&'a str>,
+    },
 }
 
 /// An entry made ready outside the transaction (serialized, redacted, hashed, compressed), so
@@ -53,6 +59,11 @@ enum Ready {
     },
     Stage(String),
     Turn(Box<TurnRow>),
+    Status {
+        status: DebateStatus,
+        error: Option<String>,
+        at: String,
+    },
 }
 
 impl Entry<'_> {
@@ -96,6 +107,11 @@ impl Entry<'_> {
             }
             Entry::Stage(stage) => Ready::Stage(json(stage)?),
             Entry::Turn(turn) => Ready::Turn(Box::new(TurnRow::new(turn, None)?)),
+            Entry::Status { status, error } => Ready::Status {
+                status: *status,
+                error: error.map(str::to_string),
+                at: now_rfc3339(),
+            },
         })
     }
 }
@@ -249,6 +265,9 @@ impl Ready {
                     .execute(params![id, stage])?;
             }
             Ready::Turn(row) => row.insert(tx, id, true)?,
+            Ready::Status { status, error, at } => {
+                super::journal::update_status(tx, id, *status, error.as_deref(), at)?
+            }
         }
         Ok(())
     }
@@ -441,6 +460,52 @@ mod tests {
         assert!(store.append("DEB-nosuch001", &entries).is_err());
         assert_eq!(store.check_chain(&debate.id).unwrap().entries, before);
         assert!(store.events_after("DEB-nosuch001", 0).unwrap().is_empty());
+    }
+
+    /// A debate's ending is one write: its closing event and the status in its row, both or
+    /// neither. Written apart, a server killed between them left a row that said completed
+    /// and a journal that never did, and a client following its events waited forever.
+    #[test]
+    fn a_debates_closing_event_and_its_status_are_written_together() {
+        let id = "DEB-ending01";
+        let (_dir, store) = journal_with(&[id.into()]);
+        let closing = Event::DebateCompleted {
+            id: id.into(),
+            status: DebateStatus::Completed,
+        };
+        let ending = [
+            Entry::Status {
+                status: DebateStatus::Completed,
+                error: None,
+            },
+            Entry::Event(&closing),
+        ];
+        // The journal refuses the event: the status, though written first, is not kept.
+        store
+            .with(|c| {
+                c.execute_batch(
+                    "CREATE TEMP TRIGGER refuse BEFORE INSERT ON events
+                     BEGIN SELECT RAISE(ABORT, 'refused'); END;",
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        assert!(store.append(id, &ending).is_err());
+        let debate = store.debate(id).unwrap();
+        assert_ne!(debate.status, DebateStatus::Completed);
+        assert!(debate.finished_at.is_none());
+        store
+            .with(|c| {
+                c.execute_batch("DROP TRIGGER refuse")?;
+                Ok(())
+            })
+            .unwrap();
+        store.append(id, &ending).unwrap();
+        let debate = store.debate(id).unwrap();
+        assert_eq!(debate.status, DebateStatus::Completed);
+        assert!(debate.finished_at.is_some());
+        let events = store.events_after(id, 0).unwrap();
+        assert_eq!(events.last().map(|(_, e)| e), Some(&closing));
     }
 
     /// Events and audit entries carry their own chain links, as turns do: appending them adds

@@ -127,22 +127,7 @@ impl Store {
         status: DebateStatus,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = now_rfc3339();
-        let finished = matches!(
-            status,
-            DebateStatus::Completed | DebateStatus::Failed | DebateStatus::Cancelled
-        )
-        .then_some(now.as_str());
-        self.with(|connection| {
-            connection.execute(
-                // A completed debate stands nowhere any more; one that failed or stopped keeps
-                // where it stopped.
-                "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
-                 stage = CASE WHEN ?2 = 'completed' THEN NULL ELSE stage END WHERE id = ?1",
-                params![id, status.as_str(), now, finished, error],
-            )?;
-            Ok(())
-        })
+        self.with(|connection| update_status(connection, id, status, error, &now_rfc3339()))
     }
 
     /// Records where the debate stands (for `moot list`).
@@ -774,6 +759,30 @@ impl GivenAnswer<'_> {
         }
         Ok(inserted)
     }
+}
+
+/// Sets debate `id`'s status (and error) as of `now`, in `connection` or a transaction on it.
+pub(super) fn update_status(
+    connection: &rusqlite::Connection,
+    id: &str,
+    status: DebateStatus,
+    error: Option<&str>,
+    now: &str,
+) -> Result<(), StoreError> {
+    let finished = matches!(
+        status,
+        DebateStatus::Completed | DebateStatus::Failed | DebateStatus::Cancelled
+    )
+    .then_some(now);
+    connection
+        .prepare_cached(
+            // A completed debate stands nowhere any more; one that failed or stopped keeps
+            // where it stopped.
+            "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
+             stage = CASE WHEN ?2 = 'completed' THEN NULL ELSE stage END WHERE id = ?1",
+        )?
+        .execute(params![id, status.as_str(), now, finished, error])?;
+    Ok(())
 }
 
 #[cfg(test)]

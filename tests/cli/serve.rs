@@ -550,6 +550,58 @@ fn turn_keys(home: &Home, id: &str) -> Vec<support::serving::TurnKey> {
     support::serving::turn_keys_of(&show_json(home, id))
 }
 
+/// A completed debate whose journal lacks its closing event (written, before they were one
+/// write, apart from the status a server killed between them had already set) still ends
+/// its event stream: after everything the journal holds, with the ending its row gives.
+#[test]
+fn a_completed_debate_missing_its_closing_event_still_ends_its_stream() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let id = start_debate(
+        &served.addr,
+        json!({"question": support::serving::question(0), "max_rounds": 1, "checkpoints": false}),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !statuses(&served.addr)
+        .iter()
+        .any(|(i, s)| *i == id && s == "completed")
+    {
+        assert!(Instant::now() < deadline, "{id} never completed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    let removed = journal
+        .execute(
+            "DELETE FROM events WHERE debate_id = ?1 AND kind = 'debate_completed'",
+            [&id],
+        )
+        .unwrap();
+    assert_eq!(removed, 1);
+    // Followed on a thread, so that a stream that never ends fails the test instead of
+    // holding it (the server's keep-alives outlast any read timeout).
+    let (sent, received) = std::sync::mpsc::channel();
+    let addr = served.addr.clone();
+    let followed = id.clone();
+    std::thread::spawn(move || {
+        let _ = sent.send(follow(&addr, &followed, None, |_| true));
+    });
+    let events = received
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the event stream of a completed debate never ended");
+    let last = events.last().unwrap();
+    assert_eq!(last.data["type"], "debate_completed");
+    assert_eq!(last.data["status"], "completed");
+    assert!(
+        last.id.is_none(),
+        "the ending comes from the row, not the journal"
+    );
+    assert!(
+        events.len() > 5,
+        "the journal's events came first: {events:?}"
+    );
+}
+
 /// A server killed with SIGKILL mid-round and started again resumes the debates it was
 /// running: all complete, none loses a journaled turn or journals one twice, each verifies;
 /// a debate started from the command line and stopped is left alone.

@@ -2,6 +2,7 @@
 //! or served from the journal, audit entries, and the events every face shows.
 
 use super::*;
+use crate::debate::DebateStatus;
 use crate::store::Entry;
 
 /// How long the engine keeps retrying a journal write another process has locked before it
@@ -235,6 +236,48 @@ impl Context {
         self.journal(|_| Ok(())).await
     }
 
+    /// Records how the run ended: the debate's closing event and its status in one journal
+    /// write, after everything still waiting (up to the journal's patience), then tells the
+    /// face. Written apart, a process killed between the two left a debate whose row said
+    /// completed and whose journal never did, and whose event stream then never ended.
+    pub async fn close(
+        &self,
+        status: DebateStatus,
+        error: Option<&str>,
+    ) -> Result<(), EngineError> {
+        let event = self.closing(status);
+        self.journal(|store| {
+            store.append(&self.debate_id, &closing_entries(&event, status, error))
+        })
+        .await?;
+        self.tell(event);
+        Ok(())
+    }
+
+    /// `close` in one attempt, without waiting out a lock: for a run that failed, whose
+    /// journal may be what failed. The ending is tried even when what waited before it
+    /// cannot be written (a turn the journal refuses), so the failure is still recorded.
+    pub fn close_at_once(
+        &self,
+        status: DebateStatus,
+        error: Option<&str>,
+    ) -> Result<(), EngineError> {
+        let event = self.closing(status);
+        let _ = self.drain();
+        let written = self
+            .store
+            .append(&self.debate_id, &closing_entries(&event, status, error));
+        self.tell(event);
+        Ok(written?)
+    }
+
+    fn closing(&self, status: DebateStatus) -> Event {
+        Event::DebateCompleted {
+            id: self.debate_id.clone(),
+            status,
+        }
+    }
+
     /// Adds an entry to the audit trail beside the turns: what moot itself did for the debate
     /// (a hook it ran, with command, exit status, counts and the output's hash).
     pub fn audit_action(&self, what: &str, round: u32, seat: &str, body: Value) {
@@ -266,6 +309,15 @@ impl Context {
     pub(super) fn push(&self, turn: &Turn) {
         lock(&self.transcript).push(turn.clone());
     }
+}
+
+/// The closing event and the status it reports (`status`, and `error`), as one write.
+fn closing_entries<'a>(
+    event: &'a Event,
+    status: DebateStatus,
+    error: Option<&'a str>,
+) -> [Entry<'a>; 2] {
+    [Entry::Event(event), Entry::Status { status, error }]
 }
 
 #[cfg(test)]
