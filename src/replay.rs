@@ -18,7 +18,7 @@ pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError>
     let mut events = vec![created(&debate)];
     // How each run ended is the debate row's to say, once, at the end.
     events.extend(logged.into_iter().filter(within_the_run));
-    events.extend(ending(&debate));
+    events.extend(debate.ending());
     Ok(events)
 }
 
@@ -129,22 +129,8 @@ fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreErr
             events.push(Event::FollowUp { path });
         }
     }
-    events.extend(ending(debate));
+    events.extend(debate.ending());
     Ok(events)
-}
-
-/// How the debate stands now, as its row says: its error, if any, then its status.
-pub(crate) fn ending(debate: &Debate) -> Vec<Event> {
-    let error = debate.error.as_ref().map(|message| Event::Error {
-        message: message.clone(),
-    });
-    error
-        .into_iter()
-        .chain([Event::DebateCompleted {
-            id: debate.id.clone(),
-            status: debate.status,
-        }])
-        .collect()
 }
 
 /// The debate as it was created (a replay starts from the beginning, never as a resume).
@@ -257,7 +243,7 @@ impl Following {
         }
         self.done = true;
         let mut events = self.journaled().unwrap_or_default();
-        events.extend(ending(&debate));
+        events.extend(debate.ending());
         Some(Some(events))
     }
 }

@@ -78,6 +78,23 @@ pub struct Debate {
     pub stage: Option<super::Stage>,
 }
 
+impl Debate {
+    /// How it stands now, as its row says, in events: its error, if any, then its status as
+    /// a closing event (for a viewer that reads a debate no event of the journal closed).
+    pub fn ending(&self) -> Vec<super::Event> {
+        let error = self.error.as_ref().map(|message| super::Event::Error {
+            message: message.clone(),
+        });
+        error
+            .into_iter()
+            .chain([super::Event::DebateCompleted {
+                id: self.id.clone(),
+                status: self.status,
+            }])
+            .collect()
+    }
+}
+
 /// A debater's place at the table: the perspective it argues from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Seat {

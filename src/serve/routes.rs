@@ -398,7 +398,7 @@ async fn events(
             if let Some(debate) = at.ended.take() {
                 at.done = true;
                 at.pending
-                    .extend(crate::replay::ending(&debate).iter().map(|e| sse(None, e)));
+                    .extend(debate.ending().iter().map(|e| sse(None, e)));
                 continue;
             }
             match at.live.as_mut() {
