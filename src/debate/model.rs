@@ -42,6 +42,15 @@ impl DebateStatus {
         !matches!(self, DebateStatus::Pending | DebateStatus::Running)
     }
 
+    /// It ended, however: completed, failed or cancelled (not paused, not interrupted). Its
+    /// row then has a finish time, and its event stream ends.
+    pub fn has_ended(self) -> bool {
+        matches!(
+            self,
+            DebateStatus::Completed | DebateStatus::Failed | DebateStatus::Cancelled
+        )
+    }
+
     /// Over and done: completed, cancelled (nothing left to resume).
     pub fn is_finished_for_good(self) -> bool {
         matches!(self, DebateStatus::Completed | DebateStatus::Cancelled)

@@ -422,17 +422,7 @@ async fn events(
                 }
                 None => {
                     match at.store.debate(&at.id) {
-                        // As the stream ends at a journaled ending: any but a pause.
-                        Ok(debate)
-                            if matches!(
-                                debate.status,
-                                DebateStatus::Completed
-                                    | DebateStatus::Failed
-                                    | DebateStatus::Cancelled
-                            ) =>
-                        {
-                            at.ended = Some(debate)
-                        }
+                        Ok(debate) if debate.status.has_ended() => at.ended = Some(debate),
                         _ => tokio::time::sleep(POLL).await,
                     }
                     at.stale = true;

@@ -769,11 +769,7 @@ pub(super) fn update_status(
     error: Option<&str>,
     now: &str,
 ) -> Result<(), StoreError> {
-    let finished = matches!(
-        status,
-        DebateStatus::Completed | DebateStatus::Failed | DebateStatus::Cancelled
-    )
-    .then_some(now);
+    let finished = status.has_ended().then_some(now);
     connection
         .prepare_cached(
             // A completed debate stands nowhere any more; one that failed or stopped keeps

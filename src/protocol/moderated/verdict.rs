@@ -328,8 +328,8 @@ pub struct SynthesisParts<'a> {
 }
 
 /// Each seat's summary: the moderator's key arguments and accepted trade-offs for it where it
-/// gave them, under the seat's id or its perspective's name (its sentences attributed), else the seat's strongest arguments and its own
-/// trade-off.
+/// gave them, under the seat's id or its perspective's name (its sentences attributed), else
+/// the seat's strongest arguments and its own trade-off.
 fn perspectives_considered(
     parts: &SynthesisParts<'_>,
     quotes: &SeatWords,
