@@ -231,9 +231,13 @@ fn main() {
         median(prompt_tokens)
     );
 
+    second_turn(&runtime, &provider, &seats[0], &system);
+    // What follows opens models of its own. A debate runs one model (its seats and moderator
+    // share it): with a second loaded, two OpenMP teams share the two cores, whose barriers
+    // then sleep rather than spin, and every figure below measured the contention.
+    drop(provider);
     argument_phase(&runtime, &path, &seats, &system);
     generation_together(&runtime, &path);
-    second_turn(&runtime, &provider, &seats[0], &system);
     kept_opening(&runtime, &path, &seats[0], &system);
 
     let (rss_after, peak) = memory();
@@ -392,8 +396,14 @@ fn argument_phase(
 
 /// Generation alone, together: 1, 2 and 3 requests with short prompts of their own, decoded
 /// in one batch, as tokens generated per second of wall time (the argument phase's figures
-/// also hold prompt reading and replies that end at different lengths).
+/// also hold prompt reading and replies that end at different lengths). Where moot chooses
+/// the kernels, each run is made on moot's own kernel and then on ggml's, so that whatever
+/// else the machine does falls on both.
 fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path) {
+    #[cfg(moot_kernel_choice)]
+    let kernels = [("moot's kernel", true), ("ggml's kernels", false)];
+    #[cfg(not(moot_kernel_choice))]
+    let kernels = [("llama.cpp's kernels", true)];
     let provider = LocalProvider::open(
         path,
         &LocalSettings {
@@ -405,29 +415,42 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
     )
     .unwrap();
     let provider = &provider;
-    let mut line = "generation together (tokens per second of wall time, all replies):".to_string();
-    let mut alone = 0.0;
-    for count in 1..=3 {
-        let mut rates = Vec::new();
-        for run in 0..3 {
-            let requests: Vec<ChatRequest> = (0..count)
-                .map(|seat| request(1000 + 10 * run + seat, 20, None, 128))
-                .collect();
-            let started = Instant::now();
-            let generated = generated_at_once(runtime, provider, &requests);
-            let wall = started.elapsed().as_secs_f64();
-            rates.push(generated as f64 / wall);
+    let mut rates = vec![[Vec::new(), Vec::new(), Vec::new()]; kernels.len()];
+    for run in 0..3 {
+        for count in 1..=3 {
+            for (kernel, (_, own)) in kernels.iter().enumerate() {
+                #[cfg(moot_kernel_choice)]
+                moot::llm::local::use_own_kernel(*own);
+                let _ = own;
+                let requests: Vec<ChatRequest> = (0..count)
+                    .map(|seat| request(1000 + 100 * run + 10 * kernel + seat, 20, None, 128))
+                    .collect();
+                let started = Instant::now();
+                let generated = generated_at_once(runtime, provider, &requests);
+                let wall = started.elapsed().as_secs_f64();
+                rates[kernel][count - 1].push(generated as f64 / wall);
+            }
         }
-        let rate = median(rates);
-        if count == 1 {
-            alone = rate;
-        }
-        line.push_str(&format!(
-            " {count}: {rate:.0} tok/s ({:.2} × one);",
-            rate / alone
-        ));
     }
-    println!("{}", line.trim_end_matches(';'));
+    #[cfg(moot_kernel_choice)]
+    moot::llm::local::use_own_kernel(true);
+    for ((label, _), rates) in kernels.iter().zip(rates) {
+        let mut line =
+            format!("generation together, {label} (tokens per second of wall time, all replies):");
+        let mut alone = 0.0;
+        for (count, rates) in rates.into_iter().enumerate() {
+            let rate = median(rates);
+            if count == 0 {
+                alone = rate;
+            }
+            line.push_str(&format!(
+                " {}: {rate:.0} tok/s ({:.2} × one);",
+                count + 1,
+                rate / alone
+            ));
+        }
+        println!("{}", line.trim_end_matches(';'));
+    }
 }
 
 /// Runs `requests` all at once; the tokens they generated together.

@@ -1,31 +1,45 @@
-//! Which of llama.cpp's CPU matrix kernels a product of the weights goes to: llamafile's
-//! tinyBLAS for a prompt, ggml's own dot products for a step of a few sequences decoded
-//! together.
+//! Which CPU matrix kernel a product of the weights goes to: llamafile's tinyBLAS for a prompt,
+//! moot's own kernel (`q8_0_step`) for a step of one to four sequences over Q8_0 weights, and
+//! ggml's own dot products where moot's cannot take one.
 //!
 //! llama.cpp hands every product of two or more columns (tokens) to tinyBLAS, which on AVX2 made
-//! a step of two or three sequences no cheaper than computing them apart; ggml's own kernel
-//! reads each block of weights once for all of a step's columns. The measurements, and why
-//! prompts stay on tinyBLAS, are in ARCHITECTURE.md ("The embedded model"). The linker's
-//! `--wrap`, which `build.rs` sets where this is built, sends llama.cpp's calls here first.
+//! a step of two or three sequences no cheaper than computing them apart, and computes a step
+//! of one with ggml's `vec_dot`, one row and one multiply-add chain at a time. The
+//! measurements, and why prompts stay on tinyBLAS, are in ARCHITECTURE.md ("The embedded
+//! model"). The linker's `--wrap`, which `build.rs` sets where this is built, sends llama.cpp's
+//! calls here first, after it has quantized the columns to Q8_0 (it asks once before, with the
+//! columns in F32, and that call is declined).
 
+use super::q8_0_step::{self, Block, Product};
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The fewest columns a product of Q8_0 weights needs to go to tinyBLAS.
 const TINYBLAS_FROM_COLUMNS: i64 = 5;
 
 static TO_LLAMAFILE: AtomicU64 = AtomicU64::new(0);
 static TO_GGML: AtomicU64 = AtomicU64::new(0);
+static TO_MOOT: AtomicU64 = AtomicU64::new(0);
+static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
-/// How many calls for products of two or more columns went to each kernel since the process
-/// started; llama.cpp calls once per compute thread for each product.
+/// Turns moot's own kernel on (the default) or off for the whole process, so that a benchmark can
+/// run the same requests on ggml's kernels beside them.
+pub fn use_own_kernel(on: bool) {
+    OWN_KERNEL_ON.store(on, Ordering::Relaxed);
+}
+
+/// How many calls went to each kernel since the process started; llama.cpp calls once per
+/// compute thread for each product.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelCounts {
-    /// Calls passed on to llamafile: prompts, and whatever else it takes.
+    /// Products llamafile computed: prompts, and whatever else it takes.
     pub llamafile: u64,
-    /// Calls for Q8_0 weights and a few columns, left to ggml's own kernel: steps of
-    /// sequences decoded together.
+    /// Products of Q8_0 weights and two to four columns left to ggml's own kernel, where
+    /// moot's own kernel cannot take them.
     pub ggml: u64,
+    /// Products of Q8_0 weights and one to four Q8_0 columns computed by moot's own kernel
+    /// (`q8_0_step`): a step of up to four sequences.
+    pub moot: u64,
 }
 
 /// The counts so far.
@@ -33,6 +47,7 @@ pub fn counts() -> KernelCounts {
     KernelCounts {
         llamafile: TO_LLAMAFILE.load(Ordering::Relaxed),
         ggml: TO_GGML.load(Ordering::Relaxed),
+        moot: TO_MOOT.load(Ordering::Relaxed),
     }
 }
 
@@ -61,12 +76,99 @@ unsafe extern "C" {
     ) -> bool;
 }
 
-/// Whether a product of `weights` (a `ggml_type`) and `columns` columns is left to ggml's
-/// kernel. One column llamafile declines itself. Other weight types were not measured (and a
-/// model's 4-bit ones are mostly repacked for kernels of their own before this is asked).
-fn leave_to_ggml(weights: c_int, columns: i64) -> bool {
-    weights == llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int
-        && (2..TINYBLAS_FROM_COLUMNS).contains(&columns)
+/// Where a product goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// moot's own kernel (`q8_0_step`).
+    Moot,
+    /// Declined, so that ggml computes it with its own kernel.
+    Ggml,
+    /// On to llamafile, which computes it or declines it itself (as it declines one column,
+    /// and Q8_0 weights by columns not yet quantized, which ggml then quantizes and asks again).
+    Llamafile,
+}
+
+/// Where a product of `weights` and `columns` (`ggml_type`s) into `out` goes, for `count`
+/// columns of `blocks` blocks, with moot's own kernel turned on or off. Weight types other than Q8_0 were not measured (and a model's
+/// 4-bit ones are mostly repacked for kernels of their own before this is asked).
+fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, own: bool) -> Route {
+    let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
+    if weights != q8_0 || columns != q8_0 {
+        return Route::Llamafile;
+    }
+    let fits = |value: i64| usize::try_from(value).unwrap_or(0);
+    if out == llama_cpp_sys_2::GGML_TYPE_F32 as c_int
+        && own
+        && q8_0_step::takes(fits(count), fits(blocks))
+    {
+        Route::Moot
+    } else if (2..TINYBLAS_FROM_COLUMNS).contains(&count) {
+        Route::Ggml
+    } else {
+        Route::Llamafile
+    }
+}
+
+/// The start of ggml's `ggml_compute_params`, which every compute thread gets for an operation.
+#[repr(C)]
+struct ComputeParams {
+    thread: c_int,
+    threads: c_int,
+    work_size: usize,
+    work: *mut c_void,
+    threadpool: *mut c_void,
+}
+
+unsafe extern "C" {
+    /// Waits for every thread of the pool (an OpenMP barrier in moot's build).
+    fn ggml_barrier(threadpool: *mut c_void);
+    fn ggml_threadpool_chunk_set(threadpool: *mut c_void, value: c_int);
+    /// Adds to the pool's shared chunk counter; the value before.
+    fn ggml_threadpool_chunk_add(threadpool: *mut c_void, value: c_int) -> c_int;
+}
+
+/// The fewest block products (rows × blocks × columns) for which the threads share a product
+/// out chunk by chunk, as ggml does, rather than half each: the weights' products, not the
+/// attention's few-block ones, which are many and cheap.
+const CHUNKED_FROM: usize = 8_192;
+
+/// Chunks a chunked product is cut into for each thread, so that a thread that started late
+/// (woken from a barrier, or sharing its core) leaves its share to the others.
+const CHUNKS_PER_THREAD: usize = 8;
+
+/// Computes this thread's part of `rows` rows of `product`.
+///
+/// # Safety
+/// `params` are llama.cpp's for this call, and `product` describes its operands.
+unsafe fn compute(params: &ComputeParams, product: &Product, rows: usize) {
+    let (thread, threads) = (
+        params.thread.max(0) as usize,
+        params.threads.max(1) as usize,
+    );
+    if threads == 1 || rows * product.blocks * product.column_count < CHUNKED_FROM {
+        // SAFETY: the caller's promise, for this thread's share of the rows.
+        unsafe { q8_0_step::multiply(product, q8_0_step::share(rows, thread, threads)) };
+        return;
+    }
+    let chunks = (threads * CHUNKS_PER_THREAD).min(rows);
+    // As llamafile shares its products: every thread starts on the chunk of its own index,
+    // and the counter hands out the rest. The barriers keep one call's counter from the
+    // next's (llama.cpp calls once for each slice of a product of several).
+    if thread == 0 {
+        // SAFETY: the pool is llama.cpp's, alive for the call.
+        unsafe { ggml_threadpool_chunk_set(params.threadpool, threads as c_int) };
+    }
+    // SAFETY: every thread of the pool makes this call, so every thread reaches each barrier.
+    unsafe { ggml_barrier(params.threadpool) };
+    let mut chunk = thread;
+    while chunk < chunks {
+        // SAFETY: the caller's promise, for one chunk of the rows.
+        unsafe { q8_0_step::multiply(product, q8_0_step::share(rows, chunk, chunks)) };
+        // SAFETY: as above.
+        chunk = unsafe { ggml_threadpool_chunk_add(params.threadpool, 1) }.max(0) as usize;
+    }
+    // SAFETY: as above.
+    unsafe { ggml_barrier(params.threadpool) };
 }
 
 /// What llama.cpp calls for `llamafile_sgemm`. Returning false is llamafile's own way to
@@ -90,18 +192,49 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
     b_type: c_int,
     c_type: c_int,
 ) -> bool {
-    if leave_to_ggml(a_type, n) {
-        TO_GGML.fetch_add(1, Ordering::Relaxed);
-        return false;
-    }
-    if n >= 2 {
-        TO_LLAMAFILE.fetch_add(1, Ordering::Relaxed);
-    }
-    // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
-    unsafe {
-        __real_llamafile_sgemm(
-            params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
-        )
+    match route(
+        a_type,
+        b_type,
+        c_type,
+        n,
+        k,
+        OWN_KERNEL_ON.load(Ordering::Relaxed),
+    ) {
+        Route::Moot => {
+            // SAFETY: llama.cpp passes its own parameters.
+            let params = unsafe { &*(params as *const ComputeParams) };
+            let count = |value: i64| value as usize;
+            let product = Product {
+                weights: a as *const Block,
+                weight_stride: count(lda),
+                columns: b as *const Block,
+                column_stride: count(ldb),
+                column_count: count(n),
+                blocks: count(k),
+                out: c as *mut f32,
+                out_stride: count(ldc),
+            };
+            // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
+            unsafe { compute(params, &product, count(m)) };
+            TO_MOOT.fetch_add(1, Ordering::Relaxed);
+            true
+        }
+        Route::Ggml => {
+            TO_GGML.fetch_add(1, Ordering::Relaxed);
+            false
+        }
+        Route::Llamafile => {
+            // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
+            let computed = unsafe {
+                __real_llamafile_sgemm(
+                    params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
+                )
+            };
+            if computed {
+                TO_LLAMAFILE.fetch_add(1, Ordering::Relaxed);
+            }
+            computed
+        }
     }
 }
 
@@ -110,22 +243,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_few_columns_of_q8_0_weights_are_left_to_ggml() {
+    fn a_step_of_q8_0_weights_goes_to_moots_kernel_and_a_prompt_to_tinyblas() {
         let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
         let f16 = llama_cpp_sys_2::GGML_TYPE_F16 as c_int;
-        for (weights, columns, expected) in [
-            (q8_0, 1, false),
-            (q8_0, 2, true),
-            (q8_0, 4, true),
-            (q8_0, 5, false),
-            (q8_0, 512, false),
-            (f16, 2, false),
+        let f32 = llama_cpp_sys_2::GGML_TYPE_F32 as c_int;
+        let own = if q8_0_step::takes(1, 18) {
+            Route::Moot
+        } else {
+            Route::Ggml
+        };
+        for (weights, columns, count, blocks, expected) in [
+            // Columns still in F32: llamafile declines them, ggml quantizes them and asks again.
+            (q8_0, f32, 2, 18, Route::Llamafile),
+            (q8_0, q8_0, 2, 18, own),
+            (q8_0, q8_0, 4, 48, own),
+            // Rows too long for moot's kernel.
+            (q8_0, q8_0, 2, 257, Route::Ggml),
+            (q8_0, q8_0, 5, 18, Route::Llamafile),
+            (q8_0, q8_0, 512, 18, Route::Llamafile),
+            (f16, f32, 2, 18, Route::Llamafile),
         ] {
             assert_eq!(
-                leave_to_ggml(weights, columns),
+                route(weights, columns, f32, count, blocks, true),
                 expected,
-                "type {weights}, {columns} columns"
+                "type {weights} by {columns}, {count} columns of {blocks} blocks"
             );
         }
+        // One column: to moot's kernel where it runs, else on to llamafile, which declines it.
+        let one = if own == Route::Moot {
+            Route::Moot
+        } else {
+            Route::Llamafile
+        };
+        assert_eq!(route(q8_0, q8_0, f32, 1, 18, true), one);
+        // Turned off, ggml's kernel takes the steps again.
+        assert_eq!(route(q8_0, q8_0, f32, 2, 18, false), Route::Ggml);
+        assert_eq!(route(q8_0, q8_0, f32, 1, 18, false), Route::Llamafile);
     }
 }

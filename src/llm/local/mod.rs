@@ -2,7 +2,8 @@
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
 //! with system prompts' caches kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
-//! made by `widen`, and a step of a few sequences sent to ggml's kernel by `kernels`).
+//! made by `widen`, and a step of up to four sequences computed by moot's own kernel, `q8_0_step`,
+//! where `kernels` sends it).
 
 #[cfg(feature = "local")]
 mod batch;
@@ -14,11 +15,13 @@ pub mod models;
 mod openings;
 #[cfg(feature = "local")]
 mod provider;
+#[cfg(moot_kernel_choice)]
+mod q8_0_step;
 #[cfg(feature = "local")]
 mod widen;
 
 #[cfg(moot_kernel_choice)]
-pub use kernels::{KernelCounts, counts as kernel_counts};
+pub use kernels::{KernelCounts, counts as kernel_counts, use_own_kernel};
 #[cfg(feature = "local")]
 pub use provider::{LoadedModel, LocalError, LocalProvider, Timings};
 
