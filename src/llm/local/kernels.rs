@@ -22,8 +22,8 @@ static TO_GGML: AtomicU64 = AtomicU64::new(0);
 static TO_MOOT: AtomicU64 = AtomicU64::new(0);
 static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
-/// Turns moot's own kernel on (the default) or off for the whole process, so that a benchmark can
-/// run the same requests on ggml's kernels beside them.
+/// Turns moot's own kernel on (the default) or off for the whole process, so that a benchmark
+/// can run the same requests on ggml's kernels beside them.
 pub fn use_own_kernel(on: bool) {
     OWN_KERNEL_ON.store(on, Ordering::Relaxed);
 }
@@ -89,8 +89,9 @@ enum Route {
 }
 
 /// Where a product of `weights` and `columns` (`ggml_type`s) into `out` goes, for `count`
-/// columns of `blocks` blocks, with moot's own kernel turned on or off. Weight types other than Q8_0 were not measured (and a model's
-/// 4-bit ones are mostly repacked for kernels of their own before this is asked).
+/// columns of `blocks` blocks, with moot's own kernel turned on or off. Weight types other than
+/// Q8_0 were not measured (and a model's 4-bit ones are mostly repacked for kernels of their own
+/// before this is asked).
 fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, own: bool) -> Route {
     let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
     if weights != q8_0 || columns != q8_0 {
