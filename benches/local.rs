@@ -419,9 +419,7 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
     for run in 0..3 {
         for count in 1..=3 {
             for (kernel, (_, own)) in kernels.iter().enumerate() {
-                #[cfg(moot_kernel_choice)]
-                moot::llm::local::use_own_kernel(*own);
-                let _ = own;
+                use_own_kernel(*own);
                 let requests: Vec<ChatRequest> = (0..count)
                     .map(|seat| request(1000 + 100 * run + 10 * kernel + seat, 20, None, 128))
                     .collect();
@@ -432,8 +430,7 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
             }
         }
     }
-    #[cfg(moot_kernel_choice)]
-    moot::llm::local::use_own_kernel(true);
+    use_own_kernel(true);
     for ((label, _), rates) in kernels.iter().zip(rates) {
         let mut line =
             format!("generation together, {label} (tokens per second of wall time, all replies):");
@@ -451,6 +448,14 @@ fn generation_together(runtime: &tokio::runtime::Runtime, path: &std::path::Path
         }
         println!("{}", line.trim_end_matches(';'));
     }
+}
+
+/// Sends steps to moot's own kernel or to ggml's, where moot chooses.
+fn use_own_kernel(own: bool) {
+    #[cfg(moot_kernel_choice)]
+    moot::llm::local::use_own_kernel(own);
+    #[cfg(not(moot_kernel_choice))]
+    let _ = own;
 }
 
 /// Runs `requests` all at once; the tokens they generated together.

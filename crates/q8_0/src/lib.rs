@@ -47,13 +47,7 @@ pub struct Product {
 
 /// Whether this build can compute a product of `column_count` columns of `blocks` blocks.
 pub fn takes(column_count: usize, blocks: usize) -> bool {
-    cfg!(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        target_feature = "fma",
-        target_feature = "f16c"
-    )) && (1..=MOST_COLUMNS).contains(&column_count)
-        && (1..=MOST_BLOCKS).contains(&blocks)
+    avx2::BUILT && (1..=MOST_COLUMNS).contains(&column_count) && (1..=MOST_BLOCKS).contains(&blocks)
 }
 
 /// Computes `rows` of the product (each of llama.cpp's threads computes its own share).
@@ -62,26 +56,8 @@ pub fn takes(column_count: usize, blocks: usize) -> bool {
 /// `takes(product.column_count, product.blocks)` holds, and the pointers and strides describe
 /// readable weights for every row in `rows`, readable columns and writable output.
 pub unsafe fn multiply(product: &Product, rows: Range<usize>) {
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        target_feature = "fma",
-        target_feature = "f16c"
-    ))]
     // SAFETY: the caller's promise, passed on.
-    unsafe {
-        avx2::multiply(product, rows)
-    }
-    #[cfg(not(all(
-        target_arch = "x86_64",
-        target_feature = "avx2",
-        target_feature = "fma",
-        target_feature = "f16c"
-    )))]
-    {
-        let _ = (product, rows);
-        unreachable!("`takes` refuses every product on this build");
-    }
+    unsafe { avx2::multiply(product, rows) }
 }
 
 /// The rows of `0..rows` that thread `thread` of `threads` computes: an even share, so that
@@ -105,6 +81,9 @@ mod avx2 {
     use super::{MOST_BLOCKS, MOST_COLUMNS, Product};
     use std::arch::x86_64::*;
     use std::ops::Range;
+
+    /// Whether this build has the kernel.
+    pub(super) const BUILT: bool = true;
 
     #[inline(always)]
     unsafe fn half_to_float(half: u16) -> f32 {
@@ -206,3 +185,21 @@ mod avx2 {
     }
 }
 
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_feature = "avx2",
+    target_feature = "fma",
+    target_feature = "f16c"
+)))]
+mod avx2 {
+    //! A build without AVX2: `takes` refuses every product, so llama.cpp's kernels take them.
+
+    use super::Product;
+    use std::ops::Range;
+
+    pub(super) const BUILT: bool = false;
+
+    pub(super) unsafe fn multiply(_: &Product, _: Range<usize>) {
+        unreachable!("`takes` refuses every product on this build");
+    }
+}

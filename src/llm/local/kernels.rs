@@ -22,6 +22,11 @@ static TO_GGML: AtomicU64 = AtomicU64::new(0);
 static TO_MOOT: AtomicU64 = AtomicU64::new(0);
 static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
+/// Whether this build has moot's own kernel for a step (an x86-64 CPU with AVX2, FMA and F16C).
+pub fn own_kernel_built() -> bool {
+    q8_0_step::takes(1, 1)
+}
+
 /// Turns moot's own kernel on (the default) or off for the whole process, so that a benchmark
 /// can run the same requests on ggml's kernels beside them.
 pub fn use_own_kernel(on: bool) {
@@ -76,6 +81,12 @@ unsafe extern "C" {
     ) -> bool;
 }
 
+/// One of llama.cpp's sizes or strides as a `usize`; a negative one (never passed) as 0, which
+/// `q8_0_step::takes` refuses.
+fn size(value: i64) -> usize {
+    usize::try_from(value).unwrap_or(0)
+}
+
 /// Where a product goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Route {
@@ -97,10 +108,9 @@ fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, ow
     if weights != q8_0 || columns != q8_0 {
         return Route::Llamafile;
     }
-    let fits = |value: i64| usize::try_from(value).unwrap_or(0);
     if out == llama_cpp_sys_2::GGML_TYPE_F32 as c_int
         && own
-        && q8_0_step::takes(fits(count), fits(blocks))
+        && q8_0_step::takes(size(count), size(blocks))
     {
         Route::Moot
     } else if (2..TINYBLAS_FROM_COLUMNS).contains(&count) {
@@ -204,19 +214,18 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
         Route::Moot => {
             // SAFETY: llama.cpp passes its own parameters.
             let params = unsafe { &*(params as *const ComputeParams) };
-            let count = |value: i64| value as usize;
             let product = Product {
                 weights: a as *const Block,
-                weight_stride: count(lda),
+                weight_stride: size(lda),
                 columns: b as *const Block,
-                column_stride: count(ldb),
-                column_count: count(n),
-                blocks: count(k),
+                column_stride: size(ldb),
+                column_count: size(n),
+                blocks: size(k),
                 out: c as *mut f32,
-                out_stride: count(ldc),
+                out_stride: size(ldc),
             };
             // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
-            unsafe { compute(params, &product, count(m)) };
+            unsafe { compute(params, &product, size(m)) };
             TO_MOOT.fetch_add(1, Ordering::Relaxed);
             true
         }

@@ -21,7 +21,7 @@ mod q8_0_step;
 mod widen;
 
 #[cfg(moot_kernel_choice)]
-pub use kernels::{KernelCounts, counts as kernel_counts, use_own_kernel};
+pub use kernels::{KernelCounts, counts as kernel_counts, own_kernel_built, use_own_kernel};
 #[cfg(feature = "local")]
 pub use provider::{LoadedModel, LocalError, LocalProvider, Timings};
 
