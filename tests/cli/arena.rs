@@ -745,11 +745,13 @@ fn an_outside_seat_is_answered_by_another_process_and_bad_submissions_are_refuse
         "the same turn cannot be submitted twice: {}",
         stderr(&twice)
     );
-    // Which refusal depends on how far the debate got: turn 2 not yet taken in, turn 3 being
-    // the other seat's, or turn 4 asked for.
+    // Which refusal depends on how far the debate got: turn 2 not yet taken in, no turn asked
+    // for (turn 2 taken in, turn 3 not yet asked), turn 3 being the other seat's, or turn 4
+    // asked for.
     assert!(
         [
             "already",
+            "waits for no turn now",
             "it is not reviewer's turn",
             "turn_number 2 is not the turn"
         ]
