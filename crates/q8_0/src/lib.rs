@@ -80,6 +80,7 @@ mod avx2 {
 
     use super::{MOST_BLOCKS, MOST_COLUMNS, Product};
     use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
     use std::ops::Range;
 
     /// Whether this build has the kernel.
@@ -91,19 +92,80 @@ mod avx2 {
         unsafe { _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(half)))) }
     }
 
-    /// The eight partial sums of `unsigned · signed` over 32 byte pairs.
-    #[inline(always)]
-    unsafe fn dot(unsigned: __m256i, signed: __m256i) -> __m256i {
-        // SAFETY: the features named are enabled for the build.
-        unsafe {
-            #[cfg(all(target_feature = "avx512vnni", target_feature = "avx512vl"))]
-            {
-                _mm256_dpbusd_epi32(_mm256_setzero_si256(), unsigned, signed)
+    /// The column values of one block as the row loop multiplies them with a block of
+    /// weights, and that block's own share of every column's product.
+    ///
+    /// With VNNI, each column's values are moved up by 128 once per product (unsigned, as
+    /// `vpdpbusd` wants its first operand), and each weight block pays 128 × its sum back
+    /// once for all columns: a column then costs one instruction where it cost two (the
+    /// weight's sign moved onto it, then the dot product). Without VNNI, `vpmaddubsw` would
+    /// saturate on such sums, so the weight's sign moves to each column instead.
+    #[cfg(all(target_feature = "avx512vnni", target_feature = "avx512vl"))]
+    mod dot {
+        use std::arch::x86_64::*;
+
+        /// A column block's values as kept for the row loop.
+        #[inline(always)]
+        pub(super) unsafe fn prepare(values: __m256i) -> __m256i {
+            // SAFETY: AVX2 is enabled for the build.
+            unsafe { _mm256_xor_si256(values, _mm256_set1_epi8(i8::MIN)) }
+        }
+
+        /// What every column's dot product with `weights` starts from.
+        #[inline(always)]
+        pub(super) unsafe fn start(weights: __m256i) -> __m256i {
+            // SAFETY: AVX-512 VNNI and VL are enabled for the build.
+            unsafe {
+                let owed =
+                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(i8::MIN), weights);
+                _mm256_sub_epi32(_mm256_setzero_si256(), owed)
             }
-            #[cfg(not(all(target_feature = "avx512vnni", target_feature = "avx512vl")))]
-            {
-                // Q8_0 values lie in -127..=127, so no pair of products saturates 16 bits.
-                _mm256_madd_epi16(_mm256_maddubs_epi16(unsigned, signed), _mm256_set1_epi16(1))
+        }
+
+        /// The eight partial sums of one column block's product with `weights`.
+        #[inline(always)]
+        pub(super) unsafe fn column(
+            start: __m256i,
+            weights: __m256i,
+            prepared: __m256i,
+        ) -> __m256i {
+            // SAFETY: AVX-512 VNNI and VL are enabled for the build.
+            unsafe { _mm256_dpbusd_epi32(start, prepared, weights) }
+        }
+    }
+
+    #[cfg(not(all(target_feature = "avx512vnni", target_feature = "avx512vl")))]
+    mod dot {
+        use std::arch::x86_64::*;
+
+        #[inline(always)]
+        pub(super) unsafe fn prepare(values: __m256i) -> __m256i {
+            values
+        }
+
+        /// The weights' magnitudes (unsigned, as `vpmaddubsw` wants its first operand).
+        #[inline(always)]
+        pub(super) unsafe fn start(weights: __m256i) -> __m256i {
+            // SAFETY: AVX2 is enabled for the build.
+            unsafe { _mm256_sign_epi8(weights, weights) }
+        }
+
+        #[inline(always)]
+        pub(super) unsafe fn column(
+            magnitudes: __m256i,
+            weights: __m256i,
+            prepared: __m256i,
+        ) -> __m256i {
+            // SAFETY: AVX2 is enabled for the build.
+            unsafe {
+                // The weight's sign moves to the column's value, so that the product of
+                // unsigned and signed bytes is the product of the two signed ones. Q8_0
+                // values lie in -127..=127, so no pair of products saturates 16 bits.
+                let signed = _mm256_sign_epi8(prepared, weights);
+                _mm256_madd_epi16(
+                    _mm256_maddubs_epi16(magnitudes, signed),
+                    _mm256_set1_epi16(1),
+                )
             }
         }
     }
@@ -121,26 +183,41 @@ mod avx2 {
         }
     }
 
+    /// The columns block by block, side by side: each block's values as the row loop reads
+    /// them and its scale. Only the product's own blocks and columns are written (and read):
+    /// the rest of the 36 KB is left as it was, as clearing it would cost more than a small
+    /// product.
+    struct Columns {
+        values: [[MaybeUninit<__m256i>; MOST_COLUMNS]; MOST_BLOCKS],
+        scales: [[MaybeUninit<f32>; MOST_COLUMNS]; MOST_BLOCKS],
+    }
+
     pub(super) unsafe fn multiply(product: &Product, rows: Range<usize>) {
-        // Each block's column scales, side by side.
-        let mut scales = [[0.0f32; MOST_COLUMNS]; MOST_BLOCKS];
-        for (block, scales) in scales.iter_mut().enumerate().take(product.blocks) {
-            for (column, scale) in scales.iter_mut().enumerate().take(product.column_count) {
-                // SAFETY: column and block are within the product the caller described.
-                *scale = unsafe {
-                    half_to_float(
-                        (*product.columns.add(column * product.column_stride + block)).scale,
-                    )
-                };
+        let mut columns = Columns {
+            values: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
+            scales: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
+        };
+        for block in 0..product.blocks {
+            for column in 0..product.column_count {
+                // SAFETY: column and block are within the product the caller described, and
+                // a block's 32 values are 32 readable bytes.
+                unsafe {
+                    let source = &*product.columns.add(column * product.column_stride + block);
+                    columns.scales[block][column].write(half_to_float(source.scale));
+                    columns.values[block][column].write(dot::prepare(_mm256_loadu_si256(
+                        source.quants.as_ptr() as *const __m256i,
+                    )));
+                }
             }
         }
-        // SAFETY (every call below): rows stay within `rows`, columns within the product.
+        // SAFETY (every call below): rows stay within `rows`, columns within the product,
+        // whose blocks and columns were all written above.
         unsafe {
             match product.column_count {
-                1 => rows_of::<1>(product, &scales, rows),
-                2 => rows_of::<2>(product, &scales, rows),
-                3 => rows_of::<3>(product, &scales, rows),
-                _ => rows_of::<4>(product, &scales, rows),
+                1 => rows_of::<1>(product, &columns, rows),
+                2 => rows_of::<2>(product, &columns, rows),
+                3 => rows_of::<3>(product, &columns, rows),
+                _ => rows_of::<4>(product, &columns, rows),
             }
         }
     }
@@ -149,31 +226,25 @@ mod avx2 {
     /// memory (tiles of two or four rows read them as interleaved streams, and a step of one
     /// sequence, bound by reading the weights, ran at 0.6 × ggml's speed).
     #[inline(always)]
-    unsafe fn rows_of<const N: usize>(
-        product: &Product,
-        scales: &[[f32; MOST_COLUMNS]; MOST_BLOCKS],
-        rows: Range<usize>,
-    ) {
-        // SAFETY: the rows, columns and blocks read are the caller's, each block's 32 values
-        // are 32 readable bytes, and the features used are enabled for the build.
+    unsafe fn rows_of<const N: usize>(product: &Product, columns: &Columns, rows: Range<usize>) {
+        // SAFETY: the rows read are the caller's, each block's 32 values are 32 readable
+        // bytes, the columns' first `blocks` blocks of `N` are written, and the features used
+        // are enabled for the build.
         unsafe {
             for row in rows {
                 let mut sums = [_mm256_setzero_ps(); N];
                 let weights = product.weights.add(row * product.weight_stride);
-                for (block, column_scales) in scales.iter().enumerate().take(product.blocks) {
+                for block in 0..product.blocks {
                     let weight = &*weights.add(block);
                     let values = _mm256_loadu_si256(weight.quants.as_ptr() as *const __m256i);
-                    let unsigned = _mm256_sign_epi8(values, values);
+                    let start = dot::start(values);
                     let weight_scale = _mm256_set1_ps(half_to_float(weight.scale));
+                    let (prepared, scales) = (&columns.values[block], &columns.scales[block]);
                     for (c, sum) in sums.iter_mut().enumerate() {
-                        let column = &*product.columns.add(c * product.column_stride + block);
-                        let column_values =
-                            _mm256_loadu_si256(column.quants.as_ptr() as *const __m256i);
-                        // The weight's sign moves to the column's value, so that the product
-                        // of unsigned and signed bytes is the product of the two signed ones.
-                        let signed = _mm256_sign_epi8(column_values, values);
-                        let partial = _mm256_cvtepi32_ps(dot(unsigned, signed));
-                        let scale = _mm256_mul_ps(weight_scale, _mm256_set1_ps(column_scales[c]));
+                        let column = dot::column(start, values, prepared[c].assume_init());
+                        let partial = _mm256_cvtepi32_ps(column);
+                        let scale =
+                            _mm256_mul_ps(weight_scale, _mm256_set1_ps(scales[c].assume_init()));
                         *sum = _mm256_fmadd_ps(partial, scale, *sum);
                     }
                 }
