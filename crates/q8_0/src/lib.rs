@@ -1,6 +1,6 @@
 //! moot's product of Q8_0 weights and one to four Q8_0 columns (a step of up to four sequences):
-//! each block of weights is loaded and unsigned once for all of the step's columns, and each
-//! column's sum is its own chain.
+//! each block of weights is loaded once for all of the step's columns, and each column's sum is
+//! its own chain.
 //!
 //! ggml's own `vec_dot` computes one row and one column at a time into a single accumulator,
 //! so a block waits on the previous block's multiply-add, and a step of three sequences
