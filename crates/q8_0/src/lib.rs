@@ -28,7 +28,8 @@ const _: () = assert!(std::mem::size_of::<Block>() == 34);
 
 /// The most columns a product may have here; ggml or tinyBLAS take wider ones.
 pub const MOST_COLUMNS: usize = 4;
-/// The most blocks a row may have (8,192 values), so the columns' scales fit on the stack.
+/// The most blocks a row may have (8,192 values), so that a product's columns fit in a table
+/// on the stack.
 pub const MOST_BLOCKS: usize = 256;
 
 /// One product's operands, with strides in blocks (and the output's in floats) as llama.cpp
@@ -67,16 +68,11 @@ pub fn share(rows: usize, thread: usize, threads: usize) -> Range<usize> {
     rows * thread / threads..rows * (thread + 1) / threads
 }
 
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx2",
-    target_feature = "fma",
-    target_feature = "f16c"
-))]
+#[cfg(q8_0_kernel)]
 mod avx2 {
     //! The kernel in AVX2 (with AVX-512 VNNI's byte dot product where the build has it). The
-    //! build enables these features for the whole program (`target-cpu=native`), which is
-    //! what makes the intrinsics below sound to call.
+    //! build enables these features for the whole program (`target-cpu=native`; `build.rs`
+    //! names them), which is what makes the intrinsics below sound to call.
 
     use super::{MOST_BLOCKS, MOST_COLUMNS, Product};
     use std::arch::x86_64::*;
@@ -100,7 +96,7 @@ mod avx2 {
     /// once for all columns: a column then costs one instruction where it cost two (the
     /// weight's sign moved onto it, then the dot product). Without VNNI, `vpmaddubsw` would
     /// saturate on such sums, so the weight's sign moves to each column instead.
-    #[cfg(all(target_feature = "avx512vnni", target_feature = "avx512vl"))]
+    #[cfg(q8_0_vnni)]
     mod dot {
         use std::arch::x86_64::*;
 
@@ -134,7 +130,7 @@ mod avx2 {
         }
     }
 
-    #[cfg(not(all(target_feature = "avx512vnni", target_feature = "avx512vl")))]
+    #[cfg(not(q8_0_vnni))]
     mod dot {
         use std::arch::x86_64::*;
 
@@ -256,12 +252,7 @@ mod avx2 {
     }
 }
 
-#[cfg(not(all(
-    target_arch = "x86_64",
-    target_feature = "avx2",
-    target_feature = "fma",
-    target_feature = "f16c"
-)))]
+#[cfg(not(q8_0_kernel))]
 mod avx2 {
     //! A build without AVX2: `takes` refuses every product, so llama.cpp's kernels take them.
 

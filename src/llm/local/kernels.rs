@@ -257,7 +257,7 @@ mod tests {
         let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
         let f16 = llama_cpp_sys_2::GGML_TYPE_F16 as c_int;
         let f32 = llama_cpp_sys_2::GGML_TYPE_F32 as c_int;
-        let own = if q8_0_step::takes(1, 18) {
+        let own = if own_kernel_built() {
             Route::Moot
         } else {
             Route::Ggml
