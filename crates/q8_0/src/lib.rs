@@ -7,10 +7,17 @@
 //! repeats every weight block's work three times. Why and what it measured: moot's
 //! ARCHITECTURE.md ("The embedded model").
 //!
+//! `packed` computes the same product over weights packed eight rows side by side, for a step
+//! of several sequences over weights that never change.
+//!
 //! A crate of its own so that it is compiled optimized in every profile: unoptimized, its
 //! intrinsics are calls, and a test debate on the embedded model ran past its turn time.
 
 use std::ops::Range;
+
+mod packed;
+
+pub use packed::{Packed, ROWS as PACKED_ROWS, multiply_packed};
 
 /// Values in a Q8_0 block.
 pub const QUANTS: usize = 32;

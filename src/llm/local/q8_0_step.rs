@@ -2,7 +2,7 @@
 //! `moot-q8-0` crate (`crates/q8_0`, optimized in every profile), and its test against a
 //! reference product.
 
-pub(super) use moot_q8_0::{Block, Product, multiply, share, takes};
+pub(super) use moot_q8_0::{Block, Packed, Product, multiply, multiply_packed, share, takes};
 
 #[cfg(test)]
 mod tests {
@@ -117,6 +117,93 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn packed_weights_match_the_reference_product() {
+        let mut numbers = Numbers(0x2545_f491_4f6c_dd1d);
+        for (rows, blocks, padding) in [(8, 1, 0), (16, 18, 0), (24, 48, 3), (8, 256, 0)] {
+            let weight_stride = blocks + padding;
+            let weights: Vec<Block> = (0..rows * weight_stride).map(|_| numbers.block()).collect();
+            // SAFETY: `weights` holds every row named.
+            let packed = unsafe { Packed::new(weights.as_ptr(), rows, blocks, weight_stride) };
+            let Some(packed) = packed else {
+                assert!(
+                    !Packed::built(),
+                    "a build with the packed kernel packs {rows} rows"
+                );
+                continue;
+            };
+            assert_eq!(packed.groups(), rows / moot_q8_0::PACKED_ROWS);
+            assert_eq!(
+                packed.bytes(),
+                rows * blocks * std::mem::size_of::<Block>(),
+                "no larger than the weights"
+            );
+            for column_count in 1..=MOST_COLUMNS {
+                let column_stride = blocks + 2;
+                let columns: Vec<Block> = (0..column_count * column_stride)
+                    .map(|_| numbers.block())
+                    .collect();
+                let out_stride = rows + 5;
+                let mut out = vec![f32::NAN; column_count * out_stride];
+                let product = Product {
+                    weights: std::ptr::null(),
+                    weight_stride: 0,
+                    columns: columns.as_ptr(),
+                    column_stride,
+                    column_count,
+                    blocks,
+                    out: out.as_mut_ptr(),
+                    out_stride,
+                };
+                // Groups shared unevenly, as three threads would.
+                for thread in 0..3 {
+                    // SAFETY: the vectors above hold every column and output named, and the
+                    // shares lie within the packed groups.
+                    unsafe {
+                        multiply_packed(&packed, &product, share(packed.groups(), thread, 3))
+                    };
+                }
+                for column in 0..column_count {
+                    for row in 0..rows {
+                        let (expected, magnitude) = reference(
+                            &weights[row * weight_stride..],
+                            &columns[column * column_stride..],
+                            blocks,
+                        );
+                        let got = f64::from(out[column * out_stride + row]);
+                        assert!(
+                            (got - expected).abs() <= 1e-6 * magnitude,
+                            "{rows} rows of {blocks} blocks packed, {column_count} columns: row \
+                             {row}, column {column}: {got} against {expected}"
+                        );
+                    }
+                    assert!(
+                        out[column * out_stride + rows..(column + 1) * out_stride]
+                            .iter()
+                            .all(|value| value.is_nan())
+                    );
+                }
+            }
+        }
+        // What the packed kernel cannot take is left to the row kernel.
+        let weights: Vec<Block> = (0..12 * 300).map(|_| numbers.block()).collect();
+        // SAFETY: `weights` holds every row named in each call.
+        unsafe {
+            assert!(
+                Packed::new(weights.as_ptr(), 12, 18, 18).is_none(),
+                "12 rows"
+            );
+            assert!(
+                Packed::new(weights.as_ptr(), 8, 257, 300).is_none(),
+                "rows too long"
+            );
+            assert!(
+                Packed::new(weights.as_ptr(), 8, 18, 17).is_none(),
+                "rows overlap"
+            );
         }
     }
 

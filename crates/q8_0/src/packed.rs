@@ -1,0 +1,238 @@
+//! Weights packed eight rows side by side, and the step's product over them: with AVX-512
+//! VNNI, one `vpdpbusd` multiplies four values of eight rows by the same four values of a
+//! column, so a block's product lands in eight lanes, one row each, and is scaled and summed
+//! in floats once for eight rows rather than once for each.
+//!
+//! Laid out as ggml keeps them, a row's block leaves its sum spread over eight lanes, and each
+//! (row, block, column) pays a conversion, a scale and a multiply-add on all eight: in a step
+//! of three sequences, three instructions of every four after the byte product. The packed
+//! copy costs as much memory as the weights it copies, so only weights that never change are
+//! packed (the caller's choice), once.
+
+use super::{Block, MOST_BLOCKS, MOST_COLUMNS, Product};
+use std::ops::Range;
+
+/// Rows packed side by side.
+pub const ROWS: usize = 8;
+
+/// One block of eight rows: each row's values four at a time, row by row within each four
+/// (`quants[k][r]` holds values `4k..4k + 4` of row `r`), moved up by 128 so that they are the
+/// unsigned operand of the byte product. Their scales are kept apart, as ggml's halves, so
+/// that the packed copy is no larger than the weights and every load is aligned.
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct Tile {
+    quants: [[u32; ROWS]; 8],
+}
+
+/// A matrix of Q8_0 weights packed for `multiply_packed`: its rows in groups of eight, each
+/// group's blocks in order.
+pub struct Packed {
+    tiles: Vec<Tile>,
+    /// Each tile's eight scales, in IEEE half precision.
+    scales: Vec<[u16; ROWS]>,
+    rows: usize,
+    blocks: usize,
+}
+
+impl Packed {
+    /// Whether this build has the packed kernel (it needs AVX-512 VNNI and VL).
+    pub fn built() -> bool {
+        kernel::BUILT
+    }
+
+    /// Packs `rows` rows of `blocks` blocks, row `r` starting at `weights + r * stride`, or
+    /// `None` where this build has no packed kernel or the matrix does not suit it (rows not a
+    /// multiple of eight, rows longer than `MOST_BLOCKS` blocks).
+    ///
+    /// # Safety
+    /// The rows described are readable.
+    pub unsafe fn new(
+        weights: *const Block,
+        rows: usize,
+        blocks: usize,
+        stride: usize,
+    ) -> Option<Packed> {
+        if !kernel::BUILT
+            || rows == 0
+            || !rows.is_multiple_of(ROWS)
+            || !(1..=MOST_BLOCKS).contains(&blocks)
+            || stride < blocks
+        {
+            return None;
+        }
+        let mut tiles = Vec::with_capacity(rows / ROWS * blocks);
+        let mut scales = Vec::with_capacity(rows / ROWS * blocks);
+        for group in 0..rows / ROWS {
+            for block in 0..blocks {
+                let mut tile = Tile {
+                    quants: [[0; ROWS]; 8],
+                };
+                let mut halves = [0; ROWS];
+                for (row, half) in halves.iter_mut().enumerate() {
+                    // SAFETY: within the rows the caller describes.
+                    let source = unsafe { &*weights.add((group * ROWS + row) * stride + block) };
+                    *half = source.scale;
+                    for (four, values) in source.quants.chunks_exact(4).enumerate() {
+                        let bytes = [values[0], values[1], values[2], values[3]].map(|v| v as u8);
+                        tile.quants[four][row] = u32::from_le_bytes(bytes) ^ 0x8080_8080;
+                    }
+                }
+                tiles.push(tile);
+                scales.push(halves);
+            }
+        }
+        Some(Packed {
+            tiles,
+            scales,
+            rows,
+            blocks,
+        })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.blocks
+    }
+
+    /// Groups of eight rows: what `multiply_packed` shares out.
+    pub fn groups(&self) -> usize {
+        self.rows / ROWS
+    }
+
+    /// Bytes the packed copy takes.
+    pub fn bytes(&self) -> usize {
+        self.tiles.len() * std::mem::size_of::<Tile>()
+            + self.scales.len() * std::mem::size_of::<[u16; ROWS]>()
+    }
+}
+
+/// Computes the rows of `groups` (groups of eight rows) of the product of `packed` and the
+/// product's columns (`product.weights` and `product.weight_stride` are not read).
+///
+/// # Safety
+/// `packed` came from `Packed::new`, the product's columns have `packed.blocks()` readable
+/// blocks each, `1..=MOST_COLUMNS` of them, its output is writable for every row of `groups`,
+/// and `groups` lies within `0..packed.groups()`.
+pub unsafe fn multiply_packed(packed: &Packed, product: &Product, groups: Range<usize>) {
+    debug_assert!((1..=MOST_COLUMNS).contains(&product.column_count));
+    debug_assert!(groups.end <= packed.groups());
+    // SAFETY: the caller's promise, passed on.
+    unsafe { kernel::multiply(packed, product, groups) }
+}
+
+#[cfg(q8_0_vnni)]
+mod kernel {
+    //! AVX2 with AVX-512 VNNI and VL, which the build enables for the whole program
+    //! (`build.rs` names the set), so the intrinsics below are sound to call.
+
+    use super::{Block, MOST_BLOCKS, MOST_COLUMNS, Packed, Product, ROWS, Tile};
+    use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
+    use std::ops::Range;
+
+    pub(super) const BUILT: bool = true;
+
+    /// What each column block adds besides its values' products: the weights were moved up by
+    /// 128, so every product owes 128 × the column block's sum back; and the block's scale.
+    struct Columns {
+        owed: [[MaybeUninit<i32>; MOST_COLUMNS]; MOST_BLOCKS],
+        scales: [[MaybeUninit<f32>; MOST_COLUMNS]; MOST_BLOCKS],
+        starts: [*const Block; MOST_COLUMNS],
+    }
+
+    pub(super) unsafe fn multiply(packed: &Packed, product: &Product, groups: Range<usize>) {
+        let mut columns = Columns {
+            owed: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
+            scales: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
+            starts: [std::ptr::null(); MOST_COLUMNS],
+        };
+        for column in 0..product.column_count {
+            // SAFETY: the column lies within the product the caller described.
+            let start = unsafe { product.columns.add(column * product.column_stride) };
+            columns.starts[column] = start;
+            for block in 0..packed.blocks {
+                // SAFETY: as above, for each of the column's blocks.
+                let source = unsafe { &*start.add(block) };
+                let sum: i32 = source.quants.iter().map(|&v| i32::from(v)).sum();
+                columns.owed[block][column].write(-128 * sum);
+                // SAFETY: F16C is enabled for the build.
+                let scale = unsafe {
+                    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(source.scale))))
+                };
+                columns.scales[block][column].write(scale);
+            }
+        }
+        // SAFETY (every call below): the groups are the caller's, within the packed rows, and
+        // the first `blocks` of each of the `N` columns are written above.
+        unsafe {
+            match product.column_count {
+                1 => groups_of::<1>(packed, product, &columns, groups),
+                2 => groups_of::<2>(packed, product, &columns, groups),
+                3 => groups_of::<3>(packed, product, &columns, groups),
+                _ => groups_of::<4>(packed, product, &columns, groups),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn groups_of<const N: usize>(
+        packed: &Packed,
+        product: &Product,
+        columns: &Columns,
+        groups: Range<usize>,
+    ) {
+        // SAFETY: tiles are read within the packed matrix, columns within their `blocks`
+        // blocks (each 32 values, read four at a time), and the output within the rows of
+        // `groups`; the features used are enabled for the build.
+        unsafe {
+            for group in groups {
+                let tiles: *const Tile = packed.tiles.as_ptr().add(group * packed.blocks);
+                let halves = packed.scales.as_ptr().add(group * packed.blocks);
+                let mut sums = [_mm256_setzero_ps(); N];
+                for block in 0..packed.blocks {
+                    let tile = &*tiles.add(block);
+                    let weights: [__m256i; 8] = std::array::from_fn(|four| {
+                        _mm256_load_si256(tile.quants[four].as_ptr() as *const __m256i)
+                    });
+                    let weight_scales =
+                        _mm256_cvtph_ps(_mm_loadu_si128(halves.add(block) as *const __m128i));
+                    for (c, sum) in sums.iter_mut().enumerate() {
+                        let values = (*columns.starts[c].add(block)).quants.as_ptr() as *const i32;
+                        let mut dot = _mm256_set1_epi32(columns.owed[block][c].assume_init());
+                        for (four, weights) in weights.iter().enumerate() {
+                            let column = _mm256_set1_epi32(values.add(four).read_unaligned());
+                            dot = _mm256_dpbusd_epi32(dot, *weights, column);
+                        }
+                        let scale = _mm256_mul_ps(
+                            weight_scales,
+                            _mm256_set1_ps(columns.scales[block][c].assume_init()),
+                        );
+                        *sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, *sum);
+                    }
+                }
+                for (c, sum) in sums.iter().enumerate() {
+                    _mm256_storeu_ps(product.out.add(c * product.out_stride + group * ROWS), *sum);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(not(q8_0_vnni))]
+mod kernel {
+    //! A build without AVX-512 VNNI: `Packed::new` packs nothing, and the row kernel takes
+    //! every product.
+
+    use super::{Packed, Product};
+    use std::ops::Range;
+
+    pub(super) const BUILT: bool = false;
+
+    pub(super) unsafe fn multiply(_: &Packed, _: &Product, _: Range<usize>) {
+        unreachable!("`Packed::new` packs nothing on this build");
+    }
+}
