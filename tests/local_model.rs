@@ -188,14 +188,19 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
     #[cfg(moot_kernel_choice)]
     let kernels_before = moot::llm::local::kernel_counts();
     let replies = together(&batched, &requests[0], &requests[1]).await;
-    // The prompts went to llamafile (tinyBLAS) and the steps of two sequences to moot's own kernel
-    // (to ggml's kernel on a CPU without AVX2).
+    // The prompts went to llamafile (tinyBLAS) and the steps of two sequences to moot's own kernel,
+    // over the weights packed where the CPU has AVX-512 VNNI (to ggml's kernel on a CPU without
+    // AVX2).
     #[cfg(moot_kernel_choice)]
     {
         let kernels = moot::llm::local::kernel_counts();
         assert!(kernels.llamafile > kernels_before.llamafile, "{kernels:?}");
         if moot::llm::local::own_kernel_built() {
             assert!(kernels.moot > kernels_before.moot, "{kernels:?}");
+            // The model's weights, read packed where the build has that kernel.
+            if moot::llm::local::packed_kernel_built() {
+                assert!(kernels.packed > kernels_before.packed, "{kernels:?}");
+            }
         } else {
             assert!(kernels.ggml > kernels_before.ggml, "{kernels:?}");
         }

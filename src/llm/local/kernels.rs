@@ -10,8 +10,10 @@
 //! calls here first, after it has quantized the columns to Q8_0 (it asks once before, with the
 //! columns in F32, and that call is declined).
 
+use super::packed_weights;
 use super::q8_0_step::{self, Block, Product};
 use std::ffi::{c_int, c_void};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The fewest columns a product of Q8_0 weights needs to go to tinyBLAS.
@@ -20,11 +22,18 @@ const TINYBLAS_FROM_COLUMNS: i64 = 5;
 static TO_LLAMAFILE: AtomicU64 = AtomicU64::new(0);
 static TO_GGML: AtomicU64 = AtomicU64::new(0);
 static TO_MOOT: AtomicU64 = AtomicU64::new(0);
+static TO_PACKED: AtomicU64 = AtomicU64::new(0);
 static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
 /// Whether this build has moot's own kernel for a step (an x86-64 CPU with AVX2, FMA and F16C).
 pub fn own_kernel_built() -> bool {
     q8_0_step::takes(1, 1)
+}
+
+/// Whether this build reads a model's weights packed eight rows side by side for a step (its
+/// CPU has AVX-512 VNNI besides).
+pub fn packed_kernel_built() -> bool {
+    q8_0_step::Packed::built()
 }
 
 /// Turns moot's own kernel on (the default) or off for the whole process, so that a benchmark
@@ -45,6 +54,9 @@ pub struct KernelCounts {
     /// Products of Q8_0 weights and one to four Q8_0 columns computed by moot's own kernel
     /// (`q8_0_step`): a step of up to four sequences.
     pub moot: u64,
+    /// Of those, the products over a model's weights packed eight rows side by side
+    /// (`packed_weights`), where the build has the packed kernel.
+    pub packed: u64,
 }
 
 /// The counts so far.
@@ -53,6 +65,7 @@ pub fn counts() -> KernelCounts {
         llamafile: TO_LLAMAFILE.load(Ordering::Relaxed),
         ggml: TO_GGML.load(Ordering::Relaxed),
         moot: TO_MOOT.load(Ordering::Relaxed),
+        packed: TO_PACKED.load(Ordering::Relaxed),
     }
 }
 
@@ -147,21 +160,28 @@ const CHUNKED_FROM: usize = 8_192;
 /// (woken from a barrier, or sharing its core) leaves its share to the others.
 const CHUNKS_PER_THREAD: usize = 8;
 
-/// Computes this thread's part of `rows` rows of `product`.
+/// Computes this thread's part of a product whose work comes in `units` (rows, or groups of
+/// packed rows), `products` block products in all, by calling `multiply` on each range of
+/// units it takes.
 ///
 /// # Safety
-/// `params` are llama.cpp's for this call, and `product` describes its operands.
-unsafe fn compute(params: &ComputeParams, product: &Product, rows: usize) {
+/// `params` are llama.cpp's for this call, and `multiply` is sound on every range within
+/// `0..units`.
+unsafe fn compute(
+    params: &ComputeParams,
+    units: usize,
+    products: usize,
+    multiply: impl Fn(Range<usize>),
+) {
     let (thread, threads) = (
         params.thread.max(0) as usize,
         params.threads.max(1) as usize,
     );
-    if threads == 1 || rows * product.blocks * product.column_count < CHUNKED_FROM {
-        // SAFETY: the caller's promise, for this thread's share of the rows.
-        unsafe { q8_0_step::multiply(product, q8_0_step::share(rows, thread, threads)) };
+    if threads == 1 || products < CHUNKED_FROM {
+        multiply(q8_0_step::share(units, thread, threads));
         return;
     }
-    let chunks = (threads * CHUNKS_PER_THREAD).min(rows);
+    let chunks = (threads * CHUNKS_PER_THREAD).min(units);
     // As llamafile shares its products: every thread starts on the chunk of its own index,
     // and the counter hands out the rest. The barriers keep one call's counter from the
     // next's (llama.cpp calls once for each slice of a product of several).
@@ -173,8 +193,7 @@ unsafe fn compute(params: &ComputeParams, product: &Product, rows: usize) {
     unsafe { ggml_barrier(params.threadpool) };
     let mut chunk = thread;
     while chunk < chunks {
-        // SAFETY: the caller's promise, for one chunk of the rows.
-        unsafe { q8_0_step::multiply(product, q8_0_step::share(rows, chunk, chunks)) };
+        multiply(q8_0_step::share(units, chunk, chunks));
         // SAFETY: as above.
         chunk = unsafe { ggml_threadpool_chunk_add(params.threadpool, 1) }.max(0) as usize;
     }
@@ -224,8 +243,38 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
                 out: c as *mut f32,
                 out_stride: size(ldc),
             };
-            // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
-            unsafe { compute(params, &product, size(m)) };
+            let (rows, products) = (size(m), size(m) * product.blocks * product.column_count);
+            // A step of several sequences reads the model's own weights packed; one sequence,
+            // bound by reading the weights, reads them as ggml lays them out (the packed copy
+            // is as large as the weights, and made only when sequences are decoded together),
+            // as does anything that is not the model's weights (the attention's keys).
+            if let Some(packed) = (product.column_count > 1)
+                .then(|| {
+                    packed_weights::packed(
+                        product.weights,
+                        rows,
+                        product.blocks,
+                        product.weight_stride,
+                    )
+                })
+                .flatten()
+            {
+                // SAFETY: `route` checked the types and sizes, the packed copy is of these
+                // weights, and the groups shared out lie within it.
+                unsafe {
+                    compute(params, packed.groups(), products, |groups| {
+                        q8_0_step::multiply_packed(&packed, &product, groups)
+                    })
+                };
+                TO_PACKED.fetch_add(1, Ordering::Relaxed);
+            } else {
+                // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
+                unsafe {
+                    compute(params, rows, products, |rows| {
+                        q8_0_step::multiply(&product, rows)
+                    })
+                };
+            }
             TO_MOOT.fetch_add(1, Ordering::Relaxed);
             true
         }

@@ -3,7 +3,7 @@
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
 //! with system prompts' caches kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
 //! made by `widen`, and a step of up to four sequences computed by moot's own kernel, `q8_0_step`,
-//! where `kernels` sends it).
+//! where `kernels` sends it, over the model's weights packed by `packed_weights`).
 
 #[cfg(feature = "local")]
 mod batch;
@@ -13,6 +13,8 @@ mod kernels;
 pub mod models;
 #[cfg(feature = "local")]
 mod openings;
+#[cfg(moot_kernel_choice)]
+mod packed_weights;
 #[cfg(feature = "local")]
 mod provider;
 #[cfg(moot_kernel_choice)]
@@ -21,7 +23,9 @@ mod q8_0_step;
 mod widen;
 
 #[cfg(moot_kernel_choice)]
-pub use kernels::{KernelCounts, counts as kernel_counts, own_kernel_built, use_own_kernel};
+pub use kernels::{
+    KernelCounts, counts as kernel_counts, own_kernel_built, packed_kernel_built, use_own_kernel,
+};
 #[cfg(feature = "local")]
 pub use provider::{LoadedModel, LocalError, LocalProvider, Timings};
 

@@ -290,6 +290,9 @@ fn run_worker(
             return;
         }
     };
+    // Dropped before the model (declared after it), and with it the weights' packed copies.
+    #[cfg(moot_kernel_choice)]
+    let _packed = super::packed_weights::register(weights);
     let (context, template, info) = match prepare(&model, path, settings) {
         Ok(prepared) => prepared,
         Err(problem) => {

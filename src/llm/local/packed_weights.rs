@@ -1,0 +1,211 @@
+//! Which weight matrices moot's step kernel reads packed eight rows side by side
+//! (`moot_q8_0::Packed`): those inside a loaded model file's mapping, which never change,
+//! packed the first time a step multiplies them and dropped with the model.
+//!
+//! llama.cpp hands the kernel bare pointers, to the model's weights and to its own buffers
+//! alike (the attention's keys, which change every step), so a pointer is taken for weights
+//! only when it lies in the read-only mapping of the file the model was loaded from.
+
+use moot_q8_0::{Block, Packed};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// A matrix as llama.cpp passes it: where its first row starts, its rows, their blocks and the
+/// stride between rows (in blocks).
+type Matrix = (usize, usize, usize, usize);
+
+/// One loaded model's mapped file and what has been packed of it (`None` for a matrix the
+/// packed kernel cannot take, so it is not tried again).
+struct Mapped {
+    id: u64,
+    ranges: Vec<Range<usize>>,
+    packed: HashMap<Matrix, Option<Arc<Packed>>>,
+}
+
+impl Mapped {
+    fn holds(&self, bytes: &Range<usize>) -> bool {
+        self.ranges
+            .iter()
+            .any(|range| range.start <= bytes.start && bytes.end <= range.end)
+    }
+}
+
+static MAPPED: RwLock<Vec<Mapped>> = RwLock::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A model's weights registered for packing; dropping it (before the model) drops their
+/// packed copies.
+pub(super) struct MappedWeights {
+    id: u64,
+}
+
+impl Drop for MappedWeights {
+    fn drop(&mut self) {
+        if let Ok(mut mapped) = MAPPED.write() {
+            mapped.retain(|model| model.id != self.id);
+        }
+    }
+}
+
+/// Registers the read-only mappings of `file` (the GGUF llama.cpp has just loaded) as weights
+/// that may be packed, or `None` where the file is not mapped (llama.cpp read it into memory
+/// instead, or `/proc/self/maps` cannot be read): then the kernel reads weights as ggml lays
+/// them out.
+pub(super) fn register(file: &Path) -> Option<MappedWeights> {
+    let file = std::fs::canonicalize(file).ok()?;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let ranges = read_only_mappings(&maps, &file.to_string_lossy());
+    if ranges.is_empty() {
+        return None;
+    }
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    MAPPED.write().ok()?.push(Mapped {
+        id,
+        ranges,
+        packed: HashMap::new(),
+    });
+    Some(MappedWeights { id })
+}
+
+/// The address ranges of `/proc/self/maps` lines that map `file` without write permission.
+fn read_only_mappings(maps: &str, file: &str) -> Vec<Range<usize>> {
+    maps.lines()
+        .filter_map(|line| {
+            // address perms offset device inode path (the path may hold spaces).
+            let mut fields = line.splitn(6, ' ');
+            let (addresses, permissions) = (fields.next()?, fields.next()?);
+            let path = fields.nth(3)?.trim_start();
+            if path != file || permissions.contains('w') {
+                return None;
+            }
+            let (start, end) = addresses.split_once('-')?;
+            let start = usize::from_str_radix(start, 16).ok()?;
+            let end = usize::from_str_radix(end, 16).ok()?;
+            (start < end).then_some(start..end)
+        })
+        .collect()
+}
+
+/// The packed copy of the matrix at `weights` (`rows` rows of `blocks` blocks, `stride` blocks
+/// apart), packed now if this is its first step; `None` when it is not a loaded model's
+/// weights or the packed kernel cannot take it.
+pub(super) fn packed(
+    weights: *const Block,
+    rows: usize,
+    blocks: usize,
+    stride: usize,
+) -> Option<Arc<Packed>> {
+    let start = weights as usize;
+    let length = rows
+        .checked_sub(1)?
+        .checked_mul(stride)?
+        .checked_add(blocks)?
+        .checked_mul(std::mem::size_of::<Block>())?;
+    let bytes = start..start.checked_add(length)?;
+    let matrix = (start, rows, blocks, stride);
+    {
+        let mapped = MAPPED.read().ok()?;
+        let model = mapped.iter().find(|model| model.holds(&bytes))?;
+        if let Some(entry) = model.packed.get(&matrix) {
+            return entry.clone();
+        }
+    }
+    // The first step to meet this matrix packs it; another thread asking meanwhile waits here
+    // for the same copy rather than packing its own.
+    let mut mapped = MAPPED.write().ok()?;
+    let model = mapped.iter_mut().find(|model| model.holds(&bytes))?;
+    model
+        .packed
+        .entry(matrix)
+        .or_insert_with(|| {
+            // SAFETY: the matrix lies within the model's mapped file, which stays mapped while
+            // it is registered, and the registration is held (the lock) while this reads.
+            unsafe { Packed::new(weights, rows, blocks, stride) }.map(Arc::new)
+        })
+        .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_read_only_mappings_of_the_model_file_are_weights() {
+        let maps = "\
+7f0000000000-7f0000100000 r--s 00000000 08:01 42 /models/a model.gguf
+7f0000200000-7f0000300000 rw-p 00000000 08:01 42 /models/a model.gguf
+7f0000400000-7f0000500000 r--p 00000000 08:01 43 /models/other.gguf
+7f0000600000-7f0000601000 r--p 00000000 00:00 0 
+";
+        assert_eq!(
+            read_only_mappings(maps, "/models/a model.gguf"),
+            vec![0x7f00_0000_0000..0x7f00_0010_0000]
+        );
+        assert!(read_only_mappings(maps, "/models/missing.gguf").is_empty());
+    }
+
+    #[test]
+    fn a_pointer_outside_every_mapped_model_is_not_packed() {
+        // A buffer of this process's heap, as the attention's keys are: never taken for weights.
+        let blocks = vec![
+            Block {
+                scale: 0x3c00,
+                quants: [1; 32],
+            };
+            16
+        ];
+        assert!(packed(blocks.as_ptr(), 8, 2, 2).is_none());
+    }
+
+    #[test]
+    fn a_registered_file_is_packed_once_and_forgotten_with_its_model() {
+        // A file mapped read-only, as llama.cpp maps a model.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("weights.bin");
+        let rows = 16;
+        let blocks = 3;
+        let mut bytes = Vec::new();
+        for n in 0..rows * blocks {
+            bytes.extend_from_slice(&0x3c00u16.to_le_bytes());
+            bytes.extend((0..32).map(|v| ((v + n) % 200) as u8));
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: a read-only shared mapping of a file nothing else writes, unmapped below.
+        let address = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes.len(),
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                std::os::fd::AsRawFd::as_raw_fd(&file),
+                0,
+            )
+        };
+        assert_ne!(address, libc::MAP_FAILED);
+        let weights = address as *const Block;
+        assert!(
+            packed(weights, rows, blocks, blocks).is_none(),
+            "not yet registered"
+        );
+        let registration = register(&path).expect("the mapping is found");
+        let first = packed(weights, rows, blocks, blocks);
+        if moot_q8_0::Packed::built() {
+            let first = first.expect("packed");
+            assert_eq!((first.rows(), first.blocks()), (rows, blocks));
+            let again = packed(weights, rows, blocks, blocks).unwrap();
+            assert!(Arc::ptr_eq(&first, &again), "packed once");
+            // Past the end of the mapping (a page): not the model's weights.
+            assert!(packed(weights, 128, blocks, blocks).is_none());
+        } else {
+            assert!(first.is_none());
+        }
+        drop(registration);
+        assert!(packed(weights, rows, blocks, blocks).is_none(), "forgotten");
+        // SAFETY: the mapping made above, no longer read.
+        unsafe { libc::munmap(address, bytes.len()) };
+    }
+}
