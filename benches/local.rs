@@ -308,6 +308,10 @@ fn argument_request(
 
 /// The tokens each reply of an argument phase is capped at.
 const PHASE_REPLY_TOKENS: usize = 96;
+/// Phases counted for each seat count (those whose every reply ran to its cap), and the most
+/// tried.
+const PHASE_RUNS: usize = 5;
+const PHASE_ATTEMPTS: usize = 10;
 
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
 /// model, and together on a model that decodes them in one batch; each beside one seat alone.
@@ -356,19 +360,27 @@ fn argument_phase(
         .unwrap();
         // A first run fills the cache with what runs share (the system prompt's opening).
         phase(&provider, 3, together, 999);
-        let mut line = format!("argument phase, {label}:");
-        let mut alone = 0.0;
-        for count in 1..=3 {
-            let full = PHASE_REPLY_TOKENS * count;
-            let mut walls = Vec::new();
-            let mut tried = 0;
-            while walls.len() < 3 && tried < 8 {
-                let (wall, generated) = phase(&provider, count, together, 10 * count + tried);
-                tried += 1;
-                if generated == full {
-                    walls.push(wall);
+        // The seat counts take turns, so that a host that slows down or speeds up part way
+        // (a shared machine's neighbours) moves every count's runs alike, not one count's.
+        let mut walls = [Vec::new(), Vec::new(), Vec::new()];
+        let mut tried = [0; 3];
+        for attempt in 0..PHASE_ATTEMPTS {
+            for count in 1..=3 {
+                if walls[count - 1].len() == PHASE_RUNS {
+                    continue;
+                }
+                let (wall, generated) = phase(&provider, count, together, 100 * count + attempt);
+                tried[count - 1] += 1;
+                if generated == PHASE_REPLY_TOKENS * count {
+                    walls[count - 1].push(wall);
                 }
             }
+        }
+        let mut line = format!("argument phase, {label}:");
+        let mut alone = 0.0;
+        for (count, (walls, tried)) in walls.into_iter().zip(tried).enumerate() {
+            let count = count + 1;
+            let full = PHASE_REPLY_TOKENS * count;
             let counted = walls.len();
             let seats = if count == 1 { "seat" } else { "seats" };
             if counted == 0 {
