@@ -60,6 +60,68 @@ mod tests {
         (sum, magnitude)
     }
 
+    /// A product's shape: `rows` rows of `blocks` blocks, `weight_stride` blocks apart, by
+    /// `column_count` columns.
+    struct Shape {
+        rows: usize,
+        blocks: usize,
+        weight_stride: usize,
+        column_count: usize,
+    }
+
+    /// Makes `shape.column_count` columns (strides wider than a row, as the attention cache's
+    /// views have), has `compute` multiply `weights` by them, and checks every result against
+    /// the reference product and that what lies between the columns' results is left alone.
+    fn check_product(
+        numbers: &mut Numbers,
+        weights: &[Block],
+        shape: &Shape,
+        compute: impl Fn(&Product),
+    ) {
+        let Shape {
+            rows,
+            blocks,
+            weight_stride,
+            column_count,
+        } = *shape;
+        let column_stride = blocks + 1;
+        let columns: Vec<Block> = (0..column_count * column_stride)
+            .map(|_| numbers.block())
+            .collect();
+        let out_stride = rows + 3;
+        let mut out = vec![f32::NAN; column_count * out_stride];
+        compute(&Product {
+            weights: weights.as_ptr(),
+            weight_stride,
+            columns: columns.as_ptr(),
+            column_stride,
+            column_count,
+            blocks,
+            out: out.as_mut_ptr(),
+            out_stride,
+        });
+        for column in 0..column_count {
+            for row in 0..rows {
+                let (expected, magnitude) = reference(
+                    &weights[row * weight_stride..],
+                    &columns[column * column_stride..],
+                    blocks,
+                );
+                let got = f64::from(out[column * out_stride + row]);
+                assert!(
+                    (got - expected).abs() <= 1e-6 * magnitude,
+                    "{rows} rows of {blocks} blocks, {column_count} columns: row {row}, column \
+                     {column}: {got} against {expected}"
+                );
+            }
+            assert!(
+                out[column * out_stride + rows..(column + 1) * out_stride]
+                    .iter()
+                    .all(|value| value.is_nan())
+            );
+        }
+    }
+
     #[test]
     fn every_column_count_matches_the_reference_product() {
         if !takes(1, 1) {
@@ -73,49 +135,19 @@ mod tests {
             let weight_stride = blocks + padding;
             let weights: Vec<Block> = (0..rows * weight_stride).map(|_| numbers.block()).collect();
             for column_count in 1..=MOST_COLUMNS {
-                let column_stride = blocks + 1;
-                let columns: Vec<Block> = (0..column_count * column_stride)
-                    .map(|_| numbers.block())
-                    .collect();
-                let out_stride = rows + 3;
-                let mut out = vec![f32::NAN; column_count * out_stride];
-                let product = Product {
-                    weights: weights.as_ptr(),
-                    weight_stride,
-                    columns: columns.as_ptr(),
-                    column_stride,
-                    column_count,
-                    blocks,
-                    out: out.as_mut_ptr(),
-                    out_stride,
-                };
                 assert!(takes(column_count, blocks));
-                for thread in 0..2 {
-                    // SAFETY: the vectors above hold every row, column and output named.
-                    unsafe { multiply(&product, share(rows, thread, 2)) };
-                }
-                for column in 0..column_count {
-                    for row in 0..rows {
-                        let (expected, magnitude) = reference(
-                            &weights[row * weight_stride..],
-                            &columns[column * column_stride..],
-                            blocks,
-                        );
-                        let got = f64::from(out[column * out_stride + row]);
-                        let tolerance = 1e-6 * magnitude;
-                        assert!(
-                            (got - expected).abs() <= tolerance,
-                            "{rows} rows of {blocks} blocks, {column_count} columns: row {row}, \
-                             column {column}: {got} against {expected}"
-                        );
+                let shape = Shape {
+                    rows,
+                    blocks,
+                    weight_stride,
+                    column_count,
+                };
+                check_product(&mut numbers, &weights, &shape, |product| {
+                    for thread in 0..2 {
+                        // SAFETY: `check_product` holds every row, column and output named.
+                        unsafe { multiply(product, share(rows, thread, 2)) };
                     }
-                    // What lies between the columns' results is left alone.
-                    assert!(
-                        out[column * out_stride + rows..(column + 1) * out_stride]
-                            .iter()
-                            .all(|value| value.is_nan())
-                    );
-                }
+                });
             }
         }
     }
@@ -142,50 +174,22 @@ mod tests {
                 "no larger than the weights"
             );
             for column_count in 1..=MOST_COLUMNS {
-                let column_stride = blocks + 2;
-                let columns: Vec<Block> = (0..column_count * column_stride)
-                    .map(|_| numbers.block())
-                    .collect();
-                let out_stride = rows + 5;
-                let mut out = vec![f32::NAN; column_count * out_stride];
-                let product = Product {
-                    weights: std::ptr::null(),
-                    weight_stride: 0,
-                    columns: columns.as_ptr(),
-                    column_stride,
-                    column_count,
+                let shape = Shape {
+                    rows,
                     blocks,
-                    out: out.as_mut_ptr(),
-                    out_stride,
+                    weight_stride,
+                    column_count,
                 };
-                // Groups shared unevenly, as three threads would.
-                for thread in 0..3 {
-                    // SAFETY: the vectors above hold every column and output named, and the
-                    // shares lie within the packed groups.
-                    unsafe {
-                        multiply_packed(&packed, &product, share(packed.groups(), thread, 3))
-                    };
-                }
-                for column in 0..column_count {
-                    for row in 0..rows {
-                        let (expected, magnitude) = reference(
-                            &weights[row * weight_stride..],
-                            &columns[column * column_stride..],
-                            blocks,
-                        );
-                        let got = f64::from(out[column * out_stride + row]);
-                        assert!(
-                            (got - expected).abs() <= 1e-6 * magnitude,
-                            "{rows} rows of {blocks} blocks packed, {column_count} columns: row \
-                             {row}, column {column}: {got} against {expected}"
-                        );
+                check_product(&mut numbers, &weights, &shape, |product| {
+                    // Groups shared unevenly, as three threads would.
+                    for thread in 0..3 {
+                        // SAFETY: `check_product` holds every column and output named, and the
+                        // shares lie within the packed groups.
+                        unsafe {
+                            multiply_packed(&packed, product, share(packed.groups(), thread, 3))
+                        };
                     }
-                    assert!(
-                        out[column * out_stride + rows..(column + 1) * out_stride]
-                            .iter()
-                            .all(|value| value.is_nan())
-                    );
-                }
+                });
             }
         }
         // What the packed kernel cannot take is left to the row kernel.
