@@ -90,7 +90,7 @@ mod avx2 {
     pub(super) const BUILT: bool = true;
 
     #[inline(always)]
-    unsafe fn half_to_float(half: u16) -> f32 {
+    pub(crate) unsafe fn half_to_float(half: u16) -> f32 {
         // SAFETY: F16C is enabled for the build (see the module's comment).
         unsafe { _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(half)))) }
     }

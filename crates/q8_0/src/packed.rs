@@ -130,6 +130,7 @@ mod kernel {
     //! (`build.rs` names the set), so the intrinsics below are sound to call.
 
     use super::{Block, MOST_BLOCKS, MOST_COLUMNS, Packed, Product, ROWS, Tile};
+    use crate::avx2::half_to_float;
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
     use std::ops::Range;
@@ -160,10 +161,7 @@ mod kernel {
                 let sum: i32 = source.quants.iter().map(|&v| i32::from(v)).sum();
                 columns.owed[block][column].write(-128 * sum);
                 // SAFETY: F16C is enabled for the build.
-                let scale = unsafe {
-                    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(source.scale))))
-                };
-                columns.scales[block][column].write(scale);
+                columns.scales[block][column].write(unsafe { half_to_float(source.scale) });
             }
         }
         // SAFETY (every call below): the groups are the caller's, within the packed rows, and

@@ -248,17 +248,12 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
             // bound by reading the weights, reads them as ggml lays them out (the packed copy
             // is as large as the weights, and made only when sequences are decoded together),
             // as does anything that is not the model's weights (the attention's keys).
-            if let Some(packed) = (product.column_count > 1)
-                .then(|| {
-                    packed_weights::packed(
-                        product.weights,
-                        rows,
-                        product.blocks,
-                        product.weight_stride,
-                    )
-                })
-                .flatten()
-            {
+            let packed = if product.column_count > 1 {
+                packed_weights::packed(product.weights, rows, product.blocks, product.weight_stride)
+            } else {
+                None
+            };
+            if let Some(packed) = packed {
                 // SAFETY: `route` checked the types and sizes, the packed copy is of these
                 // weights, and the groups shared out lie within it.
                 unsafe {
