@@ -345,6 +345,56 @@ async fn seats_after_the_moderator_are_computed_in_one_step() {
     }
 }
 
+/// A turn that goes on from no sequence's cache takes the sequence its speaker's last turn
+/// left, not the one idle longest: the moderator, who spoke before the seat, keeps its cache
+/// for its next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_speakers_fresh_turn_takes_its_own_sequence_not_anothers() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let provider = LocalProvider::open(
+        &model_path(),
+        &LocalSettings {
+            sequences: Some(2),
+            ..settings()
+        },
+    )
+    .unwrap();
+    let complete = |request: ChatRequest| {
+        let provider = &provider;
+        async move {
+            provider
+                .complete_timed(&request, &mut |_: &str| {})
+                .await
+                .unwrap()
+                .1
+        }
+    };
+    let moderator = seat_request("moderator", "the moderator, opening the round", 8);
+    let opened = complete(moderator.clone()).await;
+    let argued = complete(seat_request("A", "the Pragmatist", 8)).await;
+    assert_eq!(
+        argued.evicted_tokens, 0,
+        "a sequence of its own: {argued:?}"
+    );
+    // Its rebuttal's prompt goes on from neither cache (another system prompt).
+    let rebutted = complete(seat_request(
+        "A",
+        "the Pragmatist, rebutting the Skeptic",
+        8,
+    ))
+    .await;
+    assert!(
+        rebutted.evicted_tokens > 0,
+        "both sequences were full: {rebutted:?}"
+    );
+    let again = complete(moderator).await;
+    assert_eq!(
+        again.reused_tokens,
+        opened.prompt_tokens - 1,
+        "the moderator's cache was kept: {again:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;

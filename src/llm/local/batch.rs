@@ -30,6 +30,8 @@ struct Slot {
     cached: Vec<LlamaToken>,
     /// When it last served a request, on the scheduler's clock (least recent is reused first).
     used: u64,
+    /// Whose request it last served.
+    speaker: Option<String>,
     busy: bool,
 }
 
@@ -232,7 +234,8 @@ impl<'m> Scheduler<'m> {
             };
             match self.tokenize(&job) {
                 Ok((prompt, opening)) => {
-                    let plan = self.place(slot, prompt, opening, job.max_tokens as usize);
+                    let plan =
+                        self.place(slot, &job.speaker, prompt, opening, job.max_tokens as usize);
                     self.start(job, plan);
                 }
                 Err(error) => {
@@ -292,6 +295,7 @@ impl<'m> Scheduler<'m> {
     fn place(
         &mut self,
         idle: usize,
+        speaker: &str,
         prompt: Vec<LlamaToken>,
         opening: usize,
         max_tokens: usize,
@@ -302,26 +306,34 @@ impl<'m> Scheduler<'m> {
             .iter()
             .map(|slot| self.reach(&slot.cached, &text))
             .collect();
-        // An idle slot whose whole cache the prompt goes on from (a seat's own earlier turn,
-        // or an empty one), holding most of it; else the one used least recently, whose cache
-        // is evicted. What another slot holds of the prompt is copied below, so the choice is
-        // only about what is lost.
+        // An idle slot whose whole cache the prompt goes on from (a seat's own earlier turn),
+        // holding most of it; else the speaker's own slot, whose cache only it would read on
+        // from; else an empty one; else the one used least recently, whose cache is evicted.
+        // What another slot holds of the prompt is copied below, so the choice is only about
+        // what is lost: the moderator keeps its cache through a round of seats' turns.
         // Between slots that lose alike, one beside a busy slot: only sequences on consecutive
         // slots are computed in one step (see `fill_batch`), so two seats on slots 0 and 2
         // would take a step each.
         let beside_busy = |i: usize| {
             (i > 0 && self.slots[i - 1].busy) || self.slots.get(i + 1).is_some_and(|s| s.busy)
         };
+        let loss = |i: usize| {
+            let held = &self.slots[i];
+            if !held.cached.is_empty() && reaches[i].0 == held.cached.len() {
+                (Loss::Nothing, reaches[i].0, 0)
+            } else if held.speaker.as_deref() == Some(speaker) {
+                (Loss::OwnTurn, 0, 0)
+            } else if held.cached.is_empty() {
+                (Loss::Empty, 0, 0)
+            } else {
+                (Loss::Another, 0, held.used)
+            }
+        };
         let slot = (0..self.slots.len())
             .filter(|&i| !self.slots[i].busy)
-            .max_by_key(|&i| match reaches[i].0 == self.slots[i].cached.len() {
-                true => (true, reaches[i].0, beside_busy(i), std::cmp::Reverse(0)),
-                false => (
-                    false,
-                    0,
-                    beside_busy(i),
-                    std::cmp::Reverse(self.slots[i].used),
-                ),
+            .max_by_key(|&i| {
+                let (loss, reach, used) = loss(i);
+                (loss, reach, beside_busy(i), std::cmp::Reverse(used))
             })
             .unwrap_or(idle);
         let evicted = self.slots[slot].cached.len() - reaches[slot].0;
@@ -456,6 +468,7 @@ impl<'m> Scheduler<'m> {
         self.clock += 1;
         self.slots[plan.slot].busy = true;
         self.slots[plan.slot].used = self.clock;
+        self.slots[plan.slot].speaker = Some(job.speaker.clone());
         // `running` stays in slot order, which is the order a batch must list its sequences in
         // (see `fill_batch`).
         let at = self.running.partition_point(|s| s.plan.slot < plan.slot);
@@ -746,6 +759,19 @@ impl<'m> Scheduler<'m> {
             .events
             .send(WorkerEvent::Done(completion, timings));
     }
+}
+
+/// What placing a request in a slot costs the slot's cache, from worst to best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Loss {
+    /// Another speaker's turn, which it might have gone on from.
+    Another,
+    /// Nothing, but another speaker could have had it.
+    Empty,
+    /// The speaker's own earlier turn, which the prompt does not go on from.
+    OwnTurn,
+    /// Nothing: the prompt goes on from all it holds.
+    Nothing,
 }
 
 /// Where a request goes and what it starts from.

@@ -103,6 +103,9 @@ pub struct Timings {
 
 /// One request as the worker takes it.
 pub(super) struct Job {
+    /// Who asks (the request label's seat): a speaker's turns go to the slot its last turn
+    /// left, so that other speakers' caches are not evicted for it.
+    pub(super) speaker: String,
     pub(super) system: String,
     pub(super) messages: Vec<(String, String)>,
     pub(super) grammar: Option<String>,
@@ -556,6 +559,7 @@ impl LocalProvider {
         // Dropping this future (a timeout, a paused debate) stops the worker at the next token.
         let _cancel_on_drop = CancelOnDrop(cancel.clone());
         let job = Job {
+            speaker: request.label.seat.clone(),
             system: request.system.clone(),
             messages: request
                 .messages
