@@ -188,9 +188,9 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
     #[cfg(moot_kernel_choice)]
     let kernels_before = moot::llm::local::kernel_counts();
     let replies = together(&batched, &requests[0], &requests[1]).await;
-    // The prompts went to llamafile (tinyBLAS) and the steps of two sequences to moot's own kernel,
-    // over the weights packed where the CPU has AVX-512 VNNI (to ggml's kernel on a CPU without
-    // AVX2).
+    // The prompts' attention went to llamafile (tinyBLAS), and the steps of two sequences to
+    // moot's own kernel, over the weights packed where the CPU has AVX-512 VNNI (to ggml's
+    // kernel on a CPU without AVX2), as did the prompts' products of the weights.
     #[cfg(moot_kernel_choice)]
     {
         let kernels = moot::llm::local::kernel_counts();
@@ -200,6 +200,10 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
             // The model's weights, read packed where the build has that kernel.
             if moot::llm::local::packed_kernel_built() {
                 assert!(kernels.packed > kernels_before.packed, "{kernels:?}");
+                assert!(
+                    kernels.prompts_packed > kernels_before.prompts_packed,
+                    "{kernels:?}"
+                );
             }
         } else {
             assert!(kernels.ggml > kernels_before.ggml, "{kernels:?}");

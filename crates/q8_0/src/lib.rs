@@ -8,7 +8,8 @@
 //! ARCHITECTURE.md ("The embedded model").
 //!
 //! `packed` computes the same product over weights packed eight rows side by side, for a step
-//! of several sequences over weights that never change.
+//! of several sequences, or a prompt's many columns four at a time, over weights that never
+//! change.
 //!
 //! A crate of its own so that it is compiled optimized in every profile: unoptimized, its
 //! intrinsics are calls, and a test debate on the embedded model ran past its turn time.
@@ -33,7 +34,8 @@ pub struct Block {
 
 const _: () = assert!(std::mem::size_of::<Block>() == 34);
 
-/// The most columns a product may have here; ggml or tinyBLAS take wider ones.
+/// The most columns a product of the row kernel may have (ggml or tinyBLAS take wider ones),
+/// and the most the packed kernel computes at once.
 pub const MOST_COLUMNS: usize = 4;
 /// The most blocks a row may have (8,192 values), so that a product's columns fit in a table
 /// on the stack.

@@ -111,17 +111,34 @@ impl Packed {
 }
 
 /// Computes the rows of `groups` (groups of eight rows) of the product of `packed` and the
-/// product's columns (`product.weights` and `product.weight_stride` are not read).
+/// product's columns (`product.weights` and `product.weight_stride` are not read). Any number of
+/// columns, `MOST_COLUMNS` at a time: a prompt's hundreds of columns read the weights of
+/// `groups` from memory once, and from cache for every four columns after the first.
 ///
 /// # Safety
-/// `packed` came from `Packed::new`, the product's columns have `packed.blocks()` readable
-/// blocks each, `1..=MOST_COLUMNS` of them, its output is writable for every row of `groups`,
+/// `packed` came from `Packed::new`, the product's columns (one or more) have `packed.blocks()`
+/// readable blocks each, its output is writable for every row of `groups` and every column,
 /// and `groups` lies within `0..packed.groups()`.
 pub unsafe fn multiply_packed(packed: &Packed, product: &Product, groups: Range<usize>) {
-    debug_assert!((1..=MOST_COLUMNS).contains(&product.column_count));
+    debug_assert!(product.column_count >= 1);
     debug_assert!(groups.end <= packed.groups());
-    // SAFETY: the caller's promise, passed on.
-    unsafe { kernel::multiply(packed, product, groups) }
+    let mut first = 0;
+    while first < product.column_count {
+        let count = (product.column_count - first).min(MOST_COLUMNS);
+        // SAFETY: columns `first..first + count` and their outputs lie within the caller's
+        // product.
+        let part = unsafe {
+            Product {
+                columns: product.columns.add(first * product.column_stride),
+                column_count: count,
+                out: product.out.add(first * product.out_stride),
+                ..*product
+            }
+        };
+        // SAFETY: the caller's promise, for `count` (at most `MOST_COLUMNS`) of its columns.
+        unsafe { kernel::multiply(packed, &part, groups.clone()) };
+        first += count;
+    }
 }
 
 #[cfg(q8_0_vnni)]

@@ -1,6 +1,7 @@
-//! Which CPU matrix kernel a product of the weights goes to: llamafile's tinyBLAS for a prompt,
-//! moot's own kernel (`q8_0_step`) for a step of one to four sequences over Q8_0 weights, and
-//! ggml's own dot products where moot's cannot take one.
+//! Which CPU matrix kernel a product of the weights goes to: moot's own kernel (`q8_0_step`)
+//! for a step of one to four sequences over Q8_0 weights, its packed kernel for a prompt over
+//! the model's Q8_0 weights where the build has it, llamafile's tinyBLAS for other prompts (and
+//! the attention's products), and ggml's own dot products where neither can take one.
 //!
 //! llama.cpp hands every product of two or more columns (tokens) to tinyBLAS, which on AVX2 made
 //! a step of two or three sequences no cheaper than computing them apart, and computes a step
@@ -23,6 +24,7 @@ static TO_LLAMAFILE: AtomicU64 = AtomicU64::new(0);
 static TO_GGML: AtomicU64 = AtomicU64::new(0);
 static TO_MOOT: AtomicU64 = AtomicU64::new(0);
 static TO_PACKED: AtomicU64 = AtomicU64::new(0);
+static PROMPTS_PACKED: AtomicU64 = AtomicU64::new(0);
 static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
 /// Whether this build has moot's own kernel for a step (an x86-64 CPU with AVX2, FMA and F16C).
@@ -57,6 +59,9 @@ pub struct KernelCounts {
     /// Of those, the products over a model's weights packed eight rows side by side
     /// (`packed_weights`), where the build has the packed kernel.
     pub packed: u64,
+    /// Products of a prompt's five or more columns over a model's packed weights (the packed
+    /// kernel, four columns at a time), where the build has it.
+    pub prompts_packed: u64,
 }
 
 /// The counts so far.
@@ -66,6 +71,7 @@ pub fn counts() -> KernelCounts {
         ggml: TO_GGML.load(Ordering::Relaxed),
         moot: TO_MOOT.load(Ordering::Relaxed),
         packed: TO_PACKED.load(Ordering::Relaxed),
+        prompts_packed: PROMPTS_PACKED.load(Ordering::Relaxed),
     }
 }
 
@@ -105,6 +111,9 @@ fn size(value: i64) -> usize {
 enum Route {
     /// moot's own kernel (`q8_0_step`).
     Moot,
+    /// A prompt's product: moot's packed kernel when the weights are a model's (`packed_weights`),
+    /// else on to llamafile.
+    Prompt,
     /// Declined, so that ggml computes it with its own kernel.
     Ggml,
     /// On to llamafile, which computes it or declines it itself (as it declines one column,
@@ -121,11 +130,15 @@ fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, ow
     if weights != q8_0 || columns != q8_0 {
         return Route::Llamafile;
     }
-    if out == llama_cpp_sys_2::GGML_TYPE_F32 as c_int
-        && own
-        && q8_0_step::takes(size(count), size(blocks))
-    {
+    let ours = out == llama_cpp_sys_2::GGML_TYPE_F32 as c_int && own;
+    if ours && q8_0_step::takes(size(count), size(blocks)) {
         Route::Moot
+    } else if ours
+        && count >= TINYBLAS_FROM_COLUMNS
+        && q8_0_step::Packed::built()
+        && q8_0_step::takes(1, size(blocks))
+    {
+        Route::Prompt
     } else if (2..TINYBLAS_FROM_COLUMNS).contains(&count) {
         Route::Ggml
     } else {
@@ -273,23 +286,84 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
             TO_MOOT.fetch_add(1, Ordering::Relaxed);
             true
         }
+        Route::Prompt => {
+            let weights = a as *const Block;
+            match packed_weights::packed(weights, size(m), size(k), size(lda)) {
+                Some(packed) => {
+                    // SAFETY: llama.cpp passes its own parameters.
+                    let params = unsafe { &*(params as *const ComputeParams) };
+                    let product = Product {
+                        weights,
+                        weight_stride: size(lda),
+                        columns: b as *const Block,
+                        column_stride: size(ldb),
+                        column_count: size(n),
+                        blocks: size(k),
+                        out: c as *mut f32,
+                        out_stride: size(ldc),
+                    };
+                    let products = size(m) * product.blocks * product.column_count;
+                    // SAFETY: `route` checked the types and the rows' length, the packed copy
+                    // is of these weights, and the groups shared out lie within it.
+                    unsafe {
+                        compute(params, packed.groups(), products, |groups| {
+                            q8_0_step::multiply_packed(&packed, &product, groups)
+                        })
+                    };
+                    PROMPTS_PACKED.fetch_add(1, Ordering::Relaxed);
+                    true
+                }
+                // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
+                None => unsafe {
+                    llamafile(
+                        params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
+                    )
+                },
+            }
+        }
         Route::Ggml => {
             TO_GGML.fetch_add(1, Ordering::Relaxed);
             false
         }
-        Route::Llamafile => {
-            // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
-            let computed = unsafe {
-                __real_llamafile_sgemm(
-                    params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
-                )
-            };
-            if computed {
-                TO_LLAMAFILE.fetch_add(1, Ordering::Relaxed);
-            }
-            computed
-        }
+        // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
+        Route::Llamafile => unsafe {
+            llamafile(
+                params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
+            )
+        },
     }
+}
+
+/// llamafile's own `llamafile_sgemm`, counted when it computes the product.
+///
+/// # Safety
+/// The arguments are llama.cpp's, as it passed them to `__wrap_llamafile_sgemm`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn llamafile(
+    params: *const c_void,
+    m: i64,
+    n: i64,
+    k: i64,
+    a: *const c_void,
+    lda: i64,
+    b: *const c_void,
+    ldb: i64,
+    c: *mut c_void,
+    ldc: i64,
+    a_type: c_int,
+    b_type: c_int,
+    c_type: c_int,
+) -> bool {
+    // SAFETY: the caller's promise.
+    let computed = unsafe {
+        __real_llamafile_sgemm(
+            params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
+        )
+    };
+    if computed {
+        TO_LLAMAFILE.fetch_add(1, Ordering::Relaxed);
+    }
+    computed
 }
 
 #[cfg(test)]
@@ -297,7 +371,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_step_of_q8_0_weights_goes_to_moots_kernel_and_a_prompt_to_tinyblas() {
+    fn a_step_of_q8_0_weights_goes_to_moots_kernel_and_a_prompt_to_the_packed_one() {
         let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
         let f16 = llama_cpp_sys_2::GGML_TYPE_F16 as c_int;
         let f32 = llama_cpp_sys_2::GGML_TYPE_F32 as c_int;
@@ -306,6 +380,12 @@ mod tests {
         } else {
             Route::Ggml
         };
+        // A prompt: the packed kernel where the build has it (if the weights are a model's).
+        let prompt = if packed_kernel_built() {
+            Route::Prompt
+        } else {
+            Route::Llamafile
+        };
         for (weights, columns, count, blocks, expected) in [
             // Columns still in F32: llamafile declines them, ggml quantizes them and asks again.
             (q8_0, f32, 2, 18, Route::Llamafile),
@@ -313,9 +393,11 @@ mod tests {
             (q8_0, q8_0, 4, 48, own),
             // Rows too long for moot's kernel.
             (q8_0, q8_0, 2, 257, Route::Ggml),
-            (q8_0, q8_0, 5, 18, Route::Llamafile),
-            (q8_0, q8_0, 512, 18, Route::Llamafile),
+            (q8_0, q8_0, 5, 18, prompt),
+            (q8_0, q8_0, 512, 18, prompt),
+            (q8_0, q8_0, 512, 257, Route::Llamafile),
             (f16, f32, 2, 18, Route::Llamafile),
+            (f16, f16, 512, 18, Route::Llamafile),
         ] {
             assert_eq!(
                 route(weights, columns, f32, count, blocks, true),
@@ -333,5 +415,6 @@ mod tests {
         // Turned off, ggml's kernel takes the steps again.
         assert_eq!(route(q8_0, q8_0, f32, 2, 18, false), Route::Ggml);
         assert_eq!(route(q8_0, q8_0, f32, 1, 18, false), Route::Llamafile);
+        assert_eq!(route(q8_0, q8_0, f32, 512, 18, false), Route::Llamafile);
     }
 }

@@ -1,6 +1,6 @@
-//! moot's own kernel for a step of up to four sequences over Q8_0 weights, from the
-//! `moot-q8-0` crate (`crates/q8_0`, optimized in every profile), and its test against a
-//! reference product.
+//! moot's own kernels over Q8_0 weights, from the `moot-q8-0` crate (`crates/q8_0`, optimized
+//! in every profile): a step of up to four sequences, and a prompt over the packed weights; and
+//! their tests against a reference product.
 
 pub(super) use moot_q8_0::{Block, Packed, Product, multiply, multiply_packed, share, takes};
 
@@ -173,7 +173,8 @@ mod tests {
                 rows * blocks * std::mem::size_of::<Block>(),
                 "no larger than the weights"
             );
-            for column_count in 1..=MOST_COLUMNS {
+            // A step's one to four columns, and a prompt's many, four at a time.
+            for column_count in (1..=MOST_COLUMNS).chain([5, 8, 11]) {
                 let shape = Shape {
                     rows,
                     blocks,
