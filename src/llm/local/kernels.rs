@@ -12,7 +12,7 @@
 //! columns in F32, and that call is declined).
 
 use super::packed_weights;
-use super::q8_0_step::{self, Block, Product};
+use super::q8_0_step::{self, Block, Packed, Product};
 use std::ffi::{c_int, c_void};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -235,47 +235,44 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
     b_type: c_int,
     c_type: c_int,
 ) -> bool {
-    match route(
+    let route = route(
         a_type,
         b_type,
         c_type,
         n,
         k,
         OWN_KERNEL_ON.load(Ordering::Relaxed),
-    ) {
+    );
+    // The operands as moot's kernels read them (only where `route` sends the product there).
+    let product = Product {
+        weights: a as *const Block,
+        weight_stride: size(lda),
+        columns: b as *const Block,
+        column_stride: size(ldb),
+        column_count: size(n),
+        blocks: size(k),
+        out: c as *mut f32,
+        out_stride: size(ldc),
+    };
+    let rows = size(m);
+    match route {
         Route::Moot => {
             // SAFETY: llama.cpp passes its own parameters.
             let params = unsafe { &*(params as *const ComputeParams) };
-            let product = Product {
-                weights: a as *const Block,
-                weight_stride: size(lda),
-                columns: b as *const Block,
-                column_stride: size(ldb),
-                column_count: size(n),
-                blocks: size(k),
-                out: c as *mut f32,
-                out_stride: size(ldc),
-            };
-            let (rows, products) = (size(m), size(m) * product.blocks * product.column_count);
             // A step of several sequences reads the model's own weights packed; one sequence,
-            // bound by reading the weights, reads them as ggml lays them out (the packed copy
-            // is as large as the weights, and made only when sequences are decoded together),
-            // as does anything that is not the model's weights (the attention's keys).
+            // bound by reading the weights, reads them as ggml lays them out, as does anything
+            // that is not the model's weights (the attention's keys).
             let packed = if product.column_count > 1 {
                 packed_weights::packed(product.weights, rows, product.blocks, product.weight_stride)
             } else {
                 None
             };
             if let Some(packed) = packed {
-                // SAFETY: `route` checked the types and sizes, the packed copy is of these
-                // weights, and the groups shared out lie within it.
-                unsafe {
-                    compute(params, packed.groups(), products, |groups| {
-                        q8_0_step::multiply_packed(&packed, &product, groups)
-                    })
-                };
+                // SAFETY: `route` checked the types and sizes, and the copy is of these weights.
+                unsafe { compute_packed(params, &packed, &product) };
                 TO_PACKED.fetch_add(1, Ordering::Relaxed);
             } else {
+                let products = rows * product.blocks * product.column_count;
                 // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
                 unsafe {
                     compute(params, rows, products, |rows| {
@@ -287,28 +284,17 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
             true
         }
         Route::Prompt => {
-            let weights = a as *const Block;
-            match packed_weights::packed(weights, size(m), size(k), size(lda)) {
+            match packed_weights::packed(
+                product.weights,
+                rows,
+                product.blocks,
+                product.weight_stride,
+            ) {
                 Some(packed) => {
-                    // SAFETY: llama.cpp passes its own parameters.
-                    let params = unsafe { &*(params as *const ComputeParams) };
-                    let product = Product {
-                        weights,
-                        weight_stride: size(lda),
-                        columns: b as *const Block,
-                        column_stride: size(ldb),
-                        column_count: size(n),
-                        blocks: size(k),
-                        out: c as *mut f32,
-                        out_stride: size(ldc),
-                    };
-                    let products = size(m) * product.blocks * product.column_count;
-                    // SAFETY: `route` checked the types and the rows' length, the packed copy
-                    // is of these weights, and the groups shared out lie within it.
+                    // SAFETY: llama.cpp passes its own parameters; `route` checked the types
+                    // and the rows' length, and the copy is of these weights.
                     unsafe {
-                        compute(params, packed.groups(), products, |groups| {
-                            q8_0_step::multiply_packed(&packed, &product, groups)
-                        })
+                        compute_packed(&*(params as *const ComputeParams), &packed, &product)
                     };
                     PROMPTS_PACKED.fetch_add(1, Ordering::Relaxed);
                     true
@@ -331,6 +317,21 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
                 params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
             )
         },
+    }
+}
+
+/// This thread's part of a product over a model's packed weights.
+///
+/// # Safety
+/// As `compute`'s; `packed` is a copy of the product's weights, whose columns and output
+/// `q8_0_step::multiply_packed` may read and write.
+unsafe fn compute_packed(params: &ComputeParams, packed: &Packed, product: &Product) {
+    let products = packed.rows() * product.blocks * product.column_count;
+    // SAFETY: the caller's promise; the groups shared out lie within the packed copy.
+    unsafe {
+        compute(params, packed.groups(), products, |groups| {
+            q8_0_step::multiply_packed(packed, product, groups)
+        })
     }
 }
 
