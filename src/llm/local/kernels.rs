@@ -255,6 +255,19 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
         out_stride: size(ldc),
     };
     let rows = size(m);
+    // llamafile's own product, counted when it computes it.
+    let llamafile = || {
+        // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
+        let computed = unsafe {
+            __real_llamafile_sgemm(
+                params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
+            )
+        };
+        if computed {
+            TO_LLAMAFILE.fetch_add(1, Ordering::Relaxed);
+        }
+        computed
+    };
     match route {
         Route::Moot => {
             // SAFETY: llama.cpp passes its own parameters.
@@ -299,24 +312,14 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
                     PROMPTS_PACKED.fetch_add(1, Ordering::Relaxed);
                     true
                 }
-                // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
-                None => unsafe {
-                    llamafile(
-                        params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
-                    )
-                },
+                None => llamafile(),
             }
         }
         Route::Ggml => {
             TO_GGML.fetch_add(1, Ordering::Relaxed);
             false
         }
-        // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
-        Route::Llamafile => unsafe {
-            llamafile(
-                params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
-            )
-        },
+        Route::Llamafile => llamafile(),
     }
 }
 
@@ -333,38 +336,6 @@ unsafe fn compute_packed(params: &ComputeParams, packed: &Packed, product: &Prod
             q8_0_step::multiply_packed(packed, product, groups)
         })
     }
-}
-
-/// llamafile's own `llamafile_sgemm`, counted when it computes the product.
-///
-/// # Safety
-/// The arguments are llama.cpp's, as it passed them to `__wrap_llamafile_sgemm`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn llamafile(
-    params: *const c_void,
-    m: i64,
-    n: i64,
-    k: i64,
-    a: *const c_void,
-    lda: i64,
-    b: *const c_void,
-    ldb: i64,
-    c: *mut c_void,
-    ldc: i64,
-    a_type: c_int,
-    b_type: c_int,
-    c_type: c_int,
-) -> bool {
-    // SAFETY: the caller's promise.
-    let computed = unsafe {
-        __real_llamafile_sgemm(
-            params, m, n, k, a, lda, b, ldb, c, ldc, a_type, b_type, c_type,
-        )
-    };
-    if computed {
-        TO_LLAMAFILE.fetch_add(1, Ordering::Relaxed);
-    }
-    computed
 }
 
 #[cfg(test)]
