@@ -44,6 +44,18 @@ fn settings() -> LocalSettings {
     }
 }
 
+/// The default model, decoding up to `sequences` requests together.
+fn with_sequences(sequences: u32) -> LocalProvider {
+    LocalProvider::open(
+        &model_path(),
+        &LocalSettings {
+            sequences: Some(sequences),
+            ..settings()
+        },
+    )
+    .unwrap()
+}
+
 fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
     ChatRequest {
         label: RequestLabel {
@@ -158,14 +170,7 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
         seat_request("B", "the Skeptic", 80),
     ];
     // One sequence: the requests take turns, each on a cache that holds nothing of the other.
-    let alone = LocalProvider::open(
-        &model_path(),
-        &LocalSettings {
-            sequences: Some(1),
-            ..settings()
-        },
-    )
-    .unwrap();
+    let alone = with_sequences(1);
     let mut twins = Vec::new();
     for request in &requests {
         let (_, timings) = alone
@@ -176,14 +181,7 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
         twins.push(timings);
     }
     drop(alone);
-    let batched = LocalProvider::open(
-        &model_path(),
-        &LocalSettings {
-            sequences: Some(2),
-            ..settings()
-        },
-    )
-    .unwrap();
+    let batched = with_sequences(2);
     assert_eq!(batched.loaded().sequences, 2);
     #[cfg(moot_kernel_choice)]
     let kernels_before = moot::llm::local::kernel_counts();
@@ -323,14 +321,7 @@ fn assert_first_token_alike(other: &Timings, reference: &Timings) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seats_after_the_moderator_are_computed_in_one_step() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
-    let provider = LocalProvider::open(
-        &model_path(),
-        &LocalSettings {
-            sequences: Some(3),
-            ..settings()
-        },
-    )
-    .unwrap();
+    let provider = with_sequences(3);
     for (seat, role) in [
         ("M", "the moderator, framing the question"),
         ("M", "the moderator, opening the round"),
@@ -355,14 +346,7 @@ async fn seats_after_the_moderator_are_computed_in_one_step() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_speakers_fresh_turn_takes_its_own_sequence_not_anothers() {
     let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
-    let provider = LocalProvider::open(
-        &model_path(),
-        &LocalSettings {
-            sequences: Some(2),
-            ..settings()
-        },
-    )
-    .unwrap();
+    let provider = with_sequences(2);
     let complete = |request: ChatRequest| {
         let provider = &provider;
         async move {

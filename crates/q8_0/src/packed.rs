@@ -1,4 +1,4 @@
-//! Weights packed eight rows side by side, and the step's product over them: with AVX-512
+//! Weights packed eight rows side by side, and the product over them: with AVX-512
 //! VNNI, one `vpdpbusd` multiplies four values of eight rows by the same four values of a
 //! column, so a block's product lands in eight lanes, one row each, and is scaled and summed
 //! in floats once for eight rows rather than once for each.

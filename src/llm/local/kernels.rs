@@ -32,8 +32,8 @@ pub fn own_kernel_built() -> bool {
     q8_0_step::takes(1, 1)
 }
 
-/// Whether this build reads a model's weights packed eight rows side by side for a step (its
-/// CPU has AVX-512 VNNI besides).
+/// Whether this build reads a model's weights packed eight rows side by side for a prompt or a
+/// step of several sequences (its CPU has AVX-512 VNNI besides).
 pub fn packed_kernel_built() -> bool {
     q8_0_step::Packed::built()
 }
@@ -135,7 +135,8 @@ fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, ow
         Route::Moot
     } else if ours
         && count >= TINYBLAS_FROM_COLUMNS
-        && q8_0_step::Packed::built()
+        && packed_kernel_built()
+        // Rows short enough for moot's kernels.
         && q8_0_step::takes(1, size(blocks))
     {
         Route::Prompt
@@ -255,6 +256,11 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
         out_stride: size(ldc),
     };
     let rows = size(m);
+    // The packed copy of the weights, made at the first product that asks for it.
+    let packed_copy =
+        || packed_weights::packed(product.weights, rows, product.blocks, product.weight_stride);
+    // SAFETY: llama.cpp passes its own parameters.
+    let threads = unsafe { &*(params as *const ComputeParams) };
     // llamafile's own product, counted when it computes it.
     let llamafile = || {
         // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
@@ -270,25 +276,23 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
     };
     match route {
         Route::Moot => {
-            // SAFETY: llama.cpp passes its own parameters.
-            let params = unsafe { &*(params as *const ComputeParams) };
             // A step of several sequences reads the model's own weights packed; one sequence,
             // bound by reading the weights, reads them as ggml lays them out, as does anything
             // that is not the model's weights (the attention's keys).
             let packed = if product.column_count > 1 {
-                packed_weights::packed(product.weights, rows, product.blocks, product.weight_stride)
+                packed_copy()
             } else {
                 None
             };
             if let Some(packed) = packed {
                 // SAFETY: `route` checked the types and sizes, and the copy is of these weights.
-                unsafe { compute_packed(params, &packed, &product) };
+                unsafe { compute_packed(threads, &packed, &product) };
                 TO_PACKED.fetch_add(1, Ordering::Relaxed);
             } else {
                 let products = rows * product.blocks * product.column_count;
                 // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
                 unsafe {
-                    compute(params, rows, products, |rows| {
+                    compute(threads, rows, products, |rows| {
                         q8_0_step::multiply(&product, rows)
                     })
                 };
@@ -296,25 +300,16 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
             TO_MOOT.fetch_add(1, Ordering::Relaxed);
             true
         }
-        Route::Prompt => {
-            match packed_weights::packed(
-                product.weights,
-                rows,
-                product.blocks,
-                product.weight_stride,
-            ) {
-                Some(packed) => {
-                    // SAFETY: llama.cpp passes its own parameters; `route` checked the types
-                    // and the rows' length, and the copy is of these weights.
-                    unsafe {
-                        compute_packed(&*(params as *const ComputeParams), &packed, &product)
-                    };
-                    PROMPTS_PACKED.fetch_add(1, Ordering::Relaxed);
-                    true
-                }
-                None => llamafile(),
+        Route::Prompt => match packed_copy() {
+            Some(packed) => {
+                // SAFETY: `route` checked the types and the rows' length, and the copy is of
+                // these weights.
+                unsafe { compute_packed(threads, &packed, &product) };
+                PROMPTS_PACKED.fetch_add(1, Ordering::Relaxed);
+                true
             }
-        }
+            None => llamafile(),
+        },
         Route::Ggml => {
             TO_GGML.fetch_add(1, Ordering::Relaxed);
             false

@@ -1,6 +1,7 @@
-//! Which weight matrices moot's step kernel reads packed eight rows side by side
+//! Which weight matrices moot's kernels read packed eight rows side by side
 //! (`moot_q8_0::Packed`): those inside a loaded model file's mapping, which never change,
-//! packed the first time a step multiplies them and dropped with the model.
+//! packed the first time a prompt or a step of several sequences multiplies them, and dropped
+//! with the model.
 //!
 //! llama.cpp hands the kernel bare pointers, to the model's weights and to its own buffers
 //! alike (the attention's keys, which change every step), so a pointer is taken for weights
@@ -90,7 +91,7 @@ fn read_only_mappings(maps: &str, file: &str) -> Vec<Range<usize>> {
 }
 
 /// The packed copy of the matrix at `weights` (`rows` rows of `blocks` blocks, `stride` blocks
-/// apart), packed now if this is its first step; `None` when it is not a loaded model's
+/// apart), packed now if this is its first product; `None` when it is not a loaded model's
 /// weights or the packed kernel cannot take it.
 pub(super) fn packed(
     weights: *const Block,
@@ -113,7 +114,7 @@ pub(super) fn packed(
             return entry.clone();
         }
     }
-    // The first step to meet this matrix packs it; another thread asking meanwhile waits here
+    // The first product to meet this matrix packs it; another thread asking meanwhile waits here
     // for the same copy rather than packing its own.
     let mut mapped = MAPPED.write().ok()?;
     let model = mapped.iter_mut().find(|model| model.holds(&bytes))?;
