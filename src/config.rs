@@ -241,6 +241,9 @@ pub struct ProviderConfig {
     pub repeat_penalty: Option<f32>,
     /// Local model: a llama.cpp template name (chatml, llama3, …) when the GGUF has none.
     pub chat_template: Option<String>,
+    /// Local model: the most tokens drafted ahead a step, from the reply's own context, for a
+    /// reply decoded alone (default 3; 0 turns drafting off).
+    pub drafts: Option<u32>,
     /// Profiles (or kinds) to fall back on, in order, when this one keeps failing past its
     /// retries.
     #[serde(default)]
@@ -259,6 +262,7 @@ impl ProviderConfig {
             top_p: self.top_p,
             repeat_penalty: self.repeat_penalty,
             chat_template: self.chat_template.clone(),
+            drafts: self.drafts,
             openings: None,
             widened: None,
             as_stored: false,

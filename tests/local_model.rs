@@ -424,6 +424,73 @@ async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
     );
 }
 
+/// A reply decoded alone is drafted ahead from its own context: one that copies its prompt
+/// keeps drafted tokens, and the drafts the sampler did not draw leave the cache, so the next
+/// turn, read on from what the first left, sees what a model that read it all afresh sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_decoded_alone_keeps_the_drafts_it_draws_and_forgets_the_rest() {
+    let _engine = ONE_ENGINE_AT_A_TIME.lock().await;
+    let passage = "Redis keeps the hot keys in memory and answers in well under a millisecond, \
+                   while PostgreSQL keeps every write durable and lets the team run one \
+                   database instead of two.";
+    let first = ChatRequest {
+        label: RequestLabel {
+            round: 1,
+            phase: Phase::Argument,
+            seat: "A".into(),
+            perspective: None,
+            request: "copy",
+        },
+        system: "You copy text exactly.".into(),
+        messages: vec![ChatMessage::user(format!(
+            "Copy this passage twice, word for word:\n{passage}"
+        ))],
+        reply: None,
+        max_tokens: Some(120),
+        temperature: Some(0.0),
+        reply_bytes: None,
+    };
+    let provider = with_sequences(1);
+    let (reply, copied) = provider
+        .complete_timed(&first, &mut |_: &str| {})
+        .await
+        .unwrap();
+    assert!(copied.drafts_kept > 0, "{copied:?}\n{}", reply.text);
+    assert!(
+        copied.drafted_tokens > copied.drafts_kept,
+        "some drafts were not drawn, and had to be forgotten: {copied:?}\n{}",
+        reply.text
+    );
+    let mut second = first.clone();
+    second
+        .messages
+        .push(ChatMessage::assistant(reply.text.clone()));
+    second.messages.push(ChatMessage::user(
+        "Now say in one word which of the two it favours.".to_string(),
+    ));
+    second.max_tokens = Some(1);
+    let (_, follow_up) = provider
+        .complete_timed(&second, &mut |_: &str| {})
+        .await
+        .unwrap();
+    assert!(
+        follow_up.reused_tokens >= copied.prompt_tokens + copied.generated_tokens / 2,
+        "the next turn goes on from the first's cache: {follow_up:?}"
+    );
+    drop(provider);
+    // A model loaded afresh holds nothing of the first turn and reads the second whole.
+    let fresh = with_sequences(1);
+    let (_, reference) = fresh
+        .complete_timed(&second, &mut |_: &str| {})
+        .await
+        .unwrap();
+    assert!(
+        reference.reused_tokens < copied.prompt_tokens,
+        "{reference:?}"
+    );
+    assert_first_token_alike(&follow_up, &reference);
+}
+
 /// A debate's system prompts are the same every run: the first run keeps what it read of one
 /// on disk, and a model loaded afresh loads it rather than reading it, with the same reply to
 /// come; a torn file is read again and replaced.

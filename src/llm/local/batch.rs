@@ -2,8 +2,10 @@
 //! batch, one sequence each, joining and leaving between steps; and each sequence's KV cache
 //! kept between requests, so a seat's next prompt re-reads only what is new to it, and an
 //! opening the seats share is read once and copied; a system prompt is read once per model and
-//! build, then loaded from disk (`openings`).
+//! build, then loaded from disk (`openings`); a reply decoded alone is drafted ahead from its
+//! context (`draft`).
 
+use super::draft::draft;
 use super::openings::{Openings, WORTH_KEEPING};
 use super::provider::{Job, LoadedModel, Timings, WorkerEvent, admit, fatal, recent_log};
 use super::provider::{Utf8Stream, WIDE_K, top_candidates};
@@ -49,6 +51,11 @@ struct Sequence {
     generated: usize,
     /// The token sampled last, to be fed at the next step.
     next: Option<LlamaToken>,
+    /// Tokens fed after `next` in the step just decoded, drafted from the context (`draft`):
+    /// each is kept only if the sampler draws it anyway.
+    drafted: Vec<LlamaToken>,
+    drafted_tokens: usize,
+    drafts_kept: usize,
     /// Where its logits are in the batch just decoded.
     logits: Option<i32>,
     started: Instant,
@@ -484,6 +491,9 @@ impl<'m> Scheduler<'m> {
                 stream: Utf8Stream::default(),
                 generated: 0,
                 next: None,
+                drafted: Vec::new(),
+                drafted_tokens: 0,
+                drafts_kept: 0,
                 logits: None,
                 started: Instant::now(),
                 prompt_done: None,
@@ -495,9 +505,9 @@ impl<'m> Scheduler<'m> {
         );
     }
 
-    /// One decode of the batch: each generating sequence's last token, then as much of the
-    /// prompts still being read as the batch holds; then a token sampled for every sequence
-    /// whose logits came out.
+    /// One decode of the batch: each generating sequence's last token (a reply decoded alone,
+    /// with the tokens drafted after it), then as much of the prompts still being read as the
+    /// batch holds; then the tokens sampled for every sequence whose logits came out.
     fn step(&mut self) {
         self.take_shared_openings();
         let mut room = self.context.n_batch().max(1) as usize;
@@ -556,8 +566,9 @@ impl<'m> Scheduler<'m> {
         }
     }
 
-    /// Builds the batch of at most `room` tokens: each generating sequence's last token, then
-    /// as much of the prompts still being read as fits. Returns what each sequence put in it
+    /// Builds the batch of at most `room` tokens: each generating sequence's last token (and
+    /// its drafts, when it is the only one), then as much of the prompts still being read as
+    /// fits. Returns what each sequence put in it
     /// and how many tokens it holds.
     ///
     /// The tokens are listed in the order of their sequences' ids: over caches of their own,
@@ -575,6 +586,30 @@ impl<'m> Scheduler<'m> {
                 left -= 1;
             }
         }
+        // A reply decoded alone also takes the tokens drafted from its context. Over caches
+        // of their own, llama.cpp computes sequences with unequal token counts in separate
+        // passes, so replies decoded together take one token each.
+        let mut drafts: Vec<LlamaToken> = Vec::new();
+        let generating: Vec<usize> = (0..self.running.len())
+            .filter(|&index| self.running[index].next.is_some())
+            .collect();
+        if let [alone] = generating[..]
+            && shares[alone] == 1
+        {
+            let sequence = &self.running[alone];
+            // Tokens sampled this step beyond the budget would be thrown away.
+            let most = sequence
+                .job
+                .drafts
+                .min(sequence.plan.budget.saturating_sub(sequence.generated + 1))
+                .min(left);
+            if let Some(next) = sequence.next {
+                let cached = &self.slots[sequence.plan.slot].cached;
+                drafts = draft(cached, &next, most).to_vec();
+            }
+            shares[alone] += drafts.len();
+            left -= drafts.len();
+        }
         for (share, sequence) in shares.iter_mut().zip(&self.running) {
             if sequence.next.is_none() && sequence.plan.awaiting.is_none() {
                 let at = self.slots[sequence.plan.slot].cached.len();
@@ -590,6 +625,7 @@ impl<'m> Scheduler<'m> {
         let mut used = 0;
         for (index, sequence) in self.running.iter_mut().enumerate() {
             sequence.logits = None;
+            sequence.drafted.clear();
             if shares[index] == 0 {
                 continue;
             }
@@ -601,7 +637,23 @@ impl<'m> Scheduler<'m> {
                 }
                 sequence.logits = Some(used as i32);
                 used += 1;
-                added.push((index, vec![token]));
+                let mut tokens = vec![token];
+                if shares[index] > 1 {
+                    for (offset, drafted) in drafts.iter().enumerate() {
+                        let position = at + 1 + offset;
+                        if self
+                            .batch
+                            .add(*drafted, position as i32, &seat, true)
+                            .is_err()
+                        {
+                            break;
+                        }
+                        used += 1;
+                        tokens.push(*drafted);
+                        sequence.drafted.push(*drafted);
+                    }
+                }
+                added.push((index, tokens));
                 continue;
             }
             let prompt = &sequence.plan.prompt;
@@ -642,13 +694,46 @@ impl<'m> Scheduler<'m> {
         }
     }
 
-    /// Samples the next token of sequence `index` if its logits came out of the last step;
-    /// true when its reply is complete.
+    /// Samples the next token of sequence `index` if its logits came out of the last step,
+    /// and past each token drafted after it that the sampler draws anyway; true when its reply
+    /// is complete. The drafts it did not draw are forgotten from the cache.
     fn sample(&mut self, index: usize) -> Result<bool, LlmError> {
-        let sequence = &mut self.running[index];
-        let Some(at) = sequence.logits else {
+        let Some(mut at) = self.running[index].logits else {
             return Ok(false);
         };
+        let drafted = std::mem::take(&mut self.running[index].drafted);
+        let mut kept = 0;
+        let outcome = loop {
+            match self.sample_at(index, at) {
+                // Fed already, after the token before it: its logits are the next position's.
+                Ok(Some(token)) if drafted.get(kept) == Some(&token) => {
+                    kept += 1;
+                    at += 1;
+                }
+                Ok(Some(token)) => {
+                    self.running[index].next = Some(token);
+                    break Ok(false);
+                }
+                Ok(None) => break Ok(true),
+                Err(error) => break Err(error),
+            }
+        };
+        let sequence = &mut self.running[index];
+        sequence.drafted_tokens += drafted.len();
+        sequence.drafts_kept += kept;
+        if kept < drafted.len() {
+            let slot = sequence.plan.slot;
+            let keep = self.slots[slot].cached.len() - (drafted.len() - kept);
+            self.forget(slot, keep);
+        }
+        outcome
+    }
+
+    /// Samples sequence `index`'s next token from the logits at `at` in the batch just
+    /// decoded and passes it on to the requester: the token, or none when the reply is complete
+    /// (an end token, or the budget reached).
+    fn sample_at(&mut self, index: usize, at: i32) -> Result<Option<LlamaToken>, LlmError> {
+        let sequence = &mut self.running[index];
         let now = Instant::now();
         sequence.prompt_done.get_or_insert(now);
         let logits = self.context.get_logits_ith(at);
@@ -692,7 +777,7 @@ impl<'m> Scheduler<'m> {
         sequence.tail.accept(token);
         let vocab = self.model.vocab();
         if vocab.is_eog(token) {
-            return Ok(true);
+            return Ok(None);
         }
         if sequence.generated == 0 {
             sequence.first_token_ms = sequence.started.elapsed().as_secs_f64() * 1000.0;
@@ -706,10 +791,9 @@ impl<'m> Scheduler<'m> {
             let _ = sequence.job.events.send(WorkerEvent::Text(piece));
         }
         if sequence.generated >= sequence.plan.budget {
-            return Ok(true);
+            return Ok(None);
         }
-        sequence.next = Some(token);
-        Ok(false)
+        Ok(Some(token))
     }
 
     /// Ends sequence `index`: its reply (or error) to the requester, its slot free again with
@@ -735,6 +819,8 @@ impl<'m> Scheduler<'m> {
             llama_generated_tokens: llama.n_eval().max(0) as usize,
             llama_generation_ms: llama.t_eval_ms(),
             grammar_fallbacks: sequence.grammar_fallbacks,
+            drafted_tokens: sequence.drafted_tokens,
+            drafts_kept: sequence.drafts_kept,
             prompt_tokens: sequence.plan.prompt.len(),
             reused_tokens: sequence.plan.reused,
             evicted_tokens: sequence.plan.evicted,

@@ -1,12 +1,15 @@
 //! The embedded model: how it runs (`LocalSettings`), the store its GGUF files live in
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
-//! with system prompts' caches kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
+//! a reply decoded alone drafted ahead from its context by `draft`, with system prompts' caches
+//! kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
 //! made by `widen`, and a step of up to four sequences computed by moot's own kernel, `q8_0_step`,
 //! where `kernels` sends it, over the model's weights packed by `packed_weights`).
 
 #[cfg(feature = "local")]
 mod batch;
+#[cfg(feature = "local")]
+mod draft;
 pub mod gguf;
 #[cfg(moot_kernel_choice)]
 mod kernels;
@@ -45,6 +48,9 @@ pub struct LocalSettings {
     pub top_p: Option<f32>,
     pub repeat_penalty: Option<f32>,
     pub chat_template: Option<String>,
+    /// The most tokens drafted ahead a step for a reply decoded alone, from its own context
+    /// (default 3; 0 turns drafting off).
+    pub drafts: Option<u32>,
     /// Where the caches of system prompts are kept between runs (default: the models
     /// directory's `openings`). Not read from the config file.
     #[serde(skip)]

@@ -5,6 +5,7 @@
 
 use super::LocalSettings;
 use super::batch::Scheduler;
+use super::draft::DEFAULT_DRAFTS;
 use super::gguf::{self, GgufError};
 use super::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use super::openings::Openings;
@@ -92,6 +93,10 @@ pub struct Timings {
     pub first_token_ms: f64,
     /// Tokens for which the grammar refused all the likeliest candidates and judged a wider set.
     pub grammar_fallbacks: usize,
+    /// Tokens drafted ahead from the reply's context (`draft`), and how many of them the
+    /// sampler drew anyway and so were kept.
+    pub drafted_tokens: usize,
+    pub drafts_kept: usize,
     /// llama.cpp's own count, since the worker was last idle (of every request decoded
     /// together with this one): prompt tokens it evaluated and how long it took, and tokens it
     /// generated and how long their evaluation took.
@@ -114,6 +119,8 @@ pub(super) struct Job {
     pub(super) top_k: usize,
     pub(super) top_p: f32,
     pub(super) repeat_penalty: f32,
+    /// The most tokens drafted ahead a step when this reply is decoded alone (`draft`).
+    pub(super) drafts: usize,
     pub(super) events: tokio::sync::mpsc::UnboundedSender<WorkerEvent>,
     pub(super) cancel: Arc<AtomicBool>,
 }
@@ -576,6 +583,10 @@ impl LocalProvider {
                 .clamp(1, 1000) as usize,
             top_p: self.settings.top_p.unwrap_or(0.95).clamp(0.01, 1.0),
             repeat_penalty: self.settings.repeat_penalty.unwrap_or(1.1).clamp(1.0, 2.0),
+            drafts: self
+                .settings
+                .drafts
+                .map_or(DEFAULT_DRAFTS, |most| most.min(16) as usize),
             events,
             cancel,
         };
