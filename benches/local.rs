@@ -3,7 +3,7 @@
 //! of the same requests; time to first token of a debater turn; an argument phase of 1, 2 and
 //! 3 seats decoded one after another and together; the tokens per second of 1, 2 and 3 replies
 //! generated together (each its own prompt, up to 128 tokens); a seat's second turn beside its
-//! first;
+//! first; replies drafted ahead from their context beside the same requests without;
 //! memory with the model loaded.
 //! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
 
@@ -94,12 +94,24 @@ fn main() {
         .unwrap();
     let (rss_before, _) = memory();
     let loading = Instant::now();
+    // Without drafting: llama.cpp's own timing counts a decode of a token and its drafts as
+    // prompt reading, so only replies written a token a decode compare with it.
     let settings = LocalSettings {
         threads: Some(2),
         openings: Some(KEPT.path().to_path_buf()),
+        drafts: Some(0),
         ..LocalSettings::default()
     };
     let provider = LocalProvider::open(&path, &settings).unwrap();
+    // The same model (drafting is a request's setting), drafting as a debate does.
+    let drafting = LocalProvider::open(
+        &path,
+        &LocalSettings {
+            drafts: None,
+            ..settings.clone()
+        },
+    )
+    .unwrap();
     let load_ms = loading.elapsed().as_secs_f64() * 1000.0;
     let (rss_loaded, _) = memory();
     let loaded = provider.loaded();
@@ -141,19 +153,22 @@ fn main() {
         let mut theirs = Vec::new();
         let mut counts = Vec::new();
         let mut fallbacks = 0;
+        let (mut drafted_rates, mut drafted, mut kept) = (Vec::new(), 0, 0);
         for seat in 0..RUNS {
-            let timings = run(
-                &runtime,
-                &provider,
-                &request(100 + seat, 40, reply.clone(), 128),
-            )
-            .timings;
+            let request = request(100 + seat, 40, reply.clone(), 128);
+            let timings = run(&runtime, &provider, &request).timings;
             ours.push(timings.generated_tokens as f64 / (timings.generation_ms / 1000.0));
             theirs.push(
                 timings.llama_generated_tokens as f64 / (timings.llama_generation_ms / 1000.0),
             );
             counts.push(timings.generated_tokens as f64);
             fallbacks += timings.grammar_fallbacks;
+            // The same request drafted: a reply of its own (sampled afresh), as fast as it goes.
+            let with_drafts = run(&runtime, &drafting, &request).timings;
+            drafted_rates
+                .push(with_drafts.generated_tokens as f64 / (with_drafts.generation_ms / 1000.0));
+            drafted += with_drafts.drafted_tokens;
+            kept += with_drafts.drafts_kept;
         }
         let (tg_ours, tg_theirs) = (median(ours), median(theirs));
         println!(
@@ -161,6 +176,10 @@ fn main() {
             median(counts.clone()),
             tg_ours / tg_theirs,
             counts.iter().sum::<f64>()
+        );
+        println!(
+            "  drafted ahead from the context, the same requests: {:.0} tok/s ({kept} of {drafted} drafted tokens kept)",
+            median(drafted_rates)
         );
     }
 
@@ -236,6 +255,7 @@ fn main() {
     // share it): with a second loaded, two OpenMP teams share the two cores, whose barriers
     // then sleep rather than spin, and every figure below measured the contention.
     drop(provider);
+    drop(drafting);
     argument_phase(&runtime, &path, &seats, &system);
     generation_together(&runtime, &path);
     kept_opening(&runtime, &path, &seats[0], &system);

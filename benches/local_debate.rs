@@ -1,7 +1,9 @@
 //! Whole moderated debates on the embedded default model, run in-process as `moot --headless
 //! --no-lessons --no-checkpoints` runs them: the wall time of a 1-round, 2-seat and a 3-round,
 //! 3-seat debate, and where it went (each step of the critical path, tokens written and prompt
-//! tokens sent), beside how long writing those tokens takes one sequence alone on this machine.
+//! tokens sent), beside how long writing those tokens takes one sequence alone on this machine;
+//! each size with replies decoded alone drafted ahead from their context (the default) and
+//! without, taking turns.
 //! `cargo bench --bench local_debate` (MOOT_TEST_MODEL names another GGUF).
 
 #[path = "../tests/support/mod.rs"]
@@ -22,12 +24,14 @@ const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 /// Debates of each size measured (after one that is not counted: see `main`).
 const RUNS: usize = 2;
 
-/// The embedded model as a debate gets it, its system prompts' caches kept in `openings`.
-fn local_spec(openings: &std::path::Path) -> ProviderSpec {
+/// The embedded model as a debate gets it, its system prompts' caches kept in `openings`, with
+/// `drafts` tokens drafted ahead a step (none: the default).
+fn local_spec(openings: &std::path::Path, drafts: Option<u32>) -> ProviderSpec {
     let mut spec = moot::providers::named_spec("local", &Config::default()).unwrap();
     spec.model = model_path().display().to_string();
     spec.local = Some(LocalSettings {
         openings: Some(openings.to_path_buf()),
+        drafts,
         ..LocalSettings::default()
     });
     spec
@@ -120,9 +124,12 @@ fn report(label: &str, wall: Duration, turns: &[Turn], ms_per_token: f64) {
 
 fn main() {
     let openings = tempfile::tempdir().unwrap();
-    let spec = local_spec(openings.path());
+    let spec = local_spec(openings.path(), None);
+    // The same model (drafting is a request's setting), so both share one load.
+    let undrafted = local_spec(openings.path(), Some(0));
     eprintln!("model: {}", model_path().display());
-    let ms_per_token = one_sequence_ms_per_token(&spec);
+    // Without drafting, as the figure was taken before there was any.
+    let ms_per_token = one_sequence_ms_per_token(&undrafted);
     eprintln!(
         "one sequence alone writes a token in {ms_per_token:.1} ms (median of 3 replies of up to 200 tokens)"
     );
@@ -137,15 +144,18 @@ fn main() {
     );
     for (rounds, seats, target) in [(1, 2, 30), (3, 3, 120)] {
         for run in 1..=RUNS {
-            let (wall, turns) = support::session::timed(QUESTION, settings(&spec, rounds, seats));
-            report(
-                &format!(
-                    "{rounds} round(s), {seats} seats, run {run} of {RUNS} (target {target} s)"
-                ),
-                wall,
-                &turns,
-                ms_per_token,
-            );
+            for (spec, drafting) in [(&spec, "drafting"), (&undrafted, "no drafting")] {
+                let (wall, turns) =
+                    support::session::timed(QUESTION, settings(spec, rounds, seats));
+                report(
+                    &format!(
+                        "{rounds} round(s), {seats} seats, {drafting}, run {run} of {RUNS} (target {target} s)"
+                    ),
+                    wall,
+                    &turns,
+                    ms_per_token,
+                );
+            }
         }
     }
 }
