@@ -217,19 +217,11 @@ mod kernel {
                         _mm256_cvtph_ps(_mm_loadu_si128(halves.add(block) as *const __m128i));
                     for (c, sum) in sums.iter_mut().enumerate() {
                         let values = (*columns.starts[c].add(block)).quants.as_ptr() as *const i32;
-                        // Two chains of four byte products each, summed at the end: one chain of
-                        // eight waits on each product's latency in turn, and bound the kernel
-                        // (a step of four tokens took 1.45 × one token's time in the model).
-                        let mut even = _mm256_set1_epi32(columns.owed[block][c].assume_init());
-                        let mut odd = _mm256_setzero_si256();
-                        for pair in 0..4 {
-                            let (first, second) = (2 * pair, 2 * pair + 1);
-                            let column = _mm256_set1_epi32(values.add(first).read_unaligned());
-                            even = _mm256_dpbusd_epi32(even, weights[first], column);
-                            let column = _mm256_set1_epi32(values.add(second).read_unaligned());
-                            odd = _mm256_dpbusd_epi32(odd, weights[second], column);
+                        let mut dot = _mm256_set1_epi32(columns.owed[block][c].assume_init());
+                        for (four, weights) in weights.iter().enumerate() {
+                            let column = _mm256_set1_epi32(values.add(four).read_unaligned());
+                            dot = _mm256_dpbusd_epi32(dot, *weights, column);
                         }
-                        let dot = _mm256_add_epi32(even, odd);
                         let scale = _mm256_mul_ps(
                             weight_scales,
                             _mm256_set1_ps(columns.scales[block][c].assume_init()),
