@@ -56,6 +56,15 @@ fn with_sequences(sequences: u32) -> LocalProvider {
     .unwrap()
 }
 
+/// `request`'s conversation carried on: its reply, then the user's `next` message.
+fn next_turn(request: &ChatRequest, reply: &str, next: &str) -> ChatRequest {
+    let mut turn = request.clone();
+    turn.messages
+        .push(ChatMessage::assistant(reply.to_string()));
+    turn.messages.push(ChatMessage::user(next.to_string()));
+    turn
+}
+
 fn debater_request(seat: &str, max_tokens: u32) -> ChatRequest {
     ChatRequest {
         label: RequestLabel {
@@ -401,13 +410,11 @@ async fn a_seats_second_turn_reads_only_what_is_new_to_it() {
         .unwrap();
     assert_eq!(between.reused_tokens, 0, "{between:?}");
     assert_eq!(between.evicted_tokens, 0, "{between:?}");
-    let mut second = first.clone();
-    second
-        .messages
-        .push(ChatMessage::assistant(reply.text.clone()));
-    second.messages.push(ChatMessage::user(
-        "The Skeptic says PostgreSQL is enough. Rebut it in your next argument.".to_string(),
-    ));
+    let second = next_turn(
+        &first,
+        &reply.text,
+        "The Skeptic says PostgreSQL is enough. Rebut it in your next argument.",
+    );
     let (_, rebuttal) = provider
         .complete_timed(&second, &mut |_: &str| {})
         .await
@@ -461,13 +468,11 @@ async fn a_reply_decoded_alone_keeps_the_drafts_it_draws_and_forgets_the_rest() 
         "some drafts were not drawn, and had to be forgotten: {copied:?}\n{}",
         reply.text
     );
-    let mut second = first.clone();
-    second
-        .messages
-        .push(ChatMessage::assistant(reply.text.clone()));
-    second.messages.push(ChatMessage::user(
-        "Now say in one word which of the two it favours.".to_string(),
-    ));
+    let mut second = next_turn(
+        &first,
+        &reply.text,
+        "Now say in one word which of the two it favours.",
+    );
     second.max_tokens = Some(1);
     let (_, follow_up) = provider
         .complete_timed(&second, &mut |_: &str| {})
