@@ -568,8 +568,7 @@ impl<'m> Scheduler<'m> {
 
     /// Builds the batch of at most `room` tokens: each generating sequence's last token (and
     /// its drafts, when it is the only one), then as much of the prompts still being read as
-    /// fits. Returns what each sequence put in it
-    /// and how many tokens it holds.
+    /// fits. Returns what each sequence put in it and how many tokens it holds.
     ///
     /// The tokens are listed in the order of their sequences' ids: over caches of their own,
     /// llama.cpp decodes a batch in steps of consecutive sequence ids met in the batch's order,
