@@ -588,27 +588,26 @@ impl<'m> Scheduler<'m> {
         // A reply decoded alone also takes the tokens drafted from its context. Over caches
         // of their own, llama.cpp computes sequences with unequal token counts in separate
         // passes, so replies decoded together take one token each.
-        let mut drafts: Vec<LlamaToken> = Vec::new();
-        let generating: Vec<usize> = (0..self.running.len())
-            .filter(|&index| self.running[index].next.is_some())
-            .collect();
-        if let [alone] = generating[..]
+        let mut drafts: &[LlamaToken] = &[];
+        let mut generating = self
+            .running
+            .iter()
+            .enumerate()
+            .filter_map(|(index, sequence)| Some((index, sequence, sequence.next?)));
+        if let (Some((alone, sequence, next)), None) = (generating.next(), generating.next())
             && shares[alone] == 1
         {
-            let sequence = &self.running[alone];
             // Tokens sampled this step beyond the budget would be thrown away.
             let most = sequence
                 .job
                 .drafts
                 .min(sequence.plan.budget.saturating_sub(sequence.generated + 1))
                 .min(left);
-            if let Some(next) = sequence.next {
-                let cached = &self.slots[sequence.plan.slot].cached;
-                drafts = draft(cached, &next, most).to_vec();
-            }
+            drafts = draft(&self.slots[sequence.plan.slot].cached, &next, most);
             shares[alone] += drafts.len();
             left -= drafts.len();
         }
+        let drafts = drafts.to_vec();
         for (share, sequence) in shares.iter_mut().zip(&self.running) {
             if sequence.next.is_none() && sequence.plan.awaiting.is_none() {
                 let at = self.slots[sequence.plan.slot].cached.len();

@@ -7,6 +7,9 @@
 /// The most tokens drafted a step by default: with the newest token, four columns, which the
 /// packed kernel multiplies in one pass over the weights.
 pub(super) const DEFAULT_DRAFTS: usize = 3;
+/// The most a setting may ask for: drafts past the first few are seldom all drawn, and each
+/// costs its column in every step.
+pub(super) const MOST_DRAFTS: usize = 16;
 
 /// Up to `most` tokens that followed the latest earlier place where `cached`'s last token stood
 /// just before `next` (the token about to be fed after `cached`); none when there is no such

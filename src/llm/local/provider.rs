@@ -5,7 +5,7 @@
 
 use super::LocalSettings;
 use super::batch::Scheduler;
-use super::draft::DEFAULT_DRAFTS;
+use super::draft::{DEFAULT_DRAFTS, MOST_DRAFTS};
 use super::gguf::{self, GgufError};
 use super::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use super::openings::Openings;
@@ -586,7 +586,7 @@ impl LocalProvider {
             drafts: self
                 .settings
                 .drafts
-                .map_or(DEFAULT_DRAFTS, |most| most.min(16) as usize),
+                .map_or(DEFAULT_DRAFTS, |most| (most as usize).min(MOST_DRAFTS)),
             events,
             cancel,
         };
