@@ -165,17 +165,24 @@ unsafe extern "C" {
     fn ggml_threadpool_chunk_add(threadpool: *mut c_void, value: c_int) -> c_int;
 }
 
-/// The fewest block products (rows × blocks × columns) for which the threads share a product
-/// out chunk by chunk, as ggml does, rather than half each: the weights' products, not the
-/// attention's few-block ones, which are many and cheap.
-const CHUNKED_FROM: usize = 8_192;
+/// Bytes of weights a chunk of a shared-out product holds at least. A product smaller than two
+/// chunks (every one of the default model's but its output matrix) is split in halves fixed in
+/// advance, with no counter and no barriers of its own.
+///
+/// Chunks had been a sixteenth of every product: cut that fine, the weights' chunks of a few
+/// tens of KB, the threads' turns at the counter and the restarted streams cost 9-14 % of every
+/// decode (steps of one to three sequences and 512-token prompts, the two sizes switched step
+/// by step in one process); chunks of at least this many bytes cost nothing measurable beside
+/// fixed halves, and still let a thread that started late leave its part of the largest
+/// products to the other.
+const CHUNK_BYTES: usize = 1 << 20;
 
-/// Chunks a chunked product is cut into for each thread, so that a thread that started late
-/// (woken from a barrier, or sharing its core) leaves its share to the others.
-const CHUNKS_PER_THREAD: usize = 8;
+/// The most chunks a product is cut into for each thread, so that a thread that started late
+/// (woken from a barrier, or sharing its core) leaves its share of a large product to the others.
+const MOST_CHUNKS_PER_THREAD: usize = 8;
 
 /// Computes this thread's part of a product whose work comes in `units` (rows, or groups of
-/// packed rows), `products` block products in all, by calling `multiply` on each range of
+/// packed rows) over `weight_bytes` bytes of weights, by calling `multiply` on each range of
 /// units it takes.
 ///
 /// # Safety
@@ -184,18 +191,20 @@ const CHUNKS_PER_THREAD: usize = 8;
 unsafe fn compute(
     params: &ComputeParams,
     units: usize,
-    products: usize,
+    weight_bytes: usize,
     multiply: impl Fn(Range<usize>),
 ) {
     let (thread, threads) = (
         params.thread.max(0) as usize,
         params.threads.max(1) as usize,
     );
-    if threads == 1 || products < CHUNKED_FROM {
+    let chunks = (weight_bytes / CHUNK_BYTES)
+        .min(threads * MOST_CHUNKS_PER_THREAD)
+        .min(units);
+    if chunks <= threads {
         multiply(q8_0_step::share(units, thread, threads));
         return;
     }
-    let chunks = (threads * CHUNKS_PER_THREAD).min(units);
     // As llamafile shares its products: every thread starts on the chunk of its own index,
     // and the counter hands out the rest. The barriers keep one call's counter from the
     // next's (llama.cpp calls once for each slice of a product of several).
@@ -289,10 +298,10 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
                 unsafe { compute_packed(threads, &packed, &product) };
                 TO_PACKED.fetch_add(1, Ordering::Relaxed);
             } else {
-                let products = rows * product.blocks * product.column_count;
+                let weight_bytes = rows * product.blocks * size_of::<Block>();
                 // SAFETY: `route` checked the types and sizes; the operands are llama.cpp's.
                 unsafe {
-                    compute(threads, rows, products, |rows| {
+                    compute(threads, rows, weight_bytes, |rows| {
                         q8_0_step::multiply(&product, rows)
                     })
                 };
@@ -324,10 +333,9 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
 /// As `compute`'s; `packed` is a copy of the product's weights, whose columns and output
 /// `q8_0_step::multiply_packed` may read and write.
 unsafe fn compute_packed(params: &ComputeParams, packed: &Packed, product: &Product) {
-    let products = packed.rows() * product.blocks * product.column_count;
     // SAFETY: the caller's promise; the groups shared out lie within the packed copy.
     unsafe {
-        compute(params, packed.groups(), products, |groups| {
+        compute(params, packed.groups(), packed.bytes(), |groups| {
             q8_0_step::multiply_packed(packed, product, groups)
         })
     }
