@@ -18,7 +18,7 @@ use std::ops::Range;
 
 mod packed;
 
-pub use packed::{Packed, ROWS as PACKED_ROWS, multiply_packed};
+pub use packed::{ALIGNMENT as PACKED_ALIGNMENT, Packed, ROWS as PACKED_ROWS, multiply_packed};
 
 /// Values in a Q8_0 block.
 pub const QUANTS: usize = 32;

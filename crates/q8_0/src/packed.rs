@@ -10,7 +10,10 @@
 //! packed (the caller's choice), once.
 
 use super::{Block, MOST_BLOCKS, MOST_COLUMNS, Product};
+use std::alloc::{Layout, alloc, dealloc};
 use std::ops::Range;
+use std::ptr::NonNull;
+use std::sync::Arc;
 
 /// Rows packed side by side.
 pub const ROWS: usize = 8;
@@ -26,13 +29,42 @@ struct Tile {
 }
 
 /// A matrix of Q8_0 weights packed for `multiply_packed`: its rows in groups of eight, each
-/// group's blocks in order.
+/// group's blocks in order, in memory of its own or the caller's (`new_in`).
 pub struct Packed {
-    tiles: Vec<Tile>,
+    tiles: NonNull<Tile>,
     /// Each tile's eight scales, in IEEE half precision.
-    scales: Vec<[u16; ROWS]>,
+    scales: NonNull<[u16; ROWS]>,
     rows: usize,
     blocks: usize,
+    /// What the copy's memory belongs to, kept as long as the copy.
+    _memory: Arc<dyn Send + Sync>,
+}
+
+// SAFETY: the copy is written once, while it is made, and only read after; its memory lives as
+// long as `_memory`, which the copy holds.
+unsafe impl Send for Packed {}
+// SAFETY: as above.
+unsafe impl Sync for Packed {}
+
+/// How a packed copy's memory must be aligned (a tile is a cache line).
+pub const ALIGNMENT: usize = std::mem::align_of::<Tile>();
+
+/// Heap memory for a packed copy that `Packed::new` makes for itself.
+struct Heap {
+    memory: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the heap block is owned here alone and freed once, on drop.
+unsafe impl Send for Heap {}
+// SAFETY: as above; `Heap` itself reads and writes nothing.
+unsafe impl Sync for Heap {}
+
+impl Drop for Heap {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `Packed::new` with this layout, and freed only here.
+        unsafe { dealloc(self.memory.as_ptr(), self.layout) };
+    }
 }
 
 impl Packed {
@@ -41,9 +73,23 @@ impl Packed {
         kernel::BUILT
     }
 
-    /// Packs `rows` rows of `blocks` blocks, row `r` starting at `weights + r * stride`, or
-    /// `None` where this build has no packed kernel or the matrix does not suit it (rows not a
-    /// multiple of eight, rows longer than `MOST_BLOCKS` blocks).
+    /// Bytes a packed copy of `rows` rows of `blocks` blocks takes, or `None` where this build
+    /// has no packed kernel or the matrix does not suit it (rows not a multiple of eight, rows
+    /// longer than `MOST_BLOCKS` blocks).
+    pub fn bytes_for(rows: usize, blocks: usize) -> Option<usize> {
+        if !kernel::BUILT
+            || rows == 0
+            || !rows.is_multiple_of(ROWS)
+            || !(1..=MOST_BLOCKS).contains(&blocks)
+        {
+            return None;
+        }
+        let tiles = rows / ROWS * blocks;
+        Some(tiles * (std::mem::size_of::<Tile>() + std::mem::size_of::<[u16; ROWS]>()))
+    }
+
+    /// Packs `rows` rows of `blocks` blocks, row `r` starting at `weights + r * stride`, into
+    /// memory of its own, or `None` where `bytes_for` refuses the matrix.
     ///
     /// # Safety
     /// The rows described are readable.
@@ -53,16 +99,39 @@ impl Packed {
         blocks: usize,
         stride: usize,
     ) -> Option<Packed> {
-        if !kernel::BUILT
-            || rows == 0
-            || !rows.is_multiple_of(ROWS)
-            || !(1..=MOST_BLOCKS).contains(&blocks)
-            || stride < blocks
-        {
+        let layout = Layout::from_size_align(Self::bytes_for(rows, blocks)?, ALIGNMENT).ok()?;
+        // SAFETY: the layout's size is not zero (`bytes_for` refuses empty matrices).
+        let memory = NonNull::new(unsafe { alloc(layout) })?;
+        let heap = Arc::new(Heap { memory, layout });
+        // SAFETY: the caller's promise; the block is `bytes_for` bytes, aligned, and owned by
+        // `heap`, which the copy keeps.
+        unsafe { Self::new_in(weights, rows, blocks, stride, memory, heap) }
+    }
+
+    /// Packs as `new` does, into `memory`, which `owner` keeps alive: the caller chooses where
+    /// the copy lies (in memory of large pages, say, which a step that reads every weight
+    /// crosses with fewer misses of the address cache).
+    ///
+    /// # Safety
+    /// The rows described are readable; `memory` is aligned to `ALIGNMENT`, writable for
+    /// `bytes_for(rows, blocks)` bytes, not used for anything else, and valid while `owner` is
+    /// alive.
+    pub unsafe fn new_in(
+        weights: *const Block,
+        rows: usize,
+        blocks: usize,
+        stride: usize,
+        memory: NonNull<u8>,
+        owner: Arc<dyn Send + Sync>,
+    ) -> Option<Packed> {
+        Self::bytes_for(rows, blocks)?;
+        if stride < blocks || !(memory.as_ptr() as usize).is_multiple_of(ALIGNMENT) {
             return None;
         }
-        let mut tiles = Vec::with_capacity(rows / ROWS * blocks);
-        let mut scales = Vec::with_capacity(rows / ROWS * blocks);
+        let count = rows / ROWS * blocks;
+        let tiles = memory.cast::<Tile>();
+        // SAFETY: the scales follow the tiles within the caller's `bytes_for` bytes.
+        let scales = unsafe { tiles.add(count) }.cast::<[u16; ROWS]>();
         for group in 0..rows / ROWS {
             for block in 0..blocks {
                 let mut tile = Tile {
@@ -78,8 +147,13 @@ impl Packed {
                         tile.quants[four][row] = u32::from_le_bytes(bytes) ^ 0x8080_8080;
                     }
                 }
-                tiles.push(tile);
-                scales.push(halves);
+                let at = group * blocks + block;
+                // SAFETY: `at` is below `count`, within the caller's memory, which is aligned
+                // for tiles (and so for the scales after them).
+                unsafe {
+                    tiles.add(at).write(tile);
+                    scales.add(at).write(halves);
+                }
             }
         }
         Some(Packed {
@@ -87,7 +161,13 @@ impl Packed {
             scales,
             rows,
             blocks,
+            _memory: owner,
         })
+    }
+
+    /// Where the copy starts, for a caller that checks where it was made.
+    pub fn address(&self) -> usize {
+        self.tiles.as_ptr() as usize
     }
 
     pub fn rows(&self) -> usize {
@@ -105,8 +185,7 @@ impl Packed {
 
     /// Bytes the packed copy takes.
     pub fn bytes(&self) -> usize {
-        self.tiles.len() * std::mem::size_of::<Tile>()
-            + self.scales.len() * std::mem::size_of::<[u16; ROWS]>()
+        Self::bytes_for(self.rows, self.blocks).unwrap_or(0)
     }
 }
 
@@ -206,7 +285,7 @@ mod kernel {
         unsafe {
             for group in groups {
                 let tiles: *const Tile = packed.tiles.as_ptr().add(group * packed.blocks);
-                let halves = packed.scales.as_ptr().add(group * packed.blocks);
+                let halves: *const [u16; ROWS] = packed.scales.as_ptr().add(group * packed.blocks);
                 let mut sums = [_mm256_setzero_ps(); N];
                 for block in 0..packed.blocks {
                     let tile = &*tiles.add(block);

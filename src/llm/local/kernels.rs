@@ -266,8 +266,15 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
     };
     let rows = size(m);
     // The packed copy of the weights, made at the first product that asks for it.
-    let packed_copy =
-        || packed_weights::packed(product.weights, rows, product.blocks, product.weight_stride);
+    let packed_copy = || {
+        packed_weights::packed(
+            product.weights,
+            rows,
+            product.blocks,
+            product.weight_stride,
+            product.column_count,
+        )
+    };
     // SAFETY: llama.cpp passes its own parameters.
     let threads = unsafe { &*(params as *const ComputeParams) };
     // llamafile's own product, counted when it computes it.
@@ -285,15 +292,10 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
     };
     match route {
         Route::Moot => {
-            // A step of several sequences reads the model's own weights packed; one sequence,
-            // bound by reading the weights, reads them as ggml lays them out, as does anything
-            // that is not the model's weights (the attention's keys).
-            let packed = if product.column_count > 1 {
-                packed_copy()
-            } else {
-                None
-            };
-            if let Some(packed) = packed {
+            // A step reads the model's own weights packed (one sequence only where the copies
+            // lie in large pages: see `packed_weights`); anything that is not the model's
+            // weights (the attention's keys) is read as ggml lays it out.
+            if let Some(packed) = packed_copy() {
                 // SAFETY: `route` checked the types and sizes, and the copy is of these weights.
                 unsafe { compute_packed(threads, &packed, &product) };
                 TO_PACKED.fetch_add(1, Ordering::Relaxed);

@@ -4,13 +4,16 @@
 //! a reply decoded alone drafted ahead from its context by `draft`, with system prompts' caches
 //! kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
 //! made by `widen`, and a step of up to four sequences computed by moot's own kernel, `q8_0_step`,
-//! where `kernels` sends it, over the model's weights packed by `packed_weights`).
+//! where `kernels` sends it, over the model's weights packed by `packed_weights` into memory of
+//! large pages from `huge_pages`).
 
 #[cfg(feature = "local")]
 mod batch;
 #[cfg(feature = "local")]
 mod draft;
 pub mod gguf;
+#[cfg(moot_kernel_choice)]
+mod huge_pages;
 #[cfg(moot_kernel_choice)]
 mod kernels;
 pub mod models;
