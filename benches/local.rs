@@ -1,10 +1,10 @@
 //! The embedded model's speed on the default GGUF with 2 threads: prompt processing and
 //! generation tokens per second as the provider delivers them, beside llama.cpp's own timings
 //! of the same requests; time to first token of a debater turn; an argument phase of 1, 2 and
-//! 3 seats decoded one after another and together; the tokens per second of 1, 2 and 3 replies
-//! generated together (each its own prompt, up to 128 tokens); a seat's second turn beside its
-//! first; replies drafted ahead from their context beside the same requests without;
-//! memory with the model loaded.
+//! 3 seats decoded one after another and together, beside one seat on the same prompt; the
+//! tokens per second of 1, 2 and 3 replies generated together (each its own prompt, up to 128
+//! tokens); a seat's second turn beside its first; replies drafted ahead from their context
+//! beside the same requests without; memory with the model loaded.
 //! `cargo bench --bench local` (after `moot model pull`, or with MOOT_TEST_MODEL set).
 
 #[path = "../tests/support/model.rs"]
@@ -334,7 +334,9 @@ const PHASE_RUNS: usize = 5;
 const PHASE_ATTEMPTS: usize = 10;
 
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
-/// model, and together on a model that decodes them in one batch; each beside one seat alone.
+/// model, and together on a model that decodes them in one batch; each beside one seat alone on
+/// the same prompt (its own request of that phase: a prompt shows every seat of the phase, so a
+/// one-seat phase's prompt is shorter, by some 40 tokens a seat), and beside a one-seat phase.
 /// Replies are sampled as a debate samples them, and only phases whose every reply ran to its
 /// 96-token cap are counted (the prompt asks for far more), so the sides compare the same
 /// work: replies that ended where they liked made the batched side generate more (182 tokens
@@ -351,10 +353,11 @@ fn argument_phase(
     third.id = "C".into();
     third.perspective = "Operations".into();
     seats.push(third);
-    let phase = |provider: &LocalProvider, count: usize, together: bool, run: usize| {
+    // The first `count` seats' requests, on prompts that show the first `shown` seats.
+    let phase = |provider: &LocalProvider, (count, shown): (usize, usize), together, run| {
         let requests: Vec<ChatRequest> = seats[..count]
             .iter()
-            .map(|seat| argument_request(seat, &seats[..count], system, run))
+            .map(|seat| argument_request(seat, &seats[..shown], system, run))
             .collect();
         let started = Instant::now();
         let generated = if together {
@@ -367,6 +370,8 @@ fn argument_phase(
         };
         (started.elapsed().as_secs_f64(), generated)
     };
+    // Phases of 1, 2 and 3 seats, and one seat on the prompts of 2 and of 3.
+    let kinds = [(1, 1), (2, 2), (3, 3), (1, 2), (1, 3)];
     for (label, sequences, together) in [("one after another", 1, false), ("together", 4, true)] {
         let provider = LocalProvider::open(
             path,
@@ -379,47 +384,56 @@ fn argument_phase(
         )
         .unwrap();
         // A first run fills the cache with what runs share (the system prompt's opening).
-        phase(&provider, 3, together, 999);
-        // The seat counts take turns, so that a host that slows down or speeds up part way
-        // (a shared machine's neighbours) moves every count's runs alike, not one count's.
-        let mut walls = [Vec::new(), Vec::new(), Vec::new()];
-        let mut tried = [0; 3];
+        phase(&provider, (3, 3), together, 999);
+        // The kinds take turns, so that a host that slows down or speeds up part way (a shared
+        // machine's neighbours) moves every kind's runs alike, not one kind's.
+        let mut walls = kinds.map(|_| Vec::new());
+        let mut tried = kinds.map(|_| 0);
         for attempt in 0..PHASE_ATTEMPTS {
-            for count in 1..=3 {
-                if walls[count - 1].len() == PHASE_RUNS {
+            for (kind, &(count, shown)) in kinds.iter().enumerate() {
+                if walls[kind].len() == PHASE_RUNS {
                     continue;
                 }
-                let (wall, generated) = phase(&provider, count, together, 100 * count + attempt);
-                tried[count - 1] += 1;
+                // A run number of its own for every phase, so none reuses another's prompt.
+                let run = 1000 * kind + attempt;
+                let (wall, generated) = phase(&provider, (count, shown), together, run);
+                tried[kind] += 1;
                 if generated == PHASE_REPLY_TOKENS * count {
-                    walls[count - 1].push(wall);
+                    walls[kind].push(wall);
                 }
             }
         }
+        let walls =
+            walls.map(|walls| (!walls.is_empty()).then(|| (median(walls.clone()), walls.len())));
+        let ratio = |wall: f64, of: Option<(f64, usize)>| match of {
+            Some((alone, _)) => format!("{:.2}", wall / alone),
+            None => "-".into(),
+        };
         let mut line = format!("argument phase, {label}:");
-        let mut alone = 0.0;
-        for (count, (walls, tried)) in walls.into_iter().zip(tried).enumerate() {
-            let count = count + 1;
+        for (kind, count) in [(0, 1), (1, 2), (2, 3)] {
             let full = PHASE_REPLY_TOKENS * count;
-            let counted = walls.len();
-            let seats = if count == 1 { "seat" } else { "seats" };
-            if counted == 0 {
+            let Some((wall, counted)) = walls[kind] else {
                 line.push_str(&format!(
-                    " {count} {seats}: no run of {tried} ran every reply to its cap;"
+                    " {count} seat(s): no run of {} ran every reply to its cap;",
+                    tried[kind]
+                ));
+                continue;
+            };
+            if count == 1 {
+                line.push_str(&format!(
+                    " 1 seat {wall:.2} s ({full} tokens generated, {counted} of {} runs);",
+                    tried[kind]
                 ));
                 continue;
             }
-            let wall = median(walls);
-            if count == 1 {
-                alone = wall;
-            }
-            let ratio = if alone > 0.0 {
-                format!("{:.2} × one", wall / alone)
-            } else {
-                "one seat unmeasured".into()
-            };
+            // One seat on this phase's own prompt: kinds 3 and 4.
+            let same = walls[count + 1];
+            let same_wall = same.map_or("unmeasured".into(), |(wall, _)| format!("{wall:.2} s"));
             line.push_str(&format!(
-                " {count} {seats} {wall:.2} s ({ratio}, {full} tokens generated, {counted} of {tried} runs);"
+                " {count} seats {wall:.2} s ({} × one seat on the same prompt, {same_wall}; {} × a one-seat phase; {full} tokens generated, {counted} of {} runs);",
+                ratio(wall, same),
+                ratio(wall, walls[0]),
+                tried[kind]
             ));
         }
         println!("{}", line.trim_end_matches(';'));

@@ -7,8 +7,10 @@ pub(super) use moot_q8_0::{Block, Packed, Product, multiply, multiply_packed, sh
 #[cfg(test)]
 mod tests {
     use super::*;
-    use moot_q8_0::{MOST_BLOCKS, MOST_COLUMNS, QUANTS};
+    use moot_q8_0::{MOST_BLOCKS, MOST_COLUMNS, PACKED_ALIGNMENT, QUANTS};
     use std::ops::Range;
+    use std::ptr::NonNull;
+    use std::sync::Arc;
 
     /// IEEE half precision to single, in software, for the reference product.
     fn half(bits: u16) -> f32 {
@@ -158,39 +160,76 @@ mod tests {
         for (rows, blocks, padding) in [(8, 1, 0), (16, 18, 0), (24, 48, 3), (8, 256, 0)] {
             let weight_stride = blocks + padding;
             let weights: Vec<Block> = (0..rows * weight_stride).map(|_| numbers.block()).collect();
+            // Packed in memory of its own, and in the caller's (as a model's copies are, in its
+            // arena), which must be aligned.
             // SAFETY: `weights` holds every row named.
-            let packed = unsafe { Packed::new(weights.as_ptr(), rows, blocks, weight_stride) };
-            let Some(packed) = packed else {
-                assert!(
-                    !Packed::built(),
-                    "a build with the packed kernel packs {rows} rows"
-                );
-                continue;
-            };
-            assert_eq!(packed.groups(), rows / moot_q8_0::PACKED_ROWS);
-            assert_eq!(
-                packed.bytes(),
-                rows * blocks * std::mem::size_of::<Block>(),
-                "no larger than the weights"
-            );
-            // A step's one to four columns, and a prompt's many, four at a time.
-            for column_count in (1..=MOST_COLUMNS).chain([5, 8, 11]) {
-                let shape = Shape {
-                    rows,
-                    blocks,
-                    weight_stride,
-                    column_count,
+            let own = unsafe { Packed::new(weights.as_ptr(), rows, blocks, weight_stride) };
+            let in_callers = Packed::bytes_for(rows, blocks).and_then(|bytes| {
+                let mut buffer = vec![0u8; bytes + 2 * PACKED_ALIGNMENT];
+                // Written through this pointer alone; the vector's own buffer, which moving the
+                // vector into its owner does not move.
+                let start = buffer.as_mut_ptr() as usize;
+                let memory = Arc::new(buffer);
+                let aligned = start.next_multiple_of(PACKED_ALIGNMENT);
+                let at = |address: usize| NonNull::new(address as *mut u8).unwrap();
+                // SAFETY (both): `weights` holds every row named; the memory is the vector's,
+                // at least `bytes` from there, used for nothing else and kept by the copy.
+                let misaligned = unsafe {
+                    Packed::new_in(
+                        weights.as_ptr(),
+                        rows,
+                        blocks,
+                        weight_stride,
+                        at(aligned + 1),
+                        memory.clone(),
+                    )
                 };
-                check_product(&mut numbers, &weights, &shape, |product| {
-                    // Groups shared unevenly, as three threads would.
-                    for thread in 0..3 {
-                        // SAFETY: `check_product` holds every column and output named, and the
-                        // shares lie within the packed groups.
-                        unsafe {
-                            multiply_packed(&packed, product, share(packed.groups(), thread, 3))
-                        };
-                    }
-                });
+                assert!(misaligned.is_none(), "memory not aligned for tiles");
+                unsafe {
+                    Packed::new_in(
+                        weights.as_ptr(),
+                        rows,
+                        blocks,
+                        weight_stride,
+                        at(aligned),
+                        memory,
+                    )
+                }
+            });
+            assert_eq!(own.is_some(), in_callers.is_some());
+            for packed in [own, in_callers] {
+                let Some(packed) = packed else {
+                    assert!(
+                        !Packed::built(),
+                        "a build with the packed kernel packs {rows} rows"
+                    );
+                    continue;
+                };
+                assert_eq!(packed.groups(), rows / moot_q8_0::PACKED_ROWS);
+                assert_eq!(
+                    packed.bytes(),
+                    rows * blocks * std::mem::size_of::<Block>(),
+                    "no larger than the weights"
+                );
+                // A step's one to four columns, and a prompt's many, four at a time.
+                for column_count in (1..=MOST_COLUMNS).chain([5, 8, 11]) {
+                    let shape = Shape {
+                        rows,
+                        blocks,
+                        weight_stride,
+                        column_count,
+                    };
+                    check_product(&mut numbers, &weights, &shape, |product| {
+                        // Groups shared unevenly, as three threads would.
+                        for thread in 0..3 {
+                            // SAFETY: `check_product` holds every column and output named, and the
+                            // shares lie within the packed groups.
+                            unsafe {
+                                multiply_packed(&packed, product, share(packed.groups(), thread, 3))
+                            };
+                        }
+                    });
+                }
             }
         }
         // What the packed kernel cannot take is left to the row kernel.
