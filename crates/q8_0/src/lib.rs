@@ -7,9 +7,8 @@
 //! repeats every weight block's work three times. Why and what it measured: moot's
 //! ARCHITECTURE.md ("The embedded model").
 //!
-//! `packed` computes the same product over weights packed eight rows side by side, for a step
-//! of several sequences, or a prompt's many columns four at a time, over weights that never
-//! change.
+//! `packed` computes the same product over weights packed eight rows side by side, for a step,
+//! or a prompt's many columns four at a time, over weights that never change.
 //!
 //! A crate of its own so that it is compiled optimized in every profile: unoptimized, its
 //! intrinsics are calls, and a test debate on the embedded model ran past its turn time.

@@ -1,7 +1,8 @@
-//! Which CPU matrix kernel a product of the weights goes to: moot's own kernel (`q8_0_step`)
-//! for a step of one to four sequences over Q8_0 weights, its packed kernel for a prompt over
-//! the model's Q8_0 weights where the build has it, llamafile's tinyBLAS for other prompts (and
-//! the attention's products), and ggml's own dot products where neither can take one.
+//! Which CPU matrix kernel a product of the weights goes to: moot's packed kernel for a step or
+//! a prompt over the model's Q8_0 weights where the build has it (a step of one sequence only
+//! where the copies lie in large pages), moot's row kernel (`q8_0_step`) for other steps of one
+//! to four sequences over Q8_0 (the attention's keys among them), llamafile's tinyBLAS for other
+//! prompts (and the prompts' attention), and ggml's own dot products where neither can take one.
 //!
 //! llama.cpp hands every product of two or more columns (tokens) to tinyBLAS, which on AVX2 made
 //! a step of two or three sequences no cheaper than computing them apart, and computes a step
