@@ -71,6 +71,17 @@ mod tests {
         column_count: usize,
     }
 
+    impl Shape {
+        fn new(rows: usize, blocks: usize, weight_stride: usize, column_count: usize) -> Shape {
+            Shape {
+                rows,
+                blocks,
+                weight_stride,
+                column_count,
+            }
+        }
+    }
+
     /// Makes `shape.column_count` columns (strides wider than a row, as the attention cache's
     /// views have), has `compute` multiply `weights` by them, and checks every result against
     /// the reference product and that what lies between the columns' results is left alone.
@@ -138,12 +149,7 @@ mod tests {
             let weights: Vec<Block> = (0..rows * weight_stride).map(|_| numbers.block()).collect();
             for column_count in 1..=MOST_COLUMNS {
                 assert!(takes(column_count, blocks));
-                let shape = Shape {
-                    rows,
-                    blocks,
-                    weight_stride,
-                    column_count,
-                };
+                let shape = Shape::new(rows, blocks, weight_stride, column_count);
                 check_product(&mut numbers, &weights, &shape, |product| {
                     for thread in 0..2 {
                         // SAFETY: `check_product` holds every row, column and output named.
@@ -213,12 +219,7 @@ mod tests {
                 );
                 // A step's one to four columns, and a prompt's many, four at a time.
                 for column_count in (1..=MOST_COLUMNS).chain([5, 8, 11]) {
-                    let shape = Shape {
-                        rows,
-                        blocks,
-                        weight_stride,
-                        column_count,
-                    };
+                    let shape = Shape::new(rows, blocks, weight_stride, column_count);
                     check_product(&mut numbers, &weights, &shape, |product| {
                         // Groups shared unevenly, as three threads would.
                         for thread in 0..3 {
