@@ -403,8 +403,10 @@ fn argument_phase(
                 }
             }
         }
-        let walls =
-            walls.map(|walls| (!walls.is_empty()).then(|| (median(walls.clone()), walls.len())));
+        let walls = walls.map(|walls| {
+            let counted = walls.len();
+            (counted > 0).then(|| (median(walls), counted))
+        });
         let ratio = |wall: f64, of: Option<(f64, usize)>| match of {
             Some((alone, _)) => format!("{:.2}", wall / alone),
             None => "-".into(),
@@ -426,8 +428,11 @@ fn argument_phase(
                 ));
                 continue;
             }
-            // One seat on this phase's own prompt: kinds 3 and 4.
-            let same = walls[count + 1];
+            // One seat on this phase's own prompt.
+            let same = kinds
+                .iter()
+                .position(|&kind| kind == (1, count))
+                .and_then(|kind| walls[kind]);
             let same_wall = same.map_or("unmeasured".into(), |(wall, _)| format!("{wall:.2} s"));
             line.push_str(&format!(
                 " {count} seats {wall:.2} s ({} × one seat on the same prompt, {same_wall}; {} × a one-seat phase; {full} tokens generated, {counted} of {} runs);",

@@ -10,7 +10,6 @@
 //! packed (the caller's choice), once.
 
 use super::{Block, MOST_BLOCKS, MOST_COLUMNS, Product};
-use std::alloc::{Layout, alloc, dealloc};
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -49,24 +48,6 @@ unsafe impl Sync for Packed {}
 /// How a packed copy's memory must be aligned (a tile is a cache line).
 pub const ALIGNMENT: usize = std::mem::align_of::<Tile>();
 
-/// Heap memory for a packed copy that `Packed::new` makes for itself.
-struct Heap {
-    memory: NonNull<u8>,
-    layout: Layout,
-}
-
-// SAFETY: the heap block is owned here alone and freed once, on drop.
-unsafe impl Send for Heap {}
-// SAFETY: as above; `Heap` itself reads and writes nothing.
-unsafe impl Sync for Heap {}
-
-impl Drop for Heap {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `Packed::new` with this layout, and freed only here.
-        unsafe { dealloc(self.memory.as_ptr(), self.layout) };
-    }
-}
-
 impl Packed {
     /// Whether this build has the packed kernel (it needs AVX-512 VNNI and VL).
     pub fn built() -> bool {
@@ -99,13 +80,19 @@ impl Packed {
         blocks: usize,
         stride: usize,
     ) -> Option<Packed> {
-        let layout = Layout::from_size_align(Self::bytes_for(rows, blocks)?, ALIGNMENT).ok()?;
-        // SAFETY: the layout's size is not zero (`bytes_for` refuses empty matrices).
-        let memory = NonNull::new(unsafe { alloc(layout) })?;
-        let heap = Arc::new(Heap { memory, layout });
-        // SAFETY: the caller's promise; the block is `bytes_for` bytes, aligned, and owned by
-        // `heap`, which the copy keeps.
-        unsafe { Self::new_in(weights, rows, blocks, stride, memory, heap) }
+        // Tiles enough to hold the copy's tiles and their scales after them.
+        let tiles = Self::bytes_for(rows, blocks)?.div_ceil(std::mem::size_of::<Tile>());
+        let mut heap = vec![
+            Tile {
+                quants: [[0; ROWS]; 8]
+            };
+            tiles
+        ];
+        // The vector's own buffer, which moving the vector into its owner does not move.
+        let memory = NonNull::new(heap.as_mut_ptr())?.cast::<u8>();
+        // SAFETY: the caller's promise; the buffer is at least `bytes_for` bytes, aligned for
+        // tiles, and owned by `heap`, which the copy keeps.
+        unsafe { Self::new_in(weights, rows, blocks, stride, memory, Arc::new(heap)) }
     }
 
     /// Packs as `new` does, into `memory`, which `owner` keeps alive: the caller chooses where

@@ -607,7 +607,6 @@ impl<'m> Scheduler<'m> {
             shares[alone] += drafts.len();
             left -= drafts.len();
         }
-        let drafts = drafts.to_vec();
         for (share, sequence) in shares.iter_mut().zip(&self.running) {
             if sequence.next.is_none() && sequence.plan.awaiting.is_none() {
                 let at = self.slots[sequence.plan.slot].cached.len();
