@@ -19,5 +19,6 @@ fn main() {
     {
         println!("cargo::rustc-cfg=moot_kernel_choice");
         println!("cargo::rustc-link-arg=-Wl,--wrap=llamafile_sgemm");
+        println!("cargo::rustc-link-arg=-Wl,--wrap=ggml_compute_forward_flash_attn_ext");
     }
 }

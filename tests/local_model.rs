@@ -195,13 +195,19 @@ async fn seats_decoded_together_reply_in_full_as_their_one_at_a_time_twins_would
     #[cfg(moot_kernel_choice)]
     let kernels_before = moot::llm::local::kernel_counts();
     let replies = together(&batched, &requests[0], &requests[1]).await;
-    // The prompts' attention went to llamafile (tinyBLAS), and the steps of two sequences to
-    // moot's own kernel, over the weights packed where the CPU has AVX-512 VNNI (to ggml's
-    // kernel on a CPU without AVX2), as did the prompts' products of the weights.
+    // The attention, the prompts' and the steps', went to moot's own attention kernel where the
+    // build has it (else to llamafile's tinyBLAS), and the steps of two sequences to moot's own
+    // kernel, over the weights packed where the CPU has AVX-512 VNNI (to ggml's kernel on a
+    // CPU without AVX2), as did the prompts' products of the weights.
     #[cfg(moot_kernel_choice)]
     {
         let kernels = moot::llm::local::kernel_counts();
-        assert!(kernels.llamafile > kernels_before.llamafile, "{kernels:?}");
+        if batched.loaded().cache_layout.contains("flash attention 1") {
+            assert!(kernels.attention > kernels_before.attention, "{kernels:?}");
+        } else {
+            assert!(kernels.llamafile > kernels_before.llamafile, "{kernels:?}");
+            assert_eq!(kernels.attention, kernels_before.attention, "{kernels:?}");
+        }
         if moot::llm::local::own_kernel_built() {
             assert!(kernels.moot > kernels_before.moot, "{kernels:?}");
             // The model's weights, read packed where the build has that kernel.

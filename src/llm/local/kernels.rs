@@ -63,6 +63,9 @@ pub struct KernelCounts {
     /// Products of a prompt's five or more columns over a model's packed weights (the packed
     /// kernel, four columns at a time), where the build has it.
     pub prompts_packed: u64,
+    /// Attention operations (a layer's, for a step or a prompt) computed by moot's own kernel
+    /// (`attention`), each thread's share counted once.
+    pub attention: u64,
 }
 
 /// The counts so far.
@@ -73,6 +76,7 @@ pub fn counts() -> KernelCounts {
         moot: TO_MOOT.load(Ordering::Relaxed),
         packed: TO_PACKED.load(Ordering::Relaxed),
         prompts_packed: PROMPTS_PACKED.load(Ordering::Relaxed),
+        attention: super::attention::computed(),
     }
 }
 
@@ -150,12 +154,27 @@ fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, ow
 
 /// The start of ggml's `ggml_compute_params`, which every compute thread gets for an operation.
 #[repr(C)]
-struct ComputeParams {
-    thread: c_int,
-    threads: c_int,
+pub(super) struct ComputeParams {
+    pub(super) thread: c_int,
+    pub(super) threads: c_int,
     work_size: usize,
     work: *mut c_void,
     threadpool: *mut c_void,
+}
+
+#[cfg(test)]
+impl ComputeParams {
+    /// Thread `thread` of `threads`, with no work space or pool, for a test of an operation
+    /// that uses neither.
+    pub(super) fn thread_of(thread: c_int, threads: c_int) -> ComputeParams {
+        ComputeParams {
+            thread,
+            threads,
+            work_size: 0,
+            work: std::ptr::null_mut(),
+            threadpool: std::ptr::null_mut(),
+        }
+    }
 }
 
 unsafe extern "C" {

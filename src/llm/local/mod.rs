@@ -5,8 +5,11 @@
 //! kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
 //! made by `widen`, and a step of up to four sequences computed by moot's own kernel, `q8_0_step`,
 //! where `kernels` sends it, over the model's weights packed by `packed_weights` into memory of
-//! large pages from `huge_pages`).
+//! large pages from `huge_pages`; each layer's attention computed by moot's own kernel where
+//! `attention` takes it).
 
+#[cfg(moot_kernel_choice)]
+mod attention;
 #[cfg(feature = "local")]
 mod batch;
 #[cfg(feature = "local")]

@@ -25,18 +25,23 @@ pub(super) struct Openings {
 
 impl Openings {
     /// The openings of the model at `model` kept in `dir` (none kept when `dir` is None), for
-    /// a context of `sequences` parts (llama.cpp loads a file only into as many).
-    pub(super) fn new(dir: Option<PathBuf>, model: &Path, sequences: u32) -> Openings {
+    /// a context of `sequences` parts (llama.cpp loads a file only into as many) whose cache
+    /// is laid out as `layout` says.
+    pub(super) fn new(
+        dir: Option<PathBuf>,
+        model: &Path,
+        sequences: u32,
+        layout: &str,
+    ) -> Openings {
         // The program is in it because the llama.cpp it links lays the cells out and computes
         // them; another build's files then go unused, and `save` prunes them.
         let program = std::env::current_exe().unwrap_or_default();
         let fit = format!(
-            "{} ({}) | {} ({}) | {sequences} sequences, {}",
+            "{} ({}) | {} ({}) | {sequences} sequences, {layout}",
             model.display(),
             identity(model),
             program.display(),
             identity(&program),
-            super::provider::cache_layout()
         );
         Openings { dir, fit }
     }
@@ -170,7 +175,8 @@ mod tests {
         let model = dir.path().join("model.gguf");
         std::fs::write(&model, "weights").unwrap();
         let tokens = [LlamaToken(1), LlamaToken(2)];
-        let kept = Openings::new(Some(dir.path().to_path_buf()), &model, 3);
+        let layout = "Q8_0 keys, Q8_0 values, flash attention 1";
+        let kept = Openings::new(Some(dir.path().to_path_buf()), &model, 3, layout);
         let name = kept.file(&tokens).unwrap();
         assert_eq!(name.parent(), Some(dir.path()));
         assert_eq!(
@@ -179,11 +185,18 @@ mod tests {
             "the same every time"
         );
         assert_ne!(kept.file(&tokens[..1]), Some(name.clone()));
-        let other_count = Openings::new(Some(dir.path().to_path_buf()), &model, 4);
+        let other_count = Openings::new(Some(dir.path().to_path_buf()), &model, 4, layout);
         assert_ne!(other_count.file(&tokens), Some(name.clone()));
+        let other_layout = Openings::new(
+            Some(dir.path().to_path_buf()),
+            &model,
+            3,
+            "Q8_0 keys, F16 values, flash attention 0",
+        );
+        assert_ne!(other_layout.file(&tokens), Some(name.clone()));
         std::fs::write(&model, "other weights").unwrap();
-        let replaced = Openings::new(Some(dir.path().to_path_buf()), &model, 3);
+        let replaced = Openings::new(Some(dir.path().to_path_buf()), &model, 3, layout);
         assert_ne!(replaced.file(&tokens), Some(name));
-        assert_eq!(Openings::new(None, &model, 3).file(&tokens), None);
+        assert_eq!(Openings::new(None, &model, 3, layout).file(&tokens), None);
     }
 }

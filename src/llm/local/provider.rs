@@ -141,6 +141,9 @@ pub struct LoadedModel {
     pub threads: u32,
     pub parameters: u64,
     pub bytes: u64,
+    /// How the cache is laid out: key and value types, and whether flash attention (moot's
+    /// own kernel, where it is on) computes the attention.
+    pub cache_layout: String,
 }
 
 /// One loaded model and the queue in front of its worker thread.
@@ -218,7 +221,7 @@ pub(super) fn backend() -> Result<&'static LlamaBackend, LocalError> {
             // SAFETY: the callback is a plain function that only touches a mutex-guarded buffer.
             unsafe { llama_cpp_sys_2::llama_log_set(Some(capture_log), std::ptr::null_mut()) };
             #[cfg(moot_kernel_choice)]
-            std::hint::black_box(super::kernels::linked());
+            std::hint::black_box((super::kernels::linked(), super::attention::linked()));
             LlamaBackend::init().map_err(|e| LocalError::Backend(e.to_string()))
         })
         .as_ref()
@@ -315,7 +318,12 @@ fn run_worker(
         .openings
         .clone()
         .unwrap_or_else(|| super::models::models_dir().join("openings"));
-    let openings = Openings::new(Some(openings_dir), weights, info.sequences);
+    let openings = Openings::new(
+        Some(openings_dir),
+        weights,
+        info.sequences,
+        &info.cache_layout,
+    );
     // Ends when every provider sharing this model is gone and the channel closes.
     Scheduler::new(&model, context, template, info, openings).serve(&queue);
 }
@@ -339,39 +347,88 @@ fn load_model(path: &Path) -> Result<LlamaModel, LocalError> {
     })
 }
 
+/// How a context's attention is computed and its cache laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attention {
+    /// moot's own kernel (`attention`), which llama.cpp reaches through flash attention, over
+    /// Q8_0 keys and values: where the build has the kernel and the model's heads fit it.
+    Own,
+    /// llama.cpp's products and softmax, without flash attention: Q8_0 keys, F16 values.
+    Llama,
+}
+
+/// Which attention a model gets: moot's own where this build has it for the model's key and
+/// value heads (GGUF's `attention.key_length` and `value_length`, the embedding over the
+/// heads where those are not given).
+fn attention_for(model: &LlamaModel) -> Attention {
+    #[cfg(moot_kernel_choice)]
+    {
+        let architecture = model
+            .meta_val_str("general.architecture")
+            .unwrap_or_default();
+        let shared = u32::try_from(model.n_embd()).unwrap_or(0) / model.n_head().max(1);
+        let length = |which: &str| {
+            model
+                .meta_val_str(&format!("{architecture}.attention.{which}_length"))
+                .ok()
+                .and_then(|value| value.parse::<u32>().ok())
+                .unwrap_or(shared)
+        };
+        let (key, value) = (length("key"), length("value"));
+        if key == value && super::attention::takes(key as usize) {
+            return Attention::Own;
+        }
+    }
+    let _ = model;
+    Attention::Llama
+}
+
 /// How the context is made: `cache` cells in all, a part for each of `sequences`.
-fn context_params(cache: u32, sequences: u32, threads: u32) -> LlamaContextParams {
-    LlamaContextParams::default()
+fn context_params(
+    cache: u32,
+    sequences: u32,
+    threads: u32,
+    attention: Attention,
+) -> LlamaContextParams {
+    let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(cache))
         .with_n_seq_max(sequences)
         // A part of the cache per sequence: attention then reads only the sequence's own
         // cells. One shared cache (unified) costs every token attention over every sequence's
         // cells, which made two seats decoded together slower than one after the other.
         .with_kv_unified(false)
-        // llama.cpp's CPU flash attention (which its default, auto, turns on) is slow to
-        // generate over a long cache: on the default model, 96 tokens after a 1,500-token
-        // prompt took 5.2 s with it and 1.4 s without. It read the prompt 6-17 % faster, but
-        // replies are most of what a debate waits on.
-        .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
-        // Keys kept as Q8_0, values as F16. Without flash attention, each new token's
-        // attention is one 64-value dot product per cached key and head; at a debate's
-        // 1,300-1,800 tokens of cache, those and their sums took a fifth of a 1-round debate's
-        // CPU time (perf). Q8_0 keys make those products cheaper and the cache a quarter
-        // smaller: 128 tokens after a 1,330-token prompt came at 44 tok/s against 40 with F16
-        // keys (six runs each), and the first token's logits moved by at most 0.2. Values stay
-        // F16: llama.cpp stores them transposed and quantized only with flash attention.
+        // Keys kept as Q8_0: a step's attention reads every cached key, and Q8_0 keys are a
+        // little over half the bytes of F16 ones. Measured without flash attention: 128 tokens
+        // after a 1,330-token prompt came at 44 tok/s against 40 with F16 keys (six runs each),
+        // and the first token's logits moved by at most 0.2.
         .with_type_k(KvCacheType::Q8_0)
         .with_n_batch(512)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32)
         // llama.cpp's own timings, reported beside ours by the benchmark.
-        .with_no_perf(false)
+        .with_no_perf(false);
+    match attention {
+        // Flash attention is what llama.cpp calls moot's kernel through (`attention`), and
+        // what lets it keep values as Q8_0 (stored by cell rather than transposed): a step
+        // reads every cached value too. ARCHITECTURE.md ("The embedded model") has what each
+        // layout measured.
+        Attention::Own => params
+            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_ENABLED)
+            .with_type_v(KvCacheType::Q8_0),
+        // llama.cpp's own CPU flash attention (which its default, auto, turns on) is slow to
+        // generate over a long cache: on the default model, 96 tokens after a 1,500-token
+        // prompt took 5.2 s with it and 1.4 s without. Values stay F16: llama.cpp stores them
+        // transposed, and quantized only with flash attention.
+        Attention::Llama => params
+            .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED)
+            .with_type_v(KvCacheType::F16),
+    }
 }
 
 /// How `context_params` lays the cache out (key and value types, attention kernel): what a
 /// file of a sequence's cells depends on besides the model and the sequence count.
-pub(super) fn cache_layout() -> String {
-    let params = context_params(1, 1, 1);
+fn cache_layout(attention: Attention) -> String {
+    let params = context_params(1, 1, 1, attention);
     format!(
         "{:?} keys, {:?} values, flash attention {}",
         params.type_k(),
@@ -395,7 +452,8 @@ fn prepare<'m>(
     let sequences = settings.sequences.unwrap_or(DEFAULT_SEQUENCES).clamp(1, 64);
     let cache = context_size.saturating_mul(sequences);
     let threads = settings.threads.unwrap_or_else(default_threads);
-    let params = context_params(cache, sequences, threads);
+    let attention = attention_for(model);
+    let params = context_params(cache, sequences, threads, attention);
     let context = model
         .new_context(backend, params)
         .map_err(|e| LocalError::Context {
@@ -429,6 +487,7 @@ fn prepare<'m>(
         threads,
         parameters: model.n_params(),
         bytes: model.size(),
+        cache_layout: cache_layout(attention),
     };
     Ok((context, template, info))
 }
@@ -437,8 +496,9 @@ fn prepare<'m>(
 /// debate's three seats and its moderator, so none of them loses its cache to another between
 /// its turns. With three, the moderator's turns took a seat's cache every round and that seat
 /// read its prompt again: a 3-round, 3-seat debate at temperature 0 took 140 s with three and
-/// 134 s with four, its replies the same. Each has a whole context of cache: 72 MB apiece for
-/// the default model at 4 096 tokens (Q8_0 keys, F16 values).
+/// 134 s with four, its replies the same. Each has a whole context of cache: 50 MB apiece for
+/// the default model at 4 096 tokens (Q8_0 keys and values; 72 MB with F16 values, where
+/// moot's attention kernel is not built).
 const DEFAULT_SEQUENCES: u32 = 4;
 
 /// How many of the likeliest tokens sampling considers.
@@ -671,31 +731,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_context_gives_each_sequence_its_own_cache_of_q8_0_keys_and_no_flash_attention() {
-        let params = context_params(3 * 4096, 3, 2);
-        assert_eq!(params.n_ctx().map(NonZeroU32::get), Some(3 * 4096));
-        assert_eq!(params.n_seq_max(), 3);
-        assert!(!params.kv_unified(), "one cache per sequence");
+    fn the_context_gives_each_sequence_its_own_cache_of_q8_0_keys_laid_out_for_its_attention() {
+        for attention in [Attention::Own, Attention::Llama] {
+            let params = context_params(3 * 4096, 3, 2, attention);
+            assert_eq!(params.n_ctx().map(NonZeroU32::get), Some(3 * 4096));
+            assert_eq!(params.n_seq_max(), 3);
+            assert!(!params.kv_unified(), "one cache per sequence");
+            assert_eq!(
+                params.type_k(),
+                KvCacheType::Q8_0,
+                "Q8_0 keys: attention over a long cache is cheaper"
+            );
+        }
+        // moot's kernel is reached through flash attention, which also lets values be Q8_0.
+        let own = context_params(3 * 4096, 3, 2, Attention::Own);
+        assert_eq!(own.type_v(), KvCacheType::Q8_0);
         assert_eq!(
-            params.type_k(),
-            KvCacheType::Q8_0,
-            "Q8_0 keys: attention over a long cache is cheaper"
+            own.flash_attention_policy(),
+            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_ENABLED
         );
+        // Without it, llama.cpp's own flash attention generates over a long cache at a quarter
+        // of the speed, and values quantize only with flash attention.
+        let llama = context_params(3 * 4096, 3, 2, Attention::Llama);
+        assert_eq!(llama.type_v(), KvCacheType::F16);
         assert_eq!(
-            params.type_v(),
-            KvCacheType::F16,
-            "values quantize only with flash attention"
+            llama.flash_attention_policy(),
+            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED
         );
-        assert_eq!(
-            params.flash_attention_policy(),
-            llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED,
-            "flash attention generates over a long cache at a quarter of the speed"
-        );
+        // Openings on disk are told apart by the layout the context uses.
         assert!(
-            cache_layout().starts_with("Q8_0 keys, F16 values, flash attention "),
-            "openings on disk are told apart by the layout the context uses: {}",
-            cache_layout()
+            cache_layout(Attention::Own).starts_with("Q8_0 keys, Q8_0 values, flash attention "),
+            "{}",
+            cache_layout(Attention::Own)
         );
+        assert_ne!(cache_layout(Attention::Own), cache_layout(Attention::Llama));
     }
 
     /// With debug info, llama-cpp-sys-2 builds llama.cpp as CMake's RelWithDebInfo (-O2),
