@@ -1,6 +1,6 @@
 //! Which kernel computes a layer's attention (llama.cpp's flash-attention operation): moot's
-//! own (the `moot-attention` crate) over F16 keys and values of 64 or 128 a head, for a step
-//! and a prompt alike; llama.cpp's for anything else.
+//! own (the `moot-attention` crate) over F16 or Q8_0 keys and values of 64 or 128 a head, for a
+//! step and a prompt alike; llama.cpp's for anything else.
 //!
 //! The linker's `--wrap`, which `build.rs` sets where this is built, sends llama.cpp's calls of
 //! `ggml_compute_forward_flash_attn_ext` here first. Every compute thread calls it for the
