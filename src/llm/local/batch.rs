@@ -6,6 +6,7 @@
 //! context (`draft`).
 
 use super::draft::draft;
+use super::first_bytes::FirstBytes;
 use super::openings::{Openings, WORTH_KEEPING};
 use super::provider::{Job, LoadedModel, Timings, WorkerEvent, admit, fatal, recent_log};
 use super::provider::{Utf8Stream, WIDE_K, top_candidates};
@@ -85,6 +86,7 @@ pub(super) struct Scheduler<'m> {
     clock: u64,
     batch: LlamaBatch<'m>,
     openings: Openings,
+    first_bytes: FirstBytes,
 }
 
 impl<'m> Scheduler<'m> {
@@ -108,6 +110,7 @@ impl<'m> Scheduler<'m> {
             clock: 0,
             batch,
             openings,
+            first_bytes: FirstBytes::new(model),
         }
     }
 
@@ -746,13 +749,21 @@ impl<'m> Scheduler<'m> {
             None => sequence.penalties.apply(&mut candidates),
             Some(grammar) => {
                 // The grammar judges the likeliest few first; only when it refuses them all is
-                // a wider net, then the whole vocabulary (slow to check), given to it.
+                // a wider net, then the tokens that begin with a byte it admits (`first_bytes`;
+                // the whole vocabulary is slow to check), given to it.
                 admit(&mut candidates, &mut sequence.penalties, grammar);
                 if candidates.data.is_empty() {
                     sequence.grammar_fallbacks += 1;
                     candidates = top_candidates(logits, WIDE_K);
                     admit(&mut candidates, &mut sequence.penalties, grammar);
                 }
+                if candidates.data.is_empty() {
+                    candidates = self.first_bytes.admitted(logits, |candidates| {
+                        admit(candidates, &mut sequence.penalties, grammar)
+                    });
+                }
+                // Nothing whose first byte the grammar admits alone (a reply stopped inside a
+                // character): every token is judged.
                 if candidates.data.is_empty() {
                     candidates = self.context.token_data_array_ith(at);
                     admit(&mut candidates, &mut sequence.penalties, grammar);

@@ -14,6 +14,8 @@ mod attention;
 mod batch;
 #[cfg(feature = "local")]
 mod draft;
+#[cfg(feature = "local")]
+mod first_bytes;
 pub mod gguf;
 #[cfg(moot_kernel_choice)]
 mod huge_pages;

@@ -332,7 +332,7 @@ fn default_threads() -> u32 {
     std::thread::available_parallelism().map_or(2, |n| n.get() as u32)
 }
 
-fn load_model(path: &Path) -> Result<LlamaModel, LocalError> {
+pub(super) fn load_model(path: &Path) -> Result<LlamaModel, LocalError> {
     let backend = backend()?;
     LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| {
         let log = recent_log();
