@@ -2,7 +2,7 @@
 //! (`models`), the header check every file passes before llama.cpp sees it (`gguf`), and, with
 //! the cargo feature `local`, the llama.cpp provider itself (`provider`, scheduled by `batch`,
 //! a reply decoded alone drafted ahead from its context by `draft`, with system prompts' caches
-//! kept on disk by `openings`, Q4_1 models read from a Q8_0 copy
+//! kept on disk by `openings`, the tokens a reply grammar may admit found by `first_bytes`, Q4_1 models read from a Q8_0 copy
 //! made by `widen`, and a step of up to four sequences computed by moot's own kernel, `q8_0_step`,
 //! where `kernels` sends it, over the model's weights packed by `packed_weights` into memory of
 //! large pages from `huge_pages`; each layer's attention computed by moot's own kernel where
