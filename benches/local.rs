@@ -329,9 +329,10 @@ fn argument_request(
 /// The tokens each reply of an argument phase is capped at.
 const PHASE_REPLY_TOKENS: usize = 96;
 /// Phases counted for each seat count (those whose every reply ran to its cap), and the most
-/// tried.
+/// tried. Ten tries had left a kind with two counted runs in one bench run (two seats, whose
+/// replies must both run to the cap), a median too thin to compare.
 const PHASE_RUNS: usize = 5;
-const PHASE_ATTEMPTS: usize = 10;
+const PHASE_ATTEMPTS: usize = 16;
 
 /// The wall time of an argument phase: `seats` requests one after another on a one-sequence
 /// model, and together on a model that decodes them in one batch; each beside one seat alone on
