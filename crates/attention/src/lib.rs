@@ -66,48 +66,48 @@ pub unsafe fn attend(group: &Group, scores: &mut Vec<f32>) {
     unsafe { kernel::attend(group, scores) }
 }
 
-/// Negative infinity as an F16 value: a cell the mask hides.
-const HIDDEN: u16 = 0xFC00;
-
-/// How many cells from the start any row can see: those after the last cell every row's mask
-/// hides (the cache's padding, cells of no sequence, a prompt's later tokens) are not read.
-///
-/// # Safety
-/// As `attend`'s.
-unsafe fn seen_cells(group: &Group) -> usize {
-    if group.masks.iter().any(|mask| mask.is_null()) {
-        return group.cells;
-    }
-    let mut seen = 0;
-    // The last rows first: a prompt's later tokens see the most, and each row after only
-    // looks past what the rows before it saw.
-    for mask in group.masks.iter().rev() {
-        let mut end = group.cells;
-        while end > seen {
-            // Four cells at a time where four are left to look at.
-            if end - seen >= 4 {
-                // SAFETY: the mask holds `cells` values, and `end - 4 >= seen >= 0`.
-                let four = unsafe { (mask.add(end - 4) as *const [u16; 4]).read_unaligned() };
-                if four == [HIDDEN; 4] {
-                    end -= 4;
-                    continue;
-                }
-            }
-            // SAFETY: as above, `end - 1 >= seen >= 0`.
-            if unsafe { *mask.add(end - 1) } != HIDDEN {
-                seen = end;
-                break;
-            }
-            end -= 1;
-        }
-    }
-    seen
-}
-
 #[cfg(attention_kernel)]
 mod kernel {
-    use super::{Format, Group, HIDDEN, seen_cells};
+    use super::{Format, Group};
     use std::arch::x86_64::*;
+
+    /// Negative infinity as an F16 value: a cell the mask hides.
+    const HIDDEN: u16 = 0xFC00;
+
+    /// How many cells from the start any row can see: those after the last cell every row's mask
+    /// hides (the cache's padding, cells of no sequence, a prompt's later tokens) are not read.
+    ///
+    /// # Safety
+    /// As `attend`'s.
+    unsafe fn seen_cells(group: &Group) -> usize {
+        if group.masks.iter().any(|mask| mask.is_null()) {
+            return group.cells;
+        }
+        let mut seen = 0;
+        // The last rows first: a prompt's later tokens see the most, and each row after only
+        // looks past what the rows before it saw.
+        for mask in group.masks.iter().rev() {
+            let mut end = group.cells;
+            while end > seen {
+                // Four cells at a time where four are left to look at.
+                if end - seen >= 4 {
+                    // SAFETY: the mask holds `cells` values, and `end - 4 >= seen >= 0`.
+                    let four = unsafe { (mask.add(end - 4) as *const [u16; 4]).read_unaligned() };
+                    if four == [HIDDEN; 4] {
+                        end -= 4;
+                        continue;
+                    }
+                }
+                // SAFETY: as above, `end - 1 >= seen >= 0`.
+                if unsafe { *mask.add(end - 1) } != HIDDEN {
+                    seen = end;
+                    break;
+                }
+                end -= 1;
+            }
+        }
+        seen
+    }
 
     pub(super) const BUILT: bool = true;
 
