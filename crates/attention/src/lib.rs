@@ -66,7 +66,14 @@ pub unsafe fn attend(group: &Group, scores: &mut Vec<f32>) {
     unsafe { kernel::attend(group, scores) }
 }
 
-#[cfg(attention_kernel)]
+// x86-64 with AVX-512F, FMA and F16C, as the build's target features say (moot builds for the
+// CPU it runs on).
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "fma",
+    target_feature = "f16c"
+))]
 mod kernel {
     use super::{Format, Group};
     use std::arch::x86_64::*;
@@ -194,8 +201,11 @@ mod kernel {
         // SAFETY: the caller's promise.
         let cells = unsafe { seen_cells(group) };
         let stride = cells.next_multiple_of(LANES);
-        scores.clear();
-        scores.resize(rows * stride, 0.0);
+        // Grown, never cleared: the passes write every score they read (the softmax each
+        // row's whole stride).
+        if scores.len() < rows * stride {
+            scores.resize(rows * stride, 0.0);
+        }
         let mut sums = [0.0f32; BLOCK_ROWS];
         // SAFETY: below, every pointer is the caller's, read within its promised length, and
         // `scores` holds `rows * stride` floats.
@@ -427,7 +437,12 @@ mod kernel {
     }
 }
 
-#[cfg(not(attention_kernel))]
+#[cfg(not(all(
+    target_arch = "x86_64",
+    target_feature = "avx512f",
+    target_feature = "fma",
+    target_feature = "f16c"
+)))]
 mod kernel {
     use super::Group;
 

@@ -110,13 +110,16 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
     let (query, key, value) = unsafe { (&*query, &*key, &*value) };
     // SAFETY: as above; a null mask is none.
     let mask = unsafe { mask.as_ref() };
+    let mask_type_fits = mask.is_none_or(|mask| mask.type_ == GGML_TYPE_F16);
+    // Its data, sizes and strides, read once.
+    let mask = mask.map(|mask| (mask.data as *const u8, sizes(mask)));
     let [scale, max_bias, softcap] = [0, 1, 2].map(|i| f32::from_bits(dst.op_params[i] as u32));
     let (Some(key_format), Some(value_format)) = (format(key.type_), format(value.type_)) else {
         return false;
     };
     if query.type_ != GGML_TYPE_F32
         || dst.type_ != GGML_TYPE_F32
-        || mask.is_some_and(|mask| mask.type_ != GGML_TYPE_F16)
+        || !mask_type_fits
         || max_bias != 0.0
         || softcap != 0.0
     {
@@ -140,8 +143,7 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
         && key_streams > 0
         && heads % key_heads == 0
         && streams % key_streams == 0
-        && mask.is_none_or(|mask| {
-            let (ne, nb) = sizes(mask);
+        && mask.is_none_or(|(_, (ne, nb))| {
             nb[0] == 2 && ne[0] >= cells && ne[1] >= tokens && ne[2] > 0 && ne[3] > 0
         });
     if !shapes_fit {
@@ -176,12 +178,15 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
                                 .add(token * q_nb[1] + head * q_nb[2] + stream * q_nb[3])
                                 as *const f32,
                         );
-                        scratch.masks.push(mask.map_or(std::ptr::null(), |mask| {
-                            let (ne, nb) = sizes(mask);
-                            (mask.data as *const u8).add(
-                                token * nb[1] + (head % ne[2]) * nb[2] + (stream % ne[3]) * nb[3],
-                            ) as *const u16
-                        }));
+                        scratch
+                            .masks
+                            .push(mask.map_or(std::ptr::null(), |(data, (ne, nb))| {
+                                data.add(
+                                    token * nb[1]
+                                        + (head % ne[2]) * nb[2]
+                                        + (stream % ne[3]) * nb[3],
+                                ) as *const u16
+                            }));
                         scratch.outputs.push(
                             (dst.data as *mut u8)
                                 .add(((stream * tokens + token) * heads + head) * d_nb[1])

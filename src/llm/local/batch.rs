@@ -17,6 +17,7 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
@@ -86,7 +87,9 @@ pub(super) struct Scheduler<'m> {
     clock: u64,
     batch: LlamaBatch<'m>,
     openings: Openings,
-    first_bytes: FirstBytes,
+    /// The vocabulary by first byte, indexed when a grammar first refuses the widest net (a
+    /// model that never writes under a grammar never indexes it).
+    first_bytes: OnceCell<FirstBytes>,
 }
 
 impl<'m> Scheduler<'m> {
@@ -110,7 +113,7 @@ impl<'m> Scheduler<'m> {
             clock: 0,
             batch,
             openings,
-            first_bytes: FirstBytes::new(model),
+            first_bytes: OnceCell::new(),
         }
     }
 
@@ -758,9 +761,13 @@ impl<'m> Scheduler<'m> {
                     admit(&mut candidates, &mut sequence.penalties, grammar);
                 }
                 if candidates.data.is_empty() {
-                    candidates = self.first_bytes.admitted(logits, |candidates| {
-                        admit(candidates, &mut sequence.penalties, grammar)
-                    });
+                    let model = self.model;
+                    candidates = self
+                        .first_bytes
+                        .get_or_init(|| FirstBytes::new(model))
+                        .admitted(logits, |candidates| {
+                            admit(candidates, &mut sequence.penalties, grammar)
+                        });
                 }
                 // Nothing whose first byte the grammar admits alone (a reply stopped inside a
                 // character): every token is judged.
