@@ -413,7 +413,12 @@ fn argument_phase(
             None => "-".into(),
         };
         let mut line = format!("argument phase, {label}:");
-        for (kind, count) in [(0, 1), (1, 2), (2, 3)] {
+        // Phases of 1, 2 and 3 seats, each found by its shape.
+        let of_shape = |shape: (usize, usize)| kinds.iter().position(|&kind| kind == shape);
+        for count in 1..=3 {
+            let Some(kind) = of_shape((count, count)) else {
+                continue;
+            };
             let full = PHASE_REPLY_TOKENS * count;
             let Some((wall, counted)) = walls[kind] else {
                 line.push_str(&format!(
@@ -430,15 +435,12 @@ fn argument_phase(
                 continue;
             }
             // One seat on this phase's own prompt.
-            let same = kinds
-                .iter()
-                .position(|&kind| kind == (1, count))
-                .and_then(|kind| walls[kind]);
+            let same = of_shape((1, count)).and_then(|kind| walls[kind]);
             let same_wall = same.map_or("unmeasured".into(), |(wall, _)| format!("{wall:.2} s"));
             line.push_str(&format!(
                 " {count} seats {wall:.2} s ({} × one seat on the same prompt, {same_wall}; {} × a one-seat phase; {full} tokens generated, {counted} of {} runs);",
                 ratio(wall, same),
-                ratio(wall, walls[0]),
+                ratio(wall, of_shape((1, 1)).and_then(|kind| walls[kind])),
                 tried[kind]
             ));
         }
