@@ -19,6 +19,7 @@ fn true_hook() -> Hook {
         timeout: Duration::from_secs(30),
         output_cap: 4096,
         unsandboxed: false,
+        limits: moot::code::sandbox::Limits::default(),
     }
 }
 
@@ -55,7 +56,12 @@ fn bubblewrapped(bencher: divan::Bencher) {
     };
     let runtime = runtime();
     bencher.bench_local(|| {
-        let boxed = Sandbox::prepare_on(tree.path(), false, &kernel);
+        let boxed = Sandbox::prepare_on(
+            tree.path(),
+            moot::code::sandbox::Limits::default(),
+            false,
+            &kernel,
+        );
         let result = runtime.block_on(hooks::run_boxed(&hook, tree.path(), boxed));
         assert_eq!(result.sandbox.as_deref(), Some("bubblewrap"), "{result:?}");
         assert!(result.ok(), "{result:?}");

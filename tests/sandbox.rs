@@ -7,7 +7,7 @@
 mod support;
 
 use moot::code::hooks::{self, Hook};
-use moot::code::sandbox::{Kernel, Sandbox};
+use moot::code::sandbox::{Kernel, Limits, Sandbox};
 use moot::code::worktree::WorkTree;
 use std::path::Path;
 use std::process::Command;
@@ -34,6 +34,7 @@ fn hook(command: String) -> Hook {
         timeout: Duration::from_secs(60),
         output_cap: 64 * 1024,
         unsandboxed: false,
+        limits: moot::code::sandbox::Limits::default(),
     }
 }
 
@@ -89,7 +90,7 @@ async fn model_written_tests_cannot_escape_their_tree_read_the_key_or_reach_the_
         ),
     ];
     for (expected, kernel) in boxes {
-        let boxed = || Sandbox::prepare_on(&tree.root, false, &kernel);
+        let boxed = || Sandbox::prepare_on(&tree.root, Limits::default(), false, &kernel);
         let result = hooks::run_boxed(&hook("sh attack.sh".into()), &tree.root, boxed()).await;
         assert!(
             result

@@ -1,9 +1,10 @@
 //! Hooks of a code debate (design note 004): a configured command (tests, linter, analysis,
 //! scan, benchmark) run in the debate's work tree, in the sandbox of `code::sandbox`, with a
-//! time limit and an output cap; its result parsed into pass/fail counts for the common
-//! runners.
+//! time limit, caps on processes and memory, and an output cap; its output treated as
+//! untrusted text (redacted, private keys and high-entropy tokens removed) before anything
+//! keeps it; its result parsed into pass/fail counts for the common runners.
 
-use crate::code::sandbox::{Sandbox, SandboxError};
+use crate::code::sandbox::{Limits, Sandbox, SandboxError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Stdio;
@@ -23,6 +24,9 @@ pub struct Hook {
     /// Run without the filesystem sandbox where the kernel has none (`--unsandboxed-hooks`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed: bool,
+    /// Processes and memory a run may take (`[code] hook_processes`, `hook_memory_mb`).
+    #[serde(default)]
+    pub limits: Limits,
 }
 
 /// What a hook did.
@@ -49,11 +53,21 @@ pub struct HookResult {
     pub sandbox: Option<String>,
     /// Why it could not start, when it could not.
     pub error: Option<String>,
+    /// Its caps (`at most 1024 processes (cgroup), 4096 MiB in all`); None when nothing
+    /// capped its processes, or before moot capped them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<String>,
+    /// Why the box stopped it before it ended (a cap reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 impl HookResult {
     pub fn ok(&self) -> bool {
-        self.exit == Some(0) && !self.timed_out && self.failed.unwrap_or(0) == 0
+        self.exit == Some(0)
+            && !self.timed_out
+            && self.stopped.is_none()
+            && self.failed.unwrap_or(0) == 0
     }
 
     /// One line for prompts and panels: `test: 12 passed, 1 failed (exit 101, 3.2 s)`.
@@ -66,7 +80,9 @@ impl HookResult {
             (None, None) if self.exit == Some(0) && !self.timed_out => "passed".into(),
             (None, None) => "failed".into(),
         };
-        let how = if self.timed_out {
+        let how = if let Some(stopped) = &self.stopped {
+            stopped.clone()
+        } else if self.timed_out {
             "killed at its time limit".to_string()
         } else if let Some(error) = &self.error {
             format!("did not start: {error}")
@@ -80,6 +96,10 @@ impl HookResult {
         )
     }
 }
+
+/// Bytes kept beyond a hook's output cap, so that a secret straddling the cut is whole when
+/// redaction reads it (the cut is made after).
+const REDACTION_MARGIN: usize = 4096;
 
 /// Keeps the last `cap` bytes of everything written to it.
 struct Tail {
@@ -113,10 +133,36 @@ async fn pump(mut from: impl AsyncRead + Unpin, tail: &std::sync::Mutex<Tail>) {
     }
 }
 
-/// Runs `hook` in `dir`. It never fails: a command that cannot start, hangs or floods its
-/// output is recorded as such.
+/// Runs `hook` in `dir`. It never fails: a command that cannot start, hangs, floods its
+/// output or reaches a cap is recorded as such.
 pub async fn run(hook: &Hook, dir: &Path) -> HookResult {
-    run_boxed(hook, dir, Sandbox::prepare(dir, hook.unsandboxed)).await
+    run_boxed(
+        hook,
+        dir,
+        Sandbox::prepare(dir, hook.limits, hook.unsandboxed),
+    )
+    .await
+}
+
+/// The text of a hook's output as moot keeps it: escapes stripped, keys, private-key blocks
+/// and high-entropy tokens redacted, and only then cut to its last `cap` bytes (from a line's
+/// start when it was cut).
+fn kept_text(raw: &[u8], cap: usize) -> String {
+    let text = crate::sanitize::clean(&String::from_utf8_lossy(raw));
+    let text = crate::sanitize::redact_output(&text);
+    if text.len() <= cap {
+        return text;
+    }
+    let mut start = text.len() - cap;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let cut = &text[start..];
+    // A line cut in two could leave the end of something redaction did not recognise.
+    match cut.find('\n') {
+        Some(newline) if newline + 1 < cut.len() => cut[newline + 1..].to_string(),
+        _ => cut.to_string(),
+    }
 }
 
 /// Runs `hook` in `dir` in `sandbox` (or records why it had none and did not run).
@@ -131,16 +177,17 @@ pub async fn run_boxed(
         Ok(sandbox) => sandbox.command(&hook.command),
         Err(_) => tokio::process::Command::new("sh"),
     };
+    // The child starts a session of its own (a process group moot can kill whole).
     command
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     let started = Instant::now();
-    let result = |exit, timed_out, tail: Tail, error| {
-        let text = crate::sanitize::clean(&String::from_utf8_lossy(&tail.kept));
+    let result = |exit, timed_out, tail: Tail, error, stopped: Option<String>| {
+        let text = kept_text(&tail.kept, hook.output_cap);
+        let dropped = tail.dropped + (tail.kept.len().saturating_sub(hook.output_cap)) as u64;
         let (passed, failed) = counts(&text);
         HookResult {
             name: hook.name.clone(),
@@ -151,23 +198,26 @@ pub async fn run_boxed(
             passed,
             failed,
             tail: text,
-            dropped: tail.dropped,
+            dropped,
             offline,
             sandbox: confinement.as_ref().and_then(|c| c.filesystem.clone()),
             error,
+            limits: confinement.as_ref().and_then(|c| c.limits.clone()),
+            stopped,
         }
     };
     let empty = || Tail {
         kept: Vec::new(),
-        cap: hook.output_cap,
+        cap: hook.output_cap.saturating_add(REDACTION_MARGIN),
         dropped: 0,
     };
-    if let Err(refused) = &sandbox {
-        return result(None, false, empty(), Some(refused.to_string()));
-    }
+    let sandbox = match sandbox {
+        Ok(sandbox) => sandbox,
+        Err(refused) => return result(None, false, empty(), Some(refused.to_string()), None),
+    };
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(e) => return result(None, false, empty(), Some(e.to_string())),
+        Err(e) => return result(None, false, empty(), Some(e.to_string()), None),
     };
     let group = child.id();
     let tail = std::sync::Mutex::new(empty());
@@ -190,18 +240,38 @@ pub async fn run_boxed(
         let (_, status) = tokio::join!(reading, child.wait());
         status
     };
-    let outcome = tokio::time::timeout(hook.timeout, work).await;
+    // A cap the box counts (a fork or an allocation it refused) stops the run at once.
+    let watch = async {
+        if !sandbox.watches() {
+            return std::future::pending().await;
+        }
+        let mut tick = tokio::time::interval(Duration::from_millis(50));
+        loop {
+            tick.tick().await;
+            if let Some(why) = sandbox.exceeded() {
+                return why;
+            }
+        }
+    };
+    let outcome = tokio::select! {
+        finished = tokio::time::timeout(hook.timeout, work) => Ok(finished),
+        why = watch => Err(why),
+    };
+    if !matches!(outcome, Ok(Ok(Ok(_)))) {
+        // The whole group, and the whole cgroup: a test runner's children must not outlive
+        // its limit.
+        if let Some(pid) = group {
+            kill_group(pid);
+        }
+    }
+    // Whatever is still alive of the run ends with it (the namespaces already saw to theirs).
+    sandbox.end();
     let tail = tail.into_inner().unwrap_or_else(|e| e.into_inner());
     match outcome {
-        Ok(Ok(status)) => result(status.code(), false, tail, None),
-        Ok(Err(e)) => result(None, false, tail, Some(e.to_string())),
-        Err(_) => {
-            // The whole group: a test runner's children must not outlive its limit.
-            if let Some(pid) = group {
-                kill_group(pid);
-            }
-            result(None, true, tail, None)
-        }
+        Ok(Ok(Ok(status))) => result(status.code(), false, tail, None, None),
+        Ok(Ok(Err(e))) => result(None, false, tail, Some(e.to_string()), None),
+        Ok(Err(_)) => result(None, true, tail, None, None),
+        Err(why) => result(None, false, tail, None, Some(why)),
     }
 }
 
@@ -287,6 +357,7 @@ mod tests {
             timeout: Duration::from_millis(timeout_ms),
             output_cap: cap,
             unsandboxed: false,
+            limits: Limits::default(),
         }
     }
 
@@ -330,34 +401,64 @@ mod tests {
         assert_eq!(clean.summary().split(" (").next(), Some("test: passed"));
     }
 
+    /// Processes whose command line holds `marker`, as this process sees them.
+    fn running_with(marker: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .filter(|e| {
+                let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+                let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                !stat.contains(") Z ") && String::from_utf8_lossy(&cmdline).contains(marker)
+            })
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect()
+    }
+
+    /// Waits (five seconds at most) until no process holds `marker`.
+    async fn until_none_with(marker: &str) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let alive = running_with(marker);
+            if alive.is_empty() || Instant::now() >= deadline {
+                return alive;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     #[tokio::test]
     async fn a_hanging_hook_and_its_children_are_killed_at_the_limit() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("child.pid");
-        let command = format!("sleep 30 & echo $! > {}; wait", pid_file.display());
+        // `sleep 30.4711` marks this test's processes on the machine's process list.
+        let command = "sleep 30.4711 & setsid sleep 30.4711 & wait";
         let started = Instant::now();
-        let hung = run(&hook(&command, 500, 4096), dir.path()).await;
+        let hung = run(&hook(command, 500, 4096), dir.path()).await;
         assert!(hung.timed_out && !hung.ok(), "{hung:?}");
         assert!(started.elapsed() < Duration::from_secs(5));
         assert!(hung.summary().contains("killed at its time limit"));
-        // The background child went with its group: polled until its process is gone.
-        let pid = std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .to_string();
-        let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while proc.exists()
-            && !std::fs::read_to_string(proc.join("stat"))
-                .unwrap_or_default()
-                .contains(") Z ")
-        {
-            assert!(
-                Instant::now() < deadline,
-                "child {pid} outlived the hook's limit"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        // The background children went with the run, the one in a session of its own too.
+        let alive = until_none_with("30.4711").await;
+        assert!(alive.is_empty(), "{alive:?} outlived the hook's limit");
+    }
+
+    /// A hook that ends while it leaves children behind (in a new session, in the
+    /// background) leaves nothing running.
+    #[tokio::test]
+    async fn nothing_a_hook_started_outlives_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let command = "setsid sh -c 'sleep 60.4712' </dev/null >/dev/null 2>&1 & \
+                       (sleep 60.4712 &) ; echo started";
+        let done = run(&hook(command, 10_000, 4096), dir.path()).await;
+        assert!(done.ok() && done.tail.contains("started"), "{done:?}");
+        let alive = until_none_with("60.4712").await;
+        assert!(alive.is_empty(), "{alive:?} outlived the hook");
     }
 
     #[tokio::test]

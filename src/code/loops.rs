@@ -236,6 +236,8 @@ mod tests {
             offline: false,
             sandbox: None,
             error: None,
+            limits: None,
+            stopped: None,
         }
     }
 

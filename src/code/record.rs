@@ -283,6 +283,8 @@ mod tests {
             offline: true,
             sandbox: None,
             error: None,
+            limits: None,
+            stopped: None,
         }
     }
 

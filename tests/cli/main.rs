@@ -7,6 +7,7 @@ mod support;
 mod arena;
 mod audit;
 mod bench;
+mod boxed;
 mod code;
 mod dialogue;
 mod home;

@@ -146,6 +146,9 @@ pub struct Behaviour {
     pub lesson_order: Option<String>,
     /// A test file every code version carries (`hostile.sh`), as a model might write one.
     pub hostile_test: Option<String>,
+    /// The code every `moot bench --set code` answer holds (a shell block), whatever the
+    /// problem: a hostile or cheating solution.
+    pub bench_code: Option<String>,
     /// Dialogue arguments the moderator's ruling strikes as weak, when its schema offers them.
     pub strike: Vec<&'static str>,
     /// Dialogue moves the moderator's ruling flags as attacks on the speaker, when offered.
@@ -177,6 +180,7 @@ impl Default for Behaviour {
             embeddings_as_chat: false,
             lesson_order: None,
             hostile_test: None,
+            bench_code: None,
             strike: Vec::new(),
             ad_hominem: Vec::new(),
             fault_rate: 0.0,
@@ -841,6 +845,12 @@ fn reply_for(
                 .collect();
             ranking.extend(ids.iter().filter(|id| id.as_str() != seat).cloned());
             json!({"ranking": ranking, "confidence": 0.7}).to_string()
+        }
+        "bench" if behaviour.bench_code.is_some() => {
+            format!(
+                "Here it is.\n```sh\n{}\n```",
+                behaviour.bench_code.as_deref().unwrap_or_default()
+            )
         }
         "bench" if prompt.contains("Write a POSIX shell function `") => {
             // The bundled code problems: alone it forgets backoff's cap and max_of's loop;
@@ -1528,14 +1538,20 @@ pub fn escape_attempts(
     port: u16,
     normal: &str,
 ) -> String {
-    // Each git dir is a shell word (a glob where the name is not known in advance); one that
-    // is not there fails the test rather than passing as "blocked".
+    // Each git dir is a shell word (a glob where the name is not known in advance). One the
+    // box does not show at all (bubblewrap mounts only what a hook may read) is blocked "not
+    // in the box"; a test of a box that shows it (Landlock) checks that none was hidden, so a
+    // glob that matches nothing cannot pass as blocked.
     let git_attacks: String = git_dirs
         .iter()
         .map(|dir| {
             format!(
                 r#"for d in {dir}; do
-  if [ ! -d "$d" ]; then f=$((f+1)); echo "MISSING: $d"; fi
+  if [ ! -d "$d" ]; then
+    check blocked "plant a git hook in $d (not in the box)"
+    check blocked "change the git config in $d (not in the box)"
+    continue
+  fi
   if mkdir -p "$d/hooks" 2>/dev/null && printf '#!/bin/sh\necho HOOKED\n' > "$d/hooks/post-checkout" 2>/dev/null; then check open "plant a git hook in $d"; else check blocked "plant a git hook in $d"; fi
   if printf '[core]\n\thooksPath = /tmp\n' >> "$d/config" 2>/dev/null; then check open "change the git config in $d"; else check blocked "change the git config in $d"; fi
 done

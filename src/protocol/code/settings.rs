@@ -51,6 +51,10 @@ pub(super) struct CodeConfig {
     hook_timeout: Option<u64>,
     /// Bytes of a hook's output kept (its tail).
     output_cap: Option<usize>,
+    /// Processes (and threads) a hook run may have at once.
+    hook_processes: Option<u32>,
+    /// Memory a hook run may take, in MiB.
+    hook_memory_mb: Option<u64>,
     skip: Vec<String>,
     critics: Vec<String>,
     hooks: HooksConfig,
@@ -289,6 +293,27 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
         Some(n) => n,
         None => 16 * 1024,
     };
+    let mut limits = crate::code::sandbox::Limits::default();
+    match config.hook_processes {
+        Some(n) if !(8..=1_000_000).contains(&n) => {
+            return Err(located(
+                "hook_processes",
+                format!("hook_processes is 8 to 1000000 processes, not {n}"),
+            ));
+        }
+        Some(n) => limits.processes = n,
+        None => {}
+    }
+    match config.hook_memory_mb {
+        Some(n) if !(64..=16 * 1024 * 1024).contains(&n) => {
+            return Err(located(
+                "hook_memory_mb",
+                format!("hook_memory_mb is 64 MiB to 16 TiB, not {n}"),
+            ));
+        }
+        Some(n) => limits.memory_mb = n,
+        None => {}
+    }
     let mut skip = Vec::new();
     let given_skips = flag("skip");
     for name in config.skip.iter().chain(given_skips.iter()) {
@@ -319,6 +344,7 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
         timeout,
         output_cap,
         unsandboxed,
+        limits,
     };
     let mut hooks = Vec::new();
     if let Some(test) = test {
