@@ -1,6 +1,7 @@
 //! A code problem's hidden tests, run on an arm's code in the code debate's sandbox (its hooks:
-//! Landlock or bubblewrap, no network, a time limit and an output cap), with its runtime, and
-//! lint findings where a linter for the language is installed.
+//! Landlock or bubblewrap, no network, a time limit, caps and an output cap) in a process
+//! apart from the solution's, with its runtime, and lint findings where a linter for the
+//! language is installed.
 
 use super::data::CodeTask;
 use crate::code::hooks::{self, Hook};
@@ -29,25 +30,86 @@ pub struct CodeCheck {
     pub output: String,
 }
 
-/// The program the hidden tests run, and the command that runs it.
-fn program(task: &CodeTask, code: &str) -> (&'static str, String, &'static str) {
+/// The files the hidden tests run from, and the command that runs them. The solution never
+/// shares a process with the tests (HumanEval's harness keeps them apart too): its `exit 0`,
+/// `sys.exit(0)` or `os._exit(0)` ends only its own process, never the tests', so a pass is
+/// the test program itself reaching its end with status 0.
+fn program(task: &CodeTask, code: &str) -> (Vec<(&'static str, String)>, &'static str) {
+    let entry = &task.entry_point;
     match task.language.as_str() {
+        // Each call sources the solution in a subshell of its own and calls it there.
         "sh" => (
-            "solution.sh",
-            format!("{code}\n\n{}\n", task.test),
-            "sh solution.sh",
+            vec![
+                ("solution.sh", format!("{code}\n")),
+                (
+                    "tests.sh",
+                    format!(
+                        "{entry}() ( . ./solution.sh; {entry} \"$@\" )\n\n{}\n\necho 'hidden tests: all ran'\n",
+                        task.test
+                    ),
+                ),
+            ],
+            "sh tests.sh",
         ),
-        // HumanEval: the prompt (its imports, the stub the code replaces), the code, the
-        // tests' `check`, called on the entry point.
+        // HumanEval: the prompt (its imports, the stub the code replaces) and the code in
+        // `solution.py`; the tests' `check` called on a stand-in that runs the entry point in
+        // a fresh process for each call, arguments and result crossing as Python literals.
         _ => (
-            "solution.py",
-            format!(
-                "{}\n{code}\n\n{}\n\ncheck({})\n",
-                task.prompt, task.test, task.entry_point
-            ),
-            "python3 solution.py",
+            vec![
+                ("solution.py", format!("{}\n{code}\n", task.prompt)),
+                ("tests.py", python_tests(task)),
+            ],
+            "python3 tests.py",
         ),
     }
+}
+
+/// The Python test program around `task`'s `check`.
+fn python_tests(task: &CodeTask) -> String {
+    format!(
+        r#"import ast, ctypes, subprocess, sys
+
+# Not dumpable: a solution process cannot read or write this one's memory.
+try:
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+except Exception:
+    pass
+
+RUNNER = """
+import ast, sys
+args, kwargs = ast.literal_eval(sys.stdin.read())
+space = {{"__name__": "solution"}}
+exec(compile(open("solution.py").read(), "solution.py", "exec"), space)
+result = space[{entry:?}](*args, **kwargs)
+with open(int(sys.argv[1]), "w") as out:
+    out.write(repr(result))
+"""
+
+
+def candidate(*args, **kwargs):
+    import os
+    read, write = os.pipe()
+    child = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, str(write)], stdin=subprocess.PIPE, pass_fds=(write,),
+    )
+    os.close(write)
+    child.stdin.write(repr((list(args), kwargs)).encode())
+    child.stdin.close()
+    with os.fdopen(read) as answer:
+        text = answer.read()
+    if child.wait() != 0 or not text:
+        raise AssertionError("the solution ended without returning (exit %s)" % child.returncode)
+    return ast.literal_eval(text)
+
+
+{test}
+
+check(candidate)
+print("hidden tests: all ran")
+"#,
+        entry = task.entry_point,
+        test = task.test
+    )
 }
 
 /// The linter's findings on the code alone, when one is installed for the language.
@@ -72,6 +134,7 @@ async fn lint(task: &CodeTask, code: &str, dir: &Path, unsandboxed: bool) -> Opt
         timeout: TEST_LIMIT,
         output_cap: OUTPUT_CAP,
         unsandboxed,
+        limits: crate::code::sandbox::Limits::default(),
     };
     let result = hooks::run(&hook, dir).await;
     result.error.is_none().then(|| {
@@ -97,9 +160,11 @@ pub async fn check(task: &CodeTask, code: &str, unsandboxed: bool) -> CodeCheck 
         Ok(dir) => dir,
         Err(e) => return failed(format!("cannot make a directory for the tests: {e}")),
     };
-    let (file, text, command) = program(task, code);
-    if let Err(e) = std::fs::write(dir.path().join(file), text) {
-        return failed(format!("cannot write {file}: {e}"));
+    let (files, command) = program(task, code);
+    for (file, text) in files {
+        if let Err(e) = std::fs::write(dir.path().join(file), text) {
+            return failed(format!("cannot write {file}: {e}"));
+        }
     }
     let hook = Hook {
         name: "hidden tests".into(),
@@ -107,6 +172,7 @@ pub async fn check(task: &CodeTask, code: &str, unsandboxed: bool) -> CodeCheck 
         timeout: TEST_LIMIT,
         output_cap: OUTPUT_CAP,
         unsandboxed,
+        limits: crate::code::sandbox::Limits::default(),
     };
     let result = hooks::run(&hook, dir.path()).await;
     let lint = lint(task, code, dir.path(), unsandboxed).await;
@@ -123,8 +189,13 @@ pub async fn check(task: &CodeTask, code: &str, unsandboxed: bool) -> CodeCheck 
             .rev()
             .collect(),
     };
+    // The test program's own end, not counts in its output (which the solution can print).
+    let passed = result.error.is_none()
+        && result.exit == Some(0)
+        && !result.timed_out
+        && result.stopped.is_none();
     CodeCheck {
-        passed: result.error.is_none() && result.ok(),
+        passed,
         runtime_ms: result.duration_ms,
         lint,
         sandbox: result.sandbox.clone(),
@@ -163,8 +234,42 @@ mod tests {
         assert!(!escape.passed, "{escape:?}");
     }
 
+    /// A solution that ends its process with success, before or instead of answering,
+    /// fails: the tests run apart from it and must reach their end.
+    #[tokio::test]
+    async fn a_solution_that_exits_early_fails_in_shell_and_python() {
+        for code in [
+            "add() { echo 0; }\nexit 0",
+            "exit 0",
+            "add() { exit 0; }",
+            "add() { echo $(( $1 + $2 )); }\nkill -9 $$",
+        ] {
+            let check = check(&add(), code, false).await;
+            assert!(!check.passed, "{code:?} passed: {check:?}");
+        }
+        let task = CodeTask {
+            task_id: "HumanEval/0".into(),
+            prompt: "def inc(x):\n    \"\"\"x + 1\"\"\"\n".into(),
+            entry_point: "inc".into(),
+            test: "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(-1) == 0\n".into(),
+            language: "python".into(),
+        };
+        let right = check(&task, "def inc(x):\n    return x + 1\n", false).await;
+        assert!(right.passed, "{right:?}");
+        for code in [
+            "import sys\nsys.exit(0)\n",
+            "def inc(x):\n    import sys; sys.exit(0)\n",
+            "def inc(x):\n    import os; os._exit(0)\n",
+            "import os\nos._exit(0)\n",
+            "def inc(x):\n    import os, signal; os.kill(os.getppid(), signal.SIGKILL)\n",
+        ] {
+            let check = check(&task, code, false).await;
+            assert!(!check.passed, "{code:?} passed: {check:?}");
+        }
+    }
+
     #[test]
-    fn a_humaneval_program_is_its_prompt_the_code_its_tests_and_the_check_call() {
+    fn the_solution_and_the_tests_are_separate_files() {
         let task = CodeTask {
             task_id: "HumanEval/0".into(),
             prompt: "def inc(x):\n    \"\"\"x + 1\"\"\"\n".into(),
@@ -172,9 +277,19 @@ mod tests {
             test: "def check(candidate):\n    assert candidate(1) == 2\n".into(),
             language: "python".into(),
         };
-        let (file, text, command) = program(&task, "def inc(x):\n    return x + 1\n");
-        assert_eq!((file, command), ("solution.py", "python3 solution.py"));
-        assert!(text.starts_with("def inc(x):\n    \"\"\"x + 1\"\"\""));
-        assert!(text.trim_end().ends_with("check(inc)"));
+        let (files, command) = program(&task, "def inc(x):\n    return x + 1\n");
+        assert_eq!(command, "python3 tests.py");
+        assert_eq!(files[0].0, "solution.py");
+        assert!(files[0].1.starts_with("def inc(x):\n    \"\"\"x + 1\"\"\""));
+        assert!(!files[0].1.contains("check("), "{}", files[0].1);
+        assert!(files[1].1.contains("check(candidate)"));
+        let (files, command) = program(&add(), "add() { echo 5; }");
+        assert_eq!(command, "sh tests.sh");
+        assert_eq!(files[0], ("solution.sh", "add() { echo 5; }\n".to_string()));
+        assert!(
+            files[1]
+                .1
+                .starts_with("add() ( . ./solution.sh; add \"$@\" )")
+        );
     }
 }
