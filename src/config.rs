@@ -66,6 +66,20 @@ pub struct ServeConfig {
     pub stall_seconds: Option<u64>,
     /// The server `moot attach` reaches when no `--server` says.
     pub url: Option<String>,
+    /// Where the server writes its debates' decision records (relative to the config
+    /// file's directory); unset, it writes none (the journal keeps each record).
+    pub decisions_dir: Option<PathBuf>,
+}
+
+impl ServeConfig {
+    /// `decisions_dir`, made absolute against the directory of `source` (the config file).
+    pub fn decisions_dir(&self, source: Option<&std::path::Path>) -> Option<PathBuf> {
+        let dir = self.decisions_dir.as_ref()?;
+        Some(match source.and_then(std::path::Path::parent) {
+            Some(base) if dir.is_relative() => base.join(dir),
+            _ => dir.clone(),
+        })
+    }
 }
 
 /// `[limits]`: bounds on what a server may send.

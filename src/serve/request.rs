@@ -46,6 +46,10 @@ enum Perspectives {
 #[error("{0}")]
 pub(super) struct Refused(pub(super) String);
 
+/// Why the server runs no code debate, whoever asks for one (the request, or its config's
+/// `protocol = "code"`).
+pub(super) const CODE_REFUSED: &str = "protocol: code debates write and run model-written code in a project directory, and a server runs none (whether the request or the server's config asks for one); run them with `moot --protocol code` on the machine that holds the project";
+
 /// The most options one request may give.
 const MOST_OPTIONS: usize = 26;
 
@@ -71,6 +75,12 @@ impl NewDebate {
             )
         })?;
         let run = &mut cli.run;
+        // What runs is the request's protocol, else the server's config default: the checks
+        // below are on that, never on the request's field alone (P3).
+        let protocol = crate::session::chosen_protocol(run, config).to_string();
+        if protocol == "code" {
+            return Err(Refused(CODE_REFUSED.into()));
+        }
         let mut protocol_flag = |name: &str, values: Vec<String>| {
             if !values.is_empty() {
                 run.protocol_flags.insert(name.to_string(), values);
@@ -82,12 +92,22 @@ impl NewDebate {
         // A dialogue gathers its shared context from where moot runs: never over the API.
         // (serve does not import protocol, by the layering ARCHITECTURE.md sets, so the
         // protocol is named here rather than asked for its flags.)
-        if self.protocol.as_deref() == Some("dialogue") {
+        if protocol == "dialogue" {
             protocol_flag("no-context", vec![String::new()]);
         }
         let mut settings =
             crate::session::assemble(run, config).map_err(|e| Refused(e.to_string()))?;
+        if settings.protocol == "code" {
+            return Err(Refused(CODE_REFUSED.into()));
+        }
         settings.initiated_by = Some(crate::debate::Initiator::Server);
+        // Records go where the server's config says, never into its working directory under
+        // a name made from a caller's question; with none named, the journal keeps them
+        // (`GET …/record`).
+        match config.serve.decisions_dir(config.source.as_deref()) {
+            Some(dir) => settings.decisions_dir = dir,
+            None => settings.write_decision = false,
+        }
         Ok(settings)
     }
 
@@ -111,9 +131,7 @@ impl NewDebate {
             )));
         }
         if self.protocol.as_deref() == Some("code") {
-            return Err(Refused(
-                "protocol: code debates write and run code in a project directory, and this server was started without one it may use; run them with `moot --protocol code` on the machine that holds the project".into(),
-            ));
+            return Err(Refused(CODE_REFUSED.into()));
         }
         Ok(())
     }

@@ -624,6 +624,13 @@ async fn resume(
             debate.id, debate.status
         )));
     }
+    // A code debate runs model-written code in its project: never on a server (P4).
+    if debate.protocol == "code" {
+        return Err(ApiError::conflict(format!(
+            "{id} is a code debate: it runs model-written code in its project directory, and a server runs none; resume it with `moot resume {id}` on the machine that holds the project",
+            id = debate.id
+        )));
+    }
     let id = super::run::spawn(&server, super::run::Start::Resume { id: debate.id })
         .await
         .map_err(|e| ApiError::conflict(e.to_string()))?;

@@ -1010,3 +1010,144 @@ fn a_cancelled_debate_resumes_over_the_api_and_a_dropped_stream_picks_up_where_i
         String::from_utf8_lossy(&audit.stdout)
     );
 }
+
+/// Waits (thirty seconds at most) until `id` is `status` in the server's list.
+fn until_status(addr: &str, id: &str, status: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !statuses(addr).iter().any(|(i, s)| i == id && s == status) {
+        assert!(Instant::now() < deadline, "{id} never became {status}");
+        std::thread::yield_now();
+    }
+}
+
+/// P3: the server checks the protocol that runs, not the request's field: with `protocol =
+/// "code"` in its config a request naming none is refused, and with `"dialogue"` the debate
+/// gathers nothing from the server's directory. No record lands in the server's working
+/// directory unless `[serve] decisions_dir` names a directory, which is then used.
+#[test]
+fn a_servers_config_cannot_make_it_run_code_or_read_its_directory_and_records_go_where_it_says() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    std::fs::create_dir_all(home.path().join("src")).unwrap();
+    std::fs::write(
+        home.path().join("src/cache.rs"),
+        "// Redis caching for the session store\nfn cache() {}\n",
+    )
+    .unwrap();
+    home.write_config("protocol = \"code\"\n");
+    let served = serve(&home, &stand_in, &[]);
+    let refused = http(
+        served.addr.as_str(),
+        "POST",
+        "/v1/debates",
+        Some(TOKEN),
+        Some(r#"{"question": "Make app.py print 2", "checkpoints": false, "max_rounds": 1}"#),
+    );
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(
+        refused.error().contains("a server runs none"),
+        "{}",
+        refused.body
+    );
+    drop(served);
+
+    home.write_config("protocol = \"dialogue\"\n");
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let id = start_debate(
+        addr,
+        json!({"question": "Should the session cache use Redis?", "checkpoints": false, "max_rounds": 1}),
+    );
+    until_status(addr, &id, "completed");
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["protocol"], "dialogue");
+    assert!(
+        shown["config"]["protocol_settings"]["context"].is_null(),
+        "no context gathered: {}",
+        shown["config"]["protocol_settings"]["context"]
+    );
+    assert!(
+        !home.path().join("docs").exists(),
+        "a record was written into the server's directory"
+    );
+    let record = http(
+        addr,
+        "GET",
+        &format!("/v1/debates/{id}/record"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(
+        record.status, 200,
+        "the journal keeps the record: {}",
+        record.body
+    );
+    drop(served);
+
+    home.write_config("[serve]\ndecisions_dir = \"records\"\n");
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let id = start_debate(
+        addr,
+        json!({"question": "Should we cache sessions in Redis?", "checkpoints": false, "max_rounds": 1}),
+    );
+    until_status(addr, &id, "completed");
+    let written: Vec<_> = std::fs::read_dir(home.path().join("records"))
+        .unwrap()
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(!home.path().join("docs").exists());
+}
+
+/// P4: a code debate started (and stopped) on the command line is not resumed over HTTP: 409,
+/// saying where to resume it, and no hook runs.
+#[test]
+fn a_code_debate_is_never_resumed_over_http() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    // Stopped by its provider: a closed port fails it at its first call, resumable.
+    let stopped = home
+        .command(None)
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("OPENAI_API_KEY", "sk-x")
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--test",
+            "sh test.sh",
+            "Make calc.sh add its two arguments",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(stopped.status.code(), Some(1), "{}", stderr(&stopped));
+    let id = of_type(&events(&stopped), "debate_created")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let served = serve(&home, &stand_in, &[]);
+    let refused = http(
+        served.addr.as_str(),
+        "POST",
+        &format!("/v1/debates/{id}/resume"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(
+        refused
+            .error()
+            .contains(&format!("resume it with `moot resume {id}`")),
+        "{}",
+        refused.body
+    );
+    assert!(
+        stand_in.seen().is_empty(),
+        "nothing of it ran: {:?}",
+        stand_in.seen().len()
+    );
+    assert_eq!(show_json(&home, &id)["status"], "failed");
+}
