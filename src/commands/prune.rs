@@ -1,8 +1,10 @@
 //! `moot code prune [--older-than DAYS] [--dry-run]`: removes what code debates left outside
 //! the journal once they are over — moot's git dir of each debate's versions, the temporary
 //! work trees and rehearsal copies, and the `moot/DEB-…` branches debates from before moot kept
-//! its own git dir made in your repository. The journal keeps every version's files, tests and
-//! record, so `moot code versions | diff | apply` still work from it.
+//! its own git dir made in your repository. Only what this journal owns goes: a leftover in a
+//! shared place (the temp dir, a repository) goes only when the journal holds its debate by
+//! that exact id and that debate is over for good. The journal keeps every version's files,
+//! tests and record, so `moot code versions | diff | apply` still work from it.
 
 use super::{Failure, print};
 use crate::code::git::{self, Repo};
@@ -62,33 +64,56 @@ fn is_debate_id(text: &str) -> bool {
     })
 }
 
-/// What to do about debate `id`'s leftover: judged by the journal, or (a debate the journal
-/// no longer holds) by how long ago it was last touched.
+/// Where a leftover lies, which says whether this journal can own it though it no longer
+/// holds its debate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Inside this journal's own data dir (`versions/`): nobody else's.
+    DataDir,
+    /// Shared with every other moot (the temp dir, a repository): this journal's only when it
+    /// holds the debate.
+    Shared,
+}
+
+/// What to do about debate `id`'s leftover: judged by the journal when it holds that very id
+/// (never another that merely starts with it); a leftover of a debate it does not hold goes
+/// only from its own data dir, and then only once not touched for `older_than`. One in a
+/// shared place may belong to another moot (another `MOOT_HOME`, a server, a test), perhaps
+/// running now, so it stays.
 fn verdict_for(
     store: &Store,
     id: &str,
+    place: Place,
     touched: Option<SystemTime>,
     cutoff: Option<&str>,
     older_than: Option<Duration>,
 ) -> Result<Verdict, StoreError> {
-    match store.debate(id) {
-        Ok(debate) => Ok(judge(&debate, cutoff)),
-        Err(StoreError::NotFound(_)) => {
-            let old = match (older_than, touched) {
-                (None, _) => true,
-                (Some(age), Some(at)) => at.elapsed().is_ok_and(|e| e >= age),
-                (Some(_), None) => false,
-            };
-            Ok(if old {
-                Verdict::Go(format!("{id} is not in the journal"))
-            } else {
-                Verdict::Stay(format!(
-                    "{id} is not in the journal, but was touched recently"
-                ))
-            })
-        }
-        Err(e) => Err(e),
+    let held = match store.debate(id) {
+        Ok(debate) if debate.id == id => Some(debate),
+        Ok(_) | Err(StoreError::NotFound(_)) => None,
+        Err(StoreError::Ambiguous { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(debate) = held {
+        return Ok(judge(&debate, cutoff));
     }
+    if place == Place::Shared {
+        return Ok(Verdict::Stay(format!(
+            "{id} is not in this journal: it may be another moot's; remove it by hand if it is yours"
+        )));
+    }
+    let old = match (older_than, touched) {
+        (None, _) => true,
+        (Some(age), Some(at)) => at.elapsed().is_ok_and(|e| e >= age),
+        (Some(_), None) => false,
+    };
+    Ok(if old {
+        Verdict::Go(format!("{id} is not in the journal"))
+    } else {
+        Verdict::Stay(format!(
+            "{id} is not in the journal, but was touched recently"
+        ))
+    })
 }
 
 /// A real directory (not a link to one), with when it was last changed.
@@ -131,7 +156,7 @@ fn survey(
         let Some(touched) = real_dir(&path) else {
             continue;
         };
-        let verdict = verdict_for(store, id, Some(touched), cutoff, older_than)?;
+        let verdict = verdict_for(store, id, Place::DataDir, Some(touched), cutoff, older_than)?;
         consider(Kind::GitDir, path, None, verdict);
     }
     // Work trees and rehearsal copies: `<temp>/moot-DEB-…`, `<temp>/moot-rehearsal-DEB-…-PID`.
@@ -148,7 +173,7 @@ fn survey(
         let Some(touched) = real_dir(&path) else {
             continue;
         };
-        let verdict = verdict_for(store, &id, Some(touched), cutoff, older_than)?;
+        let verdict = verdict_for(store, &id, Place::Shared, Some(touched), cutoff, older_than)?;
         consider(Kind::WorkTree, path, None, verdict);
     }
     // Branches debates from before moot's own git dir made in the user's repositories.
@@ -174,7 +199,7 @@ fn survey(
                 .parse::<u64>()
                 .ok()
                 .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(s));
-            let verdict = verdict_for(store, id, touched, cutoff, older_than)?;
+            let verdict = verdict_for(store, id, Place::Shared, touched, cutoff, older_than)?;
             consider(
                 Kind::Branch,
                 repo.clone(),

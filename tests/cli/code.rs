@@ -1051,8 +1051,10 @@ fn bad_code_phases_languages_seats_and_config_are_refused_before_anything_is_sen
 // ——— Decisions you can trust: the journal's chain, gates that hold, lessons, secrets ———
 
 /// `moot code prune`: what finished code debates left outside the journal goes (moot's git
-/// dir, a kept work tree, an old `moot/DEB-…` branch), what may still be resumed stays, and
-/// the journal still shows and diffs every version.
+/// dir, a kept work tree, an old `moot/DEB-…` branch), what may still be resumed stays, what
+/// this journal does not hold by its exact id stays wherever others could have made it (P9:
+/// another home's work tree, `moot-DEB-x`, one named by a prefix of a held id), and the
+/// journal still shows and diffs every version.
 #[test]
 fn prune_removes_what_finished_code_debates_left_and_the_journal_still_has_every_version() {
     let server = StandIn::start_in_background(Behaviour::default());
@@ -1121,10 +1123,22 @@ fn prune_removes_what_finished_code_debates_left_and_the_journal_still_has_every
     assert!(git_dir.is_dir() && tree.is_dir(), "the debate left both");
     // An older debate's branch in the repository, a branch that is not moot's, and what a
     // debate the journal no longer knows left behind.
+    git_in(home.path(), &["branch", &format!("moot/{id}")]);
     git_in(home.path(), &["branch", "moot/DEB-legacy01"]);
     git_in(home.path(), &["branch", "moot/feature"]);
     let orphan = git_dir.parent().unwrap().join("DEB-orphan01.git");
     std::fs::create_dir_all(&orphan).unwrap();
+    // Work trees this journal does not own: another home's, a made-up id, and one named by
+    // a prefix of this debate's id.
+    let others: Vec<PathBuf> = ["DEB-otherhome1", "DEB-x", &id[..6]]
+        .iter()
+        .map(|other| {
+            let dir = temp.join(format!("moot-{other}"));
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+            std::fs::write(dir.join("src/work.txt"), "unsaved work").unwrap();
+            dir
+        })
+        .collect();
     // A link dressed as a leftover is never followed.
     let precious = home.path().join("precious");
     std::fs::create_dir_all(&precious).unwrap();
@@ -1144,8 +1158,11 @@ fn prune_removes_what_finished_code_debates_left_and_the_journal_still_has_every
     for expected in [
         format!("would remove moot's git dir {}", git_dir.display()),
         format!("would remove work tree {}", tree.display()),
-        "would remove branch moot/DEB-legacy01".to_string(),
+        format!("would remove branch moot/{id}"),
         "DEB-orphan01 is not in the journal".to_string(),
+        "kept: DEB-legacy01 is not in this journal".to_string(),
+        "kept: DEB-otherhome1 is not in this journal".to_string(),
+        format!("kept: {} is not in this journal", &id[..6]),
     ] {
         assert!(dry.contains(&expected), "{expected}\nnot in\n{dry}");
     }
@@ -1154,11 +1171,20 @@ fn prune_removes_what_finished_code_debates_left_and_the_journal_still_has_every
     assert_eq!(pruned.status.code(), Some(0), "{}", stderr(&pruned));
     assert!(!git_dir.exists() && !tree.exists() && !orphan.exists());
     let branches = git_in(home.path(), &["branch", "--format=%(refname:short)"]);
-    assert!(!branches.contains("moot/DEB-legacy01"), "{branches}");
+    assert!(!branches.contains(&format!("moot/{id}")), "{branches}");
     assert!(
-        branches.contains("moot/feature") && branches.contains("main"),
+        branches.contains("moot/feature")
+            && branches.contains("main")
+            && branches.contains("moot/DEB-legacy01"),
         "{branches}"
     );
+    for other in &others {
+        assert!(
+            other.join("src/work.txt").is_file(),
+            "{} was removed",
+            other.display()
+        );
+    }
     assert!(precious.is_dir() && temp.join("moot-DEB-linked01").symlink_metadata().is_ok());
     // The journal still has every version: listed, diffed and applied from it.
     let versions = run(&["code", "versions", &id]);
