@@ -285,8 +285,25 @@ async fn read_reply(
     if !response.status().is_success() {
         return Err(refused(url, response).await);
     }
-    response.json().await.map_err(|e| unreachable(&url, &e))
+    let (body, cut) = crate::llm::http::body_capped(response, LARGEST_REPLY)
+        .await
+        .map_err(|e| unreachable(&url, &e))?;
+    if cut {
+        return Err(RemoteError::Unreachable {
+            url,
+            detail: format!("its reply is longer than {LARGEST_REPLY} bytes"),
+        });
+    }
+    serde_json::from_slice(&body).map_err(|e| RemoteError::Unreachable {
+        url,
+        detail: format!("its reply is not JSON: {e}"),
+    })
 }
+
+/// The most bytes of a server's reply moot reads (a debate shown whole is the largest).
+const LARGEST_REPLY: usize = 64 * 1024 * 1024;
+/// The most bytes of a refusal's body moot reads.
+const LARGEST_REFUSAL: usize = 64 * 1024;
 
 /// `url` could not be read, said with the innermost cause ("Connection refused"), which
 /// reqwest's own message ("error sending request for url …") leaves out.
@@ -303,7 +320,11 @@ fn unreachable(url: &str, error: &reqwest::Error) -> RemoteError {
 
 async fn refused(url: String, response: reqwest::Response) -> RemoteError {
     let status = response.status().as_u16();
-    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    let body: serde_json::Value =
+        match crate::llm::http::body_capped(response, LARGEST_REFUSAL).await {
+            Ok((bytes, _)) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            Err(_) => serde_json::Value::Null,
+        };
     RemoteError::Refused {
         url,
         status,

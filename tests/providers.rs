@@ -227,6 +227,69 @@ async fn a_flooding_server_is_cut_at_the_reply_cap() {
     assert_eq!(result.unwrap().text.len(), 100);
 }
 
+/// P7: an error body, an embeddings reply (refused or not) and a model list are read only up
+/// to a cap, however long the server makes them: of 400 MB bodies the client takes what fits
+/// its cap and the sockets' buffers, then hangs up.
+#[tokio::test]
+async fn huge_error_bodies_embeddings_and_model_lists_are_read_only_to_a_cap() {
+    const HUGE: usize = 400_000_000;
+    /// What a client may take of one huge body: its cap (at most a few MiB here) and what the
+    /// kernel's socket buffers hold on both sides.
+    const TAKEN: usize = 48 * 1024 * 1024;
+    let server = StandIn::start(Behaviour {
+        huge_bodies: Some(HUGE),
+        ..Behaviour::default()
+    })
+    .await;
+    let caps = Arc::new(CapabilityCache::default());
+    let request = argument_request();
+    for provider in [openai(&server, &caps), anthropic(&server)] {
+        let before = server.huge_sent();
+        server.fault(FaultRule::new(Fault::HugeError { bytes: HUGE }));
+        let (result, _) = complete(provider.as_ref(), &request).await;
+        assert!(
+            matches!(result, Err(LlmError::Server { status: 500, .. })),
+            "{result:?}"
+        );
+        let taken = server.huge_sent() - before;
+        assert!(
+            taken < TAKEN,
+            "{} took {taken} bytes of an error body",
+            provider.kind()
+        );
+    }
+    let provider = openai(&server, &caps);
+    let before = server.huge_sent();
+    let refused = provider.embed(&["fail".to_string()], Some("embed")).await;
+    assert!(
+        matches!(refused, Err(LlmError::Server { status: 500, .. })),
+        "{refused:?}"
+    );
+    let long = provider.embed(&["a text".to_string()], Some("embed")).await;
+    assert!(
+        matches!(&long, Err(LlmError::Malformed(m)) if m.contains("longer than")),
+        "{long:?}"
+    );
+    let taken = server.huge_sent() - before;
+    assert!(taken < 2 * TAKEN, "the embeddings took {taken} bytes");
+    // No model configured: it is asked of `GET /models`, whose huge list is cut and given up
+    // on; the request goes on with a default name.
+    let discovering: Arc<dyn Provider> = Arc::new(OpenAiProvider::new(
+        client(),
+        &server.openai_base(),
+        Some("sk-test-secret".into()),
+        "",
+        caps.clone(),
+        Duration::from_secs(5),
+        "set OPENAI_BASE_URL".into(),
+    ));
+    let before = server.huge_sent();
+    let (result, _) = complete(discovering.as_ref(), &request).await;
+    assert!(result.is_ok(), "{result:?}");
+    let taken = server.huge_sent() - before;
+    assert!(taken < TAKEN, "the model list took {taken} bytes");
+}
+
 #[tokio::test]
 async fn refused_response_formats_degrade_step_by_step_and_are_remembered() {
     let server = StandIn::start(Behaviour {

@@ -111,7 +111,7 @@ impl AnthropicProvider {
                     .read_stream(response, request.reply_cap(), on_text)
                     .await;
             }
-            let refusal = Refusal::read(response).await;
+            let refusal = Refusal::read(response, request.reply_cap(), self.idle_timeout).await;
             let lower = refusal.body.to_ascii_lowercase();
             // Endpoints (proxies, look-alikes) that refuse tools fall back to instructions.
             if request.reply.is_some()

@@ -48,6 +48,25 @@ pub fn http_client() -> Result<reqwest::Client, HttpSetupError> {
         .build()?)
 }
 
+/// The body of `response`, at most `cap` bytes of it: reading stops there, and the rest is
+/// never taken from the connection. Returns the bytes and whether the body went on past the
+/// cap. Every body moot reads whole goes through here (a reply streams through its own cap).
+pub async fn body_capped(
+    mut response: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = cap.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
 /// A run's HTTP client, built the first time a provider asks for one: a debate on the embedded
 /// model or a script never reads the platform's certificates. Clones share the one client.
 #[derive(Clone, Default)]

@@ -3,8 +3,8 @@
 
 use super::capability::{Capabilities, CapabilityCache, StructuredMode};
 use super::provider::{
-    ChatRequest, Completion, FinishReason, LlmError, Provider, Refusal, TextSink, Usage,
-    event_json, transport_error, trim_body,
+    ChatRequest, Completion, DEFAULT_REPLY_BYTES, FinishReason, LlmError, Provider, Refusal,
+    TextSink, Usage, event_json, transport_error, trim_body,
 };
 use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
@@ -79,7 +79,10 @@ impl OpenAiProvider {
         }
         let listed = async {
             let response = builder.send().await.ok()?;
-            let value: Value = response.json().await.ok()?;
+            let (body, _) = super::http::body_capped(response, DEFAULT_REPLY_BYTES)
+                .await
+                .ok()?;
+            let value: Value = serde_json::from_slice(&body).ok()?;
             value["data"][0]["id"].as_str().map(str::to_string)
         };
         match tokio::time::timeout(self.idle_timeout, listed).await {
@@ -247,7 +250,7 @@ impl OpenAiProvider {
                     .read_stream(response, request.reply_cap(), on_text)
                     .await;
             }
-            let refusal = Refusal::read(response).await;
+            let refusal = Refusal::read(response, request.reply_cap(), self.idle_timeout).await;
             let adapted = Self::adapt(caps, refusal.status, &refusal.body, request.reply.is_some());
             if let Some(next) = adapted {
                 caps = next;
@@ -379,6 +382,9 @@ impl Provider for OpenAiProvider {
     }
 }
 
+/// The most bytes one text's embedding may take in a reply.
+const EMBEDDING_BYTES: usize = 96 * 1024;
+
 impl OpenAiProvider {
     /// `POST /embeddings`. A server without the endpoint (or the model) answers 4xx: no
     /// embeddings, not an error.
@@ -400,15 +406,28 @@ impl OpenAiProvider {
             return Ok(None);
         }
         if status != 200 {
+            let refusal = Refusal::read(response, DEFAULT_REPLY_BYTES, self.idle_timeout).await;
             return Err(LlmError::Server {
                 status,
-                body: trim_body(&response.text().await.unwrap_or_default()),
+                body: trim_body(&refusal.body),
                 retry_after: None,
             });
         }
-        let value: Value = tokio::time::timeout(self.idle_timeout, response.json())
-            .await
-            .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+        // Room for each text's vector as JSON (4,096 numbers of ~20 characters), and never
+        // less than a reply's default cap.
+        let cap = DEFAULT_REPLY_BYTES.max(texts.len().saturating_mul(EMBEDDING_BYTES));
+        let (body, cut) =
+            tokio::time::timeout(self.idle_timeout, super::http::body_capped(response, cap))
+                .await
+                .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+                .map_err(|e| LlmError::Malformed(format!("embeddings reply: {e}")))?;
+        if cut {
+            return Err(LlmError::Malformed(format!(
+                "embeddings reply: longer than {cap} bytes for {} texts",
+                texts.len()
+            )));
+        }
+        let value: Value = serde_json::from_slice(&body)
             .map_err(|e| LlmError::Malformed(format!("embeddings reply: {e}")))?;
         let vectors: Option<Vec<Vec<f32>>> = value["data"]
             .as_array()

@@ -285,8 +285,8 @@ pub fn parse_retry_after(value: Option<&reqwest::header::HeaderValue>) -> Option
     (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(3600.0)))
 }
 
-/// A reply other than 200, read whole: what a provider looks at to adapt its request or to
-/// say what went wrong.
+/// A reply other than 200, read up to the request's reply cap and for no longer than the idle
+/// timeout: what a provider looks at to adapt its request or to say what went wrong.
 pub struct Refusal {
     pub status: u16,
     pub body: String,
@@ -294,10 +294,19 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    pub async fn read(response: reqwest::Response) -> Refusal {
+    pub async fn read(response: reqwest::Response, cap: usize, idle: Duration) -> Refusal {
         let status = response.status().as_u16();
         let retry_after = parse_retry_after(response.headers().get("retry-after"));
-        let body = response.text().await.unwrap_or_default();
+        let body = match tokio::time::timeout(idle, super::http::body_capped(response, cap)).await {
+            Ok(Ok((bytes, cut))) => {
+                let mut body = String::from_utf8_lossy(&bytes).into_owned();
+                if cut {
+                    body.push_str(&format!(" … (cut at {cap} bytes)"));
+                }
+                body
+            }
+            Ok(Err(_)) | Err(_) => String::new(),
+        };
         Refusal {
             status,
             body,

@@ -48,6 +48,9 @@ pub enum Fault {
     /// Seen on arrival, then answered as usual after this long: a test can act while the
     /// debate waits on the reply.
     Slow(Duration),
+    /// HTTP 500 whose body is `bytes` bytes long (sent until the client hangs up; the bytes
+    /// it took count in `StandIn::huge_sent`).
+    HugeError { bytes: usize },
 }
 
 /// Which requests a fault applies to.
@@ -155,6 +158,9 @@ pub struct Behaviour {
     pub ad_hominem: Vec<&'static str>,
     /// The share of requests (0–1) answered with a 500, whatever they ask.
     pub fault_rate: f64,
+    /// `GET /models` and `POST /embeddings` answer with bodies this long (embeddings with a
+    /// 500 when its only input is "fail"), counted in `StandIn::huge_sent`.
+    pub huge_bodies: Option<usize>,
 }
 
 impl Default for Behaviour {
@@ -184,6 +190,7 @@ impl Default for Behaviour {
             strike: Vec::new(),
             ad_hominem: Vec::new(),
             fault_rate: 0.0,
+            huge_bodies: None,
         }
     }
 }
@@ -208,6 +215,8 @@ struct State {
     epoch: u64,
     faults: VecDeque<FaultRule>,
     seen: Vec<Seen>,
+    /// Bytes of huge bodies the clients took before they hung up.
+    huge_sent: usize,
 }
 
 #[derive(Clone)]
@@ -233,6 +242,7 @@ impl StandIn {
             epoch: 0,
             faults: VecDeque::new(),
             seen: Vec::new(),
+            huge_sent: 0,
         }));
         let shared = state.clone();
         tokio::spawn(async move {
@@ -277,6 +287,11 @@ impl StandIn {
 
     pub fn seen(&self) -> Vec<Seen> {
         self.state.lock().unwrap().seen.clone()
+    }
+
+    /// Bytes of huge bodies (`Fault::HugeError`, `Behaviour::huge_bodies`) the clients took.
+    pub fn huge_sent(&self) -> usize {
+        self.state.lock().unwrap().huge_sent
     }
 
     pub fn set_behaviour(&self, update: impl FnOnce(&mut Behaviour)) {
@@ -340,6 +355,29 @@ async fn respond(socket: &mut TcpStream, status: u16, headers: &[(&str, String)]
     text.push_str(body);
     let _ = socket.write_all(text.as_bytes()).await;
     let _ = socket.shutdown().await;
+}
+
+/// A response whose body is `bytes` bytes of one long JSON string, written a block at a time
+/// until the client hangs up; the bytes written are added to the state's `huge_sent`.
+async fn respond_huge(socket: &mut TcpStream, status: u16, bytes: usize, state: &Mutex<State>) {
+    let head = format!(
+        "HTTP/1.1 {status} Huge\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{{\"error\":\"",
+        bytes + 12
+    );
+    if socket.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let block = vec![b'x'; 64 * 1024];
+    let mut sent = 0;
+    while sent < bytes {
+        let n = block.len().min(bytes - sent);
+        if socket.write_all(&block[..n]).await.is_err() {
+            break;
+        }
+        sent += n;
+        state.lock().unwrap().huge_sent += n;
+    }
+    let _ = socket.write_all(b"\"}").await;
 }
 
 /// Every piece of text a request carries (system prompt and messages), joined.
@@ -1226,6 +1264,12 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
             fault: None,
             status: if offered || as_chat { 200 } else { 404 },
         });
+        let huge = state.lock().unwrap().behaviour.huge_bodies;
+        if let Some(bytes) = huge {
+            let fail = body["input"] == json!(["fail"]);
+            respond_huge(&mut socket, if fail { 500 } else { 200 }, bytes, &state).await;
+            return Ok(());
+        }
         if as_chat {
             respond(
                 &mut socket,
@@ -1273,6 +1317,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
             fault: None,
             status: 200,
         });
+        let huge = state.lock().unwrap().behaviour.huge_bodies;
+        if let Some(bytes) = huge {
+            respond_huge(&mut socket, 200, bytes, &state).await;
+            return Ok(());
+        }
         let list = json!({"object": "list", "data": [{"id": "stand-in-model", "object": "model"}]});
         respond(&mut socket, 200, &[], &list.to_string()).await;
         return Ok(());
@@ -1340,6 +1389,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
                 r#"{"error":{"message":"slow down"}}"#,
             )
             .await;
+            return Ok(());
+        }
+        Some(Fault::HugeError { bytes }) => {
+            record(500, fault.clone());
+            respond_huge(&mut socket, 500, *bytes, &state).await;
             return Ok(());
         }
         Some(Fault::ServerError) => {

