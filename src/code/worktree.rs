@@ -126,7 +126,8 @@ fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), Workt
         return Ok(());
     }
     if let Some(parent) = git_dir.parent() {
-        std::fs::create_dir_all(parent)
+        // `versions/` holds the project's code: its owner's alone, as the journal is.
+        crate::store::private::create_dir(parent)
             .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", parent.display())))?;
     }
     // No template: no sample hooks, nothing but what git needs.

@@ -213,7 +213,11 @@ fn provider_given(args: &ProviderArgs) -> bool {
 }
 
 fn open_store() -> Result<Store, Failure> {
-    Store::open(&paths::database_path()).map_err(Failure::from)
+    let store = Store::open(&paths::database_path()).map_err(Failure::from)?;
+    for notice in store.notices() {
+        eprintln!("moot: {}", crate::sanitize::clean(notice));
+    }
+    Ok(store)
 }
 
 /// Runs `work` to completion on a current-thread runtime. The runtime is then shut down

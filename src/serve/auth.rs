@@ -58,7 +58,7 @@ pub(super) fn token(args: &ServeArgs, data_dir: &Path) -> Result<Token, ServeErr
     getrandom::fill(&mut bytes)
         .map_err(|e| ServeError::Token(format!("cannot make a token: {e}")))?;
     let value: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    std::fs::create_dir_all(data_dir)
+    crate::store::private::create_dir(data_dir)
         .map_err(|e| ServeError::Token(format!("cannot make {}: {e}", data_dir.display())))?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);

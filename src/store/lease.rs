@@ -166,7 +166,7 @@ fn lock_once(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> 
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        super::private::create_dir(parent)?;
     }
     let mut file = std::fs::OpenOptions::new()
         .read(true)

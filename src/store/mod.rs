@@ -13,6 +13,7 @@ mod journal;
 mod lease;
 mod lessons;
 mod migrations;
+pub mod private;
 
 pub use append::Entry;
 pub use audit::{AuditEntry, AuditKind, AuditPlace, sha256_hex};
@@ -178,6 +179,8 @@ pub struct Store {
     /// Appends waiting for the write lock, written together by whichever takes it first.
     waiting: Arc<append::Waiting>,
     path: PathBuf,
+    /// What opening it changed (`private::prepare`), for the person to hear.
+    notices: Vec<String>,
 }
 
 impl Store {
@@ -188,12 +191,11 @@ impl Store {
 
     /// Opens the journal, waiting at most `busy` for another process's lock.
     pub fn open_waiting(path: &Path, busy: Duration) -> Result<Store, StoreError> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| StoreError::Open {
-                path: path.display().to_string(),
-                detail: format!("cannot create {}: {e}", parent.display()),
-            })?;
-        }
+        let owned = path.parent() == Some(crate::paths::data_dir().as_path());
+        let notices = private::prepare(path, owned).map_err(|e| StoreError::Open {
+            path: path.display().to_string(),
+            detail: format!("cannot make it private to you: {e}"),
+        })?;
         let connection = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -201,7 +203,14 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StoreError::classify(path, e))?;
-        Self::prepare(connection, path, busy)
+        let mut store = Self::prepare(connection, path, busy)?;
+        store.notices = notices;
+        Ok(store)
+    }
+
+    /// What opening the journal changed that its owner should hear (a mode narrowed).
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// An in-memory journal, for tests and benchmarks.
@@ -268,6 +277,7 @@ impl Store {
             waiting: Arc::default(),
             reader,
             path: path.to_path_buf(),
+            notices: Vec::new(),
         })
     }
 

@@ -468,6 +468,10 @@ pub async fn workbench(
     if let Some((id, status)) = last {
         say_how_it_stands(&store, &id, status);
     }
+    // Said once the screen is the shell's again: drawn over, it would be lost.
+    for notice in store.notices() {
+        eprintln!("moot: {}", crate::sanitize::clean(notice));
+    }
     Ok(code)
 }
 
