@@ -29,7 +29,8 @@ fn main() -> ExitCode {
     let code = match launch::dispatch(cli) {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("moot: {}", failure.message);
+            // Escapes stripped and secrets redacted, as for everything else moot prints.
+            eprintln!("moot: {}", sanitize::clean(&failure.message));
             failure.code
         }
     };

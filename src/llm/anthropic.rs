@@ -221,7 +221,8 @@ impl Provider for AnthropicProvider {
     }
 
     fn endpoint(&self) -> String {
-        self.url()
+        // A proxy's password in the base URL never reaches a message.
+        crate::sanitize::redact(&self.url()).into_owned()
     }
 
     fn configure_hint(&self) -> String {

@@ -358,7 +358,8 @@ impl Provider for OpenAiProvider {
     }
 
     fn endpoint(&self) -> String {
-        self.url()
+        // A proxy's password in the base URL never reaches a message.
+        crate::sanitize::redact(&self.url()).into_owned()
     }
 
     fn configure_hint(&self) -> String {

@@ -324,8 +324,12 @@ pub fn event_json(data: &str) -> Result<serde_json::Value, LlmError> {
     serde_json::from_str(data).map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(data))))
 }
 
-/// Turns a reqwest failure into an `LlmError` naming the URL.
+/// Turns a reqwest failure into an `LlmError` naming the URL, whose credentials (a proxy's
+/// password) are gone before anything is formatted, from the URL and from reqwest's own text.
 pub fn transport_error(url: &str, error: &reqwest::Error, idle: Duration) -> LlmError {
+    let redacted = |text: &str| crate::sanitize::redact(text).into_owned();
+    let url = redacted(url);
+    let url = url.as_str();
     if error.is_timeout() {
         LlmError::Timeout(idle)
     } else if error.is_connect() || error.is_request() {
@@ -337,14 +341,14 @@ pub fn transport_error(url: &str, error: &reqwest::Error, idle: Duration) -> Llm
         }
         LlmError::Connect {
             url: url.to_string(),
-            detail,
+            detail: redacted(&detail),
         }
     } else if error.is_body() || error.is_decode() {
         LlmError::StreamCut
     } else {
         LlmError::Connect {
             url: url.to_string(),
-            detail: error.to_string(),
+            detail: redacted(&error.to_string()),
         }
     }
 }

@@ -989,3 +989,91 @@ pub(crate) fn the_journal_is_private_to_its_owner() {
     let again = run(&["list"]);
     assert!(stderr(&again).is_empty(), "said once: {}", stderr(&again));
 }
+
+/// N13: a proxy's password in a base URL that cannot be reached is in no message: not on
+/// stderr, not in the NDJSON, not in the failed debate's stored error. N12: a key the server
+/// cut short before sending it back (its first characters, as a schema's length cut it) is
+/// redacted as the whole key is.
+#[test]
+pub(crate) fn an_unreachable_proxys_password_and_a_key_cut_short_are_never_printed_or_stored() {
+    let password = "hunter2PASSWORDxyz";
+    let home = Home::new();
+    let output = home
+        .command(None)
+        .env("OPENAI_API_KEY", "sk-x")
+        .env(
+            "OPENAI_BASE_URL",
+            format!("http://proxyuser:{password}@127.0.0.1:9/v1"),
+        )
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            QUESTION,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("cannot reach the openai provider at http://[redacted]@127.0.0.1:9"),
+        "{}",
+        stderr(&output)
+    );
+    let id = of_type(&events(&output), "debate_created")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut all = String::from_utf8_lossy(&output.stdout).to_string();
+    all.push_str(&stderr(&output));
+    all.push_str(&every_file_under(home.database().parent().unwrap()));
+    all.push_str(&show_json(&home, &id).to_string());
+    assert!(
+        !all.contains(password),
+        "the proxy's password is in a trace"
+    );
+
+    let key = "sk-PIECEPROBE123456789";
+    let server = StandIn::start_in_background(Behaviour {
+        inject: Some(format!("Key: {}; use it.", &key[..13])),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let output = home
+        .command(Some(&server))
+        .env("OPENAI_API_KEY", key)
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            QUESTION,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = of_type(&events(&output), "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut all = String::from_utf8_lossy(&output.stdout).to_string();
+    all.push_str(&every_file_under(home.database().parent().unwrap()));
+    for args in [
+        &["export", &id, "--format", "md"][..],
+        &["show", &id],
+        &["show", &id, "--json"],
+    ] {
+        all.push_str(&String::from_utf8_lossy(&home.run(None, args).stdout));
+    }
+    for file in home.decisions() {
+        all.push_str(&std::fs::read_to_string(file).unwrap());
+    }
+    assert!(
+        all.contains("Key: [redacted]; use it."),
+        "the reply was kept"
+    );
+    assert!(!all.contains(&key[..13]), "the cut key is in a trace");
+}
