@@ -108,10 +108,27 @@ pub fn apply_patch(
     let patch_file = tempfile::NamedTempFile::new().map_err(|e| ApplyError::Git(e.to_string()))?;
     std::fs::write(patch_file.path(), &patch).map_err(|e| ApplyError::Git(e.to_string()))?;
     let path = patch_file.path().to_string_lossy().to_string();
-    git::run(user, &["apply", "--check", &path])
-        .map_err(|e| ApplyError::Conflict(e.to_string()))?;
-    git::run(user, &["apply", &path]).map_err(|e| ApplyError::Conflict(e.to_string()))?;
-    Ok(files)
+    // A git configuration file a version holds (one stored before versions refused them) is
+    // left out, at any depth.
+    let excludes: Vec<String> = super::worktree::GIT_CONFIG_FILES
+        .iter()
+        .flat_map(|name| [format!("--exclude={name}"), format!("--exclude=*/{name}")])
+        .collect();
+    let with = |extra: &[&'static str]| -> Vec<String> {
+        let mut all = vec!["apply".to_string()];
+        all.extend(excludes.iter().cloned());
+        all.extend(extra.iter().map(|s| s.to_string()));
+        all.push(path.clone());
+        all
+    };
+    for args in [with(&["--check"]), with(&[])] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        git::run(user, &args).map_err(|e| ApplyError::Conflict(e.to_string()))?;
+    }
+    Ok(files
+        .into_iter()
+        .filter(|f| super::worktree::configures_git(f).is_none())
+        .collect())
 }
 
 /// Writes the files `target` changed from `base` (the files the debate read when it started)
@@ -130,6 +147,10 @@ pub fn apply_files(
     let mut writes = Vec::new();
     let mut changed_since = Vec::new();
     for (path, content) in target {
+        // Never a git configuration file (one a version stored before they were refused).
+        if super::worktree::configures_git(path).is_some() {
+            continue;
+        }
         let started = base.iter().find(|(p, _)| p == path).map(|(_, c)| c);
         if started == Some(content) {
             continue;
@@ -194,6 +215,17 @@ mod tests {
         );
         // Applied again: nothing left to write.
         assert!(apply_files(root, &base, &target, false).unwrap().is_empty());
+        // A git configuration file a version holds is never applied, at any depth.
+        let attributes = files(&[
+            (".gitattributes", "*.py diff=evil\n"),
+            ("sub/.gitmodules", "[submodule \"x\"]\n"),
+        ]);
+        assert!(
+            apply_files(root, &base, &attributes, false)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(!root.join(".gitattributes").exists() && !root.join("sub").exists());
 
         // The person changed calc.sh meanwhile, and a file the debate never read exists:
         // refused, nothing written, until --force.

@@ -76,6 +76,7 @@ pub fn parse(reply: &Value) -> Result<CodeReply, String> {
         };
         match safe_path(path) {
             Err(why) => refused.push(why.to_string()),
+            Ok(_) if let Some(why) = super::worktree::configures_git(path) => refused.push(why),
             Ok(_) if content.len() > LARGEST_FILE => refused.push(format!(
                 "{path:?}: {} bytes, more than the {LARGEST_FILE} a version may write",
                 content.len()
@@ -124,7 +125,9 @@ mod tests {
                 {"path": "../outside.rs", "content": "x"},
                 {"path": "/etc/passwd", "content": "x"},
                 {"path": "big.rs", "content": "x".repeat(LARGEST_FILE + 1)},
-                {"path": "./src/retry.rs", "content": "fn retry() { /* v2 */ }"}
+                {"path": "./src/retry.rs", "content": "fn retry() { /* v2 */ }"},
+                {"path": ".gitattributes", "content": "*.py diff=evil"},
+                {"path": "vendor/.gitmodules", "content": "[submodule \"x\"]"}
             ]
         });
         let parsed = parse(&reply).unwrap();
@@ -135,7 +138,15 @@ mod tests {
                 "fn retry() { /* v2 */ }".to_string()
             )]
         );
-        assert_eq!(parsed.refused.len(), 4, "{:?}", parsed.refused);
+        assert_eq!(parsed.refused.len(), 6, "{:?}", parsed.refused);
+        assert_eq!(
+            parsed
+                .refused
+                .iter()
+                .filter(|r| r.contains("configures git"))
+                .count(),
+            2
+        );
         assert!(parsed.refused[0].contains("never a command"));
         assert!(parsed.refused.iter().any(|r| r.contains("`..`")));
         assert!(parsed.refused.iter().any(|r| r.contains("absolute")));

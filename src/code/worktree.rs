@@ -80,6 +80,24 @@ pub fn safe_path(path: &str) -> Result<PathBuf, WorktreeError> {
     Ok(clean)
 }
 
+/// Files that configure git for the tree they sit in: a diff, merge or filter driver an
+/// attribute names runs a command the person's git config defines, and a submodule points
+/// the repository elsewhere. A model's version never writes them, nor does `code apply`.
+pub const GIT_CONFIG_FILES: &[&str] = &[".gitattributes", ".gitmodules"];
+
+/// Why a model may not write `path` though it stays inside the tree: it is a git
+/// configuration file (`GIT_CONFIG_FILES`), at any depth.
+pub fn configures_git(path: &str) -> Option<String> {
+    Path::new(path.trim())
+        .components()
+        .any(|c| matches!(c, Component::Normal(part) if GIT_CONFIG_FILES.iter().any(|g| part == *g)))
+        .then(|| {
+            format!(
+                "{path:?} configures git (its attributes can name drivers that run commands in your repository); a version never writes it"
+            )
+        })
+}
+
 /// Directories a copy leaves out: build output and dependencies, never the code.
 const NOT_COPIED: &[&str] = &[".git", "target", "node_modules", ".venv", "__pycache__"];
 
