@@ -1,7 +1,9 @@
-//! What the sandbox adds to a hook run: `sh -c true` through `hooks::run` (private temp dir,
-//! Landlock ruleset, user and network namespace, allow-listed environment), and through
-//! bubblewrap as a kernel without Landlock runs it, against the same command spawned plainly.
-//! Target: at most 50 ms more. `cargo bench --bench hooks`.
+//! What the box adds to a hook run: `sh -c true` through `hooks::run` (private temp dir, the
+//! readable list, Landlock ruleset, user, network, IPC, mount and PID namespaces with the hook
+//! as PID 1 and its own /proc, seccomp filter, capabilities dropped, a cgroup where one is
+//! writable, allow-listed environment), and through bubblewrap as a kernel without Landlock
+//! runs it, against the same command spawned plainly. Target: at most 50 ms more.
+//! `cargo bench --bench hooks`.
 
 use moot::code::hooks::{self, Hook};
 use std::process::Stdio;
