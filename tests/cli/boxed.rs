@@ -106,29 +106,22 @@ echo "test result: ok. $p passed; $f failed"
     )
 }
 
-/// Every text moot made of a run: its output, every file of its data dir, the record, and
-/// what `show`, `export` and `audit` print; and every request the stand-in received.
-fn everything(home: &Home, output: &Output, id: &str, server: &StandIn) -> String {
-    let mut all = String::from_utf8_lossy(&output.stdout).to_string();
-    all.push_str(&stderr(output));
-    all.push_str(&every_file_under(home.database().parent().unwrap()));
-    for args in [
-        &["export", id, "--format", "json"][..],
-        &["export", id, "--format", "md"],
-        &["show", id],
-        &["show", id, "--json"],
-        &["audit", id, "--json"],
-    ] {
-        let shown = home.run(None, args);
-        all.push_str(&String::from_utf8_lossy(&shown.stdout));
-    }
-    for file in home.decisions() {
-        all.push_str(&std::fs::read_to_string(file).unwrap_or_default());
-    }
-    for seen in server.seen() {
-        all.push_str(&seen.body.to_string());
-    }
-    all
+/// A code debate on the stand-in whose test hook is `sh hostile.sh`, in box `chosen`.
+fn code_debate(home: &Home, server: &StandIn, chosen: &str) -> Output {
+    home.command(Some(server))
+        .env(sandbox::CHOICE, chosen)
+        .args([
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--test",
+            "sh hostile.sh",
+            "Make calc.sh add its two arguments",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 /// What no trace may hold: the planted key, raw or as base64 (whole lines of `base64`'s
@@ -183,21 +176,7 @@ pub(crate) fn a_code_debates_test_signals_nothing_reads_no_key_and_leaves_nothin
         home.write_config(
             "[code]\nskip = [\"clarification\", \"self-check\", \"critique\", \"review\", \"optimization\"]\nmax_attempts = 1\n",
         );
-        let output = home
-            .command(Some(&server))
-            .env(sandbox::CHOICE, chosen)
-            .args([
-                "--headless",
-                "--no-checkpoints",
-                "--protocol",
-                "code",
-                "--test",
-                "sh hostile.sh",
-                "Make calc.sh add its two arguments",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let output = code_debate(&home, &server, chosen);
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -234,7 +213,7 @@ pub(crate) fn a_code_debates_test_signals_nothing_reads_no_key_and_leaves_nothin
             tail.contains("[redacted: OPENSSH PRIVATE KEY block]") && !tail.contains("CARRIEDKEY"),
             "{chosen}: the carried key is printed, redacted: {tail}"
         );
-        assert_no_key(&everything(&home, &output, &id, &server), chosen);
+        assert_no_key(&traces(&home, &output, &id, Some(&server)), chosen);
     }
 }
 
@@ -370,21 +349,7 @@ pub(crate) fn a_hook_that_forks_past_its_cap_is_stopped_and_recorded_as_failed()
             "[code]\nhook_processes = {CAP}\nhook_timeout = 60\nskip = [\"clarification\", \"self-check\", \"critique\", \"review\", \"optimization\"]\nmax_attempts = 1\n",
         ));
         let started = Instant::now();
-        let output = home
-            .command(Some(&server))
-            .env(sandbox::CHOICE, chosen)
-            .args([
-                "--headless",
-                "--no-checkpoints",
-                "--protocol",
-                "code",
-                "--test",
-                "sh hostile.sh",
-                "Make calc.sh add its two arguments",
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let output = code_debate(&home, &server, chosen);
         assert_eq!(
             output.status.code(),
             Some(0),

@@ -192,6 +192,33 @@ pub(crate) fn every_file_under(dir: &Path) -> String {
     text
 }
 
+/// Every text moot made of a debate `id` run as `output`: its stdout and stderr, every file of
+/// its data dir (the journal, raw), the records, what `show`, `export` and `audit` print, and
+/// every request `server` received.
+pub(crate) fn traces(home: &Home, output: &Output, id: &str, server: Option<&StandIn>) -> String {
+    let mut all = String::from_utf8_lossy(&output.stdout).to_string();
+    all.push_str(&stderr(output));
+    all.push_str(&every_file_under(home.database().parent().unwrap()));
+    for args in [
+        &["export", id, "--format", "json"][..],
+        &["export", id, "--format", "md"],
+        &["show", id],
+        &["show", id, "--json"],
+        &["audit", id, "--json"],
+    ] {
+        let shown = home.run(None, args);
+        all.push_str(&String::from_utf8_lossy(&shown.stdout));
+        all.push_str(&stderr(&shown));
+    }
+    for file in home.decisions() {
+        all.push_str(&std::fs::read_to_string(file).unwrap_or_default());
+    }
+    for seen in server.map(StandIn::seen).unwrap_or_default() {
+        all.push_str(&seen.body.to_string());
+    }
+    all
+}
+
 pub(crate) fn await_requests(
     server: &StandIn,
     count: usize,

@@ -998,23 +998,23 @@ pub(crate) fn the_journal_is_private_to_its_owner() {
 pub(crate) fn an_unreachable_proxys_password_and_a_key_cut_short_are_never_printed_or_stored() {
     let password = "hunter2PASSWORDxyz";
     let home = Home::new();
-    let output = home
-        .command(None)
-        .env("OPENAI_API_KEY", "sk-x")
-        .env(
-            "OPENAI_BASE_URL",
-            format!("http://proxyuser:{password}@127.0.0.1:9/v1"),
-        )
-        .args([
-            "--headless",
-            "--no-checkpoints",
-            "--max-rounds",
-            "1",
-            QUESTION,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let one_round = |command: &mut Command| {
+        command
+            .args([
+                "--headless",
+                "--no-checkpoints",
+                "--max-rounds",
+                "1",
+                QUESTION,
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let output = one_round(home.command(None).env("OPENAI_API_KEY", "sk-x").env(
+        "OPENAI_BASE_URL",
+        format!("http://proxyuser:{password}@127.0.0.1:9/v1"),
+    ));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
         stderr(&output)
@@ -1026,12 +1026,8 @@ pub(crate) fn an_unreachable_proxys_password_and_a_key_cut_short_are_never_print
         .as_str()
         .unwrap()
         .to_string();
-    let mut all = String::from_utf8_lossy(&output.stdout).to_string();
-    all.push_str(&stderr(&output));
-    all.push_str(&every_file_under(home.database().parent().unwrap()));
-    all.push_str(&show_json(&home, &id).to_string());
     assert!(
-        !all.contains(password),
+        !traces(&home, &output, &id, None).contains(password),
         "the proxy's password is in a trace"
     );
 
@@ -1041,36 +1037,13 @@ pub(crate) fn an_unreachable_proxys_password_and_a_key_cut_short_are_never_print
         ..Behaviour::default()
     });
     let home = Home::new();
-    let output = home
-        .command(Some(&server))
-        .env("OPENAI_API_KEY", key)
-        .args([
-            "--headless",
-            "--no-checkpoints",
-            "--max-rounds",
-            "1",
-            QUESTION,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let output = one_round(home.command(Some(&server)).env("OPENAI_API_KEY", key));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let id = of_type(&events(&output), "debate_completed")[0]["id"]
         .as_str()
         .unwrap()
         .to_string();
-    let mut all = String::from_utf8_lossy(&output.stdout).to_string();
-    all.push_str(&every_file_under(home.database().parent().unwrap()));
-    for args in [
-        &["export", &id, "--format", "md"][..],
-        &["show", &id],
-        &["show", &id, "--json"],
-    ] {
-        all.push_str(&String::from_utf8_lossy(&home.run(None, args).stdout));
-    }
-    for file in home.decisions() {
-        all.push_str(&std::fs::read_to_string(file).unwrap());
-    }
+    let all = traces(&home, &output, &id, Some(&server));
     assert!(
         all.contains("Key: [redacted]; use it."),
         "the reply was kept"
