@@ -290,8 +290,9 @@ pub struct BenchArgs {
     /// {"task_id", "prompt", "entry_point", "test"} (and "language": "sh" for shell).
     #[arg(long, value_name = "FILE")]
     pub dataset: Option<PathBuf>,
-    /// Run code problems' hidden tests without the filesystem sandbox on a kernel that has
-    /// none (as a code debate's `--unsandboxed-hooks`); the report says so.
+    /// Run code problems' hidden tests without the box where this machine can build none, or
+    /// uncapped where nothing can cap them (as a code debate's `--unsandboxed-hooks`); the
+    /// report says so.
     #[arg(long)]
     pub unsandboxed_hooks: bool,
     /// How many problems (the first N of a dataset).

@@ -53,7 +53,7 @@ pub struct BenchSettings {
     /// The debate arm as one of moot's protocols instead of Du et al.'s exchange.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    /// Code problems' hidden tests run without the filesystem sandbox where the kernel has
+    /// Code problems' hidden tests run without the box (or uncapped) where the machine has
     /// none (`--unsandboxed-hooks`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed_hooks: bool,

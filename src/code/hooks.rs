@@ -21,7 +21,8 @@ pub struct Hook {
     pub timeout: Duration,
     /// Bytes of output kept (the tail); the rest is counted, not kept.
     pub output_cap: usize,
-    /// Run without the filesystem sandbox where the kernel has none (`--unsandboxed-hooks`).
+    /// Run without the box where none can be built, or uncapped where nothing can cap it
+    /// (`--unsandboxed-hooks`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed: bool,
     /// Processes and memory a run may take (`[code] hook_processes`, `hook_memory_mb`).

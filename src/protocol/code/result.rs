@@ -99,19 +99,31 @@ fn recommendation(shop: &Workshop<'_>, chosen: Option<&Winner>) -> String {
     }
 }
 
-/// What the record says when hooks ran model-written code with no filesystem sandbox (the
-/// person passed `--unsandboxed-hooks` on a kernel without Landlock).
+/// What the record says when hooks ran model-written code with no box, or with nothing to
+/// cap their processes (the person passed `--unsandboxed-hooks` where moot could not build
+/// one, or as root with no writable cgroup).
 fn unsandboxed_note(
     settings: &CodeSettings,
     tests: &[(u32, crate::code::hooks::HookResult)],
 ) -> Option<String> {
-    let unboxed = tests
-        .iter()
-        .filter(|(_, result)| result.sandbox.is_none() && result.error.is_none())
+    let ran = || tests.iter().filter(|(_, r)| r.error.is_none());
+    let unboxed = ran().filter(|(_, r)| r.sandbox.is_none()).count();
+    let uncapped = ran()
+        .filter(|(_, r)| r.sandbox.is_some() && r.limits.is_none())
         .count();
-    (settings.hooks.iter().any(|h| h.unsandboxed) && unboxed > 0).then(|| {
-        format!(
-            "{unboxed} hook runs ran model-written code without a filesystem sandbox (--unsandboxed-hooks): they could write anywhere you can"
-        )
-    })
+    if !settings.hooks.iter().any(|h| h.unsandboxed) {
+        return None;
+    }
+    let mut said = Vec::new();
+    if unboxed > 0 {
+        said.push(format!(
+            "{unboxed} hook runs ran model-written code without a box (--unsandboxed-hooks): they could read and write anything you can"
+        ));
+    }
+    if uncapped > 0 {
+        said.push(format!(
+            "{uncapped} hook runs ran model-written code with no cap on their processes or memory (--unsandboxed-hooks)"
+        ));
+    }
+    (!said.is_empty()).then(|| said.join("; "))
 }

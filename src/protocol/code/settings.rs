@@ -19,7 +19,7 @@ pub const FLAGS: &[Flag] = &[
     Flag::switch("red-blue", "Red team attacks the result, blue team hardens it (at most three rounds)"),
     Flag::valued("seat", "ROLE[=PROFILE[:MODEL]]", "A critic of the critique phase (default Refactorer and Security), or a seat's own provider (Generator=ollama:qwen2.5-coder); the roles: Generator, Refactorer, PerformanceAnalyzer, Security, Teacher, Compiler, Executor, Judge, Implementer, Designer").repeatable(),
     Flag::valued("skip", "PHASE", "Leave out a phase: clarification, self-check, critique, review, optimization").repeatable(),
-    Flag::switch("unsandboxed-hooks", "Run hooks without the filesystem sandbox where the kernel offers no Landlock (they run model-written code; the record says so)"),
+    Flag::switch("unsandboxed-hooks", "Run hooks without the box where this machine can build none, or uncapped where nothing can cap them (they run model-written code; the record says so)"),
     Flag::switch("keep", "Keep the debate's work tree after it ends"),
     Flag::valued("max-attempts", "N", "Attempts of the Reflexion loop (default 3)"),
 ];
