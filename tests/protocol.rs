@@ -692,7 +692,7 @@ async fn run_with_a_locked_journal(release: bool) -> (Finish, Vec<Event>) {
     settings.max_rounds = 1;
     let journal = dir.path().join("moot.db");
     // A short busy wait, so each locked attempt costs little real time.
-    let store = Store::open_waiting(&journal, std::time::Duration::from_millis(20)).unwrap();
+    let store = Store::open_waiting(&journal, std::time::Duration::from_millis(20), false).unwrap();
     let (events, mut events_rx) = mpsc::unbounded_channel();
     let (_controls_tx, controls) = mpsc::unbounded_channel();
     let debate = session::start(

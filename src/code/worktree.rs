@@ -145,7 +145,11 @@ fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), Workt
     }
     if let Some(parent) = git_dir.parent() {
         // `versions/` holds the project's code: its owner's alone, as the journal is.
-        crate::store::private::create_dir(parent)
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
             .map_err(|e| WorktreeError::Io(format!("cannot make {}: {e}", parent.display())))?;
     }
     // No template: no sample hooks, nothing but what git needs.

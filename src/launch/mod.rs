@@ -213,7 +213,7 @@ fn provider_given(args: &ProviderArgs) -> bool {
 }
 
 fn open_store() -> Result<Store, Failure> {
-    let store = Store::open(&paths::database_path()).map_err(Failure::from)?;
+    let store = Store::open_in_data_dir(&paths::database_path()).map_err(Failure::from)?;
     for notice in store.notices() {
         eprintln!("moot: {}", crate::sanitize::clean(notice));
     }

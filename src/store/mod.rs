@@ -186,12 +186,18 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the journal at `path` and brings its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Self::open_waiting(path, Duration::from_secs(5))
+        Self::open_waiting(path, Duration::from_secs(5), false)
     }
 
-    /// Opens the journal, waiting at most `busy` for another process's lock.
-    pub fn open_waiting(path: &Path, busy: Duration) -> Result<Store, StoreError> {
-        let owned = path.parent() == Some(crate::paths::data_dir().as_path());
+    /// `open` for the journal in moot's own data dir: that directory is narrowed to its
+    /// owner too when others can read it.
+    pub fn open_in_data_dir(path: &Path) -> Result<Store, StoreError> {
+        Self::open_waiting(path, Duration::from_secs(5), true)
+    }
+
+    /// Opens the journal, waiting at most `busy` for another process's lock; `owned_dir`:
+    /// its directory is moot's data dir.
+    pub fn open_waiting(path: &Path, busy: Duration, owned: bool) -> Result<Store, StoreError> {
         let notices = private::prepare(path, owned).map_err(|e| StoreError::Open {
             path: path.display().to_string(),
             detail: format!("cannot make it private to you: {e}"),
@@ -491,7 +497,7 @@ mod tests {
         holder
             .execute_batch("CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1);")
             .unwrap();
-        let error = Store::open_waiting(&path, Duration::from_millis(50))
+        let error = Store::open_waiting(&path, Duration::from_millis(50), false)
             .err()
             .unwrap();
         assert!(matches!(error, StoreError::Locked { .. }), "{error}");
@@ -499,7 +505,7 @@ mod tests {
         holder.execute_batch("COMMIT").unwrap();
         drop(holder);
         // Once released, the journal opens and migrates.
-        Store::open_waiting(&path, Duration::from_millis(50)).unwrap();
+        Store::open_waiting(&path, Duration::from_millis(50), false).unwrap();
     }
 
     /// A code debate's versions sit beside the journal, by absolute path, one component per

@@ -151,17 +151,23 @@ fn spread(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
     }
 }
 
-/// What moot never lets a hook read, beyond the homes' secrets: its own data and config.
+/// What moot never lets a hook read, beyond the homes' secrets: its own data, config and
+/// models wherever the environment moves them (the defaults lie under a home's
+/// `.local/share` and `.config`, secrets already).
 pub fn moots_own() -> Vec<PathBuf> {
-    let mut own = vec![crate::paths::data_dir()];
-    if let Some((config, _)) = crate::paths::config_path(None)
-        && let Some(dir) = config.parent()
-    {
-        own.push(dir.to_path_buf());
-    }
-    if let Some(models) = std::env::var_os("MOOT_MODELS").filter(|v| !v.is_empty()) {
-        own.push(PathBuf::from(models));
-    }
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let mut own: Vec<PathBuf> = ["MOOT_HOME", "MOOT_MODELS"]
+        .into_iter()
+        .filter_map(env)
+        .collect();
+    own.extend(env("XDG_DATA_HOME").map(|d| d.join("moot")));
+    own.extend(env("XDG_CONFIG_HOME").map(|d| d.join("moot")));
+    own.extend(env("MOOT_CONFIG").and_then(|c| c.parent().map(Path::to_path_buf)));
+    own.retain(|dir| !dir.as_os_str().is_empty());
     own
 }
 
