@@ -264,11 +264,25 @@ fn entropy(token: &str) -> f64 {
         .sum()
 }
 
+/// Whether `token` reads as a path (`/tmp/moot-hook-KikEcH/cache`): short parts between
+/// slashes, where random base64 has a slash about once in 64 characters.
+fn path_like(token: &str) -> bool {
+    token.contains('/') && token.split('/').all(|part| part.len() < 24)
+}
+
 fn high_entropy(token: &str) -> bool {
-    token.len() >= ENTROPY_TOKEN
-        && token.bytes().any(|b| b.is_ascii_digit())
-        && token.bytes().any(|b| b.is_ascii_alphabetic())
-        && entropy(token) > ENTROPY_BITS
+    // `NAME=value` and paths are judged by their parts (base64's own `=` only pads its end,
+    // and a slash stands about once in its 64 characters, so its parts stay long).
+    let body = token.trim_end_matches('=');
+    for separator in ['=', '/'] {
+        if body.contains(separator) {
+            return body.split(separator).any(high_entropy);
+        }
+    }
+    body.len() >= ENTROPY_TOKEN
+        && body.bytes().any(|b| b.is_ascii_digit())
+        && body.bytes().any(|b| b.is_ascii_alphabetic())
+        && entropy(body) > ENTROPY_BITS
 }
 
 /// `text` with high-entropy tokens replaced, and lines wholly of base64 that touch a line
@@ -279,11 +293,15 @@ fn redact_high_entropy(text: &str) -> String {
         .iter()
         .map(|line| line.split(|c: char| !base64_char(c)).any(high_entropy))
         .collect();
-    // A line of encoded data, not a word: base64 characters only, with a digit or padding.
+    // A line of encoded data, not a word, a path or a `NAME=value`: base64 characters only,
+    // `=` only as padding at its end, with a digit or padding.
     let encoded = |line: &str| {
         let t = line.trim();
+        let body = t.trim_end_matches('=');
         t.len() >= 4
             && t.chars().all(base64_char)
+            && !body.contains('=')
+            && !path_like(body)
             && t.chars()
                 .any(|c| c.is_ascii_digit() || matches!(c, '=' | '+' | '/'))
     };
@@ -529,6 +547,10 @@ mod tests {
         let ordinary = "test tests::test_unicode_normalization_keeps_accents ... ok\n\
                         /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/x.rs:12\n\
                         commit 4f5e6a7b8c9d0e1f2a3b4c5d6e7f8091a2b3c4d5\n\
+                        XDG_CACHE_HOME=/tmp/moot-hook-KikEcH9q/cache/go-build2\n\
+                        PWD=/tmp/moot-DEB-3xgvnve6/src/module_1/tests_2\n\
+                        npm_config_cache=/tmp/moot-hook-oUHtFj7Z/cache/npm\n\
+                        at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5\n\
                         test result: ok. 12 passed; 0 failed";
         assert_eq!(redact_output(ordinary), ordinary);
         let token = "token: Zq3xK9mP2vL8nR4tW7yB1cD6fG0hJ5sA";

@@ -853,7 +853,9 @@ pub(crate) fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_netwo
     let hostile = support::escape_attempts(
         &outside,
         &git_dirs,
-        "sk-oddly-named-key\\|hunter2",
+        // A middle piece of the key: its first or last ten characters in a reply are
+        // redacted as what is left of a key cut short, which would blunt the grep.
+        "oddly-named-key-0123\\|hunter2",
         port,
         r#"if [ "$(sh calc.sh 2 3)" = 5 ]; then p=$((p+1)); else f=$((f+1)); fi"#,
     );
@@ -907,13 +909,14 @@ pub(crate) fn a_model_written_test_cannot_escape_read_the_key_or_reach_the_netwo
             "change the git config in {}",
             home.path().join(".git").display()
         ),
+        // moot's data dir cannot even be listed from the box: the glob finds nothing.
         &format!(
-            "plant a git hook in {}",
-            versions_git_dir(&home, &id).display()
+            "plant a git hook in {}/*.git (not in the box)",
+            home.path().join("moot-home/versions").display()
         ),
         &format!(
-            "change the git config in {}",
-            versions_git_dir(&home, &id).display()
+            "change the git config in {}/*.git (not in the box)",
+            home.path().join("moot-home/versions").display()
         ),
         "read the key",
         "open a socket",
