@@ -47,6 +47,10 @@ fn narrow(path: &Path, mode: u32, what: &str) -> std::io::Result<Option<String>>
 /// Returns what was narrowed, for the person to hear.
 pub fn prepare(journal: &Path, owned_dir: bool) -> std::io::Result<Vec<String>> {
     let mut said = Vec::new();
+    // SQLite's name for a journal in memory: no file at all.
+    if journal == Path::new(":memory:") {
+        return Ok(said);
+    }
     let dir = journal.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(dir) = dir {
         if dir.exists() {
@@ -87,6 +91,14 @@ mod tests {
 
     fn mode(path: &Path) -> u32 {
         path.metadata().unwrap().permissions().mode() & 0o777
+    }
+
+    /// A journal in memory is no file: nothing is made for it.
+    #[test]
+    fn a_journal_in_memory_makes_no_file() {
+        let here = std::env::current_dir().unwrap();
+        assert!(prepare(Path::new(":memory:"), false).unwrap().is_empty());
+        assert!(!here.join(":memory:").exists());
     }
 
     /// A journal made where nothing was: the directory 0700, the file 0600, nothing said.
