@@ -237,6 +237,8 @@ pub enum ModelCommand {
         #[arg(default_value = crate::llm::local::models::DEFAULT_MODEL.name)]
         name: String,
     },
+    /// Which of moot's kernels this CPU runs, as found at run time.
+    Kernels,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -110,10 +110,23 @@ pub(super) fn model_command(action: ModelCommand) -> Result<i32, Failure> {
                     .display()
             );
         }
+        ModelCommand::Kernels => println!("{}", kernels()),
         ModelCommand::Rm { name } => {
             let path = models::remove(&name).map_err(|e| Failure::usage(e.to_string()))?;
             println!("removed {}", path.display());
         }
     }
     Ok(0)
+}
+
+/// This CPU's kernels in a line (`q8_0 avx2, attention off`), or that this build has none.
+fn kernels() -> String {
+    #[cfg(feature = "local")]
+    {
+        crate::llm::local::worker::kernels_here()
+    }
+    #[cfg(not(feature = "local"))]
+    {
+        "this build has no embedded model".to_string()
+    }
 }

@@ -11,7 +11,10 @@
 //! embedded model").
 //!
 //! A crate of its own so that it is compiled optimized in every profile, as `moot-q8-0` is.
-//! Its tests are moot's (`llm/local/attention.rs`), which the suite runs.
+//! It is compiled for AVX-512F, FMA and F16C (`#[target_feature]`) whatever the build's
+//! target, and taken only on a CPU that has them (`available`, found at run time).
+
+pub mod reference;
 
 /// One key head's attention for a step: its query rows, each with its mask row and the output
 /// row it writes, against `cells` cells of keys and values.
@@ -48,10 +51,32 @@ pub enum Format {
     Q8_0,
 }
 
-/// Whether this build computes attention over heads of `dim` values (an x86-64 CPU with
-/// AVX-512F, FMA and F16C; heads of 64 or 128 values).
+/// The variable that turns the kernel off (`off`), for a test or a comparison.
+pub const VARIABLE: &str = "MOOT_ATTENTION_KERNEL";
+
+/// Whether this CPU runs the kernel (x86-64 with AVX-512F, FMA and F16C), found once, and
+/// `MOOT_ATTENTION_KERNEL` does not turn it off.
+pub fn available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| std::env::var(VARIABLE).as_deref() != Ok("off") && detected())
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detected() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detected() -> bool {
+    false
+}
+
+/// Whether this CPU computes attention over heads of `dim` values here (heads of 64 or 128
+/// values, where `available`).
 pub fn takes(dim: usize) -> bool {
-    kernel::BUILT && matches!(dim, 64 | 128)
+    available() && matches!(dim, 64 | 128)
 }
 
 /// Computes the group's output rows; `scores` is the caller's scratch space, grown as needed.
@@ -66,14 +91,9 @@ pub unsafe fn attend(group: &Group, scores: &mut Vec<f32>) {
     unsafe { kernel::attend(group, scores) }
 }
 
-// x86-64 with AVX-512F, FMA and F16C, as the build's target features say (moot builds for the
-// CPU it runs on).
-#[cfg(all(
-    target_arch = "x86_64",
-    target_feature = "avx512f",
-    target_feature = "fma",
-    target_feature = "f16c"
-))]
+// Every function here that is not inlined into another enables AVX-512F, FMA and F16C;
+// `takes` admits a call only on a CPU that has them.
+#[cfg(target_arch = "x86_64")]
 mod kernel {
     use super::{Format, Group};
     use std::arch::x86_64::*;
@@ -86,6 +106,7 @@ mod kernel {
     ///
     /// # Safety
     /// As `attend`'s.
+    #[target_feature(enable = "avx512f,fma,f16c")]
     unsafe fn seen_cells(group: &Group) -> usize {
         if group.masks.iter().any(|mask| mask.is_null()) {
             return group.cells;
@@ -116,8 +137,6 @@ mod kernel {
         seen
     }
 
-    pub(super) const BUILT: bool = true;
-
     /// Cells a vector holds.
     const LANES: usize = 16;
 
@@ -126,6 +145,7 @@ mod kernel {
     /// prompt's rows come a block at a time, each block reading only the cells its rows see.
     const BLOCK_ROWS: usize = 48;
 
+    #[target_feature(enable = "avx512f,fma,f16c")]
     pub(super) unsafe fn attend(group: &Group, scores: &mut Vec<f32>) {
         use Format::{F16, Q8_0};
         // SAFETY: the caller's promise; `takes` admits only these sizes.
@@ -180,6 +200,7 @@ mod kernel {
     }
 
     /// `attend` for heads of `D` vectors (`16 * D` values), a block of rows at a time.
+    #[target_feature(enable = "avx512f,fma,f16c")]
     unsafe fn attend_sized<const D: usize, K: Load, V: Load>(group: &Group, scores: &mut Vec<f32>) {
         let rows = group.queries.len();
         for first in (0..rows).step_by(BLOCK_ROWS) {
@@ -196,6 +217,7 @@ mod kernel {
     }
 
     /// `attend_sized` for a block of rows.
+    #[target_feature(enable = "avx512f,fma,f16c")]
     unsafe fn attend_block<const D: usize, K: Load, V: Load>(group: &Group, scores: &mut Vec<f32>) {
         let rows = group.queries.len();
         // SAFETY: the caller's promise.
@@ -251,6 +273,7 @@ mod kernel {
     }
 
     /// The dot products of rows `first..first + R` with every seen cell's key, into `scores`.
+    #[target_feature(enable = "avx512f,fma,f16c")]
     unsafe fn score_tile<const D: usize, const R: usize, K: Load>(
         group: &Group,
         first: usize,
@@ -324,6 +347,7 @@ mod kernel {
     /// Turns a row's dot products into its softmax's numerators in place (scaled, masked,
     /// less their largest, exponentiated), zero past `cells`; returns their sum (zero when
     /// the mask hides every cell).
+    #[target_feature(enable = "avx512f,fma,f16c")]
     unsafe fn softmax(scores: &mut [f32], mask: *const u16, cells: usize, scale: f32) -> f32 {
         // SAFETY: `scores` holds a multiple of 16 floats; the mask holds `cells` values.
         unsafe {
@@ -402,6 +426,7 @@ mod kernel {
 
     /// Rows `first..first + R`'s outputs: each seen cell's value weighed by the row's
     /// numerator, over the row's sum.
+    #[target_feature(enable = "avx512f,fma,f16c")]
     unsafe fn weigh_tile<const D: usize, const R: usize, V: Load>(
         group: &Group,
         first: usize,
@@ -437,16 +462,9 @@ mod kernel {
     }
 }
 
-#[cfg(not(all(
-    target_arch = "x86_64",
-    target_feature = "avx512f",
-    target_feature = "fma",
-    target_feature = "f16c"
-)))]
+#[cfg(not(target_arch = "x86_64"))]
 mod kernel {
     use super::Group;
-
-    pub(super) const BUILT: bool = false;
 
     pub(super) unsafe fn attend(_group: &Group, _scores: &mut Vec<f32>) {}
 }

@@ -12,6 +12,10 @@
 //!
 //! A crate of its own so that it is compiled optimized in every profile: unoptimized, its
 //! intrinsics are calls, and a test debate on the embedded model ran past its turn time.
+//!
+//! The build assumes nothing of the CPU (no `target-cpu`): each kernel is compiled for its own
+//! features (`#[target_feature]`) and chosen at run time by what this CPU has (`level`), so one
+//! binary runs on any x86-64 CPU and uses AVX2 or AVX-512 VNNI where they are.
 
 use std::ops::Range;
 
@@ -54,9 +58,61 @@ pub struct Product {
     pub out_stride: usize,
 }
 
-/// Whether this build can compute a product of `column_count` columns of `blocks` blocks.
+/// Which of the kernels this CPU runs, best last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// None: llama.cpp's own kernels take every product.
+    Portable,
+    /// The row kernel (AVX2, FMA, F16C).
+    Avx2,
+    /// The row kernel's byte dot product in one instruction, and the packed kernel (AVX-512F,
+    /// VNNI and VL besides).
+    Vnni,
+}
+
+/// The variable that lowers the level (`portable` or `avx2`), for a test or a comparison; it
+/// never raises it past what the CPU has.
+pub const LEVEL_VARIABLE: &str = "MOOT_Q8_0_KERNEL";
+
+/// What this CPU runs, found once: its features as the CPU and the kernel report them, lowered
+/// by `MOOT_Q8_0_KERNEL` where that is set.
+pub fn level() -> Level {
+    static LEVEL: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let found = detected();
+        match std::env::var(LEVEL_VARIABLE).as_deref() {
+            Ok("portable") => Level::Portable,
+            Ok("avx2") => found.min(Level::Avx2),
+            _ => found,
+        }
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detected() -> Level {
+    let avx2 = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c");
+    let vnni = std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vnni")
+        && std::arch::is_x86_feature_detected!("avx512vl");
+    match (avx2, vnni) {
+        (true, true) => Level::Vnni,
+        (true, false) => Level::Avx2,
+        _ => Level::Portable,
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detected() -> Level {
+    Level::Portable
+}
+
+/// Whether this CPU computes a product of `column_count` columns of `blocks` blocks here.
 pub fn takes(column_count: usize, blocks: usize) -> bool {
-    avx2::BUILT && (1..=MOST_COLUMNS).contains(&column_count) && (1..=MOST_BLOCKS).contains(&blocks)
+    level() >= Level::Avx2
+        && (1..=MOST_COLUMNS).contains(&column_count)
+        && (1..=MOST_BLOCKS).contains(&blocks)
 }
 
 /// Computes `rows` of the product (each of llama.cpp's threads computes its own share).
@@ -65,8 +121,46 @@ pub fn takes(column_count: usize, blocks: usize) -> bool {
 /// `takes(product.column_count, product.blocks)` holds, and the pointers and strides describe
 /// readable weights for every row in `rows`, readable columns and writable output.
 pub unsafe fn multiply(product: &Product, rows: Range<usize>) {
-    // SAFETY: the caller's promise, passed on.
-    unsafe { avx2::multiply(product, rows) }
+    // SAFETY: the caller's promise, passed on; `takes` found the level's features on this CPU.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match level() {
+            Level::Vnni => row::multiply_vnni(product, rows),
+            Level::Avx2 => row::multiply_avx2(product, rows),
+            Level::Portable => unreachable!("`takes` refuses every product on this CPU"),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (product, rows);
+        unreachable!("`takes` refuses every product on this CPU")
+    }
+}
+
+/// `multiply` with the kernel of `at` (a test or a comparison runs each level the CPU has).
+///
+/// # Safety
+/// As `multiply`'s, and `Level::Avx2 <= at <= level()`.
+pub unsafe fn multiply_at(at: Level, product: &Product, rows: Range<usize>) {
+    assert!(
+        at <= detected() && at >= Level::Avx2,
+        "the row kernel at {at:?} on a CPU that runs {:?}",
+        detected()
+    );
+    // SAFETY: the caller's promise, passed on; the CPU has the level's features.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match at {
+            Level::Vnni => row::multiply_vnni(product, rows),
+            Level::Avx2 => row::multiply_avx2(product, rows),
+            Level::Portable => unreachable!("no row kernel is portable"),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (product, rows);
+        unreachable!("no row kernel is portable")
+    }
 }
 
 /// The rows of `0..rows` that thread `thread` of `threads` computes: an even share, so that
@@ -76,49 +170,50 @@ pub fn share(rows: usize, thread: usize, threads: usize) -> Range<usize> {
     rows * thread / threads..rows * (thread + 1) / threads
 }
 
-#[cfg(q8_0_kernel)]
-mod avx2 {
-    //! The kernel in AVX2 (with AVX-512 VNNI's byte dot product where the build has it). The
-    //! build enables these features for the whole program (`target-cpu=native`; `build.rs`
-    //! names them), which is what makes the intrinsics below sound to call.
+#[cfg(target_arch = "x86_64")]
+mod row {
+    //! The row kernel, compiled twice: for AVX2 (with FMA and F16C), and for AVX-512 VNNI's
+    //! byte dot product besides. Each entry point enables its features (`#[target_feature]`);
+    //! the helpers below are inlined into it, so their intrinsics run with those features, and
+    //! `level` calls an entry only on a CPU that has them.
 
     use super::{MOST_BLOCKS, MOST_COLUMNS, Product};
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
     use std::ops::Range;
 
-    /// Whether this build has the kernel.
-    pub(super) const BUILT: bool = true;
-
     #[inline(always)]
     pub(crate) unsafe fn half_to_float(half: u16) -> f32 {
-        // SAFETY: F16C is enabled for the build (see the module's comment).
+        // SAFETY: inlined into functions that enable F16C.
         unsafe { _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(half)))) }
     }
 
-    /// The column values of one block as the row loop multiplies them with a block of
-    /// weights, and that block's own share of every column's product.
-    ///
+    /// How a column block's values meet a block of weights.
+    trait Dot {
+        /// A column block's values as kept for the row loop.
+        unsafe fn prepare(values: __m256i) -> __m256i;
+        /// What every column's dot product with `weights` starts from.
+        unsafe fn start(weights: __m256i) -> __m256i;
+        /// The eight partial sums of one column block's product with `weights`.
+        unsafe fn column(start: __m256i, weights: __m256i, prepared: __m256i) -> __m256i;
+    }
+
     /// With VNNI, each column's values are moved up by 128 once per product (unsigned, as
     /// `vpdpbusd` wants its first operand), and each weight block pays 128 × its sum back
     /// once for all columns: a column then costs one instruction where it cost two (the
-    /// weight's sign moved onto it, then the dot product). Without VNNI, `vpmaddubsw` would
-    /// saturate on such sums, so the weight's sign moves to each column instead.
-    #[cfg(q8_0_vnni)]
-    mod dot {
-        use std::arch::x86_64::*;
+    /// weight's sign moved onto it, then the dot product).
+    struct Vnni;
 
-        /// A column block's values as kept for the row loop.
+    impl Dot for Vnni {
         #[inline(always)]
-        pub(super) unsafe fn prepare(values: __m256i) -> __m256i {
-            // SAFETY: AVX2 is enabled for the build.
+        unsafe fn prepare(values: __m256i) -> __m256i {
+            // SAFETY: inlined into `multiply_vnni`, which enables AVX2.
             unsafe { _mm256_xor_si256(values, _mm256_set1_epi8(i8::MIN)) }
         }
 
-        /// What every column's dot product with `weights` starts from.
         #[inline(always)]
-        pub(super) unsafe fn start(weights: __m256i) -> __m256i {
-            // SAFETY: AVX-512 VNNI and VL are enabled for the build.
+        unsafe fn start(weights: __m256i) -> __m256i {
+            // SAFETY: inlined into `multiply_vnni`, which enables AVX-512 VNNI and VL.
             unsafe {
                 let owed =
                     _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(i8::MIN), weights);
@@ -126,41 +221,33 @@ mod avx2 {
             }
         }
 
-        /// The eight partial sums of one column block's product with `weights`.
         #[inline(always)]
-        pub(super) unsafe fn column(
-            start: __m256i,
-            weights: __m256i,
-            prepared: __m256i,
-        ) -> __m256i {
-            // SAFETY: AVX-512 VNNI and VL are enabled for the build.
+        unsafe fn column(start: __m256i, weights: __m256i, prepared: __m256i) -> __m256i {
+            // SAFETY: as above.
             unsafe { _mm256_dpbusd_epi32(start, prepared, weights) }
         }
     }
 
-    #[cfg(not(q8_0_vnni))]
-    mod dot {
-        use std::arch::x86_64::*;
+    /// Without VNNI, `vpmaddubsw` would saturate on such sums, so the weight's sign moves to
+    /// each column instead.
+    struct Avx2;
 
+    impl Dot for Avx2 {
         #[inline(always)]
-        pub(super) unsafe fn prepare(values: __m256i) -> __m256i {
+        unsafe fn prepare(values: __m256i) -> __m256i {
             values
         }
 
         /// The weights' magnitudes (unsigned, as `vpmaddubsw` wants its first operand).
         #[inline(always)]
-        pub(super) unsafe fn start(weights: __m256i) -> __m256i {
-            // SAFETY: AVX2 is enabled for the build.
+        unsafe fn start(weights: __m256i) -> __m256i {
+            // SAFETY: inlined into functions that enable AVX2.
             unsafe { _mm256_sign_epi8(weights, weights) }
         }
 
         #[inline(always)]
-        pub(super) unsafe fn column(
-            magnitudes: __m256i,
-            weights: __m256i,
-            prepared: __m256i,
-        ) -> __m256i {
-            // SAFETY: AVX2 is enabled for the build.
+        unsafe fn column(magnitudes: __m256i, weights: __m256i, prepared: __m256i) -> __m256i {
+            // SAFETY: as above.
             unsafe {
                 // The weight's sign moves to the column's value, so that the product of
                 // unsigned and signed bytes is the product of the two signed ones. Q8_0
@@ -176,7 +263,7 @@ mod avx2 {
 
     #[inline(always)]
     unsafe fn sum(lanes: __m256) -> f32 {
-        // SAFETY: AVX is enabled for the build.
+        // SAFETY: inlined into functions that enable AVX.
         unsafe {
             let half = _mm_add_ps(
                 _mm256_castps256_ps128(lanes),
@@ -196,7 +283,28 @@ mod avx2 {
         scales: [[MaybeUninit<f32>; MOST_COLUMNS]; MOST_BLOCKS],
     }
 
-    pub(super) unsafe fn multiply(product: &Product, rows: Range<usize>) {
+    /// The row kernel on AVX2, FMA and F16C.
+    ///
+    /// # Safety
+    /// As `crate::multiply`'s, on a CPU with those features.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn multiply_avx2(product: &Product, rows: Range<usize>) {
+        // SAFETY: the caller's promise.
+        unsafe { multiply_with::<Avx2>(product, rows) }
+    }
+
+    /// The row kernel with AVX-512 VNNI's byte dot product.
+    ///
+    /// # Safety
+    /// As `crate::multiply`'s, on a CPU with AVX2, FMA, F16C and AVX-512F, VNNI and VL.
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vnni,avx512vl")]
+    pub(super) unsafe fn multiply_vnni(product: &Product, rows: Range<usize>) {
+        // SAFETY: the caller's promise.
+        unsafe { multiply_with::<Vnni>(product, rows) }
+    }
+
+    #[inline(always)]
+    unsafe fn multiply_with<D: Dot>(product: &Product, rows: Range<usize>) {
         let mut columns = Columns {
             values: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
             scales: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
@@ -208,7 +316,7 @@ mod avx2 {
                 unsafe {
                     let source = &*product.columns.add(column * product.column_stride + block);
                     columns.scales[block][column].write(half_to_float(source.scale));
-                    columns.values[block][column].write(dot::prepare(_mm256_loadu_si256(
+                    columns.values[block][column].write(D::prepare(_mm256_loadu_si256(
                         source.quants.as_ptr() as *const __m256i,
                     )));
                 }
@@ -218,10 +326,10 @@ mod avx2 {
         // whose blocks and columns were all written above.
         unsafe {
             match product.column_count {
-                1 => rows_of::<1>(product, &columns, rows),
-                2 => rows_of::<2>(product, &columns, rows),
-                3 => rows_of::<3>(product, &columns, rows),
-                _ => rows_of::<4>(product, &columns, rows),
+                1 => rows_of::<1, D>(product, &columns, rows),
+                2 => rows_of::<2, D>(product, &columns, rows),
+                3 => rows_of::<3, D>(product, &columns, rows),
+                _ => rows_of::<4, D>(product, &columns, rows),
             }
         }
     }
@@ -230,10 +338,14 @@ mod avx2 {
     /// memory (tiles of two or four rows read them as interleaved streams, and a step of one
     /// sequence, bound by reading the weights, ran at 0.6 × ggml's speed).
     #[inline(always)]
-    unsafe fn rows_of<const N: usize>(product: &Product, columns: &Columns, rows: Range<usize>) {
+    unsafe fn rows_of<const N: usize, D: Dot>(
+        product: &Product,
+        columns: &Columns,
+        rows: Range<usize>,
+    ) {
         // SAFETY: the rows read are the caller's, each block's 32 values are 32 readable
         // bytes, the columns' first `blocks` blocks of `N` are written, and the features used
-        // are enabled for the build.
+        // are enabled by the entry point this is inlined into.
         unsafe {
             for row in rows {
                 let mut sums = [_mm256_setzero_ps(); N];
@@ -241,11 +353,11 @@ mod avx2 {
                 for block in 0..product.blocks {
                     let weight = &*weights.add(block);
                     let values = _mm256_loadu_si256(weight.quants.as_ptr() as *const __m256i);
-                    let start = dot::start(values);
+                    let start = D::start(values);
                     let weight_scale = _mm256_set1_ps(half_to_float(weight.scale));
                     let (prepared, scales) = (&columns.values[block], &columns.scales[block]);
                     for (c, sum) in sums.iter_mut().enumerate() {
-                        let column = dot::column(start, values, prepared[c].assume_init());
+                        let column = D::column(start, values, prepared[c].assume_init());
                         let partial = _mm256_cvtepi32_ps(column);
                         let scale =
                             _mm256_mul_ps(weight_scale, _mm256_set1_ps(scales[c].assume_init()));
@@ -257,19 +369,5 @@ mod avx2 {
                 }
             }
         }
-    }
-}
-
-#[cfg(not(q8_0_kernel))]
-mod avx2 {
-    //! A build without AVX2: `takes` refuses every product, so llama.cpp's kernels take them.
-
-    use super::Product;
-    use std::ops::Range;
-
-    pub(super) const BUILT: bool = false;
-
-    pub(super) unsafe fn multiply(_: &Product, _: Range<usize>) {
-        unreachable!("`takes` refuses every product on this build");
     }
 }

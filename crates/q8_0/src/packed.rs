@@ -49,16 +49,16 @@ unsafe impl Sync for Packed {}
 pub const ALIGNMENT: usize = std::mem::align_of::<Tile>();
 
 impl Packed {
-    /// Whether this build has the packed kernel (it needs AVX-512 VNNI and VL).
+    /// Whether this CPU runs the packed kernel (it needs AVX-512 VNNI and VL).
     pub fn built() -> bool {
-        kernel::BUILT
+        crate::level() == crate::Level::Vnni
     }
 
-    /// Bytes a packed copy of `rows` rows of `blocks` blocks takes, or `None` where this build
-    /// has no packed kernel or the matrix does not suit it (rows not a multiple of eight, rows
+    /// Bytes a packed copy of `rows` rows of `blocks` blocks takes, or `None` where this CPU
+    /// runs no packed kernel or the matrix does not suit it (rows not a multiple of eight, rows
     /// longer than `MOST_BLOCKS` blocks).
     pub fn bytes_for(rows: usize, blocks: usize) -> Option<usize> {
-        if !kernel::BUILT
+        if !Self::built()
             || rows == 0
             || !rows.is_multiple_of(ROWS)
             || !(1..=MOST_BLOCKS).contains(&blocks)
@@ -207,18 +207,16 @@ pub unsafe fn multiply_packed(packed: &Packed, product: &Product, groups: Range<
     }
 }
 
-#[cfg(q8_0_vnni)]
+#[cfg(target_arch = "x86_64")]
 mod kernel {
-    //! AVX2 with AVX-512 VNNI and VL, which the build enables for the whole program
-    //! (`build.rs` names the set), so the intrinsics below are sound to call.
+    //! AVX2 with AVX-512 VNNI and VL, which `multiply` enables (`#[target_feature]`) and
+    //! `Packed::built` checks the CPU has before any copy is made.
 
     use super::{Block, MOST_BLOCKS, MOST_COLUMNS, Packed, Product, ROWS, Tile};
-    use crate::avx2::half_to_float;
+    use crate::row::half_to_float;
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
     use std::ops::Range;
-
-    pub(super) const BUILT: bool = true;
 
     /// What each column block adds besides its values' products: the weights were moved up by
     /// 128, so every product owes 128 × the column block's sum back; and the block's scale.
@@ -228,6 +226,9 @@ mod kernel {
         starts: [*const Block; MOST_COLUMNS],
     }
 
+    /// # Safety
+    /// As `multiply_packed`'s, on a CPU with AVX2, FMA, F16C and AVX-512F, VNNI and VL.
+    #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vnni,avx512vl")]
     pub(super) unsafe fn multiply(packed: &Packed, product: &Product, groups: Range<usize>) {
         let mut columns = Columns {
             owed: [[MaybeUninit::uninit(); MOST_COLUMNS]; MOST_BLOCKS],
@@ -243,7 +244,7 @@ mod kernel {
                 let source = unsafe { &*start.add(block) };
                 let sum: i32 = source.quants.iter().map(|&v| i32::from(v)).sum();
                 columns.owed[block][column].write(-128 * sum);
-                // SAFETY: F16C is enabled for the build.
+                // SAFETY: F16C is enabled here.
                 columns.scales[block][column].write(unsafe { half_to_float(source.scale) });
             }
         }
@@ -268,7 +269,7 @@ mod kernel {
     ) {
         // SAFETY: tiles are read within the packed matrix, columns within their `blocks`
         // blocks (each 32 values, read four at a time), and the output within the rows of
-        // `groups`; the features used are enabled for the build.
+        // `groups`; the features used are enabled by `multiply`, which this is inlined into.
         unsafe {
             for group in groups {
                 let tiles: *const Tile = packed.tiles.as_ptr().add(group * packed.blocks);
@@ -303,17 +304,14 @@ mod kernel {
     }
 }
 
-#[cfg(not(q8_0_vnni))]
+#[cfg(not(target_arch = "x86_64"))]
 mod kernel {
-    //! A build without AVX-512 VNNI: `Packed::new` packs nothing, and the row kernel takes
-    //! every product.
+    //! Not x86-64: `Packed::new` packs nothing, and llama.cpp takes every product.
 
     use super::{Packed, Product};
     use std::ops::Range;
 
-    pub(super) const BUILT: bool = false;
-
     pub(super) unsafe fn multiply(_: &Packed, _: &Product, _: Range<usize>) {
-        unreachable!("`Packed::new` packs nothing on this build");
+        unreachable!("`Packed::new` packs nothing on this CPU");
     }
 }

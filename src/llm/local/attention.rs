@@ -50,7 +50,10 @@ pub unsafe extern "C" fn __wrap_ggml_compute_forward_flash_attn_ext(
     dst: *mut ggml_tensor,
 ) {
     // SAFETY: llama.cpp's own arguments, read as its headers lay them out.
-    let taken = unsafe { attend(&*(params as *const ComputeParams), &*dst) };
+    let params_read = unsafe { &*(params as *const ComputeParams) };
+    // ggml's reference run gets ggml's own kernel.
+    // SAFETY: as above.
+    let taken = !params_read.use_ref && unsafe { attend(params_read, &*dst) };
     if !taken {
         // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
         unsafe { __real_ggml_compute_forward_flash_attn_ext(params, dst) };
@@ -138,7 +141,6 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
         && k_nb[0] == element_bytes(key_format)
         && v_nb[0] == element_bytes(value_format)
         && d_nb[0] == 4
-        && d_nb[1] == 4 * dim
         && key_heads > 0
         && key_streams > 0
         && heads % key_heads == 0
@@ -189,7 +191,7 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
                             }));
                         scratch.outputs.push(
                             (dst.data as *mut u8)
-                                .add(((stream * tokens + token) * heads + head) * d_nb[1])
+                                .add(head * d_nb[1] + token * d_nb[2] + stream * d_nb[3])
                                 as *mut f32,
                         );
                     }
@@ -232,254 +234,7 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
 #[cfg(test)]
 mod tests {
     use super::{ComputeParams, GGML_TYPE_F16, GGML_TYPE_F32, attend, ggml_tensor};
-    use moot_attention::{Format, Group, takes};
-
-    /// Negative infinity as an F16 value: a cell the mask hides.
-    const HIDDEN: u16 = 0xFC00;
-
-    /// A float as an F16 value (round to nearest), for the test's keys, values and masks.
-    fn half(value: f32) -> u16 {
-        if value == f32::NEG_INFINITY {
-            return HIDDEN;
-        }
-        let bits = value.to_bits();
-        let sign = ((bits >> 16) & 0x8000) as u16;
-        let exponent = ((bits >> 23) & 0xff) as i32 - 127 + 15;
-        let mantissa = bits & 0x7f_ffff;
-        assert!(exponent < 31, "{value} out of the test's range");
-        // Too small for a normal F16 value: zero will do for the test.
-        if exponent < 1 {
-            return sign;
-        }
-        let rounded = (mantissa + 0x1000) >> 13;
-        sign | (((exponent as u32) << 10) + rounded) as u16
-    }
-
-    fn float(half: u16) -> f64 {
-        let sign = if half & 0x8000 != 0 { -1.0 } else { 1.0 };
-        let exponent = ((half >> 10) & 0x1f) as i32;
-        let mantissa = (half & 0x3ff) as f64;
-        if exponent == 0x1f {
-            return sign * f64::INFINITY;
-        }
-        if exponent == 0 {
-            return sign * mantissa * 2f64.powi(-24);
-        }
-        sign * (1.0 + mantissa / 1024.0) * 2f64.powi(exponent - 15)
-    }
-
-    /// A value in -1..1 from a counter (a small generator, so the test needs no crate).
-    fn noise(seed: &mut u64) -> f32 {
-        *seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((*seed >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-    }
-
-    /// A cache's rows of `values` (each `per_cell` numbers) stored in `format`: the bytes, each
-    /// row's length in bytes, and the numbers as stored, in double precision.
-    fn store(values: &[f32], per_cell: usize, format: Format) -> (Vec<u8>, usize, Vec<f64>) {
-        let mut bytes = Vec::new();
-        let mut stored = Vec::new();
-        for chunk in values.chunks(match format {
-            Format::F16 => 1,
-            Format::Q8_0 => 32,
-        }) {
-            match format {
-                Format::F16 => {
-                    let h = half(chunk[0]);
-                    bytes.extend_from_slice(&h.to_le_bytes());
-                    stored.push(float(h));
-                }
-                Format::Q8_0 => {
-                    let largest = chunk.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-                    let scale = half(largest / 127.0);
-                    bytes.extend_from_slice(&scale.to_le_bytes());
-                    for value in chunk {
-                        let quant = if float(scale) == 0.0 {
-                            0
-                        } else {
-                            (*value as f64 / float(scale)).round().clamp(-127.0, 127.0) as i8
-                        };
-                        bytes.push(quant as u8);
-                        stored.push(float(scale) * quant as f64);
-                    }
-                }
-            }
-        }
-        let row = bytes.len() / (values.len() / per_cell);
-        (bytes, row, stored)
-    }
-
-    /// Attention in double precision, the textbook way, over numbers as stored (`per_cell` a
-    /// cell, the head's first at `head`).
-    #[allow(clippy::too_many_arguments)]
-    fn reference(
-        query: &[f32],
-        mask: &[u16],
-        keys: &[f64],
-        values: &[f64],
-        per_cell: usize,
-        head: usize,
-        dim: usize,
-        scale: f32,
-    ) -> Vec<f64> {
-        let cells = mask.len();
-        let scores: Vec<f64> = (0..cells)
-            .map(|cell| {
-                let dot: f64 = (0..dim)
-                    .map(|i| query[i] as f64 * keys[cell * per_cell + head + i])
-                    .sum();
-                dot * scale as f64 + float(mask[cell])
-            })
-            .collect();
-        let largest = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        if largest == f64::NEG_INFINITY {
-            return vec![0.0; dim];
-        }
-        let weights: Vec<f64> = scores.iter().map(|s| (s - largest).exp()).collect();
-        let sum: f64 = weights.iter().sum();
-        (0..dim)
-            .map(|i| {
-                (0..cells)
-                    .map(|cell| weights[cell] * values[cell * per_cell + head + i])
-                    .sum::<f64>()
-                    / sum
-            })
-            .collect()
-    }
-
-    #[test]
-    fn every_row_count_and_format_matches_attention_in_double_precision() {
-        if !takes(64) {
-            eprintln!("not built for this CPU: nothing to compare");
-            return;
-        }
-        assert!(!takes(80), "heads of 80 values are not taken");
-        let mut seed = 7;
-        let formats = [Format::F16, Format::Q8_0];
-        for dim in [64, 128] {
-            // Odd cell counts leave a partial last vector; 1 is a cache's first step; 100 rows
-            // come in blocks.
-            for (cells, rows) in [(1, 1), (37, 3), (300, 7), (1029, 12), (64, 25), (130, 100)] {
-                // Keys and values of three heads side by side, as llama.cpp lays a cache out.
-                let per_cell = 3 * dim;
-                let key_numbers: Vec<f32> = (0..cells * per_cell)
-                    .map(|_| noise(&mut seed) * 2.0)
-                    .collect();
-                let value_numbers: Vec<f32> =
-                    (0..cells * per_cell).map(|_| noise(&mut seed)).collect();
-                let queries: Vec<Vec<f32>> = (0..rows)
-                    .map(|_| (0..dim).map(|_| noise(&mut seed) * 3.0).collect())
-                    .collect();
-                // Row 0 sees every cell, the others hide some (a causal step's later tokens, a
-                // cache's padding); the last row hides the first cell and all but the first.
-                let masks: Vec<Vec<u16>> = (0..rows)
-                    .map(|row| {
-                        (0..cells)
-                            .map(|cell| match row {
-                                0 => half(0.0),
-                                _ if row == rows - 1 && rows > 1 => {
-                                    if cell == 1 || cells == 1 {
-                                        half(0.0)
-                                    } else {
-                                        HIDDEN
-                                    }
-                                }
-                                _ if cell + row * 5 >= cells + 4 => HIDDEN,
-                                _ => half(noise(&mut seed)),
-                            })
-                            .collect()
-                    })
-                    .collect();
-                for key_format in formats {
-                    for value_format in formats {
-                        let (keys, key_row, stored_keys) =
-                            store(&key_numbers, per_cell, key_format);
-                        let (values, value_row, stored_values) =
-                            store(&value_numbers, per_cell, value_format);
-                        let mut outputs = vec![vec![f32::NAN; dim]; rows];
-                        let output_pointers: Vec<*mut f32> =
-                            outputs.iter_mut().map(|row| row.as_mut_ptr()).collect();
-                        // The second head: a third of each row in.
-                        let group = Group {
-                            queries: &queries.iter().map(|q| q.as_ptr()).collect::<Vec<_>>(),
-                            masks: &masks.iter().map(|m| m.as_ptr()).collect::<Vec<_>>(),
-                            outputs: &output_pointers,
-                            keys: keys[key_row / 3..].as_ptr(),
-                            key_stride: key_row,
-                            key_format,
-                            values: values[value_row / 3..].as_ptr(),
-                            value_stride: value_row,
-                            value_format,
-                            cells,
-                            dim,
-                            scale: 1.0 / (dim as f32).sqrt(),
-                        };
-                        let mut scratch = Vec::new();
-                        // SAFETY: every row and cell above is as long as the group says.
-                        unsafe { moot_attention::attend(&group, &mut scratch) };
-                        for row in 0..rows {
-                            let expected = reference(
-                                &queries[row],
-                                &masks[row],
-                                &stored_keys,
-                                &stored_values,
-                                per_cell,
-                                dim,
-                                dim,
-                                group.scale,
-                            );
-                            for (i, (got, want)) in outputs[row].iter().zip(&expected).enumerate() {
-                                assert!(
-                                    (*got as f64 - want).abs() < 2e-5,
-                                    "dim {dim}, {cells} cells, {key_format:?} keys, {value_format:?} values, row {row} of {rows}, value {i}: {got} against {want}"
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_row_whose_mask_hides_every_cell_comes_out_zero() {
-        if !takes(64) {
-            return;
-        }
-        let cells = 20;
-        let keys: Vec<u8> = [half(0.5); 64]
-            .repeat(cells)
-            .iter()
-            .flat_map(|h| h.to_le_bytes())
-            .collect();
-        let values: Vec<u8> = [half(1.0); 64]
-            .repeat(cells)
-            .iter()
-            .flat_map(|h| h.to_le_bytes())
-            .collect();
-        let query = vec![1.0f32; 64];
-        let hidden = vec![HIDDEN; cells];
-        let mut out = vec![f32::NAN; 64];
-        let group = Group {
-            queries: &[query.as_ptr()],
-            masks: &[hidden.as_ptr()],
-            outputs: &[out.as_mut_ptr()],
-            keys: keys.as_ptr(),
-            key_stride: 128,
-            key_format: Format::F16,
-            values: values.as_ptr(),
-            value_stride: 128,
-            value_format: Format::F16,
-            cells,
-            dim: 64,
-            scale: 0.125,
-        };
-        // SAFETY: every row and cell above is as long as the group says.
-        unsafe { moot_attention::attend(&group, &mut Vec::new()) };
-        assert!(out.iter().all(|v| *v == 0.0), "{out:?}");
-    }
+    use moot_attention::reference::{HIDDEN, float, half, noise, reference};
 
     /// A tensor of `ggml_type` with these sizes and strides over `data`, as llama.cpp's views
     /// describe their operands.
@@ -500,7 +255,7 @@ mod tests {
 
     #[test]
     fn an_operation_is_computed_head_by_head_where_llama_cpp_lays_its_tensors_out() {
-        if !takes(64) {
+        if !moot_attention::reference::tested_here() {
             return;
         }
         // Two streams (sequences), two tokens each, four query heads over two key heads.
@@ -526,7 +281,10 @@ mod tests {
                 }
             })
             .collect();
-        let mut out = vec![f32::NAN; dim * heads * tokens * streams];
+        // The output's rows are padded: ggml's views may stride them, and what lies between
+        // them is not the kernel's to write.
+        let out_row = dim + 3;
+        let mut out = vec![f32::NAN; out_row * heads * tokens * streams];
         let row = dim * key_heads * 2;
         let query = tensor(
             GGML_TYPE_F32,
@@ -553,7 +311,12 @@ mod tests {
         let mut dst = tensor(
             GGML_TYPE_F32,
             [dim, heads, tokens, streams],
-            [4, dim * 4, dim * 4 * heads, dim * 4 * heads * tokens],
+            [
+                4,
+                out_row * 4,
+                out_row * 4 * heads,
+                out_row * 4 * heads * tokens,
+            ],
             out.as_mut_ptr() as *mut u8,
         );
         dst.op_params[0] = scale.to_bits() as i32;
@@ -590,7 +353,8 @@ mod tests {
                         dim,
                         scale,
                     );
-                    let at = ((stream * tokens + token) * heads + head) * dim;
+                    let at = ((stream * tokens + token) * heads + head) * out_row;
+                    assert!(out[at + dim..at + out_row].iter().all(|v| v.is_nan()));
                     for (got, want) in out[at..at + dim].iter().zip(&expected) {
                         assert!(
                             (*got as f64 - want).abs() < 2e-5,

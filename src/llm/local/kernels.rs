@@ -1,16 +1,16 @@
 //! Which CPU matrix kernel a product of the weights goes to: moot's packed kernel for a step or
-//! a prompt over the model's Q8_0 weights where the build has it (a step of one sequence only
+//! a prompt over the model's Q8_0 weights where the CPU has it (a step of one sequence only
 //! where the copies lie in large pages), moot's row kernel (`q8_0_step`) for other steps of one
-//! to four sequences over Q8_0 (the attention's keys among them), llamafile's tinyBLAS for other
-//! prompts (and the prompts' attention), and ggml's own dot products where neither can take one.
+//! to four sequences over Q8_0 (the attention's keys among them) and, four columns at a time,
+//! for other prompts over Q8_0; llamafile's tinyBLAS for the rest (which in a build for
+//! x86-64-v2 has no kernel and declines), and ggml's own dot products where none takes one.
 //!
 //! llama.cpp hands every product of two or more columns (tokens) to tinyBLAS, which on AVX2 made
 //! a step of two or three sequences no cheaper than computing them apart, and computes a step
 //! of one with ggml's `vec_dot`, one row and one multiply-add chain at a time. The
-//! measurements, and why prompts stay on tinyBLAS, are in ARCHITECTURE.md ("The embedded
-//! model"). The linker's `--wrap`, which `build.rs` sets where this is built, sends llama.cpp's
-//! calls here first, after it has quantized the columns to Q8_0 (it asks once before, with the
-//! columns in F32, and that call is declined).
+//! measurements are in docs/embedded-model.md. The linker's `--wrap`, which `build.rs` sets
+//! where this is built, sends llama.cpp's calls here first, after it has quantized the columns
+//! to Q8_0 (it asks once before, with the columns in F32, and that call is declined).
 
 use super::packed_weights;
 use super::q8_0_step::{self, Block, Packed, Product};
@@ -26,6 +26,7 @@ static TO_GGML: AtomicU64 = AtomicU64::new(0);
 static TO_MOOT: AtomicU64 = AtomicU64::new(0);
 static TO_PACKED: AtomicU64 = AtomicU64::new(0);
 static PROMPTS_PACKED: AtomicU64 = AtomicU64::new(0);
+static PROMPTS_BY_ROWS: AtomicU64 = AtomicU64::new(0);
 static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
 /// Whether this build has moot's own kernel for a step (an x86-64 CPU with AVX2, FMA and F16C).
@@ -63,6 +64,10 @@ pub struct KernelCounts {
     /// Products of a prompt's five or more columns over a model's packed weights (the packed
     /// kernel, four columns at a time), where the build has it.
     pub prompts_packed: u64,
+    /// Products of a prompt's five or more columns computed by moot's step kernel four columns
+    /// at a time, where the CPU has AVX2 but not the packed kernel: llamafile's tinyBLAS, which
+    /// took them before, has no x86 kernel in a build for x86-64-v2.
+    pub prompts_by_rows: u64,
     /// Attention operations (a layer's, for a step or a prompt) computed by moot's own kernel
     /// (`attention`), each thread's share counted once.
     pub attention: u64,
@@ -76,6 +81,7 @@ pub fn counts() -> KernelCounts {
         moot: TO_MOOT.load(Ordering::Relaxed),
         packed: TO_PACKED.load(Ordering::Relaxed),
         prompts_packed: PROMPTS_PACKED.load(Ordering::Relaxed),
+        prompts_by_rows: PROMPTS_BY_ROWS.load(Ordering::Relaxed),
         attention: super::attention::computed(),
     }
 }
@@ -117,7 +123,7 @@ enum Route {
     /// moot's own kernel (`q8_0_step`).
     Moot,
     /// A prompt's product: moot's packed kernel when the weights are a model's (`packed_weights`),
-    /// else on to llamafile.
+    /// else moot's step kernel, four columns at a time.
     Prompt,
     /// Declined, so that ggml computes it with its own kernel.
     Ggml,
@@ -140,8 +146,7 @@ fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, ow
         Route::Moot
     } else if ours
         && count >= TINYBLAS_FROM_COLUMNS
-        && packed_kernel_built()
-        // Rows short enough for moot's kernels.
+        // Rows short enough for moot's kernels, on a CPU that runs them.
         && q8_0_step::takes(1, size(blocks))
     {
         Route::Prompt
@@ -152,7 +157,8 @@ fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, ow
     }
 }
 
-/// The start of ggml's `ggml_compute_params`, which every compute thread gets for an operation.
+/// ggml's `ggml_compute_params`, which every compute thread gets for an operation (its layout
+/// checked against ggml's header at build time: `ggml_abi.c`).
 #[repr(C)]
 pub(super) struct ComputeParams {
     pub(super) thread: c_int,
@@ -160,6 +166,8 @@ pub(super) struct ComputeParams {
     work_size: usize,
     work: *mut c_void,
     threadpool: *mut c_void,
+    /// ggml asks for its reference implementation: moot's kernels pass the call on.
+    pub(super) use_ref: bool,
 }
 
 #[cfg(test)]
@@ -173,6 +181,7 @@ impl ComputeParams {
             work_size: 0,
             work: std::ptr::null_mut(),
             threadpool: std::ptr::null_mut(),
+            use_ref: false,
         }
     }
 }
@@ -265,14 +274,11 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
     b_type: c_int,
     c_type: c_int,
 ) -> bool {
-    let route = route(
-        a_type,
-        b_type,
-        c_type,
-        n,
-        k,
-        OWN_KERNEL_ON.load(Ordering::Relaxed),
-    );
+    // SAFETY: llama.cpp passes its own parameters.
+    let threads = unsafe { &*(params as *const ComputeParams) };
+    // ggml's reference run gets ggml's (and llamafile's) own kernels.
+    let ours = OWN_KERNEL_ON.load(Ordering::Relaxed) && !threads.use_ref;
+    let route = route(a_type, b_type, c_type, n, k, ours);
     // The operands as moot's kernels read them (only where `route` sends the product there).
     let product = Product {
         weights: a as *const Block,
@@ -295,8 +301,6 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
             product.column_count,
         )
     };
-    // SAFETY: llama.cpp passes its own parameters.
-    let threads = unsafe { &*(params as *const ComputeParams) };
     // llamafile's own product, counted when it computes it.
     let llamafile = || {
         // SAFETY: the arguments are llama.cpp's own, passed on unchanged.
@@ -339,13 +343,57 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
                 PROMPTS_PACKED.fetch_add(1, Ordering::Relaxed);
                 true
             }
-            None => llamafile(),
+            None => {
+                // SAFETY: `route` checked the types and the rows' length; the operands are
+                // llama.cpp's.
+                unsafe { compute_by_rows(threads, &product, rows) };
+                PROMPTS_BY_ROWS.fetch_add(1, Ordering::Relaxed);
+                true
+            }
         },
         Route::Ggml => {
             TO_GGML.fetch_add(1, Ordering::Relaxed);
             false
         }
         Route::Llamafile => llamafile(),
+    }
+}
+
+/// Rows of weights a prompt's product computed by the step kernel takes through every group of
+/// columns before the next rows, so that they are read from the core's cache after the first
+/// group (32 rows of the default model's widest weights are about 52 KB).
+const ROWS_AT_A_TIME: usize = 32;
+
+/// This thread's part of a product of any number of columns by moot's step kernel: each run of
+/// `ROWS_AT_A_TIME` rows times each group of up to `MOST_COLUMNS` columns.
+///
+/// # Safety
+/// As `compute`'s; `q8_0_step::takes(1, product.blocks)` holds and the operands are readable
+/// (and the output writable) for `rows` rows and every column.
+unsafe fn compute_by_rows(params: &ComputeParams, product: &Product, rows: usize) {
+    let weight_bytes = rows * product.blocks * size_of::<Block>();
+    // SAFETY: the caller's promise; each group's columns and output lie within the product's.
+    unsafe {
+        compute(params, rows, weight_bytes, |mine| {
+            let mut start = mine.start;
+            while start < mine.end {
+                let run = start..(start + ROWS_AT_A_TIME).min(mine.end);
+                for first in (0..product.column_count).step_by(q8_0_step::MOST_COLUMNS) {
+                    let group = Product {
+                        weights: product.weights,
+                        weight_stride: product.weight_stride,
+                        columns: product.columns.add(first * product.column_stride),
+                        column_stride: product.column_stride,
+                        column_count: (product.column_count - first).min(q8_0_step::MOST_COLUMNS),
+                        blocks: product.blocks,
+                        out: product.out.add(first * product.out_stride),
+                        out_stride: product.out_stride,
+                    };
+                    q8_0_step::multiply(&group, run.clone());
+                }
+                start = run.end;
+            }
+        })
     }
 }
 
@@ -367,6 +415,79 @@ unsafe fn compute_packed(params: &ComputeParams, packed: &Packed, product: &Prod
 mod tests {
     use super::*;
 
+    /// A prompt's product computed four columns at a time, in runs of rows, matches the
+    /// product in double precision: every column (an odd count, so the last group is short)
+    /// and every row (more than one run, the last short), at llama.cpp's strides.
+    #[test]
+    fn a_prompt_computed_by_rows_matches_the_product_in_double_precision() {
+        if !own_kernel_built() {
+            let skip = std::env::var("MOOT_KERNEL_TESTS").as_deref() == Ok("skip-missing");
+            assert!(
+                skip,
+                "this CPU cannot run the q8_0 step kernel (it needs AVX2, FMA and F16C); set \
+                 MOOT_KERNEL_TESTS=skip-missing to skip it"
+            );
+            eprintln!("kernel NOT tested: q8_0 prompt by rows (MOOT_KERNEL_TESTS=skip-missing)");
+            return;
+        }
+        use moot_attention::reference::{float, half, noise};
+        let (rows, blocks, columns) = (2 * ROWS_AT_A_TIME + 7, 18, 11);
+        // Strides wider than a row, as llama.cpp's views may have them.
+        let (weight_stride, column_stride, out_stride) = (blocks + 1, blocks + 2, rows + 3);
+        let mut seed = 5;
+        let block = |seed: &mut u64| Block {
+            scale: half(noise(seed).abs() * 0.05 + 0.001),
+            quants: std::array::from_fn(|_| (noise(seed) * 127.0) as i8),
+        };
+        let weights: Vec<Block> = (0..rows * weight_stride)
+            .map(|_| block(&mut seed))
+            .collect();
+        let column_blocks: Vec<Block> = (0..columns * column_stride)
+            .map(|_| block(&mut seed))
+            .collect();
+        let mut out = vec![f32::NAN; columns * out_stride];
+        let product = Product {
+            weights: weights.as_ptr(),
+            weight_stride,
+            columns: column_blocks.as_ptr(),
+            column_stride,
+            column_count: columns,
+            blocks,
+            out: out.as_mut_ptr(),
+            out_stride,
+        };
+        // SAFETY: the operands above hold every row and column at these strides; one thread,
+        // on a product too small to be cut into chunks, calls no thread pool.
+        unsafe { compute_by_rows(&ComputeParams::thread_of(0, 1), &product, rows) };
+        for column in 0..columns {
+            for row in 0..rows {
+                let expected: f64 = (0..blocks)
+                    .map(|b| {
+                        let (w, c) = (
+                            &weights[row * weight_stride + b],
+                            &column_blocks[column * column_stride + b],
+                        );
+                        let dot: i32 = (0..32)
+                            .map(|i| i32::from(w.quants[i]) * i32::from(c.quants[i]))
+                            .sum();
+                        float(w.scale) * float(c.scale) * f64::from(dot)
+                    })
+                    .sum();
+                let got = f64::from(out[column * out_stride + row]);
+                assert!(
+                    (got - expected).abs() <= 1e-4 * expected.abs().max(1.0),
+                    "row {row}, column {column}: {got} against {expected}"
+                );
+            }
+            // Between the rows of two columns, nothing was written.
+            assert!(
+                out[column * out_stride + rows..(column + 1) * out_stride]
+                    .iter()
+                    .all(|v| v.is_nan())
+            );
+        }
+    }
+
     #[test]
     fn a_step_of_q8_0_weights_goes_to_moots_kernel_and_a_prompt_to_the_packed_one() {
         let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
@@ -377,8 +498,9 @@ mod tests {
         } else {
             Route::Ggml
         };
-        // A prompt: the packed kernel where the build has it (if the weights are a model's).
-        let prompt = if packed_kernel_built() {
+        // A prompt: moot's kernels where the CPU runs them (the packed one if the weights are
+        // a model's and the CPU has it).
+        let prompt = if own_kernel_built() {
             Route::Prompt
         } else {
             Route::Llamafile

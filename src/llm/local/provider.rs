@@ -63,6 +63,9 @@ pub enum LocalError {
     NoTemplate { path: String },
     #[error("the model thread {0}")]
     Thread(&'static str),
+    /// What the model's worker process said (its own error, or how it died), as it said it.
+    #[error("{0}")]
+    Worker(String),
 }
 
 /// What the worker tells the waiting request.
