@@ -4,6 +4,8 @@
 //! tokens sent), beside how long writing those tokens takes one sequence alone on this machine;
 //! each size with replies decoded alone drafted ahead from their context (the default) and
 //! without, taking turns.
+//! The debates' model runs in a worker process, as moot runs it (`MOOT_BENCH_IN_PROCESS=1`:
+//! in this process); the one-sequence reference always runs here.
 //! `cargo bench --bench local_debate` (MOOT_TEST_MODEL names another GGUF).
 
 #[path = "../tests/support/mod.rs"]
@@ -123,6 +125,14 @@ fn report(label: &str, wall: Duration, turns: &[Turn], ms_per_token: f64) {
 }
 
 fn main() {
+    // As moot runs it: the model in a worker process (moot itself, re-executed), unless
+    // MOOT_BENCH_IN_PROCESS=1 asks for the engine in this process, for a comparison.
+    if std::env::var_os("MOOT_BENCH_IN_PROCESS").is_some_and(|v| v == "1") {
+        eprintln!("the embedded model runs in this process (MOOT_BENCH_IN_PROCESS=1)");
+    } else {
+        moot::llm::local::worker::run_in_workers(env!("CARGO_BIN_EXE_moot").into());
+        eprintln!("the embedded model runs in moot's worker process");
+    }
     let openings = tempfile::tempdir().unwrap();
     let spec = local_spec(openings.path(), None);
     // The same model (drafting is a request's setting), so both share one load.

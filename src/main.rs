@@ -13,6 +13,18 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A worker for the embedded model (moot re-executed by itself): it answers over its pipes.
+    #[cfg(feature = "local")]
+    {
+        use moot::llm::local::worker;
+        if std::env::args_os().nth(1).as_deref() == Some(std::ffi::OsStr::new(worker::SUBCOMMAND)) {
+            return worker::serve();
+        }
+        // The embedded model runs in workers of this very binary.
+        if let Ok(program) = std::env::current_exe() {
+            worker::run_in_workers(program);
+        }
+    }
     // An internal error is reported in one line, never as a raw backtrace.
     std::panic::set_hook(Box::new(|info| {
         let message = sanitize::clean(&info.to_string());

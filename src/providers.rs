@@ -423,13 +423,17 @@ pub fn build(
     }
 }
 
+/// The embedded model: in a worker process where moot runs one (the binary does), else in
+/// this process.
 #[cfg(feature = "local")]
 fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
+    use crate::llm::local::{LocalProvider, worker};
     let path = models::locate(&spec.model)?;
     let settings = spec.local.clone().unwrap_or_default();
-    Ok(Arc::new(crate::llm::local::LocalProvider::open(
-        &path, &settings,
-    )?))
+    Ok(match worker::program() {
+        Some(program) => Arc::new(worker::WorkerProvider::open(program, &path, &settings)?),
+        None => Arc::new(LocalProvider::open(&path, &settings)?),
+    })
 }
 
 #[cfg(not(feature = "local"))]

@@ -7,6 +7,8 @@ pub mod cascade;
 pub mod grammar;
 pub mod http;
 pub mod instructions;
+// The embedded model: llama.cpp's FFI and moot's kernels, all of its `unsafe` in here.
+#[allow(unsafe_code)]
 pub mod local;
 pub mod openai;
 pub mod provider;

@@ -32,6 +32,8 @@ mod provider;
 mod q8_0_step;
 #[cfg(feature = "local")]
 mod widen;
+#[cfg(feature = "local")]
+pub mod worker;
 
 #[cfg(moot_kernel_choice)]
 pub use kernels::{
