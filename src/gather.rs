@@ -936,6 +936,7 @@ mod on_disk {
 
     /// Issue 22: nothing below the working directory or a `--context` is read through a
     /// symlink, to a file or a directory, and a FIFO does not hang the gathering.
+    #[allow(unsafe_code)]
     #[test]
     fn no_file_is_read_through_a_symlink_and_a_fifo_does_not_hang() {
         let dir = repository();

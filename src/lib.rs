@@ -6,11 +6,17 @@
 // A panic is never how moot reports a problem: outside tests, an unwrap or expect is refused
 // at compile time (errors carry what went wrong and how to fix it instead).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// `unsafe` only where the operating system or the embedded model need it, each module named
+// here or where it is declared: the embedded model (`llm::local`, with its FFI and kernels),
+// the hook box (`code::sandbox`), the journal's leases (`store::lease`), paths opened beneath a
+// directory (`beneath`) and the terminal's restoring on a fatal signal (`fatal`).
+#![deny(unsafe_code)]
 
 pub mod arena;
 pub mod argue;
 pub mod audit;
 pub mod bench;
+#[allow(unsafe_code)]
 pub mod beneath;
 pub mod catalog;
 pub mod cli;
@@ -21,6 +27,8 @@ pub mod debate;
 pub mod decision;
 pub mod diagram;
 pub mod engine;
+#[allow(unsafe_code)]
+pub mod fatal;
 pub mod gather;
 pub mod headless;
 pub mod launch;

@@ -39,7 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tui",
         &[
             "debate", "argue", "store", "session", "replay", "sanitize", "signals", "config",
-            "beneath", "remote",
+            "beneath", "remote", "fatal",
         ],
     ),
     // A server's debates listed and followed over its API (`moot attach`, the history); a
@@ -129,6 +129,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("sanitize", &[]),
     ("paths", &[]),
     ("beneath", &[]),
+    // The terminal given back on a fatal signal.
+    ("fatal", &[]),
 ];
 
 /// The top-level modules each module's non-test code names through `crate::`.

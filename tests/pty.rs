@@ -273,6 +273,60 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     );
 }
 
+/// A fatal signal (here `kill -SEGV`, as a crash would raise it) in the workbench: the terminal
+/// is given back first (main screen, cursor shown, mouse and paste modes off, cooked mode),
+/// then moot ends by that signal.
+#[test]
+fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    let demo =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        None,
+        &[
+            "--no-checkpoints",
+            "--no-write",
+            "--script",
+            demo.to_str().unwrap(),
+            "Should we use Redis or PostgreSQL for caching?",
+        ],
+    ));
+    pty.wait_for("completed ·");
+    let raw = pty.settings();
+    assert_eq!(
+        raw.c_lflag & (libc::ICANON | libc::ECHO),
+        0,
+        "the workbench runs raw"
+    );
+    let before = pty.written();
+    // SAFETY: signalling our own child.
+    assert_eq!(
+        unsafe { libc::kill(pty.pid() as libc::pid_t, libc::SIGSEGV) },
+        0
+    );
+    let status = pty.wait_exit();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}");
+    let output = pty.output();
+    let after = &output[before.min(output.len())..];
+    for (sequence, what) in [
+        ("\u{1b}[?1049l", "the main screen back"),
+        ("\u{1b}[?25h", "the cursor shown"),
+        ("\u{1b}[?1000l", "the mouse let go"),
+        ("\u{1b}[?2004l", "bracketed paste off"),
+    ] {
+        assert!(after.contains(sequence), "{what}: {after:?}");
+    }
+    let cooked = pty.settings();
+    assert_eq!(
+        cooked.c_lflag & (libc::ICANON | libc::ECHO),
+        libc::ICANON | libc::ECHO,
+        "cooked mode again"
+    );
+}
+
 #[test]
 fn sigterm_ends_the_workbench_after_the_debate_has_finished() {
     let home = tempfile::tempdir().unwrap();

@@ -262,7 +262,7 @@ pub async fn run_boxed(
         // The whole group, and the whole cgroup: a test runner's children must not outlive
         // its limit.
         if let Some(pid) = group {
-            kill_group(pid);
+            crate::code::sandbox::kill_group(pid);
         }
     }
     // Whatever is still alive of the run ends with it (the namespaces already saw to theirs).
@@ -273,15 +273,6 @@ pub async fn run_boxed(
         Ok(Ok(Err(e))) => result(None, false, tail, Some(e.to_string()), None),
         Ok(Err(_)) => result(None, true, tail, None, None),
         Err(why) => result(None, false, tail, None, Some(why)),
-    }
-}
-
-fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) with a negative pid signals that process group; it touches no memory.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
     }
 }
 
@@ -471,7 +462,10 @@ mod tests {
         assert!(flood.dropped > 500_000, "{}", flood.dropped);
         // SAFETY: set before the hook starts, in this test's own process; no other test
         // reads this variable.
-        unsafe { std::env::set_var("HOOKTEST_API_KEY", "sk-hook-secret-123456789") };
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("HOOKTEST_API_KEY", "sk-hook-secret-123456789")
+        };
         let env = run(&hook("env", 10_000, 100_000), dir.path()).await;
         assert!(!env.tail.contains("hook-secret"), "{}", env.tail);
         assert!(env.tail.contains("PATH="));

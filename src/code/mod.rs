@@ -11,6 +11,8 @@ pub mod loops;
 pub mod record;
 pub mod reply;
 pub mod roles;
+// Namespaces, seccomp, Landlock and cgroups, between fork and exec.
+#[allow(unsafe_code)]
 pub mod sandbox;
 pub mod versions;
 pub mod worktree;

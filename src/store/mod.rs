@@ -10,6 +10,8 @@ mod checkpoint;
 mod gates;
 mod history;
 mod journal;
+// `flock` on the lease files.
+#[allow(unsafe_code)]
 mod lease;
 mod lessons;
 mod migrations;

@@ -161,6 +161,8 @@ const FRAME_BUFFER: usize = 1 << 16;
 
 fn enter() -> std::io::Result<(TerminalGuard, Term)> {
     install_panic_hook();
+    // Before raw mode: the settings it saves are the shell's.
+    crate::fatal::restore_terminal_on_fatal_signals();
     enable_raw_mode()?;
     let guard = TerminalGuard;
     let mut out = BufWriter::with_capacity(FRAME_BUFFER, stdout());

@@ -156,6 +156,17 @@ impl Pty {
         }
     }
 
+    /// The terminal's settings as the child left them (the slave's, read through the master).
+    #[allow(dead_code)]
+    pub fn settings(&self) -> libc::termios {
+        // SAFETY: tcgetattr fills a plain C struct, for which zeros are a valid start.
+        unsafe {
+            let mut settings: libc::termios = std::mem::zeroed();
+            assert_eq!(libc::tcgetattr(self.master.as_raw_fd(), &mut settings), 0);
+            settings
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.as_ref().map_or(0, |c| c.id())
     }

@@ -580,6 +580,17 @@ impl Sandbox {
     }
 }
 
+/// Kills process group `pid` (a hook run's: its child starts a session of its own) with
+/// SIGKILL.
+pub fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals that process group; it touches no memory.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
 /// bubblewrap's mounts: the readable directories read-only (their hidden parts covered), the
 /// system's top-level links, its own /proc, /dev and /tmp, then the tree and the temp dir
 /// writable.
