@@ -12,9 +12,12 @@
 //!
 //! A crate of its own so that it is compiled optimized in every profile, as `moot-q8-0` is.
 //! It is compiled for AVX-512F, FMA and F16C (`#[target_feature]`) whatever the build's
-//! target, and taken only on a CPU that has them (`available`, found at run time).
+//! target, and taken only on a CPU that has them (`available`, found at run time). Where it is
+//! not, llama.cpp computes attention as products, and `values` takes the one over F16 values
+//! on AVX2.
 
 pub mod reference;
+pub mod values;
 
 /// One key head's attention for a step: its query rows, each with its mask row and the output
 /// row it writes, against `cells` cells of keys and values.

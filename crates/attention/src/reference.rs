@@ -23,6 +23,24 @@ pub fn tested_here() -> bool {
     false
 }
 
+/// `tested_here` for the values' product (`values`), which needs AVX2, FMA and F16C.
+pub fn values_tested_here() -> bool {
+    if super::values::available() {
+        eprintln!("kernel tested: attention values (AVX2, FMA, F16C)");
+        return true;
+    }
+    let skip = std::env::var("MOOT_KERNEL_TESTS").as_deref() == Ok("skip-missing");
+    assert!(
+        skip,
+        "this CPU cannot run the values' product (it needs AVX2, FMA and F16C); set \
+         MOOT_KERNEL_TESTS=skip-missing to skip it"
+    );
+    eprintln!(
+        "kernel NOT tested: attention values: this CPU lacks AVX2, FMA or F16C (MOOT_KERNEL_TESTS=skip-missing)"
+    );
+    false
+}
+
 /// Negative infinity as an F16 value: a cell the mask hides.
 pub const HIDDEN: u16 = 0xFC00;
 

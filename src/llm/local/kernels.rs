@@ -14,6 +14,7 @@
 
 use super::packed_weights;
 use super::q8_0_step::{self, Block, Packed, Product};
+use moot_attention::values;
 use std::ffi::{c_int, c_void};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,6 +28,7 @@ static TO_MOOT: AtomicU64 = AtomicU64::new(0);
 static TO_PACKED: AtomicU64 = AtomicU64::new(0);
 static PROMPTS_PACKED: AtomicU64 = AtomicU64::new(0);
 static PROMPTS_BY_ROWS: AtomicU64 = AtomicU64::new(0);
+static VALUES: AtomicU64 = AtomicU64::new(0);
 static OWN_KERNEL_ON: AtomicBool = AtomicBool::new(true);
 
 /// Whether this build has moot's own kernel for a step (an x86-64 CPU with AVX2, FMA and F16C).
@@ -68,6 +70,9 @@ pub struct KernelCounts {
     /// at a time, where the CPU has AVX2 but not the packed kernel: llamafile's tinyBLAS, which
     /// took them before, has no x86 kernel in a build for x86-64-v2.
     pub prompts_by_rows: u64,
+    /// Products of F16 values and F32 attention weights (the attention's values weighed,
+    /// without flash attention) computed by `moot_attention::values` on AVX2.
+    pub values: u64,
     /// Attention operations (a layer's, for a step or a prompt) computed by moot's own kernel
     /// (`attention`), each thread's share counted once.
     pub attention: u64,
@@ -82,6 +87,7 @@ pub fn counts() -> KernelCounts {
         packed: TO_PACKED.load(Ordering::Relaxed),
         prompts_packed: PROMPTS_PACKED.load(Ordering::Relaxed),
         prompts_by_rows: PROMPTS_BY_ROWS.load(Ordering::Relaxed),
+        values: VALUES.load(Ordering::Relaxed),
         attention: super::attention::computed(),
     }
 }
@@ -125,6 +131,8 @@ enum Route {
     /// A prompt's product: moot's packed kernel when the weights are a model's (`packed_weights`),
     /// else moot's step kernel, four columns at a time.
     Prompt,
+    /// F16 values by F32 weights: `moot_attention::values`.
+    Values,
     /// Declined, so that ggml computes it with its own kernel.
     Ggml,
     /// On to llamafile, which computes it or declines it itself (as it declines one column,
@@ -138,6 +146,13 @@ enum Route {
 /// before this is asked).
 fn route(weights: c_int, columns: c_int, out: c_int, count: i64, blocks: i64, own: bool) -> Route {
     let q8_0 = llama_cpp_sys_2::GGML_TYPE_Q8_0 as c_int;
+    let (f16, f32) = (
+        llama_cpp_sys_2::GGML_TYPE_F16 as c_int,
+        llama_cpp_sys_2::GGML_TYPE_F32 as c_int,
+    );
+    if own && weights == f16 && columns == f32 && out == f32 && values::available() {
+        return Route::Values;
+    }
     if weights != q8_0 || columns != q8_0 {
         return Route::Llamafile;
     }
@@ -351,6 +366,27 @@ pub unsafe extern "C" fn __wrap_llamafile_sgemm(
                 true
             }
         },
+        Route::Values => {
+            let values = values::HalfProduct {
+                rows: a as *const u16,
+                row_stride: size(lda),
+                columns: b as *const f32,
+                column_stride: size(ldb),
+                column_count: size(n),
+                length: size(k),
+                out: c as *mut f32,
+                out_stride: size(ldc),
+            };
+            // SAFETY: `route` checked the types and that the CPU runs the kernel; the operands
+            // are llama.cpp's, as large as its sizes and strides say.
+            unsafe {
+                compute(threads, rows, rows * size(k) * 2, |rows| {
+                    values::multiply(&values, rows)
+                })
+            };
+            VALUES.fetch_add(1, Ordering::Relaxed);
+            true
+        }
         Route::Ggml => {
             TO_GGML.fetch_add(1, Ordering::Relaxed);
             false
@@ -505,6 +541,12 @@ mod tests {
         } else {
             Route::Llamafile
         };
+        // F16 values by F32 weights: moot's kernel where the CPU runs it.
+        let weighed = if values::available() {
+            Route::Values
+        } else {
+            Route::Llamafile
+        };
         for (weights, columns, count, blocks, expected) in [
             // Columns still in F32: llamafile declines them, ggml quantizes them and asks again.
             (q8_0, f32, 2, 18, Route::Llamafile),
@@ -515,7 +557,7 @@ mod tests {
             (q8_0, q8_0, 5, 18, prompt),
             (q8_0, q8_0, 512, 18, prompt),
             (q8_0, q8_0, 512, 257, Route::Llamafile),
-            (f16, f32, 2, 18, Route::Llamafile),
+            (f16, f32, 2, 18, weighed),
             (f16, f16, 512, 18, Route::Llamafile),
         ] {
             assert_eq!(
@@ -535,5 +577,6 @@ mod tests {
         assert_eq!(route(q8_0, q8_0, f32, 2, 18, false), Route::Ggml);
         assert_eq!(route(q8_0, q8_0, f32, 1, 18, false), Route::Llamafile);
         assert_eq!(route(q8_0, q8_0, f32, 512, 18, false), Route::Llamafile);
+        assert_eq!(route(f16, f32, f32, 512, 18, false), Route::Llamafile);
     }
 }
