@@ -401,3 +401,17 @@ fn the_scanner_sees_grouped_and_nested_imports() {
         vec!["argue", "debate", "llm", "store"]
     );
 }
+
+/// One build runs on every x86-64-v2 CPU: nothing in the build's settings names a target CPU
+/// (a native one made llama.cpp build ggml's AMX path, which dies on some AMX hosts).
+#[test]
+fn the_build_names_no_target_cpu() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in [".cargo/config.toml", "Cargo.toml"] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(
+            !text.contains("target-cpu"),
+            "{file} names a target CPU: moot builds for x86-64-v2 and picks kernels at run time"
+        );
+    }
+}
