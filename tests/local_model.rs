@@ -780,37 +780,51 @@ fn bad_model_files_are_named_with_the_fix() {
     assert!(error.contains("truncated"), "{error}");
 }
 
+/// moot in `home` (its own config, data dir and no Ollama within reach), with `args`.
+fn moot_in(home: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
+    command
+        .current_dir(home)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("MOOT_HOME", home.join("moot-home"))
+        .env("MOOT_CONFIG", home.join("config.toml"))
+        .env("OLLAMA_HOST", "127.0.0.1:9")
+        .args(args)
+        .stdin(Stdio::null());
+    command
+}
+
+/// A 1-round, 2-seat debate on `model`, without checkpoints; one round, because a moderator on
+/// this tiny model calls agreement that no move supports, so a second round would always run,
+/// and cost minutes on CI.
+fn one_round_on(model: &std::path::Path) -> Vec<&str> {
+    vec![
+        "--provider",
+        "local",
+        "--model",
+        model.to_str().unwrap(),
+        "--max-rounds",
+        "1",
+        "--perspectives",
+        "2",
+        "--no-checkpoints",
+    ]
+}
+
 #[test]
 fn a_headless_debate_on_the_default_model_completes() {
     let _engine = ONE_ENGINE_AT_A_TIME.blocking_lock();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "").unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_moot"))
-        .current_dir(home.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("MOOT_HOME", home.path().join("moot-home"))
-        .env("MOOT_CONFIG", home.path().join("config.toml"))
-        .env("OLLAMA_HOST", "127.0.0.1:9")
-        .args([
-            "--headless",
-            "--provider",
-            "local",
-            "--model",
-            model_path().to_str().unwrap(),
-            // One round: a moderator on this tiny model calls agreement that no move
-            // supports, so a second round would always run, and cost minutes on CI.
-            "--max-rounds",
-            "1",
-            "--perspectives",
-            "2",
-            "--no-checkpoints",
-            QUESTION,
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let model = model_path();
+    let output = moot_in(
+        home.path(),
+        &[&["--headless"], &one_round_on(&model)[..], &[QUESTION]].concat(),
+    )
+    .output()
+    .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
@@ -906,35 +920,16 @@ fn a_worker_killed_mid_turn_fails_the_debate_with_what_happened_and_a_resume_com
     let _engine = ONE_ENGINE_AT_A_TIME.blocking_lock();
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join("config.toml"), "").unwrap();
-    let moot = |args: &[&str]| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_moot"));
-        command
-            .current_dir(home.path())
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("MOOT_HOME", home.path().join("moot-home"))
-            .env("MOOT_CONFIG", home.path().join("config.toml"))
-            .env("OLLAMA_HOST", "127.0.0.1:9")
-            .args(args)
-            .stdin(Stdio::null());
-        command
-    };
+    let moot = |args: &[&str]| moot_in(home.path(), args);
     let model = model_path();
-    let mut debate = moot(&[
-        "--headless",
-        "--provider",
-        "local",
-        "--model",
-        model.to_str().unwrap(),
-        "--max-rounds",
-        "1",
-        "--perspectives",
-        "2",
-        "--no-checkpoints",
-        "--no-lessons",
-        QUESTION,
-    ])
+    let mut debate = moot(
+        &[
+            &["--headless", "--no-lessons"],
+            &one_round_on(&model)[..],
+            &[QUESTION],
+        ]
+        .concat(),
+    )
     .stdout(Stdio::piped())
     .stderr(Stdio::piped())
     .spawn()
@@ -1024,19 +1019,10 @@ fn a_worker_killed_in_the_workbench_is_shown_and_the_workbench_stays_up() {
         home.path(),
         None,
         &[
-            "--provider",
-            "local",
-            "--model",
-            model.to_str().unwrap(),
-            "--max-rounds",
-            "1",
-            "--perspectives",
-            "2",
-            "--no-checkpoints",
-            "--no-lessons",
-            "--no-write",
-            QUESTION,
-        ],
+            &one_round_on(&model)[..],
+            &["--no-lessons", "--no-write", QUESTION],
+        ]
+        .concat(),
     ));
     // Once the debate is past its start (the model loaded, the moderator's first turns in),
     // a turn is under way in the worker.

@@ -273,17 +273,13 @@ fn a_dropped_connection_pauses_the_debate_and_leaves_the_terminal_clean() {
     );
 }
 
-/// A fatal signal (here `kill -SEGV`, as a crash would raise it) in the workbench: the terminal
-/// is given back first (main screen, cursor shown, mouse and paste modes off, cooked mode),
-/// then moot ends by that signal.
-#[test]
-fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), "").unwrap();
+/// The workbench in `home` over the scripted demo debate, once the debate has finished.
+fn finished_demo_debate(home: &std::path::Path) -> Pty {
+    std::fs::write(home.join("config.toml"), "").unwrap();
     let demo =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
-    let mut pty = Pty::spawn(&mut moot(
-        home.path(),
+    let pty = Pty::spawn(&mut moot(
+        home,
         None,
         &[
             "--no-checkpoints",
@@ -294,6 +290,16 @@ fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
         ],
     ));
     pty.wait_for("completed ·");
+    pty
+}
+
+/// A fatal signal (here `kill -SEGV`, as a crash would raise it) in the workbench: the terminal
+/// is given back first (main screen, cursor shown, mouse and paste modes off, cooked mode),
+/// then moot ends by that signal.
+#[test]
+fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
+    let home = tempfile::tempdir().unwrap();
+    let mut pty = finished_demo_debate(home.path());
     let raw = pty.settings();
     assert_eq!(
         raw.c_lflag & (libc::ICANON | libc::ECHO),
@@ -330,21 +336,7 @@ fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
 #[test]
 fn sigterm_ends_the_workbench_after_the_debate_has_finished() {
     let home = tempfile::tempdir().unwrap();
-    std::fs::write(home.path().join("config.toml"), "").unwrap();
-    let demo =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/redis-vs-postgres.json");
-    let mut pty = Pty::spawn(&mut moot(
-        home.path(),
-        None,
-        &[
-            "--no-checkpoints",
-            "--no-write",
-            "--script",
-            demo.to_str().unwrap(),
-            "Should we use Redis or PostgreSQL for caching?",
-        ],
-    ));
-    pty.wait_for("completed ·");
+    let mut pty = finished_demo_debate(home.path());
     // SAFETY: signalling our own child.
     assert_eq!(
         unsafe { libc::kill(pty.pid() as libc::pid_t, libc::SIGTERM) },

@@ -103,13 +103,14 @@ impl ChatRequest {
 }
 
 /// Token counts as the provider reported them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     pub input: u64,
     pub output: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     Stop,
     /// Cut at `max_tokens`.
@@ -141,7 +142,7 @@ pub fn push_capped(
 }
 
 /// A finished reply: the raw text (JSON for structured requests) and what it cost.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Completion {
     pub text: String,
     pub usage: Option<Usage>,

@@ -54,26 +54,29 @@ pub enum Format {
     Q8_0,
 }
 
-/// The variable that turns the kernel off (`off`), for a test or a comparison.
+/// The variable that turns moot's attention kernels off (`off`), for a test or a comparison.
 pub const VARIABLE: &str = "MOOT_ATTENTION_KERNEL";
 
 /// Whether this CPU runs the kernel (x86-64 with AVX-512F, FMA and F16C), found once, and
 /// `MOOT_ATTENTION_KERNEL` does not turn it off.
 pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| std::env::var(VARIABLE).as_deref() != Ok("off") && detected())
+    found_once(&AVAILABLE, || {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("fma")
+                && std::arch::is_x86_feature_detected!("f16c")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    })
 }
 
-#[cfg(target_arch = "x86_64")]
-fn detected() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("f16c")
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn detected() -> bool {
-    false
+/// Whether a kernel runs here: what `detected` says of this CPU, asked once and kept in
+/// `cell`, unless `MOOT_ATTENTION_KERNEL=off`.
+fn found_once(cell: &std::sync::OnceLock<bool>, detected: fn() -> bool) -> bool {
+    *cell.get_or_init(|| std::env::var(VARIABLE).as_deref() != Ok("off") && detected())
 }
 
 /// Whether this CPU computes attention over heads of `dim` values here (heads of 64 or 128

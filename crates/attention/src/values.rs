@@ -25,19 +25,16 @@ pub struct HalfProduct {
 /// `MOOT_ATTENTION_KERNEL` does not turn moot's attention kernels off.
 pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| std::env::var(super::VARIABLE).as_deref() != Ok("off") && detected())
-}
-
-#[cfg(target_arch = "x86_64")]
-fn detected() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-        && std::arch::is_x86_feature_detected!("f16c")
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn detected() -> bool {
-    false
+    super::found_once(&AVAILABLE, || {
+        #[cfg(target_arch = "x86_64")]
+        {
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+                && std::arch::is_x86_feature_detected!("f16c")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        false
+    })
 }
 
 /// Computes `rows` of the product, for every column.

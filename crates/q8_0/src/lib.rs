@@ -108,6 +108,31 @@ fn detected() -> Level {
     Level::Portable
 }
 
+/// For a test of the kernel of `level`: whether it runs on this CPU, said on stderr; where it
+/// does not, a failure, unless `MOOT_KERNEL_TESTS=skip-missing` says to skip it (said too), so
+/// a suite never passes a kernel it did not run.
+pub fn tested_here(level: Level) -> bool {
+    let features = match level {
+        Level::Avx2 => "AVX2, FMA and F16C",
+        Level::Vnni => "AVX2, FMA, F16C and AVX-512F, VNNI and VL",
+        Level::Portable => return true,
+    };
+    if self::level() >= level {
+        eprintln!("kernel tested: q8_0 {level:?} ({features})");
+        return true;
+    }
+    let skip = std::env::var("MOOT_KERNEL_TESTS").as_deref() == Ok("skip-missing");
+    assert!(
+        skip,
+        "this CPU cannot run the q8_0 {level:?} kernel (it needs {features}); set \
+         MOOT_KERNEL_TESTS=skip-missing to skip it"
+    );
+    eprintln!(
+        "kernel NOT tested: q8_0 {level:?}: this CPU lacks some of {features} (MOOT_KERNEL_TESTS=skip-missing)"
+    );
+    false
+}
+
 /// Whether this CPU computes a product of `column_count` columns of `blocks` blocks here.
 pub fn takes(column_count: usize, blocks: usize) -> bool {
     level() >= Level::Avx2
@@ -122,19 +147,7 @@ pub fn takes(column_count: usize, blocks: usize) -> bool {
 /// readable weights for every row in `rows`, readable columns and writable output.
 pub unsafe fn multiply(product: &Product, rows: Range<usize>) {
     // SAFETY: the caller's promise, passed on; `takes` found the level's features on this CPU.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        match level() {
-            Level::Vnni => row::multiply_vnni(product, rows),
-            Level::Avx2 => row::multiply_avx2(product, rows),
-            Level::Portable => unreachable!("`takes` refuses every product on this CPU"),
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (product, rows);
-        unreachable!("`takes` refuses every product on this CPU")
-    }
+    unsafe { run(level(), product, rows) }
 }
 
 /// `multiply` with the kernel of `at` (a test or a comparison runs each level the CPU has).
@@ -148,6 +161,15 @@ pub unsafe fn multiply_at(at: Level, product: &Product, rows: Range<usize>) {
         detected()
     );
     // SAFETY: the caller's promise, passed on; the CPU has the level's features.
+    unsafe { run(at, product, rows) }
+}
+
+/// The row kernel of `at`.
+///
+/// # Safety
+/// As `multiply`'s, and this CPU has `at`'s features.
+unsafe fn run(at: Level, product: &Product, rows: Range<usize>) {
+    // SAFETY: the caller's promise, passed on.
     #[cfg(target_arch = "x86_64")]
     unsafe {
         match at {
@@ -158,7 +180,7 @@ pub unsafe fn multiply_at(at: Level, product: &Product, rows: Range<usize>) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (product, rows);
+        let _ = (at, product, rows);
         unreachable!("no row kernel is portable")
     }
 }

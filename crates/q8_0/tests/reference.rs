@@ -6,33 +6,9 @@ use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-/// Whether the kernel of `level` runs on this CPU, said on stderr; where it does not, a
-/// failure, unless `MOOT_KERNEL_TESTS=skip-missing`.
-fn tested_here(level: Level) -> bool {
-    let features = match level {
-        Level::Avx2 => "AVX2, FMA and F16C",
-        Level::Vnni => "AVX2, FMA, F16C and AVX-512F, VNNI and VL",
-        Level::Portable => return true,
-    };
-    if moot_q8_0::level() >= level {
-        eprintln!("kernel tested: q8_0 {level:?} ({features})");
-        return true;
-    }
-    let skip = std::env::var("MOOT_KERNEL_TESTS").as_deref() == Ok("skip-missing");
-    assert!(
-        skip,
-        "this CPU cannot run the q8_0 {level:?} kernel (it needs {features}); set \
-         MOOT_KERNEL_TESTS=skip-missing to skip it"
-    );
-    eprintln!(
-        "kernel NOT tested: q8_0 {level:?}: this CPU lacks some of {features} (MOOT_KERNEL_TESTS=skip-missing)"
-    );
-    false
-}
-
 use moot_q8_0::{
     Block, Level, MOST_BLOCKS, MOST_COLUMNS, PACKED_ALIGNMENT, Packed, Product, QUANTS,
-    multiply_at, multiply_packed, share, takes,
+    multiply_at, multiply_packed, share, takes, tested_here,
 };
 
 /// IEEE half precision to single, in software, for the reference product.

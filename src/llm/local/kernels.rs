@@ -456,14 +456,7 @@ mod tests {
     /// and every row (more than one run, the last short), at llama.cpp's strides.
     #[test]
     fn a_prompt_computed_by_rows_matches_the_product_in_double_precision() {
-        if !own_kernel_built() {
-            let skip = std::env::var("MOOT_KERNEL_TESTS").as_deref() == Ok("skip-missing");
-            assert!(
-                skip,
-                "this CPU cannot run the q8_0 step kernel (it needs AVX2, FMA and F16C); set \
-                 MOOT_KERNEL_TESTS=skip-missing to skip it"
-            );
-            eprintln!("kernel NOT tested: q8_0 prompt by rows (MOOT_KERNEL_TESTS=skip-missing)");
+        if !moot_q8_0::tested_here(moot_q8_0::Level::Avx2) {
             return;
         }
         use moot_attention::reference::{float, half, noise};

@@ -670,6 +670,15 @@ impl LocalProvider {
     }
 }
 
+/// What an embedded model's errors say to do, in process or in a worker.
+pub(super) const CONFIGURE_HINT: &str =
+    "run `moot model list` to see the models on this machine, `moot model pull` for the default";
+
+/// Where an embedded model's requests go, as an error names it.
+pub(super) fn endpoint(path: &Path) -> String {
+    format!("the embedded model {}", path.display())
+}
+
 /// Replies are capped here when neither the request nor the settings say otherwise.
 const DEFAULT_MAX_TOKENS: u32 = 700;
 
@@ -708,12 +717,11 @@ impl Provider for LocalProvider {
     }
 
     fn endpoint(&self) -> String {
-        format!("the embedded model {}", self.engine.loaded.path.display())
+        endpoint(&self.engine.loaded.path)
     }
 
     fn configure_hint(&self) -> String {
-        "run `moot model list` to see the models on this machine, `moot model pull` for the default"
-            .into()
+        CONFIGURE_HINT.into()
     }
 
     fn complete<'a>(

@@ -13,8 +13,8 @@ use super::LocalSettings;
 use super::provider::{LocalError, LocalProvider};
 use crate::debate::Phase;
 use crate::llm::{
-    ChatMessage, ChatRequest, Completion, FinishReason, LlmError, Provider, ProviderKind,
-    ReplyFormat, RequestLabel, TextSink, Usage,
+    ChatMessage, ChatRequest, Completion, LlmError, Provider, ProviderKind, ReplyFormat,
+    RequestLabel, TextSink,
 };
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -78,15 +78,6 @@ enum ToWorker {
     },
 }
 
-/// A finished reply as it crosses back.
-#[derive(Debug, Serialize, Deserialize)]
-struct WireCompletion {
-    text: String,
-    usage: Option<(u64, u64)>,
-    model: String,
-    finish: String,
-}
-
 /// What a worker says.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -106,7 +97,7 @@ enum FromWorker {
     },
     Done {
         id: u64,
-        completion: WireCompletion,
+        completion: Completion,
     },
     Error {
         id: u64,
@@ -130,7 +121,6 @@ struct Worker {
     /// Why it stopped, once it has.
     died: Arc<Mutex<Option<String>>>,
     model: String,
-    kernels: String,
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -273,8 +263,8 @@ impl Worker {
         let ready = writeln!(stdin, "{line}")
             .and_then(|()| stdin.flush())
             .and_then(|()| lines.read_line(&mut first));
-        let (model, kernels) = match (ready, serde_json::from_str::<FromWorker>(&first)) {
-            (Ok(n), Ok(FromWorker::Ready { model, kernels })) if n > 0 => (model, kernels),
+        let model = match (ready, serde_json::from_str::<FromWorker>(&first)) {
+            (Ok(n), Ok(FromWorker::Ready { model, .. })) if n > 0 => model,
             (Ok(n), Ok(FromWorker::Failed { message })) if n > 0 => {
                 let _ = child.wait();
                 return Err(LocalError::Worker(message));
@@ -291,7 +281,6 @@ impl Worker {
             pending: Arc::default(),
             died: Arc::default(),
             model,
-            kernels,
         });
         let reader = Arc::downgrade(&worker);
         let pending = worker.pending.clone();
@@ -346,7 +335,7 @@ fn read_replies(
         };
         let (id, heard, last) = match message {
             FromWorker::Text { id, text } => (id, Heard::Text(text), false),
-            FromWorker::Done { id, completion } => (id, Heard::Done(completion.into()), true),
+            FromWorker::Done { id, completion } => (id, Heard::Done(completion), true),
             FromWorker::Error { id, message } => {
                 (id, Heard::Failed(LlmError::Fatal(message)), true)
             }
@@ -376,39 +365,6 @@ fn read_replies(
     if let Ok(mut pending) = pending.lock() {
         for (_, sender) in pending.drain() {
             let _ = sender.send(Heard::Failed(LlmError::Fatal(why.clone())));
-        }
-    }
-}
-
-impl From<WireCompletion> for Completion {
-    fn from(wire: WireCompletion) -> Completion {
-        Completion {
-            text: wire.text,
-            usage: wire.usage.map(|(input, output)| Usage { input, output }),
-            model: wire.model,
-            finish: match wire.finish.as_str() {
-                "stop" => FinishReason::Stop,
-                "length" => FinishReason::Length,
-                "capped" => FinishReason::Capped,
-                _ => FinishReason::Other,
-            },
-        }
-    }
-}
-
-impl From<&Completion> for WireCompletion {
-    fn from(completion: &Completion) -> WireCompletion {
-        WireCompletion {
-            text: completion.text.clone(),
-            usage: completion.usage.map(|u| (u.input, u.output)),
-            model: completion.model.clone(),
-            finish: match completion.finish {
-                FinishReason::Stop => "stop",
-                FinishReason::Length => "length",
-                FinishReason::Capped => "capped",
-                FinishReason::Other => "other",
-            }
-            .into(),
         }
     }
 }
@@ -444,8 +400,6 @@ pub struct WorkerProvider {
     slot: Arc<WorkerSlot>,
     model: String,
     path: PathBuf,
-    /// Which of moot's kernels the worker's CPU runs, as it said when it started.
-    pub kernels: String,
 }
 
 impl WorkerProvider {
@@ -486,17 +440,9 @@ impl WorkerProvider {
         let worker = slot.worker()?;
         Ok(WorkerProvider {
             model: worker.model.clone(),
-            kernels: worker.kernels.clone(),
             slot,
             path: path.to_path_buf(),
         })
-    }
-
-    /// The worker's process id, while one runs (for a test that ends it).
-    pub fn worker_pid(&self) -> Option<u32> {
-        let current = self.slot.current.lock().ok()?;
-        let worker = current.as_ref()?;
-        worker.child.lock().ok().map(|c| c.id())
     }
 
     async fn ask(
@@ -601,12 +547,11 @@ impl Provider for WorkerProvider {
     }
 
     fn endpoint(&self) -> String {
-        format!("the embedded model {}", self.path.display())
+        super::provider::endpoint(&self.path)
     }
 
     fn configure_hint(&self) -> String {
-        "run `moot model list` to see the models on this machine, `moot model pull` for the default"
-            .into()
+        super::provider::CONFIGURE_HINT.into()
     }
 
     fn complete<'a>(
@@ -699,10 +644,7 @@ pub fn serve() -> std::process::ExitCode {
                         });
                     };
                     let message = match provider.complete(&request, &mut on_text).await {
-                        Ok(completion) => FromWorker::Done {
-                            id,
-                            completion: (&completion).into(),
-                        },
+                        Ok(completion) => FromWorker::Done { id, completion },
                         Err(e) => FromWorker::Error {
                             id,
                             message: e.to_string(),
