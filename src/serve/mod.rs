@@ -71,11 +71,46 @@ pub(crate) struct Server {
     args: ServeArgs,
     token: String,
     running: Mutex<HashMap<String, Running>>,
+    /// How many debates hold a place under `--max-debates`, counted from the moment a request
+    /// is accepted (not from its first event), so a burst cannot slip past the limit.
+    admitted: std::sync::atomic::AtomicUsize,
 }
 
 impl Server {
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A place for one more debate, or `None` when `--max-debates` are already admitted.
+    fn admit(self: &Arc<Self>) -> Option<Admitted> {
+        use std::sync::atomic::Ordering;
+        let most = self.args.max_debates as usize;
+        self.admitted
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |taken| {
+                (taken < most).then_some(taken + 1)
+            })
+            .ok()
+            .map(|_| Admitted(self.clone()))
+    }
+
+    /// A place for a debate the server must run whatever the limit (one it was running when
+    /// it died): counted, never refused.
+    fn admit_anyway(self: &Arc<Self>) -> Admitted {
+        self.admitted
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Admitted(self.clone())
+    }
+}
+
+/// One debate's place under `--max-debates`, given back when the debate's thread is done (or
+/// when it could not start).
+struct Admitted(Arc<Server>);
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.0
+            .admitted
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -102,6 +137,7 @@ pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeE
         args,
         token: token.value,
         running: Mutex::new(HashMap::new()),
+        admitted: Default::default(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -198,18 +198,7 @@ async fn create(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let request: NewDebate = parsed(body)?;
-    if server.running().len() >= server.args.max_debates as usize {
-        let mut refused = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "busy",
-            format!(
-                "{} debates are running, the most this server runs at once (--max-debates)",
-                server.args.max_debates
-            ),
-        );
-        refused.retry_after = Some(RETRY_AFTER_SECONDS);
-        return Err(refused);
-    }
+    let place = admitted(&server)?;
     let settings = request
         .settings(&server.config, &server.args.provider)
         .map_err(|refused| ApiError::bad(refused.0))?;
@@ -219,10 +208,27 @@ async fn create(
             question: request.question.trim().to_string(),
             settings: Box::new(settings),
         },
+        place,
     )
     .await
     .map_err(|e| ApiError::bad(e.to_string()))?;
     Ok((StatusCode::CREATED, Json(json!({"id": id}))))
+}
+
+/// A place for one more debate, or the 429 that says the server runs as many as it may.
+fn admitted(server: &Arc<Server>) -> Result<super::Admitted, ApiError> {
+    server.admit().ok_or_else(|| {
+        let mut refused = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "busy",
+            format!(
+                "{} debates are running, the most this server runs at once (--max-debates)",
+                server.args.max_debates
+            ),
+        );
+        refused.retry_after = Some(RETRY_AFTER_SECONDS);
+        refused
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -631,7 +637,8 @@ async fn resume(
             id = debate.id
         )));
     }
-    let id = super::run::spawn(&server, super::run::Start::Resume { id: debate.id })
+    let place = admitted(&server)?;
+    let id = super::run::spawn(&server, super::run::Start::Resume { id: debate.id }, place)
         .await
         .map_err(|e| ApiError::conflict(e.to_string()))?;
     Ok((
@@ -666,6 +673,7 @@ mod tests {
             args: Flags::parse_from(["moot"]).serve,
             token: "t".repeat(32),
             running: std::sync::Mutex::new(std::collections::HashMap::new()),
+            admitted: Default::default(),
         });
         let (live, _) = tokio::sync::broadcast::channel(16);
         server.running().insert(

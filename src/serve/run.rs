@@ -3,7 +3,7 @@
 //! channel kept open so every question waits for an answer from the journal, its deltas handed
 //! to SSE clients; and, at start, the debates it was running when it died, resumed.
 
-use super::{Live, Running, Server};
+use super::{Admitted, Live, Running, Server};
 use crate::debate::{DebateStatus, Event, Initiator};
 use crate::session::DebateSettings;
 use std::sync::Arc;
@@ -25,8 +25,13 @@ pub(super) enum Start {
     },
 }
 
-/// Starts the debate and returns its id once the journal holds it, or why it could not start.
-pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, NotStarted> {
+/// Starts the debate in the place it was admitted to and returns its id once the journal holds
+/// it, or why it could not start (the place is given back then, or when the debate ends).
+pub(super) async fn spawn(
+    server: &Arc<Server>,
+    start: Start,
+    place: Admitted,
+) -> Result<String, NotStarted> {
     let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
     let (controls_kept, controls) = tokio::sync::mpsc::unbounded_channel();
     let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
@@ -119,6 +124,7 @@ pub(super) async fn spawn(server: &Arc<Server>, start: Start) -> Result<String, 
         }
         let _ = finished.await;
         keeper.running().remove(&ended);
+        drop(place);
     });
     Ok(id)
 }
@@ -155,6 +161,7 @@ pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
             Start::Resume {
                 id: summary.id.clone(),
             },
+            server.admit_anyway(),
         )
         .await
         {

@@ -1151,3 +1151,86 @@ fn a_code_debate_is_never_resumed_over_http() {
     );
     assert_eq!(show_json(&home, &id)["status"], "failed");
 }
+
+/// C1/P5: a debate holds its place under `--max-debates` from the moment it is accepted, so a
+/// burst of sixteen POSTs against a limit of two gets exactly two 201s and fourteen 429s; and a
+/// resume takes a place too.
+#[test]
+fn admission_is_counted_when_a_debate_is_accepted_and_a_resume_counts_too() {
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(1500),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &["--max-debates", "2"]);
+    let addr = served.addr.clone();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(16));
+    let burst: Vec<_> = (0..16)
+        .map(|i| {
+            let (addr, start) = (addr.clone(), start.clone());
+            std::thread::spawn(move || {
+                let body = json!({"question": format!("Burst {i}: should the queue be slow?"), "max_rounds": 3, "checkpoints": false});
+                start.wait();
+                let reply = http(&addr, "POST", "/v1/debates", Some(TOKEN), Some(&body.to_string()));
+                (reply.status, reply.body)
+            })
+        })
+        .collect();
+    let replies: Vec<(u16, String)> = burst.into_iter().map(|t| t.join().unwrap()).collect();
+    let accepted: Vec<&String> = replies
+        .iter()
+        .filter(|(s, _)| *s == 201)
+        .map(|(_, b)| b)
+        .collect();
+    let refused: Vec<&String> = replies
+        .iter()
+        .filter(|(s, _)| *s == 429)
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!((accepted.len(), refused.len()), (2, 14), "{replies:?}");
+    assert!(refused[0].contains("--max-debates"), "{}", refused[0]);
+    let running = statuses(&addr)
+        .into_iter()
+        .filter(|(_, s)| s == "running")
+        .count();
+    assert_eq!(running, 2);
+    // One stopped: its place comes back once its thread lets go, and a new debate takes it.
+    let first: Value = serde_json::from_str(accepted[0]).unwrap();
+    let first = first["id"].as_str().unwrap().to_string();
+    let cancelled = http(
+        &addr,
+        "POST",
+        &format!("/v1/debates/{first}/cancel"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    let body = json!({"question": "Should the third debate wait its turn?", "max_rounds": 3, "checkpoints": false}).to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let created = http(&addr, "POST", "/v1/debates", Some(TOKEN), Some(&body));
+        if created.status == 201 {
+            break;
+        }
+        assert_eq!(created.status, 429, "{}", created.body);
+        assert!(
+            Instant::now() < deadline,
+            "the cancelled debate never gave its place back"
+        );
+        std::thread::yield_now();
+    }
+    // Two are running again, so resuming the stopped one is refused like a new debate.
+    let resumed = http(
+        &addr,
+        "POST",
+        &format!("/v1/debates/{first}/resume"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(resumed.status, 429, "{}", resumed.body);
+    assert!(
+        resumed.error().contains("--max-debates"),
+        "{}",
+        resumed.body
+    );
+}
