@@ -385,7 +385,7 @@ async fn a_persons_turn_is_answered_from_another_terminal_through_the_journal() 
             };
             let id = elsewhere.list(1).unwrap()[0].id.clone();
             let words = format!("From the other terminal, round {round}: turn 1 has no data.");
-            assert!(
+            assert_eq!(
                 elsewhere
                     .record_remote_answer(
                         &id,
@@ -394,7 +394,8 @@ async fn a_persons_turn_is_answered_from_another_terminal_through_the_journal() 
                         &moot::debate::Control::Guide(words),
                         "bo at another workbench",
                     )
-                    .unwrap()
+                    .unwrap(),
+                moot::store::RemoteAnswer::Recorded
             );
         },
     )

@@ -67,11 +67,17 @@ fn approve_question(
         }
         other => other.default_answer().ok_or_else(none)?,
     };
-    if !store.record_remote_answer(&debate.id, round, kind, &answer, by)? {
-        return Err(Failure::usage(format!(
-            "that question of {} was answered a moment ago; `moot show {}` says how",
-            debate.id, debate.id
-        )));
+    match store.record_remote_answer(&debate.id, round, kind, &answer, by)? {
+        crate::store::RemoteAnswer::Recorded => {}
+        crate::store::RemoteAnswer::AnsweredAlready => {
+            return Err(Failure::usage(format!(
+                "that question of {} was answered a moment ago; `moot show {}` says how",
+                debate.id, debate.id
+            )));
+        }
+        crate::store::RemoteAnswer::DoesNotFit(why) => {
+            return Err(Failure::usage(format!("{}: {why}", debate.id)));
+        }
     }
     print(&format!(
         "answered `{}` to {} ({}); it goes on\n",
@@ -125,18 +131,14 @@ pub fn decide_gate(store: &Store, id: &str, reason: Option<&str>, by: &str) -> R
             "--reason must say why the gate is rejected".to_string(),
         ));
     }
-    let gate = store
-        .gates(&debate.id)?
-        .into_iter()
-        .rfind(|g| g.decision.is_none());
-    let Some(waiting) = gate else {
+    let Some(waiting) = store.waiting_gate(&debate)? else {
         // No gate: `approve` answers the question it waits at, if it goes on by default.
         if reason.is_none() {
             return approve_question(store, &debate, by);
         }
         return Err(Failure::usage(format!(
-            "{} waits at no gate now; `moot gates {}` lists its gates",
-            debate.id, debate.id
+            "{} waits at no gate now ({}); a gate is decided while its debate waits there, and a stopped debate asks again when resumed; `moot gates {}` lists its gates",
+            debate.id, debate.status, debate.id
         )));
     };
     let decision = if reason.is_some() {

@@ -423,6 +423,36 @@ impl AskKind {
         self.answers().contains(&control.answer())
     }
 
+    /// Why `control` does not answer this question (asked with `choices`, the options a
+    /// choice offers), in words for whoever sent it and naming the answers that would; none
+    /// when it does. Every face checks this before an answer is journaled.
+    pub fn refusal(self, control: &Control, choices: &[(String, String)]) -> Option<String> {
+        if let Control::Choose(id) = control
+            && !choices.is_empty()
+            && !choices.iter().any(|(known, _)| known == id)
+        {
+            return Some(format!(
+                "there is no option {id:?}; choose one of {}",
+                choices
+                    .iter()
+                    .map(|(id, _)| id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        (!self.accepts(control)).then(|| {
+            format!(
+                "`{}` does not answer this question; answer with {}",
+                control.answer(),
+                self.answers()
+                    .iter()
+                    .map(|a| a.usage())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+
     /// The answer given when nobody is asked (headless without `--checkpoints stdin`, or its
     /// input closed); none for an approval gate, which only a person decides.
     pub fn default_answer(self) -> Option<Control> {

@@ -5,7 +5,7 @@ use super::request::NewDebate;
 use super::{Live, Server, auth};
 use crate::debate::Named as _;
 use crate::debate::{AskKind, Control, DebateStatus, Event, GateDecision, Stage};
-use crate::store::StoreError;
+use crate::store::{RemoteAnswer, StoreError};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
@@ -120,6 +120,10 @@ impl From<StoreError> for ApiError {
                 "not_found",
                 format!("there is no debate {id}"),
             ),
+            // The id the client gave is too short to name one debate: its mistake, not ours.
+            ambiguous @ StoreError::Ambiguous { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "ambiguous", ambiguous.to_string())
+            }
             other => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "journal",
@@ -482,14 +486,21 @@ async fn checkpoint(
         given.text.as_deref().unwrap_or("").trim()
     );
     let control = Control::parse_line(&line).map_err(|e| ApiError::bad(format!("answer: {e}")))?;
-    if !server
-        .store
-        .record_remote_answer(&debate.id, round, kind, &control, "the API via HTTP")?
-    {
-        return Err(ApiError::conflict(format!(
-            "that question of {} was answered a moment ago",
-            debate.id
-        )));
+    match server.store.record_remote_answer(
+        &debate.id,
+        round,
+        kind,
+        &control,
+        "the API via HTTP",
+    )? {
+        RemoteAnswer::Recorded => {}
+        RemoteAnswer::AnsweredAlready => {
+            return Err(ApiError::conflict(format!(
+                "that question of {} was answered a moment ago",
+                debate.id
+            )));
+        }
+        RemoteAnswer::DoesNotFit(why) => return Err(ApiError::bad(format!("answer: {why}"))),
     }
     Ok(Json(
         json!({"id": debate.id, "answered": control.answer().as_str(), "at": Stage::Asking { kind, round }.to_string()}),
@@ -523,15 +534,10 @@ fn decide(
         return Err(ApiError::bad("reason: a rejection says why"));
     }
     let debate = server.store.debate(id)?;
-    let Some(waiting) = server
-        .store
-        .gates(&debate.id)?
-        .into_iter()
-        .rfind(|g| g.decision.is_none())
-    else {
+    let Some(waiting) = server.store.waiting_gate(&debate)? else {
         return Err(ApiError::conflict(format!(
-            "{} waits at no gate",
-            debate.id
+            "{} waits at no gate now ({}); a gate is decided while its debate waits there, and a stopped debate asks again when resumed",
+            debate.id, debate.status
         )));
     };
     let by = format!("{reviewer} via HTTP");

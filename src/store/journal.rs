@@ -334,9 +334,11 @@ impl Store {
         self.write(|tx| answer.insert(tx, "INSERT OR REPLACE").map(|_| ()))
     }
 
-    /// An answer given from another process (a viewer, `moot approve`) to the question debate
-    /// `id` waits at; the process running it reads it from here. Only the first answer to a
-    /// question is kept: false when it already had one.
+    /// An answer given from another process (a viewer, `moot approve`, the API) to the
+    /// question debate `id` waits at; the process running it reads it from here. It is checked
+    /// against the question as asked before anything is journaled (an answer that does not
+    /// fit would otherwise take the question's one place), and only the first answer to a
+    /// question is kept.
     pub fn record_remote_answer(
         &self,
         id: &str,
@@ -344,7 +346,10 @@ impl Store {
         kind: AskKind,
         control: &Control,
         answered_by: &str,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<RemoteAnswer, StoreError> {
+        if let Some(why) = kind.refusal(control, &self.choices_asked(id, round, kind)?) {
+            return Ok(RemoteAnswer::DoesNotFit(why));
+        }
         let answer = GivenAnswer {
             id,
             round,
@@ -352,7 +357,38 @@ impl Store {
             control,
             answered_by,
         };
-        self.write(|tx| answer.insert(tx, "INSERT OR IGNORE"))
+        Ok(if self.write(|tx| answer.insert(tx, "INSERT OR IGNORE"))? {
+            RemoteAnswer::Recorded
+        } else {
+            RemoteAnswer::AnsweredAlready
+        })
+    }
+
+    /// The options debate `id` offered when it last asked `kind` after `round` (none for a
+    /// question that offers none).
+    fn choices_asked(
+        &self,
+        id: &str,
+        round: u32,
+        kind: AskKind,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        if kind != AskKind::Choice {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .events(id)?
+            .into_iter()
+            .rev()
+            .find_map(|event| match event {
+                Event::Checkpoint {
+                    round: asked,
+                    kind: asked_kind,
+                    choices,
+                    ..
+                } if asked == round && asked_kind == kind => Some(choices),
+                _ => None,
+            })
+            .unwrap_or_default())
     }
 
     /// The answer journaled to `kind` after `round`, with who gave it, if there is one.
@@ -723,6 +759,17 @@ impl TurnRow {
 }
 
 /// One answer to the question a debate waits at, as both ways of journaling it store it.
+/// What became of an answer sent from another process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteAnswer {
+    /// Journaled: the running debate takes it.
+    Recorded,
+    /// The question had its answer already.
+    AnsweredAlready,
+    /// It does not answer the question as asked: why, naming the answers that would.
+    DoesNotFit(String),
+}
+
 struct GivenAnswer<'a> {
     id: &'a str,
     round: u32,

@@ -23,7 +23,7 @@ pub use chain::{ChainCheck, ChainHead};
 pub use checkpoint::Checkpointer;
 pub use gates::GateRecord;
 pub use history::{DebateSummary, SearchHit};
-pub use journal::{CheckpointRecord, StoredSynthesis};
+pub use journal::{CheckpointRecord, RemoteAnswer, StoredSynthesis};
 pub use lease::LEASE_RENEWAL;
 
 use rusqlite::{Connection, OpenFlags};

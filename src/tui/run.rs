@@ -11,7 +11,7 @@ use super::theme::Theme;
 use super::views::{self, Caches};
 use crate::debate::{Control, DebateStatus, Event};
 use crate::session::{self, DebateSettings, Finish, ResumeChanges, SessionError, Wiring};
-use crate::store::Store;
+use crate::store::{RemoteAnswer, Store};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
     Event as TermEvent, EventStream, KeyEventKind,
@@ -716,9 +716,12 @@ impl Followed {
         control: Control,
     ) -> Result<bool, String> {
         match self {
-            Followed::Here(_) => {
-                answer_elsewhere(store, app, id, control).map_err(|e| e.to_string())
-            }
+            Followed::Here(_) => match answer_elsewhere(store, app, id, control) {
+                Ok(RemoteAnswer::Recorded) => Ok(true),
+                Ok(RemoteAnswer::AnsweredAlready) => Ok(false),
+                Ok(RemoteAnswer::DoesNotFit(why)) => Err(why),
+                Err(e) => Err(e.to_string()),
+            },
             // The server finds the question's round itself, from where its debate stands.
             Followed::Server(remote) => {
                 let Some(kind) = app.pending() else {
@@ -824,16 +827,17 @@ fn answer_elsewhere(
     app: &App,
     id: &str,
     control: Control,
-) -> Result<bool, crate::store::StoreError> {
+) -> Result<RemoteAnswer, crate::store::StoreError> {
     use crate::debate::{AskKind, Stage};
+    let gone = Ok(RemoteAnswer::AnsweredAlready);
     let Some(kind) = app.pending() else {
-        return Ok(false);
+        return gone;
     };
     let by = format!("{} at another workbench", crate::signals::user());
     let round = match kind {
         AskKind::Gate => {
-            let Some(gate) = store.gates(id)?.into_iter().rfind(|g| g.decision.is_none()) else {
-                return Ok(false);
+            let Some(gate) = store.waiting_gate(&store.debate(id)?)? else {
+                return gone;
             };
             let (decision, reason) = match &control {
                 Control::Decline(reason) => {
@@ -841,12 +845,18 @@ fn answer_elsewhere(
                 }
                 _ => (crate::debate::GateDecision::Approved, None),
             };
-            return store.decide_gate(id, &gate.gate, decision, &by, reason);
+            return Ok(
+                if store.decide_gate(id, &gate.gate, decision, &by, reason)? {
+                    RemoteAnswer::Recorded
+                } else {
+                    RemoteAnswer::AnsweredAlready
+                },
+            );
         }
         // A person's turn is answered under its own number (two seats may share a round).
         AskKind::Turn => match &app.turn_pick {
             Some(pick) => pick.earlier + 1,
-            None => return Ok(false),
+            None => return gone,
         },
         // A clarifying question carries no round on screen: the journal's stage says which.
         AskKind::Clarification => match store.debate(id)?.stage {
@@ -854,11 +864,11 @@ fn answer_elsewhere(
                 kind: AskKind::Clarification,
                 round,
             }) => round,
-            _ => return Ok(false),
+            _ => return gone,
         },
         _ => match app.view.checkpoint.as_ref() {
             Some(ask) => ask.round,
-            None => return Ok(false),
+            None => return gone,
         },
     };
     store.record_remote_answer(id, round, kind, &control, &by)
@@ -923,15 +933,19 @@ mod tests {
             choices: vec![],
         };
         app.on_event(&ask(AskKind::Checkpoint));
-        assert!(answer_elsewhere(&store, &app, &debate.id, Control::Continue).unwrap());
+        assert_eq!(
+            answer_elsewhere(&store, &app, &debate.id, Control::Continue).unwrap(),
+            RemoteAnswer::Recorded
+        );
         let answer = store
             .checkpoint_answer(&debate.id, 1, AskKind::Checkpoint)
             .unwrap()
             .unwrap();
         assert_eq!(answer.control, Control::Continue);
         assert!(answer.answered_by.ends_with(" at another workbench"));
-        assert!(
-            !answer_elsewhere(&store, &app, &debate.id, Control::End).unwrap(),
+        assert_eq!(
+            answer_elsewhere(&store, &app, &debate.id, Control::End).unwrap(),
+            RemoteAnswer::AnsweredAlready,
             "the first answer stands"
         );
         store
@@ -946,7 +960,26 @@ mod tests {
             .unwrap();
         app.on_event(&ask(AskKind::Gate));
         let reject = Control::Decline("not yet".into());
-        assert!(answer_elsewhere(&store, &app, &debate.id, reject).unwrap());
+        // C3: a gate is decided only while its debate stands at it (and runs: its lease
+        // is held).
+        let _lease = store.acquire_lease(&debate.id).unwrap();
+        assert_eq!(
+            answer_elsewhere(&store, &app, &debate.id, reject.clone()).unwrap(),
+            RemoteAnswer::AnsweredAlready
+        );
+        store
+            .set_stage(
+                &debate.id,
+                crate::debate::Stage::AtGate {
+                    point: "after_round".into(),
+                    round: 1,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            answer_elsewhere(&store, &app, &debate.id, reject).unwrap(),
+            RemoteAnswer::Recorded
+        );
         let gate = store.gate(&debate.id, "after_round:1").unwrap().unwrap();
         assert_eq!(gate.decision, Some(GateDecision::Rejected));
         assert_eq!(gate.reason.as_deref(), Some("not yet"));
@@ -967,8 +1000,17 @@ mod tests {
             detail: None,
             choices: vec![],
         });
+        // C2: an answer that does not fit is refused before anything is journaled.
+        let refused = answer_elsewhere(&store, &app, &debate.id, Control::Accept).unwrap();
+        assert!(
+            matches!(&refused, RemoteAnswer::DoesNotFit(why) if why.contains("does not answer")),
+            "{refused:?}"
+        );
         let words = Control::Guide("Turn 3 is hearsay.".into());
-        assert!(answer_elsewhere(&store, &app, &debate.id, words.clone()).unwrap());
+        assert_eq!(
+            answer_elsewhere(&store, &app, &debate.id, words.clone()).unwrap(),
+            RemoteAnswer::Recorded
+        );
         let turn = store
             .checkpoint_answer(&debate.id, 4, AskKind::Turn)
             .unwrap();
@@ -987,7 +1029,10 @@ mod tests {
         app.on_event(&Event::ClarificationRequested {
             question: "Which Postgres version?".into(),
         });
-        assert!(answer_elsewhere(&store, &app, &debate.id, Control::Continue).unwrap());
+        assert_eq!(
+            answer_elsewhere(&store, &app, &debate.id, Control::Continue).unwrap(),
+            RemoteAnswer::Recorded
+        );
         let clarified = store
             .checkpoint_answer(&debate.id, 2, AskKind::Clarification)
             .unwrap();

@@ -1233,4 +1233,172 @@ fn admission_is_counted_when_a_debate_is_accepted_and_a_resume_counts_too() {
         "{}",
         resumed.body
     );
+    // P13: an id that names several debates is the client's mistake (400), not the server's.
+    let ambiguous = http(&addr, "GET", "/v1/debates/D", Some(TOKEN), None);
+    assert_eq!(ambiguous.status, 400, "{}", ambiguous.body);
+    assert!(
+        ambiguous.error().contains("give more of the id"),
+        "{}",
+        ambiguous.body
+    );
+}
+
+/// POSTs `body` to `path` until the debate stands where the answer goes (409 until then, for
+/// twenty seconds at most) and returns the first other reply.
+fn post_when_waiting(addr: &str, path: &str, body: &str) -> Reply {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let reply = http(addr, "POST", path, Some(TOKEN), Some(body));
+        if reply.status != 409 || Instant::now() >= deadline {
+            return reply;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// C2: an answer of the wrong kind is refused where it arrives (400, naming the answers that
+/// would do) and journals nothing, so the right answer sent next is taken.
+#[test]
+fn a_checkpoint_answer_of_the_wrong_kind_is_refused_on_arrival_and_leaves_the_question_open() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let id = start_debate(
+        addr,
+        json!({"question": "Should we adopt property-based testing?", "max_rounds": 2}),
+    );
+    let path = format!("/v1/debates/{id}/checkpoint");
+    let mut refused = None;
+    let sent = follow(addr, &id, None, |event| {
+        if event.data["type"] == "checkpoint" {
+            if refused.is_none() {
+                let wrong = post_when_waiting(addr, &path, r#"{"answer": "choose", "text": "Z"}"#);
+                refused = Some((wrong.status, wrong.error()));
+            }
+            let right = post_when_waiting(addr, &path, r#"{"answer": "continue"}"#);
+            let right = if right.status == 400 {
+                // A conclusion takes `accept`, not `continue`'s default meaning.
+                post_when_waiting(addr, &path, r#"{"answer": "accept"}"#)
+            } else {
+                right
+            };
+            assert_eq!(right.status, 200, "{}", right.body);
+        }
+        true
+    });
+    let (status, message) = refused.expect("the debate asked");
+    assert_eq!(status, 400, "{message}");
+    assert!(
+        message.contains("`choose` does not answer this question") && message.contains("continue"),
+        "{message}"
+    );
+    assert_eq!(sent.last().unwrap().data["type"], "debate_completed");
+    let shown = http(addr, "GET", &format!("/v1/debates/{id}"), Some(TOKEN), None).json();
+    assert!(
+        shown["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["decision"] != "choose"),
+        "{}",
+        shown["checkpoints"]
+    );
+}
+
+/// C3: a gate is decided only while its debate waits there. Once the debate is stopped, an
+/// approval is refused (409) and nothing is journaled; resumed, the debate asks again, and the
+/// decision then given is journaled and streamed as `gate_decided`.
+#[test]
+fn a_gate_is_decided_only_while_its_debate_waits_and_the_decision_is_always_evented() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let id = start_debate(
+        addr,
+        json!({"question": "Should we adopt a service mesh now?", "max_rounds": 2, "gates": ["after_round"], "checkpoints": false}),
+    );
+    let mut gate = String::new();
+    follow(addr, &id, None, |event| {
+        if event.data["type"] == "gate_requested" {
+            gate = event.data["gate"].as_str().unwrap().to_string();
+            return false;
+        }
+        true
+    });
+    assert!(!gate.is_empty(), "the debate reached no gate");
+    let cancelled = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/cancel"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while statuses(addr)
+        .iter()
+        .any(|(i, s)| *i == id && s == "running")
+    {
+        assert!(Instant::now() < deadline, "it did not stop");
+        std::thread::yield_now();
+    }
+    let approve = format!("/v1/debates/{id}/approve");
+    let late = http(
+        addr,
+        "POST",
+        &approve,
+        Some(TOKEN),
+        Some(r#"{"reviewer": "mallory"}"#),
+    );
+    assert_eq!(late.status, 409, "{}", late.body);
+    assert!(
+        late.error().contains("waits at no gate now"),
+        "{}",
+        late.body
+    );
+    let cli = home.run(None, &["approve", &id]);
+    assert_eq!(
+        cli.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    let gates = http(
+        addr,
+        "GET",
+        &format!("/v1/debates/{id}/gates"),
+        Some(TOKEN),
+        None,
+    )
+    .json();
+    assert!(gates[0]["decision"].is_null(), "{gates}");
+    let resumed = http(
+        addr,
+        "POST",
+        &format!("/v1/debates/{id}/resume"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(resumed.status, 202, "{}", resumed.body);
+    let approved = post_when_waiting(addr, &approve, r#"{"reviewer": "alice"}"#);
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert_eq!(approved.json()["gate"], gate.as_str());
+    // Any later gate (after round 2) is approved as it comes.
+    let sent = follow(addr, &id, None, |event| {
+        if event.data["type"] == "gate_requested" && event.data["gate"] != gate.as_str() {
+            let later = post_when_waiting(addr, &approve, r#"{"reviewer": "alice"}"#);
+            assert!(matches!(later.status, 200 | 409), "{}", later.body);
+        }
+        true
+    });
+    let decided: Vec<&Value> = sent
+        .iter()
+        .filter(|e| e.data["type"] == "gate_decided" && e.data["gate"] == gate.as_str())
+        .map(|e| &e.data)
+        .collect();
+    assert_eq!(decided.len(), 1, "{decided:?}");
+    assert_eq!(decided[0]["by"], "alice via HTTP");
+    assert_eq!(sent.last().unwrap().data["type"], "debate_completed");
 }

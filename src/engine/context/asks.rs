@@ -34,29 +34,8 @@ fn fits(
     check: AnswerCheck<'_>,
     control: &Control,
 ) -> Result<(), Refusal> {
-    if let Control::Choose(id) = control
-        && !choices.is_empty()
-        && !choices.iter().any(|(known, _)| known == id)
-    {
-        return Err(Refusal(format!(
-            "there is no option {id:?}; choose one of {}",
-            choices
-                .iter()
-                .map(|(id, _)| id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    if !kind.accepts(control) {
-        return Err(Refusal(format!(
-            "`{}` does not answer this question; answer with {}",
-            control.answer(),
-            kind.answers()
-                .iter()
-                .map(|a| a.usage())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+    if let Some(problem) = kind.refusal(control, choices) {
+        return Err(Refusal(problem));
     }
     check(control)
 }
@@ -355,6 +334,11 @@ impl Context {
         })
         .await?;
         if let Some(settled) = self.settled(&gate)? {
+            // Decided while the debate was stopped (a decision that raced its cancel): the
+            // decision is said now, so every follower and the audit see it.
+            if active && !self.gate_announced(&gate)? {
+                self.announce_gate(&gate, &settled);
+            }
             return Ok(settled);
         }
         if !active {
@@ -423,6 +407,13 @@ impl Context {
                 return Ok(outcome);
             }
         }
+    }
+
+    /// Whether the journal holds the event that says how `gate` was decided.
+    fn gate_announced(&self, gate: &str) -> Result<bool, EngineError> {
+        Ok(self.store.events(&self.debate_id)?.iter().any(
+            |event| matches!(event, Event::GateDecided { gate: decided, .. } if decided == gate),
+        ))
     }
 
     /// A gate's decision, if one is journaled.
