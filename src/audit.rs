@@ -2,7 +2,7 @@
 //! and lesson a debate used, and `--verify` checks the trail's hashes and re-runs the protocol
 //! over the journal alone to show it reaches the outcome that was recorded.
 
-use crate::debate::DebateStatus;
+use crate::debate::{DebateStatus, Named as _};
 use crate::sanitize;
 use crate::session::{self, SessionError};
 use crate::store::{AuditEntry, AuditKind, ChainCheck, Store};
@@ -60,6 +60,18 @@ pub async fn verify_in(
     id: &str,
 ) -> Result<Verification, SessionError> {
     let debate = store.debate(id)?;
+    let summary = summary(store, &debate)?;
+    if !summary.passed {
+        // A row that contradicts its own journal is the finding, whatever status it claims.
+        return Ok(journal_verdict(
+            debate.id.clone(),
+            vec![
+                chain(&store.check_chain(&debate.id)?),
+                hashes(&store.audit(&debate.id)?),
+                summary,
+            ],
+        ));
+    }
     if !matches!(
         debate.status,
         DebateStatus::Completed | DebateStatus::Cancelled | DebateStatus::Paused
@@ -70,7 +82,11 @@ pub async fn verify_in(
         )));
     }
     let entries = store.audit(&debate.id)?;
-    let mut checks = vec![chain(&store.check_chain(&debate.id)?), hashes(&entries)];
+    let mut checks = vec![
+        chain(&store.check_chain(&debate.id)?),
+        hashes(&entries),
+        summary,
+    ];
     let scratch = tempfile::tempdir().map_err(|e| {
         SessionError::Environment(format!(
             "cannot make a scratch directory for the re-run: {e}"
@@ -108,19 +124,88 @@ pub async fn verify_in(
     if debate.status == DebateStatus::Completed {
         checks.push(outcome(store, &debate.id, rerun.outcome.as_ref())?);
     }
-    Ok(Verification {
+    Ok(journal_verdict(debate.id, checks))
+}
+
+fn journal_verdict(id: String, checks: Vec<Check>) -> Verification {
+    Verification {
         verdict: (
+            format!("{id}: the journal alone reproduces the recorded outcome."),
             format!(
-                "{}: the journal alone reproduces the recorded outcome.",
-                debate.id
-            ),
-            format!(
-                "{}: DIVERGED — the journal does not reproduce what was recorded (see FAIL above).",
-                debate.id
+                "{id}: DIVERGED — the journal does not reproduce what was recorded (see FAIL above)."
             ),
         ),
-        id: debate.id,
+        id,
         checks,
+    }
+}
+
+/// The debate row's summary columns held against the chained rows they summarise: its status
+/// against the closing event every stop writes last (so a journal cut short at its end shows,
+/// however the cut was made), its confidence against the chained record's. A debate that has
+/// not stopped is vouched for as far as it has been chained.
+fn summary(store: &Store, debate: &crate::debate::Debate) -> Result<Check, SessionError> {
+    use crate::debate::Event;
+    let events = store.events(&debate.id)?;
+    let closing = match events.last() {
+        Some(Event::DebateCompleted { status, .. }) => Some(*status),
+        _ => None,
+    };
+    let last = events.last().map_or("none", |e| e.kind());
+    let mut problems = Vec::new();
+    match closing {
+        Some(closed) if closed != debate.status => problems.push(format!(
+            "the debate's row says {}, but the journal's closing event says {closed}: the row was changed after the debate stopped",
+            debate.status
+        )),
+        None if matches!(
+            debate.status,
+            DebateStatus::Completed
+                | DebateStatus::Cancelled
+                | DebateStatus::Paused
+                | DebateStatus::Failed
+        ) =>
+        {
+            problems.push(format!(
+                "the debate's row says {}, but the journal ends before the closing event every stop writes (its last event is {last}): rows were cut from its end",
+                debate.status
+            ))
+        }
+        _ => {}
+    }
+    let recorded = store.synthesis(&debate.id)?.map(|s| s.confidence);
+    let column = store.stored_confidence(&debate.id)?;
+    if let Some(column) = &column
+        && recorded.map(|c| c.as_str()) != Some(column.as_str())
+    {
+        problems.push(format!(
+            "the debate's row says confidence {column}, but its chained record says {}: the row was changed",
+            recorded.map_or("none".to_string(), |c| c.to_string())
+        ));
+    }
+    if !problems.is_empty() {
+        return Ok(Check {
+            name: "summary",
+            passed: false,
+            detail: sanitize::clean(&problems.join("; ")),
+        });
+    }
+    let entries = store.check_chain(&debate.id)?.entries;
+    Ok(Check {
+        name: "summary",
+        passed: true,
+        detail: match closing {
+            Some(closed) => format!(
+                "{closed}, as the closing event that ends its journal says{}",
+                recorded
+                    .map(|c| format!("; confidence {c}, as its chained record says"))
+                    .unwrap_or_default()
+            ),
+            None => format!(
+                "{}: not stopped yet, so this vouches for the {entries} entries chained so far and nothing after them",
+                debate.status
+            ),
+        },
     })
 }
 
@@ -196,6 +281,7 @@ pub fn verify_record(
         },
     });
     checks.push(chain(&store.check_chain(&debate.id)?));
+    checks.push(summary(store, &debate)?);
     let stored = store.synthesis(&debate.id)?;
     checks.push(match stored {
         None => Check {

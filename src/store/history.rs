@@ -57,7 +57,7 @@ impl Store {
         self.with(|connection| {
             let mut statement = connection.prepare_cached(
                 "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, d.lease_at,
-                        d.lease_since, d.confidence, d.created_at, d.updated_at,
+                        d.lease_since, (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id), d.created_at, d.updated_at,
                         COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
                         d.stage
                  FROM debates d ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?1",
@@ -93,7 +93,7 @@ impl Store {
             let mut statement = connection.prepare_cached(
             "SELECT s.debate_id, d.question, s.kind, snippet(search_index, 0, '[', ']', '…', 12),
                     d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.protocol,
-                    d.confidence, d.created_at
+                    (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id), d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE search_index MATCH ?1
              ORDER BY rank LIMIT ?2",

@@ -130,6 +130,19 @@ impl Store {
         self.with(|connection| update_status(connection, id, status, error, &now_rfc3339()))
     }
 
+    /// Debate `id`'s confidence column as stored, unreconciled: reads take a debate's
+    /// confidence from its chained record, and `--verify` holds this column against it.
+    pub fn stored_confidence(&self, id: &str) -> Result<Option<String>, StoreError> {
+        self.read(|connection| {
+            connection
+                .prepare_cached("SELECT confidence FROM debates WHERE id = ?1")?
+                .query_row(params![id], |row| row.get(0))
+                .optional()
+                .map(Option::flatten)
+                .map_err(Into::into)
+        })
+    }
+
     /// Records where the debate stands (for `moot list`).
     pub fn set_stage(&self, id: &str, stage: Stage) -> Result<(), StoreError> {
         self.with(|connection| {
@@ -543,7 +556,10 @@ impl Store {
         let wanted = id_or_prefix.trim();
         self.read(|connection| {
         let mut statement = connection.prepare_cached(
-            "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at, confidence, error,
+            // The confidence comes from the chained record, never from the row's summary
+            // column, which the chain does not cover (a forged one would show).
+            "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at,
+                    (SELECT s.confidence FROM syntheses s WHERE s.debate_id = debates.id), error,
                     stage, lease_pid, lease_host, lease_at, lease_since
              FROM debates WHERE id = ?1 COLLATE NOCASE OR id LIKE ?2 ESCAPE '\\' COLLATE NOCASE
                 OR id LIKE ?3 ESCAPE '\\' COLLATE NOCASE

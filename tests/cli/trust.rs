@@ -180,6 +180,62 @@ pub(crate) fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebu
     }
     let (code, text) = audit(&home, &[&id, "--verify"]);
     assert_eq!(code, Some(0), "the journal is back as it was: {text}");
+    // C4, C5, P6, P11: the row's summary columns and the journal's end are held too.
+    let summaries: &[(&str, &str, &str)] = &[
+        (
+            "a forged confidence column",
+            "UPDATE debates SET confidence = CASE confidence WHEN 'High' THEN 'Low' ELSE 'High' END WHERE id = '$ID'",
+            "but its chained record says",
+        ),
+        (
+            "a forged status",
+            "UPDATE debates SET status = 'failed' WHERE id = '$ID'",
+            "the journal's closing event says completed",
+        ),
+        (
+            "the last event deleted",
+            "DELETE FROM events WHERE debate_id = '$ID' AND seq = (SELECT max(seq) FROM events WHERE debate_id = '$ID')",
+            "ends before the closing event",
+        ),
+        (
+            "everything chained after the record cut off",
+            "CREATE TEMP TABLE cut AS SELECT max(n) AS n FROM chain WHERE debate_id = '$ID' AND facet = 'record';
+             DELETE FROM turns WHERE debate_id = '$ID' AND chain_n > (SELECT n FROM cut);
+             DELETE FROM events WHERE debate_id = '$ID' AND chain_n > (SELECT n FROM cut);
+             DELETE FROM audit WHERE debate_id = '$ID' AND chain_n > (SELECT n FROM cut);
+             DELETE FROM lessons WHERE debate_id = '$ID';
+             DELETE FROM chain WHERE debate_id = '$ID' AND n > (SELECT n FROM cut);",
+            "ends before the closing event",
+        ),
+    ];
+    for (what, sql, named) in summaries {
+        let (code, text) = verify_after(&home, &id, sql);
+        assert_eq!(code, Some(1), "{what}: {text}");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("FAIL summary"))
+            .unwrap_or_else(|| panic!("{what}: the summary check did not fail: {text}"));
+        assert!(line.contains(named), "{what}: {line}");
+    }
+    // A forged confidence column is not what `moot list` shows: it reads the chained record.
+    let listed = |home: &Home| -> Value {
+        let out = home.run(None, &["list", "--json"]);
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()[0]["confidence"].clone()
+    };
+    let recorded = listed(&home);
+    assert!(recorded.is_string(), "{recorded}");
+    let kept = home.path().join("kept.db");
+    std::fs::copy(home.database(), &kept).unwrap();
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    journal
+        .execute(
+            "UPDATE debates SET confidence = CASE confidence WHEN 'High' THEN 'Low' ELSE 'High' END WHERE id = ?1",
+            [&id],
+        )
+        .unwrap();
+    drop(journal);
+    assert_eq!(listed(&home), recorded);
+    std::fs::copy(&kept, home.database()).unwrap();
 
     // The record carries its receipt; kept elsewhere, it checks against the journal.
     let record = home.decisions().pop().expect("a decision record");
