@@ -920,3 +920,140 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
         "{names:?}"
     );
 }
+
+/// B11: a turn that fails to parse is not the side's choice. PRO's round-1 reply cannot be
+/// read (even after its repair), so OPP's opening why is not read as left unanswered: nothing
+/// lapses, PRO answers in round 2, and the result says PRO could not answer in round 1.
+#[tokio::test(start_paused = true)]
+async fn a_turn_that_fails_to_parse_is_not_read_as_leaving_a_why_unanswered() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .say(
+            "opening",
+            "PRO",
+            0,
+            json!([{"act": "claim", "text": "Adopt tower's retry layer"}]),
+        )
+        .say("opening", "OPP", 0, json!([{"act": "why", "target": "P1"}]));
+    script.0.push(
+        json!({"phase": "argument", "seat": "PRO", "round": 1, "repeat": true,
+        "reply": "upstream error: 503 Service Unavailable"}),
+    );
+    script
+        .say("argument", "OPP", 1, json!([]))
+        .say(
+            "argument",
+            "PRO",
+            2,
+            json!([{"act": "since", "target": "P1", "premises": ["tower is maintained"]}]),
+        )
+        .say("argument", "OPP", 2, json!([]))
+        .say("closing", "PRO", 3, json!([]))
+        .say("closing", "OPP", 3, json!([]))
+        .verdict(3, "PRO");
+    let (finish, _events, result) = run(&store, &script, 2).await;
+    let turns = store.turns(&finish.id).unwrap();
+    let failed = turns
+        .iter()
+        .find(|t| t.round == 1 && t.seat == "PRO" && t.phase == Phase::Argument)
+        .unwrap();
+    assert_eq!(failed.status, moot::debate::TurnStatus::Fallback);
+    assert!(
+        !turns.iter().any(|t| t.phase == Phase::Lapse),
+        "{:?}",
+        keys(&store, &finish.id)
+    );
+    assert!(
+        turns
+            .iter()
+            .any(|t| t.round == 2 && t.seat == "PRO" && t.phase == Phase::Argument),
+        "the dialogue went on to round 2"
+    );
+    assert!(result.computed.lapsed.is_empty());
+    assert_ne!(result.computed.decided_by, "retraction of its own thesis");
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|n| n.starts_with("PRO could not answer in round 1")),
+        "{:?}",
+        result.notes
+    );
+}
+
+/// B1: with no argument above 0.5, "Strongest Surviving Arguments" names none, though the
+/// moderator offers the argument it struck and a retracted premise: the schema offers nothing
+/// to name, and the record says why the list is empty.
+#[tokio::test(start_paused = true)]
+async fn with_nothing_surviving_no_argument_is_listed_as_strongest() {
+    let store = Store::in_memory().unwrap();
+    let mut script = Script::new();
+    script
+        .opening()
+        .maintained()
+        .say(
+            "argument",
+            "OPP",
+            1,
+            json!([
+                {"act": "why", "target": "P2.1"},
+                {"act": "claim", "target": "P1", "text": "PRO's team never tests anything"}
+            ]),
+        )
+        .strike(1, "O3", &["O3"])
+        .say(
+            "argument",
+            "PRO",
+            2,
+            json!([{"act": "claim", "target": "O1", "text": "the loop has no backoff"}]),
+        )
+        .say(
+            "argument",
+            "OPP",
+            2,
+            json!([{"act": "why", "target": "P3"}]),
+        )
+        .say("closing", "PRO", 3, json!([]))
+        .say("closing", "OPP", 3, json!([]));
+    script.0.push(
+        json!({"phase": "verdict", "seat": "moderator", "round": 3, "reply": {
+            "rationale": "PRO holds up: see P1 and O3.",
+            "winner": "PRO",
+            "strongest": ["O3", "P2.1"],
+            "losing_points": ["O1 is simpler to read"],
+            "consensus": "Adopt tower behind a feature flag.",
+            "revisit": ["if tower stops honouring Retry-After"]
+        }}),
+    );
+    let (finish, _events, result) = run(&store, &script, 2).await;
+    assert!(
+        result.computed.survived.is_empty(),
+        "{:?}",
+        result.computed.survived
+    );
+    let markdown = store.synthesis(&finish.id).unwrap().unwrap().markdown;
+    let strongest = markdown
+        .split("### Strongest Surviving Arguments")
+        .nth(1)
+        .and_then(|rest| rest.split("###").next())
+        .unwrap_or_else(|| panic!("{markdown}"));
+    assert!(
+        strongest.contains("- none: no argument scored above 0.5"),
+        "{strongest}"
+    );
+    assert!(
+        !strongest.contains("O3") && !strongest.contains("P2.1"),
+        "{strongest}"
+    );
+    // What the moderator was offered to name: nothing.
+    let asked = store
+        .audit(&finish.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.place.phase == "verdict" && e.body.is_some())
+        .map(|e| e.body.unwrap().to_string())
+        .find(|b| b.contains("moot_dialogue_verdict"))
+        .expect("the verdict request is in the audit trail");
+    assert!(asked.contains(r#""maxItems":0"#), "{asked}");
+}

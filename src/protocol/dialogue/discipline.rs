@@ -233,18 +233,20 @@ pub struct Lapse {
     pub whys: Vec<(String, u32)>,
 }
 
-/// The whys still open at the end of round `round` that were asked `grace` or more rounds
-/// before it, grouped by what they questioned: each group is one retraction.
+/// The whys still open at the end of round `round` that the questioned side has let pass in
+/// `grace` or more turns it took since (a turn that failed or fell back is not one: a provider's
+/// hiccup is not a choice to stay silent), grouped by what they questioned: each group is one
+/// retraction.
 pub fn lapses(state: &State, round: u32, grace: u32) -> Vec<Lapse> {
     let mut by_target: BTreeMap<(u8, String), Lapse> = BTreeMap::new();
     for why in state.open_whys() {
-        if why.round + grace > round {
+        let side = why.side.other();
+        if state.turns_taken(side, why.round, round) < grace {
             continue;
         }
         let Some(target) = why.target.clone() else {
             continue;
         };
-        let side = why.side.other();
         let text = state
             .get(&target)
             .map(|n| n.text.clone())

@@ -43,7 +43,9 @@ impl super::TypedProtocol for Dialogue {
     type Result = result::DialogueResult;
 
     /// 2: the record's winner heading names the computed winner, with its rule (issue 24).
-    const RESULT_VERSION: u32 = 2;
+    /// 3: a turn that failed or fell back is no move (no lapse counts it), and the notes say
+    /// which side could not answer when (issue 68, B11); a version-2 result reads as written.
+    const RESULT_VERSION: u32 = 3;
 
     fn name(&self) -> &'static str {
         "dialogue"

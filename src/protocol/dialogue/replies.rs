@@ -498,12 +498,17 @@ pub const VERDICT_SCHEMA: &str = "moot_dialogue_verdict";
 
 pub fn verdict_schema(ids: &[String]) -> Value {
     let line = json!({"type": "string", "minLength": 1});
+    let strongest = if ids.is_empty() {
+        json!({"type": "array", "maxItems": 0, "items": {"type": "string"}, "description": "No argument survived (every score is 0.5 or less): leave this empty."})
+    } else {
+        json!({"type": "array", "maxItems": 4, "items": {"type": "string", "enum": ids}, "description": "Ids of the strongest surviving arguments, strongest first."})
+    };
     json!({
         "type": "object",
         "properties": {
             "rationale": {"type": "string", "minLength": 1, "description": "Why the winner's arguments were stronger, citing argument ids such as P2 or O3."},
             "winner": {"type": "string", "enum": ["PRO", "OPP", "DRAW"]},
-            "strongest": {"type": "array", "maxItems": 4, "items": {"type": "string", "enum": ids}, "description": "Ids of the strongest surviving arguments, strongest first."},
+            "strongest": strongest,
             "losing_points": {"type": "array", "maxItems": 4, "items": line, "description": "Valid points of the losing side, citing ids."},
             "consensus": {"type": "string", "minLength": 1, "description": "A practical recommendation that takes in the best of both sides."},
             "revisit": {"type": "array", "minItems": 1, "maxItems": 4, "items": line, "description": "What new evidence or change would reopen this decision."}
@@ -516,7 +521,7 @@ pub fn verdict_schema(ids: &[String]) -> Value {
 /// argument, cited ids that exist (unknown ones dropped and noted).
 pub struct VerdictReplies {
     pub ids: Vec<String>,
-    /// What `strongest` may name: the arguments that survived (all of them when none did).
+    /// What `strongest` may name: the arguments that survived (none when none did).
     pub surviving: Vec<String>,
 }
 

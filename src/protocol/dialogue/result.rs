@@ -341,10 +341,20 @@ impl DialogueResult {
                 }
                 let _ = writeln!(out, "### Rationale\n\n{}\n", m.rationale);
                 let _ = writeln!(out, "### Strongest Surviving Arguments\n");
-                if m.strongest.is_empty() {
+                if c.survived.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "- none: no argument scored above {}, so none stands as strongest",
+                        super::verdict::SURVIVES
+                    );
+                } else if m.strongest.is_empty() {
                     let _ = writeln!(out, "- (none named)");
                 }
-                for (n, id) in m.strongest.iter().enumerate() {
+                let standing = m
+                    .strongest
+                    .iter()
+                    .filter(|id| c.survived.iter().any(|a| &a.id == *id));
+                for (n, id) in standing.enumerate() {
                     let text = c
                         .arguments
                         .iter()

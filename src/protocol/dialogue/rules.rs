@@ -3,7 +3,7 @@
 //! reply that offers only those, and its parser, are `replies`).
 
 use crate::debate::Named as _;
-use crate::debate::{Act, Move, Phase, Relation, Turn};
+use crate::debate::{Act, Move, Phase, Relation, Turn, TurnStatus};
 use std::collections::{BTreeSet, HashMap};
 
 /// The most moves one turn may make.
@@ -114,6 +114,10 @@ pub struct State {
     answered: BTreeSet<String>,
     /// Moves made per side, for the next id.
     counts: HashMap<&'static str, usize>,
+    /// (side, round) pairs: that side took its turn in that round, with a reply the dialogue
+    /// could read. A turn that failed, timed out or fell back to prose was not the side's
+    /// choice, so no rule reads it as one.
+    spoke: BTreeSet<(&'static str, u32)>,
 }
 
 /// Why a move is not allowed, in a sentence the model can act on.
@@ -136,6 +140,11 @@ impl State {
             let Some(side) = Side::of_seat(&turn.seat) else {
                 continue;
             };
+            if turn.phase != Phase::Lapse
+                && matches!(turn.status, TurnStatus::Ok | TurnStatus::Truncated)
+            {
+                state.spoke.insert((side.seat(), turn.round));
+            }
             for mv in &turn.moves {
                 state.record(side, turn.round, turn.phase, mv);
             }
@@ -279,6 +288,17 @@ impl State {
             .iter()
             .filter(|n| self.is_open_why(&n.id))
             .collect()
+    }
+
+    /// How many turns `side` took, with a reply the dialogue could read, in the rounds after
+    /// `after` up to and including `through`.
+    pub fn turns_taken(&self, side: Side, after: u32, through: u32) -> u32 {
+        if after >= through {
+            return 0;
+        }
+        self.spoke
+            .range((side.seat(), after + 1)..=(side.seat(), through))
+            .count() as u32
     }
 
     /// The next id for a move of `side`.

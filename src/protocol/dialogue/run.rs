@@ -148,6 +148,17 @@ impl<'a> DialogueRun<'a> {
         for index in 0..self.speakers.len() {
             let turn = self.speak(index, stage, round).await?;
             announce_violations(self.ctx, &turn);
+            if !matches!(turn.status, TurnStatus::Ok | TurnStatus::Truncated) {
+                let side = self.speakers[index].side.seat();
+                self.notes.push(format!(
+                    "{side} could not answer in round {round} (its reply {}); nothing in that turn was read as a move of {side}'s, and its grace for open whys waits for a turn it takes.",
+                    match turn.status {
+                        TurnStatus::Fallback => "could not be read",
+                        TurnStatus::TimedOut => "timed out",
+                        _ => "failed",
+                    }
+                ));
+            }
             if turn.status == TurnStatus::Failed {
                 self.failures_in_a_row += 1;
                 if self.failures_in_a_row >= 2
@@ -426,10 +437,9 @@ impl<'a> DialogueRun<'a> {
         turns: &[Turn],
     ) -> Result<Option<ModeratorVerdict>, EngineError> {
         let ids: Vec<String> = computed.arguments.iter().map(|a| a.id.clone()).collect();
-        let mut surviving: Vec<String> = computed.survived.iter().map(|a| a.id.clone()).collect();
-        if surviving.is_empty() {
-            surviving = ids.clone();
-        }
+        // Only what stands may be named strongest: when nothing scored above the line, the
+        // list is empty rather than open to any argument (a struck or retracted one included).
+        let surviving: Vec<String> = computed.survived.iter().map(|a| a.id.clone()).collect();
         let round = turns.iter().map(|t| t.round).max().unwrap_or(0);
         let turn = self
             .ctx
