@@ -385,6 +385,15 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
             ],
             "already has a seat (--seat Ethics Advisor)",
         ),
+        // B2: a word before the colon that names nobody is refused, not made a model seat.
+        (
+            vec!["--seat", "Proponent", "--seat", "huamn:Skeptic"],
+            "--seat huamn:Skeptic: \"huamn\" is not who plays a seat; write human:ROLE (you), outside:ROLE (an agent through the arena directory) or model:ROLE, or the role alone for a model (did you mean human:Skeptic?)",
+        ),
+        (
+            vec!["--seat", "Proponent", "--seat", "robot:Skeptic"],
+            "\"robot\" is not who plays a seat",
+        ),
         (vec!["--rounds", "1"], "2–10 rounds"),
         (vec!["--order", "random"], "round-robin or moderator"),
         (vec!["--topology", "ring"], "use mesh, star, chain or tree"),
@@ -494,6 +503,22 @@ fn an_arena_is_moderated_by_a_participant_or_by_moot_itself_as_the_manifest_says
         "system",
     ]);
     assert!(moderators(before).is_empty(), "{:?}", moderators(before));
+    // B3: with no model as the moderator, nothing but the seats' turns is asked of a model,
+    // personas included (neither seat is in the catalog or given a --persona file).
+    let asked: Vec<String> = server.seen()[before..]
+        .iter()
+        .map(|s| s.kind.clone())
+        // `models` is the provider's model list, read before any request.
+        .filter(|k| k != "arena_argument" && k != "models")
+        .collect();
+    assert!(asked.is_empty(), "{asked:?}");
+    let notes = home.run(None, &["show", &system, "--markdown"]);
+    assert!(
+        String::from_utf8_lossy(&notes.stdout)
+            .contains("moot wrote plain personas for Proponent, Skeptic"),
+        "{}",
+        String::from_utf8_lossy(&notes.stdout)
+    );
     assert_eq!(manifest("system", &system)["moderator_id"], "system");
     let summary =
         std::fs::read_to_string(home.path().join("system").join(&system).join("summary.md"))

@@ -57,7 +57,18 @@ pub(super) async fn personas(
         .map(|(role, _)| role.clone())
         .collect();
     if !missing.is_empty() {
-        let written = setup_personas(ctx, common, topic, &settings.seats, &missing).await?;
+        // moot as the moderator makes no model call, personas included: the seats it has no
+        // persona for get plain ones, and the record says so.
+        let by_system = settings.moderator == super::Moderator::System;
+        let written = if by_system {
+            notes.push(format!(
+                "moot wrote plain personas for {} (with --moderator system no model writes them; give --persona files for fuller ones).",
+                missing.join(", ")
+            ));
+            Vec::new()
+        } else {
+            setup_personas(ctx, common, topic, &settings.seats, &missing).await?
+        };
         for (slot, role) in found.iter_mut().zip(&settings.seats) {
             if slot.is_none() {
                 *slot = Some(
@@ -67,9 +78,11 @@ pub(super) async fn personas(
                     {
                         Some(spec) => spec.clone(),
                         None => {
-                            notes.push(format!(
-                                "The moderator wrote no persona for {role}; a plain one stands in."
-                            ));
+                            if !by_system {
+                                notes.push(format!(
+                                    "The moderator wrote no persona for {role}; a plain one stands in."
+                                ));
+                            }
                             PersonaSpec {
                                 role_name: role.clone(),
                                 agent_id: None,

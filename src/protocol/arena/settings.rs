@@ -380,10 +380,8 @@ fn seats_and_players(
             return Err("--seat needs a role name, as in --seat Skeptic".into());
         }
         let (player, role) = match seat.split_once(':') {
-            Some(("human", role)) => (Player::Human, role.trim()),
-            Some(("outside", role)) => (Player::Outside, role.trim()),
-            Some(("model", role)) => (Player::Model, role.trim()),
-            _ => (Player::Model, seat.as_str()),
+            Some((who, role)) => (player_named(seat, who)?, role.trim()),
+            None => (Player::Model, seat.as_str()),
         };
         if role.is_empty() {
             return Err(format!(
@@ -405,6 +403,50 @@ fn seats_and_players(
         players.push((player, role.to_string()));
     }
     Ok(players.into_iter().unzip())
+}
+
+/// Who plays a seat, from the word before the colon of `--seat WHO:ROLE` (any case); a word
+/// that names nobody is refused rather than read as a model's role, so `huamn:Skeptic` never
+/// quietly becomes a model seat.
+fn player_named(seat: &str, who: &str) -> Result<Player, SettingsError> {
+    let players = [
+        ("human", Player::Human),
+        ("outside", Player::Outside),
+        ("model", Player::Model),
+    ];
+    let word = who.trim().to_lowercase();
+    if let Some((_, player)) = players.iter().find(|(name, _)| *name == word) {
+        return Ok(*player);
+    }
+    let role = seat.split_once(':').map_or(seat, |(_, role)| role).trim();
+    let close = players
+        .iter()
+        .map(|(name, _)| *name)
+        .find(|name| edits_apart(name, &word) <= 2);
+    Err(format!(
+        "--seat {seat}: {who:?} is not who plays a seat; write human:ROLE (you), outside:ROLE (an agent through the arena directory) or model:ROLE, or the role alone for a model{}",
+        close
+            .map(|name| format!(" (did you mean {name}:{role}?)"))
+            .unwrap_or_default()
+    ))
+}
+
+/// How many single-character edits turn `a` into `b` (Levenshtein), for a suggestion.
+fn edits_apart(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// `--rounds`, else `--max-rounds`, else `[arena] rounds`, else 4; 2–10 of them.
@@ -455,6 +497,28 @@ fn persona_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// B2: the word before the colon is read in any case; a word that names nobody is refused.
+    #[test]
+    fn who_plays_a_seat_is_read_in_any_case_and_an_unknown_word_is_refused() {
+        let seats = |given: &[&str]| {
+            seats_and_players(
+                given.iter().map(|s| s.to_string()).collect(),
+                &ArenaConfig::default(),
+            )
+        };
+        let (players, roles) = seats(&["Proponent", "Human:Skeptic", "OUTSIDE :Analyst"]).unwrap();
+        assert_eq!(players, [Player::Model, Player::Human, Player::Outside]);
+        assert_eq!(roles, ["Proponent", "Skeptic", "Analyst"]);
+        let refused = seats(&["Proponent", "huamn:Skeptic"]).unwrap_err();
+        assert!(refused.contains("did you mean human:Skeptic?"), "{refused}");
+        let refused = seats(&["Proponent", "robot:Skeptic"]).unwrap_err();
+        assert!(
+            refused.contains("\"robot\" is not who plays a seat")
+                && !refused.contains("did you mean"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn persona_files_read_as_json_or_toml_and_name_what_is_wrong() {
