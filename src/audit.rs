@@ -147,11 +147,33 @@ fn journal_verdict(id: String, checks: Vec<Check>) -> Verification {
 fn summary(store: &Store, debate: &crate::debate::Debate) -> Result<Check, SessionError> {
     use crate::debate::Event;
     let events = store.events(&debate.id)?;
-    let closing = match events.last() {
+    // What may follow the end: a contested result decided later (its new record) and a
+    // follow-up drafted from it. Anything else after the last closing event, or no closing
+    // event at all, means the journal was cut.
+    let after_the_end = |e: &&Event| {
+        matches!(
+            e,
+            Event::Synthesis { .. }
+                | Event::FollowUp { .. }
+                | Event::Checkpoint {
+                    kind: crate::debate::AskKind::Choice,
+                    ..
+                }
+                | Event::CheckpointAnswered {
+                    kind: crate::debate::AskKind::Choice,
+                    ..
+                }
+        )
+    };
+    let closing = match events.iter().rev().find(|e| !after_the_end(e)) {
         Some(Event::DebateCompleted { status, .. }) => Some(*status),
         _ => None,
     };
-    let last = events.last().map_or("none", |e| e.kind());
+    let last = events
+        .iter()
+        .rev()
+        .find(|e| !after_the_end(e))
+        .map_or("none", |e| e.kind());
     let mut problems = Vec::new();
     match closing {
         Some(closed) if closed != debate.status => problems.push(format!(

@@ -47,7 +47,10 @@ impl super::TypedProtocol for Panel {
 
     /// 2: a chosen contested result reads Low; a judge's unreadable later reply keeps its
     /// earlier recommendation; every judge's case is listed (issue 24).
-    const RESULT_VERSION: u32 = 2;
+    /// 3: a recommendation resting on less than a full reading (an abstention, a tie broken by
+    /// rule, a reply that could not be read) is MEDIUM and says why (issue 68, C6, A2); a
+    /// version-2 result reads as written.
+    const RESULT_VERSION: u32 = 3;
 
     fn name(&self) -> &'static str {
         "panel"
@@ -202,6 +205,99 @@ mod tests {
             "No option reached 3/4 of the 3 judges (backed: A by risk; C by value, effort). \
              Each judge's case is in the result (s)."
         );
+    }
+
+    /// C6: a ranked vote with an abstention and a Borda tie broken by option order is no
+    /// full reading: the check says what it rests on, and the record and the outcome read
+    /// MEDIUM with the reasons, not "every judge ranked every option".
+    #[test]
+    fn a_ranked_vote_with_an_abstention_and_a_tie_claims_no_high_confidence() {
+        let ballots = [
+            crate::vote::Ballot::new("risk", &["A", "B", "C"]),
+            crate::vote::Ballot::new("value", &["B", "A", "C"]),
+            crate::vote::Ballot::new("effort", &[]),
+        ];
+        let check = check_ranked(
+            &options(&["A", "B", "C"]),
+            &ballots,
+            crate::vote::Method::Borda,
+            Threshold::TWO_THIRDS,
+        );
+        assert!(
+            check.caveats.iter().any(|c| c == "effort abstained"),
+            "{:?}",
+            check.caveats
+        );
+        assert!(
+            check
+                .caveats
+                .iter()
+                .any(|c| c.contains("tie between A and B")),
+            "{:?}",
+            check.caveats
+        );
+        let full = check_ranked(
+            &options(&["A", "B", "C"]),
+            &[
+                crate::vote::Ballot::new("risk", &["A", "B", "C"]),
+                crate::vote::Ballot::new("value", &["A", "C", "B"]),
+                crate::vote::Ballot::new("effort", &["B", "A", "C"]),
+            ],
+            crate::vote::Method::Borda,
+            Threshold::TWO_THIRDS,
+        );
+        assert!(full.caveats.is_empty(), "{:?}", full.caveats);
+        let mut result: PanelResult = serde_json::from_value(serde_json::json!({
+            "question_id": "DEB-x", "question": "q", "consensus": true,
+            "recommended_option": "A", "confidence": "MEDIUM",
+            "perspectives": {}, "change_log": [], "options": [], "rounds": 1,
+            "threshold": "2/3", "voters": 2, "agreeing": 1, "option_order": {},
+            "decided_by": "borda: A 3.0 · B 3.0 · C 0.0",
+            "date": "2026-12-02"
+        }))
+        .unwrap();
+        result.caveats = check.caveats.clone();
+        let outcome = result.outcome();
+        assert_eq!(outcome.confidence, crate::debate::Confidence::Medium);
+        assert!(
+            outcome.markdown.contains("**Confidence:** MEDIUM (decided by borda: A 3.0 · B 3.0 · C 0.0; it rests on less than a full reading: effort abstained; a tie between A and B"),
+            "{}",
+            outcome.markdown
+        );
+        assert!(!outcome.markdown.contains("every judge ranked every option"));
+    }
+
+    /// A2: the evaluation round's reply must assess every option; one without `assessments`
+    /// goes back for its repair instead of being taken as an evaluation.
+    #[test]
+    fn a_judges_evaluation_without_assessments_is_refused_for_repair() {
+        use crate::engine::ReplyParser as _;
+        let shape = super::replies::JudgeReplies {
+            options: vec!["A".into(), "B".into()],
+            order: vec!["A".into(), "B".into()],
+            challenge: false,
+            others: Vec::new(),
+            require_reason: false,
+            ranked: false,
+        };
+        let key = crate::debate::TurnKey::new(1, crate::debate::Phase::Recommendation, "A");
+        let transcript = crate::engine::Transcript {
+            key: &key,
+            turns: &[],
+            repair: false,
+        };
+        let reply = serde_json::json!({"reasoning": "A is simpler.", "recommended": "A", "perspective": "simple"});
+        let refused = shape.parse(&reply, &transcript).unwrap_err();
+        assert!(
+            refused.to_string().contains("`assessments` is missing"),
+            "{refused}"
+        );
+        let mut whole = reply.clone();
+        whole["assessments"] = serde_json::json!([
+            {"option": "A", "pros": "simple", "cons": "slow"},
+            {"option": "B", "pros": "fast", "cons": "complex"}
+        ]);
+        assert!(shape.parse(&whole, &transcript).is_ok());
     }
 
     /// Seed review 004 #14: a Condorcet count says how many options each beats head to head,

@@ -360,9 +360,20 @@ impl ReplyParser for JudgeReplies {
             data["ranking"] = json!(ranking);
             data["confidence"] = json!(confidence);
         }
-        if let Some(assessments) = reply.get("assessments").and_then(Value::as_array) {
-            self.assessed_once_each(assessments)?;
-            data["assessments"] = Value::Array(assessments.clone());
+        match reply.get("assessments").and_then(Value::as_array) {
+            Some(assessments) => {
+                self.assessed_once_each(assessments)?;
+                data["assessments"] = Value::Array(assessments.clone());
+            }
+            // The evaluation round asks for every option assessed; a reply without them is
+            // repaired, not taken as an evaluation it is not.
+            None if !self.challenge => {
+                return Err(unusable!(
+                    "`assessments` is missing: assess every option once ({}) before recommending one",
+                    self.options.join(", ")
+                ));
+            }
+            None => {}
         }
         if !self.others.is_empty() {
             self.challenges(reply, transcript, &recommended, &mut data)?;

@@ -39,7 +39,8 @@ pub struct PanelResult {
     /// `CONTESTED` when the judges disagree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
-    /// `HIGH` or `REQUIRES_INPUT`.
+    /// `HIGH`, `MEDIUM` (a recommendation resting on less than a full reading: `caveats`)
+    /// or `REQUIRES_INPUT`.
     pub confidence: String,
     /// Option id → judges recommending it at the end (contested results).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -63,6 +64,11 @@ pub struct PanelResult {
     /// How a ranked vote (`--vote`) decided, when one did: the method and each option's points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// What a recommendation rests on that is less than a full panel's reading (a judge that
+    /// abstained, a reply that could not be read, a tie broken by rule): each lowers its
+    /// confidence from HIGH to MEDIUM, and the record says which.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
     /// Judge → the order it saw the options in (against position bias).
     pub option_order: BTreeMap<String, Vec<String>>,
     /// Judges left out, flags, what the context lost.
@@ -121,21 +127,30 @@ impl PanelResult {
                 "**Outcome:** RECOMMENDED — option {}\n",
                 self.label(option)
             );
-            match &self.decided_by {
-                Some(decided_by) => {
-                    let _ = writeln!(
-                        out,
-                        "**Confidence:** HIGH (every judge ranked every option; decided by {decided_by})\n"
-                    );
+            let level = if self.caveats.is_empty() {
+                "HIGH"
+            } else {
+                "MEDIUM"
+            };
+            let basis = match &self.decided_by {
+                Some(decided_by) if self.caveats.is_empty() => {
+                    format!("every judge ranked every option; decided by {decided_by}")
                 }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "**Confidence:** HIGH ({} of {} judges agreed; threshold {})\n",
-                        self.agreeing, self.voters, self.threshold
-                    );
-                }
-            }
+                Some(decided_by) => format!("decided by {decided_by}"),
+                None => format!(
+                    "{} of {} judges agreed; threshold {}",
+                    self.agreeing, self.voters, self.threshold
+                ),
+            };
+            let resting = if self.caveats.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; it rests on less than a full reading: {}",
+                    self.caveats.join("; ")
+                )
+            };
+            let _ = writeln!(out, "**Confidence:** {level} ({basis}{resting})\n");
         } else {
             let _ = writeln!(out, "**Outcome:** CONTESTED — the judges disagree\n");
             let _ = writeln!(out, "**Confidence:** REQUIRES_INPUT\n");
@@ -248,6 +263,7 @@ impl PanelResult {
             // Once the person has chosen, the input it required is given; the judges still
             // disagreed, so it stands low (seed review 000/001 #14).
             confidence: match (self.consensus, &self.chosen) {
+                (true, _) if !self.caveats.is_empty() => Confidence::Medium,
                 (true, _) => Confidence::High,
                 (false, Some(_)) => Confidence::Low,
                 (false, None) => Confidence::RequiresInput,
@@ -270,6 +286,9 @@ pub struct Check {
     pub voters: usize,
     /// How a ranked vote (`--vote`) decided, when one did: the method and its points.
     pub decided_by: Option<String>,
+    /// What the count rests on that is less than every judge ranking every option: a judge
+    /// that abstained or ranked only some, a tie broken by rule. Empty for a full count.
+    pub caveats: Vec<String>,
 }
 
 /// Consensus when the largest share of valid recommendations reaches the threshold, with at
@@ -313,6 +332,7 @@ pub fn check(
         distribution,
         voters,
         decided_by: None,
+        caveats: Vec::new(),
     }
 }
 
@@ -333,7 +353,51 @@ pub fn check_ranked(
     let candidates: Vec<String> = options.iter().map(|o| o.id.clone()).collect();
     let counted = crate::vote::tally(method, &candidates, ballots, threshold);
     let points = counted_line(&counted, &candidates);
+    let mut caveats = Vec::new();
+    for ballot in ballots {
+        let ranked: std::collections::BTreeSet<&str> = ballot
+            .ranking
+            .iter()
+            .map(|c| c.trim())
+            .filter(|c| candidates.iter().any(|k| k == c))
+            .collect();
+        if ranked.is_empty() {
+            caveats.push(format!("{} abstained", ballot.voter));
+        } else if ranked.len() < candidates.len() {
+            caveats.push(format!(
+                "{} ranked {} of the {} options",
+                ballot.voter,
+                ranked.len(),
+                candidates.len()
+            ));
+        }
+    }
+    if let Some(tie) = &counted.tie {
+        caveats.push(format!(
+            "a tie between {} was broken by {} ({} chosen)",
+            tie.tied.join(" and "),
+            tie.rule,
+            tie.chosen
+        ));
+    } else if counted.fallback_used {
+        // A Borda count that broke a Condorcet cycle can itself tie at the top.
+        let best = counted.points.iter().copied().fold(f64::MIN, f64::max);
+        let tied: Vec<&str> = candidates
+            .iter()
+            .zip(&counted.points)
+            .filter(|(_, p)| (**p - best).abs() < 1e-9)
+            .map(|(c, _)| c.as_str())
+            .collect();
+        if tied.len() > 1 {
+            caveats.push(format!(
+                "the Borda count that broke the Condorcet cycle tied {} and the option order chose {}",
+                tied.join(" and "),
+                counted.winner.as_deref().unwrap_or("none")
+            ));
+        }
+    }
     Check {
+        caveats,
         consensus: counted
             .winner
             .clone()
@@ -510,13 +574,47 @@ pub(super) fn build_result(
         }
     }
     let user_prompt = (!consensus).then(|| user_prompt(check.voters, options));
+    // What the recommendation rests on, from the journal: the count's own gaps, then each
+    // backing judge whose evaluation of the options or latest reply could not be read.
+    let mut caveats = Vec::new();
+    if let Some(option) = &check.consensus {
+        caveats.extend(check.caveats.iter().cloned());
+        for (judge, why) in seated
+            .iter()
+            .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?)))
+        {
+            caveats.push(format!("{} judge {why} and was left out", judge.judge.name));
+        }
+        for judge in seated
+            .iter()
+            .filter(|s| roster.is_active(&s.seat.id) && s.recommended.as_ref() == Some(option))
+        {
+            if !judge.evaluated {
+                caveats.push(format!(
+                    "{} judge's evaluation of the options could not be read",
+                    judge.judge.name
+                ));
+            }
+            if let Some(round) = judge.unread {
+                caveats.push(format!(
+                    "{} judge's round-{round} reply could not be read, so its earlier recommendation was counted",
+                    judge.judge.name
+                ));
+            }
+        }
+    }
     PanelResult {
         question_id: ctx.debate_id.clone(),
         question: question.to_string(),
         consensus,
         recommended_option: check.consensus.clone(),
         outcome: (!consensus).then(|| "CONTESTED".to_string()),
-        confidence: if consensus { "HIGH" } else { "REQUIRES_INPUT" }.into(),
+        confidence: match (consensus, caveats.is_empty()) {
+            (true, true) => "HIGH",
+            (true, false) => "MEDIUM",
+            (false, _) => "REQUIRES_INPUT",
+        }
+        .into(),
         distribution: if consensus {
             BTreeMap::new()
         } else {
@@ -532,6 +630,7 @@ pub(super) fn build_result(
         voters: check.voters,
         agreeing: check.distribution.values().map(Vec::len).max().unwrap_or(0),
         decided_by: check.decided_by.clone(),
+        caveats,
         option_order: seated
             .iter()
             .map(|s| (s.key.clone(), s.order.clone()))

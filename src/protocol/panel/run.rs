@@ -402,6 +402,11 @@ pub(super) struct Seated {
     /// Every option, best first, and how sure it is (0–1), when `--vote` asks for a ranking.
     pub(super) ranking: Vec<String>,
     pub(super) confidence: f64,
+    /// Whether its evaluation of the options (round 1, every option assessed) was read.
+    pub(super) evaluated: bool,
+    /// The round of its latest reply when that reply could not be read and an earlier
+    /// recommendation stands for it.
+    pub(super) unread: Option<u32>,
 }
 
 /// The moderator proposes options, and the person accepts or replaces them; the ending
@@ -583,6 +588,8 @@ fn seat_judges(
             reasoning: String::new(),
             ranking: Vec::new(),
             confidence: 1.0,
+            evaluated: false,
+            unread: None,
         });
     }
     Ok(seated)
@@ -623,10 +630,13 @@ fn absorb(
         // result has every judge's case (seed review 000/001 #13); one that never did counts
         // as no recommendation, its prose quoted as its case.
         TurnStatus::Fallback => match &judge.recommended {
-            Some(earlier) => notes.push(format!(
+            Some(earlier) => {
+                judge.unread = Some(round);
+                notes.push(format!(
                 "{} judge's round-{round} reply could not be read; its earlier recommendation ({earlier}) stands.",
                 judge.judge.name
-            )),
+            ));
+            }
             None => {
                 judge.ranking.clear();
                 judge.reasoning = turn.content.clone();
@@ -646,6 +656,10 @@ fn absorb(
 /// perspective, and a change of mind logged.
 fn take_reply(judge: &mut Seated, turn: &Turn, round: u32, changes: &mut Vec<Change>) {
     let data = turn.data.clone().unwrap_or_default();
+    judge.unread = None;
+    if data.get("assessments").is_some() {
+        judge.evaluated = true;
+    }
     let recommended = data
         .get("recommended")
         .and_then(Value::as_str)
