@@ -1101,10 +1101,10 @@ async fn verify_names_a_difference_of_result_version_without_failing_on_it() {
         .unwrap()
         .to_text();
     assert!(
-        text.contains("ok   outcome   recorded by result version 1; this moot writes version 2"),
+        text.contains("ok   outcome   recorded by result version 1; this moot writes version 3"),
         "{text}"
     );
-    stored.data["result_version"] = json!(2);
+    stored.data["result_version"] = json!(3);
     store.save_synthesis(&finish.id, &stored).unwrap();
     let text = moot::audit::verify(&store, &finish.id)
         .await
