@@ -23,6 +23,14 @@ pub fn decide(
     })?;
     let (markdown, path) = match decided {
         Decided::Answered { .. } => return Ok(true),
+        Decided::Sent { .. } => {
+            let id = store.debate(id)?.id;
+            print(&format!(
+                "answered option {} to {id} (it was waiting for the person to choose an option); it goes on\n",
+                option.trim().to_uppercase()
+            ))?;
+            return Ok(false);
+        }
         Decided::Settled { markdown, path } => (markdown, path),
     };
     let mut out = sanitize::clean(&markdown);

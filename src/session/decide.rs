@@ -72,7 +72,7 @@ pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError
 #[derive(Debug, thiserror::Error)]
 pub enum DecideError {
     #[error(
-        "{id} has no result yet; only a finished debate, or one paused at its choice, can be decided{hint}"
+        "{id} has no result yet; only a finished debate, or one waiting or paused at its choice, can be decided{hint}"
     )]
     NoResult { id: String, hint: String },
     #[error(
@@ -83,6 +83,8 @@ pub enum DecideError {
         option: String,
         by: String,
     },
+    #[error("{id}'s choice was answered a moment ago; `moot show {id}` says how")]
+    AnsweredAlready { id: String },
     #[error("there is no option {choice:?} in {id}; choose one of {}", options.join(", "))]
     NoSuchOption {
         id: String,
@@ -108,6 +110,9 @@ pub enum Decided {
     /// A debate paused at its choice: the answer is journaled, and a resume finishes it with
     /// no question asked again.
     Answered { round: u32 },
+    /// A debate running and waiting at its choice: the answer is journaled, and the process
+    /// running it takes it from there.
+    Sent { round: u32 },
 }
 
 /// Settles what a debate left to the person (`moot decide ID OPTION`), the choice journaled
@@ -201,14 +206,14 @@ fn answer_a_paused_choice(
     choice: &str,
     by: &str,
 ) -> Result<Decided, DecideError> {
-    let waiting = match (&debate.status, &debate.stage) {
+    let (waiting, running) = match (&debate.status, &debate.stage) {
         (
-            DebateStatus::Paused,
+            status @ (DebateStatus::Paused | DebateStatus::Running),
             Some(Stage::Asking {
                 kind: AskKind::Choice,
                 round,
             }),
-        ) => *round,
+        ) => (*round, *status == DebateStatus::Running),
         _ => {
             let hint = if debate.status.is_resumable() {
                 format!("; `moot resume {}` goes on with it", debate.id)
@@ -240,6 +245,27 @@ fn answer_a_paused_choice(
             choice: choice.to_string(),
             options: offered,
         });
+    }
+    if running {
+        // The running debate journals its own announcement when it takes the answer.
+        let control = Control::Choose(choice.to_string());
+        return match store.record_remote_answer(
+            &debate.id,
+            waiting,
+            AskKind::Choice,
+            &control,
+            by,
+        )? {
+            crate::store::RemoteAnswer::Recorded => Ok(Decided::Sent { round: waiting }),
+            crate::store::RemoteAnswer::AnsweredAlready => Err(DecideError::AnsweredAlready {
+                id: debate.id.clone(),
+            }),
+            crate::store::RemoteAnswer::DoesNotFit(_) => Err(DecideError::NoSuchOption {
+                id: debate.id.clone(),
+                choice: choice.to_string(),
+                options: offered,
+            }),
+        };
     }
     journal_choice(store, &debate.id, waiting, choice, by, None)?;
     Ok(Decided::Answered { round: waiting })

@@ -759,3 +759,75 @@ fn moot_decide_finishes_a_panel_paused_at_its_choice() {
     assert_eq!(shown["status"], "completed");
     assert_eq!(shown["debate_result"]["chosen"]["option"], "C");
 }
+
+/// A1: a panel waiting at its choice under `--checkpoints wait` is answered from the command
+/// line: `moot decide ID OPTION` journals the answer for the running debate, which takes it
+/// and finishes with that choice; an option it does not offer is refused with exit 2.
+#[test]
+fn a_running_panel_waiting_at_its_choice_is_decided_from_the_command_line() {
+    let server = StandIn::start_in_background(split_panel());
+    let home = Home::new();
+    let mut running = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--checkpoints",
+            "wait",
+            "--checkpoint-timeout",
+            "120",
+            "--protocol",
+            "panel",
+            "--max-rounds",
+            "1",
+            PANEL_QUESTION,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every other question is approved from the command line as it comes; the choice is
+    // what `decide` answers.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let id = loop {
+        let listed = home.run(None, &["list", "--json"]);
+        let listed: Value = serde_json::from_slice(&listed.stdout).unwrap_or(Value::Null);
+        if let Some(debate) = listed.as_array().and_then(|a| a.first())
+            && debate["stage"]["at"] == "asking"
+        {
+            let id = debate["id"].as_str().unwrap().to_string();
+            if debate["stage"]["kind"] == "choice" {
+                break id;
+            }
+            let approved = home.run(None, &["approve", &id]);
+            assert!(
+                matches!(approved.status.code(), Some(0 | 2)),
+                "{}",
+                stderr(&approved)
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the panel never waited at its choice: {listed}"
+        );
+        std::thread::yield_now();
+    };
+    let unknown = home.run(None, &["decide", &id, "Z"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    assert!(
+        stderr(&unknown).contains("there is no option \"Z\""),
+        "{}",
+        stderr(&unknown)
+    );
+    let decided = home.run(None, &["decide", &id, "b"]);
+    assert_eq!(decided.status.code(), Some(0), "{}", stderr(&decided));
+    assert!(
+        String::from_utf8_lossy(&decided.stdout).contains("answered option B to"),
+        "{}",
+        String::from_utf8_lossy(&decided.stdout)
+    );
+    let finished = running.wait_with_output().unwrap();
+    assert_eq!(finished.status.code(), Some(0), "{}", stderr(&finished));
+    let result = show_json(&home, &id)["debate_result"].clone();
+    assert_eq!(result["chosen"]["option"], "B", "{result}");
+}
