@@ -398,7 +398,9 @@ async fn a_contested_result_left_open_is_decided_later() {
     );
     let markdown = |decided: session::Decided| match decided {
         session::Decided::Settled { markdown, .. } => markdown,
-        session::Decided::Answered { .. } => panic!("a finished debate is settled"),
+        session::Decided::Answered { .. } | session::Decided::Sent { .. } => {
+            panic!("a finished debate is settled")
+        }
     };
     let decided = markdown(session::decide(&store, &finish.id, "c", by, false).unwrap());
     assert!(

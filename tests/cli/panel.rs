@@ -767,7 +767,7 @@ fn moot_decide_finishes_a_panel_paused_at_its_choice() {
 fn a_running_panel_waiting_at_its_choice_is_decided_from_the_command_line() {
     let server = StandIn::start_in_background(split_panel());
     let home = Home::new();
-    let mut running = home
+    let running = home
         .command(Some(&server))
         .args([
             "--headless",
