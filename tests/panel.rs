@@ -495,7 +495,7 @@ async fn a_debate_paused_at_its_choice_is_decided_and_finished_by_a_resume() {
     );
     match session::decide(&store, &finish.id, "b", "bo", false).unwrap() {
         session::Decided::Answered { round } => assert_eq!(round, 2),
-        session::Decided::Settled { .. } => panic!("a paused debate has no result to settle"),
+        other => panic!("a paused debate has no result to settle: {other:?}"),
     }
     let turns = store.turns(&finish.id).unwrap().len();
     let (finish, _) = resume(&store, &finish.id).await;

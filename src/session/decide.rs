@@ -100,6 +100,7 @@ pub enum DecideError {
 }
 
 /// What `decide` did.
+#[derive(Debug)]
 pub enum Decided {
     /// A finished debate's result settled: its record as it now reads, and where that record
     /// was written.
