@@ -71,6 +71,39 @@ pub struct Argument {
     pub extra: Map<String, Value>,
 }
 
+/// What a turn's reply said it answers and rests on, as the arena file lists it: the turns it
+/// responds to (`turn:N`), then its own references, once each.
+pub fn said_references(data: &Value) -> Vec<String> {
+    let mut references: Vec<String> = data
+        .get("responds_to")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_u64)
+        .map(|n| format!("turn:{n}"))
+        .collect();
+    for said in data
+        .get("references")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if !references.iter().any(|r| r == said) {
+            references.push(said.to_string());
+        }
+    }
+    references
+}
+
+/// The tone a turn's reply gave, if it gave one.
+pub fn said_tone(data: &Value) -> Option<&str> {
+    data.get("tone")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
 /// A seat as the manifest lists it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Participant {

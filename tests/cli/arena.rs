@@ -345,6 +345,43 @@ fn an_arena_runs_headless_with_scores_moderator_order_and_its_directory_written(
     let scores: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("scores.json")).unwrap()).unwrap();
     assert_eq!(scores["scores"].as_array().unwrap().len(), 9);
+    // B5: the exported directory lists each turn's references and tone as the live one does.
+    let turns_in = |dir: &std::path::Path| -> Vec<(Value, Value)> {
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir.join("transcript"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| {
+                let turn: Value =
+                    serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+                (turn["references"].clone(), turn["metadata"]["tone"].clone())
+            })
+            .collect()
+    };
+    let live = turns_in(&dir);
+    assert!(
+        live.iter().all(
+            |(refs, tone)| refs.as_array().is_some_and(|r| !r.is_empty()) && tone == "measured"
+        ),
+        "{live:?}"
+    );
+    let exported = home.path().join("exported");
+    let export = home.run(
+        None,
+        &[
+            "export",
+            &id,
+            "--format",
+            "arena",
+            "--out",
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    assert_eq!(turns_in(&exported.join(&id)), live);
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
         summary.contains("2022 pilot") && summary.contains("| 1 | proponent | 0.75 |"),

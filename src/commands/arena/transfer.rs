@@ -98,7 +98,10 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
         .enumerate()
         .map(|(index, turn)| {
             let number = index as u32 + 1;
-            let mut references: Vec<String> = Vec::new();
+            // What the reply itself said it answers and rests on (as the live files list
+            // it), then what its moves answer.
+            let data = turn.data.clone().unwrap_or(serde_json::Value::Null);
+            let mut references = arena::said_references(&data);
             for mv in &turn.moves {
                 for answered in &mv.answers {
                     if let Some(n) = turn_of(answered).filter(|n| *n as u32 != number) {
@@ -112,6 +115,9 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
             let mut metadata = Map::new();
             if let Some(confidence) = turn.confidence {
                 metadata.insert("confidence".into(), json!(confidence));
+            }
+            if let Some(tone) = arena::said_tone(&data) {
+                metadata.insert("tone".into(), json!(tone));
             }
             metadata.insert(
                 "moot".into(),

@@ -267,36 +267,12 @@ fn turn_argument_ids(turn: &ArenaTurn) -> Vec<String> {
 /// The arena file of a journaled turn.
 pub(super) fn arena_turn(turn: &Turn, member: &Member, number: u32) -> ArenaTurn {
     let data = turn.data.clone().unwrap_or(Value::Null);
-    let mut references: Vec<String> = data
-        .get("responds_to")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_u64)
-                .map(|n| format!("turn:{n}"))
-                .collect()
-        })
-        .unwrap_or_default();
-    references.extend(
-        data.get("references")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default(),
-    );
+    let references = crate::arena::said_references(&data);
     let mut metadata = Map::new();
     if let Some(confidence) = turn.confidence {
         metadata.insert("confidence".into(), json!(confidence));
     }
-    if let Some(tone) = data
-        .get("tone")
-        .and_then(Value::as_str)
-        .filter(|t| !t.is_empty())
-    {
+    if let Some(tone) = crate::arena::said_tone(&data) {
         metadata.insert("tone".into(), json!(tone));
     }
     metadata.insert(
