@@ -71,6 +71,29 @@ pub struct Argument {
     pub extra: Map<String, Value>,
 }
 
+/// Whether a file of an arena directory is one moot wrote (its manifest, scores, a turn, or a
+/// persona it exported), so gathering context from a project skips moot's own debates.
+pub fn written_by_moot(text: &str) -> bool {
+    let text = text.trim_start();
+    if !text.starts_with('{') {
+        return false;
+    }
+    let Ok(Value::Object(document)) = serde_json::from_str::<Value>(text) else {
+        return false;
+    };
+    let names_a_debate = document
+        .get("debate_id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with("DEB-"));
+    names_a_debate
+        || document.get("exported_by").and_then(Value::as_str) == Some("moot")
+        || document.contains_key("moot")
+        || document
+            .get("metadata")
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.contains_key("moot"))
+}
+
 /// What a turn's reply said it answers and rests on, as the arena file lists it: the turns it
 /// responds to (`turn:N`), then its own references, once each.
 pub fn said_references(data: &Value) -> Vec<String> {

@@ -499,9 +499,13 @@ fn search(
     found.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Whether a file's bytes are a record moot wrote (seed review 002/003 #11).
+/// Whether a file's bytes are a record moot wrote (seed review 002/003 #11), or a file of an
+/// arena directory moot wrote (B6: its manifest once stood in K as the topic, three times).
 fn moots_own(bytes: Option<&[u8]>) -> bool {
-    bytes.is_some_and(|b| crate::decision::written_by_moot(&String::from_utf8_lossy(b)))
+    bytes.is_some_and(|b| {
+        let text = String::from_utf8_lossy(b);
+        crate::decision::written_by_moot(&text) || crate::arena::written_by_moot(&text)
+    })
 }
 
 /// Collects one file's matching lines; notices binary content.
@@ -759,6 +763,22 @@ mod on_disk {
             "docs/decisions/2026-11-25-retry-issue.md",
             b"# Implement decision: retry\n\nA moot debate (DEB-abcd1234, 2 round(s)) considered the retry loop.\n",
         );
+        // B6: an arena directory moot wrote (or exported) is not the project's either.
+        write(
+            root,
+            "arenas/DEB-abcd1234/manifest.json",
+            br#"{"debate_id": "DEB-abcd1234", "topic": "Replace our hand-rolled retry loop with tower's retry layer"}"#,
+        );
+        write(
+            root,
+            "runtime/debates/DEB-abcd1234/manifest.json",
+            br#"{"debate_id": "debate-042", "topic": "the retry loop and tower", "exported_by": "moot"}"#,
+        );
+        write(
+            root,
+            "arenas/DEB-abcd1234/transcript/turn_1_pro.json",
+            br#"{"turn_number": 1, "argument_text": "tower's retry layer replaces the loop", "metadata": {"moot": {"round": 1}}}"#,
+        );
         let request = |extra: &[PathBuf]| {
             gather(&Request {
                 root,
@@ -779,6 +799,19 @@ mod on_disk {
         assert!(
             !found.iter().any(|p| p.starts_with("docs/decisions/")),
             "{found:?}"
+        );
+        let gathered = request(&[]);
+        let everything: Vec<&String> = gathered
+            .code
+            .iter()
+            .chain(&gathered.docs)
+            .map(|e| &e.path)
+            .collect();
+        assert!(
+            !everything
+                .iter()
+                .any(|p| p.starts_with("arenas/") || p.starts_with("runtime/")),
+            "{everything:?}"
         );
         let given = [PathBuf::from("docs/decisions/2026-11-25-retry.md")];
         let found = docs(&request(&given));
