@@ -25,10 +25,14 @@ pub enum ArenaStatus {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Persona {
     pub agent_id: String,
+    #[serde(default)]
     pub debate_id: String,
     pub role_name: String,
+    #[serde(default)]
     pub stance_summary: String,
+    #[serde(default)]
     pub instructions: String,
+    #[serde(default)]
     pub background_context: String,
     /// Fields moot does not know, kept as they came.
     #[serde(flatten)]
@@ -127,8 +131,10 @@ pub fn said_tone(data: &Value) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// A seat as the manifest lists it.
+/// A seat as the manifest lists it: an object, or (as note 003 writes it) the agent's id
+/// alone, its role and stance then taken from the manifest's `roles` and `stances` maps.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(from = "ParticipantGiven")]
 pub struct Participant {
     pub agent_id: String,
     pub role_name: String,
@@ -144,6 +150,51 @@ fn model() -> String {
     "model".into()
 }
 
+/// A participant as a manifest may give it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ParticipantGiven {
+    Id(String),
+    Object {
+        agent_id: String,
+        #[serde(default)]
+        role_name: Option<String>,
+        #[serde(default)]
+        stance: String,
+        #[serde(default = "model")]
+        kind: String,
+        #[serde(default)]
+        joined: bool,
+    },
+}
+
+impl From<ParticipantGiven> for Participant {
+    fn from(given: ParticipantGiven) -> Participant {
+        match given {
+            ParticipantGiven::Id(agent_id) => Participant {
+                role_name: agent_id.clone(),
+                agent_id,
+                stance: String::new(),
+                kind: model(),
+                joined: false,
+            },
+            ParticipantGiven::Object {
+                agent_id,
+                role_name,
+                stance,
+                kind,
+                joined,
+            } => Participant {
+                role_name: role_name.unwrap_or_else(|| agent_id.clone()),
+                agent_id,
+                stance,
+                kind,
+                joined,
+            },
+        }
+    }
+}
+
 /// The turn the debate waits for, while it waits.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TurnRequest {
@@ -154,10 +205,15 @@ pub struct TurnRequest {
 }
 
 /// How arguments are scored, when they are.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ScoringInfo {
+    #[serde(default)]
     pub scale: String,
+    #[serde(default)]
     pub rubric: Vec<String>,
+    /// Fields moot does not know (note 003's `method`), kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `manifest.json`.
@@ -170,7 +226,11 @@ pub struct Manifest {
     pub participants: Vec<Participant>,
     pub protocol: String,
     pub status: ArenaStatus,
+    /// When it began and last changed; a manifest may give them under `timestamps` instead
+    /// (`created_utc`, `closed_utc`), as note 003 does.
+    #[serde(default)]
     pub created_utc: String,
+    #[serde(default)]
     pub updated_utc: String,
     #[serde(default = "moderator_id")]
     pub moderator_id: String,
@@ -193,6 +253,7 @@ pub struct Score {
     pub agent_id: String,
     /// The moderator's rubric score, 0–1.
     pub score: f64,
+    #[serde(default)]
     pub reason: String,
     /// The gradual score of the argument's speech acts, beside it (never blended).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,6 +264,8 @@ pub struct Score {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Scores {
     pub debate_id: String,
+    /// How they were scored; the manifest's `scoring_info` when the file leaves it out.
+    #[serde(default)]
     pub scoring_info: ScoringInfo,
     pub scores: Vec<Score>,
 }
@@ -557,7 +620,8 @@ fn read_beneath(
     dir: &Path,
     lenient: bool,
 ) -> Result<(ArenaDebate, Vec<String>), ArenaError> {
-    let manifest: Manifest = read_json(root, &dir.join("manifest.json"))?;
+    let mut manifest: Manifest = read_json(root, &dir.join("manifest.json"))?;
+    completed_from_note_003(&mut manifest);
     let protocol_md = match root.read(&dir.join("protocol.md"), MAX_FILE_BYTES) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -568,6 +632,43 @@ fn read_beneath(
     for path in json_files(root, &dir.join("personas"), &mut skipped)? {
         let persona: Persona = read_json(root, &path)?;
         personas.push(persona);
+    }
+    // Note 003 writes personas as `personas/<agent>_persona.md`: read as the persona's
+    // instructions, for an agent the JSON files do not already give.
+    for path in files_ending(root, &dir.join("personas"), "_persona.md", &mut skipped)? {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let agent_id = name.trim_end_matches("_persona.md").to_string();
+        if personas.iter().any(|p| p.agent_id == agent_id) {
+            continue;
+        }
+        let bytes = root
+            .read(&path, MAX_FILE_BYTES)
+            .map_err(io(&root.display(&path)))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let participant = manifest
+            .participants
+            .iter()
+            .find(|p| p.agent_id == agent_id);
+        let heading = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# "))
+            .map(|h| h.trim().to_string());
+        personas.push(Persona {
+            role_name: participant
+                .map(|p| p.role_name.clone())
+                .filter(|r| *r != agent_id)
+                .or(heading)
+                .unwrap_or_else(|| agent_id.clone()),
+            stance_summary: participant.map(|p| p.stance.clone()).unwrap_or_default(),
+            debate_id: manifest.debate_id.clone(),
+            instructions: text,
+            background_context: String::new(),
+            agent_id,
+            extra: Map::new(),
+        });
     }
     let mut turns = Vec::new();
     for path in json_files(root, &dir.join("transcript"), &mut skipped)? {
@@ -583,7 +684,13 @@ fn read_beneath(
             .then(a.timestamp_utc.cmp(&b.timestamp_utc))
     });
     let scores = if root.is_file(&dir.join("scores.json")) {
-        Some(read_json(root, &dir.join("scores.json"))?)
+        let mut scores: Scores = read_json(root, &dir.join("scores.json"))?;
+        if scores.scoring_info == ScoringInfo::default()
+            && let Some(info) = &manifest.scoring_info
+        {
+            scores.scoring_info = info.clone();
+        }
+        Some(scores)
     } else {
         None
     };
@@ -604,11 +711,75 @@ fn read_beneath(
     ))
 }
 
+/// A manifest written from note 003's description completed to moot's shape: each
+/// participant given by id takes its role and stance from the `roles` and `stances` maps, and
+/// the times come from `timestamps` when the top-level ones are missing. The maps themselves
+/// stay among the unknown fields, kept as they came.
+fn completed_from_note_003(manifest: &mut Manifest) {
+    let text_in = |map: &str, id: &str| {
+        manifest
+            .extra
+            .get(map)
+            .and_then(|m| m.get(id))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let filled: Vec<(Option<String>, Option<String>)> = manifest
+        .participants
+        .iter()
+        .map(|p| {
+            (
+                text_in("roles", &p.agent_id),
+                text_in("stances", &p.agent_id),
+            )
+        })
+        .collect();
+    for (participant, (role, stance)) in manifest.participants.iter_mut().zip(filled) {
+        if participant.role_name == participant.agent_id
+            && let Some(role) = role
+        {
+            participant.role_name = role;
+        }
+        if participant.stance.is_empty()
+            && let Some(stance) = stance
+        {
+            participant.stance = stance;
+        }
+    }
+    let timestamp = |name: &str| {
+        manifest
+            .extra
+            .get("timestamps")
+            .and_then(|t| t.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    if manifest.created_utc.is_empty() {
+        manifest.created_utc = timestamp("created_utc").unwrap_or_default();
+    }
+    if manifest.updated_utc.is_empty() {
+        manifest.updated_utc = timestamp("updated_utc")
+            .or_else(|| timestamp("closed_utc"))
+            .unwrap_or_else(|| manifest.created_utc.clone());
+    }
+}
+
 /// The `.json` files directly inside `dir` (links and subdirectories are not followed), in
 /// name order; a missing directory has none.
 fn json_files(
     root: &Beneath,
     dir: &Path,
+    passed_over: &mut Vec<String>,
+) -> Result<Vec<PathBuf>, ArenaError> {
+    files_ending(root, dir, ".json", passed_over)
+}
+
+/// The files directly inside `dir` whose names end with `suffix` (links and subdirectories
+/// are not followed), in name order; a missing directory has none.
+fn files_ending(
+    root: &Beneath,
+    dir: &Path,
+    suffix: &str,
     passed_over: &mut Vec<String>,
 ) -> Result<Vec<PathBuf>, ArenaError> {
     let entries = match root.list(dir) {
@@ -619,7 +790,7 @@ fn json_files(
     let mut files = Vec::new();
     for (name, file) in entries
         .into_iter()
-        .filter(|(name, _)| name.ends_with(".json"))
+        .filter(|(name, _)| name.ends_with(suffix))
     {
         if file {
             files.push(dir.join(name));

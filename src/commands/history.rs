@@ -331,8 +331,15 @@ pub fn audit(store: &Store, id: &str, json: bool) -> Result<(), Failure> {
     }
     let head = chain_line(&debate.id, &chain);
     if entries.is_empty() {
+        let why = match debate.config.get("imported_from").and_then(|v| v.as_str()) {
+            Some(from) => format!(
+                "it was imported from {}, and its requests were made elsewhere",
+                crate::sanitize::clean(from)
+            ),
+            None => "it was run before moot kept one".to_string(),
+        };
         return print(&format!(
-            "{} has no audit trail (it was run before moot kept one).\n{head}",
+            "{} has no audit trail ({why}).\n{head}",
             debate.id
         ));
     }

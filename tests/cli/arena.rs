@@ -970,3 +970,118 @@ fn a_person_plays_an_arena_seat_headless_from_stdin() {
         .count();
     assert_eq!(passed, 2);
 }
+
+/// B9: a directory written from note 003's description imports: participants given by id
+/// (their roles and stances from the manifest's maps), times under `timestamps`, scoring
+/// without a rubric, scores without reasons or their own scoring_info, and a persona as
+/// `personas/<agent>_persona.md`; unknown fields (`scoring_info.method`, `custom_field`) are
+/// kept when it is exported again.
+#[test]
+fn a_directory_written_from_note_003_imports_and_keeps_what_moot_does_not_know() {
+    let home = Home::new();
+    let dir = home.path().join("hand").join("debate-042");
+    std::fs::create_dir_all(dir.join("personas")).unwrap();
+    std::fs::create_dir_all(dir.join("transcript")).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"debate_id": "debate-042", "topic": "Adopt event sourcing for orders", "proposal_ref": "PROP-0042",
+            "participants": ["agent-alpha", "agent-beta", "agent-gamma"],
+            "roles": {"agent-alpha": "Proponent", "agent-beta": "Skeptic", "agent-gamma": "Ethics Advisor"},
+            "stances": {"agent-alpha": "for", "agent-beta": "against", "agent-gamma": "neutral"},
+            "protocol": "simple-turn-based-v1", "status": "closed",
+            "timestamps": {"created_utc": "2025-04-01T10:00:00Z", "closed_utc": "2025-04-01T11:00:00Z"},
+            "moderator_id": "ModeratorAgent",
+            "scoring_info": {"method": "moderator-rubric", "scale": "1-10"},
+            "custom_field": {"team": "orders"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("personas/agent-gamma_persona.md"),
+        "# Ethics Advisor\n\nWeigh who bears the cost of every design.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("transcript/turn_1_agent-alpha.json"),
+        r#"{"turn_number": 1, "agent_id": "agent-alpha", "timestamp_utc": "2025-04-01T10:05:00Z", "argument_text": "An audit log for free.", "references": [], "metadata": {}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("transcript/turn_2_agent-beta.json"),
+        r#"{"turn_number": 2, "agent_id": "agent-beta", "timestamp_utc": "2025-04-01T10:10:00Z", "argument_text": "Replays cost hours.", "references": ["turn:1"], "metadata": {}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scores.json"),
+        r#"{"debate_id": "debate-042", "scores": [{"turn_number": 1, "agent_id": "agent-alpha", "score": 0.7}]}"#,
+    )
+    .unwrap();
+    let import = home.run(None, &["import", dir.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let listed = home.run(None, &["list", "--json"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+    let shown = show_json(&home, &id);
+    let seats: Vec<(String, String)> = shown["seats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["perspective"].as_str().unwrap_or("").to_string(),
+                s["stance"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        seats.iter().any(|(role, _)| role == "Ethics Advisor")
+            && seats.iter().any(|(role, _)| role == "Skeptic"),
+        "{seats:?}"
+    );
+    let out = home.path().join("again");
+    let export = home.run(
+        None,
+        &[
+            "export",
+            &id,
+            "--format",
+            "arena",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", stderr(&export));
+    let exported = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(exported.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        manifest["scoring_info"]["method"], "moderator-rubric",
+        "{manifest}"
+    );
+    assert_eq!(manifest["custom_field"]["team"], "orders", "{manifest}");
+    assert_eq!(
+        manifest["created_utc"], "2025-04-01T10:00:00Z",
+        "{manifest}"
+    );
+    let gamma: Value = serde_json::from_str(
+        &std::fs::read_to_string(exported.join("personas/agent-gamma_persona.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        gamma["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("Weigh who bears the cost"),
+        "{gamma}"
+    );
+    // B8: verify on an imported debate says it was imported and checks its chain.
+    let verified = home.run(None, &["audit", &id, "--verify"]);
+    let text = String::from_utf8_lossy(&verified.stdout).to_string() + &stderr(&verified);
+    assert_eq!(verified.status.code(), Some(0), "{text}");
+    assert!(text.contains("imported"), "{text}");
+}

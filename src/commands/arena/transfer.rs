@@ -402,13 +402,19 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         let seat = match agents.iter().find(|(agent, _)| *agent == argument.agent_id) {
             Some((_, seat)) => seat.clone(),
             None => {
-                // An agent with no persona file still gets a seat.
+                // An agent with no persona file still gets a seat, with the role and stance
+                // the manifest gives it.
+                let listed = manifest
+                    .participants
+                    .iter()
+                    .find(|p| p.agent_id == argument.agent_id);
                 let seat = Seat {
                     id: seat_letter(seats.len()),
-                    perspective: argument.agent_id.clone(),
+                    perspective: listed
+                        .map_or_else(|| argument.agent_id.clone(), |p| p.role_name.clone()),
                     priorities: Vec::new(),
                     trade_offs: String::new(),
-                    stance: String::new(),
+                    stance: listed.map(|p| p.stance.clone()).unwrap_or_default(),
                     provider: None,
                     model: None,
                 };

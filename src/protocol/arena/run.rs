@@ -128,6 +128,7 @@ impl<'a> ArenaRun<'a> {
         let scoring = settings.score.then(|| ScoringInfo {
             scale: "0-1".into(),
             rubric: RUBRIC.iter().map(|r| r.to_string()).collect(),
+            extra: Default::default(),
         });
         let mut live = Live::open(
             ctx,
