@@ -436,12 +436,15 @@ fn outcome(
     );
     // The version says which moot wrote the result, not what the debate concluded: a result
     // journaled before versions reproduces as today's version.
+    // Compared as JSON values, not as text: the same result may list an object's keys in
+    // another order (N11: a false DIVERGED whose difference could not be named).
     let unversioned = |data: &serde_json::Value| {
         let mut data = data.clone();
         if let Some(map) = data.as_object_mut() {
             map.remove(crate::protocol::RESULT_VERSION_KEY);
         }
-        undated(&data.to_string())
+        serde_json::from_str::<serde_json::Value>(&undated(&data.to_string()))
+            .unwrap_or(serde_json::Value::Null)
     };
     let data = (unversioned(&stored.data), unversioned(&rerun.data));
     let versions = (
@@ -474,10 +477,9 @@ fn outcome(
             first_difference(&markdown.0, &markdown.1)
         )
     } else if data.0 != data.1 {
-        let parse = |text: &str| serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
         format!(
             "the record reads the same but its data differ at {}",
-            json_difference(&parse(&data.0), &parse(&data.1), "$").unwrap_or_else(|| "?".into())
+            json_difference(&data.0, &data.1, "$").unwrap_or_else(|| "?".into())
         )
     } else if stored.confidence != rerun.confidence {
         format!(
@@ -727,6 +729,41 @@ mod tests {
             "at <time> and <time>, é"
         );
         assert_eq!(untimed("2026-11-22 only"), "2026-11-22 only");
+    }
+
+    /// N11: the same result with an object's keys in another order is the same outcome; a
+    /// value that differs is still named.
+    #[tokio::test]
+    async fn an_outcome_is_compared_as_json_values_whatever_the_key_order() {
+        use crate::debate::Confidence;
+        let store = Store::in_memory().unwrap();
+        store
+            .create_debate(&crate::store::running_debate("DEB-order001"))
+            .unwrap();
+        let stored = crate::store::StoredSynthesis {
+            markdown: "# Result\n".into(),
+            data: serde_json::json!({"b": {"y": 1, "x": 2}, "a": [1, 2]}),
+            confidence: Confidence::Medium,
+            path: None,
+            follow_up_path: None,
+            section: None,
+        };
+        store.save_synthesis("DEB-order001", &stored).unwrap();
+        let rerun = |data: serde_json::Value| crate::protocol::Outcome {
+            markdown: "# Result\n".into(),
+            confidence: Confidence::Medium,
+            data,
+            section: None,
+            date: crate::debate::today(),
+        };
+        let reordered =
+            rerun(serde_json::from_str(r#"{"a": [1, 2], "b": {"x": 2, "y": 1}}"#).unwrap());
+        let check = outcome(&store, "DEB-order001", Some(&reordered)).unwrap();
+        assert!(check.passed, "{}", check.detail);
+        let changed = rerun(serde_json::json!({"a": [1, 2], "b": {"x": 3, "y": 1}}));
+        let check = outcome(&store, "DEB-order001", Some(&changed)).unwrap();
+        assert!(!check.passed);
+        assert!(check.detail.contains("$.b.x"), "{}", check.detail);
     }
 
     #[test]
