@@ -152,12 +152,12 @@ impl OpenAiProvider {
                 StructuredMode::JsonSchema => {
                     body["response_format"] = json!({
                         "type": "json_schema",
-                        "json_schema": {"name": reply.name, "schema": reply.schema, "strict": false},
+                        "json_schema": {"name": reply.name, "schema": compilable(&reply.schema), "strict": false},
                     });
                 }
                 StructuredMode::JsonObjectSchema => {
                     body["response_format"] =
-                        json!({"type": "json_object", "schema": reply.schema});
+                        json!({"type": "json_object", "schema": compilable(&reply.schema)});
                 }
                 StructuredMode::JsonObject => {
                     body["response_format"] = json!({"type": "json_object"});
@@ -478,9 +478,60 @@ fn usage_of(usage: &Value) -> Usage {
     }
 }
 
+/// The reply's schema as an OpenAI-compatible server is sent it: without strings' `maxLength`.
+/// A llama.cpp-based server turns each bound into nested optional characters in its grammar,
+/// and a bound in the thousands made llama-cpp-python's converter fail and the server crash
+/// on the first argument; the bounds still reach the model in the prompt's instructions, the
+/// token budget caps the reply, and the reply's parser holds it to the bounds.
+fn compilable(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(key, _)| key.as_str() != "maxLength")
+                .map(|(key, value)| {
+                    // `properties` names fields, not keywords: a field called maxLength stays.
+                    let value = match (key.as_str(), value) {
+                        ("properties", Value::Object(fields)) => Value::Object(
+                            fields
+                                .iter()
+                                .map(|(name, field)| (name.clone(), compilable(field)))
+                                .collect(),
+                        ),
+                        _ => compilable(value),
+                    };
+                    (key.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(compilable).collect()),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    /// Issue 68: a llama.cpp-based server crashed compiling strings' `maxLength` into its
+    /// grammar; the schema sent keeps everything else (`minLength`, `maxItems`, enums).
+    #[test]
+    fn the_schema_sent_leaves_out_strings_max_length_and_keeps_the_rest() {
+        let schema = json!({"type": "object", "properties": {
+            "argument": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "moves": {"type": "array", "maxItems": 4, "items": {"type": "object", "properties": {
+                "text": {"type": "string", "maxLength": 300}, "act": {"enum": ["claim", "why"]}}}}
+        }, "required": ["argument"]});
+        let sent = compilable(&schema);
+        assert!(!sent.to_string().contains("maxLength"), "{sent}");
+        assert_eq!(sent["properties"]["argument"]["minLength"], 1);
+        assert_eq!(sent["properties"]["moves"]["maxItems"], 4);
+        assert_eq!(
+            sent["properties"]["moves"]["items"]["properties"]["act"]["enum"],
+            json!(["claim", "why"])
+        );
+        assert_eq!(sent["required"], json!(["argument"]));
+    }
 
     #[test]
     fn refusals_naming_response_format_degrade_one_step() {
