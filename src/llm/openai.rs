@@ -512,7 +512,6 @@ fn compilable(schema: &Value) -> Value {
 mod tests {
     use super::*;
 
-    #[test]
     /// Issue 68: a llama.cpp-based server crashed compiling strings' `maxLength` into its
     /// grammar; the schema sent keeps everything else (`minLength`, `maxItems`, enums).
     #[test]
