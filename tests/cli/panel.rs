@@ -321,6 +321,15 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
         "{}",
         String::from_utf8_lossy(&markdown.stdout)
     );
+    // A3: one confidence everywhere once the person has chosen.
+    assert!(
+        String::from_utf8_lossy(&markdown.stdout)
+            .contains("**Confidence:** LOW (the judges were split; the person chose option C)"),
+        "{}",
+        String::from_utf8_lossy(&markdown.stdout)
+    );
+    assert_eq!(show_json(&home, &id)["confidence"], "Low");
+    assert_eq!(result["confidence"], "LOW");
 }
 
 #[test]

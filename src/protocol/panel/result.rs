@@ -39,8 +39,8 @@ pub struct PanelResult {
     /// `CONTESTED` when the judges disagree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
-    /// `HIGH`, `MEDIUM` (a recommendation resting on less than a full reading: `caveats`)
-    /// or `REQUIRES_INPUT`.
+    /// `HIGH`, `MEDIUM` (a recommendation resting on less than a full reading: `caveats`),
+    /// `REQUIRES_INPUT`, or `LOW` once the person has chosen.
     pub confidence: String,
     /// Option id → judges recommending it at the end (contested results).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -81,6 +81,7 @@ impl PanelResult {
     /// The person's choice taken. `user_prompt` stays: results journaled before kept it after
     /// the choice, and `audit --verify` re-runs them to the same data.
     pub fn choose(&mut self, option: String, by: &str) {
+        self.confidence = "LOW".into();
         self.chosen = Some(Chosen {
             option,
             by: by.to_string(),
@@ -153,7 +154,20 @@ impl PanelResult {
             let _ = writeln!(out, "**Confidence:** {level} ({basis}{resting})\n");
         } else {
             let _ = writeln!(out, "**Outcome:** CONTESTED — the judges disagree\n");
-            let _ = writeln!(out, "**Confidence:** REQUIRES_INPUT\n");
+            // Once the person has chosen, the record says the confidence every other face
+            // says (A3): low, since the judges still disagree.
+            match &self.chosen {
+                Some(chosen) => {
+                    let _ = writeln!(
+                        out,
+                        "**Confidence:** LOW (the judges were split; the person chose option {})\n",
+                        chosen.option
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "**Confidence:** REQUIRES_INPUT\n");
+                }
+            }
             match &self.chosen {
                 Some(chosen) => {
                     let _ = writeln!(
