@@ -247,9 +247,13 @@ fn cut(text: &str) -> String {
     }
 }
 
-/// A label inside Mermaid's `["…"]`: quotes and angle brackets as entities.
+/// A label inside Mermaid's `["…"]`: quotes and angle brackets as entities, and `#` and `%`
+/// too, so a label can neither spell an entity of its own (`#60;img …#62;` would render as
+/// `<img …>`) nor a directive (`%%{init: …}%%`). `#` goes first: the entities add it.
 fn mermaid_label(text: &str) -> String {
-    text.replace('"', "#quot;")
+    text.replace('#', "#35;")
+        .replace('%', "#37;")
+        .replace('"', "#quot;")
         .replace('<', "#lt;")
         .replace('>', "#gt;")
 }
@@ -477,6 +481,11 @@ mod tests {
             "{mermaid}"
         );
         assert!(mermaid.contains("…"), "a long argument is cut: {mermaid}");
+        // P14: a label spells no entity or directive of its own.
+        assert_eq!(
+            mermaid_label("#60;img src=x onerror=alert(1)#62; %%{init: {}}%%"),
+            "#35;60;img src=x onerror=alert(1)#35;62; #37;#37;{init: {}}#37;#37;"
+        );
         // Every subgraph is closed.
         let opened = mermaid.matches("subgraph ").count();
         let closed = mermaid.lines().filter(|l| l.trim() == "end").count();

@@ -875,6 +875,8 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
         store.synthesis(&finish.id).unwrap().is_none(),
         "no verdict after a rejection"
     );
+    // C8: a rejected debate stands at no gate any more.
+    assert_eq!(store.debate(&finish.id).unwrap().stage, None);
 
     // Unanswered: paused at the timeout; a resume asks again and goes on once approved.
     let store = Store::in_memory().unwrap();

@@ -835,10 +835,11 @@ pub(super) fn update_status(
     let finished = status.has_ended().then_some(now);
     connection
         .prepare_cached(
-            // A completed debate stands nowhere any more; one that failed or stopped keeps
-            // where it stopped.
+            // A completed or cancelled debate (a rejected gate, say) stands nowhere any more;
+            // one that failed or paused keeps where it stopped, for its resume.
             "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
-             stage = CASE WHEN ?2 = 'completed' THEN NULL ELSE stage END WHERE id = ?1",
+             stage = CASE WHEN ?2 IN ('completed', 'cancelled') THEN NULL ELSE stage END
+             WHERE id = ?1",
         )?
         .execute(params![id, status.as_str(), now, finished, error])?;
     Ok(())
