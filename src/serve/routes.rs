@@ -69,7 +69,32 @@ pub(super) fn router(server: Arc<Server>) -> Router {
             )
         })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(middleware::map_response(method_not_allowed_as_json))
         .with_state(server)
+}
+
+/// A 405 says what it says in the API's own error shape, not with an empty body.
+async fn method_not_allowed_as_json(response: Response) -> Response {
+    if response.status() != StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let mut answer = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "this route does not take that method; it takes {}",
+            allow
+                .as_ref()
+                .and_then(|a| a.to_str().ok())
+                .unwrap_or("another")
+        ),
+    )
+    .into_response();
+    if let Some(allow) = allow {
+        answer.headers_mut().insert(header::ALLOW, allow);
+    }
+    answer
 }
 
 /// An error as the API says it.
@@ -173,22 +198,25 @@ async fn require_token(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match given {
-        Some(token) if auth::matches(token.trim(), &server.token) => next.run(request).await,
-        Some(_) => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "the bearer token is wrong",
-        )
-        .into_response(),
-        None => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "send the token as `Authorization: Bearer …` (moot serve printed where it is)",
-        )
-        .into_response(),
-    }
+        // The scheme is case-insensitive (RFC 7235): `bearer …` is as good as `Bearer …`.
+        .and_then(|v| {
+            let (scheme, token) = v.trim_start().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(token)
+        });
+    let refused = match given {
+        Some(token) if auth::matches(token.trim(), &server.token) => {
+            return next.run(request).await;
+        }
+        Some(_) => "the bearer token is wrong",
+        None => "send the token as `Authorization: Bearer …` (moot serve printed where it is)",
+    };
+    let mut response =
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", refused).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"moot\""),
+    );
+    response
 }
 
 async fn health() -> Json<Value> {

@@ -343,6 +343,35 @@ fn bad_requests_get_their_status_and_message_and_nothing_is_journaled() {
         (wrong.status, wrong.error().as_str()),
         (401, "the bearer token is wrong")
     );
+    // C10: the scheme is case-insensitive, a 401 names its scheme, and a 405 has a body.
+    let raw = |request: String| -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    };
+    let lower = raw(format!(
+        "GET /v1/debates HTTP/1.1\r\nHost: {addr}\r\nAuthorization: bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+    ));
+    assert!(lower.starts_with("HTTP/1.1 200"), "{lower}");
+    let refused = raw(format!(
+        "GET /v1/debates HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    ));
+    assert!(
+        refused.starts_with("HTTP/1.1 401")
+            && refused
+                .to_ascii_lowercase()
+                .contains("www-authenticate: bearer"),
+        "{refused}"
+    );
+    let wrong_method = http(addr, "DELETE", "/v1/debates/DEB-x", Some(TOKEN), None);
+    assert_eq!(wrong_method.status, 405, "{}", wrong_method.body);
+    assert!(
+        wrong_method.error().contains("does not take that method"),
+        "{}",
+        wrong_method.body
+    );
     let torn = post(r#"{"question": "Redis?"#);
     assert_eq!(torn.status, 400, "{}", torn.body);
     let options: Vec<String> = (0..300).map(|i| format!("O{i}: option {i}")).collect();
