@@ -1431,3 +1431,231 @@ fn a_gate_is_decided_only_while_its_debate_waits_and_the_decision_is_always_even
     assert_eq!(decided[0]["by"], "alice via HTTP");
     assert_eq!(sent.last().unwrap().data["type"], "debate_completed");
 }
+
+/// The statuses `assets/openapi.yaml` lists for each route and method, read from its lines
+/// (`  /v1/…:`, `    post:`, `        '409': …`).
+fn documented_statuses() -> std::collections::HashMap<(String, String), Vec<u16>> {
+    let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/openapi.yaml"))
+        .unwrap();
+    let mut listed: std::collections::HashMap<(String, String), Vec<u16>> = Default::default();
+    let (mut path, mut method) = (String::new(), String::new());
+    for line in spec.lines() {
+        if let Some(p) = line.strip_prefix("  /").and_then(|l| l.strip_suffix(':')) {
+            path = format!("/{p}");
+        } else if let Some(m) = line.strip_prefix("    ").and_then(|l| l.strip_suffix(':'))
+            && ["get", "post", "put", "delete"].contains(&m)
+        {
+            method = m.to_uppercase();
+        } else if let Some(rest) = line.strip_prefix("        '")
+            && let Some(code) = rest.get(..3).and_then(|c| c.parse::<u16>().ok())
+        {
+            listed
+                .entry((path.clone(), method.clone()))
+                .or_default()
+                .push(code);
+        }
+    }
+    listed
+}
+
+/// P13, C10: every status the server answers a route with is one `assets/openapi.yaml` lists
+/// for that route: each documented way a request can fail, tried against a running server (a
+/// contract check in the spirit of schemathesis, which is not in the suite).
+#[test]
+fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let served = serve(&home, &stand_in, &[]);
+    let addr = served.addr.as_str();
+    let listed = documented_statuses();
+    let body = json!({"question": "Should we cache sessions in Redis?", "max_rounds": 1, "checkpoints": false}).to_string();
+    let id = start_debate(addr, serde_json::from_str(&body).unwrap());
+    start_debate(
+        addr,
+        json!({"question": "Should we shard the queue?", "max_rounds": 1, "checkpoints": false}),
+    );
+    until_status(addr, &id, "completed");
+    let big = format!("{{\"question\": \"{}\"}}", "x".repeat(300 * 1024));
+    let d = |tail: &str| format!("/v1/debates/{id}{tail}");
+    let none = |tail: &str| format!("/v1/debates/DEB-nosuch99{tail}");
+    type Case<'a> = (
+        &'a str,
+        &'a str,
+        String,
+        Option<&'a str>,
+        Option<String>,
+        u16,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "/v1/debates",
+            "POST",
+            "/v1/debates".into(),
+            None,
+            Some(body.clone()),
+            401,
+        ),
+        (
+            "/v1/debates",
+            "POST",
+            "/v1/debates".into(),
+            Some(TOKEN),
+            Some("{".into()),
+            400,
+        ),
+        (
+            "/v1/debates",
+            "POST",
+            "/v1/debates".into(),
+            Some(TOKEN),
+            Some(big),
+            413,
+        ),
+        (
+            "/v1/debates",
+            "GET",
+            "/v1/debates?status=bogus".into(),
+            Some(TOKEN),
+            None,
+            400,
+        ),
+        ("/v1/debates/{id}", "GET", none(""), Some(TOKEN), None, 404),
+        (
+            "/v1/debates/{id}",
+            "GET",
+            "/v1/debates/D".into(),
+            Some(TOKEN),
+            None,
+            400,
+        ),
+        ("/v1/debates/{id}", "GET", d(""), None, None, 401),
+        (
+            "/v1/debates/{id}/record",
+            "GET",
+            none("/record"),
+            Some(TOKEN),
+            None,
+            404,
+        ),
+        (
+            "/v1/debates/{id}/checkpoint",
+            "POST",
+            d("/checkpoint"),
+            Some(TOKEN),
+            Some(r#"{"answer": "continue"}"#.into()),
+            409,
+        ),
+        (
+            "/v1/debates/{id}/checkpoint",
+            "POST",
+            d("/checkpoint"),
+            Some(TOKEN),
+            Some("{}".into()),
+            400,
+        ),
+        (
+            "/v1/debates/{id}/checkpoint",
+            "POST",
+            none("/checkpoint"),
+            Some(TOKEN),
+            Some(r#"{"answer": "continue"}"#.into()),
+            404,
+        ),
+        (
+            "/v1/debates/{id}/approve",
+            "POST",
+            d("/approve"),
+            Some(TOKEN),
+            Some(r#"{"reviewer": "ana"}"#.into()),
+            409,
+        ),
+        (
+            "/v1/debates/{id}/approve",
+            "POST",
+            d("/approve"),
+            Some(TOKEN),
+            Some(r#"{"reviewer": " "}"#.into()),
+            400,
+        ),
+        (
+            "/v1/debates/{id}/approve",
+            "POST",
+            none("/approve"),
+            Some(TOKEN),
+            Some(r#"{"reviewer": "ana"}"#.into()),
+            404,
+        ),
+        (
+            "/v1/debates/{id}/reject",
+            "POST",
+            d("/reject"),
+            Some(TOKEN),
+            Some(r#"{"reviewer": "ana"}"#.into()),
+            400,
+        ),
+        (
+            "/v1/debates/{id}/reject",
+            "POST",
+            none("/reject"),
+            Some(TOKEN),
+            Some(r#"{"reviewer": "ana", "reason": "no"}"#.into()),
+            404,
+        ),
+        (
+            "/v1/debates/{id}/gates",
+            "GET",
+            none("/gates"),
+            Some(TOKEN),
+            None,
+            404,
+        ),
+        (
+            "/v1/debates/{id}/resume",
+            "POST",
+            d("/resume"),
+            Some(TOKEN),
+            None,
+            409,
+        ),
+        (
+            "/v1/debates/{id}/resume",
+            "POST",
+            none("/resume"),
+            Some(TOKEN),
+            None,
+            404,
+        ),
+        (
+            "/v1/debates/{id}/cancel",
+            "POST",
+            d("/cancel"),
+            Some(TOKEN),
+            None,
+            409,
+        ),
+        (
+            "/v1/debates/{id}/cancel",
+            "POST",
+            none("/cancel"),
+            Some(TOKEN),
+            None,
+            404,
+        ),
+    ];
+    for (route, method, path, token, body, expected) in cases {
+        let reply = http(addr, method, &path, token, body.as_deref());
+        assert_eq!(reply.status, expected, "{method} {path}: {}", reply.body);
+        let documented = listed
+            .get(&(route.to_string(), method.to_string()))
+            .unwrap_or_else(|| panic!("{method} {route} is not in assets/openapi.yaml"));
+        assert!(
+            documented.contains(&reply.status),
+            "{method} {route} answered {} (documented: {documented:?}): {}",
+            reply.status,
+            reply.body
+        );
+        if reply.status >= 400 {
+            assert!(!reply.error().is_empty(), "{method} {path}: {}", reply.body);
+        }
+    }
+}
