@@ -1610,6 +1610,22 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
             404,
         ),
         (
+            "/v1/debates/{id}/events",
+            "GET",
+            none("/events"),
+            Some(TOKEN),
+            None,
+            404,
+        ),
+        (
+            "/v1/debates/{id}/events",
+            "GET",
+            d("/events"),
+            None,
+            None,
+            401,
+        ),
+        (
             "/v1/debates/{id}/resume",
             "POST",
             d("/resume"),
