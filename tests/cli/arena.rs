@@ -1079,6 +1079,38 @@ fn a_directory_written_from_note_003_imports_and_keeps_what_moot_does_not_know()
             .contains("Weigh who bears the cost"),
         "{gamma}"
     );
+    // The accepted shape, as written down, holds both the hand-written files and moot's own.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/arena-directory.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let holds = |part: &str, file: &std::path::Path| {
+        let mut shape = schema.clone();
+        shape["$ref"] = serde_json::json!(format!("#/$defs/{part}"));
+        let validator = jsonschema::validator_for(&shape).unwrap();
+        let instance: Value =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&instance)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", file.display());
+    };
+    for root in [&dir, &exported] {
+        holds("manifest", &root.join("manifest.json"));
+        holds("scores", &root.join("scores.json"));
+        for entry in std::fs::read_dir(root.join("transcript")).unwrap() {
+            holds("argument", &entry.unwrap().path());
+        }
+    }
+    holds(
+        "persona",
+        &exported.join("personas/agent-gamma_persona.json"),
+    );
     // B8: verify on an imported debate says it was imported and checks its chain.
     let verified = home.run(None, &["audit", &id, "--verify"]);
     let text = String::from_utf8_lossy(&verified.stdout).to_string() + &stderr(&verified);
