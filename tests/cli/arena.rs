@@ -1111,6 +1111,14 @@ fn a_directory_written_from_note_003_imports_and_keeps_what_moot_does_not_know()
         "persona",
         &exported.join("personas/agent-gamma_persona.json"),
     );
+    let mut manifest_shape = schema.clone();
+    manifest_shape["$ref"] = serde_json::json!("#/$defs/manifest");
+    assert!(
+        !jsonschema::validator_for(&manifest_shape)
+            .unwrap()
+            .is_valid(&serde_json::json!({"topic": "no id, no participants"})),
+        "the schema refuses a manifest without its required fields"
+    );
     // B8: verify on an imported debate says it was imported and checks its chain.
     let verified = home.run(None, &["audit", &id, "--verify"]);
     let text = String::from_utf8_lossy(&verified.stdout).to_string() + &stderr(&verified);
