@@ -490,6 +490,16 @@ fn an_arena_is_moderated_by_a_participant_or_by_moot_itself_as_the_manifest_says
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     };
 
+    // B7: a participant that only summarises (round-robin, unscored) is not said to have
+    // ordered or scored anything.
+    let summarising = arena(&["--moderator", "seat:skeptic"]);
+    let record = home.run(None, &["show", &summarising, "--markdown"]);
+    let record = String::from_utf8_lossy(&record.stdout);
+    assert!(
+        record.contains("a participant (it summarised its own turns with the others)")
+            && record.contains("Skeptic moderated as well as argued: it summarised its own turns"),
+        "{record}"
+    );
     // A participant moderates: the order, the scores and the summary are asked of it, as it.
     let before = server.seen().len();
     let chaired = arena(&[

@@ -60,7 +60,10 @@ impl super::TypedProtocol for Arena {
     type Result = ArenaResult;
 
     /// 2: scores or an order the moderator's reply could not give are noted (issue 24).
-    const RESULT_VERSION: u32 = 2;
+    /// 3: a moderating seat is said to have done only what it did (issue 68, B7); with
+    /// `--moderator system` the notes say moot wrote plain personas (B3). A version-2 result
+    /// reads as written.
+    const RESULT_VERSION: u32 = 3;
 
     fn name(&self) -> &'static str {
         "arena"

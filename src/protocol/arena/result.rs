@@ -124,9 +124,20 @@ impl ArenaResult {
         match &self.moderator {
             super::Moderator::Model => {}
             super::Moderator::Seat(role) => {
+                // Only what it did (B7): the order is its own only when it chose it, and it
+                // scored only when there are scores.
+                let did: Vec<&str> = [
+                    (self.order == Order::Moderator).then_some("ordered"),
+                    (!self.scores.is_empty()).then_some("scored"),
+                    Some("summarised"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
                 let _ = writeln!(
                     out,
-                    "**Moderator:** {role}, a participant (it ordered, scored and summarised its own turns with the others)\n"
+                    "**Moderator:** {role}, a participant (it {} its own turns with the others)\n",
+                    said_in_prose(&did)
                 );
             }
             super::Moderator::System => out.push_str(
@@ -301,5 +312,14 @@ pub(super) fn arena_turn(turn: &Turn, member: &Member, number: u32) -> ArenaTurn
             metadata,
             extra: Map::new(),
         },
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub(super) fn said_in_prose(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

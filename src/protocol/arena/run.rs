@@ -114,10 +114,19 @@ impl<'a> ArenaRun<'a> {
                 ..chair.seat.clone()
             };
             ctx.seat_on(&moderator, provider);
+            // Only what it did: with round-robin order it ordered nothing (B7).
+            let did: Vec<&str> = [
+                (settings.order == Order::Moderator).then_some("ordered"),
+                settings.score.then_some("scored"),
+                Some("summarised"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
             notes.push(format!(
-                "{} moderated as well as argued: it ordered, {}and summarised, its own turns among the others.",
+                "{} moderated as well as argued: it {} its own turns among the others.",
                 chair.persona.role_name,
-                if settings.score { "scored " } else { "" }
+                super::result::said_in_prose(&did)
             ));
         }
         if settings.moderator == Moderator::System {
