@@ -748,6 +748,16 @@ pub(crate) fn a_code_debate_whose_versions_all_fail_recommends_none_and_apply_as
             && recommendation.contains("--failing"),
         "{recommendation}"
     );
+    // C7: the uniform outcome names no winner either.
+    let outcome = show_json(&home, &id)["outcome"].clone();
+    assert!(outcome["winner"].is_null(), "{outcome}");
+    assert!(
+        outcome["method"]
+            .as_str()
+            .unwrap()
+            .starts_with("no version passes its tests"),
+        "{outcome}"
+    );
     let listed = home.run(None, &["code", "versions", &id]);
     let listed = String::from_utf8_lossy(&listed.stdout).to_string();
     assert!(

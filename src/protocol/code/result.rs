@@ -16,12 +16,25 @@ pub(super) fn resolution(result: &CodeResult) -> crate::debate::Resolution {
         .iter()
         .filter(|f| f.closed_by.is_some())
         .count();
+    // A version that fails its tests is nobody's winner (C7): the record recommends none, and
+    // the outcome says the same.
+    let failing = result.winner.is_some_and(|n| {
+        result
+            .versions
+            .iter()
+            .any(|v| v.number == n && v.hooks_ok == Some(false))
+    });
     crate::debate::Resolution {
-        winner: result.winner.map(|n| format!("version {n}")),
-        method: if result.tests.is_empty() {
-            "quality score (no tests ran)".into()
-        } else {
-            "tests, then quality score".into()
+        winner: result
+            .winner
+            .filter(|_| !failing)
+            .map(|n| format!("version {n}")),
+        method: match (failing, result.winner) {
+            (true, Some(n)) => {
+                format!("no version passes its tests (version {n} passes the most)")
+            }
+            _ if result.tests.is_empty() => "quality score (no tests ran)".into(),
+            _ => "tests, then quality score".into(),
         },
         final_consensus_score: if result.findings.is_empty() {
             1.0
