@@ -106,6 +106,9 @@ fn any_debate_exports_as_an_arena_directory_and_imports_back_the_same() {
         &show_json(&other, &id),
         "dialogue_verdict",
     );
+    // B4: who started it survives the round trip.
+    assert_eq!(show_json(&home, &id)["initiated_by"], "stdin");
+    assert_eq!(show_json(&other, &id)["initiated_by"], "stdin");
     // Imported twice: refused, the journal untouched.
     let twice = other.run(None, &["import", dir.to_str().unwrap()]);
     assert_eq!(twice.status.code(), Some(2));

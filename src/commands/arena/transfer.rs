@@ -167,6 +167,8 @@ pub fn export(document: &DebateDocument) -> crate::arena::ArenaDebate {
             "status": debate.status,
             "confidence": debate.confidence,
             "finished_at": debate.finished_at,
+            // Who started it, so an import says it again (B4).
+            "initiated_by": debate.config.get("initiated_by"),
             "synthesis": document.synthesis.as_ref().map(|s| json!({"confidence": s.confidence, "data": s.data})),
             "section": document.outcome.keys().next(),
             // The moderator's turns have no file of their own in the note's layout.
@@ -547,7 +549,16 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         question: manifest.topic.clone(),
         protocol: protocol.clone(),
         status,
-        config: imported_config(dir, &read, &agents, moot.is_some()),
+        config: {
+            let mut config = imported_config(dir, &read, &agents, moot.is_some());
+            if let Some(by) = moot
+                .and_then(|m| m.get("initiated_by"))
+                .filter(|by| by.is_string())
+            {
+                config["initiated_by"] = by.clone();
+            }
+            config
+        },
         seats: seats.clone(),
         created_at: manifest.created_utc.clone(),
         updated_at: manifest.updated_utc.clone(),
