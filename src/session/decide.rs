@@ -141,6 +141,10 @@ pub fn decide(
         Control::Choose(option) => Some((option.clone(), c.answered_by.clone())),
         _ => None,
     });
+    // The choice is checked first: an option the result does not offer is named as such,
+    // decided before or not (A7).
+    let protocol = protocol::named(&debate.protocol)?;
+    let outcome = protocol.decide(&stored.data, &choice, by)?;
     if let (Some((option, by)), false) = (&decided_before, force) {
         return Err(DecideError::AlreadyDecided {
             id: debate.id.clone(),
@@ -148,8 +152,6 @@ pub fn decide(
             by: by.clone(),
         });
     }
-    let protocol = protocol::named(&debate.protocol)?;
-    let outcome = protocol.decide(&stored.data, &choice, by)?;
     // Filed where the protocol asks for it (after its last round), so a re-run of the journal
     // (`moot audit --verify`) replays the choice and reads as the decided record.
     let round = match &earlier {

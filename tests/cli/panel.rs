@@ -294,6 +294,14 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
     let again = home.run(None, &["decide", &id, "c"]);
     assert_eq!(again.status.code(), Some(2));
     assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    // A7 (a): an option the result does not offer is named as such, decided before or not.
+    let unknown_again = home.run(None, &["decide", &id, "Z"]);
+    assert_eq!(unknown_again.status.code(), Some(2));
+    assert!(
+        stderr(&unknown_again).contains("\"Z\"") && !stderr(&unknown_again).contains("--force"),
+        "{}",
+        stderr(&unknown_again)
+    );
     let mut edited = std::fs::read_to_string(&record).unwrap();
     edited.push_str("\nReviewed by the team.\n");
     std::fs::write(&record, &edited).unwrap();
