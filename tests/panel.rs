@@ -342,7 +342,8 @@ async fn three_different_options_are_contested_and_the_person_chooses() {
     assert_eq!(finish.status, DebateStatus::Completed);
     assert!(!result.consensus);
     assert_eq!(result.outcome.as_deref(), Some("CONTESTED"));
-    assert_eq!(result.confidence, "REQUIRES_INPUT");
+    // Chosen by the person: low, as every face says (A3).
+    assert_eq!(result.confidence, "LOW");
     assert_eq!(result.distribution["A"], ["risk"]);
     assert_eq!(result.distribution["B"], ["value"]);
     assert_eq!(result.distribution["C"], ["effort"]);
