@@ -115,7 +115,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vote", "code",
         ],
     ),
-    ("gather", &["beneath", "decision"]),
+    ("gather", &["beneath", "decision", "arena"]),
     // Code debates' machinery: hooks in a work tree.
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
