@@ -1115,3 +1115,58 @@ async fn verify_names_a_difference_of_result_version_without_failing_on_it() {
         .to_text();
     assert!(text.contains("FAIL outcome   the record differs"), "{text}");
 }
+
+/// A5: a judge with no readable reply keeps its line in a consensus result too, and its
+/// round-2 prompt says its reply could not be read instead of "option none".
+#[tokio::test(start_paused = true)]
+async fn a_judge_with_no_readable_reply_keeps_its_line_in_a_consensus_result() {
+    let store = Store::in_memory().unwrap();
+    let garbage = json!("I refuse to answer in JSON.");
+    let mut script = Script::new();
+    script
+        .reply("recommendation", "R", 1, recommend("A", "Risk first."))
+        .reply("recommendation", "V", 1, recommend("B", "Users first."))
+        .reply("recommendation", "E", 1, garbage.clone())
+        .reply("recommendation", "E", 1, garbage.clone())
+        .reply(
+            "challenge",
+            "R",
+            2,
+            challenge(&["Value", "Effort"], "A", ""),
+        )
+        .reply(
+            "challenge",
+            "V",
+            2,
+            challenge(
+                &["Risk", "Effort"],
+                "A",
+                "Risk's case on outages convinced me.",
+            ),
+        )
+        .reply("challenge", "E", 2, garbage.clone())
+        .reply("challenge", "E", 2, garbage);
+    let (finish, _, result) = run(&store, &script, false, vec![]).await;
+    assert!(result.consensus, "{result:?}");
+    assert_eq!(
+        result.perspectives["effort"],
+        "No readable recommendation - \"I refuse to answer in JSON.\""
+    );
+    let asked: Vec<String> = store
+        .audit(&finish.id)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.place.seat == "E" && e.place.round == 2 && e.body.is_some())
+        .map(|e| e.body.unwrap().to_string())
+        .collect();
+    assert!(
+        asked
+            .iter()
+            .any(|b| b.contains("Your previous reply could not be read")),
+        "{asked:?}"
+    );
+    assert!(
+        !asked.iter().any(|b| b.contains("option none")),
+        "{asked:?}"
+    );
+}

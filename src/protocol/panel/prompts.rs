@@ -95,10 +95,16 @@ pub(super) fn round_prompt(
              no other judge's view is available to you.",
         );
     } else {
+        // A judge whose reply could not be read is told so, not "option none" (A5).
+        let previous = match judge.recommended.as_deref() {
+            Some(option) => format!("Your previous recommendation: option {option}."),
+            None => "Your previous reply could not be read, so you have no recommendation on \
+                     the table: make one now."
+                .to_string(),
+        };
         let _ = write!(
             prompt,
-            "\nYour previous recommendation: option {}.\n{}\n\nThe other judges' positions:\n",
-            judge.recommended.as_deref().unwrap_or("none"),
+            "\n{previous}\n{}\n\nThe other judges' positions:\n",
             fenced(
                 &shown_name(seated, index, settings.anonymous),
                 "reasoning",

@@ -553,15 +553,19 @@ pub(super) fn build_result(
     let consensus = check.consensus.is_some();
     for judge in seated.iter().filter(|s| roster.is_active(&s.seat.id)) {
         let Some(option) = &judge.recommended else {
-            if !consensus {
-                perspectives.insert(
-                    format!("{}_favors", judge.key),
-                    format!(
-                        "No readable recommendation - \"{}\"",
-                        judge.reasoning.trim()
-                    ),
-                );
-            }
+            // Every judge at the table has its line, a consensus result's too (A5).
+            let key = if consensus {
+                judge.key.clone()
+            } else {
+                format!("{}_favors", judge.key)
+            };
+            perspectives.insert(
+                key,
+                format!(
+                    "No readable recommendation - \"{}\"",
+                    judge.reasoning.trim()
+                ),
+            );
             continue;
         };
         let changed = change_log
