@@ -45,6 +45,7 @@ pub(super) fn router(server: Arc<Server>) -> Router {
         .route("/v1/debates/{id}/approve", post(approve))
         .route("/v1/debates/{id}/reject", post(reject))
         .route("/v1/debates/{id}/gates", get(gates))
+        .route("/v1/debates/{id}/audit", get(audit))
         .route("/v1/debates/{id}/cancel", post(cancel))
         .route("/v1/debates/{id}/resume", post(resume))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
@@ -610,6 +611,24 @@ async fn gates(
     Ok(Json(
         serde_json::to_value(server.store.gates(&debate.id)?).unwrap_or_default(),
     ))
+}
+
+/// `GET /v1/debates/{id}/audit`: the audit trail as `moot audit ID --json` gives it (every
+/// request and reply, hashed, and the chain's check), note 004's `GetAuditTrail`.
+async fn audit(
+    State(server): State<Arc<Server>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let debate = server.store.debate(&id)?;
+    let entries = server.store.audit(&debate.id)?;
+    let chain = server.store.check_chain(&debate.id)?;
+    Ok(Json(json!({
+        "id": debate.id,
+        "question": debate.question,
+        "protocol": debate.protocol,
+        "chain": chain,
+        "entries": entries,
+    })))
 }
 
 /// `POST /v1/debates/{id}/cancel`: interrupts a debate this server runs (it stops where it

@@ -1610,6 +1610,22 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
             404,
         ),
         (
+            "/v1/debates/{id}/audit",
+            "GET",
+            d("/audit"),
+            Some(TOKEN),
+            None,
+            200,
+        ),
+        (
+            "/v1/debates/{id}/audit",
+            "GET",
+            none("/audit"),
+            Some(TOKEN),
+            None,
+            404,
+        ),
+        (
             "/v1/debates/{id}/events",
             "GET",
             none("/events"),
@@ -1674,4 +1690,11 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
             assert!(!reply.error().is_empty(), "{method} {path}: {}", reply.body);
         }
     }
+    // C12: the trail over HTTP is the one `moot audit --json` prints.
+    let trail = http(addr, "GET", &d("/audit"), Some(TOKEN), None).json();
+    let printed = home.run(None, &["audit", &id, "--json"]);
+    let printed: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    assert_eq!(trail["entries"], printed["entries"]);
+    assert_eq!(trail["chain"]["entries"], printed["chain"]["entries"]);
+    assert!(!trail["entries"].as_array().unwrap().is_empty());
 }
