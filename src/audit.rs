@@ -451,7 +451,8 @@ fn outcome(
         crate::protocol::result_version_of(&stored.data),
         crate::protocol::result_version_of(&rerun.data),
     );
-    let differs = markdown.0 != markdown.1 || data.0 != data.1;
+    let differs =
+        markdown.0 != markdown.1 || data.0 != data.1 || stored.confidence != rerun.confidence;
     if differs && versions.0 < versions.1 {
         // A result an older moot wrote is read by today's rules: a difference is what the new
         // version changed, not a sign of tampering (the chain check answers that), and it is

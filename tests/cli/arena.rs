@@ -570,6 +570,9 @@ fn an_arena_is_moderated_by_a_participant_or_by_moot_itself_as_the_manifest_says
         String::from_utf8_lossy(&notes.stdout)
     );
     assert_eq!(manifest("system", &system)["moderator_id"], "system");
+    // Nothing ranks an unscored arena's positions without a vote: its confidence says so,
+    // rather than a fixed Medium (issue 68, 003-N6).
+    assert_eq!(show_json(&home, &system)["confidence"], "Low");
     let summary =
         std::fs::read_to_string(home.path().join("system").join(&system).join("summary.md"))
             .unwrap();

@@ -61,8 +61,9 @@ impl super::TypedProtocol for Arena {
 
     /// 2: scores or an order the moderator's reply could not give are noted (issue 24).
     /// 3: a moderating seat is said to have done only what it did (issue 68, B7); with
-    /// `--moderator system` the notes say moot wrote plain personas (B3). A version-2 result
-    /// reads as written.
+    /// `--moderator system` the notes say moot wrote plain personas (B3); the confidence is
+    /// computed from the vote or the scores, not fixed at Medium (issue 68). A version-2
+    /// result reads as written.
     const RESULT_VERSION: u32 = 3;
 
     fn name(&self) -> &'static str {

@@ -109,6 +109,42 @@ impl ArenaResult {
         }
     }
 
+    /// How sure the result is, from what ranks the positions (never a fixed level): a vote by
+    /// its winner's share of first places (two thirds or more High, over half Medium), a
+    /// moderator's rubric scores by the best seat's lead over the next (Medium at 0.15 or
+    /// more: one scorer, so never High), and nothing ranking them Low.
+    pub fn confidence(&self) -> crate::debate::Confidence {
+        use crate::debate::Confidence;
+        if let Some(votes) = self.votes.as_ref().filter(|v| v.winner.is_some()) {
+            let share = votes.first_place_share();
+            return if share >= 2.0 / 3.0 - 1e-9 {
+                Confidence::High
+            } else if share > 0.5 {
+                Confidence::Medium
+            } else {
+                Confidence::Low
+            };
+        }
+        let mut means: Vec<f64> = self
+            .personas
+            .iter()
+            .filter_map(|persona| {
+                let scores: Vec<f64> = self
+                    .scores
+                    .iter()
+                    .filter(|s| s.agent_id == persona.agent_id)
+                    .map(|s| s.score)
+                    .collect();
+                (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+            })
+            .collect();
+        means.sort_by(|a, b| b.total_cmp(a));
+        match means.as_slice() {
+            [best, next, ..] if best - next >= 0.15 => Confidence::Medium,
+            _ => Confidence::Low,
+        }
+    }
+
     pub fn to_markdown(&self) -> String {
         let mut out = format!(
             "# Arena: {}\n\n**Debate:** {} · **Rounds:** {} · **Order:** {}\n\n",

@@ -13,8 +13,8 @@ use super::seats::{human_turn, outside_turn};
 use super::{Arena, ArenaSettings, Moderator, Order, Player, RUBRIC, Topology};
 use crate::arena::{ArenaStatus, Persona, ScoringInfo};
 use crate::debate::{
-    Assessment, Confidence, Convergence, ConvergenceSignal, Decision, Event, MODERATOR, Phase,
-    Seat, Turn, TurnKey, TurnStatus, VoteView,
+    Assessment, Convergence, ConvergenceSignal, Decision, Event, MODERATOR, Phase, Seat, Turn,
+    TurnKey, TurnStatus, VoteView,
 };
 use crate::engine::{Context, EngineError};
 use crate::protocol::tree::{self, Role, Tree};
@@ -628,7 +628,7 @@ impl<'a> ArenaRun<'a> {
         };
         Ok(Ending::Concluded(Box::new(Outcome {
             markdown: result.to_markdown(),
-            confidence: Confidence::Medium,
+            confidence: result.confidence(),
             data: serde_json::to_value(&result).unwrap_or_default(),
             section: Some("arena_result".into()),
             date: result.date.clone(),
