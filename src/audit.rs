@@ -60,10 +60,11 @@ pub async fn verify_in(
     id: &str,
 ) -> Result<Verification, SessionError> {
     let debate = store.debate(id)?;
+    let chained = store.check_chain(&debate.id)?;
     // An imported debate's turns were written elsewhere: there are no requests to re-run,
     // only its rows to hold against the chain they were journaled under.
     if let Some(from) = debate.config.get("imported_from").and_then(|v| v.as_str()) {
-        let chained = chain(&store.check_chain(&debate.id)?);
+        let chained = chain(&chained);
         let imported = Check {
             name: "imported",
             passed: true,
@@ -86,16 +87,12 @@ pub async fn verify_in(
             checks: vec![chained, imported],
         });
     }
-    let summary = summary(store, &debate)?;
+    let summary = summary(store, &debate, &chained)?;
     if !summary.passed {
         // A row that contradicts its own journal is the finding, whatever status it claims.
         return Ok(journal_verdict(
             debate.id.clone(),
-            vec![
-                chain(&store.check_chain(&debate.id)?),
-                hashes(&store.audit(&debate.id)?),
-                summary,
-            ],
+            vec![chain(&chained), hashes(&store.audit(&debate.id)?), summary],
         ));
     }
     if !matches!(
@@ -108,11 +105,7 @@ pub async fn verify_in(
         )));
     }
     let entries = store.audit(&debate.id)?;
-    let mut checks = vec![
-        chain(&store.check_chain(&debate.id)?),
-        hashes(&entries),
-        summary,
-    ];
+    let mut checks = vec![chain(&chained), hashes(&entries), summary];
     let scratch = tempfile::tempdir().map_err(|e| {
         SessionError::Environment(format!(
             "cannot make a scratch directory for the re-run: {e}"
@@ -170,7 +163,11 @@ fn journal_verdict(id: String, checks: Vec<Check>) -> Verification {
 /// against the closing event every stop writes last (so a journal cut short at its end shows,
 /// however the cut was made), its confidence against the chained record's. A debate that has
 /// not stopped is vouched for as far as it has been chained.
-fn summary(store: &Store, debate: &crate::debate::Debate) -> Result<Check, SessionError> {
+fn summary(
+    store: &Store,
+    debate: &crate::debate::Debate,
+    chained: &ChainCheck,
+) -> Result<Check, SessionError> {
     use crate::debate::Event;
     let events = store.events(&debate.id)?;
     // What may follow the end: a contested result decided later (its new record) and a
@@ -191,15 +188,12 @@ fn summary(store: &Store, debate: &crate::debate::Debate) -> Result<Check, Sessi
                 }
         )
     };
-    let closing = match events.iter().rev().find(|e| !after_the_end(e)) {
+    let last = events.iter().rev().find(|e| !after_the_end(e));
+    let closing = match last {
         Some(Event::DebateCompleted { status, .. }) => Some(*status),
         _ => None,
     };
-    let last = events
-        .iter()
-        .rev()
-        .find(|e| !after_the_end(e))
-        .map_or("none", |e| e.kind());
+    let last = last.map_or("none", |e| e.kind());
     let mut problems = Vec::new();
     match closing {
         Some(closed) if closed != debate.status => problems.push(format!(
@@ -238,7 +232,7 @@ fn summary(store: &Store, debate: &crate::debate::Debate) -> Result<Check, Sessi
             detail: sanitize::clean(&problems.join("; ")),
         });
     }
-    let entries = store.check_chain(&debate.id)?.entries;
+    let entries = chained.entries;
     Ok(Check {
         name: "summary",
         passed: true,
@@ -328,8 +322,9 @@ pub fn verify_record(
             }
         },
     });
-    checks.push(chain(&store.check_chain(&debate.id)?));
-    checks.push(summary(store, &debate)?);
+    let chained = store.check_chain(&debate.id)?;
+    checks.push(chain(&chained));
+    checks.push(summary(store, &debate, &chained)?);
     let stored = store.synthesis(&debate.id)?;
     checks.push(match stored {
         None => Check {

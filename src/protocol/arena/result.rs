@@ -80,19 +80,7 @@ impl ArenaResult {
                 final_consensus_score: votes.first_place_share(),
             };
         }
-        let mut means: Vec<(String, f64)> = Vec::new();
-        for persona in &self.personas {
-            let scores: Vec<f64> = self
-                .scores
-                .iter()
-                .filter(|s| s.agent_id == persona.agent_id)
-                .map(|s| s.score)
-                .collect();
-            if !scores.is_empty() {
-                let mean = scores.iter().sum::<f64>() / scores.len() as f64;
-                means.push((persona.role_name.clone(), mean));
-            }
-        }
+        let means = self.seat_means();
         let best = means.iter().max_by(|a, b| a.1.total_cmp(&b.1)).cloned();
         let worst = means.iter().map(|(_, m)| *m).fold(f64::INFINITY, f64::min);
         match best {
@@ -125,8 +113,17 @@ impl ArenaResult {
                 Confidence::Low
             };
         }
-        let mut means: Vec<f64> = self
-            .personas
+        let mut means: Vec<f64> = self.seat_means().into_iter().map(|(_, m)| m).collect();
+        means.sort_by(|a, b| b.total_cmp(a));
+        match means.as_slice() {
+            [best, next, ..] if best - next >= 0.15 => Confidence::Medium,
+            _ => Confidence::Low,
+        }
+    }
+
+    /// Each scored seat's role and mean rubric score, in seat order.
+    fn seat_means(&self) -> Vec<(String, f64)> {
+        self.personas
             .iter()
             .filter_map(|persona| {
                 let scores: Vec<f64> = self
@@ -135,14 +132,14 @@ impl ArenaResult {
                     .filter(|s| s.agent_id == persona.agent_id)
                     .map(|s| s.score)
                     .collect();
-                (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
+                (!scores.is_empty()).then(|| {
+                    (
+                        persona.role_name.clone(),
+                        scores.iter().sum::<f64>() / scores.len() as f64,
+                    )
+                })
             })
-            .collect();
-        means.sort_by(|a, b| b.total_cmp(a));
-        match means.as_slice() {
-            [best, next, ..] if best - next >= 0.15 => Confidence::Medium,
-            _ => Confidence::Low,
-        }
+            .collect()
     }
 
     pub fn to_markdown(&self) -> String {

@@ -530,10 +530,12 @@ pub(super) fn build_result(
         .iter()
         .filter(|s| roster.is_active(&s.seat.id))
         .count();
-    for (judge, why) in seated
+    // The judges left out, with why: named in the notes, and a caveat of a recommendation.
+    let left_out: Vec<(&Seated, String)> = seated
         .iter()
-        .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?)))
-    {
+        .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?.to_string())))
+        .collect();
+    for (judge, why) in &left_out {
         notes.insert(
             0,
             format!(
@@ -597,10 +599,7 @@ pub(super) fn build_result(
     let mut caveats = Vec::new();
     if let Some(option) = &check.consensus {
         caveats.extend(check.caveats.iter().cloned());
-        for (judge, why) in seated
-            .iter()
-            .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?)))
-        {
+        for (judge, why) in &left_out {
             caveats.push(format!("{} judge {why} and was left out", judge.judge.name));
         }
         for judge in seated
