@@ -345,6 +345,111 @@ async fn refused_response_formats_degrade_step_by_step_and_are_remembered() {
     assert_eq!(caps.learned()[0].1.mode, StructuredMode::Instructions);
 }
 
+/// A llama.cpp-based server that cannot compile the reply's schema into a grammar: one that
+/// says so (a 500 "failed to parse grammar") is asked without the schema at once; one that dies
+/// with the connection open is given one chance, then asked in plain JSON mode, which is then
+/// remembered. A server that fails whatever it is asked keeps being sent the schema.
+#[tokio::test]
+async fn a_server_that_falls_over_the_schema_is_asked_in_plain_json_mode() {
+    let shape = |seen: &support::Seen| {
+        (
+            seen.body["response_format"]["type"]
+                .as_str()
+                .map(str::to_string),
+            seen.body["response_format"].get("schema").is_some()
+                || seen.body["response_format"].get("json_schema").is_some(),
+        )
+    };
+    let plain = (Some("json_object".to_string()), false);
+
+    let server = StandIn::start(Behaviour {
+        schema_support: SchemaSupport::GrammarFails,
+        ..Behaviour::default()
+    })
+    .await;
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    let (result, streamed) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(result.is_ok(), "{result:?}");
+    assert!(streamed.contains("argument"), "{streamed}");
+    let shapes: Vec<_> = server.seen().iter().map(shape).collect();
+    assert_eq!(
+        shapes,
+        vec![
+            (Some("json_schema".into()), true),
+            (Some("json_object".into()), true),
+            plain.clone()
+        ],
+        "a refusal naming the grammar steps down until no schema is sent"
+    );
+    assert_eq!(caps.learned()[0].1.mode, StructuredMode::JsonObject);
+
+    let server = StandIn::start(Behaviour {
+        schema_support: SchemaSupport::DiesOnSchema,
+        ..Behaviour::default()
+    })
+    .await;
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    let (first, _) = complete(provider.as_ref(), &argument_request()).await;
+    let first = first.unwrap_err();
+    assert!(
+        first.is_retryable(),
+        "a connection that died is retried: {first:?}"
+    );
+    assert_eq!(server.seen().len(), 1, "one death is left to the retries");
+    let (second, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(second.is_err());
+    let (third, streamed) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(third.is_ok(), "{third:?}");
+    assert!(streamed.contains("argument"), "{streamed}");
+    let shapes: Vec<_> = server.seen().iter().map(shape).collect();
+    assert_eq!(
+        shapes,
+        vec![
+            (Some("json_schema".into()), true),
+            (Some("json_schema".into()), true),
+            plain.clone()
+        ],
+        "after a second death in a row, the next attempt goes without the schema"
+    );
+    let (fourth, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(fourth.is_ok());
+    assert_eq!(shape(server.seen().last().unwrap()), plain, "remembered");
+    assert_eq!(caps.learned()[0].1.mode, StructuredMode::JsonObject);
+
+    // A server that fails every request: the schema was not at fault, so it is kept.
+    let server = StandIn::start(Behaviour::default()).await;
+    server.fault(FaultRule::new(Fault::ServerError).times(3));
+    let caps = Arc::new(CapabilityCache::default());
+    let provider = openai(&server, &caps);
+    for _ in 0..3 {
+        let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+        assert!(matches!(result, Err(LlmError::Server { status: 500, .. })));
+    }
+    let shapes: Vec<_> = server.seen().iter().map(shape).collect();
+    assert_eq!(
+        shapes,
+        vec![
+            (Some("json_schema".into()), true),
+            (Some("json_schema".into()), true),
+            plain
+        ]
+    );
+    let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+    assert!(result.is_ok());
+    assert_eq!(
+        shape(server.seen().last().unwrap()),
+        (Some("json_schema".into()), true),
+        "plain JSON failed too, so the schema is sent again"
+    );
+    assert!(
+        caps.learned()
+            .iter()
+            .all(|(_, learned)| learned.mode == StructuredMode::JsonSchema)
+    );
+}
+
 #[tokio::test]
 async fn anthropic_streams_tool_input_json_with_usage() {
     let server = StandIn::start(Behaviour::default()).await;

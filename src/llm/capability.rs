@@ -20,6 +20,14 @@ pub enum StructuredMode {
 }
 
 impl StructuredMode {
+    /// Whether a request in this mode sends the reply's schema, which a server must compile.
+    pub fn sends_schema(self) -> bool {
+        matches!(
+            self,
+            StructuredMode::JsonSchema | StructuredMode::JsonObjectSchema
+        )
+    }
+
     /// The next weaker mode, if any.
     pub fn degrade(self) -> Option<StructuredMode> {
         match self {

@@ -29,6 +29,11 @@ pub struct OpenAiProvider {
     in_flight: AtomicUsize,
     /// One request at a time, once the endpoint is known to need it.
     queue: Semaphore,
+    /// Requests in a row that the server fell over with the schema in hand and before a word.
+    schema_deaths: AtomicUsize,
+    /// While a request is tried in plain JSON mode after such failures, the shape to go back
+    /// to if it fails too.
+    plain_trial: std::sync::Mutex<Option<Capabilities>>,
 }
 
 /// Counts a request as under way until dropped.
@@ -60,6 +65,8 @@ impl OpenAiProvider {
             hint,
             discovered: OnceLock::new(),
             in_flight: AtomicUsize::new(0),
+            schema_deaths: AtomicUsize::new(0),
+            plain_trial: std::sync::Mutex::new(None),
             queue: Semaphore::new(1),
         }
     }
@@ -178,7 +185,9 @@ impl OpenAiProvider {
         let lower = body.to_ascii_lowercase();
         let mut next = caps;
         if structured
-            && (lower.contains("response_format") || lower.contains("json_schema"))
+            && (lower.contains("response_format")
+                || lower.contains("json_schema")
+                || lower.contains("grammar"))
             && let Some(mode) = caps.mode.degrade()
         {
             next.mode = mode;
@@ -216,14 +225,56 @@ impl OpenAiProvider {
         };
         let others_at_start = self.in_flight.fetch_add(1, Ordering::SeqCst) > 0;
         let _counted = InFlight(&self.in_flight);
-        let result = self.exchange(request, on_text).await;
-        if result.as_ref().err() == Some(&LlmError::StreamCut)
-            && (others_at_start || self.in_flight.load(Ordering::SeqCst) > 1)
-        {
+        let mut streamed = false;
+        let result = {
+            let mut watched = |chunk: &str| {
+                streamed = true;
+                on_text(chunk);
+            };
+            self.exchange(request, &mut watched).await
+        };
+        let concurrent = others_at_start || self.in_flight.load(Ordering::SeqCst) > 1;
+        let mut trial = self.plain_trial.lock().unwrap_or_else(|e| e.into_inner());
+        let Err(error) = &result else {
+            self.schema_deaths.store(0, Ordering::SeqCst);
+            *trial = None;
+            return result;
+        };
+        if *error == LlmError::StreamCut && concurrent {
             // Some servers (llama-cpp-python) abort a stream when another request arrives.
             let mut caps = self.capabilities.get(&key);
             caps.serial = true;
             self.capabilities.set(&key, caps);
+            return result;
+        }
+        if request.reply.is_none() || streamed || !died(error) {
+            return result;
+        }
+        let caps = self.capabilities.get(&key);
+        if let Some(before) = trial.take() {
+            if caps.mode == StructuredMode::JsonObject {
+                // Plain JSON failed too, so the schema was not what failed: send it again.
+                self.capabilities.set(&key, before);
+                self.schema_deaths.store(0, Ordering::SeqCst);
+            }
+            return result;
+        }
+        // The server fell over before a word with the schema in hand. Some (llama.cpp-based
+        // ones) cannot compile a schema into a grammar and answer 500 or die. Once is taken as
+        // chance; after twice in a row the next attempt is in plain JSON mode, where the
+        // prompt states the schema and the parser holds the reply to it. It stays so if that
+        // works.
+        if caps.mode.sends_schema()
+            && self.schema_deaths.fetch_add(1, Ordering::SeqCst) + 1 >= SCHEMA_DEATHS_BEFORE_PLAIN
+        {
+            *trial = Some(caps);
+            self.capabilities.set(
+                &key,
+                Capabilities {
+                    mode: StructuredMode::JsonObject,
+                    ..caps
+                },
+            );
         }
         result
     }
@@ -453,6 +504,27 @@ impl OpenAiProvider {
                 "the embeddings reply does not hold one vector per text".into(),
             )),
         }
+    }
+}
+
+/// Failures in a row with the schema in hand after which the next attempt is in plain JSON mode.
+const SCHEMA_DEATHS_BEFORE_PLAIN: usize = 2;
+
+/// Whether a failure looks like the server falling over the request itself rather than being
+/// busy or unreachable: a 5xx other than "overloaded" (503), a connection closed or reset after
+/// the request was sent, or a stream cut with nothing in it.
+fn died(error: &LlmError) -> bool {
+    match error {
+        LlmError::Server { status, .. } => *status >= 500 && *status != 503,
+        LlmError::StreamCut => true,
+        LlmError::Connect { detail, .. } => {
+            let detail = detail.to_ascii_lowercase();
+            !detail.contains("refused")
+                && (detail.contains("closed")
+                    || detail.contains("reset")
+                    || detail.contains("incomplete"))
+        }
+        _ => false,
     }
 }
 

@@ -10,6 +10,8 @@ mod bench;
 mod boxed;
 mod code;
 mod dialogue;
+#[cfg(feature = "local")]
+mod grammar;
 mod home;
 mod lessons;
 mod live;

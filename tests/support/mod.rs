@@ -104,6 +104,13 @@ pub enum SchemaSupport {
     PlainObject,
     /// 400 naming response_format for any response_format.
     None,
+    /// A request carrying a schema (json_schema, or json_object with one) closes the
+    /// connection with no reply, as llama-cpp-python's server does when its grammar fails
+    /// and the process dies; a plain json_object is answered.
+    DiesOnSchema,
+    /// A request carrying a schema gets a 500 "failed to parse grammar"; a plain json_object
+    /// is answered.
+    GrammarFails,
 }
 
 /// How the brain plays the debate.
@@ -1360,6 +1367,26 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     if !anthropic {
         let format_type = body["response_format"]["type"].as_str();
         let with_schema = body["response_format"].get("schema").is_some();
+        let carries_schema = with_schema || format_type == Some("json_schema");
+        match behaviour.schema_support {
+            SchemaSupport::DiesOnSchema if carries_schema => {
+                record(0, None);
+                let _ = socket.shutdown().await;
+                return Ok(());
+            }
+            SchemaSupport::GrammarFails if carries_schema => {
+                record(500, None);
+                respond(
+                    &mut socket,
+                    500,
+                    &[],
+                    r#"{"error":{"message":"failed to parse grammar"}}"#,
+                )
+                .await;
+                return Ok(());
+            }
+            _ => {}
+        }
         let refused = match (behaviour.schema_support, format_type) {
             (SchemaSupport::ObjectOnly, Some("json_schema")) => true,
             (SchemaSupport::PlainObject, Some("json_schema")) => true,
