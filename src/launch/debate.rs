@@ -1,7 +1,8 @@
 //! A debate from the command line: new (on the workbench or headless), resumed, or audited.
 
 use super::{
-    block_on, ensure_local_model, misplaced_command, on_terminal, open_store, provider_given,
+    block_on, ensure_local_model, misplaced_command, on_terminal, open_store, open_store_to_read,
+    provider_given,
 };
 use crate::cli::{CheckpointMode, FaceArgs, RunArgs};
 use crate::commands::{self, Failure};
@@ -177,7 +178,7 @@ pub(super) fn audit_command(
     verify: bool,
     verify_record: Option<&std::path::Path>,
 ) -> Result<i32, Failure> {
-    let store = open_store()?;
+    let store = open_store_to_read()?;
     if let Some(file) = verify_record {
         let text = std::fs::read_to_string(file)
             .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;

@@ -67,23 +67,27 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Some(Command::Decide { id, option, force }) => decide_command(&id, &option, force),
         Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
         Some(Command::Model { action }) => model_command(action),
-        Some(Command::List { json, limit }) => done(commands::list(&open_store()?, json, limit)),
+        Some(Command::List { json, limit }) => {
+            done(commands::list(&open_store_to_read()?, json, limit))
+        }
         Some(Command::Show { id, json, markdown }) => {
-            done(commands::show(&open_store()?, &id, json, markdown))
+            done(commands::show(&open_store_to_read()?, &id, json, markdown))
         }
         Some(Command::Search { text, json, limit }) => done(commands::search(
-            &open_store()?,
+            &open_store_to_read()?,
             &text.join(" "),
             json,
             limit,
         )),
         Some(Command::Export { id, format, out }) => done(commands::export(
-            &open_store()?,
+            &open_store_to_read()?,
             &id,
             format,
             out.as_deref(),
         )),
-        Some(Command::Gates { id, json }) => done(commands::gates(&open_store()?, &id, json)),
+        Some(Command::Gates { id, json }) => {
+            done(commands::gates(&open_store_to_read()?, &id, json))
+        }
         Some(Command::Audit {
             id,
             json,
@@ -213,7 +217,16 @@ fn provider_given(args: &ProviderArgs) -> bool {
 }
 
 fn open_store() -> Result<Store, Failure> {
-    let store = Store::open_in_data_dir(&paths::database_path()).map_err(Failure::from)?;
+    told(Store::open_in_data_dir(&paths::database_path()).map_err(Failure::from)?)
+}
+
+/// The journal for a command that only reads it: read as it stands where it cannot be written.
+fn open_store_to_read() -> Result<Store, Failure> {
+    told(Store::open_to_read(&paths::database_path()).map_err(Failure::from)?)
+}
+
+/// `store`, once what opening it changed has been said.
+fn told(store: Store) -> Result<Store, Failure> {
     for notice in store.notices() {
         eprintln!("moot: {}", crate::sanitize::clean(notice));
     }

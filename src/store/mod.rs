@@ -123,7 +123,53 @@ fn plan_once(connection: &Connection) -> rusqlite::Result<()> {
 /// Which of the journal's files cannot be written, and what to do about it. A `-shm` or `-wal`
 /// file left read-only keeps the journal unwritable after the main file's permissions are
 /// fixed, so each is checked and named.
+/// Why the journal's directory cannot be written, when it cannot: a read-only file system (a
+/// read-only mount) or a directory the person may not write. Reading commands can still read
+/// the journal as it stands; anything that writes cannot run.
+struct Unwritable {
+    directory: PathBuf,
+    what: &'static str,
+}
+
+impl Unwritable {
+    fn of(path: &Path) -> Option<Unwritable> {
+        let directory = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        // Asked only once an open has failed: a file made and removed at once says it surely.
+        let error = tempfile::Builder::new()
+            .prefix(".moot-probe")
+            .tempfile_in(directory)
+            .err()?;
+        let what = match error.kind() {
+            std::io::ErrorKind::ReadOnlyFilesystem => "is on a read-only file system",
+            std::io::ErrorKind::PermissionDenied => "is not writable by you",
+            // Missing, or not a directory: the open's own error says more.
+            _ => return None,
+        };
+        Some(Unwritable {
+            directory: directory.to_path_buf(),
+            what,
+        })
+    }
+
+    /// Why a write cannot happen, and what to do.
+    fn culprit(&self) -> String {
+        format!(
+            "its directory {} {}, and moot writes its journal there; make it writable, or set \
+             MOOT_HOME to a writable directory (moot list, show, search, export, gates and \
+             audit can still read it)",
+            self.directory.display(),
+            self.what
+        )
+    }
+}
+
 fn read_only_culprit(path: &Path) -> String {
+    if let Some(unwritable) = Unwritable::of(path) {
+        return unwritable.culprit();
+    }
     let writable = |file: &Path| {
         std::fs::OpenOptions::new()
             .append(true)
@@ -200,20 +246,104 @@ impl Store {
     /// Opens the journal, waiting at most `busy` for another process's lock; `owned_dir`:
     /// its directory is moot's data dir.
     pub fn open_waiting(path: &Path, busy: Duration, owned: bool) -> Result<Store, StoreError> {
-        let notices = private::prepare(path, owned).map_err(|e| StoreError::Open {
-            path: path.display().to_string(),
-            detail: format!("cannot make it private to you: {e}"),
-        })?;
+        let opened = || -> Result<Store, StoreError> {
+            let notices = private::prepare(path, owned).map_err(|e| StoreError::Open {
+                path: path.display().to_string(),
+                detail: format!("cannot make it private to you: {e}"),
+            })?;
+            let connection = Connection::open_with_flags(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| StoreError::classify(path, e))?;
+            let mut store = Self::prepare(connection, path, busy)?;
+            store.notices = notices;
+            Ok(store)
+        };
+        opened().map_err(|error| match error {
+            // SQLite says only "unable to open database file" when it cannot make the files
+            // it keeps beside the journal.
+            StoreError::Open { .. } => match Unwritable::of(path) {
+                Some(unwritable) => StoreError::ReadOnly {
+                    path: path.display().to_string(),
+                    culprit: unwritable.culprit(),
+                },
+                None => error,
+            },
+            error => error,
+        })
+    }
+
+    /// `open_in_data_dir` for a command that only reads: when the journal's directory cannot
+    /// be written (a read-only mount), the journal is read as it stands, with a notice saying
+    /// so, rather than refused.
+    pub fn open_to_read(path: &Path) -> Result<Store, StoreError> {
+        match Self::open_in_data_dir(path) {
+            Err(StoreError::ReadOnly { .. }) if path.is_file() => {
+                if let Some(unwritable) = Unwritable::of(path) {
+                    return Self::open_as_it_stands(path, &unwritable);
+                }
+                Self::open_in_data_dir(path)
+            }
+            opened => opened,
+        }
+    }
+
+    /// The journal opened read-only and immutable: SQLite neither locks it nor looks for the
+    /// files it keeps beside it, which it could not create here.
+    fn open_as_it_stands(path: &Path, unwritable: &Unwritable) -> Result<Store, StoreError> {
+        use std::os::unix::ffi::OsStrExt;
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let mut uri = String::from("file:");
+        for byte in absolute.as_os_str().as_bytes() {
+            match byte {
+                b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                    uri.push(char::from(*byte))
+                }
+                _ => uri.push_str(&format!("%{byte:02X}")),
+            }
+        }
+        uri.push_str("?immutable=1");
         let connection = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
+            &uri,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| StoreError::classify(path, e))?;
-        let mut store = Self::prepare(connection, path, busy)?;
-        store.notices = notices;
-        Ok(store)
+        let sqlite = || -> Result<(), rusqlite::Error> {
+            connection.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
+            plan_once(&connection)?;
+            connection.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+            connection.pragma_update(None, "temp_store", "MEMORY")
+        };
+        sqlite().map_err(|e| StoreError::classify(path, e))?;
+        // An older journal would need its migrations written first: refused as read-only.
+        migrations::migrate(&connection, path)?;
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        let unread = std::fs::metadata(PathBuf::from(wal)).is_ok_and(|m| m.len() > 0);
+        let mut notice = format!(
+            "{} {}, so the journal is read as it stands and nothing can be changed",
+            unwritable.directory.display(),
+            unwritable.what
+        );
+        if unread {
+            notice.push_str(
+                "; its write-ahead log cannot be read without writing, so the latest changes \
+                 may be missing",
+            );
+        }
+        Ok(Store {
+            connection: Arc::new(Mutex::new(connection)),
+            heads: Arc::default(),
+            waiting: Arc::default(),
+            reader: None,
+            path: path.to_path_buf(),
+            notices: vec![notice],
+        })
     }
 
     /// What opening the journal changed that its owner should hear (a mode narrowed).

@@ -18,6 +18,7 @@ mod live;
 mod moderated;
 mod outcome;
 mod panel;
+mod readonly;
 mod serve;
 mod topology;
 mod trust;
