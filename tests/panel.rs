@@ -708,11 +708,12 @@ async fn an_unreadable_round_two_reply_keeps_the_judges_earlier_recommendation()
         "{:?}",
         result.notes
     );
+    let prompt = result.user_prompt.unwrap();
+    assert!(prompt.starts_with("Judges disagreed"), "{prompt}");
+    // A4: one option a line, so the record and the result view list them apart.
     assert!(
-        result
-            .user_prompt
-            .unwrap()
-            .starts_with("⚠️ Judges disagreed")
+        prompt.contains("\n\n- [A] ") && prompt.contains("\n- [B] "),
+        "{prompt}"
     );
 }
 
@@ -749,7 +750,7 @@ async fn a_contested_prompt_with_one_readable_recommendation_does_not_say_disagr
     assert_eq!(result.voters, 1);
     let prompt = result.user_prompt.unwrap();
     assert!(
-        prompt.starts_with("⚠️ Only one judge's recommendation could be read"),
+        prompt.starts_with("Only one judge's recommendation could be read"),
         "{prompt}"
     );
     assert!(!prompt.contains("disagreed"), "{prompt}");
@@ -1104,10 +1105,10 @@ async fn verify_names_a_difference_of_result_version_without_failing_on_it() {
         .unwrap()
         .to_text();
     assert!(
-        text.contains("ok   outcome   recorded by result version 1; this moot writes version 3"),
+        text.contains("ok   outcome   recorded by result version 1; this moot writes version 4"),
         "{text}"
     );
-    stored.data["result_version"] = json!(3);
+    stored.data["result_version"] = json!(4);
     store.save_synthesis(&finish.id, &stored).unwrap();
     let text = moot::audit::verify(&store, &finish.id)
         .await

@@ -201,6 +201,7 @@ impl Renderer<'_> {
 
 /// Renders markdown at `width` columns.
 pub fn render(markdown: &str, width: usize, theme: &Theme, depth: Depth) -> Vec<Line<'static>> {
+    let markdown = super::wrap::without_variation_selectors(markdown);
     let mut r = Renderer {
         theme,
         depth,
@@ -217,7 +218,7 @@ pub fn render(markdown: &str, width: usize, theme: &Theme, depth: Depth) -> Vec<
         cell: None,
     };
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
-    for event in Parser::new_ext(markdown, options) {
+    for event in Parser::new_ext(&markdown, options) {
         match event {
             Event::Start(Tag::Heading { level, .. }) => {
                 r.flush();
@@ -400,6 +401,23 @@ mod tests {
             text.contains(&"A │ B ".to_string()) && text.contains(&"x │ yy".to_string()),
             "{text:?}"
         );
+    }
+
+    /// A4: the layout's width of every line is what a terminal that counts each character
+    /// draws, even for an emoji asked for by a variation selector, so a border stays put.
+    #[test]
+    fn an_emoji_variation_selector_never_makes_a_line_wider_than_laid_out() {
+        use unicode_width::UnicodeWidthChar;
+        let markdown =
+            "## Your decision\n\n⚠️ Judges disagreed ✔️ on this question.\n\n- [A] One\n";
+        let lines = render(markdown, 40, &Theme::dark(), Depth::TrueColor);
+        for line in &lines {
+            let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+            let drawn: usize = text.chars().map(|c| c.width().unwrap_or(0)).sum();
+            assert_eq!(line.width(), drawn, "{text:?}");
+        }
+        let wrapped = super::super::wrap::wrap("⚠️ careful", 20);
+        assert_eq!(wrapped, vec!["⚠ careful"]);
     }
 
     #[test]

@@ -2,9 +2,22 @@
 
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+/// `text` without emoji variation selectors (U+FE0E, U+FE0F). Terminals disagree on whether
+/// "⚠️" (a narrow character asked to look like an emoji) takes one column or two, so a line
+/// holding it could push a border out of place (A4); without the selector every terminal and
+/// the layout agree on one column.
+pub fn without_variation_selectors(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(['\u{fe0e}', '\u{fe0f}']) {
+        std::borrow::Cow::Owned(text.replace(['\u{fe0e}', '\u{fe0f}'], ""))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// Wraps text into lines of at most `width` columns, breaking at spaces where possible and
 /// inside words longer than a line. Blank lines are kept.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let text = without_variation_selectors(text);
     let width = width.max(1);
     let mut lines = Vec::new();
     for paragraph in text.split('\n') {

@@ -257,7 +257,7 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
     assert_eq!(result["distribution"]["B"], serde_json::json!(["value"]));
     assert!(result.get("chosen").is_none(), "nobody was asked: {result}");
     assert_eq!(
-        result["result_version"], 3,
+        result["result_version"], 4,
         "a stored result says its version"
     );
 
@@ -320,7 +320,7 @@ fn a_panel_without_options_judges_the_moderators_and_a_contested_one_is_decided_
     let result = show_json(&home, &id)["debate_result"].clone();
     assert_eq!(result["chosen"]["option"], "C");
     assert_eq!(
-        result["result_version"], 3,
+        result["result_version"], 4,
         "a decided result keeps its version"
     );
     let markdown = home.run(None, &["show", &id, "--markdown"]);

@@ -50,7 +50,9 @@ impl super::TypedProtocol for Panel {
     /// 3: a recommendation resting on less than a full reading (an abstention, a tie broken by
     /// rule, a reply that could not be read) is MEDIUM and says why (issue 68, C6, A2); a
     /// version-2 result reads as written.
-    const RESULT_VERSION: u32 = 3;
+    /// 4: the question to the person carries no emoji (its variation selector broke the
+    /// result view's border) and lists the options one per line (A4).
+    const RESULT_VERSION: u32 = 4;
 
     fn name(&self) -> &'static str {
         "panel"

@@ -496,15 +496,18 @@ pub(super) fn headline(round: u32, check: &Check, threshold: Threshold) -> Strin
 fn user_prompt(voters: usize, options: &[PanelOption]) -> String {
     // "Judges disagreed" needs two judges to disagree; with fewer readable, say so.
     let mut prompt = match voters {
-            0 => "⚠️ No judge's recommendation could be read on this question. Review perspectives above.".to_string(),
-            1 => "⚠️ Only one judge's recommendation could be read on this question, and a panel needs two to agree. Review perspectives above.".to_string(),
-            _ => "⚠️ Judges disagreed on this question. Review perspectives above.".to_string(),
-        };
-    prompt.push_str("\n\nWhich option would you like to proceed with?\n");
+        0 => "No judge's recommendation could be read on this question. Review perspectives above."
+            .to_string(),
+        1 => "Only one judge's recommendation could be read on this question, and a panel needs \
+              two to agree. Review perspectives above."
+            .to_string(),
+        _ => "Judges disagreed on this question. Review perspectives above.".to_string(),
+    };
+    prompt.push_str("\n\nWhich option would you like to proceed with?\n\n");
     for option in options {
         let _ = writeln!(
             prompt,
-            "[{}] {}{}",
+            "- [{}] {}{}",
             option.id,
             option.label,
             option.dashed_description()
