@@ -1043,6 +1043,31 @@ fn an_options_step_with_nothing_proposed_asks_for_them_typed() {
     let pressed = empty.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::NONE));
     assert_eq!(pressed, None, "nothing to go on with");
     assert!(render(&mut empty, 120, 40).contains("The options to judge"));
+    // A6: typed options the debate refuses come back with the reason in the question, and
+    // the words sent come back to be mended.
+    empty.on_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE));
+    for c in "A: Postgres".chars() {
+        empty.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    let sent = empty.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL));
+    assert_eq!(
+        sent,
+        Some(moot::tui::app::Effect::Control(
+            moot::debate::Control::Guide("A: Postgres".into())
+        ))
+    );
+    empty.on_event(&Event::Notice {
+        message: "those options cannot be used (at least two options are needed); type them again"
+            .into(),
+    });
+    let screen = render(&mut empty, 120, 40);
+    assert!(
+        screen.contains("The options to judge") && screen.contains("at least two options are"),
+        "{screen}"
+    );
+    empty.on_key(KeyEvent::new(KeyCode::Char('g'), KeyModifiers::NONE));
+    let screen = render(&mut empty, 120, 40);
+    assert!(screen.contains("A: Postgres"), "{screen}");
 
     let mut proposed = asked(vec![("A".into(), "One".into()), ("B".into(), "Two".into())]);
     assert!(render(&mut proposed, 120, 40).contains("use these options"));

@@ -201,6 +201,9 @@ pub struct App {
     pub requested_at: Vec<(String, std::time::Instant)>,
     /// The earlier turns a person's turn may answer, while its editor is open.
     pub turn_pick: Option<TurnPick>,
+    /// The words last sent from an editor, kept so that an answer the debate refuses can be
+    /// mended rather than typed again.
+    sent: Option<(Writing, String)>,
 }
 
 /// The turns a person's arena turn answers, picked beside its editor: a rebuttal must name
@@ -270,6 +273,7 @@ impl App {
             shown_from: Vec::new(),
             requested_at: Vec::new(),
             turn_pick: None,
+            sent: None,
         }
     }
 
@@ -488,6 +492,7 @@ impl App {
                         words = pick.named_in(&words);
                     }
                     self.modal = self.resting_modal();
+                    self.sent = Some((writing, words.clone()));
                     Some(Effect::Control(writing.control(words)))
                 }
                 Some(Command::Cancel) => {
@@ -583,9 +588,22 @@ impl App {
             _ => None,
         };
         if let Some(writing) = writing {
+            let mut text = editor(writing);
+            // Words the debate refused come back to be mended (A6).
+            let refused = self
+                .view
+                .checkpoint
+                .as_ref()
+                .is_some_and(|ask| ask.refused.is_some());
+            if let Some((sent, words)) = &self.sent
+                && *sent == writing
+                && refused
+            {
+                text.insert_str(words);
+            }
             self.modal = Modal::Editor {
                 writing,
-                text: Box::new(editor(writing)),
+                text: Box::new(text),
             };
             return None;
         }

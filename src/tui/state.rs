@@ -78,6 +78,8 @@ pub struct PendingAsk {
     pub detail: Option<String>,
     /// The options to pick from, for a choice: (id, label), sanitized.
     pub choices: Vec<(String, String)>,
+    /// Why the last answer given was refused (the question stays open for another).
+    pub refused: Option<String>,
 }
 
 /// The standings panel: candidates and their backers per round, the round's check, and every
@@ -248,7 +250,14 @@ impl DebateView {
                 self.provider = provider.clone();
                 self.model = model.to_string();
             }
-            Event::Notice { message } => self.notices.push(message.to_string()),
+            Event::Notice { message } => {
+                // A notice while a question waits is what became of the answer just given (a
+                // refusal saying why): shown in the question, not lost (A6).
+                if let Some(ask) = self.checkpoint.as_mut() {
+                    ask.refused = Some(message.to_string());
+                }
+                self.notices.push(message.to_string());
+            }
             Event::LessonRefused { lesson, reason } => self
                 .notices
                 .push(format!("a lesson was refused ({reason}): {lesson}")),
@@ -323,6 +332,7 @@ impl DebateView {
                         .iter()
                         .map(|(id, label)| (id.to_string(), label.to_string()))
                         .collect(),
+                    refused: None,
                 })
             }
             Event::CheckpointAnswered {

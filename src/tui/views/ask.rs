@@ -187,6 +187,14 @@ pub(super) fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(Line::from)
         .collect();
     lines.push(Line::default());
+    if let Some(refused) = pending.and_then(|ask| ask.refused.as_deref()) {
+        lines.extend(
+            wrap(refused, inner_width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme.warning)),
+        );
+        lines.push(Line::default());
+    }
     let answers = answer_lines(app, scope, None, inner_width, theme);
     if scope == Scope::Choice {
         // The options, one a line, as many as fit with the question and the keys around them.
