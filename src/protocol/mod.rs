@@ -243,6 +243,12 @@ impl SettingsInput<'_> {
     ) -> Result<T, String> {
         match self.table {
             Some(value) => value.clone().try_into().map_err(|e: toml::de::Error| {
+                // Read again from the file's text, the error knows the value it is about.
+                if let Some(path) = self.config_path
+                    && let Some(at) = place_in_file::<T>(path, table)
+                {
+                    return at;
+                }
                 // The key the message names (an unknown one), where it stands; else the table.
                 let message = e.message().to_string();
                 let key = message
@@ -253,6 +259,58 @@ impl SettingsInput<'_> {
             }),
             None => Ok(T::default()),
         }
+    }
+}
+
+/// The error of reading the config file's `[table]` as `T`, placed at the value it is about
+/// (`file:line:column: [table] message`); None when the file reads, or no place is known.
+fn place_in_file<T: serde::de::DeserializeOwned>(path: &Path, table: &str) -> Option<String> {
+    use serde::de::DeserializeSeed;
+    let text = std::fs::read_to_string(path).ok()?;
+    let deserializer = toml::de::Deserializer::parse(&text).ok()?;
+    let error = TableOf::<T>(table, std::marker::PhantomData)
+        .deserialize(deserializer)
+        .err()?;
+    let span = error.span()?;
+    let (line, column) = crate::config::line_column(&text, span.start);
+    Some(format!(
+        "{}:{line}:{column}: [{table}] {}",
+        path.display(),
+        error.message()
+    ))
+}
+
+/// Reads a document's `[name]` table as `T`, passing over every other key.
+struct TableOf<'a, T>(&'a str, std::marker::PhantomData<T>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::de::DeserializeSeed<'de> for TableOf<'_, T> {
+    type Value = Option<T>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for TableOf<'_, T> {
+    type Value = Option<T>;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(formatter, "a document with a [{}] table", self.0)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.0 {
+                found = Some(map.next_value::<T>()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(found)
     }
 }
 

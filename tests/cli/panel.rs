@@ -477,6 +477,13 @@ fn bad_panel_input_is_a_usage_error_with_exit_2() {
             && message.contains("must be more than 0.5 and at most 1, not 1.5"),
         "{message}"
     );
+    // A value of the wrong type or sign is placed at the value itself (A7 b), not the header.
+    home.write_config("[panel]\nmax_rounds = 2\ntimeout_per_judge = -1\n");
+    let message = panel(&["--option", "A: One", "--option", "B: Two"]);
+    assert!(
+        message.contains("config.toml:3:21: [panel] invalid value: integer `-1`"),
+        "{message}"
+    );
     // A typo in the panel's table is refused whichever protocol runs, and nothing is sent.
     home.write_config("[panel]\nmax_rounds = 2\nconsensus_treshold = 0.6\n");
     let before = server.seen().len();
