@@ -748,6 +748,27 @@ fn panel_round_two() -> Vec<Event> {
     ]
 }
 
+/// A7 (d): a judge whose reply fell back is said to have had its reply unread, in words that
+/// fit every protocol (judges make no moves).
+#[test]
+fn a_fallback_turn_says_its_reply_could_not_be_read() {
+    let mut events = panel_round_two();
+    for event in &mut events {
+        if let Event::TurnCompleted { seat, status, .. } = event
+            && seat.as_str() == "R"
+        {
+            *status = TurnStatus::Fallback;
+        }
+    }
+    let screen = render(&mut app_with(&events), 200, 50);
+    assert!(
+        screen.contains("[fallback: its reply could not be read; the")
+            && screen.contains("prose is kept]"),
+        "{screen}"
+    );
+    assert!(!screen.contains("no moves"), "{screen}");
+}
+
 #[test]
 fn the_panel_live_screen_its_choice_and_its_result() {
     for (width, height) in SIZES {

@@ -86,10 +86,14 @@ fn turn_lines(
     let mut lines = vec![separator(&label, width, theme)];
     match turn.status {
         TurnStatus::Ok => {}
-        TurnStatus::Fallback => lines.push(Line::styled(
-            "[fallback: prose kept, no moves]",
-            theme.warning,
-        )),
+        TurnStatus::Fallback => lines.extend(
+            crate::tui::wrap::wrap(
+                "[fallback: its reply could not be read; the prose is kept]",
+                width,
+            )
+            .into_iter()
+            .map(|line| Line::styled(line, theme.warning)),
+        ),
         TurnStatus::TimedOut => lines.push(Line::styled("[timed out]", theme.warning)),
         TurnStatus::Truncated => {
             lines.push(Line::styled("[truncated at its byte cap]", theme.warning))
