@@ -211,8 +211,9 @@ pub enum Event {
     Checkpoint {
         round: u32,
         timeout_seconds: u64,
-        /// What is asked; a plain between-rounds checkpoint unless said otherwise.
-        #[serde(default, skip_serializing_if = "AskKind::is_checkpoint")]
+        /// What is asked: always written, so a driver can key on it (A7 e); events written
+        /// before that have none, and read as a between-rounds checkpoint.
+        #[serde(default)]
         kind: AskKind,
         /// What the person is asked to weigh (the conclusion the moderator proposes, say).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,7 +226,7 @@ pub enum Event {
         round: u32,
         decision: Answer,
         guidance: Option<String>,
-        #[serde(default, skip_serializing_if = "AskKind::is_checkpoint")]
+        #[serde(default)]
         kind: AskKind,
     },
     Synthesis {
@@ -399,10 +400,6 @@ super::vocabulary! {
 }
 
 impl AskKind {
-    pub fn is_checkpoint(&self) -> bool {
-        *self == AskKind::Checkpoint
-    }
-
     /// The answers this question takes.
     pub fn answers(self) -> &'static [Answer] {
         match self {
@@ -705,6 +702,35 @@ mod tests {
         assert_eq!(Control::parse_line("reject"), Ok(Control::Reject));
     }
 
+    /// A7 (e): every ask names its kind, a between-rounds checkpoint's too; an event written
+    /// before that reads as one.
+    #[test]
+    fn a_checkpoint_event_always_names_its_kind() {
+        let asked = Event::Checkpoint {
+            round: 1,
+            timeout_seconds: 1800,
+            kind: AskKind::Checkpoint,
+            detail: None,
+            choices: Vec::new(),
+        };
+        let line = serde_json::to_value(&asked).unwrap();
+        assert_eq!(line["kind"], "checkpoint", "{line}");
+        let answered = Event::CheckpointAnswered {
+            round: 1,
+            decision: Answer::Continue,
+            guidance: None,
+            kind: AskKind::Checkpoint,
+        };
+        assert_eq!(
+            serde_json::to_value(&answered).unwrap()["kind"],
+            "checkpoint"
+        );
+        let older: Event =
+            serde_json::from_str(r#"{"type":"checkpoint","round":1,"timeout_seconds":1800}"#)
+                .unwrap();
+        assert_eq!(older, asked);
+    }
+
     #[test]
     fn durations_read_as_a_person_says_them() {
         assert_eq!(spoken_duration(45), "45 s");
@@ -750,7 +776,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&answered).unwrap(),
-            r#"{"type":"checkpoint_answered","round":1,"decision":"guide","guidance":"g"}"#
+            r#"{"type":"checkpoint_answered","round":1,"decision":"guide","guidance":"g","kind":"checkpoint"}"#
         );
         assert_eq!(
             serde_json::to_string(&Stage::Asking {
