@@ -1914,6 +1914,7 @@ fn an_approval_gate_asks_approve_or_reject_with_a_reason() {
         round: 1,
         summary: "Round 1: PRO 0.47 · OPP 0.50 · 1 open why(s)".into(),
         timeout_seconds: 1800,
+        artifacts: serde_json::json!({"pro": 0.47, "opp": 0.5, "metrics": {"unaddressed_whys": 1}}),
     });
     events.push(Event::Checkpoint {
         round: 1,
@@ -1928,7 +1929,36 @@ fn an_approval_gate_asks_approve_or_reject_with_a_reason() {
         screen.contains("Approval gate after round 1") && screen.contains("approve"),
         "{screen}"
     );
+    // C9: what the reviewer weighs is in the question, not only in `moot gates --json`.
+    assert!(
+        screen.contains("pro: 0.47") && screen.contains(r#"metrics: {"unaddressed_whys":1}"#),
+        "{screen}"
+    );
     insta::assert_snapshot!("gate_120x40", screen);
+    // A gate before the synthesis is named so, not "after round N".
+    let mut before = events.clone();
+    before.truncate(before.len() - 2);
+    before.push(Event::GateRequested {
+        gate: "before_synthesis:8".into(),
+        point: "before_synthesis".into(),
+        round: 8,
+        summary: "The debate ends after 8 round(s) (max rounds).".into(),
+        timeout_seconds: 1800,
+        artifacts: serde_json::json!({"votes": null, "signal": "max_rounds"}),
+    });
+    before.push(Event::Checkpoint {
+        round: 8,
+        timeout_seconds: 1800,
+        kind: AskKind::Gate,
+        detail: Some("The debate ends after 8 round(s) (max rounds).".into()),
+        choices: vec![],
+    });
+    let screen = render(&mut app_with(&before), 120, 40);
+    assert!(
+        screen.contains("Approval gate before the synthesis (round 8)")
+            && screen.contains("signal: max_rounds"),
+        "{screen}"
+    );
     assert!(matches!(
         app.on_key(KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE)),
         Some(moot::tui::app::Effect::Control(

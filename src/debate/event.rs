@@ -174,6 +174,10 @@ pub enum Event {
         round: u32,
         summary: String,
         timeout_seconds: u64,
+        /// What the reviewer weighs beside the summary (standings, scores, votes, the round's
+        /// moves), as `moot gates ID --json` lists it; events written before it carry none.
+        #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+        artifacts: serde_json::Value,
     },
     /// A gate was settled: `approved`, `rejected` or `timed_out`, by whom and why.
     GateDecided {

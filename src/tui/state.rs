@@ -82,6 +82,15 @@ pub struct PendingAsk {
     pub refused: Option<String>,
 }
 
+/// An approval gate as its question shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateView {
+    pub point: String,
+    pub round: u32,
+    /// What the reviewer weighs beside the summary, a line a field (sanitized).
+    pub artifacts: Vec<(String, String)>,
+}
+
 /// The standings panel: candidates and their backers per round, the round's check, and every
 /// change of mind.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -140,6 +149,8 @@ pub struct DebateView {
     pub topology: Option<TopologyView>,
     /// The question waiting for the person's answer.
     pub checkpoint: Option<PendingAsk>,
+    /// The approval gate waiting, if any: where it stands and what the reviewer weighs.
+    pub gate: Option<GateView>,
     pub clarification: Option<String>,
     pub guidance: Vec<(u32, String)>,
     /// The follow-up issue draft written from the decision, once written.
@@ -297,11 +308,23 @@ impl DebateView {
                 }
                 self.generation += 1;
             }
-            Event::GateRequested { gate, summary, .. } => {
+            Event::GateRequested {
+                gate,
+                point,
+                round,
+                summary,
+                artifacts,
+                ..
+            } => {
                 self.notices.push(format!(
                     "approval gate {gate}: {}",
                     summary.lines().next().unwrap_or("")
                 ));
+                self.gate = Some(GateView {
+                    point: point.to_string(),
+                    round: *round,
+                    artifacts: artifact_fields(artifacts),
+                });
             }
             Event::GateDecided {
                 gate,
@@ -309,6 +332,7 @@ impl DebateView {
                 by,
                 reason,
             } => {
+                self.gate = None;
                 let reason = reason
                     .as_deref()
                     .map(|r| format!(" — {r}"))
@@ -692,4 +716,40 @@ fn sanitized(event: &Event) -> Event {
     };
     sanitize::clean_json(&mut value);
     serde_json::from_value(value).unwrap_or_else(|_| event.clone())
+}
+
+/// A gate's artifacts as fields to show, one line each: the summary and round the question
+/// already says are left out; text as it is, lists joined, anything deeper as compact JSON.
+fn artifact_fields(artifacts: &serde_json::Value) -> Vec<(String, String)> {
+    /// Past this a field's value is cut: the question is a modal; `moot gates ID --json` has
+    /// it whole.
+    const LONGEST: usize = 240;
+    let Some(fields) = artifacts.as_object() else {
+        return Vec::new();
+    };
+    let shown = |value: &serde_json::Value| -> String {
+        let text = match value {
+            serde_json::Value::String(text) => text.clone(),
+            serde_json::Value::Array(items)
+                if items.iter().all(|i| !i.is_object() && !i.is_array()) =>
+            {
+                items
+                    .iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+            other => other.to_string(),
+        };
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match flat.char_indices().nth(LONGEST) {
+            Some((cut, _)) => format!("{}…", &flat[..cut]),
+            None => flat,
+        }
+    };
+    fields
+        .iter()
+        .filter(|(key, value)| !matches!(key.as_str(), "round" | "summary") && !value.is_null())
+        .map(|(key, value)| (key.replace('_', " "), shown(value)))
+        .collect()
 }

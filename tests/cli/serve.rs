@@ -204,6 +204,14 @@ fn a_panel_debate_runs_over_http_followed_by_sse_and_its_gate_approved_over_http
     let sent = follow(addr, &id, None, |event| {
         if event.data["type"] == "gate_requested" && !approved {
             approved = true;
+            // C9: the stream carries what the reviewer weighs, as `GET …/gates` does.
+            assert!(
+                event.data["artifacts"]
+                    .as_object()
+                    .is_some_and(|fields| !fields.is_empty()),
+                "{}",
+                event.data
+            );
             let reply = http(
                 addr,
                 "POST",

@@ -116,6 +116,17 @@ fn a_gate_is_decided_from_another_terminal_while_the_debate_waits() {
     stdin.as_mut().unwrap().write_all(b"c\n").unwrap();
     let seen = read_until(&mut reader, |e| e["type"] == "gate_requested");
     assert_eq!(seen.last().unwrap()["gate"], "after_round:1");
+    // C9: after a round the reviewer weighs the moderator's reading and each seat's moves.
+    let artifacts = &seen.last().unwrap()["artifacts"];
+    assert!(
+        artifacts["moderator"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+            && artifacts["moves"]
+                .as_object()
+                .is_some_and(|m| !m.is_empty()),
+        "{artifacts}"
+    );
     let listed = home.run(None, &["gates", &id]);
     assert!(
         String::from_utf8_lossy(&listed.stdout).contains("waiting"),

@@ -359,6 +359,7 @@ impl Context {
             round,
             summary: summary.clone(),
             timeout_seconds: timeout.as_secs(),
+            artifacts: artifacts.clone(),
         });
         self.emit(Event::Checkpoint {
             round,

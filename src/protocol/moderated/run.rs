@@ -89,6 +89,7 @@ pub(super) async fn run(
         escalations: tree::Escalations::default(),
         max_rounds: common.max_rounds,
         rounds_run: 0,
+        last_convergence: None,
         total_deadline,
     };
     let signal = match debate.rounds().await? {
@@ -280,6 +281,8 @@ pub(super) struct Moderation<'a> {
     pub(super) max_rounds: u32,
     pub(super) rounds_run: u32,
     pub(super) total_deadline: Instant,
+    /// The moderator's reading of the last round, for the gate after it.
+    pub(super) last_convergence: Option<Convergence>,
 }
 
 /// What the synthesis (and a revision of it) is built from.
@@ -322,7 +325,30 @@ impl Moderation<'_> {
                     .last()
                     .map(|(_, s)| s.clone())
                     .unwrap_or_default();
-                let artifacts = serde_json::json!({"round": round, "summary": summary});
+                // C9: what the reviewer weighs beside the summary: the moderator's reading of
+                // the round and each seat's moves in it, by kind.
+                let mut moves = serde_json::Map::new();
+                for turn in self.ctx.turns().iter().filter(|t| t.round == round) {
+                    if turn.seat == MODERATOR || turn.moves.is_empty() {
+                        continue;
+                    }
+                    let mut counted = std::collections::BTreeMap::<String, usize>::new();
+                    for made in &turn.moves {
+                        *counted.entry(made.act.to_string()).or_default() += 1;
+                    }
+                    let said = counted
+                        .iter()
+                        .map(|(act, count)| format!("{count} {act}"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    moves.insert(turn.seat.clone(), serde_json::Value::String(said));
+                }
+                let artifacts = serde_json::json!({
+                    "round": round,
+                    "summary": summary,
+                    "moderator": self.last_convergence.as_ref().map(|c| format!("{}, {}: {}", c.assessment, c.signal, c.reason)),
+                    "moves": moves,
+                });
                 let stop = kit::Stop::after_round(round, summary, artifacts);
                 if let Some(ending) = kit::gate(self.ctx, self.common, stop).await? {
                     return Ok(Err(ending));
@@ -416,15 +442,17 @@ impl Moderation<'_> {
         self.clarification = (judgement.decision == Decision::Clarify)
             .then(|| evaluation.clarification.clone())
             .flatten();
+        let convergence = Convergence {
+            assessment: evaluation.assessment,
+            decision: judgement.decision,
+            signal: judgement.signal,
+            reason: evaluation.reason.clone(),
+            overruled: judgement.overruled.clone(),
+        };
+        self.last_convergence = Some(convergence.clone());
         ctx.emit(Event::RoundCompleted {
             round,
-            convergence: Convergence {
-                assessment: evaluation.assessment,
-                decision: judgement.decision,
-                signal: judgement.signal,
-                reason: evaluation.reason.clone(),
-                overruled: judgement.overruled.clone(),
-            },
+            convergence,
             summary: evaluation.summary.clone(),
         });
         if judgement.decision == Decision::Conclude {

@@ -149,13 +149,27 @@ pub(super) fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             "The options to judge".to_string(),
             ask.detail.clone().unwrap_or_default(),
         ),
-        (Some(AskKind::Gate), Some(ask)) => (
-            format!("Approval gate after round {}", ask.round),
-            format!(
-                "{}\nApprove to go on, or reject with a reason to stop here. Unanswered, it pauses in {minutes} min.",
-                ask.detail.clone().unwrap_or_default().trim_end()
-            ),
-        ),
+        (Some(AskKind::Gate), Some(ask)) => {
+            // Where the gate stands, from its request (C9: a gate before the synthesis was
+            // called "after round N"), and what the reviewer weighs beside the summary.
+            let (place, weighed) = match &app.view.gate {
+                Some(gate) => (
+                    crate::debate::gate_place(&gate.point, gate.round),
+                    gate.artifacts
+                        .iter()
+                        .map(|(field, value)| format!("{field}: {value}\n"))
+                        .collect::<String>(),
+                ),
+                None => (format!("after round {}", ask.round), String::new()),
+            };
+            (
+                format!("Approval gate {place}"),
+                format!(
+                    "{}\n{weighed}Approve to go on, or reject with a reason to stop here. Unanswered, it pauses in {minutes} min.",
+                    ask.detail.clone().unwrap_or_default().trim_end()
+                ),
+            )
+        }
         (Some(AskKind::Turn), Some(ask)) => (
             format!("Round {}: your turn", ask.round),
             format!(
