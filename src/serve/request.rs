@@ -31,6 +31,8 @@ pub(super) struct NewDebate {
     provider: Option<String>,
     /// False: neither given lessons nor writing them.
     lessons: Option<bool>,
+    /// The caller, as `agent:NAME`, recorded as who started the debate (else `server`).
+    initiated_by: Option<String>,
 }
 
 /// A count of seats, or the catalog perspectives to seat.
@@ -65,14 +67,13 @@ impl NewDebate {
         let argv = self.argv(config, server)?;
         let mut cli = Cli::try_parse_from(&argv).map_err(|e| {
             let message = e.to_string();
-            Refused(
+            Refused(in_api_terms(
                 message
                     .lines()
                     .next()
                     .unwrap_or("the request is not valid")
-                    .trim_start_matches("error: ")
-                    .to_string(),
-            )
+                    .trim_start_matches("error: "),
+            ))
         })?;
         let run = &mut cli.run;
         // What runs is the request's protocol, else the server's config default: the checks
@@ -95,12 +96,13 @@ impl NewDebate {
         if protocol == "dialogue" {
             protocol_flag("no-context", vec![String::new()]);
         }
-        let mut settings =
-            crate::session::assemble(run, config).map_err(|e| Refused(e.to_string()))?;
+        let mut settings = crate::session::assemble(run, config)
+            .map_err(|e| Refused(in_api_terms(&e.to_string())))?;
         if settings.protocol == "code" {
             return Err(Refused(CODE_REFUSED.into()));
         }
-        settings.initiated_by = Some(crate::debate::Initiator::Server);
+        settings.initiated_by = Some(self.initiator()?);
+        settings.served = true;
         // Records go where the server's config says, never into its working directory under
         // a name made from a caller's question; with none named, the journal keeps them
         // (`GET …/record`).
@@ -109,6 +111,21 @@ impl NewDebate {
             None => settings.write_decision = false,
         }
         Ok(settings)
+    }
+
+    /// Who the request says started the debate: an outside agent naming itself, or else the
+    /// server.
+    fn initiator(&self) -> Result<crate::debate::Initiator, Refused> {
+        let Some(named) = &self.initiated_by else {
+            return Ok(crate::debate::Initiator::Server);
+        };
+        match named.parse::<crate::debate::Initiator>() {
+            Ok(agent @ crate::debate::Initiator::Agent(_)) => Ok(agent),
+            Ok(own) => Err(Refused(format!(
+                "initiated_by: moot records `{own}` itself; name the caller as agent:NAME"
+            ))),
+            Err(problem) => Err(Refused(format!("initiated_by: {problem}"))),
+        }
     }
 
     /// What the command line would refuse before parsing, or the server refuses outright.
@@ -143,9 +160,13 @@ impl NewDebate {
         server: &crate::cli::ProviderArgs,
     ) -> Result<Vec<String>, Refused> {
         let mut argv: Vec<String> = vec!["moot".into(), "--headless".into()];
+        // `--name=value`: a value that starts with `-` is taken as the value it is, never as
+        // a flag of its own (C10: a vote of "--script=…" got clap's "a value is required").
         let mut flag = |name: &str, value: Option<String>| {
-            argv.push(format!("--{name}"));
-            argv.extend(value);
+            argv.push(match value {
+                Some(value) => format!("--{name}={value}"),
+                None => format!("--{name}"),
+            });
         };
         if let Some(protocol) = &self.protocol {
             flag("protocol", Some(protocol.clone()));
@@ -216,6 +237,27 @@ impl NewDebate {
 
 #[cfg(test)]
 mod tests {
+    use super::in_api_terms;
+
+    #[test]
+    fn command_line_spellings_become_the_requests_fields() {
+        assert_eq!(
+            in_api_terms(
+                "--option is a flag of the panel protocol, not of moderated; add --protocol panel"
+            ),
+            "options is a flag of the panel protocol, not of moderated; add \"protocol\": \"panel\""
+        );
+        assert_eq!(
+            in_api_terms("--max-rounds must be 1 to 12, not 99"),
+            "max_rounds must be 1 to 12, not 99"
+        );
+        assert_eq!(in_api_terms("no flags here"), "no flags here");
+        assert_eq!(
+            in_api_terms("--unknown-thing stays"),
+            "--unknown-thing stays"
+        );
+    }
+
     use super::*;
 
     fn settings_for(body: &str) -> DebateSettings {
@@ -245,4 +287,53 @@ mod tests {
             .unwrap_err();
         assert!(refused.0.starts_with("protocol: code debates"), "{refused}");
     }
+}
+
+/// A message the command line's checks wrote, in the request's own terms: its fields for the
+/// flags they became (C10: "--option is a flag of the panel protocol … add --protocol panel").
+fn in_api_terms(message: &str) -> String {
+    const FIELDS: [(&str, &str); 10] = [
+        ("--max-rounds", "max_rounds"),
+        ("--perspectives", "perspectives"),
+        ("--perspective", "perspectives"),
+        ("--option", "options"),
+        ("--vote", "vote"),
+        ("--gates", "gates"),
+        ("--topology", "topology"),
+        ("--planning", "planning"),
+        ("--provider", "provider"),
+        ("--checkpoints", "checkpoints"),
+    ];
+    let mut said = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        said.push_str(&rest[..at]);
+        let flag_and_after = &rest[at..];
+        let flag_len = flag_and_after[2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .map_or(flag_and_after.len(), |end| end + 2);
+        let flag = &flag_and_after[..flag_len];
+        let mut after = &flag_and_after[flag_len..];
+        if flag == "--protocol" {
+            // "--protocol panel" is the field with its value.
+            let value = after.trim_start();
+            let value_len = value
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(value.len());
+            if value_len > 0 {
+                said.push_str(&format!("\"protocol\": \"{}\"", &value[..value_len]));
+                after = &value[value_len..];
+            } else {
+                said.push_str("protocol");
+            }
+        } else {
+            match FIELDS.iter().find(|(spelled, _)| *spelled == flag) {
+                Some((_, field)) => said.push_str(field),
+                None => said.push_str(flag),
+            }
+        }
+        rest = after;
+    }
+    said.push_str(rest);
+    said
 }

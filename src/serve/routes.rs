@@ -508,13 +508,32 @@ async fn checkpoint(
             }
         )));
     }
-    // The answer as stdin and `moot approve` read one: the word, then its text.
-    let line = format!(
-        "{} {}",
-        given.answer.trim(),
-        given.text.as_deref().unwrap_or("").trim()
-    );
-    let control = Control::parse_line(&line).map_err(|e| ApiError::bad(format!("answer: {e}")))?;
+    // Checked in the request's own terms (C10: not stdin's `g Focus on…`), then read as
+    // stdin and `moot approve` read an answer: the word, then its text.
+    let word = given.answer.trim().to_ascii_lowercase();
+    let text = given.text.as_deref().unwrap_or("").trim();
+    const ANSWERS: [&str; 7] = [
+        "continue", "guide", "end", "accept", "revise", "reject", "choose",
+    ];
+    if !ANSWERS.contains(&word.as_str()) {
+        return Err(ApiError::bad(format!(
+            "answer: {word:?} is not an answer; use one of {}",
+            ANSWERS.join(", ")
+        )));
+    }
+    match (word.as_str(), text.is_empty()) {
+        ("guide" | "revise" | "choose", true) => {
+            return Err(ApiError::bad(format!(
+                "text: `{word}` needs its text (the guidance, the revision asked for, or the option chosen)"
+            )));
+        }
+        ("continue" | "end" | "accept", false) => {
+            return Err(ApiError::bad(format!("text: `{word}` takes no text")));
+        }
+        _ => {}
+    }
+    let control = Control::parse_line(&format!("{word} {text}"))
+        .map_err(|e| ApiError::bad(format!("answer: {e}")))?;
     match server.store.record_remote_answer(
         &debate.id,
         round,

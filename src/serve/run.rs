@@ -142,9 +142,11 @@ pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
         .into_iter()
         .filter(|d| d.status == DebateStatus::Interrupted)
     {
+        // `served` marks it; a debate from before the mark was always `initiated_by: server`.
         let started_here = server.store.debate(&summary.id).is_ok_and(|debate| {
-            debate.config.get("initiated_by").and_then(|v| v.as_str())
-                == Some(Initiator::Server.to_string().as_str())
+            debate.config.get("served").and_then(|v| v.as_bool()) == Some(true)
+                || debate.config.get("initiated_by").and_then(|v| v.as_str())
+                    == Some(Initiator::Server.to_string().as_str())
         });
         if !started_here {
             continue;

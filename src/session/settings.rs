@@ -67,6 +67,10 @@ pub struct DebateSettings {
     /// that named itself, the server); `None` in debates from before moot recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initiated_by: Option<crate::debate::Initiator>,
+    /// Run by `moot serve` on a request to its API, whoever the request named as its
+    /// initiator: a server that restarts resumes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub served: bool,
 }
 
 /// A debate's part in the lessons across debates.
@@ -150,6 +154,7 @@ impl DebateSettings {
         };
         Ok(DebateSettings {
             initiated_by: None,
+            served: false,
             vote,
             gates: config.gates.clone(),
             vote_weights: config.vote_weights.clone(),

@@ -415,10 +415,38 @@ fn bad_requests_get_their_status_and_message_and_nothing_is_journaled() {
             "provider: \"elsewhere\" is not configured",
         ),
         (json!({"question": "  "}), "question: the question is empty"),
+        // C10: said in the request's terms, not the command line's.
+        (
+            json!({"question": question, "options": ["A: One", "B: Two"]}),
+            "options is a flag of the panel protocol, not of moderated; add \"protocol\": \"panel\"",
+        ),
+        (
+            json!({"question": question, "vote": "--script=/etc/passwd"}),
+            "vote",
+        ),
+        (
+            json!({"question": question, "initiated_by": "server"}),
+            "initiated_by: moot records `server` itself",
+        ),
+        (
+            json!({"question": question, "initiated_by": "agent:two words"}),
+            "initiated_by: agent name",
+        ),
     ] {
         let reply = post(&body.to_string());
         assert_eq!(reply.status, 400, "{body}: {}", reply.body);
         assert!(reply.error().contains(expected), "{body}: {}", reply.body);
+        // (A code debate is sent to the command line on purpose, named as a command; a value
+        // given is quoted back as it was.)
+        assert!(
+            !reply
+                .error()
+                .replace("`moot --protocol code`", "")
+                .replace("--script=/etc/passwd", "")
+                .contains("--"),
+            "no command-line spelling: {body}: {}",
+            reply.body
+        );
     }
     let huge = format!(r#"{{"question": "{}"}}"#, "x".repeat(1024 * 1024));
     assert_eq!(post(&huge).status, 413);
@@ -651,9 +679,14 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
     let home = Home::new();
     let served = serve(&home, &stand_in, &[]);
     let addr = served.addr.clone();
+    // C12: the first names its caller; it is the server's to resume all the same.
     let ids: Vec<String> = (0..20)
         .map(|i| {
-            start_debate(&addr, json!({"question": support::serving::question(i), "max_rounds": 2, "checkpoints": false}))
+            let mut body = json!({"question": support::serving::question(i), "max_rounds": 2, "checkpoints": false});
+            if i == 0 {
+                body["initiated_by"] = json!("agent:ci-bot");
+            }
+            start_debate(&addr, body)
         })
         .collect();
     // Mid-round: once every debate has journaled a turn and none has finished.
@@ -751,6 +784,8 @@ fn a_killed_server_resumes_its_debates_when_it_starts_again() {
             String::from_utf8_lossy(&audit.stdout)
         );
     }
+    assert_eq!(show_json(&home, &ids[0])["initiated_by"], "agent:ci-bot");
+    assert_eq!(show_json(&home, &ids[1])["initiated_by"], "server");
     // Killed mid-round: the debates it was running say they were resumed.
     let resumed = ids
         .iter()
@@ -1310,6 +1345,26 @@ fn a_checkpoint_answer_of_the_wrong_kind_is_refused_on_arrival_and_leaves_the_qu
     let sent = follow(addr, &id, None, |event| {
         if event.data["type"] == "checkpoint" {
             if refused.is_none() {
+                // C10: a malformed answer is named in the request's terms.
+                for (body, expected) in [
+                    (r#"{"answer": "guide"}"#, "text: `guide` needs its text"),
+                    (
+                        r#"{"answer": "g", "text": "x"}"#,
+                        "answer: \"g\" is not an answer",
+                    ),
+                    (
+                        r#"{"answer": "continue", "text": "x"}"#,
+                        "text: `continue` takes no text",
+                    ),
+                ] {
+                    let malformed = post_when_waiting(addr, &path, body);
+                    assert_eq!(malformed.status, 400, "{body}: {}", malformed.body);
+                    assert!(
+                        malformed.error().contains(expected),
+                        "{body}: {}",
+                        malformed.body
+                    );
+                }
                 let wrong = post_when_waiting(addr, &path, r#"{"answer": "choose", "text": "Z"}"#);
                 refused = Some((wrong.status, wrong.error()));
             }
