@@ -563,7 +563,8 @@ pub struct RunArgs {
     pub no_lessons: bool,
 
     /// Stop for approval at these gates (comma-separated: after_round, before_synthesis, or a
-    /// protocol's own such as before_apply), instead of `[gates]` in config.
+    /// protocol's own: a code debate's after_proposal, after_critique, after_adversarial and
+    /// before_apply), instead of `[gates]` in config.
     #[arg(long, value_name = "POINTS", value_delimiter = ',')]
     pub gates: Option<Vec<String>>,
 

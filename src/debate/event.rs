@@ -643,6 +643,9 @@ pub fn gate_place(point: &str, round: u32) -> String {
         "after_round" => format!("after round {round}"),
         "before_synthesis" => format!("before the synthesis (round {round})"),
         "before_apply" => "before the winning version is applied".to_string(),
+        "after_proposal" => "after the proposals are written and tested".to_string(),
+        "after_critique" => "after the critique".to_string(),
+        "after_adversarial" => "after the red team's attack".to_string(),
         other => format!("{other} (round {round})"),
     }
 }

@@ -744,6 +744,84 @@ fn bad_code_debate_input_is_a_usage_error_with_nothing_sent() {
     assert!(server.seen().is_empty());
 }
 
+/// R22: a code debate stops for approval after its phases when `--gates` names them, each
+/// request showing every version and what the phase made; a rejection there ends the debate
+/// and nothing touches the user's tree.
+#[test]
+fn a_code_debate_stops_at_a_gate_after_each_phase_it_names() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    let mut child = home
+        .command(Some(&server))
+        .args([
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--protocol",
+            "code",
+            "--test",
+            "sh test.sh",
+            "--red-blue",
+            "--skip",
+            "clarification",
+            "--gates",
+            "after_proposal,after_critique,after_adversarial",
+            "Make calc.sh add its two arguments",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut reader = EventLines::new(child.stdout.take().unwrap());
+    let mut requested = Vec::new();
+    for answer in [
+        "approve\n",
+        "approve\n",
+        "reject the attack found a real hole\n",
+    ] {
+        let seen = read_until(&mut reader, |e| e["type"] == "gate_requested");
+        let gate = seen.last().unwrap().clone();
+        assert!(
+            gate["artifacts"]["versions"]
+                .as_array()
+                .is_some_and(|v| !v.is_empty()),
+            "{gate}"
+        );
+        requested.push(gate);
+        stdin.write_all(answer.as_bytes()).unwrap();
+    }
+    let rest = read_until(&mut reader, |e| e["type"] == "debate_completed");
+    assert_eq!(rest.last().unwrap()["status"], "cancelled");
+    drop(stdin);
+    child.wait().unwrap();
+    let points: Vec<&str> = requested
+        .iter()
+        .map(|g| g["point"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        points,
+        ["after_proposal", "after_critique", "after_adversarial"]
+    );
+    assert!(
+        requested[1]["artifacts"]["critique"].is_string(),
+        "{}",
+        requested[1]
+    );
+    assert!(
+        requested[2]["artifacts"]["findings"].is_array(),
+        "{}",
+        requested[2]
+    );
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("calc.sh")).unwrap(),
+        "#!/bin/sh\necho $(( $1 - $2 ))\n",
+        "a rejected debate writes nothing to the tree"
+    );
+}
+
 /// The self-check refines a failing draft from its own test output before the debate sees it
 /// (no reflection needed); `--lang` is in every prompt; with `--gates before_apply` the user's
 /// tree is untouched until the gate is approved, then the winner is applied to it.

@@ -1716,6 +1716,36 @@ fn a_debate_exports_as_a_mermaid_and_a_dot_diagram() {
     assert_eq!(dot.matches('{').count(), dot.matches('}').count());
 }
 
+/// The Mermaid diagrams of the documentation (R30) parse with Mermaid's own parser, so a
+/// reader's viewer draws them.
+#[test]
+fn the_documentations_mermaid_diagrams_parse() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for doc in ["docs/diagrams.md", "ARCHITECTURE.md", "README.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        for (n, block) in text.split("```mermaid\n").skip(1).enumerate() {
+            let diagram = block.split("\n```").next().unwrap();
+            let file = dir
+                .path()
+                .join(format!("{}-{n}.mmd", doc.replace(['/', '.'], "_")));
+            std::fs::write(&file, diagram).unwrap();
+            files.push(file);
+        }
+    }
+    assert!(
+        files.len() >= 5,
+        "the diagrams docs/diagrams.md draws: {files:?}"
+    );
+    let parsed = mermaid_parse(&files);
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stdout)
+    );
+}
+
 /// Runs Mermaid's own parser (`tools/mermaid-check`, installed by scripts/test) on the files.
 fn mermaid_parse(files: &[PathBuf]) -> Output {
     let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/mermaid-check");

@@ -51,7 +51,13 @@ impl super::TypedProtocol for Code {
     }
 
     fn gate_points(&self) -> &'static [&'static str] {
-        &["before_synthesis", "before_apply"]
+        &[
+            "after_proposal",
+            "after_critique",
+            "after_adversarial",
+            "before_synthesis",
+            "before_apply",
+        ]
     }
 
     fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {

@@ -11,7 +11,7 @@ use crate::code::versions::winner;
 use crate::code::worktree::WorkTree;
 use crate::debate::Seat;
 use crate::engine::{Context, EngineError};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// The Generator, the critics, the Designer when clarification runs, Security for red when it
 /// is not a critic, and the Judge.
@@ -135,6 +135,17 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         });
         shop.notes.push(note);
     }
+    // R22: a gate may stand after each of the debate's phases, each showing the versions.
+    if let Some(ending) = phase_gate(
+        shop,
+        "after_proposal",
+        "Every proposal is written and tested",
+        Value::Null,
+    )
+    .await?
+    {
+        return Ok(ending);
+    }
     let reflections: Vec<Reflection> = run
         .attempts
         .iter()
@@ -150,6 +161,16 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         if settings.runs(CodePhase::Optimization) && !critique.is_empty() {
             phases::optimize(shop, &critique, &review).await?;
         }
+        if let Some(ending) = phase_gate(
+            shop,
+            "after_critique",
+            "The critics have spoken",
+            json!({"critique": critique, "review": review}),
+        )
+        .await?
+        {
+            return Ok(ending);
+        }
     }
     let mut findings = Vec::new();
     if settings.red_blue
@@ -160,6 +181,17 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
             .await
             .map_err(|e| EngineError::Provider(e.to_string()))?;
         findings = found;
+        let attack = json!({"findings": findings.iter().map(|f| json!({"round": f.round, "attack": f.attack, "closed_by": f.closed_by})).collect::<Vec<_>>()});
+        if let Some(ending) = phase_gate(
+            shop,
+            "after_adversarial",
+            "The red team has attacked",
+            attack,
+        )
+        .await?
+        {
+            return Ok(ending);
+        }
     }
     phases::score(shop).await?;
     phases::converge(shop, &findings).await?;
@@ -167,8 +199,7 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         "{} versions written; the Judge has scored them",
         shop.versions.len()
     );
-    let artifacts = json!({"versions": shop.versions.iter().map(|v| json!({"number": v.number, "passes": v.passes(), "quality": v.quality.map(|q| q.score())})).collect::<Vec<_>>()});
-    let stop = kit::Stop::before_synthesis(1, summary, artifacts);
+    let stop = kit::Stop::before_synthesis(1, summary, json!({"versions": versions_shown(shop)}));
     if let Some(ending) = kit::gate(ctx, common, stop).await? {
         return Ok(ending);
     }
@@ -182,4 +213,38 @@ async fn debate(shop: &mut Workshop<'_>) -> Result<Ending, EngineError> {
         findings,
         reflections,
     ))))
+}
+
+/// Each version as a gate shows it: its number, whether its tests pass, and its quality once
+/// the Judge has scored it.
+fn versions_shown(shop: &Workshop<'_>) -> Vec<Value> {
+    shop.versions
+        .iter()
+        .map(|v| json!({"number": v.number, "passes": v.passes(), "quality": v.quality.map(|q| q.score())}))
+        .collect()
+}
+
+/// The approval gate after a phase (`point`), when `[gates]` names it: what the phase made
+/// (`extra`, beside every version) is what the reviewer weighs. `Some` ends the debate.
+async fn phase_gate(
+    shop: &Workshop<'_>,
+    point: &'static str,
+    said: &str,
+    extra: Value,
+) -> Result<Option<Ending>, EngineError> {
+    if !kit::gate_active(shop.common, point) {
+        return Ok(None);
+    }
+    let mut artifacts = json!({"versions": versions_shown(shop)});
+    if let (Some(fields), Some(more)) = (artifacts.as_object_mut(), extra.as_object()) {
+        fields.extend(more.clone());
+    }
+    let summary = format!("{said}: {} version(s) so far", shop.versions.len());
+    let stop = kit::Stop {
+        point,
+        round: 1,
+        summary,
+        artifacts,
+    };
+    kit::gate(shop.ctx, shop.common, stop).await
 }
