@@ -1028,15 +1028,26 @@ fn a_directory_written_from_note_003_imports_and_keeps_what_moot_does_not_know()
     .unwrap();
     std::fs::write(
         dir.join("scores.json"),
-        r#"{"debate_id": "debate-042", "scores": [{"turn_number": 1, "agent_id": "agent-alpha", "score": 0.7}]}"#,
+        r#"{"debate_id": "debate-042", "scores": [{"turn_number": 1, "agent_id": "agent-alpha", "score": 0.7}, {"turn_number": 2, "agent_id": "agent-beta", "score": 0.3}]}"#,
     )
     .unwrap();
+    std::fs::write(dir.join("summary.md"), "Alpha carried it.\n").unwrap();
     let import = home.run(None, &["import", dir.to_str().unwrap()]);
     assert!(import.status.success(), "{}", stderr(&import));
     let listed = home.run(None, &["list", "--json"]);
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let id = listed[0]["id"].as_str().unwrap().to_string();
     let shown = show_json(&home, &id);
+    // 003-N6: the outcome is computed from the scores (a participant without a persona file
+    // counts), and says the same confidence as the list.
+    assert_eq!(
+        shown["outcome"]["winner"], "Proponent",
+        "{}",
+        shown["outcome"]
+    );
+    assert_eq!(shown["outcome"]["method"], "mean rubric score");
+    assert_eq!(shown["outcome"]["confidence"], "Medium");
+    assert_eq!(listed[0]["confidence"], shown["outcome"]["confidence"]);
     let seats: Vec<(String, String)> = shown["seats"]
         .as_array()
         .unwrap()

@@ -611,17 +611,50 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
     }
     if let Some(summary) = &read.summary {
         let kept = moot.and_then(|m| m.get("synthesis"));
-        let confidence: Confidence = kept
-            .and_then(|s| serde_json::from_value(s.get("confidence")?.clone()).ok())
-            .unwrap_or(Confidence::Medium);
+        let kept_data = kept.and_then(|s| s.get("data")).filter(|d| !d.is_null());
+        // A directory moot wrote keeps its result; one written by hand gets its outcome and
+        // confidence computed from its scores (003-N6), never a level assumed.
+        let computed = (kept_data.is_none() && protocol == "arena").then(|| {
+            use crate::protocol::TypedProtocol as _;
+            let spoken: Vec<(&Turn, &str)> = turns
+                .iter()
+                .filter(|turn| turn.seat != MODERATOR)
+                .filter_map(|turn| {
+                    let agent = agents.iter().find(|(_, seat)| *seat == turn.seat)?;
+                    Some((turn, agent.0.as_str()))
+                })
+                .collect();
+            let result = crate::protocol::arena::ArenaResult::imported(
+                &id,
+                &read,
+                &spoken,
+                summary,
+                &dir.display().to_string(),
+            );
+            let mut data = serde_json::to_value(&result).unwrap_or_default();
+            if let Some(map) = data.as_object_mut() {
+                map.insert(
+                    crate::protocol::RESULT_VERSION_KEY.into(),
+                    crate::protocol::arena::Arena::RESULT_VERSION.into(),
+                );
+            }
+            (data, result.confidence())
+        });
+        let confidence: Confidence = match &computed {
+            Some((_, confidence)) => *confidence,
+            None => kept
+                .and_then(|s| serde_json::from_value(s.get("confidence")?.clone()).ok())
+                .unwrap_or(Confidence::Medium),
+        };
         let section = moot
             .and_then(|m| m.get("section"))
             .and_then(Value::as_str)
-            .map(str::to_string);
-        let data = kept
-            .and_then(|s| s.get("data"))
-            .cloned()
-            .unwrap_or(Value::Null);
+            .map(str::to_string)
+            .or_else(|| computed.as_ref().map(|_| "arena_result".to_string()));
+        let data = match computed {
+            Some((data, _)) => data,
+            None => kept_data.cloned().unwrap_or(Value::Null),
+        };
         store
             .save_synthesis(
                 &id,

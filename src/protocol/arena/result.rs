@@ -121,6 +121,76 @@ impl ArenaResult {
         }
     }
 
+    /// The result of an arena directory written by hand and imported (003-N6): its personas,
+    /// turns (`turns`: each journaled turn with the agent who spoke it) and scores as read,
+    /// with no vote; its outcome and confidence are then computed as a run's are, from the
+    /// scores, never assumed.
+    pub fn imported(
+        debate_id: &str,
+        read: &arena::ArenaDebate,
+        turns: &[(&Turn, &str)],
+        summary: &str,
+        from: &str,
+    ) -> ArenaResult {
+        let scores: Vec<RubricScore> = read
+            .scores
+            .iter()
+            .flat_map(|s| &s.scores)
+            .map(|score| RubricScore {
+                turn_number: score.turn_number,
+                agent_id: score.agent_id.clone(),
+                criteria: Map::new(),
+                score: score.score,
+                reason: score.reason.clone(),
+                gradual: score.gradual,
+            })
+            .collect();
+        ArenaResult {
+            debate_id: debate_id.to_string(),
+            topic: read.manifest.topic.clone(),
+            // Every participant, whether or not the directory gave it a persona file.
+            personas: read
+                .manifest
+                .participants
+                .iter()
+                .map(|participant| {
+                    read.personas
+                        .iter()
+                        .find(|p| p.agent_id == participant.agent_id)
+                        .cloned()
+                        .unwrap_or_else(|| arena::Persona {
+                            role_name: participant.role_name.clone(),
+                            stance_summary: participant.stance.clone(),
+                            debate_id: read.manifest.debate_id.clone(),
+                            instructions: String::new(),
+                            background_context: String::new(),
+                            agent_id: participant.agent_id.clone(),
+                            extra: Map::new(),
+                        })
+                })
+                .collect(),
+            turns: turns
+                .iter()
+                .enumerate()
+                .map(|(i, (turn, agent))| arena_turn_of(turn, agent, i as u32 + 1))
+                .collect(),
+            order: super::Order::RoundRobin,
+            picks: Vec::new(),
+            scoring: read.scores.as_ref().map(|s| s.scoring_info.clone()),
+            scores,
+            summary: summary.to_string(),
+            votes: None,
+            topology: Topology::default(),
+            moderator: super::Moderator::default(),
+            rounds: turns.iter().map(|(t, _)| t.round).max().unwrap_or(0),
+            notes: vec![format!(
+                "Imported from the arena directory {from}, written by hand: moot ran none of it, \
+                 and its outcome is computed from the scores it holds."
+            )],
+            date: crate::debate::today(),
+        }
+    }
+
     /// Each scored seat's role and mean rubric score, in seat order.
     fn seat_means(&self) -> Vec<(String, f64)> {
         self.personas
@@ -310,6 +380,11 @@ fn turn_argument_ids(turn: &ArenaTurn) -> Vec<String> {
 
 /// The arena file of a journaled turn.
 pub(super) fn arena_turn(turn: &Turn, member: &Member, number: u32) -> ArenaTurn {
+    arena_turn_of(turn, &member.persona.agent_id, number)
+}
+
+/// The arena file of a journaled turn spoken by `agent_id`.
+fn arena_turn_of(turn: &Turn, agent_id: &str, number: u32) -> ArenaTurn {
     let data = turn.data.clone().unwrap_or(Value::Null);
     let references = crate::arena::said_references(&data);
     let mut metadata = Map::new();
@@ -334,11 +409,11 @@ pub(super) fn arena_turn(turn: &Turn, member: &Member, number: u32) -> ArenaTurn
         round: turn.round,
         phase: turn.phase,
         seat: turn.seat.clone(),
-        agent_id: member.persona.agent_id.clone(),
+        agent_id: agent_id.to_string(),
         status: turn.status,
         argument: arena::Argument {
             turn_number: number,
-            agent_id: member.persona.agent_id.clone(),
+            agent_id: agent_id.to_string(),
             timestamp_utc: crate::debate::now_rfc3339(),
             argument_text: turn.content.clone(),
             references,
