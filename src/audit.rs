@@ -88,12 +88,12 @@ pub async fn verify_in(
         });
     }
     let summary = summary(store, &debate, &chained)?;
-    if !summary.passed {
+    let head = receipt_head(store, &debate.id)?;
+    if !summary.passed || head.as_ref().is_some_and(|h| !h.passed) {
         // A row that contradicts its own journal is the finding, whatever status it claims.
-        return Ok(journal_verdict(
-            debate.id.clone(),
-            vec![chain(&chained), hashes(&store.audit(&debate.id)?), summary],
-        ));
+        let mut checks = vec![chain(&chained), hashes(&store.audit(&debate.id)?), summary];
+        checks.extend(head);
+        return Ok(journal_verdict(debate.id.clone(), checks));
     }
     if !matches!(
         debate.status,
@@ -106,6 +106,7 @@ pub async fn verify_in(
     }
     let entries = store.audit(&debate.id)?;
     let mut checks = vec![chain(&chained), hashes(&entries), summary];
+    checks.extend(head);
     let scratch = tempfile::tempdir().map_err(|e| {
         SessionError::Environment(format!(
             "cannot make a scratch directory for the re-run: {e}"
@@ -157,6 +158,47 @@ fn journal_verdict(id: String, checks: Vec<Check>) -> Verification {
         id,
         checks,
     }
+}
+
+/// The stored record's receipt held against the chain: it names the chain entry (and that
+/// entry's hash) the record was written at, so a journal cut back past it, or rewritten up to
+/// it, shows. None for a record without a receipt (older ones, or none yet).
+fn receipt_head(store: &Store, id: &str) -> Result<Option<Check>, SessionError> {
+    let Some(receipt) = store
+        .synthesis(id)?
+        .and_then(|stored| crate::decision::Receipt::read(&stored.markdown))
+    else {
+        return Ok(None);
+    };
+    let anchored = store.chain_entry(id, receipt.entry)?;
+    let (passed, detail) = match anchored {
+        Some(hash) if hash == receipt.hash => (
+            true,
+            format!(
+                "the record's receipt names chain entry {} (sha256:{}), which the journal holds as it was",
+                receipt.entry, receipt.hash
+            ),
+        ),
+        Some(hash) => (
+            false,
+            format!(
+                "the record's receipt names chain entry {} as sha256:{}, but the journal's entry {} is sha256:{hash}: the journal was rewritten",
+                receipt.entry, receipt.hash, receipt.entry
+            ),
+        ),
+        None => (
+            false,
+            format!(
+                "the journal ends before its receipt's head: the record names chain entry {}, which the journal no longer holds",
+                receipt.entry
+            ),
+        ),
+    };
+    Ok(Some(Check {
+        name: "receipt",
+        passed,
+        detail,
+    }))
 }
 
 /// The debate row's summary columns held against the chained rows they summarise: its status

@@ -217,6 +217,41 @@ pub(crate) fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebu
             .unwrap_or_else(|| panic!("{what}: the summary check did not fail: {text}"));
         assert!(line.contains(named), "{what}: {line}");
     }
+    // Item 3: the stored record's receipt names the chain entry it was written at; a journal
+    // cut back past that entry (the record's own row kept) says so.
+    let receipt_entry: i64 = {
+        let journal = rusqlite::Connection::open(home.database()).unwrap();
+        let markdown: String = journal
+            .query_row(
+                "SELECT markdown FROM syntheses WHERE debate_id = ?1",
+                [&id],
+                |row| row.get(0),
+            )
+            .unwrap();
+        markdown
+            .split("chain entry ")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("the stored record carries a receipt: {markdown}"))
+    };
+    let (code, text) = verify_after(
+        &home,
+        &id,
+        &format!(
+            "DELETE FROM turns WHERE debate_id = '$ID' AND chain_n >= {receipt_entry};
+             DELETE FROM events WHERE debate_id = '$ID' AND chain_n >= {receipt_entry};
+             DELETE FROM audit WHERE debate_id = '$ID' AND chain_n >= {receipt_entry};
+             DELETE FROM lessons WHERE debate_id = '$ID';
+             DELETE FROM chain WHERE debate_id = '$ID' AND n >= {receipt_entry};"
+        ),
+    );
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("FAIL receipt")
+            && l.contains("the journal ends before its receipt's head")),
+        "{text}"
+    );
     // A forged confidence column is not what `moot list` shows: it reads the chained record.
     let listed = |home: &Home| -> Value {
         let out = home.run(None, &["list", "--json"]);
@@ -259,21 +294,34 @@ pub(crate) fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebu
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("FAIL record"), "{out}");
     // Someone forges a turn and rebuilds the whole chain over the forged journal (here by
-    // making moot chain it again as at an upgrade): the chain holds, but the receipt kept
-    // elsewhere no longer matches it.
+    // making moot chain it again as at an upgrade).
+    let forge = format!(
+        "UPDATE turns SET content = 'FORGED' WHERE debate_id = '{id}' AND round = 1 AND seat = 'A' AND phase = 'argument';
+         DROP TABLE chain;
+         ALTER TABLE turns DROP COLUMN chain_n; ALTER TABLE turns DROP COLUMN chain_hash;
+         ALTER TABLE turns DROP COLUMN chain_prev_place;
+         ALTER TABLE events DROP COLUMN chain_n; ALTER TABLE events DROP COLUMN chain_hash;
+         ALTER TABLE events DROP COLUMN chain_prev_place;
+         ALTER TABLE audit DROP COLUMN chain_n; ALTER TABLE audit DROP COLUMN chain_hash;
+         ALTER TABLE audit DROP COLUMN chain_prev_place;
+         ALTER TABLE debates DROP COLUMN lease_since;
+         PRAGMA user_version = 9;"
+    );
+    // The stored record's own receipt no longer matches the rebuilt chain (item 3).
+    let (code, text) = verify_after(&home, &id, &forge);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("FAIL receipt") && l.contains("the journal was rewritten")),
+        "{text}"
+    );
+    // A forger who strips the stored record's receipt first leaves a chain that holds on its
+    // own; the record kept elsewhere still catches it.
     let journal = rusqlite::Connection::open(home.database()).unwrap();
     journal
         .execute_batch(&format!(
-            "UPDATE turns SET content = 'FORGED' WHERE debate_id = '{id}' AND round = 1 AND seat = 'A' AND phase = 'argument';
-             DROP TABLE chain;
-             ALTER TABLE turns DROP COLUMN chain_n; ALTER TABLE turns DROP COLUMN chain_hash;
-             ALTER TABLE turns DROP COLUMN chain_prev_place;
-             ALTER TABLE events DROP COLUMN chain_n; ALTER TABLE events DROP COLUMN chain_hash;
-             ALTER TABLE events DROP COLUMN chain_prev_place;
-             ALTER TABLE audit DROP COLUMN chain_n; ALTER TABLE audit DROP COLUMN chain_hash;
-             ALTER TABLE audit DROP COLUMN chain_prev_place;
-             ALTER TABLE debates DROP COLUMN lease_since;
-             PRAGMA user_version = 9;"
+            "UPDATE syntheses SET markdown = substr(markdown, 1, instr(markdown, '*Journal receipt:*') - 1) WHERE debate_id = '{id}';
+             {forge}"
         ))
         .unwrap();
     drop(journal);
