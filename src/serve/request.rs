@@ -18,6 +18,7 @@ pub(super) struct NewDebate {
     /// In the `--option` form: "A: label — description".
     #[serde(default)]
     options: Vec<String>,
+    #[serde(default, deserialize_with = "whole_number")]
     max_rounds: Option<u32>,
     perspectives: Option<Perspectives>,
     vote: Option<String>,
@@ -39,14 +40,52 @@ pub(super) struct NewDebate {
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum Perspectives {
-    Count(u32),
+    Count(#[serde(deserialize_with = "whole")] u32),
     Names(Vec<String>),
+}
+
+/// A whole number however JSON writes it: `11` and `11.0` are the same integer to JSON Schema
+/// (and to the OpenAPI file), so both are taken.
+fn whole<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    use serde::de::Error as _;
+    let number = serde_json::Number::deserialize(deserializer)?;
+    let whole = match (number.as_u64(), number.as_f64()) {
+        (Some(n), _) => Some(n),
+        (None, Some(f)) if f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&f) => {
+            Some(f as u64)
+        }
+        _ => None,
+    };
+    whole.and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+        D::Error::custom(format!(
+            "{number} is not a whole number from 0 to {}",
+            u32::MAX
+        ))
+    })
+}
+
+/// `whole`, for a field that may be left out.
+fn whole_number<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u32>, D::Error> {
+    whole(deserializer).map(Some)
 }
 
 /// Why a request cannot start a debate: said to the caller as a 400.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(super) struct Refused(pub(super) String);
+
+/// Why a request cannot start a debate on this server: well formed, but it names what this
+/// server is not configured with (a provider); said as a 409, since another server might
+/// take it.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum NotHere {
+    #[error("{0}")]
+    Refused(#[from] Refused),
+    #[error("{0}")]
+    NotConfigured(String),
+}
 
 /// Why the server runs no code debate, whoever asks for one (the request, or its config's
 /// `protocol = "code"`).
@@ -62,7 +101,7 @@ impl NewDebate {
         &self,
         config: &Config,
         server: &crate::cli::ProviderArgs,
-    ) -> Result<DebateSettings, Refused> {
+    ) -> Result<DebateSettings, NotHere> {
         self.check()?;
         let argv = self.argv(config, server)?;
         let mut cli = Cli::try_parse_from(&argv).map_err(|e| {
@@ -80,7 +119,7 @@ impl NewDebate {
         // below are on that, never on the request's field alone (P3).
         let protocol = crate::session::chosen_protocol(run, config).to_string();
         if protocol == "code" {
-            return Err(Refused(CODE_REFUSED.into()));
+            return Err(Refused(CODE_REFUSED.into()).into());
         }
         let mut protocol_flag = |name: &str, values: Vec<String>| {
             if !values.is_empty() {
@@ -99,7 +138,7 @@ impl NewDebate {
         let mut settings = crate::session::assemble(run, config)
             .map_err(|e| Refused(in_api_terms(&e.to_string())))?;
         if settings.protocol == "code" {
-            return Err(Refused(CODE_REFUSED.into()));
+            return Err(Refused(CODE_REFUSED.into()).into());
         }
         settings.initiated_by = Some(self.initiator()?);
         settings.served = true;
@@ -148,7 +187,7 @@ impl NewDebate {
             )));
         }
         if self.protocol.as_deref() == Some("code") {
-            return Err(Refused(CODE_REFUSED.into()));
+            return Err(Refused(CODE_REFUSED.into()).into());
         }
         Ok(())
     }
@@ -158,7 +197,7 @@ impl NewDebate {
         &self,
         config: &Config,
         server: &crate::cli::ProviderArgs,
-    ) -> Result<Vec<String>, Refused> {
+    ) -> Result<Vec<String>, NotHere> {
         let mut argv: Vec<String> = vec!["moot".into(), "--headless".into()];
         // `--name=value`: a value that starts with `-` is taken as the value it is, never as
         // a flag of its own (C10: a vote of "--script=…" got clap's "a value is required").
@@ -186,7 +225,8 @@ impl NewDebate {
         if let Some(vote) = &self.vote {
             flag("vote", Some(vote.clone()));
         }
-        if let Some(gates) = &self.gates {
+        // No points named: the server's `[gates]` stand, as with no field at all.
+        if let Some(gates) = self.gates.as_ref().filter(|g| !g.is_empty()) {
             flag("gates", Some(gates.join(",")));
         }
         if self.checkpoints == Some(false) {
@@ -201,7 +241,7 @@ impl NewDebate {
             }
             Some(name) => {
                 let known: Vec<&String> = config.providers.keys().collect();
-                return Err(Refused(format!(
+                return Err(NotHere::NotConfigured(format!(
                     "provider: {name:?} is not configured on this server (configured: {})",
                     if known.is_empty() {
                         "none".to_string()
@@ -285,15 +325,20 @@ mod tests {
         let refused = request
             .settings(&Config::default(), &crate::cli::ProviderArgs::default())
             .unwrap_err();
-        assert!(refused.0.starts_with("protocol: code debates"), "{refused}");
+        assert!(
+            refused.to_string().starts_with("protocol: code debates"),
+            "{refused}"
+        );
     }
 }
 
 /// A message the command line's checks wrote, in the request's own terms: its fields for the
 /// flags they became (C10: "--option is a flag of the panel protocol … add --protocol panel").
 fn in_api_terms(message: &str) -> String {
-    const FIELDS: [(&str, &str); 10] = [
+    const FIELDS: [(&str, &str); 11] = [
         ("--max-rounds", "max_rounds"),
+        // An arena's own name for its rounds, which the request sets as max_rounds.
+        ("--rounds", "max_rounds"),
         ("--perspectives", "perspectives"),
         ("--perspective", "perspectives"),
         ("--option", "options"),

@@ -146,9 +146,11 @@ impl From<StoreError> for ApiError {
                 "not_found",
                 format!("there is no debate {id}"),
             ),
-            // The id the client gave is too short to name one debate: its mistake, not ours.
+            // The prefix the client gave names several debates as the journal stands now (it
+            // may have named one before more were started): a conflict with the journal's
+            // state, answered with the candidates; give more of the id.
             ambiguous @ StoreError::Ambiguous { .. } => {
-                ApiError::new(StatusCode::BAD_REQUEST, "ambiguous", ambiguous.to_string())
+                ApiError::new(StatusCode::CONFLICT, "ambiguous", ambiguous.to_string())
             }
             other => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -186,7 +188,17 @@ fn parsed<T: serde::de::DeserializeOwned>(
             ApiError::bad(rejection.body_text())
         }
     })?;
-    serde_json::from_slice(&bytes)
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad(format!("the body is not the JSON this route takes: {e}")))?;
+    // A field is given or left out: `null` is neither, and the API's schema has no nulls.
+    if let Some(fields) = value.as_object()
+        && let Some((name, _)) = fields.iter().find(|(_, v)| v.is_null())
+    {
+        return Err(ApiError::bad(format!(
+            "{name}: null is not a value; give one, or leave the field out"
+        )));
+    }
+    serde_json::from_value(value)
         .map_err(|e| ApiError::bad(format!("the body is not the JSON this route takes: {e}")))
 }
 
@@ -234,7 +246,12 @@ async fn create(
     let place = admitted(&server)?;
     let settings = request
         .settings(&server.config, &server.args.provider)
-        .map_err(|refused| ApiError::bad(refused.0))?;
+        .map_err(|refused| match refused {
+            super::request::NotHere::Refused(refused) => ApiError::bad(refused.0),
+            super::request::NotHere::NotConfigured(why) => {
+                ApiError::new(StatusCode::CONFLICT, "not_configured", why)
+            }
+        })?;
     let id = super::run::spawn(
         &server,
         super::run::Start::New {
@@ -269,16 +286,31 @@ struct ListQuery {
     status: Option<String>,
     protocol: Option<String>,
     q: Option<String>,
-    limit: Option<usize>,
+    limit: Option<u64>,
 }
 
 /// `GET /v1/debates`: `moot list --json`, filtered.
 async fn list(
     State(server): State<Arc<Server>>,
-    Query(query): Query<ListQuery>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    // A query that does not read is said as JSON, like every other refusal (not axum's text).
+    let Query(query) = query.map_err(|rejection| {
+        ApiError::bad(format!(
+            "query: {}",
+            rejection
+                .body_text()
+                .trim_start_matches("Failed to deserialize query string: ")
+        ))
+    })?;
+    const MOST_LISTED: u64 = 10_000;
+    if let Some(limit) = query.limit.filter(|l| *l > MOST_LISTED) {
+        return Err(ApiError::bad(format!(
+            "limit: at most {MOST_LISTED}, not {limit}"
+        )));
+    }
     let store = &server.store;
-    let mut debates = store.list(query.limit.unwrap_or(200).min(10_000))?;
+    let mut debates = store.list(query.limit.unwrap_or(200) as usize)?;
     if let Some(status) = &query.status {
         if DebateStatus::parse(status).is_none() {
             return Err(ApiError::bad(format!(
@@ -287,7 +319,7 @@ async fn list(
         }
         debates.retain(|d| d.status.as_str() == status);
     }
-    if let Some(protocol) = &query.protocol {
+    if let Some(protocol) = query.protocol.as_ref().filter(|p| !p.is_empty()) {
         debates.retain(|d| &d.protocol == protocol);
     }
     if let Some(text) = query.q.as_deref().filter(|q| !q.trim().is_empty()) {
@@ -322,9 +354,10 @@ async fn record(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let debate = server.store.debate(&id)?;
+    // The debate is there, its record not yet: a conflict with its state, not a missing thing.
     let stored = server.store.synthesis(&debate.id)?.ok_or_else(|| {
         ApiError::new(
-            StatusCode::NOT_FOUND,
+            StatusCode::CONFLICT,
             "no_record",
             format!("{} has no record yet: it is {}", debate.id, debate.status),
         )
@@ -379,9 +412,14 @@ async fn events(
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let debate = server.store.debate(&id)?;
     let after = match headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
-        Some(given) => given.trim().parse::<i64>().map_err(|_| {
-            ApiError::bad(format!("Last-Event-ID {given:?} is not an event number"))
-        })?,
+        Some(given) => given
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| {
+                ApiError::bad(format!("Last-Event-ID {given:?} is not an event number"))
+            })?,
         None => 0,
     };
     let live = server

@@ -284,19 +284,25 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
 /// read them they are refused, never silently dropped (seed review 000/001 #9).
 fn refuse_unread_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), SessionError> {
     let name = protocol.name();
+    // "an arena debate", "a panel debate".
+    let a = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
     let presentation = protocol.presentation();
     let refused = if !args.named.is_empty() && !protocol.reads_perspective() {
         Some(format!(
-            "--perspective: a {name} debate does not seat perspectives from the catalog; \
+            "--perspective: {a} {name} debate does not seat perspectives from the catalog; \
              `moot protocols` says how each protocol seats its debaters"
         ))
     } else if args.perspectives.is_some() && !presentation.seats_from_catalog {
         Some(format!(
-            "--perspectives: a {name} debate seats its own debaters, not a number of perspectives"
+            "--perspectives: {a} {name} debate seats its own debaters, not a number of perspectives"
         ))
     } else if args.follow_up && !presentation.follow_up {
         Some(format!(
-            "--follow-up: a {name} debate writes no follow-up issue draft"
+            "--follow-up: {a} {name} debate writes no follow-up issue draft"
         ))
     } else {
         None

@@ -410,10 +410,6 @@ fn bad_requests_get_their_status_and_message_and_nothing_is_journaled() {
             "project directory",
         ),
         (json!({"question": question, "max_rounds": 99}), "99"),
-        (
-            json!({"question": question, "provider": "elsewhere"}),
-            "provider: \"elsewhere\" is not configured",
-        ),
         (json!({"question": "  "}), "question: the question is empty"),
         // C10: said in the request's terms, not the command line's.
         (
@@ -423,6 +419,10 @@ fn bad_requests_get_their_status_and_message_and_nothing_is_journaled() {
         (
             json!({"question": question, "vote": "--script=/etc/passwd"}),
             "vote",
+        ),
+        (
+            json!({"question": question, "provider": null}),
+            "provider: null is not a value",
         ),
         (
             json!({"question": question, "initiated_by": "server"}),
@@ -1307,7 +1307,7 @@ fn admission_is_counted_when_a_debate_is_accepted_and_a_resume_counts_too() {
     );
     // P13: an id that names several debates is the client's mistake (400), not the server's.
     let ambiguous = http(&addr, "GET", "/v1/debates/D", Some(TOKEN), None);
-    assert_eq!(ambiguous.status, 400, "{}", ambiguous.body);
+    assert_eq!(ambiguous.status, 409, "{}", ambiguous.body);
     assert!(
         ambiguous.error().contains("give more of the id"),
         "{}",
@@ -1496,7 +1496,7 @@ fn a_gate_is_decided_only_while_its_debate_waits_and_the_decision_is_always_even
 }
 
 /// The statuses `assets/openapi.yaml` lists for each route and method, read from its lines
-/// (`  /v1/…:`, `    post:`, `        '409': …`).
+/// (`  /…:` under the server's `/v1`, `    post:`, `        '409': …`).
 fn documented_statuses() -> std::collections::HashMap<(String, String), Vec<u16>> {
     let spec = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/openapi.yaml"))
         .unwrap();
@@ -1504,7 +1504,7 @@ fn documented_statuses() -> std::collections::HashMap<(String, String), Vec<u16>
     let (mut path, mut method) = (String::new(), String::new());
     for line in spec.lines() {
         if let Some(p) = line.strip_prefix("  /").and_then(|l| l.strip_suffix(':')) {
-            path = format!("/{p}");
+            path = format!("/v1/{p}");
         } else if let Some(m) = line.strip_prefix("    ").and_then(|l| l.strip_suffix(':'))
             && ["get", "post", "put", "delete"].contains(&m)
         {
@@ -1536,6 +1536,11 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
     start_debate(
         addr,
         json!({"question": "Should we shard the queue?", "max_rounds": 1, "checkpoints": false}),
+    );
+    // One that waits at its first checkpoint, so it runs with no record yet.
+    let waiting = start_debate(
+        addr,
+        json!({"question": "Should we adopt gRPC?", "max_rounds": 2}),
     );
     until_status(addr, &id, "completed");
     let big = format!("{{\"question\": \"{}\"}}", "x".repeat(300 * 1024));
@@ -1582,6 +1587,38 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
             None,
             400,
         ),
+        (
+            "/v1/debates",
+            "POST",
+            "/v1/debates".into(),
+            Some(TOKEN),
+            Some(json!({"question": "Which cache?", "provider": "elsewhere"}).to_string()),
+            409,
+        ),
+        (
+            "/v1/debates",
+            "GET",
+            "/v1/debates?limit=10001".into(),
+            Some(TOKEN),
+            None,
+            400,
+        ),
+        (
+            "/v1/debates",
+            "GET",
+            "/v1/debates?limit=-1".into(),
+            Some(TOKEN),
+            None,
+            400,
+        ),
+        (
+            "/v1/debates/{id}/record",
+            "GET",
+            format!("/v1/debates/{waiting}/record"),
+            Some(TOKEN),
+            None,
+            409,
+        ),
         ("/v1/debates/{id}", "GET", none(""), Some(TOKEN), None, 404),
         (
             "/v1/debates/{id}",
@@ -1589,7 +1626,7 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
             "/v1/debates/D".into(),
             Some(TOKEN),
             None,
-            400,
+            409,
         ),
         ("/v1/debates/{id}", "GET", d(""), None, None, 401),
         (
