@@ -606,7 +606,8 @@ mod tests {
         // With `protocol =` naming another protocol, the broken table is still found.
         let (_dir, config) = config_file("protocol = \"panel\"\n\n[arena]\nrounds = \"four\"\n");
         let message = refusal(&asking("moderated"), &config);
-        assert!(message.contains("config.toml:3:1: [arena]"), "{message}");
+        // At the bad value itself (A7 b).
+        assert!(message.contains("config.toml:4:10: [arena]"), "{message}");
     }
 
     #[test]
