@@ -243,7 +243,11 @@ fn form_flags(protocol: &dyn crate::protocol::Protocol) -> Vec<tui::history::Fla
     });
     flags.push(FlagChoice {
         name: "gates".into(),
-        value: Some(protocol.gate_points().join(",")),
+        // The field shows what it takes; a long list is cut as --vote's is (the help has all).
+        value: Some(match protocol.gate_points() {
+            [first, second, _, ..] => format!("{first}, {second}, …"),
+            points => points.join(","),
+        }),
         help: format!(
             "Stop for approval at these points (comma-separated): {}",
             protocol.gate_points().join(", ")
