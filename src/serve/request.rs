@@ -187,7 +187,7 @@ impl NewDebate {
             )));
         }
         if self.protocol.as_deref() == Some("code") {
-            return Err(Refused(CODE_REFUSED.into()).into());
+            return Err(Refused(CODE_REFUSED.into()));
         }
         Ok(())
     }
@@ -275,6 +275,57 @@ impl NewDebate {
     }
 }
 
+/// A message the command line's checks wrote, in the request's own terms: its fields for the
+/// flags they became (C10: "--option is a flag of the panel protocol … add --protocol panel").
+fn in_api_terms(message: &str) -> String {
+    const FIELDS: [(&str, &str); 11] = [
+        ("--max-rounds", "max_rounds"),
+        // An arena's own name for its rounds, which the request sets as max_rounds.
+        ("--rounds", "max_rounds"),
+        ("--perspectives", "perspectives"),
+        ("--perspective", "perspectives"),
+        ("--option", "options"),
+        ("--vote", "vote"),
+        ("--gates", "gates"),
+        ("--topology", "topology"),
+        ("--planning", "planning"),
+        ("--provider", "provider"),
+        ("--checkpoints", "checkpoints"),
+    ];
+    let mut said = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        said.push_str(&rest[..at]);
+        let flag_and_after = &rest[at..];
+        let flag_len = flag_and_after[2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .map_or(flag_and_after.len(), |end| end + 2);
+        let flag = &flag_and_after[..flag_len];
+        let mut after = &flag_and_after[flag_len..];
+        if flag == "--protocol" {
+            // "--protocol panel" is the field with its value.
+            let value = after.trim_start();
+            let value_len = value
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(value.len());
+            if value_len > 0 {
+                said.push_str(&format!("\"protocol\": \"{}\"", &value[..value_len]));
+                after = &value[value_len..];
+            } else {
+                said.push_str("protocol");
+            }
+        } else {
+            match FIELDS.iter().find(|(spelled, _)| *spelled == flag) {
+                Some((_, field)) => said.push_str(field),
+                None => said.push_str(flag),
+            }
+        }
+        rest = after;
+    }
+    said.push_str(rest);
+    said
+}
+
 #[cfg(test)]
 mod tests {
     use super::in_api_terms;
@@ -330,55 +381,4 @@ mod tests {
             "{refused}"
         );
     }
-}
-
-/// A message the command line's checks wrote, in the request's own terms: its fields for the
-/// flags they became (C10: "--option is a flag of the panel protocol … add --protocol panel").
-fn in_api_terms(message: &str) -> String {
-    const FIELDS: [(&str, &str); 11] = [
-        ("--max-rounds", "max_rounds"),
-        // An arena's own name for its rounds, which the request sets as max_rounds.
-        ("--rounds", "max_rounds"),
-        ("--perspectives", "perspectives"),
-        ("--perspective", "perspectives"),
-        ("--option", "options"),
-        ("--vote", "vote"),
-        ("--gates", "gates"),
-        ("--topology", "topology"),
-        ("--planning", "planning"),
-        ("--provider", "provider"),
-        ("--checkpoints", "checkpoints"),
-    ];
-    let mut said = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(at) = rest.find("--") {
-        said.push_str(&rest[..at]);
-        let flag_and_after = &rest[at..];
-        let flag_len = flag_and_after[2..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .map_or(flag_and_after.len(), |end| end + 2);
-        let flag = &flag_and_after[..flag_len];
-        let mut after = &flag_and_after[flag_len..];
-        if flag == "--protocol" {
-            // "--protocol panel" is the field with its value.
-            let value = after.trim_start();
-            let value_len = value
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
-                .unwrap_or(value.len());
-            if value_len > 0 {
-                said.push_str(&format!("\"protocol\": \"{}\"", &value[..value_len]));
-                after = &value[value_len..];
-            } else {
-                said.push_str("protocol");
-            }
-        } else {
-            match FIELDS.iter().find(|(spelled, _)| *spelled == flag) {
-                Some((_, field)) => said.push_str(field),
-                None => said.push_str(flag),
-            }
-        }
-        rest = after;
-    }
-    said.push_str(rest);
-    said
 }
