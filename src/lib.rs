@@ -45,6 +45,7 @@ pub mod sanitize;
 pub mod serve;
 pub mod session;
 pub mod signals;
+pub mod spelling;
 pub mod store;
 pub mod tui;
 pub mod vote;

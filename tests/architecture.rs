@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "providers",
             "session",
             "signals",
+            "spelling",
             "store",
             "tui",
             "paths",
@@ -112,7 +113,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "protocol",
         &[
             "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather", "arena",
-            "vote", "code",
+            "vote", "code", "spelling",
         ],
     ),
     ("gather", &["beneath", "decision", "arena"]),
@@ -127,6 +128,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("argue", &["debate"]),
     ("debate", &[]),
     ("sanitize", &[]),
+    ("spelling", &[]),
     ("paths", &[]),
     ("beneath", &[]),
     // The terminal given back on a fatal signal.

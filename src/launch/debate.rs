@@ -1,8 +1,8 @@
 //! A debate from the command line: new (on the workbench or headless), resumed, or audited.
 
 use super::{
-    block_on, ensure_local_model, misplaced_command, on_terminal, open_store, open_store_to_read,
-    provider_given,
+    block_on, ensure_local_model, misplaced_command, mistyped_command, on_terminal, open_store,
+    open_store_to_read, provider_given,
 };
 use crate::cli::{CheckpointMode, FaceArgs, RunArgs};
 use crate::commands::{self, Failure};
@@ -39,6 +39,16 @@ pub(super) fn run_debate(
         return Err(Failure::usage(format!(
             "`{command}` is a moot command, not a question: run `moot {command}` (a command \
              comes first, its flags after it). To debate these words, write `moot -- {command}`."
+        )));
+    }
+    // `moot lst`, `moot shwo DEB-x`: a slip for a command is refused, not debated (U8).
+    if let Some((typed, command, spelled)) = mistyped_command(&args.question)
+        && !std::env::args().any(|arg| arg == "--")
+    {
+        return Err(Failure::usage(format!(
+            "unknown command '{typed}'; did you mean 'moot {spelled}'? ('{command}' is a moot \
+             command.) To debate these words, write `moot -- {}`.",
+            args.question.join(" ")
         )));
     }
     let chars = question.trim().chars().count();

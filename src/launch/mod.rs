@@ -209,6 +209,33 @@ pub fn misplaced_command(words: &[String]) -> Option<String> {
     parses.then_some(spelled)
 }
 
+/// A command the question's words were likely meant as, one slip away (`moot lst`, `moot shwo
+/// DEB-x`): (what was typed, the command, the words as that command). Only a lone word, or
+/// words that parse as the command once it is spelled right, so "Lisp or Rust?" stays a
+/// question.
+pub fn mistyped_command(words: &[String]) -> Option<(String, String, String)> {
+    use clap::CommandFactory as _;
+    let first = words.first()?.trim();
+    if first.is_empty() || !first.chars().all(|c| c.is_ascii_alphabetic() || c == '-') {
+        return None;
+    }
+    let cli = Cli::command();
+    let names: Vec<&str> = cli
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .chain(["help"])
+        .collect();
+    let command = crate::spelling::nearest(first, names.iter().copied())?.to_string();
+    let rest = &words[1..];
+    let spelled = std::iter::once(command.clone())
+        .chain(rest.iter().cloned())
+        .collect::<Vec<_>>();
+    if !rest.is_empty() && misplaced_command(&spelled).is_none() {
+        return None;
+    }
+    Some((first.to_string(), command, spelled.join(" ")))
+}
+
 fn provider_given(args: &ProviderArgs) -> bool {
     args.provider.is_some()
         || args.model.is_some()
@@ -323,5 +350,22 @@ mod tests {
         }
         // Quoted, a command's words are one argument: a question.
         assert_eq!(misplaced_command(&["model pull".to_string()]), None);
+    }
+
+    #[test]
+    fn a_command_one_slip_away_is_named_but_a_question_near_one_is_not() {
+        use super::mistyped_command;
+        let named = |text: &str| mistyped_command(&words(text)).map(|(_, command, _)| command);
+        assert_eq!(named("lst").as_deref(), Some("list"));
+        assert_eq!(named("shwo DEB-x").as_deref(), Some("show"));
+        assert_eq!(named("serach Redis").as_deref(), Some("search"));
+        for question in [
+            "Lisp or Rust for the parser?",
+            "Should we cache in Redis?",
+            "list",
+            "Redis?",
+        ] {
+            assert_eq!(named(question), None, "{question}");
+        }
     }
 }

@@ -1447,6 +1447,36 @@ fn a_command_name_alone_or_behind_a_debates_flags_is_never_a_question() {
         stderr(&output)
     );
     assert!(!home.database().exists(), "no debate was started");
+    // U8: a slip for a command is refused with the command it was likely meant as, on a
+    // terminal or not, and nothing is sent or stored; `--` debates the words.
+    let server = StandIn::start_in_background(Behaviour::default());
+    for (typed, meant) in [
+        (vec!["lst"], "did you mean 'moot list'?"),
+        (vec!["shwo", "DEB-x"], "did you mean 'moot show DEB-x'?"),
+    ] {
+        let output = home.run(Some(&server), &typed);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(
+            stderr(&output).contains(&format!("unknown command '{}'; {meant}", typed[0]))
+                && stderr(&output).contains(&format!("moot -- {}", typed.join(" "))),
+            "{}",
+            stderr(&output)
+        );
+    }
+    assert!(server.seen().is_empty(), "nothing was sent");
+    assert!(!home.database().exists(), "nothing was stored");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            "--",
+            "lst",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let config = home.path().join("config.toml");
     let output = home.run(
         None,

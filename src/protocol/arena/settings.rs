@@ -422,31 +422,13 @@ fn player_named(seat: &str, who: &str) -> Result<Player, SettingsError> {
     let close = players
         .iter()
         .map(|(name, _)| *name)
-        .find(|name| edits_apart(name, &word) <= 2);
+        .find(|name| crate::spelling::edits_apart(name, &word) <= 2);
     Err(format!(
         "--seat {seat}: {who:?} is not who plays a seat; write human:ROLE (you), outside:ROLE (an agent through the arena directory) or model:ROLE, or the role alone for a model{}",
         close
             .map(|name| format!(" (did you mean {name}:{role}?)"))
             .unwrap_or_default()
     ))
-}
-
-/// How many single-character edits turn `a` into `b` (Levenshtein), for a suggestion.
-fn edits_apart(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// `--rounds`, else `--max-rounds`, else `[arena] rounds`, else 4; 2–10 of them.
