@@ -398,6 +398,13 @@ impl History {
         let last = self.rows.len().saturating_sub(1);
         match keymap.lookup(Scope::History, &key)? {
             Command::Quit => Some(HistoryEffect::Quit),
+            // Esc takes back the last thing done first: a kept search (U7), then the screen.
+            Command::Back if !self.query.is_empty() => {
+                self.query.clear();
+                self.selected = 0;
+                Some(HistoryEffect::Refresh)
+            }
+            Command::Back => Some(HistoryEffect::Quit),
             Command::Help => {
                 self.help = Some(0);
                 None
@@ -740,6 +747,26 @@ mod tests {
             "Esc clears the search"
         );
         assert!(history.query.is_empty());
+        // U7: a search kept with Enter is cleared by Esc before Esc leaves.
+        history.on_key(key(KeyCode::Char('/')));
+        history.on_key(key(KeyCode::Char('r')));
+        assert_eq!(history.on_key(key(KeyCode::Enter)), None, "kept");
+        assert!(!history.searching);
+        assert_eq!(
+            history.on_key(key(KeyCode::Esc)),
+            Some(HistoryEffect::Refresh),
+            "Esc clears a kept search"
+        );
+        assert!(history.query.is_empty());
+        assert_eq!(
+            history.on_key(key(KeyCode::Esc)),
+            Some(HistoryEffect::Quit),
+            "then Esc leaves"
+        );
+        assert_eq!(
+            history.on_key(key(KeyCode::Char('q'))),
+            Some(HistoryEffect::Quit)
+        );
     }
 
     #[test]

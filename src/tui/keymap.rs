@@ -516,7 +516,13 @@ const DEFAULTS: &[Default] = &[
     ),
     bind(S::History, C::NewDebate, &[c('n')], "start a new debate"),
     bind(S::History, C::Help, &[c('?')], "this list of keys"),
-    bind(S::History, C::Quit, &[c('q'), (KeyCode::Esc, NONE)], "quit"),
+    bind(S::History, C::Quit, &[c('q')], "quit"),
+    bind(
+        S::History,
+        C::Back,
+        &[(KeyCode::Esc, NONE)],
+        "clear a kept search, else quit",
+    ),
     bind(
         S::Search,
         C::FinishSearch,
