@@ -38,7 +38,8 @@ pub enum Effect {
 }
 
 /// What the text editor's words are for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Writing {
     /// Guidance for the next round (at a checkpoint or a conclusion).
     Guidance,
@@ -204,6 +205,9 @@ pub struct App {
     /// The words last sent from an editor, kept so that an answer the debate refuses can be
     /// mended rather than typed again.
     sent: Option<(Writing, String)>,
+    /// Words typed into an editor that was closed unsent (Esc, Ctrl-C, a pause): opening that
+    /// editor again brings them back, and a pause keeps them in the journal for the resume.
+    pub draft: Option<(Writing, String)>,
 }
 
 /// The turns a person's arena turn answers, picked beside its editor: a rebuttal must name
@@ -274,6 +278,7 @@ impl App {
             requested_at: Vec::new(),
             turn_pick: None,
             sent: None,
+            draft: None,
         }
     }
 
@@ -492,11 +497,12 @@ impl App {
                         words = pick.named_in(&words);
                     }
                     self.modal = self.resting_modal();
+                    self.draft = None;
                     self.sent = Some((writing, words.clone()));
                     Some(Effect::Control(writing.control(words)))
                 }
                 Some(Command::Cancel) => {
-                    self.modal = self.resting_modal();
+                    self.keep_draft();
                     None
                 }
                 _ => {
@@ -589,13 +595,16 @@ impl App {
         };
         if let Some(writing) = writing {
             let mut text = editor(writing);
-            // Words the debate refused come back to be mended (A6).
+            // Words the debate refused come back to be mended (A6); a draft closed unsent
+            // comes back as it was left (U4).
             let refused = self
                 .view
                 .checkpoint
                 .as_ref()
                 .is_some_and(|ask| ask.refused.is_some());
-            if let Some((sent, words)) = &self.sent
+            if let Some((_, words)) = self.draft.take_if(|(kept, _)| *kept == writing) {
+                text.insert_str(words);
+            } else if let Some((sent, words)) = &self.sent
                 && *sent == writing
                 && refused
             {
@@ -912,6 +921,35 @@ fn editor(writing: Writing) -> TextArea<'static> {
     editor
 }
 
+impl App {
+    /// Closes an open editor, keeping what it holds as the draft its next opening brings
+    /// back (nothing typed, nothing kept).
+    pub fn keep_draft(&mut self) {
+        if let Modal::Editor { writing, text } = &self.modal {
+            let words = text.lines().join("\n");
+            if !words.trim().is_empty() {
+                self.draft = Some((*writing, words));
+                self.notice = Some(format!(
+                    "draft kept: {} opens it again",
+                    self.keymap.key(Scope::Checkpoint, Command::Guide)
+                ));
+            }
+            self.modal = self.resting_modal();
+            self.dirty = true;
+        }
+    }
+
+    /// The terminal's interrupt (Ctrl-C): in an editor it closes the editor and keeps the draft
+    /// (U4); anywhere else it leaves, as `Effect::Quit`.
+    pub fn interrupt(&mut self) -> Option<Effect> {
+        if matches!(self.modal, Modal::Editor { .. }) {
+            self.keep_draft();
+            return None;
+        }
+        Some(Effect::Quit)
+    }
+}
+
 /// Whether a key is the terminal's interrupt (raw mode delivers Ctrl-C as a key).
 pub fn is_interrupt(key: &KeyEvent) -> bool {
     key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
@@ -1010,6 +1048,54 @@ mod tests {
             "Esc returns to the checkpoint"
         );
         assert_eq!(app.on_key(key('e')), Some(Effect::Control(Control::End)));
+    }
+
+    /// U4: Ctrl-C in an editor closes it and keeps the draft for the next `g` (Esc too);
+    /// Ctrl-C anywhere else leaves.
+    #[test]
+    fn ctrl_c_in_an_editor_keeps_the_draft_and_only_elsewhere_leaves() {
+        let mut app = App::new(false);
+        started(&mut app);
+        app.on_event(&checkpoint(1, AskKind::Checkpoint));
+        app.on_key(key('g'));
+        for c in "Weigh the migration".chars() {
+            app.on_key(key(c));
+        }
+        assert_eq!(app.interrupt(), None, "Ctrl-C in the editor does not leave");
+        assert!(matches!(app.modal, Modal::Ask), "back at the question");
+        assert_eq!(
+            app.draft,
+            Some((Writing::Guidance, "Weigh the migration".to_string()))
+        );
+        assert!(
+            app.notice
+                .as_deref()
+                .is_some_and(|n| n.contains("draft kept"))
+        );
+        app.on_key(key('g'));
+        match &app.modal {
+            Modal::Editor { text, .. } => {
+                assert_eq!(text.lines().join("\n"), "Weigh the migration")
+            }
+            _ => panic!("expected the editor"),
+        }
+        assert_eq!(app.draft, None, "the draft is in the editor now");
+        app.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        assert!(app.draft.is_some(), "Esc keeps it too");
+        app.on_key(key('g'));
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        assert_eq!(
+            app.on_key(submit),
+            Some(Effect::Control(Control::Guide(
+                "Weigh the migration".into()
+            )))
+        );
+        assert_eq!(app.draft, None, "sent, nothing kept");
+        assert_eq!(
+            app.interrupt(),
+            Some(Effect::Quit),
+            "outside an editor Ctrl-C leaves"
+        );
     }
 
     #[test]

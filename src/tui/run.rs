@@ -581,7 +581,14 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
     let mut finished: Option<Result<Finish, SessionError>> = None;
     let mut events_open = true;
     let mut pacer = Pacer::new();
+    let mut draft_read = false;
     'screen: loop {
+        // A draft an earlier screen kept for this debate (a pause, then a resume) comes back
+        // once the debate's id is known.
+        if !draft_read && !app.view.id.is_empty() {
+            draft_read = true;
+            restore_draft(store, &mut app);
+        }
         if app.dirty && pacer.due() {
             draw(terminal, &mut app, &mut caches, theme);
             pacer.drawn();
@@ -644,11 +651,47 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
             }
         }
     }
+    // Words in an editor left open, or closed unsent, outlive the screen (U4).
+    app.keep_draft();
+    keep_draft_for_resume(store, &app, app.view.status.is_finished_for_good());
     finished.unwrap_or_else(|| {
         Err(SessionError::Environment(
             "the workbench closed before the debate ended".into(),
         ))
     })
+}
+
+/// The preference a debate's unsent draft is kept under between screens.
+fn draft_key(id: &str) -> String {
+    format!("draft {id}")
+}
+
+/// Keeps the screen's unsent draft in the journal for the debate's next screen, unless the
+/// debate is over for good (nothing will ask again).
+fn keep_draft_for_resume(store: &Store, app: &App, ended: bool) {
+    let Some((writing, words)) = app.draft.as_ref().filter(|_| !ended) else {
+        return;
+    };
+    if app.view.id.is_empty() {
+        return;
+    }
+    let kept = serde_json::json!({"writing": writing, "words": words}).to_string();
+    let _ = store.set_preference(&draft_key(&app.view.id), &kept);
+}
+
+/// Brings back a draft an earlier screen kept for this debate, once.
+fn restore_draft(store: &Store, app: &mut App) {
+    let key = draft_key(&app.view.id);
+    let Ok(Some(kept)) = store.preference(&key) else {
+        return;
+    };
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&kept)
+        && let Ok(writing) = serde_json::from_value(value["writing"].clone())
+        && let Some(words) = value["words"].as_str()
+    {
+        app.draft = Some((writing, words.to_string()));
+    }
+    let _ = store.set_preference(&key, "");
 }
 
 /// A key on the live screen: a control sent to the debate, an effect performed, or a quit (the
@@ -664,7 +707,7 @@ fn live_key(
     stop: &mut Option<oneshot::Sender<()>>,
 ) -> bool {
     let effect = if is_interrupt(&key) {
-        Some(Effect::Quit)
+        app.interrupt()
     } else {
         app.on_key(key)
     };
@@ -784,10 +827,12 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
                 while let Some(next) = key.take() {
                     match input(&mut app, next) {
                         Input::Key(key) => {
-                            if is_interrupt(&key) {
-                                break 'screen;
-                            }
-                            match app.on_key(key) {
+                            let effect = if is_interrupt(&key) {
+                                app.interrupt()
+                            } else {
+                                app.on_key(key)
+                            };
+                            match effect {
                                 Some(Effect::Quit) => break 'screen,
                                 Some(Effect::Control(control)) => {
                                     let problem = match following.answer(store, &app, id, control).await {
@@ -876,6 +921,37 @@ fn answer_elsewhere(
 
 #[cfg(test)]
 mod tests {
+
+    /// U4: a draft left unsent when the screen leaves a paused debate comes back on the
+    /// next screen of that debate, once; an ended debate keeps none.
+    #[test]
+    fn a_draft_outlives_a_pause_and_comes_back_once() {
+        let store = Store::in_memory().unwrap();
+        let mut app = App::new(false);
+        app.view.id = "DEB-draft001".into();
+        app.draft = Some((
+            super::super::app::Writing::Guidance,
+            "Weigh the cost".into(),
+        ));
+        keep_draft_for_resume(&store, &app, false);
+        let mut again = App::new(false);
+        again.view.id = "DEB-draft001".into();
+        restore_draft(&store, &mut again);
+        assert_eq!(
+            again.draft,
+            Some((
+                super::super::app::Writing::Guidance,
+                "Weigh the cost".into()
+            ))
+        );
+        let mut third = App::new(false);
+        third.view.id = "DEB-draft001".into();
+        restore_draft(&store, &mut third);
+        assert_eq!(third.draft, None, "given back once");
+        keep_draft_for_resume(&store, &app, true);
+        restore_draft(&store, &mut third);
+        assert_eq!(third.draft, None, "an ended debate keeps no draft");
+    }
     use super::*;
 
     /// Entering and coming back from another program (an editor) take the same modes: coming
