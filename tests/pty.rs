@@ -120,6 +120,49 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     );
 }
 
+/// U2: leaving gives the terminal back once, then says where the debate stands on its own
+/// line: the main screen is left exactly once, and the message comes after it whole (a second
+/// leave moved the cursor back to the message's start, where the prompt overwrote it).
+#[test]
+fn leaving_restores_the_terminal_once_and_the_last_message_stands_after_it() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[lessons]\nenabled = false\n",
+    )
+    .unwrap();
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        Some(&server.openai_base()),
+        &[
+            "--max-rounds",
+            "3",
+            "Should we use Redis or PostgreSQL for caching?",
+        ],
+    ));
+    pty.wait_for("Round 1 complete");
+    pty.press(b"q");
+    let status = pty.wait_exit();
+    assert_eq!(status.code(), Some(130), "paused by the person");
+    let raw = pty.output();
+    assert_eq!(
+        raw.matches("\u{1b}[?1049l").count(),
+        1,
+        "the alternate screen is left once: {:?}",
+        &raw[raw.len().saturating_sub(600)..]
+    );
+    let left = raw.rfind("\u{1b}[?1049l").unwrap();
+    let after = &raw[left..];
+    let message = after
+        .find("is paused; continue with: moot resume DEB-")
+        .unwrap_or_else(|| panic!("the message follows the restore: {after:?}"));
+    assert!(
+        !after[message..].contains('\u{1b}'),
+        "nothing moves the cursor after the message: {after:?}"
+    );
+}
+
 /// Issue 27 item 4: a new debate's first frame (its question) is drawn before the journal is
 /// opened. With a journal that cannot open, the question was on the screen before the error,
 /// the terminal is restored, and the error and its exit code are the journal's.

@@ -114,9 +114,19 @@ async fn waiting(keys: &mut EventStream) -> Option<Option<std::io::Result<TermEv
 }
 const TICK: Duration = Duration::from_millis(100);
 
-/// Puts the terminal back: cooked mode, main screen, visible cursor. Safe to call twice.
+/// Whether the workbench holds the screen (the alternate screen, its modes): what
+/// `restore_terminal` gives back, once.
+static SCREEN_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal back: cooked mode, main screen, visible cursor. Only the first call after
+/// the screen was taken writes anything: leaving the alternate screen a second time moves the
+/// cursor back to where it was when the screen was taken, so the shell's prompt would write
+/// over moot's last message (U2).
 pub fn restore_terminal() {
     let _ = disable_raw_mode();
+    if !SCREEN_TAKEN.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = execute!(
         stdout(),
         DisableBracketedPaste,
@@ -175,6 +185,7 @@ fn enter() -> std::io::Result<(TerminalGuard, Term)> {
 /// The workbench's modes, the undoing of `restore_terminal` but for raw mode: the alternate
 /// screen, the cursor hidden, bracketed paste, the mouse if taken; in one write.
 fn take_screen(out: &mut impl Write) -> std::io::Result<()> {
+    SCREEN_TAKEN.store(true, Ordering::SeqCst);
     queue!(
         out,
         EnterAlternateScreen,
