@@ -163,6 +163,38 @@ fn leaving_restores_the_terminal_once_and_the_last_message_stands_after_it() {
     );
 }
 
+/// U3: a debate that fails says why in full on the screen (not a line cut in the strip), and
+/// the exit prints the whole reason and how to go on.
+#[test]
+fn a_failed_debate_says_its_whole_reason_on_screen_and_on_exit() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    server.fault(support::FaultRule::new(support::Fault::EchoKey).times(1000));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[lessons]\nenabled = false\n[retry]\nmax_attempts = 1\n",
+    )
+    .unwrap();
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        Some(&server.openai_base()),
+        &["Should we use Redis or PostgreSQL for caching?"],
+    ));
+    let screen = pty.wait_for("The debate failed");
+    assert!(screen.contains("API key"), "{screen}");
+    assert!(screen.contains("moot resume DEB-"), "{screen}");
+    pty.press(b"q");
+    pty.wait_exit();
+    let raw = pty.output();
+    let left = raw.rfind("\u{1b}[?1049l").expect("left the alternate screen");
+    let after = &raw[left..];
+    assert!(
+        after.contains(" failed: ") && after.contains("API key"),
+        "the whole reason is printed: {after:?}"
+    );
+    assert!(after.contains("continue with: moot resume DEB-"), "{after:?}");
+}
+
 /// Issue 27 item 4: a new debate's first frame (its question) is drawn before the journal is
 /// opened. With a journal that cannot open, the question was on the screen before the error,
 /// the terminal is restored, and the error and its exit code are the journal's.

@@ -516,6 +516,16 @@ fn say_how_it_stands(store: &Store, id: &str, status: DebateStatus) {
         DebateStatus::Paused | DebateStatus::Interrupted => {
             eprintln!("moot: {id} is paused; continue with: moot resume {id}")
         }
+        // The whole reason, and the way back (U3): "failed" alone told nobody what to fix.
+        DebateStatus::Failed => {
+            let why = store
+                .debate(id)
+                .ok()
+                .and_then(|d| d.error)
+                .map(|e| format!(": {}", crate::sanitize::clean(&e)))
+                .unwrap_or_default();
+            eprintln!("moot: {id} failed{why}\nmoot: once that is fixed, continue with: moot resume {id}")
+        }
         status => eprintln!("moot: {id} {status}{record}"),
     }
 }

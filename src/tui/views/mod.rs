@@ -161,8 +161,42 @@ fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches,
                 *scroll = shown;
             }
         }
-        Modal::None => {}
+        Modal::None => failure(frame, area, app, theme),
     }
+}
+
+/// A debate that failed says why in full where the person is looking (U3): the strip has room
+/// for a line of it, and the reason (a refused key, a server that is not there) is what
+/// they must act on.
+fn failure(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let (DebateStatus::Failed, Some(error)) = (app.view.status, app.view.error.as_deref()) else {
+        return;
+    };
+    let width = area.width.saturating_sub(4).min(76);
+    let inner = width.saturating_sub(2) as usize;
+    let mut lines: Vec<Line> = wrap(error, inner)
+        .into_iter()
+        .map(|l| Line::styled(l, theme.error))
+        .collect();
+    lines.push(Line::default());
+    let leave = app.keymap.key(Scope::Screen, Command::Quit);
+    let resume = format!(
+        "{leave} leaves; once that is fixed, moot resume {} goes on where it stopped.",
+        app.view.id
+    );
+    lines.extend(
+        wrap(&resume, inner)
+            .into_iter()
+            .map(|l| Line::styled(l, theme.dim)),
+    );
+    let room = area.height.saturating_sub(4);
+    let height = (lines.len() as u16 + 2).min(room.max(3));
+    let rect = centered(area, width, height);
+    frame.render_widget(Clear, rect);
+    let block = modal_block("The debate failed", theme);
+    let content = block.inner(rect);
+    frame.render_widget(block, rect);
+    frame.render_widget(Paragraph::new(lines), content);
 }
 
 /// `text` wrapped to `width`, at most `lines` of it, the last cut with "…" when more remains.
