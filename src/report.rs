@@ -461,15 +461,19 @@ pub fn to_markdown(document: &DebateDocument, record_is_report: bool) -> String 
             turn_markdown(&mut out, &debate.seats, turn);
         }
         if let Some(control) = &round.checkpoint {
-            let _ = writeln!(
-                out,
-                "> Checkpoint: **{}**{}\n",
+            // Quoted whole: every line of the guidance inside the quote (U5).
+            let said = format!(
+                "Checkpoint: **{}**{}",
                 control.answer(),
                 round
                     .guidance()
                     .map(|g| format!(" — {g}"))
                     .unwrap_or_default()
             );
+            for line in said.lines() {
+                let _ = writeln!(out, "> {line}");
+            }
+            let _ = writeln!(out);
         }
     }
     derived_views_markdown(&mut out, document);
@@ -481,4 +485,37 @@ pub fn to_markdown(document: &DebateDocument, record_is_report: bool) -> String 
         }
     }
     sanitize::clean(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::debate::{AskKind, Control, Phase, Turn};
+    use crate::store::Store;
+
+    /// U5: guidance of several lines is quoted whole in `show --markdown`.
+    #[test]
+    fn guidance_of_several_lines_is_quoted_whole() {
+        let store = Store::in_memory().unwrap();
+        let debate = crate::store::running_debate("DEB-guided01");
+        store.create_debate(&debate).unwrap();
+        store
+            .record_turn(&debate.id, &Turn::fixture("A", 1, Phase::Argument))
+            .unwrap();
+        store
+            .record_checkpoint(
+                &debate.id,
+                1,
+                AskKind::Checkpoint,
+                &Control::Guide("Weigh the migration cost.\nAnd the team's ops load.".into()),
+                "the person",
+            )
+            .unwrap();
+        let markdown = super::to_markdown(&super::document(&store, &debate.id).unwrap(), false);
+        assert!(
+            markdown.contains(
+                "> Checkpoint: **guide** — Weigh the migration cost.\n> And the team's ops load."
+            ),
+            "{markdown}"
+        );
+    }
 }

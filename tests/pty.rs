@@ -108,6 +108,11 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
         record.contains(&format!("**Approval:** approved by {approver}")),
         "{record}"
     );
+    // U5: the person's guidance is part of the record.
+    assert!(
+        record.contains("## Your Guidance\n\n1. Focus on our PostgreSQL experience"),
+        "{record}"
+    );
     assert!(
         server
             .seen()
@@ -186,13 +191,18 @@ fn a_failed_debate_says_its_whole_reason_on_screen_and_on_exit() {
     pty.press(b"q");
     pty.wait_exit();
     let raw = pty.output();
-    let left = raw.rfind("\u{1b}[?1049l").expect("left the alternate screen");
+    let left = raw
+        .rfind("\u{1b}[?1049l")
+        .expect("left the alternate screen");
     let after = &raw[left..];
     assert!(
         after.contains(" failed: ") && after.contains("API key"),
         "the whole reason is printed: {after:?}"
     );
-    assert!(after.contains("continue with: moot resume DEB-"), "{after:?}");
+    assert!(
+        after.contains("continue with: moot resume DEB-"),
+        "{after:?}"
+    );
 }
 
 /// Issue 27 item 4: a new debate's first frame (its question) is drawn before the journal is

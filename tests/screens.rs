@@ -173,6 +173,44 @@ fn the_help_overlay() {
     }
 }
 
+/// U5: the person's guidance stands in the panes where it was given, at once, and before the
+/// next round's turns; a replay folds the same events, so it shows there too.
+#[test]
+fn the_persons_guidance_stands_in_the_panes_where_it_was_given() {
+    let mut events = round_one();
+    events.push(Event::CheckpointAnswered {
+        round: 1,
+        decision: Answer::Guide,
+        guidance: Some("Weigh the migration cost.\nAnd the team's ops load.".into()),
+        kind: AskKind::Checkpoint,
+    });
+    let mut app = app_with(&events);
+    let screen = render(&mut app, 200, 60);
+    assert!(
+        screen.contains("your guidance after round 1")
+            && screen.contains("Weigh the migration cost."),
+        "shown as soon as it is given:\n{screen}"
+    );
+    assert!(screen.contains("And the team's ops load."), "{screen}");
+    events.push(Event::RoundStarted {
+        round: 2,
+        limit: None,
+    });
+    events.push(completed(
+        2,
+        Phase::Argument,
+        "A",
+        "Migration costs a sprint; ops load is flat.",
+        vec![],
+    ));
+    let screen = render(&mut app_with(&events), 200, 60);
+    let guided = screen
+        .find("your guidance after round 1")
+        .expect("still shown");
+    let next = screen.find("round 2 · argument").expect("round 2 shown");
+    assert!(guided < next, "before the next round's turn:\n{screen}");
+}
+
 #[test]
 fn the_finished_debate_and_its_synthesis() {
     for (width, height) in SIZES {

@@ -122,6 +122,10 @@ pub struct Synthesis {
     /// The closing vote, when one was asked for (`--vote`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub votes: Option<super::VoteView>,
+    /// What the person asked the rounds to address, in the order given (U5): part of the
+    /// debate, so part of its record.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guidance: Vec<String>,
 }
 
 impl Synthesis {
@@ -175,6 +179,18 @@ impl Synthesis {
         }
         if let Some(votes) = &self.votes {
             let _ = writeln!(out, "{}", votes.to_markdown());
+        }
+        if !self.guidance.is_empty() {
+            let _ = writeln!(
+                out,
+                "## Your Guidance
+"
+            );
+            for (n, words) in self.guidance.iter().enumerate() {
+                // Quoted whole: every line of it under its number.
+                let _ = writeln!(out, "{}. {}", n + 1, words.trim().replace('\n', "\n   "));
+            }
+            let _ = writeln!(out);
         }
         if !self.notes.is_empty() {
             let _ = writeln!(out, "## Notes on This Debate\n");
@@ -241,6 +257,7 @@ mod tests {
             action_items: vec![],
             notes: vec![],
             approval: None,
+            guidance: Vec::new(),
             votes: None,
         }
     }
@@ -272,6 +289,27 @@ mod tests {
                 "missing {heading:?} in\n{markdown}"
             );
         }
+    }
+
+    /// U5: the person's guidance is in the record, every line of it under its number.
+    #[test]
+    fn the_persons_guidance_is_listed_whole() {
+        let mut synthesis = sample();
+        synthesis.guidance = vec![
+            "Weigh the migration cost.\nAnd the team's ops load.".into(),
+            "Decide by Friday".into(),
+        ];
+        let markdown = synthesis.to_markdown();
+        assert!(
+            markdown.contains(
+                "## Your Guidance\n\n1. Weigh the migration cost.\n   And the team's ops load.\n2. Decide by Friday\n"
+            ),
+            "{markdown}"
+        );
+        assert!(
+            !sample().to_markdown().contains("Your Guidance"),
+            "none given, none listed"
+        );
     }
 
     #[test]

@@ -524,7 +524,9 @@ fn say_how_it_stands(store: &Store, id: &str, status: DebateStatus) {
                 .and_then(|d| d.error)
                 .map(|e| format!(": {}", crate::sanitize::clean(&e)))
                 .unwrap_or_default();
-            eprintln!("moot: {id} failed{why}\nmoot: once that is fixed, continue with: moot resume {id}")
+            eprintln!(
+                "moot: {id} failed{why}\nmoot: once that is fixed, continue with: moot resume {id}"
+            )
         }
         status => eprintln!("moot: {id} {status}{record}"),
     }

@@ -44,6 +44,10 @@ impl super::TypedProtocol for Moderated {
         result::resolution(result)
     }
 
+    /// 2: the record lists the person's guidance (issue 69, U5); a version-1 record reads as
+    /// written.
+    const RESULT_VERSION: u32 = 2;
+
     fn flags(&self) -> &'static [super::Flag] {
         &[kit::TOPOLOGY_FLAG, super::tree::PLANNING_FLAG]
     }

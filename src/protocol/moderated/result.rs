@@ -204,6 +204,7 @@ impl Moderation<'_> {
     fn build(&self, basis: &SynthesisBasis, turn: &Turn) -> Synthesis {
         let mut synthesis = self.build_without_votes(basis, turn);
         synthesis.votes = self.votes.clone();
+        synthesis.guidance = self.guidance.clone();
         match self.topology {
             kit::Topology::Mesh => {}
             kit::Topology::Star => synthesis.notes.push(
@@ -391,6 +392,7 @@ mod tests {
             action_items: vec![],
             notes: vec![],
             approval: None,
+            guidance: Vec::new(),
             votes: None,
         };
         let read = resolution(&synthesis);

@@ -454,6 +454,7 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
         notes,
         approval: None,
         votes: None,
+        guidance: Vec::new(),
     }
 }
 

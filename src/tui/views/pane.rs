@@ -19,6 +19,10 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 pub struct PaneCache {
     width: usize,
     turns: usize,
+    /// How many of the person's guidance entries are in `lines`.
+    guided: usize,
+    /// The round of the last turn in `lines`.
+    round: u32,
     lines: Vec<Line<'static>>,
 }
 
@@ -27,6 +31,7 @@ impl PaneCache {
     fn refresh<'a>(
         &mut self,
         turns: impl Iterator<Item = (Option<u32>, &'a Turn)>,
+        guidance: &[(u32, String)],
         presentation: &Presentation,
         seat: &str,
         width: usize,
@@ -39,6 +44,10 @@ impl PaneCache {
             };
         }
         for (number, turn) in turns.skip(self.turns) {
+            // The person's guidance stands where it was given: after its round's turns,
+            // before the next round's.
+            self.guide(guidance, turn.round, width, theme);
+            self.round = self.round.max(turn.round);
             match Ruling::of(turn) {
                 Some(ruling) => self.lines.extend(ruling_lines(&ruling, seat, width, theme)),
                 None => self
@@ -46,6 +55,28 @@ impl PaneCache {
                     .extend(turn_lines(turn, number, presentation, width, theme)),
             }
             self.turns += 1;
+        }
+        // Guidance given after the turns shown so far (the round is over) shows at once.
+        self.guide(guidance, self.round + 1, width, theme);
+    }
+
+    /// Adds the guidance entries not yet shown that were given before round `before` (U5).
+    fn guide(&mut self, guidance: &[(u32, String)], before: u32, width: usize, theme: &Theme) {
+        while let Some((round, words)) = guidance.get(self.guided) {
+            if *round >= before {
+                break;
+            }
+            self.lines.push(separator(
+                &format!("your guidance after round {round}"),
+                width,
+                theme,
+            ));
+            self.lines.extend(
+                wrap(words, width)
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme.accent)),
+            );
+            self.guided += 1;
         }
     }
 }
@@ -366,6 +397,7 @@ pub fn draw(
             &seat.id,
             app.view.presentation.numbered_turns,
         ),
+        &app.view.guidance,
         &app.view.presentation,
         &seat.id,
         width,
