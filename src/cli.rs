@@ -163,6 +163,13 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         theme: Option<String>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for moot.
+    Completions {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print moot's manual page (roff): `moot man | man -l -`.
+    Man,
     /// The protocols moot runs, with what each does.
     Protocols {
         #[arg(long)]

@@ -64,6 +64,20 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
         }
         Some(Command::Protocols { json }) => done(commands::protocols(json)),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory as _;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "moot", &mut script);
+            printed(&script)
+        }
+        Some(Command::Man) => {
+            use clap::CommandFactory as _;
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map_err(|e| Failure::runtime(format!("cannot write the manual page: {e}")))?;
+            printed(&page)
+        }
         Some(Command::Decide { id, option, force }) => decide_command(&id, &option, force),
         Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
         Some(Command::Model { action }) => model_command(action),
@@ -234,6 +248,18 @@ pub fn mistyped_command(words: &[String]) -> Option<(String, String, String)> {
         return None;
     }
     Some((first.to_string(), command, spelled.join(" ")))
+}
+
+/// `bytes` on stdout. A reader that stops early (`| head`) is not a failure.
+fn printed(bytes: &[u8]) -> Result<i32, Failure> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::runtime(format!(
+            "cannot write to standard output: {e}"
+        ))),
+        _ => Ok(0),
+    }
 }
 
 fn provider_given(args: &ProviderArgs) -> bool {

@@ -20,6 +20,7 @@ mod outcome;
 mod panel;
 mod readonly;
 mod serve;
+mod shell;
 mod topology;
 mod trust;
 mod upgrade;
