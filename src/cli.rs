@@ -31,6 +31,7 @@ pub struct Cli {
 pub enum Command {
     /// List stored debates, newest first.
     List {
+        /// The debates as JSON.
         #[arg(long)]
         json: bool,
         /// At most this many debates.
@@ -39,6 +40,7 @@ pub enum Command {
     },
     /// Show one stored debate (an id or a unique prefix of one).
     Show {
+        /// A debate's id, or a unique prefix of it.
         id: String,
         /// The debate with its turns and derived views as JSON.
         #[arg(long, conflicts_with = "markdown")]
@@ -49,16 +51,21 @@ pub enum Command {
     },
     /// Full-text search over questions, turns, guidance and syntheses.
     Search {
+        /// The words to look for (questions, arguments, guidance, syntheses).
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
+        /// The hits as JSON.
         #[arg(long)]
         json: bool,
+        /// At most this many hits.
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
-    /// Export one debate as markdown, JSON or YAML.
+    /// Export one debate: markdown, JSON, YAML, an arena directory, or a Mermaid or DOT diagram.
     Export {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// What to write.
         #[arg(long, value_enum, default_value_t = ExportFormat::Md)]
         format: ExportFormat,
         /// Write to this file instead of stdout (an existing file is not overwritten).
@@ -68,8 +75,8 @@ pub enum Command {
     /// A single model against a debate on your provider: accuracy (95 % interval), tokens and
     /// time per arm, on generated arithmetic, bundled word problems or your own JSONL.
     Bench(BenchArgs),
-    /// Serves the HTTP API (design note 004): many debates at once, followed over SSE, their
-    /// gates and checkpoints answered with a POST. Every route but /v1/health needs the token.
+    /// Serve the HTTP API: many debates at once, followed over SSE, their gates and
+    /// checkpoints answered with a POST. Every route but /v1/health needs the token.
     Serve(ServeArgs),
     /// A code debate's versions: list them, diff two, apply one to your tree.
     Code {
@@ -81,22 +88,26 @@ pub enum Command {
         #[command(subcommand)]
         action: LessonsAction,
     },
-    /// The arena's capabilities (design note 003) for a debate: its manifest, a seat's
-    /// persona, the transcript; and, for an outside agent, joining and submitting a turn.
+    /// An arena directory's view of a debate: its manifest, a seat's persona, the transcript;
+    /// and, for an outside agent, joining and submitting a turn.
     Arena {
         #[command(subcommand)]
         action: ArenaAction,
     },
     /// A debate's approval gates: each request, and how it was decided.
     Gates {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// A debate's audit trail: every request as sent, every raw reply, retries, votes, gates
     /// and lessons used, with timestamps and SHA-256 hashes.
     Audit {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// As JSON.
         #[arg(long, conflicts_with = "verify")]
         json: bool,
         /// Check the journal's hash chain and the trail's hashes, then re-run the protocol over
@@ -110,15 +121,20 @@ pub enum Command {
         verify_record: Option<std::path::PathBuf>,
     },
     /// Approve the gate a debate waits at (from any terminal; the debate notices).
-    Approve { id: String },
+    Approve {
+        /// A debate's id, or a unique prefix of it.
+        id: String,
+    },
     /// Reject the gate a debate waits at, saying why (the debate stops there).
     Reject {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// Why: recorded with the rejection, and shown to whoever resumes.
         #[arg(long)]
         reason: String,
     },
-    /// Read an arena directory (design note 003; written by moot or by hand) into the journal,
-    /// to replay, search and show it like any debate.
+    /// Read an arena directory (written by moot or by hand; docs/arena-directory.md) into the
+    /// journal, to replay, search and show it like any debate.
     Import {
         /// The debate's directory: `<dir>/<debate_id>`.
         dir: PathBuf,
@@ -128,6 +144,7 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Open a stored debate in the workbench, replayed from the journal (read-only).
     Open {
+        /// A debate's id, or a unique prefix of it.
         id: String,
         /// Plain ASCII borders and glyphs.
         #[arg(long)]
@@ -139,6 +156,7 @@ pub enum Command {
     /// Opens the workbench on a debate `moot serve` runs: its events over the API, your
     /// answers and gate decisions sent back.
     Attach {
+        /// A debate's id, or a unique prefix of it.
         id: String,
         /// The server (else `[serve] url`, else http://127.0.0.1:7878).
         #[arg(long, value_name = "URL")]
@@ -172,13 +190,16 @@ pub enum Command {
     Man,
     /// The protocols moot runs, with what each does.
     Protocols {
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// Settle a contested result, or a debate paused at its choice: the option the person
     /// chooses (`moot show ID` lists them).
     Decide {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// The option chosen, by its letter.
         option: String,
         /// Decide again a result already decided (both decisions stay in the journal).
         #[arg(long)]
@@ -186,6 +207,7 @@ pub enum Command {
     },
     /// The perspective catalog: built-in and user-defined.
     Perspectives {
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
@@ -196,9 +218,11 @@ pub enum Command {
     },
 }
 
-/// `moot resume`: the debate, and what may change as it goes on.
+/// Continue a paused, interrupted or failed debate where it stopped (on the workbench on a
+/// terminal, NDJSON otherwise), optionally on another provider or checkpoint setting.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
+    /// A debate's id, or a unique prefix of it.
     pub id: String,
     #[command(flatten)]
     pub face: FaceArgs,
@@ -226,6 +250,7 @@ pub enum ModelCommand {
     },
     /// Add a GGUF chat model from a path or an http(s) URL.
     Add {
+        /// A .gguf file's path, or an http(s) URL to fetch it from.
         #[arg(value_name = "PATH|URL")]
         source: String,
         /// The name to use it by (default: the file's name).
@@ -234,13 +259,18 @@ pub enum ModelCommand {
     },
     /// The models on this machine.
     List {
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// Remove a model.
-    Rm { name: String },
+    Rm {
+        /// The model's name (`moot model list`).
+        name: String,
+    },
     /// Print a model's file path (for scripts, or llama.cpp's own tools).
     Path {
+        /// The model's name (`moot model list`).
         #[arg(default_value = crate::llm::local::models::DEFAULT_MODEL.name)]
         name: String,
     },
@@ -254,7 +284,7 @@ pub enum ExportFormat {
     Json,
     /// The protocol's own document (`debate_result`, `synthesis`) as YAML.
     Yaml,
-    /// The arena directory of design note 003 under `--out DIR` (any protocol).
+    /// An arena directory (docs/arena-directory.md) under `--out DIR` (any protocol).
     Arena,
     /// A Mermaid flowchart: the argument graph (supports, attacks, scores), who saw whom, and a
     /// code debate's versions.
@@ -263,7 +293,8 @@ pub enum ExportFormat {
     Dot,
 }
 
-/// `moot serve`.
+/// Serve the HTTP API: many debates at once, followed over SSE, their gates and checkpoints
+/// answered with a POST. Every route but /v1/health needs the token.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Where to listen. An address beyond this machine needs an explicit token
@@ -286,7 +317,8 @@ pub struct ServeArgs {
     pub provider: ProviderArgs,
 }
 
-/// `moot bench`.
+/// A single model against a debate on your provider: accuracy (95 % interval), tokens and
+/// time per arm, on generated arithmetic, bundled word problems or your own JSONL.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// The problems: arithmetic (Du et al.'s `a+b*c+d-e*f`, the default), words (grade-school
@@ -350,29 +382,41 @@ pub struct BenchArgs {
     pub yes: bool,
 }
 
-/// `moot code …`.
+/// A code debate's versions: list them, diff two, apply one to your tree.
 #[derive(Debug, Clone, Subcommand)]
 #[command(defer = true)]
 pub enum CodeAction {
     /// Every version with its tests, quality and commit; the winner starred.
     Versions {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// The Reflexion loop's episodes: each attempt's version, code, test results and the
     /// reflection written on it.
     Episodes {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// The diff between two versions (as git prints it).
-    Diff { id: String, from: u32, to: u32 },
+    Diff {
+        /// A debate's id, or a unique prefix of it.
+        id: String,
+        /// The version to diff from (its number).
+        from: u32,
+        /// The version to diff to (its number).
+        to: u32,
+    },
     /// Applies a version (the winner by default) to your work tree as a patch; refused on
     /// uncommitted changes (unless --force), on any conflict, and for a version that fails its
     /// tests (unless --failing).
     Apply {
+        /// A debate's id, or a unique prefix of it.
         id: String,
         #[arg(long)]
         version: Option<u32>,
@@ -396,12 +440,13 @@ pub enum CodeAction {
     },
 }
 
-/// `moot lessons …`.
+/// Lessons debates wrote for later ones: list, show or remove them, or turn them off/on.
 #[derive(Debug, Clone, Subcommand)]
 #[command(defer = true)]
 pub enum LessonsAction {
     /// Every stored lesson, newest first.
     List {
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
@@ -409,60 +454,80 @@ pub enum LessonsAction {
     Show {
         /// Its id (`L3` or `3`).
         id: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// Forget a lesson.
-    Rm { id: String },
+    Rm {
+        /// The lesson's id (`L3` or `3`).
+        id: String,
+    },
     /// Stop giving and writing lessons, for every debate from now on.
     Off,
     /// Give and write lessons again.
     On,
 }
 
-/// `moot arena …`: what an agent taking part in an arena can do.
+/// An arena directory's view of a debate, and what an outside agent taking part can do.
 #[derive(Debug, Clone, Subcommand)]
 #[command(defer = true)]
 pub enum ArenaAction {
     /// The debate's manifest: topic, participants, status, the turn it waits for.
     Info {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// A seat's persona (by agent id or role name).
     Persona {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// The seat: its id or its role.
         seat: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// The arguments so far, optionally one seat's or those after turn N.
     Transcript {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// The seat: its id or its role.
         #[arg(long)]
         seat: Option<String>,
+        /// Only the turns after turn N.
         #[arg(long, value_name = "N")]
         since: Option<u32>,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// Acknowledge taking part as a seat (an outside agent).
     Join {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// The seat: its id or its role.
         #[arg(long)]
         seat: String,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
     /// Submit the argument of the turn the debate waits for (a JSON file with at least
     /// `argument_text`; `references`, `metadata`, `turn_number`, `agent_id` optional).
     Submit {
+        /// A debate's id, or a unique prefix of it.
         id: String,
+        /// The seat: its id or its role.
         #[arg(long)]
         seat: String,
+        /// The turn's file: JSON with the argument's text (docs/arena-directory.md).
         #[arg(long, value_name = "FILE")]
         file: PathBuf,
+        /// As JSON.
         #[arg(long)]
         json: bool,
     },
@@ -505,7 +570,8 @@ pub struct CheckpointArgs {
     #[arg(long, conflicts_with = "checkpoints")]
     pub no_checkpoints: bool,
 
-    /// How a headless run answers: auto (the defaults) or stdin (lines you type or pipe).
+    /// How a headless run answers: auto (the defaults), stdin (lines you type or pipe) or wait
+    /// (another terminal answers: the workbench on the debate, or moot approve/decide).
     #[arg(long, value_enum, value_name = "MODE")]
     pub checkpoints: Option<CheckpointMode>,
 }
@@ -651,6 +717,7 @@ mod tests {
         assert!(matches!(
             cli.command,
             Some(Command::List {
+                /// As JSON.
                 json: true,
                 limit: 3
             })

@@ -378,6 +378,43 @@ mod tests {
         assert_eq!(misplaced_command(&["model pull".to_string()]), None);
     }
 
+    /// U14: every command says what it does in its first line (not its own name), every
+    /// argument is described, and no help sends a user to a design note they do not have.
+    #[test]
+    fn every_commands_help_says_what_it_does_and_describes_its_arguments() {
+        use clap::CommandFactory as _;
+        fn check(command: &clap::Command, path: &str, problems: &mut Vec<String>) {
+            let about = command
+                .get_about()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            if about.trim().is_empty() || about.starts_with('`') {
+                problems.push(format!("{path}: its help opens with {about:?}"));
+            }
+            for arg in command.get_arguments() {
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                if help.trim().is_empty() && arg.get_id() != "help" && arg.get_id() != "version" {
+                    problems.push(format!("{path} {}: no description", arg.get_id()));
+                }
+                if help.to_lowercase().contains("design note") {
+                    problems.push(format!("{path} {}: names a design note", arg.get_id()));
+                }
+            }
+            if about.to_lowercase().contains("design note") {
+                problems.push(format!("{path}: names a design note"));
+            }
+            for sub in command.get_subcommands() {
+                check(sub, &format!("{path} {}", sub.get_name()), problems);
+            }
+        }
+        let mut problems = Vec::new();
+        // Built, as parsing builds it: the arguments are filled in then.
+        let mut cli = super::Cli::command();
+        cli.build();
+        check(&cli, "moot", &mut problems);
+        assert!(problems.is_empty(), "{problems:#?}");
+    }
+
     #[test]
     fn a_command_one_slip_away_is_named_but_a_question_near_one_is_not() {
         use super::mistyped_command;

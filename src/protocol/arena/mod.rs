@@ -72,8 +72,8 @@ impl super::TypedProtocol for Arena {
 
     fn description(&self) -> &'static str {
         "an arena of personas: opening statements, rebuttals that name what they answer, closing \
-         statements, optional rubric scores and a moderator's summary; the arena directory of \
-         design note 003 can be kept written while it runs"
+         statements, optional rubric scores and a moderator's summary; its arena directory \
+         (docs/arena-directory.md) can be kept written while it runs"
     }
 
     fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution {
