@@ -717,7 +717,6 @@ mod tests {
         assert!(matches!(
             cli.command,
             Some(Command::List {
-                /// As JSON.
                 json: true,
                 limit: 3
             })
