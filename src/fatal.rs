@@ -112,3 +112,13 @@ extern "C" fn handler(signal: libc::c_int, info: *mut libc::siginfo_t, context: 
         libc::raise(signal);
     }
 }
+
+/// Stops this process as the shell's Ctrl-Z would (SIGTSTP, whose default action stops it);
+/// returns once the shell continues it (`fg`). The workbench gives the terminal back before
+/// and takes it again after.
+pub fn suspend() {
+    // SAFETY: raise with a valid signal number; SIGTSTP keeps its default action here.
+    unsafe {
+        libc::raise(libc::SIGTSTP);
+    }
+}

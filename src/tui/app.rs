@@ -950,6 +950,11 @@ impl App {
     }
 }
 
+/// Whether a key is the terminal's suspend (raw mode delivers Ctrl-Z as a key).
+pub fn is_suspend(key: &KeyEvent) -> bool {
+    key.code == KeyCode::Char('z') && key.modifiers.contains(KeyModifiers::CONTROL)
+}
+
 /// Whether a key is the terminal's interrupt (raw mode delivers Ctrl-C as a key).
 pub fn is_interrupt(key: &KeyEvent) -> bool {
     key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)

@@ -2,7 +2,7 @@
 //! server, `[serve] url`, without holding up a key), the selected debate's preview, and what a
 //! picked row leads to.
 
-use super::app::is_interrupt;
+use super::app::{is_interrupt, is_suspend};
 use super::history::{History, HistoryEffect, NewDebate, Row, ServerRows};
 use super::run::{Run, Shutdown, Start, Term, draw_synchronized};
 use super::theme::Theme;
@@ -285,6 +285,11 @@ pub(super) async fn history_screen(
                 Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => {
                     if is_interrupt(&key) {
                         return HistoryEffect::Quit;
+                    }
+                    if is_suspend(&key) {
+                        super::run::suspend(terminal);
+                        history.dirty = true;
+                        continue;
                     }
                     match history.on_key(key) {
                         Some(HistoryEffect::Refresh) => refresh(history),

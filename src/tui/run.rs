@@ -2,7 +2,7 @@
 //! error, panic, SIGTERM, SIGHUP); engine events and keys drained as they come; a frame drawn
 //! only when something changed, at most ~60 a second, inside a synchronized update.
 
-use super::app::{App, Effect, is_interrupt};
+use super::app::{App, Effect, is_interrupt, is_suspend};
 pub use super::browse::{Served, refresh_history};
 use super::browse::{after_history, history_screen};
 use super::history::{History, HistoryEffect, NewDebate, ProtocolChoice};
@@ -220,6 +220,14 @@ pub(super) fn take_terminal_back(terminal: &mut Term) {
     let _ = enable_raw_mode();
     let _ = take_screen(terminal.backend_mut());
     let _ = terminal.clear();
+}
+
+/// Ctrl-Z (U13): the terminal goes back to the shell and moot stops, as any terminal program
+/// does; `fg` continues it, and the screen is taken back and drawn whole.
+pub(super) fn suspend(terminal: &mut Term) {
+    restore_terminal();
+    crate::fatal::suspend();
+    take_terminal_back(terminal);
 }
 
 /// SIGTERM, SIGHUP or SIGINT, heard once for the whole workbench whatever screen is up.
@@ -729,6 +737,11 @@ fn live_key(
     ended: bool,
     stop: &mut Option<oneshot::Sender<()>>,
 ) -> bool {
+    if is_suspend(&key) {
+        suspend(terminal);
+        app.dirty = true;
+        return false;
+    }
     let effect = if is_interrupt(&key) {
         app.interrupt()
     } else {
@@ -850,6 +863,11 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
                 while let Some(next) = key.take() {
                     match input(&mut app, next) {
                         Input::Key(key) => {
+                            if is_suspend(&key) {
+                                suspend(terminal);
+                                app.dirty = true;
+                                continue;
+                            }
                             let effect = if is_interrupt(&key) {
                                 app.interrupt()
                             } else {
