@@ -356,7 +356,14 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
                 })
                 .collect::<String>()
         };
-        insta::assert_snapshot!(format!("history_{width}x{height}"), draw(&history));
+        // U16: named columns, each debate's id, and a count in words.
+        let screen = draw(&history);
+        assert!(
+            screen.contains("STATUS") && screen.contains("QUESTION") && screen.contains("aaaa1111"),
+            "{screen}"
+        );
+        assert!(screen.contains("history · 3 debates"), "{screen}");
+        insta::assert_snapshot!(format!("history_{width}x{height}"), screen);
         history.on_key(KeyEvent::new(KeyCode::Char('/'), KeyModifiers::NONE));
         history.on_key(KeyEvent::new(KeyCode::Char('s'), KeyModifiers::NONE));
         history.show(

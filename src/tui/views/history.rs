@@ -42,7 +42,8 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     let columns = if rows[2].width >= 100 {
         Layout::default()
             .direction(Direction::Horizontal)
-            .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+            // The list is what is scanned: it gets the wider share (U16).
+            .constraints([Constraint::Percentage(62), Constraint::Percentage(38)])
             .split(rows[2])
             .to_vec()
     } else {
@@ -96,7 +97,10 @@ fn header(frame: &mut Frame, rows: [Rect; 2], history: &History, theme: &Theme) 
     let mut title = vec![
         Span::styled(" moot ", theme.accent.add_modifier(Modifier::REVERSED)),
         Span::styled(
-            format!(" history · {} debate(s)", history.rows.len()),
+            match history.rows.len() {
+                1 => " history · 1 debate".to_string(),
+                n => format!(" history · {n} debates"),
+            },
             theme.dim,
         ),
     ];
@@ -162,11 +166,23 @@ fn status_style(status: DebateStatus, theme: &Theme) -> ratatui::style::Style {
     }
 }
 
+/// The list's columns: status, id (without `DEB-`, which every command takes as a prefix),
+/// day, protocol, confidence; the question takes the rest.
+const COLUMNS: &str = "STATUS      ID       DAY   PROTOCOL  CONF   QUESTION";
+
 fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
+    // The column names stand on the list's top border, so they cost no row (U16).
     let block = Block::default()
         .borders(Borders::ALL)
         .border_set(theme.border_set())
-        .border_style(theme.border);
+        .border_style(theme.border)
+        .title(Span::styled(
+            format!(
+                " {}{COLUMNS} ",
+                if history.server.is_some() { "  " } else { "" }
+            ),
+            theme.dim,
+        ));
     let inner_width = block.inner(area).width as usize;
     if history.rows.is_empty() {
         let text = if history.query.is_empty() {
@@ -199,9 +215,10 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                 (Some(_), false) => "  ",
             };
             let head = format!(
-                "{:<11} {} {:<9} {:<6} ",
+                "{:<12}{:<9}{:<6}{:<10}{:<7}",
                 summary.status,
-                summary.created_at.get(..10).unwrap_or(&summary.created_at),
+                summary.id.strip_prefix("DEB-").unwrap_or(&summary.id),
+                summary.created_at.get(5..10).unwrap_or(&summary.created_at),
                 summary.protocol,
                 summary.confidence.map_or("-", Confidence::as_str),
             );
@@ -218,10 +235,10 @@ fn list(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             let mut lines = vec![Line::from(vec![
                 Span::styled(marker, theme.accent),
                 Span::styled(
-                    format!("{:<11} ", summary.status),
+                    format!("{:<12}", summary.status),
                     status_style(summary.status, theme),
                 ),
-                Span::styled(head[12..].to_string(), theme.dim),
+                Span::styled(head.chars().skip(12).collect::<String>(), theme.dim),
                 Span::raw(question),
             ])];
             if let Some(snippet) = &row.snippet {
