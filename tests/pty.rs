@@ -731,7 +731,7 @@ fn the_history_lists_a_servers_debates_and_attaches_to_one() {
         screen.contains("Served: should the cache live in Redis?"),
         "{screen}"
     );
-    assert!(screen.contains("Enter follows it"), "{screen}");
+    assert!(screen.contains("follows it"), "{screen}");
     viewer.press(b"\r");
     let screen = viewer.wait_for("Round 1 complete");
     assert!(screen.contains(&id), "{screen}");
