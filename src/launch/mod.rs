@@ -171,9 +171,17 @@ fn load_config(cli: &Cli) -> Result<(Config, Arc<Keymap>), Failure> {
     config.check_protocol_tables(&protocol_names).map_err(fix)?;
     tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
     let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {
+        use crate::tui::keymap::KeymapError;
+        // The entry's own line (U19): the command named, or the key written.
         let place = config_path
             .as_deref()
-            .map(|p| crate::config::locate(p, "[ui.keys]"))
+            .map(|p| match &problem {
+                KeymapError::UnknownCommand { name, .. } | KeymapError::NoKeys(name) => {
+                    crate::config::locate_in_table(p, "ui.keys", name)
+                }
+                KeymapError::BadKey { key } => crate::config::locate(p, &format!("\"{key}\"")),
+                KeymapError::Clash { .. } => crate::config::locate(p, "[ui.keys]"),
+            })
             .unwrap_or_else(|| "config".into());
         Failure::usage(format!("{place}: [ui.keys]: {problem}"))
     })?;

@@ -561,13 +561,23 @@ fn bad_input_is_a_usage_error_with_exit_2() {
         message.contains("config.toml:3:1:") && message.contains("max_round"),
         "{message}"
     );
+    // U19: a [ui.keys] mistake is placed at the entry, not the table's header.
     home.write_config("[ui.keys]\nquit = [\"ctrl-banana\"]\n");
     let output = home.run(Some(&server), &["list"]);
     assert_eq!(output.status.code(), Some(2));
     let message = stderr(&output);
     assert!(
-        message.contains("config.toml:1:1: [ui.keys]")
+        message.contains("config.toml:2:9: [ui.keys]")
             && message.contains("\"ctrl-banana\" is not a key"),
+        "{message}"
+    );
+    home.write_config("[ui.keys]\nend = [\"x\"]\nquitt = [\"q\"]\n");
+    let output = home.run(Some(&server), &["list"]);
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(
+        message.contains("config.toml:3:1: [ui.keys]")
+            && message.contains("\"quitt\" is not a command"),
         "{message}"
     );
     home.write_config("");
