@@ -125,18 +125,20 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     );
 }
 
+/// A scratch home whose config is `config`.
+fn home_with(config: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), config).unwrap();
+    home
+}
+
 /// U2: leaving gives the terminal back once, then says where the debate stands on its own
 /// line: the main screen is left exactly once, and the message comes after it whole (a second
 /// leave moved the cursor back to the message's start, where the prompt overwrote it).
 #[test]
 fn leaving_restores_the_terminal_once_and_the_last_message_stands_after_it() {
     let server = StandIn::start_in_background(Behaviour::default());
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[lessons]\nenabled = false\n",
-    )
-    .unwrap();
+    let home = home_with("[lessons]\nenabled = false\n");
     let mut pty = Pty::spawn(&mut moot(
         home.path(),
         Some(&server.openai_base()),
@@ -174,12 +176,7 @@ fn leaving_restores_the_terminal_once_and_the_last_message_stands_after_it() {
 fn a_failed_debate_says_its_whole_reason_on_screen_and_on_exit() {
     let server = StandIn::start_in_background(Behaviour::default());
     server.fault(support::FaultRule::new(support::Fault::EchoKey).times(1000));
-    let home = tempfile::tempdir().unwrap();
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[lessons]\nenabled = false\n[retry]\nmax_attempts = 1\n",
-    )
-    .unwrap();
+    let home = home_with("[lessons]\nenabled = false\n[retry]\nmax_attempts = 1\n");
     let mut pty = Pty::spawn(&mut moot(
         home.path(),
         Some(&server.openai_base()),

@@ -246,6 +246,16 @@ impl Store {
     /// Opens the journal, waiting at most `busy` for another process's lock; `owned_dir`:
     /// its directory is moot's data dir.
     pub fn open_waiting(path: &Path, busy: Duration, owned: bool) -> Result<Store, StoreError> {
+        Self::open_or_why(path, busy, owned).map_err(|(error, _)| error)
+    }
+
+    /// `open_waiting`, and on failure why the journal's directory cannot be written, when
+    /// that is the cause: asked once (it makes a probe file) and handed to whoever can use it.
+    fn open_or_why(
+        path: &Path,
+        busy: Duration,
+        owned: bool,
+    ) -> Result<Store, (StoreError, Option<Unwritable>)> {
         let opened = || -> Result<Store, StoreError> {
             let notices = private::prepare(path, owned).map_err(|e| StoreError::Open {
                 path: path.display().to_string(),
@@ -265,14 +275,17 @@ impl Store {
         opened().map_err(|error| match error {
             // SQLite says only "unable to open database file" when it cannot make the files
             // it keeps beside the journal.
-            StoreError::Open { .. } => match Unwritable::of(path) {
-                Some(unwritable) => StoreError::ReadOnly {
-                    path: path.display().to_string(),
-                    culprit: unwritable.culprit(),
-                },
-                None => error,
+            StoreError::Open { .. } | StoreError::ReadOnly { .. } => match Unwritable::of(path) {
+                Some(unwritable) => (
+                    StoreError::ReadOnly {
+                        path: path.display().to_string(),
+                        culprit: unwritable.culprit(),
+                    },
+                    Some(unwritable),
+                ),
+                None => (error, None),
             },
-            error => error,
+            error => (error, None),
         })
     }
 
@@ -280,14 +293,11 @@ impl Store {
     /// be written (a read-only mount), the journal is read as it stands, with a notice saying
     /// so, rather than refused.
     pub fn open_to_read(path: &Path) -> Result<Store, StoreError> {
-        match Self::open_in_data_dir(path) {
-            Err(StoreError::ReadOnly { .. }) if path.is_file() => {
-                if let Some(unwritable) = Unwritable::of(path) {
-                    return Self::open_as_it_stands(path, &unwritable);
-                }
-                Self::open_in_data_dir(path)
+        match Self::open_or_why(path, Duration::from_secs(5), true) {
+            Err((_, Some(unwritable))) if path.is_file() => {
+                Self::open_as_it_stands(path, &unwritable)
             }
-            opened => opened,
+            opened => opened.map_err(|(error, _)| error),
         }
     }
 
