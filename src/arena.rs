@@ -441,16 +441,39 @@ impl ArenaDir {
         initial: &Manifest,
         change: impl FnOnce(&mut Manifest),
     ) -> Result<Manifest, ArenaError> {
+        self.locked(|| self.change_manifest(initial, change))
+    }
+
+    /// Files a turn moot took in and changes the manifest under one hold of the lock, so that
+    /// `moot arena submit` in another process sees either the turn still asked for and its
+    /// file there, or the turn filed and no longer asked for; never the file missing while
+    /// it is replaced (a second submission of the same turn was accepted in that gap).
+    pub fn file_turn(
+        &self,
+        argument: &Argument,
+        initial: &Manifest,
+        change: impl FnOnce(&mut Manifest),
+    ) -> Result<Manifest, ArenaError> {
         self.locked(|| {
-            let mut manifest = if self.root.is_file(&self.rel("manifest.json")) {
-                read_json(&self.root, &self.rel("manifest.json"))?
-            } else {
-                initial.clone()
-            };
-            change(&mut manifest);
-            self.write_json("manifest.json", &manifest)?;
-            Ok(manifest)
+            self.write_turn(argument)?;
+            self.change_manifest(initial, change)
         })
+    }
+
+    /// The body of [`Self::update_manifest`], for callers that hold the lock.
+    fn change_manifest(
+        &self,
+        initial: &Manifest,
+        change: impl FnOnce(&mut Manifest),
+    ) -> Result<Manifest, ArenaError> {
+        let mut manifest = if self.root.is_file(&self.rel("manifest.json")) {
+            read_json(&self.root, &self.rel("manifest.json"))?
+        } else {
+            initial.clone()
+        };
+        change(&mut manifest);
+        self.write_json("manifest.json", &manifest)?;
+        Ok(manifest)
     }
 
     /// The names in `transcript/` (regular files only; links are not followed).
@@ -534,16 +557,18 @@ impl ArenaDir {
             ));
         }
         let prefix = format!("turn_{}_{id}_", argument.turn_number);
-        for name in self.transcript_files().unwrap_or_default() {
-            if name.starts_with(&prefix) && name.ends_with(".json") {
-                let _ = self.root.remove(&self.rel("transcript").join(&name));
-            }
-        }
-        let name = format!(
-            "transcript/{prefix}{}.json",
+        let file = format!(
+            "{prefix}{}.json",
             compact_timestamp(&argument.timestamp_utc)
         );
+        let name = format!("transcript/{file}");
+        // Written before the earlier copy goes, so a reader never finds the turn missing.
         self.write_json(&name, argument)?;
+        for earlier in self.transcript_files().unwrap_or_default() {
+            if earlier != file && earlier.starts_with(&prefix) && earlier.ends_with(".json") {
+                let _ = self.root.remove(&self.rel("transcript").join(&earlier));
+            }
+        }
         Ok(self.shown(&name))
     }
 
@@ -1103,5 +1128,49 @@ mod tests {
                 .to_string()
                 .contains("zzz_notes.json")
         );
+    }
+
+    /// The debate re-files a submitted turn as moot's acknowledged copy while another process
+    /// may submit the same turn again; the second submission must always be refused (the
+    /// file was once removed before its copy was written, and a submission in that gap was
+    /// taken).
+    #[test]
+    fn a_turn_being_refiled_is_never_open_to_a_second_submission() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = ArenaDir::create(root.path(), "DEB-race").unwrap();
+        let debate = sample("DEB-race");
+        dir.write_all(&debate).unwrap();
+        let mut turn = debate.turns[0].clone();
+        turn.turn_number = 2;
+        turn.agent_id = "reviewer".into();
+        dir.submit_turn(&turn).unwrap();
+        let refiled = std::sync::atomic::AtomicBool::new(false);
+        let accepted = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for second in 0..300 {
+                    let mut copy = turn.clone();
+                    copy.timestamp_utc =
+                        format!("2026-11-22T18:{:02}:{:02}Z", second / 60, second % 60);
+                    dir.file_turn(&copy, &debate.manifest, |m| m.turn_requested = None)
+                        .unwrap();
+                }
+                refiled.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            let mut accepted = 0;
+            while !refiled.load(std::sync::atomic::Ordering::SeqCst) {
+                if dir.submit_turn(&turn).is_ok() {
+                    accepted += 1;
+                }
+            }
+            accepted
+        });
+        assert_eq!(accepted, 0, "a second submission of turn 2 was taken");
+        let files: Vec<String> = dir
+            .transcript_files()
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with("turn_2_reviewer_"))
+            .collect();
+        assert_eq!(files.len(), 1, "{files:?}");
     }
 }

@@ -131,18 +131,27 @@ impl<'a> Live<'a> {
     /// and clears the request it answered; a seat that spoke has joined (seed review 002/003
     /// #8: a person's seat read `joined: false` after both its turns).
     pub(super) fn turn(&mut self, argument: &arena::Argument, spoke: bool) {
-        self.write(|dir| dir.write_turn(argument).map(|_| ()));
-        self.manifest(|m| {
-            m.turn_requested = None;
-            if spoke
-                && let Some(seat) = m
-                    .participants
-                    .iter_mut()
-                    .find(|p| p.agent_id == argument.agent_id)
-            {
-                seat.joined = true;
-            }
+        let Some(initial) = self.manifest.take() else {
+            self.write(|dir| dir.write_turn(argument).map(|_| ()));
+            return;
+        };
+        let mut kept = initial.clone();
+        self.write(|dir| {
+            kept = dir.file_turn(argument, &initial, |m| {
+                m.turn_requested = None;
+                m.updated_utc = crate::debate::now_rfc3339();
+                if spoke
+                    && let Some(seat) = m
+                        .participants
+                        .iter_mut()
+                        .find(|p| p.agent_id == argument.agent_id)
+                {
+                    seat.joined = true;
+                }
+            })?;
+            Ok(())
         });
+        self.manifest = Some(kept);
     }
 
     pub(super) fn finish(
