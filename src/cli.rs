@@ -172,7 +172,8 @@ pub enum Command {
         #[arg(long, value_name = "NAME")]
         theme: Option<String>,
     },
-    /// Browse, search, open, resume or delete stored debates, or start a new one.
+    /// Browse, search, open, resume or delete stored debates, or start a new one (the provider
+    /// flags are the new-debate form's default).
     History {
         /// Plain ASCII borders and glyphs.
         #[arg(long)]
@@ -180,6 +181,8 @@ pub enum Command {
         /// dark, light, high-contrast, ansi16, or a theme file.
         #[arg(long, value_name = "NAME")]
         theme: Option<String>,
+        #[command(flatten)]
+        provider: ProviderArgs,
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) for moot.
     Completions {

@@ -178,18 +178,9 @@ pub fn ollama_answers(host: &str) -> bool {
 /// Resolves the provider: flags, then config, then the environment (Anthropic, OpenAI, an
 /// Ollama that answers), then the embedded model.
 pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, ProviderError> {
-    let chosen = flags
-        .provider
-        .clone()
-        .or_else(|| config.provider.clone())
+    let chosen = settled_choice(flags, config)
         .or_else(|| {
-            if flags.script.is_some() {
-                Some("scripted".into())
-            } else if env("ANTHROPIC_API_KEY").is_some() {
-                Some("anthropic".into())
-            } else if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
-                Some("openai".into())
-            } else if ollama_answers(&ollama_host()) {
+            if ollama_answers(&ollama_host()) {
                 Some("ollama".into())
             } else if cfg!(feature = "local") {
                 Some("local".into())
@@ -212,6 +203,27 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, P
         return Err(ProviderError::NoScript);
     }
     Ok(spec)
+}
+
+/// The provider the resolution order settles on without asking the network: flags, config,
+/// then the environment's keys; `None` when an Ollama that answers or the embedded model
+/// would decide.
+pub fn settled_choice(flags: &ProviderFlags, config: &Config) -> Option<String> {
+    flags
+        .provider
+        .clone()
+        .or_else(|| config.provider.clone())
+        .or_else(|| {
+            if flags.script.is_some() {
+                Some("scripted".into())
+            } else if env("ANTHROPIC_API_KEY").is_some() {
+                Some("anthropic".into())
+            } else if env("OPENAI_API_KEY").is_some() || env("OPENAI_BASE_URL").is_some() {
+                Some("openai".into())
+            } else {
+                None
+            }
+        })
 }
 
 /// A spec for a config profile name or a preset (openai, anthropic, ollama, scripted).

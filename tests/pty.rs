@@ -257,6 +257,89 @@ fn the_new_debate_form_offers_the_catalog_with_the_configs_perspectives() {
     assert_eq!(pty.wait_exit().code(), Some(0));
 }
 
+/// Issue 69 U9: the new-debate form chooses the provider and model, and `moot history` takes
+/// the run's provider flags as the form's defaults. Before, a form debate went to whatever
+/// the resolution order found (api.openai.com with a key in the environment).
+#[test]
+fn the_new_debate_form_chooses_the_provider_and_history_takes_the_provider_flags() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[providers.standin]\nkind = \"openai\"\nbase_url = \"{}\"\nmodel = \"profile-model\"\n",
+            server.openai_base()
+        ),
+    )
+    .unwrap();
+    let models_asked = |from: usize| -> Vec<String> {
+        server.seen()[from..]
+            .iter()
+            .filter(|s| s.kind != "models")
+            .filter_map(|s| s.body["model"].as_str().map(str::to_string))
+            .collect()
+    };
+    let start = |pty: &mut Pty, question: &str| {
+        pty.wait_for("n new debate");
+        pty.press(b"n");
+        pty.wait_for("New debate");
+        pty.press(question.as_bytes());
+        pty.wait_for(question);
+    };
+
+    // No provider anywhere: the form says what the default would be, and offers the profile.
+    let mut pty = Pty::spawn(&mut moot(home.path(), None, &["history"]));
+    start(&mut pty, "Which queue should we adopt?");
+    let screen = pty.wait_for("Provider");
+    assert!(
+        screen.contains("auto (an Ollama that answers, else the embedded model)"),
+        "{screen}"
+    );
+    pty.press(b"\t\t"); // to Provider
+    pty.press(b"\x1b[C"); // → the first profile
+    pty.wait_for("standin · http://127.0.0.1");
+    pty.press(b"\t"); // to Model
+    pty.wait_for("profile-model");
+    pty.press(b"typed-model");
+    pty.wait_for("typed-model");
+    let before = server.seen().len();
+    pty.press(b"\x13"); // Ctrl-S
+    pty.wait_for("The moderator asks");
+    // Leaving the debate goes back to the history it was started from.
+    pty.press(b"q");
+    pty.wait_for("Preview");
+    pty.press(b"q");
+    pty.wait_exit();
+    let asked = models_asked(before);
+    assert!(
+        !asked.is_empty() && asked.iter().all(|m| m == "typed-model"),
+        "{asked:?}"
+    );
+
+    // The command line's provider flags are the form's default.
+    let mut pty = Pty::spawn(&mut moot(
+        home.path(),
+        None,
+        &["history", "--provider", "standin", "--model", "flag-model"],
+    ));
+    start(&mut pty, "Which cache should we adopt?");
+    let screen = pty.wait_for("standin (from the command line)");
+    assert!(screen.contains("flag-model"), "{screen}");
+    let before = server.seen().len();
+    pty.press(b"\x13");
+    pty.wait_for("The moderator asks");
+    // Leaving the debate goes back to the history it was started from.
+    pty.press(b"q");
+    pty.wait_for("Preview");
+    pty.press(b"q");
+    pty.wait_exit();
+    let asked = models_asked(before);
+    assert!(
+        !asked.is_empty() && asked.iter().all(|m| m == "flag-model"),
+        "{asked:?}"
+    );
+}
+
 /// A finished debate replays read-only on the same screen a followed one uses, with no clock
 /// ticking to wake it: every key must wake it by itself. (Polling the key stream with a
 /// throwaway waker once lost every key after the first until some other event came.)

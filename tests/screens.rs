@@ -334,6 +334,7 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
             .map(|p| p.name)
             .collect();
         history.protocols = moot::launch::protocol_choices();
+        history.providers = providers();
         history.show(rows.clone(), None);
         history.preview = Some((
             "DEB-aaaa1111".into(),
@@ -379,18 +380,51 @@ fn the_history_screen_its_search_and_the_new_debate_form() {
                 created_at: "2026-11-22T10:00:00Z".into(),
             }]),
         );
-        insta::assert_snapshot!(format!("history_search_{width}x{height}"), draw(&history));
+        let screen = draw(&history);
+        // U17: while a search is typed, the footer names the search's keys, not the list's.
+        assert!(
+            screen.contains("keep the search") && !screen.contains("d delete"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("history_search_{width}x{height}"), screen);
         history.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
         history.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
         for c in "Monolith or services?".chars() {
             history.on_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
         }
-        insta::assert_snapshot!(format!("new_debate_{width}x{height}"), draw(&history));
+        let screen = draw(&history);
+        // U9: the form offers the provider and its model; U17: the footer is the form's.
+        assert!(
+            screen.contains("‹ openai (from the environment) ›") && screen.contains("gpt-4o-mini"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("Ctrl-S start") && !screen.contains("r resume"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("new_debate_{width}x{height}"), screen);
         // The panel seats judges: the form says so in place of the perspective fields.
         history.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         history.on_key(KeyEvent::new(KeyCode::Right, KeyModifiers::NONE));
         insta::assert_snapshot!(format!("new_panel_{width}x{height}"), draw(&history));
     }
+}
+
+/// The providers a form offers where `OPENAI_API_KEY` is set and one profile is configured.
+fn providers() -> Vec<moot::tui::history::ProviderChoice> {
+    use moot::tui::history::ProviderChoice;
+    vec![
+        ProviderChoice {
+            name: None,
+            label: "openai (from the environment)".into(),
+            model: "gpt-4o-mini".into(),
+        },
+        ProviderChoice {
+            name: Some("office".into()),
+            label: "office · http://gpu-box:8000/v1".into(),
+            model: "qwen2.5-14b".into(),
+        },
+    ]
 }
 
 /// Issue 24 item 2: every protocol's form, at 80×24 and 120×40, with its own options, the
@@ -416,6 +450,7 @@ fn every_protocols_form_offers_its_own_options() {
                 .map(|p| p.name)
                 .collect();
             history.protocols = moot::launch::protocol_choices();
+            history.providers = providers();
             history.default_protocol = history
                 .protocols
                 .iter()

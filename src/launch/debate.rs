@@ -12,7 +12,7 @@ use crate::providers;
 use crate::sanitize;
 use crate::session::{self, ResumeChanges, SessionError};
 use crate::tui;
-use crate::tui::history::{NewDebate, ProtocolChoice};
+use crate::tui::history::{NewDebate, ProtocolChoice, ProviderChoice};
 use crate::tui::keymap::Keymap;
 use crate::tui::run::{Run, Setup, Start};
 use crate::tui::theme::{Depth, Theme};
@@ -121,6 +121,19 @@ pub(super) fn workbench(
         form_args.checkpoints.no_checkpoints = !debate.checkpoints;
         form_args.named = debate.named.clone();
         form_args.question = vec![debate.question.clone()];
+        if let Some(provider) = &debate.provider {
+            // Another provider than the command line's: its own base URL and script, not the
+            // command line's.
+            if args.provider.provider.as_ref() != Some(provider) {
+                form_args.provider = crate::cli::ProviderArgs {
+                    provider: Some(provider.clone()),
+                    ..Default::default()
+                };
+            }
+        }
+        if let Some(model) = &debate.model {
+            form_args.provider.model = Some(model.clone());
+        }
         // The form's options are the command line's, checked by the same assembly.
         let mut flags = debate.flags.clone();
         if let Some(focus) = flags.remove("perspective") {
@@ -160,6 +173,7 @@ pub(super) fn workbench(
         catalog,
         protocols: protocol_choices(),
         default_protocol: configured.clone(),
+        providers: provider_choices(args, config),
         served: served(config),
     };
     // Opened by the workbench once its first frame is up.
@@ -168,6 +182,72 @@ pub(super) fn workbench(
         SessionError::Store(e) => Failure::from(e),
         e => Failure::runtime(e.to_string()),
     })
+}
+
+/// The providers the new-debate form offers: first the one `moot QUESTION` with these flags
+/// would use (named, with why), then each config profile, then the presets not shadowed by
+/// one. Nothing here asks the network; an Ollama that answers is found when the debate starts.
+fn provider_choices(args: &RunArgs, config: &Config) -> Vec<ProviderChoice> {
+    let flags = session::provider_flags(&args.provider);
+    let default = match providers::settled_choice(&flags, config) {
+        Some(_) => match providers::resolve(&flags, config) {
+            Ok(spec) => ProviderChoice {
+                name: None,
+                label: format!("{} ({})", spec.name, where_from(args, config)),
+                model: spec.model,
+            },
+            Err(e) => ProviderChoice {
+                name: None,
+                label: format!("the default, which cannot be used: {e}"),
+                model: String::new(),
+            },
+        },
+        None => ProviderChoice {
+            name: None,
+            label: "auto (an Ollama that answers, else the embedded model)".into(),
+            model: String::new(),
+        },
+    };
+    let mut names: Vec<String> = config.providers.keys().cloned().collect();
+    names.sort();
+    let presets = ["openai", "anthropic", "ollama"]
+        .into_iter()
+        .chain(cfg!(feature = "local").then_some("local"));
+    for preset in presets {
+        if !names.iter().any(|n| n == preset) {
+            names.push(preset.to_string());
+        }
+    }
+    std::iter::once(default)
+        .chain(names.into_iter().filter_map(|name| {
+            let spec = providers::named_spec(&name, config).ok()?;
+            let place = match (&spec.base_url, spec.kind) {
+                (_, crate::config::ProviderKind::Local) => " · embedded".to_string(),
+                (Some(url), _) => format!(" · {url}"),
+                (None, _) => String::new(),
+            };
+            Some(ProviderChoice {
+                label: format!("{name}{place}"),
+                model: spec.model,
+                name: Some(name),
+            })
+        }))
+        .map(|choice| ProviderChoice {
+            label: sanitize::clean(&choice.label),
+            ..choice
+        })
+        .collect()
+}
+
+/// Why the default provider is the one it is, for the form.
+fn where_from(args: &RunArgs, config: &Config) -> &'static str {
+    if args.provider.provider.is_some() || args.provider.base_url.is_some() {
+        "from the command line"
+    } else if config.provider.is_some() {
+        "from the config"
+    } else {
+        "from the environment"
+    }
 }
 
 /// The server whose debates the history lists too, when `[serve] url` names one: a client

@@ -54,14 +54,22 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             )?;
             attach(&config, &keymap, &face, &id, server, token_file.as_deref())
         }
-        Some(Command::History { ascii, theme }) => {
+        Some(Command::History {
+            ascii,
+            theme,
+            provider,
+        }) => {
             let face = screen_face(
                 ascii,
                 theme,
                 "history",
                 "moot list prints the history as text",
             )?;
-            workbench(&config, &keymap, &RunArgs::default(), &face, Start::History)
+            let args = RunArgs {
+                provider,
+                ..RunArgs::default()
+            };
+            workbench(&config, &keymap, &args, &face, Start::History)
         }
         Some(Command::Protocols { json }) => done(commands::protocols(json)),
         Some(Command::Completions { shell }) => {

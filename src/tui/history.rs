@@ -23,6 +23,11 @@ pub struct NewDebate {
     /// None: the protocol's default (from config, or its own).
     pub max_rounds: Option<u32>,
     pub checkpoints: bool,
+    /// A config profile or preset chosen in the form; `None`: the one the command line and
+    /// config settle on.
+    pub provider: Option<String>,
+    /// A model typed in the form; `None`: the provider's own.
+    pub model: Option<String>,
     /// The protocol's options as its flags take them (`option` → its values; a switch turned
     /// on has one empty value), `vote` and `gates` among them; checked as the command line's.
     pub flags: BTreeMap<String, Vec<String>>,
@@ -53,6 +58,18 @@ pub struct ProtocolChoice {
     pub flags: Vec<FlagChoice>,
 }
 
+/// A provider the form offers: the one `moot QUESTION` would use here, a config profile, or a
+/// preset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderChoice {
+    /// The profile or preset's name; `None` for the default.
+    pub name: Option<String>,
+    /// What the form shows for it (the default says which provider it settles on and why).
+    pub label: String,
+    /// Its model when none is typed; empty when the server is asked for it.
+    pub model: String,
+}
+
 impl ProtocolChoice {
     fn seats_perspectives(&self) -> bool {
         self.seats_from_catalog
@@ -64,6 +81,8 @@ impl ProtocolChoice {
 pub enum Field {
     Question,
     Protocol,
+    Provider,
+    Model,
     Perspectives,
     Seats,
     Rounds,
@@ -76,6 +95,10 @@ pub struct NewDebateForm {
     pub question: TextArea<'static>,
     /// Index into `History::protocols`.
     pub protocol: usize,
+    /// Index into `History::providers`; 0 is the default.
+    pub provider: usize,
+    /// The model typed for the chosen provider (empty: its own).
+    pub model: TextArea<'static>,
     pub perspectives: Option<u32>,
     /// Per catalog perspective, whether it is chosen; `cursor` is the one the keys act on.
     pub chosen: Vec<bool>,
@@ -94,9 +117,14 @@ impl NewDebateForm {
         let mut question = TextArea::default();
         question.set_wrap_mode(WrapMode::Word);
         question.set_placeholder_text("Should we use Redis or PostgreSQL for caching?");
+        let mut model = TextArea::default();
+        // The question has the focus, and the only cursor, first.
+        model.set_cursor_style(ratatui::style::Style::default());
         NewDebateForm {
             question,
             protocol,
+            provider: 0,
+            model,
             perspectives: None,
             chosen: vec![false; catalog],
             cursor: 0,
@@ -105,6 +133,27 @@ impl NewDebateForm {
             field: Field::Question,
             problem: None,
             values: BTreeMap::new(),
+        }
+    }
+
+    /// Only the focused field's line shows a cursor: an unfocused one drawn with its own
+    /// cursor reads as a second place typing would go.
+    fn show_cursor_in_focus(&mut self, protocol: &str, flags: &[FlagChoice]) {
+        let shown = |focused: bool| {
+            if focused {
+                ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::REVERSED)
+            } else {
+                ratatui::style::Style::default()
+            }
+        };
+        self.question
+            .set_cursor_style(shown(self.field == Field::Question));
+        self.model
+            .set_cursor_style(shown(self.field == Field::Model));
+        for (index, flag) in flags.iter().enumerate() {
+            if let Some(line) = self.values.get_mut(&format!("{protocol}/{}", flag.name)) {
+                line.set_cursor_style(shown(self.field == Field::Flag(index)));
+            }
         }
     }
 
@@ -192,6 +241,8 @@ pub struct History {
     pub catalog: Vec<String>,
     /// The registered protocols, and the one the form starts on.
     pub protocols: Vec<ProtocolChoice>,
+    /// The providers the form offers, the default first.
+    pub providers: Vec<ProviderChoice>,
     pub default_protocol: usize,
     /// How many rows are loaded; grows as the selection nears the end, so a long history
     /// loads page by page.
@@ -218,6 +269,7 @@ impl History {
             form: None,
             catalog: Vec::new(),
             protocols: Vec::new(),
+            providers: Vec::new(),
             default_protocol: 0,
             limit: PAGE,
             message: None,
@@ -474,10 +526,13 @@ impl History {
                 None
             }
             Command::NewDebate => {
-                self.form = Some(NewDebateForm::new(
-                    self.default_protocol,
-                    self.catalog.len(),
-                ));
+                let mut form = NewDebateForm::new(self.default_protocol, self.catalog.len());
+                if let Some(default) = self.providers.first()
+                    && !default.model.is_empty()
+                {
+                    form.model.set_placeholder_text(default.model.clone());
+                }
+                self.form = Some(form);
                 None
             }
             _ => None,
@@ -497,6 +552,16 @@ impl History {
         let command = self.keymap.lookup(Scope::Form, &key);
         let seats_perspectives = self.form_seats_perspectives();
         let protocols = self.protocols.len();
+        let providers = self.providers.len().max(1);
+        let model_placeholder = |index: usize| {
+            self.providers
+                .get(index)
+                .map(|p| match p.model.as_str() {
+                    "" => "the server's model".to_string(),
+                    model => model.to_string(),
+                })
+                .unwrap_or_default()
+        };
         let (protocol_name, flags) = self
             .form_protocol()
             .map(|p| (p.name.clone(), p.flags.clone()))
@@ -514,6 +579,8 @@ impl History {
         let fields: Vec<Field> = [
             Field::Question,
             Field::Protocol,
+            Field::Provider,
+            Field::Model,
             Field::Perspectives,
             Field::Seats,
             Field::Rounds,
@@ -549,6 +616,21 @@ impl History {
                 } else if !matches!(key.code, KeyCode::Enter) {
                     form.value_mut(&protocol_name, flag).input(key);
                 }
+            }
+            // A model is a line: Enter does not end it.
+            (_, Field::Model) if !matches!(key.code, KeyCode::Enter) => {
+                form.model.input(key);
+            }
+            (_, Field::Model) => {}
+            (Some(Command::Increase | Command::Toggle), Field::Provider) => {
+                form.provider = (form.provider + 1) % providers;
+                form.model
+                    .set_placeholder_text(model_placeholder(form.provider));
+            }
+            (Some(Command::Decrease), Field::Provider) => {
+                form.provider = (form.provider + providers - 1) % providers;
+                form.model
+                    .set_placeholder_text(model_placeholder(form.provider));
             }
             (Some(Command::Increase | Command::Toggle), Field::Protocol) => {
                 form.protocol = (form.protocol + 1) % protocols.max(1)
@@ -594,6 +676,7 @@ impl History {
             }
             _ => {}
         }
+        form.show_cursor_in_focus(&protocol_name, &flags);
         None
     }
 
@@ -674,6 +757,11 @@ impl History {
             }
         }
         form.problem = None;
+        let provider = self
+            .providers
+            .get(form.provider)
+            .and_then(|p| p.name.clone());
+        let model = Some(form.model.lines().join(" ").trim().to_string()).filter(|m| !m.is_empty());
         // The form stays until the debate's settings are accepted (a refusal is shown in it).
         Some(HistoryEffect::Start(NewDebate {
             question,
@@ -682,6 +770,8 @@ impl History {
             perspectives: form.perspectives.filter(|_| seats_perspectives),
             max_rounds: form.max_rounds,
             checkpoints: form.checkpoints,
+            provider,
+            model,
             flags,
         }))
     }
@@ -921,6 +1011,9 @@ mod tests {
         for c in "Add SSO?".chars() {
             history.on_key(key(KeyCode::Char(c)));
         }
+        // Question → protocol → provider → model → perspectives → seats.
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
@@ -987,8 +1080,8 @@ mod tests {
         for c in "Offline in v1?".chars() {
             history.on_key(key(KeyCode::Char(c)));
         }
-        // Question → protocol → rounds → checkpoints → the panel's options.
-        for _ in 0..4 {
+        // Question → protocol → provider → model → rounds → checkpoints → the panel's options.
+        for _ in 0..6 {
             history.on_key(key(KeyCode::Tab));
         }
         assert_eq!(history.form.as_ref().unwrap().field, Field::Flag(0));
@@ -1039,7 +1132,9 @@ mod tests {
         }
         history.on_key(key(KeyCode::Tab));
         assert_eq!(history.form.as_ref().unwrap().field, Field::Protocol);
-        history.on_key(key(KeyCode::Tab));
+        for _ in 0..3 {
+            history.on_key(key(KeyCode::Tab));
+        }
         assert_eq!(
             history.form.as_ref().unwrap().field,
             Field::Rounds,
@@ -1056,6 +1151,8 @@ mod tests {
                 perspectives: None,
                 max_rounds: Some(1),
                 checkpoints: true,
+                provider: None,
+                model: None,
                 flags: BTreeMap::new(),
             }))
         );
@@ -1065,9 +1162,14 @@ mod tests {
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Left));
         assert_eq!(history.form_protocol().unwrap().name, "moderated");
-        history.on_key(key(KeyCode::Tab));
+        for _ in 0..3 {
+            history.on_key(key(KeyCode::Tab));
+        }
         assert_eq!(history.form.as_ref().unwrap().field, Field::Perspectives);
-        history.on_key(key(KeyCode::BackTab));
+        for _ in 0..3 {
+            history.on_key(key(KeyCode::BackTab));
+        }
+        assert_eq!(history.form.as_ref().unwrap().field, Field::Protocol);
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Right));
         assert_eq!(
@@ -1090,6 +1192,8 @@ mod tests {
         }
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Right));
         history.on_key(key(KeyCode::Tab));
@@ -1109,6 +1213,8 @@ mod tests {
                 perspectives: Some(3),
                 max_rounds: Some(4),
                 checkpoints: false,
+                provider: None,
+                model: None,
                 flags: BTreeMap::new(),
             }))
         );
@@ -1152,6 +1258,8 @@ mod tests {
         history.on_key(key(KeyCode::Char('q')));
         history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
         history.on_key(key(KeyCode::Right)); // count 2
         history.on_key(key(KeyCode::Tab));
         for _ in 0..3 {
@@ -1164,6 +1272,59 @@ mod tests {
         assert!(
             problem.contains("3 perspectives are chosen but the count says 2"),
             "{problem}"
+        );
+    }
+
+    /// Issue 69 U9: the form chooses a provider (the default first, wrapping both ways) and a
+    /// model; neither chosen, the debate takes the command line's and config's.
+    #[test]
+    fn the_form_chooses_a_provider_and_a_model() {
+        let choice = |name: Option<&str>, model: &str| ProviderChoice {
+            name: name.map(str::to_string),
+            label: name.unwrap_or("the default").to_string(),
+            model: model.into(),
+        };
+        let mut history = History::new(Arc::new(Keymap::default()));
+        history.protocols = protocols();
+        history.providers = vec![
+            choice(None, "m"),
+            choice(Some("standin"), "profile-model"),
+            choice(Some("openai"), ""),
+        ];
+        let submit = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        history.on_key(key(KeyCode::Char('n')));
+        history.on_key(key(KeyCode::Char('q')));
+        let Some(HistoryEffect::Start(debate)) = history.on_key(submit) else {
+            panic!("the form should start the debate");
+        };
+        assert_eq!((debate.provider, debate.model), (None, None));
+        history.form = None;
+        history.on_key(key(KeyCode::Char('n')));
+        history.on_key(key(KeyCode::Char('q')));
+        history.on_key(key(KeyCode::Tab));
+        history.on_key(key(KeyCode::Tab));
+        assert_eq!(history.form.as_ref().unwrap().field, Field::Provider);
+        history.on_key(key(KeyCode::Left));
+        assert_eq!(
+            history.form.as_ref().unwrap().provider,
+            2,
+            "wraps to the last"
+        );
+        history.on_key(key(KeyCode::Right));
+        history.on_key(key(KeyCode::Right));
+        assert_eq!(history.form.as_ref().unwrap().provider, 1);
+        history.on_key(key(KeyCode::Tab));
+        assert_eq!(history.form.as_ref().unwrap().field, Field::Model);
+        for c in "typed-model".chars() {
+            history.on_key(key(KeyCode::Char(c)));
+        }
+        history.on_key(key(KeyCode::Enter));
+        let Some(HistoryEffect::Start(debate)) = history.on_key(submit) else {
+            panic!("the form should start the debate");
+        };
+        assert_eq!(
+            (debate.provider.as_deref(), debate.model.as_deref()),
+            (Some("standin"), Some("typed-model"))
         );
     }
 }

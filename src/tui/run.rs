@@ -5,7 +5,7 @@
 use super::app::{App, Effect, is_interrupt, is_suspend};
 pub use super::browse::{Served, refresh_history};
 use super::browse::{after_history, history_screen};
-use super::history::{History, HistoryEffect, NewDebate, ProtocolChoice};
+use super::history::{History, HistoryEffect, NewDebate, ProtocolChoice, ProviderChoice};
 use super::keymap::Keymap;
 use super::theme::Theme;
 use super::views::{self, Caches};
@@ -370,6 +370,8 @@ pub struct Setup {
     /// The registered protocols, and the one the new-debate form starts on (the configured).
     pub protocols: Vec<ProtocolChoice>,
     pub default_protocol: String,
+    /// The providers the new-debate form offers, the default first.
+    pub providers: Vec<ProviderChoice>,
     /// The server whose debates the history lists too (`[serve] url`).
     pub served: Option<Served>,
 }
@@ -393,6 +395,7 @@ pub async fn workbench(
         catalog,
         protocols,
         default_protocol,
+        providers,
         served,
     } = setup;
     let (_guard, mut terminal) =
@@ -423,6 +426,7 @@ pub async fn workbench(
         .position(|p| p.name == default_protocol)
         .unwrap_or(0);
     history.protocols = protocols;
+    history.providers = providers;
     history.server = served.as_ref().map(Served::rows);
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;

@@ -13,6 +13,25 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, List, ListItem, ListState, Paragraph};
 
+/// The search box's keys, for the footer while typing a search.
+const SEARCH_FOOTER: &[(Command, &str)] = &[
+    (Command::FinishSearch, "keep the search"),
+    (Command::Cancel, "clear it"),
+];
+
+/// The delete confirmation's key, for the footer while it asks.
+const CONFIRM_FOOTER: &[(Command, &str)] = &[(Command::Confirm, "delete (any other key keeps it)")];
+
+/// The form's keys, for the footer while it is open.
+const FORM_FOOTER: &[(Command, &str)] = &[
+    (Command::NextField, "next field"),
+    (Command::Decrease, ""),
+    (Command::Increase, "change"),
+    (Command::Toggle, "choose"),
+    (Command::SubmitGuidance, "start"),
+    (Command::Cancel, "cancel"),
+];
+
 /// The history commands worth a place in the footer, with the word it uses.
 const FOOTER: &[(Command, &str)] = &[
     (Command::Open, "open"),
@@ -53,15 +72,27 @@ pub fn draw(frame: &mut Frame, history: &History, theme: &Theme) {
     if let Some(area) = columns.get(1) {
         preview(frame, *area, history, theme);
     }
+    // The footer names the keys that work now (U17): under the form or while a search is
+    // typed, the list's keys would type characters or do nothing.
+    let (scope, keys) = if history.form.is_some() {
+        (Scope::Form, FORM_FOOTER)
+    } else if history.confirm_delete.is_some() {
+        (Scope::Confirm, CONFIRM_FOOTER)
+    } else if history.searching {
+        (Scope::Search, SEARCH_FOOTER)
+    } else {
+        (Scope::History, FOOTER)
+    };
     let footer = match &history.message {
-        Some(message) => Line::styled(format!(" {message}"), theme.warning),
-        None => Line::from(
-            FOOTER
-                .iter()
+        Some(message) if scope == Scope::History => {
+            Line::styled(format!(" {message}"), theme.warning)
+        }
+        _ => Line::from(
+            keys.iter()
                 .flat_map(|(command, what)| {
                     [
                         Span::styled(
-                            format!(" {} ", history.keymap.key(Scope::History, *command)),
+                            format!(" {} ", history.keymap.key(scope, *command)),
                             theme.accent,
                         ),
                         Span::styled(format!("{what} "), theme.dim),
@@ -281,19 +312,15 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         return;
     };
     let options = history.form_protocol().map_or(0, |p| p.flags.len()) as u16;
-    let rect = centered(area, 76, 21 + options.min(10));
+    // Above the footer, which names the form's keys.
+    let above_footer = Rect {
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    let rect = centered(above_footer, 76, 23 + options.min(10));
     frame.render_widget(Clear, rect);
-    let key = |command| history.keymap.key(Scope::Form, command);
-    let hint = format!(
-        " {} next field · {} {} change · {} choose · {} start · {} cancel ",
-        key(Command::NextField),
-        key(Command::Decrease),
-        key(Command::Increase),
-        key(Command::Toggle),
-        key(Command::SubmitGuidance),
-        key(Command::Cancel),
-    );
-    let block = modal_block("New debate", theme).title_bottom(Line::styled(hint, theme.dim));
+    // Its keys are in the footer, as every screen's are.
+    let block = modal_block("New debate", theme);
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let rows = Layout::default()
@@ -303,6 +330,8 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             Constraint::Length(3),
             Constraint::Length(2),
             Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Length(1),
             Constraint::Length(3),
             Constraint::Length(1),
             Constraint::Length(1),
@@ -311,8 +340,12 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             Constraint::Length(1),
         ])
         .split(inner);
-    // rows: question label, editor, protocol, perspectives, seats, rounds, checkpoints, the
-    // protocol's options, the focused option's help, problem.
+    // rows: question label, editor, protocol, provider, model, perspectives, seats, rounds,
+    // checkpoints, the protocol's options, the focused option's help, problem.
+    let (provider_row, model_row) = (rows[3], rows[4]);
+    let rows = [
+        rows[0], rows[1], rows[2], rows[5], rows[6], rows[7], rows[8], rows[9], rows[10], rows[11],
+    ];
     let label = |field: Field, text: &str| {
         let style = if form.field == field {
             theme.focus.add_modifier(Modifier::BOLD)
@@ -354,6 +387,27 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         Paragraph::new(Line::from(chosen_protocol)).wrap(ratatui::widgets::Wrap { trim: true }),
         rows[2],
     );
+    let provider = history
+        .providers
+        .get(form.provider)
+        .map_or("the default", |p| p.label.as_str());
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            label(Field::Provider, "Provider"),
+            Span::raw(format!("‹ {provider} ›")),
+        ])),
+        provider_row,
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(label(Field::Model, "Model"))),
+        model_row,
+    );
+    let model_area = Rect {
+        x: model_row.x + 14.min(model_row.width),
+        width: model_row.width.saturating_sub(14),
+        ..model_row
+    };
+    frame.render_widget(&form.model, model_area);
     if history.form_seats_perspectives() {
         let perspectives = form
             .perspectives
@@ -497,8 +551,9 @@ fn options_rows(frame: &mut Frame, area: Rect, help: Rect, history: &History, th
         .map(|flag| flag.help.clone())
         .unwrap_or_else(|| {
             format!(
-                "{} option(s) for {}: Tab to reach them",
+                "{} option{} for {}: Tab to reach them",
                 protocol.flags.len(),
+                if protocol.flags.len() == 1 { "" } else { "s" },
                 protocol.name
             )
         });
