@@ -144,6 +144,85 @@ fn the_live_screen_with_the_checkpoint_modal() {
     }
 }
 
+/// The screen README.md shows: the live debate at its first checkpoint, at a width a README's
+/// code block shows whole.
+#[test]
+fn the_readmes_screen() {
+    let mut app = app_with(&round_one());
+    insta::assert_snapshot!("readme_120x32", render(&mut app, 120, 32));
+}
+
+/// Issue 69 item 10: each capture in `assets/screenshots/` is one of these snapshots, as
+/// insta keeps it, so a capture cannot drift from the screen the code draws. After a screen
+/// changes (and its snapshot is accepted), `MOOT_WRITE_SCREENSHOTS=1 cargo test --test
+/// screens the_screenshots` writes them again.
+#[test]
+fn the_screenshots_are_the_snapshots() {
+    const SCREENSHOTS: &[&str] = &[
+        "readme_120x32",
+        "live_checkpoint_80x24",
+        "live_checkpoint_120x40",
+        "live_checkpoint_200x60",
+        "guide_120x40",
+        "conclusion_120x40",
+        "approval_120x40",
+        "synthesis_120x40",
+        "completed_120x40",
+        "help_80x24",
+        "map_zoom1_120x40",
+        "four_seats_160x40",
+        "history_120x40",
+        "history_search_120x40",
+        "new_debate_120x40",
+        "panel_live_120x40",
+        "panel_result_120x40",
+        "dialogue_live_120x40",
+        "arena_live_120x40",
+        "code_debate_160x45",
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let folder = root.join("assets/screenshots");
+    let write = std::env::var_os("MOOT_WRITE_SCREENSHOTS").is_some();
+    let mut stale = Vec::new();
+    for name in SCREENSHOTS {
+        let snap = std::fs::read_to_string(root.join(format!("tests/snapshots/screens__{name}.snap")))
+            .unwrap_or_else(|e| panic!("{name}: no snapshot ({e})"));
+        // insta's header is fenced by two `---` lines; the screen follows.
+        let screen = snap.splitn(3, "---\n").nth(2).expect("insta's header");
+        let file = folder.join(format!("{}.txt", name.replace('_', "-")));
+        if write {
+            std::fs::write(&file, screen).unwrap();
+        } else if std::fs::read_to_string(&file).ok().as_deref() != Some(screen) {
+            stale.push(file.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "these captures are not their snapshots: {stale:?}; write them with \
+         MOOT_WRITE_SCREENSHOTS=1 cargo test --test screens the_screenshots"
+    );
+    let kept: Vec<String> = SCREENSHOTS
+        .iter()
+        .map(|name| format!("{}.txt", name.replace('_', "-")))
+        .collect();
+    let strays: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !kept.contains(name))
+        .collect();
+    assert!(
+        strays.is_empty(),
+        "{strays:?} in assets/screenshots are captures no test writes"
+    );
+    // The README's screen is the capture, whole.
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let capture = std::fs::read_to_string(folder.join("readme-120x32.txt")).unwrap();
+    assert!(
+        readme.contains(&format!("```text\n{capture}```")),
+        "README.md does not show assets/screenshots/readme-120x32.txt whole in a text block"
+    );
+}
+
 #[test]
 fn the_guidance_editor() {
     for (width, height) in SIZES {

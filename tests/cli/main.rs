@@ -10,6 +10,7 @@ mod bench;
 mod boxed;
 mod code;
 mod dialogue;
+mod docs;
 #[cfg(feature = "local")]
 mod grammar;
 mod home;
