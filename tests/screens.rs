@@ -185,8 +185,9 @@ fn the_screenshots_are_the_snapshots() {
     let write = std::env::var_os("MOOT_WRITE_SCREENSHOTS").is_some();
     let mut stale = Vec::new();
     for name in SCREENSHOTS {
-        let snap = std::fs::read_to_string(root.join(format!("tests/snapshots/screens__{name}.snap")))
-            .unwrap_or_else(|e| panic!("{name}: no snapshot ({e})"));
+        let snap =
+            std::fs::read_to_string(root.join(format!("tests/snapshots/screens__{name}.snap")))
+                .unwrap_or_else(|e| panic!("{name}: no snapshot ({e})"));
         // insta's header is fenced by two `---` lines; the screen follows.
         let screen = snap.splitn(3, "---\n").nth(2).expect("insta's header");
         let file = folder.join(format!("{}.txt", name.replace('_', "-")));
