@@ -139,6 +139,11 @@ pub struct Remote {
 }
 
 impl Remote {
+    /// The server the debate runs on, as configured.
+    pub fn server_base(&self) -> &str {
+        self.server.base()
+    }
+
     /// Checks that the server has debate `id` (its stream is opened by the first `next`).
     pub async fn connect(base: &str, token: &str, id: &str) -> Result<Remote, RemoteError> {
         let checked = Server::new(base, token)?.attach(id).await?;

@@ -641,6 +641,22 @@ fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
     let first = wait_for("checkpoint");
     let id = first[0]["id"].as_str().unwrap().to_string();
 
+    // U10: opened directly, the header says another process runs it; leaving says it goes
+    // on, and how to come back.
+    let mut glance = Pty::spawn(&mut moot(home.path(), None, &["open", &id]));
+    glance.wait_for("· live: another process runs it");
+    glance.press(b"q");
+    // Read to the end first: the process may be gone before its last bytes are read.
+    glance.wait_for("follow it again with");
+    glance.wait_exit();
+    let said = glance.output();
+    assert!(
+        said.contains(&format!(
+            "moot: {id} goes on in the process that runs it; follow it again with: moot open {id}"
+        )),
+        "{said:?}"
+    );
+
     // Another terminal: the history lists it running; Enter opens it live, at its question.
     let mut viewer = Pty::spawn(&mut moot(home.path(), None, &["history"]));
     viewer.wait_for("Enter follows it live");

@@ -224,6 +224,48 @@ fn the_screenshots_are_the_snapshots() {
     );
 }
 
+/// Issue 69 U12: a pane scrolled back from its newest text says so on its border, with the key
+/// that follows it again; back at the end, the marker goes.
+#[test]
+fn a_pane_scrolled_back_says_what_is_below() {
+    let events = round_one();
+    let mut app = app_with(&events[..events.len() - 1]);
+    render(&mut app, 80, 16);
+    app.on_key(KeyEvent::new(KeyCode::Home, KeyModifiers::NONE));
+    let screen = render(&mut app, 80, 16);
+    assert!(
+        screen.contains("more lines · G follows"),
+        "no marker:\n{screen}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::End, KeyModifiers::NONE));
+    let screen = render(&mut app, 80, 16);
+    assert!(!screen.contains("G follows"), "{screen}");
+}
+
+/// Issue 69 U11: too narrow for the side panels, their keys say where the panels went (and
+/// change nothing that cannot be seen); `z` shows them.
+#[test]
+fn a_side_panel_key_on_a_narrow_screen_says_where_the_panels_are() {
+    let events = round_one();
+    let mut app = app_with(&events[..events.len() - 1]);
+    render(&mut app, 100, 30);
+    app.on_key(KeyEvent::new(KeyCode::Char('m'), KeyModifiers::NONE));
+    let screen = render(&mut app, 100, 30);
+    assert!(
+        screen.contains("from 120 columns; z shows them full screen"),
+        "{screen}"
+    );
+    assert!(app.panels.shows(moot::debate::SidePanel::Commitments));
+    app.on_key(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::NONE));
+    let screen = render(&mut app, 100, 30);
+    assert!(screen.contains("Commitments"), "{screen}");
+    // Wide enough, the key does what it says.
+    let mut app = app_with(&events[..events.len() - 1]);
+    render(&mut app, 160, 40);
+    app.on_key(KeyEvent::new(KeyCode::Char('m'), KeyModifiers::NONE));
+    assert!(!app.panels.shows(moot::debate::SidePanel::Commitments));
+}
+
 #[test]
 fn the_guidance_editor() {
     for (width, height) in SIZES {
@@ -573,22 +615,74 @@ fn every_protocols_form_offers_its_own_options() {
     }
 }
 
+/// Issue 69 U15: `?` lists what works here. On a moderated debate every binding shows except a
+/// code debate's and the shared context's, which have nothing to act on; at a checkpoint its
+/// keys come first, within the first screenful of 80×24.
 #[test]
-fn the_help_lists_every_binding_of_the_keymap() {
+fn the_help_lists_the_keys_that_work_here_first() {
     let mut app = app_with(&round_one()[..3]);
     app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
     let screen = render(&mut app, 200, 80);
     let keymap = Keymap::default();
+    let elsewhere = [
+        "a code debate's",
+        "shared context",
+        "the selected fact's source",
+    ];
     for scope in views::LIVE_HELP {
         assert!(screen.contains(scope.heading()), "help lacks {scope:?}");
         for binding in keymap.scope(scope) {
-            assert!(
-                screen.contains(binding.help),
-                "help lacks {:?}",
-                binding.help
-            );
+            let shown = screen.contains(binding.help);
+            if elsewhere.iter().any(|e| binding.help.contains(e)) {
+                assert!(!shown, "a moderated debate's help lists {:?}", binding.help);
+            } else {
+                assert!(shown, "help lacks {:?}", binding.help);
+            }
         }
     }
+    // At the checkpoint, its keys come first, on the first screenful of a small terminal.
+    let mut app = app_with(&round_one());
+    app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+    let screen = render(&mut app, 80, 24);
+    assert!(
+        screen.contains("Now: at a checkpoint") && screen.contains("continue to the next round"),
+        "{screen}"
+    );
+    let now = screen.find("Now: at a checkpoint").unwrap();
+    assert!(
+        now < screen
+            .find("Anywhere on the live screen")
+            .unwrap_or(usize::MAX)
+    );
+    // A code debate's keys show on a code debate.
+    let mut app = app_with(&round_one()[..3]);
+    app.view
+        .presentation
+        .panels
+        .push(moot::debate::SidePanel::Versions);
+    app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+    let screen = render(&mut app, 200, 80);
+    assert!(screen.contains("a code debate's hook runs"), "{screen}");
+}
+
+/// U10: a followed debate's `?` says that `q` leaves it running, and its header says it is
+/// followed.
+#[test]
+fn a_followed_debate_says_it_runs_elsewhere() {
+    let mut app = app_with(&round_one()[..3]);
+    app.watching = Some("live: another process runs it".into());
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("· live: another process runs it"),
+        "{screen}"
+    );
+    app.on_key(KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE));
+    let screen = render(&mut app, 120, 40);
+    assert!(
+        screen.contains("leave; the debate goes on where it runs")
+            && !screen.contains("a running debate pauses"),
+        "{screen}"
+    );
 }
 
 /// A checkpoint, a conclusion, the guidance editor and the approval, drawn on rebound keys:

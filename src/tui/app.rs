@@ -97,6 +97,22 @@ pub enum Modal {
     },
 }
 
+/// Whether `command` shows or hides a side panel.
+fn toggles_a_side_panel(command: Command) -> bool {
+    matches!(
+        command,
+        Command::ToggleCommitments
+            | Command::ToggleMap
+            | Command::ToggleContext
+            | Command::ToggleTopology
+            | Command::ToggleLessons
+            | Command::ToggleVotes
+            | Command::ToggleScores
+            | Command::ToggleTests
+            | Command::ToggleVersions
+    )
+}
+
 /// Which side panels show: each has its own flag, and its own key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Panels {
@@ -208,6 +224,12 @@ pub struct App {
     /// Words typed into an editor that was closed unsent (Esc, Ctrl-C, a pause): opening that
     /// editor again brings them back, and a pause keeps them in the journal for the resume.
     pub draft: Option<(Writing, String)>,
+    /// The last frame was too narrow for the side panels beside the panes (set by the draw):
+    /// a panel's key then says where they went instead of changing what cannot be seen.
+    pub side_off_screen: bool,
+    /// Another process runs this debate and this screen follows it ("live", "attached to
+    /// URL"): the header says so, and leaving leaves the debate running.
+    pub watching: Option<String>,
 }
 
 /// The turns a person's arena turn answers, picked beside its editor: a rebuttal must name
@@ -279,6 +301,8 @@ impl App {
             turn_pick: None,
             sent: None,
             draft: None,
+            side_off_screen: false,
+            watching: None,
         }
     }
 
@@ -687,6 +711,14 @@ impl App {
 
     fn run(&mut self, command: Command) -> Option<Effect> {
         let panes = self.view.seats.len().max(1);
+        if self.side_off_screen && !self.panels.maximized && toggles_a_side_panel(command) {
+            self.notice = Some(format!(
+                "the side panels show beside the panes from {} columns; {} shows them full screen",
+                crate::tui::views::SIDE_BY_SIDE,
+                self.keymap.key(Scope::Screen, Command::Maximize)
+            ));
+            return None;
+        }
         match command {
             Command::Quit => return Some(Effect::Quit),
             Command::Help => {

@@ -430,6 +430,8 @@ pub async fn workbench(
     history.server = served.as_ref().map(Served::rows);
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
+    // What to say on leaving a debate another process runs: that it goes on.
+    let mut farewell: Option<String> = None;
     // Every screen but the history's borrows the same terminal, keys and setup.
     macro_rules! screen {
         () => {
@@ -475,13 +477,12 @@ pub async fn workbench(
             }
             Start::Attach(remote) => {
                 let id = remote.id.clone();
-                watch_screen(screen!(), &id, Vec::new(), Followed::Server(remote)).await;
+                farewell = watch_screen(screen!(), &id, Vec::new(), Followed::Server(remote)).await;
             }
-            Start::Replay(id) => {
-                if let Err(e) = open_stored(screen!(), &id).await {
-                    history.message = Some(e.to_string());
-                }
-            }
+            Start::Replay(id) => match open_stored(screen!(), &id).await {
+                Ok(said) => farewell = said,
+                Err(e) => history.message = Some(e.to_string()),
+            },
         }
         // A screen opened from the history goes back to it.
         if back_to_history {
@@ -492,6 +493,8 @@ pub async fn workbench(
     restore_terminal();
     if let Some((id, status)) = last {
         say_how_it_stands(&store, &id, status);
+    } else if let Some(farewell) = farewell {
+        eprintln!("moot: {farewell}");
     }
     // Said once the screen is the shell's again: drawn over, it would be lost.
     for notice in store.notices() {
@@ -500,8 +503,12 @@ pub async fn workbench(
     Ok(code)
 }
 
-/// A stored debate: followed live when another process is running it, else replayed.
-async fn open_stored(screen: Screen<'_>, id: &str) -> Result<(), crate::store::StoreError> {
+/// A stored debate: followed live when another process is running it, else replayed. What
+/// to say on leaving, when it was left running.
+async fn open_stored(
+    screen: Screen<'_>,
+    id: &str,
+) -> Result<Option<String>, crate::store::StoreError> {
     let running = screen
         .store
         .debate(id)
@@ -510,8 +517,7 @@ async fn open_stored(screen: Screen<'_>, id: &str) -> Result<(), crate::store::S
         return follow_screen(screen, id).await;
     }
     let events = crate::replay::journal_events(screen.store, id)?;
-    watch_screen(screen, id, events, Followed::Replayed).await;
-    Ok(())
+    Ok(watch_screen(screen, id, events, Followed::Replayed).await)
 }
 
 /// What the terminal says once the workbench has closed on a debate: paused (and how to go
@@ -767,10 +773,12 @@ fn live_key(
 /// then each event as it happens (stream deltas from its socket). What it waits at is
 /// answered through the journal, where the running process picks it up; leaving leaves it
 /// running.
-async fn follow_screen(screen: Screen<'_>, id: &str) -> Result<(), crate::store::StoreError> {
+async fn follow_screen(
+    screen: Screen<'_>,
+    id: &str,
+) -> Result<Option<String>, crate::store::StoreError> {
     let (events, following) = crate::replay::follow(screen.store, id).await?;
-    watch_screen(screen, id, events, Followed::Here(Box::new(following))).await;
-    Ok(())
+    Ok(watch_screen(screen, id, events, Followed::Here(Box::new(following))).await)
 }
 
 /// Where a watched debate's events come from and its answers go: this machine's journal, a
@@ -821,8 +829,14 @@ impl Followed {
 }
 
 /// A debate running elsewhere, on the live screen: its events as they come, the person's
-/// answers sent back, until the user leaves; or a stored one replayed, read-only.
-async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut following: Followed) {
+/// answers sent back, until the user leaves; or a stored one replayed, read-only. Returns what
+/// to say on leaving one that still runs: that it goes on, and how to come back (U10).
+async fn watch_screen(
+    screen: Screen<'_>,
+    id: &str,
+    events: Vec<Event>,
+    mut following: Followed,
+) -> Option<String> {
     let Screen {
         terminal,
         keys,
@@ -833,6 +847,14 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
     } = screen;
     let read_only = matches!(following, Followed::Replayed);
     let mut app = App::with_keymap(read_only, keymap.clone());
+    app.watching = match &following {
+        Followed::Here(_) => Some("live: another process runs it".into()),
+        Followed::Server(remote) => Some(format!(
+            "attached to {}",
+            crate::sanitize::clean(remote.server_base())
+        )),
+        Followed::Replayed => None,
+    };
     for event in &events {
         app.on_event(event);
     }
@@ -907,6 +929,14 @@ async fn watch_screen(screen: Screen<'_>, id: &str, events: Vec<Event>, mut foll
             _ = shutdown.wait() => break,
         }
     }
+    let comes_back = match &following {
+        Followed::Here(_) => format!("moot open {id}"),
+        Followed::Server(_) => format!("moot attach {id}"),
+        Followed::Replayed => return None,
+    };
+    (open && !app.view.is_finished()).then(|| {
+        format!("{id} goes on in the process that runs it; follow it again with: {comes_back}")
+    })
 }
 
 /// The person's answer to what a followed debate waits at, journaled for the process running

@@ -48,7 +48,7 @@ const FOOTER: [(Command, &str); 5] = [
 /// Below this width the seats show as tabs, one at a time.
 const NARROW: u16 = 100;
 /// From this width the side panels sit beside the panes.
-const SIDE_BY_SIDE: u16 = 120;
+pub(crate) const SIDE_BY_SIDE: u16 = 120;
 
 pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme) {
     let area = frame.area();
@@ -151,7 +151,7 @@ fn draw_modal(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches,
     match &app.modal {
         Modal::Ask => ask(frame, area, app, theme),
         Modal::Editor { .. } => editor(frame, area, app, theme),
-        Modal::Help(scroll) => help(frame, area, &app.keymap, *scroll, theme),
+        Modal::Help(scroll) => help(frame, area, app, *scroll, theme),
         Modal::Synthesis { scroll, expanded } => {
             let (asked, expanded) = (*scroll, expanded.clone());
             let shown = synthesis(frame, area, app, caches, asked, &expanded, theme);
@@ -329,12 +329,16 @@ fn header(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if app.read_only {
         meta.push(Span::styled(" · replay", theme.warning));
     }
+    if let Some(watching) = &app.watching {
+        meta.push(Span::styled(format!(" · {watching}"), theme.warning));
+    }
     frame.render_widget(Paragraph::new(vec![line1, Line::from(meta)]), area);
 }
 
 fn body(frame: &mut Frame, area: Rect, app: &mut App, caches: &mut Caches, theme: &Theme) {
     app.map.boxes.clear();
     let side_visible = side::any_shown(app, area);
+    app.side_off_screen = area.width < SIDE_BY_SIDE;
     if app.panels.maximized && side_visible {
         side::draw(frame, area, app, theme);
         return;
@@ -646,15 +650,44 @@ pub(crate) fn key_list(
     scroll: u16,
     theme: &Theme,
 ) {
+    let sections: Vec<KeySection> = scopes
+        .iter()
+        .map(|scope| KeySection {
+            heading: scope.heading().to_string(),
+            keys: keymap
+                .scope(*scope)
+                .map(|b| (b.label(), b.help.to_string()))
+                .collect(),
+        })
+        .collect();
+    key_modal(frame, area, keymap, &sections, scroll, theme);
+}
+
+/// A heading of the key list and its keys (label, what it does).
+pub(crate) struct KeySection {
+    pub heading: String,
+    pub keys: Vec<(String, String)>,
+}
+
+/// The key list's modal: its sections, scrolled on a small terminal.
+fn key_modal(
+    frame: &mut Frame,
+    area: Rect,
+    keymap: &Keymap,
+    sections: &[KeySection],
+    scroll: u16,
+    theme: &Theme,
+) {
     let mut lines = Vec::new();
     let mut widest = 0;
-    for scope in scopes {
-        lines.push(Line::styled(scope.heading(), theme.accent));
-        for binding in keymap.scope(*scope) {
-            widest = widest.max(binding.help.chars().count());
+    for section in sections.iter().filter(|s| !s.keys.is_empty()) {
+        widest = widest.max(section.heading.chars().count().saturating_sub(14));
+        lines.push(Line::styled(section.heading.clone(), theme.accent));
+        for (label, help) in &section.keys {
+            widest = widest.max(help.chars().count());
             lines.push(Line::from(vec![
-                Span::styled(format!("  {:<12}", binding.label()), theme.focus),
-                Span::raw(binding.help),
+                Span::styled(format!("  {label:<12}"), theme.focus),
+                Span::raw(help.clone()),
             ]));
         }
     }
@@ -675,7 +708,7 @@ pub(crate) fn key_list(
     frame.render_widget(Paragraph::new(lines).scroll((top as u16, 0)), inner);
 }
 
-/// The scopes the live screen's `?` lists, in that order.
+/// The scopes the live screen's `?` can list, in that order.
 pub const LIVE_HELP: [Scope; 8] = [
     Scope::Screen,
     Scope::Checkpoint,
@@ -687,8 +720,97 @@ pub const LIVE_HELP: [Scope; 8] = [
     Scope::Help,
 ];
 
-fn help(frame: &mut Frame, area: Rect, keymap: &Keymap, scroll: u16, theme: &Theme) {
-    key_list(frame, area, keymap, &LIVE_HELP, scroll, theme);
+/// The side panel a live-screen command acts on, if any.
+fn panel_of(command: Command) -> Option<SidePanel> {
+    Some(match command {
+        Command::ToggleCommitments => SidePanel::Commitments,
+        Command::ToggleContext
+        | Command::NextFact
+        | Command::PreviousFact
+        | Command::OpenSource => SidePanel::Context,
+        Command::ToggleTopology => SidePanel::Topology,
+        Command::ToggleLessons => SidePanel::Lessons,
+        Command::ToggleVotes => SidePanel::Votes,
+        Command::ToggleScores => SidePanel::Scores,
+        Command::ToggleTests => SidePanel::Tests,
+        Command::ToggleVersions => SidePanel::Versions,
+        Command::ToggleMap
+        | Command::NextArgument
+        | Command::PreviousArgument
+        | Command::ZoomIn
+        | Command::ZoomOut
+        | Command::MapUp
+        | Command::MapDown
+        | Command::HighlightSeat => SidePanel::Map,
+        _ => return None,
+    })
+}
+
+/// The live screen's key list for what is on it now (U15): first the keys of the question that
+/// waits, then the screen's keys this debate can use (no code-debate or shared-context keys
+/// where there are none; `q` says what it does here), then the other moments' keys.
+fn live_key_sections(app: &App) -> Vec<KeySection> {
+    let keymap = &app.keymap;
+    let presentation = &app.view.presentation;
+    let stack = presentation.stack();
+    let code = presentation.panels.contains(&SidePanel::Versions);
+    let usable = |command: Command| match panel_of(command) {
+        None => true,
+        Some(SidePanel::Tests | SidePanel::Versions) => code,
+        // The panel's standings take the map's key; the map's other keys have nothing to act on.
+        Some(SidePanel::Map) if stack.contains(&SidePanel::Standings) => {
+            command == Command::ToggleMap
+        }
+        Some(panel) => stack.contains(&panel),
+    };
+    let section = |scope: Scope, heading: String| KeySection {
+        heading,
+        keys: keymap
+            .scope(scope)
+            .filter(|b| scope != Scope::Screen || usable(b.command))
+            .map(|b| {
+                let help = match (b.command, &app.watching) {
+                    (Command::Quit, Some(_)) => {
+                        "leave; the debate goes on where it runs".to_string()
+                    }
+                    (Command::Quit, None) if app.read_only => "leave the replay".to_string(),
+                    _ => b.help.to_string(),
+                };
+                (b.label(), help)
+            })
+            .collect(),
+    };
+    let now = app.ask_scope().filter(|_| !app.read_only);
+    let mut sections = Vec::new();
+    if let Some(scope) = now {
+        sections.push(section(
+            scope,
+            format!("Now: {}", scope.heading().to_lowercase()),
+        ));
+    }
+    sections.push(section(Scope::Screen, Scope::Screen.heading().to_string()));
+    for scope in LIVE_HELP {
+        let asks = matches!(
+            scope,
+            Scope::Checkpoint | Scope::Conclusion | Scope::Editor | Scope::Approval | Scope::Choice
+        );
+        if Some(scope) == now || scope == Scope::Screen || (asks && app.read_only) {
+            continue;
+        }
+        sections.push(section(scope, scope.heading().to_string()));
+    }
+    sections
+}
+
+fn help(frame: &mut Frame, area: Rect, app: &App, scroll: u16, theme: &Theme) {
+    key_modal(
+        frame,
+        area,
+        &app.keymap,
+        &live_key_sections(app),
+        scroll,
+        theme,
+    );
 }
 
 /// The decision document, then (when expanded) every perspective's full arguments.

@@ -5,6 +5,7 @@
 use crate::debate::Named as _;
 use crate::debate::{Presentation, Ruling, Seat, Turn, TurnStatus};
 use crate::tui::app::App;
+use crate::tui::keymap::{Command, Scope};
 use crate::tui::state::SeatActivity;
 use crate::tui::theme::Theme;
 use crate::tui::wrap::wrap;
@@ -428,6 +429,24 @@ pub fn draw(
     let height = inner.height as usize;
     app.page = height.saturating_sub(1).max(1);
     let start = app.settle_scroll(index, total, height);
+    // Scrolled back while text keeps arriving: the border says how much is below and the
+    // key that follows the newest again (U12).
+    let below = total.saturating_sub(start + height);
+    if app.scroll.get(index).is_some_and(Option::is_some) && below > 0 && area.height > 2 {
+        let marker = format!(
+            " ↓ {below} more line{} · {} follows ",
+            if below == 1 { "" } else { "s" },
+            app.keymap.key(Scope::Screen, Command::Bottom)
+        );
+        let width = (marker.chars().count() as u16).min(area.width.saturating_sub(2));
+        let spot = Rect {
+            x: area.x + area.width.saturating_sub(width + 1),
+            y: area.y + area.height - 1,
+            width,
+            height: 1,
+        };
+        frame.render_widget(Paragraph::new(Line::styled(marker, theme.warning)), spot);
+    }
     let visible: Vec<Line<'static>> = cache
         .lines
         .iter()
