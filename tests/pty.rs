@@ -47,6 +47,9 @@ fn the_workbench_takes_guidance_then_ends_and_restores_the_terminal() {
     pty.wait_for(" x end ");
     pty.press(b"e");
     pty.press(b"x");
+    // Ending cannot be taken back: the first press asks, on the rebound key (U6).
+    pty.wait_for("press x again to end the debate and synthesise");
+    pty.press(b"x");
     // The synthesis opens for approval; approving it ends the debate.
     let screen = pty.wait_for("Approve this synthesis?");
     assert!(
@@ -680,6 +683,9 @@ fn a_running_debate_opens_live_from_the_history_and_is_answered_there() {
     // At the round limit it asks to conclude, then for approval of its synthesis; the viewer
     // accepts both, and the debate completes.
     viewer.wait_for("conclude the debate?");
+    // Accepting cannot be taken back, and `a` is the map's key elsewhere: it asks first (U6).
+    viewer.press(b"a");
+    viewer.wait_for("press a again to accept the conclusion and synthesise");
     viewer.press(b"a");
     viewer.wait_for("Approve this synthesis?");
     viewer.press(b"a");
@@ -729,6 +735,8 @@ fn moot_attach_follows_a_served_debate_and_answers_it_over_the_api() {
     let screen = viewer.wait_for("Round 1 complete");
     assert!(screen.contains("round 1 · argument"), "{screen}");
     guide_the_next_round(&mut viewer);
+    viewer.press(b"a");
+    viewer.wait_for("press a again");
     viewer.press(b"a");
     viewer.wait_for("Approve this synthesis?");
     viewer.press(b"a");

@@ -230,6 +230,10 @@ pub struct App {
     /// Another process runs this debate and this screen follows it ("live", "attached to
     /// URL"): the header says so, and leaving leaves the debate running.
     pub watching: Option<String>,
+    /// An answer that cannot be taken back, pressed once: pressing it again sends it, any
+    /// other key drops it (U6: `a` is the map's key on the screen and "accept" at a
+    /// conclusion; `e` ends a debate at a checkpoint and cancels it at a clarification).
+    armed: Option<Command>,
 }
 
 /// The turns a person's arena turn answers, picked beside its editor: a rebuttal must name
@@ -303,6 +307,7 @@ impl App {
             draft: None,
             side_off_screen: false,
             watching: None,
+            armed: None,
         }
     }
 
@@ -478,6 +483,7 @@ impl App {
     pub fn on_key(&mut self, key: KeyEvent) -> Option<Effect> {
         self.dirty = true;
         self.notice = None;
+        let armed = self.armed.take();
         let keymap = self.keymap.clone();
         if let Modal::Editor { writing, text } = &mut self.modal {
             let writing = *writing;
@@ -539,7 +545,7 @@ impl App {
             && let Some(scope) = self.ask_scope()
             && let Some(command) = keymap.lookup(scope, &key)
         {
-            return self.answer(command);
+            return self.answer(command, armed);
         }
         if let Modal::Help(scroll) = &mut self.modal {
             if keymap.lookup(Scope::Help, &key) == Some(Command::Back) {
@@ -556,7 +562,7 @@ impl App {
             if self.ask_scope() == Some(Scope::Approval)
                 && let Some(command) = keymap.lookup(Scope::Approval, &key)
             {
-                return self.answer(command);
+                return self.answer(command, armed);
             }
             if let Some((command, index)) = keymap.find(Scope::Synthesis, &key) {
                 return self.in_synthesis(command, index);
@@ -598,8 +604,27 @@ impl App {
         None
     }
 
-    fn answer(&mut self, command: Command) -> Option<Effect> {
+    fn answer(&mut self, command: Command, armed: Option<Command>) -> Option<Effect> {
         let pending = self.pending()?;
+        let final_answer = match (command, pending) {
+            (Command::End, AskKind::Clarification) => Some("cancel the debate"),
+            (Command::End, AskKind::Checkpoint | AskKind::Conclusion) => {
+                Some("end the debate and synthesise")
+            }
+            (Command::Accept, AskKind::Conclusion) => Some("accept the conclusion and synthesise"),
+            _ => None,
+        };
+        if let Some(what) = final_answer
+            && armed != Some(command)
+        {
+            let scope = self.ask_scope()?;
+            self.armed = Some(command);
+            self.notice = Some(format!(
+                "press {} again to {what}; any other key goes back",
+                self.keymap.key(scope, command)
+            ));
+            return None;
+        }
         if pending == AskKind::Choice
             && matches!(
                 command,
@@ -1084,6 +1109,14 @@ mod tests {
             matches!(app.modal, Modal::Ask),
             "Esc returns to the checkpoint"
         );
+        // Ending cannot be taken back: the first e asks, another key drops it, a second e ends.
+        assert_eq!(app.on_key(key('e')), None);
+        assert_eq!(
+            app.notice.as_deref(),
+            Some("press e again to end the debate and synthesise; any other key goes back")
+        );
+        assert_eq!(app.on_key(key('j')), None);
+        assert_eq!(app.on_key(key('e')), None, "the j dropped the first e");
         assert_eq!(app.on_key(key('e')), Some(Effect::Control(Control::End)));
     }
 
@@ -1228,6 +1261,8 @@ mod tests {
             "one more round"
         );
         app.on_event(&checkpoint(3, AskKind::Conclusion));
+        // `a` is the map's key on the screen: at a conclusion it asks before accepting (U6).
+        assert_eq!(app.on_key(key('a')), None);
         assert_eq!(app.on_key(key('a')), Some(Effect::Control(Control::Accept)));
         assert!(
             app.panels.shows(SidePanel::Map),
@@ -1332,8 +1367,11 @@ mod tests {
         started(&mut app);
         app.on_event(&checkpoint(1, AskKind::Checkpoint));
         assert_eq!(app.on_key(key('e')), None);
+        assert_eq!(app.on_key(key('x')), None, "asks first");
         assert_eq!(app.on_key(key('x')), Some(Effect::Control(Control::End)));
         app.on_event(&checkpoint(2, AskKind::Conclusion));
+        assert_eq!(app.on_key(key('y')), None, "asks first");
+        assert!(app.notice.as_deref().unwrap().contains("press y again"));
         assert_eq!(app.on_key(key('y')), Some(Effect::Control(Control::Accept)));
     }
 
