@@ -343,6 +343,52 @@ fn the_new_debate_form_chooses_the_provider_and_history_takes_the_provider_flags
     );
 }
 
+/// Issue 69 U13: Ctrl-Z gives the terminal back and stops moot, as helix and lazygit do; `fg`
+/// brings the screen back. An interactive bash runs it, for its job control: outside one, the
+/// kernel discards a terminal stop signal (an orphaned process group).
+#[test]
+fn ctrl_z_suspends_the_workbench_and_fg_brings_it_back() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("config.toml"), "").unwrap();
+    // moot's own environment (a scratch home, no provider), given to the shell that runs it.
+    let environment = moot(home.path(), None, &[]);
+    let mut bash = std::process::Command::new("bash");
+    bash.args(["--norc", "--noprofile", "-i"])
+        .current_dir(home.path())
+        .env_clear()
+        .env("PS1", "ready> ");
+    for (key, value) in environment.get_envs() {
+        if let Some(value) = value {
+            bash.env(key, value);
+        }
+    }
+    let mut pty = Pty::spawn(&mut bash);
+    pty.wait_for("ready>");
+    pty.press(format!("'{}' history\r", env!("CARGO_BIN_EXE_moot")).as_bytes());
+    pty.wait_for("n new debate");
+    pty.press(b"\x1a"); // Ctrl-Z
+    // The shell has the terminal again, and says the job stopped.
+    pty.wait_for("Stopped");
+    let raw = pty.output();
+    let (entered, left) = alternate_screen(&raw);
+    assert!(
+        left > entered,
+        "the alternate screen was left before stopping"
+    );
+    let before = raw.len();
+    pty.press(b"fg\r");
+    // moot continues and takes the screen again.
+    pty.wait_until(|screen| screen.contains("n new debate") && !screen.contains("Stopped"));
+    assert!(
+        pty.output()[before..].contains("\u{1b}[?1049h"),
+        "the workbench took the screen again"
+    );
+    pty.press(b"q");
+    pty.wait_until(|screen| screen.contains("ready>") && !screen.contains("n new debate"));
+    pty.press(b"exit\r");
+    pty.wait_exit();
+}
+
 /// A finished debate replays read-only on the same screen a followed one uses, with no clock
 /// ticking to wake it: every key must wake it by itself. (Polling the key stream with a
 /// throwaway waker once lost every key after the first until some other event came.)
@@ -483,8 +529,10 @@ fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
     let status = pty.wait_exit();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}");
-    let output = pty.output();
-    let after = &output[before.min(output.len())..];
+    // Sliced as bytes: `before` may fall inside a character a read had only half of, where
+    // the whole output's text cannot be cut.
+    let raw_output = pty.raw.lock().unwrap().clone();
+    let after = String::from_utf8_lossy(&raw_output[before.min(raw_output.len())..]).to_string();
     for (sequence, what) in [
         ("\u{1b}[?1049l", "the main screen back"),
         ("\u{1b}[?25h", "the cursor shown"),

@@ -219,7 +219,14 @@ pub(super) type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
 pub(super) fn take_terminal_back(terminal: &mut Term) {
     let _ = enable_raw_mode();
     let _ = take_screen(terminal.backend_mut());
-    let _ = terminal.clear();
+    // Cleared and forgotten, so the next frame is drawn whole. Not `Terminal::clear`: it asks
+    // the terminal where its cursor is first and, with no answer (a terminal that does not
+    // answer, a slow link), neither clears nor forgets, and the screen stays blank.
+    let _ = crossterm::execute!(
+        terminal.backend_mut(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    );
+    terminal.swap_buffers();
 }
 
 /// Ctrl-Z (U13): the terminal goes back to the shell and moot stops, as any terminal program
