@@ -62,6 +62,14 @@ impl Pty {
             )
         };
         assert_eq!(status, 0, "openpty failed");
+        // Neither end may outlive an exec: a child holding a master open (its own, or another
+        // test's spawned meanwhile) never sees its terminal hang up when the test lets go, and
+        // stays behind after the test (a stray `moot history` was found asleep on one).
+        // SAFETY: fcntl on descriptors openpty just returned.
+        unsafe {
+            libc::fcntl(master, libc::F_SETFD, libc::FD_CLOEXEC);
+            libc::fcntl(slave, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
         // SAFETY: the descriptors were just created and are owned here.
         let (master, slave) =
             unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
