@@ -42,12 +42,12 @@ pub(super) fn run_debate(
         )));
     }
     // `moot lst`, `moot shwo DEB-x`: a slip for a command is refused, not debated (U8).
-    if let Some((typed, command, spelled)) = mistyped_command(&args.question)
+    if let Some((typed, _, spelled)) = mistyped_command(&args.question)
         && !std::env::args().any(|arg| arg == "--")
     {
         return Err(Failure::usage(format!(
-            "unknown command '{typed}'; did you mean 'moot {spelled}'? ('{command}' is a moot \
-             command.) To debate these words, write `moot -- {}`.",
+            "unknown command '{typed}'; did you mean 'moot {spelled}'? To debate these words, \
+             write `moot -- {}`.",
             args.question.join(" ")
         )));
     }
