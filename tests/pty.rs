@@ -275,12 +275,25 @@ fn the_new_debate_form_chooses_the_provider_and_history_takes_the_provider_flags
         ),
     )
     .unwrap();
-    let models_asked = |from: usize| -> Vec<String> {
-        server.seen()[from..]
+    // Ctrl-S starts the debate; every request it makes names `model`; leaving it goes back
+    // to the history it was started from, and leaving that ends moot.
+    let started_on = |mut pty: Pty, model: &str| {
+        let before = server.seen().len();
+        pty.press(b"\x13");
+        pty.wait_for("The moderator asks");
+        pty.press(b"q");
+        pty.wait_for("Preview");
+        pty.press(b"q");
+        pty.wait_exit();
+        let asked: Vec<String> = server.seen()[before..]
             .iter()
             .filter(|s| s.kind != "models")
             .filter_map(|s| s.body["model"].as_str().map(str::to_string))
-            .collect()
+            .collect();
+        assert!(
+            !asked.is_empty() && asked.iter().all(|m| m == model),
+            "{asked:?}"
+        );
     };
     let start = |pty: &mut Pty, question: &str| {
         pty.wait_for("n new debate");
@@ -305,19 +318,7 @@ fn the_new_debate_form_chooses_the_provider_and_history_takes_the_provider_flags
     pty.wait_for("profile-model");
     pty.press(b"typed-model");
     pty.wait_for("typed-model");
-    let before = server.seen().len();
-    pty.press(b"\x13"); // Ctrl-S
-    pty.wait_for("The moderator asks");
-    // Leaving the debate goes back to the history it was started from.
-    pty.press(b"q");
-    pty.wait_for("Preview");
-    pty.press(b"q");
-    pty.wait_exit();
-    let asked = models_asked(before);
-    assert!(
-        !asked.is_empty() && asked.iter().all(|m| m == "typed-model"),
-        "{asked:?}"
-    );
+    started_on(pty, "typed-model");
 
     // The command line's provider flags are the form's default.
     let mut pty = Pty::spawn(&mut moot(
@@ -328,19 +329,7 @@ fn the_new_debate_form_chooses_the_provider_and_history_takes_the_provider_flags
     start(&mut pty, "Which cache should we adopt?");
     let screen = pty.wait_for("standin (from the command line)");
     assert!(screen.contains("flag-model"), "{screen}");
-    let before = server.seen().len();
-    pty.press(b"\x13");
-    pty.wait_for("The moderator asks");
-    // Leaving the debate goes back to the history it was started from.
-    pty.press(b"q");
-    pty.wait_for("Preview");
-    pty.press(b"q");
-    pty.wait_exit();
-    let asked = models_asked(before);
-    assert!(
-        !asked.is_empty() && asked.iter().all(|m| m == "flag-model"),
-        "{asked:?}"
-    );
+    started_on(pty, "flag-model");
 }
 
 /// Issue 69 U13: Ctrl-Z gives the terminal back and stops moot, as helix and lazygit do; `fg`
