@@ -21,6 +21,16 @@ fn cstring(path: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))
 }
 
+/// Whether this process may make entries in `dir` (write and search), as `access(2)` says,
+/// without making one.
+pub fn may_write_in(dir: &Path) -> io::Result<()> {
+    let path = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))?;
+    // SAFETY: access(2) on a NUL-terminated path.
+    check(unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } as libc::c_long)
+        .map(|_| ())
+}
+
 fn check(result: libc::c_long) -> io::Result<libc::c_long> {
     if result < 0 {
         Err(io::Error::last_os_error())

@@ -852,6 +852,8 @@ mod tests {
         )
         .unwrap();
         let protocol = protocol::named("moderated").unwrap();
+        settings.protocol = protocol.name().into();
+        settings.protocol_settings_version = protocol.settings_version();
         assert_eq!(settings.protocol_settings_version, 1);
         assert!(readable("DEB-x", protocol, &settings).is_ok());
         // Stored before snapshots carried a version.

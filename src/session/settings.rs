@@ -105,8 +105,10 @@ fn yes() -> bool {
 }
 
 impl DebateSettings {
-    /// Settings from config, before command-line overrides (the protocol named in config, or
-    /// moderated, with its settings from config alone).
+    /// Settings from config, before command-line overrides. The protocol and its settings are
+    /// left for the caller to fill in for the protocol that runs: built here from the config's
+    /// `protocol =`, they ran another protocol's settings, with its effects (an `[arena]
+    /// arena_dir` was created for a moderated debate).
     pub fn from_config(
         config: &Config,
         provider: ProviderSpec,
@@ -119,28 +121,6 @@ impl DebateSettings {
             perspective_providers
                 .insert(perspective.clone(), providers::named_spec(profile, config)?);
         }
-        let protocol_name = config.protocol.clone().unwrap_or_else(moderated);
-        let protocol = protocol::named(&protocol_name).map_err(|unknown| {
-            // A name from the config file is located there (seed review 000/001 #14).
-            SessionError::Protocol(match &config.source {
-                Some(path) if config.protocol.is_some() => format!(
-                    "{}: protocol: {unknown}",
-                    crate::config::locate(path, "protocol")
-                ),
-                _ => unknown.to_string(),
-            })
-        })?;
-        let resolve = |profile: Option<&str>, model: Option<&str>| {
-            resolve_provider(config, &provider, profile, model)
-        };
-        let protocol_settings = protocol
-            .settings(&protocol::SettingsInput::from_config(
-                config,
-                protocol.name(),
-                &cwd,
-                &resolve,
-            ))
-            .map_err(SessionError::Protocol)?;
         let vote = match &config.vote {
             Some(name) => Some(crate::vote::Method::parse(name).map_err(|refused| {
                 SessionError::Protocol(match &config.source {
@@ -170,9 +150,9 @@ impl DebateSettings {
                 matched_by: String::new(),
                 from_demonstration_model: config.lessons.from_demonstration_model,
             },
-            protocol: protocol_name,
-            protocol_settings,
-            protocol_settings_version: protocol.settings_version(),
+            protocol: String::new(),
+            protocol_settings: serde_json::Value::Null,
+            protocol_settings_version: 0,
             max_rounds: config.debate.max_rounds,
             perspectives: None,
             default_perspectives: config.debate.default_perspectives,
@@ -231,6 +211,19 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let mut settings = DebateSettings::from_config(config, provider.clone())
         .map_err(|e| SessionError::Settings(e.to_string()))?;
+    // The config's `protocol =` is checked even when `--protocol` overrides it, as its tables
+    // are; a name from the file is located there (seed review 000/001 #14).
+    if let Some(name) = &config.protocol
+        && let Err(unknown) = crate::protocol::named(name)
+    {
+        return Err(SessionError::Settings(match &config.source {
+            Some(path) => format!(
+                "{}: protocol: {unknown}",
+                crate::config::locate(path, "protocol")
+            ),
+            None => unknown.to_string(),
+        }));
+    }
     let protocol = crate::protocol::named(chosen_protocol(args, config))
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     check_protocol_flags(protocol, args)?;

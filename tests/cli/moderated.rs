@@ -1799,3 +1799,99 @@ fn mermaid_parse(files: &[PathBuf]) -> Output {
         .output()
         .expect("node runs (scripts/setup-mermaid installs it)")
 }
+
+/// Issue 70: settings are built once, for the protocol that runs. With `protocol = "arena"`
+/// and an `arena_dir` in the config, a `--protocol moderated` debate made that directory (the
+/// config's protocol was built first, with its effects); and every protocol's table is
+/// checked the same way whichever runs: a `[panel]` threshold of 5 was refused only when the
+/// panel ran.
+#[test]
+fn only_the_running_protocols_settings_have_effects_and_every_table_is_checked() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("protocol = \"arena\"\n[arena]\narena_dir = \"made-by-arena\"\n");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "1",
+            "--protocol",
+            "moderated",
+            "Should we cache sessions in Redis?",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !home.path().join("made-by-arena").exists(),
+        "a moderated debate made the arena's directory"
+    );
+    // The arena itself still makes it, when it runs.
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--rounds",
+            "2",
+            "Should we cache sessions in Redis?",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(home.path().join("made-by-arena").is_dir());
+    for config in [
+        "[panel]\nconsensus_threshold = 5.0\n",
+        "protocol = \"panel\"\n[panel]\nconsensus_threshold = 5.0\n",
+    ] {
+        home.write_config(config);
+        let before = server.seen().len();
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--protocol",
+                if config.contains("protocol") {
+                    "panel"
+                } else {
+                    "moderated"
+                },
+                "Should we cache sessions in Redis?",
+            ],
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{config}: {}",
+            stderr(&output)
+        );
+        // Placed at the key, whichever line it is on.
+        let line = config.lines().count();
+        assert!(
+            stderr(&output).contains(&format!("config.toml:{line}:1: [panel]"))
+                && stderr(&output).contains("consensus_threshold must be more than 0.5"),
+            "{config}: {}",
+            stderr(&output)
+        );
+        assert_eq!(server.seen().len(), before, "nothing asked of the provider");
+    }
+    // An arena directory that cannot be made is refused before anything runs, and nothing is
+    // made on the way.
+    std::fs::write(home.path().join("a-file"), "").unwrap();
+    home.write_config("[arena]\narena_dir = \"a-file/debates\"\n");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "Should we cache sessions in Redis?",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("a-file is not a directory"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -88,8 +88,9 @@ impl super::TypedProtocol for Arena {
         settings::build(input)
     }
 
+    /// Built as for a run, with the same checks: building has no effects.
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
-        input.table::<settings::ArenaConfig>("arena").map(|_| ())
+        settings::build(input).map(|_| ())
     }
 
     fn presentation(&self) -> Presentation {
