@@ -879,6 +879,36 @@ fn read_json<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Whether `dir` (an arena directory's root) is a directory, or could be made as one: its nearest existing ancestor is a
+/// directory this process may write in.
+pub fn could_be_made(dir: &std::path::Path) -> Result<(), String> {
+    let mut at = dir;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(meta) if meta.is_dir() => break,
+            Ok(_) => return Err(format!("{} is not a directory", at.display())),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                match at.parent() {
+                    Some(parent) if !parent.as_os_str().is_empty() => at = parent,
+                    _ => return Ok(()),
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    if at == dir {
+        return Ok(());
+    }
+    crate::beneath::may_write_in(at)
+        .map_err(|e| format!("{} cannot be written: {e}", at.display()))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -279,7 +279,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
     // Checked, not made: settings have no effects (they are built for checking too); the
     // run makes the directory when it opens it.
     if let Some(dir) = &arena_dir {
-        could_be_made(dir).map_err(|why| {
+        crate::arena::could_be_made(dir).map_err(|why| {
             let problem = format!("{} cannot be created: {why}", dir.display());
             match input.flags.contains_key("arena-dir") {
                 true => format!("--arena-dir {problem}"),
@@ -481,36 +481,6 @@ fn persona_files(
         personas.push(spec);
     }
     Ok(personas)
-}
-
-/// Whether `dir` is a directory, or could be made as one: its nearest existing ancestor is a
-/// directory this process may write in.
-fn could_be_made(dir: &std::path::Path) -> Result<(), String> {
-    let mut at = dir;
-    loop {
-        match std::fs::metadata(at) {
-            Ok(meta) if meta.is_dir() => break,
-            Ok(_) => return Err(format!("{} is not a directory", at.display())),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) =>
-            {
-                match at.parent() {
-                    Some(parent) if !parent.as_os_str().is_empty() => at = parent,
-                    _ => return Ok(()),
-                }
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    if at == dir {
-        return Ok(());
-    }
-    crate::beneath::may_write_in(at)
-        .map_err(|e| format!("{} cannot be written: {e}", at.display()))?;
-    Ok(())
 }
 
 #[cfg(test)]
