@@ -712,10 +712,25 @@ fn sanitized(event: &Event) -> Event {
         };
     }
     let Ok(mut value) = serde_json::to_value(event) else {
-        return event.clone();
+        return withheld();
     };
     sanitize::clean_json(&mut value);
-    serde_json::from_value(value).unwrap_or_else(|_| event.clone())
+    from_cleaned(value)
+}
+
+/// The event the cleaned JSON describes. One that cannot be read back is withheld, never shown
+/// as it came (the sanitizer fails closed): the journal and `moot show` still have it.
+fn from_cleaned(value: serde_json::Value) -> Event {
+    serde_json::from_value(value).unwrap_or_else(|_| withheld())
+}
+
+/// What is shown in place of an event that could not be made safe to draw.
+fn withheld() -> Event {
+    Event::Notice {
+        message:
+            "an event could not be made safe to show, so it is left out here; `moot show` has it"
+                .into(),
+    }
 }
 
 /// A gate's artifacts as fields to show, one line each: the summary and round the question
@@ -752,4 +767,26 @@ fn artifact_fields(artifacts: &serde_json::Value) -> Vec<(String, String)> {
         .filter(|(key, value)| !matches!(key.as_str(), "round" | "summary") && !value.is_null())
         .map(|(key, value)| (key.replace('_', " "), shown(value)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 70: the sanitizer fails closed. An event whose cleaned form could not be read back
+    /// was drawn as it came, escapes and all; now a notice stands in for it.
+    #[test]
+    fn an_event_that_cannot_be_cleaned_is_withheld_not_drawn_raw() {
+        let unreadable = serde_json::json!({"type": "turn_delta", "text": "\u{1b}[2Jboo"});
+        assert_eq!(from_cleaned(unreadable), withheld());
+        let notice = Event::Notice {
+            message: "fine\u{1b}[2J".into(),
+        };
+        assert_eq!(
+            sanitized(&notice),
+            Event::Notice {
+                message: "fine".into()
+            }
+        );
+    }
 }
