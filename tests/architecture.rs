@@ -123,7 +123,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("vote", &[]),
     ("catalog", &[]),
     ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
-    ("store", &["debate", "llm", "sanitize"]),
+    ("store", &["debate", "sanitize"]),
     ("llm", &["debate", "sanitize", "paths"]),
     ("argue", &["debate"]),
     ("debate", &[]),

@@ -18,7 +18,7 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
         .map_err(|e| Failure::usage(e.to_string()))?;
     ensure_local_model(&spec, args.yes)?;
     let client = crate::llm::LazyClient::default();
-    let capabilities = Arc::new(crate::llm::CapabilityCache::new(
+    let capabilities = Arc::new(crate::llm::CapabilityCache::from_stored(
         store.load_capabilities().unwrap_or_default(),
     ));
     let provider =
@@ -78,7 +78,7 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     .map_err(|e| Failure::runtime(e.to_string()))?;
     // The model a server names in its replies is known only once it has replied.
     report.provider = format!("{} / {}", provider.kind(), provider.model());
-    let _ = store.save_capabilities(&capabilities.learned());
+    let _ = store.save_capabilities(&capabilities.stored());
     let markdown = report.to_markdown();
     let json =
         serde_json::to_string_pretty(&report).map_err(|e| Failure::runtime(e.to_string()))?;

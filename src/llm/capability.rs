@@ -96,8 +96,57 @@ impl CapabilityCache {
         entries
     }
 
+    /// The cache from the shapes the journal keeps (endpoint, JSON); a shape this version
+    /// cannot read is left out, to be learned again.
+    pub fn from_stored(stored: Vec<(String, String)>) -> Self {
+        CapabilityCache::new(stored.into_iter().filter_map(|(endpoint, shape)| {
+            serde_json::from_str(&shape)
+                .ok()
+                .map(|caps: Capabilities| (endpoint, caps))
+        }))
+    }
+
+    /// What was learned, as the journal keeps it (endpoint, JSON): the journal knows no
+    /// provider type.
+    pub fn stored(&self) -> Vec<(String, String)> {
+        self.learned()
+            .into_iter()
+            .filter_map(|(endpoint, caps)| {
+                serde_json::to_string(&caps)
+                    .ok()
+                    .map(|shape| (endpoint, shape))
+            })
+            .collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Capabilities>> {
         // A poisoned map still holds valid entries; keep using it.
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The journal keeps shapes as text; what it gives back is read here, and a shape this
+    /// version cannot read is learned again rather than failing the run.
+    #[test]
+    fn shapes_go_to_the_journal_as_text_and_come_back() {
+        let cache = CapabilityCache::new([]);
+        cache.set(
+            "http://x/v1",
+            Capabilities {
+                mode: StructuredMode::JsonObject,
+                ..Capabilities::default()
+            },
+        );
+        let mut stored = cache.stored();
+        assert_eq!(stored.len(), 1);
+        stored.push(("http://y/v1".into(), "{\"mode\": \"telepathy\"}".into()));
+        let again = CapabilityCache::from_stored(stored);
+        assert_eq!(again.get("http://x/v1").mode, StructuredMode::JsonObject);
+        assert_eq!(again.get("http://y/v1"), Capabilities::default());
+        assert_eq!(again.learned().len(), 1);
     }
 }

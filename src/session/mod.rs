@@ -421,7 +421,7 @@ struct Providers {
 
 fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, SessionError> {
     let known = store.load_capabilities().unwrap_or_default();
-    let capabilities = Arc::new(CapabilityCache::new(known));
+    let capabilities = Arc::new(CapabilityCache::from_stored(known));
     let client = crate::llm::LazyClient::default();
     let default = providers::build(&settings.provider, &client, &capabilities, &settings.retry)?;
     let mut per_perspective = HashMap::new();
@@ -551,7 +551,7 @@ async fn run(
         _ = keep_lease(store, &debate.id) => None,
     };
     // Losing learned shapes only costs a degraded request next time.
-    let _ = store.save_capabilities(&capabilities.learned());
+    let _ = store.save_capabilities(&capabilities.stored());
     // Every event and audit entry of the run is written before how it ended: the record's
     // receipt covers them all.
     let outcome = match (outcome, ctx.flush().await) {

@@ -9,7 +9,6 @@ use crate::debate::{
     Answer, AskKind, Confidence, Control, Debate, DebateStatus, Event, Phase, Seat, Stage, Turn,
     TurnStatus, now_rfc3339,
 };
-use crate::llm::Capabilities;
 use crate::sanitize;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use std::path::Path;
@@ -589,7 +588,9 @@ impl Store {
         })
     }
 
-    pub fn load_capabilities(&self) -> Result<Vec<(String, Capabilities)>, StoreError> {
+    /// The request shapes learned per endpoint, as stored: (endpoint, JSON). What a shape
+    /// means is the providers' business; the journal keeps it as text.
+    pub fn load_capabilities(&self) -> Result<Vec<(String, String)>, StoreError> {
         self.read(|connection| {
             let mut statement =
                 connection.prepare_cached("SELECT endpoint, shape FROM endpoint_capabilities")?;
@@ -598,22 +599,18 @@ impl Store {
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (endpoint, shape) = row?;
-                // A shape this version cannot read is simply relearned.
-                if let Ok(caps) = serde_json::from_str(&shape) {
-                    out.push((endpoint, caps));
-                }
+                out.push(row?);
             }
             Ok(out)
         })
     }
 
-    pub fn save_capabilities(&self, learned: &[(String, Capabilities)]) -> Result<(), StoreError> {
+    pub fn save_capabilities(&self, learned: &[(String, String)]) -> Result<(), StoreError> {
         self.with(|connection| {
         let tx = connection.unchecked_transaction()?;
-        for (endpoint, caps) in learned {
+        for (endpoint, shape) in learned {
             tx.prepare_cached("INSERT OR REPLACE INTO endpoint_capabilities (endpoint, shape, updated_at) VALUES (?1, ?2, ?3)")?.execute(
-                params![endpoint, json(caps)?, now_rfc3339()],
+                params![endpoint, shape, now_rfc3339()],
             )?;
         }
         tx.commit()?;
