@@ -40,7 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tui",
         &[
             "debate", "argue", "store", "session", "replay", "sanitize", "signals", "config",
-            "beneath", "remote", "fatal",
+            "remote", "fatal",
         ],
     ),
     // A server's debates listed and followed over its API (`moot attach`, the history); a
@@ -94,6 +94,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sanitize",
             "cli",
             "live",
+            "gather",
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.

@@ -9,6 +9,8 @@ mod lessons;
 mod rerun;
 mod settings;
 
+/// A file a fact of a debate's shared context cites, read for the person's pager.
+pub use crate::gather::read_cited as cited_source;
 pub use decide::*;
 use lessons::*;
 pub use rerun::*;
