@@ -1,10 +1,8 @@
 //! Writing the decision record (docs/decisions/YYYY-MM-DD-<slug>.md) and its follow-up issue
 //! draft. File names come from the date and the user's question, never from model output.
 
-use crate::debate::Named as _;
-use crate::debate::Synthesis;
+use crate::debate::RECEIPT_MARK;
 use crate::sanitize;
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -116,24 +114,6 @@ pub struct Receipt {
     pub hash: String,
 }
 
-const RECEIPT_MARK: &str = "*Journal receipt:*";
-
-/// Whether `text` is a file moot wrote about a debate (a decision record of any protocol, its
-/// follow-up draft, an arena persona page), by the marks each carries: material gathered for a
-/// new debate must come from the project, not from moot's own conclusions (seed review
-/// 002/003 #11).
-pub fn written_by_moot(text: &str) -> bool {
-    let head: String = text.chars().take(4096).collect();
-    [
-        "**Debate:** DEB-",
-        "**Debate ID:** DEB-",
-        "A moot debate (DEB-",
-    ]
-    .iter()
-    .any(|mark| head.contains(mark))
-        || text.contains(&format!("{RECEIPT_MARK} moot debate `"))
-}
-
 /// The record's closing section: the uniform result line (every protocol's winner, method,
 /// confidence, consensus score, who started it) and the receipt, each when there is one.
 pub fn closing_section(result: Option<&str>, receipt: Option<&Receipt>) -> String {
@@ -213,50 +193,6 @@ fn write_named(
         &format!("{date}-{}{suffix}", slug(question)),
         &sanitize::clean(markdown),
     )
-}
-
-/// The "create a workflow from this decision" follow-up: an issue draft next to the record.
-pub fn follow_up_markdown(synthesis: &Synthesis, record: Option<&Path>) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# Implement decision: {}\n", synthesis.title);
-    let _ = writeln!(out, "## Context\n");
-    let _ = writeln!(
-        out,
-        "A moot debate ({}, {} round(s), perspectives: {}) considered:\n\n> {}\n",
-        synthesis.debate_id,
-        synthesis.rounds,
-        synthesis.perspectives.join(", "),
-        synthesis.question.trim().replace('\n', "\n> ")
-    );
-    if let Some(record) = record {
-        let _ = writeln!(out, "Decision record: `{}`\n", record.display());
-    }
-    let _ = writeln!(out, "## Decision\n\n{}\n", synthesis.recommendation.trim());
-    let _ = writeln!(out, "**Confidence:** {}\n", synthesis.confidence.as_str());
-    if !synthesis.caveats.is_empty() {
-        let _ = writeln!(out, "Caveats:\n");
-        for caveat in &synthesis.caveats {
-            let _ = writeln!(out, "- {caveat}");
-        }
-        out.push('\n');
-    }
-    let _ = writeln!(out, "## Action Items\n");
-    if synthesis.action_items.is_empty() {
-        let _ = writeln!(
-            out,
-            "- [ ] Turn the recommendation above into concrete tasks"
-        );
-    }
-    for item in &synthesis.action_items {
-        let _ = writeln!(out, "- [ ] {item}");
-    }
-    if !synthesis.tensions.is_empty() {
-        let _ = writeln!(out, "\n## Open Tensions to Watch\n");
-        for tension in &synthesis.tensions {
-            let _ = writeln!(out, "- {tension}");
-        }
-    }
-    out
 }
 
 /// Writes a follow-up issue draft `DATE-<slug>-issue.md` beside the record.

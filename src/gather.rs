@@ -504,7 +504,7 @@ fn search(
 fn moots_own(bytes: Option<&[u8]>) -> bool {
     bytes.is_some_and(|b| {
         let text = String::from_utf8_lossy(b);
-        crate::decision::written_by_moot(&text) || crate::arena::written_by_moot(&text)
+        crate::debate::written_by_moot(&text) || crate::arena::written_by_moot(&text)
     })
 }
 

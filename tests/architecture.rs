@@ -113,11 +113,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "protocol",
         &[
-            "debate", "argue", "llm", "engine", "catalog", "config", "decision", "gather", "arena",
-            "vote", "code", "spelling",
+            "debate", "argue", "llm", "engine", "catalog", "config", "gather", "arena", "vote",
+            "code", "spelling",
         ],
     ),
-    ("gather", &["beneath", "decision", "arena"]),
+    ("gather", &["beneath", "debate", "arena"]),
     // Code debates' machinery: hooks in a work tree.
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),

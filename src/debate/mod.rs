@@ -46,6 +46,8 @@ pub use model::{
     Turn, TurnKey, TurnStatus, new_debate_id, now_rfc3339, today,
 };
 pub use presentation::{Fact, Presentation, SidePanel, Standing, TurnScore, VoteView};
-pub use resolution::{Concluded, Initiator, RESULT_MARK, Resolution, UniformOutcome};
+pub use resolution::{
+    Concluded, Initiator, RECEIPT_MARK, RESULT_MARK, Resolution, UniformOutcome, written_by_moot,
+};
 pub use ruling::{Ruled, Ruling};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};

@@ -165,6 +165,24 @@ impl TryFrom<String> for Initiator {
     }
 }
 
+pub const RECEIPT_MARK: &str = "*Journal receipt:*";
+
+/// Whether `text` is a file moot wrote about a debate (a decision record of any protocol, its
+/// follow-up draft, an arena persona page), by the marks each carries: material gathered for a
+/// new debate must come from the project, not from moot's own conclusions (seed review
+/// 002/003 #11).
+pub fn written_by_moot(text: &str) -> bool {
+    let head: String = text.chars().take(4096).collect();
+    [
+        "**Debate:** DEB-",
+        "**Debate ID:** DEB-",
+        "A moot debate (DEB-",
+    ]
+    .iter()
+    .any(|mark| head.contains(mark))
+        || text.contains(&format!("{RECEIPT_MARK} moot debate `"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,6 +73,6 @@ impl super::TypedProtocol for Moderated {
     }
 
     fn follow_up(&self, synthesis: &Synthesis, _: &str, record: Option<&Path>) -> Option<String> {
-        Some(crate::decision::follow_up_markdown(synthesis, record))
+        Some(result::follow_up_markdown(synthesis, record))
     }
 }

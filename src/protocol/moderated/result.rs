@@ -365,6 +365,56 @@ async fn present(
     ctx.ask(round, kind, None).await
 }
 
+/// The follow-up a moderated debate offers: an issue draft from its synthesis, written next to
+/// the record.
+pub(super) fn follow_up_markdown(
+    synthesis: &Synthesis,
+    record: Option<&std::path::Path>,
+) -> String {
+    use crate::debate::Named as _;
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "# Implement decision: {}\n", synthesis.title);
+    let _ = writeln!(out, "## Context\n");
+    let _ = writeln!(
+        out,
+        "A moot debate ({}, {} round(s), perspectives: {}) considered:\n\n> {}\n",
+        synthesis.debate_id,
+        synthesis.rounds,
+        synthesis.perspectives.join(", "),
+        synthesis.question.trim().replace('\n', "\n> ")
+    );
+    if let Some(record) = record {
+        let _ = writeln!(out, "Decision record: `{}`\n", record.display());
+    }
+    let _ = writeln!(out, "## Decision\n\n{}\n", synthesis.recommendation.trim());
+    let _ = writeln!(out, "**Confidence:** {}\n", synthesis.confidence.as_str());
+    if !synthesis.caveats.is_empty() {
+        let _ = writeln!(out, "Caveats:\n");
+        for caveat in &synthesis.caveats {
+            let _ = writeln!(out, "- {caveat}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "## Action Items\n");
+    if synthesis.action_items.is_empty() {
+        let _ = writeln!(
+            out,
+            "- [ ] Turn the recommendation above into concrete tasks"
+        );
+    }
+    for item in &synthesis.action_items {
+        let _ = writeln!(out, "- [ ] {item}");
+    }
+    if !synthesis.tensions.is_empty() {
+        let _ = writeln!(out, "\n## Open Tensions to Watch\n");
+        for tension in &synthesis.tensions {
+            let _ = writeln!(out, "- {tension}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
