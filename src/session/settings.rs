@@ -105,11 +105,39 @@ fn yes() -> bool {
 }
 
 impl DebateSettings {
-    /// Settings from config, before command-line overrides. The protocol and its settings are
-    /// left for the caller to fill in for the protocol that runs: built here from the config's
-    /// `protocol =`, they ran another protocol's settings, with its effects (an `[arena]
-    /// arena_dir` was created for a moderated debate).
+    /// Settings from config alone, for a library user with no command line: the protocol the
+    /// config names (or moderated), with its settings from its table. New debates of the
+    /// faces go through `assemble`, which builds the protocol that runs, once.
     pub fn from_config(
+        config: &Config,
+        provider: ProviderSpec,
+    ) -> Result<DebateSettings, SessionError> {
+        let mut settings = DebateSettings::without_protocol(config, provider.clone())?;
+        let protocol = named_in_config(config)?;
+        let cwd = std::env::current_dir().map_err(|e| {
+            SessionError::Environment(format!("cannot read the current directory: {e}"))
+        })?;
+        let resolve = |profile: Option<&str>, model: Option<&str>| {
+            resolve_provider(config, &provider, profile, model)
+        };
+        settings.protocol = protocol.name().to_string();
+        settings.protocol_settings_version = protocol.settings_version();
+        settings.protocol_settings = protocol
+            .settings(&protocol::SettingsInput::from_config(
+                config,
+                protocol.name(),
+                &cwd,
+                &resolve,
+            ))
+            .map_err(SessionError::Protocol)?;
+        Ok(settings)
+    }
+
+    /// Settings from config, the protocol and its settings left for the caller to fill in for
+    /// the protocol that runs: built from the config's `protocol =` and then again for
+    /// `--protocol`, they ran another protocol's settings, with its effects (an `[arena]
+    /// arena_dir` was created for a moderated debate).
+    fn without_protocol(
         config: &Config,
         provider: ProviderSpec,
     ) -> Result<DebateSettings, SessionError> {
@@ -193,6 +221,21 @@ impl DebateSettings {
     }
 }
 
+/// The protocol the config names (moderated when it names none); a name from the file is
+/// located there (seed review 000/001 #14).
+fn named_in_config(config: &Config) -> Result<&'static dyn Protocol, SessionError> {
+    let name = config.protocol.as_deref().unwrap_or("moderated");
+    protocol::named(name).map_err(|unknown| {
+        SessionError::Protocol(match &config.source {
+            Some(path) if config.protocol.is_some() => format!(
+                "{}: protocol: {unknown}",
+                crate::config::locate(path, "protocol")
+            ),
+            _ => unknown.to_string(),
+        })
+    })
+}
+
 /// The protocol a new debate runs: `--protocol`, else `protocol =` in the config, else
 /// moderated.
 pub fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
@@ -209,21 +252,11 @@ pub fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
 pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, SessionError> {
     let provider = providers::resolve(&provider_flags(&args.provider), config)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
-    let mut settings = DebateSettings::from_config(config, provider.clone())
+    let mut settings = DebateSettings::without_protocol(config, provider.clone())
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     // The config's `protocol =` is checked even when `--protocol` overrides it, as its tables
-    // are; a name from the file is located there (seed review 000/001 #14).
-    if let Some(name) = &config.protocol
-        && let Err(unknown) = crate::protocol::named(name)
-    {
-        return Err(SessionError::Settings(match &config.source {
-            Some(path) => format!(
-                "{}: protocol: {unknown}",
-                crate::config::locate(path, "protocol")
-            ),
-            None => unknown.to_string(),
-        }));
-    }
+    // are.
+    named_in_config(config).map_err(|e| SessionError::Settings(e.to_string()))?;
     let protocol = crate::protocol::named(chosen_protocol(args, config))
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     check_protocol_flags(protocol, args)?;
@@ -315,7 +348,7 @@ impl DebateSettings {
     ) -> Result<DebateSettings, SessionError> {
         let named =
             crate::protocol::named(protocol).map_err(|e| SessionError::Settings(e.to_string()))?;
-        let mut template = DebateSettings::from_config(config, spec.clone())
+        let mut template = DebateSettings::without_protocol(config, spec.clone())
             .map_err(|e| SessionError::Settings(e.to_string()))?;
         let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
         template.protocol = named.name().to_string();
