@@ -879,8 +879,8 @@ fn read_json<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// Whether `dir` (an arena directory's root) is a directory, or could be made as one: its nearest existing ancestor is a
-/// directory this process may write in.
+/// Whether `dir` (an arena directory's root) is a directory, or could be made as one: its
+/// nearest existing ancestor is a directory this process may write in.
 pub fn could_be_made(dir: &std::path::Path) -> Result<(), String> {
     let mut at = dir;
     loop {

@@ -24,8 +24,7 @@ fn cstring(path: &Path) -> io::Result<CString> {
 /// Whether this process may make entries in `dir` (write and search), as `access(2)` says,
 /// without making one.
 pub fn may_write_in(dir: &Path) -> io::Result<()> {
-    let path = CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte"))?;
+    let path = cstring(dir)?;
     // SAFETY: access(2) on a NUL-terminated path.
     check(unsafe { libc::access(path.as_ptr(), libc::W_OK | libc::X_OK) } as libc::c_long)
         .map(|_| ())

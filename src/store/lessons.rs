@@ -228,12 +228,15 @@ impl Store {
         })
     }
 
+    /// Kept redacted, as everything the journal stores: a value may hold what a person typed
+    /// (a draft kept for a resume), and a key pasted into it must not land on disk.
     pub fn set_preference(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        let value = crate::sanitize::redact(value);
         self.with(|connection| {
             connection.execute(
                 "INSERT INTO preferences (key, value) VALUES (?1, ?2)
                  ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                params![key, value],
+                params![key, value.as_ref()],
             )?;
             Ok(())
         })
@@ -243,6 +246,22 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A preference may hold what a person typed (a draft kept for a resume): a key pasted
+    /// into it is redacted before it is stored, as everything in the journal is.
+    #[test]
+    fn a_preference_is_stored_redacted() {
+        let store = Store::in_memory().unwrap();
+        let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+        store
+            .set_preference("draft DEB-x", &format!("try the key {key} again"))
+            .unwrap();
+        let kept = store.preference("draft DEB-x").unwrap().unwrap();
+        assert!(
+            !kept.contains(key) && kept.starts_with("try the key "),
+            "{kept}"
+        );
+    }
 
     fn draft(text: &str) -> LessonDraft {
         LessonDraft {

@@ -986,9 +986,15 @@ impl App {
             let words = text.lines().join("\n");
             if !words.trim().is_empty() {
                 self.draft = Some((*writing, words));
+                // The key that opened this editor opens it again.
+                let (scope, command) = match writing {
+                    Writing::Revision => (Scope::Approval, Command::Revise),
+                    Writing::Rejection => (Scope::Approval, Command::Reject),
+                    _ => (Scope::Checkpoint, Command::Guide),
+                };
                 self.notice = Some(format!(
                     "draft kept: {} opens it again",
-                    self.keymap.key(Scope::Checkpoint, Command::Guide)
+                    self.keymap.key(scope, command)
                 ));
             }
             self.modal = self.resting_modal();

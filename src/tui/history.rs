@@ -70,6 +70,16 @@ pub struct ProviderChoice {
     pub model: String,
 }
 
+impl ProviderChoice {
+    /// What the model line shows while nothing is typed: the model this provider would use.
+    fn model_hint(&self) -> String {
+        match self.model.as_str() {
+            "" => "the server's model".to_string(),
+            model => model.to_string(),
+        }
+    }
+}
+
 impl ProtocolChoice {
     fn seats_perspectives(&self) -> bool {
         self.seats_from_catalog
@@ -527,10 +537,8 @@ impl History {
             }
             Command::NewDebate => {
                 let mut form = NewDebateForm::new(self.default_protocol, self.catalog.len());
-                if let Some(default) = self.providers.first()
-                    && !default.model.is_empty()
-                {
-                    form.model.set_placeholder_text(default.model.clone());
+                if let Some(default) = self.providers.first() {
+                    form.model.set_placeholder_text(default.model_hint());
                 }
                 self.form = Some(form);
                 None
@@ -553,13 +561,10 @@ impl History {
         let seats_perspectives = self.form_seats_perspectives();
         let protocols = self.protocols.len();
         let providers = self.providers.len().max(1);
-        let model_placeholder = |index: usize| {
+        let model_hint = |index: usize| {
             self.providers
                 .get(index)
-                .map(|p| match p.model.as_str() {
-                    "" => "the server's model".to_string(),
-                    model => model.to_string(),
-                })
+                .map(ProviderChoice::model_hint)
                 .unwrap_or_default()
         };
         let (protocol_name, flags) = self
@@ -624,13 +629,11 @@ impl History {
             (_, Field::Model) => {}
             (Some(Command::Increase | Command::Toggle), Field::Provider) => {
                 form.provider = (form.provider + 1) % providers;
-                form.model
-                    .set_placeholder_text(model_placeholder(form.provider));
+                form.model.set_placeholder_text(model_hint(form.provider));
             }
             (Some(Command::Decrease), Field::Provider) => {
                 form.provider = (form.provider + providers - 1) % providers;
-                form.model
-                    .set_placeholder_text(model_placeholder(form.provider));
+                form.model.set_placeholder_text(model_hint(form.provider));
             }
             (Some(Command::Increase | Command::Toggle), Field::Protocol) => {
                 form.protocol = (form.protocol + 1) % protocols.max(1)

@@ -1,6 +1,7 @@
 //! Programs the workbench hands the terminal to and takes it back from: the pager and the
 //! editor for a record or draft, and the pager on a private copy of a file the shared context
-//! cites (read through the session's `cited_source`, so a link never leads outside the directory it came from).
+//! cites (read through the session's `cited_source`, so a link never leads outside the
+//! directory it came from).
 
 use super::app::App;
 use super::run::{Term, restore_terminal, take_terminal_back};
@@ -36,9 +37,9 @@ const SOURCE_CAP: u64 = 16 * 1024 * 1024;
 
 /// A private copy of cited file `path` for the pager. The path came from gathering, but it is
 /// checked again here: relative, read beneath the debate's directory `root` with no symlink
-/// anywhere on the way (`session::cited_source`), at most `SOURCE_CAP`. The copy is a fresh file of moot's
-/// own (O_EXCL, 0600) named like the source, so pagers that highlight by extension still do,
-/// and nothing swapped in after the check reaches the pager.
+/// anywhere on the way (`session::cited_source`), at most `SOURCE_CAP`. The copy is a fresh
+/// file of moot's own (O_EXCL, 0600) named like the source, so pagers that highlight by
+/// extension still do, and nothing swapped in after the check reaches the pager.
 fn source_copy(root: &std::path::Path, path: &str) -> Result<tempfile::NamedTempFile, String> {
     let relative = std::path::Path::new(path);
     let refused = |why: String| format!("{path} cannot be opened: {why}");

@@ -323,29 +323,34 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let block = modal_block("New debate", theme);
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let rows = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Length(1),
-            Constraint::Length(3),
-            Constraint::Length(2),
-            Constraint::Length(1),
-            Constraint::Length(1),
-            Constraint::Length(1),
-            Constraint::Length(3),
-            Constraint::Length(1),
-            Constraint::Length(1),
-            Constraint::Min(1),
-            Constraint::Length(1),
-            Constraint::Length(1),
-        ])
-        .split(inner);
-    // rows: question label, editor, protocol, provider, model, perspectives, seats, rounds,
-    // checkpoints, the protocol's options, the focused option's help, problem.
-    let (provider_row, model_row) = (rows[3], rows[4]);
-    let rows = [
-        rows[0], rows[1], rows[2], rows[5], rows[6], rows[7], rows[8], rows[9], rows[10], rows[11],
-    ];
+    let [
+        question_row,
+        editor_row,
+        protocol_row,
+        provider_row,
+        model_row,
+        count_row,
+        seats_row,
+        rounds_row,
+        checkpoints_row,
+        options_area,
+        help_row,
+        problem_row,
+    ] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(3),
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
     let label = |field: Field, text: &str| {
         let style = if form.field == field {
             theme.focus.add_modifier(Modifier::BOLD)
@@ -356,7 +361,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     };
     frame.render_widget(
         Paragraph::new(Line::from(label(Field::Question, "Question"))),
-        rows[0],
+        question_row,
     );
     let editor =
         Block::default()
@@ -366,8 +371,8 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             } else {
                 theme.border
             });
-    let editor_area = editor.inner(rows[1]);
-    frame.render_widget(editor, rows[1]);
+    let editor_area = editor.inner(editor_row);
+    frame.render_widget(editor, editor_row);
     frame.render_widget(&form.question, editor_area);
     let protocol = history.form_protocol();
     let mut chosen_protocol = vec![
@@ -385,7 +390,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     }
     frame.render_widget(
         Paragraph::new(Line::from(chosen_protocol)).wrap(ratatui::widgets::Wrap { trim: true }),
-        rows[2],
+        protocol_row,
     );
     let provider = history
         .providers
@@ -418,7 +423,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                 label(Field::Perspectives, "Perspectives"),
                 Span::raw(format!("‹ {perspectives} ›")),
             ])),
-            rows[3],
+            count_row,
         );
         let mut seats = vec![label(Field::Seats, "Or choose")];
         for (i, (name, chosen)) in history.catalog.iter().zip(&form.chosen).enumerate() {
@@ -435,7 +440,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
         }
         frame.render_widget(
             Paragraph::new(Line::from(seats)).wrap(ratatui::widgets::Wrap { trim: false }),
-            rows[4],
+            seats_row,
         );
     } else {
         let (name, role) =
@@ -448,7 +453,7 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
                     theme.dim,
                 ),
             ])),
-            rows[3],
+            count_row,
         );
     }
     let rounds = form
@@ -460,21 +465,21 @@ fn form(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
             label(Field::Rounds, "Max rounds"),
             Span::raw(format!("‹ {rounds} ›")),
         ])),
-        rows[5],
+        rounds_row,
     );
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             label(Field::Checkpoints, "Checkpoints"),
             Span::raw(if form.checkpoints { "on" } else { "off" }),
         ])),
-        rows[6],
+        checkpoints_row,
     );
-    options_rows(frame, rows[7], rows[8], history, theme);
+    options_rows(frame, options_area, help_row, history, theme);
     if let Some(problem) = &form.problem {
         frame.render_widget(
             Paragraph::new(Line::styled(problem.clone(), theme.warning))
                 .wrap(ratatui::widgets::Wrap { trim: true }),
-            rows[9],
+            problem_row,
         );
     }
 }
