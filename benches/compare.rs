@@ -18,13 +18,13 @@ use support::{Behaviour, StandIn};
 const LATENCY: Duration = Duration::from_millis(200);
 
 fn provider(server: &StandIn) -> Arc<dyn Provider> {
-    let client = moot::llm::LazyClient::default();
-    providers::build(
-        &ProviderSpec::openai(&server.openai_base()),
-        &client,
-        &Arc::new(CapabilityCache::default()),
-        &moot::config::RetryConfig::default(),
-    )
+    providers::Builder {
+        client: moot::llm::LazyClient::default(),
+        capabilities: Arc::new(CapabilityCache::default()),
+        retry: moot::config::RetryConfig::default(),
+        embedded: None,
+    }
+    .build(&ProviderSpec::openai(&server.openai_base()))
     .unwrap()
 }
 

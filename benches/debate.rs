@@ -55,7 +55,8 @@ fn settings(server: &StandIn, rounds: u32, sequential: bool) -> DebateSettings {
         model: "stand-in".into(),
         ..ProviderSpec::openai(&server.openai_base())
     };
-    let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    let mut settings =
+        DebateSettings::from_config(&moot::protocol::builtin(), &Config::default(), spec).unwrap();
     // Lessons are their own tests; a reflection step would change what these count.
     settings.lessons.enabled = false;
     settings.max_rounds = rounds;
@@ -78,7 +79,8 @@ fn panel_settings(server: &StandIn, sequential: bool) -> DebateSettings {
         std::path::Path::new("bench.toml"),
     )
     .unwrap();
-    let mut settings = DebateSettings::from_config(&config, spec).unwrap();
+    let mut settings =
+        DebateSettings::from_config(&moot::protocol::builtin(), &config, spec).unwrap();
     // Lessons are their own tests; a reflection step would change what these count.
     settings.lessons.enabled = false;
     settings.checkpoints = false;
@@ -162,13 +164,16 @@ fn dialogue_settings(server: &StandIn) -> DebateSettings {
         model: "stand-in".into(),
         ..ProviderSpec::openai(&server.openai_base())
     };
-    let mut settings = DebateSettings::from_config(&Config::default(), spec.clone()).unwrap();
+    let mut settings =
+        DebateSettings::from_config(&moot::protocol::builtin(), &Config::default(), spec.clone())
+            .unwrap();
     // Lessons are their own tests; a reflection step would change what these count.
     settings.lessons.enabled = false;
     settings.checkpoints = false;
     settings.write_decision = false;
     settings.protocol = "dialogue".into();
-    settings.protocol_settings = moot::protocol::named("dialogue")
+    settings.protocol_settings = moot::protocol::builtin()
+        .named("dialogue")
         .unwrap()
         .settings(&moot::protocol::SettingsInput {
             flags: &Default::default(),

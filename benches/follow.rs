@@ -120,7 +120,9 @@ fn follow_without_drawing(database: &Path, id: &str) -> (usize, Duration, Durati
         let store = moot::store::Store::open(database).unwrap();
         let started = Instant::now();
         let cpu_before = thread_cpu();
-        let (events, mut following) = moot::replay::follow(&store, id).await.unwrap();
+        let (events, mut following) = moot::replay::follow(&moot::protocol::builtin(), &store, id)
+            .await
+            .unwrap();
         let mut taken = events.len();
         while let Some(batch) = following.next().await {
             taken += batch.len();

@@ -12,7 +12,7 @@ mod model;
 
 use model::model_path;
 use moot::debate::Phase;
-use moot::llm::local::LocalSettings;
+use moot::llm::embedded::LocalSettings;
 use moot::llm::local::{LocalProvider, Timings};
 use moot::llm::{ChatMessage, ChatRequest, Provider as _, ReplyFormat, RequestLabel};
 use std::time::Instant;

@@ -15,7 +15,8 @@ use support::model::model_path;
 
 use moot::config::Config;
 use moot::debate::{Phase, Turn};
-use moot::llm::local::{LocalProvider, LocalSettings};
+use moot::llm::embedded::LocalSettings;
+use moot::llm::local::LocalProvider;
 use moot::llm::{ChatMessage, ChatRequest, RequestLabel};
 use moot::providers::ProviderSpec;
 use moot::session::DebateSettings;
@@ -40,7 +41,9 @@ fn local_spec(openings: &std::path::Path, drafts: Option<u32>) -> ProviderSpec {
 }
 
 fn settings(spec: &ProviderSpec, rounds: u32, seats: u32) -> DebateSettings {
-    let mut settings = DebateSettings::from_config(&Config::default(), spec.clone()).unwrap();
+    let mut settings =
+        DebateSettings::from_config(&moot::protocol::builtin(), &Config::default(), spec.clone())
+            .unwrap();
     settings.lessons.enabled = false;
     settings.checkpoints = false;
     settings.write_decision = false;

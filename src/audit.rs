@@ -49,12 +49,7 @@ impl Verification {
 
 /// Checks the hashes of debate `id`'s trail, then re-runs its protocol over a copy of its
 /// journal with no provider and compares how it ends with what was recorded.
-pub async fn verify(store: &Store, id: &str) -> Result<Verification, SessionError> {
-    verify_in(&crate::protocol::Registry::builtin(), store, id).await
-}
-
-/// `verify`, with the protocols of `registry`.
-pub async fn verify_in(
+pub async fn verify(
     registry: &crate::protocol::Registry,
     store: &Store,
     id: &str,
@@ -112,7 +107,7 @@ pub async fn verify_in(
             "cannot make a scratch directory for the re-run: {e}"
         ))
     })?;
-    let rerun = session::rerun_in(registry, store, &debate.id, scratch.path()).await?;
+    let rerun = session::rerun(registry, store, &debate.id, scratch.path()).await?;
     checks.push(Check {
         name: "journal",
         passed: rerun.asked.is_empty(),

@@ -248,7 +248,7 @@ pub enum ModelCommand {
     /// Fetch the default model (SmolLM2-135M-Instruct, 98 MB) and verify its SHA-256.
     Pull {
         /// The model to fetch; only the default is known.
-        #[arg(default_value = crate::llm::local::models::DEFAULT_MODEL.name)]
+        #[arg(default_value = crate::llm::models::DEFAULT_MODEL.name)]
         name: String,
     },
     /// Add a GGUF chat model from a path or an http(s) URL.
@@ -274,7 +274,7 @@ pub enum ModelCommand {
     /// Print a model's file path (for scripts, or llama.cpp's own tools).
     Path {
         /// The model's name (`moot model list`).
-        #[arg(default_value = crate::llm::local::models::DEFAULT_MODEL.name)]
+        #[arg(default_value = crate::llm::models::DEFAULT_MODEL.name)]
         name: String,
     },
     /// Which of moot's kernels this CPU runs, as found at run time.

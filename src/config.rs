@@ -3,7 +3,7 @@
 
 pub use crate::engine::guardrails::TokenBudget;
 pub use crate::llm::ProviderKind;
-use crate::llm::local::LocalSettings;
+use crate::llm::embedded::LocalSettings;
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

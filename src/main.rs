@@ -54,13 +54,14 @@ fn main() -> ExitCode {
 fn command() -> clap::Command {
     let mut command = Cli::command();
     let mut seen = Vec::new();
-    for flag in moot::protocol::REGISTRY.iter().flat_map(|p| p.flags()) {
+    let shipped = moot::protocol::builtin();
+    for flag in shipped.protocols().flat_map(|p| p.flags()) {
         if seen.contains(&flag.name) {
             continue;
         }
         seen.push(flag.name);
-        let owners: Vec<&str> = moot::protocol::REGISTRY
-            .iter()
+        let owners: Vec<&str> = shipped
+            .protocols()
             .filter(|p| p.flags().iter().any(|f| f.name == flag.name))
             .map(|p| p.name())
             .collect();
@@ -82,7 +83,10 @@ fn command() -> clap::Command {
 fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     let matches = command().try_get_matches_from(args)?;
     let mut cli = Cli::from_arg_matches(&matches)?;
-    for flag in moot::protocol::REGISTRY.iter().flat_map(|p| p.flags()) {
+    for flag in moot::protocol::builtin()
+        .protocols()
+        .flat_map(|p| p.flags())
+    {
         if cli.run.protocol_flags.contains_key(flag.name) {
             continue;
         }

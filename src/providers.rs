@@ -3,8 +3,8 @@
 
 use crate::config::{Config, RetryConfig};
 use crate::llm::anthropic::AnthropicProvider;
-use crate::llm::local::LocalSettings;
-use crate::llm::local::models::{self, ModelError};
+use crate::llm::embedded::LocalSettings;
+use crate::llm::models::{self, ModelError};
 use crate::llm::openai::OpenAiProvider;
 use crate::llm::scripted::{ScriptError, ScriptedProvider};
 use crate::llm::{CapabilityCache, Provider, ProviderKind};
@@ -96,9 +96,9 @@ pub enum ProviderError {
     Http(#[from] crate::llm::HttpSetupError),
     #[error(transparent)]
     Model(#[from] ModelError),
-    #[cfg(feature = "local")]
+    /// The embedded model would not open (its opener's own error, said as it is).
     #[error(transparent)]
-    Local(#[from] crate::llm::local::LocalError),
+    Local(Box<dyn std::error::Error + Send + Sync>),
     #[error(
         "this moot was built without the embedded model (cargo feature `local`): rebuild with default features, or use a remote provider"
     )]
@@ -345,27 +345,41 @@ fn url_password(url: &str) -> Option<&str> {
     credentials.split_once(':').map(|(_, password)| password)
 }
 
-/// Builds a provider from a spec, reading its key from the environment.
-pub fn build(
-    spec: &ProviderSpec,
-    client: &crate::llm::LazyClient,
-    capabilities: &Arc<CapabilityCache>,
-    retry: &RetryConfig,
-) -> Result<Arc<dyn Provider>, ProviderError> {
+/// Opens the embedded model a spec names: handed down by the program that runs debates (the
+/// binary's opener starts it in a worker process), so that choosing and building providers
+/// never names the embedded engine.
+pub type OpenEmbedded = fn(
+    model: &std::path::Path,
+    settings: &LocalSettings,
+) -> Result<Arc<dyn Provider>, Box<dyn std::error::Error + Send + Sync>>;
+
+/// What one debate's providers are built with: the HTTP client and the learned request shapes
+/// they share, the retry policy, and the embedded model's opener if this program has one.
+#[derive(Clone)]
+pub struct Builder {
+    pub client: crate::llm::LazyClient,
+    pub capabilities: Arc<CapabilityCache>,
+    pub retry: RetryConfig,
+    pub embedded: Option<OpenEmbedded>,
+}
+
+impl Builder {
+    /// Builds a provider from a spec, reading its key from the environment.
+    pub fn build(&self, spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
+        build(spec, self)
+    }
+}
+
+fn build(spec: &ProviderSpec, with: &Builder) -> Result<Arc<dyn Provider>, ProviderError> {
+    let (client, capabilities, retry) = (&with.client, &with.capabilities, &with.retry);
     if !spec.fallbacks.is_empty() {
         let primary = ProviderSpec {
             fallbacks: Vec::new(),
             ..spec.clone()
         };
-        let mut chain = vec![(
-            spec.name.clone(),
-            build(&primary, client, capabilities, retry)?,
-        )];
+        let mut chain = vec![(spec.name.clone(), build(&primary, with)?)];
         for fallback in &spec.fallbacks {
-            chain.push((
-                fallback.name.clone(),
-                build(fallback, client, capabilities, retry)?,
-            ));
+            chain.push((fallback.name.clone(), build(fallback, with)?));
         }
         // The turn's last attempt goes to the next provider.
         let limit = retry.max_attempts.saturating_sub(1);
@@ -431,26 +445,12 @@ pub fn build(
             let path = spec.script.as_ref().ok_or(ProviderError::NoScript)?;
             Ok(Arc::new(ScriptedProvider::load(path)?))
         }
-        ProviderKind::Local => build_local(spec),
+        ProviderKind::Local => {
+            let open = with.embedded.ok_or(ProviderError::NoLocalBuild)?;
+            let path = models::locate(&spec.model)?;
+            open(&path, &spec.local.clone().unwrap_or_default()).map_err(ProviderError::Local)
+        }
     }
-}
-
-/// The embedded model: in a worker process where moot runs one (the binary does), else in
-/// this process.
-#[cfg(feature = "local")]
-fn build_local(spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
-    use crate::llm::local::{LocalProvider, worker};
-    let path = models::locate(&spec.model)?;
-    let settings = spec.local.clone().unwrap_or_default();
-    Ok(match worker::program() {
-        Some(program) => Arc::new(worker::WorkerProvider::open(program, &path, &settings)?),
-        None => Arc::new(LocalProvider::open(&path, &settings)?),
-    })
-}
-
-#[cfg(not(feature = "local"))]
-fn build_local(_spec: &ProviderSpec) -> Result<Arc<dyn Provider>, ProviderError> {
-    Err(ProviderError::NoLocalBuild)
 }
 
 /// The spec's base URL, or the hosted service's `default`; None when that URL is the hosted
@@ -472,25 +472,18 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/assets/demo/redis-vs-postgres.json"
         );
-        let client = crate::llm::LazyClient::default();
-        let capabilities = Arc::new(CapabilityCache::default());
-        let retry = RetryConfig::default();
-        build(
-            &ProviderSpec::scripted(script),
-            &client,
-            &capabilities,
-            &retry,
-        )
-        .unwrap();
-        assert!(!client.is_built());
-        build(
-            &ProviderSpec::openai("http://127.0.0.1:9/v1"),
-            &client,
-            &capabilities,
-            &retry,
-        )
-        .unwrap();
-        assert!(client.is_built());
+        let builder = Builder {
+            client: crate::llm::LazyClient::default(),
+            capabilities: Arc::new(CapabilityCache::default()),
+            retry: RetryConfig::default(),
+            embedded: None,
+        };
+        builder.build(&ProviderSpec::scripted(script)).unwrap();
+        assert!(!builder.client.is_built());
+        builder
+            .build(&ProviderSpec::openai("http://127.0.0.1:9/v1"))
+            .unwrap();
+        assert!(builder.client.is_built());
     }
 
     #[test]

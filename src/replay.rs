@@ -2,20 +2,24 @@
 //! the same fold it uses live (no provider needed).
 
 use crate::debate::{AskKind, Debate, Event, Phase};
-use crate::llm::local::models::{DEMONSTRATION_NOTE, is_demonstration_model};
-use crate::session::{self, DebateSettings};
+use crate::llm::models::{DEMONSTRATION_NOTE, is_demonstration_model};
+use crate::session::{self, DebateSettings, Registry};
 use crate::store::{CheckpointRecord, Store, StoreError};
 
 /// The events of a stored debate, in the order a live run emitted them (less the deltas):
 /// its event log, framed by where the debate stands now. Debates journaled before the log
 /// existed are rebuilt from their tables.
-pub fn journal_events(store: &Store, id: &str) -> Result<Vec<Event>, StoreError> {
+pub fn journal_events(
+    registry: &Registry,
+    store: &Store,
+    id: &str,
+) -> Result<Vec<Event>, StoreError> {
     let debate = store.debate(id)?;
     let logged = store.events(&debate.id)?;
     if logged.is_empty() {
-        return rebuilt_events(store, &debate);
+        return rebuilt_events(registry, store, &debate);
     }
-    let mut events = vec![created(&debate)];
+    let mut events = vec![created(registry, &debate)];
     // How each run ended is the debate row's to say, once, at the end.
     events.extend(logged.into_iter().filter(within_the_run));
     events.extend(debate.ending());
@@ -33,13 +37,17 @@ fn within_the_run(event: &Event) -> bool {
 
 /// The events of a debate journaled before the event log, rebuilt from its tables in the
 /// moderated protocol's order (the only protocol there was).
-fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreError> {
+fn rebuilt_events(
+    registry: &Registry,
+    store: &Store,
+    debate: &Debate,
+) -> Result<Vec<Event>, StoreError> {
     let turns = store.turns(&debate.id)?;
     let checkpoints = store.checkpoints(&debate.id)?;
     let annotations = store.annotations(&debate.id)?;
     let synthesis = store.synthesis(&debate.id)?;
     let settings: Option<DebateSettings> = serde_json::from_value(debate.config.clone()).ok();
-    let mut events = vec![created(debate)];
+    let mut events = vec![created(registry, debate)];
     let mut rest = turns.iter().peekable();
     while let Some(turn) = rest.next_if(|t| t.phase == Phase::Analysis) {
         events.push(turn.completed_event(true));
@@ -134,13 +142,13 @@ fn rebuilt_events(store: &Store, debate: &Debate) -> Result<Vec<Event>, StoreErr
 }
 
 /// The debate as it was created (a replay starts from the beginning, never as a resume).
-fn created(debate: &Debate) -> Event {
+fn created(registry: &Registry, debate: &Debate) -> Event {
     Event::DebateCreated {
         id: debate.id.clone(),
         question: debate.question.clone(),
         protocol: debate.protocol.clone(),
         resumed: false,
-        presentation: session::presentation(&debate.protocol),
+        presentation: session::presentation(registry, &debate.protocol),
     }
 }
 
@@ -164,7 +172,11 @@ pub struct Following {
 
 /// Starts following debate `id`: the socket is joined before the journal is read, so nothing
 /// that happens between is missed. Returns the events so far.
-pub async fn follow(store: &Store, id: &str) -> Result<(Vec<Event>, Following), StoreError> {
+pub async fn follow(
+    registry: &Registry,
+    store: &Store,
+    id: &str,
+) -> Result<(Vec<Event>, Following), StoreError> {
     let debate = store.debate(id)?;
     let listener = match store.live_dir() {
         Some(dir) => crate::live::Listener::connect(&dir, &debate.id).await,
@@ -178,7 +190,7 @@ pub async fn follow(store: &Store, id: &str) -> Result<(Vec<Event>, Following), 
         next_poll: tokio::time::Instant::now(),
         done: false,
     };
-    let mut events = vec![created(&debate)];
+    let mut events = vec![created(registry, &debate)];
     events.extend(following.journaled()?);
     Ok((events, following))
 }
@@ -272,7 +284,9 @@ mod tests {
         store
             .record_event("DEB-follow1", &notice("before"))
             .unwrap();
-        let (events, mut following) = follow(&store, "DEB-follow1").await.unwrap();
+        let (events, mut following) = follow(&crate::protocol::builtin(), &store, "DEB-follow1")
+            .await
+            .unwrap();
         assert!(!following.live(), "nobody serves a socket");
         assert_eq!(
             events.len(),

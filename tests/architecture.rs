@@ -293,6 +293,101 @@ fn the_allowed_edges_form_no_cycle() {
     }
 }
 
+/// The "never" rules of ARCHITECTURE.md's target layout that a module edge cannot say: a name
+/// that may appear (outside comments and unit tests) only in the places listed, by path prefix
+/// under `src/`. Until Cargo holds them as crate edges, this does.
+const NEVER: &[(&str, &[&str], &[&str])] = &[
+    (
+        "only the binary names the protocols moot ships; the session, the faces and the server \
+         are handed a Registry",
+        &["builtin()", "protocol::builtin", "REGISTRY"],
+        &[
+            "launch/",
+            "commands/",
+            "main.rs",
+            "protocol/builtin.rs",
+            "protocol/mod.rs",
+        ],
+    ),
+    (
+        "only the binary names the embedded engine; the session is handed its opener \
+         (providers::OpenEmbedded)",
+        &["llm::local", "local::"],
+        &["launch/", "commands/", "main.rs", "lib.rs", "llm/"],
+    ),
+];
+
+/// Every non-test, non-comment line of every file under `src/`, with its path there.
+fn code_lines() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut lines = Vec::new();
+    let mut pending = vec![src.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap().display().to_string();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text
+                .find("#[cfg(test)]\nmod tests")
+                .map_or(text.as_str(), |end| &text[..end]);
+            for line in code.lines() {
+                if !line.trim_start().starts_with("//") {
+                    lines.push((relative.clone(), line.to_string()));
+                }
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn the_never_rules_hold() {
+    let lines = code_lines();
+    let mut wrong = Vec::new();
+    for (rule, names, places) in NEVER {
+        for (file, line) in &lines {
+            let allowed = places.iter().any(|place| file.starts_with(place));
+            if let Some(name) = names.iter().find(|name| line.contains(*name))
+                && !allowed
+            {
+                wrong.push(format!(
+                    "src/{file} names {name}: {rule}\n    {}",
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// The engine's seam (`protocol/mod.rs`) declares the protocol folders as modules and names
+/// none of them: the list of protocols is `protocol/builtin.rs`'s alone.
+#[test]
+fn the_engine_names_no_protocol() {
+    let (protocols, _) = protocol_rooms();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol/mod.rs"))
+            .unwrap();
+    let code = text
+        .find("#[cfg(test)]\nmod tests")
+        .map_or(text.as_str(), |end| &text[..end]);
+    let named: Vec<&String> = protocols
+        .iter()
+        .filter(|p| code.contains(&format!("{p}::")))
+        .collect();
+    assert!(
+        named.is_empty(),
+        "src/protocol/mod.rs names the protocols {named:?}; list them in protocol/builtin.rs"
+    );
+}
+
 /// What every protocol may build on inside `protocol/`, beside the items of `protocol/mod.rs`.
 const PROTOCOL_SHARED: &[&str] = &["kit", "moves", "tree", "text"];
 
@@ -337,7 +432,7 @@ fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
     assert!(
         shared
             .iter()
-            .all(|s| PROTOCOL_SHARED.contains(&s.as_str()) || s == "reflect"),
+            .all(|s| PROTOCOL_SHARED.contains(&s.as_str()) || s == "reflect" || s == "builtin"),
         "src/protocol/ holds files that are neither shared rooms nor protocols: {shared:?}; a \
          protocol is a folder (protocol/<name>/mod.rs)"
     );
@@ -379,7 +474,8 @@ fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
         }
     }
     // The shared rooms serve every protocol, so none of them may lean on one.
-    for name in &shared {
+    // `builtin.rs` is the list of the protocols moot ships: naming them is its one job.
+    for name in shared.iter().filter(|name| *name != "builtin") {
         let text = std::fs::read_to_string(root.join(format!("{name}.rs"))).unwrap();
         let code = text
             .find("#[cfg(test)]\nmod tests")

@@ -95,6 +95,7 @@ async fn run(
     let settings = settings(&path, flags, cwd);
     let (finish, events) = answered(vec![], "test", |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             TOPIC,
             settings,
@@ -448,6 +449,7 @@ async fn run_watched(
         seen
     });
     let finish = session::start(
+        moot::launch::host(),
         store.clone(),
         TOPIC,
         settings,
@@ -700,7 +702,16 @@ async fn a_resume_replays_every_turn_the_persons_too_without_asking_again() {
     let (finish, _) = answered(
         vec![Control::Guide("Where is the data? Turn 1 has none.".into())],
         "ana",
-        |wiring| session::start(store.clone(), TOPIC, settings, wiring, interrupt),
+        |wiring| {
+            session::start(
+                moot::launch::host(),
+                store.clone(),
+                TOPIC,
+                settings,
+                wiring,
+                interrupt,
+            )
+        },
     )
     .await;
     assert_eq!(finish.status, DebateStatus::Paused);
@@ -725,6 +736,7 @@ async fn a_resume_replays_every_turn_the_persons_too_without_asking_again() {
         "ana",
         |wiring| {
             session::resume(
+                moot::launch::host(),
                 store.clone(),
                 &finish.id,
                 ResumeChanges::default(),

@@ -9,7 +9,7 @@ use moot::protocol::{
     Common, Ending, Outcome, Registry, Run, SettingsError, SettingsInput, TypedProtocol, kit,
 };
 use moot::providers::ProviderSpec;
-use moot::session::{self, DebateSettings, ResumeChanges};
+use moot::session::{self, DebateSettings, Host, ResumeChanges};
 use moot::store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -125,14 +125,19 @@ fn caller(id: &str) -> Seat {
     }
 }
 
-fn settings(script: &std::path::Path) -> DebateSettings {
+/// The settings of a coin debate, found in `registry` by the name the config gives, as any
+/// protocol's are.
+fn settings(registry: &Registry, script: &std::path::Path) -> DebateSettings {
+    let config = Config {
+        protocol: Some("coin".into()),
+        ..Config::default()
+    };
     let mut settings =
-        DebateSettings::from_config(&Config::default(), ProviderSpec::scripted(script)).unwrap();
+        DebateSettings::from_config(registry, &config, ProviderSpec::scripted(script)).unwrap();
+    assert_eq!(settings.protocol, "coin");
     settings.lessons.enabled = false;
     settings.checkpoints = false;
     settings.write_decision = false;
-    settings.protocol = "coin".into();
-    settings.protocol_settings = serde_json::Value::Null;
     settings
 }
 
@@ -142,7 +147,7 @@ fn call(seat: &str, said: &str, delay_ms: u64) -> serde_json::Value {
 
 #[tokio::test(start_paused = true)]
 async fn a_protocol_outside_the_registry_runs_resumes_replays_and_verifies() {
-    let registry = Registry::builtin().with(&COIN);
+    let registry = moot::protocol::builtin().with(&COIN);
     let store = Store::in_memory().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.json");
@@ -151,11 +156,11 @@ async fn a_protocol_outside_the_registry_runs_resumes_replays_and_verifies() {
     std::fs::write(&script, json!({"replies": replies}).to_string()).unwrap();
     let interrupt = tokio::time::sleep(std::time::Duration::from_secs(50));
     let (first, _) = answered(vec![], "ana", |wiring| {
-        session::start_in(
-            &registry,
+        session::start(
+            Host::new(registry.clone()),
             store.clone(),
             "Heads or tails?",
-            settings(&script),
+            settings(&registry, &script),
             wiring,
             interrupt,
         )
@@ -166,6 +171,7 @@ async fn a_protocol_outside_the_registry_runs_resumes_replays_and_verifies() {
 
     // Without the registry the journal's protocol is unknown, and says so.
     let unknown = session::resume(
+        moot::launch::host(),
         store.clone(),
         &first.id,
         ResumeChanges::default(),
@@ -180,8 +186,8 @@ async fn a_protocol_outside_the_registry_runs_resumes_replays_and_verifies() {
     let replies = json!([call("B", "tails", 0)]);
     std::fs::write(&script, json!({"replies": replies}).to_string()).unwrap();
     let (done, events) = answered(vec![], "ana", |wiring| {
-        session::resume_in(
-            &registry,
+        session::resume(
+            Host::new(registry.clone()),
             store.clone(),
             &first.id,
             ResumeChanges::default(),
@@ -207,7 +213,7 @@ async fn a_protocol_outside_the_registry_runs_resumes_replays_and_verifies() {
     );
 
     // Replayed offline: both calls, under the protocol's own looks.
-    let replay = moot::replay::journal_events(&store, &done.id).unwrap();
+    let replay = moot::replay::journal_events(&registry, &store, &done.id).unwrap();
     let calls = replay
         .iter()
         .filter(|e| matches!(e, Event::TurnCompleted { .. }))
@@ -219,7 +225,7 @@ async fn a_protocol_outside_the_registry_runs_resumes_replays_and_verifies() {
     )));
 
     // Verified: re-run from the journal alone, it ends as recorded.
-    let verification = moot::audit::verify_in(&registry, &store, &done.id)
+    let verification = moot::audit::verify(&registry, &store, &done.id)
         .await
         .unwrap();
     assert!(verification.passed(), "{}", verification.to_text());

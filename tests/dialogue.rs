@@ -183,6 +183,7 @@ async fn run_with(
     change(&mut settings);
     let (finish, events) = answered(vec![], "test", |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             TOPIC,
             settings,
@@ -635,7 +636,14 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
     let first = settings(&path, code.path(), 2);
     let interrupt = tokio::time::sleep(std::time::Duration::from_secs(50));
     let (finish, before) = answered(vec![], "test", |wiring| {
-        session::start(store.clone(), TOPIC, first, wiring, interrupt)
+        session::start(
+            moot::launch::host(),
+            store.clone(),
+            TOPIC,
+            first,
+            wiring,
+            interrupt,
+        )
     })
     .await;
     assert_eq!(finish.status, DebateStatus::Paused);
@@ -665,6 +673,7 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
     std::fs::write(code.path().join("src/retry_budget.rs"), "// retry budget\n").unwrap();
     let (finish, after) = answered(vec![], "test", |wiring| {
         session::resume(
+            moot::launch::host(),
             store.clone(),
             &finish.id,
             ResumeChanges::default(),
@@ -692,7 +701,9 @@ async fn a_resume_mid_argumentation_replays_k_and_every_move_without_asking_agai
     assert_eq!(result.computed.concessions.len(), 1);
     // A replay from the journal shows K and every move, like the live run.
     let mut view = moot::tui::state::DebateView::new();
-    for event in moot::replay::journal_events(&store, &finish.id).unwrap() {
+    for event in
+        moot::replay::journal_events(&moot::protocol::builtin(), &store, &finish.id).unwrap()
+    {
         view.apply(&event);
     }
     assert_eq!(view.shared_context.unwrap().facts, k(&before).unwrap());
@@ -815,6 +826,7 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     short_script().write(&path);
     let (finish, events) = answered(vec![Control::Accept], "ana", |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             TOPIC,
             gated(&path, code.path(), 30),
@@ -853,6 +865,7 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
         "ana",
         |wiring| {
             session::start(
+                moot::launch::host(),
                 store.clone(),
                 TOPIC,
                 gated(&path, code.path(), 30),
@@ -883,6 +896,7 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     short_script().write(&path);
     let (finish, _) = answered(vec![], "ana", |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             TOPIC,
             gated(&path, code.path(), 1),
@@ -902,6 +916,7 @@ async fn an_approval_gate_is_approved_rejected_or_left_to_time_out_and_asked_aga
     rest.write(&path);
     let (finish, _) = answered(vec![Control::Accept], "ana", |wiring| {
         session::resume(
+            moot::launch::host(),
             store.clone(),
             &finish.id,
             ResumeChanges::default(),

@@ -11,7 +11,8 @@ mod model;
 
 use model::model_path;
 use moot::debate::Phase;
-use moot::llm::local::{LocalProvider, LocalSettings, Timings};
+use moot::llm::embedded::LocalSettings;
+use moot::llm::local::{LocalProvider, Timings};
 use moot::llm::structured::extract_json;
 use moot::llm::{ChatMessage, ChatRequest, Provider, ProviderKind, ReplyFormat, RequestLabel};
 use serde_json::Value;
@@ -259,7 +260,7 @@ async fn a_q4_1_model_is_read_from_a_q8_0_copy_made_once_that_answers_alike() {
         widened: Some(copies.path().to_path_buf()),
         ..settings()
     };
-    let stored = moot::llm::local::gguf::inspect(&model_path()).unwrap();
+    let stored = moot::llm::gguf::inspect(&model_path()).unwrap();
     assert_eq!(
         stored.file_type,
         Some(3),
@@ -278,7 +279,7 @@ async fn a_q4_1_model_is_read_from_a_q8_0_copy_made_once_that_answers_alike() {
     let widened = LocalProvider::open(&model_path(), &widening).unwrap();
     let (copy, made) = copy_of();
     assert_eq!(
-        moot::llm::local::gguf::inspect(&copy).unwrap().file_type,
+        moot::llm::gguf::inspect(&copy).unwrap().file_type,
         Some(7),
         "the copy is Q8_0"
     );

@@ -100,8 +100,12 @@ impl Script {
 }
 
 fn settings(script: &Path, checkpoints: bool) -> DebateSettings {
-    let mut settings =
-        DebateSettings::from_config(&Config::default(), ProviderSpec::scripted(script)).unwrap();
+    let mut settings = DebateSettings::from_config(
+        &moot::protocol::builtin(),
+        &Config::default(),
+        ProviderSpec::scripted(script),
+    )
+    .unwrap();
     // Lessons are their own tests; a reflection step would change what these count.
     settings.lessons.enabled = false;
     settings.checkpoints = checkpoints;
@@ -134,7 +138,8 @@ fn settings(script: &Path, checkpoints: bool) -> DebateSettings {
 /// The panel's settings with its default judges, as the protocol itself makes them.
 fn with_default_judges(mut panel: PanelSettings) -> Value {
     let defaults: PanelSettings = serde_json::from_value(
-        moot::protocol::named("panel")
+        moot::protocol::builtin()
+            .named("panel")
             .unwrap()
             .settings(&moot::protocol::SettingsInput {
                 flags: &[(
@@ -170,6 +175,7 @@ async fn run(
     let settings = settings(&path, checkpoints);
     let (finish, events) = answered(controls, ANSWERER, |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             QUESTION,
             settings,
@@ -196,6 +202,7 @@ async fn start_on(
 ) -> Finish {
     answered(vec![], ANSWERER, |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             QUESTION,
             settings(path, false),
@@ -211,6 +218,7 @@ async fn start_on(
 async fn resume(store: &Store, id: &str) -> (Finish, Vec<Event>) {
     answered(vec![], ANSWERER, |wiring| {
         session::resume(
+            moot::launch::host(),
             store.clone(),
             id,
             ResumeChanges::default(),
@@ -390,9 +398,16 @@ async fn a_contested_result_left_open_is_decided_later() {
             .contains("**Chosen:** not yet")
     );
     let by = "bo on the command line";
-    let refused = session::decide(&store, &finish.id, "Q", by, false)
-        .err()
-        .unwrap();
+    let refused = session::decide(
+        &moot::protocol::builtin(),
+        &store,
+        &finish.id,
+        "Q",
+        by,
+        false,
+    )
+    .err()
+    .unwrap();
     assert!(
         refused.to_string().contains("there is no option \"Q\""),
         "{refused}"
@@ -403,7 +418,17 @@ async fn a_contested_result_left_open_is_decided_later() {
             panic!("a finished debate is settled")
         }
     };
-    let decided = markdown(session::decide(&store, &finish.id, "c", by, false).unwrap());
+    let decided = markdown(
+        session::decide(
+            &moot::protocol::builtin(),
+            &store,
+            &finish.id,
+            "c",
+            by,
+            false,
+        )
+        .unwrap(),
+    );
     assert!(
         decided.contains("**Chosen:** option C: Limited offline by bo on the command line"),
         "{decided}"
@@ -417,9 +442,16 @@ async fn a_contested_result_left_open_is_decided_later() {
     );
 
     // Seed review 000/001 #7: deciding again needs --force, and every decision stays.
-    let again = session::decide(&store, &finish.id, "B", by, false)
-        .err()
-        .unwrap();
+    let again = session::decide(
+        &moot::protocol::builtin(),
+        &store,
+        &finish.id,
+        "B",
+        by,
+        false,
+    )
+    .err()
+    .unwrap();
     assert!(
         again
             .to_string()
@@ -427,7 +459,17 @@ async fn a_contested_result_left_open_is_decided_later() {
             && again.to_string().contains("--force"),
         "{again}"
     );
-    markdown(session::decide(&store, &finish.id, "B", by, true).unwrap());
+    markdown(
+        session::decide(
+            &moot::protocol::builtin(),
+            &store,
+            &finish.id,
+            "B",
+            by,
+            true,
+        )
+        .unwrap(),
+    );
     assert_eq!(result(&store, &finish.id).chosen.unwrap().option, "B");
     let decisions: Vec<_> = store
         .audit(&finish.id)
@@ -462,7 +504,9 @@ async fn a_contested_result_left_open_is_decided_later() {
     // The choice is filed where the panel asks it, so the journal alone reproduces it.
     let answer = store.checkpoints(&finish.id).unwrap();
     assert_eq!((answer.len(), answer[0].round), (1, 2));
-    let verification = moot::audit::verify(&store, &finish.id).await.unwrap();
+    let verification = moot::audit::verify(&moot::protocol::builtin(), &store, &finish.id)
+        .await
+        .unwrap();
     assert!(verification.passed(), "{}", verification.to_text());
 }
 
@@ -478,6 +522,7 @@ async fn a_debate_paused_at_its_choice_is_decided_and_finished_by_a_resume() {
     let answers = vec![Control::Continue];
     let (finish, _) = answered(answers, ANSWERER, |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             QUESTION,
             settings,
@@ -487,14 +532,30 @@ async fn a_debate_paused_at_its_choice_is_decided_and_finished_by_a_resume() {
     })
     .await;
     assert_eq!(finish.status, DebateStatus::Paused);
-    let wrong = session::decide(&store, &finish.id, "Z", "bo", false)
-        .err()
-        .unwrap();
+    let wrong = session::decide(
+        &moot::protocol::builtin(),
+        &store,
+        &finish.id,
+        "Z",
+        "bo",
+        false,
+    )
+    .err()
+    .unwrap();
     assert!(
         wrong.to_string().contains("choose one of A, B, C"),
         "{wrong}"
     );
-    match session::decide(&store, &finish.id, "b", "bo", false).unwrap() {
+    match session::decide(
+        &moot::protocol::builtin(),
+        &store,
+        &finish.id,
+        "b",
+        "bo",
+        false,
+    )
+    .unwrap()
+    {
         session::Decided::Answered { round } => assert_eq!(round, 2),
         other => panic!("a paused debate has no result to settle: {other:?}"),
     }
@@ -843,7 +904,7 @@ async fn a_panel_killed_in_round_two_resumes_where_it_stopped() {
 
 fn replay_view(store: &Store, id: &str) -> moot::tui::state::DebateView {
     let mut view = moot::tui::state::DebateView::new();
-    for event in moot::replay::journal_events(store, id).unwrap() {
+    for event in moot::replay::journal_events(&moot::protocol::builtin(), store, id).unwrap() {
         view.apply(&event);
     }
     view
@@ -895,7 +956,14 @@ async fn resume_with(
     controls: Vec<Control>,
 ) -> (Finish, Vec<Event>) {
     answered(controls, ANSWERER, |wiring| {
-        session::resume(store.clone(), id, changes, wiring, std::future::pending())
+        session::resume(
+            moot::launch::host(),
+            store.clone(),
+            id,
+            changes,
+            wiring,
+            std::future::pending(),
+        )
     })
     .await
 }
@@ -912,6 +980,7 @@ async fn start_proposing(
     let settings = proposing(path, checkpoints);
     answered(controls, ANSWERER, |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             QUESTION,
             settings,
@@ -960,7 +1029,9 @@ async fn a_resume_after_an_unusable_proposal_asks_the_moderator_again() {
     assert_eq!(result.options.len(), 3);
 
     // Re-run from the journal alone, the newer proposal is served and the result agrees.
-    let verification = moot::audit::verify(&store, &finish.id).await.unwrap();
+    let verification = moot::audit::verify(&moot::protocol::builtin(), &store, &finish.id)
+        .await
+        .unwrap();
     assert!(verification.passed(), "{}", verification.to_text());
 }
 
@@ -995,11 +1066,14 @@ async fn a_resume_with_options_rescues_an_unusable_proposal() {
     let result = result(&store, &finish.id);
     assert_eq!(result.recommended_option.as_deref(), Some("C"));
     assert_eq!(result.options[2].label, "Limited offline");
-    let verification = moot::audit::verify(&store, &finish.id).await.unwrap();
+    let verification = moot::audit::verify(&moot::protocol::builtin(), &store, &finish.id)
+        .await
+        .unwrap();
     assert!(verification.passed(), "{}", verification.to_text());
 
     // Settled options cannot change: the judges of this one have spoken.
     let refused = moot::session::check_resume(
+        &moot::protocol::builtin(),
         &store,
         &finish.id,
         &ResumeChanges {
@@ -1100,7 +1174,7 @@ async fn verify_names_a_difference_of_result_version_without_failing_on_it() {
         .replace("**Outcome:**", "**Outcome (older wording):**");
     stored.data["result_version"] = json!(1);
     store.save_synthesis(&finish.id, &stored).unwrap();
-    let text = moot::audit::verify(&store, &finish.id)
+    let text = moot::audit::verify(&moot::protocol::builtin(), &store, &finish.id)
         .await
         .unwrap()
         .to_text();
@@ -1110,7 +1184,7 @@ async fn verify_names_a_difference_of_result_version_without_failing_on_it() {
     );
     stored.data["result_version"] = json!(4);
     store.save_synthesis(&finish.id, &stored).unwrap();
-    let text = moot::audit::verify(&store, &finish.id)
+    let text = moot::audit::verify(&moot::protocol::builtin(), &store, &finish.id)
         .await
         .unwrap()
         .to_text();

@@ -102,7 +102,8 @@ fn evaluation(decision: &str) -> Value {
 
 fn settings(script: &std::path::Path) -> DebateSettings {
     let spec = ProviderSpec::scripted(script);
-    let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    let mut settings =
+        DebateSettings::from_config(&moot::protocol::builtin(), &Config::default(), spec).unwrap();
     // Lessons are their own tests; a reflection step would change what these count.
     settings.lessons.enabled = false;
     settings.checkpoints = false;
@@ -118,6 +119,7 @@ async fn run(
 ) -> (Finish, Vec<Event>) {
     answered(controls, "the test", |wiring| {
         session::start(
+            moot::launch::host(),
             store.clone(),
             QUESTION,
             settings,
@@ -137,6 +139,7 @@ async fn resume(
 ) -> (Finish, Vec<Event>) {
     answered(controls, answerer, |wiring| {
         session::resume(
+            moot::launch::host(),
             store.clone(),
             id,
             ResumeChanges::default(),
@@ -696,6 +699,7 @@ async fn run_with_a_locked_journal(release: bool) -> (Finish, Vec<Event>) {
     let (events, mut events_rx) = mpsc::unbounded_channel();
     let (_controls_tx, controls) = mpsc::unbounded_channel();
     let debate = session::start(
+        moot::launch::host(),
         store,
         QUESTION,
         settings,
@@ -769,7 +773,7 @@ async fn a_follow_up_issue_draft_is_written_once_from_a_concluded_debate() {
     let store = Store::in_memory().unwrap();
     let (finish, _) = run(&store, settings, vec![]).await;
     let record = store.synthesis(&finish.id).unwrap().unwrap().path.unwrap();
-    let draft = session::write_follow_up(&store, &finish.id).unwrap();
+    let draft = session::write_follow_up(&moot::protocol::builtin(), &store, &finish.id).unwrap();
     assert_eq!(draft.parent(), std::path::Path::new(&record).parent());
     assert!(draft.to_str().unwrap().ends_with("-issue.md"), "{draft:?}");
     let text = std::fs::read_to_string(&draft).unwrap();
@@ -780,7 +784,7 @@ async fn a_follow_up_issue_draft_is_written_once_from_a_concluded_debate() {
         "{text}"
     );
     assert_eq!(
-        session::write_follow_up(&store, &finish.id).unwrap(),
+        session::write_follow_up(&moot::protocol::builtin(), &store, &finish.id).unwrap(),
         draft,
         "written once"
     );

@@ -24,7 +24,8 @@ fn fold(events: &[Event]) -> DebateView {
 #[tokio::test(start_paused = true)]
 async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
     let spec = ProviderSpec::scripted(demo_script());
-    let mut settings = DebateSettings::from_config(&Config::default(), spec).unwrap();
+    let mut settings =
+        DebateSettings::from_config(&moot::protocol::builtin(), &Config::default(), spec).unwrap();
     // Lessons are their own tests; a reflection step would change what these count.
     settings.lessons.enabled = false;
     settings.write_decision = false;
@@ -40,6 +41,7 @@ async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
         controls_tx.send(control).unwrap();
     }
     let finish = session::start(
+        moot::launch::host(),
         store.clone(),
         "Should we use Redis or PostgreSQL for caching?",
         settings,
@@ -57,7 +59,9 @@ async fn a_replayed_debate_folds_into_what_the_live_run_showed() {
         live_events.push(event);
     }
     let live = fold(&live_events);
-    let replayed = fold(&moot::replay::journal_events(&store, &finish.id).unwrap());
+    let replayed = fold(
+        &moot::replay::journal_events(&moot::protocol::builtin(), &store, &finish.id).unwrap(),
+    );
 
     assert_eq!(live.status, DebateStatus::Completed);
     let record = &live.synthesis.as_ref().unwrap().markdown;

@@ -914,7 +914,10 @@ fn standings(round: u32, backers: &[&[&[&str]]], headline: &str, changes: &[&str
 
 /// A judges' panel in round 2: round 1 split three ways, Value has moved to A, Effort streams.
 fn panel_round_two() -> Vec<Event> {
-    let presentation = moot::protocol::named("panel").unwrap().presentation();
+    let presentation = moot::protocol::builtin()
+        .named("panel")
+        .unwrap()
+        .presentation();
     let question = "How much offline support should v1 have?";
     vec![
         Event::DebateCreated {
@@ -1200,7 +1203,10 @@ fn a_contested_draft_awaits_a_choice_not_an_approval() {
 /// workbench knows what it started), and at its options step the header and strip say so.
 #[test]
 fn a_panel_opens_as_a_panel_and_its_options_step_says_what_it_is() {
-    let presentation = moot::protocol::named("panel").unwrap().presentation();
+    let presentation = moot::protocol::builtin()
+        .named("panel")
+        .unwrap()
+        .presentation();
     let mut app = App::new(false);
     app.view.expecting(
         "How much offline support should v1 have?",
@@ -1358,7 +1364,10 @@ fn an_options_step_with_nothing_proposed_asks_for_them_typed() {
 /// A formal dialogue after its first round of argumentation: K gathered, OPP had a move
 /// rejected, the moderator's strip carries the scores.
 fn dialogue_round_one() -> Vec<Event> {
-    let presentation = moot::protocol::named("dialogue").unwrap().presentation();
+    let presentation = moot::protocol::builtin()
+        .named("dialogue")
+        .unwrap()
+        .presentation();
     let side = |id: &str, persona: &str, stance: &str| Seat {
         id: id.into(),
         perspective: persona.into(),
@@ -1701,7 +1710,10 @@ fn a_fact_of_the_shared_context_opens_only_as_a_file_gathering_found() {
 /// An arena in its rebuttal round: three seats, one played by an outside agent it now waits
 /// for, rubric scores in the side panel.
 fn arena_rebuttal() -> Vec<Event> {
-    let presentation = moot::protocol::named("arena").unwrap().presentation();
+    let presentation = moot::protocol::builtin()
+        .named("arena")
+        .unwrap()
+        .presentation();
     let role = |id: &str, name: &str, stance: &str| Seat {
         id: id.into(),
         perspective: name.into(),

@@ -299,14 +299,22 @@ pub async fn self_consistency(
     ))
 }
 
+/// The debate arm run as one of moot's protocols: the host that runs it and the settings
+/// every problem's debate starts from.
+pub struct ProtocolArm {
+    pub host: crate::session::Host,
+    pub settings: crate::session::DebateSettings,
+}
+
 /// The debate arm as one of moot's protocols: a real debate (journaled, in `moot list`) on the
 /// problem, its answer read from the record's recommendation (or the record's last number),
 /// its critical path the journaled turns' longest latency per step.
 pub async fn protocol_debate(
     store: &crate::store::Store,
-    template: &crate::session::DebateSettings,
+    arm: &ProtocolArm,
     problem: &Problem,
 ) -> Result<ArmResult, BenchError> {
+    let template = &arm.settings;
     let started = Instant::now();
     let (events, _) = tokio::sync::mpsc::unbounded_channel();
     let (_answers, controls) = tokio::sync::mpsc::unbounded_channel();
@@ -323,6 +331,7 @@ pub async fn protocol_debate(
     let mut settings = template.clone();
     settings.initiated_by = Some(crate::debate::Initiator::Bench);
     let finish = crate::session::start(
+        arm.host.clone(),
         store.clone(),
         &question,
         settings,

@@ -150,7 +150,7 @@ pub async fn run(
     settings: &BenchSettings,
     provider: Arc<dyn Provider>,
     shape: &Shape,
-    template: Option<&crate::session::DebateSettings>,
+    template: Option<&arms::ProtocolArm>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report, BenchError> {
     let done = store.bench_results(id)?;

@@ -17,10 +17,11 @@ pub fn decide(
     force: bool,
 ) -> Result<bool, Failure> {
     use crate::session::{DecideError, Decided};
-    let decided = crate::session::decide(store, id, option, by, force).map_err(|e| match e {
-        DecideError::Store(e) => Failure::from(e),
-        other => Failure::usage(other.to_string()),
-    })?;
+    let decided = crate::session::decide(&crate::protocol::builtin(), store, id, option, by, force)
+        .map_err(|e| match e {
+            DecideError::Store(e) => Failure::from(e),
+            other => Failure::usage(other.to_string()),
+        })?;
     let (markdown, path) = match decided {
         Decided::Answered { .. } => return Ok(true),
         Decided::Sent { .. } => {

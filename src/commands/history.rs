@@ -111,7 +111,10 @@ fn concluded_by(
     protocol: &str,
     data: Option<&serde_json::Value>,
 ) -> Option<crate::debate::Resolution> {
-    crate::protocol::named(protocol).ok()?.resolution(data?)
+    crate::protocol::builtin()
+        .named(protocol)
+        .ok()?
+        .resolution(data?)
 }
 
 pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), Failure> {
@@ -378,6 +381,7 @@ fn chain_line(id: &str, chain: &crate::store::ChainCheck) -> String {
 
 /// Whether the debate's protocol writes a record that is already the whole report.
 fn record_is_report(document: &report::DebateDocument) -> bool {
-    crate::protocol::find(&document.debate.protocol)
+    crate::protocol::builtin()
+        .find(&document.debate.protocol)
         .is_some_and(|p| p.presentation().record_is_report)
 }

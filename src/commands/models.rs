@@ -3,13 +3,13 @@
 use super::{Failure, one_line, print, print_json};
 use crate::catalog;
 use crate::config::Config;
-use crate::llm::local::models;
+use crate::llm::models;
 
 /// `moot protocols`: every registered protocol with its one-line description and flags.
 pub fn protocols(json: bool) -> Result<(), Failure> {
     if json {
-        let list: Vec<serde_json::Value> = crate::protocol::REGISTRY
-            .iter()
+        let list: Vec<serde_json::Value> = crate::protocol::builtin()
+            .protocols()
             .map(|p| {
                 serde_json::json!({
                     "name": p.name(),
@@ -21,7 +21,7 @@ pub fn protocols(json: bool) -> Result<(), Failure> {
         return print_json(&list);
     }
     let mut out = String::new();
-    for protocol in crate::protocol::REGISTRY {
+    for protocol in crate::protocol::builtin().protocols() {
         out.push_str(&format!(
             "{:<10} {}\n",
             protocol.name(),

@@ -17,15 +17,19 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     let spec = providers::resolve(&session::provider_flags(&args.provider), config)
         .map_err(|e| Failure::usage(e.to_string()))?;
     ensure_local_model(&spec, args.yes)?;
-    let client = crate::llm::LazyClient::default();
-    let capabilities = Arc::new(crate::llm::CapabilityCache::from_stored(
-        store.load_capabilities().unwrap_or_default(),
-    ));
-    let provider =
-        providers::build(&spec, &client, &capabilities, &config.retry).map_err(|e| match e {
-            providers::ProviderError::Http(e) => Failure::runtime(e.to_string()),
-            e => Failure::usage(e.to_string()),
-        })?;
+    let host = super::host();
+    let builder = providers::Builder {
+        client: crate::llm::LazyClient::default(),
+        capabilities: Arc::new(crate::llm::CapabilityCache::from_stored(
+            store.load_capabilities().unwrap_or_default(),
+        )),
+        retry: config.retry.clone(),
+        embedded: host.embedded,
+    };
+    let provider = builder.build(&spec).map_err(|e| match e {
+        providers::ProviderError::Http(e) => Failure::runtime(e.to_string()),
+        e => Failure::usage(e.to_string()),
+    })?;
     let (id, settings) = match &args.resume {
         Some(id) => {
             let stored = store.bench_run(id)?.ok_or_else(|| {
@@ -54,6 +58,7 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     let template = match &settings.protocol {
         Some(name) => {
             let template = DebateSettings::for_bench(
+                &host.protocols,
                 config,
                 spec.clone(),
                 name,
@@ -61,7 +66,10 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
                 settings.agents as u32,
             )
             .map_err(Failure::from)?;
-            Some(template)
+            Some(crate::bench::arms::ProtocolArm {
+                host: host.clone(),
+                settings: template,
+            })
         }
         None => None,
     };
@@ -78,7 +86,7 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     .map_err(|e| Failure::runtime(e.to_string()))?;
     // The model a server names in its replies is known only once it has replied.
     report.provider = format!("{} / {}", provider.kind(), provider.model());
-    let _ = store.save_capabilities(&capabilities.stored());
+    let _ = store.save_capabilities(&builder.capabilities.stored());
     let markdown = report.to_markdown();
     let json =
         serde_json::to_string_pretty(&report).map_err(|e| Failure::runtime(e.to_string()))?;

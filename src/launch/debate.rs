@@ -57,7 +57,8 @@ pub(super) fn run_debate(
             session::SessionError::QuestionTooLong { chars }.to_string(),
         ));
     }
-    let mut settings = session::assemble(&args, config)?;
+    let host = super::host();
+    let mut settings = session::assemble(&host.protocols, &args, config)?;
     let headless = !on_terminal() || args.face.headless;
     settings.initiated_by.get_or_insert(if headless {
         crate::debate::Initiator::Stdin
@@ -82,6 +83,7 @@ pub(super) fn run_debate(
     let answers = answers(args.checkpoints.mode());
     block_on(headless::run(answers, |wiring| {
         session::start(
+            host,
             store,
             &question,
             settings,
@@ -109,6 +111,7 @@ pub(super) fn workbench(
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
     let configured = session::chosen_protocol(args, config).to_string();
+    let host = super::host();
     let settings_for = |debate: &NewDebate| {
         let mut form_args = args.clone();
         if debate.protocol != configured {
@@ -155,7 +158,8 @@ pub(super) fn workbench(
         if !flags.is_empty() {
             form_args.protocol_flags = flags;
         }
-        let mut settings = session::assemble(&form_args, config).map_err(|e| e.to_string())?;
+        let mut settings =
+            session::assemble(&host.protocols, &form_args, config).map_err(|e| e.to_string())?;
         // A debate started from the workbench's form was started by the person at it.
         settings.initiated_by = Some(crate::debate::Initiator::Person);
         Ok(settings)
@@ -175,6 +179,7 @@ pub(super) fn workbench(
         default_protocol: configured.clone(),
         providers: provider_choices(args, config),
         served: served(config),
+        host: host.clone(),
     };
     // Opened by the workbench once its first frame is up.
     let journal = || crate::store::Store::open_in_data_dir(&crate::paths::database_path());
@@ -282,21 +287,22 @@ pub(super) fn audit_command(
         commands::audit(&store, id, json)?;
         return Ok(0);
     }
-    let report = block_on(crate::audit::verify(&store, id))?.map_err(Failure::from)?;
+    let report = block_on(crate::audit::verify(&super::host().protocols, &store, id))?
+        .map_err(Failure::from)?;
     print!("{}", report.to_text());
     Ok(if report.passed() { 0 } else { 1 })
 }
 
 /// Every registered protocol as the new-debate form offers it.
 pub fn protocol_choices() -> Vec<ProtocolChoice> {
-    crate::protocol::REGISTRY
-        .iter()
+    crate::protocol::builtin()
+        .protocols()
         .map(|p| ProtocolChoice {
             name: p.name().to_string(),
             description: p.description().to_string(),
             seat_role: p.presentation().seat_role,
             seats_from_catalog: p.presentation().seats_from_catalog,
-            flags: form_flags(*p),
+            flags: form_flags(p),
         })
         .collect()
 }
@@ -384,9 +390,12 @@ pub(super) fn resume_command(
             .to_string(),
         ));
     }
-    session::check_resume(&store, &debate.id, &changes).map_err(|e| match e.is_usage() {
-        true => Failure::usage(e.to_string()),
-        false => Failure::from(e),
+    let host = super::host();
+    session::check_resume(&host.protocols, &store, &debate.id, &changes).map_err(|e| {
+        match e.is_usage() {
+            true => Failure::usage(e.to_string()),
+            false => Failure::from(e),
+        }
     })?;
     if on_terminal() && !args.face.headless {
         let start = Start::Live(Run::Resume {
@@ -398,7 +407,14 @@ pub(super) fn resume_command(
     let answers = answers(args.checkpoints.mode());
     let id = debate.id;
     block_on(headless::run(answers, |wiring| {
-        session::resume(store, &id, changes, wiring, crate::signals::interrupted())
+        session::resume(
+            host,
+            store,
+            &id,
+            changes,
+            wiring,
+            crate::signals::interrupted(),
+        )
     }))
 }
 
@@ -435,6 +451,7 @@ pub(super) fn decide_command(id: &str, option: &str, force: bool) -> Result<i32,
             answerer: by,
         };
         let finish = session::resume(
+            super::host(),
             store.clone(),
             &id,
             ResumeChanges::default(),

@@ -22,6 +22,15 @@ use model::{ensure_local_model, model_command};
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+/// The protocols moot ships and its embedded model (where this build has one): what every
+/// face's sessions run with. Only the binary names them; the session is handed this.
+pub fn host() -> crate::session::Host {
+    let host = crate::session::Host::new(crate::protocol::builtin());
+    #[cfg(feature = "local")]
+    let host = host.with_embedded(crate::llm::local::open);
+    host
+}
+
 /// Runs what the command line asked for: a debate, a screen or a command; the exit code, or
 /// the failure to report.
 pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
@@ -128,7 +137,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         }
         Some(Command::Bench(args)) => bench_command(args, &config),
         Some(Command::Serve(args)) => {
-            crate::serve::serve(args, config.clone(), open_store()?)
+            crate::serve::serve(host(), args, config.clone(), open_store()?)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             Ok(0)
         }
@@ -175,7 +184,10 @@ fn load_config(cli: &Cli) -> Result<(Config, Arc<Keymap>), Failure> {
     };
     let (config, config_path) =
         Config::load(paths::config_path(cli.config.clone())).map_err(fix)?;
-    let protocol_names: Vec<&str> = crate::protocol::REGISTRY.iter().map(|p| p.name()).collect();
+    let protocol_names: Vec<&str> = crate::protocol::builtin()
+        .protocols()
+        .map(|p| p.name())
+        .collect();
     config.check_protocol_tables(&protocol_names).map_err(fix)?;
     tui::run::set_mouse(config.ui.mouse.unwrap_or(true));
     let keymap = Keymap::new(&config.ui.keys).map_err(|problem| {

@@ -4,7 +4,7 @@ use super::block_on;
 use crate::cli::ModelCommand;
 use crate::commands::{self, Failure};
 use crate::llm::ProviderKind;
-use crate::llm::local::models;
+use crate::llm::models;
 use crate::providers::{self, ProviderSpec};
 use std::io::IsTerminal;
 

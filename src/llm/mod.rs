@@ -4,12 +4,15 @@
 pub mod anthropic;
 pub mod capability;
 pub mod cascade;
+pub mod embedded;
+pub mod gguf;
 pub mod grammar;
 pub mod http;
 pub mod instructions;
 // The embedded model: llama.cpp's FFI and moot's kernels, all of its `unsafe` in here.
 #[allow(unsafe_code)]
 pub mod local;
+pub mod models;
 pub mod openai;
 pub mod provider;
 pub mod retry;

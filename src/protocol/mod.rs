@@ -1,8 +1,10 @@
 //! Debate protocols: the code that decides who speaks when, on top of the engine's context.
-//! A protocol is one module implementing `Protocol` plus one line in `REGISTRY`; session,
-//! replay, report, the faces and the command line work from what it declares.
+//! A protocol is one module implementing `Protocol` plus one line in `builtin`; session,
+//! replay, report, the faces and the command line work from what it declares, handed a
+//! `Registry` by the binary.
 
 pub mod arena;
+mod builtin;
 pub mod code;
 pub mod dialogue;
 pub mod kit;
@@ -12,6 +14,8 @@ pub mod panel;
 pub mod reflect;
 pub mod text;
 pub mod tree;
+
+pub use builtin::builtin;
 
 use crate::catalog::Perspective;
 use crate::debate::{Confidence, Presentation};
@@ -26,28 +30,19 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Every protocol moot can run, in the order `moot protocols` lists them.
-pub static REGISTRY: &[&dyn Protocol] = &[
-    &moderated::Moderated,
-    &panel::Panel,
-    &dialogue::Dialogue,
-    &arena::Arena,
-    &code::Code,
-];
-
 /// The protocols a session can run, looked up by name: the built-in ones, plus any a caller
 /// adds (a test's toy protocol). Session, resume, replay and `audit --verify` take one, so a
-/// protocol outside `REGISTRY` runs through the same engine, journal and checks.
+/// protocol outside `builtin()` runs through the same engine, journal and checks.
 #[derive(Clone)]
 pub struct Registry {
     protocols: Vec<&'static dyn Protocol>,
 }
 
 impl Registry {
-    /// The protocols moot ships (`REGISTRY`).
-    pub fn builtin() -> Registry {
+    /// A registry of `protocols`, in the order `moot protocols` lists them.
+    pub fn of(protocols: &[&'static dyn Protocol]) -> Registry {
         Registry {
-            protocols: REGISTRY.to_vec(),
+            protocols: protocols.to_vec(),
         }
     }
 
@@ -56,6 +51,11 @@ impl Registry {
         self.protocols.retain(|p| p.name() != protocol.name());
         self.protocols.push(protocol);
         self
+    }
+
+    /// Every protocol, in the order `moot protocols` lists them.
+    pub fn protocols(&self) -> impl Iterator<Item = &'static dyn Protocol> + '_ {
+        self.protocols.iter().copied()
     }
 
     /// The protocol called `name`.
@@ -113,16 +113,6 @@ pub enum Undecidable {
         "the stored result is version {version}, written by a newer moot (this one reads up to {known}); upgrade moot to settle it"
     )]
     Newer { version: u64, known: u32 },
-}
-
-/// The registered protocol called `name`.
-pub fn find(name: &str) -> Option<&'static dyn Protocol> {
-    REGISTRY.iter().copied().find(|p| p.name() == name)
-}
-
-/// The registered protocol called `name`, or a usage error listing the ones there are.
-pub fn named(name: &str) -> Result<&'static dyn Protocol, UnknownProtocol> {
-    Registry::builtin().named(name)
 }
 
 /// A flag a protocol adds to the command line (`--option ID: label`, say).

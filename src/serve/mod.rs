@@ -67,6 +67,8 @@ enum Live {
 /// What every request handler shares.
 pub(crate) struct Server {
     store: Store,
+    /// What its debates run with.
+    host: crate::session::Host,
     config: Config,
     args: ServeArgs,
     token: String,
@@ -115,7 +117,12 @@ impl Drop for Admitted {
 }
 
 /// Starts the server and serves until interrupted (Ctrl-C, SIGTERM).
-pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeError> {
+pub fn serve(
+    host: crate::session::Host,
+    args: ServeArgs,
+    config: Config,
+    store: Store,
+) -> Result<(), ServeError> {
     let addr: SocketAddr = args.listen.parse().map_err(|_| ServeError::Address {
         given: args.listen.clone(),
     })?;
@@ -133,6 +140,7 @@ pub fn serve(args: ServeArgs, config: Config, store: Store) -> Result<(), ServeE
     let _checkpoints = store.checkpoint_in_background(CHECKPOINT_EVERY)?;
     let server = Arc::new(Server {
         store,
+        host,
         config,
         args,
         token: token.value,

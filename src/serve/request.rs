@@ -99,6 +99,7 @@ impl NewDebate {
     /// server's provider unless the request names one of its configured ones.
     pub(super) fn settings(
         &self,
+        registry: &crate::session::Registry,
         config: &Config,
         server: &crate::cli::ProviderArgs,
     ) -> Result<DebateSettings, NotHere> {
@@ -135,7 +136,7 @@ impl NewDebate {
         if protocol == "dialogue" {
             protocol_flag("no-context", vec![String::new()]);
         }
-        let mut settings = crate::session::assemble(run, config)
+        let mut settings = crate::session::assemble(registry, run, config)
             .map_err(|e| Refused(in_api_terms(&e.to_string())))?;
         if settings.protocol == "code" {
             return Err(Refused(CODE_REFUSED.into()).into());
@@ -354,7 +355,11 @@ mod tests {
     fn settings_for(body: &str) -> DebateSettings {
         let request: NewDebate = serde_json::from_str(body).expect("a valid request");
         request
-            .settings(&Config::default(), &crate::cli::ProviderArgs::default())
+            .settings(
+                &crate::protocol::builtin(),
+                &Config::default(),
+                &crate::cli::ProviderArgs::default(),
+            )
             .expect("settings the server accepts")
     }
 
@@ -374,7 +379,11 @@ mod tests {
         let request: NewDebate =
             serde_json::from_str(r#"{"question": "Fix it", "protocol": "code"}"#).unwrap();
         let refused = request
-            .settings(&Config::default(), &crate::cli::ProviderArgs::default())
+            .settings(
+                &crate::protocol::builtin(),
+                &Config::default(),
+                &crate::cli::ProviderArgs::default(),
+            )
             .unwrap_err();
         assert!(
             refused.to_string().starts_with("protocol: code debates"),

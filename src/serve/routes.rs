@@ -245,7 +245,11 @@ async fn create(
     let request: NewDebate = parsed(body)?;
     let place = admitted(&server)?;
     let settings = request
-        .settings(&server.config, &server.args.provider)
+        .settings(
+            &server.host.protocols,
+            &server.config,
+            &server.args.provider,
+        )
         .map_err(|refused| match refused {
             super::request::NotHere::Refused(refused) => ApiError::bad(refused.0),
             super::request::NotHere::NotConfigured(why) => {
@@ -779,6 +783,7 @@ mod tests {
             .unwrap();
         let server = Arc::new(Server {
             store,
+            host: crate::session::Host::new(crate::protocol::builtin()),
             config: crate::config::Config::default(),
             args: Flags::parse_from(["moot"]).serve,
             token: "t".repeat(32),

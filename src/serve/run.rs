@@ -37,6 +37,7 @@ pub(super) async fn spawn(
     let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
     let (done, mut finished) = tokio::sync::oneshot::channel::<Result<(), NotStarted>>();
     let store = server.store.clone();
+    let host = server.host.clone();
     std::thread::Builder::new()
         .name("moot-debate".into())
         .spawn(move || {
@@ -60,12 +61,13 @@ pub(super) async fn spawn(
                         let finish = match start {
                             Start::New { question, settings } => {
                                 crate::session::start(
-                                    store, &question, *settings, wiring, interrupt,
+                                    host, store, &question, *settings, wiring, interrupt,
                                 )
                                 .await
                             }
                             Start::Resume { id } => {
                                 crate::session::resume(
+                                    host,
                                     store,
                                     &id,
                                     crate::session::ResumeChanges::default(),

@@ -3,7 +3,7 @@
 use super::{DebateSettings, save_outcome, with_receipt};
 use crate::debate::{AskKind, Control, DebateStatus, Event, Stage};
 use crate::decision;
-use crate::protocol::{self};
+use crate::protocol::{self, Registry};
 use crate::store::{AuditKind, AuditPlace};
 use crate::store::{Store, StoreError};
 use std::path::PathBuf;
@@ -29,7 +29,11 @@ pub enum FollowUpError {
 
 /// Writes the "create a workflow from this decision" issue draft for a concluded debate (once:
 /// a second call returns the draft already written), next to its decision record.
-pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError> {
+pub fn write_follow_up(
+    registry: &Registry,
+    store: &Store,
+    id: &str,
+) -> Result<PathBuf, FollowUpError> {
     let debate = store.debate(id)?;
     let stored = store
         .synthesis(&debate.id)?
@@ -41,7 +45,9 @@ pub fn write_follow_up(store: &Store, id: &str) -> Result<PathBuf, FollowUpError
         id: debate.id.clone(),
         detail,
     };
-    let protocol = protocol::named(&debate.protocol).map_err(|e| unreadable(e.to_string()))?;
+    let protocol = registry
+        .named(&debate.protocol)
+        .map_err(|e| unreadable(e.to_string()))?;
     let record = stored.path.as_ref().map(PathBuf::from);
     let draft = protocol
         .follow_up(&stored.data, &debate.question, record.as_deref())
@@ -122,6 +128,7 @@ pub enum Decided {
 /// decision needs `force`; every decision stays in the journal (an event and an audit entry
 /// each), while the latest is the answer a re-run replays.
 pub fn decide(
+    registry: &Registry,
     store: &Store,
     id: &str,
     choice: &str,
@@ -143,7 +150,7 @@ pub fn decide(
     });
     // The choice is checked first: an option the result does not offer is named as such,
     // decided before or not (A7).
-    let protocol = protocol::named(&debate.protocol)?;
+    let protocol = registry.named(&debate.protocol)?;
     let outcome = protocol.decide(&stored.data, &choice, by)?;
     if let (Some((option, by)), false) = (&decided_before, force) {
         return Err(DecideError::AlreadyDecided {

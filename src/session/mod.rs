@@ -22,7 +22,7 @@ use crate::debate::{Debate, DebateStatus, Event, new_debate_id, now_rfc3339};
 use crate::decision;
 use crate::engine::{self, Context, EngineError, Replay, Seating};
 use crate::llm::{CapabilityCache, Provider};
-use crate::protocol::{self, Common, Ending, Outcome, Registry};
+use crate::protocol::{self, Common, Ending, Outcome};
 use crate::providers::{self, ProviderError, ProviderSpec};
 use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
 use std::collections::HashMap;
@@ -31,6 +31,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use crate::engine::Wiring;
+/// The protocols a session can run, as its callers hand them in.
+pub use crate::protocol::Registry;
 
 /// The longest question moot takes, in characters: every request carries it, so a pasted file
 /// would be paid for on every turn.
@@ -128,10 +130,40 @@ impl SessionError {
     }
 }
 
+/// What the program that runs debates hands the session: the protocols it can run and how
+/// it opens the embedded model. The binary builds it from `protocol::builtin()` and its own
+/// opener; a test hands in a protocol of its own, or none of the embedded model. The session
+/// names neither a protocol nor the embedded engine.
+#[derive(Clone)]
+pub struct Host {
+    pub protocols: Registry,
+    /// `None`: `--provider local` is refused as a build without the embedded model.
+    pub embedded: Option<providers::OpenEmbedded>,
+}
+
+impl Host {
+    /// `protocols`, with no embedded model.
+    pub fn new(protocols: Registry) -> Host {
+        Host {
+            protocols,
+            embedded: None,
+        }
+    }
+
+    /// This host, opening the embedded model with `open`.
+    pub fn with_embedded(self, open: providers::OpenEmbedded) -> Host {
+        Host {
+            embedded: Some(open),
+            ..self
+        }
+    }
+}
+
 /// How a protocol wants its debates shown; the moderated look for a name no longer
 /// registered.
-pub fn presentation(protocol: &str) -> crate::debate::Presentation {
-    protocol::find(protocol)
+pub fn presentation(registry: &Registry, protocol: &str) -> crate::debate::Presentation {
+    registry
+        .find(protocol)
         .map(|p| p.presentation())
         .unwrap_or_default()
 }
@@ -156,26 +188,7 @@ pub fn exit_code(result: &Result<Finish, SessionError>) -> i32 {
 
 /// Creates a new debate in the journal and runs it.
 pub async fn start(
-    store: Store,
-    question: &str,
-    settings: DebateSettings,
-    wiring: Wiring,
-    interrupt: impl Future<Output = ()>,
-) -> Result<Finish, SessionError> {
-    start_in(
-        &Registry::builtin(),
-        store,
-        question,
-        settings,
-        wiring,
-        interrupt,
-    )
-    .await
-}
-
-/// `start`, with the protocols of `registry`.
-pub async fn start_in(
-    registry: &Registry,
+    host: Host,
     store: Store,
     question: &str,
     settings: DebateSettings,
@@ -194,7 +207,7 @@ pub async fn start_in(
     if settings.lessons.enabled && crate::lessons::turned_off(&store)? {
         settings.lessons.enabled = false;
     }
-    let providers = providers_for(&store, &settings)?;
+    let providers = providers_for(&host, &store, &settings)?;
     // Polled again by the debate itself: a Ctrl-C while lessons are looked up stops here.
     let mut interrupt = std::pin::pin!(interrupt);
     if settings.lessons.enabled {
@@ -234,7 +247,7 @@ pub async fn start_in(
     // Held until the debate stops driving: the kernel's lock on its lease file.
     let _lease = store.acquire_lease(&debate.id)?;
     drive(
-        registry,
+        &host.protocols,
         store,
         debate,
         settings,
@@ -248,18 +261,7 @@ pub async fn start_in(
 
 /// Picks up a stored debate where it stopped: recorded turns are served from the journal.
 pub async fn resume(
-    store: Store,
-    id: &str,
-    changes: ResumeChanges,
-    wiring: Wiring,
-    interrupt: impl Future<Output = ()>,
-) -> Result<Finish, SessionError> {
-    resume_in(&Registry::builtin(), store, id, changes, wiring, interrupt).await
-}
-
-/// `resume`, with the protocols of `registry`.
-pub async fn resume_in(
-    registry: &Registry,
+    host: Host,
     store: Store,
     id: &str,
     changes: ResumeChanges,
@@ -279,8 +281,8 @@ pub async fn resume_in(
     }
     let changed =
         changes.provider.is_some() || changes.checkpoints.is_some() || !changes.options.is_empty();
-    let settings = resumed_settings(registry, &store, &debate, changes)?;
-    let providers = providers_for(&store, &settings)?;
+    let settings = resumed_settings(&host.protocols, &store, &debate, changes)?;
+    let providers = providers_for(&host, &store, &settings)?;
     // Taken before anything is written, so two resumes of one debate cannot both run it.
     let _lease = store.acquire_lease(&debate.id)?;
     if changed {
@@ -292,7 +294,14 @@ pub async fn resume_in(
         store.set_config(&debate.id, &snapshot)?;
     }
     drive(
-        registry, store, debate, settings, providers, wiring, interrupt, true,
+        &host.protocols,
+        store,
+        debate,
+        settings,
+        providers,
+        wiring,
+        interrupt,
+        true,
     )
     .await
 }
@@ -300,12 +309,13 @@ pub async fn resume_in(
 /// Checks a resume's changes before anything runs (the workbench calls it before its screen
 /// opens): the stored settings with `changes` applied.
 pub fn check_resume(
+    registry: &Registry,
     store: &Store,
     id: &str,
     changes: &ResumeChanges,
 ) -> Result<DebateSettings, SessionError> {
     let debate = store.debate(id)?;
-    resumed_settings(&Registry::builtin(), store, &debate, changes.clone())
+    resumed_settings(registry, store, &debate, changes.clone())
 }
 
 /// The stored settings of `debate` with a resume's changes applied.
@@ -417,27 +427,30 @@ fn stored_protocol(
 struct Providers {
     seating: Seating,
     per_perspective: HashMap<String, Arc<dyn Provider>>,
-    capabilities: Arc<CapabilityCache>,
-    client: crate::llm::LazyClient,
+    builder: providers::Builder,
 }
 
-fn providers_for(store: &Store, settings: &DebateSettings) -> Result<Providers, SessionError> {
+fn providers_for(
+    host: &Host,
+    store: &Store,
+    settings: &DebateSettings,
+) -> Result<Providers, SessionError> {
     let known = store.load_capabilities().unwrap_or_default();
-    let capabilities = Arc::new(CapabilityCache::from_stored(known));
-    let client = crate::llm::LazyClient::default();
-    let default = providers::build(&settings.provider, &client, &capabilities, &settings.retry)?;
+    let builder = providers::Builder {
+        client: crate::llm::LazyClient::default(),
+        capabilities: Arc::new(CapabilityCache::from_stored(known)),
+        retry: settings.retry.clone(),
+        embedded: host.embedded,
+    };
+    let default = builder.build(&settings.provider)?;
     let mut per_perspective = HashMap::new();
     for (perspective, spec) in &settings.perspective_providers {
-        per_perspective.insert(
-            perspective.clone(),
-            providers::build(spec, &client, &capabilities, &settings.retry)?,
-        );
+        per_perspective.insert(perspective.clone(), builder.build(spec)?);
     }
     Ok(Providers {
         seating: Seating::all(default),
         per_perspective,
-        capabilities,
-        client,
+        builder,
     })
 }
 
@@ -488,8 +501,7 @@ async fn run(
     let Providers {
         seating,
         per_perspective: perspective_providers,
-        capabilities,
-        client,
+        builder,
     } = providers;
     if resumed && debate.status == DebateStatus::Failed {
         // The failure that ended the debate is retried, not replayed.
@@ -516,7 +528,7 @@ async fn run(
         store.clone(),
         wiring,
         seating,
-        settings.engine_settings(),
+        settings.engine_settings(protocol),
         replay,
     );
     ctx.announce(Event::DebateCreated {
@@ -534,14 +546,12 @@ async fn run(
             lessons: settings.lessons.given.clone(),
         });
     }
-    let retry = settings.retry.clone();
-    let factory_capabilities = capabilities.clone();
+    let capabilities = builder.capabilities.clone();
     let common = Common {
         providers: Arc::new(move |spec| {
             let spec: ProviderSpec = serde_json::from_value(spec.clone())
                 .map_err(|e| format!("a stored provider cannot be read: {e}"))?;
-            providers::build(&spec, &client, &factory_capabilities, &retry)
-                .map_err(|e| e.to_string())
+            builder.build(&spec).map_err(|e| e.to_string())
         }),
         perspective_providers,
         ..common_for(debate, settings)
@@ -848,12 +858,14 @@ mod tests {
 
     #[test]
     fn settings_from_a_newer_moot_are_refused_and_older_ones_read() {
+        let registry = crate::protocol::builtin();
         let mut settings = DebateSettings::from_config(
+            &registry,
             &Config::default(),
             crate::providers::ProviderSpec::scripted("none.json"),
         )
         .unwrap();
-        let protocol = protocol::named("moderated").unwrap();
+        let protocol = registry.named("moderated").unwrap();
         settings.protocol = protocol.name().into();
         settings.protocol_settings_version = protocol.settings_version();
         assert_eq!(settings.protocol_settings_version, 1);
@@ -869,6 +881,57 @@ mod tests {
             refused.contains("version 2, written by a newer moot")
                 && refused.contains("reads up to version 1"),
             "{refused}"
+        );
+    }
+
+    /// The embedded model is opened by what the host hands in, and by nothing else: a host
+    /// without an opener refuses a local debate before the journal holds it; one with an
+    /// opener calls it with the model the spec names.
+    #[tokio::test]
+    async fn the_embedded_model_is_opened_by_the_hosts_opener_alone() {
+        fn refusing(
+            path: &std::path::Path,
+            _: &crate::llm::embedded::LocalSettings,
+        ) -> Result<Arc<dyn Provider>, Box<dyn std::error::Error + Send + Sync>> {
+            Err(format!("the test's opener was asked for {}", path.display()).into())
+        }
+        let models = tempfile::tempdir().unwrap();
+        let model = models.path().join("tiny.gguf");
+        std::fs::write(&model, b"GGUF").unwrap();
+        let registry = crate::protocol::builtin();
+        let spec = ProviderSpec {
+            kind: crate::llm::ProviderKind::Local,
+            model: model.display().to_string(),
+            ..ProviderSpec::openai("http://127.0.0.1:9/v1")
+        };
+        let settings = DebateSettings::from_config(&registry, &Config::default(), spec).unwrap();
+        let run = |host: Host| {
+            let settings = settings.clone();
+            async move {
+                let store = Store::in_memory().unwrap();
+                let (events, _) = tokio::sync::mpsc::unbounded_channel();
+                let (_, controls) = tokio::sync::mpsc::unbounded_channel();
+                let wiring = Wiring {
+                    events,
+                    controls,
+                    answerer: "test".into(),
+                };
+                let error = start(host, store.clone(), "Tabs?", settings, wiring, async {})
+                    .await
+                    .unwrap_err();
+                (error.to_string(), store.list(10).unwrap().len())
+            }
+        };
+        let (without, journaled) = run(Host::new(registry.clone())).await;
+        assert!(
+            without.contains("built without the embedded model"),
+            "{without}"
+        );
+        assert_eq!(journaled, 0);
+        let (with, _) = run(Host::new(registry).with_embedded(refusing)).await;
+        assert!(
+            with.contains("the test's opener was asked for") && with.contains("tiny.gguf"),
+            "{with}"
         );
     }
 }

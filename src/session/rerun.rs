@@ -63,15 +63,6 @@ impl Rerun {
 /// but the scratch copy under `scratch` (the record file, the arena directory and the original
 /// journal are left alone).
 pub async fn rerun(
-    store: &Store,
-    id: &str,
-    scratch: &std::path::Path,
-) -> Result<Rerun, SessionError> {
-    rerun_in(&Registry::builtin(), store, id, scratch).await
-}
-
-/// `rerun`, with the protocols of `registry`.
-pub async fn rerun_in(
     registry: &Registry,
     store: &Store,
     id: &str,
@@ -111,7 +102,7 @@ pub async fn rerun_in(
         EngineSettings {
             // Time limits would only measure this machine; the journal decides.
             checkpoint_timeout: Duration::from_secs(1),
-            ..settings.engine_settings()
+            ..settings.engine_settings(protocol)
         },
         Replay {
             turns,
@@ -189,8 +180,8 @@ impl Provider for JournalOnly {
 
     fn caveat(&self) -> Option<&'static str> {
         (self.kind == crate::llm::ProviderKind::Local
-            && crate::llm::local::models::is_demonstration_model(&self.model))
-        .then_some(crate::llm::local::models::DEMONSTRATION_NOTE)
+            && crate::llm::models::is_demonstration_model(&self.model))
+        .then_some(crate::llm::models::DEMONSTRATION_NOTE)
     }
 
     fn endpoint(&self) -> String {

@@ -6,7 +6,7 @@ use crate::cli::{ProviderArgs, RunArgs};
 use crate::config::{Config, RetryConfig, TokenBudget};
 use crate::engine::{self, EngineSettings};
 use crate::llm::RetryPolicy;
-use crate::protocol::{self, Protocol};
+use crate::protocol::{self, Protocol, Registry};
 use crate::providers::{self, ProviderSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -109,11 +109,12 @@ impl DebateSettings {
     /// config names (or moderated), with its settings from its table. New debates of the
     /// faces go through `assemble`, which builds the protocol that runs, once.
     pub fn from_config(
+        registry: &Registry,
         config: &Config,
         provider: ProviderSpec,
     ) -> Result<DebateSettings, SessionError> {
         let mut settings = DebateSettings::without_protocol(config, provider.clone())?;
-        let protocol = named_in_config(config)?;
+        let protocol = named_in_config(registry, config)?;
         let cwd = std::env::current_dir().map_err(|e| {
             SessionError::Environment(format!("cannot read the current directory: {e}"))
         })?;
@@ -201,7 +202,7 @@ impl DebateSettings {
         })
     }
 
-    pub(super) fn engine_settings(&self) -> EngineSettings {
+    pub(super) fn engine_settings(&self, protocol: &dyn Protocol) -> EngineSettings {
         EngineSettings {
             sequential: self.sequential,
             retry: RetryPolicy {
@@ -214,8 +215,7 @@ impl DebateSettings {
             temperature: self.provider.temperature,
             audit: self.audit,
             lessons: crate::lessons::preamble(&self.lessons.given),
-            lessons_withheld: protocol::find(&self.protocol)
-                .map_or(|_| false, |p| p.withholds_lessons()),
+            lessons_withheld: protocol.withholds_lessons(),
             reply_bytes: self.reply_bytes,
         }
     }
@@ -223,9 +223,12 @@ impl DebateSettings {
 
 /// The protocol the config names (moderated when it names none); a name from the file is
 /// located there (seed review 000/001 #14).
-fn named_in_config(config: &Config) -> Result<&'static dyn Protocol, SessionError> {
+fn named_in_config(
+    registry: &Registry,
+    config: &Config,
+) -> Result<&'static dyn Protocol, SessionError> {
     let name = config.protocol.as_deref().unwrap_or("moderated");
-    protocol::named(name).map_err(|unknown| {
+    registry.named(name).map_err(|unknown| {
         SessionError::Protocol(match &config.source {
             Some(path) if config.protocol.is_some() => format!(
                 "{}: protocol: {unknown}",
@@ -249,17 +252,22 @@ pub fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
 /// the workbench's form, `moot bench` and the HTTP API fill in the same way): every face gets
 /// the same checks and the same messages. Every protocol's `[table]` is checked, whichever
 /// protocol runs.
-pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, SessionError> {
+pub fn assemble(
+    registry: &Registry,
+    args: &RunArgs,
+    config: &Config,
+) -> Result<DebateSettings, SessionError> {
     let provider = providers::resolve(&provider_flags(&args.provider), config)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let mut settings = DebateSettings::without_protocol(config, provider.clone())
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     // The config's `protocol =` is checked even when `--protocol` overrides it, as its tables
     // are.
-    named_in_config(config).map_err(|e| SessionError::Settings(e.to_string()))?;
-    let protocol = crate::protocol::named(chosen_protocol(args, config))
+    named_in_config(registry, config).map_err(|e| SessionError::Settings(e.to_string()))?;
+    let protocol = registry
+        .named(chosen_protocol(args, config))
         .map_err(|e| SessionError::Settings(e.to_string()))?;
-    check_protocol_flags(protocol, args)?;
+    check_protocol_flags(registry, protocol, args)?;
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.join(" ");
     settings.protocol = protocol.name().to_string();
@@ -284,7 +292,7 @@ pub fn assemble(args: &RunArgs, config: &Config) -> Result<DebateSettings, Sessi
             ..crate::protocol::SettingsInput::from_config(config, protocol.name(), &cwd, &resolve)
         })
         .map_err(SessionError::Settings)?;
-    check_other_tables(protocol.name(), config, &cwd, &provider)?;
+    check_other_tables(registry, protocol.name(), config, &cwd, &provider)?;
     refuse_unread_flags(protocol, args)?;
     apply_run_flags(&mut settings, args)?;
     apply_gates(&mut settings, protocol, args, config)?;
@@ -340,14 +348,16 @@ impl DebateSettings {
     /// The settings of a `moot bench` debate arm: `protocol` from config, `rounds` rounds of
     /// `agents` seats, run quietly (no checkpoints, no record, no lessons).
     pub fn for_bench(
+        registry: &Registry,
         config: &Config,
         spec: ProviderSpec,
         protocol: &str,
         rounds: u32,
         agents: u32,
     ) -> Result<DebateSettings, SessionError> {
-        let named =
-            crate::protocol::named(protocol).map_err(|e| SessionError::Settings(e.to_string()))?;
+        let named = registry
+            .named(protocol)
+            .map_err(|e| SessionError::Settings(e.to_string()))?;
         let mut template = DebateSettings::without_protocol(config, spec.clone())
             .map_err(|e| SessionError::Settings(e.to_string()))?;
         let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
@@ -372,11 +382,15 @@ impl DebateSettings {
 }
 
 /// `--foo` given for a protocol that has no such flag: refused, naming the protocol that has it.
-fn check_protocol_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), SessionError> {
+fn check_protocol_flags(
+    registry: &Registry,
+    protocol: &dyn Protocol,
+    args: &RunArgs,
+) -> Result<(), SessionError> {
     for given in args.protocol_flags.keys() {
         if !protocol.flags().iter().any(|f| f.name == given) {
-            let owners: Vec<&str> = crate::protocol::REGISTRY
-                .iter()
+            let owners: Vec<&str> = registry
+                .protocols()
                 .filter(|p| p.flags().iter().any(|f| f.name == given))
                 .map(|p| p.name())
                 .collect();
@@ -546,15 +560,13 @@ fn apply_vote_and_lessons(
 /// Every other protocol's `[table]` read for typos, so that one is refused whichever protocol
 /// runs (and not only when `protocol =` names it).
 fn check_other_tables(
+    registry: &Registry,
     running: &str,
     config: &Config,
     cwd: &std::path::Path,
     provider: &ProviderSpec,
 ) -> Result<(), SessionError> {
-    for protocol in crate::protocol::REGISTRY
-        .iter()
-        .filter(|p| p.name() != running)
-    {
+    for protocol in registry.protocols().filter(|p| p.name() != running) {
         if !config.protocol_tables.contains_key(protocol.name()) {
             continue;
         }
@@ -609,7 +621,7 @@ mod tests {
     }
 
     fn refusal(args: &RunArgs, config: &Config) -> String {
-        match assemble(args, config) {
+        match assemble(&crate::protocol::builtin(), args, config) {
             Err(SessionError::Settings(message)) => message,
             Err(other) => panic!("expected a settings error, got {other}"),
             Ok(settings) => panic!("expected a refusal, got {}", settings.protocol),
@@ -641,9 +653,10 @@ mod tests {
         let (_dir, config) = config_file(
             "[panel]\nconsensus_threshold = 0.75\n\n[arena]\nrounds = 3\n\n[dialogue]\n",
         );
-        let settings = assemble(&asking("moderated"), &config).unwrap();
+        let settings =
+            assemble(&crate::protocol::builtin(), &asking("moderated"), &config).unwrap();
         assert_eq!(settings.protocol, "moderated");
-        let settings = assemble(&asking("arena"), &config).unwrap();
+        let settings = assemble(&crate::protocol::builtin(), &asking("arena"), &config).unwrap();
         assert_eq!(settings.protocol_settings["rounds"], 3);
     }
 
@@ -690,7 +703,7 @@ mod tests {
         args.vote = Some("borda".into());
         args.no_lessons = true;
         args.round_timeout = Some(42);
-        let settings = assemble(&args, &Config::default()).unwrap();
+        let settings = assemble(&crate::protocol::builtin(), &args, &Config::default()).unwrap();
         assert_eq!(settings.max_rounds, 3);
         assert!(!settings.write_decision);
         assert_eq!(settings.vote, Some(crate::vote::Method::Borda));

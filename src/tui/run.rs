@@ -10,7 +10,7 @@ use super::keymap::Keymap;
 use super::theme::Theme;
 use super::views::{self, Caches};
 use crate::debate::{Control, DebateStatus, Event};
-use crate::session::{self, DebateSettings, Finish, ResumeChanges, SessionError, Wiring};
+use crate::session::{self, DebateSettings, Finish, Host, ResumeChanges, SessionError, Wiring};
 use crate::store::{RemoteAnswer, Store};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -275,7 +275,8 @@ impl Shutdown {
 
 /// Copies, pages, edits or writes the follow-up, leaving the screen for an outside program
 /// and coming back where one is needed.
-fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
+fn perform(terminal: &mut Term, app: &mut App, screen: (&Host, &Store), effect: Effect) {
+    let (host, store) = screen;
     match effect {
         Effect::Copy(text) => {
             // OSC 52 asks the terminal itself to take the text, so it works over SSH.
@@ -297,7 +298,7 @@ fn perform(terminal: &mut Term, app: &mut App, store: &Store, effect: Effect) {
         Effect::OpenSource { root, path, line } => {
             super::outside::open_source(terminal, app, &root, &path, line)
         }
-        Effect::WriteFollowUp(id) => match session::write_follow_up(store, &id) {
+        Effect::WriteFollowUp(id) => match session::write_follow_up(&host.protocols, store, &id) {
             Ok(path) => {
                 let path = path.display().to_string();
                 app.notice = Some(format!("follow-up issue draft: {path}"));
@@ -336,16 +337,17 @@ pub enum Run {
 impl Run {
     async fn session(
         self,
+        host: &Host,
         store: Store,
         wiring: Wiring,
         interrupt: std::pin::Pin<Box<dyn Future<Output = ()>>>,
     ) -> Result<Finish, SessionError> {
         match self {
             Run::New { question, settings } => {
-                session::start(store, &question, *settings, wiring, interrupt).await
+                session::start(host.clone(), store, &question, *settings, wiring, interrupt).await
             }
             Run::Resume { id, changes } => {
-                session::resume(store, &id, *changes, wiring, interrupt).await
+                session::resume(host.clone(), store, &id, *changes, wiring, interrupt).await
             }
         }
     }
@@ -353,7 +355,7 @@ impl Run {
     /// Shows in `app` what it will run, as far as it is known before it starts: the protocol's
     /// own layout from the first frame, before its first event. A resumed debate is looked up
     /// in `store`; with none (the journal not open yet), only a new one shows.
-    fn show_expected(&self, store: Option<&Store>, app: &mut App) {
+    fn show_expected(&self, host: &Host, store: Option<&Store>, app: &mut App) {
         let expected = match self {
             Run::New { question, settings } => Some((question.clone(), settings.protocol.clone())),
             Run::Resume { id, .. } => store
@@ -361,7 +363,7 @@ impl Run {
                 .map(|d| (d.question, d.protocol)),
         };
         if let Some((question, protocol)) = expected {
-            let presentation = session::presentation(&protocol);
+            let presentation = session::presentation(&host.protocols, &protocol);
             app.view.expecting(&question, &protocol, presentation);
         }
     }
@@ -381,6 +383,8 @@ pub struct Setup {
     pub providers: Vec<ProviderChoice>,
     /// The server whose debates the history lists too (`[serve] url`).
     pub served: Option<Served>,
+    /// What the sessions it starts run with.
+    pub host: Host,
 }
 
 /// Who answers at the workbench, as the journal records it.
@@ -404,6 +408,7 @@ pub async fn workbench(
         default_protocol,
         providers,
         served,
+        host,
     } = setup;
     let (_guard, mut terminal) =
         enter().map_err(|e| SessionError::Environment(format!("cannot open the terminal: {e}")))?;
@@ -412,7 +417,7 @@ pub async fn workbench(
     // than an empty frame.
     if let Start::Live(run @ Run::New { .. }) = &start {
         let mut app = App::with_keymap(false, keymap.clone());
-        run.show_expected(None, &mut app);
+        run.show_expected(&host, None, &mut app);
         draw(&mut terminal, &mut app, &mut Caches::default(), &theme);
         // The frame is written, but the terminal (or sshd) has yet to read it, and the kernel
         // tends to wake that reader on this core, behind this thread, which goes straight on
@@ -449,6 +454,7 @@ pub async fn workbench(
                 theme: &theme,
                 keymap: &keymap,
                 store: &store,
+                host: &host,
             }
         };
     }
@@ -523,7 +529,7 @@ async fn open_stored(
     if running {
         return follow_screen(screen, id).await;
     }
-    let events = crate::replay::journal_events(screen.store, id)?;
+    let events = crate::replay::journal_events(&screen.host.protocols, screen.store, id)?;
     Ok(watch_screen(screen, id, events, Followed::Replayed).await)
 }
 
@@ -579,6 +585,7 @@ struct Screen<'a> {
     theme: &'a Theme,
     keymap: &'a Arc<Keymap>,
     store: &'a Store,
+    host: &'a Host,
 }
 
 /// Asks the running session to pause, once.
@@ -605,6 +612,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
         theme,
         keymap,
         store,
+        host,
     } = screen;
     let (events_tx, mut events_rx) = mpsc::unbounded_channel::<Event>();
     let (controls_tx, controls_rx) = mpsc::unbounded_channel::<Control>();
@@ -613,10 +621,11 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
         let _ = stop_rx.await;
     });
     let mut app = App::with_keymap(false, keymap.clone());
-    run.show_expected(Some(store), &mut app);
+    run.show_expected(host, Some(store), &mut app);
     let mut caches = Caches::default();
     let mut tick = tokio::time::interval(TICK);
     let mut session = std::pin::pin!(run.session(
+        host,
         store.clone(),
         Wiring {
             events: events_tx,
@@ -670,7 +679,7 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
                     match input(&mut app, next) {
                         Input::Key(key) => {
                             let ended = finished.is_some();
-                            if live_key(key, &mut app, terminal, store, &controls_tx, ended, &mut stop) {
+                            if live_key(key, &mut app, terminal, (host, store), &controls_tx, ended, &mut stop) {
                                 break 'screen;
                             }
                         }
@@ -749,7 +758,7 @@ fn live_key(
     key: crossterm::event::KeyEvent,
     app: &mut App,
     terminal: &mut Term,
-    store: &Store,
+    (host, store): (&Host, &Store),
     controls: &mpsc::UnboundedSender<Control>,
     ended: bool,
     stop: &mut Option<oneshot::Sender<()>>,
@@ -770,7 +779,7 @@ fn live_key(
         }
         Some(Effect::Quit) if ended => return true,
         Some(Effect::Quit) => pause(stop),
-        Some(effect) => perform(terminal, app, store, effect),
+        Some(effect) => perform(terminal, app, (host, store), effect),
         None => {}
     }
     false
@@ -784,7 +793,8 @@ async fn follow_screen(
     screen: Screen<'_>,
     id: &str,
 ) -> Result<Option<String>, crate::store::StoreError> {
-    let (events, following) = crate::replay::follow(screen.store, id).await?;
+    let (events, following) =
+        crate::replay::follow(&screen.host.protocols, screen.store, id).await?;
     Ok(watch_screen(screen, id, events, Followed::Here(Box::new(following))).await)
 }
 
@@ -851,6 +861,7 @@ async fn watch_screen(
         theme,
         keymap,
         store,
+        host,
     } = screen;
     let read_only = matches!(following, Followed::Replayed);
     let mut app = App::with_keymap(read_only, keymap.clone());
@@ -919,7 +930,7 @@ async fn watch_screen(
                                         app.dirty = true;
                                     }
                                 }
-                                Some(effect) => perform(terminal, &mut app, store, effect),
+                                Some(effect) => perform(terminal, &mut app, (host, store), effect),
                                 None => {}
                             }
                         }

@@ -8,8 +8,8 @@ pub fn model_path() -> PathBuf {
     if let Some(path) = std::env::var_os("MOOT_TEST_MODEL").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
-    let default = moot::llm::local::models::DEFAULT_MODEL.name;
-    moot::llm::local::models::locate(default).unwrap_or_else(|problem| {
+    let default = moot::llm::models::DEFAULT_MODEL.name;
+    moot::llm::models::locate(default).unwrap_or_else(|problem| {
         panic!("{problem}\n(scripts/test pulls it and sets MOOT_TEST_MODEL)")
     })
 }

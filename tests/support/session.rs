@@ -49,6 +49,7 @@ pub fn scripted_settings(
     question: &str,
 ) -> moot::session::DebateSettings {
     let mut settings = moot::session::DebateSettings::from_config(
+        &moot::protocol::builtin(),
         &moot::config::Config::default(),
         moot::providers::ProviderSpec::scripted(script),
     )
@@ -62,7 +63,8 @@ pub fn scripted_settings(
         .iter()
         .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
         .collect();
-    settings.protocol_settings = moot::protocol::named(protocol)
+    settings.protocol_settings = moot::protocol::builtin()
+        .named(protocol)
         .unwrap()
         .settings(&moot::protocol::SettingsInput {
             flags: &flags,
@@ -94,6 +96,7 @@ pub fn timed(
         let started = std::time::Instant::now();
         let (finish, _) = answered(Vec::new(), "the benchmark", |wiring| {
             moot::session::start(
+                moot::launch::host(),
                 store.clone(),
                 question,
                 settings,

@@ -539,7 +539,8 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
         } else {
             DebateStatus::Cancelled
         });
-    let protocol = if crate::protocol::find(&manifest.protocol).is_some() {
+    let registry = crate::protocol::builtin();
+    let protocol = if registry.find(&manifest.protocol).is_some() {
         manifest.protocol.clone()
     } else {
         "arena".to_string()
@@ -570,7 +571,8 @@ pub fn import(store: &Store, dir: &Path) -> Result<String, Failure> {
     let fail = |e: crate::store::StoreError| Failure::runtime(e.to_string());
     store.create_debate(&debate).map_err(fail)?;
     store.set_seats(&id, &seats).map_err(fail)?;
-    let presentation: Presentation = crate::protocol::find(&protocol)
+    let presentation: Presentation = registry
+        .find(&protocol)
         .map(|p| p.presentation())
         .unwrap_or_default();
     let mut events = vec![

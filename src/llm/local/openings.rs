@@ -3,6 +3,7 @@
 //! later runs instead of being read again. A cache, never a source of truth: a file that is
 //! missing, torn or from another model or build is ignored and written anew.
 
+use crate::llm::models::identity;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::token::LlamaToken;
 use sha2::{Digest, Sha256};
@@ -107,20 +108,6 @@ impl Openings {
         let _ = std::fs::remove_file(&partial);
         keep_newest(dir, "kv", KEPT_FILES, None);
     }
-}
-
-/// A file's size and modification time, which change when it is replaced.
-pub(super) fn identity(path: &Path) -> String {
-    std::fs::metadata(path)
-        .map(|meta| {
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |since| since.as_nanos());
-            format!("{} bytes, modified {modified}", meta.len())
-        })
-        .unwrap_or_default()
 }
 
 /// Removes all but the `keep` most recently written files with `extension` in `dir`;

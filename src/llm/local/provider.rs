@@ -6,10 +6,10 @@
 use super::LocalSettings;
 use super::batch::Scheduler;
 use super::draft::{DEFAULT_DRAFTS, MOST_DRAFTS};
-use super::gguf::{self, GgufError};
-use super::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use super::openings::Openings;
+use crate::llm::gguf::{self, GgufError};
 use crate::llm::grammar::Grammar;
+use crate::llm::models::{DEMONSTRATION_NOTE, is_demonstration_model};
 use crate::llm::provider::{
     ChatRequest, Completion, LlmError, Provider, ProviderKind, ReplyFormat, TextSink,
 };
@@ -290,10 +290,9 @@ fn run_worker(
     let threads = settings.threads.unwrap_or_else(default_threads);
     let widened = (!settings.as_stored)
         .then(|| {
-            let dir = settings
-                .widened
-                .clone()
-                .unwrap_or_else(|| super::models::widened_dir(&super::models::models_dir()));
+            let dir = settings.widened.clone().unwrap_or_else(|| {
+                crate::llm::models::widened_dir(&crate::llm::models::models_dir())
+            });
             super::widen::widened(path, header, &dir, threads)
         })
         .flatten();
@@ -320,7 +319,7 @@ fn run_worker(
     let openings_dir = settings
         .openings
         .clone()
-        .unwrap_or_else(|| super::models::models_dir().join("openings"));
+        .unwrap_or_else(|| crate::llm::models::models_dir().join("openings"));
     let openings = Openings::new(
         Some(openings_dir),
         weights,
@@ -802,7 +801,7 @@ mod tests {
         let path = dir.path().join("odd.gguf");
         std::fs::write(
             &path,
-            super::super::gguf::tests::tiny_gguf("no-such-architecture", 16),
+            crate::llm::gguf::tests::tiny_gguf("no-such-architecture", 16),
         )
         .unwrap();
         let error = LocalProvider::open(&path, &LocalSettings::default())

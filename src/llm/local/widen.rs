@@ -5,9 +5,9 @@
 //! made on first load (about half a second), found again by the file it came from, and any
 //! failure to make it means the stored file is loaded as it is.
 
-use super::gguf::GgufInfo;
-use super::openings::{identity, keep_newest};
-use sha2::{Digest, Sha256};
+use super::openings::keep_newest;
+use crate::llm::gguf::{self, GgufInfo};
+use crate::llm::models;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
@@ -29,9 +29,9 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
     if info.file_type != Some(MOSTLY_Q4_1) || bytes > WIDEN_AT_MOST {
         return None;
     }
-    let name = fingerprint(model);
-    let copy = copy_in(dir, &name);
-    if super::gguf::inspect(&copy).is_ok_and(|copy| copy.file_type == Some(MOSTLY_Q8_0)) {
+    let name = models::widened_name(model);
+    let copy = models::widened_copy(model, dir);
+    if gguf::inspect(&copy).is_ok_and(|copy| copy.file_type == Some(MOSTLY_Q8_0)) {
         return Some(copy);
     }
     std::fs::create_dir_all(dir).ok()?;
@@ -39,7 +39,7 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
     // process widening the same model, never leaves a torn copy under the final name.
     let partial = dir.join(format!("{name}.{}.partial", std::process::id()));
     let made = quantize(model, &partial, threads)
-        && super::gguf::inspect(&partial).is_ok_and(|made| made.file_type == Some(MOSTLY_Q8_0))
+        && gguf::inspect(&partial).is_ok_and(|made| made.file_type == Some(MOSTLY_Q8_0))
         && std::fs::rename(&partial, &copy).is_ok();
     let _ = std::fs::remove_file(&partial);
     if !made {
@@ -47,26 +47,6 @@ pub(super) fn widened(model: &Path, info: &GgufInfo, dir: &Path, threads: u32) -
     }
     keep_newest(dir, "gguf", KEPT_COPIES, Some(&copy));
     Some(copy)
-}
-
-/// Where the copy of `model` is (or would be) kept in `dir`; computed from the stored file, so
-/// it is found only while that file is there.
-pub(super) fn copy_of(model: &Path, dir: &Path) -> PathBuf {
-    copy_in(dir, &fingerprint(model))
-}
-
-fn copy_in(dir: &Path, name: &str) -> PathBuf {
-    dir.join(format!("{name}.gguf"))
-}
-
-/// What names a copy: the stored file's path, size and modification time (as the openings
-/// on disk tell a file), so a model pulled again is widened again. A hash, so nothing in a
-/// path chooses another.
-fn fingerprint(model: &Path) -> String {
-    let mut hash = Sha256::new();
-    hash.update(model.display().to_string().as_bytes());
-    hash.update(identity(model).as_bytes());
-    format!("{:x}", hash.finalize())
 }
 
 /// llama.cpp's own quantizer, Q4_1 to Q8_0 for every weight it may requantize.
@@ -130,15 +110,6 @@ mod tests {
             None
         );
         assert_eq!(std::fs::read_dir(&copies).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn a_model_changed_since_its_copy_gets_a_new_one() {
-        let (_dir, model, _) = scratch(b"one");
-        let first = fingerprint(&model);
-        assert_eq!(fingerprint(&model), first);
-        std::fs::write(&model, b"two, longer").unwrap();
-        assert_ne!(fingerprint(&model), first);
     }
 
     #[test]

@@ -412,7 +412,7 @@ impl WorkerProvider {
     ) -> Result<WorkerProvider, LocalError> {
         // A file llama.cpp should never see is refused here, as in process, before a worker
         // starts for it.
-        super::gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
+        crate::llm::gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
         let start = Start {
             path: path.to_path_buf(),
             settings: settings.clone(),
@@ -530,8 +530,8 @@ impl Provider for WorkerProvider {
     }
 
     fn caveat(&self) -> Option<&'static str> {
-        super::models::is_demonstration_model(&self.model)
-            .then_some(super::models::DEMONSTRATION_NOTE)
+        crate::llm::models::is_demonstration_model(&self.model)
+            .then_some(crate::llm::models::DEMONSTRATION_NOTE)
     }
 
     fn answers_one_at_a_time(&self) -> bool {

@@ -257,26 +257,42 @@ fn remove_in(dir: &Path, name: &str) -> Result<PathBuf, ModelError> {
         });
     }
     // Named after the stored file's size and time, so found only before the file goes.
-    let widened = widened_copy(dir, &path);
+    let widened = widened_copy(&path, &widened_dir(dir));
     std::fs::remove_file(&path).map_err(io("remove", &path))?;
     let _ = std::fs::remove_file(manifest_path(dir, &name));
-    if let Some(copy) = widened {
-        let _ = std::fs::remove_file(copy);
-    }
+    // A build without the embedded model made none; there is then nothing to remove.
+    let _ = std::fs::remove_file(widened);
     Ok(path)
 }
 
-/// Where the copy of a stored model widened for reading is kept, in a build that makes them
-/// (one without the embedded model never does).
-fn widened_copy(dir: &Path, model: &Path) -> Option<PathBuf> {
-    let copies = widened_dir(dir);
-    #[cfg(feature = "local")]
-    return Some(super::widen::copy_of(model, &copies));
-    #[cfg(not(feature = "local"))]
-    {
-        let _ = (copies, model);
-        None
-    }
+/// Where the copy of `model` widened for reading is (or would be) kept in `copies`; computed
+/// from the stored file, so it is found only while that file is there.
+pub fn widened_copy(model: &Path, copies: &Path) -> PathBuf {
+    copies.join(format!("{}.gguf", widened_name(model)))
+}
+
+/// What names the widened copy of `model`: the stored file's path, size and modification time
+/// (as the openings on disk tell a file), so a model pulled again is widened again. A hash, so
+/// nothing in a path chooses another.
+pub fn widened_name(model: &Path) -> String {
+    let mut hash = Sha256::new();
+    hash.update(model.display().to_string().as_bytes());
+    hash.update(identity(model).as_bytes());
+    format!("{:x}", hash.finalize())
+}
+
+/// A file's size and modification time, which change when it is replaced.
+pub fn identity(path: &Path) -> String {
+    std::fs::metadata(path)
+        .map(|meta| {
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|at| at.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos());
+            format!("{} bytes, modified {modified}", meta.len())
+        })
+        .unwrap_or_default()
 }
 
 /// A temporary file in the store that disappears unless it is installed under its name.
@@ -632,7 +648,7 @@ async fn add_into(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::local::gguf::tests::tiny_gguf;
+    use crate::llm::gguf::tests::tiny_gguf;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn leftovers(dir: &Path) -> Vec<String> {
@@ -690,18 +706,14 @@ mod tests {
         let again = add_into(store.path(), file.to_str().unwrap(), None, &client).await;
         assert!(again.unwrap_err().to_string().contains("already there"));
         // A copy widened for reading goes with the model; another model's stays.
-        let copy = widened_copy(store.path(), &added.path);
+        let copy = widened_copy(&added.path, &widened_dir(store.path()));
         let other = store.path().join("widened/another-model.gguf");
         std::fs::create_dir_all(other.parent().unwrap()).unwrap();
         std::fs::write(&other, b"copy").unwrap();
-        if let Some(copy) = &copy {
-            std::fs::write(copy, b"copy").unwrap();
-        }
+        std::fs::write(&copy, b"copy").unwrap();
         remove_in(store.path(), "tiny-model").unwrap();
         assert!(list_in(store.path()).unwrap().is_empty());
-        if let Some(copy) = copy {
-            assert!(!copy.exists(), "the widened copy is removed with its model");
-        }
+        assert!(!copy.exists(), "the widened copy is removed with its model");
         assert!(other.exists(), "another model's copy is not");
         assert!(
             remove_in(store.path(), "tiny-model")
@@ -789,5 +801,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("does not exist"), "{error}");
+    }
+
+    #[test]
+    fn a_model_changed_since_its_copy_gets_a_new_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = dir.path().join("m.gguf");
+        std::fs::write(&model, b"one").unwrap();
+        let first = widened_name(&model);
+        assert_eq!(widened_name(&model), first);
+        std::fs::write(&model, b"two, longer").unwrap();
+        assert_ne!(widened_name(&model), first);
     }
 }
