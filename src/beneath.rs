@@ -315,6 +315,21 @@ fn unique() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+/// A file a fact cites, read again for the person to page through: `path` relative, read
+/// beneath the debate's directory `root` with no symlink anywhere on the way, at most `cap`
+/// bytes. The path came from gathering, but nothing swapped in since may lead outside.
+pub fn read_cited(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, String> {
+    Beneath::open(root)
+        .and_then(|tree| tree.read(Path::new(path), cap))
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EXDEV) => format!(
+                "it is not a file under {} (a symlink is on its way)",
+                root.display()
+            ),
+            _ => format!("{e} (under {})", root.display()),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

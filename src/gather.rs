@@ -20,7 +20,6 @@ const LINES_PER_FILE: usize = 4;
 const CODE_FILES: usize = 12;
 const DOC_FILES: usize = 8;
 const COMMITS: usize = 15;
-const MAX_TERMS: usize = 8;
 /// A matching line is cut to this many characters.
 const LINE_CHARS: usize = 200;
 
@@ -173,7 +172,7 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, GatherError> {
         }
         extra.push(path);
     }
-    let terms = key_terms(request.topic);
+    let terms = crate::debate::key_terms(request.topic);
     let mut gathered = Gathered {
         root: root.display().to_string(),
         terms: terms.clone(),
@@ -303,40 +302,6 @@ pub fn gather(request: &Request<'_>) -> Result<Gathered, GatherError> {
         ));
     }
     Ok(gathered)
-}
-
-/// Words of the topic worth searching for: four letters or more (three for an acronym),
-/// not a common or debating word, lowercased, at most eight, in order of appearance.
-pub fn key_terms(topic: &str) -> Vec<String> {
-    const COMMON: &[&str] = &[
-        "about", "above", "after", "again", "against", "also", "always", "because", "been",
-        "before", "being", "better", "between", "both", "cannot", "could", "does", "doing", "done",
-        "each", "either", "ever", "every", "from", "have", "having", "here", "instead", "into",
-        "just", "keep", "like", "make", "many", "more", "most", "move", "much", "must", "need",
-        "never", "only", "other", "over", "rather", "replace", "same", "should", "since", "some",
-        "still", "such", "switch", "than", "that", "their", "them", "then", "there", "these",
-        "they", "this", "those", "through", "under", "until", "very", "want", "were", "what",
-        "when", "where", "whether", "which", "while", "will", "with", "would", "your", "ours",
-        "adopt", "migrate", "stop", "start", "using", "used", "versus", "good", "worth", "hand",
-        "rolled", "write", "writing", "our",
-    ];
-    let mut terms: Vec<String> = Vec::new();
-    for word in topic.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        let lower = word.to_lowercase();
-        let acronym = word.len() == 3 && word.chars().all(|c| c.is_ascii_uppercase());
-        if (lower.chars().count() < 4 && !acronym)
-            || COMMON.contains(&lower.as_str())
-            || lower.chars().all(|c| c.is_ascii_digit())
-            || terms.contains(&lower)
-        {
-            continue;
-        }
-        terms.push(lower);
-        if terms.len() == MAX_TERMS {
-            break;
-        }
-    }
-    terms
 }
 
 fn matcher(terms: &[String]) -> Result<RegexMatcher, GatherError> {
@@ -644,34 +609,9 @@ fn history(root: &Path, paths: &[String], terms: &[String]) -> Option<Vec<Commit
     Some(commits)
 }
 
-/// A file a fact cites, read again for the person to page through: `path` relative, read
-/// beneath the debate's directory `root` with no symlink anywhere on the way, at most `cap`
-/// bytes. The path came from gathering, but nothing swapped in since may lead outside.
-pub fn read_cited(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, String> {
-    Beneath::open(root)
-        .and_then(|tree| tree.read(Path::new(path), cap))
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) | Some(libc::EXDEV) => format!(
-                "it is not a file under {} (a symlink is on its way)",
-                root.display()
-            ),
-            _ => format!("{e} (under {})", root.display()),
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_terms_keep_the_words_that_name_things() {
-        assert_eq!(
-            key_terms("We should replace our hand-rolled retry loop with tower's retry layer"),
-            vec!["retry", "loop", "tower", "layer"]
-        );
-        assert_eq!(key_terms("Use SQS or Kafka?"), vec!["sqs", "kafka"]);
-        assert!(key_terms("Should we?").is_empty());
-    }
 
     #[test]
     fn only_gathered_sources_are_trusted() {

@@ -16,7 +16,7 @@ pub fn turned_off(store: &Store) -> Result<bool, StoreError> {
 /// The lessons most relevant to `question`, at most `limit`: those sharing at least two of its
 /// key terms (one, when it has fewer than three), most shared first, then the newest.
 pub fn relevant(store: &Store, question: &str, limit: usize) -> Result<Vec<Lesson>, StoreError> {
-    let terms = crate::gather::key_terms(question);
+    let terms = crate::debate::key_terms(question);
     if terms.is_empty() || limit == 0 {
         return Ok(Vec::new());
     }

@@ -40,7 +40,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "tui",
         &[
             "debate", "argue", "store", "session", "replay", "sanitize", "signals", "config",
-            "remote", "fatal",
+            "remote", "fatal", "beneath",
         ],
     ),
     // A server's debates listed and followed over its API (`moot attach`, the history); a
@@ -94,7 +94,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sanitize",
             "cli",
             "live",
-            "gather",
         ],
     ),
     // `moot bench`: a single model against a debate, on a provider it is handed.
@@ -103,7 +102,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["debate", "llm", "store", "sanitize", "session", "code"],
     ),
     // Which lessons a debate is given, and how they read.
-    ("lessons", &["debate", "store", "gather", "sanitize"]),
+    ("lessons", &["debate", "store", "sanitize"]),
     ("decision", &["debate", "sanitize"]),
     // A debate drawn as Mermaid or DOT, from its derived views and event log.
     ("diagram", &["debate", "argue", "sanitize"]),

@@ -23,6 +23,7 @@ mod presentation;
 mod resolution;
 mod ruling;
 mod synthesis;
+mod terms;
 
 /// A vocabulary enum's name as the journal and the wire spell it (its serde and strum names
 /// agree), and back.
@@ -51,3 +52,4 @@ pub use resolution::{
 };
 pub use ruling::{Ruled, Ruling};
 pub use synthesis::{Approval, ApprovalStatus, Confidence, PerspectiveSummary, Synthesis};
+pub use terms::key_terms;

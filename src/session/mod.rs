@@ -9,8 +9,6 @@ mod lessons;
 mod rerun;
 mod settings;
 
-/// A file a fact of a debate's shared context cites, read for the person's pager.
-pub use crate::gather::read_cited as cited_source;
 pub use decide::*;
 use lessons::*;
 pub use rerun::*;

@@ -1,6 +1,6 @@
 //! Programs the workbench hands the terminal to and takes it back from: the pager and the
 //! editor for a record or draft, and the pager on a private copy of a file the shared context
-//! cites (read through the session's `cited_source`, so a link never leads outside the
+//! cites (read through `beneath::read_cited`, so a link never leads outside the
 //! directory it came from).
 
 use super::app::App;
@@ -37,13 +37,13 @@ const SOURCE_CAP: u64 = 16 * 1024 * 1024;
 
 /// A private copy of cited file `path` for the pager. The path came from gathering, but it is
 /// checked again here: relative, read beneath the debate's directory `root` with no symlink
-/// anywhere on the way (`session::cited_source`), at most `SOURCE_CAP`. The copy is a fresh
+/// anywhere on the way (`beneath::read_cited`), at most `SOURCE_CAP`. The copy is a fresh
 /// file of moot's own (O_EXCL, 0600) named like the source, so pagers that highlight by
 /// extension still do, and nothing swapped in after the check reaches the pager.
 fn source_copy(root: &std::path::Path, path: &str) -> Result<tempfile::NamedTempFile, String> {
     let relative = std::path::Path::new(path);
     let refused = |why: String| format!("{path} cannot be opened: {why}");
-    let bytes = crate::session::cited_source(root, path, SOURCE_CAP).map_err(refused)?;
+    let bytes = crate::beneath::read_cited(root, path, SOURCE_CAP).map_err(refused)?;
     let name = relative
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
