@@ -183,6 +183,7 @@ fn dialogue_settings(server: &StandIn) -> DebateSettings {
             max_rounds: Some(2),
             question: Some(DIALOGUE_TOPIC),
             perspectives: &[],
+            outside: false,
             resolve_provider: &|_, _| Ok(serde_json::Value::Null),
         })
         .unwrap();

@@ -105,8 +105,8 @@ pub enum ProviderError {
     NoLocalBuild,
 }
 
-/// Provider choices from the command line.
-#[derive(Debug, Clone, Default)]
+/// Provider choices as asked (by the command line, the form, a request).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProviderFlags {
     pub provider: Option<String>,
     pub model: Option<String>,

@@ -39,8 +39,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "tui",
         &[
-            "debate", "argue", "store", "session", "replay", "sanitize", "signals", "config",
-            "remote", "fatal", "beneath",
+            "debate",
+            "argue",
+            "store",
+            "session",
+            "replay",
+            "sanitize",
+            "signals",
+            "config",
+            "remote",
+            "fatal",
+            "beneath",
+            "providers",
         ],
     ),
     // A server's debates listed and followed over its API (`moot attach`, the history); a
@@ -51,8 +61,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "serve",
         &[
-            "debate", "session", "store", "report", "commands", "cli", "config", "sanitize",
-            "signals", "live", "paths",
+            "debate",
+            "session",
+            "store",
+            "report",
+            "providers",
+            "config",
+            "sanitize",
+            "signals",
+            "live",
+            "paths",
         ],
     ),
     (
@@ -92,7 +110,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "vote",
             "lessons",
             "sanitize",
-            "cli",
+            "report",
             "live",
         ],
     ),
@@ -313,6 +331,12 @@ const NEVER: &[(&str, &[&str], &[&str])] = &[
          (providers::OpenEmbedded)",
         &["llm::local", "local::"],
         &["launch/", "commands/", "main.rs", "lib.rs", "llm/"],
+    ),
+    (
+        "only the binary reads the command line; the session takes a DebateRequest and the \
+         server its ServeOptions, and neither builds an argv",
+        &["crate::cli", "RunArgs", "ProviderArgs", "ServeArgs", "clap"],
+        &["launch/", "commands/", "main.rs", "cli.rs"],
     ),
 ];
 

@@ -154,6 +154,7 @@ fn with_default_judges(mut panel: PanelSettings) -> Value {
                 max_rounds: None,
                 question: None,
                 perspectives: &[],
+                outside: false,
                 resolve_provider: &|_, _| Ok(Value::Null),
             })
             .unwrap(),

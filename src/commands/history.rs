@@ -10,44 +10,14 @@ use crate::store::Store;
 use std::io::Write;
 use std::path::Path;
 
-/// A debate as `list --json` gives it: its summary, the uniform outcome once it has one, and
-/// who started it.
-#[derive(serde::Serialize)]
-pub struct Listed {
-    #[serde(flatten)]
-    summary: crate::store::DebateSummary,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    concluded: Option<crate::debate::Concluded>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    initiated_by: Option<String>,
-}
-
-/// The debates as `list --json` gives them (and `GET /v1/debates`).
-pub fn listed(
-    store: &Store,
-    debates: Vec<crate::store::DebateSummary>,
-) -> Result<Vec<Listed>, Failure> {
-    let mut listed = Vec::with_capacity(debates.len());
-    for summary in debates {
-        let stored = store.synthesis(&summary.id)?;
-        let concluded = stored.and_then(|s| {
-            concluded_by(&summary.protocol, Some(&s.data))
-                .map(|r| crate::debate::Concluded::new(r, s.confidence))
-        });
-        let initiated_by = report::initiated_by(&store.debate(&summary.id)?);
-        listed.push(Listed {
-            summary,
-            concluded,
-            initiated_by,
-        });
-    }
-    Ok(listed)
-}
-
 pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
     let debates = store.list(limit)?;
     if json {
-        return print_json(&listed(store, debates)?);
+        return print_json(&crate::session::listed(
+            &crate::protocol::builtin(),
+            store,
+            debates,
+        )?);
     }
     if debates.is_empty() {
         return print(
@@ -95,30 +65,8 @@ pub fn list(store: &Store, json: bool, limit: usize) -> Result<(), Failure> {
     print(&out)
 }
 
-/// The debate's document with the uniform outcome its protocol reads from the stored result.
-pub fn document(store: &Store, id: &str) -> Result<report::DebateDocument, Failure> {
-    let document = report::document(store, id)?;
-    let resolution = concluded_by(
-        &document.debate.protocol,
-        document.synthesis.as_ref().map(|s| &s.data),
-    );
-    Ok(document.with_conclusion(resolution))
-}
-
-/// What the protocol named reads from a stored result; `None` for an unknown protocol or a
-/// result it cannot read.
-fn concluded_by(
-    protocol: &str,
-    data: Option<&serde_json::Value>,
-) -> Option<crate::debate::Resolution> {
-    crate::protocol::builtin()
-        .named(protocol)
-        .ok()?
-        .resolution(data?)
-}
-
 pub fn show(store: &Store, id: &str, json: bool, markdown: bool) -> Result<(), Failure> {
-    let document = document(store, id)?;
+    let document = crate::session::document(&crate::protocol::builtin(), store, id)?;
     if json {
         return print(&format!("{}\n", report::to_json(&document)));
     }
@@ -223,7 +171,7 @@ pub fn export(
     format: ExportFormat,
     out: Option<&Path>,
 ) -> Result<(), Failure> {
-    let document = document(store, id)?;
+    let document = crate::session::document(&crate::protocol::builtin(), store, id)?;
     let text = match format {
         ExportFormat::Arena => return export_arena(&document, out),
         ExportFormat::Md => report::to_markdown(&document, record_is_report(&document)),

@@ -12,7 +12,7 @@ mod prune;
 pub use arena::{arena, export as as_arena_directory, import};
 pub use code::code;
 pub use gates::{decide, decide_gate, gates};
-pub use history::{Listed, audit, document, export, list, listed, search, show};
+pub use history::{audit, export, list, search, show};
 pub use lessons::lessons;
 pub use models::{models, perspectives, protocols};
 

@@ -4,7 +4,7 @@ use super::{block_on, ensure_local_model, open_store};
 use crate::commands::Failure;
 use crate::config::Config;
 use crate::providers;
-use crate::session::{self, DebateSettings};
+use crate::session::DebateSettings;
 use crate::store::Store;
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -14,8 +14,11 @@ use std::sync::Arc;
 pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Result<i32, Failure> {
     use crate::bench::{self, BenchSettings, arms::Shape};
     let store = open_store()?;
-    let spec = providers::resolve(&session::provider_flags(&args.provider), config)
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let spec = providers::resolve(
+        &crate::providers::ProviderFlags::from(&args.provider),
+        config,
+    )
+    .map_err(|e| Failure::usage(e.to_string()))?;
     ensure_local_model(&spec, args.yes)?;
     let host = super::host();
     let builder = providers::Builder {

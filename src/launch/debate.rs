@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::headless::{self, CheckpointAnswers};
 use crate::providers;
 use crate::sanitize;
-use crate::session::{self, ResumeChanges, SessionError};
+use crate::session::{self, DebateRequest, ResumeChanges, SessionError};
 use crate::tui;
 use crate::tui::history::{NewDebate, ProtocolChoice, ProviderChoice};
 use crate::tui::keymap::Keymap;
@@ -58,7 +58,7 @@ pub(super) fn run_debate(
         ));
     }
     let host = super::host();
-    let mut settings = session::assemble(&host.protocols, &args, config)?;
+    let mut settings = session::assemble(&host.protocols, &DebateRequest::from(&args), config)?;
     let headless = !on_terminal() || args.face.headless;
     settings.initiated_by.get_or_insert(if headless {
         crate::debate::Initiator::Stdin
@@ -110,56 +110,13 @@ pub(super) fn workbench(
     let theme = Theme::named(&name, Depth::detect())
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
-    let configured = session::chosen_protocol(args, config).to_string();
+    let configured = session::chosen_protocol(&DebateRequest::from(args), config).to_string();
     let host = super::host();
+    let asked = DebateRequest::from(args);
     let settings_for = |debate: &NewDebate| {
-        let mut form_args = args.clone();
-        if debate.protocol != configured {
-            // The command line's protocol flags belong to the protocol it named.
-            form_args.protocol_flags.clear();
-        }
-        form_args.protocol = Some(debate.protocol.clone());
-        form_args.max_rounds = debate.max_rounds.or(args.max_rounds);
-        form_args.perspectives = debate.perspectives;
-        form_args.checkpoints.no_checkpoints = !debate.checkpoints;
-        form_args.named = debate.named.clone();
-        form_args.question = vec![debate.question.clone()];
-        if let Some(provider) = &debate.provider {
-            // Another provider than the command line's: its own base URL and script, not the
-            // command line's.
-            if args.provider.provider.as_ref() != Some(provider) {
-                form_args.provider = crate::cli::ProviderArgs {
-                    provider: Some(provider.clone()),
-                    ..Default::default()
-                };
-            }
-        }
-        if let Some(model) = &debate.model {
-            form_args.provider.model = Some(model.clone());
-        }
-        // The form's options are the command line's, checked by the same assembly.
-        let mut flags = debate.flags.clone();
-        if let Some(focus) = flags.remove("perspective") {
-            form_args.named = focus;
-        }
-        if let Some(vote) = flags.remove("vote") {
-            form_args.vote = vote.into_iter().next();
-        }
-        if let Some(gates) = flags.remove("gates") {
-            form_args.gates = Some(
-                gates
-                    .iter()
-                    .flat_map(|g| g.split(','))
-                    .map(|g| g.trim().to_string())
-                    .filter(|g| !g.is_empty())
-                    .collect(),
-            );
-        }
-        if !flags.is_empty() {
-            form_args.protocol_flags = flags;
-        }
+        let request = debate.request(&asked, &configured);
         let mut settings =
-            session::assemble(&host.protocols, &form_args, config).map_err(|e| e.to_string())?;
+            session::assemble(&host.protocols, &request, config).map_err(|e| e.to_string())?;
         // A debate started from the workbench's form was started by the person at it.
         settings.initiated_by = Some(crate::debate::Initiator::Person);
         Ok(settings)
@@ -193,7 +150,7 @@ pub(super) fn workbench(
 /// would use (named, with why), then each config profile, then the presets not shadowed by
 /// one. Nothing here asks the network; an Ollama that answers is found when the debate starts.
 fn provider_choices(args: &RunArgs, config: &Config) -> Vec<ProviderChoice> {
-    let flags = session::provider_flags(&args.provider);
+    let flags = crate::providers::ProviderFlags::from(&args.provider);
     let default = match providers::settled_choice(&flags, config) {
         Some(_) => match providers::resolve(&flags, config) {
             Ok(spec) => ProviderChoice {
@@ -362,8 +319,11 @@ pub(super) fn resume_command(
 ) -> Result<i32, Failure> {
     let store = open_store()?;
     let provider = if provider_given(&args.provider) {
-        let spec = providers::resolve(&session::provider_flags(&args.provider), config)
-            .map_err(|e| Failure::usage(e.to_string()))?;
+        let spec = providers::resolve(
+            &crate::providers::ProviderFlags::from(&args.provider),
+            config,
+        )
+        .map_err(|e| Failure::usage(e.to_string()))?;
         ensure_local_model(&spec, args.yes)?;
         Some(spec)
     } else {

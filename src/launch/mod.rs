@@ -5,6 +5,7 @@
 mod bench;
 mod debate;
 mod model;
+mod request;
 
 use crate::cli::{Cli, Command, FaceArgs, ProviderArgs, RunArgs};
 use crate::commands::{self, Failure};
@@ -137,8 +138,19 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         }
         Some(Command::Bench(args)) => bench_command(args, &config),
         Some(Command::Serve(args)) => {
-            crate::serve::serve(host(), args, config.clone(), open_store()?)
-                .map_err(|e| Failure::usage(e.to_string()))?;
+            crate::serve::serve(
+                host(),
+                crate::serve::ServeOptions {
+                    provider: crate::providers::ProviderFlags::from(&args.provider),
+                    listen: args.listen,
+                    token_file: args.token_file,
+                    max_debates: args.max_debates,
+                    stall_seconds: args.stall_seconds,
+                },
+                config.clone(),
+                open_store()?,
+            )
+            .map_err(|e| Failure::usage(e.to_string()))?;
             Ok(0)
         }
         Some(Command::Code { action }) => done(commands::code(&open_store()?, action)),

@@ -182,6 +182,8 @@ pub struct SettingsInput<'a> {
     pub question: Option<&'a str>,
     /// `--perspective` names as given.
     pub perspectives: &'a [String],
+    /// Asked from off this machine (the HTTP API): nothing may be gathered from `cwd`.
+    pub outside: bool,
     /// A seat's provider by profile (or kind) and model, as the snapshot `Common::providers`
     /// builds from; the debate's own provider when both are `None`.
     pub resolve_provider: &'a ResolveProvider<'a>,
@@ -207,6 +209,7 @@ impl<'a> SettingsInput<'a> {
             max_rounds: None,
             question: None,
             perspectives: &[],
+            outside: false,
             resolve_provider,
         }
     }

@@ -2,7 +2,7 @@
 //! into the data directory (mode 0600); compared in constant time.
 
 use super::ServeError;
-use crate::cli::ServeArgs;
+use super::ServeOptions;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -16,7 +16,7 @@ pub(super) struct Token {
 /// The shortest token moot takes.
 const SHORTEST: usize = 16;
 
-pub(super) fn token(args: &ServeArgs, data_dir: &Path) -> Result<Token, ServeError> {
+pub(super) fn token(args: &ServeOptions, data_dir: &Path) -> Result<Token, ServeError> {
     let chosen = |value: String, from: &str| {
         let value = value.trim().to_string();
         if value.chars().count() < SHORTEST {

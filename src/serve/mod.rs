@@ -9,12 +9,38 @@ mod routes;
 mod run;
 mod watchdog;
 
-use crate::cli::ServeArgs;
 use crate::config::Config;
 use crate::store::Store;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+
+/// How the server runs, as `moot serve`'s flags give it (the binary builds it from them).
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Where to listen (`127.0.0.1:7878`).
+    pub listen: String,
+    /// A file holding the bearer token (else MOOT_SERVE_TOKEN, else one generated).
+    pub token_file: Option<std::path::PathBuf>,
+    /// The most debates running at once.
+    pub max_debates: u64,
+    /// Seconds without progress before a debate is flagged as stalled (else `[serve]`).
+    pub stall_seconds: Option<u64>,
+    /// The provider every debate runs on unless a request names a configured one.
+    pub provider: crate::providers::ProviderFlags,
+}
+
+impl Default for ServeOptions {
+    fn default() -> ServeOptions {
+        ServeOptions {
+            listen: "127.0.0.1:7878".into(),
+            token_file: None,
+            max_debates: 256,
+            stall_seconds: None,
+            provider: Default::default(),
+        }
+    }
+}
 
 /// Why the server could not start, said with what to do.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +96,7 @@ pub(crate) struct Server {
     /// What its debates run with.
     host: crate::session::Host,
     config: Config,
-    args: ServeArgs,
+    args: ServeOptions,
     token: String,
     running: Mutex<HashMap<String, Running>>,
     /// How many debates hold a place under `--max-debates`, counted from the moment a request
@@ -119,7 +145,7 @@ impl Drop for Admitted {
 /// Starts the server and serves until interrupted (Ctrl-C, SIGTERM).
 pub fn serve(
     host: crate::session::Host,
-    args: ServeArgs,
+    args: ServeOptions,
     config: Config,
     store: Store,
 ) -> Result<(), ServeError> {

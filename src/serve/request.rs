@@ -3,10 +3,9 @@
 //! accepted (an unknown field is refused by name), and the request goes through the same
 //! settings assembly as the command line, so a bad value gets the same message.
 
-use crate::cli::Cli;
 use crate::config::Config;
-use crate::session::DebateSettings;
-use clap::Parser as _;
+use crate::providers::ProviderFlags;
+use crate::session::{DebateRequest, DebateSettings};
 use serde::Deserialize;
 
 /// The body of `POST /v1/debates`.
@@ -101,42 +100,16 @@ impl NewDebate {
         &self,
         registry: &crate::session::Registry,
         config: &Config,
-        server: &crate::cli::ProviderArgs,
+        server: &ProviderFlags,
     ) -> Result<DebateSettings, NotHere> {
         self.check()?;
-        let argv = self.argv(config, server)?;
-        let mut cli = Cli::try_parse_from(&argv).map_err(|e| {
-            let message = e.to_string();
-            Refused(in_api_terms(
-                message
-                    .lines()
-                    .next()
-                    .unwrap_or("the request is not valid")
-                    .trim_start_matches("error: "),
-            ))
-        })?;
-        let run = &mut cli.run;
+        let request = self.request(config, server)?;
         // What runs is the request's protocol, else the server's config default: the checks
         // below are on that, never on the request's field alone (P3).
-        let protocol = crate::session::chosen_protocol(run, config).to_string();
-        if protocol == "code" {
+        if crate::session::chosen_protocol(&request, config) == "code" {
             return Err(Refused(CODE_REFUSED.into()).into());
         }
-        let mut protocol_flag = |name: &str, values: Vec<String>| {
-            if !values.is_empty() {
-                run.protocol_flags.insert(name.to_string(), values);
-            }
-        };
-        protocol_flag("option", self.options.clone());
-        protocol_flag("topology", self.topology.clone().into_iter().collect());
-        protocol_flag("planning", self.planning.clone().into_iter().collect());
-        // A dialogue gathers its shared context from where moot runs: never over the API.
-        // (serve does not import protocol, by the layering ARCHITECTURE.md sets, so the
-        // protocol is named here rather than asked for its flags.)
-        if protocol == "dialogue" {
-            protocol_flag("no-context", vec![String::new()]);
-        }
-        let mut settings = crate::session::assemble(registry, run, config)
+        let mut settings = crate::session::assemble(registry, &request, config)
             .map_err(|e| Refused(in_api_terms(&e.to_string())))?;
         if settings.protocol == "code" {
             return Err(Refused(CODE_REFUSED.into()).into());
@@ -193,86 +166,60 @@ impl NewDebate {
         Ok(())
     }
 
-    /// The command line `moot --headless …` this request stands for.
-    fn argv(
-        &self,
-        config: &Config,
-        server: &crate::cli::ProviderArgs,
-    ) -> Result<Vec<String>, NotHere> {
-        let mut argv: Vec<String> = vec!["moot".into(), "--headless".into()];
-        // `--name=value`: a value that starts with `-` is taken as the value it is, never as
-        // a flag of its own (C10: a vote of "--script=…" got clap's "a value is required").
-        let mut flag = |name: &str, value: Option<String>| {
-            argv.push(match value {
-                Some(value) => format!("--{name}={value}"),
-                None => format!("--{name}"),
-            });
+    /// The library's request this body stands for: its fields, the protocol's options by
+    /// the flag names the protocols read, and the provider it names (one configured on this
+    /// server) or the server's own.
+    fn request(&self, config: &Config, server: &ProviderFlags) -> Result<DebateRequest, NotHere> {
+        let mut protocol_flags = std::collections::BTreeMap::new();
+        for (name, values) in [
+            ("option", self.options.clone()),
+            ("topology", self.topology.clone().into_iter().collect()),
+            ("planning", self.planning.clone().into_iter().collect()),
+        ] {
+            if !values.is_empty() {
+                protocol_flags.insert(name.to_string(), values);
+            }
+        }
+        let (perspectives, named_perspectives) = match &self.perspectives {
+            Some(Perspectives::Count(n)) => (Some(*n), Vec::new()),
+            Some(Perspectives::Names(names)) => (None, names.clone()),
+            None => (None, Vec::new()),
         };
-        if let Some(protocol) = &self.protocol {
-            flag("protocol", Some(protocol.clone()));
-        }
-        if let Some(rounds) = self.max_rounds {
-            flag("max-rounds", Some(rounds.to_string()));
-        }
-        match &self.perspectives {
-            Some(Perspectives::Count(n)) => flag("perspectives", Some(n.to_string())),
-            Some(Perspectives::Names(names)) => {
-                for name in names {
-                    flag("perspective", Some(name.clone()));
-                }
-            }
-            None => {}
-        }
-        if let Some(vote) = &self.vote {
-            flag("vote", Some(vote.clone()));
-        }
-        // No points named: the server's `[gates]` stand, as with no field at all.
-        if let Some(gates) = self.gates.as_ref().filter(|g| !g.is_empty()) {
-            flag("gates", Some(gates.join(",")));
-        }
-        if self.checkpoints == Some(false) {
-            flag("no-checkpoints", None);
-        }
-        if self.lessons == Some(false) {
-            flag("no-lessons", None);
-        }
-        match &self.provider {
-            Some(name) if config.providers.contains_key(name) => {
-                flag("provider", Some(name.clone()));
-            }
+        let provider = match &self.provider {
+            Some(name) if config.providers.contains_key(name) => ProviderFlags {
+                provider: Some(name.clone()),
+                ..ProviderFlags::default()
+            },
             Some(name) => {
-                let known: Vec<&String> = config.providers.keys().collect();
+                let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
                 return Err(NotHere::NotConfigured(format!(
                     "provider: {name:?} is not configured on this server (configured: {})",
                     if known.is_empty() {
                         "none".to_string()
                     } else {
-                        known
-                            .iter()
-                            .map(|k| k.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        known.join(", ")
                     }
                 )));
             }
-            None => {
-                if let Some(name) = &server.provider {
-                    flag("provider", Some(name.clone()));
-                }
-                if let Some(model) = &server.model {
-                    flag("model", Some(model.clone()));
-                }
-                if let Some(url) = &server.base_url {
-                    flag("base-url", Some(url.clone()));
-                }
-                if let Some(script) = &server.script {
-                    flag("script", Some(script.display().to_string()));
-                }
-            }
-        }
-        argv.push("--".into());
-        argv.push(self.question.trim().to_string());
-        Ok(argv)
+            None => server.clone(),
+        };
+        Ok(DebateRequest {
+            protocol: self.protocol.clone(),
+            protocol_flags,
+            max_rounds: self.max_rounds,
+            perspectives,
+            named_perspectives,
+            vote: self.vote.clone(),
+            // No points named: the server's `[gates]` stand, as with no field at all.
+            gates: self.gates.clone().filter(|g| !g.is_empty()),
+            checkpoints: (self.checkpoints == Some(false)).then_some(false),
+            without_lessons: self.lessons == Some(false),
+            provider,
+            // Gathered from nowhere on this server, whatever the protocol (a dialogue would
+            // gather its shared context from where the server runs).
+            from_outside: true,
+            ..DebateRequest::new(self.question.trim())
+        })
     }
 }
 
@@ -358,7 +305,7 @@ mod tests {
             .settings(
                 &crate::protocol::builtin(),
                 &Config::default(),
-                &crate::cli::ProviderArgs::default(),
+                &ProviderFlags::default(),
             )
             .expect("settings the server accepts")
     }
@@ -382,7 +329,7 @@ mod tests {
             .settings(
                 &crate::protocol::builtin(),
                 &Config::default(),
-                &crate::cli::ProviderArgs::default(),
+                &ProviderFlags::default(),
             )
             .unwrap_err();
         assert!(

@@ -161,17 +161,6 @@ impl From<StoreError> for ApiError {
     }
 }
 
-/// A command's reading of the journal that failed: the journal's fault, not the request's.
-impl From<crate::commands::Failure> for ApiError {
-    fn from(failure: crate::commands::Failure) -> ApiError {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "journal",
-            failure.message,
-        )
-    }
-}
-
 /// A route's JSON body, whatever content type the client sent (`curl -d` sends a form's):
 /// too large is 413, anything else that does not read is 400 with where it went wrong.
 fn parsed<T: serde::de::DeserializeOwned>(
@@ -334,7 +323,7 @@ async fn list(
             .collect();
         debates.retain(|d| hits.contains(&d.id));
     }
-    let listed = crate::commands::listed(store, debates)?;
+    let listed = crate::session::listed(&server.host.protocols, store, debates)?;
     Ok(Json(serde_json::to_value(listed).unwrap_or_default()))
 }
 
@@ -344,7 +333,7 @@ async fn show(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     server.store.debate(&id)?;
-    let document = crate::commands::document(&server.store, &id)?;
+    let document = crate::session::document(&server.host.protocols, &server.store, &id)?;
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
         crate::report::to_json(&document),
@@ -766,14 +755,7 @@ mod tests {
     use super::*;
     use crate::debate::Phase;
     use axum::body::BodyDataStream;
-    use clap::Parser;
     use futures_util::StreamExt;
-
-    #[derive(Parser)]
-    struct Flags {
-        #[command(flatten)]
-        serve: crate::cli::ServeArgs,
-    }
 
     /// A server running debate `id`, whose events the test passes on by hand as `run` does.
     fn server_running(id: &str) -> Arc<Server> {
@@ -785,7 +767,7 @@ mod tests {
             store,
             host: crate::session::Host::new(crate::protocol::builtin()),
             config: crate::config::Config::default(),
-            args: Flags::parse_from(["moot"]).serve,
+            args: super::super::ServeOptions::default(),
             token: "t".repeat(32),
             running: std::sync::Mutex::new(std::collections::HashMap::new()),
             admitted: Default::default(),

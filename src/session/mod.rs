@@ -6,11 +6,15 @@
 
 mod decide;
 mod lessons;
+mod read;
+mod request;
 mod rerun;
 mod settings;
 
 pub use decide::*;
 use lessons::*;
+pub use read::{Listed, document, listed};
+pub use request::DebateRequest;
 pub use rerun::*;
 pub use settings::*;
 

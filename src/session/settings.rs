@@ -1,8 +1,7 @@
 //! What a debate runs with: `DebateSettings`, from config and then from what the person asked.
 
-use super::{SessionError, resolve_provider};
+use super::{DebateRequest, SessionError, resolve_provider};
 use crate::catalog::Perspective;
-use crate::cli::{ProviderArgs, RunArgs};
 use crate::config::{Config, RetryConfig, TokenBudget};
 use crate::engine::{self, EngineSettings};
 use crate::llm::RetryPolicy;
@@ -241,23 +240,25 @@ fn named_in_config(
 
 /// The protocol a new debate runs: `--protocol`, else `protocol =` in the config, else
 /// moderated.
-pub fn chosen_protocol<'a>(args: &'a RunArgs, config: &'a Config) -> &'a str {
-    args.protocol
+pub fn chosen_protocol<'a>(request: &'a DebateRequest, config: &'a Config) -> &'a str {
+    request
+        .protocol
         .as_deref()
         .or(config.protocol.as_deref())
         .unwrap_or("moderated")
 }
 
-/// A new debate's settings from config and what was asked (the command line's `RunArgs`, which
-/// the workbench's form, `moot bench` and the HTTP API fill in the same way): every face gets
-/// the same checks and the same messages. Every protocol's `[table]` is checked, whichever
+/// A new debate's settings from config and what was asked (a `DebateRequest`, which the
+/// command line, the workbench's form and the HTTP API each build): every face gets the same
+/// checks and the same messages. Every protocol's `[table]` is checked, whichever
 /// protocol runs.
 pub fn assemble(
     registry: &Registry,
-    args: &RunArgs,
+    args: &DebateRequest,
     config: &Config,
 ) -> Result<DebateSettings, SessionError> {
-    let provider = providers::resolve(&provider_flags(&args.provider), config)
+    args.check_ranges().map_err(SessionError::Settings)?;
+    let provider = providers::resolve(&args.provider, config)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let mut settings = DebateSettings::without_protocol(config, provider.clone())
         .map_err(|e| SessionError::Settings(e.to_string()))?;
@@ -269,7 +270,7 @@ pub fn assemble(
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     check_protocol_flags(registry, protocol, args)?;
     let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
-    let question = args.question.join(" ");
+    let question = args.question.trim();
     settings.protocol = protocol.name().to_string();
     // An outside agent names itself; otherwise the face that starts the debate says who.
     settings.initiated_by = match &args.initiated_by {
@@ -287,8 +288,9 @@ pub fn assemble(
         .settings(&crate::protocol::SettingsInput {
             flags: &args.protocol_flags,
             max_rounds: args.max_rounds,
-            question: Some(question.as_str()).filter(|q| !q.trim().is_empty()),
-            perspectives: &args.named,
+            question: Some(question).filter(|q| !q.is_empty()),
+            outside: args.from_outside,
+            perspectives: &args.named_perspectives,
             ..crate::protocol::SettingsInput::from_config(config, protocol.name(), &cwd, &resolve)
         })
         .map_err(SessionError::Settings)?;
@@ -316,7 +318,7 @@ pub fn assemble(
 
 /// The run flags every protocol is offered but not every one reads: given to one that does not
 /// read them they are refused, never silently dropped (seed review 000/001 #9).
-fn refuse_unread_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), SessionError> {
+fn refuse_unread_flags(protocol: &dyn Protocol, args: &DebateRequest) -> Result<(), SessionError> {
     let name = protocol.name();
     // "an arena debate", "a panel debate".
     let a = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
@@ -325,7 +327,7 @@ fn refuse_unread_flags(protocol: &dyn Protocol, args: &RunArgs) -> Result<(), Se
         "a"
     };
     let presentation = protocol.presentation();
-    let refused = if !args.named.is_empty() && !protocol.reads_perspective() {
+    let refused = if !args.named_perspectives.is_empty() && !protocol.reads_perspective() {
         Some(format!(
             "--perspective: {a} {name} debate does not seat perspectives from the catalog; \
              `moot protocols` says how each protocol seats its debaters"
@@ -385,7 +387,7 @@ impl DebateSettings {
 fn check_protocol_flags(
     registry: &Registry,
     protocol: &dyn Protocol,
-    args: &RunArgs,
+    args: &DebateRequest,
 ) -> Result<(), SessionError> {
     for given in args.protocol_flags.keys() {
         if !protocol.flags().iter().any(|f| f.name == given) {
@@ -417,46 +419,49 @@ fn check_protocol_flags(
 
 /// Rounds, seats, budgets, timeouts, checkpoints and where the record goes, from the command
 /// line over config.
-fn apply_run_flags(settings: &mut DebateSettings, args: &RunArgs) -> Result<(), SessionError> {
+fn apply_run_flags(
+    settings: &mut DebateSettings,
+    args: &DebateRequest,
+) -> Result<(), SessionError> {
     if let Some(max_rounds) = args.max_rounds {
         settings.max_rounds = max_rounds;
     }
     settings.perspectives = args.perspectives;
-    settings.named_perspectives = args.named.clone();
-    if args.named.len() > 4 {
+    settings.named_perspectives = args.named_perspectives.clone();
+    if args.named_perspectives.len() > 4 {
         return Err(SessionError::Settings(format!(
             "{} perspectives were named; a debate seats 2 to 4",
-            args.named.len()
+            args.named_perspectives.len()
         )));
     }
     if let Some(count) = args.perspectives
-        && !args.named.is_empty()
-        && count as usize != args.named.len()
+        && !args.named_perspectives.is_empty()
+        && count as usize != args.named_perspectives.len()
     {
         return Err(SessionError::Settings(format!(
             "--perspectives {count} asks for {count} seats but {} --perspective names were \
              given; drop --perspectives (the names decide the seats) or name {count}",
-            args.named.len()
+            args.named_perspectives.len()
         )));
     }
     if let Some(budget) = &args.token_budget {
         settings.token_budget_per_round = TokenBudget::parse(budget)
             .map_err(|e| SessionError::Settings(format!("--token-budget: {e}")))?;
     }
-    if let Some(seconds) = args.round_timeout {
+    if let Some(seconds) = args.round_timeout_seconds {
         settings.round_timeout_seconds = seconds;
     }
-    if let Some(seconds) = args.checkpoint_timeout {
+    if let Some(seconds) = args.checkpoint_timeout_seconds {
         settings.checkpoint_timeout_seconds = seconds;
     }
-    if let Some(seconds) = args.total_timeout {
+    if let Some(seconds) = args.total_timeout_seconds {
         settings.total_timeout_seconds = seconds;
     }
-    if let Some(enabled) = args.checkpoints.enabled() {
+    if let Some(enabled) = args.checkpoints {
         settings.checkpoints = enabled;
     }
-    if args.no_write {
-        settings.write_decision = false;
+    if let Some(write) = args.write_decision {
+        settings.write_decision = write;
     }
     if let Some(dir) = &args.decisions_dir {
         let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
@@ -472,7 +477,7 @@ fn apply_run_flags(settings: &mut DebateSettings, args: &RunArgs) -> Result<(), 
 fn apply_gates(
     settings: &mut DebateSettings,
     protocol: &dyn Protocol,
-    args: &RunArgs,
+    args: &DebateRequest,
     config: &Config,
 ) -> Result<(), SessionError> {
     // `--gates` names the points for this debate, and turns gates on.
@@ -532,7 +537,7 @@ fn apply_gates(
 /// `[vote_weights]` checked, `--vote` read, `--no-lessons` applied.
 fn apply_vote_and_lessons(
     settings: &mut DebateSettings,
-    args: &RunArgs,
+    args: &DebateRequest,
     config: &Config,
 ) -> Result<(), SessionError> {
     for (seat, weight) in &config.vote_weights {
@@ -551,7 +556,7 @@ fn apply_vote_and_lessons(
             .map_err(|e| SessionError::Settings(format!("--vote: {e}")))?;
         settings.vote = Some(method);
     }
-    if args.no_lessons {
+    if args.without_lessons {
         settings.lessons.enabled = false;
     }
     Ok(())
@@ -585,16 +590,6 @@ fn check_other_tables(
     Ok(())
 }
 
-/// The provider flags of the command line, as `providers::resolve` reads them.
-pub fn provider_flags(args: &ProviderArgs) -> providers::ProviderFlags {
-    providers::ProviderFlags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        script: args.script.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,19 +603,18 @@ mod tests {
         (dir, config)
     }
 
-    fn asking(protocol: &str) -> RunArgs {
-        RunArgs {
-            question: vec!["Should we cache in Redis?".into()],
+    fn asking(protocol: &str) -> DebateRequest {
+        DebateRequest {
             protocol: Some(protocol.into()),
-            provider: ProviderArgs {
+            provider: providers::ProviderFlags {
                 provider: Some("ollama".into()),
-                ..ProviderArgs::default()
+                ..Default::default()
             },
-            ..RunArgs::default()
+            ..DebateRequest::new("Should we cache in Redis?")
         }
     }
 
-    fn refusal(args: &RunArgs, config: &Config) -> String {
+    fn refusal(args: &DebateRequest, config: &Config) -> String {
         match assemble(&crate::protocol::builtin(), args, config) {
             Err(SessionError::Settings(message)) => message,
             Err(other) => panic!("expected a settings error, got {other}"),
@@ -687,11 +681,11 @@ mod tests {
             "{message}"
         );
         let mut args = asking("moderated");
-        args.named = vec!["Security".into(), "Operations".into()];
+        args.named_perspectives = vec!["Security".into(), "Operations".into()];
         args.perspectives = Some(3);
         assert!(refusal(&args, &config).starts_with("--perspectives 3 asks for 3 seats"));
         let mut args = asking("moderated");
-        args.named = vec!["Nobody In Particular".into()];
+        args.named_perspectives = vec!["Nobody In Particular".into()];
         assert!(refusal(&args, &config).starts_with("unknown perspective"));
     }
 
@@ -699,15 +693,51 @@ mod tests {
     fn what_was_asked_overrides_config_and_lands_in_the_settings() {
         let mut args = asking("moderated");
         args.max_rounds = Some(3);
-        args.no_write = true;
+        args.write_decision = Some(false);
         args.vote = Some("borda".into());
-        args.no_lessons = true;
-        args.round_timeout = Some(42);
+        args.without_lessons = true;
+        args.round_timeout_seconds = Some(42);
         let settings = assemble(&crate::protocol::builtin(), &args, &Config::default()).unwrap();
         assert_eq!(settings.max_rounds, 3);
         assert!(!settings.write_decision);
         assert_eq!(settings.vote, Some(crate::vote::Method::Borda));
         assert!(!settings.lessons.enabled);
         assert_eq!(settings.round_timeout_seconds, 42);
+    }
+
+    /// The ranges the command line's parser holds its flags to hold for a request built any
+    /// other way (the server's, a library caller's).
+    #[test]
+    fn a_request_out_of_range_is_refused_as_the_command_line_refuses_it() {
+        let config = Config::default();
+        let mut args = asking("moderated");
+        args.max_rounds = Some(21);
+        assert_eq!(
+            refusal(&args, &config),
+            "--max-rounds 21: a debate runs 1 to 20 rounds"
+        );
+        let mut args = asking("moderated");
+        args.perspectives = Some(1);
+        assert_eq!(
+            refusal(&args, &config),
+            "--perspectives 1: a debate seats 2 to 4 perspectives"
+        );
+        let mut args = asking("moderated");
+        args.total_timeout_seconds = Some(0);
+        assert!(refusal(&args, &config).starts_with("--total-timeout 0: give 1 second"));
+    }
+
+    /// A request from off the machine gathers nothing from the directory moot runs in, for a
+    /// protocol that would (the dialogue gathers its shared context from it by default).
+    #[test]
+    fn a_request_from_outside_gathers_nothing_here() {
+        let mut args = asking("dialogue");
+        args.from_outside = true;
+        let settings = assemble(&crate::protocol::builtin(), &args, &Config::default()).unwrap();
+        let context = settings.protocol_settings.get("context");
+        assert!(
+            context.is_none_or(serde_json::Value::is_null),
+            "gathered {context:?}"
+        );
     }
 }

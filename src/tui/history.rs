@@ -4,6 +4,7 @@
 use super::keymap::{Command, Keymap, Scope};
 use crate::remote::RemoteError;
 use crate::sanitize;
+use crate::session::DebateRequest;
 use crate::store::{DebateSummary, SearchHit};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::{TextArea, WrapMode};
@@ -31,6 +32,57 @@ pub struct NewDebate {
     /// The protocol's options as its flags take them (`option` → its values; a switch turned
     /// on has one empty value), `vote` and `gates` among them; checked as the command line's.
     pub flags: BTreeMap<String, Vec<String>>,
+}
+
+impl NewDebate {
+    /// The request this form asks for, over what the command line asked (`base`): the form's
+    /// fields win; the command line's protocol options go with the protocol it named
+    /// (`configured`), never to another; its provider's URL and script stay with its provider.
+    pub fn request(&self, base: &DebateRequest, configured: &str) -> DebateRequest {
+        let mut request = base.clone();
+        if self.protocol != configured {
+            request.protocol_flags.clear();
+        }
+        request.protocol = Some(self.protocol.clone());
+        request.max_rounds = self.max_rounds.or(base.max_rounds);
+        request.perspectives = self.perspectives;
+        request.checkpoints = (!self.checkpoints).then_some(false);
+        request.named_perspectives = self.named.clone();
+        request.question = self.question.clone();
+        if let Some(provider) = &self.provider
+            && base.provider.provider.as_ref() != Some(provider)
+        {
+            request.provider = crate::providers::ProviderFlags {
+                provider: Some(provider.clone()),
+                ..Default::default()
+            };
+        }
+        if let Some(model) = &self.model {
+            request.provider.model = Some(model.clone());
+        }
+        // The form's options are the command line's, checked by the same assembly.
+        let mut flags = self.flags.clone();
+        if let Some(focus) = flags.remove("perspective") {
+            request.named_perspectives = focus;
+        }
+        if let Some(vote) = flags.remove("vote") {
+            request.vote = vote.into_iter().next();
+        }
+        if let Some(gates) = flags.remove("gates") {
+            request.gates = Some(
+                gates
+                    .iter()
+                    .flat_map(|g| g.split(','))
+                    .map(|g| g.trim().to_string())
+                    .filter(|g| !g.is_empty())
+                    .collect(),
+            );
+        }
+        if !flags.is_empty() {
+            request.protocol_flags = flags;
+        }
+        request
+    }
 }
 
 /// One option the form offers for a protocol: one of its flags, or a run flag every protocol
@@ -1329,5 +1381,58 @@ mod tests {
             (debate.provider.as_deref(), debate.model.as_deref()),
             (Some("standin"), Some("typed-model"))
         );
+    }
+
+    /// The form's request over the command line's: the form's fields win, the command line's
+    /// protocol options stay with the protocol it named, and its provider's URL and script
+    /// stay with its provider.
+    #[test]
+    fn the_forms_request_keeps_only_what_belongs_to_what_it_chose() {
+        let base = DebateRequest {
+            protocol: Some("panel".into()),
+            protocol_flags: [("option".to_string(), vec!["A: a".to_string()])].into(),
+            max_rounds: Some(4),
+            provider: crate::providers::ProviderFlags {
+                provider: Some("mock".into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                ..Default::default()
+            },
+            ..DebateRequest::new("from the command line")
+        };
+        let form = NewDebate {
+            question: "Tabs or spaces?".into(),
+            protocol: "arena".into(),
+            perspectives: None,
+            named: Vec::new(),
+            max_rounds: None,
+            checkpoints: false,
+            provider: Some("ollama".into()),
+            model: Some("qwen3".into()),
+            flags: [("vote".to_string(), vec!["borda".to_string()])].into(),
+        };
+        let request = form.request(&base, "panel");
+        assert_eq!(request.question, "Tabs or spaces?");
+        assert_eq!(request.protocol.as_deref(), Some("arena"));
+        assert!(
+            request.protocol_flags.is_empty(),
+            "{:?}",
+            request.protocol_flags
+        );
+        assert_eq!(request.max_rounds, Some(4));
+        assert_eq!(request.checkpoints, Some(false));
+        assert_eq!(request.vote.as_deref(), Some("borda"));
+        assert_eq!(request.provider.provider.as_deref(), Some("ollama"));
+        assert_eq!(request.provider.model.as_deref(), Some("qwen3"));
+        assert_eq!(request.provider.base_url, None);
+        // The protocol the command line named keeps its options.
+        let same = NewDebate {
+            protocol: "panel".into(),
+            flags: Default::default(),
+            provider: None,
+            ..form
+        };
+        let request = same.request(&base, "panel");
+        assert_eq!(request.protocol_flags, base.protocol_flags);
+        assert_eq!(request.provider.base_url, base.provider.base_url);
     }
 }

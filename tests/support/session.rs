@@ -74,6 +74,7 @@ pub fn scripted_settings(
             max_rounds,
             question: Some(question),
             perspectives: &[],
+            outside: false,
             resolve_provider: &|_, _| Ok(serde_json::Value::Null),
         })
         .unwrap();

@@ -160,6 +160,8 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<DialogueSettings, Setti
     if skip && !paths.is_empty() {
         return Err("--context and --no-context contradict each other; give one of them".into());
     }
+    // A debate asked from off this machine gathers nothing from the directory moot runs in.
+    let skip = skip || input.outside;
     let budget = config.context_budget.unwrap_or(gather::DEFAULT_BUDGET);
     if !(1_000..=1_000_000).contains(&budget) {
         return Err(located(
