@@ -36,6 +36,7 @@ pub mod lessons;
 pub mod live;
 pub mod llm;
 pub mod paths;
+pub mod place;
 pub mod protocol;
 pub mod providers;
 pub mod remote;

@@ -125,12 +125,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // A debate drawn as Mermaid or DOT, from its derived views and event log.
     ("diagram", &["debate", "argue", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
-    ("config", &["engine", "llm", "catalog"]),
-    // A protocol reads its own config table and offers its own follow-up draft.
+    ("config", &["engine", "llm", "catalog", "place"]),
+    // A protocol reads its own config table (handed to it; located with `place`) and offers
+    // its own follow-up draft.
     (
         "protocol",
         &[
-            "debate", "argue", "llm", "engine", "catalog", "config", "gather", "arena", "vote",
+            "debate", "argue", "llm", "engine", "catalog", "place", "gather", "arena", "vote",
             "code", "spelling",
         ],
     ),
@@ -148,6 +149,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("sanitize", &[]),
     ("spelling", &[]),
     ("paths", &[]),
+    // Where a key stands in a config file, for messages that point at it.
+    ("place", &[]),
     ("beneath", &[]),
     // The terminal given back on a fatal signal.
     ("fatal", &[]),

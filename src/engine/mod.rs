@@ -3,6 +3,7 @@
 //! The engine knows nothing of screens and nothing of which protocol runs.
 
 pub mod context;
+mod gates;
 pub mod guardrails;
 pub mod reply;
 
@@ -12,6 +13,7 @@ pub use context::{
     AnswerCheck, CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Refusal,
     Replay, ReplyKind, Seating, Speech, Wiring,
 };
+pub use gates::GatesConfig;
 pub(crate) use reply::unusable;
 pub use reply::{
     Checked, Reply, ReplyParser, ReplyShape, Transcript, Unusable, Validator, text_field,

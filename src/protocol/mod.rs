@@ -189,32 +189,6 @@ pub struct SettingsInput<'a> {
     pub resolve_provider: &'a ResolveProvider<'a>,
 }
 
-/// No flags: settings read from config alone.
-static NO_FLAGS: BTreeMap<String, Vec<String>> = BTreeMap::new();
-
-impl<'a> SettingsInput<'a> {
-    /// What `protocol`'s settings are built from when only config speaks: its `[table]`, no
-    /// flags, no question, no `--max-rounds`. Callers override the fields they have.
-    pub fn from_config(
-        config: &'a crate::config::Config,
-        protocol: &str,
-        cwd: &'a Path,
-        resolve_provider: &'a ResolveProvider<'a>,
-    ) -> SettingsInput<'a> {
-        SettingsInput {
-            flags: &NO_FLAGS,
-            table: config.protocol_tables.get(protocol),
-            config_path: config.source.as_deref(),
-            cwd,
-            max_rounds: None,
-            question: None,
-            perspectives: &[],
-            outside: false,
-            resolve_provider,
-        }
-    }
-}
-
 impl SettingsInput<'_> {
     /// `message` about `key` of the protocol's `[table]`, located at its line in the config
     /// file when there is one.
@@ -222,7 +196,7 @@ impl SettingsInput<'_> {
         match self.config_path {
             Some(path) => format!(
                 "{}: [{table}] {message}",
-                crate::config::locate_in_table(path, table, key)
+                crate::place::locate_in_table(path, table, key)
             ),
             None => message,
         }
@@ -265,7 +239,7 @@ fn place_in_file<T: serde::de::DeserializeOwned>(path: &Path, table: &str) -> Op
         .deserialize(deserializer)
         .err()?;
     let span = error.span()?;
-    let (line, column) = crate::config::line_column(&text, span.start);
+    let (line, column) = crate::place::line_column(&text, span.start);
     Some(format!(
         "{}:{line}:{column}: [{table}] {}",
         path.display(),
@@ -323,7 +297,7 @@ pub struct Common {
     /// A closing vote, counted by this method, when `--vote` (or `vote =`) asks for one.
     pub vote: Option<crate::vote::Method>,
     /// Approval gates (`[gates]`).
-    pub gates: crate::config::GatesConfig,
+    pub gates: crate::engine::GatesConfig,
     /// Seat weights in a weighted vote, by perspective or role name (`[vote_weights]`).
     pub vote_weights: BTreeMap<String, f64>,
     pub max_rounds: u32,

@@ -123,12 +123,7 @@ impl DebateSettings {
         settings.protocol = protocol.name().to_string();
         settings.protocol_settings_version = protocol.settings_version();
         settings.protocol_settings = protocol
-            .settings(&protocol::SettingsInput::from_config(
-                config,
-                protocol.name(),
-                &cwd,
-                &resolve,
-            ))
+            .settings(&config_input(config, protocol.name(), &cwd, &resolve))
             .map_err(SessionError::Protocol)?;
         Ok(settings)
     }
@@ -291,7 +286,7 @@ pub fn assemble(
             question: Some(question).filter(|q| !q.is_empty()),
             outside: args.from_outside,
             perspectives: &args.named_perspectives,
-            ..crate::protocol::SettingsInput::from_config(config, protocol.name(), &cwd, &resolve)
+            ..config_input(config, protocol.name(), &cwd, &resolve)
         })
         .map_err(SessionError::Settings)?;
     check_other_tables(registry, protocol.name(), config, &cwd, &provider)?;
@@ -371,7 +366,7 @@ impl DebateSettings {
         template.protocol_settings = named
             .settings(&crate::protocol::SettingsInput {
                 max_rounds: Some(rounds),
-                ..crate::protocol::SettingsInput::from_config(config, named.name(), &cwd, &resolve)
+                ..config_input(config, named.name(), &cwd, &resolve)
             })
             .map_err(|e| SessionError::Settings(format!("--protocol {protocol}: {e}")))?;
         template.max_rounds = rounds;
@@ -579,15 +574,34 @@ fn check_other_tables(
             resolve_provider(config, provider, profile, model)
         };
         protocol
-            .check_table(&crate::protocol::SettingsInput::from_config(
-                config,
-                protocol.name(),
-                cwd,
-                &resolve,
-            ))
+            .check_table(&config_input(config, protocol.name(), cwd, &resolve))
             .map_err(SessionError::Settings)?;
     }
     Ok(())
+}
+
+/// No flags: settings read from config alone.
+static NO_FLAGS: BTreeMap<String, Vec<String>> = BTreeMap::new();
+
+/// What `protocol`'s settings are built from when only config speaks: its `[table]`, no
+/// flags, no question, no `--max-rounds`. Callers override the fields they have.
+fn config_input<'a>(
+    config: &'a Config,
+    protocol: &str,
+    cwd: &'a std::path::Path,
+    resolve_provider: &'a protocol::ResolveProvider<'a>,
+) -> protocol::SettingsInput<'a> {
+    protocol::SettingsInput {
+        flags: &NO_FLAGS,
+        table: config.protocol_tables.get(protocol),
+        config_path: config.source.as_deref(),
+        cwd,
+        max_rounds: None,
+        question: None,
+        perspectives: &[],
+        outside: false,
+        resolve_provider,
+    }
 }
 
 #[cfg(test)]
@@ -739,5 +753,31 @@ mod tests {
             context.is_none_or(serde_json::Value::is_null),
             "gathered {context:?}"
         );
+    }
+
+    /// A value out of range in any protocol's table is refused whichever protocol runs, by
+    /// the same checks the protocol's own run applies, at the value's line.
+    #[test]
+    fn a_bad_value_in_any_protocols_table_is_refused_whichever_protocol_runs() {
+        for (table, key, text) in [
+            (
+                "dialogue",
+                "context_budget",
+                "[dialogue]\ncontext_budget = 5\n",
+            ),
+            ("code", "max_attempts", "[code]\nmax_attempts = 99\n"),
+            (
+                "panel",
+                "consensus_threshold",
+                "[panel]\nconsensus_threshold = 7.0\n",
+            ),
+        ] {
+            let (_dir, config) = config_file(text);
+            let message = refusal(&asking("moderated"), &config);
+            assert!(
+                message.contains("config.toml:2:") && message.contains(key),
+                "{table}: {message}"
+            );
+        }
     }
 }

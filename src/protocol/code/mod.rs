@@ -68,8 +68,9 @@ impl super::TypedProtocol for Code {
         settings::FLAGS
     }
 
+    /// Its whole settings built from config alone: with no `--file`, nothing is read.
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
-        input.table::<settings::CodeConfig>("code").map(|_| ())
+        settings::settings(input).map(|_| ())
     }
 
     fn settings(&self, input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError> {

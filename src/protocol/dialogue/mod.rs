@@ -65,10 +65,9 @@ impl super::TypedProtocol for Dialogue {
         result.resolution()
     }
 
+    /// Its whole settings built from config alone: with no question, nothing is gathered.
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
-        input
-            .table::<settings::DialogueConfig>("dialogue")
-            .map(|_| ())
+        settings::build(input).map(|_| ())
     }
 
     fn settings(&self, input: &SettingsInput<'_>) -> Result<DialogueSettings, SettingsError> {
