@@ -522,6 +522,41 @@ fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }
 
+/// A protocol's `run.rs` is where its steps run, and nothing else imports from it: the types
+/// its rooms share (its seats, its state between rounds) have rooms of their own, so no room
+/// and its run import each other.
+#[test]
+fn nothing_imports_from_a_protocols_run_room() {
+    let (protocols, _) = protocol_rooms();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol");
+    let mut wrong = Vec::new();
+    for protocol in &protocols {
+        for entry in std::fs::read_dir(root.join(protocol)).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            if path.extension().is_none_or(|e| e != "rs") || name == "run.rs" {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text
+                .find("#[cfg(test)]\nmod tests")
+                .map_or(text.as_str(), |end| &text[..end]);
+            for (at, _) in code.match_indices("run::") {
+                let rest = &code[at + "run::".len()..];
+                // `run::run(…)`: the protocol's entry calls its steps.
+                if name == "mod.rs" && rest.starts_with("run(") {
+                    continue;
+                }
+                let line = code[..at].lines().count();
+                wrong.push(format!(
+                    "src/protocol/{protocol}/{name}:{line} imports from run.rs"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
 #[test]
 fn the_protocol_scanner_reads_super_by_depth() {
     let code =

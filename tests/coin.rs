@@ -4,7 +4,7 @@
 
 use moot::config::Config;
 use moot::debate::{Confidence, DebateStatus, Event, Phase, Presentation, Seat, TurnKey};
-use moot::engine::{Context, EngineError};
+use moot::engine::Context;
 use moot::protocol::{
     Common, Ending, Outcome, Registry, Run, SettingsError, SettingsInput, TypedProtocol, kit,
 };
@@ -65,7 +65,7 @@ impl TypedProtocol for Coin {
         }
     }
 
-    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, (): ()) -> Run<'a> {
+    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, (): ()) -> Run<'a, CoinResult> {
         Box::pin(async move {
             let seats = [caller("A"), caller("B")];
             kit::seat_and_start(ctx, self, common.question.trim(), &seats, 1).await?;
@@ -96,12 +96,11 @@ impl TypedProtocol for Coin {
             }
             .to_string();
             let result = CoinResult { calls, winner };
-            let data =
-                serde_json::to_value(&result).map_err(|e| EngineError::Setup(e.to_string()))?;
+            // The result as its own type: the engine's blanket impl stores it as JSON.
             Ok(Ending::Concluded(Box::new(Outcome {
                 markdown: format!("# Coin\n\nThe coin says {}.\n", result.winner),
                 confidence: Confidence::High,
-                data,
+                data: result,
                 section: Some("coin_result".into()),
                 date: moot::debate::today(),
             })))

@@ -379,11 +379,11 @@ impl Stop {
 /// Stops at the approval gate `stop` when the debate's `[gates]` name its point (approved at
 /// once, and recorded so, when they do not): `None` goes on; a rejection cancels the debate; a
 /// timeout pauses it (a resume asks again).
-pub async fn gate(
+pub async fn gate<R>(
     ctx: &Context,
     common: &super::Common,
     stop: Stop,
-) -> Result<Option<super::Ending>, crate::engine::EngineError> {
+) -> Result<Option<super::Ending<R>>, crate::engine::EngineError> {
     Ok(match gate_outcome(ctx, common, stop).await? {
         crate::engine::GateOutcome::Approved { .. } => None,
         crate::engine::GateOutcome::Rejected { .. } => Some(super::Ending::Cancelled),

@@ -316,14 +316,15 @@ pub struct Common {
     pub providers: ProviderFactory,
 }
 
-/// The closing document of a debate: typed per protocol, stored and exported uniformly.
+/// The closing document of a debate: typed per protocol (`R`, its `TypedProtocol::Result`),
+/// stored and exported uniformly once the blanket impl has serialized it (`Outcome<Value>`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct Outcome<R = Value> {
     /// The record as markdown (the decision record's text).
     pub markdown: String,
     pub confidence: Confidence,
-    /// The protocol's typed result, serialized.
-    pub data: Value,
+    /// The protocol's result: its own type until the journal's edge, JSON beyond it.
+    pub data: R,
     /// The name `show --json` gives `data` beside the generic synthesis (`debate_result`), if
     /// the protocol's document has one.
     pub section: Option<String>,
@@ -331,9 +332,9 @@ pub struct Outcome {
     pub date: String,
 }
 
-/// How a run of a protocol ended.
-pub enum Ending {
-    Concluded(Box<Outcome>),
+/// How a run of a protocol ended, its outcome typed as `R` (JSON once serialized).
+pub enum Ending<R = Value> {
+    Concluded(Box<Outcome<R>>),
     /// A question was not answered in time: the debate pauses and can be resumed.
     Paused,
     /// The person ended the debate before it concluded anything.
@@ -345,8 +346,8 @@ fn no_options_here(called: &str) -> String {
     format!("--option is read by the panel protocol only; this is a {called} debate")
 }
 
-/// A protocol's run, borrowed from its context.
-pub type Run<'a> = Pin<Box<dyn Future<Output = Result<Ending, EngineError>> + 'a>>;
+/// A protocol's run, borrowed from its context, ending with its result as `R`.
+pub type Run<'a, R = Value> = Pin<Box<dyn Future<Output = Result<Ending<R>, EngineError>> + 'a>>;
 
 /// A protocol written against its own types: the settings it builds and runs with, the result
 /// it ends with. The blanket `impl Protocol` below turns both into the JSON the journal keeps
@@ -408,15 +409,24 @@ pub trait TypedProtocol: Sync {
     fn presentation(&self) -> Presentation;
 
     /// Runs it (again, on resume: recorded turns and answers are served from the journal).
-    fn run<'a>(&'a self, ctx: &'a Context, common: &'a Common, settings: Self::Settings)
-    -> Run<'a>;
+    fn run<'a>(
+        &'a self,
+        ctx: &'a Context,
+        common: &'a Common,
+        settings: Self::Settings,
+    ) -> Run<'a, Self::Result>;
 
     /// Its result read in the shape every protocol shares: what won, how it was decided, and
     /// the final consensus score (defined per protocol in ARCHITECTURE.md).
     fn resolution(&self, result: &Self::Result) -> crate::debate::Resolution;
 
     /// Settles what a finished debate left to the person.
-    fn decide(&self, result: Self::Result, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
+    fn decide(
+        &self,
+        result: Self::Result,
+        choice: &str,
+        by: &str,
+    ) -> Result<Outcome<Self::Result>, Undecidable> {
         let _ = (result, choice, by);
         Err(Undecidable::NothingLeft(self.name()))
     }
@@ -510,10 +520,16 @@ impl<T: TypedProtocol> Protocol for T {
                 kit::stored(settings, &format!("the {}'s", TypedProtocol::called(self)))?;
             Ok(
                 match TypedProtocol::run(self, ctx, common, settings).await? {
-                    Ending::Concluded(outcome) => {
-                        Ending::Concluded(Box::new(outcome.versioned(T::RESULT_VERSION)))
-                    }
-                    other => other,
+                    Ending::Concluded(outcome) => Ending::Concluded(Box::new(
+                        outcome.stored(T::RESULT_VERSION).map_err(|e| {
+                            EngineError::Setup(format!(
+                                "the {}'s result cannot be stored: {e}",
+                                TypedProtocol::called(self)
+                            ))
+                        })?,
+                    )),
+                    Ending::Paused => Ending::Paused,
+                    Ending::Cancelled => Ending::Cancelled,
                 },
             )
         })
@@ -530,7 +546,9 @@ impl<T: TypedProtocol> Protocol for T {
 
     fn decide(&self, outcome: &Value, choice: &str, by: &str) -> Result<Outcome, Undecidable> {
         let result: T::Result = stored_result(outcome, T::RESULT_VERSION)?;
-        Ok(TypedProtocol::decide(self, result, choice, by)?.versioned(T::RESULT_VERSION))
+        TypedProtocol::decide(self, result, choice, by)?
+            .stored(T::RESULT_VERSION)
+            .map_err(|e| Undecidable::Unreadable(e.to_string()))
     }
 
     fn without_side_effects(&self, settings: &Value) -> Value {
@@ -596,13 +614,21 @@ fn stored_result<R: serde::de::DeserializeOwned>(
     serde_json::from_value(data.clone()).map_err(|e| Undecidable::Unreadable(e.to_string()))
 }
 
-impl Outcome {
-    /// The outcome with its data stamped with the result's version.
-    pub fn versioned(mut self, version: u32) -> Outcome {
-        if let Value::Object(map) = &mut self.data {
+impl<R: serde::Serialize> Outcome<R> {
+    /// The outcome as the journal keeps it: its result serialized and stamped with the
+    /// result's version.
+    pub fn stored(self, version: u32) -> Result<Outcome, serde_json::Error> {
+        let mut data = serde_json::to_value(&self.data)?;
+        if let Value::Object(map) = &mut data {
             map.insert(RESULT_VERSION_KEY.to_string(), version.into());
         }
-        self
+        Ok(Outcome {
+            markdown: self.markdown,
+            confidence: self.confidence,
+            data,
+            section: self.section,
+            date: self.date,
+        })
     }
 }
 
@@ -727,7 +753,8 @@ mod tests {
             section: None,
             date: "2026-11-25".into(),
         }
-        .versioned(3);
+        .stored(3)
+        .unwrap();
         assert_eq!(result_version_of(&outcome.data), 3);
         let old = serde_json::json!({"winner": "A"});
         assert_eq!(result_version_of(&old), 0);

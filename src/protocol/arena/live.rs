@@ -2,7 +2,7 @@
 //! `protocol.md`.
 
 use super::result::{RubricScore, scores_table};
-use super::run::Member;
+use super::seats::Member;
 use super::{ArenaSettings, Order, Player, RUBRIC};
 use crate::arena::{self, ArenaDir, ArenaStatus, Manifest, Participant, ScoringInfo};
 use crate::debate::Event;

@@ -115,7 +115,7 @@ impl super::TypedProtocol for Arena {
         ctx: &'a Context,
         common: &'a Common,
         settings: ArenaSettings,
-    ) -> super::Run<'a> {
+    ) -> super::Run<'a, Self::Result> {
         Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 }

@@ -3,7 +3,7 @@
 
 use super::Topology;
 use super::result::{ArenaTurn, RubricScore, phase_name};
-use super::run::Member;
+use super::seats::Member;
 use super::settings::Moderator;
 use crate::arena::Persona;
 use crate::debate::{Phase, TurnStatus};

@@ -1,7 +1,7 @@
 //! The arena's typed result: its turns as the arena files them, the rubric scores beside the
 //! gradual ones, the moderator's picks, and the record's markdown.
 
-use super::run::Member;
+use super::seats::Member;
 use super::{Order, RUBRIC, Topology};
 use crate::arena::{self, Persona, ScoringInfo};
 use crate::argue::argument_graph;

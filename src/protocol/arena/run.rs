@@ -9,6 +9,7 @@ use super::replies::{ArgumentReplies, OrderReplies, ScoreReplies};
 use super::result::{
     ArenaResult, ArenaTurn, Pick, RubricScore, arena_turn, phase_name, with_gradual,
 };
+use super::seats::Member;
 use super::seats::{human_turn, outside_turn};
 use super::{Arena, ArenaSettings, Moderator, Order, Player, RUBRIC, Topology};
 use crate::arena::{ArenaStatus, Persona, ScoringInfo};
@@ -18,18 +19,13 @@ use crate::debate::{
 };
 use crate::engine::{Context, EngineError};
 use crate::protocol::tree::{self, Role, Tree};
-use crate::protocol::{Common, Ending, Outcome, kit};
+use crate::protocol::{Common, Outcome, kit};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// A seat at the arena.
-#[derive(Debug, Clone)]
-pub(super) struct Member {
-    pub(super) seat: Seat,
-    pub(super) persona: Persona,
-    pub(super) player: Player,
-}
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<super::ArenaResult>;
 
 /// Runs an arena: the steps, in order.
 pub(super) async fn run(
@@ -629,9 +625,9 @@ impl<'a> ArenaRun<'a> {
         Ok(Ending::Concluded(Box::new(Outcome {
             markdown: result.to_markdown(),
             confidence: result.confidence(),
-            data: serde_json::to_value(&result).unwrap_or_default(),
             section: Some("arena_result".into()),
             date: result.date.clone(),
+            data: result,
         })))
     }
 

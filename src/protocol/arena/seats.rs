@@ -6,12 +6,19 @@ use super::live::Live;
 use super::prompts::task_of;
 use super::replies::named_turns;
 use super::result::{ArenaTurn, phase_name};
-use super::run::Member;
 use crate::arena::{self, ArenaDir};
 use crate::debate::{Event, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{Context, EngineError};
 use serde_json::{Value, json};
 use tokio::time::Instant;
+
+/// A seat at the arena.
+#[derive(Debug, Clone)]
+pub(super) struct Member {
+    pub(super) seat: crate::debate::Seat,
+    pub(super) persona: crate::arena::Persona,
+    pub(super) player: super::Player,
+}
 
 /// A turn with no model behind it, for `seat` in `round`.
 fn outside_words(round: u32, phase: Phase, seat: &str, provider: &str, model: &str) -> Turn {

@@ -14,7 +14,7 @@ mod settings;
 mod workshop;
 
 use super::kit;
-use super::{Common, Ending, Flag, Outcome, SettingsError, SettingsInput};
+use super::{Common, Flag, Outcome, SettingsError, SettingsInput};
 use crate::code::record::CodeResult;
 use crate::debate::{Phase, Presentation, SidePanel};
 use crate::engine::Context;
@@ -118,7 +118,7 @@ impl super::TypedProtocol for Code {
         ctx: &'a Context,
         common: &'a Common,
         settings: CodeSettings,
-    ) -> super::Run<'a> {
+    ) -> super::Run<'a, Self::Result> {
         Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 }

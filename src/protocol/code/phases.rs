@@ -15,10 +15,12 @@ use crate::code::roles::CodePhase;
 use crate::code::versions::{Version, winner};
 use crate::debate::{Control, Phase, Turn, TurnKey, TurnStatus};
 use crate::engine::{CheckpointOutcome, EngineError, GateOutcome};
-use crate::protocol::Ending;
 use crate::protocol::kit;
 use crate::protocol::text::fenced;
 use serde_json::json;
+
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<super::CodeResult>;
 
 /// The most rounds of clarifying questions, and the confidence that ends them (the note's).
 pub const CLARIFICATION_ROUNDS: u32 = 3;

@@ -50,7 +50,7 @@ pub(super) fn outcome(
     chosen: Option<Winner>,
     findings: Vec<crate::code::record::Finding>,
     reflections: Vec<Reflection>,
-) -> Outcome {
+) -> Outcome<CodeResult> {
     let (common, settings) = (shop.common, shop.settings);
     let recommendation = recommendation(shop, chosen.as_ref());
     let result = CodeResult {
@@ -80,7 +80,7 @@ pub(super) fn outcome(
     Outcome {
         markdown: result.to_markdown(),
         confidence,
-        data: serde_json::to_value(&result).unwrap_or_default(),
+        data: result,
         section: Some("code_result".into()),
         date: crate::debate::today(),
     }

@@ -3,7 +3,7 @@
 use super::kit;
 use super::settings::CodeSettings;
 use super::workshop::Workshop;
-use super::{Code, Common, Ending, phases, result, seat_id};
+use super::{Code, Common, phases, result, seat_id};
 use crate::code::loops;
 use crate::code::record::Reflection;
 use crate::code::roles::CodePhase;
@@ -12,6 +12,9 @@ use crate::code::worktree::WorkTree;
 use crate::debate::Seat;
 use crate::engine::{Context, EngineError};
 use serde_json::{Value, json};
+
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<super::CodeResult>;
 
 /// The Generator, the critics, the Designer when clarification runs, Security for red when it
 /// is not a critic, and the Judge.

@@ -13,6 +13,7 @@ pub mod replies;
 pub mod result;
 pub mod rules;
 mod run;
+mod seats;
 mod settings;
 pub mod verdict;
 
@@ -100,7 +101,7 @@ impl super::TypedProtocol for Dialogue {
         ctx: &'a Context,
         common: &'a Common,
         settings: DialogueSettings,
-    ) -> super::Run<'a> {
+    ) -> super::Run<'a, Self::Result> {
         Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 }

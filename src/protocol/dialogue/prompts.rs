@@ -4,7 +4,7 @@
 use super::DialogueSettings;
 use super::replies;
 use super::rules::{self, Side, Stage, State};
-use super::run::Speaker;
+use super::seats::Speaker;
 use super::verdict::{self};
 use crate::debate::{Fact, Phase, Ruling, Turn};
 use crate::protocol::text::{DATA_RULE, fenced};

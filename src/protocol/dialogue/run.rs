@@ -7,24 +7,21 @@ use super::prompts;
 use super::replies::{self, DialogueReplies, ModeratorVerdict, VerdictReplies};
 use super::result::{DialogueResult, Participant, RecordedViolation};
 use super::rules::{Side, Stage, State};
+use super::seats::Speaker;
 use super::verdict;
-use super::{Dialogue, DialogueSettings, Persona};
+use super::{Dialogue, DialogueSettings};
 use crate::debate::{
     Assessment, Control, Convergence, ConvergenceSignal, Decision, Event, Fact, MODERATOR, Phase,
     Ruled, Ruling, Seat, Turn, TurnKey, TurnStatus, VoteView,
 };
 use crate::engine::{CheckpointOutcome, Context, EngineError};
 use crate::protocol::kit;
-use crate::protocol::{Common, Ending, Outcome};
+use crate::protocol::{Common, Outcome};
 use serde_json::json;
 use tokio::time::Instant;
 
-/// One side at the table.
-pub(super) struct Speaker {
-    pub(super) side: Side,
-    pub(super) seat: Seat,
-    pub(super) persona: Persona,
-}
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<super::result::DialogueResult>;
 
 /// Runs a dialogue: the steps, in order.
 pub(super) async fn run(
@@ -382,9 +379,9 @@ impl<'a> DialogueRun<'a> {
         Ok(Ending::Concluded(Box::new(Outcome {
             markdown,
             confidence: result.confidence(),
-            data: serde_json::to_value(&result).unwrap_or_default(),
             section: Some("dialogue_verdict".into()),
             date: result.date.clone(),
+            data: result,
         })))
     }
 

@@ -3,6 +3,7 @@
 //! Deterministic given the recorded turns, so a resume replays into the same state.
 
 mod analysis;
+mod moderation;
 mod prompts;
 mod replies;
 mod result;
@@ -68,7 +69,7 @@ impl super::TypedProtocol for Moderated {
         ctx: &'a Context,
         common: &'a Common,
         settings: ModeratedSettings,
-    ) -> super::Run<'a> {
+    ) -> super::Run<'a, Self::Result> {
         Box::pin(run::run(ctx, common, settings))
     }
 

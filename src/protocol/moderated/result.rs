@@ -1,9 +1,9 @@
 //! The end of a moderated debate: the closing vote, the moderator's synthesis (built from the
 //! journal's commitments and argument map), the person's approval or revision, the outcome.
 
+use super::moderation::{Moderation, SynthesisBasis};
 use super::prompts::{self, SynthesisInput};
 use super::replies;
-use super::run::{Moderation, SynthesisBasis};
 use super::verdict::{self};
 use crate::argue::{argument_graph, commitment_stores};
 use crate::debate::{
@@ -11,9 +11,12 @@ use crate::debate::{
     Synthesis, Turn, TurnKey, TurnStatus,
 };
 use crate::engine::{CheckpointOutcome, Context, EngineError, Speech};
+use crate::protocol::Outcome;
 use crate::protocol::kit::{self};
-use crate::protocol::{Ending, Outcome};
 use tokio::time::Instant;
+
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<crate::debate::Synthesis>;
 
 /// Characters of the recommendation that name the winner in the uniform outcome.
 const WINNER_CHARS: usize = 160;
@@ -327,9 +330,9 @@ impl Moderation<'_> {
         Ok(Ending::Concluded(Box::new(Outcome {
             markdown: synthesis.to_markdown(),
             confidence: synthesis.confidence,
-            data: serde_json::to_value(&synthesis).unwrap_or_default(),
             section: None,
             date: synthesis.date.clone(),
+            data: synthesis,
         })))
     }
 }

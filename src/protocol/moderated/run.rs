@@ -4,10 +4,11 @@
 
 use super::Moderated;
 use super::analysis::{self, Analysis};
+use super::moderation::{Moderation, SeatMemory};
 use super::prompts::{self, DebaterInput, EvaluationInput, PoseInput};
 use super::replies;
 use super::verdict::{self, Evaluation, RoundFacts};
-use crate::argue::{ArgumentGraph, CommitmentStore, argument_graph};
+use crate::argue::argument_graph;
 use crate::catalog;
 use crate::debate::{
     AskKind, Assessment, Control, Convergence, ConvergenceSignal, Decision, Event, FlagKind,
@@ -15,20 +16,16 @@ use crate::debate::{
 };
 use crate::engine::guardrails::{self, Allowance, RoundBudget};
 use crate::engine::{CheckpointOutcome, Context, EngineError, Speech};
+use crate::protocol::Common;
 use crate::protocol::kit::{self, SeatRoster};
 use crate::protocol::tree::{self, Role, Tree};
-use crate::protocol::{Common, Ending};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// What the moderated protocol remembers of a seat between rounds.
-#[derive(Default)]
-pub(super) struct SeatMemory {
-    pub(super) last_argument: Option<String>,
-    pub(super) last_position: Option<String>,
-}
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<crate::debate::Synthesis>;
 
 /// The most rounds a debate may run, even when the person keeps asking for one more.
 const ROUND_CEILING: u32 = 20;
@@ -248,52 +245,6 @@ enum Next {
     Continue,
     Stop(ConvergenceSignal),
     End(Ending),
-}
-
-/// A moderated debate once its seats are taken: what carries from one round to the next.
-pub(super) struct Moderation<'a> {
-    pub(super) ctx: &'a Context,
-    pub(super) common: &'a Common,
-    pub(super) question: String,
-    /// The question with the asker's clarification, as the seats get it.
-    pub(super) clarified: String,
-    pub(super) analysis: Analysis,
-    pub(super) seats: Vec<Seat>,
-    pub(super) roster: SeatRoster,
-    pub(super) memory: HashMap<String, SeatMemory>,
-    pub(super) guidance: Vec<String>,
-    /// The guidance given for the round about to run, if any.
-    pub(super) latest_guidance: Option<String>,
-    pub(super) summaries: Vec<(u32, String)>,
-    pub(super) clarification: Option<String>,
-    pub(super) redirect: Vec<Seat>,
-    pub(super) notes: Vec<String>,
-    /// The closing vote, when `--vote` asked for one.
-    pub(super) votes: Option<crate::debate::VoteView>,
-    /// What each seat sees of the others (`--topology`).
-    pub(super) topology: kit::Topology,
-    /// The seats' roles, when a tree is built from them (its leads change by phase).
-    pub(super) roles: Vec<Role>,
-    /// A tree's teams, each lead's summaries (round, lead, text) and the root's (round, text).
-    pub(super) tree: Option<Tree>,
-    pub(super) escalations: tree::Escalations,
-    /// The person may ask for rounds beyond the limit at a conclusion; never past the ceiling.
-    pub(super) max_rounds: u32,
-    pub(super) rounds_run: u32,
-    pub(super) total_deadline: Instant,
-    /// The moderator's reading of the last round, for the gate after it.
-    pub(super) last_convergence: Option<Convergence>,
-}
-
-/// What the synthesis (and a revision of it) is built from.
-pub(super) struct SynthesisBasis {
-    pub(super) turn: Turn,
-    pub(super) turns: Vec<Turn>,
-    pub(super) graph: ArgumentGraph,
-    pub(super) stores: Vec<CommitmentStore>,
-    pub(super) positions: Vec<(String, String)>,
-    pub(super) signal: ConvergenceSignal,
-    pub(super) provider: String,
 }
 
 impl Moderation<'_> {

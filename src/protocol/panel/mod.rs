@@ -10,6 +10,7 @@ mod prompts;
 mod replies;
 mod result;
 mod run;
+mod seats;
 mod settings;
 
 pub use result::{Change, Check, Chosen, PanelResult, check, check_ranked};
@@ -144,7 +145,7 @@ impl super::TypedProtocol for Panel {
         ctx: &'a Context,
         common: &'a Common,
         settings: PanelSettings,
-    ) -> super::Run<'a> {
+    ) -> super::Run<'a, Self::Result> {
         Box::pin(async move { run::run(ctx, common, &settings).await })
     }
 
@@ -153,7 +154,7 @@ impl super::TypedProtocol for Panel {
         mut result: PanelResult,
         choice: &str,
         by: &str,
-    ) -> Result<Outcome, Undecidable> {
+    ) -> Result<Outcome<PanelResult>, Undecidable> {
         if result.consensus {
             let agreed = result.recommended_option.as_deref().unwrap_or("?");
             return Err(Undecidable::Agreed(agreed.to_string()));
@@ -164,7 +165,7 @@ impl super::TypedProtocol for Panel {
             return Err(Undecidable::NoSuchOption { choice, options });
         }
         result.choose(choice, by);
-        Ok(result.outcome())
+        Ok(result.into_outcome())
     }
 }
 
@@ -261,7 +262,7 @@ mod tests {
         }))
         .unwrap();
         result.caveats = check.caveats.clone();
-        let outcome = result.outcome();
+        let outcome = result.into_outcome();
         assert_eq!(outcome.confidence, crate::debate::Confidence::Medium);
         assert!(
             outcome.markdown.contains("**Confidence:** MEDIUM (decided by borda: A 3.0 · B 3.0 · C 0.0; it rests on less than a full reading: effort abstained; a tie between A and B"),

@@ -1,7 +1,7 @@
 //! The panel's prompt text: the options in each judge's own order, the judge's system prompt
 //! and the question every judge reads.
 
-use super::run::Seated;
+use super::seats::Seated;
 use super::settings::{Judge, PanelOption, PanelSettings};
 use crate::protocol::text::{DATA_RULE, fenced};
 use std::fmt::Write as _;

@@ -1,7 +1,7 @@
 //! The panel's result: the consensus check over the judges' recommendations (or a ranked
 //! vote), the changes of mind, and `PanelResult` with its record.
 
-use super::run::Seated;
+use super::seats::Seated;
 use super::settings::{PanelOption, PanelSettings, Threshold};
 use crate::debate::Confidence;
 use crate::engine::Context;
@@ -271,7 +271,7 @@ impl PanelResult {
         }
     }
 
-    pub fn outcome(&self) -> Outcome {
+    pub fn into_outcome(self) -> Outcome<PanelResult> {
         Outcome {
             markdown: self.to_markdown(),
             // Once the person has chosen, the input it required is given; the judges still
@@ -282,9 +282,9 @@ impl PanelResult {
                 (false, Some(_)) => Confidence::Low,
                 (false, None) => Confidence::RequiresInput,
             },
-            data: serde_json::to_value(self).unwrap_or_default(),
             section: Some("debate_result".into()),
             date: self.date.clone(),
+            data: self,
         }
     }
 }

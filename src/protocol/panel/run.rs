@@ -6,18 +6,22 @@ use super::Panel;
 use super::prompts::{self, base_prompt, judge_system, listed, order_for, shown_name};
 use super::replies::{JudgeReplies, OptionsReplies};
 use super::result::{Change, Check, build_result, check, check_ranked, headline};
-use super::settings::{Judge, PanelOption, PanelSettings, check_options, parse_option};
+use super::seats::Seated;
+use super::settings::{PanelOption, PanelSettings, check_options, parse_option};
 use crate::debate::{
     AskKind, Confidence, Control, Event, FlagKind, MODERATOR, Phase, Seat, Standing, Turn, TurnKey,
     TurnStatus,
 };
 use crate::engine::{CheckpointOutcome, Context, EngineError, Speech};
+use crate::protocol::Common;
 use crate::protocol::kit::{self, SeatRoster, Visibility};
-use crate::protocol::{Common, Ending};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// How this protocol's run ends, its result typed.
+type Ending = crate::protocol::Ending<super::PanelResult>;
 
 /// Runs a panel: the steps, in order.
 pub(super) async fn run(
@@ -383,30 +387,8 @@ impl<'a> PanelRun<'a> {
                 CheckpointOutcome::Answered { .. } | CheckpointOutcome::Unasked => {}
             }
         }
-        Ok(Ending::Concluded(Box::new(result.outcome())))
+        Ok(Ending::Concluded(Box::new(result.into_outcome())))
     }
-}
-
-/// A judge at the table.
-pub(super) struct Seated {
-    pub(super) seat: Seat,
-    pub(super) judge: Judge,
-    /// The key its words are filed under in the result: `risk`.
-    pub(super) key: String,
-    /// Its latest valid recommendation and one-line perspective.
-    pub(super) recommended: Option<String>,
-    pub(super) perspective: String,
-    pub(super) reasoning: String,
-    /// Options in the order this judge sees them.
-    pub(super) order: Vec<String>,
-    /// Every option, best first, and how sure it is (0–1), when `--vote` asks for a ranking.
-    pub(super) ranking: Vec<String>,
-    pub(super) confidence: f64,
-    /// Whether its evaluation of the options (round 1, every option assessed) was read.
-    pub(super) evaluated: bool,
-    /// The round of its latest reply when that reply could not be read and an earlier
-    /// recommendation stands for it.
-    pub(super) unread: Option<u32>,
 }
 
 /// The moderator proposes options, and the person accepts or replaces them; the ending
