@@ -192,14 +192,14 @@ pub struct SettingsInput<'a> {
 impl SettingsInput<'_> {
     /// `message` about `key` of the protocol's `[table]`, located at its line in the config
     /// file when there is one.
-    pub fn located(&self, table: &str, key: &str, message: String) -> String {
-        match self.config_path {
+    pub fn located(&self, table: &str, key: &str, message: String) -> SettingsError {
+        SettingsError(match self.config_path {
             Some(path) => format!(
                 "{}: [{table}] {message}",
                 crate::place::locate_in_table(path, table, key)
             ),
             None => message,
-        }
+        })
     }
 
     /// The protocol's `[table]` read into its config type (its default when absent); an
@@ -207,22 +207,23 @@ impl SettingsInput<'_> {
     pub fn table<T: serde::de::DeserializeOwned + Default>(
         &self,
         table: &str,
-    ) -> Result<T, String> {
+    ) -> Result<T, SettingsError> {
         match self.table {
             Some(value) => value.clone().try_into().map_err(|e: toml::de::Error| {
                 // Read again from the file's text, the error knows the value it is about.
                 if let Some(path) = self.config_path
                     && let Some(at) = place_in_file::<T>(path, table)
                 {
-                    return at;
+                    return SettingsError(at);
                 }
                 // The key the message names (an unknown one), where it stands; else the table.
                 let message = e.message().to_string();
                 let key = message
                     .split_once("unknown field `")
                     .and_then(|(_, rest)| rest.split_once('`'))
-                    .map_or("", |(key, _)| key);
-                self.located(table, key, message.clone())
+                    .map_or("", |(key, _)| key)
+                    .to_string();
+                self.located(table, &key, message)
             }),
             None => Ok(T::default()),
         }
@@ -284,8 +285,44 @@ impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for TableOf<'_, T>
 /// A seat's provider snapshot from a profile (or kind) and a model.
 pub type ResolveProvider<'a> = dyn Fn(Option<&str>, Option<&str>) -> Result<Value, String> + 'a;
 
-/// Where a setting went wrong: the command line (exit 2) or the config file (located).
-pub type SettingsError = String;
+/// A `SettingsError` written as with `format!`.
+macro_rules! refused {
+    ($($arg:tt)*) => {
+        $crate::protocol::SettingsError::from(format!($($arg)*))
+    };
+}
+pub(crate) use refused;
+
+/// Where a setting went wrong, in words that say how to fix it: a flag of the command line
+/// (exit 2) or a key of the config file, located at its line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SettingsError(String);
+
+impl SettingsError {
+    /// What was wrong, as said.
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for SettingsError {
+    fn from(message: String) -> SettingsError {
+        SettingsError(message)
+    }
+}
+
+impl From<&str> for SettingsError {
+    fn from(message: &str) -> SettingsError {
+        SettingsError(message.to_string())
+    }
+}
+
+impl From<BadFlag> for SettingsError {
+    fn from(bad: BadFlag) -> SettingsError {
+        SettingsError(bad.to_string())
+    }
+}
 
 /// Builds a seat's provider from a snapshot `SettingsInput::resolve_provider` made.
 pub type ProviderFactory = Arc<dyn Fn(&Value) -> Result<Arc<dyn Provider>, String> + Send + Sync>;
@@ -446,7 +483,7 @@ pub trait TypedProtocol: Sync {
         turns: &[crate::debate::Turn],
     ) -> Result<Self::Settings, SettingsError> {
         let _ = (settings, options, turns);
-        Err(no_options_here(self.called()))
+        Err(no_options_here(self.called()).into())
     }
 
     /// What the lessons step should draw from this protocol's record.
@@ -495,7 +532,8 @@ impl<T: TypedProtocol> Protocol for T {
     }
 
     fn settings(&self, input: &SettingsInput<'_>) -> Result<Value, SettingsError> {
-        serde_json::to_value(TypedProtocol::settings(self, input)?).map_err(|e| e.to_string())
+        serde_json::to_value(TypedProtocol::settings(self, input)?)
+            .map_err(|e| SettingsError(e.to_string()))
     }
 
     fn check_table(&self, input: &SettingsInput<'_>) -> Result<(), SettingsError> {
@@ -567,9 +605,9 @@ impl<T: TypedProtocol> Protocol for T {
         turns: &[crate::debate::Turn],
     ) -> Result<Value, SettingsError> {
         let typed: T::Settings = serde_json::from_value(settings.clone())
-            .map_err(|e| format!("its stored settings cannot be read: {e}"))?;
+            .map_err(|e| refused!("its stored settings cannot be read: {e}"))?;
         serde_json::to_value(TypedProtocol::with_options(self, typed, options, turns)?)
-            .map_err(|e| e.to_string())
+            .map_err(|e| SettingsError(e.to_string()))
     }
 
     fn lesson_focus(&self) -> Option<&'static str> {
@@ -709,7 +747,7 @@ pub trait Protocol: Sync {
         turns: &[crate::debate::Turn],
     ) -> Result<Value, SettingsError> {
         let _ = (settings, options, turns);
-        Err(no_options_here(self.name()))
+        Err(no_options_here(self.name()).into())
     }
 
     /// What the lessons step should draw from this protocol's record, beyond how the debate

@@ -341,7 +341,7 @@ fn resumed_settings(
             .with_options(&settings.protocol_settings, &changes.options, &turns)
             .map_err(|detail| SessionError::ResumeFlag {
                 id: debate.id.clone(),
-                detail,
+                detail: detail.to_string(),
             })?;
     }
     Ok(settings)

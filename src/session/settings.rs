@@ -124,7 +124,7 @@ impl DebateSettings {
         settings.protocol_settings_version = protocol.settings_version();
         settings.protocol_settings = protocol
             .settings(&config_input(config, protocol.name(), &cwd, &resolve))
-            .map_err(SessionError::Protocol)?;
+            .map_err(|e| SessionError::Protocol(e.to_string()))?;
         Ok(settings)
     }
 
@@ -252,7 +252,8 @@ pub fn assemble(
     args: &DebateRequest,
     config: &Config,
 ) -> Result<DebateSettings, SessionError> {
-    args.check_ranges().map_err(SessionError::Settings)?;
+    args.check_ranges()
+        .map_err(|e| SessionError::Settings(e.to_string()))?;
     let provider = providers::resolve(&args.provider, config)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let mut settings = DebateSettings::without_protocol(config, provider.clone())
@@ -288,7 +289,7 @@ pub fn assemble(
             perspectives: &args.named_perspectives,
             ..config_input(config, protocol.name(), &cwd, &resolve)
         })
-        .map_err(SessionError::Settings)?;
+        .map_err(|e| SessionError::Settings(e.to_string()))?;
     check_other_tables(registry, protocol.name(), config, &cwd, &provider)?;
     refuse_unread_flags(protocol, args)?;
     apply_run_flags(&mut settings, args)?;
@@ -575,7 +576,7 @@ fn check_other_tables(
         };
         protocol
             .check_table(&config_input(config, protocol.name(), cwd, &resolve))
-            .map_err(SessionError::Settings)?;
+            .map_err(|e| SessionError::Settings(e.to_string()))?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! `--arena-dir`, the topology and `[arena]` in config, read into `ArenaSettings`.
 
 use super::Topology;
+use crate::protocol::refused;
 use crate::protocol::tree::Planning;
 use crate::protocol::{SettingsError, SettingsInput};
 use serde::{Deserialize, Serialize};
@@ -70,7 +71,7 @@ impl TryFrom<String> for Moderator {
     type Error = crate::protocol::SettingsError;
 
     fn try_from(text: String) -> Result<Moderator, Self::Error> {
-        Moderator::parse(&text)
+        Moderator::parse(&text).map_err(Into::into)
     }
 }
 
@@ -259,7 +260,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
         Some("round-robin") => Order::RoundRobin,
         Some("moderator") => Order::Moderator,
         Some(other) => {
-            return Err(format!("--order {other}: use round-robin or moderator"));
+            return Err(refused!("--order {other}: use round-robin or moderator"));
         }
         None => config.order.unwrap_or(Order::RoundRobin),
     };
@@ -282,7 +283,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
         crate::arena::could_be_made(dir).map_err(|why| {
             let problem = format!("{} cannot be created: {why}", dir.display());
             match input.flags.contains_key("arena-dir") {
-                true => format!("--arena-dir {problem}"),
+                true => refused!("--arena-dir {problem}"),
                 false => located("arena_dir", format!("arena_dir {problem}")),
             }
         })?;
@@ -349,13 +350,13 @@ fn moderator(
             .position(|s| role_of(s).eq_ignore_ascii_case(role))
         else {
             let roles: Vec<String> = seats.iter().map(|s| role_of(s)).collect();
-            return Err(format!(
+            return Err(refused!(
                 "--moderator seat:{role}: no seat has that role (the seats are {})",
                 roles.join(", ")
             ));
         };
         if players.get(index).copied().unwrap_or_default() != Player::Model {
-            return Err(format!(
+            return Err(refused!(
                 "--moderator seat:{role}: that seat is played by a {}, and the moderator's calls go to a model; choose a seat moot's model plays",
                 players[index].kind()
             ));
@@ -379,7 +380,7 @@ fn seats_and_players(
         seats = vec!["Proponent".into(), "Skeptic".into()];
     }
     if !(2..=6).contains(&seats.len()) {
-        return Err(format!("an arena seats 2–6 roles, not {}", seats.len()));
+        return Err(refused!("an arena seats 2–6 roles, not {}", seats.len()));
     }
     let mut players = Vec::new();
     for seat in &seats {
@@ -391,7 +392,7 @@ fn seats_and_players(
             None => (Player::Model, seat.as_str()),
         };
         if role.is_empty() {
-            return Err(format!(
+            return Err(refused!(
                 "--seat {seat}: name the role after the colon, as in human:Skeptic"
             ));
         }
@@ -402,7 +403,7 @@ fn seats_and_players(
             crate::arena::agent_id(earlier) == crate::arena::agent_id(role)
         });
         if let Some(earlier) = taken {
-            return Err(format!(
+            return Err(refused!(
                 "--seat {seat}: the role {role:?} already has a seat (--seat {}); every role needs its own seat",
                 seats[earlier]
             ));
@@ -430,7 +431,7 @@ fn player_named(seat: &str, who: &str) -> Result<Player, SettingsError> {
         .iter()
         .map(|(name, _)| *name)
         .find(|name| crate::spelling::edits_apart(name, &word) <= 2);
-    Err(format!(
+    Err(refused!(
         "--seat {seat}: {who:?} is not who plays a seat; write human:ROLE (you), outside:ROLE (an agent through the arena directory) or model:ROLE, or the role alone for a model{}",
         close
             .map(|name| format!(" (did you mean {name}:{role}?)"))
@@ -454,7 +455,7 @@ fn rounds(input: &SettingsInput<'_>, config: &ArenaConfig) -> Result<u32, Settin
         return Err(if given.is_none() && input.max_rounds.is_none() {
             input.located("arena", "rounds", format!("rounds: {problem}"))
         } else {
-            format!("--rounds: {problem}")
+            refused!("--rounds: {problem}")
         });
     }
     Ok(rounds)
@@ -473,9 +474,10 @@ fn persona_files(
             .iter()
             .any(|s| s.eq_ignore_ascii_case(&spec.role_name))
         {
-            return Err(format!(
+            return Err(refused!(
                 "--persona {given}: its role {:?} has no --seat; add --seat \"{}\"",
-                spec.role_name, spec.role_name
+                spec.role_name,
+                spec.role_name
             ));
         }
         personas.push(spec);
@@ -499,9 +501,13 @@ mod tests {
         let (players, roles) = seats(&["Proponent", "Human:Skeptic", "OUTSIDE :Analyst"]).unwrap();
         assert_eq!(players, [Player::Model, Player::Human, Player::Outside]);
         assert_eq!(roles, ["Proponent", "Skeptic", "Analyst"]);
-        let refused = seats(&["Proponent", "huamn:Skeptic"]).unwrap_err();
+        let refused = seats(&["Proponent", "huamn:Skeptic"])
+            .unwrap_err()
+            .to_string();
         assert!(refused.contains("did you mean human:Skeptic?"), "{refused}");
-        let refused = seats(&["Proponent", "robot:Skeptic"]).unwrap_err();
+        let refused = seats(&["Proponent", "robot:Skeptic"])
+            .unwrap_err()
+            .to_string();
         assert!(
             refused.contains("\"robot\" is not who plays a seat")
                 && !refused.contains("did you mean"),

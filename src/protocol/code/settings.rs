@@ -5,6 +5,7 @@ use super::super::{Flag, SettingsError, SettingsInput};
 use crate::code::hooks::Hook;
 use crate::code::roles::{self, CodePhase};
 use crate::code::worktree::safe_path;
+use crate::protocol::refused;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -217,7 +218,7 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
             let profile = (!profile.is_empty()).then_some(profile);
             let model = model.filter(|m| !m.is_empty());
             if profile.is_none() && model.is_none() {
-                return Err(format!(
+                return Err(refused!(
                     "--seat {given}: say which provider after `=`, as in --seat {}=ollama:qwen2.5-coder",
                     role.name
                 ));
@@ -322,7 +323,7 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
                 "{name:?} is not a phase that can be left out; those are clarification, self-check, critique, review, optimization"
             );
             if given_skips.contains(name) {
-                format!("--skip {message}")
+                refused!("--skip {message}")
             } else {
                 located("skip", message)
             }

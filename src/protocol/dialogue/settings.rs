@@ -2,6 +2,7 @@
 //! the one viewpoint both sides take, and the shared context gathered before it starts.
 
 use crate::gather::{self, Gathered};
+use crate::protocol::refused;
 use crate::protocol::{SettingsError, SettingsInput};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -101,7 +102,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<DialogueSettings, Setti
     if !(1..=10).contains(&max_rounds) {
         let problem = format!("a dialogue runs 1–10 rounds of argumentation, not {max_rounds}");
         return Err(match input.max_rounds {
-            Some(_) => format!("--max-rounds: {problem}"),
+            Some(_) => refused!("--max-rounds: {problem}"),
             None => located("max_rounds", format!("max_rounds: {problem}")),
         });
     }
@@ -118,7 +119,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<DialogueSettings, Setti
         [] => None,
         [one] => Some(one.trim().to_string()).filter(|f| !f.is_empty()),
         many => {
-            return Err(format!(
+            return Err(refused!(
                 "--perspective: a dialogue focuses both sides on one viewpoint; {} were given",
                 many.len()
             ));

@@ -19,6 +19,7 @@ pub use settings::{Judge, PanelOption, PanelSettings, Threshold, parse_option};
 use super::{Common, Flag, Outcome, SettingsError, SettingsInput, Undecidable};
 use crate::debate::{Phase, Presentation, SidePanel};
 use crate::engine::Context;
+use crate::protocol::refused;
 
 /// The panel, as registered.
 pub struct Panel;
@@ -91,7 +92,7 @@ impl super::TypedProtocol for Panel {
         turns: &[crate::debate::Turn],
     ) -> Result<PanelSettings, SettingsError> {
         if !settings.options.is_empty() {
-            return Err(format!(
+            return Err(refused!(
                 "it was started with its options ({}); they cannot change on resume",
                 settings
                     .options
@@ -456,17 +457,18 @@ mod tests {
         assert_eq!(taken.options[1].description, "the other");
         let judged = Turn::pending(TurnKey::new(1, Phase::Recommendation, "risk"), "x", "x");
         let late = Panel.with_options(unset(), &given, &[proposal, judged]);
-        assert!(late.unwrap_err().contains("already weighed"));
+        assert!(late.unwrap_err().message().contains("already weighed"));
         let again = Panel.with_options(taken, &given, &[]);
         assert!(
             again
                 .unwrap_err()
+                .message()
                 .contains("started with its options (A, B)")
         );
         let one = Panel.with_options(unset(), &given[..1], &[]);
-        assert!(one.unwrap_err().contains("at least two options"));
+        assert!(one.unwrap_err().message().contains("at least two options"));
         let bad = Panel.with_options(unset(), &["One".to_string()], &[]);
-        assert!(bad.unwrap_err().contains("no id"));
+        assert!(bad.unwrap_err().message().contains("no id"));
     }
 
     #[test]

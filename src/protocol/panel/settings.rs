@@ -1,6 +1,7 @@
 //! The panel's settings: its options, judges, context files, rounds and threshold, from the
 //! flags and `[panel]` in config.
 
+use crate::protocol::refused;
 use crate::protocol::{SettingsError, SettingsInput};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -307,7 +308,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<PanelSettings, Settings
     if !(1..=10).contains(&max_rounds) {
         let problem = format!("a panel runs 1–10 rounds, not {max_rounds}");
         return Err(match input.max_rounds {
-            Some(_) => format!("--max-rounds: {problem}"),
+            Some(_) => refused!("--max-rounds: {problem}"),
             None => located("max_rounds", format!("max_rounds: {problem}")),
         });
     }
@@ -365,7 +366,7 @@ fn options(
     match checked {
         // Options from the config file are located there (seed review 000/001 #14).
         Err(problem) if from_config => Err(input.located("panel", "[[panel.options]]", problem)),
-        Err(problem) => Err(problem),
+        Err(problem) => Err(problem.into()),
         Ok(()) => Ok(options),
     }
 }
