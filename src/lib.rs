@@ -12,18 +12,18 @@
 // directory (`beneath`) and the terminal's restoring on a fatal signal (`fatal`).
 #![deny(unsafe_code)]
 
+/// The domain, from its own crate (`crates/domain`), under the names every module here uses.
+pub use moot_domain::{argue, catalog, debate, sanitize, spelling, vote};
+
 pub mod arena;
-pub mod argue;
 pub mod audit;
 pub mod bench;
 #[allow(unsafe_code)]
 pub mod beneath;
-pub mod catalog;
 pub mod cli;
 pub mod code;
 pub mod commands;
 pub mod config;
-pub mod debate;
 pub mod decision;
 pub mod diagram;
 pub mod engine;
@@ -42,11 +42,8 @@ pub mod providers;
 pub mod remote;
 pub mod replay;
 pub mod report;
-pub mod sanitize;
 pub mod serve;
 pub mod session;
 pub mod signals;
-pub mod spelling;
 pub mod store;
 pub mod tui;
-pub mod vote;

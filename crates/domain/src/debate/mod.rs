@@ -2,6 +2,8 @@
 
 /// Declares a closed vocabulary: a fieldless enum journaled, sent and parsed by its snake_case
 /// name, so serde and strum can never spell a word two ways. Extra derives go on the enum.
+/// The crate that uses it depends on serde and strum.
+#[macro_export]
 macro_rules! vocabulary {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($variants:tt)* }) => {
         $(#[$meta])*
@@ -14,7 +16,7 @@ macro_rules! vocabulary {
         impl $crate::debate::Named for $name {}
     };
 }
-pub(crate) use vocabulary;
+pub use crate::vocabulary;
 
 mod event;
 mod lesson;

@@ -122,8 +122,8 @@ pub struct Seat {
 
 impl Seat {
     /// Seat `id` arguing for `perspective`, its priorities and trade-off made up, for tests.
-    #[cfg(test)]
-    pub(crate) fn fixture(id: &str, perspective: &str) -> Seat {
+    #[cfg(any(test, feature = "fixtures"))]
+    pub fn fixture(id: &str, perspective: &str) -> Seat {
         Seat {
             id: id.into(),
             perspective: perspective.into(),
@@ -308,8 +308,8 @@ impl Turn {
     }
 
     /// A finished, ok turn with no text or moves, for tests to fill in.
-    #[cfg(test)]
-    pub(crate) fn fixture(seat: &str, round: u32, phase: Phase) -> Turn {
+    #[cfg(any(test, feature = "fixtures"))]
+    pub fn fixture(seat: &str, round: u32, phase: Phase) -> Turn {
         Turn::pending(TurnKey::new(round, phase, seat), "test", "test")
     }
 

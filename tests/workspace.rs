@@ -1,0 +1,124 @@
+//! The workspace's crate graph, as Cargo reads it: each crate depends only on the moot crates
+//! below it (the layering ARCHITECTURE.md draws, held by the compiler once it is a Cargo
+//! edge), and every crate that needs no `unsafe` forbids it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each moot crate and the moot crates it may depend on. A crate missing here fails the test:
+/// place it in the layering first.
+const ALLOWED: &[(&str, &[&str])] = &[
+    // The binary and the layers not yet split out of it.
+    ("moot", &["moot-domain", "moot-q8-0", "moot-attention"]),
+    // The embedded model's kernels: no moot dependency at all.
+    ("moot-q8-0", &[]),
+    ("moot-attention", &[]),
+    // The domain: depended on by everything, depending on nothing of moot.
+    ("moot-domain", &[]),
+];
+
+/// The crates allowed `unsafe`, and why: the embedded model's kernels (SIMD intrinsics), and
+/// the root package while it still holds the OS helpers and the embedded engine's FFI.
+const UNSAFE_ALLOWED: &[&str] = &["moot", "moot-q8-0", "moot-attention"];
+
+/// Every workspace package: its name, its library's root file, and the moot packages it
+/// depends on (normal and build dependencies; tests may reach further).
+fn packages() -> Vec<(String, PathBuf, BTreeSet<String>)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let members: BTreeSet<&str> = metadata["workspace_members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m.as_str())
+        .collect();
+    let mut found = Vec::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let id = package["id"].as_str().unwrap();
+        if !members.contains(id) {
+            continue;
+        }
+        let name = package["name"].as_str().unwrap().to_string();
+        let lib = package["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "lib"))
+            .map(|t| PathBuf::from(t["src_path"].as_str().unwrap()))
+            .unwrap_or_default();
+        let moot_deps = package["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["kind"].as_str() != Some("dev"))
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| d.starts_with("moot"))
+            .map(str::to_string)
+            .collect();
+        found.push((name, lib, moot_deps));
+    }
+    found
+}
+
+#[test]
+fn every_crate_depends_only_on_the_crates_below_it() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    let packages = packages();
+    assert!(
+        packages.len() >= ALLOWED.len(),
+        "cargo metadata lists {} workspace packages",
+        packages.len()
+    );
+    let mut wrong = Vec::new();
+    for (name, _, deps) in &packages {
+        let Some(may) = allowed.get(name.as_str()) else {
+            wrong.push(format!(
+                "{name} is not in tests/workspace.rs: place it in the layering"
+            ));
+            continue;
+        };
+        for dep in deps {
+            if !may.contains(&dep.as_str()) {
+                wrong.push(format!(
+                    "{name} depends on {dep}, which the layering does not allow (allowed: {})",
+                    may.join(", ")
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn every_crate_that_needs_no_unsafe_forbids_it() {
+    let mut wrong = Vec::new();
+    for (name, lib, _) in packages() {
+        if UNSAFE_ALLOWED.contains(&name.as_str()) || lib == Path::new("") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&lib).unwrap();
+        if !text.contains("#![forbid(unsafe_code)]") {
+            wrong.push(format!(
+                "{} ({name}) does not say #![forbid(unsafe_code)]",
+                lib.display()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
