@@ -8,18 +8,18 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // `unsafe` only where the operating system or the embedded model need it, each module named
 // here or where it is declared: the embedded model (`llm::local`, with its FFI and kernels),
-// the hook box (`code::sandbox`), the journal's leases (`store::lease`), paths opened beneath a
-// directory (`beneath`) and the terminal's restoring on a fatal signal (`fatal`).
+// the hook box (`code::sandbox`) and the journal's leases (`store::lease`); paths opened beneath
+// a directory and the terminal's restoring on a fatal signal are `moot-os`'s.
 #![deny(unsafe_code)]
 
 /// The domain, from its own crate (`crates/domain`), under the names every module here uses.
 pub use moot_domain::{argue, catalog, debate, sanitize, spelling, vote};
+/// What moot asks of the operating system, from its own crate (`crates/os`).
+pub use moot_os::{beneath, fatal, paths, place, signals};
 
 pub mod arena;
 pub mod audit;
 pub mod bench;
-#[allow(unsafe_code)]
-pub mod beneath;
 pub mod cli;
 pub mod code;
 pub mod commands;
@@ -27,16 +27,12 @@ pub mod config;
 pub mod decision;
 pub mod diagram;
 pub mod engine;
-#[allow(unsafe_code)]
-pub mod fatal;
 pub mod gather;
 pub mod headless;
 pub mod launch;
 pub mod lessons;
 pub mod live;
 pub mod llm;
-pub mod paths;
-pub mod place;
 pub mod protocol;
 pub mod providers;
 pub mod remote;
@@ -44,6 +40,5 @@ pub mod replay;
 pub mod report;
 pub mod serve;
 pub mod session;
-pub mod signals;
 pub mod store;
 pub mod tui;

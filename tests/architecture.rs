@@ -9,7 +9,9 @@ use std::path::Path;
 /// Each top-level module of `src/` and the modules it may import. Read downwards: faces at
 /// the top, the domain at the bottom. The domain (`debate`, `argue`, `vote`, `sanitize`,
 /// `catalog`, `spelling`) is its own crate (`crates/domain`), which depends on no other part
-/// of moot: Cargo holds that, so it has no rows here.
+/// of moot, and what moot asks of the operating system (`beneath`, `paths`, `signals`,
+/// `fatal`, `place`) is `crates/os`, which depends only on the domain: Cargo holds both, so
+/// they have no rows here.
 const ALLOWED: &[(&str, &[&str])] = &[
     // What `moot` does with its parsed arguments: the dispatch to faces and commands.
     (
@@ -90,7 +92,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("cli", &["engine", "llm"]),
-    ("signals", &["sanitize"]),
     // Reading stored debates back.
     ("replay", &["debate", "store", "session", "llm", "live"]),
     // A running debate's events on a socket, and a viewer's end of it.
@@ -144,12 +145,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
     ("store", &["debate", "sanitize"]),
     ("llm", &["debate", "sanitize", "paths"]),
-    ("paths", &[]),
-    // Where a key stands in a config file, for messages that point at it.
-    ("place", &[]),
-    ("beneath", &[]),
-    // The terminal given back on a fatal signal.
-    ("fatal", &[]),
 ];
 
 /// The top-level modules each module's non-test code names through `crate::`.

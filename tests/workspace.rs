@@ -9,7 +9,12 @@ use std::path::{Path, PathBuf};
 /// place it in the layering first.
 const ALLOWED: &[(&str, &[&str])] = &[
     // The binary and the layers not yet split out of it.
-    ("moot", &["moot-domain", "moot-q8-0", "moot-attention"]),
+    (
+        "moot",
+        &["moot-domain", "moot-os", "moot-q8-0", "moot-attention"],
+    ),
+    // What moot asks of the operating system: the domain only (to sanitize what it prints).
+    ("moot-os", &["moot-domain"]),
     // The embedded model's kernels: no moot dependency at all.
     ("moot-q8-0", &[]),
     ("moot-attention", &[]),
@@ -17,9 +22,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("moot-domain", &[]),
 ];
 
-/// The crates allowed `unsafe`, and why: the embedded model's kernels (SIMD intrinsics), and
-/// the root package while it still holds the OS helpers and the embedded engine's FFI.
-const UNSAFE_ALLOWED: &[&str] = &["moot", "moot-q8-0", "moot-attention"];
+/// The crates allowed `unsafe`, and why: the operating system's calls (openat2, a fatal
+/// signal's handler), the embedded model's kernels (SIMD intrinsics), and the root package
+/// while it still holds the embedded engine's FFI, the hook box and the journal's leases.
+const UNSAFE_ALLOWED: &[&str] = &["moot", "moot-os", "moot-q8-0", "moot-attention"];
 
 /// Every workspace package: its name, its library's root file, and the moot packages it
 /// depends on (normal and build dependencies; tests may reach further).

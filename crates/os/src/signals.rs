@@ -25,7 +25,7 @@ pub fn user() -> String {
     ["USER", "LOGNAME"]
         .iter()
         .filter_map(|name| std::env::var(name).ok())
-        .map(|name| crate::sanitize::clean(name.trim()))
+        .map(|name| moot_domain::sanitize::clean(name.trim()))
         .find(|name| !name.is_empty() && name.len() <= 64)
         .unwrap_or_else(|| "the user".into())
 }
