@@ -147,10 +147,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("llm", &["debate", "sanitize", "paths"]),
 ];
 
-/// The top-level modules each module's non-test code names through `crate::`.
-fn imports() -> BTreeMap<String, BTreeMap<String, String>> {
-    let mut found: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+/// Every `.rs` file under `src/`: its path there, and its code up to its unit tests (which may
+/// reach anywhere: they are not part of the layering).
+fn source_files() -> Vec<(std::path::PathBuf, String)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
     let mut pending = vec![src.clone()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -162,29 +163,39 @@ fn imports() -> BTreeMap<String, BTreeMap<String, String>> {
             if path.extension().is_none_or(|e| e != "rs") {
                 continue;
             }
-            let relative = path.strip_prefix(&src).unwrap();
-            let first = relative.components().next().unwrap();
-            let module = first
-                .as_os_str()
-                .to_string_lossy()
-                .trim_end_matches(".rs")
-                .to_string();
-            if module == "lib" || module == "main" {
-                continue;
-            }
             let text = std::fs::read_to_string(&path).unwrap();
-            // Unit tests may reach anywhere: they are not part of the layering.
             let code = text
                 .find("#[cfg(test)]\nmod tests")
                 .map_or(text.as_str(), |end| &text[..end]);
-            for name in crate_names(code) {
-                if name != module {
-                    found
-                        .entry(module.clone())
-                        .or_default()
-                        .entry(name)
-                        .or_insert_with(|| relative.display().to_string());
-                }
+            files.push((
+                path.strip_prefix(&src).unwrap().to_path_buf(),
+                code.to_string(),
+            ));
+        }
+    }
+    files
+}
+
+/// The top-level modules each module's non-test code names through `crate::`.
+fn imports() -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut found: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (relative, code) in source_files() {
+        let first = relative.components().next().unwrap();
+        let module = first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        for name in crate_names(&code) {
+            if name != module {
+                found
+                    .entry(module.clone())
+                    .or_default()
+                    .entry(name)
+                    .or_insert_with(|| relative.display().to_string());
             }
         }
     }
@@ -336,32 +347,16 @@ const NEVER: &[(&str, &[&str], &[&str])] = &[
 
 /// Every non-test, non-comment line of every file under `src/`, with its path there.
 fn code_lines() -> Vec<(String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut lines = Vec::new();
-    let mut pending = vec![src.clone()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let relative = path.strip_prefix(&src).unwrap().display().to_string();
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text
-                .find("#[cfg(test)]\nmod tests")
-                .map_or(text.as_str(), |end| &text[..end]);
-            for line in code.lines() {
-                if !line.trim_start().starts_with("//") {
-                    lines.push((relative.clone(), line.to_string()));
-                }
-            }
-        }
-    }
-    lines
+    source_files()
+        .into_iter()
+        .flat_map(|(relative, code)| {
+            let file = relative.display().to_string();
+            code.lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .map(|line| (file.clone(), line.to_string()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 #[test]
