@@ -8,12 +8,14 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // `unsafe` only where the operating system or the embedded model need it, each module named
 // here or where it is declared: the embedded model (`llm::local`, with its FFI and kernels),
-// the hook box (`code::sandbox`) and the journal's leases (`store::lease`); paths opened beneath
-// a directory and the terminal's restoring on a fatal signal are `moot-os`'s.
+// the hook box (`code::sandbox`); paths opened beneath a directory, the terminal's restoring
+// on a fatal signal and the journal's lease locks are `moot-os`'s.
 #![deny(unsafe_code)]
 
 /// The domain, from its own crate (`crates/domain`), under the names every module here uses.
 pub use moot_domain::{argue, catalog, debate, sanitize, spelling, vote};
+/// The journal, from its own crate (`crates/journal`).
+pub use moot_journal::store;
 /// What moot asks of the operating system, from its own crate (`crates/os`).
 pub use moot_os::{beneath, fatal, paths, place, signals};
 
@@ -40,5 +42,4 @@ pub mod replay;
 pub mod report;
 pub mod serve;
 pub mod session;
-pub mod store;
 pub mod tui;

@@ -10,8 +10,8 @@ use std::path::Path;
 /// the top, the domain at the bottom. The domain (`debate`, `argue`, `vote`, `sanitize`,
 /// `catalog`, `spelling`) is its own crate (`crates/domain`), which depends on no other part
 /// of moot, and what moot asks of the operating system (`beneath`, `paths`, `signals`,
-/// `fatal`, `place`) is `crates/os`, which depends only on the domain: Cargo holds both, so
-/// they have no rows here.
+/// `fatal`, `place`) is `crates/os`, which depends only on the domain, and the journal
+/// (`store`) is `crates/journal`, over those two: Cargo holds them, so they have no rows here.
 const ALLOWED: &[(&str, &[&str])] = &[
     // What `moot` does with its parsed arguments: the dispatch to faces and commands.
     (
@@ -143,7 +143,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
     ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
-    ("store", &["debate", "sanitize"]),
     ("llm", &["debate", "sanitize", "paths"]),
 ];
 

@@ -11,8 +11,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // The binary and the layers not yet split out of it.
     (
         "moot",
-        &["moot-domain", "moot-os", "moot-q8-0", "moot-attention"],
+        &[
+            "moot-domain",
+            "moot-os",
+            "moot-journal",
+            "moot-q8-0",
+            "moot-attention",
+        ],
     ),
+    // The journal: the types it stores and the lease's lock, nothing of providers or screens.
+    ("moot-journal", &["moot-domain", "moot-os"]),
     // What moot asks of the operating system: the domain only (to sanitize what it prints).
     ("moot-os", &["moot-domain"]),
     // The embedded model's kernels: no moot dependency at all.
@@ -24,7 +32,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 
 /// The crates allowed `unsafe`, and why: the operating system's calls (openat2, a fatal
 /// signal's handler), the embedded model's kernels (SIMD intrinsics), and the root package
-/// while it still holds the embedded engine's FFI, the hook box and the journal's leases.
+/// while it still holds the embedded engine's FFI and the hook box.
 const UNSAFE_ALLOWED: &[&str] = &["moot", "moot-os", "moot-q8-0", "moot-attention"];
 
 /// Every workspace package: its name, its library's root file, and the moot packages it

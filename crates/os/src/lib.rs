@@ -1,7 +1,7 @@
 //! What moot asks of the operating system, in one place where `unsafe` is allowed and audited:
 //! paths opened beneath a directory with no symlink on the way (`beneath`: openat2), where moot
 //! keeps its files (`paths`), the signals that end a run politely (`signals`), the terminal
-//! given back on a fatal signal (`fatal`), and where a key stands in a config file (`place`).
+//! given back on a fatal signal (`fatal`), advisory locks on files (`lock`), and where a key stands in a config file (`place`).
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(unsafe_code)]
@@ -10,6 +10,8 @@
 pub mod beneath;
 #[allow(unsafe_code)]
 pub mod fatal;
+#[allow(unsafe_code)]
+pub mod lock;
 pub mod paths;
 pub mod place;
 pub mod signals;

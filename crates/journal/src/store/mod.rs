@@ -11,7 +11,6 @@ mod gates;
 mod history;
 mod journal;
 // `flock` on the lease files.
-#[allow(unsafe_code)]
 mod lease;
 mod lessons;
 mod migrations;
@@ -723,9 +722,9 @@ mod tests {
     }
 }
 
-/// A running debate with nothing in it yet, for the store's tests.
-#[cfg(test)]
-pub(crate) fn running_debate(id: &str) -> crate::debate::Debate {
+/// A running debate with nothing in it yet, for tests (the `fixtures` feature).
+#[cfg(any(test, feature = "fixtures"))]
+pub fn running_debate(id: &str) -> crate::debate::Debate {
     use crate::debate::{Debate, DebateStatus, now_rfc3339};
     Debate {
         id: id.into(),

@@ -110,9 +110,8 @@ fn started(stat: &str) -> Option<i64> {
         .trim()
         .parse()
         .ok()?;
-    // SAFETY: sysconf reads a constant of the running system.
-    let hertz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hertz > 0).then(|| boot + ticks / hertz)
+    let hertz = moot_os::lock::clock_ticks_per_second()?;
+    Some(boot + ticks / hertz)
 }
 
 /// A debate's lease, held for as long as this lives (the lock file stays open). Dropped, it
@@ -163,7 +162,6 @@ fn lock(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> {
 /// One try of `lock`: the file opened (made if need be) and locked, or who holds it.
 fn lock_once(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> {
     use std::io::{Read, Seek, Write};
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(parent) = path.parent() {
         super::private::create_dir(parent)?;
@@ -176,12 +174,7 @@ fn lock_once(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> 
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let error = std::io::Error::last_os_error();
-        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(error);
-        }
+    if !moot_os::lock::try_exclusive(&file)? {
         let mut holder = String::new();
         let _ = file.read_to_string(&mut holder);
         let pid = holder
@@ -416,17 +409,16 @@ mod tests {
     /// next driver still takes it, and a third is still refused.
     #[test]
     fn a_released_lease_removes_its_lock_file_and_a_stale_one_is_not_the_lease() {
-        use std::os::fd::AsRawFd;
         let (dir, store) = journal_with("DEB-lease02");
         let file = dir.path().join("leases").join("DEB-lease02.lock");
         let held = store.acquire_lease("DEB-lease02").unwrap();
         let opened_early = std::fs::File::open(&file).unwrap();
         drop(held);
         assert!(!file.exists(), "the released lease left its lock file");
-        // SAFETY: flock on a descriptor this test owns.
-        let locked =
-            unsafe { libc::flock(opened_early.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        assert_eq!(locked, 0, "the removed file can be locked");
+        assert!(
+            moot_os::lock::try_exclusive(&opened_early).unwrap(),
+            "the removed file can be locked"
+        );
         assert!(!still_at(&opened_early, &file));
         let again = store.acquire_lease("DEB-lease02").unwrap();
         assert!(file.exists());

@@ -145,7 +145,7 @@ impl Queued {
 pub(super) struct Waiting {
     queue: Mutex<Vec<Arc<Queued>>>,
     /// How many transactions appends have taken, for the tests that check they are shared.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fixtures"))]
     transactions: std::sync::atomic::AtomicUsize,
 }
 
@@ -158,17 +158,17 @@ impl Waiting {
     }
 
     fn take_all(&self) -> Vec<Arc<Queued>> {
-        #[cfg(test)]
+        #[cfg(any(test, feature = "fixtures"))]
         self.transactions
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "fixtures"))]
 impl Store {
     /// How many transactions this journal's appends have taken so far.
-    pub(crate) fn append_transactions(&self) -> usize {
+    pub fn append_transactions(&self) -> usize {
         self.waiting
             .transactions
             .load(std::sync::atomic::Ordering::Relaxed)
