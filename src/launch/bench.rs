@@ -7,7 +7,6 @@ use crate::providers;
 use crate::session::DebateSettings;
 use crate::store::Store;
 use std::io::IsTerminal;
-use std::sync::Arc;
 
 /// `moot bench`: builds (or reloads) the run, runs what is missing with a progress bar on a
 /// terminal, prints the table and writes the JSON and markdown reports.
@@ -21,14 +20,7 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     .map_err(|e| Failure::usage(e.to_string()))?;
     ensure_local_model(&spec, args.yes)?;
     let host = super::host();
-    let builder = providers::Builder {
-        client: crate::llm::LazyClient::default(),
-        capabilities: Arc::new(crate::llm::CapabilityCache::from_stored(
-            store.load_capabilities().unwrap_or_default(),
-        )),
-        retry: config.retry.clone(),
-        embedded: host.embedded,
-    };
+    let builder = host.provider_builder(&store, &config.retry);
     let provider = builder.build(&spec).map_err(|e| match e {
         providers::ProviderError::Http(e) => Failure::runtime(e.to_string()),
         e => Failure::usage(e.to_string()),

@@ -110,9 +110,9 @@ pub(super) fn workbench(
     let theme = Theme::named(&name, Depth::detect())
         .map_err(|e| Failure::usage(e.to_string()))?
         .with_ascii(face.ascii || config.ui.ascii);
-    let configured = session::chosen_protocol(&DebateRequest::from(args), config).to_string();
-    let host = super::host();
     let asked = DebateRequest::from(args);
+    let configured = session::chosen_protocol(&asked, config).to_string();
+    let host = super::host();
     let settings_for = |debate: &NewDebate| {
         let request = debate.request(&asked, &configured);
         let mut settings =

@@ -89,12 +89,6 @@ pub struct BadFlag {
     pub choices: &'static str,
 }
 
-impl From<BadFlag> for String {
-    fn from(bad: BadFlag) -> String {
-        bad.to_string()
-    }
-}
-
 /// Why a finished debate's result cannot take the person's choice.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Undecidable {

@@ -30,18 +30,6 @@ pub struct ServeOptions {
     pub provider: crate::providers::ProviderFlags,
 }
 
-impl Default for ServeOptions {
-    fn default() -> ServeOptions {
-        ServeOptions {
-            listen: "127.0.0.1:7878".into(),
-            token_file: None,
-            max_debates: 256,
-            stall_seconds: None,
-            provider: Default::default(),
-        }
-    }
-}
-
 /// Why the server could not start, said with what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {

@@ -111,9 +111,6 @@ impl NewDebate {
         }
         let mut settings = crate::session::assemble(registry, &request, config)
             .map_err(|e| Refused(in_api_terms(&e.to_string())))?;
-        if settings.protocol == "code" {
-            return Err(Refused(CODE_REFUSED.into()).into());
-        }
         settings.initiated_by = Some(self.initiator()?);
         settings.served = true;
         // Records go where the server's config says, never into its working directory under
@@ -211,7 +208,11 @@ impl NewDebate {
             named_perspectives,
             vote: self.vote.clone(),
             // No points named: the server's `[gates]` stand, as with no field at all.
-            gates: self.gates.clone().filter(|g| !g.is_empty()),
+            gates: self
+                .gates
+                .as_deref()
+                .map(DebateRequest::gate_points)
+                .filter(|g| !g.is_empty()),
             checkpoints: (self.checkpoints == Some(false)).then_some(false),
             without_lessons: self.lessons == Some(false),
             provider,

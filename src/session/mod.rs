@@ -152,6 +152,23 @@ impl Host {
         }
     }
 
+    /// What providers are built with here: a fresh HTTP client, the request shapes `store`
+    /// has learned, `retry`, and this host's embedded model.
+    pub fn provider_builder(
+        &self,
+        store: &Store,
+        retry: &crate::config::RetryConfig,
+    ) -> providers::Builder {
+        providers::Builder {
+            client: crate::llm::LazyClient::default(),
+            capabilities: Arc::new(CapabilityCache::from_stored(
+                store.load_capabilities().unwrap_or_default(),
+            )),
+            retry: retry.clone(),
+            embedded: self.embedded,
+        }
+    }
+
     /// This host, opening the embedded model with `open`.
     pub fn with_embedded(self, open: providers::OpenEmbedded) -> Host {
         Host {
@@ -437,13 +454,7 @@ fn providers_for(
     store: &Store,
     settings: &DebateSettings,
 ) -> Result<Providers, SessionError> {
-    let known = store.load_capabilities().unwrap_or_default();
-    let builder = providers::Builder {
-        client: crate::llm::LazyClient::default(),
-        capabilities: Arc::new(CapabilityCache::from_stored(known)),
-        retry: settings.retry.clone(),
-        embedded: host.embedded,
-    };
+    let builder = host.provider_builder(store, &settings.retry);
     let default = builder.build(&settings.provider)?;
     let mut per_perspective = HashMap::new();
     for (perspective, spec) in &settings.perspective_providers {

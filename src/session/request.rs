@@ -61,6 +61,17 @@ impl DebateRequest {
         }
     }
 
+    /// Gate points as given, each possibly a comma-separated list (as `--gates` takes them):
+    /// one point each, trimmed, empty ones left out.
+    pub fn gate_points(given: &[String]) -> Vec<String> {
+        given
+            .iter()
+            .flat_map(|g| g.split(','))
+            .map(|g| g.trim().to_string())
+            .filter(|g| !g.is_empty())
+            .collect()
+    }
+
     /// The ranges the command line's parser holds its flags to, held for every face: a
     /// request built by the server or a library caller gets the same refusal.
     pub(super) fn check_ranges(&self) -> Result<(), String> {
@@ -93,5 +104,22 @@ impl DebateRequest {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_points_read_lists_as_the_command_line_does() {
+        let given = [
+            "after_round, before_synthesis".to_string(),
+            " ,".to_string(),
+        ];
+        assert_eq!(
+            DebateRequest::gate_points(&given),
+            ["after_round", "before_synthesis"]
+        );
     }
 }

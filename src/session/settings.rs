@@ -112,19 +112,14 @@ impl DebateSettings {
         config: &Config,
         provider: ProviderSpec,
     ) -> Result<DebateSettings, SessionError> {
-        let mut settings = DebateSettings::without_protocol(config, provider.clone())?;
+        let cwd = working_dir()?;
+        let mut settings = DebateSettings::without_protocol(config, provider.clone(), &cwd)?;
         let protocol = named_in_config(registry, config)?;
-        let cwd = std::env::current_dir().map_err(|e| {
-            SessionError::Environment(format!("cannot read the current directory: {e}"))
-        })?;
-        let resolve = |profile: Option<&str>, model: Option<&str>| {
-            resolve_provider(config, &provider, profile, model)
-        };
-        settings.protocol = protocol.name().to_string();
-        settings.protocol_settings_version = protocol.settings_version();
-        settings.protocol_settings = protocol
+        let resolve = resolver(config, &provider);
+        let built = protocol
             .settings(&config_input(config, protocol.name(), &cwd, &resolve))
             .map_err(|e| SessionError::Protocol(e.to_string()))?;
+        settings.runs(protocol, built);
         Ok(settings)
     }
 
@@ -135,10 +130,8 @@ impl DebateSettings {
     fn without_protocol(
         config: &Config,
         provider: ProviderSpec,
+        cwd: &std::path::Path,
     ) -> Result<DebateSettings, SessionError> {
-        let cwd = std::env::current_dir().map_err(|e| {
-            SessionError::Environment(format!("cannot read the current directory: {e}"))
-        })?;
         let mut perspective_providers = BTreeMap::new();
         for (perspective, profile) in &config.perspective_providers {
             perspective_providers
@@ -194,6 +187,14 @@ impl DebateSettings {
             perspective_providers,
             retry: config.retry.clone(),
         })
+    }
+
+    /// These settings made for `protocol`: its name, its settings' version, and `built`, its
+    /// settings as it built them.
+    fn runs(&mut self, protocol: &dyn Protocol, built: serde_json::Value) {
+        self.protocol = protocol.name().to_string();
+        self.protocol_settings_version = protocol.settings_version();
+        self.protocol_settings = built;
     }
 
     pub(super) fn engine_settings(&self, protocol: &dyn Protocol) -> EngineSettings {
@@ -252,11 +253,11 @@ pub fn assemble(
     args: &DebateRequest,
     config: &Config,
 ) -> Result<DebateSettings, SessionError> {
-    args.check_ranges()
-        .map_err(|e| SessionError::Settings(e.to_string()))?;
+    args.check_ranges().map_err(SessionError::Settings)?;
     let provider = providers::resolve(&args.provider, config)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
-    let mut settings = DebateSettings::without_protocol(config, provider.clone())
+    let cwd = working_dir()?;
+    let mut settings = DebateSettings::without_protocol(config, provider.clone(), &cwd)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     // The config's `protocol =` is checked even when `--protocol` overrides it, as its tables
     // are.
@@ -265,9 +266,7 @@ pub fn assemble(
         .named(chosen_protocol(args, config))
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     check_protocol_flags(registry, protocol, args)?;
-    let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
     let question = args.question.trim();
-    settings.protocol = protocol.name().to_string();
     // An outside agent names itself; otherwise the face that starts the debate says who.
     settings.initiated_by = match &args.initiated_by {
         Some(given) => Some(
@@ -276,11 +275,8 @@ pub fn assemble(
         ),
         None => None,
     };
-    let resolve = |profile: Option<&str>, model: Option<&str>| {
-        resolve_provider(config, &provider, profile, model)
-    };
-    settings.protocol_settings_version = protocol.settings_version();
-    settings.protocol_settings = protocol
+    let resolve = resolver(config, &provider);
+    let built = protocol
         .settings(&crate::protocol::SettingsInput {
             flags: &args.protocol_flags,
             max_rounds: args.max_rounds,
@@ -290,9 +286,10 @@ pub fn assemble(
             ..config_input(config, protocol.name(), &cwd, &resolve)
         })
         .map_err(|e| SessionError::Settings(e.to_string()))?;
+    settings.runs(protocol, built);
     check_other_tables(registry, protocol.name(), config, &cwd, &provider)?;
     refuse_unread_flags(protocol, args)?;
-    apply_run_flags(&mut settings, args)?;
+    apply_run_flags(&mut settings, args, &cwd)?;
     apply_gates(&mut settings, protocol, args, config)?;
     apply_vote_and_lessons(&mut settings, args, config)?;
     // Unknown perspective names are a usage error before anything is stored (where they name
@@ -356,20 +353,17 @@ impl DebateSettings {
         let named = registry
             .named(protocol)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
-        let mut template = DebateSettings::without_protocol(config, spec.clone())
+        let cwd = working_dir()?;
+        let mut template = DebateSettings::without_protocol(config, spec.clone(), &cwd)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
-        let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
-        template.protocol = named.name().to_string();
-        template.protocol_settings_version = named.settings_version();
-        let resolve = |profile: Option<&str>, model: Option<&str>| {
-            resolve_provider(config, &spec, profile, model)
-        };
-        template.protocol_settings = named
+        let resolve = resolver(config, &spec);
+        let built = named
             .settings(&crate::protocol::SettingsInput {
                 max_rounds: Some(rounds),
                 ..config_input(config, named.name(), &cwd, &resolve)
             })
             .map_err(|e| SessionError::Settings(format!("--protocol {protocol}: {e}")))?;
+        template.runs(named, built);
         template.max_rounds = rounds;
         template.perspectives = Some(agents);
         template.checkpoints = false;
@@ -418,6 +412,7 @@ fn check_protocol_flags(
 fn apply_run_flags(
     settings: &mut DebateSettings,
     args: &DebateRequest,
+    cwd: &std::path::Path,
 ) -> Result<(), SessionError> {
     if let Some(max_rounds) = args.max_rounds {
         settings.max_rounds = max_rounds;
@@ -460,7 +455,6 @@ fn apply_run_flags(
         settings.write_decision = write;
     }
     if let Some(dir) = &args.decisions_dir {
-        let cwd = std::env::current_dir().map_err(|e| SessionError::Environment(e.to_string()))?;
         settings.decisions_dir = cwd.join(dir);
     }
     settings.follow_up = args.follow_up;
@@ -571,14 +565,27 @@ fn check_other_tables(
         if !config.protocol_tables.contains_key(protocol.name()) {
             continue;
         }
-        let resolve = |profile: Option<&str>, model: Option<&str>| {
-            resolve_provider(config, provider, profile, model)
-        };
+        let resolve = resolver(config, provider);
         protocol
             .check_table(&config_input(config, protocol.name(), cwd, &resolve))
             .map_err(|e| SessionError::Settings(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The directory relative paths (`--context`, `decisions_dir`) resolve against.
+fn working_dir() -> Result<std::path::PathBuf, SessionError> {
+    std::env::current_dir()
+        .map_err(|e| SessionError::Environment(format!("cannot read the current directory: {e}")))
+}
+
+/// A seat's provider snapshot from a profile (or kind) and a model, over the debate's own
+/// `provider`, as `SettingsInput::resolve_provider` asks for it.
+fn resolver<'a>(
+    config: &'a Config,
+    provider: &'a ProviderSpec,
+) -> impl Fn(Option<&str>, Option<&str>) -> Result<serde_json::Value, String> + 'a {
+    move |profile, model| resolve_provider(config, provider, profile, model)
 }
 
 /// No flags: settings read from config alone.

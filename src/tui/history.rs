@@ -46,7 +46,12 @@ impl NewDebate {
         request.protocol = Some(self.protocol.clone());
         request.max_rounds = self.max_rounds.or(base.max_rounds);
         request.perspectives = self.perspectives;
-        request.checkpoints = (!self.checkpoints).then_some(false);
+        // Off in the form is off; on keeps a `--checkpoints MODE` that turned them on.
+        request.checkpoints = if self.checkpoints {
+            base.checkpoints.filter(|&on| on)
+        } else {
+            Some(false)
+        };
         request.named_perspectives = self.named.clone();
         request.question = self.question.clone();
         if let Some(provider) = &self.provider
@@ -69,14 +74,7 @@ impl NewDebate {
             request.vote = vote.into_iter().next();
         }
         if let Some(gates) = flags.remove("gates") {
-            request.gates = Some(
-                gates
-                    .iter()
-                    .flat_map(|g| g.split(','))
-                    .map(|g| g.trim().to_string())
-                    .filter(|g| !g.is_empty())
-                    .collect(),
-            );
+            request.gates = Some(DebateRequest::gate_points(&gates));
         }
         if !flags.is_empty() {
             request.protocol_flags = flags;
@@ -1434,5 +1432,15 @@ mod tests {
         let request = same.request(&base, "panel");
         assert_eq!(request.protocol_flags, base.protocol_flags);
         assert_eq!(request.provider.base_url, base.provider.base_url);
+        // Checkpoints on in the form keep the command line's `--checkpoints MODE`.
+        let asked_for = DebateRequest {
+            checkpoints: Some(true),
+            ..base.clone()
+        };
+        let on = NewDebate {
+            checkpoints: true,
+            ..same
+        };
+        assert_eq!(on.request(&asked_for, "panel").checkpoints, Some(true));
     }
 }
