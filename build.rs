@@ -1,73 +1,18 @@
-//! Build settings: where the embedded model is built for Linux on x86-64 with llamafile's
-//! kernels (llama.cpp's default), llama.cpp's calls to them pass through `llm/local/kernels.rs`;
-//! and wherever the embedded model is built, the private parts of ggml those calls rely on are
-//! checked against the headers of the llama.cpp that was built (`src/llm/local/ggml_abi.c`), so
-//! an upgrade that changes them stops the build.
+//! Build settings of the binary: where the embedded model is built (the `local` feature) and
+//! moot's kernels stand in for llama.cpp's (`crates/local/kernel_choice.rs`), llama.cpp's calls
+//! to them are linked to moot-local's kernels with `--wrap`; the ABI they rely on is checked by
+//! moot-local's own build script.
+
+include!("crates/local/kernel_choice.rs");
 
 fn main() {
+    // Named whether or not the embedded model is built: tests and benches test for it.
     println!("cargo::rustc-check-cfg=cfg(moot_kernel_choice)");
     println!("cargo::rerun-if-changed=build.rs");
-    // llama-cpp-sys-2 passes GGML_* variables to llama.cpp's CMake; OFF builds no llamafile.
-    println!("cargo::rerun-if-env-changed=GGML_LLAMAFILE");
-    let local = std::env::var_os("CARGO_FEATURE_LOCAL").is_some();
-    let var = |key: &str| std::env::var(key).unwrap_or_default();
-    let llamafile = !matches!(
-        var("GGML_LLAMAFILE").to_ascii_uppercase().as_str(),
-        "OFF" | "0" | "FALSE" | "NO"
-    );
-    if local
-        && llamafile
-        && var("CARGO_CFG_TARGET_OS") == "linux"
-        && var("CARGO_CFG_TARGET_ARCH") == "x86_64"
-    {
-        println!("cargo::rustc-cfg=moot_kernel_choice");
-        println!("cargo::rustc-link-arg=-Wl,--wrap=llamafile_sgemm");
-        println!("cargo::rustc-link-arg=-Wl,--wrap=ggml_compute_forward_flash_attn_ext");
-        check_ggml_abi();
+    println!("cargo::rerun-if-changed=crates/local/kernel_choice.rs");
+    if std::env::var_os("CARGO_FEATURE_LOCAL").is_some() && kernel_choice() {
+        for name in WRAPPED {
+            println!("cargo::rustc-link-arg=-Wl,--wrap={name}");
+        }
     }
-}
-
-/// Compiles `src/llm/local/ggml_abi.c` against the private headers of the llama.cpp that
-/// llama-cpp-sys-2 built, found through the CMake cache of its build (`ggml_cmake_dir` is the
-/// metadata it publishes): the exact sources, wherever cargo keeps them.
-fn check_ggml_abi() {
-    let check = "src/llm/local/ggml_abi.c";
-    println!("cargo::rerun-if-changed={check}");
-    println!("cargo::rerun-if-env-changed=DEP_LLAMA_GGML_CMAKE_DIR");
-    let Some(cmake_dir) = std::env::var_os("DEP_LLAMA_GGML_CMAKE_DIR") else {
-        panic!(
-            "llama-cpp-sys-2 did not say where it built llama.cpp (DEP_LLAMA_GGML_CMAKE_DIR), so \
-             the ABI moot's kernels rely on cannot be checked; see the pin in Cargo.toml"
-        );
-    };
-    // The build's output dir holds the CMake dir (`<out>/lib…/cmake/ggml`) and, beside it,
-    // the CMake build with its cache (`<out>/build/CMakeCache.txt`).
-    let cache = std::path::Path::new(&cmake_dir)
-        .ancestors()
-        .map(|dir| dir.join("build").join("CMakeCache.txt"))
-        .find(|cache| cache.is_file())
-        .unwrap_or_default();
-    let sources = std::fs::read_to_string(&cache)
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find_map(|l| l.strip_prefix("CMAKE_HOME_DIRECTORY:INTERNAL="))
-                .map(std::path::PathBuf::from)
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "cannot read where llama.cpp's sources are from {}; the ABI check needs them",
-                cache.display()
-            )
-        });
-    let ggml = sources.join("ggml");
-    cc::Build::new()
-        .file(check)
-        .include(ggml.join("include"))
-        .include(ggml.join("src"))
-        .include(ggml.join("src").join("ggml-cpu"))
-        .std("c11")
-        .warnings(false)
-        .cargo_metadata(false)
-        .compile_intermediates();
 }

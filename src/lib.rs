@@ -7,8 +7,7 @@
 // at compile time (errors carry what went wrong and how to fix it instead).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 // `unsafe` only where the operating system or the embedded model need it, each module named
-// here or where it is declared: the embedded model (`llm::local`, with its FFI and kernels),
-// the hook box (`code::sandbox`); paths opened beneath a directory, the terminal's restoring
+// here or where it is declared: the hook box (`code::sandbox`); paths opened beneath a directory, the terminal's restoring
 // on a fatal signal and the journal's lease locks are `moot-os`'s.
 #![deny(unsafe_code)]
 
@@ -34,7 +33,13 @@ pub mod headless;
 pub mod launch;
 pub mod lessons;
 pub mod live;
-pub mod llm;
+/// The providers, from their own crate (`crates/llm`), with the embedded model (`crates/local`,
+/// the `local` feature) among them as `llm::local`.
+pub mod llm {
+    pub use moot_llm::*;
+    #[cfg(feature = "local")]
+    pub use moot_local as local;
+}
 pub mod protocol;
 pub mod providers;
 pub mod remote;

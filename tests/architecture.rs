@@ -143,7 +143,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
     ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
-    ("llm", &["debate", "sanitize", "paths"]),
 ];
 
 /// Every `.rs` file under `src/`: its path there, and its code up to its unit tests (which may
@@ -334,7 +333,7 @@ const NEVER: &[(&str, &[&str], &[&str])] = &[
         "only the binary names the embedded engine; the session is handed its opener \
          (providers::OpenEmbedded)",
         &["llm::local", "local::"],
-        &["launch/", "commands/", "main.rs", "lib.rs", "llm/"],
+        &["launch/", "commands/", "main.rs", "lib.rs"],
     ),
     (
         "only the binary reads the command line; the session takes a DebateRequest and the \

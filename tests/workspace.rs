@@ -15,10 +15,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "moot-domain",
             "moot-os",
             "moot-journal",
-            "moot-q8-0",
-            "moot-attention",
+            "moot-llm",
+            "moot-local",
         ],
     ),
+    // The embedded model: a provider over llama.cpp and moot's kernels; only the binary
+    // depends on it (the session is handed its opener).
+    (
+        "moot-local",
+        &["moot-domain", "moot-llm", "moot-q8-0", "moot-attention"],
+    ),
+    // The providers: the domain's types and the OS crate's paths; no journal, no engine.
+    ("moot-llm", &["moot-domain", "moot-os"]),
     // The journal: the types it stores and the lease's lock, nothing of providers or screens.
     ("moot-journal", &["moot-domain", "moot-os"]),
     // What moot asks of the operating system: the domain only (to sanitize what it prints).
@@ -31,9 +39,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
 ];
 
 /// The crates allowed `unsafe`, and why: the operating system's calls (openat2, a fatal
-/// signal's handler), the embedded model's kernels (SIMD intrinsics), and the root package
-/// while it still holds the embedded engine's FFI and the hook box.
-const UNSAFE_ALLOWED: &[&str] = &["moot", "moot-os", "moot-q8-0", "moot-attention"];
+/// signal's handler), the embedded model (llama.cpp's FFI) and its kernels (SIMD intrinsics),
+/// and the root package while it still holds the hook box.
+const UNSAFE_ALLOWED: &[&str] = &[
+    "moot",
+    "moot-os",
+    "moot-local",
+    "moot-q8-0",
+    "moot-attention",
+];
 
 /// Every workspace package: its name, its library's root file, and the moot packages it
 /// depends on (normal and build dependencies; tests may reach further).

@@ -3,10 +3,10 @@
 //! bound of 2,000 characters once killed llama-cpp-python's server on the first argument).
 
 use crate::*;
-use llama_cpp_2::llama_backend::LlamaBackend;
-use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::model::params::LlamaModelParams;
-use llama_cpp_2::sampling::LlamaSampler;
+use moot::llm::local::llama_cpp_2::llama_backend::LlamaBackend;
+use moot::llm::local::llama_cpp_2::model::LlamaModel;
+use moot::llm::local::llama_cpp_2::model::params::LlamaModelParams;
+use moot::llm::local::llama_cpp_2::sampling::LlamaSampler;
 use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 
@@ -17,13 +17,16 @@ fn llama_cpp_grammar(schema: &Value) -> Result<String, String> {
     // SAFETY: `text` is a valid C string for the call; on success `out` is a malloc'd C string
     // that is copied and then freed with the library's own free.
     unsafe {
-        let status =
-            llama_cpp_sys_2::llama_rs_json_schema_to_grammar(text.as_ptr(), false, &mut out);
-        if status != llama_cpp_sys_2::LLAMA_RS_STATUS_OK || out.is_null() {
+        let status = moot::llm::local::llama_cpp_sys_2::llama_rs_json_schema_to_grammar(
+            text.as_ptr(),
+            false,
+            &mut out,
+        );
+        if status != moot::llm::local::llama_cpp_sys_2::LLAMA_RS_STATUS_OK || out.is_null() {
             return Err(format!("llama.cpp could not convert it (status {status})"));
         }
         let grammar = CStr::from_ptr(out).to_string_lossy().into_owned();
-        llama_cpp_sys_2::llama_rs_string_free(out);
+        moot::llm::local::llama_cpp_sys_2::llama_rs_string_free(out);
         Ok(grammar)
     }
 }

@@ -12,11 +12,11 @@
 use super::LocalSettings;
 use super::provider::{LocalError, LocalProvider};
 use crate::debate::Phase;
-use crate::llm::{
+use futures_util::future::BoxFuture;
+use moot_llm::{
     ChatMessage, ChatRequest, Completion, LlmError, Provider, ProviderKind, ReplyFormat,
     RequestLabel, TextSink,
 };
-use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -412,7 +412,7 @@ impl WorkerProvider {
     ) -> Result<WorkerProvider, LocalError> {
         // A file llama.cpp should never see is refused here, as in process, before a worker
         // starts for it.
-        crate::llm::gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
+        moot_llm::gguf::inspect(path).map_err(|source| LocalError::Unusable { source })?;
         let start = Start {
             path: path.to_path_buf(),
             settings: settings.clone(),
@@ -530,8 +530,8 @@ impl Provider for WorkerProvider {
     }
 
     fn caveat(&self) -> Option<&'static str> {
-        crate::llm::models::is_demonstration_model(&self.model)
-            .then_some(crate::llm::models::DEMONSTRATION_NOTE)
+        moot_llm::models::is_demonstration_model(&self.model)
+            .then_some(moot_llm::models::DEMONSTRATION_NOTE)
     }
 
     fn answers_one_at_a_time(&self) -> bool {
@@ -539,7 +539,7 @@ impl Provider for WorkerProvider {
     }
 
     fn schema_instructions(&self, reply: &ReplyFormat) -> String {
-        crate::llm::instructions::field_instructions(&reply.name, &reply.schema)
+        moot_llm::instructions::field_instructions(&reply.name, &reply.schema)
     }
 
     fn model(&self) -> &str {

@@ -6,8 +6,8 @@
 //! failure to make it means the stored file is loaded as it is.
 
 use super::openings::keep_newest;
-use crate::llm::gguf::{self, GgufInfo};
-use crate::llm::models;
+use moot_llm::gguf::{self, GgufInfo};
+use moot_llm::models;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 

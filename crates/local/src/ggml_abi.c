@@ -2,7 +2,7 @@
  * llama.cpp that llama-cpp-sys-2 built (build.rs compiles this, and links nothing of it): a
  * change in an upgrade stops the build here instead of corrupting memory at run time.
  *
- * Mirrored in Rust: `ComputeParams` (src/llm/local/kernels.rs), the wrapped `llamafile_sgemm`
+ * Mirrored in Rust: `ComputeParams` (src/kernels.rs), the wrapped `llamafile_sgemm`
  * and `ggml_compute_forward_flash_attn_ext` (kernels.rs, attention.rs), and the thread pool's
  * `ggml_barrier`, `ggml_threadpool_chunk_set` and `ggml_threadpool_chunk_add` (kernels.rs).
  * When one of these fails, read the header named beside it, bring the Rust mirror in line,

@@ -3,9 +3,9 @@
 //! later runs instead of being read again. A cache, never a source of truth: a file that is
 //! missing, torn or from another model or build is ignored and written anew.
 
-use crate::llm::models::identity;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::token::LlamaToken;
+use moot_llm::models::identity;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 

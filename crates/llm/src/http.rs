@@ -82,7 +82,7 @@ impl LazyClient {
     }
 
     /// Whether a client has been built yet.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fixtures"))]
     pub fn is_built(&self) -> bool {
         self.0.get().is_some()
     }

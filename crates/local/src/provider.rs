@@ -7,12 +7,6 @@ use super::LocalSettings;
 use super::batch::Scheduler;
 use super::draft::{DEFAULT_DRAFTS, MOST_DRAFTS};
 use super::openings::Openings;
-use crate::llm::gguf::{self, GgufError};
-use crate::llm::grammar::Grammar;
-use crate::llm::models::{DEMONSTRATION_NOTE, is_demonstration_model};
-use crate::llm::provider::{
-    ChatRequest, Completion, LlmError, Provider, ProviderKind, ReplyFormat, TextSink,
-};
 use futures_util::future::BoxFuture;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
@@ -23,6 +17,12 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use moot_llm::gguf::{self, GgufError};
+use moot_llm::grammar::Grammar;
+use moot_llm::models::{DEMONSTRATION_NOTE, is_demonstration_model};
+use moot_llm::provider::{
+    ChatRequest, Completion, LlmError, Provider, ProviderKind, ReplyFormat, TextSink,
+};
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -290,9 +290,10 @@ fn run_worker(
     let threads = settings.threads.unwrap_or_else(default_threads);
     let widened = (!settings.as_stored)
         .then(|| {
-            let dir = settings.widened.clone().unwrap_or_else(|| {
-                crate::llm::models::widened_dir(&crate::llm::models::models_dir())
-            });
+            let dir = settings
+                .widened
+                .clone()
+                .unwrap_or_else(|| moot_llm::models::widened_dir(&moot_llm::models::models_dir()));
             super::widen::widened(path, header, &dir, threads)
         })
         .flatten();
@@ -319,7 +320,7 @@ fn run_worker(
     let openings_dir = settings
         .openings
         .clone()
-        .unwrap_or_else(|| crate::llm::models::models_dir().join("openings"));
+        .unwrap_or_else(|| moot_llm::models::models_dir().join("openings"));
     let openings = Openings::new(
         Some(openings_dir),
         weights,
@@ -708,7 +709,7 @@ impl Provider for LocalProvider {
     /// is refused), so the model is told what each field means and not the schema's syntax:
     /// fewer tokens to read, and to attend to at every token written.
     fn schema_instructions(&self, reply: &ReplyFormat) -> String {
-        crate::llm::instructions::field_instructions(&reply.name, &reply.schema)
+        moot_llm::instructions::field_instructions(&reply.name, &reply.schema)
     }
 
     fn model(&self) -> &str {
@@ -801,7 +802,7 @@ mod tests {
         let path = dir.path().join("odd.gguf");
         std::fs::write(
             &path,
-            crate::llm::gguf::tests::tiny_gguf("no-such-architecture", 16),
+            moot_llm::gguf::fixtures::tiny_gguf("no-such-architecture", 16),
         )
         .unwrap();
         let error = LocalProvider::open(&path, &LocalSettings::default())

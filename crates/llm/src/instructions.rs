@@ -346,27 +346,4 @@ mod tests {
             )
         );
     }
-
-    #[test]
-    fn replies_moot_asks_for_are_said_in_fewer_characters_with_every_field_named() {
-        let ids = ["A1.1".to_string(), "B1.1".to_string()];
-        for (name, schema) in [
-            ("moot_argument", crate::protocol::moves::debater_schema()),
-            ("moot_code", crate::code::reply::schema()),
-            (
-                "moot_dialogue_verdict",
-                crate::protocol::dialogue::replies::verdict_schema(&ids),
-            ),
-        ] {
-            let fields = field_instructions(name, &schema);
-            let whole = json_instructions(name, &schema);
-            assert!(fields.len() < whole.len(), "{name}: {fields}");
-            for (key, _, _) in object_fields(&schema).unwrap_or_default() {
-                assert!(
-                    fields.contains(&format!("\n- {key}")),
-                    "{name} lost {key}: {fields}"
-                );
-            }
-        }
-    }
 }

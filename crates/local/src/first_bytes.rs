@@ -117,8 +117,8 @@ impl FirstBytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::grammar::{Grammar, xorshift};
     use llama_cpp_2::sampling::LlamaSampler;
+    use moot_llm::grammar::{Grammar, xorshift};
 
     /// What `grammar` admits of `candidates`.
     fn admit(grammar: &mut LlamaSampler, candidates: &mut LlamaTokenDataArray) {
@@ -132,7 +132,39 @@ mod tests {
         ids
     }
 
-    /// Along replies written token by token under the debater grammar (each token drawn from
+    /// A reply of the debater's shape (prose, a list of either of two kinds of move with
+    /// enumerated acts, a bounded number, a sentence): each construct a reply grammar has.
+    fn reply_schema() -> serde_json::Value {
+        let text = serde_json::json!({"type": "string", "minLength": 1, "maxLength": 200});
+        let answers = serde_json::json!({"type": "array", "items": {"type": "string", "maxLength": 16}, "maxItems": 3});
+        let relation =
+            serde_json::json!({"type": "string", "enum": ["support", "rebut", "undercut", "none"]});
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "argument": {"type": "string", "minLength": 1, "maxLength": 1600},
+                "moves": {"type": "array", "minItems": 1, "maxItems": 4, "items": {"anyOf": [
+                    {"type": "object", "properties": {
+                        "id": {"type": "string", "maxLength": 16},
+                        "act": {"type": "string", "enum": ["claim", "why", "concede", "retract"]},
+                        "text": text, "answers": answers, "relation": relation
+                    }, "required": ["act", "text"]},
+                    {"type": "object", "properties": {
+                        "id": {"type": "string", "maxLength": 16},
+                        "act": {"type": "string", "const": "since"},
+                        "text": text,
+                        "premises": {"type": "array", "items": text, "minItems": 1, "maxItems": 3},
+                        "answers": answers, "relation": relation
+                    }, "required": ["act", "text", "premises"]}
+                ]}},
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "position": {"type": "string", "maxLength": 200}
+            },
+            "required": ["argument", "moves", "confidence", "position"]
+        })
+    }
+
+    /// Along replies written token by token under a reply grammar (each token drawn from
     /// what it admits), the tokens found by first byte are exactly those the grammar admits of
     /// the whole vocabulary, at every step: inside strings, where most bytes are admitted,
     /// where a key, a quote or a brace is the only way on, and at the end, where only an end
@@ -150,7 +182,7 @@ mod tests {
         let indexed: usize =
             index.by_byte.iter().map(Vec::len).sum::<usize>() + index.unprobed.len();
         assert_eq!(indexed, vocabulary, "every token is indexed once");
-        let gbnf = Grammar::from_schema(&crate::protocol::moves::debater_schema(), 240)
+        let gbnf = Grammar::from_schema(&reply_schema(), 240)
             .unwrap()
             .to_gbnf();
         let logits = vec![0.0f32; vocabulary];

@@ -259,7 +259,7 @@ pub trait Provider: Send + Sync {
     /// The words appended to the system prompt that ask for a reply matching `reply`: the
     /// schema's whole text, unless the provider's sampler keeps every reply to the schema.
     fn schema_instructions(&self, reply: &ReplyFormat) -> String {
-        crate::llm::instructions::json_instructions(&reply.name, &reply.schema)
+        crate::instructions::json_instructions(&reply.name, &reply.schema)
     }
     /// Embeddings of `texts` with `model` (the chat model when None), when the provider offers
     /// an embeddings endpoint; `Ok(None)` when it does not.

@@ -238,7 +238,7 @@ pub fn verified_default() -> Option<PathBuf> {
 }
 
 /// Where the Q8_0 copies of the Q4_1 models in the store at `dir` are kept (`widen`).
-pub(super) fn widened_dir(dir: &Path) -> PathBuf {
+pub fn widened_dir(dir: &Path) -> PathBuf {
     dir.join("widened")
 }
 
@@ -648,7 +648,7 @@ async fn add_into(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::gguf::tests::tiny_gguf;
+    use crate::gguf::fixtures::tiny_gguf;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     fn leftovers(dir: &Path) -> Vec<String> {
@@ -691,7 +691,7 @@ mod tests {
         let source = tempfile::tempdir().unwrap();
         let file = source.path().join("Tiny-Model.gguf");
         std::fs::write(&file, tiny_gguf("llama", 64)).unwrap();
-        let client = crate::llm::http_client().unwrap();
+        let client = crate::http_client().unwrap();
         let added = add_into(store.path(), file.to_str().unwrap(), None, &client)
             .await
             .unwrap();
@@ -728,7 +728,7 @@ mod tests {
     async fn bad_files_are_refused_and_leave_nothing_behind() {
         let store = tempfile::tempdir().unwrap();
         let source = tempfile::tempdir().unwrap();
-        let client = crate::llm::http_client().unwrap();
+        let client = crate::http_client().unwrap();
         let html = source.path().join("page.gguf");
         std::fs::write(&html, "<html>").unwrap();
         let error = add_into(store.path(), html.to_str().unwrap(), None, &client)
@@ -760,7 +760,7 @@ mod tests {
         let url: &'static str = Box::leak(serve(bytes.clone()).await.into_boxed_str());
         let digest: &'static str =
             Box::leak(format!("{:x}", Sha256::digest(&bytes)).into_boxed_str());
-        let client = crate::llm::http_client().unwrap();
+        let client = crate::http_client().unwrap();
         let wrong = KnownModel {
             name: "tiny",
             sha256: "00",

@@ -1,6 +1,13 @@
 //! Talking to language models: the streaming `Provider` trait, its HTTP and scripted
 //! implementations, retries, and tolerant handling of structured (JSON) replies.
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+// The domain and the OS crate under the names the modules here use.
+use moot_domain::{debate, sanitize};
+use moot_os::paths;
+
 pub mod anthropic;
 pub mod capability;
 pub mod cascade;
@@ -9,9 +16,6 @@ pub mod gguf;
 pub mod grammar;
 pub mod http;
 pub mod instructions;
-// The embedded model: llama.cpp's FFI and moot's kernels, all of its `unsafe` in here.
-#[allow(unsafe_code)]
-pub mod local;
 pub mod models;
 pub mod openai;
 pub mod provider;

@@ -279,8 +279,9 @@ impl<R: Read + Seek> Reader<R> {
     }
 }
 
-#[cfg(test)]
-pub mod tests {
+/// GGUF files made in memory, for tests here and in other crates (`fixtures` feature).
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures {
     use super::*;
 
     /// A small but well-formed GGUF file: one F32 tensor of `elements` values.
@@ -290,7 +291,7 @@ pub mod tests {
 
     /// A well-formed GGUF file whose vocabulary has `tokens` strings, and one F32 tensor of
     /// `elements` values after it.
-    fn gguf_with_tokens(architecture: &str, elements: u64, tokens: u64) -> Vec<u8> {
+    pub fn gguf_with_tokens(architecture: &str, elements: u64, tokens: u64) -> Vec<u8> {
         let mut out = Vec::new();
         let string = |out: &mut Vec<u8>, text: &str| {
             out.extend((text.len() as u64).to_le_bytes());
@@ -324,6 +325,12 @@ pub mod tests {
         out.extend(std::iter::repeat_n(0u8, elements as usize * 4));
         out
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
 
     #[test]
     fn reads_the_architecture_and_notices_truncation() {
