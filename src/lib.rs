@@ -6,10 +6,10 @@
 // A panic is never how moot reports a problem: outside tests, an unwrap or expect is refused
 // at compile time (errors carry what went wrong and how to fix it instead).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
-// `unsafe` only where the operating system or the embedded model need it, each module named
-// here or where it is declared: the hook box (`code::sandbox`); paths opened beneath a directory, the terminal's restoring
-// on a fatal signal and the journal's lease locks are `moot-os`'s.
-#![deny(unsafe_code)]
+// No `unsafe` here: what the operating system needs (paths opened beneath a directory, the
+// hook box, the terminal restored on a fatal signal, the lease's locks) is `moot-os`'s, and
+// the embedded model's FFI `moot-local`'s.
+#![forbid(unsafe_code)]
 
 /// The domain, from its own crate (`crates/domain`), under the names every module here uses.
 pub use moot_domain::{argue, catalog, debate, sanitize, spelling, vote};

@@ -4,6 +4,7 @@
 // A panic is never how moot reports a problem: outside tests, an unwrap or expect is refused
 // at compile time (errors carry what went wrong and how to fix it instead).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![forbid(unsafe_code)]
 
 use clap::{CommandFactory, FromArgMatches};
 use moot::cli::Cli;

@@ -39,10 +39,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
 ];
 
 /// The crates allowed `unsafe`, and why: the operating system's calls (openat2, a fatal
-/// signal's handler), the embedded model (llama.cpp's FFI) and its kernels (SIMD intrinsics),
-/// and the root package while it still holds the hook box.
+/// signal's handler, the hook box), the embedded model (llama.cpp's FFI) and its kernels (SIMD
+/// intrinsics).
 const UNSAFE_ALLOWED: &[&str] = &[
-    "moot",
     "moot-os",
     "moot-local",
     "moot-q8-0",

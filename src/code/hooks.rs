@@ -454,20 +454,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_flood_keeps_only_the_tail_and_keys_never_reach_a_hook() {
+    async fn a_flood_keeps_only_the_tail_and_a_hook_sees_its_own_environment() {
         let dir = tempfile::tempdir().unwrap();
         let flood = run(&hook("seq 1 100000; echo LAST", 10_000, 1000), dir.path()).await;
         assert!(flood.ok());
         assert!(flood.tail.len() <= 1000 && flood.tail.contains("LAST"));
         assert!(flood.dropped > 500_000, "{}", flood.dropped);
-        // SAFETY: set before the hook starts, in this test's own process; no other test
-        // reads this variable.
-        #[allow(unsafe_code)]
-        unsafe {
-            std::env::set_var("HOOKTEST_API_KEY", "sk-hook-secret-123456789")
-        };
+        // That no key reaches it, whatever the variable's name, is the sandbox's own test
+        // (moot-os, which runs a boxed `env`); here, a hook still finds its tools.
         let env = run(&hook("env", 10_000, 100_000), dir.path()).await;
-        assert!(!env.tail.contains("hook-secret"), "{}", env.tail);
         assert!(env.tail.contains("PATH="));
     }
 }

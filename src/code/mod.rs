@@ -11,8 +11,7 @@ pub mod loops;
 pub mod record;
 pub mod reply;
 pub mod roles;
-// Namespaces, seccomp, Landlock and cgroups, between fork and exec.
-#[allow(unsafe_code)]
-pub mod sandbox;
+/// The box hooks run in, from the OS crate (`crates/os`), where its `unsafe` is.
+pub use moot_os::sandbox;
 pub mod versions;
 pub mod worktree;

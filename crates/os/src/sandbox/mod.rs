@@ -725,6 +725,19 @@ mod tests {
         for gone in ["PYTHONPATH", "GOFLAGS", "SANDBOX_TEST_UNLISTED"] {
             assert!(!names.contains(&gone), "{gone} reached the hook: {names:?}");
         }
+        // And what a boxed command itself sees, run for real (code hooks run this way).
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let seen = runtime
+            .block_on(async { sandbox.command("env").output().await })
+            .unwrap();
+        let seen = String::from_utf8_lossy(&seen.stdout);
+        assert!(seen.contains("PATH="), "{seen}");
+        for secret in ["env-test-secret", "pw-in-url", "SANDBOX_TEST_UNLISTED"] {
+            assert!(!seen.contains(secret), "{secret} reached the command: {seen}");
+        }
     }
 
     /// bubblewrap's root holds the readable directories read-only with the hidden parts
