@@ -13,6 +13,9 @@
 
 /// The domain, from its own crate (`crates/domain`), under the names every module here uses.
 pub use moot_domain::{argue, catalog, debate, sanitize, spelling, vote};
+/// The engine, the protocol seam (under `protocol`, beside the protocols) and the decision
+/// record, from their own crate (`crates/engine`).
+pub use moot_engine::{decision, engine};
 /// The journal, from its own crate (`crates/journal`).
 pub use moot_journal::store;
 /// What moot asks of the operating system, from its own crate (`crates/os`).
@@ -25,9 +28,7 @@ pub mod cli;
 pub mod code;
 pub mod commands;
 pub mod config;
-pub mod decision;
 pub mod diagram;
-pub mod engine;
 pub mod gather;
 pub mod headless;
 pub mod launch;

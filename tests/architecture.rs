@@ -1,7 +1,7 @@
 //! The layering of ARCHITECTURE.md, enforced: every `crate::` import of every module (tests
 //! aside) must be an edge allowed here, and the allowed edges form no cycle. A new back-arrow
 //! fails this test instead of slipping in. One level into `protocol/`, every protocol is a
-//! folder that imports the shared rooms and `protocol/mod.rs`, never another protocol.
+//! folder that imports the shared rooms and the seam (`moot-engine`'s), never another protocol.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -124,25 +124,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // Which lessons a debate is given, and how they read.
     ("lessons", &["debate", "store", "sanitize"]),
-    ("decision", &["debate", "sanitize"]),
     // A debate drawn as Mermaid or DOT, from its derived views and event log.
     ("diagram", &["debate", "argue", "sanitize"]),
     ("providers", &["config", "llm", "sanitize"]),
     ("config", &["engine", "llm", "catalog", "place"]),
-    // A protocol reads its own config table (handed to it; located with `place`) and offers
-    // its own follow-up draft.
+    // The protocols: over the engine's seam (re-exported as `protocol`), each may use the
+    // machinery it needs (the dialogue's shared context, the arena directory, code debates').
     (
         "protocol",
         &[
-            "debate", "argue", "llm", "engine", "catalog", "place", "gather", "arena", "vote",
-            "code", "spelling",
+            "debate", "argue", "engine", "catalog", "gather", "arena", "vote", "code", "spelling",
         ],
     ),
     ("gather", &["beneath", "debate", "arena"]),
     // Code debates' machinery: hooks in a work tree.
     ("code", &["sanitize", "beneath"]),
     ("arena", &["beneath"]),
-    ("engine", &["debate", "argue", "llm", "store", "sanitize"]),
 ];
 
 /// Every `.rs` file under `src/`: its path there, and its code up to its unit tests (which may
@@ -321,13 +318,7 @@ const NEVER: &[(&str, &[&str], &[&str])] = &[
         "only the binary names the protocols moot ships; the session, the faces and the server \
          are handed a Registry",
         &["builtin()", "protocol::builtin", "REGISTRY"],
-        &[
-            "launch/",
-            "commands/",
-            "main.rs",
-            "protocol/builtin.rs",
-            "protocol/mod.rs",
-        ],
+        &["launch/", "commands/", "main.rs", "protocol/builtin.rs"],
     ),
     (
         "only the binary names the embedded engine; the session is handed its opener \
@@ -377,31 +368,12 @@ fn the_never_rules_hold() {
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }
 
-/// The engine's seam (`protocol/mod.rs`) declares the protocol folders as modules and names
-/// none of them: the list of protocols is `protocol/builtin.rs`'s alone.
-#[test]
-fn the_engine_names_no_protocol() {
-    let (protocols, _) = protocol_rooms();
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol/mod.rs"))
-            .unwrap();
-    let code = text
-        .find("#[cfg(test)]\nmod tests")
-        .map_or(text.as_str(), |end| &text[..end]);
-    let named: Vec<&String> = protocols
-        .iter()
-        .filter(|p| code.contains(&format!("{p}::")))
-        .collect();
-    assert!(
-        named.is_empty(),
-        "src/protocol/mod.rs names the protocols {named:?}; list them in protocol/builtin.rs"
-    );
-}
-
-/// What every protocol may build on inside `protocol/`, beside the items of `protocol/mod.rs`.
+/// What every protocol may build on beside the seam's own items: the shared rooms of
+/// `moot-engine`'s `protocol` (which cannot name a protocol: the engine crate does not depend
+/// on them), re-exported under `crate::protocol`.
 const PROTOCOL_SHARED: &[&str] = &["kit", "moves", "tree", "text"];
 
-/// The rooms of `protocol/`: each folder is a protocol, each file beside `mod.rs` is shared.
+/// The rooms of `src/protocol/`: each folder is a protocol; the files beside `mod.rs`.
 fn protocol_rooms() -> (Vec<String>, Vec<String>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol");
     let (mut protocols, mut shared) = (Vec::new(), Vec::new());
@@ -440,11 +412,9 @@ fn protocol_names(code: &str, depth: usize) -> BTreeSet<String> {
 fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
     let (protocols, shared) = protocol_rooms();
     assert!(
-        shared
-            .iter()
-            .all(|s| PROTOCOL_SHARED.contains(&s.as_str()) || s == "reflect" || s == "builtin"),
-        "src/protocol/ holds files that are neither shared rooms nor protocols: {shared:?}; a \
-         protocol is a folder (protocol/<name>/mod.rs)"
+        shared == ["builtin"],
+        "src/protocol/ holds files other than the list of protocols (builtin.rs): {shared:?}; a \
+         protocol is a folder (protocol/<name>/mod.rs), a shared room is moot-engine's"
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/protocol");
     let mut wrong = Vec::new();
@@ -475,27 +445,11 @@ fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
                 if protocols.contains(&name) && &name != own {
                     wrong.push(format!(
                         "src/protocol/{} imports the {name} protocol; a protocol may import only \
-                         {} and protocol/mod.rs",
+                         {} and the seam",
                         relative.display(),
                         PROTOCOL_SHARED.join(", ")
                     ));
                 }
-            }
-        }
-    }
-    // The shared rooms serve every protocol, so none of them may lean on one.
-    // `builtin.rs` is the list of the protocols moot ships: naming them is its one job.
-    for name in shared.iter().filter(|name| *name != "builtin") {
-        let text = std::fs::read_to_string(root.join(format!("{name}.rs"))).unwrap();
-        let code = text
-            .find("#[cfg(test)]\nmod tests")
-            .map_or(text.as_str(), |end| &text[..end]);
-        for used in protocol_names(code, 0) {
-            if protocols.contains(&used) {
-                wrong.push(format!(
-                    "src/protocol/{name}.rs imports the {used} protocol; shared rooms serve every \
-                     protocol and import none"
-                ));
             }
         }
     }

@@ -17,7 +17,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "moot-journal",
             "moot-llm",
             "moot-local",
+            "moot-engine",
         ],
+    ),
+    // The engine, the protocol seam and the decision record: it runs a protocol it is handed
+    // and names none; no screen, command line or session type crosses into it.
+    (
+        "moot-engine",
+        &["moot-domain", "moot-os", "moot-journal", "moot-llm"],
     ),
     // The embedded model: a provider over llama.cpp and moot's kernels; only the binary
     // depends on it (the session is handed its opener).
@@ -41,12 +48,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// The crates allowed `unsafe`, and why: the operating system's calls (openat2, a fatal
 /// signal's handler, the hook box), the embedded model (llama.cpp's FFI) and its kernels (SIMD
 /// intrinsics).
-const UNSAFE_ALLOWED: &[&str] = &[
-    "moot-os",
-    "moot-local",
-    "moot-q8-0",
-    "moot-attention",
-];
+const UNSAFE_ALLOWED: &[&str] = &["moot-os", "moot-local", "moot-q8-0", "moot-attention"];
 
 /// Every workspace package: its name, its library's root file, and the moot packages it
 /// depends on (normal and build dependencies; tests may reach further).

@@ -736,7 +736,10 @@ mod tests {
         let seen = String::from_utf8_lossy(&seen.stdout);
         assert!(seen.contains("PATH="), "{seen}");
         for secret in ["env-test-secret", "pw-in-url", "SANDBOX_TEST_UNLISTED"] {
-            assert!(!seen.contains(secret), "{secret} reached the command: {seen}");
+            assert!(
+                !seen.contains(secret),
+                "{secret} reached the command: {seen}"
+            );
         }
     }
 

@@ -9,12 +9,12 @@ pub mod reply;
 
 /// The hash the journal uses, for protocols that put what they did in the audit trail.
 pub use crate::store::sha256_hex;
+pub use crate::unusable;
 pub use context::{
     AnswerCheck, CheckpointOutcome, Context, EngineError, EngineSettings, GateOutcome, Refusal,
     Replay, ReplyKind, Seating, Speech, Wiring,
 };
 pub use gates::GatesConfig;
-pub(crate) use reply::unusable;
 pub use reply::{
     Checked, Reply, ReplyParser, ReplyShape, Transcript, Unusable, Validator, text_field,
 };

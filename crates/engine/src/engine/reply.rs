@@ -71,12 +71,12 @@ impl From<&str> for Unusable {
 }
 
 /// An `Unusable` reply's reason, written as with `format!`.
+#[macro_export]
 macro_rules! unusable {
     ($($arg:tt)*) => {
         $crate::engine::Unusable(format!($($arg)*))
     };
 }
-pub(crate) use unusable;
 
 /// A structured reply's whole shape in one place: the name its schema goes by (the stand-in
 /// server answers by it), the schema offered to the model, the prose field shown while it
