@@ -20,16 +20,15 @@ pub use moot_engine::{decision, engine};
 pub use moot_journal::store;
 /// What moot asks of the operating system, from its own crate (`crates/os`).
 pub use moot_os::{beneath, fatal, paths, place, signals};
+/// The protocols moot ships and their machinery, from their own crate (`crates/protocols`).
+pub use moot_protocols::{arena, code, gather, protocol};
 
-pub mod arena;
 pub mod audit;
 pub mod bench;
 pub mod cli;
-pub mod code;
 pub mod commands;
 pub mod config;
 pub mod diagram;
-pub mod gather;
 pub mod headless;
 pub mod launch;
 pub mod lessons;
@@ -41,7 +40,6 @@ pub mod llm {
     #[cfg(feature = "local")]
     pub use moot_local as local;
 }
-pub mod protocol;
 pub mod providers;
 pub mod remote;
 pub mod replay;

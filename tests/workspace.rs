@@ -18,8 +18,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "moot-llm",
             "moot-local",
             "moot-engine",
+            "moot-protocols",
         ],
     ),
+    // The protocols moot ships and their machinery, over the engine's seam; they know nothing
+    // of the session that runs them, the faces or the command line.
+    ("moot-protocols", &["moot-domain", "moot-os", "moot-engine"]),
     // The engine, the protocol seam and the decision record: it runs a protocol it is handed
     // and names none; no screen, command line or session type crosses into it.
     (

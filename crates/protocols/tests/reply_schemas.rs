@@ -2,8 +2,8 @@
 //! shipped schema compiles to a grammar whose every sentence parses and validates, fits its
 //! budget, and is spelled out field by field for providers that may not keep to it.
 
-use moot::llm::grammar::{Grammar, xorshift};
-use moot::llm::instructions::{field_instructions, json_instructions};
+use moot_llm::grammar::{Grammar, xorshift};
+use moot_llm::instructions::{field_instructions, json_instructions};
 use serde_json::Value;
 
 /// Whether `value` is valid under `schema`, by the JSON Schema spec.
@@ -14,7 +14,7 @@ fn validate(value: &Value, schema: &Value) -> Result<(), String> {
 
 #[test]
 fn debater_replies_sampled_from_the_grammar_parse_and_validate() {
-    let schema = moot::protocol::moves::debater_schema();
+    let schema = moot_protocols::protocol::moves::debater_schema();
     let grammar = Grammar::from_schema(&schema, 1800).unwrap();
     for seed in 0..300 {
         let text = grammar.sample(&mut xorshift(seed));
@@ -30,9 +30,9 @@ fn debater_replies_sampled_from_the_grammar_parse_and_validate() {
 
 #[test]
 fn the_dialogues_schemas_compile_and_their_sentences_validate() {
-    use moot::debate::{Act, Move, Phase, Relation, Turn};
-    use moot::protocol::dialogue::replies::reply_schema;
-    use moot::protocol::dialogue::rules::{Side, Stage, State};
+    use moot_domain::debate::{Act, Move, Phase, Relation, Turn};
+    use moot_protocols::protocol::dialogue::replies::reply_schema;
+    use moot_protocols::protocol::dialogue::rules::{Side, Stage, State};
     let claim = |id: &str, answers: &[&str]| Move {
         id: id.into(),
         act: Act::Claim,
@@ -59,11 +59,11 @@ fn the_dialogues_schemas_compile_and_their_sentences_validate() {
         reply_schema(&opened, Side::Pro, Stage::Argument),
         reply_schema(&opened, Side::Opp, Stage::Closing),
         reply_schema(&State::default(), Side::Opp, Stage::Closing),
-        moot::protocol::dialogue::context_schema(),
-        moot::protocol::dialogue::replies::verdict_schema(&["P1".into(), "O1".into()]),
+        moot_protocols::protocol::dialogue::context_schema(),
+        moot_protocols::protocol::dialogue::replies::verdict_schema(&["P1".into(), "O1".into()]),
         {
-            use moot::engine::ReplyShape as _;
-            use moot::protocol::dialogue::discipline::RulingReplies;
+            use moot_engine::engine::ReplyShape as _;
+            use moot_protocols::protocol::dialogue::discipline::RulingReplies;
             // A round with something to strike, and one with only moves to flag.
             let mut argued = vec![
                 turn("PRO", Phase::Opening, vec![claim("P1", &[])]),
@@ -73,10 +73,12 @@ fn the_dialogues_schemas_compile_and_their_sentences_validate() {
             argued[2].round = 1;
             RulingReplies::for_round(&State::from_turns(&argued), 1).schema()
         },
-        moot::engine::ReplyShape::schema(&moot::protocol::dialogue::discipline::RulingReplies {
-            strikable: vec![],
-            moves: vec![("O2".into(), Side::Opp)],
-        }),
+        moot_engine::engine::ReplyShape::schema(
+            &moot_protocols::protocol::dialogue::discipline::RulingReplies {
+                strikable: vec![],
+                moves: vec![("O2".into(), Side::Opp)],
+            },
+        ),
     ];
     for schema in &schemas {
         let grammar =
@@ -92,7 +94,7 @@ fn the_dialogues_schemas_compile_and_their_sentences_validate() {
 
 #[test]
 fn the_longest_reply_fits_the_budget() {
-    let schema = moot::protocol::moves::debater_schema();
+    let schema = moot_protocols::protocol::moves::debater_schema();
     // Below about 700 characters the floors (a move, 24-character strings) win, and a reply
     // may be cut at max_tokens and closed instead.
     for budget in [900, 1200, 2400, 6000] {
@@ -126,7 +128,7 @@ fn debater_reply(argument_chars: usize, moves: usize, text_chars: usize) -> Stri
 /// (`debater_replies_sampled_from_the_grammar_parse_and_validate`).
 #[test]
 fn the_recognizer_used_below_tells_a_reply_from_one_the_schema_refuses() {
-    let schema = moot::protocol::moves::debater_schema();
+    let schema = moot_protocols::protocol::moves::debater_schema();
     let grammar = Grammar::from_schema(&schema, 3600).unwrap();
     assert!(grammar.accepts(&debater_reply(40, 1, 20)));
     assert!(!grammar.accepts(&debater_reply(40, 0, 20)), "minItems 1");
@@ -138,7 +140,7 @@ fn the_recognizer_used_below_tells_a_reply_from_one_the_schema_refuses() {
 /// characters and each move's proposition 24, so every argument was cut mid-sentence.)
 #[test]
 fn the_debaters_prose_keeps_its_weight_when_the_budget_is_small() {
-    let schema = moot::protocol::moves::debater_schema();
+    let schema = moot_protocols::protocol::moves::debater_schema();
     let grammar = Grammar::from_schema(&schema, 1200 * 3).unwrap();
     assert!(grammar.max_len() <= 3600, "{}", grammar.max_len());
     assert!(
@@ -160,7 +162,7 @@ fn the_debaters_prose_keeps_its_weight_when_the_budget_is_small() {
 /// of newlines between a key and its colon.
 #[test]
 fn whitespace_is_a_space_or_one_newline_with_indentation() {
-    let schema = moot::protocol::moves::debater_schema();
+    let schema = moot_protocols::protocol::moves::debater_schema();
     let grammar = Grammar::from_schema(&schema, 3600).unwrap();
     let formatted = debater_reply(40, 1, 20);
     assert!(grammar.accepts(&formatted));
@@ -179,11 +181,14 @@ fn whitespace_is_a_space_or_one_newline_with_indentation() {
 fn replies_moot_asks_for_are_said_in_fewer_characters_with_every_field_named() {
     let ids = ["A1.1".to_string(), "B1.1".to_string()];
     for (name, schema) in [
-        ("moot_argument", moot::protocol::moves::debater_schema()),
-        ("moot_code", moot::code::reply::schema()),
+        (
+            "moot_argument",
+            moot_protocols::protocol::moves::debater_schema(),
+        ),
+        ("moot_code", moot_protocols::code::reply::schema()),
         (
             "moot_dialogue_verdict",
-            moot::protocol::dialogue::replies::verdict_schema(&ids),
+            moot_protocols::protocol::dialogue::replies::verdict_schema(&ids),
         ),
     ] {
         let fields = field_instructions(name, &schema);

@@ -444,9 +444,10 @@ mod tests {
     /// under, at the budgets the moderator asks with.
     #[test]
     fn a_good_record_is_admitted_by_the_moderators_grammars() {
-        let demo: Value =
-            serde_json::from_str(include_str!("../../../assets/demo/redis-vs-postgres.json"))
-                .unwrap();
+        let demo: Value = serde_json::from_str(include_str!(
+            "../../../../../assets/demo/redis-vs-postgres.json"
+        ))
+        .unwrap();
         let replies = demo["replies"].as_array().unwrap();
         let phase = |name: &'static str| replies.iter().filter(move |r| r["phase"] == name);
         let two = seats(&["Operational Simplicity", "Performance Advocate"]);
