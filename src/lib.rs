@@ -22,17 +22,15 @@ pub use moot_journal::store;
 pub use moot_os::{beneath, fatal, paths, place, signals};
 /// The protocols moot ships and their machinery, from their own crate (`crates/protocols`).
 pub use moot_protocols::{arena, code, gather, protocol};
+/// The session layer, from its own crate (`crates/session`).
+pub use moot_session::{
+    audit, config, diagram, headless, lessons, live, providers, remote, replay, report, session,
+};
 
-pub mod audit;
 pub mod bench;
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod diagram;
-pub mod headless;
 pub mod launch;
-pub mod lessons;
-pub mod live;
 /// The providers, from their own crate (`crates/llm`), with the embedded model (`crates/local`,
 /// the `local` feature) among them as `llm::local`.
 pub mod llm {
@@ -40,10 +38,5 @@ pub mod llm {
     #[cfg(feature = "local")]
     pub use moot_local as local;
 }
-pub mod providers;
-pub mod remote;
-pub mod replay;
-pub mod report;
 pub mod serve;
-pub mod session;
 pub mod tui;

@@ -64,10 +64,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "providers",
         ],
     ),
-    // A server's debates listed and followed over its API (`moot attach`, the history); a
-    // listed debate reads as the journal's own summary.
-    ("remote", &["debate", "llm", "sanitize", "signals", "store"]),
-    ("headless", &["debate", "session", "signals", "live"]),
     // The HTTP API: a face over the same sessions, read back as the commands read them.
     (
         "serve",
@@ -91,50 +87,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "session", "arena", "audit", "lessons", "code", "diagram",
         ],
     ),
-    // The audit trail read back and verified by a re-run.
-    (
-        "audit",
-        &[
-            "debate", "session", "store", "sanitize", "protocol", "decision",
-        ],
-    ),
     ("cli", &["engine", "llm"]),
-    // Reading stored debates back.
-    ("replay", &["debate", "store", "session", "llm", "live"]),
-    // A running debate's events on a socket, and a viewer's end of it.
-    ("live", &["debate", "sanitize"]),
-    ("report", &["debate", "argue", "store", "sanitize"]),
-    // Running one debate.
-    (
-        "session",
-        &[
-            "debate",
-            "engine",
-            "protocol",
-            "store",
-            "llm",
-            "providers",
-            "config",
-            "decision",
-            "catalog",
-            "vote",
-            "lessons",
-            "sanitize",
-            "report",
-            "live",
-        ],
-    ),
     // `moot bench`: a single model against a debate, on a provider it is handed.
     (
         "bench",
         &["debate", "llm", "store", "sanitize", "session", "code"],
     ),
-    // Which lessons a debate is given, and how they read.
-    ("lessons", &["debate", "store", "sanitize"]),
-    // A debate drawn as Mermaid or DOT, from its derived views and event log.
-    ("diagram", &["debate", "argue", "sanitize"]),
-    ("providers", &["config", "llm", "sanitize"]),
-    ("config", &["engine", "llm", "catalog", "place"]),
 ];
 
 #[test]

@@ -19,6 +19,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "moot-local",
             "moot-engine",
             "moot-protocols",
+            "moot-session",
+        ],
+    ),
+    // The session layer: a debate assembled from a request and run with the registry and the
+    // embedded model's opener it is handed, so it names neither the protocols nor the engine
+    // of the embedded model, and no screen or command line.
+    (
+        "moot-session",
+        &[
+            "moot-domain",
+            "moot-os",
+            "moot-journal",
+            "moot-llm",
+            "moot-engine",
         ],
     ),
     // The protocols moot ships and their machinery, over the engine's seam; they know nothing

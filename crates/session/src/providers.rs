@@ -182,7 +182,7 @@ pub fn resolve(flags: &ProviderFlags, config: &Config) -> Result<ProviderSpec, P
         .or_else(|| {
             if ollama_answers(&ollama_host()) {
                 Some("ollama".into())
-            } else if cfg!(feature = "local") {
+            } else if cfg!(feature = "embedded") {
                 Some("local".into())
             } else {
                 None
@@ -470,7 +470,7 @@ mod tests {
     fn the_http_client_is_built_by_the_first_provider_that_needs_it() {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/assets/demo/redis-vs-postgres.json"
+            "/../../assets/demo/redis-vs-postgres.json"
         );
         let builder = Builder {
             client: crate::llm::LazyClient::default(),
