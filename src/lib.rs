@@ -39,4 +39,5 @@ pub mod llm {
     pub use moot_local as local;
 }
 pub mod serve;
-pub mod tui;
+/// The workbench, from its own crate (`crates/tui`).
+pub use moot_tui as tui;

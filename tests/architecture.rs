@@ -46,24 +46,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "remote",
         ],
     ),
-    // The faces and the command line.
-    (
-        "tui",
-        &[
-            "debate",
-            "argue",
-            "store",
-            "session",
-            "replay",
-            "sanitize",
-            "signals",
-            "config",
-            "remote",
-            "fatal",
-            "beneath",
-            "providers",
-        ],
-    ),
     // The HTTP API: a face over the same sessions, read back as the commands read them.
     (
         "serve",

@@ -20,7 +20,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "moot-engine",
             "moot-protocols",
             "moot-session",
+            "moot-tui",
         ],
+    ),
+    // The workbench: a face over the session (and the journal it browses); no protocol, no
+    // provider, no command line.
+    (
+        "moot-tui",
+        &["moot-domain", "moot-os", "moot-journal", "moot-session"],
     ),
     // The session layer: a debate assembled from a request and run with the registry and the
     // embedded model's opener it is handed, so it names neither the protocols nor the engine

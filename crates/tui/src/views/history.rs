@@ -4,9 +4,9 @@
 use super::{centered, modal_block};
 use crate::debate::Named as _;
 use crate::debate::{Confidence, DebateStatus};
-use crate::tui::history::{Field, History};
-use crate::tui::keymap::{Command, Scope};
-use crate::tui::theme::Theme;
+use crate::history::{Field, History};
+use crate::keymap::{Command, Scope};
+use crate::theme::Theme;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Modifier;
@@ -299,11 +299,10 @@ fn preview(frame: &mut Frame, area: Rect, history: &History, theme: &Theme) {
     let Some((_, text)) = &history.preview else {
         return;
     };
-    let lines: Vec<Line> =
-        crate::tui::markdown::render(text, inner.width as usize, theme, theme.depth)
-            .into_iter()
-            .take(inner.height as usize)
-            .collect();
+    let lines: Vec<Line> = crate::markdown::render(text, inner.width as usize, theme, theme.depth)
+        .into_iter()
+        .take(inner.height as usize)
+        .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
 

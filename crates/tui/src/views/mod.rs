@@ -10,7 +10,7 @@ use super::app::{App, Modal};
 use super::keymap::{Command, Keymap, Scope};
 use super::theme::Theme;
 use crate::debate::{AskKind, DebateStatus, SidePanel};
-use crate::tui::wrap::wrap;
+use crate::wrap::wrap;
 use ask::{answer_lines, ask, ask_items, editor, editor_items, turn_editor_dock};
 use pane::PaneCache;
 use ratatui::Frame;
@@ -70,7 +70,7 @@ pub fn draw(frame: &mut Frame, app: &mut App, caches: &mut Caches, theme: &Theme
     let turn_editor = matches!(
         &app.modal,
         Modal::Editor {
-            writing: crate::tui::app::Writing::Turn,
+            writing: crate::app::Writing::Turn,
             ..
         }
     );
@@ -249,7 +249,7 @@ fn estimated_cost(model: &str, tokens_in: u64, tokens_out: u64) -> Option<f64> {
 
 /// What a debate is doing before its rounds are known: starting, analysing the question, or
 /// proposing a panel's options.
-fn before_rounds(view: &crate::tui::state::DebateView) -> &'static str {
+fn before_rounds(view: &crate::state::DebateView) -> &'static str {
     if view
         .checkpoint
         .as_ref()

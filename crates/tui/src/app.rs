@@ -739,7 +739,7 @@ impl App {
         if self.side_off_screen && !self.panels.maximized && toggles_a_side_panel(command) {
             self.notice = Some(format!(
                 "the side panels show beside the panes from {} columns; {} shows them full screen",
-                crate::tui::views::SIDE_BY_SIDE,
+                crate::views::SIDE_BY_SIDE,
                 self.keymap.key(Scope::Screen, Command::Maximize)
             ));
             return None;

@@ -3,11 +3,11 @@
 //! written in a dock below the panes.
 
 use super::{centered, modal_block};
+use crate::app::{App, Modal};
 use crate::debate::AskKind;
-use crate::tui::app::{App, Modal};
-use crate::tui::keymap::{Command, Keymap, Scope};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap;
+use crate::keymap::{Command, Keymap, Scope};
+use crate::theme::Theme;
+use crate::wrap::wrap;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;

@@ -3,11 +3,11 @@
 //! (arguments layered by round with their scores, each followed by the relations that point at
 //! it), standings, votes, scores, lessons, the topology and a code debate's hooks and versions.
 
+use crate::app::{App, MapDrawing, MapKey};
 use crate::debate::{Relation, SidePanel};
-use crate::tui::app::{App, MapDrawing, MapKey};
-use crate::tui::keymap::{Command, Scope};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap;
+use crate::keymap::{Command, Scope};
+use crate::theme::Theme;
+use crate::wrap::wrap;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Modifier;
@@ -450,12 +450,7 @@ fn versions(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     ));
     if let Some(v) = changed {
         let fence = format!("```diff\n{}\n```", v.diff.trim_end());
-        lines.extend(crate::tui::markdown::render(
-            &fence,
-            width,
-            theme,
-            theme.depth,
-        ));
+        lines.extend(crate::markdown::render(&fence, width, theme, theme.depth));
     }
     frame.render_widget(Paragraph::new(lines), inner);
 }

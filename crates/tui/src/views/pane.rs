@@ -2,13 +2,13 @@
 //! spinner while it waits, retry and status markers. Finished turns are wrapped once and
 //! cached; only the streaming tail is wrapped per frame.
 
+use crate::app::App;
 use crate::debate::Named as _;
 use crate::debate::{Presentation, Ruling, Seat, Turn, TurnStatus};
-use crate::tui::app::App;
-use crate::tui::keymap::{Command, Scope};
-use crate::tui::state::SeatActivity;
-use crate::tui::theme::Theme;
-use crate::tui::wrap::wrap;
+use crate::keymap::{Command, Scope};
+use crate::state::SeatActivity;
+use crate::theme::Theme;
+use crate::wrap::wrap;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -119,7 +119,7 @@ fn turn_lines(
     match turn.status {
         TurnStatus::Ok => {}
         TurnStatus::Fallback => lines.extend(
-            crate::tui::wrap::wrap(
+            crate::wrap::wrap(
                 "[fallback: its reply could not be read; the prose is kept]",
                 width,
             )
@@ -136,7 +136,7 @@ fn turn_lines(
         )),
     }
     // Prose is markdown; rendered once per width, since the cache keeps the result.
-    lines.extend(crate::tui::markdown::render(
+    lines.extend(crate::markdown::render(
         turn.content.trim(),
         width,
         theme,

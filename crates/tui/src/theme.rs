@@ -8,13 +8,13 @@ use std::str::FromStr;
 
 /// The built-in themes, by name.
 pub const BUILT_IN: [(&str, &str); 4] = [
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
+    ("dark", include_str!("../themes/dark.toml")),
+    ("light", include_str!("../themes/light.toml")),
     (
         "high-contrast",
-        include_str!("../../themes/high-contrast.toml"),
+        include_str!("../themes/high-contrast.toml"),
     ),
-    ("ansi16", include_str!("../../themes/ansi16.toml")),
+    ("ansi16", include_str!("../themes/ansi16.toml")),
 ];
 
 /// How many colours the terminal shows.
@@ -327,7 +327,7 @@ mod tests {
         let path = dir.path().join("bad.toml");
         std::fs::write(
             &path,
-            include_str!("../../themes/dark.toml").replace("\"cyan\"", "\"sparkly\""),
+            include_str!("../themes/dark.toml").replace("\"cyan\"", "\"sparkly\""),
         )
         .unwrap();
         let err = Theme::named(path.to_str().unwrap(), Depth::TrueColor)
