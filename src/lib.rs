@@ -38,6 +38,7 @@ pub mod llm {
     #[cfg(feature = "local")]
     pub use moot_local as local;
 }
-pub mod serve;
+/// `moot serve`, from its own crate (`crates/serve`).
+pub use moot_serve as serve;
 /// The workbench, from its own crate (`crates/tui`).
 pub use moot_tui as tui;

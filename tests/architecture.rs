@@ -46,22 +46,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "remote",
         ],
     ),
-    // The HTTP API: a face over the same sessions, read back as the commands read them.
-    (
-        "serve",
-        &[
-            "debate",
-            "session",
-            "store",
-            "report",
-            "providers",
-            "config",
-            "sanitize",
-            "signals",
-            "live",
-            "paths",
-        ],
-    ),
     (
         "commands",
         &[

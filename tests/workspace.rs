@@ -21,7 +21,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "moot-protocols",
             "moot-session",
             "moot-tui",
+            "moot-serve",
         ],
+    ),
+    // `moot serve`: a face over the same sessions, read back as the commands read them; no
+    // protocol (the binary hands it the registry), no command line.
+    (
+        "moot-serve",
+        &["moot-domain", "moot-os", "moot-journal", "moot-session"],
     ),
     // The workbench: a face over the session (and the journal it browses); no protocol, no
     // provider, no command line.

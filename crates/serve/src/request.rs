@@ -302,12 +302,20 @@ mod tests {
 
     fn settings_for(body: &str) -> DebateSettings {
         let request: NewDebate = serde_json::from_str(body).expect("a valid request");
+        // A provider named, so the settings do not hang on which this machine has.
+        let provider = ProviderFlags {
+            provider: Some("scripted".into()),
+            script: Some(
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../assets/demo/redis-vs-postgres.json"
+                )
+                .into(),
+            ),
+            ..ProviderFlags::default()
+        };
         request
-            .settings(
-                &crate::protocol::builtin(),
-                &Config::default(),
-                &ProviderFlags::default(),
-            )
+            .settings(&crate::protocol::builtin(), &Config::default(), &provider)
             .expect("settings the server accepts")
     }
 

@@ -3,6 +3,18 @@
 //! line; its events are followed over SSE, its gates and checkpoints answered with a POST.
 //! Every route but `/v1/health` needs the bearer token.
 
+#![forbid(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+// The crates below, under the names the modules here use.
+use moot_domain::{debate, sanitize};
+use moot_journal::store;
+use moot_os::{paths, signals};
+use moot_session::{config, live, providers, report, session};
+// The protocols moot ships, for unit tests that start debates (the server is handed them).
+#[cfg(test)]
+use moot_protocols::protocol;
+
 mod auth;
 mod request;
 mod routes;
