@@ -82,20 +82,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             workbench(&config, &keymap, &args, &face, Start::History)
         }
         Some(Command::Protocols { json }) => done(commands::protocols(json)),
-        Some(Command::Completions { shell }) => {
-            use clap::CommandFactory as _;
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "moot", &mut script);
-            printed(&script)
-        }
-        Some(Command::Man) => {
-            use clap::CommandFactory as _;
-            let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut page)
-                .map_err(|e| Failure::runtime(format!("cannot write the manual page: {e}")))?;
-            printed(&page)
-        }
+        Some(Command::Completions { shell }) => completions(shell),
+        Some(Command::Man) => manual_page(),
         Some(Command::Decide { id, option, force }) => decide_command(&id, &option, force),
         Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
         Some(Command::Model { action }) => model_command(action),
@@ -126,33 +114,10 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
             verify,
             verify_record,
         }) => audit_command(&id, json, verify, verify_record.as_deref()),
-        Some(Command::Approve { id }) => {
-            let by = format!("{} from another terminal", crate::signals::user());
-            commands::decide_gate(&open_store()?, &id, None, &by)?;
-            Ok(0)
-        }
-        Some(Command::Reject { id, reason }) => {
-            let by = format!("{} from another terminal", crate::signals::user());
-            commands::decide_gate(&open_store()?, &id, Some(&reason), &by)?;
-            Ok(0)
-        }
+        Some(Command::Approve { id }) => gate_command(&id, None),
+        Some(Command::Reject { id, reason }) => gate_command(&id, Some(&reason)),
         Some(Command::Bench(args)) => bench_command(args, &config),
-        Some(Command::Serve(args)) => {
-            crate::serve::serve(
-                host(),
-                crate::serve::ServeOptions {
-                    provider: crate::providers::ProviderFlags::from(&args.provider),
-                    listen: args.listen,
-                    token_file: args.token_file,
-                    max_debates: args.max_debates,
-                    stall_seconds: args.stall_seconds,
-                },
-                config.clone(),
-                open_store()?,
-            )
-            .map_err(|e| Failure::usage(e.to_string()))?;
-            Ok(0)
-        }
+        Some(Command::Serve(args)) => serve_command(args, &config),
         Some(Command::Code { action }) => done(commands::code(&open_store()?, action)),
         Some(Command::Lessons { action }) => done(commands::lessons(&open_store()?, action)),
         Some(Command::Arena { action }) => done(commands::arena(&open_store()?, action)),
@@ -164,6 +129,54 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Some(Command::Resume(args)) => resume_command(&config, &keymap, &args),
         None => run_debate(cli.run, &config, &keymap),
     }
+}
+
+/// `moot approve ID` / `moot reject ID REASON`: the gate a debate waits at, decided from
+/// another terminal.
+fn gate_command(id: &str, rejected_because: Option<&str>) -> Result<i32, Failure> {
+    let by = format!("{} from another terminal", crate::signals::user());
+    commands::decide_gate(&open_store()?, id, rejected_because, &by)?;
+    Ok(0)
+}
+
+/// `moot completions SHELL`: the shell's completion script, from the parser itself.
+fn completions(shell: clap_complete::Shell) -> Result<i32, Failure> {
+    use clap::CommandFactory as _;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "moot", &mut script);
+    printed(&script)
+}
+
+/// `moot man`: the manual page, from the parser itself.
+fn manual_page() -> Result<i32, Failure> {
+    use clap::CommandFactory as _;
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut page)
+        .map_err(|e| Failure::runtime(format!("cannot write the manual page: {e}")))?;
+    printed(&page)
+}
+
+/// `moot serve`: the HTTP API over this host's protocols and journal, with the options the
+/// flags give.
+fn serve_command(
+    args: crate::cli::ServeArgs,
+    config: &crate::config::Config,
+) -> Result<i32, Failure> {
+    crate::serve::serve(
+        host(),
+        crate::serve::ServeOptions {
+            provider: crate::providers::ProviderFlags::from(&args.provider),
+            listen: args.listen,
+            token_file: args.token_file,
+            max_debates: args.max_debates,
+            stall_seconds: args.stall_seconds,
+        },
+        config.clone(),
+        open_store()?,
+    )
+    .map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(0)
 }
 
 /// The workbench needs a terminal on both ends; otherwise the NDJSON face runs.

@@ -69,6 +69,15 @@ struct Scratch {
     outputs: Vec<*mut f32>,
 }
 
+impl Scratch {
+    /// Empties the rows of the last group, keeping their room, for the next.
+    fn begin_group(&mut self) {
+        self.queries.clear();
+        self.masks.clear();
+        self.outputs.clear();
+    }
+}
+
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
@@ -97,6 +106,36 @@ fn sizes(tensor: &ggml_tensor) -> ([usize; 4], [usize; 4]) {
         tensor.ne.map(|n| usize::try_from(n).unwrap_or(0)),
         tensor.nb,
     )
+}
+
+/// Whether moot's kernel takes an operation of these shapes (the sizes and strides of its
+/// query, key, value and output, and of its mask if it has one): a head size it computes,
+/// contiguous F32 rows in and out, keys and values alike and packed as their formats say,
+/// query heads and streams that share key heads evenly, and a mask that covers every cell
+/// and token.
+fn shapes_fit(
+    [(q_ne, q_nb), (k_ne, k_nb), (v_ne, v_nb), (d_ne, d_nb)]: [([usize; 4], [usize; 4]); 4],
+    mask: Option<([usize; 4], [usize; 4])>,
+    [key_format, value_format]: [Format; 2],
+) -> bool {
+    let dim = k_ne[0];
+    let [_, tokens, heads, streams] = q_ne;
+    let [_, cells, key_heads, key_streams] = k_ne;
+    moot_attention::takes(dim)
+        && q_ne[0] == dim
+        && v_ne == k_ne
+        && d_ne == [dim, heads, tokens, streams]
+        && q_nb[0] == 4
+        && k_nb[0] == element_bytes(key_format)
+        && v_nb[0] == element_bytes(value_format)
+        && d_nb[0] == 4
+        && key_heads > 0
+        && key_streams > 0
+        && heads % key_heads == 0
+        && streams % key_streams == 0
+        && mask.is_none_or(|(ne, nb)| {
+            nb[0] == 2 && ne[0] >= cells && ne[1] >= tokens && ne[2] > 0 && ne[3] > 0
+        })
 }
 
 /// Computes this thread's share of the operation `dst` with moot's kernel and returns true,
@@ -128,35 +167,22 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
     {
         return false;
     }
-    let ((q_ne, q_nb), (k_ne, k_nb), (v_ne, v_nb), (d_ne, d_nb)) =
-        (sizes(query), sizes(key), sizes(value), sizes(dst));
+    let shapes = [sizes(query), sizes(key), sizes(value), sizes(dst)];
+    if !shapes_fit(
+        shapes,
+        mask.map(|(_, sizes)| sizes),
+        [key_format, value_format],
+    ) {
+        return false;
+    }
+    let [(q_ne, q_nb), (k_ne, k_nb), (_, v_nb), (_, d_nb)] = shapes;
     let dim = k_ne[0];
     let [_, tokens, heads, streams] = q_ne;
     let [_, cells, key_heads, key_streams] = k_ne;
-    let shapes_fit = moot_attention::takes(dim)
-        && q_ne[0] == dim
-        && v_ne == k_ne
-        && d_ne == [dim, heads, tokens, streams]
-        && q_nb[0] == 4
-        && k_nb[0] == element_bytes(key_format)
-        && v_nb[0] == element_bytes(value_format)
-        && d_nb[0] == 4
-        && key_heads > 0
-        && key_streams > 0
-        && heads % key_heads == 0
-        && streams % key_streams == 0
-        && mask.is_none_or(|(_, (ne, nb))| {
-            nb[0] == 2 && ne[0] >= cells && ne[1] >= tokens && ne[2] > 0 && ne[3] > 0
-        });
-    if !shapes_fit {
-        return false;
-    }
     let per_key_head = heads / key_heads;
     let per_key_stream = streams / key_streams;
-    let (thread, threads) = (
-        params.thread.max(0) as usize,
-        params.threads.max(1) as usize,
-    );
+    let thread = params.thread.max(0) as usize;
+    let threads = params.threads.max(1) as usize;
     // A thread's share is a run of (stream, query head) pairs; the pairs that read the same key
     // head are computed together, so that it reads that head's cells once.
     let mine = share(streams * heads, thread, threads);
@@ -166,9 +192,7 @@ unsafe fn attend(params: &ComputeParams, dst: &ggml_tensor) -> bool {
             let (stream, first_head) = (unit / heads, unit % heads);
             let key_head = first_head / per_key_head;
             let end_head = ((key_head + 1) * per_key_head).min(first_head + (mine.end - unit));
-            scratch.queries.clear();
-            scratch.masks.clear();
-            scratch.outputs.clear();
+            scratch.begin_group();
             // Token by token, so that a block of a prompt's rows spans few tokens and reads
             // only the cells they see (see `moot_attention::attend`).
             for token in 0..tokens {

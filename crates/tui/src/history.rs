@@ -557,32 +557,9 @@ impl History {
                     false => HistoryEffect::Open(id),
                 })
             }
-            Command::Resume => {
-                let row = self.rows.get(self.selected)?;
-                if row.summary.status.is_resumable() && row.on_server {
-                    let id = row.summary.id.clone();
-                    Some(HistoryEffect::Attach { id, resume: true })
-                } else if row.summary.status.is_resumable() {
-                    Some(HistoryEffect::Resume(row.summary.id.clone()))
-                } else {
-                    self.message = Some(format!(
-                        "{} is {}; only paused, interrupted or failed debates resume",
-                        row.summary.id, row.summary.status
-                    ));
-                    None
-                }
-            }
+            Command::Resume => self.resume_selected(),
             Command::Delete => {
-                let row = self.rows.get(self.selected)?;
-                if row.on_server {
-                    let server = self.server.as_ref().map_or("", |s| s.base.as_str());
-                    self.message = Some(format!(
-                        "{} is in the journal of the server at {server}; it is not deleted from here",
-                        row.summary.id
-                    ));
-                } else {
-                    self.confirm_delete = Some(row.summary.id.clone());
-                }
+                self.ask_to_delete_selected();
                 None
             }
             Command::NewDebate => {
@@ -594,6 +571,40 @@ impl History {
                 None
             }
             _ => None,
+        }
+    }
+
+    /// Resumes the selected debate (on its server, when it is one's), or says why it cannot.
+    fn resume_selected(&mut self) -> Option<HistoryEffect> {
+        let row = self.rows.get(self.selected)?;
+        if row.summary.status.is_resumable() && row.on_server {
+            let id = row.summary.id.clone();
+            Some(HistoryEffect::Attach { id, resume: true })
+        } else if row.summary.status.is_resumable() {
+            Some(HistoryEffect::Resume(row.summary.id.clone()))
+        } else {
+            self.message = Some(format!(
+                "{} is {}; only paused, interrupted or failed debates resume",
+                row.summary.id, row.summary.status
+            ));
+            None
+        }
+    }
+
+    /// Asks to confirm deleting the selected debate; one in a server's journal is not deleted
+    /// from here, which is said.
+    fn ask_to_delete_selected(&mut self) {
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        if row.on_server {
+            let server = self.server.as_ref().map_or("", |s| s.base.as_str());
+            self.message = Some(format!(
+                "{} is in the journal of the server at {server}; it is not deleted from here",
+                row.summary.id
+            ));
+        } else {
+            self.confirm_delete = Some(row.summary.id.clone());
         }
     }
 
@@ -630,21 +641,7 @@ impl History {
             Some(Command::SubmitGuidance) => return self.submit_form(),
             _ => {}
         }
-        // Perspectives are offered only to a protocol that seats them.
-        let fields: Vec<Field> = [
-            Field::Question,
-            Field::Protocol,
-            Field::Provider,
-            Field::Model,
-            Field::Perspectives,
-            Field::Seats,
-            Field::Rounds,
-            Field::Checkpoints,
-        ]
-        .into_iter()
-        .filter(|f| seats_perspectives || !matches!(f, Field::Perspectives | Field::Seats))
-        .chain((0..flags.len()).map(Field::Flag))
-        .collect();
+        let fields = form_fields(seats_perspectives, flags.len());
         let position = fields.iter().position(|f| *f == form.field).unwrap_or(0);
         match (command, form.field) {
             (Some(Command::NextField), _) => form.field = fields[(position + 1) % fields.len()],
@@ -692,18 +689,10 @@ impl History {
                 form.protocol = (form.protocol + protocols.max(1) - 1) % protocols.max(1)
             }
             (Some(Command::Increase), Field::Perspectives) => {
-                form.perspectives = match form.perspectives {
-                    None => Some(2),
-                    Some(n) if n < 4 => Some(n + 1),
-                    _ => None,
-                }
+                form.perspectives = more_perspectives(form.perspectives)
             }
             (Some(Command::Decrease), Field::Perspectives) => {
-                form.perspectives = match form.perspectives {
-                    None => Some(4),
-                    Some(2) => None,
-                    Some(n) => Some(n - 1),
-                }
+                form.perspectives = fewer_perspectives(form.perspectives)
             }
             (Some(Command::Increase), Field::Seats) => {
                 form.cursor = (form.cursor + 1).min(form.chosen.len().saturating_sub(1))
@@ -827,6 +816,43 @@ impl History {
             model,
             flags,
         }))
+    }
+}
+
+/// The form's fields in the order Tab walks them: perspectives are offered only to a protocol
+/// that seats them, then the protocol's own flags.
+fn form_fields(seats_perspectives: bool, flags: usize) -> Vec<Field> {
+    [
+        Field::Question,
+        Field::Protocol,
+        Field::Provider,
+        Field::Model,
+        Field::Perspectives,
+        Field::Seats,
+        Field::Rounds,
+        Field::Checkpoints,
+    ]
+    .into_iter()
+    .filter(|f| seats_perspectives || !matches!(f, Field::Perspectives | Field::Seats))
+    .chain((0..flags).map(Field::Flag))
+    .collect()
+}
+
+/// One perspective more: from the moderator's choice to 2, up to 4, then back to its choice.
+fn more_perspectives(now: Option<u32>) -> Option<u32> {
+    match now {
+        None => Some(2),
+        Some(n) if n < 4 => Some(n + 1),
+        _ => None,
+    }
+}
+
+/// One perspective fewer: from the moderator's choice to 4, down to 2, then back to its choice.
+fn fewer_perspectives(now: Option<u32>) -> Option<u32> {
+    match now {
+        None => Some(4),
+        Some(2) => None,
+        Some(n) => Some(n - 1),
     }
 }
 

@@ -437,8 +437,7 @@ pub async fn workbench(
         .iter()
         .position(|p| p.name == default_protocol)
         .unwrap_or(0);
-    history.protocols = protocols;
-    history.providers = providers;
+    (history.protocols, history.providers) = (protocols, providers);
     history.server = served.as_ref().map(Served::rows);
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
@@ -504,16 +503,21 @@ pub async fn workbench(
     }
     drop(terminal);
     restore_terminal();
+    say_on_leaving(&store, last, farewell);
+    Ok(code)
+}
+
+/// What the shell is told once the screen is its own again (drawn over, it would be lost): how
+/// the last debate run here stands, or that one left running goes on, and the journal's notices.
+fn say_on_leaving(store: &Store, last: Option<(String, DebateStatus)>, farewell: Option<String>) {
     if let Some((id, status)) = last {
-        say_how_it_stands(&store, &id, status);
+        say_how_it_stands(store, &id, status);
     } else if let Some(farewell) = farewell {
         eprintln!("moot: {farewell}");
     }
-    // Said once the screen is the shell's again: drawn over, it would be lost.
     for notice in store.notices() {
         eprintln!("moot: {}", crate::sanitize::clean(notice));
     }
-    Ok(code)
 }
 
 /// A stored debate: followed live when another process is running it, else replayed. What
@@ -708,9 +712,18 @@ async fn live_screen(screen: Screen<'_>, run: Run) -> Result<Finish, SessionErro
             }
         }
     }
-    // Words in an editor left open, or closed unsent, outlive the screen (U4).
+    left_live(store, &mut app, finished)
+}
+
+/// How a live screen ends: words in an editor left open, or closed unsent, outlive the screen
+/// (U4); the session's end, or that the workbench closed before it.
+fn left_live(
+    store: &Store,
+    app: &mut App,
+    finished: Option<Result<Finish, SessionError>>,
+) -> Result<Finish, SessionError> {
     app.keep_draft();
-    keep_draft_for_resume(store, &app, app.view.status.is_finished_for_good());
+    keep_draft_for_resume(store, app, app.view.status.is_finished_for_good());
     finished.unwrap_or_else(|| {
         Err(SessionError::Environment(
             "the workbench closed before the debate ended".into(),
@@ -807,6 +820,19 @@ enum Followed {
 }
 
 impl Followed {
+    /// What the screen says it follows: another process's run, a server's, or nothing (a
+    /// replay).
+    fn banner(&self) -> Option<String> {
+        match self {
+            Followed::Here(_) => Some("live: another process runs it".into()),
+            Followed::Server(remote) => Some(format!(
+                "attached to {}",
+                crate::sanitize::clean(remote.server_base())
+            )),
+            Followed::Replayed => None,
+        }
+    }
+
     async fn next(&mut self) -> Option<Vec<Event>> {
         match self {
             Followed::Here(following) => following.next().await,
@@ -865,14 +891,7 @@ async fn watch_screen(
     } = screen;
     let read_only = matches!(following, Followed::Replayed);
     let mut app = App::with_keymap(read_only, keymap.clone());
-    app.watching = match &following {
-        Followed::Here(_) => Some("live: another process runs it".into()),
-        Followed::Server(remote) => Some(format!(
-            "attached to {}",
-            crate::sanitize::clean(remote.server_base())
-        )),
-        Followed::Replayed => None,
-    };
+    app.watching = following.banner();
     for event in &events {
         app.on_event(event);
     }

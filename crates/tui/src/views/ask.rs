@@ -121,14 +121,12 @@ pub(super) fn answer_lines(
     lines
 }
 
-/// The question waiting, with its answers (and a choice's options), over the screen.
-pub(super) fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some(scope) = app.ask_scope() else {
-        return;
-    };
+/// The waiting question's title and text, by what is asked: a clarification, a conclusion to
+/// accept, options to judge, a gate, a person's turn, a choice, or the end of a round.
+fn title_and_question(app: &App) -> (String, String) {
     let pending = app.view.checkpoint.as_ref();
     let minutes = pending.map_or(30, |p| p.timeout_seconds / 60);
-    let (title, question) = match (app.pending(), pending) {
+    match (app.pending(), pending) {
         (Some(AskKind::Clarification), _) => (
             if app.view.seats.is_empty() {
                 "The moderator asks".to_string()
@@ -193,7 +191,16 @@ pub(super) fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ),
         ),
         _ => ("Checkpoint".to_string(), String::new()),
+    }
+}
+
+/// The question waiting, with its answers (and a choice's options), over the screen.
+pub(super) fn ask(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(scope) = app.ask_scope() else {
+        return;
     };
+    let pending = app.view.checkpoint.as_ref();
+    let (title, question) = title_and_question(app);
     let width = area.width.saturating_sub(4).min(68);
     let inner_width = width.saturating_sub(2) as usize;
     let mut lines: Vec<Line> = wrap(&question, inner_width)

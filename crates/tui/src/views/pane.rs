@@ -343,6 +343,39 @@ fn pane_turns<'a>(
         .map(move |(number, t)| (number.filter(|_| numbered), t))
 }
 
+/// What follows a pane's settled turns while its seat speaks: the step it speaks in, then the
+/// reply streaming so far, or a spinner while it thinks (or retries, and why).
+fn speaking_tail(
+    app: &App,
+    activity: &SeatActivity,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let mut tail: Vec<Line<'static>> = Vec::new();
+    let Some((round, phase)) = activity.speaking else {
+        return tail;
+    };
+    tail.push(separator(
+        &app.view.presentation.step_label(round, phase),
+        width,
+        theme,
+    ));
+    if activity.streaming.is_empty() {
+        let waiting = match &activity.last_retry {
+            Some(reason) => format!("{} retrying: {reason}", theme.spinner(app.spinner)),
+            None => format!("{} thinking…", theme.spinner(app.spinner)),
+        };
+        tail.push(Line::styled(waiting, theme.dim));
+    } else {
+        tail.extend(
+            wrap(&activity.streaming, width)
+                .into_iter()
+                .map(|l| Line::styled(l, theme.text)),
+        );
+    }
+    tail
+}
+
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
@@ -404,27 +437,7 @@ pub fn draw(
         width,
         theme,
     );
-    let mut tail: Vec<Line<'static>> = Vec::new();
-    if let Some((round, phase)) = activity.speaking {
-        tail.push(separator(
-            &app.view.presentation.step_label(round, phase),
-            width,
-            theme,
-        ));
-        if activity.streaming.is_empty() {
-            let waiting = match &activity.last_retry {
-                Some(reason) => format!("{} retrying: {reason}", theme.spinner(app.spinner)),
-                None => format!("{} thinking…", theme.spinner(app.spinner)),
-            };
-            tail.push(Line::styled(waiting, theme.dim));
-        } else {
-            tail.extend(
-                wrap(&activity.streaming, width)
-                    .into_iter()
-                    .map(|l| Line::styled(l, theme.text)),
-            );
-        }
-    }
+    let tail = speaking_tail(app, &activity, width, theme);
     let total = cache.lines.len() + tail.len();
     let height = inner.height as usize;
     app.page = height.saturating_sub(1).max(1);

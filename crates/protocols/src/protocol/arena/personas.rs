@@ -12,6 +12,35 @@ use std::collections::HashSet;
 use tokio::time::Instant;
 
 /// Personas: from a `--persona` file, else the catalog, else written by the moderator.
+/// A catalog perspective as a persona: its stance from its trade-offs and priorities, its
+/// instructions its own or drawn from them.
+fn from_catalog(p: &crate::catalog::Perspective) -> PersonaSpec {
+    PersonaSpec {
+        role_name: p.role_name.clone().unwrap_or_else(|| p.name.clone()),
+        agent_id: None,
+        stance_summary: format!("{} (priorities: {})", p.trade_offs, p.priorities.join(", ")),
+        instructions: p.instructions.clone().unwrap_or_else(|| {
+            format!(
+                "Argue from the priorities of the {}: {}.",
+                p.name,
+                p.priorities.join(", ")
+            )
+        }),
+        background_context: p.background_context.clone().unwrap_or_default(),
+    }
+}
+
+/// The plain persona that stands in for a role no one wrote one for.
+fn plain(role: &str) -> PersonaSpec {
+    PersonaSpec {
+        role_name: role.to_string(),
+        agent_id: None,
+        stance_summary: format!("Argue as the {role} would."),
+        instructions: format!("Make the strongest case a {role} would make, with evidence."),
+        background_context: String::new(),
+    }
+}
+
 pub(super) async fn personas(
     ctx: &Context,
     common: &Common,
@@ -28,25 +57,7 @@ pub(super) async fn personas(
                 .iter()
                 .find(|p| p.role_name.eq_ignore_ascii_case(role))
                 .cloned()
-                .or_else(|| {
-                    crate::catalog::find(&common.catalog, role).map(|p| PersonaSpec {
-                        role_name: p.role_name.clone().unwrap_or_else(|| p.name.clone()),
-                        agent_id: None,
-                        stance_summary: format!(
-                            "{} (priorities: {})",
-                            p.trade_offs,
-                            p.priorities.join(", ")
-                        ),
-                        instructions: p.instructions.clone().unwrap_or_else(|| {
-                            format!(
-                                "Argue from the priorities of the {}: {}.",
-                                p.name,
-                                p.priorities.join(", ")
-                            )
-                        }),
-                        background_context: p.background_context.clone().unwrap_or_default(),
-                    })
-                })
+                .or_else(|| crate::catalog::find(&common.catalog, role).map(from_catalog))
         })
         .collect();
     let missing: Vec<String> = settings
@@ -83,15 +94,7 @@ pub(super) async fn personas(
                                     "The moderator wrote no persona for {role}; a plain one stands in."
                                 ));
                             }
-                            PersonaSpec {
-                                role_name: role.clone(),
-                                agent_id: None,
-                                stance_summary: format!("Argue as the {role} would."),
-                                instructions: format!(
-                                    "Make the strongest case a {role} would make, with evidence."
-                                ),
-                                background_context: String::new(),
-                            }
+                            plain(role)
                         }
                     },
                 );

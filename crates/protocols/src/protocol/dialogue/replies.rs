@@ -289,53 +289,63 @@ fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec
             let text = withdrawn_text(state, &answers[0]);
             vec![plain(id, Act::Retract, text, answers, None)]
         }
-        Act::Since => {
-            let premises: Vec<String> = match object.get("premises") {
-                Some(Value::Array(items)) => items
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .map(|p| clip(p.trim()))
-                    .filter(|p| !p.is_empty())
-                    .collect(),
-                _ => Vec::new(),
-            };
-            if premises.is_empty() {
-                return Err("`since` gives no `premises`: list the reasons S".into());
-            }
-            if premises.len() > MAX_PREMISES {
-                return Err(format!("`since` takes at most {MAX_PREMISES} premises"));
-            }
-            let (supported, answers) = match node.kind {
-                Kind::Why => {
-                    let challenged = node.target.clone().unwrap_or_default();
-                    (challenged.clone(), vec![challenged, target])
-                }
-                _ => (target.clone(), vec![target]),
-            };
-            let conclusion = state
-                .get(&supported)
-                .map(|n| n.text.clone())
-                .unwrap_or_default();
-            let mut moves = vec![Move {
-                id: id.clone(),
-                act: Act::Since,
-                text: conclusion,
-                premises: premises.clone(),
-                answers,
-                relation: Some(Relation::Support),
-            }];
-            for (i, premise) in premises.into_iter().enumerate() {
-                moves.push(plain(
-                    format!("{id}.{}", i + 1),
-                    Act::Claim,
-                    premise,
-                    vec![id.clone()],
-                    Some(Relation::Support),
-                ));
-            }
-            moves
-        }
+        Act::Since => since_moves(object, state, id, target, node)?,
     })
+}
+
+/// A `since` move: the argument from its premises (at most `MAX_PREMISES`) to what it
+/// supports (the proposition a why challenged, when it answers one), and a claim a premise.
+fn since_moves(
+    object: &serde_json::Map<String, Value>,
+    state: &State,
+    id: String,
+    target: String,
+    node: &Node,
+) -> Result<Vec<Move>, Rule> {
+    let premises: Vec<String> = match object.get("premises") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|p| clip(p.trim()))
+            .filter(|p| !p.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if premises.is_empty() {
+        return Err("`since` gives no `premises`: list the reasons S".into());
+    }
+    if premises.len() > MAX_PREMISES {
+        return Err(format!("`since` takes at most {MAX_PREMISES} premises"));
+    }
+    let (supported, answers) = match node.kind {
+        Kind::Why => {
+            let challenged = node.target.clone().unwrap_or_default();
+            (challenged.clone(), vec![challenged, target])
+        }
+        _ => (target.clone(), vec![target]),
+    };
+    let conclusion = state
+        .get(&supported)
+        .map(|n| n.text.clone())
+        .unwrap_or_default();
+    let mut moves = vec![Move {
+        id: id.clone(),
+        act: Act::Since,
+        text: conclusion,
+        premises: premises.clone(),
+        answers,
+        relation: Some(Relation::Support),
+    }];
+    for (i, premise) in premises.into_iter().enumerate() {
+        moves.push(plain(
+            format!("{id}.{}", i + 1),
+            Act::Claim,
+            premise,
+            vec![id.clone()],
+            Some(Relation::Support),
+        ));
+    }
+    Ok(moves)
 }
 
 /// What a retraction of `withdrawn` reads as. A since-argument's text is its conclusion; the

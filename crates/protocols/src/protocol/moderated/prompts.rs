@@ -178,6 +178,27 @@ pub struct DebaterInput<'a> {
 /// and who this seat is and what it alone sees last, so that the seats of a round share one
 /// long prompt prefix: the embedded model reads it once for them all, and then only a line a
 /// seat in round 1 (its position and standing arguments too, later).
+/// A rebuttal's view of the round: every argument spoken in it, in full, under its seat.
+fn write_this_round(prompt: &mut String, input: &DebaterInput<'_>) {
+    let _ = writeln!(prompt, "\nThis round's arguments, in full:");
+    for turn in input.this_round.iter().filter(|t| t.status.spoke()) {
+        let perspective = input
+            .seats
+            .iter()
+            .find(|s| s.id == turn.seat)
+            .map(|s| s.perspective.as_str())
+            .unwrap_or(&turn.seat);
+        let _ = writeln!(
+            prompt,
+            "\n### Seat {} — {} ({})\n{}",
+            turn.seat,
+            perspective,
+            turn.phase.as_str(),
+            fenced(&turn.seat, turn.phase.as_str(), &turn_with_moves(turn))
+        );
+    }
+}
+
 pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
     let mut prompt = format!(
         "Question: {}\nRound {} of at most {}.\n",
@@ -205,23 +226,7 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
         }
     }
     if input.rebuttal {
-        let _ = writeln!(prompt, "\nThis round's arguments, in full:");
-        for turn in input.this_round.iter().filter(|t| t.status.spoke()) {
-            let perspective = input
-                .seats
-                .iter()
-                .find(|s| s.id == turn.seat)
-                .map(|s| s.perspective.as_str())
-                .unwrap_or(&turn.seat);
-            let _ = writeln!(
-                prompt,
-                "\n### Seat {} — {} ({})\n{}",
-                turn.seat,
-                perspective,
-                turn.phase.as_str(),
-                fenced(&turn.seat, turn.phase.as_str(), &turn_with_moves(turn))
-            );
-        }
+        write_this_round(&mut prompt, input);
     }
     // Every seat sees the same list, so it belongs to the prefix the seats share: the embedded
     // model reads it once for the round, not once per seat.

@@ -116,11 +116,9 @@ impl PanelResult {
             .unwrap_or_else(|| id.to_string())
     }
 
-    /// The record, in prose.
-    pub fn to_markdown(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "# Panel result: {}\n", self.question.trim());
-        let _ = writeln!(out, "**Debate:** {}\n", self.question_id);
+    /// The outcome and its confidence: the recommended option and what it rests on, or the
+    /// judges' disagreement and the person's choice (or how to make it).
+    fn write_outcome(&self, out: &mut String) {
         if self.consensus {
             let option = self.recommended_option.as_deref().unwrap_or("?");
             let _ = writeln!(
@@ -186,6 +184,14 @@ impl PanelResult {
                 }
             }
         }
+    }
+
+    /// The record, in prose.
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "# Panel result: {}\n", self.question.trim());
+        let _ = writeln!(out, "**Debate:** {}\n", self.question_id);
+        self.write_outcome(&mut out);
         let _ = writeln!(out, "## Options\n");
         for option in &self.options {
             let backers = self
@@ -516,37 +522,16 @@ fn user_prompt(voters: usize, options: &[PanelOption]) -> String {
     prompt
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn build_result(
-    ctx: &Context,
-    settings: &PanelSettings,
-    question: &str,
+/// Each judge at the table's line in the record, under its key (`KEY_favors` when the judges
+/// disagree): the option it recommends and why (and what it changed from), or that its
+/// recommendation could not be read (A5).
+fn judges_lines(
     options: &[PanelOption],
     seated: &[Seated],
     roster: &SeatRoster,
-    check: &Check,
-    change_log: Vec<Change>,
-    rounds: u32,
-    mut notes: Vec<String>,
-) -> PanelResult {
-    let available = seated
-        .iter()
-        .filter(|s| roster.is_active(&s.seat.id))
-        .count();
-    // The judges left out, with why: named in the notes, and a caveat of a recommendation.
-    let left_out: Vec<(&Seated, String)> = seated
-        .iter()
-        .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?.to_string())))
-        .collect();
-    for (judge, why) in &left_out {
-        notes.insert(
-            0,
-            format!(
-                "{} judge {} — only {available} perspectives available",
-                judge.judge.name, why
-            ),
-        );
-    }
+    change_log: &[Change],
+    consensus: bool,
+) -> BTreeMap<String, String> {
     let option_label = |id: &str| {
         options
             .iter()
@@ -555,7 +540,6 @@ pub(super) fn build_result(
             .unwrap_or_default()
     };
     let mut perspectives = BTreeMap::new();
-    let consensus = check.consensus.is_some();
     for judge in seated.iter().filter(|s| roster.is_active(&s.seat.id)) {
         let Some(option) = &judge.recommended else {
             // Every judge at the table has its line, a consensus result's too (A5).
@@ -596,6 +580,42 @@ pub(super) fn build_result(
             );
         }
     }
+    perspectives
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_result(
+    ctx: &Context,
+    settings: &PanelSettings,
+    question: &str,
+    options: &[PanelOption],
+    seated: &[Seated],
+    roster: &SeatRoster,
+    check: &Check,
+    change_log: Vec<Change>,
+    rounds: u32,
+    mut notes: Vec<String>,
+) -> PanelResult {
+    let available = seated
+        .iter()
+        .filter(|s| roster.is_active(&s.seat.id))
+        .count();
+    // The judges left out, with why: named in the notes, and a caveat of a recommendation.
+    let left_out: Vec<(&Seated, String)> = seated
+        .iter()
+        .filter_map(|s| Some((s, roster.member(&s.seat.id)?.dropped()?.to_string())))
+        .collect();
+    for (judge, why) in &left_out {
+        notes.insert(
+            0,
+            format!(
+                "{} judge {} — only {available} perspectives available",
+                judge.judge.name, why
+            ),
+        );
+    }
+    let consensus = check.consensus.is_some();
+    let perspectives = judges_lines(options, seated, roster, &change_log, consensus);
     let user_prompt = (!consensus).then(|| user_prompt(check.voters, options));
     // What the recommendation rests on, from the journal: the count's own gaps, then each
     // backing judge whose evaluation of the options or latest reply could not be read.
