@@ -143,6 +143,20 @@ pub fn unused_edges(src: &Path, allowed: &[(&str, &[&str])]) -> Vec<String> {
         .collect()
 }
 
+/// Holds the sources under `src` to the layering `allowed`: every import an allowed edge, every
+/// allowed edge used (a door left open is the next back-arrow's way in), and no cycle.
+pub fn holds(src: &Path, allowed: &[(&str, &[&str])]) {
+    let wrong = against_the_layering(src, allowed);
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+    let unused = unused_edges(src, allowed);
+    assert!(
+        unused.is_empty(),
+        "allowed but not used (drop them from ALLOWED): {unused:?}"
+    );
+    let cycles = cycles(allowed);
+    assert!(cycles.is_empty(), "reach themselves: {cycles:?}");
+}
+
 /// The modules of `allowed` that can reach themselves through its edges.
 pub fn cycles(allowed: &[(&str, &[&str])]) -> Vec<String> {
     let allowed: BTreeMap<&str, &[&str]> = allowed.iter().copied().collect();

@@ -30,25 +30,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("arena", &["beneath"]),
 ];
 
+/// Every import an allowed edge, every allowed edge used, no cycle.
 #[test]
-fn every_import_follows_the_layering() {
-    let wrong = layering::against_the_layering(&src(), ALLOWED);
-    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
-}
-
-#[test]
-fn every_allowed_edge_is_used() {
-    let unused = layering::unused_edges(&src(), ALLOWED);
-    assert!(
-        unused.is_empty(),
-        "allowed but not used (drop them from ALLOWED): {unused:?}"
-    );
-}
-
-#[test]
-fn the_allowed_edges_form_no_cycle() {
-    let cycles = layering::cycles(ALLOWED);
-    assert!(cycles.is_empty(), "reach themselves: {cycles:?}");
+fn the_layering_holds() {
+    layering::holds(&src(), ALLOWED);
 }
 
 /// What every protocol may build on beside the seam's own items: the shared rooms of
@@ -99,40 +84,26 @@ fn every_protocol_is_a_folder_that_imports_no_other_protocol() {
         "src/protocol/ holds files other than the list of protocols (builtin.rs): {shared:?}; a \
          protocol is a folder (protocol/<name>/mod.rs), a shared room is moot-engine's"
     );
-    let root = src().join("protocol");
     let mut wrong = Vec::new();
-    let mut pending = vec![root.clone()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-                continue;
-            }
-            let relative = path.strip_prefix(&root).unwrap();
-            let parts: Vec<String> = relative
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().to_string())
-                .collect();
-            if parts.len() == 1 || path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let own = &parts[0];
-            // `mod.rs` sits one level up from its siblings: its `super` is `protocol/`.
-            let depth = parts.len() - 1 - usize::from(parts.last().unwrap() == "mod.rs");
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text
-                .find("#[cfg(test)]\nmod tests")
-                .map_or(text.as_str(), |end| &text[..end]);
-            for name in protocol_names(code, depth) {
-                if protocols.contains(&name) && &name != own {
-                    wrong.push(format!(
-                        "src/protocol/{} imports the {name} protocol; a protocol may import only \
-                         {} and the seam",
-                        relative.display(),
-                        PROTOCOL_SHARED.join(", ")
-                    ));
-                }
+    for (relative, code) in layering::source_files(&src().join("protocol")) {
+        let parts: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().to_string())
+            .collect();
+        if parts.len() == 1 {
+            continue;
+        }
+        let own = &parts[0];
+        // `mod.rs` sits one level up from its siblings: its `super` is `protocol/`.
+        let depth = parts.len() - 1 - usize::from(parts.last().unwrap() == "mod.rs");
+        for name in protocol_names(&code, depth) {
+            if protocols.contains(&name) && &name != own {
+                wrong.push(format!(
+                    "src/protocol/{} imports the {name} protocol; a protocol may import only \
+                     {} and the seam",
+                    relative.display(),
+                    PROTOCOL_SHARED.join(", ")
+                ));
             }
         }
     }
