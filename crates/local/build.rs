@@ -7,6 +7,7 @@
 include!("kernel_choice.rs");
 
 fn main() {
+    println!("cargo::rustc-check-cfg=cfg(moot_kernel_choice)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=kernel_choice.rs");
     if kernel_choice() {

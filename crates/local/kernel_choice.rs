@@ -3,9 +3,9 @@
 // crate's build script (which compiles the kernels and checks the ABI they rely on) and the
 // binary's (which links them in with `--wrap`), so the two cannot disagree.
 
-/// Whether this build puts moot's kernels in llama.cpp's place; says cargo what to re-run on.
+/// Whether this build puts moot's kernels in llama.cpp's place (the caller declares the
+/// `moot_kernel_choice` cfg this sets); says cargo what to re-run on.
 fn kernel_choice() -> bool {
-    println!("cargo::rustc-check-cfg=cfg(moot_kernel_choice)");
     // llama-cpp-sys-2 passes GGML_* variables to llama.cpp's CMake; OFF builds no llamafile.
     println!("cargo::rerun-if-env-changed=GGML_LLAMAFILE");
     let var = |key: &str| std::env::var(key).unwrap_or_default();

@@ -437,7 +437,8 @@ pub async fn workbench(
         .iter()
         .position(|p| p.name == default_protocol)
         .unwrap_or(0);
-    (history.protocols, history.providers) = (protocols, providers);
+    history.protocols = protocols;
+    history.providers = providers;
     history.server = served.as_ref().map(Served::rows);
     let mut code = 0;
     let mut last: Option<(String, DebateStatus)> = None;
