@@ -115,8 +115,7 @@ pub(super) fn workbench(
     let host = super::host();
     let settings_for = |debate: &NewDebate| {
         let request = debate.request(&asked, &configured);
-        let mut settings =
-            session::assemble(&host.protocols, &request, config).map_err(|e| e.to_string())?;
+        let mut settings = session::assemble(&host.protocols, &request, config)?;
         // A debate started from the workbench's form was started by the person at it.
         settings.initiated_by = Some(crate::debate::Initiator::Person);
         Ok(settings)

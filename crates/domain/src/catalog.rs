@@ -133,6 +133,17 @@ pub fn relevance(catalog: &[Perspective], words: &[String], boosts: &[(&str, i32
         .collect()
 }
 
+/// Why the perspectives a person named cannot be seated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SeatingError {
+    #[error(
+        "unknown perspective {name:?}; known: {known} (add your own under [[debate.custom_perspectives]])"
+    )]
+    Unknown { name: String, known: String },
+    #[error("{0} perspectives were named; a debate seats 2 to 4")]
+    TooMany(usize),
+}
+
 /// Picks `count` perspectives: the named ones first (all must exist), then the most relevant,
 /// and makes sure at least one pair is opposed so the seats do not all agree.
 pub fn select(
@@ -140,27 +151,26 @@ pub fn select(
     scores: &[i32],
     count: usize,
     named: &[String],
-) -> Result<Vec<Perspective>, String> {
+) -> Result<Vec<Perspective>, SeatingError> {
     let mut chosen: Vec<usize> = Vec::new();
     for name in named {
         let index = catalog
             .iter()
             .position(|p| p.name.eq_ignore_ascii_case(name.trim()))
-            .ok_or_else(|| {
-                format!(
-                    "unknown perspective {name:?}; known: {} (add your own under [[debate.custom_perspectives]])",
-                    catalog.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-                )
+            .ok_or_else(|| SeatingError::Unknown {
+                name: name.clone(),
+                known: catalog
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })?;
         if !chosen.contains(&index) {
             chosen.push(index);
         }
     }
     if chosen.len() > 4 {
-        return Err(format!(
-            "{} perspectives were named; a debate seats 2 to 4",
-            chosen.len()
-        ));
+        return Err(SeatingError::TooMany(chosen.len()));
     }
     let count = count.clamp(2, 4).max(chosen.len());
     let mut ranked: Vec<usize> = (0..catalog.len()).collect();
@@ -265,7 +275,10 @@ mod tests {
         assert_eq!(picked.len(), 2);
         assert_eq!(picked[0].name, "Security Advocate");
         let err = select(&all, &scores, 2, &["Wizard".into()]).unwrap_err();
-        assert!(err.contains("unknown perspective \"Wizard\""), "{err}");
+        assert!(
+            err.to_string().contains("unknown perspective \"Wizard\""),
+            "{err}"
+        );
     }
 
     /// A custom perspective as debates stored it before the two types were one (every field,

@@ -553,7 +553,7 @@ impl Builder {
         for kind in types {
             alternatives.push(match kind {
                 "string" => self.string(map, share),
-                "integer" | "number" => number(map, kind == "integer").map_err(|p| fail(&p))?,
+                "integer" | "number" => number(map, kind == "integer").map_err(fail)?,
                 "boolean" => Expr::Alt(vec![lit("true"), lit("false")]),
                 "null" => lit("null"),
                 "array" => self.array(map, share, path, depth)?,
@@ -745,17 +745,17 @@ fn is_open_ended(schema: &Value) -> bool {
 /// Numbers: small integer ranges spelled out, `[a, b]` ranges with whole bounds built from
 /// their integer parts, otherwise bounded digit runs (non-negative when the minimum is 0 or
 /// more). Other bounds are refused rather than admitting values that would not validate.
-fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, String> {
+fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, &'static str> {
     let minimum = map.get("minimum").and_then(Value::as_f64);
     let maximum = map.get("maximum").and_then(Value::as_f64);
     if map.contains_key("exclusiveMinimum") || map.contains_key("exclusiveMaximum") {
-        return Err("exclusive bounds are not supported".into());
+        return Err("exclusive bounds are not supported");
     }
     let digit = || class(&[('0', '9')]);
     let fraction = || optional(Expr::Seq(vec![lit("."), repeat(digit(), 1, 4)]));
     let whole = |value: f64| value.fract() == 0.0 && value.abs() < 1e15;
     match (minimum, maximum) {
-        (Some(low), Some(high)) if low > high => Err("`minimum` is above `maximum`".into()),
+        (Some(low), Some(high)) if low > high => Err("`minimum` is above `maximum`"),
         (Some(low), Some(high))
             if whole(low) && whole(high) && (high - low) as i64 <= MAX_ENUMERATED_RANGE =>
         {
@@ -778,7 +778,7 @@ fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, S
             }
             Ok(Expr::Alt(options))
         }
-        (Some(_), Some(_)) => Err("only whole-number bounds up to 64 apart are supported".into()),
+        (Some(_), Some(_)) => Err("only whole-number bounds up to 64 apart are supported"),
         (Some(0.0), None) => {
             let magnitude = Expr::Alt(vec![
                 lit("0"),
@@ -803,7 +803,7 @@ fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, S
                 Ok(Expr::Seq(vec![optional(lit("-")), magnitude, fraction()]))
             }
         }
-        _ => Err("a one-sided bound other than `minimum: 0` is not supported".into()),
+        _ => Err("a one-sided bound other than `minimum: 0` is not supported"),
     }
 }
 

@@ -3,9 +3,22 @@
 
 use serde_json::Value;
 
+/// Why a reply holds no JSON object moot can read, in words a model can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum NotJson {
+    #[error("the reply was empty")]
+    Empty,
+    #[error("the reply contains no JSON object")]
+    NoObject,
+    #[error("the JSON object does not parse: {0}")]
+    Malformed(serde_json::Error),
+    #[error("the JSON object is cut off and cannot be closed: {0}")]
+    CutOff(serde_json::Error),
+}
+
 /// Finds the JSON object in a reply: the whole text, a fenced block, or the first balanced
 /// object after leading prose. A reply cut mid-object is closed and parsed if possible.
-pub fn extract_json(text: &str) -> Result<Value, String> {
+pub fn extract_json(text: &str) -> Result<Value, NotJson> {
     match extract_strict(text) {
         // Models often put raw newlines or tabs inside strings; escape them and try again.
         Err(problem) if text.chars().any(|c| c.is_control() && c != ' ') => {
@@ -52,10 +65,10 @@ fn escape_raw_controls(text: &str) -> String {
     out
 }
 
-fn extract_strict(text: &str) -> Result<Value, String> {
+fn extract_strict(text: &str) -> Result<Value, NotJson> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
-        return Err("the reply was empty".to_string());
+        return Err(NotJson::Empty);
     }
     if let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(trimmed) {
         return Ok(value);
@@ -65,16 +78,14 @@ fn extract_strict(text: &str) -> Result<Value, String> {
         return Ok(value);
     }
     let Some(start) = unfenced.find('{') else {
-        return Err("the reply contains no JSON object".to_string());
+        return Err(NotJson::NoObject);
     };
     let candidate = &unfenced[start..];
     match balanced_end(candidate) {
-        Some(end) => serde_json::from_str::<Value>(&candidate[..end])
-            .map_err(|e| format!("the JSON object does not parse: {e}")),
+        Some(end) => serde_json::from_str::<Value>(&candidate[..end]).map_err(NotJson::Malformed),
         None => {
             let closed = close_truncated(candidate);
-            serde_json::from_str::<Value>(&closed)
-                .map_err(|e| format!("the JSON object is cut off and cannot be closed: {e}"))
+            serde_json::from_str::<Value>(&closed).map_err(NotJson::CutOff)
         }
     }
 }

@@ -318,16 +318,31 @@ fn unique() -> u64 {
 /// A file a fact cites, read again for the person to page through: `path` relative, read
 /// beneath the debate's directory `root` with no symlink anywhere on the way, at most `cap`
 /// bytes. The path came from gathering, but nothing swapped in since may lead outside.
-pub fn read_cited(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, String> {
+pub fn read_cited(root: &Path, path: &str, cap: u64) -> Result<Vec<u8>, UnreadableCitation> {
     Beneath::open(root)
         .and_then(|tree| tree.read(Path::new(path), cap))
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) | Some(libc::EXDEV) => format!(
-                "it is not a file under {} (a symlink is on its way)",
-                root.display()
-            ),
-            _ => format!("{e} (under {})", root.display()),
+        .map_err(|source| match source.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::EXDEV) => UnreadableCitation::LinkOnTheWay {
+                root: root.to_path_buf(),
+            },
+            _ => UnreadableCitation::Io {
+                root: root.to_path_buf(),
+                source,
+            },
         })
+}
+
+/// Why a cited file cannot be read again for the pager.
+#[derive(Debug, thiserror::Error)]
+pub enum UnreadableCitation {
+    #[error("it is not a file under {} (a symlink is on its way)", root.display())]
+    LinkOnTheWay { root: std::path::PathBuf },
+    #[error("{source} (under {})", root.display())]
+    Io {
+        root: std::path::PathBuf,
+        #[source]
+        source: io::Error,
+    },
 }
 
 #[cfg(test)]

@@ -881,12 +881,12 @@ fn read_json<T: serde::de::DeserializeOwned>(
 
 /// Whether `dir` (an arena directory's root) is a directory, or could be made as one: its
 /// nearest existing ancestor is a directory this process may write in.
-pub fn could_be_made(dir: &std::path::Path) -> Result<(), String> {
+pub fn could_be_made(dir: &std::path::Path) -> Result<(), ArenaError> {
     let mut at = dir;
     loop {
         match std::fs::metadata(at) {
             Ok(meta) if meta.is_dir() => break,
-            Ok(_) => return Err(format!("{} is not a directory", at.display())),
+            Ok(_) => return Err(invalid(at, "is not a directory")),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -898,15 +898,13 @@ pub fn could_be_made(dir: &std::path::Path) -> Result<(), String> {
                     _ => return Ok(()),
                 }
             }
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(io(at)(e)),
         }
     }
     if at == dir {
         return Ok(());
     }
-    crate::beneath::may_write_in(at)
-        .map_err(|e| format!("{} cannot be written: {e}", at.display()))?;
-    Ok(())
+    crate::beneath::may_write_in(at).map_err(io(at))
 }
 
 #[cfg(test)]

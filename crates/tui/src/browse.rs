@@ -8,7 +8,7 @@ use super::run::{Run, Shutdown, Start, Term, draw_synchronized};
 use super::theme::Theme;
 use super::views;
 use crate::remote::{RemoteError, Server};
-use crate::session::DebateSettings;
+use crate::session::{DebateSettings, SessionError};
 use crate::store::{DebateSummary, Store};
 use crossterm::event::Event as TermEvent;
 use crossterm::event::{EventStream, KeyEventKind};
@@ -120,7 +120,7 @@ pub(super) async fn attach(
 pub(super) fn after_history(
     effect: HistoryEffect,
     history: &mut History,
-    settings_for: &impl Fn(&NewDebate) -> Result<DebateSettings, String>,
+    settings_for: &impl Fn(&NewDebate) -> Result<DebateSettings, SessionError>,
 ) -> Option<Start> {
     match effect {
         HistoryEffect::Open(id) => Some(Start::Replay(id)),
@@ -138,6 +138,7 @@ pub(super) fn after_history(
             }
             // The form stays open with what was wrong, as the command line would say it.
             Err(problem) => {
+                let problem = problem.to_string();
                 match history.form.as_mut() {
                     Some(form) => form.problem = Some(problem),
                     None => history.message = Some(problem),

@@ -6,12 +6,20 @@
 use super::app::App;
 use super::run::{Term, restore_terminal, take_terminal_back};
 
+/// Why a cited file cannot be shown, for the notice line.
+#[derive(Debug, thiserror::Error)]
+#[error("{path} cannot be opened: {why}")]
+struct SourceUnopened {
+    path: String,
+    why: String,
+}
+
 /// A cited file in $PAGER at its line, shown from the private copy `source_copy` makes.
 pub(super) fn open_source(terminal: &mut Term, app: &mut App, root: &str, path: &str, line: u32) {
     let copy = match source_copy(std::path::Path::new(root), path) {
         Ok(copy) => copy,
         Err(why) => {
-            app.notice = Some(why);
+            app.notice = Some(why.to_string());
             return;
         }
     };
@@ -40,10 +48,17 @@ const SOURCE_CAP: u64 = 16 * 1024 * 1024;
 /// anywhere on the way (`beneath::read_cited`), at most `SOURCE_CAP`. The copy is a fresh
 /// file of moot's own (O_EXCL, 0600) named like the source, so pagers that highlight by
 /// extension still do, and nothing swapped in after the check reaches the pager.
-fn source_copy(root: &std::path::Path, path: &str) -> Result<tempfile::NamedTempFile, String> {
+fn source_copy(
+    root: &std::path::Path,
+    path: &str,
+) -> Result<tempfile::NamedTempFile, SourceUnopened> {
     let relative = std::path::Path::new(path);
-    let refused = |why: String| format!("{path} cannot be opened: {why}");
-    let bytes = crate::beneath::read_cited(root, path, SOURCE_CAP).map_err(refused)?;
+    let refused = |why: String| SourceUnopened {
+        path: path.to_string(),
+        why,
+    };
+    let bytes =
+        crate::beneath::read_cited(root, path, SOURCE_CAP).map_err(|e| refused(e.to_string()))?;
     let name = relative
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -163,11 +178,13 @@ mod tests {
             "/etc/hostname",
         ] {
             let why = source_copy(root.path(), bad).unwrap_err();
+            let why = why.to_string();
             assert!(why.starts_with(&format!("{bad} cannot be opened")), "{why}");
         }
         assert!(
             source_copy(root.path(), "link.txt")
                 .unwrap_err()
+                .to_string()
                 .contains("symlink")
         );
         assert!(source_copy(root.path(), "missing.rs").is_err());

@@ -398,7 +398,7 @@ pub async fn workbench(
     open_store: impl FnOnce() -> Result<Store, crate::store::StoreError>,
     setup: Setup,
     start: Start,
-    settings_for: impl Fn(&NewDebate) -> Result<DebateSettings, String>,
+    settings_for: impl Fn(&NewDebate) -> Result<DebateSettings, SessionError>,
 ) -> Result<i32, SessionError> {
     let Setup {
         theme,

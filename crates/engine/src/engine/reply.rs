@@ -70,6 +70,12 @@ impl From<&str> for Unusable {
     }
 }
 
+impl From<crate::llm::structured::NotJson> for Unusable {
+    fn from(problem: crate::llm::structured::NotJson) -> Unusable {
+        Unusable(problem.to_string())
+    }
+}
+
 /// An `Unusable` reply's reason, written as with `format!`.
 #[macro_export]
 macro_rules! unusable {

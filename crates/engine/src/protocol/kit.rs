@@ -152,7 +152,8 @@ pub fn seat_on_own_provider(
     seat: &mut Seat,
     spec: &Value,
 ) -> Result<(), crate::engine::EngineError> {
-    let provider = (common.providers)(spec).map_err(crate::engine::EngineError::Setup)?;
+    let provider =
+        (common.providers)(spec).map_err(|e| crate::engine::EngineError::Setup(e.to_string()))?;
     seat.provider = Some(provider.kind().to_string());
     seat.model = Some(provider.model().to_string());
     ctx.seat_on(seat, provider);

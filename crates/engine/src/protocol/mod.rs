@@ -270,7 +270,8 @@ impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for TableOf<'_, T>
 }
 
 /// A seat's provider snapshot from a profile (or kind) and a model.
-pub type ResolveProvider<'a> = dyn Fn(Option<&str>, Option<&str>) -> Result<Value, String> + 'a;
+pub type ResolveProvider<'a> =
+    dyn Fn(Option<&str>, Option<&str>) -> Result<Value, SettingsError> + 'a;
 
 /// A `SettingsError` written as with `format!`.
 #[macro_export]
@@ -313,7 +314,22 @@ impl From<BadFlag> for SettingsError {
 }
 
 /// Builds a seat's provider from a snapshot `SettingsInput::resolve_provider` made.
-pub type ProviderFactory = Arc<dyn Fn(&Value) -> Result<Arc<dyn Provider>, String> + Send + Sync>;
+pub type ProviderFactory =
+    Arc<dyn Fn(&Value) -> Result<Arc<dyn Provider>, ProviderUnavailable> + Send + Sync>;
+
+/// Why a seat's stored provider cannot be built for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderUnavailable {
+    /// The snapshot in the settings is not a provider moot can read.
+    #[error("a stored provider cannot be read: {0}")]
+    Unreadable(#[from] serde_json::Error),
+    /// The provider's own factory refused it (a missing key, an unknown kind).
+    #[error("{0}")]
+    Refused(Box<dyn std::error::Error + Send + Sync>),
+    /// The run was given no way to build providers.
+    #[error("no provider is set")]
+    NotSet,
+}
 
 /// What every protocol runs with besides its own settings.
 #[derive(Clone)]

@@ -114,11 +114,11 @@ pub fn move_prefix(seat: &str, round: u32, phase: Phase) -> String {
 fn read_move(
     raw: &serde_json::Map<String, Value>,
     number: usize,
-) -> Result<CheckedMove<'_>, String> {
+) -> Result<CheckedMove<'_>, Unusable> {
     let index = number - 1;
     let word = raw.get("act").and_then(Value::as_str).map_or("", str::trim);
     let Some(act) = Act::parse(word) else {
-        return Err(format!(
+        return Err(crate::unusable!(
             "move {} has act {word:?}; use one of claim, why, concede, retract, since",
             index + 1
         ));
@@ -126,14 +126,14 @@ fn read_move(
     let text = raw.get("text").and_then(Value::as_str).unwrap_or("").trim();
     let premises = strings(raw.get("premises"));
     if text.is_empty() && !matches!(act, Act::Concede | Act::Retract) {
-        return Err(format!(
+        return Err(crate::unusable!(
             "move {} ({}) needs a `text`",
             index + 1,
             act.as_str()
         ));
     }
     if act == Act::Since && premises.is_empty() {
-        return Err(format!(
+        return Err(crate::unusable!(
             "move {} is `since` but gives no `premises`; list the reasons",
             index + 1
         ));
@@ -145,7 +145,7 @@ fn read_move(
     {
         "" | "none" => None,
         word => Some(Relation::parse(word).ok_or_else(|| {
-            format!(
+            crate::unusable!(
                 "move {} has relation {word:?}; use support, rebut, undercut or none",
                 index + 1
             )
@@ -178,7 +178,7 @@ pub struct Opened<'v> {
 
 /// Opens a reply in the debaters' shape: an object with a non-empty `argument` (the error says
 /// what it holds: `what` follows "must be a non-empty string") and a `moves` array.
-pub fn argument_and_moves<'v>(value: &'v Value, what: &str) -> Result<Opened<'v>, String> {
+pub fn argument_and_moves<'v>(value: &'v Value, what: &str) -> Result<Opened<'v>, Unusable> {
     let object = value.as_object().ok_or("the reply must be a JSON object")?;
     let argument = text_field(value, PROSE_FIELD)
         .ok_or_else(|| format!("`argument` must be a non-empty string{what}"))?
@@ -200,7 +200,7 @@ pub fn validate_debater_reply(
     value: &Value,
     prefix: &str,
     known: &HashSet<String>,
-) -> Result<DebaterReply, String> {
+) -> Result<DebaterReply, Unusable> {
     let Opened {
         object,
         argument,

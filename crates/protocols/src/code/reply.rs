@@ -4,6 +4,7 @@
 //! listed, the rest kept; a reply with no usable file is unusable.
 
 use super::worktree::safe_path;
+use crate::engine::Unusable;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -48,7 +49,7 @@ pub fn schema() -> Value {
 }
 
 /// Reads a reply into a version, refusing what may not be written.
-pub fn parse(reply: &Value) -> Result<CodeReply, String> {
+pub fn parse(reply: &Value) -> Result<CodeReply, Unusable> {
     let summary = reply
         .get("summary")
         .and_then(Value::as_str)
@@ -95,7 +96,7 @@ pub fn parse(reply: &Value) -> Result<CodeReply, String> {
         ));
     }
     if files.is_empty() {
-        return Err(format!(
+        return Err(crate::engine::unusable!(
             "no file can be written{}",
             if refused.is_empty() {
                 String::new()

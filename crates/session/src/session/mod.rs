@@ -562,9 +562,10 @@ async fn run(
     let capabilities = builder.capabilities.clone();
     let common = Common {
         providers: Arc::new(move |spec| {
-            let spec: ProviderSpec = serde_json::from_value(spec.clone())
-                .map_err(|e| format!("a stored provider cannot be read: {e}"))?;
-            builder.build(&spec).map_err(|e| e.to_string())
+            let spec: ProviderSpec = serde_json::from_value(spec.clone())?;
+            builder
+                .build(&spec)
+                .map_err(|e| protocol::ProviderUnavailable::Refused(Box::new(e)))
         }),
         perspective_providers,
         ..common_for(debate, settings)
@@ -684,7 +685,7 @@ fn journaled(written: Result<(), EngineError>) -> Result<(), SessionError> {
 /// What every protocol is given of a debate's settings; its providers are the caller's to set.
 fn common_for(debate: &Debate, settings: &DebateSettings) -> Common {
     Common {
-        providers: Arc::new(|_| Err("no provider is set".to_string())),
+        providers: Arc::new(|_| Err(protocol::ProviderUnavailable::NotSet)),
         question: debate.question.clone(),
         vote: settings.vote,
         gates: settings.gates.clone(),
@@ -708,15 +709,16 @@ pub fn resolve_provider(
     default: &ProviderSpec,
     profile: Option<&str>,
     model: Option<&str>,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, protocol::SettingsError> {
     let mut spec = match profile {
-        Some(name) => providers::named_spec(name, config).map_err(|e| e.to_string())?,
+        Some(name) => providers::named_spec(name, config)
+            .map_err(|e| protocol::SettingsError::from(e.to_string()))?,
         None => default.clone(),
     };
     if let Some(model) = model {
         spec.model = model.to_string();
     }
-    serde_json::to_value(&spec).map_err(|e| e.to_string())
+    serde_json::to_value(&spec).map_err(|e| protocol::SettingsError::from(e.to_string()))
 }
 
 /// Stores the outcome, writes the decision record (once) and the follow-up if asked.

@@ -74,18 +74,18 @@ impl DebateRequest {
 
     /// The ranges the command line's parser holds its flags to, held for every face: a
     /// request built by the server or a library caller gets the same refusal.
-    pub(super) fn check_ranges(&self) -> Result<(), String> {
+    pub(super) fn check_ranges(&self) -> Result<(), crate::protocol::SettingsError> {
         if let Some(rounds) = self.max_rounds
             && !(1..=20).contains(&rounds)
         {
-            return Err(format!(
+            return Err(crate::protocol::refused!(
                 "--max-rounds {rounds}: a debate runs 1 to 20 rounds"
             ));
         }
         if let Some(count) = self.perspectives
             && !(2..=4).contains(&count)
         {
-            return Err(format!(
+            return Err(crate::protocol::refused!(
                 "--perspectives {count}: a debate seats 2 to 4 perspectives"
             ));
         }
@@ -97,7 +97,7 @@ impl DebateRequest {
             if let Some(seconds) = seconds
                 && !(1..=crate::engine::LONGEST_WAIT_SECONDS).contains(&seconds)
             {
-                return Err(format!(
+                return Err(crate::protocol::refused!(
                     "{flag} {seconds}: give 1 second to a year ({} seconds)",
                     crate::engine::LONGEST_WAIT_SECONDS
                 ));

@@ -113,8 +113,7 @@ pub async fn rerun(
     let factory_asked = asked.clone();
     let common = Common {
         providers: Arc::new(move |spec| {
-            let spec: ProviderSpec = serde_json::from_value(spec.clone())
-                .map_err(|e| format!("a stored provider cannot be read: {e}"))?;
+            let spec: ProviderSpec = serde_json::from_value(spec.clone())?;
             Ok(
                 Arc::new(JournalOnly::standing_in_for(&spec, None, &factory_asked))
                     as Arc<dyn Provider>,

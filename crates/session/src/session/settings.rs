@@ -253,7 +253,8 @@ pub fn assemble(
     args: &DebateRequest,
     config: &Config,
 ) -> Result<DebateSettings, SessionError> {
-    args.check_ranges().map_err(SessionError::Settings)?;
+    args.check_ranges()
+        .map_err(|e| SessionError::Settings(e.to_string()))?;
     let provider = providers::resolve(&args.provider, config)
         .map_err(|e| SessionError::Settings(e.to_string()))?;
     let cwd = working_dir()?;
@@ -584,7 +585,8 @@ fn working_dir() -> Result<std::path::PathBuf, SessionError> {
 fn resolver<'a>(
     config: &'a Config,
     provider: &'a ProviderSpec,
-) -> impl Fn(Option<&str>, Option<&str>) -> Result<serde_json::Value, String> + 'a {
+) -> impl Fn(Option<&str>, Option<&str>) -> Result<serde_json::Value, protocol::SettingsError> + 'a
+{
     move |profile, model| resolve_provider(config, provider, profile, model)
 }
 

@@ -37,13 +37,13 @@ impl Moderator {
     }
 
     /// Reads `--moderator` / `[arena] moderator`.
-    fn parse(text: &str) -> Result<Moderator, String> {
+    fn parse(text: &str) -> Result<Moderator, SettingsError> {
         match text.trim() {
             "model" => Ok(Moderator::Model),
             "system" => Ok(Moderator::System),
             other => match other.strip_prefix("seat:").map(str::trim) {
                 Some(role) if !role.is_empty() => Ok(Moderator::Seat(role.to_string())),
-                _ => Err(format!(
+                _ => Err(refused!(
                     "--moderator {other}: use model, system or seat:ROLE (a participant's role)"
                 )),
             },
@@ -71,7 +71,7 @@ impl TryFrom<String> for Moderator {
     type Error = crate::protocol::SettingsError;
 
     fn try_from(text: String) -> Result<Moderator, Self::Error> {
-        Moderator::parse(&text).map_err(Into::into)
+        Moderator::parse(&text)
     }
 }
 
@@ -177,17 +177,17 @@ pub(super) struct ArenaConfig {
 }
 
 /// Reads a `--persona` file: the note's persona schema as JSON or TOML (`role_name` required).
-fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, String> {
+fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, SettingsError> {
     let path = cwd.join(given);
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("--persona {given}: cannot be read ({e})"))?;
+        .map_err(|e| refused!("--persona {given}: cannot be read ({e})"))?;
     // A key moot does not know is refused, not dropped (seed review 002/003 #20).
     let file: PersonaFile = if given.ends_with(".toml") {
         toml::from_str(&text).map_err(|e| {
             let at = e.span().map_or(0, |span| span.start);
             let line = text[..at.min(text.len())].matches('\n').count() + 1;
             let column = at - text[..at.min(text.len())].rfind('\n').map_or(0, |n| n + 1) + 1;
-            format!("--persona {given}:{line}:{column}: {}", e.message().trim())
+            refused!("--persona {given}:{line}:{column}: {}", e.message().trim())
         })?
     } else {
         serde_json::from_str(&text).map_err(|e| {
@@ -198,7 +198,7 @@ fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, Strin
                 .next()
                 .unwrap_or(&message)
                 .to_string();
-            format!("--persona {given}:{}:{}: {message}", e.line(), e.column())
+            refused!("--persona {given}:{}:{}: {message}", e.line(), e.column())
         })?
     };
     let spec = PersonaSpec {
@@ -209,12 +209,12 @@ fn persona_file(given: &str, cwd: &std::path::Path) -> Result<PersonaSpec, Strin
         background_context: file.background_context,
     };
     if spec.role_name.trim().is_empty() {
-        return Err(format!("--persona {given}: `role_name` is required"));
+        return Err(refused!("--persona {given}: `role_name` is required"));
     }
     if let Some(id) = spec.agent_id.as_deref()
         && !crate::arena::is_safe_name(id.trim())
     {
-        return Err(format!(
+        return Err(refused!(
             "--persona {given}: agent_id {id:?} cannot name the persona's files; use letters, digits, - _ and . (or leave it out to derive it from the role)"
         ));
     }
@@ -530,13 +530,17 @@ mod tests {
         );
         std::fs::write(dir.path().join("torn.json"), "{\"role_name\": ").unwrap();
         let err = persona_file("torn.json", dir.path()).unwrap_err();
-        assert_eq!(err, "--persona torn.json:1:14: EOF while parsing a value");
+        assert_eq!(
+            err.message(),
+            "--persona torn.json:1:14: EOF while parsing a value"
+        );
         std::fs::write(dir.path().join("nameless.toml"), "stance_summary = \"x\"\n").unwrap();
         let err = persona_file("nameless.toml", dir.path()).unwrap_err();
-        assert!(err.contains("role_name"), "{err}");
+        assert!(err.message().contains("role_name"), "{err}");
         let err = persona_file("missing.json", dir.path()).unwrap_err();
         assert!(
-            err.contains("--persona missing.json: cannot be read"),
+            err.message()
+                .contains("--persona missing.json: cannot be read"),
             "{err}"
         );
     }

@@ -146,21 +146,25 @@ fn phase_named(name: &str) -> Option<CodePhase> {
     SKIPPABLE.iter().copied().find(|p| p.name() == wanted)
 }
 
-fn role_named(given: &str) -> Result<&'static roles::Role, String> {
-    roles::find(given).ok_or_else(|| {
-        format!(
-            "{given}: no such role; the roles are {}",
-            roles::ROLES
-                .iter()
-                .map(|r| r.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    })
+/// A seat named for a role moot does not have; it lists the roles there are.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}: no such role; the roles are {roles}", roles = role_names())]
+struct NoSuchRole(String);
+
+fn role_names() -> String {
+    roles::ROLES
+        .iter()
+        .map(|r| r.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn role_named(given: &str) -> Result<&'static roles::Role, NoSuchRole> {
+    roles::find(given).ok_or_else(|| NoSuchRole(given.to_string()))
 }
 
 /// A language name as `--lang` takes it: a word such as python, rust, c++, c#.
-fn language(given: &str) -> Result<String, String> {
+fn language(given: &str) -> Result<String, SettingsError> {
     let lang = given.trim().to_lowercase();
     if lang.is_empty()
         || lang.len() > 24
@@ -168,7 +172,7 @@ fn language(given: &str) -> Result<String, String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "+#-_.".contains(c))
     {
-        return Err(format!(
+        return Err(refused!(
             "--lang {given:?}: give a language's name, as in --lang python"
         ));
     }
@@ -194,11 +198,11 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
     for (name, seat) in &config.seats {
         let role = role_named(name).map_err(|e| located(name, format!("[code.seats] {e}")))?;
         let spec = (input.resolve_provider)(seat.provider.as_deref(), seat.model.as_deref())
-            .map_err(|e| located(name, e))?;
+            .map_err(|e| located(name, e.to_string()))?;
         seat_providers.insert(role.name.to_string(), spec);
     }
     for name in &config.critics {
-        let role = role_named(name).map_err(|e| located("critics", e))?;
+        let role = role_named(name).map_err(|e| located("critics", e.to_string()))?;
         if !critics.iter().any(|c: &String| c == role.name) {
             critics.push(role.name.to_string());
         }
@@ -209,7 +213,7 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
             Some((name, provider)) => (name, Some(provider)),
             None => (given.as_str(), None),
         };
-        let role = role_named(name).map_err(|e| format!("--seat {e}"))?;
+        let role = role_named(name).map_err(|e| refused!("--seat {e}"))?;
         if let Some(provider) = provider {
             let (profile, model) = match provider.split_once(':') {
                 Some((profile, model)) => (profile.trim(), Some(model.trim())),

@@ -122,7 +122,7 @@ pub fn check_reply(
     stage: Stage,
     round: u32,
     lenient: bool,
-) -> Result<Checked, String> {
+) -> Result<Checked, Unusable> {
     let super::super::moves::Opened {
         argument,
         moves: raw,
@@ -135,12 +135,12 @@ pub fn check_reply(
         violations: Vec::new(),
     };
     let (fewest, most) = stage.moves_allowed();
-    let refuse = |checked: &mut Checked, attempted: String, rule: String| -> Result<(), String> {
+    let refuse = |checked: &mut Checked, attempted: String, rule: String| -> Result<(), Unusable> {
         if lenient {
             checked.violations.push(Violation { attempted, rule });
             Ok(())
         } else {
-            Err(rule)
+            Err(Unusable(rule))
         }
     };
     for (index, item) in raw.iter().enumerate() {
@@ -210,13 +210,13 @@ fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec
         .and_then(Value::as_str)
         .map_or("", str::trim);
     let Some(act) = Act::parse(word) else {
-        return Err(format!(
+        return Err(broken!(
             "act {word:?} is not a speech act; use claim, why, concede, retract or since"
         ));
     };
     let allowed = stage.acts(side);
     if !allowed.contains(&act) {
-        return Err(match stage {
+        return Err(Rule(match stage {
             Stage::Opening if side == Side::Pro => {
                 "the opening: PRO states its thesis with one `claim`".to_string()
             }
@@ -228,7 +228,7 @@ fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec
                 act.as_str()
             ),
             Stage::Argument => format!("`{}` is not allowed here", act.as_str()),
-        });
+        }));
     }
     let text = clip(
         object
@@ -256,7 +256,7 @@ fn one_move(item: &Value, state: &State, side: Side, stage: Stage) -> Result<Vec
         )
     })?;
     if stage == Stage::Opening && target != "P1" {
-        return Err(format!("the opening answers the thesis P1, not {target}"));
+        return Err(broken!("the opening answers the thesis P1, not {target}"));
     }
     state.check(side, act, &target)?;
     let node = state.get(&target).ok_or("unknown target")?;
@@ -315,7 +315,7 @@ fn since_moves(
         return Err("`since` gives no `premises`: list the reasons S".into());
     }
     if premises.len() > MAX_PREMISES {
-        return Err(format!("`since` takes at most {MAX_PREMISES} premises"));
+        return Err(broken!("`since` takes at most {MAX_PREMISES} premises"));
     }
     let (supported, answers) = match node.kind {
         Kind::Why => {

@@ -121,7 +121,38 @@ pub struct State {
 }
 
 /// Why a move is not allowed, in a sentence the model can act on.
-pub type Rule = String;
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Rule(pub String);
+
+/// The rule reads as the sentence it is.
+impl std::ops::Deref for Rule {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Rule {
+    fn from(sentence: String) -> Rule {
+        Rule(sentence)
+    }
+}
+
+impl From<&str> for Rule {
+    fn from(sentence: &str) -> Rule {
+        Rule(sentence.to_string())
+    }
+}
+
+/// A `Rule` a move broke, written as with `format!`.
+macro_rules! broken {
+    ($($arg:tt)*) => {
+        $crate::protocol::dialogue::rules::Rule(format!($($arg)*))
+    };
+}
+pub(super) use broken;
 
 impl State {
     /// Folds every move of the dialogue's turns, in order, and the moderator's rulings.
@@ -362,7 +393,7 @@ impl State {
         let own = node.side == side;
         let is_proposition = matches!(node.kind, Kind::Claim | Kind::Premise | Kind::Since);
         if matches!(node.kind, Kind::Concede | Kind::Retract) {
-            return Err(format!(
+            return Err(broken!(
                 "{target} is a `{}`, which closes its line: nothing answers it",
                 if node.kind == Kind::Concede {
                     "concede"
@@ -373,38 +404,38 @@ impl State {
         }
         if is_proposition && !self.stands(target) {
             if let Some(reason) = self.struck(target) {
-                return Err(format!(
+                return Err(broken!(
                     "{target} was struck by the moderator as weak ({reason}): its line is closed"
                 ));
             }
-            return Err(format!("{target} was retracted: its line is closed"));
+            return Err(broken!("{target} was retracted: its line is closed"));
         }
         match act {
             Act::Why | Act::Claim | Act::Concede => {
                 if own {
-                    return Err(format!(
+                    return Err(broken!(
                         "{target} is your own move: `{}` answers the other side's claims",
                         act.as_str()
                     ));
                 }
                 if node.kind == Kind::Why {
-                    return Err(format!(
+                    return Err(broken!(
                         "{target} is a `why` against you: answer it with `since` (your reasons) \
                          or `retract` (rule: why → since / retract)"
                     ));
                 }
                 if self.conceded_by(side, target) {
-                    return Err(format!("you conceded {target}: its line is closed for you"));
+                    return Err(broken!("you conceded {target}: its line is closed for you"));
                 }
                 if act == Act::Why && node.kind == Kind::Since {
-                    return Err(format!(
+                    return Err(broken!(
                         "{target} already gives its reasons: challenge one of them \
                          ({target}.1, …) with `why`, or attack the inference with a `claim` \
                          (rule: since → why ψ / concede ψ, ψ ∈ S)"
                     ));
                 }
                 if act == Act::Why && !self.whys_by(side, target).is_empty() {
-                    return Err(format!(
+                    return Err(broken!(
                         "you already asked why {target}: wait for the answer"
                     ));
                 }
@@ -413,17 +444,17 @@ impl State {
             Act::Since | Act::Retract => {
                 if node.kind == Kind::Why {
                     if own {
-                        return Err(format!(
+                        return Err(broken!(
                             "{target} is your own `why`: the other side answers it"
                         ));
                     }
                     if !self.is_open_why(target) {
-                        return Err(format!("{target} was answered already"));
+                        return Err(broken!("{target} was answered already"));
                     }
                     return Ok(());
                 }
                 if !own {
-                    return Err(format!(
+                    return Err(broken!(
                         "{target} is the other side's {}: answer it with `why`, `claim` (¬φ) or \
                          `concede` (rule: claim → why / claim ¬φ / concede); `{}` answers a \
                          `why` against you or stands by your own claim",
@@ -432,7 +463,7 @@ impl State {
                     ));
                 }
                 if act == Act::Since && node.kind == Kind::Since {
-                    return Err(format!(
+                    return Err(broken!(
                         "{target} already gives its reasons: give reasons for one of its \
                          premises ({target}.1, …) instead"
                     ));
@@ -457,11 +488,11 @@ impl State {
             }),
             Some("rebut") => Ok(Relation::Rebut),
             Some("undercut") if on_since => Ok(Relation::Undercut),
-            Some("undercut") => Err(format!(
+            Some("undercut") => Err(broken!(
                 "an undercut attacks the inference of a `since` argument; {target} is a single \
                  proposition, so a claim against it is a rebut"
             )),
-            Some(other) => Err(format!("attack {other:?} is neither rebut nor undercut")),
+            Some(other) => Err(broken!("attack {other:?} is neither rebut nor undercut")),
         }
     }
 }
@@ -745,16 +776,16 @@ pub(crate) mod tests {
 
     impl At<'_> {
         /// Checks `moves` as this turn's reply, refusing any illegal move.
-        fn strict(&self, moves: Value) -> Result<Checked, String> {
+        fn strict(&self, moves: Value) -> Result<Checked, crate::engine::Unusable> {
             self.check(moves, false)
         }
 
         /// As `strict`, but an illegal move is recorded as a violation instead of refused.
-        fn lenient(&self, moves: Value) -> Result<Checked, String> {
+        fn lenient(&self, moves: Value) -> Result<Checked, crate::engine::Unusable> {
             self.check(moves, true)
         }
 
-        fn check(&self, moves: Value, lenient: bool) -> Result<Checked, String> {
+        fn check(&self, moves: Value, lenient: bool) -> Result<Checked, crate::engine::Unusable> {
             let (state, side, stage, round) = (self.state, self.side, self.stage, self.round);
             check_reply(&reply(moves), state, side, stage, round, lenient)
         }

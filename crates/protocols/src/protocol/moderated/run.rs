@@ -213,7 +213,8 @@ async fn seat_perspectives(
     analysis: &Analysis,
     clarified: &str,
 ) -> Result<Vec<Seat>, EngineError> {
-    let mut seats = assign_seats(common, analysis, clarified).map_err(EngineError::Setup)?;
+    let mut seats =
+        assign_seats(common, analysis, clarified).map_err(|e| EngineError::Setup(e.to_string()))?;
     for seat in &mut seats {
         if let Some(provider) = common.perspective_providers.get(&seat.perspective) {
             seat.provider = Some(provider.kind().to_string());
@@ -863,7 +864,7 @@ fn assign_seats(
     settings: &Common,
     analysis: &Analysis,
     question: &str,
-) -> Result<Vec<Seat>, String> {
+) -> Result<Vec<Seat>, catalog::SeatingError> {
     let count = settings
         .perspectives
         .or(settings.default_perspectives)

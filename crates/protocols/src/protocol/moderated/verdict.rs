@@ -124,9 +124,9 @@ pub fn judge(evaluation: &Evaluation, facts: &RoundFacts<'_>) -> Judgement {
         None
     };
     let overruled = match proposed {
-        Some(signal) => match supported(signal, evaluation.leader.as_deref(), facts) {
-            Ok(()) => return Judgement::conclude(signal, None),
-            Err(reason) => Some(reason),
+        Some(signal) => match overruling(signal, evaluation.leader.as_deref(), facts) {
+            None => return Judgement::conclude(signal, None),
+            reason => reason,
         },
         None => None,
     };
@@ -144,12 +144,12 @@ pub fn judge(evaluation: &Evaluation, facts: &RoundFacts<'_>) -> Judgement {
     }
 }
 
-/// Whether the moves support ending for `signal`; if not, why not, in a sentence.
-fn supported(
+/// Why the moves do not support ending for `signal`, in a sentence; `None` when they do.
+fn overruling(
     signal: ConvergenceSignal,
     leader: Option<&str>,
     facts: &RoundFacts<'_>,
-) -> Result<(), String> {
+) -> Option<String> {
     let active = facts.active;
     match signal {
         ConvergenceSignal::Agreement => {
@@ -161,9 +161,9 @@ fn supported(
             let shared = shared_commitments(&stores, active.len());
             // A seat left alone has no one to disagree with.
             if active.len() < 2 || !shared.is_empty() || conceding >= active.len() - 1 {
-                Ok(())
+                None
             } else {
-                Err(format!(
+                Some(format!(
                     "the moderator called agreement, but {} and the seats' commitment stores \
                      share no proposition",
                     match conceding {
@@ -175,25 +175,25 @@ fn supported(
         }
         ConvergenceSignal::Stagnation => {
             if facts.round < 2 {
-                Err(
+                Some(
                     "the moderator called stagnation in round 1, but there is no earlier round \
                      to repeat"
                         .into(),
                 )
             } else if facts.repeating == 0 || facts.repeating * 2 < active.len() {
-                Err(format!(
+                Some(format!(
                     "the moderator called stagnation, but {} of {} seats repeat their previous \
                      argument",
                     facts.repeating,
                     active.len()
                 ))
             } else {
-                Ok(())
+                None
             }
         }
         ConvergenceSignal::ClearWinner => {
             let Some(leader) = leader.filter(|l| active.iter().any(|a| a == l)) else {
-                return Err(format!(
+                return Some(format!(
                     "the moderator named {} the clear winner, but it is not a seat still arguing",
                     leader.map_or("nobody".to_string(), |l| format!("seat {l}"))
                 ));
@@ -221,9 +221,9 @@ fn supported(
                 })
                 .collect();
             if holdouts.is_empty() {
-                Ok(())
+                None
             } else {
-                Err(format!(
+                Some(format!(
                     "the moderator named seat {leader} the clear winner, but {} conceded none \
                      of its points",
                     holdouts
@@ -234,7 +234,7 @@ fn supported(
                 ))
             }
         }
-        _ => Ok(()),
+        _ => None,
     }
 }
 

@@ -14,7 +14,7 @@ mod seats;
 mod settings;
 
 pub use result::{Change, Check, Chosen, PanelResult, check, check_ranked};
-pub use settings::{Judge, PanelOption, PanelSettings, Threshold, parse_option};
+pub use settings::{Judge, OptionError, PanelOption, PanelSettings, Threshold, parse_option};
 
 use super::{Common, Flag, Outcome, SettingsError, SettingsInput, Undecidable};
 use crate::debate::{Phase, Presentation, SidePanel};
@@ -419,15 +419,21 @@ mod tests {
             }
         );
         assert_eq!(parse_option("B: Online only").unwrap().description, "");
-        assert!(parse_option("Online only").unwrap_err().contains("no id"));
-        assert!(parse_option("AB: x").unwrap_err().contains("one letter"));
-        assert!(
-            parse_option("C:  — nothing")
-                .unwrap_err()
-                .contains("no label")
+        assert_eq!(
+            parse_option("Online only").unwrap_err(),
+            OptionError::NoId("Online only".into())
+        );
+        let bad_id = parse_option("AB: x").unwrap_err();
+        assert!(bad_id.to_string().contains("one letter"), "{bad_id}");
+        assert_eq!(
+            parse_option("C:  — nothing").unwrap_err(),
+            OptionError::NoLabelWritten("C".into())
         );
         let twice = vec![parse_option("A: x").unwrap(), parse_option("a: y").unwrap()];
-        assert!(check_options(&twice).unwrap_err().contains("twice"));
+        assert_eq!(
+            check_options(&twice).unwrap_err().to_string(),
+            "option id A is given twice; every option needs its own letter"
+        );
     }
 
     /// Seed review 000/001 #1: a resume may give the options until a judge has spoken, and

@@ -7,7 +7,7 @@ use super::prompts::{self, base_prompt, judge_system, listed, order_for, shown_n
 use super::replies::{JudgeReplies, OptionsReplies};
 use super::result::{Change, Check, build_result, check, check_ranked, headline};
 use super::seats::Seated;
-use super::settings::{PanelOption, PanelSettings, check_options, parse_option};
+use super::settings::{OptionError, PanelOption, PanelSettings, check_options, parse_option};
 use crate::debate::{
     AskKind, Confidence, Control, Event, FlagKind, MODERATOR, Phase, Seat, Standing, Turn, TurnKey,
     TurnStatus,
@@ -507,7 +507,7 @@ fn proposal(turn: &Turn) -> Vec<PanelOption> {
 }
 
 /// Options typed at the checkpoint: `A: label — description` separated by `;` or new lines.
-fn edited_options(text: &str) -> Result<Vec<PanelOption>, String> {
+fn edited_options(text: &str) -> Result<Vec<PanelOption>, OptionError> {
     let options = text
         .split([';', '\n'])
         .map(str::trim)
@@ -516,7 +516,7 @@ fn edited_options(text: &str) -> Result<Vec<PanelOption>, String> {
         .collect::<Result<Vec<_>, _>>()?;
     check_options(&options)?;
     if options.len() < 2 {
-        return Err("at least two options are needed".into());
+        return Err(OptionError::TooFew);
     }
     Ok(options)
 }

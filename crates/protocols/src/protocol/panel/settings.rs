@@ -165,18 +165,52 @@ pub(super) fn vocabulary_of(stance: &str, instruction: &str) -> Vec<String> {
     words
 }
 
+/// How an option is written on the command line, shown when one is written wrong.
+const OPTION_EXAMPLE: &str = "--option \"A: Local-first sync — full offline editing\"";
+
+/// What is wrong with a panel's options, wherever they came from: the command line, the
+/// moderator's reply or the person's edit at the checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("option {0:?} has no id: write it as {OPTION_EXAMPLE}")]
+    NoId(String),
+    #[error("option {0:?}: the id must be one letter (A–Z), as in {OPTION_EXAMPLE}")]
+    BadId(String),
+    #[error("option {0} has no label: write it as {OPTION_EXAMPLE}")]
+    NoLabelWritten(String),
+    #[error("option {0} has no label")]
+    NoLabel(String),
+    #[error("{0} options given; a panel takes at most {MAX_OPTIONS} (one letter each)")]
+    TooMany(usize),
+    #[error("option id {0} is given twice; every option needs its own letter")]
+    Twice(String),
+    #[error("at least two options are needed")]
+    TooFew,
+    #[error("only one option ({0}) given; a panel needs at least two to judge")]
+    OnlyOne(String),
+}
+
+impl From<OptionError> for SettingsError {
+    fn from(error: OptionError) -> SettingsError {
+        SettingsError::from(error.to_string())
+    }
+}
+
+impl From<OptionError> for crate::engine::Unusable {
+    fn from(error: OptionError) -> crate::engine::Unusable {
+        crate::engine::Unusable(error.to_string())
+    }
+}
+
 /// Parses `--option "A: Local-first sync — full offline editing"` (the description after an
 /// em dash, ` - ` or ` -- ` is optional).
-pub fn parse_option(text: &str) -> Result<PanelOption, String> {
-    let example = "--option \"A: Local-first sync — full offline editing\"";
+pub fn parse_option(text: &str) -> Result<PanelOption, OptionError> {
     let (id, rest) = text
         .split_once(':')
-        .ok_or_else(|| format!("option {text:?} has no id: write it as {example}"))?;
+        .ok_or_else(|| OptionError::NoId(text.to_string()))?;
     let id = id.trim().to_uppercase();
     if id.len() != 1 || !id.chars().all(|c| c.is_ascii_uppercase()) {
-        return Err(format!(
-            "option {text:?}: the id must be one letter (A–Z), as in {example}"
-        ));
+        return Err(OptionError::BadId(text.to_string()));
     }
     let (label, description) = ["—", " -- ", " - "]
         .iter()
@@ -184,7 +218,7 @@ pub fn parse_option(text: &str) -> Result<PanelOption, String> {
         .unwrap_or((rest, ""));
     let label = label.trim();
     if label.is_empty() {
-        return Err(format!("option {id} has no label: write it as {example}"));
+        return Err(OptionError::NoLabelWritten(id));
     }
     Ok(PanelOption {
         id,
@@ -194,22 +228,16 @@ pub fn parse_option(text: &str) -> Result<PanelOption, String> {
 }
 
 /// Refuses duplicate ids, missing labels and too many options.
-pub(super) fn check_options(options: &[PanelOption]) -> Result<(), String> {
+pub(super) fn check_options(options: &[PanelOption]) -> Result<(), OptionError> {
     if options.len() > MAX_OPTIONS {
-        return Err(format!(
-            "{} options given; a panel takes at most {MAX_OPTIONS} (one letter each)",
-            options.len()
-        ));
+        return Err(OptionError::TooMany(options.len()));
     }
     for (index, option) in options.iter().enumerate() {
         if option.label.trim().is_empty() {
-            return Err(format!("option {} has no label", option.id));
+            return Err(OptionError::NoLabel(option.id.clone()));
         }
         if options[..index].iter().any(|o| o.id == option.id) {
-            return Err(format!(
-                "option id {} is given twice; every option needs its own letter",
-                option.id
-            ));
+            return Err(OptionError::Twice(option.id.clone()));
         }
     }
     Ok(())
@@ -221,17 +249,17 @@ pub(super) fn read_context(
     paths: &[String],
     cwd: &Path,
     budget: usize,
-) -> Result<(String, Vec<String>), String> {
+) -> Result<(String, Vec<String>), SettingsError> {
     let mut files = Vec::new();
     for given in paths {
         let path = cwd.join(given);
         if !path.exists() {
-            return Err(format!(
+            return Err(refused!(
                 "--context {given}: no such file or directory (give a spec file or a docs directory)"
             ));
         }
         collect_files(&path, &mut files)
-            .map_err(|e| format!("--context {given}: cannot be read ({e})"))?;
+            .map_err(|e| refused!("--context {given}: cannot be read ({e})"))?;
     }
     let mut text = String::new();
     let mut cut = Vec::new();
@@ -357,15 +385,14 @@ fn options(
         }
     }
     let checked = check_options(&options).and_then(|()| match options.len() {
-        1 => Err(format!(
-            "only one option ({}) given; a panel needs at least two to judge",
-            options[0].id
-        )),
+        1 => Err(OptionError::OnlyOne(options[0].id.clone())),
         _ => Ok(()),
     });
     match checked {
         // Options from the config file are located there (seed review 000/001 #14).
-        Err(problem) if from_config => Err(input.located("panel", "[[panel.options]]", problem)),
+        Err(problem) if from_config => {
+            Err(input.located("panel", "[[panel.options]]", problem.to_string()))
+        }
         Err(problem) => Err(problem.into()),
         Ok(()) => Ok(options),
     }
@@ -404,7 +431,7 @@ fn judges(input: &SettingsInput<'_>, config: &PanelConfig) -> Result<Vec<Judge>,
         let provider = if judge.provider.is_some() || judge.model.is_some() {
             Some(
                 (input.resolve_provider)(judge.provider.as_deref(), judge.model.as_deref())
-                    .map_err(|m| located(&judge.name, m))?,
+                    .map_err(|m| located(&judge.name, m.to_string()))?,
             )
         } else {
             None
