@@ -4,11 +4,13 @@
 pub use crate::engine::GatesConfig;
 pub use crate::engine::guardrails::TokenBudget;
 pub use crate::llm::ProviderKind;
-use crate::llm::embedded::LocalSettings;
 pub use crate::place::{line_column, locate, locate_in_table};
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+mod profile;
+pub use profile::ProviderConfig;
 
 /// A user mistake in a config file, already located.
 #[derive(Debug, thiserror::Error)]
@@ -189,64 +191,6 @@ impl Default for DebateConfig {
             decisions_dir: PathBuf::from("docs/decisions"),
             write_decision: true,
             custom_perspectives: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderConfig {
-    pub kind: ProviderKind,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    /// The environment variable holding the key (keys never belong in the file).
-    pub api_key_env: Option<String>,
-    /// A replay script, for `kind = "scripted"`.
-    pub script: Option<PathBuf>,
-    pub temperature: Option<f32>,
-    /// Local model: the tokens one request, prompt and reply, may hold (default: what it was
-    /// trained on, at most 4096).
-    pub context: Option<u32>,
-    /// Local model: requests decoded together, each keeping its own part of the cache between
-    /// turns (default 4: a default debate's three seats and its moderator).
-    pub sequences: Option<u32>,
-    /// Local model: inference threads (default: all cores).
-    pub threads: Option<u32>,
-    /// Local model: the longest reply in tokens.
-    pub max_tokens: Option<u32>,
-    /// Local model: sample among this many likeliest tokens (default 40).
-    pub top_k: Option<u32>,
-    /// Local model: nucleus sampling threshold (default 0.95).
-    pub top_p: Option<f32>,
-    /// Local model: penalty for repeating one of the last 64 tokens (default 1.1).
-    pub repeat_penalty: Option<f32>,
-    /// Local model: a llama.cpp template name (chatml, llama3, …) when the GGUF has none.
-    pub chat_template: Option<String>,
-    /// Local model: the most tokens drafted ahead a step, from the reply's own context, for a
-    /// reply decoded alone (default 3; 0 turns drafting off).
-    pub drafts: Option<u32>,
-    /// Profiles (or kinds) to fall back on, in order, when this one keeps failing past its
-    /// retries.
-    #[serde(default)]
-    pub fallback: Vec<String>,
-}
-
-impl ProviderConfig {
-    /// How the embedded model runs, for a `kind = "local"` profile.
-    pub fn local_settings(&self) -> LocalSettings {
-        LocalSettings {
-            context: self.context,
-            sequences: self.sequences,
-            threads: self.threads,
-            max_tokens: self.max_tokens,
-            top_k: self.top_k,
-            top_p: self.top_p,
-            repeat_penalty: self.repeat_penalty,
-            chat_template: self.chat_template.clone(),
-            drafts: self.drafts,
-            openings: None,
-            widened: None,
-            as_stored: false,
         }
     }
 }

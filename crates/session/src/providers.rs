@@ -252,7 +252,7 @@ fn profile_spec(name: &str, config: &Config) -> Result<ProviderSpec, ProviderErr
             api_key_env: profile.api_key_env.clone().or(preset.api_key_env),
             script: profile.script.clone(),
             temperature: profile.temperature,
-            local: (profile.kind == ProviderKind::Local).then(|| profile.local_settings()),
+            local: (profile.kind == ProviderKind::Local).then(|| profile.local.clone()),
             fallbacks: Vec::new(),
         });
     }
