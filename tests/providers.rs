@@ -479,6 +479,29 @@ async fn anthropic_streams_tool_input_json_with_usage() {
     );
 }
 
+/// An Anthropic endpoint that refuses tools is asked again with the schema in the
+/// instructions, and the next request goes that way at once.
+#[tokio::test]
+async fn anthropic_without_tools_is_asked_by_instructions_and_it_is_remembered() {
+    let server = StandIn::start(Behaviour {
+        schema_support: SchemaSupport::None,
+        ..Behaviour::default()
+    })
+    .await;
+    let provider = anthropic(&server);
+    for _ in 0..2 {
+        let (result, _) = complete(provider.as_ref(), &argument_request()).await;
+        let value: serde_json::Value = serde_json::from_str(&result.unwrap().text).unwrap();
+        assert!(value["argument"].as_str().is_some_and(|a| !a.is_empty()));
+    }
+    let asked: Vec<(bool, u16)> = server
+        .seen()
+        .iter()
+        .map(|seen| (seen.body.get("tools").is_some(), seen.status))
+        .collect();
+    assert_eq!(asked, vec![(true, 400), (false, 200), (false, 200)]);
+}
+
 #[tokio::test]
 async fn anthropic_faults_map_to_the_same_errors() {
     let server = StandIn::start(Behaviour::default()).await;

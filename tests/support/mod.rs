@@ -94,7 +94,7 @@ impl FaultRule {
     }
 }
 
-/// How the server treats `response_format`.
+/// How the server treats `response_format` (and, for `None`, Anthropic's `tools`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SchemaSupport {
     Full,
@@ -102,7 +102,8 @@ pub enum SchemaSupport {
     ObjectOnly,
     /// Only a plain json_object is accepted.
     PlainObject,
-    /// 400 naming response_format for any response_format.
+    /// 400 naming response_format for any response_format; on the Anthropic route, 400
+    /// naming tools for any request with tools.
     None,
     /// A request carrying a schema (json_schema, or json_object with one) closes the
     /// connection with no reply, as llama-cpp-python's server does when its grammar fails
@@ -1362,6 +1363,18 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     };
     if !behaviour.latency.is_zero() {
         tokio::time::sleep(behaviour.latency).await;
+    }
+    // Anthropic look-alikes (proxies, older gateways) that take no tools say so with a 400.
+    if anthropic && behaviour.schema_support == SchemaSupport::None && body.get("tools").is_some() {
+        record(400, None);
+        respond(
+            &mut socket,
+            400,
+            &[],
+            r#"{"type":"error","error":{"type":"invalid_request_error","message":"tools: this model does not support tool use"}}"#,
+        )
+        .await;
+        return Ok(());
     }
     // Refused response formats, as some servers do.
     if !anthropic {

@@ -1,10 +1,10 @@
 //! Anthropic Messages API over SSE. Structured replies use a forced tool whose input schema is
 //! the reply schema; its streamed `input_json_delta` pieces are the reply text.
 
-use super::capability::{CapabilityCache, StructuredMode};
+use super::capability::{Capabilities, CapabilityCache, StructuredMode};
 use super::provider::{
     ChatRequest, Completion, FinishReason, LlmError, Provider, Refusal, TextSink, Usage,
-    event_json, transport_error, trim_body,
+    event_json, send_adapting, transport_error, trim_body,
 };
 use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
@@ -90,9 +90,7 @@ impl AnthropicProvider {
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
         let url = self.url();
-        let key = self.capability_key();
-        let mut caps = self.capabilities.get(&key);
-        loop {
+        let send = |caps: Capabilities| {
             let mut builder = self
                 .client
                 .post(&url)
@@ -102,29 +100,31 @@ impl AnthropicProvider {
             if let Some(api_key) = &self.api_key {
                 builder = builder.header("x-api-key", api_key);
             }
-            let response = tokio::time::timeout(self.idle_timeout, builder.send())
-                .await
-                .map_err(|_| LlmError::Timeout(self.idle_timeout))?
-                .map_err(|e| transport_error(&url, &e, self.idle_timeout))?;
-            if response.status() == 200 {
-                return self
-                    .read_stream(response, request.reply_cap(), on_text)
-                    .await;
+            let url = &url;
+            async move {
+                tokio::time::timeout(self.idle_timeout, builder.send())
+                    .await
+                    .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+                    .map_err(|e| transport_error(url, &e, self.idle_timeout))
             }
-            let refusal = Refusal::read(response, request.reply_cap(), self.idle_timeout).await;
+        };
+        // Endpoints (proxies, look-alikes) that refuse tools fall back to instructions.
+        let adapt = |caps: Capabilities, refusal: &Refusal| {
             let lower = refusal.body.to_ascii_lowercase();
-            // Endpoints (proxies, look-alikes) that refuse tools fall back to instructions.
-            if request.reply.is_some()
+            (request.reply.is_some()
                 && caps.mode != StructuredMode::Instructions
                 && (400..500).contains(&refusal.status)
-                && (lower.contains("tool") || lower.contains("input_schema"))
-            {
-                caps.mode = StructuredMode::Instructions;
-                self.capabilities.set(&key, caps);
-                continue;
-            }
-            return Err(refusal.into_error());
-        }
+                && (lower.contains("tool") || lower.contains("input_schema")))
+            .then_some(Capabilities {
+                mode: StructuredMode::Instructions,
+                ..caps
+            })
+        };
+        let limits = (request.reply_cap(), self.idle_timeout);
+        let key = self.capability_key();
+        let response = send_adapting(&self.capabilities, &key, limits, send, adapt).await?;
+        self.read_stream(response, request.reply_cap(), on_text)
+            .await
     }
 
     /// Reads the reply's stream, taking at most `cap` bytes of text: past it (or past a line

@@ -4,7 +4,7 @@
 use super::capability::{Capabilities, CapabilityCache, StructuredMode};
 use super::provider::{
     ChatRequest, Completion, DEFAULT_REPLY_BYTES, FinishReason, LlmError, Provider, Refusal,
-    TextSink, Usage, event_json, transport_error, trim_body,
+    TextSink, Usage, event_json, send_adapting, transport_error, trim_body,
 };
 use super::sse::{Seen, read_reply};
 use futures_util::future::BoxFuture;
@@ -285,31 +285,20 @@ impl OpenAiProvider {
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
         let url = self.url();
-        let key = self.capability_key();
-        let mut caps = self.capabilities.get(&key);
         let model = self.model_name().await;
-        loop {
-            let response = self
-                .post(
-                    &url,
-                    &self.body(request, caps, &model),
-                    Some(request.label.request),
-                )
-                .await?;
-            if response.status() == 200 {
-                return self
-                    .read_stream(response, request.reply_cap(), on_text)
-                    .await;
-            }
-            let refusal = Refusal::read(response, request.reply_cap(), self.idle_timeout).await;
-            let adapted = Self::adapt(caps, refusal.status, &refusal.body, request.reply.is_some());
-            if let Some(next) = adapted {
-                caps = next;
-                self.capabilities.set(&key, caps);
-                continue;
-            }
-            return Err(refusal.into_error());
-        }
+        let send = |caps: Capabilities| {
+            let body = self.body(request, caps, &model);
+            let url = &url;
+            async move { self.post(url, &body, Some(request.label.request)).await }
+        };
+        let adapt = |caps: Capabilities, refusal: &Refusal| {
+            Self::adapt(caps, refusal.status, &refusal.body, request.reply.is_some())
+        };
+        let limits = (request.reply_cap(), self.idle_timeout);
+        let key = self.capability_key();
+        let response = send_adapting(&self.capabilities, &key, limits, send, adapt).await?;
+        self.read_stream(response, request.reply_cap(), on_text)
+            .await
     }
 
     /// Reads the reply's stream, taking at most `cap` bytes of text: past it (or past a line

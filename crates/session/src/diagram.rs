@@ -349,11 +349,8 @@ fn dot(id: &str, parts: &Parts) -> String {
             Style::Rebut => "bold",
             Style::Undercut => "dashed",
         };
-        let _ = writeln!(
-            out,
-            "  {} -> {} [label=\"{}\", style={style}];",
-            link.from, link.to, link.label
-        );
+        let (from, to, label) = (&link.from, &link.to, &link.label);
+        let _ = writeln!(out, "  {from} -> {to} [label=\"{label}\", style={style}];");
     }
     out.push_str("}\n");
     out

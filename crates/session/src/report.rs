@@ -363,15 +363,10 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
         let _ = writeln!(out, "## Arguments\n");
         let _ = writeln!(out, "| Id | Seat | Score | Argument |\n|---|---|---|---|");
         for argument in &document.arguments {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {:.2}{} | {} |",
-                argument.id,
-                argument.seat,
-                argument.score,
-                argument.withdrawn_note(),
-                argument.text.replace('|', "\\|")
-            );
+            let (id, seat, score) = (&argument.id, &argument.seat, argument.score);
+            let withdrawn = argument.withdrawn_note();
+            let text = argument.text.replace('|', "\\|");
+            let _ = writeln!(out, "| {id} | {seat} | {score:.2}{withdrawn} | {text} |");
         }
         out.push('\n');
         if !document.relations.is_empty() {

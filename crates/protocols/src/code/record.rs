@@ -168,20 +168,13 @@ impl CodeResult {
         if !self.findings.is_empty() {
             out.push_str("## Red team findings\n\n");
             for finding in &self.findings {
-                let _ = writeln!(
-                    out,
-                    "- round {}: {}{} — {}",
-                    finding.round,
-                    finding.attack,
-                    finding
-                        .test
-                        .as_deref()
-                        .map(|t| format!(" (test `{t}`)"))
-                        .unwrap_or_default(),
-                    finding
-                        .closed_by
-                        .map_or("still open".into(), |v| format!("closed by v{v}"))
-                );
+                let (round, attack) = (finding.round, &finding.attack);
+                let test = finding.test.as_deref().map(|t| format!(" (test `{t}`)"));
+                let test = test.unwrap_or_default();
+                let state = finding
+                    .closed_by
+                    .map_or("still open".into(), |v| format!("closed by v{v}"));
+                let _ = writeln!(out, "- round {round}: {attack}{test} — {state}");
             }
             out.push('\n');
             for finding in &self.findings {

@@ -249,13 +249,8 @@ impl ArenaResult {
         }
         out.push_str("## Participants\n\n");
         for p in &self.personas {
-            let _ = writeln!(
-                out,
-                "- **{}** (`{}`): {}",
-                p.role_name,
-                p.agent_id,
-                p.stance_summary.trim()
-            );
+            let (role, agent, stance) = (&p.role_name, &p.agent_id, p.stance_summary.trim());
+            let _ = writeln!(out, "- **{role}** (`{agent}`): {stance}");
         }
         let _ = writeln!(out, "\n## Summary\n\n{}\n", self.summary.trim());
         out.push_str(&scores_table(&self.scores));

@@ -213,15 +213,9 @@ pub(super) fn verdict_prompt(
     }
     prompt.push_str("\nArguments with their gradual scores:\n");
     for a in &computed.arguments {
-        let _ = writeln!(
-            prompt,
-            "- {} ({}, {:.2}{}): {}",
-            a.id,
-            a.seat,
-            a.score,
-            a.withdrawn_clause(),
-            a.text
-        );
+        let (id, seat, score, text) = (&a.id, &a.seat, a.score, &a.text);
+        let withdrawn = a.withdrawn_clause();
+        let _ = writeln!(prompt, "- {id} ({seat}, {score:.2}{withdrawn}): {text}");
     }
     let _ = write!(
         prompt,

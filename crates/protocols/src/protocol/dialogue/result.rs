@@ -120,17 +120,10 @@ impl DialogueResult {
         }
         let _ = writeln!(out, "## Participants\n");
         for p in &self.participants {
-            let _ = writeln!(
-                out,
-                "- **{}** {} — bias: {}{}",
-                p.role,
-                p.persona,
-                p.bias,
-                p.model
-                    .as_ref()
-                    .map(|m| format!(" ({m})"))
-                    .unwrap_or_default()
-            );
+            let (role, persona, bias) = (&p.role, &p.persona, &p.bias);
+            let model = p.model.as_ref().map(|m| format!(" ({m})"));
+            let model = model.unwrap_or_default();
+            let _ = writeln!(out, "- **{role}** {persona} — bias: {bias}{model}");
         }
         let _ = writeln!(out, "\n## Shared Context (K)\n");
         if self.context.is_empty() {
@@ -300,10 +293,10 @@ impl DialogueResult {
                 IndirectKind::SupportedAttack => "Supported attack",
                 IndirectKind::SecondaryAttack => "Secondary attack",
             };
+            let (from, to, via) = (&r.from, &r.to, &r.via);
             let _ = writeln!(
                 out,
-                "| {} | {} | Indirect attack | {class} (via {}) |",
-                r.from, r.to, r.via
+                "| {from} | {to} | Indirect attack | {class} (via {via}) |"
             );
         }
         let graph = crate::argue::ArgumentGraph {

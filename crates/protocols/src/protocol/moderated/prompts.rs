@@ -87,11 +87,8 @@ fn moderator_opening(question: &str, seats: &[Seat]) -> String {
 
 pub fn pose_prompt(input: &PoseInput<'_>) -> String {
     let mut prompt = moderator_opening(input.question, input.seats);
-    let _ = writeln!(
-        prompt,
-        "Round {} of at most {}.",
-        input.round, input.max_rounds
-    );
+    let (round, most) = (input.round, input.max_rounds);
+    let _ = writeln!(prompt, "Round {round} of at most {most}.");
     if !input.constraints.is_empty() {
         let _ = writeln!(prompt, "Constraints: {}", input.constraints.join("; "));
     }
@@ -350,10 +347,10 @@ pub struct EvaluationInput<'a> {
 
 pub fn evaluation_prompt(input: &EvaluationInput<'_>) -> String {
     let mut prompt = moderator_opening(input.question, input.seats);
+    let (round, most) = (input.round, input.max_rounds);
     let _ = writeln!(
         prompt,
-        "Round {} of at most {} has ended.\n\nThis round:",
-        input.round, input.max_rounds
+        "Round {round} of at most {most} has ended.\n\nThis round:"
     );
     for turn in input.turns.iter().filter(|t| t.status.spoke()) {
         let _ = writeln!(
