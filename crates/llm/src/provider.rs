@@ -87,6 +87,14 @@ pub const DEFAULT_BYTES_PER_TOKEN: usize = 16;
 pub const DEFAULT_REPLY_BYTES: usize = 1024 * 1024;
 
 impl ChatRequest {
+    /// The conversation as (role, content) pairs, as the embedded engine takes it.
+    pub fn role_content_pairs(&self) -> Vec<(String, String)> {
+        self.messages
+            .iter()
+            .map(|m| (m.role.to_string(), m.content.clone()))
+            .collect()
+    }
+
     /// How many bytes of reply a provider takes before it stops reading the stream.
     pub fn reply_cap(&self) -> usize {
         self.reply_bytes.unwrap_or_else(|| {

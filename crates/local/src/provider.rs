@@ -631,11 +631,7 @@ impl LocalProvider {
         let job = Job {
             speaker: request.label.seat.clone(),
             system: request.system.clone(),
-            messages: request
-                .messages
-                .iter()
-                .map(|m| (m.role.to_string(), m.content.clone()))
-                .collect(),
+            messages: request.role_content_pairs(),
             grammar,
             max_tokens,
             temperature: request.temperature.unwrap_or(0.6),

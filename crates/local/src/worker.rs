@@ -467,11 +467,7 @@ impl WorkerProvider {
         let wire = WireRequest {
             seat: request.label.seat.clone(),
             system: request.system.clone(),
-            messages: request
-                .messages
-                .iter()
-                .map(|m| (m.role.to_string(), m.content.clone()))
-                .collect(),
+            messages: request.role_content_pairs(),
             reply: request
                 .reply
                 .as_ref()

@@ -349,13 +349,8 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
                     .join("; ")
                     .replace('|', "\\|")
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                store.seat,
-                list(&store.commitments),
-                list(&store.retractions)
-            );
+            let (held, retracted) = (list(&store.commitments), list(&store.retractions));
+            let _ = writeln!(out, "| {} | {held} | {retracted} |", store.seat);
         }
         out.push('\n');
     }

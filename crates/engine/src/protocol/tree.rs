@@ -495,6 +495,41 @@ fn team_names(tree: &Tree) -> String {
         .collect()
 }
 
+/// What every team's lead is asked at once: the request's name, its round and phase, the lead's
+/// task, and the longest reply.
+struct LeadsAsked {
+    name: &'static str,
+    key: (u32, Phase),
+    task: &'static str,
+    most_tokens: u32,
+}
+
+/// One prose speech per team, by its lead, side by side: who the lead is and its task, then
+/// the prompt `prompt` writes for its team.
+fn lead_speeches(
+    tree: &Tree,
+    asked: &LeadsAsked,
+    seat_names: &dyn Fn(&str) -> String,
+    deadline: Instant,
+    prompt: impl Fn(&Team) -> String,
+) -> Vec<crate::engine::Speech> {
+    let (round, phase) = asked.key;
+    tree.teams
+        .iter()
+        .enumerate()
+        .map(|(i, team)| {
+            let lead = seat_names(&team.lead);
+            let system = format!(
+                "You are {lead}, the lead of team {} in a debate arranged as a tree. {} {DATA_RULE}",
+                i + 1,
+                asked.task
+            );
+            let key = TurnKey::new(round, phase, team.lead.clone());
+            kit::prose_speech(key, asked.name, system, prompt(team), Some(asked.most_tokens), deadline)
+        })
+        .collect()
+}
+
 /// Gives each team its sub-question: the root's plan (cpde), or the leads' proposals, one per
 /// team side by side, reconciled by the root (dpde). Journaled as `plan` turns.
 pub async fn plan(
@@ -508,34 +543,20 @@ pub async fn plan(
     let teams = tree.teams.len();
     let mut proposals = String::new();
     if planning == Planning::Dpde {
-        let speeches = tree
-            .teams
-            .iter()
-            .enumerate()
-            .map(|(i, team)| {
-                kit::prose_speech(
-                    TurnKey::new(0, Phase::Plan, team.lead.clone()),
-                    "moot_lead_plan",
-                    format!(
-                        "You are {}, the lead of team {} in a debate arranged as a tree. You plan \
-                         your team's part. {DATA_RULE}",
-                        seat_names(&team.lead),
-                        i + 1
-                    ),
-                    format!(
-                        "Topic: {topic}\nYour team: {}\n\nPropose, in one sentence, the sub-question \
-                         your team should answer.",
-                        team.members
-                            .iter()
-                            .map(|m| seat_names(m))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    Some(200),
-                    deadline,
-                )
-            })
-            .collect();
+        let asked = LeadsAsked {
+            name: "moot_lead_plan",
+            key: (0, Phase::Plan),
+            task: "You plan your team's part.",
+            most_tokens: 200,
+        };
+        let speeches = lead_speeches(tree, &asked, seat_names, deadline, |team| {
+            let members: Vec<String> = team.members.iter().map(|m| seat_names(m)).collect();
+            format!(
+                "Topic: {topic}\nYour team: {}\n\nPropose, in one sentence, the sub-question \
+                 your team should answer.",
+                members.join(", ")
+            )
+        });
         let turns = ctx.speak_all(speeches).await?;
         for (i, turn) in turns.iter().enumerate() {
             proposals.push_str(&format!(
@@ -604,32 +625,21 @@ pub async fn escalate(
     seat_names: &dyn Fn(&str) -> String,
     deadline: Instant,
 ) -> Result<(Vec<(String, String)>, String), EngineError> {
-    let speeches = tree
-        .teams
-        .iter()
-        .enumerate()
-        .map(|(i, team)| {
-            kit::prose_speech(
-                TurnKey::new(round, Phase::Digest, team.lead.clone()),
-                "moot_lead_summary",
-                format!(
-                    "You are {}, the lead of team {} in a debate arranged as a tree. You summarise \
-                     your team's round fairly, for your team and the root. {DATA_RULE}",
-                    seat_names(&team.lead),
-                    i + 1
-                ),
-                format!(
-                    "Topic: {topic}\nYour team's sub-question: {}\nRound {round}, your team's turns:{}\n\n\
-                     Summarise each member's argument in one line, naming the member, then say in \
-                     one line what the team should tell the root.",
-                    team.question,
-                    team_turns(&team.members)
-                ),
-                Some(400),
-                deadline,
-            )
-        })
-        .collect();
+    let asked = LeadsAsked {
+        name: "moot_lead_summary",
+        key: (round, Phase::Digest),
+        task: "You summarise your team's round fairly, for your team and the root.",
+        most_tokens: 400,
+    };
+    let speeches = lead_speeches(tree, &asked, seat_names, deadline, |team| {
+        format!(
+            "Topic: {topic}\nYour team's sub-question: {}\nRound {round}, your team's turns:{}\n\n\
+             Summarise each member's argument in one line, naming the member, then say in \
+             one line what the team should tell the root.",
+            team.question,
+            team_turns(&team.members)
+        )
+    });
     let turns = ctx.speak_all(speeches).await?;
     let summaries: Vec<(String, String)> = turns
         .iter()

@@ -233,14 +233,12 @@ impl CodeResult {
         if !self.reflections.is_empty() {
             out.push_str("## Reflections\n\n");
             for r in &self.reflections {
+                let (attempt, cause, wrong, next) =
+                    (r.attempt, &r.root_cause, &r.went_wrong, &r.change_next);
+                let percent = r.confidence * 100.0;
                 let _ = writeln!(
                     out,
-                    "- attempt {}: root cause — {}; what went wrong — {}; next — {} (confidence {:.0} %)",
-                    r.attempt,
-                    r.root_cause,
-                    r.went_wrong,
-                    r.change_next,
-                    r.confidence * 100.0
+                    "- attempt {attempt}: root cause — {cause}; what went wrong — {wrong}; next — {next} (confidence {percent:.0} %)"
                 );
             }
             out.push('\n');

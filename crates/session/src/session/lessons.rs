@@ -53,17 +53,29 @@ pub(super) async fn relevant_lessons(
     ))
 }
 
+/// A debate that has just ended, with everything the lessons step reads of it.
+#[derive(Clone, Copy)]
+pub(super) struct Ended<'a> {
+    pub ctx: &'a Context,
+    pub store: &'a Store,
+    pub protocol: &'a dyn protocol::Protocol,
+    pub debate: &'a Debate,
+    pub settings: &'a DebateSettings,
+    pub outcome: &'a Outcome,
+}
+
 /// The reflection step: the moderator writes the debate's lessons, stored for later debates.
 /// It is a courtesy to the next debate, so a failure is told, never fatal to this one.
-pub(super) async fn learn(
-    ctx: &Context,
-    store: &Store,
-    protocol: &dyn protocol::Protocol,
-    debate: &Debate,
-    settings: &DebateSettings,
-    outcome: &Outcome,
-) {
-    if let Some(reason) = unlearnable(ctx, store, protocol, debate, settings, outcome) {
+pub(super) async fn learn(ended: Ended<'_>) {
+    let Ended {
+        ctx,
+        store,
+        protocol,
+        debate,
+        settings,
+        outcome,
+    } = ended;
+    if let Some(reason) = ended.unlearnable() {
         ctx.announce(Event::Notice {
             message: format!("no lessons were written: {reason}"),
         });
@@ -135,48 +147,43 @@ pub(super) async fn learn(
     }
 }
 
-/// Why a finished debate should teach later ones nothing, if it should not: it did not end
-/// well (a conclusion set aside as unsupported or overruled by the person, a synthesis the
-/// person rejected, an outcome its protocol calls unsettled), or it ran on the demonstration
-/// model, whose lessons are noise, without the person asking for them.
-fn unlearnable(
-    ctx: &Context,
-    store: &Store,
-    protocol: &dyn protocol::Protocol,
-    debate: &Debate,
-    settings: &DebateSettings,
-    outcome: &Outcome,
-) -> Option<String> {
-    let provider = ctx.seat_provider(crate::debate::MODERATOR);
-    if provider.caveat().is_some() && !settings.lessons.from_demonstration_model {
-        return Some(format!(
-            "{} is a demonstration model, whose lessons are noise (set [lessons] \
+impl Ended<'_> {
+    /// Why a finished debate should teach later ones nothing, if it should not: it did not end
+    /// well (a conclusion set aside as unsupported or overruled by the person, a synthesis the
+    /// person rejected, an outcome its protocol calls unsettled), or it ran on the demonstration
+    /// model, whose lessons are noise, without the person asking for them.
+    fn unlearnable(&self) -> Option<String> {
+        let provider = self.ctx.seat_provider(crate::debate::MODERATOR);
+        if provider.caveat().is_some() && !self.settings.lessons.from_demonstration_model {
+            return Some(format!(
+                "{} is a demonstration model, whose lessons are noise (set [lessons] \
              from_demonstration_model = true to keep them anyway)",
-            provider.model()
-        ));
+                provider.model()
+            ));
+        }
+        let events = self.store.events(&self.debate.id).unwrap_or_default();
+        if events.iter().any(|event| {
+            matches!(
+                event,
+                Event::Flag {
+                    kind: crate::debate::FlagKind::Unsupported,
+                    ..
+                }
+            )
+        }) {
+            return Some("a conclusion was set aside as unsupported by the moves".into());
+        }
+        let answers = self.store.checkpoints(&self.debate.id).unwrap_or_default();
+        use crate::debate::{Answer, AskKind};
+        if answers.iter().any(|a| {
+            (a.kind == AskKind::Conclusion && a.control.answer() != Answer::Accept)
+                || (matches!(a.kind, AskKind::Approval | AskKind::RevisedApproval)
+                    && a.control.answer() == Answer::Reject)
+        }) {
+            return Some("the person overruled the conclusion or rejected the synthesis".into());
+        }
+        self.protocol.unsettled(&self.outcome.data)
     }
-    let events = store.events(&debate.id).unwrap_or_default();
-    if events.iter().any(|event| {
-        matches!(
-            event,
-            Event::Flag {
-                kind: crate::debate::FlagKind::Unsupported,
-                ..
-            }
-        )
-    }) {
-        return Some("a conclusion was set aside as unsupported by the moves".into());
-    }
-    let answers = store.checkpoints(&debate.id).unwrap_or_default();
-    use crate::debate::{Answer, AskKind};
-    if answers.iter().any(|a| {
-        (a.kind == AskKind::Conclusion && a.control.answer() != Answer::Accept)
-            || (matches!(a.kind, AskKind::Approval | AskKind::RevisedApproval)
-                && a.control.answer() == Answer::Reject)
-    }) {
-        return Some("the person overruled the conclusion or rejected the synthesis".into());
-    }
-    protocol.unsettled(&outcome.data)
 }
 
 /// Embeds the source question of new lessons, when the provider offers embeddings, so later

@@ -265,17 +265,13 @@ pub async fn start(
     store.create_debate(&debate)?;
     // Held until the debate stops driving: the kernel's lock on its lease file.
     let _lease = store.acquire_lease(&debate.id)?;
-    drive(
-        &host.protocols,
-        store,
+    let ready = Ready {
         debate,
         settings,
         providers,
-        wiring,
-        interrupt.as_mut(),
-        false,
-    )
-    .await
+        resumed: false,
+    };
+    drive(&host.protocols, store, ready, wiring, interrupt.as_mut()).await
 }
 
 /// Picks up a stored debate where it stopped: recorded turns are served from the journal.
@@ -312,17 +308,13 @@ pub async fn resume(
             })?;
         store.set_config(&debate.id, &snapshot)?;
     }
-    drive(
-        &host.protocols,
-        store,
+    let ready = Ready {
         debate,
         settings,
         providers,
-        wiring,
-        interrupt,
-        true,
-    )
-    .await
+        resumed: true,
+    };
+    drive(&host.protocols, store, ready, wiring, interrupt).await
 }
 
 /// Checks a resume's changes before anything runs (the workbench calls it before its screen
@@ -481,36 +473,42 @@ async fn keep_lease(store: &Store, id: &str) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn drive(
-    registry: &Registry,
-    store: Store,
+/// A debate ready to run: its row, its settings, the providers its seats speak through, and
+/// whether it is picked up again (its journal replayed).
+struct Ready {
     debate: Debate,
     settings: DebateSettings,
     providers: Providers,
+    resumed: bool,
+}
+
+/// Runs `ready` under its lease, and lets the lease go however the run ends.
+async fn drive(
+    registry: &Registry,
+    store: Store,
+    ready: Ready,
     wiring: Wiring,
     interrupt: impl Future<Output = ()>,
-    resumed: bool,
 ) -> Result<Finish, SessionError> {
-    let outcome = run(
-        registry, &store, &debate, &settings, providers, wiring, interrupt, resumed,
-    )
-    .await;
-    let _ = store.release_lease(&debate.id);
+    let id = ready.debate.id.clone();
+    let outcome = run(registry, &store, ready, wiring, interrupt).await;
+    let _ = store.release_lease(&id);
     outcome
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run(
     registry: &Registry,
     store: &Store,
-    debate: &Debate,
-    settings: &DebateSettings,
-    providers: Providers,
+    ready: Ready,
     wiring: Wiring,
     interrupt: impl Future<Output = ()>,
-    resumed: bool,
 ) -> Result<Finish, SessionError> {
+    let Ready {
+        ref debate,
+        ref settings,
+        providers,
+        resumed,
+    } = ready;
     let Providers {
         seating,
         per_perspective: perspective_providers,
@@ -625,7 +623,7 @@ async fn run(
             if settings.lessons.enabled {
                 let deadline = engine::wait(settings.round_timeout_seconds);
                 tokio::select! {
-                    () = learn(&ctx, store, protocol, debate, settings, &outcome) => {}
+                    () = learn(Ended { ctx: &ctx, store, protocol, debate, settings, outcome: &outcome }) => {}
                     () = interrupt.as_mut() => {
                         interrupted = true;
                         ctx.announce(Event::Notice {

@@ -10,7 +10,7 @@ use super::result::{
     ArenaResult, ArenaTurn, Pick, RubricScore, arena_turn, phase_name, with_gradual,
 };
 use super::seats::Member;
-use super::seats::{human_turn, outside_turn};
+use super::seats::{Slot, human_turn, outside_turn};
 use super::{Arena, ArenaSettings, Moderator, Order, Player, RUBRIC, Topology};
 use crate::arena::{ArenaStatus, Persona, ScoringInfo};
 use crate::debate::{
@@ -271,14 +271,21 @@ impl<'a> ArenaRun<'a> {
         let member = &self.members[index];
         let number = self.turns.len() as u32 + 1;
         let (ctx, settings) = (self.ctx, self.settings);
-        let turn = match member.player {
-            Player::Model => self.speak(member, round, phase).await?,
-            Player::Human => {
-                human_turn(ctx, settings, member, &self.turns, round, phase, number).await?
-            }
-            Player::Outside => {
-                outside_turn(ctx, settings, &mut self.live, member, round, phase, number).await?
-            }
+        let slot = Slot {
+            member,
+            round,
+            phase,
+            number,
+        };
+        let turn = if member.player == Player::Model {
+            self.speak(member, round, phase).await?
+        } else if let Some(turn) = ctx.replayed(&slot.key()) {
+            // What the person or an outside agent gave before a resume is not asked again.
+            turn
+        } else if member.player == Player::Human {
+            human_turn(ctx, settings, slot, &self.turns).await?
+        } else {
+            outside_turn(ctx, settings, &mut self.live, slot).await?
         };
         let arena_turn = arena_turn(&turn, member, number);
         self.live

@@ -25,30 +25,44 @@ fn outside_words(round: u32, phase: Phase, seat: &str, provider: &str, model: &s
     Turn::pending(TurnKey::new(round, phase, seat), provider, model)
 }
 
-/// A seat the person plays: the workbench opens its editor (headless: `g TEXT` on stdin);
+/// A turn to be played: whose seat, where in the debate, and its number in the arena.
+#[derive(Clone, Copy)]
+pub(super) struct Slot<'m> {
+    pub member: &'m Member,
+    pub round: u32,
+    pub phase: Phase,
+    pub number: u32,
+}
+
+impl Slot<'_> {
+    /// The turn as the journal keys it, to find it when a resume replays it.
+    pub fn key(&self) -> TurnKey {
+        TurnKey::new(self.round, self.phase, self.member.seat.id.clone())
+    }
+
+    /// That the turn is asked of `by` (the person, or an outside agent), and for how long.
+    fn requested(&self, by: &str, settings: &ArenaSettings) -> Event {
+        Event::TurnRequested {
+            round: self.round,
+            phase: self.phase,
+            seat: self.member.seat.id.clone(),
+            turn_number: self.number,
+            by: by.into(),
+            timeout_seconds: settings.turn_timeout_seconds,
+        }
+    }
+}
+
+/// A seat the person plays (a turn not given before a resume): the workbench opens its editor (headless: `g TEXT` on stdin);
 /// what they write is the turn. `e` passes; silence past the time limit is a missed turn.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn human_turn(
     ctx: &Context,
     settings: &ArenaSettings,
-    member: &Member,
+    slot: Slot<'_>,
     turns: &[ArenaTurn],
-    round: u32,
-    phase: Phase,
-    number: u32,
 ) -> Result<Turn, EngineError> {
-    let key = TurnKey::new(round, phase, member.seat.id.clone());
-    if let Some(turn) = ctx.replayed(&key) {
-        return Ok(turn);
-    }
-    ctx.emit(Event::TurnRequested {
-        round,
-        phase,
-        seat: member.seat.id.clone(),
-        turn_number: number,
-        by: crate::debate::PERSON.into(),
-        timeout_seconds: settings.turn_timeout_seconds,
-    });
+    let (member, round, phase, number) = (slot.member, slot.round, slot.phase, slot.number);
+    ctx.emit(slot.requested(crate::debate::PERSON, settings));
     let persona = &member.persona;
     let detail = format!(
         "You play {} (turn {number}, round {round}, {}). Your stance: {}\n{}",
@@ -91,7 +105,7 @@ pub(super) async fn human_turn(
 /// How often an outside seat's transcript folder is looked at while its turn is awaited.
 const OUTSIDE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// A seat an outside agent plays: the request goes into the manifest (`turn_requested`) and
+/// A seat an outside agent plays (a turn not given before a resume): the request goes into the manifest (`turn_requested`) and
 /// an event; the agent answers with `moot arena submit` or by dropping a conforming
 /// `turn_<n>_<agent_id>_<timestamp>.json` into `transcript/`, which is checked (its seat, its
 /// number, its text), journaled and acknowledged (moot rewrites it with its own metadata and
@@ -101,15 +115,9 @@ pub(super) async fn outside_turn(
     ctx: &Context,
     settings: &ArenaSettings,
     live: &mut Live<'_>,
-    member: &Member,
-    round: u32,
-    phase: Phase,
-    number: u32,
+    slot: Slot<'_>,
 ) -> Result<Turn, EngineError> {
-    let key = TurnKey::new(round, phase, member.seat.id.clone());
-    if let Some(turn) = ctx.replayed(&key) {
-        return Ok(turn);
-    }
+    let (member, round, phase, number) = (slot.member, slot.round, slot.phase, slot.number);
     let agent = member.persona.agent_id.clone();
     let timeout = std::time::Duration::from_secs(settings.turn_timeout_seconds);
     let deadline = Instant::now() + timeout;
@@ -128,14 +136,7 @@ pub(super) async fn outside_turn(
             deadline_utc: deadline_utc.clone(),
         })
     });
-    ctx.emit(Event::TurnRequested {
-        round,
-        phase,
-        seat: member.seat.id.clone(),
-        turn_number: number,
-        by: crate::debate::OUTSIDE.into(),
-        timeout_seconds: settings.turn_timeout_seconds,
-    });
+    ctx.emit(slot.requested(crate::debate::OUTSIDE, settings));
     let mut turn = outside_words(
         round,
         phase,

@@ -163,16 +163,13 @@ impl DialogueResult {
             }
             if turn.phase == Phase::Lapse {
                 for mv in &turn.moves {
+                    let (seat, id, text) = (&turn.seat, &mv.id, &mv.text);
+                    let headline = headline(mv);
+                    let target = headline.split_once(" → ").map(|(_, t)| format!(" → {t}"));
+                    let target = target.unwrap_or_default();
                     let _ = writeln!(
                         out,
-                        "**{} [{}]** `retract` \"{}\"{} — imposed by the rules: a why went unanswered past its grace  ",
-                        turn.seat,
-                        mv.id,
-                        mv.text,
-                        headline(mv)
-                            .split_once(" → ")
-                            .map(|(_, t)| format!(" → {t}"))
-                            .unwrap_or_default()
+                        "**{seat} [{id}]** `retract` \"{text}\"{target} — imposed by the rules: a why went unanswered past its grace  "
                     );
                 }
                 out.push('\n');
@@ -250,13 +247,8 @@ impl DialogueResult {
                     .collect();
                 format!("{{{}}}", texts.join("; "))
             };
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                store.seat,
-                list(&store.commitments),
-                list(&store.retractions)
-            );
+            let (held, retracted) = (list(&store.commitments), list(&store.retractions));
+            let _ = writeln!(out, "| {} | {held} | {retracted} |", store.seat);
         }
     }
 
