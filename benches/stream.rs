@@ -12,6 +12,7 @@
 //! one line that never ends) to the OpenAI-compatible provider, and the process's peak memory
 //! above its baseline is printed (target: under 64 MB; the reply is cut at its byte cap).
 
+use moot::llm::endpoint::Endpoint;
 use moot::llm::sse::SseDecoder;
 use moot::llm::{
     CapabilityCache, ChatMessage, ChatRequest, Provider, RequestLabel, openai::OpenAiProvider,
@@ -102,15 +103,15 @@ fn reply_memory(bytes: usize, one_line: bool) {
         .enable_all()
         .build()
         .unwrap();
-    let provider = OpenAiProvider::new(
+    let endpoint = Endpoint::new(
         moot::llm::http_client().unwrap(),
         &format!("http://127.0.0.1:{port}/v1"),
         None,
         "flood",
         Arc::new(CapabilityCache::default()),
         Duration::from_secs(30),
-        String::new(),
     );
+    let provider = OpenAiProvider::new(endpoint, String::new());
     // No max_tokens: the largest default cap, 1 MiB.
     let request = ChatRequest {
         label: RequestLabel {

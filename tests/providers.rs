@@ -7,6 +7,7 @@ mod support;
 use moot::debate::{Debate, DebateStatus, Event, Phase, TurnKey, TurnStatus, now_rfc3339};
 use moot::engine::{Context, EngineSettings, Replay, ReplyKind, Seating, Speech, Wiring};
 use moot::llm::anthropic::AnthropicProvider;
+use moot::llm::endpoint::Endpoint;
 use moot::llm::instructions::json_instructions;
 use moot::llm::openai::OpenAiProvider;
 use moot::llm::{
@@ -25,26 +26,26 @@ fn client() -> reqwest::Client {
 }
 
 fn openai(server: &StandIn, caps: &Arc<CapabilityCache>) -> Arc<dyn Provider> {
-    Arc::new(OpenAiProvider::new(
+    let endpoint = Endpoint::new(
         client(),
         &server.openai_base(),
         Some("sk-test-secret".into()),
         "stand-in-model",
         caps.clone(),
         Duration::from_secs(5),
-        "set OPENAI_BASE_URL".into(),
-    ))
+    );
+    Arc::new(OpenAiProvider::new(endpoint, "set OPENAI_BASE_URL".into()))
 }
 
 fn anthropic(server: &StandIn) -> Arc<dyn Provider> {
-    Arc::new(AnthropicProvider::new(
+    Arc::new(AnthropicProvider::new(Endpoint::new(
         client(),
         &server.anthropic_base(),
         Some("ant-test-key".into()),
         "claude-stand-in",
         Arc::new(CapabilityCache::default()),
         Duration::from_secs(5),
-    ))
+    )))
 }
 
 fn argument_request() -> ChatRequest {
@@ -274,15 +275,16 @@ async fn huge_error_bodies_embeddings_and_model_lists_are_read_only_to_a_cap() {
     assert!(taken < 2 * TAKEN, "the embeddings took {taken} bytes");
     // No model configured: it is asked of `GET /models`, whose huge list is cut and given up
     // on; the request goes on with a default name.
-    let discovering: Arc<dyn Provider> = Arc::new(OpenAiProvider::new(
+    let endpoint = Endpoint::new(
         client(),
         &server.openai_base(),
         Some("sk-test-secret".into()),
         "",
         caps.clone(),
         Duration::from_secs(5),
-        "set OPENAI_BASE_URL".into(),
-    ));
+    );
+    let discovering: Arc<dyn Provider> =
+        Arc::new(OpenAiProvider::new(endpoint, "set OPENAI_BASE_URL".into()));
     let before = server.huge_sent();
     let (result, _) = complete(discovering.as_ref(), &request).await;
     assert!(result.is_ok(), "{result:?}");

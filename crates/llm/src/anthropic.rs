@@ -1,58 +1,41 @@
 //! Anthropic Messages API over SSE. Structured replies use a forced tool whose input schema is
 //! the reply schema; its streamed `input_json_delta` pieces are the reply text.
 
-use super::capability::{Capabilities, CapabilityCache, StructuredMode};
+use super::capability::{Capabilities, StructuredMode};
+use super::endpoint::{Endpoint, StreamReader};
 use super::provider::{
     ChatRequest, Completion, FinishReason, LlmError, Provider, Refusal, TextSink, Usage,
-    event_json, send_adapting, transport_error, trim_body,
+    event_json, trim_body,
 };
-use super::sse::{Seen, read_reply};
+use super::sse::{Seen, SseEvent, Streamed};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use std::sync::Arc;
-use std::time::Duration;
 
 const API_VERSION: &str = "2023-06-01";
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 pub struct AnthropicProvider {
-    client: reqwest::Client,
-    base_url: String,
-    api_key: Option<String>,
-    model: String,
-    capabilities: Arc<CapabilityCache>,
-    idle_timeout: Duration,
+    endpoint: Endpoint,
 }
 
 impl AnthropicProvider {
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        api_key: Option<String>,
-        model: &str,
-        capabilities: Arc<CapabilityCache>,
-        idle_timeout: Duration,
-    ) -> Self {
-        AnthropicProvider {
-            client,
-            base_url: base_url.trim_end_matches('/').to_string(),
-            api_key,
-            model: model.to_string(),
-            capabilities,
-            idle_timeout,
-        }
+    pub fn new(endpoint: Endpoint) -> Self {
+        AnthropicProvider { endpoint }
     }
 
     fn url(&self) -> String {
-        if self.base_url.ends_with("/v1") {
-            format!("{}/messages", self.base_url)
+        if self.endpoint.base_url.ends_with("/v1") {
+            format!("{}/messages", self.endpoint.base_url)
         } else {
-            format!("{}/v1/messages", self.base_url)
+            format!("{}/v1/messages", self.endpoint.base_url)
         }
     }
 
     fn capability_key(&self) -> String {
-        format!("anthropic {} {}", self.base_url, self.model)
+        format!(
+            "anthropic {} {}",
+            self.endpoint.base_url, self.endpoint.model
+        )
     }
 
     fn body(&self, request: &ChatRequest, mode: StructuredMode) -> Value {
@@ -62,7 +45,7 @@ impl AnthropicProvider {
             .map(|m| json!({"role": m.role, "content": m.content}))
             .collect();
         let mut body = json!({
-            "model": self.model,
+            "model": self.endpoint.model,
             "system": request.system,
             "messages": messages,
             "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
@@ -89,23 +72,18 @@ impl AnthropicProvider {
         request: &ChatRequest,
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
+        let endpoint = &self.endpoint;
         let url = self.url();
-        let send = |caps: Capabilities| {
-            let mut builder = self
+        let build = |caps: Capabilities| {
+            let builder = endpoint
                 .client
                 .post(&url)
                 .header("anthropic-version", API_VERSION)
                 .header(super::REQUEST_HEADER, request.label.request)
                 .json(&self.body(request, caps.mode));
-            if let Some(api_key) = &self.api_key {
-                builder = builder.header("x-api-key", api_key);
-            }
-            let url = &url;
-            async move {
-                tokio::time::timeout(self.idle_timeout, builder.send())
-                    .await
-                    .map_err(|_| LlmError::Timeout(self.idle_timeout))?
-                    .map_err(|e| transport_error(url, &e, self.idle_timeout))
+            match &endpoint.api_key {
+                Some(api_key) => builder.header("x-api-key", api_key),
+                None => builder,
             }
         };
         // Endpoints (proxies, look-alikes) that refuse tools fall back to instructions.
@@ -120,92 +98,85 @@ impl AnthropicProvider {
                 ..caps
             })
         };
-        let limits = (request.reply_cap(), self.idle_timeout);
+        let reader = Messages {
+            usage: Usage::default(),
+            saw_usage: false,
+            finish: FinishReason::Stop,
+            model: endpoint.model.clone(),
+        };
         let key = self.capability_key();
-        let response = send_adapting(&self.capabilities, &key, limits, send, adapt).await?;
-        self.read_stream(response, request.reply_cap(), on_text)
+        let (reply_cap, read) = (request.reply_cap(), (reader, on_text));
+        endpoint
+            .exchange((&url, &key), reply_cap, build, adapt, read)
             .await
     }
+}
 
-    /// Reads the reply's stream, taking at most `cap` bytes of text: past it (or past a line
-    /// that could not hold less) the stream is abandoned and the reply ends `Capped`.
-    async fn read_stream(
-        &self,
-        response: reqwest::Response,
-        cap: usize,
-        on_text: TextSink<'_>,
-    ) -> Result<Completion, LlmError> {
-        let mut usage = Usage::default();
-        let mut saw_usage = false;
-        let mut finish = FinishReason::Stop;
-        let mut model = self.model.clone();
-        let read = read_reply(
-            response,
-            &self.url(),
-            self.idle_timeout,
-            cap,
-            on_text,
-            |event| {
-                let value = event_json(&event.data)?;
-                let kind = value
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .or(event.event.as_deref())
-                    .unwrap_or("");
-                match kind {
-                    "message_start" => {
-                        let message = &value["message"];
-                        if let Some(name) = message.get("model").and_then(Value::as_str) {
-                            model = name.to_string();
-                        }
-                        if let Some(input) =
-                            message["usage"].get("input_tokens").and_then(Value::as_u64)
-                        {
-                            usage.input = input;
-                            saw_usage = true;
-                        }
-                    }
-                    "content_block_delta" => {
-                        let delta = &value["delta"];
-                        let piece = match delta.get("type").and_then(Value::as_str) {
-                            Some("text_delta") => delta.get("text").and_then(Value::as_str),
-                            Some("input_json_delta") => {
-                                delta.get("partial_json").and_then(Value::as_str)
-                            }
-                            _ => None,
-                        };
-                        return Ok(piece.map_or(Seen::Nothing, |p| Seen::Text(p.to_string())));
-                    }
-                    "message_delta" => {
-                        if let Some(output) =
-                            value["usage"].get("output_tokens").and_then(Value::as_u64)
-                        {
-                            usage.output = output;
-                            saw_usage = true;
-                        }
-                        if let Some(reason) =
-                            value["delta"].get("stop_reason").and_then(Value::as_str)
-                        {
-                            finish = finish_reason(reason);
-                        }
-                    }
-                    "message_stop" => return Ok(Seen::Stop),
-                    "error" => return Err(stream_error(&value["error"])),
-                    _ => {}
+/// The Messages API's stream as read so far: the usage it reported, why it stopped, the model
+/// that answered.
+struct Messages {
+    usage: Usage,
+    saw_usage: bool,
+    finish: FinishReason,
+    model: String,
+}
+
+impl StreamReader for Messages {
+    fn event(&mut self, event: &SseEvent) -> Result<Seen, LlmError> {
+        let value = event_json(&event.data)?;
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .or(event.event.as_deref())
+            .unwrap_or("");
+        match kind {
+            "message_start" => {
+                let message = &value["message"];
+                if let Some(name) = message.get("model").and_then(Value::as_str) {
+                    self.model = name.to_string();
                 }
-                Ok(Seen::Nothing)
-            },
-        )
-        .await?;
-        if read.capped {
-            finish = FinishReason::Capped;
-        } else if !read.stopped {
-            return Err(LlmError::StreamCut);
+                if let Some(input) = message["usage"].get("input_tokens").and_then(Value::as_u64) {
+                    self.usage.input = input;
+                    self.saw_usage = true;
+                }
+            }
+            "content_block_delta" => {
+                let delta = &value["delta"];
+                let piece = match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => delta.get("text").and_then(Value::as_str),
+                    Some("input_json_delta") => delta.get("partial_json").and_then(Value::as_str),
+                    _ => None,
+                };
+                return Ok(piece.map_or(Seen::Nothing, |p| Seen::Text(p.to_string())));
+            }
+            "message_delta" => {
+                if let Some(output) = value["usage"].get("output_tokens").and_then(Value::as_u64) {
+                    self.usage.output = output;
+                    self.saw_usage = true;
+                }
+                if let Some(reason) = value["delta"].get("stop_reason").and_then(Value::as_str) {
+                    self.finish = finish_reason(reason);
+                }
+            }
+            "message_stop" => return Ok(Seen::Stop),
+            "error" => return Err(stream_error(&value["error"])),
+            _ => {}
         }
+        Ok(Seen::Nothing)
+    }
+
+    fn completion(self, read: Streamed) -> Result<Completion, LlmError> {
+        let finish = if read.capped {
+            FinishReason::Capped
+        } else if read.stopped {
+            self.finish
+        } else {
+            return Err(LlmError::StreamCut);
+        };
         Ok(Completion {
             text: read.text,
-            usage: saw_usage.then_some(usage),
-            model,
+            usage: self.saw_usage.then_some(self.usage),
+            model: self.model,
             finish,
         })
     }
@@ -217,7 +188,7 @@ impl Provider for AnthropicProvider {
     }
 
     fn model(&self) -> &str {
-        &self.model
+        &self.endpoint.model
     }
 
     fn endpoint(&self) -> String {

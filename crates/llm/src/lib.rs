@@ -12,6 +12,7 @@ pub mod anthropic;
 pub mod capability;
 pub mod cascade;
 pub mod embedded;
+pub mod endpoint;
 pub mod gguf;
 pub mod grammar;
 pub mod http;

@@ -1,26 +1,22 @@
 //! OpenAI-compatible chat completions over SSE: OpenAI, Ollama, vLLM, llama.cpp, LM Studio,
 //! OpenRouter. Degrades the structured-reply shape step by step when an endpoint refuses it.
 
-use super::capability::{Capabilities, CapabilityCache, StructuredMode};
+use super::capability::{Capabilities, StructuredMode};
+use super::endpoint::{Endpoint, StreamReader};
 use super::provider::{
     ChatRequest, Completion, DEFAULT_REPLY_BYTES, FinishReason, LlmError, Provider, Refusal,
-    TextSink, Usage, event_json, send_adapting, transport_error, trim_body,
+    TextSink, Usage, event_json, transport_error, trim_body,
 };
-use super::sse::{Seen, read_reply};
+use super::sse::{Seen, SseEvent, Streamed};
 use futures_util::future::BoxFuture;
+use reqwest::RequestBuilder;
 use serde_json::{Value, json};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 use tokio::sync::Semaphore;
 
 pub struct OpenAiProvider {
-    client: reqwest::Client,
-    base_url: String,
-    api_key: Option<String>,
-    model: String,
-    capabilities: Arc<CapabilityCache>,
-    idle_timeout: Duration,
+    endpoint: Endpoint,
     /// Where the configuration came from, for the "cannot reach" hint.
     hint: String,
     /// The server's first model, when none was configured (local servers list theirs).
@@ -46,22 +42,9 @@ impl Drop for InFlight<'_> {
 }
 
 impl OpenAiProvider {
-    pub fn new(
-        client: reqwest::Client,
-        base_url: &str,
-        api_key: Option<String>,
-        model: &str,
-        capabilities: Arc<CapabilityCache>,
-        idle_timeout: Duration,
-        hint: String,
-    ) -> Self {
+    pub fn new(endpoint: Endpoint, hint: String) -> Self {
         OpenAiProvider {
-            client,
-            base_url: base_url.trim_end_matches('/').to_string(),
-            api_key,
-            model: model.to_string(),
-            capabilities,
-            idle_timeout,
+            endpoint,
             hint,
             discovered: OnceLock::new(),
             in_flight: AtomicUsize::new(0),
@@ -73,15 +56,15 @@ impl OpenAiProvider {
 
     /// The model to ask for: configured, else discovered from `GET /models`.
     async fn model_name(&self) -> String {
-        if !self.model.is_empty() {
-            return self.model.clone();
+        if !self.endpoint.model.is_empty() {
+            return self.endpoint.model.clone();
         }
         if let Some(found) = self.discovered.get() {
             return found.clone();
         }
-        let url = format!("{}/models", self.base_url);
-        let mut builder = self.client.get(&url);
-        if let Some(api_key) = &self.api_key {
+        let url = format!("{}/models", self.endpoint.base_url);
+        let mut builder = self.endpoint.client.get(&url);
+        if let Some(api_key) = &self.endpoint.api_key {
             builder = builder.bearer_auth(api_key);
         }
         let listed = async {
@@ -92,39 +75,40 @@ impl OpenAiProvider {
             let value: Value = serde_json::from_slice(&body).ok()?;
             value["data"][0]["id"].as_str().map(str::to_string)
         };
-        match tokio::time::timeout(self.idle_timeout, listed).await {
+        match tokio::time::timeout(self.endpoint.idle, listed).await {
             Ok(Some(found)) => self.discovered.get_or_init(|| found).clone(),
             // The server will say what it thinks of a missing model.
             _ => "default".to_string(),
         }
     }
 
-    /// POSTs a JSON body with the key, waiting at most the idle timeout for the response.
-    async fn post(
-        &self,
-        url: &str,
-        body: &Value,
-        request: Option<&'static str>,
-    ) -> Result<reqwest::Response, LlmError> {
-        let mut builder = self.client.post(url).json(body);
+    /// A POST of a JSON body with the key, named by `request` for servers that log it.
+    fn post_of(&self, url: &str, body: &Value, request: Option<&'static str>) -> RequestBuilder {
+        let mut builder = self.endpoint.client.post(url).json(body);
         if let Some(request) = request {
             builder = builder.header(super::REQUEST_HEADER, request);
         }
-        if let Some(api_key) = &self.api_key {
-            builder = builder.bearer_auth(api_key);
+        match &self.endpoint.api_key {
+            Some(api_key) => builder.bearer_auth(api_key),
+            None => builder,
         }
-        tokio::time::timeout(self.idle_timeout, builder.send())
+    }
+
+    /// POSTs a JSON body with the key, waiting at most the idle timeout for the response.
+    async fn post(&self, url: &str, body: &Value) -> Result<reqwest::Response, LlmError> {
+        let builder = self.post_of(url, body, None);
+        tokio::time::timeout(self.endpoint.idle, builder.send())
             .await
-            .map_err(|_| LlmError::Timeout(self.idle_timeout))?
-            .map_err(|e| transport_error(url, &e, self.idle_timeout))
+            .map_err(|_| LlmError::Timeout(self.endpoint.idle))?
+            .map_err(|e| transport_error(url, &e, self.endpoint.idle))
     }
 
     fn url(&self) -> String {
-        format!("{}/chat/completions", self.base_url)
+        format!("{}/chat/completions", self.endpoint.base_url)
     }
 
     fn capability_key(&self) -> String {
-        format!("openai {} {}", self.base_url, self.model)
+        format!("openai {} {}", self.endpoint.base_url, self.endpoint.model)
     }
 
     fn body(&self, request: &ChatRequest, caps: Capabilities, model: &str) -> Value {
@@ -218,7 +202,7 @@ impl OpenAiProvider {
         on_text: TextSink<'_>,
     ) -> Result<Completion, LlmError> {
         let key = self.capability_key();
-        let _turn = if self.capabilities.get(&key).serial {
+        let _turn = if self.endpoint.capabilities.get(&key).serial {
             self.queue.acquire().await.ok()
         } else {
             None
@@ -242,19 +226,19 @@ impl OpenAiProvider {
         };
         if *error == LlmError::StreamCut && concurrent {
             // Some servers (llama-cpp-python) abort a stream when another request arrives.
-            let mut caps = self.capabilities.get(&key);
+            let mut caps = self.endpoint.capabilities.get(&key);
             caps.serial = true;
-            self.capabilities.set(&key, caps);
+            self.endpoint.capabilities.set(&key, caps);
             return result;
         }
         if request.reply.is_none() || streamed || !died(error) {
             return result;
         }
-        let caps = self.capabilities.get(&key);
+        let caps = self.endpoint.capabilities.get(&key);
         if let Some(before) = trial.take() {
             if caps.mode == StructuredMode::JsonObject {
                 // Plain JSON failed too, so the schema was not what failed: send it again.
-                self.capabilities.set(&key, before);
+                self.endpoint.capabilities.set(&key, before);
                 self.schema_deaths.store(0, Ordering::SeqCst);
             }
             return result;
@@ -268,7 +252,7 @@ impl OpenAiProvider {
             && self.schema_deaths.fetch_add(1, Ordering::SeqCst) + 1 >= SCHEMA_DEATHS_BEFORE_PLAIN
         {
             *trial = Some(caps);
-            self.capabilities.set(
+            self.endpoint.capabilities.set(
                 &key,
                 Capabilities {
                     mode: StructuredMode::JsonObject,
@@ -286,96 +270,92 @@ impl OpenAiProvider {
     ) -> Result<Completion, LlmError> {
         let url = self.url();
         let model = self.model_name().await;
-        let send = |caps: Capabilities| {
+        let build = |caps: Capabilities| {
             let body = self.body(request, caps, &model);
-            let url = &url;
-            async move { self.post(url, &body, Some(request.label.request)).await }
+            self.post_of(&url, &body, Some(request.label.request))
         };
         let adapt = |caps: Capabilities, refusal: &Refusal| {
             Self::adapt(caps, refusal.status, &refusal.body, request.reply.is_some())
         };
-        let limits = (request.reply_cap(), self.idle_timeout);
+        let reader = Completions {
+            usage: None,
+            finish: None,
+            model: self.model().to_string(),
+            done: false,
+        };
         let key = self.capability_key();
-        let response = send_adapting(&self.capabilities, &key, limits, send, adapt).await?;
-        self.read_stream(response, request.reply_cap(), on_text)
+        let (reply_cap, read) = (request.reply_cap(), (reader, on_text));
+        (self.endpoint)
+            .exchange((&url, &key), reply_cap, build, adapt, read)
             .await
     }
+}
 
-    /// Reads the reply's stream, taking at most `cap` bytes of text: past it (or past a line
-    /// that could not hold less) the stream is abandoned and the reply ends `Capped`.
-    async fn read_stream(
-        &self,
-        response: reqwest::Response,
-        cap: usize,
-        on_text: TextSink<'_>,
-    ) -> Result<Completion, LlmError> {
-        let mut usage = None;
-        let mut finish = None;
-        let mut model = self.model().to_string();
-        let mut done = false;
-        let read = read_reply(
-            response,
-            &self.url(),
-            self.idle_timeout,
-            cap,
-            on_text,
-            |event| {
-                if event.data.trim() == "[DONE]" {
-                    done = true;
-                    return Ok(Seen::Nothing);
-                }
-                let value = event_json(&event.data)?;
-                if let Some(error) = value.get("error") {
-                    return Err(stream_error(error));
-                }
-                if let Some(name) = value.get("model").and_then(Value::as_str) {
-                    model = name.to_string();
-                }
-                if let Some(u) = value.get("usage").filter(|u| !u.is_null()) {
-                    usage = Some(usage_of(u));
-                }
-                let Some(choice) = value.get("choices").and_then(|c| c.get(0)) else {
-                    return Ok(Seen::Nothing);
-                };
-                if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                    finish = Some(match reason {
-                        "stop" => FinishReason::Stop,
-                        "length" => FinishReason::Length,
-                        _ => FinishReason::Other,
-                    });
-                }
-                let delta = choice
-                    .get("delta")
-                    .and_then(|d| d.get("content"))
-                    .and_then(Value::as_str);
-                Ok(delta.map_or(Seen::Nothing, |d| Seen::Text(d.to_string())))
-            },
-        )
-        .await?;
+/// A chat completions stream as read so far: the usage it reported, why it stopped, the model
+/// that answered, and whether `[DONE]` came.
+struct Completions {
+    usage: Option<Usage>,
+    finish: Option<FinishReason>,
+    model: String,
+    done: bool,
+}
+
+impl StreamReader for Completions {
+    fn event(&mut self, event: &SseEvent) -> Result<Seen, LlmError> {
+        if event.data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(Seen::Nothing);
+        }
+        let value = event_json(&event.data)?;
+        if let Some(error) = value.get("error") {
+            return Err(stream_error(error));
+        }
+        if let Some(name) = value.get("model").and_then(Value::as_str) {
+            self.model = name.to_string();
+        }
+        if let Some(u) = value.get("usage").filter(|u| !u.is_null()) {
+            self.usage = Some(usage_of(u));
+        }
+        let Some(choice) = value.get("choices").and_then(|c| c.get(0)) else {
+            return Ok(Seen::Nothing);
+        };
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            self.finish = Some(match reason {
+                "stop" => FinishReason::Stop,
+                "length" => FinishReason::Length,
+                _ => FinishReason::Other,
+            });
+        }
+        let delta = choice
+            .get("delta")
+            .and_then(|d| d.get("content"))
+            .and_then(Value::as_str);
+        Ok(delta.map_or(Seen::Nothing, |d| Seen::Text(d.to_string())))
+    }
+
+    fn completion(self, read: Streamed) -> Result<Completion, LlmError> {
         if read.capped {
             return Ok(Completion {
                 text: read.text,
-                usage,
-                model,
+                usage: self.usage,
+                model: self.model,
                 finish: FinishReason::Capped,
             });
         }
-        if read
-            .unfinished
-            .is_some_and(|event| event.data.trim() == "[DONE]")
-        {
-            done = true;
-        }
+        let done = self.done
+            || read
+                .unfinished
+                .is_some_and(|event| event.data.trim() == "[DONE]");
         // A stream that ends with neither [DONE] nor a finish reason was cut.
-        let finish = match (done, finish) {
+        let finish = match (done, self.finish) {
             (_, Some(finish)) => finish,
             (true, None) => FinishReason::Stop,
             (false, None) => return Err(LlmError::StreamCut),
         };
         Ok(Completion {
             text: read.text,
-            usage,
-            model,
+            usage: self.usage,
+            model: self.model,
             finish,
         })
     }
@@ -387,13 +367,13 @@ impl Provider for OpenAiProvider {
     }
 
     fn model(&self) -> &str {
-        if self.model.is_empty() {
+        if self.endpoint.model.is_empty() {
             self.discovered
                 .get()
                 .map(String::as_str)
                 .unwrap_or("server default")
         } else {
-            &self.model
+            &self.endpoint.model
         }
     }
 
@@ -434,20 +414,20 @@ impl OpenAiProvider {
         texts: &[String],
         model: Option<&str>,
     ) -> Result<Option<Vec<Vec<f32>>>, LlmError> {
-        let url = format!("{}/embeddings", self.base_url);
+        let url = format!("{}/embeddings", self.endpoint.base_url);
         let model = match model {
             Some(model) => model.to_string(),
             None => self.model_name().await,
         };
         let response = self
-            .post(&url, &json!({"model": model, "input": texts}), None)
+            .post(&url, &json!({"model": model, "input": texts}))
             .await?;
         let status = response.status().as_u16();
         if (400..500).contains(&status) && status != 429 {
             return Ok(None);
         }
         if status != 200 {
-            let refusal = Refusal::read(response, DEFAULT_REPLY_BYTES, self.idle_timeout).await;
+            let refusal = Refusal::read(response, DEFAULT_REPLY_BYTES, self.endpoint.idle).await;
             return Err(LlmError::Server {
                 status,
                 body: trim_body(&refusal.body),
@@ -458,9 +438,9 @@ impl OpenAiProvider {
         // less than a reply's default cap.
         let cap = DEFAULT_REPLY_BYTES.max(texts.len().saturating_mul(EMBEDDING_BYTES));
         let (body, cut) =
-            tokio::time::timeout(self.idle_timeout, super::http::body_capped(response, cap))
+            tokio::time::timeout(self.endpoint.idle, super::http::body_capped(response, cap))
                 .await
-                .map_err(|_| LlmError::Timeout(self.idle_timeout))?
+                .map_err(|_| LlmError::Timeout(self.endpoint.idle))?
                 .map_err(|e| LlmError::Malformed(format!("embeddings reply: {e}")))?;
         if cut {
             return Err(LlmError::Malformed(format!(

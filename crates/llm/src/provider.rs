@@ -328,36 +328,6 @@ impl Refusal {
     }
 }
 
-/// Sends a chat request until the provider answers 200 or refuses it for good. A refusal that
-/// `adapt` answers with other capabilities (no tools, no schema: what some servers cannot
-/// take) is sent again with them, and they are kept for `key`'s next request.
-pub async fn send_adapting<Sent>(
-    cache: &super::capability::CapabilityCache,
-    key: &str,
-    (reply_cap, idle): (usize, Duration),
-    mut send: impl FnMut(super::capability::Capabilities) -> Sent,
-    adapt: impl Fn(super::capability::Capabilities, &Refusal) -> Option<super::capability::Capabilities>,
-) -> Result<reqwest::Response, LlmError>
-where
-    Sent: std::future::Future<Output = Result<reqwest::Response, LlmError>>,
-{
-    let mut capabilities = cache.get(key);
-    loop {
-        let response = send(capabilities).await?;
-        if response.status() == 200 {
-            return Ok(response);
-        }
-        let refusal = Refusal::read(response, reply_cap, idle).await;
-        match adapt(capabilities, &refusal) {
-            Some(next) => {
-                capabilities = next;
-                cache.set(key, capabilities);
-            }
-            None => return Err(refusal.into_error()),
-        }
-    }
-}
-
 /// One server-sent event's JSON data, or the malformed text quoted (short and redacted).
 pub fn event_json(data: &str) -> Result<serde_json::Value, LlmError> {
     serde_json::from_str(data).map_err(|e| LlmError::Malformed(format!("{e}: {}", trim_body(data))))

@@ -4,6 +4,7 @@
 use crate::config::{Config, RetryConfig};
 use crate::llm::anthropic::AnthropicProvider;
 use crate::llm::embedded::LocalSettings;
+use crate::llm::endpoint::Endpoint;
 use crate::llm::models::{self, ModelError};
 use crate::llm::openai::OpenAiProvider;
 use crate::llm::scripted::{ScriptError, ScriptedProvider};
@@ -400,46 +401,34 @@ fn build(spec: &ProviderSpec, with: &Builder) -> Result<Arc<dyn Provider>, Provi
     if let Some(password) = spec.base_url.as_deref().and_then(url_password) {
         crate::sanitize::register_secret(password);
     }
+    let endpoint = |base_url: String| -> Result<Endpoint, ProviderError> {
+        let (key, model) = (key.clone(), &spec.model);
+        Ok(Endpoint::new(
+            client.get()?,
+            &base_url,
+            key,
+            model,
+            capabilities.clone(),
+            idle,
+        ))
+    };
     match spec.kind {
         ProviderKind::Openai => {
-            let base_url = hosted_url(
-                spec,
-                key.as_deref(),
-                "https://api.openai.com/v1",
-                "api.openai.com",
-            )
-            .ok_or(ProviderError::OpenAiKey)?;
+            let base_url = OPENAI
+                .url(spec, key.as_deref())
+                .ok_or(ProviderError::OpenAiKey)?;
             let hint = if spec.name == "ollama" {
                 "start Ollama (`ollama serve`) or set OLLAMA_HOST to where it runs".to_string()
             } else {
                 "set OPENAI_BASE_URL (or --base-url) to a running OpenAI-compatible server, OLLAMA_HOST for Ollama, or OPENAI_API_KEY for OpenAI".to_string()
             };
-            Ok(Arc::new(OpenAiProvider::new(
-                client.get()?,
-                &base_url,
-                key,
-                &spec.model,
-                capabilities.clone(),
-                idle,
-                hint,
-            )))
+            Ok(Arc::new(OpenAiProvider::new(endpoint(base_url)?, hint)))
         }
         ProviderKind::Anthropic => {
-            let base_url = hosted_url(
-                spec,
-                key.as_deref(),
-                "https://api.anthropic.com",
-                "api.anthropic.com",
-            )
-            .ok_or(ProviderError::AnthropicKey)?;
-            Ok(Arc::new(AnthropicProvider::new(
-                client.get()?,
-                &base_url,
-                key,
-                &spec.model,
-                capabilities.clone(),
-                idle,
-            )))
+            let base_url = ANTHROPIC
+                .url(spec, key.as_deref())
+                .ok_or(ProviderError::AnthropicKey)?;
+            Ok(Arc::new(AnthropicProvider::new(endpoint(base_url)?)))
         }
         ProviderKind::Scripted => {
             let path = spec.script.as_ref().ok_or(ProviderError::NoScript)?;
@@ -453,11 +442,29 @@ fn build(spec: &ProviderSpec, with: &Builder) -> Result<Arc<dyn Provider>, Provi
     }
 }
 
-/// The spec's base URL, or the hosted service's `default`; None when that URL is the hosted
-/// service (`host`) and there is no key, which it would refuse.
-fn hosted_url(spec: &ProviderSpec, key: Option<&str>, default: &str, host: &str) -> Option<String> {
-    let base_url = spec.base_url.clone().unwrap_or_else(|| default.into());
-    (key.is_some() || !base_url.contains(host)).then_some(base_url)
+/// A hosted service a provider kind defaults to: its API's base URL, and its host.
+struct Hosted {
+    url: &'static str,
+    host: &'static str,
+}
+
+const OPENAI: Hosted = Hosted {
+    url: "https://api.openai.com/v1",
+    host: "api.openai.com",
+};
+
+const ANTHROPIC: Hosted = Hosted {
+    url: "https://api.anthropic.com",
+    host: "api.anthropic.com",
+};
+
+impl Hosted {
+    /// The spec's base URL, or this service's; None when that URL is this service and there
+    /// is no key, which it would refuse.
+    fn url(&self, spec: &ProviderSpec, key: Option<&str>) -> Option<String> {
+        let base_url = spec.base_url.clone().unwrap_or_else(|| self.url.into());
+        (key.is_some() || !base_url.contains(self.host)).then_some(base_url)
+    }
 }
 
 #[cfg(test)]

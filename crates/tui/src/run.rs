@@ -881,17 +881,8 @@ async fn watch_screen(
     events: Vec<Event>,
     mut following: Followed,
 ) -> Option<String> {
-    let Screen {
-        terminal,
-        keys,
-        shutdown,
-        theme,
-        keymap,
-        store,
-        host,
-    } = screen;
     let read_only = matches!(following, Followed::Replayed);
-    let mut app = App::with_keymap(read_only, keymap.clone());
+    let mut app = App::with_keymap(read_only, screen.keymap.clone());
     app.watching = following.banner();
     for event in &events {
         app.on_event(event);
@@ -902,7 +893,7 @@ async fn watch_screen(
     let mut open = true;
     'screen: loop {
         if app.dirty && pacer.due() {
-            draw(terminal, &mut app, &mut caches, theme);
+            draw(screen.terminal, &mut app, &mut caches, screen.theme);
             pacer.drawn();
         }
         let next_frame = pacer.next();
@@ -922,13 +913,13 @@ async fn watch_screen(
                     app.dirty = true;
                 }
             },
-            key = keys.next() => {
+            key = screen.keys.next() => {
                 let mut key = Some(key);
                 while let Some(next) = key.take() {
                     match input(&mut app, next) {
                         Input::Key(key) => {
                             if is_suspend(&key) {
-                                suspend(terminal);
+                                suspend(screen.terminal);
                                 app.dirty = true;
                                 continue;
                             }
@@ -940,7 +931,7 @@ async fn watch_screen(
                             match effect {
                                 Some(Effect::Quit) => break 'screen,
                                 Some(Effect::Control(control)) => {
-                                    let problem = match following.answer(store, &app, id, control).await {
+                                    let problem = match following.answer(screen.store, &app, id, control).await {
                                         Ok(true) => None,
                                         Ok(false) => Some("that was answered a moment ago".to_string()),
                                         Err(e) => Some(e),
@@ -950,21 +941,21 @@ async fn watch_screen(
                                         app.dirty = true;
                                     }
                                 }
-                                Some(effect) => perform(terminal, &mut app, (host, store), effect),
+                                Some(effect) => perform(screen.terminal, &mut app, (screen.host, screen.store), effect),
                                 None => {}
                             }
                         }
                         Input::Handled => {}
                         Input::Gone => break 'screen,
                     }
-                    key = waiting(keys).await;
+                    key = waiting(screen.keys).await;
                 }
                 pacer.key();
             },
             // A replay has no clock and nothing speaking: it redraws on a key alone.
             _ = tick.tick(), if !read_only => app.on_tick(),
             _ = tokio::time::sleep_until(next_frame), if app.dirty => {}
-            _ = shutdown.wait() => break,
+            _ = screen.shutdown.wait() => break,
         }
     }
     let comes_back = match &following {

@@ -231,11 +231,10 @@ fn bullet_list(out: &mut String, items: &[String], empty: &str) {
     out.push('\n');
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> Synthesis {
+/// A small synthesis of the demo's question, for tests here and in the protocols.
+#[cfg(any(test, feature = "fixtures"))]
+impl Synthesis {
+    pub fn sample() -> Synthesis {
         Synthesis {
             title: "Redis or PostgreSQL for caching".into(),
             date: "2026-11-22".into(),
@@ -261,10 +260,15 @@ mod tests {
             votes: None,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn markdown_has_every_section_of_the_debate_mode_format() {
-        let markdown = sample().to_markdown();
+        let markdown = Synthesis::sample().to_markdown();
         for heading in [
             "# Decision: Redis or PostgreSQL for caching",
             "**Date:** 2026-11-22",
@@ -294,7 +298,7 @@ mod tests {
     /// U5: the person's guidance is in the record, every line of it under its number.
     #[test]
     fn the_persons_guidance_is_listed_whole() {
-        let mut synthesis = sample();
+        let mut synthesis = Synthesis::sample();
         synthesis.guidance = vec![
             "Weigh the migration cost.\nAnd the team's ops load.".into(),
             "Decide by Friday".into(),
@@ -307,14 +311,14 @@ mod tests {
             "{markdown}"
         );
         assert!(
-            !sample().to_markdown().contains("Your Guidance"),
+            !Synthesis::sample().to_markdown().contains("Your Guidance"),
             "none given, none listed"
         );
     }
 
     #[test]
     fn header_lines_are_paragraphs_of_their_own() {
-        let mut synthesis = sample();
+        let mut synthesis = Synthesis::sample();
         synthesis.approval = Some(Approval {
             status: ApprovalStatus::Revised,
             by: "ana at the workbench".into(),

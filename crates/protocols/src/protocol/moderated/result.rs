@@ -432,21 +432,7 @@ mod tests {
             recommendation: "Use Redis [A2.1] for sessions. Then measure.".into(),
             agreements: vec!["both want speed".into()],
             tensions: vec!["cost".into(), "ops".into(), "risk".into()],
-            title: String::new(),
-            date: String::new(),
-            debate_id: String::new(),
-            rounds: 1,
-            perspectives: vec![],
-            question: String::new(),
-            perspectives_considered: vec![],
-            confidence: crate::debate::Confidence::Medium,
-            caveats: vec![],
-            dissent: String::new(),
-            action_items: vec![],
-            notes: vec![],
-            approval: None,
-            guidance: Vec::new(),
-            votes: None,
+            ..Synthesis::sample()
         };
         let read = resolution(&synthesis);
         assert_eq!(read.winner.as_deref(), Some("Use Redis for sessions."));
