@@ -8,7 +8,7 @@ mod support;
 
 use moot::code::hooks::{self, Hook};
 use moot::code::sandbox::{Kernel, Limits, Sandbox};
-use moot::code::worktree::WorkTree;
+use moot::code::worktree::{Place, WorkTree};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -50,12 +50,12 @@ async fn model_written_tests_cannot_escape_their_tree_read_the_key_or_reach_the_
     git(origin.path(), &["add", "-A"]);
     git(origin.path(), &["commit", "-q", "-m", "calc"]);
     let trees = tempfile::tempdir().unwrap();
-    let tree = WorkTree::create(
-        origin.path(),
-        trees.path(),
-        &trees.path().join("DEB-sandbox1.git"),
-        "DEB-sandbox1",
-    )
+    let tree = WorkTree::create(Place {
+        origin: origin.path(),
+        parent: trees.path(),
+        git_dir: &trees.path().join("DEB-sandbox1.git"),
+        debate_id: "DEB-sandbox1",
+    })
     .unwrap();
 
     // The key moot read from `api_key_env = "LLM_CRED"`, as providers register it.

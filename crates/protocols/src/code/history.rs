@@ -137,12 +137,12 @@ mod tests {
         git(origin.path(), &["commit", "-q", "-m", "start"]);
         let parent = tempfile::tempdir().unwrap();
         let git_dir = parent.path().join("DEB-where001.git");
-        let tree = crate::code::worktree::WorkTree::create(
-            origin.path(),
-            parent.path(),
-            &git_dir,
-            "DEB-where001",
-        )
+        let tree = crate::code::worktree::WorkTree::create(crate::code::worktree::Place {
+            origin: origin.path(),
+            parent: parent.path(),
+            git_dir: &git_dir,
+            debate_id: "DEB-where001",
+        })
         .unwrap();
         tree.write("lib.rs", "fn new() {}\n").unwrap();
         let private = tree.commit(1, "v1", &["lib.rs"]).unwrap().unwrap();

@@ -180,6 +180,24 @@ fn make_private(top: &Path, git_dir: &Path, debate_id: &str) -> Result<(), Workt
     Ok(())
 }
 
+/// Where a debate's tree is made: from the user's project (`origin`), under `parent` (a
+/// temporary directory), its versions in the private `git_dir`. Named fields, so the three
+/// paths cannot trade places.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub origin: &'a Path,
+    pub parent: &'a Path,
+    pub git_dir: &'a Path,
+    pub debate_id: &'a str,
+}
+
+impl Place<'_> {
+    /// The tree's own directory.
+    fn root(&self) -> PathBuf {
+        self.parent.join(format!("moot-{}", self.debate_id))
+    }
+}
+
 impl WorkTree {
     /// A directory taken as a tree (no git), for writing checked paths into it: the user's
     /// own tree when a version is applied outside git.
@@ -201,16 +219,16 @@ impl WorkTree {
         Ok(WorkTree::copy_at(&root))
     }
 
-    /// Makes the tree for `debate_id` from `origin` under `parent` (a temporary directory):
-    /// in git, a checkout of the debate's branch in `git_dir` (made from the user's HEAD if
-    /// new); outside git, a copy.
-    pub fn create(
-        origin: &Path,
-        parent: &Path,
-        git_dir: &Path,
-        debate_id: &str,
-    ) -> Result<WorkTree, WorktreeError> {
-        let root = parent.join(format!("moot-{debate_id}"));
+    /// Makes the tree of `place`: in git, a checkout of the debate's branch in its git dir
+    /// (made from the user's HEAD if new); outside git, a copy.
+    pub fn create(place: Place<'_>) -> Result<WorkTree, WorktreeError> {
+        let Place {
+            origin,
+            git_dir,
+            debate_id,
+            ..
+        } = place;
+        let root = place.root();
         let Ok(top) = git::run(Repo::In(origin), &["rev-parse", "--show-toplevel"]) else {
             copy_tree(origin, &root).map_err(|e| {
                 WorktreeError::Io(format!(
@@ -241,13 +259,8 @@ impl WorkTree {
 
     /// The tree of a debate being resumed: the one on disk when it is still there, else made
     /// again (from the debate's branch in its git dir, which holds every committed version).
-    pub fn reopen(
-        origin: &Path,
-        parent: &Path,
-        git_dir: &Path,
-        debate_id: &str,
-    ) -> Result<WorkTree, WorktreeError> {
-        let root = parent.join(format!("moot-{debate_id}"));
+    pub fn reopen(place: Place<'_>) -> Result<WorkTree, WorktreeError> {
+        let (origin, git_dir, root) = (place.origin, place.git_dir, place.root());
         let legacy = root.join(".git");
         if legacy.symlink_metadata().is_ok() {
             // A tree from before moot kept its own git dir: a worktree of the user's
@@ -263,12 +276,12 @@ impl WorkTree {
             }
         }
         if !root.is_dir() {
-            return WorkTree::create(origin, parent, git_dir, debate_id);
+            return WorkTree::create(place);
         }
         Ok(
             match git::run(Repo::In(origin), &["rev-parse", "--show-toplevel"]) {
                 Ok(top) => {
-                    make_private(Path::new(&top), git_dir, debate_id)?;
+                    make_private(Path::new(&top), git_dir, place.debate_id)?;
                     WorkTree {
                         root,
                         git_dir: Some(git_dir.to_path_buf()),
@@ -438,6 +451,21 @@ impl WorkTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The place of a test's tree: its project, the directory it goes under, its git dir.
+    fn at<'a>(
+        origin: &'a tempfile::TempDir,
+        parent: &'a tempfile::TempDir,
+        git_dir: &'a Path,
+        debate_id: &'a str,
+    ) -> Place<'a> {
+        Place {
+            origin: origin.path(),
+            parent: parent.path(),
+            git_dir,
+            debate_id,
+        }
+    }
     use crate::code::apply::{ApplyError, apply_patch};
     use crate::code::history::History;
 
@@ -511,8 +539,7 @@ mod tests {
         let parent = tempfile::tempdir().unwrap();
         let data = tempfile::tempdir().unwrap();
         let git_dir = data.path().join("versions/DEB-test0001.git");
-        let tree =
-            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-test0001").unwrap();
+        let tree = WorkTree::create(at(&origin, &parent, &git_dir, "DEB-test0001")).unwrap();
         assert_eq!(tree.git_dir.as_deref(), Some(git_dir.as_path()));
         assert!(!tree.root.join(".git").exists());
         assert_eq!(
@@ -582,15 +609,13 @@ mod tests {
         assert!(!root.exists());
         // Rebuilt from the git dir, as a resume after the tree was removed would; reopened as
         // it is while it stands.
-        let again =
-            WorkTree::reopen(origin.path(), parent.path(), &git_dir, "DEB-test0001").unwrap();
+        let again = WorkTree::reopen(at(&origin, &parent, &git_dir, "DEB-test0001")).unwrap();
         assert_eq!(
             std::fs::read_to_string(again.root.join("src/added.rs")).unwrap(),
             "// v1\n"
         );
         again.write("src/added.rs", "// v2\n").unwrap();
-        let same =
-            WorkTree::reopen(origin.path(), parent.path(), &git_dir, "DEB-test0001").unwrap();
+        let same = WorkTree::reopen(at(&origin, &parent, &git_dir, "DEB-test0001")).unwrap();
         assert_eq!(same.root, again.root);
         assert_eq!(
             std::fs::read_to_string(same.root.join("src/added.rs")).unwrap(),
@@ -622,8 +647,7 @@ mod tests {
         .unwrap();
         let data = tempfile::tempdir().unwrap();
         let git_dir = data.path().join("DEB-legacy01.git");
-        let tree =
-            WorkTree::reopen(origin.path(), parent.path(), &git_dir, "DEB-legacy01").unwrap();
+        let tree = WorkTree::reopen(at(&origin, &parent, &git_dir, "DEB-legacy01")).unwrap();
         assert!(!tree.root.join(".git").exists());
         assert!(tree.root.join("lib.rs").is_file());
         let listed = git(origin.path(), &["worktree", "list"]).unwrap();
@@ -636,8 +660,7 @@ mod tests {
         git(origin.path(), &["init", "-q"]).unwrap();
         let parent = tempfile::tempdir().unwrap();
         let git_dir = parent.path().join("v.git");
-        let refused =
-            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-unborn01").unwrap_err();
+        let refused = WorkTree::create(at(&origin, &parent, &git_dir, "DEB-unborn01")).unwrap_err();
         assert!(
             refused.to_string().contains("has no commit yet"),
             "{refused}"
@@ -649,8 +672,7 @@ mod tests {
         let origin = repo();
         let parent = tempfile::tempdir().unwrap();
         let git_dir = parent.path().join("DEB-apply001.git");
-        let tree =
-            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-apply001").unwrap();
+        let tree = WorkTree::create(at(&origin, &parent, &git_dir, "DEB-apply001")).unwrap();
         tree.write("lib.rs", "fn new() {}\n").unwrap();
         let v1 = tree.commit(1, "v1", &["lib.rs"]).unwrap().unwrap();
         let history = History::Private {
@@ -719,8 +741,7 @@ mod tests {
         std::fs::write(origin.path().join("node_modules/huge.js"), "x").unwrap();
         let parent = tempfile::tempdir().unwrap();
         let git_dir = parent.path().join("unused.git");
-        let tree =
-            WorkTree::create(origin.path(), parent.path(), &git_dir, "DEB-copy0001").unwrap();
+        let tree = WorkTree::create(at(&origin, &parent, &git_dir, "DEB-copy0001")).unwrap();
         assert_eq!(tree.git_dir, None);
         assert!(!git_dir.exists());
         assert!(tree.root.join("slug.py").is_file());

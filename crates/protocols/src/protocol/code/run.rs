@@ -8,7 +8,7 @@ use crate::code::loops;
 use crate::code::record::Reflection;
 use crate::code::roles::CodePhase;
 use crate::code::versions::winner;
-use crate::code::worktree::WorkTree;
+use crate::code::worktree::{Place, WorkTree};
 use crate::debate::Seat;
 use crate::engine::{Context, EngineError};
 use serde_json::{Value, json};
@@ -83,12 +83,13 @@ pub(super) async fn run(
     let tree = if settings.rehearsal {
         WorkTree::scratch(&settings.worktrees, &ctx.debate_id)
     } else {
-        WorkTree::reopen(
-            &settings.origin,
-            &settings.worktrees,
-            &ctx.store().versions_git_dir(&ctx.debate_id),
-            &ctx.debate_id,
-        )
+        let git_dir = ctx.store().versions_git_dir(&ctx.debate_id);
+        WorkTree::reopen(Place {
+            origin: &settings.origin,
+            parent: &settings.worktrees,
+            git_dir: &git_dir,
+            debate_id: &ctx.debate_id,
+        })
     }
     .map_err(|e| EngineError::Setup(e.to_string()))?;
     let mut shop = Workshop::new(ctx, common, settings, tree);
