@@ -273,6 +273,24 @@ impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for TableOf<'_, T>
 pub type ResolveProvider<'a> =
     dyn Fn(Option<&str>, Option<&str>) -> Result<Value, SettingsError> + 'a;
 
+/// A `TypedProtocol`'s `run`, written once for a protocol whose steps take their settings by
+/// reference: `run(ctx, common, &settings)` in its folder's `run.rs`. Stands inside the
+/// `impl TypedProtocol` as `moot_engine::runs!(run::run);`.
+#[macro_export]
+macro_rules! runs {
+    ($steps:path) => {
+        fn run<'a>(
+            &'a self,
+            ctx: &'a $crate::engine::Context,
+            common: &'a $crate::protocol::Common,
+            settings: Self::Settings,
+        ) -> $crate::protocol::Run<'a, Self::Result> {
+            Box::pin(async move { $steps(ctx, common, &settings).await })
+        }
+    };
+}
+pub use crate::runs;
+
 /// A `SettingsError` written as with `format!`.
 #[macro_export]
 macro_rules! refused {

@@ -22,9 +22,8 @@ pub use result::{ArenaResult, ArenaTurn, Pick, RubricScore};
 pub use settings::{ArenaSettings, Moderator, Order, PersonaSpec, Player};
 
 use super::kit;
-use super::{Common, Flag, SettingsError, SettingsInput};
+use super::{Flag, SettingsError, SettingsInput};
 use crate::debate::{Presentation, SidePanel};
-use crate::engine::Context;
 
 /// The arena, as registered.
 pub struct Arena;
@@ -110,12 +109,5 @@ impl super::TypedProtocol for Arena {
         }
     }
 
-    fn run<'a>(
-        &'a self,
-        ctx: &'a Context,
-        common: &'a Common,
-        settings: ArenaSettings,
-    ) -> super::Run<'a, Self::Result> {
-        Box::pin(async move { run::run(ctx, common, &settings).await })
-    }
+    super::runs!(run::run);
 }

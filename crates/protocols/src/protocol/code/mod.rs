@@ -17,7 +17,6 @@ use super::kit;
 use super::{Common, Flag, Outcome, SettingsError, SettingsInput};
 use crate::code::record::CodeResult;
 use crate::debate::{Phase, Presentation, SidePanel};
-use crate::engine::Context;
 use settings::CodeSettings;
 
 pub struct Code;
@@ -113,12 +112,5 @@ impl super::TypedProtocol for Code {
         )
     }
 
-    fn run<'a>(
-        &'a self,
-        ctx: &'a Context,
-        common: &'a Common,
-        settings: CodeSettings,
-    ) -> super::Run<'a, Self::Result> {
-        Box::pin(async move { run::run(ctx, common, &settings).await })
-    }
+    super::runs!(run::run);
 }

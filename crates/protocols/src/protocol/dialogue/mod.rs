@@ -21,9 +21,8 @@ pub use context::context_schema;
 pub use replies::MOVE_SCHEMA;
 pub use settings::{DialogueSettings, Persona};
 
-use super::{Common, Flag, SettingsError, SettingsInput};
+use super::{Flag, SettingsError, SettingsInput};
 use crate::debate::{Presentation, SidePanel};
-use crate::engine::Context;
 
 /// The formal dialogue, as registered.
 pub struct Dialogue;
@@ -96,12 +95,5 @@ impl super::TypedProtocol for Dialogue {
         }
     }
 
-    fn run<'a>(
-        &'a self,
-        ctx: &'a Context,
-        common: &'a Common,
-        settings: DialogueSettings,
-    ) -> super::Run<'a, Self::Result> {
-        Box::pin(async move { run::run(ctx, common, &settings).await })
-    }
+    super::runs!(run::run);
 }

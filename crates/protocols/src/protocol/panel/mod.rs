@@ -16,9 +16,8 @@ mod settings;
 pub use result::{Change, Check, Chosen, PanelResult, check, check_ranked};
 pub use settings::{Judge, OptionError, PanelOption, PanelSettings, Threshold, parse_option};
 
-use super::{Common, Flag, Outcome, SettingsError, SettingsInput, Undecidable};
+use super::{Flag, Outcome, SettingsError, SettingsInput, Undecidable};
 use crate::debate::{Phase, Presentation, SidePanel};
-use crate::engine::Context;
 use crate::protocol::refused;
 
 /// The panel, as registered.
@@ -141,14 +140,7 @@ impl super::TypedProtocol for Panel {
         }
     }
 
-    fn run<'a>(
-        &'a self,
-        ctx: &'a Context,
-        common: &'a Common,
-        settings: PanelSettings,
-    ) -> super::Run<'a, Self::Result> {
-        Box::pin(async move { run::run(ctx, common, &settings).await })
-    }
+    super::runs!(run::run);
 
     fn decide(
         &self,
