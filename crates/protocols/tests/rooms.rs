@@ -135,8 +135,8 @@ fn nothing_imports_from_a_protocols_run_room() {
                 .map_or(text.as_str(), |end| &text[..end]);
             for (at, _) in code.match_indices("run::") {
                 let rest = &code[at + "run::".len()..];
-                // `run::run(…)`: the protocol's entry calls its steps.
-                if name == "mod.rs" && rest.starts_with("run(") {
+                // `run::run(…)` or `runs!(run::run)`: the protocol's entry calls its steps.
+                if name == "mod.rs" && (rest.starts_with("run(") || rest.starts_with("run)")) {
                     continue;
                 }
                 let line = code[..at].lines().count();

@@ -4,7 +4,6 @@
 //! listed, the rest kept; a reply with no usable file is unusable.
 
 use super::worktree::safe_path;
-use crate::engine::Unusable;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -48,8 +47,25 @@ pub fn schema() -> Value {
     })
 }
 
+/// Why a reply makes no version: it lists no files, or none of them may be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoVersion {
+    #[error("`files` must be a list of {{path, content}}")]
+    NoFiles,
+    #[error("no file can be written{}", refused_list(.0))]
+    NothingWritable(Vec<String>),
+}
+
+fn refused_list(refused: &[String]) -> String {
+    if refused.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", refused.join("; "))
+    }
+}
+
 /// Reads a reply into a version, refusing what may not be written.
-pub fn parse(reply: &Value) -> Result<CodeReply, Unusable> {
+pub fn parse(reply: &Value) -> Result<CodeReply, NoVersion> {
     let summary = reply
         .get("summary")
         .and_then(Value::as_str)
@@ -67,7 +83,7 @@ pub fn parse(reply: &Value) -> Result<CodeReply, Unusable> {
     let entries = reply
         .get("files")
         .and_then(Value::as_array)
-        .ok_or("`files` must be a list of {path, content}")?;
+        .ok_or(NoVersion::NoFiles)?;
     let mut files: Vec<(String, String)> = Vec::new();
     for entry in entries.iter().take(MOST_FILES) {
         let path = entry.get("path").and_then(Value::as_str).unwrap_or("");
@@ -96,14 +112,7 @@ pub fn parse(reply: &Value) -> Result<CodeReply, Unusable> {
         ));
     }
     if files.is_empty() {
-        return Err(crate::engine::unusable!(
-            "no file can be written{}",
-            if refused.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", refused.join("; "))
-            }
-        ));
+        return Err(NoVersion::NothingWritable(refused));
     }
     Ok(CodeReply {
         summary,
@@ -160,11 +169,15 @@ mod tests {
             &json!({"summary": "x", "files": [{"path": ".git/hooks/pre-commit", "content": "x"}]}),
         )
         .unwrap_err();
+        let said = err.to_string();
         assert!(
-            err.contains("no file can be written") && err.contains(".git"),
-            "{err}"
+            said.starts_with("no file can be written: ") && said.contains(".git"),
+            "{said}"
         );
-        assert!(parse(&json!({"summary": "x"})).is_err());
+        assert_eq!(
+            parse(&json!({"summary": "x"})).unwrap_err(),
+            NoVersion::NoFiles
+        );
         assert_eq!(schema()["properties"]["files"]["maxItems"], MOST_FILES);
     }
 }

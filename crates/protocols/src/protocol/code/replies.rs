@@ -272,7 +272,7 @@ pub fn scores_of(data: Option<&Value>) -> Vec<(u32, Quality)> {
 }
 
 fn validate_code(reply: &Value) -> Result<Value, Unusable> {
-    let parsed = reply::parse(reply)?;
+    let parsed = reply::parse(reply).map_err(|e| Unusable(e.to_string()))?;
     serde_json::to_value(parsed).map_err(|e| unusable!("{e}"))
 }
 
