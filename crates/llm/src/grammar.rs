@@ -54,6 +54,33 @@ impl GrammarError {
     }
 }
 
+/// A schema's object: its keywords and their values.
+type Object = serde_json::Map<String, Value>;
+
+/// Where in the schema a value stands: its path (for errors and rule names, `$.moves[].act`)
+/// and how deep it is nested.
+struct Node {
+    path: String,
+    depth: usize,
+}
+
+impl Node {
+    fn root() -> Node {
+        Node {
+            path: "$".into(),
+            depth: 0,
+        }
+    }
+
+    /// The node one step in: `step` is `[]`, `.key` or `.anyOf[i]`.
+    fn child(&self, step: &str) -> Node {
+        Node {
+            path: format!("{}{step}", self.path),
+            depth: self.depth + 1,
+        }
+    }
+}
+
 /// Deepest nesting of objects and arrays a grammar admits.
 const MAX_DEPTH: usize = 6;
 /// No string is bounded below this length, however small the budget.
@@ -400,7 +427,7 @@ impl Builder {
             ws: None,
             string_char: None,
         };
-        let body = builder.value(schema, share, "$", 0)?;
+        let body = builder.value(schema, share, &Node::root())?;
         builder.rules[0].body = body;
         Ok(Grammar {
             rules: builder.rules,
@@ -496,15 +523,9 @@ impl Builder {
         Expr::Ref(index)
     }
 
-    fn value(
-        &mut self,
-        schema: &Value,
-        share: usize,
-        path: &str,
-        depth: usize,
-    ) -> Result<Expr, GrammarError> {
-        let fail = |problem: &str| GrammarError::at(path, problem);
-        if depth > MAX_DEPTH {
+    fn value(&mut self, schema: &Value, share: usize, at: &Node) -> Result<Expr, GrammarError> {
+        let fail = |problem: &str| GrammarError::at(&at.path, problem);
+        if at.depth > MAX_DEPTH {
             return Err(fail("nested deeper than the grammar allows"));
         }
         let Value::Object(map) = schema else {
@@ -538,8 +559,8 @@ impl Builder {
             };
             let mut alternatives = Vec::new();
             for (index, option) in options.iter().enumerate() {
-                let sub_path = format!("{path}.anyOf[{index}]");
-                alternatives.push(self.value(option, share, &sub_path, depth + 1)?);
+                let option_at = at.child(&format!(".anyOf[{index}]"));
+                alternatives.push(self.value(option, share, &option_at)?);
             }
             return Ok(Expr::Alt(alternatives));
         }
@@ -556,8 +577,8 @@ impl Builder {
                 "integer" | "number" => number(map, kind == "integer").map_err(fail)?,
                 "boolean" => Expr::Alt(vec![lit("true"), lit("false")]),
                 "null" => lit("null"),
-                "array" => self.array(map, share, path, depth)?,
-                "object" => self.object(map, share, path, depth)?,
+                "array" => self.array(map, share, at)?,
+                "object" => self.object(map, share, at)?,
                 other => return Err(fail(&format!("unknown type `{other}`"))),
             });
         }
@@ -580,7 +601,7 @@ impl Builder {
         ])
     }
 
-    fn string(&mut self, map: &serde_json::Map<String, Value>, share: usize) -> Expr {
+    fn string(&mut self, map: &Object, share: usize) -> Expr {
         let min = map.get("minLength").and_then(Value::as_u64).unwrap_or(0) as u32;
         let max = match declared_length(map) {
             Some(declared) => self.scaled_length(declared),
@@ -605,13 +626,7 @@ impl Builder {
         ])
     }
 
-    fn array(
-        &mut self,
-        map: &serde_json::Map<String, Value>,
-        share: usize,
-        path: &str,
-        depth: usize,
-    ) -> Result<Expr, GrammarError> {
+    fn array(&mut self, map: &Object, share: usize, at: &Node) -> Result<Expr, GrammarError> {
         let min = map.get("minItems").and_then(Value::as_u64).unwrap_or(0) as u32;
         let declared = map
             .get("maxItems")
@@ -622,8 +637,8 @@ impl Builder {
         let max = self.scaled_items(declared).min(affordable).max(min);
         let item_schema = map.get("items").cloned().unwrap_or(Value::Bool(true));
         let item_share = share / max.max(1) as usize;
-        let item = self.value(&item_schema, item_share, &format!("{path}[]"), depth + 1)?;
-        let item_rule = self.add_rule(&format!("{path}-item"), item);
+        let item = self.value(&item_schema, item_share, &at.child("[]"))?;
+        let item_rule = self.add_rule(&format!("{}-item", at.path), item);
         let ws = self.ws();
         let separated = Expr::Seq(vec![lit(","), ws.clone(), Expr::Ref(item_rule)]);
         let body = if max == 0 {
@@ -642,13 +657,8 @@ impl Builder {
         Ok(Expr::Seq(vec![lit("["), ws.clone(), body, ws, lit("]")]))
     }
 
-    fn object(
-        &mut self,
-        map: &serde_json::Map<String, Value>,
-        share: usize,
-        path: &str,
-        depth: usize,
-    ) -> Result<Expr, GrammarError> {
+    fn object(&mut self, map: &Object, share: usize, at: &Node) -> Result<Expr, GrammarError> {
+        let path = at.path.as_str();
         let empty = serde_json::Map::new();
         let properties = match map.get("properties") {
             None => &empty,
@@ -679,8 +689,8 @@ impl Builder {
         // (key-value expression, required) in schema order: the order the model writes them.
         let mut members = Vec::new();
         for (key, schema) in properties {
-            let sub_path = format!("{path}.{key}");
-            let value = self.value(schema, share / open, &sub_path, depth + 1)?;
+            let member_at = at.child(&format!(".{key}"));
+            let value = self.value(schema, share / open, &member_at)?;
             // `"key": value`, the one way formatters write a member.
             let member = Expr::Seq(vec![
                 Expr::Literal(Value::String(key.clone()).to_string()),
@@ -688,7 +698,7 @@ impl Builder {
                 optional(lit(" ")),
                 value,
             ]);
-            let rule = self.add_rule(&format!("{sub_path}-kv"), member);
+            let rule = self.add_rule(&format!("{}-kv", member_at.path), member);
             members.push((Expr::Ref(rule), required.contains(&key.as_str())));
         }
         // after[i]: members i.. once something was written (each needs a leading comma);
@@ -716,7 +726,7 @@ impl Builder {
 }
 
 /// A string's declared `maxLength`.
-fn declared_length(map: &serde_json::Map<String, Value>) -> Option<u32> {
+fn declared_length(map: &Object) -> Option<u32> {
     map.get("maxLength")
         .and_then(Value::as_u64)
         .map(|n| n.min(u32::MAX as u64) as u32)
@@ -745,7 +755,7 @@ fn is_open_ended(schema: &Value) -> bool {
 /// Numbers: small integer ranges spelled out, `[a, b]` ranges with whole bounds built from
 /// their integer parts, otherwise bounded digit runs (non-negative when the minimum is 0 or
 /// more). Other bounds are refused rather than admitting values that would not validate.
-fn number(map: &serde_json::Map<String, Value>, integer: bool) -> Result<Expr, &'static str> {
+fn number(map: &Object, integer: bool) -> Result<Expr, &'static str> {
     let minimum = map.get("minimum").and_then(Value::as_f64);
     let maximum = map.get("maximum").and_then(Value::as_f64);
     if map.contains_key("exclusiveMinimum") || map.contains_key("exclusiveMaximum") {
