@@ -7,6 +7,7 @@ use super::LocalSettings;
 use super::batch::Scheduler;
 use super::draft::{DEFAULT_DRAFTS, MOST_DRAFTS};
 use super::openings::Openings;
+use futures_util::TryFutureExt;
 use futures_util::future::BoxFuture;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::{KvCacheType, LlamaContextParams};
@@ -725,11 +726,11 @@ impl Provider for LocalProvider {
         request: &'a ChatRequest,
         on_text: TextSink<'a>,
     ) -> BoxFuture<'a, Result<Completion, LlmError>> {
-        Box::pin(async move {
+        // The timings are for the benchmark; a debate takes the completion alone.
+        Box::pin(
             self.complete_timed(request, on_text)
-                .await
-                .map(|(completion, _)| completion)
-        })
+                .map_ok(|(completion, _)| completion),
+        )
     }
 }
 

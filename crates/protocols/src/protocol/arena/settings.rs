@@ -75,17 +75,15 @@ impl TryFrom<String> for Moderator {
     }
 }
 
-/// What a seat's persona is made of before the debate has an id.
+/// What a seat's persona is made of before the debate has an id. Only moot writes it (into a
+/// debate's settings), so a field it lacks is read as empty.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct PersonaSpec {
     pub role_name: String,
-    #[serde(default)]
     pub agent_id: Option<String>,
-    #[serde(default)]
     pub stance_summary: String,
-    #[serde(default)]
     pub instructions: String,
-    #[serde(default)]
     pub background_context: String,
 }
 
