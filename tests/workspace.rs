@@ -183,3 +183,114 @@ fn every_crate_that_needs_no_unsafe_forbids_it() {
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }
+
+/// The `.rs` files under `dir`, recursively.
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+/// Where `code` says `Result<_, String>` (the error a bare string), by byte offset: the
+/// generic arguments read with their nesting, so `Result<Vec<(String, u8)>, String>` counts
+/// and `Result<String, Error>` does not.
+fn string_errors(code: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("Result<") {
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let (mut depth, mut top_comma, mut end) = (1usize, None, None);
+        let body = &code[at + "Result<".len()..];
+        let mut previous = ' ';
+        for (i, c) in body.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                // `->` inside a closure's type is no closing bracket.
+                '>' if previous == '-' => {}
+                '>' | ')' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => top_comma = Some(i),
+                _ => {}
+            }
+            previous = c;
+        }
+        if let (Some(comma), Some(end)) = (top_comma, end)
+            && matches!(
+                body[comma + 1..end].trim(),
+                "String" | "std::string::String"
+            )
+        {
+            found.push(at);
+        }
+    }
+    // A module-level alias that makes a string the error: `type Rule = String;` (an
+    // associated type in an impl stands indented, and is no alias).
+    let mut offset = 0;
+    for line in code.split_inclusive('\n') {
+        let item = line
+            .trim_start_matches("pub(crate) ")
+            .trim_start_matches("pub ");
+        if item.starts_with("type ") && item.trim_end().ends_with("= String;") {
+            found.push(offset);
+        }
+        offset += line.len();
+    }
+    found
+}
+
+/// Errors are types (issue 70): no library or binary source
+/// returns `Result<_, String>` or aliases a string as its error, so a caller can tell one
+/// failure from another and a message is written once, where it is shown. Tests may.
+#[test]
+fn no_error_is_a_bare_string() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        if src.is_dir() {
+            rust_files(&src, &mut files);
+        }
+    }
+    assert!(files.len() > 100, "only {} source files found", files.len());
+    let mut wrong = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text
+            .find("#[cfg(test)]\nmod tests")
+            .map_or(text.as_str(), |end| &text[..end]);
+        for at in string_errors(code) {
+            let line = code[..at].lines().count().max(1);
+            let shown = file.strip_prefix(root).unwrap_or(&file).display();
+            wrong.push(format!("{shown}:{line}: give it a typed error (thiserror)"));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_string_error_reader_counts_what_it_should() {
+    let code = "fn a() -> Result<Vec<(String, u8)>, String> {}\n\
+                fn b() -> Result<String, Error> {}\n\
+                type F = dyn Fn(&str) -> Result<Value, String>;\n\
+                fn c() -> io::Result<String> {}\n\
+                fn d() -> MyResult<u8, String> {}\n\
+                pub type Rule = String;\n\
+                impl V { type Value = String; }\n";
+    assert_eq!(string_errors(code).len(), 3, "a, F and Rule");
+}

@@ -820,6 +820,20 @@ enum Followed {
     Replayed,
 }
 
+/// Why the person's answer to a followed debate was not sent.
+#[derive(Debug, thiserror::Error)]
+enum Unsent {
+    /// It does not answer the question as asked: why, naming the answers that would.
+    #[error("{0}")]
+    DoesNotFit(String),
+    #[error(transparent)]
+    Journal(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Server(#[from] crate::remote::RemoteError),
+    #[error("a replay takes no answers")]
+    Replay,
+}
+
 impl Followed {
     /// What the screen says it follows: another process's run, a server's, or nothing (a
     /// replay).
@@ -849,25 +863,21 @@ impl Followed {
         app: &App,
         id: &str,
         control: Control,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, Unsent> {
         match self {
-            Followed::Here(_) => match answer_elsewhere(store, app, id, control) {
-                Ok(RemoteAnswer::Recorded) => Ok(true),
-                Ok(RemoteAnswer::AnsweredAlready) => Ok(false),
-                Ok(RemoteAnswer::DoesNotFit(why)) => Err(why),
-                Err(e) => Err(e.to_string()),
+            Followed::Here(_) => match answer_elsewhere(store, app, id, control)? {
+                RemoteAnswer::Recorded => Ok(true),
+                RemoteAnswer::AnsweredAlready => Ok(false),
+                RemoteAnswer::DoesNotFit(why) => Err(Unsent::DoesNotFit(why)),
             },
             // The server finds the question's round itself, from where its debate stands.
             Followed::Server(remote) => {
                 let Some(kind) = app.pending() else {
                     return Ok(false);
                 };
-                remote
-                    .answer(kind, control)
-                    .await
-                    .map_err(|e| e.to_string())
+                Ok(remote.answer(kind, control).await?)
             }
-            Followed::Replayed => Err("a replay takes no answers".to_string()),
+            Followed::Replayed => Err(Unsent::Replay),
         }
     }
 }
@@ -934,7 +944,7 @@ async fn watch_screen(
                                     let problem = match following.answer(screen.store, &app, id, control).await {
                                         Ok(true) => None,
                                         Ok(false) => Some("that was answered a moment ago".to_string()),
-                                        Err(e) => Some(e),
+                                        Err(e) => Some(e.to_string()),
                                     };
                                     if problem.is_some() {
                                         app.notice = problem;

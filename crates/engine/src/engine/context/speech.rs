@@ -330,7 +330,7 @@ impl Context {
         {
             Ok(completion) => completion,
             Err(error) => {
-                conversation.failure = Some(error);
+                conversation.failure = Some(describe_failure(provider, &error));
                 return conversation;
             }
         };
@@ -378,7 +378,8 @@ impl Context {
             },
             Err(error) => {
                 conversation.fallback_text = Some(conversation.first_text.clone());
-                conversation.final_problem = Some(format!("the repair request failed: {error}"));
+                let why = describe_failure(provider, &error);
+                conversation.final_problem = Some(format!("the repair request failed: {why}"));
             }
         }
         conversation
@@ -392,7 +393,7 @@ impl Context {
         request: &ChatRequest,
         streaming: Streaming,
         conversation: &mut Conversation,
-    ) -> Result<Completion, String> {
+    ) -> Result<Completion, LlmError> {
         let key = &speech.key;
         let mut attempt = 0u32;
         loop {
@@ -474,7 +475,7 @@ impl Context {
                         conversation.estimated = true;
                     }
                     if !self.settings.retry.should_retry(attempt, &error) {
-                        return Err(describe_failure(provider, &error));
+                        return Err(error);
                     }
                     let delay = self.settings.retry.delay(attempt, &error, random_unit());
                     self.emit(Event::Retry {
