@@ -292,6 +292,9 @@ pub enum ArenaError {
     },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
+    /// A file stands where the arena needs a directory.
+    #[error("{0} is not a directory")]
+    NotADirectory(String),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArenaError + '_ {
@@ -886,7 +889,7 @@ pub fn could_be_made(dir: &std::path::Path) -> Result<(), ArenaError> {
     loop {
         match std::fs::metadata(at) {
             Ok(meta) if meta.is_dir() => break,
-            Ok(_) => return Err(invalid(at, "is not a directory")),
+            Ok(_) => return Err(ArenaError::NotADirectory(at.display().to_string())),
             Err(e)
                 if matches!(
                     e.kind(),
