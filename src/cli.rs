@@ -78,6 +78,10 @@ pub enum Command {
     /// Serve the HTTP API: many debates at once, followed over SSE, their gates and
     /// checkpoints answered with a POST. Every route but /v1/health needs the token.
     Serve(ServeArgs),
+    /// Serve moot to a coding agent as an MCP server over stdin and stdout: its tools convene
+    /// debates, follow them, answer their checkpoints and read their decisions, while the
+    /// person watches and steers with `moot open ID`.
+    Mcp(McpArgs),
     /// A code debate's versions: list them, diff two, apply one to your tree.
     Code {
         #[command(subcommand)]
@@ -315,6 +319,17 @@ pub struct ServeArgs {
     /// flagged as stalled (else `[serve] stall_seconds`, else 300).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub stall_seconds: Option<u64>,
+    /// The provider every debate runs on unless a request names a configured one.
+    #[command(flatten)]
+    pub provider: ProviderArgs,
+}
+
+/// Serve moot to a coding agent as an MCP server over stdin and stdout.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    /// The most debates running at once; a convene_debate beyond it is refused.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub max_debates: u64,
     /// The provider every debate runs on unless a request names a configured one.
     #[command(flatten)]
     pub provider: ProviderArgs,

@@ -118,6 +118,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Some(Command::Reject { id, reason }) => gate_command(&id, Some(&reason)),
         Some(Command::Bench(args)) => bench_command(args, &config),
         Some(Command::Serve(args)) => serve_command(args, &config),
+        Some(Command::Mcp(args)) => mcp_command(args, &config),
         Some(Command::Code { action }) => done(commands::code(&open_store()?, action)),
         Some(Command::Lessons { action }) => done(commands::lessons(&open_store()?, action)),
         Some(Command::Arena { action }) => done(commands::arena(&open_store()?, action)),
@@ -176,6 +177,24 @@ fn serve_command(
         open_store()?,
     )
     .map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(0)
+}
+
+/// `moot mcp`: this host's protocols and journal as MCP tools over stdin and stdout.
+fn mcp_command(args: crate::cli::McpArgs, config: &crate::config::Config) -> Result<i32, Failure> {
+    crate::serve::mcp_stdio(
+        host(),
+        crate::serve::ServeOptions {
+            provider: crate::providers::ProviderFlags::from(&args.provider),
+            listen: String::new(),
+            token_file: None,
+            max_debates: args.max_debates,
+            stall_seconds: None,
+        },
+        config.clone(),
+        open_store()?,
+    )
+    .map_err(|e| Failure::runtime(e.to_string()))?;
     Ok(0)
 }
 

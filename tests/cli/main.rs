@@ -16,6 +16,7 @@ mod grammar;
 mod home;
 mod lessons;
 mod live;
+mod mcp;
 mod moderated;
 mod outcome;
 mod panel;

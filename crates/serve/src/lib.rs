@@ -1,7 +1,8 @@
 //! `moot serve`: the HTTP API of design note 004, on axum over moot's tokio runtime. A POST
 //! starts a debate in this process on the same engine, protocols and journal as the command
 //! line; its events are followed over SSE, its gates and checkpoints answered with a POST.
-//! Every route but `/v1/health` needs the bearer token.
+//! Every route but `/v1/health` needs the bearer token. `moot mcp` serves the same debates as
+//! a Model Context Protocol server's tools over stdio (`mcp`).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -16,6 +17,7 @@ use moot_session::{config, live, providers, report, session};
 use moot_protocols::protocol;
 
 mod auth;
+mod mcp;
 mod request;
 mod routes;
 mod run;
@@ -63,6 +65,9 @@ pub enum ServeError {
     Stopped(#[source] std::io::Error),
     #[error(transparent)]
     Journal(#[from] crate::store::StoreError),
+    /// The MCP session could not start or ended in error.
+    #[error("the MCP session stopped: {0}")]
+    Mcp(String),
 }
 
 /// How often the journal is checkpointed beside the debates' writes.
@@ -105,6 +110,24 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    fn new(
+        host: crate::session::Host,
+        args: ServeOptions,
+        config: Config,
+        store: Store,
+        token: String,
+    ) -> Arc<Server> {
+        Arc::new(Server {
+            store,
+            host,
+            config,
+            args,
+            token,
+            running: Mutex::new(HashMap::new()),
+            admitted: Default::default(),
+        })
+    }
+
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
         self.running.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -164,19 +187,8 @@ pub fn serve(
     }
     // With many debates writing, no one debate's write pays for the WAL's checkpoint.
     let _checkpoints = store.checkpoint_in_background(CHECKPOINT_EVERY)?;
-    let server = Arc::new(Server {
-        store,
-        host,
-        config,
-        args,
-        token: token.value,
-        running: Mutex::new(HashMap::new()),
-        admitted: Default::default(),
-    });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(ServeError::Stopped)?;
+    let server = Server::new(host, args, config, store, token.value);
+    let runtime = runtime()?;
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -197,5 +209,40 @@ pub fn serve(
             .with_graceful_shutdown(crate::signals::interrupted())
             .await
             .map_err(ServeError::Stopped)
+    })
+}
+
+/// The runtime the servers' requests run on (each debate runs on a thread of its own).
+fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Stopped)
+}
+
+/// `moot mcp`: the debates as MCP tools over this process's stdin and stdout, until the client
+/// closes them. A debate still running then is interrupted, and `moot resume ID` goes on with
+/// it. `args.listen` and `args.token_file` are not read: the client that started the process is
+/// the only one it talks to.
+pub fn mcp_stdio(
+    host: crate::session::Host,
+    args: ServeOptions,
+    config: Config,
+    store: Store,
+) -> Result<(), ServeError> {
+    use rmcp::ServiceExt as _;
+    let _checkpoints = store.checkpoint_in_background(CHECKPOINT_EVERY)?;
+    let server = Server::new(host, args, config, store, String::new());
+    runtime()?.block_on(async move {
+        tokio::spawn(watchdog::watch(server.clone()));
+        let service = mcp::Tools::new(server)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| ServeError::Mcp(e.to_string()))?;
+        service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| ServeError::Mcp(e.to_string()))
     })
 }

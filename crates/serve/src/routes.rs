@@ -98,8 +98,8 @@ async fn method_not_allowed_as_json(response: Response) -> Response {
     answer
 }
 
-/// An error as the API says it.
-struct ApiError {
+/// An error as the API says it (and as `moot mcp` says it, as a tool error).
+pub(super) struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
@@ -107,6 +107,11 @@ struct ApiError {
 }
 
 impl ApiError {
+    /// What was wrong and what to do, as the caller is told.
+    pub(super) fn message(&self) -> &str {
+        &self.message
+    }
+
     fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
@@ -232,7 +237,14 @@ async fn create(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let request: NewDebate = parsed(body)?;
-    let place = admitted(&server)?;
+    let id = start(&server, request).await?;
+    Ok((StatusCode::CREATED, Json(json!({"id": id}))))
+}
+
+/// Starts the debate `request` asks for in this process, as the command line would assemble
+/// it, and gives its id once the journal holds it.
+pub(super) async fn start(server: &Arc<Server>, request: NewDebate) -> Result<String, ApiError> {
+    let place = admitted(server)?;
     let settings = request
         .settings(
             &server.host.protocols,
@@ -245,8 +257,8 @@ async fn create(
                 ApiError::new(StatusCode::CONFLICT, "not_configured", why)
             }
         })?;
-    let id = super::run::spawn(
-        &server,
+    super::run::spawn(
+        server,
         super::run::Start::New {
             question: request.question.trim().to_string(),
             settings: Box::new(settings),
@@ -254,8 +266,7 @@ async fn create(
         place,
     )
     .await
-    .map_err(|e| ApiError::bad(e.to_string()))?;
-    Ok((StatusCode::CREATED, Json(json!({"id": id}))))
+    .map_err(|e| ApiError::bad(e.to_string()))
 }
 
 /// A place for one more debate, or the 429 that says the server runs as many as it may.
@@ -274,12 +285,12 @@ fn admitted(server: &Arc<Server>) -> Result<super::Admitted, ApiError> {
     })
 }
 
-#[derive(Debug, Deserialize)]
-struct ListQuery {
-    status: Option<String>,
-    protocol: Option<String>,
-    q: Option<String>,
-    limit: Option<u64>,
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ListQuery {
+    pub(super) status: Option<String>,
+    pub(super) protocol: Option<String>,
+    pub(super) q: Option<String>,
+    pub(super) limit: Option<u64>,
 }
 
 /// `GET /v1/debates`: `moot list --json`, filtered.
@@ -296,6 +307,11 @@ async fn list(
                 .trim_start_matches("Failed to deserialize query string: ")
         ))
     })?;
+    listing(&server, &query).map(Json)
+}
+
+/// The debates `query` picks, as `moot list --json` gives them.
+pub(super) fn listing(server: &Server, query: &ListQuery) -> Result<Value, ApiError> {
     const MOST_LISTED: u64 = 10_000;
     if let Some(limit) = query.limit.filter(|l| *l > MOST_LISTED) {
         return Err(ApiError::bad(format!(
@@ -324,7 +340,7 @@ async fn list(
         debates.retain(|d| hits.contains(&d.id));
     }
     let listed = crate::session::listed(&server.host.protocols, store, debates)?;
-    Ok(Json(serde_json::to_value(listed).unwrap_or_default()))
+    Ok(serde_json::to_value(listed).unwrap_or_default())
 }
 
 /// `GET /v1/debates/{id}`: `moot show --json`.
@@ -346,7 +362,16 @@ async fn record(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let debate = server.store.debate(&id)?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+        record_markdown(&server, &id)?,
+    )
+        .into_response())
+}
+
+/// Debate `id`'s decision record as markdown, cleaned for a terminal.
+pub(super) fn record_markdown(server: &Server, id: &str) -> Result<String, ApiError> {
+    let debate = server.store.debate(id)?;
     // The debate is there, its record not yet: a conflict with its state, not a missing thing.
     let stored = server.store.synthesis(&debate.id)?.ok_or_else(|| {
         ApiError::new(
@@ -355,11 +380,7 @@ async fn record(
             format!("{} has no record yet: it is {}", debate.id, debate.status),
         )
     })?;
-    Ok((
-        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
-        crate::sanitize::clean(&stored.markdown),
-    )
-        .into_response())
+    Ok(crate::sanitize::clean(&stored.markdown))
 }
 
 /// An event as the stream sends it: its NDJSON line, with the journal's number when it has one.
@@ -505,9 +526,9 @@ async fn events(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct CheckpointAnswer {
-    answer: String,
-    text: Option<String>,
+pub(super) struct CheckpointAnswer {
+    pub(super) answer: String,
+    pub(super) text: Option<String>,
 }
 
 /// `POST /v1/debates/{id}/checkpoint`: answers what the debate waits at, through the journal.
@@ -517,7 +538,18 @@ async fn checkpoint(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let given: CheckpointAnswer = parsed(body)?;
-    let debate = server.store.debate(&id)?;
+    answer(&server, &id, &given, "the API via HTTP").map(Json)
+}
+
+/// Answers the checkpoint debate `id` waits at with `given`, through the journal, recorded as
+/// answered `by`.
+pub(super) fn answer(
+    server: &Server,
+    id: &str,
+    given: &CheckpointAnswer,
+    by: &str,
+) -> Result<Value, ApiError> {
+    let debate = server.store.debate(id)?;
     let (kind, round) = match (&debate.status, &debate.stage) {
         (DebateStatus::Running, Some(Stage::Asking { kind, round })) => (*kind, *round),
         _ => {
@@ -565,13 +597,10 @@ async fn checkpoint(
     }
     let control = Control::parse_line(&format!("{word} {text}"))
         .map_err(|e| ApiError::bad(format!("answer: {e}")))?;
-    match server.store.record_remote_answer(
-        &debate.id,
-        round,
-        kind,
-        &control,
-        "the API via HTTP",
-    )? {
+    match server
+        .store
+        .record_remote_answer(&debate.id, round, kind, &control, by)?
+    {
         RemoteAnswer::Recorded => {}
         RemoteAnswer::AnsweredAlready => {
             return Err(ApiError::conflict(format!(
@@ -581,25 +610,37 @@ async fn checkpoint(
         }
         RemoteAnswer::DoesNotFit(why) => return Err(ApiError::bad(format!("answer: {why}"))),
     }
-    Ok(Json(
+    Ok(
         json!({"id": debate.id, "answered": control.answer().as_str(), "at": Stage::Asking { kind, round }.to_string()}),
-    ))
+    )
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Review {
-    reviewer: String,
-    reason: Option<String>,
+pub(super) struct Review {
+    pub(super) reviewer: String,
+    pub(super) reason: Option<String>,
 }
 
-/// Settles the gate a debate waits at (004's approval gates), recorded "via HTTP".
+/// Settles the gate a debate waits at (004's approval gates), recorded as `reviewer via
+/// HTTP`.
 fn decide(
     server: &Server,
     id: &str,
     review: Review,
     decision: GateDecision,
 ) -> Result<Json<Value>, ApiError> {
+    settle_gate(server, id, review, decision, "HTTP").map(Json)
+}
+
+/// Settles the gate debate `id` waits at, recorded as `reviewer via {face}`.
+pub(super) fn settle_gate(
+    server: &Server,
+    id: &str,
+    review: Review,
+    decision: GateDecision,
+    face: &str,
+) -> Result<Value, ApiError> {
     let reviewer = review.reviewer.trim();
     if reviewer.is_empty() {
         return Err(ApiError::bad("reviewer: say who decides"));
@@ -619,7 +660,7 @@ fn decide(
             debate.id, debate.status
         )));
     };
-    let by = format!("{reviewer} via HTTP");
+    let by = format!("{reviewer} via {face}");
     if !server
         .store
         .decide_gate(&debate.id, &waiting.gate, decision, &by, reason)?
@@ -629,9 +670,7 @@ fn decide(
             waiting.gate
         )));
     }
-    Ok(Json(
-        json!({"id": debate.id, "gate": waiting.gate, "decision": decision.as_str(), "by": by}),
-    ))
+    Ok(json!({"id": debate.id, "gate": waiting.gate, "decision": decision.as_str(), "by": by}))
 }
 
 async fn approve(

@@ -1,0 +1,494 @@
+//! `moot mcp`: the debates as a Model Context Protocol server's tools, for the coding agents
+//! people make design decisions in: convene a debate, follow it, answer what it waits at,
+//! read its decision, list and search the journal. The tools are the HTTP API's own steps
+//! (`routes`), under the same allow-list and limits; the protocol itself (JSON-RPC, the
+//! handshake, the transport) is the official Rust SDK's.
+
+use super::Server;
+use super::request::NewDebate;
+use super::routes::{self, ApiError, CheckpointAnswer, ListQuery, Review};
+use crate::debate::{AskKind, DebateStatus, GateDecision, Stage};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{
+    ContentBlock, Implementation, InitializeResult, IntoContents, ServerCapabilities,
+};
+use rmcp::service::{Peer, RoleServer};
+use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The most characters of a turn `debate_status` shows.
+const TURN_SHOWN: usize = 400;
+/// How many of the latest turns `debate_status` shows.
+const TURNS_SHOWN: usize = 6;
+
+/// What a tool refuses, said as an MCP tool error: what was wrong and how to fix it.
+#[derive(Debug)]
+pub(super) struct Refused(String);
+
+impl IntoContents for Refused {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(self.0)]
+    }
+}
+
+impl From<ApiError> for Refused {
+    fn from(error: ApiError) -> Refused {
+        Refused(error.message().to_string())
+    }
+}
+
+impl From<crate::store::StoreError> for Refused {
+    fn from(error: crate::store::StoreError) -> Refused {
+        Refused::from(ApiError::from(error))
+    }
+}
+
+/// Who answers a debate's checkpoints.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Checkpoints {
+    /// None are asked: the debate runs to its end.
+    None,
+    /// The person, from another terminal: `moot open ID` shows the debate and takes the
+    /// answer (the caller may answer too).
+    #[default]
+    Person,
+    /// The caller, with `answer_checkpoint` (the person may answer too).
+    Caller,
+}
+
+/// `convene_debate`'s input: the HTTP API's allow-list, as an agent gives it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Convene {
+    /// The decision to debate, in a few sentences.
+    question: String,
+    /// moderated (the default), panel, dialogue or arena; code debates are not run here.
+    protocol: Option<String>,
+    /// A panel's options, each as "A: label — description".
+    #[serde(default)]
+    options: Vec<String>,
+    /// The most rounds (1 to 20).
+    max_rounds: Option<u32>,
+    /// How many perspectives argue (2 to 4), when none are named.
+    seats: Option<u32>,
+    /// The perspectives to seat, by name from moot's catalog.
+    perspectives: Option<Vec<String>>,
+    /// Who answers the checkpoints after each round: none, person (the default) or caller.
+    #[serde(default)]
+    checkpoints: Checkpoints,
+    /// Approval gates: after_round, before_synthesis.
+    gates: Option<Vec<String>>,
+    /// A provider configured for this moot (`[providers.NAME]`); never a URL.
+    provider: Option<String>,
+}
+
+/// A debate convened: its id, and how the person follows and steers it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Convened {
+    id: String,
+    /// The command the person runs in a terminal to watch the debate live and answer it.
+    watch: String,
+    /// Who answers its checkpoints.
+    checkpoints: String,
+}
+
+/// A debate, named by its id (or an unambiguous prefix of it).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DebateId {
+    id: String,
+}
+
+/// One of a debate's latest turns, shortened.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct TurnShown {
+    round: u32,
+    phase: String,
+    seat: String,
+    text: String,
+}
+
+/// Where a debate stands.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Status {
+    id: String,
+    question: String,
+    protocol: String,
+    /// running, paused, completed, failed, interrupted.
+    status: String,
+    /// What it is doing or waits at, in words.
+    stage: Option<String>,
+    /// What it waits for, and how to give it; none when it waits for nothing.
+    waiting_for: Option<String>,
+    latest_turns: Vec<TurnShown>,
+}
+
+/// An answer to what a debate waits at.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Answer {
+    id: String,
+    /// At a checkpoint: continue, guide, end, accept, revise, reject or choose; at a gate:
+    /// approve or reject.
+    answer: String,
+    /// The guidance (guide), the revision asked for (revise), the option chosen (choose) or
+    /// why a gate is rejected.
+    text: Option<String>,
+}
+
+/// An answer taken.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Answered {
+    id: String,
+    /// What was answered: continue, guide, end, accept, revise, reject, choose; approved or
+    /// rejected at a gate.
+    answered: String,
+    /// Where the debate waited: the checkpoint, or the gate.
+    at: String,
+}
+
+impl Answered {
+    /// The HTTP API's reply to an answer (`answered`, `at`) or to a gate's decision
+    /// (`decision`, `gate`), read as one shape.
+    fn from_reply(reply: &Value) -> Answered {
+        let field = |names: [&str; 2]| {
+            names
+                .iter()
+                .find_map(|name| reply[name].as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        Answered {
+            id: field(["id", "id"]),
+            answered: field(["answered", "decision"]),
+            at: field(["at", "gate"]),
+        }
+    }
+}
+
+/// A debate's decision record.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Decision {
+    id: String,
+    status: String,
+    confidence: Option<String>,
+    /// The record as markdown: recommendation, confidence, tensions, dissent, and the
+    /// journal's receipt.
+    record: String,
+}
+
+/// Which debates to list.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Listing {
+    /// running, paused, completed, failed or interrupted.
+    status: Option<String>,
+    protocol: Option<String>,
+    /// The most listed (default 200).
+    limit: Option<u64>,
+}
+
+/// A full-text search of the journal.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct Search {
+    query: String,
+    limit: Option<u64>,
+}
+
+/// Debates as `moot list --json` gives them.
+#[derive(Debug, Serialize, JsonSchema)]
+pub(super) struct Debates {
+    debates: Vec<Value>,
+}
+
+/// The MCP face of a server: its tools over the debates it runs and the journal.
+#[derive(Clone)]
+pub(super) struct Tools {
+    server: Arc<Server>,
+    tool_router: ToolRouter<Tools>,
+}
+
+#[tool_router]
+impl Tools {
+    pub(super) fn new(server: Arc<Server>) -> Tools {
+        Tools {
+            server,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// Starts a debate and returns at once with its id; the debate runs in this server, and
+    /// the person can watch and steer it live with `moot open ID`.
+    #[tool(
+        description = "Convene a structured debate between several LLM perspectives on a design decision. Returns at once with the debate's id; the person can watch it live and answer its checkpoints with `moot open ID` in a terminal. Follow it with debate_status, answer with answer_checkpoint, read the result with get_decision."
+    )]
+    async fn convene_debate(
+        &self,
+        Parameters(given): Parameters<Convene>,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<Convened>, Refused> {
+        let checkpoints = given.checkpoints;
+        let request = new_debate(given, &agent(&peer))?;
+        let id = routes::start(&self.server, request).await?;
+        Ok(Json(Convened {
+            watch: format!("moot open {id}"),
+            id,
+            checkpoints: match checkpoints {
+                Checkpoints::None => "none",
+                Checkpoints::Person => "person",
+                Checkpoints::Caller => "caller",
+            }
+            .into(),
+        }))
+    }
+
+    /// Where a debate stands: its stage, what it waits for, its latest turns in short.
+    #[tool(
+        description = "Where a debate stands: its status and stage, what it waits for (a checkpoint or a gate, and how to answer it), and its latest turns in short."
+    )]
+    async fn debate_status(
+        &self,
+        Parameters(DebateId { id }): Parameters<DebateId>,
+    ) -> Result<Json<Status>, Refused> {
+        let store = &self.server.store;
+        let debate = store.debate(&id)?;
+        let turns = store.turns(&debate.id)?;
+        let latest_turns = turns
+            .iter()
+            .rev()
+            .filter(|turn| !turn.content.trim().is_empty())
+            .take(TURNS_SHOWN)
+            .map(|turn| TurnShown {
+                round: turn.round,
+                phase: turn.phase.to_string(),
+                seat: turn.seat.clone(),
+                text: shortened(&crate::sanitize::clean(&turn.content)),
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let waiting_for = match (&debate.status, &debate.stage) {
+            (DebateStatus::Running, Some(Stage::Asking { kind, round })) => {
+                Some(waiting_words(*kind, *round, &debate.id))
+            }
+            _ => None,
+        };
+        Ok(Json(Status {
+            question: debate.question.clone(),
+            protocol: debate.protocol.clone(),
+            status: debate.status.to_string(),
+            stage: debate.stage.as_ref().map(ToString::to_string),
+            waiting_for,
+            latest_turns,
+            id: debate.id,
+        }))
+    }
+
+    /// Answers the checkpoint or the gate a debate waits at.
+    #[tool(
+        description = "Answer what a debate waits at. At a checkpoint after a round: continue, guide (text: what the next round must address), end; at a conclusion: accept, continue, guide; at a synthesis to approve: accept, revise (text), reject; at a choice: choose (text: the option). At an approval gate: approve, or reject (text: why). Refused when the debate waits for another kind of answer."
+    )]
+    async fn answer_checkpoint(
+        &self,
+        Parameters(given): Parameters<Answer>,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<Answered>, Refused> {
+        let who = agent(&peer);
+        let debate = self.server.store.debate(&given.id)?;
+        let at_gate = matches!(
+            (&debate.status, &debate.stage),
+            (
+                DebateStatus::Running,
+                Some(Stage::Asking {
+                    kind: AskKind::Gate,
+                    ..
+                })
+            )
+        );
+        let word = given.answer.trim().to_ascii_lowercase();
+        if at_gate {
+            let decision = match word.as_str() {
+                "approve" => GateDecision::Approved,
+                "reject" => GateDecision::Rejected,
+                other => {
+                    return Err(Refused(format!(
+                        "answer: {} waits at an approval gate; answer approve, or reject with text saying why (not {other:?})",
+                        debate.id
+                    )));
+                }
+            };
+            let review = Review {
+                reviewer: who,
+                reason: given.text,
+            };
+            let reply = routes::settle_gate(&self.server, &debate.id, review, decision, "MCP")?;
+            return Ok(Json(Answered::from_reply(&reply)));
+        }
+        if word == "approve" {
+            return Err(Refused(format!(
+                "answer: {} waits at no approval gate; at a checkpoint answer continue, guide, end, accept, revise, reject or choose",
+                debate.id
+            )));
+        }
+        let answer = CheckpointAnswer {
+            answer: word,
+            text: given.text,
+        };
+        let by = format!("{who} via MCP");
+        let reply = routes::answer(&self.server, &debate.id, &answer, &by)?;
+        Ok(Json(Answered::from_reply(&reply)))
+    }
+
+    /// A debate's decision record.
+    #[tool(
+        description = "The decision record of a finished debate: recommendation, confidence, tensions, dissent, and the journal's receipt (verify it with `moot audit ID --verify`)."
+    )]
+    async fn get_decision(
+        &self,
+        Parameters(DebateId { id }): Parameters<DebateId>,
+    ) -> Result<Json<Decision>, Refused> {
+        let debate = self.server.store.debate(&id)?;
+        let record = routes::record_markdown(&self.server, &debate.id)?;
+        Ok(Json(Decision {
+            status: debate.status.to_string(),
+            confidence: debate.confidence.map(|c| c.to_string()),
+            record,
+            id: debate.id,
+        }))
+    }
+
+    /// The journal's debates, newest first.
+    #[tool(
+        description = "The debates in moot's journal, newest first, optionally by status or protocol."
+    )]
+    async fn list_debates(
+        &self,
+        Parameters(given): Parameters<Listing>,
+    ) -> Result<Json<Debates>, Refused> {
+        let query = ListQuery {
+            status: given.status,
+            protocol: given.protocol,
+            q: None,
+            limit: given.limit,
+        };
+        listed(routes::listing(&self.server, &query)?)
+    }
+
+    /// The journal's debates whose text matches a full-text query.
+    #[tool(
+        description = "Search moot's journal by full text (questions, turns, guidance); the debates that match, newest first."
+    )]
+    async fn search_debates(
+        &self,
+        Parameters(given): Parameters<Search>,
+    ) -> Result<Json<Debates>, Refused> {
+        if given.query.trim().is_empty() {
+            return Err(Refused("query: give the words to search for".into()));
+        }
+        let query = ListQuery {
+            q: Some(given.query),
+            limit: given.limit,
+            ..ListQuery::default()
+        };
+        listed(routes::listing(&self.server, &query)?)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Tools {
+    fn get_info(&self) -> InitializeResult {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("moot", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "moot convenes structured debates between LLM perspectives on a decision. Convene one with convene_debate; it returns at once. The person can watch and steer it live with `moot open ID`. Poll debate_status, answer checkpoints with answer_checkpoint, and read the result with get_decision."
+                .into(),
+        );
+        info
+    }
+}
+
+/// Who asks, as the journal records it: `agent:NAME` from the client's handshake.
+fn agent(peer: &Peer<RoleServer>) -> String {
+    let name = peer
+        .peer_info()
+        .map(|info| info.client_info.name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "mcp".into());
+    let name: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+        .take(64)
+        .collect();
+    format!("agent:{name}")
+}
+
+/// The HTTP API's request for `given`, checked by the same allow-list.
+fn new_debate(given: Convene, agent: &str) -> Result<NewDebate, Refused> {
+    let mut body = json!({
+        "question": given.question,
+        "checkpoints": given.checkpoints != Checkpoints::None,
+        "initiated_by": agent,
+    });
+    let fields = [
+        ("protocol", given.protocol.map(Value::from)),
+        (
+            "options",
+            (!given.options.is_empty()).then(|| Value::from(given.options)),
+        ),
+        ("max_rounds", given.max_rounds.map(Value::from)),
+        (
+            "perspectives",
+            given
+                .perspectives
+                .map(Value::from)
+                .or(given.seats.map(Value::from)),
+        ),
+        ("gates", given.gates.map(Value::from)),
+        ("provider", given.provider.map(Value::from)),
+    ];
+    for (name, value) in fields {
+        if let Some(value) = value {
+            body[name] = value;
+        }
+    }
+    serde_json::from_value(body).map_err(|e| Refused(e.to_string()))
+}
+
+/// What a debate waiting at `kind` after `round` waits for, and how to give it.
+fn waiting_words(kind: AskKind, round: u32, id: &str) -> String {
+    let how = match kind {
+        AskKind::Gate => "answer_checkpoint with approve, or reject and text",
+        AskKind::Turn => "a person's turn, written in the workbench",
+        _ => "answer_checkpoint",
+    };
+    format!(
+        "{} — answer with {how}, or the person with `moot open {id}`",
+        Stage::Asking { kind, round }
+    )
+}
+
+/// `text` cut to `TURN_SHOWN` characters, marked when cut.
+fn shortened(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(TURN_SHOWN) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// The listing as the tools return it.
+fn listed(value: Value) -> Result<Json<Debates>, Refused> {
+    match value {
+        Value::Array(debates) => Ok(Json(Debates { debates })),
+        other => Err(Refused(format!(
+            "the journal's list is not a list: {other}"
+        ))),
+    }
+}

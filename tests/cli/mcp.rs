@@ -1,0 +1,261 @@
+//! `moot mcp` driven as a coding agent drives it: the real binary over its stdin and stdout,
+//! MCP's JSON-RPC written and read line by line, against the stand-in provider; the person's
+//! side from a second process (`moot approve`).
+
+use crate::support::{Behaviour, StandIn};
+use crate::*;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::process::{Child, ChildStdin, Stdio};
+use std::time::{Duration, Instant};
+
+/// A client of `moot mcp`: the child, the requests written to it, the replies read from it.
+struct Agent {
+    child: Child,
+    stdin: ChildStdin,
+    replies: EventLines,
+    next_id: u64,
+}
+
+impl Agent {
+    /// Starts `moot mcp` and goes through the handshake as client `name`.
+    fn start(home: &Home, server: &StandIn, name: &str) -> Agent {
+        let mut child = home
+            .command(Some(server))
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let replies = EventLines::new(child.stdout.take().unwrap());
+        let mut agent = Agent {
+            child,
+            stdin,
+            replies,
+            next_id: 0,
+        };
+        let init = agent.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": name, "version": "1.0"}
+            }),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "moot", "{init}");
+        assert!(
+            init["result"]["capabilities"]["tools"].is_object(),
+            "{init}"
+        );
+        agent.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        agent
+    }
+
+    fn write(&mut self, message: &Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and waits (30 s at most) for its reply; notifications on the way are
+    /// passed over.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .replies
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no reply to {method} within 30 s"));
+            let reply: Value = serde_json::from_str(&line).unwrap();
+            if reply["id"] == id {
+                return reply;
+            }
+        }
+    }
+
+    /// Calls a tool; its result (`content`, `structuredContent`, `isError`).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let reply = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        assert!(reply["error"].is_null(), "{tool}: {reply}");
+        reply["result"].clone()
+    }
+
+    /// A tool's structured result, which must not be an error.
+    fn answer(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], false, "{tool}: {result}");
+        result["structuredContent"].clone()
+    }
+
+    /// A tool's error text, which it must be.
+    fn refusal(&mut self, tool: &str, arguments: Value) -> String {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], true, "{tool} was not refused: {result}");
+        result["content"][0]["text"].as_str().unwrap().to_string()
+    }
+
+    /// Polls `debate_status` until `done` holds of it (60 s at most).
+    fn status_until(&mut self, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let status = self.answer("debate_status", json!({"id": id}));
+            if done(&status) {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "debate_status: {status}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn close(mut self) {
+        drop(self.stdin);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "moot mcp did not end with its input"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
+
+/// The walk: list the tools (each with its schemas), convene a moderated debate whose
+/// checkpoints the person answers, follow it with debate_status while the person answers from
+/// another terminal (`moot approve`), read the decision, and verify it from the journal.
+#[test]
+fn an_agent_convenes_a_debate_the_person_steers_and_reads_its_decision() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("");
+    let mut agent = Agent::start(&home, &server, "test-agent");
+    let tools = agent.request("tools/list", json!({}))["result"]["tools"].clone();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for wanted in [
+        "convene_debate",
+        "debate_status",
+        "answer_checkpoint",
+        "get_decision",
+        "list_debates",
+        "search_debates",
+    ] {
+        assert!(names.contains(&wanted), "{wanted} missing from {names:?}");
+    }
+    for tool in tools.as_array().unwrap() {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+        assert!(
+            tool["description"].as_str().is_some_and(|d| d.len() > 40),
+            "{tool}"
+        );
+    }
+    let convened = agent.answer(
+        "convene_debate",
+        json!({"question": QUESTION, "checkpoints": "person", "max_rounds": 2}),
+    );
+    let id = convened["id"].as_str().unwrap().to_string();
+    assert_eq!(convened["watch"], format!("moot open {id}"));
+    let mut answered = 0;
+    let ended = loop {
+        let status = agent.status_until(&id, |s| {
+            s["waiting_for"].is_string() || s["status"] != "running"
+        });
+        if status["status"] != "running" {
+            break status;
+        }
+        assert!(
+            status["waiting_for"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("moot open {id}")),
+            "{status}"
+        );
+        // The person answers from another terminal.
+        let approve = home.run(None, &["approve", &id]);
+        assert_eq!(approve.status.code(), Some(0), "{}", stderr(&approve));
+        answered += 1;
+        assert!(answered < 6, "too many questions: {status}");
+        agent.status_until(&id, |s| {
+            s["stage"] != status["stage"] || s["status"] != "running"
+        });
+    };
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert!(answered >= 1, "the person was never asked");
+    assert!(!ended["latest_turns"].as_array().unwrap().is_empty());
+    let decision = agent.answer("get_decision", json!({"id": id}));
+    let record = decision["record"].as_str().unwrap();
+    assert!(record.contains("## Recommendation"), "{record}");
+    assert!(record.contains("*Journal receipt:*"), "{record}");
+    let listed = agent.answer("list_debates", json!({}));
+    assert_eq!(listed["debates"][0]["id"], id.as_str());
+    let found = agent.answer("search_debates", json!({"query": "Redis"}));
+    assert_eq!(found["debates"].as_array().unwrap().len(), 1);
+    agent.close();
+    let verify = home.run(None, &["audit", &id, "--verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
+    let shown = show_json(&home, &id);
+    assert_eq!(shown["initiated_by"], "agent:test-agent");
+    let by = shown["checkpoints"][0]["answered_by"].as_str().unwrap();
+    assert!(by.ends_with("from another terminal"), "{by}");
+}
+
+/// Bad input is a tool error that names the fix, and nothing is journaled.
+#[test]
+fn bad_input_is_a_tool_error_naming_the_fix_and_journals_nothing() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("");
+    let mut agent = Agent::start(&home, &server, "test-agent");
+    let unknown = agent.refusal(
+        "convene_debate",
+        json!({"question": QUESTION, "protocol": "duel"}),
+    );
+    assert!(
+        unknown.contains("duel") && unknown.contains("moderated"),
+        "{unknown}"
+    );
+    let code = agent.refusal(
+        "convene_debate",
+        json!({"question": QUESTION, "protocol": "code"}),
+    );
+    assert!(code.contains("moot --protocol code"), "{code}");
+    let huge = "why ".repeat(10 * 1024 * 1024 / 4);
+    let long = agent.refusal("convene_debate", json!({"question": huge}));
+    assert!(long.contains("characters long"), "{long}");
+    let missing = agent.refusal("debate_status", json!({"id": "DEB-nothere1"}));
+    assert!(missing.contains("no debate DEB-nothere1"), "{missing}");
+    let nothing = agent.refusal("get_decision", json!({"id": "DEB-nothere1"}));
+    assert!(nothing.contains("no debate"), "{nothing}");
+    assert_eq!(
+        agent.answer("list_debates", json!({}))["debates"],
+        json!([]),
+        "nothing was journaled"
+    );
+    // A finished debate waits for nothing: an answer to it is refused, said why.
+    let id = agent.answer(
+        "convene_debate",
+        json!({"question": QUESTION, "checkpoints": "none", "max_rounds": 1}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    agent.status_until(&id, |s| s["status"] != "running");
+    let late = agent.refusal("answer_checkpoint", json!({"id": id, "answer": "continue"}));
+    assert!(late.contains("waits at no checkpoint"), "{late}");
+    let gate = agent.refusal("answer_checkpoint", json!({"id": id, "answer": "approve"}));
+    assert!(gate.contains("waits at no approval gate"), "{gate}");
+    agent.close();
+}
