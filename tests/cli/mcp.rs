@@ -58,23 +58,33 @@ impl Agent {
         self.stdin.flush().unwrap();
     }
 
-    /// Sends a request and waits (30 s at most) for its reply; notifications on the way are
+    /// Sends a request and waits (60 s at most) for its reply; notifications on the way are
     /// passed over.
     fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_noting(method, params).0
+    }
+
+    /// Sends a request and waits (60 s at most) for its reply, keeping the notifications the
+    /// server sent on the way.
+    fn request_noting(&mut self, method: &str, params: Value) -> (Value, Vec<Value>) {
         self.next_id += 1;
         let id = self.next_id;
         self.write(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let deadline = Instant::now() + Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut notes = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = self
                 .replies
                 .lines
                 .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no reply to {method} within 30 s"));
+                .unwrap_or_else(|_| panic!("no reply to {method} within 60 s"));
             let reply: Value = serde_json::from_str(&line).unwrap();
             if reply["id"] == id {
-                return reply;
+                return (reply, notes);
+            }
+            if reply["id"].is_null() {
+                notes.push(reply);
             }
         }
     }
@@ -168,6 +178,34 @@ fn an_agent_convenes_a_debate_the_person_steers_and_reads_its_decision() {
     );
     let id = convened["id"].as_str().unwrap().to_string();
     assert_eq!(convened["watch"], format!("moot open {id}"));
+    // Waiting for the first checkpoint, the call reports the debate's steps as progress.
+    let (waited, notes) = agent.request_noting(
+        "tools/call",
+        json!({
+            "name": "debate_status",
+            "arguments": {"id": id, "wait_seconds": 45},
+            "_meta": {"progressToken": "steps-1"}
+        }),
+    );
+    let waited = &waited["result"]["structuredContent"];
+    assert!(waited["waiting_for"].is_string(), "{waited}");
+    let progress: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "no progress while waiting: {notes:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|n| n["params"]["progressToken"] == "steps-1"),
+        "{progress:?}"
+    );
+    assert!(
+        progress
+            .iter()
+            .any(|n| n["params"]["message"].as_str().unwrap().contains("round 1")),
+        "{progress:?}"
+    );
     let mut answered = 0;
     let ended = loop {
         let status = agent.status_until(&id, |s| {

@@ -7,11 +7,13 @@
 use super::Server;
 use super::request::NewDebate;
 use super::routes::{self, ApiError, CheckpointAnswer, ListQuery, Review};
+use crate::debate::Named as _;
 use crate::debate::{AskKind, DebateStatus, GateDecision, Stage};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    ContentBlock, Implementation, InitializeResult, IntoContents, ServerCapabilities,
+    ContentBlock, Implementation, InitializeResult, IntoContents, ProgressNotificationParam,
+    ProgressToken, RequestMetaObject, ServerCapabilities,
 };
 use rmcp::service::{Peer, RoleServer};
 use rmcp::{ServerHandler, tool, tool_handler, tool_router};
@@ -24,6 +26,10 @@ use std::sync::Arc;
 const TURN_SHOWN: usize = 400;
 /// How many of the latest turns `debate_status` shows.
 const TURNS_SHOWN: usize = 6;
+/// The longest `debate_status` waits: under the minute most clients give a call.
+const LONGEST_WAIT_SECONDS: u64 = 50;
+/// How often a wait looks in the journal for what the debate did.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// What a tool refuses, said as an MCP tool error: what was wrong and how to fix it.
 #[derive(Debug)]
@@ -102,6 +108,18 @@ pub(super) struct Convened {
 #[serde(deny_unknown_fields)]
 pub(super) struct DebateId {
     id: String,
+}
+
+/// `debate_status`'s input.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(super) struct StatusAsked {
+    id: String,
+    /// Wait up to this many seconds (at most 50) for the debate to need an answer or to end,
+    /// with a progress notification for each step it takes meanwhile (when the call carries
+    /// a progress token). 0, the default: answer at once.
+    #[serde(default)]
+    wait_seconds: u64,
 }
 
 /// One of a debate's latest turns, shortened.
@@ -254,9 +272,18 @@ impl Tools {
     )]
     async fn debate_status(
         &self,
-        Parameters(DebateId { id }): Parameters<DebateId>,
+        Parameters(asked): Parameters<StatusAsked>,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
     ) -> Result<Json<Status>, Refused> {
         let store = &self.server.store;
+        let id = store.debate(&asked.id)?.id;
+        if asked.wait_seconds > 0 {
+            let wait = std::time::Duration::from_secs(asked.wait_seconds.min(LONGEST_WAIT_SECONDS));
+            let progress = meta.get_progress_token().map(|token| (token, peer));
+            self.wait_for_attention(&id, wait, progress.as_ref())
+                .await?;
+        }
         let debate = store.debate(&id)?;
         let turns = store.turns(&debate.id)?;
         let latest_turns = turns
@@ -398,6 +425,59 @@ impl Tools {
             ..ListQuery::default()
         };
         listed(routes::listing(&self.server, &query)?)
+    }
+}
+
+impl Tools {
+    /// Waits (for `wait` at most) until debate `id` needs an answer or stops running, telling
+    /// `progress`'s client of each step the debate journals meanwhile.
+    async fn wait_for_attention(
+        &self,
+        id: &str,
+        wait: std::time::Duration,
+        progress: Option<&(ProgressToken, Peer<RoleServer>)>,
+    ) -> Result<(), Refused> {
+        let store = &self.server.store;
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut seen = store.events_after(id, 0)?.last().map_or(0, |(seq, _)| *seq);
+        let mut told = 0u32;
+        loop {
+            let debate = store.debate(id)?;
+            let asking = matches!(debate.stage, Some(Stage::Asking { .. }));
+            if debate.status != DebateStatus::Running || asking {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(());
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+            for (seq, event) in store.events_after(id, seen)? {
+                seen = seq;
+                let (Some((token, peer)), Some(step)) = (progress, step_words(&event)) else {
+                    continue;
+                };
+                told += 1;
+                let note = ProgressNotificationParam::new(token.clone(), f64::from(told))
+                    .with_message(step);
+                // A client that has gone only misses the note.
+                let _ = peer.notify_progress(note).await;
+            }
+        }
+    }
+}
+
+/// A journaled step of a debate as a progress note says it; none for the rest.
+fn step_words(event: &crate::debate::Event) -> Option<String> {
+    use crate::debate::Event;
+    match event {
+        Event::TurnCompleted {
+            round, phase, seat, ..
+        } => Some(format!("round {round}: {seat} · {phase}")),
+        Event::Checkpoint { round, kind, .. } => {
+            Some(format!("round {round}: waits at {}", kind.as_str()))
+        }
+        Event::DebateCompleted { status, .. } => Some(format!("the debate is {status}")),
+        _ => None,
     }
 }
 
