@@ -297,3 +297,31 @@ fn bad_input_is_a_tool_error_naming_the_fix_and_journals_nothing() {
     assert!(gate.contains("waits at no approval gate"), "{gate}");
     agent.close();
 }
+
+/// A debate still running when the agent closes the server stops where it is, journaled as
+/// paused (not left running), and `moot resume` takes it to its end.
+#[test]
+fn a_debate_left_running_when_the_agent_goes_stops_and_resumes() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("");
+    let mut agent = Agent::start(&home, &server, "test-agent");
+    let id = agent.answer(
+        "convene_debate",
+        json!({"question": QUESTION, "checkpoints": "person", "max_rounds": 2}),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    agent.status_until(&id, |s| s["waiting_for"].is_string());
+    agent.close();
+    // Stopped as Ctrl-C stops a debate (paused, its events saying so), not merely left with a
+    // dead lease.
+    assert_eq!(show_json(&home, &id)["status"], "paused");
+    let resumed = home.run(
+        Some(&server),
+        &["resume", &id, "--headless", "--no-checkpoints"],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(show_json(&home, &id)["status"], "completed");
+}

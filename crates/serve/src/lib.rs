@@ -221,8 +221,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
 }
 
 /// `moot mcp`: the debates as MCP tools over this process's stdin and stdout, until the client
-/// closes them. A debate still running then is interrupted, and `moot resume ID` goes on with
-/// it. `args.listen` and `args.token_file` are not read: the client that started the process is
+/// closes them. A debate still running then is paused, as Ctrl-C pauses one, and `moot resume
+/// ID` goes on with it. `args.listen` and `args.token_file` are not read: the client that started the process is
 /// the only one it talks to.
 pub fn mcp_stdio(
     host: crate::session::Host,
@@ -235,14 +235,33 @@ pub fn mcp_stdio(
     let server = Server::new(host, args, config, store, String::new());
     runtime()?.block_on(async move {
         tokio::spawn(watchdog::watch(server.clone()));
-        let service = mcp::Tools::new(server)
+        let service = mcp::Tools::new(server.clone())
             .serve(rmcp::transport::stdio())
             .await
             .map_err(|e| ServeError::Mcp(e.to_string()))?;
-        service
-            .waiting()
-            .await
+        let ended = service.waiting().await;
+        server.interrupt_all().await;
+        ended
             .map(|_| ())
             .map_err(|e| ServeError::Mcp(e.to_string()))
     })
+}
+
+/// How long the debates still running when a server ends get to stop where they are.
+const STOPPING: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Server {
+    /// Interrupts every debate this server runs, as Ctrl-C would, and waits (`STOPPING` at
+    /// most) for each to journal that it stopped, so each reads as paused and resumes.
+    async fn interrupt_all(&self) {
+        for running in self.running().values_mut() {
+            if let Some(cancel) = running.cancel.take() {
+                let _ = cancel.send(());
+            }
+        }
+        let deadline = tokio::time::Instant::now() + STOPPING;
+        while !self.running().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
 }
