@@ -138,12 +138,21 @@ impl Agent {
 
 const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 
+/// A stand-in that takes a moment over each reply, so a round's turns land while a client
+/// waits on `debate_status` (and are told as progress), not all before it asks.
+fn paced() -> Behaviour {
+    Behaviour {
+        latency: Duration::from_millis(40),
+        ..Behaviour::default()
+    }
+}
+
 /// The walk: list the tools (each with its schemas), convene a moderated debate whose
 /// checkpoints the person answers, follow it with debate_status while the person answers from
 /// another terminal (`moot approve`), read the decision, and verify it from the journal.
 #[test]
 fn an_agent_convenes_a_debate_the_person_steers_and_reads_its_decision() {
-    let server = StandIn::start_in_background(Behaviour::default());
+    let server = StandIn::start_in_background(paced());
     let home = Home::new();
     home.write_config("");
     let mut agent = Agent::start(&home, &server, "test-agent");
@@ -324,4 +333,52 @@ fn a_debate_left_running_when_the_agent_goes_stops_and_resumes() {
     );
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     assert_eq!(show_json(&home, &id)["status"], "completed");
+}
+
+/// The walk with the official MCP Python SDK as the client (tests/mcp/agent.py):
+/// every tool's schemas and structured outputs validate, progress notifications arrive while
+/// it waits, the person answers from a second process, and the decision verifies.
+#[test]
+fn the_official_python_sdk_walks_a_debate_the_person_steers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/mcp-client/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/setup-mcp-client (scripts/test does)",
+        python.display()
+    );
+    let server = StandIn::start_in_background(paced());
+    let home = Home::new();
+    home.write_config("");
+    let mut command = home.prepared(std::process::Command::new(&python), Some(&server));
+    let walked = command
+        .arg(root.join("tests/mcp/agent.py"))
+        .arg(env!("CARGO_BIN_EXE_moot"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        walked.status.success(),
+        "the Python agent failed:\n{}",
+        stderr(&walked)
+    );
+    let stdout = String::from_utf8_lossy(&walked.stdout);
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(seen["status"], "completed", "{seen}");
+    assert!(seen["answered"].as_u64().unwrap() >= 1, "{seen}");
+    assert!(
+        !seen["progress"].as_array().unwrap().is_empty(),
+        "no progress notification reached the SDK: {seen}"
+    );
+    assert!(
+        seen["record"]
+            .as_str()
+            .unwrap()
+            .contains("*Journal receipt:*")
+    );
+    let id = seen["id"].as_str().unwrap();
+    assert_eq!(seen["listed"][0], id);
+    let verify = home.run(None, &["audit", id, "--verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
+    assert_eq!(show_json(&home, id)["initiated_by"], "agent:mcp");
 }
