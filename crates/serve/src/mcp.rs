@@ -31,6 +31,17 @@ const LONGEST_WAIT_SECONDS: u64 = 50;
 /// How often a wait looks in the journal for what the debate did.
 const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
+/// A whole number from 0, as JSON Schema says one: schemars's `uint32` and `uint64` formats
+/// are none of the standard's, and validators (the MCP Inspector's among them) warn of them.
+fn count(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 0})
+}
+
+/// `count`, or left out.
+fn optional_count(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": ["integer", "null"], "minimum": 0})
+}
+
 /// What a tool refuses, said as an MCP tool error: what was wrong and how to fix it.
 #[derive(Debug)]
 pub(super) struct Refused(String);
@@ -79,8 +90,10 @@ pub(super) struct Convene {
     #[serde(default)]
     options: Vec<String>,
     /// The most rounds (1 to 20).
+    #[schemars(schema_with = "optional_count")]
     max_rounds: Option<u32>,
     /// How many perspectives argue (2 to 4), when none are named.
+    #[schemars(schema_with = "optional_count")]
     seats: Option<u32>,
     /// The perspectives to seat, by name from moot's catalog.
     perspectives: Option<Vec<String>>,
@@ -119,12 +132,14 @@ pub(super) struct StatusAsked {
     /// with a progress notification for each step it takes meanwhile (when the call carries
     /// a progress token). 0, the default: answer at once.
     #[serde(default)]
+    #[schemars(schema_with = "count")]
     wait_seconds: u64,
 }
 
 /// One of a debate's latest turns, shortened.
 #[derive(Debug, Serialize, JsonSchema)]
 pub(super) struct TurnShown {
+    #[schemars(schema_with = "count")]
     round: u32,
     phase: String,
     seat: String,
@@ -208,6 +223,7 @@ pub(super) struct Listing {
     status: Option<String>,
     protocol: Option<String>,
     /// The most listed (default 200).
+    #[schemars(schema_with = "optional_count")]
     limit: Option<u64>,
 }
 
@@ -216,6 +232,7 @@ pub(super) struct Listing {
 #[serde(deny_unknown_fields)]
 pub(super) struct Search {
     query: String,
+    #[schemars(schema_with = "optional_count")]
     limit: Option<u64>,
 }
 
