@@ -337,11 +337,11 @@ fn a_debate_left_running_when_the_agent_goes_stops_and_resumes() {
     assert_eq!(show_json(&home, &id)["status"], "completed");
 }
 
-/// The issue's walk with the official MCP Python SDK as the client (tests/mcp/agent.py):
-/// every tool's schemas and structured outputs validate, progress notifications arrive while
-/// it waits, the person answers from a second process, and the decision verifies.
-#[test]
-fn the_official_python_sdk_walks_a_debate_the_person_steers() {
+/// Runs tests/mcp/agent.py (the official MCP Python SDK) in `home` with `extra` arguments after
+/// the binary's path (none: stdio; a URL and a token: Streamable HTTP), and judges its walk:
+/// the debate completed with the person's answers, progress reached the SDK, the record carries
+/// its receipt and verifies. Returns the debate's id.
+fn python_walk(home: &Home, server: &StandIn, extra: &[&str]) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("target/mcp-client/bin/python");
     assert!(
@@ -349,13 +349,11 @@ fn the_official_python_sdk_walks_a_debate_the_person_steers() {
         "{} is missing: run scripts/setup-mcp-client (scripts/test does)",
         python.display()
     );
-    let server = StandIn::start_in_background(paced());
-    let home = Home::new();
-    home.write_config("");
-    let mut command = home.prepared(std::process::Command::new(&python), Some(&server));
+    let mut command = home.prepared(std::process::Command::new(&python), Some(server));
     let walked = command
         .arg(root.join("tests/mcp/agent.py"))
         .arg(env!("CARGO_BIN_EXE_moot"))
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -378,9 +376,84 @@ fn the_official_python_sdk_walks_a_debate_the_person_steers() {
             .unwrap()
             .contains("*Journal receipt:*")
     );
-    let id = seen["id"].as_str().unwrap();
-    assert_eq!(seen["listed"][0], id);
-    let verify = home.run(None, &["audit", id, "--verify"]);
+    let id = seen["id"].as_str().unwrap().to_string();
+    assert_eq!(seen["listed"][0], id.as_str());
+    let verify = home.run(None, &["audit", &id, "--verify"]);
     assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
-    assert_eq!(show_json(&home, id)["initiated_by"], "agent:mcp");
+    id
+}
+
+/// The issue's walk with the official MCP Python SDK as the client over stdio: every tool's
+/// schemas and structured outputs validate, progress notifications arrive while it waits, the
+/// person answers from a second process, and the decision verifies.
+#[test]
+fn the_official_python_sdk_walks_a_debate_the_person_steers() {
+    let server = StandIn::start_in_background(paced());
+    let home = Home::new();
+    home.write_config("");
+    let id = python_walk(&home, &server, &[]);
+    assert_eq!(show_json(&home, &id)["initiated_by"], "agent:mcp");
+}
+
+/// The same walk over Streamable HTTP, at `moot serve`'s /mcp behind its token; without the
+/// token the endpoint answers 401.
+#[test]
+fn the_official_python_sdk_walks_it_over_streamable_http_behind_the_token() {
+    const TOKEN: &str = "mcp-over-http-token-0123456789";
+    let server = StandIn::start_in_background(paced());
+    let home = Home::new();
+    home.write_config("");
+    let served = support::serving::Serving::start(
+        home.command(Some(&server))
+            .env("MOOT_SERVE_TOKEN", TOKEN)
+            .args(["serve", "--listen", "127.0.0.1:0"]),
+    );
+    let url = format!("http://{}/mcp", served.addr);
+    let id = python_walk(&home, &server, &[&url, TOKEN]);
+    assert_eq!(show_json(&home, &id)["initiated_by"], "agent:mcp");
+    let refused = python_refused(&home, &server, &url, "not-the-token");
+    assert!(refused.contains("error response"), "{refused}");
+    // What it was refused with: the API's 401, the MCP endpoint as every other route.
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}"#;
+    let status = status_line(&served.addr, initialize, None);
+    assert!(status.contains(" 401 "), "{status}");
+    let status = status_line(&served.addr, initialize, Some(TOKEN));
+    assert!(status.contains(" 200 "), "{status}");
+}
+
+/// The status line `moot serve` answers a POST of `body` to /mcp with, with `token` or none.
+fn status_line(addr: &str, body: &str, token: Option<&str>) -> String {
+    use std::io::{BufRead, BufReader};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let authorization = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n{authorization}\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line).unwrap();
+    line
+}
+
+/// What the Python agent says when the server refuses it.
+fn python_refused(home: &Home, server: &StandIn, url: &str, token: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/mcp-client/bin/python");
+    let output = home
+        .prepared(std::process::Command::new(&python), Some(server))
+        .arg(root.join("tests/mcp/agent.py"))
+        .arg(env!("CARGO_BIN_EXE_moot"))
+        .args([url, token])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "a wrong token was let in");
+    stderr(&output)
 }

@@ -5,7 +5,8 @@ lets the person answer from a second process (`moot approve`), reads the decisio
 every tool's structured output against its own output schema. It prints what it saw as one
 JSON line for the Rust test to judge; any failure is an exception and a non-zero exit.
 
-Usage: agent.py MOOT_BINARY
+Usage: agent.py MOOT_BINARY            (starts `moot mcp` over stdio)
+       agent.py MOOT_BINARY URL TOKEN  (Streamable HTTP to `moot serve`'s /mcp, with its token)
 """
 
 import asyncio
@@ -14,9 +15,13 @@ import os
 import subprocess
 import sys
 
+import contextlib
+
+import httpx2
 import jsonschema
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 QUESTION = "Should we use Redis or PostgreSQL for caching?"
 TOOLS = {
@@ -29,11 +34,25 @@ TOOLS = {
 }
 
 
-async def walk(moot: str) -> dict:
-    params = StdioServerParameters(
-        command=moot, args=["mcp"], env=dict(os.environ), cwd=os.getcwd()
-    )
-    async with stdio_client(params) as (read, write):
+@contextlib.asynccontextmanager
+async def transport(moot: str, http: list):
+    """`moot mcp` over stdio, or `moot serve`'s /mcp at URL with the bearer TOKEN."""
+    if not http:
+        params = StdioServerParameters(
+            command=moot, args=["mcp"], env=dict(os.environ), cwd=os.getcwd()
+        )
+        async with stdio_client(params) as streams:
+            yield streams
+        return
+    url, token = http
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=90) as client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
+
+
+async def walk(moot: str, http: list) -> dict:
+    async with transport(moot, http) as (read, write):
         async with ClientSession(read, write, read_timeout_seconds=90) as session:
             init = await session.initialize()
             assert init.server_info.name == "moot", init
@@ -96,7 +115,7 @@ async def walk(moot: str) -> dict:
 
 
 def main() -> None:
-    print(json.dumps(asyncio.run(walk(sys.argv[1]))))
+    print(json.dumps(asyncio.run(walk(sys.argv[1], sys.argv[2:]))))
 
 
 if __name__ == "__main__":

@@ -511,6 +511,35 @@ impl ServerHandler for Tools {
     }
 }
 
+/// The tools as a Streamable HTTP service, for `moot serve` to mount behind its token. Each
+/// client session gets its own `Tools` over the one server. Hosts are checked as the SDK
+/// checks them (loopback only) unless the server listens beyond this machine, where its token
+/// (chosen, not generated) is the guard.
+pub(super) fn over_http(
+    server: Arc<Server>,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    Tools,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let beyond_this_machine = server
+        .args
+        .listen
+        .parse::<std::net::SocketAddr>()
+        .is_ok_and(|addr| !addr.ip().is_loopback());
+    let mut config = StreamableHttpServerConfig::default();
+    if beyond_this_machine {
+        config.allowed_hosts.clear();
+    }
+    StreamableHttpService::new(
+        move || Ok(Tools::new(server.clone())),
+        Default::default(),
+        config,
+    )
+}
+
 /// Who asks, as the journal records it: `agent:NAME` from the client's handshake.
 fn agent(peer: &Peer<RoleServer>) -> String {
     let name = peer

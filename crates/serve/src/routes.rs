@@ -55,6 +55,8 @@ pub(super) fn router(server: Arc<Server>) -> Router {
     let guarded = Router::new()
         .route("/v1/debates/{id}/events", get(events))
         .merge(bounded)
+        // The MCP tools over Streamable HTTP, behind the same token (`moot mcp` is stdio).
+        .nest_service("/mcp", super::mcp::over_http(server.clone()))
         .route_layer(middleware::from_fn_with_state(
             server.clone(),
             require_token,
