@@ -250,6 +250,42 @@ fn an_agent_convenes_a_debate_the_person_steers_and_reads_its_decision() {
     assert!(record.contains("*Journal receipt:*"), "{record}");
     let listed = agent.answer("list_debates", json!({}));
     assert_eq!(listed["debates"][0]["id"], id.as_str());
+    // The record and the argument map, as resources a client can attach.
+    let resources = agent.request("resources/list", json!({}))["result"]["resources"].clone();
+    let uris: Vec<&str> = resources
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    let record_uri = format!("moot://debates/{id}/record");
+    let map_uri = format!("moot://debates/{id}/map");
+    assert!(
+        uris.contains(&record_uri.as_str()) && uris.contains(&map_uri.as_str()),
+        "{uris:?}"
+    );
+    let read = |agent: &mut Agent, uri: &str| {
+        agent.request("resources/read", json!({"uri": uri}))["result"]["contents"][0].clone()
+    };
+    let map = read(&mut agent, &map_uri);
+    assert_eq!(map["mimeType"], "text/vnd.mermaid");
+    assert!(
+        map["text"].as_str().unwrap().starts_with("flowchart"),
+        "{map}"
+    );
+    let attached = read(&mut agent, &record_uri);
+    assert_eq!(attached["text"], decision["record"]);
+    let wrong = agent.request(
+        "resources/read",
+        json!({"uri": "moot://debates/DEB-nothere1/map"}),
+    );
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no debate"),
+        "{wrong}"
+    );
     let found = agent.answer("search_debates", json!({"query": "Redis"}));
     assert_eq!(found["debates"].as_array().unwrap().len(), 1);
     agent.close();

@@ -11,7 +11,7 @@
 use moot_domain::{debate, sanitize};
 use moot_journal::store;
 use moot_os::{paths, signals};
-use moot_session::{config, live, providers, report, session};
+use moot_session::{config, diagram, live, providers, report, session};
 // The protocols moot ships, for unit tests that start debates (the server is handed them).
 #[cfg(test)]
 use moot_protocols::protocol;

@@ -12,11 +12,13 @@ use crate::debate::{AskKind, DebateStatus, GateDecision, Stage};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    ContentBlock, Implementation, InitializeResult, IntoContents, ProgressNotificationParam,
-    ProgressToken, RequestMetaObject, ServerCapabilities,
+    ContentBlock, Implementation, InitializeResult, IntoContents, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
 };
-use rmcp::service::{Peer, RoleServer};
-use rmcp::{ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::{Peer, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -498,10 +500,135 @@ fn step_words(event: &crate::debate::Event) -> Option<String> {
     }
 }
 
+/// The resources' URIs: a debate's record, and its argument map in Mermaid.
+const RECORD_URI: &str = "moot://debates/{id}/record";
+const MAP_URI: &str = "moot://debates/{id}/map";
+/// How many of the newest debates `resources/list` names.
+const RESOURCES_LISTED: usize = 50;
+
+/// What a resource URI names: a debate and which of its views.
+fn resource_of(uri: &str) -> Option<(&str, View)> {
+    let rest = uri.strip_prefix("moot://debates/")?;
+    let (id, view) = rest.split_once('/')?;
+    let view = match view {
+        "record" => View::Record,
+        "map" => View::Map,
+        _ => return None,
+    };
+    (!id.is_empty()).then_some((id, view))
+}
+
+/// A debate's views offered as resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum View {
+    Record,
+    Map,
+}
+
+impl Tools {
+    /// The text of `view` of debate `id`, and its MIME type.
+    fn read_view(&self, id: &str, view: View) -> Result<(String, &'static str), Refused> {
+        match view {
+            View::Record => Ok((routes::record_markdown(&self.server, id)?, "text/markdown")),
+            View::Map => {
+                let store = &self.server.store;
+                let document = crate::session::document(&self.server.host.protocols, store, id)?;
+                let events = store.events(&document.debate.id)?;
+                let drawn = crate::diagram::Drawn {
+                    id: &document.debate.id,
+                    seats: &document.debate.seats,
+                    arguments: &document.arguments,
+                    relations: &document.relations,
+                    events: &events,
+                };
+                let text = crate::diagram::draw(&drawn, crate::diagram::Language::Mermaid);
+                Ok((text, "text/vnd.mermaid"))
+            }
+        }
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Tools {
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let debates = self
+            .server
+            .store
+            .list(RESOURCES_LISTED)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut resources = Vec::new();
+        for debate in debates {
+            let title = crate::sanitize::clean(&debate.question);
+            if debate.status == DebateStatus::Completed {
+                let uri = RECORD_URI.replace("{id}", &debate.id);
+                resources.push(
+                    Resource::new(uri, format!("{} record", debate.id))
+                        .with_description(format!("The decision record of: {title}"))
+                        .with_mime_type("text/markdown"),
+                );
+            }
+            let uri = MAP_URI.replace("{id}", &debate.id);
+            resources.push(
+                Resource::new(uri, format!("{} map", debate.id))
+                    .with_description(format!("The argument map (Mermaid) of: {title}"))
+                    .with_mime_type("text/vnd.mermaid"),
+            );
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(RECORD_URI, "record")
+                .with_description("A finished debate's decision record")
+                .with_mime_type("text/markdown"),
+            ResourceTemplate::new(MAP_URI, "map")
+                .with_description("A debate's argument map, in Mermaid")
+                .with_mime_type("text/vnd.mermaid"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some((id, view)) = resource_of(&request.uri) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "{}: moot's resources are {RECORD_URI} and {MAP_URI}",
+                    request.uri
+                ),
+                None,
+            ));
+        };
+        let (text, mime) = self
+            .read_view(id, view)
+            .map_err(|Refused(why)| ErrorData::resource_not_found(why, None))?;
+        let contents = ResourceContents::TextResourceContents {
+            uri: request.uri,
+            mime_type: Some(mime.into()),
+            text,
+            meta: None,
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
     fn get_info(&self) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        );
         info.server_info = Implementation::new("moot", env!("CARGO_PKG_VERSION"));
         info.instructions = Some(
             "moot convenes structured debates between LLM perspectives on a decision. Convene one with convene_debate; it returns at once. The person can watch and steer it live with `moot open ID`. Poll debate_status, answer checkpoints with answer_checkpoint, and read the result with get_decision."
