@@ -178,18 +178,11 @@ pub fn export(
         ExportFormat::Json => format!("{}\n", report::to_json(&document)),
         ExportFormat::Mermaid | ExportFormat::Dot => {
             let events = store.events(&document.debate.id)?;
-            let drawn = crate::diagram::Drawn {
-                id: &document.debate.id,
-                seats: &document.debate.seats,
-                arguments: &document.arguments,
-                relations: &document.relations,
-                events: &events,
-            };
             let language = match format {
                 ExportFormat::Dot => crate::diagram::Language::Dot,
                 _ => crate::diagram::Language::Mermaid,
             };
-            crate::diagram::draw(&drawn, language)
+            report::argument_map(&document, &events, language)
         }
         ExportFormat::Yaml => report::to_yaml(&document).ok_or_else(|| {
             Failure::usage(format!(

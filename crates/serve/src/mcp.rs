@@ -534,14 +534,8 @@ impl Tools {
                 let store = &self.server.store;
                 let document = crate::session::document(&self.server.host.protocols, store, id)?;
                 let events = store.events(&document.debate.id)?;
-                let drawn = crate::diagram::Drawn {
-                    id: &document.debate.id,
-                    seats: &document.debate.seats,
-                    arguments: &document.arguments,
-                    relations: &document.relations,
-                    events: &events,
-                };
-                let text = crate::diagram::draw(&drawn, crate::diagram::Language::Mermaid);
+                let mermaid = crate::diagram::Language::Mermaid;
+                let text = crate::report::argument_map(&document, &events, mermaid);
                 Ok((text, "text/vnd.mermaid"))
             }
         }

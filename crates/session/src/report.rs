@@ -379,6 +379,23 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
     }
 }
 
+/// The argument map of a stored debate (its document and its event log) in `language`, as
+/// `moot export` and the MCP resource give it.
+pub fn argument_map(
+    document: &DebateDocument,
+    events: &[crate::debate::Event],
+    language: crate::diagram::Language,
+) -> String {
+    let drawn = crate::diagram::Drawn {
+        id: &document.debate.id,
+        seats: &document.debate.seats,
+        arguments: &document.arguments,
+        relations: &document.relations,
+        events,
+    };
+    crate::diagram::draw(&drawn, language)
+}
+
 /// The transcript, derived views and synthesis as sanitized markdown.
 /// The debate as markdown: its header, then the generic report (seats, rounds, derived views)
 /// and its record; or, when `record_is_report` (the protocol's record is already the whole

@@ -46,7 +46,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("replay", &["debate", "store", "session", "llm", "live"]),
     // A running debate's events on a socket, and a viewer's end of it.
     ("live", &["debate", "sanitize"]),
-    ("report", &["debate", "argue", "store", "sanitize"]),
+    // A stored debate rendered: markdown, JSON, YAML, and its argument map as a diagram.
+    (
+        "report",
+        &["debate", "argue", "store", "sanitize", "diagram"],
+    ),
     ("headless", &["debate", "session", "signals", "live"]),
     // A server's debates listed and followed over its API (`moot attach`, the history); a
     // listed debate reads as the journal's own summary.
