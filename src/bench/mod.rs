@@ -25,6 +25,7 @@ impl From<String> for BenchError {
 
 pub mod arms;
 pub mod data;
+pub mod dynamics;
 pub mod hidden;
 
 use crate::debate::Named as _;
@@ -70,6 +71,8 @@ pub struct ArmSummary {
     pub ci_low: f64,
     pub ci_high: f64,
     pub tokens: u64,
+    /// Right answers per 1,000 tokens spent: what the arm's accuracy costs.
+    pub correct_per_1k_tokens: f64,
     pub wall_ms: u64,
     pub critical_ms: u64,
     /// Wall time over critical path, the worst problem's (1.0 is no overhead at all).
@@ -101,6 +104,10 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     pub arms: Vec<ArmSummary>,
+    /// What the debate arm's later rounds did, beside the vote of its first round (Du et
+    /// al.'s exchange only: a protocol's rounds are not a vote's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamics: Option<dynamics::Dynamics>,
     /// Each problem with each arm's result (or error).
     pub problems: Vec<ProblemReport>,
 }
@@ -280,6 +287,7 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
                 ci_low,
                 ci_high,
                 tokens: ran.iter().map(|r| r.tokens).sum(),
+                correct_per_1k_tokens: per_1k(correct, ran.iter().map(|r| r.tokens).sum()),
                 wall_ms: ran.iter().map(|r| r.wall_ms).sum(),
                 critical_ms: ran.iter().map(|r| r.critical_ms).sum(),
                 worst_overhead: ran
@@ -306,6 +314,18 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
                 .collect(),
         })
         .collect();
+    let dynamics =
+        (settings.protocol.is_none() && settings.arms.contains(&Arm::Debate)).then(|| {
+            let debates: Vec<(ArmResult, &str)> = results
+                .iter()
+                .filter(|(_, arm, _)| arm == Arm::Debate.as_str())
+                .filter_map(|(index, _, result)| {
+                    let expected = settings.problems.get(*index)?.answer.as_str();
+                    Some((serde_json::from_value(result.clone()).ok()?, expected))
+                })
+                .collect();
+            dynamics::of_debates(debates.iter().map(|(result, expected)| (result, *expected)))
+        });
     Ok(Report {
         id: id.to_string(),
         set: settings.set.clone(),
@@ -315,8 +335,18 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
         rounds: settings.rounds,
         protocol: settings.protocol.clone(),
         arms,
+        dynamics,
         problems,
     })
+}
+
+/// Right answers per 1,000 tokens.
+fn per_1k(correct: usize, tokens: u64) -> f64 {
+    if tokens == 0 {
+        0.0
+    } else {
+        correct as f64 * 1000.0 / tokens as f64
+    }
 }
 
 impl Report {
@@ -336,8 +366,8 @@ impl Report {
         let mut out = format!(
             "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {debate}; \
              self-consistency: the majority of samples drawn up to the debate's \
-             tokens.\n\n| arm | {} | 95 % interval | tokens | tokens/problem | wall | \
-             wall / critical path (worst) |\n|---|---|---|---|---|---|---|\n",
+             tokens.\n\n| arm | {} | 95 % interval | tokens | tokens/problem | right / 1k tokens | \
+             wall | wall / critical path (worst) |\n|---|---|---|---|---|---|---|---|\n",
             self.id,
             self.problems.len(),
             self.set,
@@ -347,7 +377,7 @@ impl Report {
         );
         for arm in &self.arms {
             out.push_str(&format!(
-                "| {} | {}/{} = {:.1} % | {:.1}–{:.1} % | {} | {:.0} | {:.1} s | {} |\n",
+                "| {} | {}/{} = {:.1} % | {:.1}–{:.1} % | {} | {:.0} | {:.2} | {:.1} s | {} |\n",
                 arm.arm.label(),
                 arm.correct,
                 arm.total,
@@ -356,6 +386,7 @@ impl Report {
                 arm.ci_high * 100.0,
                 arm.tokens,
                 arm.tokens as f64 / arm.total.max(1) as f64,
+                arm.correct_per_1k_tokens,
                 arm.wall_ms as f64 / 1000.0,
                 if arm.worst_overhead > 0.0 {
                     format!("{:.3}", arm.worst_overhead)
@@ -378,6 +409,9 @@ impl Report {
                             .to_string()),
                 ));
             }
+        }
+        if let Some(dynamics) = &self.dynamics {
+            out.push_str(&dynamics.to_markdown());
         }
         let failed: Vec<String> = self
             .arms

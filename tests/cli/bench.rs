@@ -72,6 +72,27 @@ pub(crate) fn bench_compares_single_self_consistency_and_debate_and_resumes() {
         arm("debate")["ci_high"].as_f64().unwrap(),
     );
     assert!(low > 0.6 && high == 1.0, "{low} {high}");
+    // Debate or vote: the first round's own majority errs where every agent alone errs; the
+    // second round turns each of those seats from wrong to right, none the other way, and
+    // none towards the others' (wrong) majority.
+    let dynamics = &report["dynamics"];
+    assert_eq!(
+        dynamics["first_round_vote"]["correct"],
+        9 - errs,
+        "{dynamics}"
+    );
+    assert_eq!(dynamics["first_round_vote"]["total"], 9);
+    assert_eq!(dynamics["transitions"], 9 * 3);
+    assert_eq!(dynamics["changed"], 3 * errs);
+    assert_eq!(dynamics["wrong_to_right"], 3 * errs);
+    assert_eq!(dynamics["right_to_wrong"], 0);
+    assert_eq!(dynamics["to_majority"], 0);
+    for name in ["single", "self_consistency", "debate"] {
+        let arm = arm(name);
+        let per_1k = arm["correct_per_1k_tokens"].as_f64().unwrap();
+        let expected = arm["correct"].as_f64().unwrap() * 1000.0 / arm["tokens"].as_f64().unwrap();
+        assert!((per_1k - expected).abs() < 1e-9, "{name}: {arm}");
+    }
     for problem in problems {
         let results = &problem["results"];
         let debate = &results["debate"];
@@ -98,6 +119,14 @@ pub(crate) fn bench_compares_single_self_consistency_and_debate_and_resumes() {
     let markdown = std::fs::read_to_string(out.join(format!("{id}.md"))).unwrap();
     assert!(markdown.contains("| debate | 9/9 = 100.0 %"), "{markdown}");
     assert!(markdown.contains("| self-consistency |"), "{markdown}");
+    assert!(markdown.contains("right / 1k tokens"), "{markdown}");
+    assert!(
+        markdown.contains(&format!(
+            "## Debate or vote\n\nThe majority of the debate's own first round (no extra call): {}/9",
+            9 - errs
+        )),
+        "{markdown}"
+    );
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join(format!("{id}.json"))).unwrap())
             .unwrap();
