@@ -493,3 +493,47 @@ fn python_refused(home: &Home, server: &StandIn, url: &str, token: &str) -> Stri
     assert!(!output.status.success(), "a wrong token was let in");
     stderr(&output)
 }
+
+/// At an approval gate the agent approves or rejects (with why); a checkpoint's answer there
+/// is refused, saying what fits, and an approval lets the debate finish.
+#[test]
+fn an_agent_settles_a_gate_and_is_told_what_fits() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("");
+    let mut agent = Agent::start(&home, &server, "gatekeeper");
+    let id = agent.answer(
+        "convene_debate",
+        json!({
+            "question": QUESTION,
+            "checkpoints": "none",
+            "max_rounds": 1,
+            "gates": ["before_synthesis"]
+        }),
+    )["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let waiting = agent.status_until(&id, |s| s["waiting_for"].is_string());
+    assert!(
+        waiting["waiting_for"].as_str().unwrap().contains("approve"),
+        "{waiting}"
+    );
+    let wrong = agent.refusal("answer_checkpoint", json!({"id": id, "answer": "continue"}));
+    assert!(
+        wrong.contains("approval gate") && wrong.contains("approve"),
+        "{wrong}"
+    );
+    let bare = agent.refusal("answer_checkpoint", json!({"id": id, "answer": "reject"}));
+    assert!(bare.contains("a rejection says why"), "{bare}");
+    let approved = agent.answer("answer_checkpoint", json!({"id": id, "answer": "approve"}));
+    assert_eq!(approved["answered"], "approved", "{approved}");
+    let ended = agent.status_until(&id, |s| s["status"] != "running");
+    assert_eq!(ended["status"], "completed", "{ended}");
+    agent.close();
+    let gates = show_json(&home, &id)["gates"].clone();
+    assert!(
+        gates.to_string().contains("gatekeeper via MCP"),
+        "the gate names who decided: {gates}"
+    );
+}

@@ -321,9 +321,7 @@ impl Tools {
             .rev()
             .collect();
         let waiting_for = match (&debate.status, &debate.stage) {
-            (DebateStatus::Running, Some(Stage::Asking { kind, round })) => {
-                Some(waiting_words(*kind, *round, &debate.id))
-            }
+            (DebateStatus::Running, Some(stage)) => waiting_words(stage, &debate.id),
             _ => None,
         };
         Ok(Json(Status {
@@ -348,16 +346,17 @@ impl Tools {
     ) -> Result<Json<Answered>, Refused> {
         let who = agent(&peer);
         let debate = self.server.store.debate(&given.id)?;
-        let at_gate = matches!(
-            (&debate.status, &debate.stage),
-            (
-                DebateStatus::Running,
-                Some(Stage::Asking {
-                    kind: AskKind::Gate,
-                    ..
-                })
-            )
-        );
+        let at_gate = debate.status == DebateStatus::Running
+            && matches!(
+                debate.stage,
+                Some(
+                    Stage::AtGate { .. }
+                        | Stage::Asking {
+                            kind: AskKind::Gate,
+                            ..
+                        }
+                )
+            );
         let word = given.answer.trim().to_ascii_lowercase();
         if at_gate {
             let decision = match word.as_str() {
@@ -370,6 +369,13 @@ impl Tools {
                     )));
                 }
             };
+            if decision == GateDecision::Rejected
+                && given.text.as_deref().is_none_or(|t| t.trim().is_empty())
+            {
+                return Err(Refused(
+                    "text: a rejection says why; give the reason as text".into(),
+                ));
+            }
             let review = Review {
                 reviewer: who,
                 reason: given.text,
@@ -462,7 +468,10 @@ impl Tools {
         let mut told = 0u32;
         loop {
             let debate = store.debate(id)?;
-            let asking = matches!(debate.stage, Some(Stage::Asking { .. }));
+            let asking = debate
+                .stage
+                .as_ref()
+                .is_some_and(|stage| waiting_words(stage, id).is_some());
             if debate.status != DebateStatus::Running || asking {
                 return Ok(());
             }
@@ -663,17 +672,17 @@ pub(super) fn over_http(
 
 /// Who asks, as the journal records it: `agent:NAME` from the client's handshake.
 fn agent(peer: &Peer<RoleServer>) -> String {
-    let name = peer
+    let given = peer
         .peer_info()
-        .map(|info| info.client_info.name.trim().to_string())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "mcp".into());
-    let name: String = name
+        .map(|info| info.client_info.name.clone())
+        .unwrap_or_default();
+    // The name is the client's to choose: only what is safe in a journal line is kept.
+    let name: String = given
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
         .take(64)
         .collect();
-    format!("agent:{name}")
+    format!("agent:{}", if name.is_empty() { "mcp" } else { &name })
 }
 
 /// The HTTP API's request for `given`, checked by the same allow-list.
@@ -708,17 +717,24 @@ fn new_debate(given: Convene, agent: &str) -> Result<NewDebate, Refused> {
     serde_json::from_value(body).map_err(|e| Refused(e.to_string()))
 }
 
-/// What a debate waiting at `kind` after `round` waits for, and how to give it.
-fn waiting_words(kind: AskKind, round: u32, id: &str) -> String {
-    let how = match kind {
-        AskKind::Gate => "answer_checkpoint with approve, or reject and text",
-        AskKind::Turn => "a person's turn, written in the workbench",
-        _ => "answer_checkpoint",
+/// What a debate at `stage` waits for, and how to give it; none when it waits for no answer.
+fn waiting_words(stage: &Stage, id: &str) -> Option<String> {
+    let how = match stage {
+        Stage::AtGate { .. }
+        | Stage::Asking {
+            kind: AskKind::Gate,
+            ..
+        } => "answer_checkpoint with approve, or reject and text",
+        Stage::Asking {
+            kind: AskKind::Turn,
+            ..
+        } => "a person's turn, written in the workbench",
+        Stage::Asking { .. } => "answer_checkpoint",
+        _ => return None,
     };
-    format!(
-        "{} — answer with {how}, or the person with `moot open {id}`",
-        Stage::Asking { kind, round }
-    )
+    Some(format!(
+        "{stage} — answer with {how}, or the person with `moot open {id}`"
+    ))
 }
 
 /// `text` cut to `TURN_SHOWN` characters, marked when cut.
