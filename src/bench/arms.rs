@@ -69,6 +69,9 @@ pub struct ArmResult {
     /// A code problem's hidden tests on the answer's code (pass@1), run in the sandbox.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<super::hidden::CodeCheck>,
+    /// Self-consistency: how many samples it drew on this problem to match the debate's tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<usize>,
 }
 
 /// How the arms are run.
@@ -174,6 +177,7 @@ fn result(
         critical_ms,
         rounds,
         check: None,
+        samples: None,
     }
 }
 
@@ -291,12 +295,15 @@ pub async fn self_consistency(
         rounds.push(calls);
     }
     let answers: Vec<Option<String>> = rounds.iter().flatten().map(|c| c.answer.clone()).collect();
-    Ok(result(
-        problem,
-        majority(&answers),
-        rounds,
-        started.elapsed().as_millis() as u64,
-    ))
+    Ok(ArmResult {
+        samples: Some(drawn),
+        ..result(
+            problem,
+            majority(&answers),
+            rounds,
+            started.elapsed().as_millis() as u64,
+        )
+    })
 }
 
 /// The debate arm run as one of moot's protocols: the host that runs it and the settings
@@ -386,6 +393,7 @@ pub async fn protocol_debate(
         critical_ms: call.latency_ms,
         rounds: vec![vec![call]],
         check: None,
+        samples: None,
     })
 }
 

@@ -153,6 +153,7 @@ mod tests {
             critical_ms: 0,
             rounds: rounds.iter().map(|r| round(r)).collect(),
             check: None,
+            samples: None,
         }
     }
 

@@ -102,6 +102,16 @@ pub(crate) fn bench_compares_single_self_consistency_and_debate_and_resumes() {
             results["self_consistency"]["tokens"].as_u64() >= debate["tokens"].as_u64(),
             "self-consistency draws up to the debate's budget: {results}"
         );
+        let drawn: usize = results["self_consistency"]["rounds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|round| round.as_array().unwrap().len())
+            .sum();
+        assert_eq!(
+            results["self_consistency"]["samples"], drawn,
+            "the samples drawn are counted: {results}"
+        );
         assert_eq!(results["single"]["rounds"][0].as_array().unwrap().len(), 1);
     }
     // Round two shows each agent the other two's solutions.
