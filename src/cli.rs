@@ -678,6 +678,11 @@ pub struct RunArgs {
     #[arg(long = "perspective", value_name = "NAME")]
     pub named: Vec<String>,
 
+    /// Put one seat on a model of its own (repeat for each): the seat by its letter (A–D) or
+    /// its perspective, the provider a kind or a configured profile, as in A=ollama:qwen2.5.
+    #[arg(long = "seat-model", value_name = "SEAT=PROVIDER[:MODEL]")]
+    pub seat_models: Vec<String>,
+
     #[command(flatten)]
     pub checkpoints: CheckpointArgs,
 

@@ -29,6 +29,7 @@ impl From<&RunArgs> for DebateRequest {
             max_rounds: args.max_rounds,
             perspectives: args.perspectives,
             named_perspectives: args.named.clone(),
+            seat_models: args.seat_models.clone(),
             checkpoints: args.checkpoints.enabled(),
             token_budget: args.token_budget.clone(),
             round_timeout_seconds: args.round_timeout,

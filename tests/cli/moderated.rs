@@ -1895,3 +1895,73 @@ fn only_the_running_protocols_settings_have_effects_and_every_table_is_checked()
         stderr(&output)
     );
 }
+
+/// `--seat-model A=…` puts one seat on a model of its own (issue 72's mixed panels): that
+/// seat's requests name its model, the other seat's the debate's; the seat's model is
+/// journaled with it; a protocol that seats its own debaters refuses the flag, and a malformed
+/// one is a usage error naming it.
+#[test]
+fn a_seat_argues_on_the_model_seat_model_gives_it() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("");
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--perspectives",
+            "2",
+            "--max-rounds",
+            "1",
+            "--seat-model",
+            "A=openai:seat-a-model",
+            "Should we cache sessions in Redis?",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let models = |seat: &str| -> Vec<String> {
+        server
+            .seen()
+            .iter()
+            .filter(|s| s.path.ends_with("/chat/completions") && s.seat.as_deref() == Some(seat))
+            .map(|s| s.body["model"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let (a, b) = (models("A"), models("B"));
+    assert!(
+        !a.is_empty() && a.iter().all(|m| m == "seat-a-model"),
+        "{a:?}"
+    );
+    assert!(
+        !b.is_empty() && b.iter().all(|m| m != "seat-a-model"),
+        "{b:?}"
+    );
+    let id = events(&output)[0]["id"].as_str().unwrap().to_string();
+    let seats = show_json(&home, &id)["seats"].clone();
+    assert!(seats.to_string().contains("seat-a-model"), "{seats}");
+    for (args, says) in [
+        (
+            vec!["--protocol", "panel", "--seat-model", "A=openai:x"],
+            "seats its own debaters",
+        ),
+        (vec!["--seat-model", "A"], "SEAT=PROVIDER[:MODEL]"),
+        (vec!["--seat-model", "A=nosuchprofile"], "nosuchprofile"),
+    ] {
+        let mut full = vec!["--headless", "--no-checkpoints"];
+        full.extend(args);
+        full.push("Should we cache sessions in Redis?");
+        let refused = home.run(Some(&server), &full);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{full:?}: {}",
+            stderr(&refused)
+        );
+        assert!(
+            stderr(&refused).contains(says),
+            "{full:?}: {}",
+            stderr(&refused)
+        );
+    }
+}

@@ -47,6 +47,9 @@ pub struct DebateRequest {
     pub sequential: bool,
     /// The provider asked for (by name, model, URL or script), resolved against the config.
     pub provider: ProviderFlags,
+    /// Seats on providers of their own, each `SEAT=PROVIDER[:MODEL]`: the seat by its letter
+    /// (A–D) or its perspective's name, the provider a kind or a configured profile.
+    pub seat_models: Vec<String>,
     /// Asked from off this machine (the HTTP API): nothing is gathered from the directory
     /// moot runs in, whatever the protocol.
     pub from_outside: bool,

@@ -291,6 +291,7 @@ pub fn assemble(
     check_other_tables(registry, protocol.name(), config, &cwd, &provider)?;
     refuse_unread_flags(protocol, args)?;
     apply_run_flags(&mut settings, args, &cwd)?;
+    apply_seat_models(&mut settings, args, config, &provider)?;
     apply_gates(&mut settings, protocol, args, config)?;
     apply_vote_and_lessons(&mut settings, args, config)?;
     // Unknown perspective names are a usage error before anything is stored (where they name
@@ -308,6 +309,47 @@ pub fn assemble(
         }
     }
     Ok(settings)
+}
+
+/// `--seat-model SEAT=PROVIDER[:MODEL]`: each seat named goes on a provider of its own, beside
+/// the config's `[perspective_providers]` (the flag wins for a seat both name).
+fn apply_seat_models(
+    settings: &mut DebateSettings,
+    args: &DebateRequest,
+    config: &Config,
+    provider: &ProviderSpec,
+) -> Result<(), SessionError> {
+    for given in &args.seat_models {
+        let refused = |why: &str| SessionError::Settings(format!("--seat-model {given}: {why}"));
+        let Some((seat, asked)) = given.split_once('=') else {
+            return Err(refused(
+                "write it as SEAT=PROVIDER[:MODEL], as in A=ollama:qwen2.5",
+            ));
+        };
+        let (seat, asked) = (seat.trim(), asked.trim());
+        let (profile, model) = match asked.split_once(':') {
+            Some((profile, model)) => (profile.trim(), Some(model.trim())),
+            None => (asked, None),
+        };
+        if seat.is_empty() || profile.is_empty() {
+            return Err(refused(
+                "name the seat before `=` and the provider after it",
+            ));
+        }
+        let spec = resolve_provider(
+            config,
+            provider,
+            Some(profile),
+            model.filter(|m| !m.is_empty()),
+        )
+        .map_err(|e| refused(e.message()))?;
+        let spec: ProviderSpec =
+            serde_json::from_value(spec).map_err(|e| refused(&e.to_string()))?;
+        settings
+            .perspective_providers
+            .insert(seat.to_string(), spec);
+    }
+    Ok(())
 }
 
 /// The run flags every protocol is offered but not every one reads: given to one that does not
@@ -329,6 +371,11 @@ fn refuse_unread_flags(protocol: &dyn Protocol, args: &DebateRequest) -> Result<
     } else if args.perspectives.is_some() && !presentation.seats_from_catalog {
         Some(format!(
             "--perspectives: {a} {name} debate seats its own debaters, not a number of perspectives"
+        ))
+    } else if !args.seat_models.is_empty() && !presentation.seats_from_catalog {
+        Some(format!(
+            "--seat-model: {a} {name} debate seats its own debaters; give each its provider in its \
+             config table (`moot protocols` says how)"
         ))
     } else if args.follow_up && !presentation.follow_up {
         Some(format!(

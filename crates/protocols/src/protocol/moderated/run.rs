@@ -216,7 +216,18 @@ async fn seat_perspectives(
     let mut seats =
         assign_seats(common, analysis, clarified).map_err(|e| EngineError::Setup(e.to_string()))?;
     for seat in &mut seats {
-        if let Some(provider) = common.perspective_providers.get(&seat.perspective) {
+        // By its perspective, or its letter (`--seat-model A=…`), the perspective's name in
+        // any case.
+        let own = &common.perspective_providers;
+        let provider = own
+            .get(&seat.perspective)
+            .or_else(|| own.get(&seat.id))
+            .or_else(|| {
+                own.iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(&seat.perspective))
+                    .map(|(_, provider)| provider)
+            });
+        if let Some(provider) = provider {
             seat.provider = Some(provider.kind().to_string());
             seat.model = Some(provider.model().to_string());
             ctx.seat_on(seat, provider.clone());
