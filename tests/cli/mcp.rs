@@ -142,7 +142,7 @@ const QUESTION: &str = "Should we use Redis or PostgreSQL for caching?";
 /// waits on `debate_status` (and are told as progress), not all before it asks.
 fn paced() -> Behaviour {
     Behaviour {
-        latency: Duration::from_millis(40),
+        latency: Duration::from_millis(100),
         ..Behaviour::default()
     }
 }
