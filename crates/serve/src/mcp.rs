@@ -6,7 +6,7 @@
 
 use super::Server;
 use super::request::NewDebate;
-use super::routes::{self, ApiError, CheckpointAnswer, ListQuery, Review};
+use super::routes::{self, ApiError, CheckpointAnswer, Face, ListQuery, Review};
 use crate::debate::Named as _;
 use crate::debate::{AskKind, DebateStatus, GateDecision, Stage};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -67,7 +67,7 @@ impl From<crate::store::StoreError> for Refused {
 }
 
 /// Who answers a debate's checkpoints.
-#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum Checkpoints {
     /// None are asked: the debate runs to its end.
@@ -115,7 +115,7 @@ pub(super) struct Convened {
     /// The command the person runs in a terminal to watch the debate live and answer it.
     watch: String,
     /// Who answers its checkpoints.
-    checkpoints: String,
+    checkpoints: Checkpoints,
 }
 
 /// A debate, named by its id (or an unambiguous prefix of it).
@@ -187,21 +187,22 @@ pub(super) struct Answered {
     at: String,
 }
 
-impl Answered {
-    /// The HTTP API's reply to an answer (`answered`, `at`) or to a gate's decision
-    /// (`decision`, `gate`), read as one shape.
-    fn from_reply(reply: &Value) -> Answered {
-        let field = |names: [&str; 2]| {
-            names
-                .iter()
-                .find_map(|name| reply[name].as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
+impl From<routes::Answered> for Answered {
+    fn from(taken: routes::Answered) -> Answered {
         Answered {
-            id: field(["id", "id"]),
-            answered: field(["answered", "decision"]),
-            at: field(["at", "gate"]),
+            id: taken.id,
+            answered: taken.answered.into(),
+            at: taken.at,
+        }
+    }
+}
+
+impl From<routes::Settled> for Answered {
+    fn from(settled: routes::Settled) -> Answered {
+        Answered {
+            id: settled.id,
+            answered: settled.decision.into(),
+            at: settled.gate,
         }
     }
 }
@@ -276,12 +277,7 @@ impl Tools {
         Ok(Json(Convened {
             watch: format!("moot open {id}"),
             id,
-            checkpoints: match checkpoints {
-                Checkpoints::None => "none",
-                Checkpoints::Person => "person",
-                Checkpoints::Caller => "caller",
-            }
-            .into(),
+            checkpoints,
         }))
     }
 
@@ -296,14 +292,14 @@ impl Tools {
         peer: Peer<RoleServer>,
     ) -> Result<Json<Status>, Refused> {
         let store = &self.server.store;
-        let id = store.debate(&asked.id)?.id;
+        let mut debate = store.debate(&asked.id)?;
         if asked.wait_seconds > 0 {
             let wait = std::time::Duration::from_secs(asked.wait_seconds.min(LONGEST_WAIT_SECONDS));
             let progress = meta.get_progress_token().map(|token| (token, peer));
-            self.wait_for_attention(&id, wait, progress.as_ref())
+            self.wait_for_attention(&debate.id, wait, progress.as_ref())
                 .await?;
+            debate = store.debate(&debate.id)?;
         }
-        let debate = store.debate(&id)?;
         let turns = store.turns(&debate.id)?;
         let latest_turns = turns
             .iter()
@@ -346,17 +342,8 @@ impl Tools {
     ) -> Result<Json<Answered>, Refused> {
         let who = agent(&peer);
         let debate = self.server.store.debate(&given.id)?;
-        let at_gate = debate.status == DebateStatus::Running
-            && matches!(
-                debate.stage,
-                Some(
-                    Stage::AtGate { .. }
-                        | Stage::Asking {
-                            kind: AskKind::Gate,
-                            ..
-                        }
-                )
-            );
+        let at_gate =
+            debate.status == DebateStatus::Running && debate.stage.as_ref().is_some_and(is_gate);
         let word = given.answer.trim().to_ascii_lowercase();
         if at_gate {
             let decision = match word.as_str() {
@@ -369,19 +356,13 @@ impl Tools {
                     )));
                 }
             };
-            if decision == GateDecision::Rejected
-                && given.text.as_deref().is_none_or(|t| t.trim().is_empty())
-            {
-                return Err(Refused(
-                    "text: a rejection says why; give the reason as text".into(),
-                ));
-            }
             let review = Review {
                 reviewer: who,
                 reason: given.text,
             };
-            let reply = routes::settle_gate(&self.server, &debate.id, review, decision, "MCP")?;
-            return Ok(Json(Answered::from_reply(&reply)));
+            let settled =
+                routes::settle_gate(&self.server, &debate.id, review, decision, Face::Mcp)?;
+            return Ok(Json(settled.into()));
         }
         if word == "approve" {
             return Err(Refused(format!(
@@ -394,8 +375,8 @@ impl Tools {
             text: given.text,
         };
         let by = format!("{who} via MCP");
-        let reply = routes::answer(&self.server, &debate.id, &answer, &by)?;
-        Ok(Json(Answered::from_reply(&reply)))
+        let taken = routes::answer(&self.server, &debate.id, &answer, &by)?;
+        Ok(Json(taken.into()))
     }
 
     /// A debate's decision record.
@@ -430,7 +411,7 @@ impl Tools {
             q: None,
             limit: given.limit,
         };
-        listed(routes::listing(&self.server, &query)?)
+        Ok(listed(routes::listing(&self.server, &query)?))
     }
 
     /// The journal's debates whose text matches a full-text query.
@@ -449,7 +430,7 @@ impl Tools {
             limit: given.limit,
             ..ListQuery::default()
         };
-        listed(routes::listing(&self.server, &query)?)
+        Ok(listed(routes::listing(&self.server, &query)?))
     }
 }
 
@@ -464,7 +445,7 @@ impl Tools {
     ) -> Result<(), Refused> {
         let store = &self.server.store;
         let deadline = tokio::time::Instant::now() + wait;
-        let mut seen = store.events_after(id, 0)?.last().map_or(0, |(seq, _)| *seq);
+        let mut seen = store.last_event_seq(id)?;
         let mut told = 0u32;
         loop {
             let debate = store.debate(id)?;
@@ -717,14 +698,22 @@ fn new_debate(given: Convene, agent: &str) -> Result<NewDebate, Refused> {
     serde_json::from_value(body).map_err(|e| Refused(e.to_string()))
 }
 
+/// Whether a debate at `stage` waits at an approval gate.
+fn is_gate(stage: &Stage) -> bool {
+    matches!(
+        stage,
+        Stage::AtGate { .. }
+            | Stage::Asking {
+                kind: AskKind::Gate,
+                ..
+            }
+    )
+}
+
 /// What a debate at `stage` waits for, and how to give it; none when it waits for no answer.
 fn waiting_words(stage: &Stage, id: &str) -> Option<String> {
     let how = match stage {
-        Stage::AtGate { .. }
-        | Stage::Asking {
-            kind: AskKind::Gate,
-            ..
-        } => "answer_checkpoint with approve, or reject and text",
+        stage if is_gate(stage) => "answer_checkpoint with approve, or reject and text",
         Stage::Asking {
             kind: AskKind::Turn,
             ..
@@ -747,11 +736,10 @@ fn shortened(text: &str) -> String {
 }
 
 /// The listing as the tools return it.
-fn listed(value: Value) -> Result<Json<Debates>, Refused> {
-    match value {
-        Value::Array(debates) => Ok(Json(Debates { debates })),
-        other => Err(Refused(format!(
-            "the journal's list is not a list: {other}"
-        ))),
-    }
+fn listed(debates: Vec<crate::session::Listed>) -> Json<Debates> {
+    let debates = debates
+        .iter()
+        .map(|debate| serde_json::to_value(debate).unwrap_or_default())
+        .collect();
+    Json(Debates { debates })
 }

@@ -309,11 +309,15 @@ async fn list(
                 .trim_start_matches("Failed to deserialize query string: ")
         ))
     })?;
-    listing(&server, &query).map(Json)
+    let listed = listing(&server, &query)?;
+    Ok(Json(serde_json::to_value(listed).unwrap_or_default()))
 }
 
 /// The debates `query` picks, as `moot list --json` gives them.
-pub(super) fn listing(server: &Server, query: &ListQuery) -> Result<Value, ApiError> {
+pub(super) fn listing(
+    server: &Server,
+    query: &ListQuery,
+) -> Result<Vec<crate::session::Listed>, ApiError> {
     const MOST_LISTED: u64 = 10_000;
     if let Some(limit) = query.limit.filter(|l| *l > MOST_LISTED) {
         return Err(ApiError::bad(format!(
@@ -342,7 +346,7 @@ pub(super) fn listing(server: &Server, query: &ListQuery) -> Result<Value, ApiEr
         debates.retain(|d| hits.contains(&d.id));
     }
     let listed = crate::session::listed(&server.host.protocols, store, debates)?;
-    Ok(serde_json::to_value(listed).unwrap_or_default())
+    Ok(listed)
 }
 
 /// `GET /v1/debates/{id}`: `moot show --json`.
@@ -540,7 +544,49 @@ async fn checkpoint(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let given: CheckpointAnswer = parsed(body)?;
-    answer(&server, &id, &given, "the API via HTTP").map(Json)
+    let answered = answer(&server, &id, &given, "the API via HTTP")?;
+    Ok(Json(serde_json::to_value(answered).unwrap_or_default()))
+}
+
+/// An answer taken at a checkpoint: the debate, what was answered, where it waited.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct Answered {
+    pub(super) id: String,
+    pub(super) answered: &'static str,
+    pub(super) at: String,
+}
+
+/// A gate settled: the debate, the gate, the decision, who decided.
+#[derive(Debug, serde::Serialize)]
+pub(super) struct Settled {
+    pub(super) id: String,
+    pub(super) gate: String,
+    pub(super) decision: &'static str,
+    pub(super) by: String,
+}
+
+/// The face a gate is settled through, as the record names it, and the name of the field it
+/// takes a rejection's reason in.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Face {
+    Http,
+    Mcp,
+}
+
+impl Face {
+    fn name(self) -> &'static str {
+        match self {
+            Face::Http => "HTTP",
+            Face::Mcp => "MCP",
+        }
+    }
+
+    fn reason_field(self) -> &'static str {
+        match self {
+            Face::Http => "reason",
+            Face::Mcp => "text",
+        }
+    }
 }
 
 /// Answers the checkpoint debate `id` waits at with `given`, through the journal, recorded as
@@ -550,7 +596,7 @@ pub(super) fn answer(
     id: &str,
     given: &CheckpointAnswer,
     by: &str,
-) -> Result<Value, ApiError> {
+) -> Result<Answered, ApiError> {
     let debate = server.store.debate(id)?;
     let (kind, round) = match (&debate.status, &debate.stage) {
         (DebateStatus::Running, Some(Stage::Asking { kind, round })) => (*kind, *round),
@@ -612,9 +658,11 @@ pub(super) fn answer(
         }
         RemoteAnswer::DoesNotFit(why) => return Err(ApiError::bad(format!("answer: {why}"))),
     }
-    Ok(
-        json!({"id": debate.id, "answered": control.answer().as_str(), "at": Stage::Asking { kind, round }.to_string()}),
-    )
+    Ok(Answered {
+        id: debate.id,
+        answered: control.answer().as_str(),
+        at: Stage::Asking { kind, round }.to_string(),
+    })
 }
 
 #[derive(Debug, Deserialize)]
@@ -632,7 +680,8 @@ fn decide(
     review: Review,
     decision: GateDecision,
 ) -> Result<Json<Value>, ApiError> {
-    settle_gate(server, id, review, decision, "HTTP").map(Json)
+    let settled = settle_gate(server, id, review, decision, Face::Http)?;
+    Ok(Json(serde_json::to_value(settled).unwrap_or_default()))
 }
 
 /// Settles the gate debate `id` waits at, recorded as `reviewer via {face}`.
@@ -641,8 +690,8 @@ pub(super) fn settle_gate(
     id: &str,
     review: Review,
     decision: GateDecision,
-    face: &str,
-) -> Result<Value, ApiError> {
+    face: Face,
+) -> Result<Settled, ApiError> {
     let reviewer = review.reviewer.trim();
     if reviewer.is_empty() {
         return Err(ApiError::bad("reviewer: say who decides"));
@@ -653,7 +702,10 @@ pub(super) fn settle_gate(
         .map(str::trim)
         .filter(|r| !r.is_empty());
     if decision == GateDecision::Rejected && reason.is_none() {
-        return Err(ApiError::bad("reason: a rejection says why"));
+        return Err(ApiError::bad(format!(
+            "{}: a rejection says why",
+            face.reason_field()
+        )));
     }
     let debate = server.store.debate(id)?;
     let Some(waiting) = server.store.waiting_gate(&debate)? else {
@@ -662,7 +714,7 @@ pub(super) fn settle_gate(
             debate.id, debate.status
         )));
     };
-    let by = format!("{reviewer} via {face}");
+    let by = format!("{reviewer} via {}", face.name());
     if !server
         .store
         .decide_gate(&debate.id, &waiting.gate, decision, &by, reason)?
@@ -672,7 +724,12 @@ pub(super) fn settle_gate(
             waiting.gate
         )));
     }
-    Ok(json!({"id": debate.id, "gate": waiting.gate, "decision": decision.as_str(), "by": by}))
+    Ok(Settled {
+        id: debate.id,
+        gate: waiting.gate,
+        decision: decision.as_str(),
+        by,
+    })
 }
 
 async fn approve(

@@ -288,6 +288,16 @@ impl Store {
         )
     }
 
+    /// The place in the log of debate `id`'s latest event (0 with none): where a follower
+    /// that wants only what comes next starts.
+    pub fn last_event_seq(&self, id: &str) -> Result<i64, StoreError> {
+        self.read(|connection| {
+            Ok(connection
+                .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = ?1")?
+                .query_row(params![id], |row| row.get(0))?)
+        })
+    }
+
     /// Rows of (a number, an event as JSON) read back: the event log, the annotations.
     fn numbered_events<N: rusqlite::types::FromSql>(
         &self,
