@@ -269,6 +269,19 @@ impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for TableOf<'_, T>
     }
 }
 
+/// `PROVIDER[:MODEL]` as a flag gives a seat's provider (`ollama:qwen2.5`, `anthropic`,
+/// `:a-model`): the profile (or kind) and the model, each `None` when left empty.
+pub fn provider_and_model(given: &str) -> (Option<&str>, Option<&str>) {
+    let (profile, model) = match given.split_once(':') {
+        Some((profile, model)) => (profile.trim(), Some(model.trim())),
+        None => (given.trim(), None),
+    };
+    (
+        Some(profile).filter(|p| !p.is_empty()),
+        model.filter(|m| !m.is_empty()),
+    )
+}
+
 /// A seat's provider snapshot from a profile (or kind) and a model.
 pub type ResolveProvider<'a> =
     dyn Fn(Option<&str>, Option<&str>) -> Result<Value, SettingsError> + 'a;

@@ -700,14 +700,14 @@ fn common_for(debate: &Debate, settings: &DebateSettings) -> Common {
     }
 }
 
-/// The provider for a seat of `config` named by profile (or kind) and model, as the snapshot a
-/// protocol stores in its settings; the debate's own provider when neither is given.
-pub fn resolve_provider(
+/// The provider for a seat of `config` named by profile (or kind) and model; the debate's own
+/// provider when neither is given.
+pub fn seat_provider(
     config: &Config,
     default: &ProviderSpec,
     profile: Option<&str>,
     model: Option<&str>,
-) -> Result<serde_json::Value, protocol::SettingsError> {
+) -> Result<ProviderSpec, protocol::SettingsError> {
     let mut spec = match profile {
         Some(name) => providers::named_spec(name, config)
             .map_err(|e| protocol::SettingsError::from(e.to_string()))?,
@@ -716,6 +716,17 @@ pub fn resolve_provider(
     if let Some(model) = model {
         spec.model = model.to_string();
     }
+    Ok(spec)
+}
+
+/// `seat_provider`, as the snapshot a protocol stores in its settings.
+pub fn resolve_provider(
+    config: &Config,
+    default: &ProviderSpec,
+    profile: Option<&str>,
+    model: Option<&str>,
+) -> Result<serde_json::Value, protocol::SettingsError> {
+    let spec = seat_provider(config, default, profile, model)?;
     serde_json::to_value(&spec).map_err(|e| protocol::SettingsError::from(e.to_string()))
 }
 

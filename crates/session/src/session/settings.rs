@@ -1,6 +1,6 @@
 //! What a debate runs with: `DebateSettings`, from config and then from what the person asked.
 
-use super::{DebateRequest, SessionError, resolve_provider};
+use super::{DebateRequest, SessionError, resolve_provider, seat_provider};
 use crate::catalog::Perspective;
 use crate::config::{Config, RetryConfig, TokenBudget};
 use crate::engine::{self, EngineSettings};
@@ -326,25 +326,15 @@ fn apply_seat_models(
                 "write it as SEAT=PROVIDER[:MODEL], as in A=ollama:qwen2.5",
             ));
         };
-        let (seat, asked) = (seat.trim(), asked.trim());
-        let (profile, model) = match asked.split_once(':') {
-            Some((profile, model)) => (profile.trim(), Some(model.trim())),
-            None => (asked, None),
-        };
-        if seat.is_empty() || profile.is_empty() {
+        let seat = seat.trim();
+        let (profile, model) = crate::protocol::provider_and_model(asked);
+        let (false, Some(profile)) = (seat.is_empty(), profile) else {
             return Err(refused(
                 "name the seat before `=` and the provider after it",
             ));
-        }
-        let spec = resolve_provider(
-            config,
-            provider,
-            Some(profile),
-            model.filter(|m| !m.is_empty()),
-        )
-        .map_err(|e| refused(e.message()))?;
-        let spec: ProviderSpec =
-            serde_json::from_value(spec).map_err(|e| refused(&e.to_string()))?;
+        };
+        let spec = seat_provider(config, provider, Some(profile), model)
+            .map_err(|e| refused(e.message()))?;
         settings
             .perspective_providers
             .insert(seat.to_string(), spec);

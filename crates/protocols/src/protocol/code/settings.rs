@@ -215,12 +215,7 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
         };
         let role = role_named(name).map_err(|e| refused!("--seat {e}"))?;
         if let Some(provider) = provider {
-            let (profile, model) = match provider.split_once(':') {
-                Some((profile, model)) => (profile.trim(), Some(model.trim())),
-                None => (provider.trim(), None),
-            };
-            let profile = (!profile.is_empty()).then_some(profile);
-            let model = model.filter(|m| !m.is_empty());
+            let (profile, model) = super::super::provider_and_model(provider);
             if profile.is_none() && model.is_none() {
                 return Err(refused!(
                     "--seat {given}: say which provider after `=`, as in --seat {}=ollama:qwen2.5-coder",
