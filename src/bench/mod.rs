@@ -252,20 +252,26 @@ async fn tested(mut result: ArmResult, task: &data::CodeTask, unsandboxed: bool)
 /// The report of a run from what the journal holds.
 pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Report, BenchError> {
     let results = store.bench_results(id)?;
+    // Each result read once: by problem and arm, None where it does not read (not counted).
+    let read: Vec<(usize, &str, Option<ArmResult>)> = results
+        .iter()
+        .map(|(problem, arm, result)| {
+            let ran = serde_json::from_value(result.clone()).ok();
+            (*problem, arm.as_str(), ran)
+        })
+        .collect();
     let arms = settings
         .arms
         .iter()
         .map(|&arm| {
-            let mine: Vec<&serde_json::Value> = results
+            let mine: Vec<&Option<ArmResult>> = read
                 .iter()
-                .filter(|(_, a, _)| a == arm.as_str())
-                .map(|(_, _, r)| r)
+                .filter(|(_, a, _)| *a == arm.as_str())
+                .map(|(_, _, ran)| ran)
                 .collect();
-            let ran: Vec<ArmResult> = mine
-                .iter()
-                .filter_map(|r| serde_json::from_value((*r).clone()).ok())
-                .collect();
+            let ran: Vec<&ArmResult> = mine.iter().filter_map(|ran| ran.as_ref()).collect();
             let correct = ran.iter().filter(|r| r.correct).count();
+            let tokens = ran.iter().map(|r| r.tokens).sum();
             let (ci_low, ci_high) = wilson(correct, ran.len());
             let checks: Vec<&hidden::CodeCheck> =
                 ran.iter().filter_map(|r| r.check.as_ref()).collect();
@@ -286,8 +292,8 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
                 },
                 ci_low,
                 ci_high,
-                tokens: ran.iter().map(|r| r.tokens).sum(),
-                correct_per_1k_tokens: per_1k(correct, ran.iter().map(|r| r.tokens).sum()),
+                tokens,
+                correct_per_1k_tokens: per_1k(correct, tokens),
                 wall_ms: ran.iter().map(|r| r.wall_ms).sum(),
                 critical_ms: ran.iter().map(|r| r.critical_ms).sum(),
                 worst_overhead: ran
@@ -316,15 +322,15 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
         .collect();
     let dynamics =
         (settings.protocol.is_none() && settings.arms.contains(&Arm::Debate)).then(|| {
-            let debates: Vec<(ArmResult, &str)> = results
-                .iter()
-                .filter(|(_, arm, _)| arm == Arm::Debate.as_str())
-                .filter_map(|(index, _, result)| {
-                    let expected = settings.problems.get(*index)?.answer.as_str();
-                    Some((serde_json::from_value(result.clone()).ok()?, expected))
-                })
-                .collect();
-            dynamics::of_debates(debates.iter().map(|(result, expected)| (result, *expected)))
+            dynamics::of_debates(read.iter().filter_map(|(index, arm, ran)| {
+                if *arm != Arm::Debate.as_str() {
+                    return None;
+                }
+                Some((
+                    ran.as_ref()?,
+                    settings.problems.get(*index)?.answer.as_str(),
+                ))
+            }))
         });
     Ok(Report {
         id: id.to_string(),
