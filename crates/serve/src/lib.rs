@@ -222,8 +222,8 @@ fn runtime() -> Result<tokio::runtime::Runtime, ServeError> {
 
 /// `moot mcp`: the debates as MCP tools over this process's stdin and stdout, until the client
 /// closes them. A debate still running then is paused, as Ctrl-C pauses one, and `moot resume
-/// ID` goes on with it. `args.listen` and `args.token_file` are not read: the client that started the process is
-/// the only one it talks to.
+/// ID` goes on with it. `args.listen` and `args.token_file` are not read: the client that
+/// started the process is the only one it talks to.
 pub fn mcp_stdio(
     host: crate::session::Host,
     args: ServeOptions,

@@ -525,7 +525,8 @@ fn lead_speeches(
                 asked.task
             );
             let key = TurnKey::new(round, phase, team.lead.clone());
-            kit::prose_speech(key, asked.name, system, prompt(team), Some(asked.most_tokens), deadline)
+            let (prompt, most) = (prompt(team), Some(asked.most_tokens));
+            kit::prose_speech(key, asked.name, system, prompt, most, deadline)
         })
         .collect()
 }

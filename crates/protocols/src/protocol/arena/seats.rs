@@ -53,8 +53,9 @@ impl Slot<'_> {
     }
 }
 
-/// A seat the person plays (a turn not given before a resume): the workbench opens its editor (headless: `g TEXT` on stdin);
-/// what they write is the turn. `e` passes; silence past the time limit is a missed turn.
+/// A seat the person plays (a turn not given before a resume): the workbench opens its
+/// editor (headless: `g TEXT` on stdin); what they write is the turn. `e` passes; silence past
+/// the time limit is a missed turn.
 pub(super) async fn human_turn(
     ctx: &Context,
     settings: &ArenaSettings,
@@ -105,8 +106,8 @@ pub(super) async fn human_turn(
 /// How often an outside seat's transcript folder is looked at while its turn is awaited.
 const OUTSIDE_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// A seat an outside agent plays (a turn not given before a resume): the request goes into the manifest (`turn_requested`) and
-/// an event; the agent answers with `moot arena submit` or by dropping a conforming
+/// A seat an outside agent plays (a turn not given before a resume): the request goes into
+/// the manifest (`turn_requested`) and an event; the agent answers with `moot arena submit` or by dropping a conforming
 /// `turn_<n>_<agent_id>_<timestamp>.json` into `transcript/`, which is checked (its seat, its
 /// number, its text), journaled and acknowledged (moot rewrites it with its own metadata and
 /// clears the request). A file that does not conform is set aside as `….rejected` with a
