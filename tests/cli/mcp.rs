@@ -340,6 +340,12 @@ fn bad_input_is_a_tool_error_naming_the_fix_and_journals_nothing() {
     agent.status_until(&id, |s| s["status"] != "running");
     let late = agent.refusal("answer_checkpoint", json!({"id": id, "answer": "continue"}));
     assert!(late.contains("waits at no checkpoint"), "{late}");
+    // An answer's text is bounded: a stdio request has no body limit.
+    let long = agent.refusal(
+        "answer_checkpoint",
+        json!({"id": id, "answer": "guide", "text": "weigh ".repeat(20_000)}),
+    );
+    assert!(long.contains("text: 120000 characters"), "{long}");
     let gate = agent.refusal("answer_checkpoint", json!({"id": id, "answer": "approve"}));
     assert!(gate.contains("waits at no approval gate"), "{gate}");
     agent.close();

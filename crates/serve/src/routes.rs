@@ -26,6 +26,19 @@ use tokio::sync::broadcast::error::RecvError;
 
 /// The largest request body taken.
 const BODY_LIMIT: usize = 256 * 1024;
+/// The longest text an answer carries (guidance, a revision asked for, a gate's reason): a
+/// few paragraphs. MCP's stdio has no body limit, and every word is journaled and prompted.
+const MOST_ANSWER_CHARS: usize = 8_000;
+
+/// Refuses an answer's text longer than `MOST_ANSWER_CHARS`, naming its field.
+fn bounded(field: &str, text: Option<&str>) -> Result<(), ApiError> {
+    match text.map(|t| t.chars().count()) {
+        Some(chars) if chars > MOST_ANSWER_CHARS => Err(ApiError::bad(format!(
+            "{field}: {chars} characters; an answer's text takes at most {MOST_ANSWER_CHARS}"
+        ))),
+        _ => Ok(()),
+    }
+}
 /// How long a client waits before asking again when the server runs all it may.
 const RETRY_AFTER_SECONDS: u64 = 5;
 /// The longest any request but an event stream takes.
@@ -597,6 +610,7 @@ pub(super) fn answer(
     given: &CheckpointAnswer,
     by: &str,
 ) -> Result<Answered, ApiError> {
+    bounded("text", given.text.as_deref())?;
     let debate = server.store.debate(id)?;
     let (kind, round) = match (&debate.status, &debate.stage) {
         (DebateStatus::Running, Some(Stage::Asking { kind, round })) => (*kind, *round),
@@ -692,6 +706,7 @@ pub(super) fn settle_gate(
     decision: GateDecision,
     face: Face,
 ) -> Result<Settled, ApiError> {
+    bounded(face.reason_field(), review.reason.as_deref())?;
     let reviewer = review.reviewer.trim();
     if reviewer.is_empty() {
         return Err(ApiError::bad("reviewer: say who decides"));
