@@ -2262,3 +2262,57 @@ fn the_topology_is_drawn_as_who_sees_whom() {
     );
     insta::assert_snapshot!("topology_200x60", screen);
 }
+
+/// Round 1 concluded as agreement; with `hollow`, moot flagged it as the protocol does
+/// (before the round's verdict), and the conclusion's detail says so.
+fn agreement(hollow: bool) -> Vec<Event> {
+    let mut events = round_one();
+    events.pop();
+    let detail = "hollow agreement: seats A and B gave ground in round 1 with no new support or rebuttal since they last held their ground in round 1";
+    if hollow {
+        events.push(Event::Flag {
+            round: 1,
+            seat: "moderator".into(),
+            kind: FlagKind::HollowAgreement,
+            detail: detail.into(),
+        });
+    }
+    events.push(Event::RoundCompleted {
+        round: 1,
+        convergence: Convergence {
+            assessment: Assessment::Converging,
+            decision: Decision::Conclude,
+            signal: ConvergenceSignal::Agreement,
+            reason: "both seats concede".into(),
+            overruled: None,
+        },
+        summary: "Both seats now back PostgreSQL.".into(),
+    });
+    let mut said = "The debate would end here: the perspectives reached agreement.".to_string();
+    if hollow {
+        said.push_str(&format!(" But moot found it a {detail}; its confidence will be capped. One more round challenges the agreement."));
+    }
+    events.push(Event::Checkpoint {
+        round: 1,
+        timeout_seconds: 1800,
+        kind: AskKind::Conclusion,
+        detail: Some(said),
+        choices: vec![],
+    });
+    events
+}
+
+#[test]
+fn a_hollow_agreement_is_flagged_in_the_strip_and_its_conclusion_offers_a_challenge() {
+    for (width, height) in [(80, 24), (120, 40)] {
+        let mut app = app_with(&agreement(true));
+        let screen = render(&mut app, width, height);
+        insta::assert_snapshot!(format!("hollow_agreement_{width}x{height}"), screen);
+        assert!(screen.contains("hollow agreement"), "{screen}");
+        assert!(screen.contains("a round that challenges it"), "{screen}");
+        let mut app = app_with(&agreement(false));
+        let screen = render(&mut app, width, height);
+        assert!(!screen.contains("hollow"), "{screen}");
+        assert!(screen.contains("one more round"), "{screen}");
+    }
+}

@@ -1965,3 +1965,182 @@ fn a_seat_argues_on_the_model_seat_model_gives_it() {
         );
     }
 }
+
+/// Two seats that disagree in round 1 and concede each other's claim in round 2's rebuttals;
+/// the moderator calls agreement after round 2. With `bare`, round 2's arguments bring no
+/// move at all: the seats give ground with nothing new since they last held it.
+fn converging(bare: bool) -> Behaviour {
+    Behaviour {
+        agree_at_round: Some(2),
+        concede_all_at: Some(2),
+        bare_arguments_at: bare.then_some(2),
+        ..Behaviour::default()
+    }
+}
+
+#[test]
+fn agreement_with_no_new_argument_is_flagged_hollow_capped_and_recorded_and_argued_agreement_is_not()
+ {
+    let home = Home::new();
+    for bare in [true, false] {
+        let server = StandIn::start_in_background(converging(bare));
+        let output = home.run(
+            Some(&server),
+            &[
+                "--headless",
+                "--no-checkpoints",
+                "--max-rounds",
+                "3",
+                QUESTION,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let events = events(&output);
+        let completed = of_type(&events, "round_completed");
+        assert_eq!(completed.len(), 2, "agreement ends it after round 2");
+        assert_eq!(completed[1]["convergence"]["signal"], "agreement");
+        let flags: Vec<&Value> = of_type(&events, "flag")
+            .into_iter()
+            .filter(|f| f["kind"] == "hollow_agreement")
+            .collect();
+        let id = of_type(&events, "debate_completed")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let shown = show_json(&home, &id);
+        let record = final_synthesis(&events)["markdown"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let written =
+            std::fs::read_to_string(&final_synthesis(&events)["path"].as_str().unwrap()).unwrap();
+        let dynamics = &shown["dynamics"];
+        if bare {
+            assert_eq!(flags.len(), 1, "{flags:?}");
+            let detail = flags[0]["detail"].as_str().unwrap();
+            assert_eq!(flags[0]["round"], 2);
+            assert_eq!(flags[0]["seat"], "moderator");
+            assert_eq!(
+                detail,
+                "hollow agreement: seats A and B gave ground in round 2 with no new support or \
+                 rebuttal since they last held their ground in round 2"
+            );
+            assert_eq!(final_synthesis(&events)["confidence"], "Low");
+            for text in [&record, &written] {
+                assert!(
+                    text.contains("moot found a hollow agreement: seats A and B"),
+                    "{text}"
+                );
+                assert!(
+                    text.contains(
+                        "moot lowered it to Low because the seats agreed with no new argument"
+                    ),
+                    "{text}"
+                );
+                assert!(text.contains("**Dynamics:** "), "{text}");
+            }
+            assert_eq!(dynamics["hollow_agreements"][0]["round"], 2);
+            assert_eq!(dynamics["hollow_agreements"][0]["detail"], detail);
+            let round_two: Vec<&Value> = dynamics["shifts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|s| s["round"] == 2)
+                .collect();
+            assert_eq!(round_two.len(), 2);
+            assert!(
+                round_two
+                    .iter()
+                    .all(|s| s["new_arguments"].as_array().unwrap().is_empty())
+            );
+        } else {
+            assert!(flags.is_empty(), "{flags:?}");
+            assert_ne!(final_synthesis(&events)["confidence"], "Low");
+            assert!(!record.contains("hollow agreement"), "{record}");
+            assert!(dynamics["hollow_agreements"].as_array().unwrap().is_empty());
+            // Each seat saw the other's new claim and its reason before it conceded.
+            let shifts = dynamics["shifts"].as_array().unwrap();
+            let round_two: Vec<&Value> = shifts.iter().filter(|s| s["round"] == 2).collect();
+            assert_eq!(round_two.len(), 2);
+            for shift in round_two {
+                let other = if shift["seat"] == "A" { "B2." } else { "A2." };
+                let new = shift["new_arguments"].as_array().unwrap();
+                assert!(
+                    !new.is_empty() && new.iter().all(|id| id.as_str().unwrap().starts_with(other)),
+                    "{shift}"
+                );
+            }
+        }
+        // The report carries the same reading.
+        let markdown = home.run(None, &["show", &id, "--markdown"]);
+        let markdown = String::from_utf8_lossy(&markdown.stdout);
+        assert_eq!(
+            markdown.contains("- Round 2: hollow agreement"),
+            bare,
+            "{markdown}"
+        );
+        assert!(markdown.contains("## Dynamics"), "{markdown}");
+        // The journal alone reproduces it.
+        let verified = home.run(None, &["audit", &id, "--verify"]);
+        assert_eq!(
+            verified.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&verified.stdout),
+            stderr(&verified)
+        );
+    }
+}
+
+#[test]
+fn the_person_offered_a_challenge_of_a_hollow_agreement_gets_a_round_that_challenges_it() {
+    let server = StandIn::start_in_background(converging(true));
+    let home = Home::new();
+    // Round 1's checkpoint: continue; round 2's conclusion: one more round.
+    let output = home.run_with_stdin(
+        Some(&server),
+        &[
+            "--headless",
+            "--checkpoints",
+            "stdin",
+            "--max-rounds",
+            "3",
+            QUESTION,
+        ],
+        "c\nc\n",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let events = events(&output);
+    let conclusion = of_type(&events, "checkpoint")
+        .into_iter()
+        .find(|c| c["kind"] == "conclusion")
+        .expect("the conclusion is asked");
+    let detail = conclusion["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("But moot found it a hollow agreement: seats A and B"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("One more round challenges the agreement"),
+        "{detail}"
+    );
+    assert_eq!(of_type(&events, "round_started").len(), 3);
+    let challenged = "This round challenges the last agreement: moot found it hollow agreement";
+    for seen in server.seen() {
+        let carries = seen.body.to_string().contains(challenged);
+        match (seen.kind.as_str(), seen.round) {
+            ("argument" | "rebuttal", 3) => {
+                assert!(carries, "{} of round 3 is not challenged", seen.kind)
+            }
+            ("argument" | "rebuttal", _) => {
+                assert!(!carries, "{} of round {}", seen.kind, seen.round)
+            }
+            _ => {}
+        }
+    }
+    let record = final_synthesis(&events)["markdown"].as_str().unwrap();
+    assert!(
+        record.contains("Round 3 challenged the hollow agreement"),
+        "{record}"
+    );
+}

@@ -141,6 +141,11 @@ pub struct Behaviour {
     pub always_conclude: bool,
     /// Rebuttals never concede a point.
     pub no_concessions: bool,
+    /// In this round's rebuttals every seat concedes each other seat's first claim and makes
+    /// no other move (a convergence).
+    pub concede_all_at: Option<u32>,
+    /// In this round's arguments the seats write prose with no moves: nothing new argued.
+    pub bare_arguments_at: Option<u32>,
     /// Text every debater argument carries (a prompt injection, say); the synthesis repeats it
     /// as if the moderator had been taken in.
     pub inject: Option<String>,
@@ -188,6 +193,8 @@ impl Default for Behaviour {
             chunk_delay: Duration::ZERO,
             always_conclude: false,
             no_concessions: false,
+            concede_all_at: None,
+            bare_arguments_at: None,
             inject: None,
             panel_votes: Vec::new(),
             embeddings: false,
@@ -733,7 +740,19 @@ fn reply_for(
             if let Some(target) = ids.iter().find(|id| !id.starts_with(seat)) {
                 moves.push(json!({"act": "claim", "text": format!("Seat {seat} disputes {target}"), "answers": [target], "relation": "rebut"}));
             }
+            if behaviour.bare_arguments_at == Some(round) {
+                moves.clear();
+            }
             json!({"argument": argument, "moves": moves, "confidence": 0.7, "position": format!("Seat {seat} position after round {round}")}).to_string()
+        }
+        "rebuttal" if behaviour.concede_all_at == Some(round) => {
+            // Each other seat's round-1 claim is its first move: `B1.1`.
+            let moves: Vec<Value> = (0..behaviour.debaters)
+                .map(|n| ((b'A' + n as u8) as char).to_string())
+                .filter(|other| other != seat)
+                .map(|other| json!({"act": "concede", "text": "", "answers": [format!("{other}1.1")]}))
+                .collect();
+            json!({"argument": format!("Seat {seat} now agrees with the others."), "moves": moves, "confidence": 0.8, "position": "We agree: start with PostgreSQL"}).to_string()
         }
         "rebuttal" => {
             let others: Vec<&String> = ids.iter().filter(|id| !id.starts_with(seat)).collect();

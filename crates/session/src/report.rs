@@ -64,6 +64,8 @@ pub struct DebateDocument {
     pub commitments: Vec<CommitmentStore>,
     pub arguments: Vec<Argument>,
     pub relations: Vec<Edge>,
+    /// How the seats changed their minds: shifts, conformity, anchoring, hollow agreement.
+    pub dynamics: DynamicsView,
     pub tokens: Tokens,
     /// The protocol's own document under its name (`debate_result`), when it has one.
     #[serde(flatten)]
@@ -85,6 +87,22 @@ impl DebateDocument {
             .map(|(resolution, confidence)| crate::debate::Concluded::new(resolution, confidence));
         self
     }
+}
+
+/// The debate's dynamics as its moves show them (`argue::dynamics`), and the agreements moot
+/// flagged hollow while it ran (its `hollow_agreement` flags).
+#[derive(Debug, Serialize)]
+pub struct DynamicsView {
+    #[serde(flatten)]
+    pub moves: crate::argue::Dynamics,
+    pub hollow_agreements: Vec<FlaggedRound>,
+}
+
+/// A round moot flagged, and what it said.
+#[derive(Debug, Serialize)]
+pub struct FlaggedRound {
+    pub round: u32,
+    pub detail: String,
 }
 
 /// Who started a debate, as its stored settings say.
@@ -112,8 +130,23 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         })
         .collect();
     let gates = store.gates(&debate.id)?;
-    let lessons_refused = store
-        .events(&debate.id)?
+    let events = store.events(&debate.id)?;
+    let hollow_agreements = events
+        .iter()
+        .filter_map(|event| match event {
+            crate::debate::Event::Flag {
+                round,
+                kind: crate::debate::FlagKind::HollowAgreement,
+                detail,
+                ..
+            } => Some(FlaggedRound {
+                round: *round,
+                detail: detail.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    let lessons_refused = events
         .into_iter()
         .filter_map(|event| match event {
             crate::debate::Event::LessonRefused { lesson, reason } => {
@@ -138,6 +171,10 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
     let seat_ids: Vec<String> = debate.seats.iter().map(|s| s.id.clone()).collect();
     let commitments = commitment_stores(&seat_ids, &turns);
     let graph = argument_graph(&turns);
+    let dynamics = DynamicsView {
+        moves: crate::argue::dynamics(&turns),
+        hollow_agreements,
+    };
     let tokens = Tokens {
         tokens_in: turns.iter().map(|t| t.tokens_in).sum(),
         tokens_out: turns.iter().map(|t| t.tokens_out).sum(),
@@ -155,6 +192,7 @@ pub fn document(store: &Store, id: &str) -> Result<DebateDocument, StoreError> {
         commitments,
         arguments: graph.arguments,
         relations: graph.relations,
+        dynamics,
         tokens,
         outcome,
         concluded: None,
@@ -351,6 +389,17 @@ fn derived_views_markdown(out: &mut String, document: &DebateDocument) {
             };
             let (held, retracted) = (list(&store.commitments), list(&store.retractions));
             let _ = writeln!(out, "| {} | {held} | {retracted} |", store.seat);
+        }
+        out.push('\n');
+    }
+    let dynamics = document.dynamics.moves.summary();
+    if !dynamics.is_empty() || !document.dynamics.hollow_agreements.is_empty() {
+        let _ = writeln!(out, "## Dynamics\n");
+        if !dynamics.is_empty() {
+            let _ = writeln!(out, "{dynamics}.\n");
+        }
+        for flagged in &document.dynamics.hollow_agreements {
+            let _ = writeln!(out, "- Round {}: {}", flagged.round, flagged.detail);
         }
         out.push('\n');
     }

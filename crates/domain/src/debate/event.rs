@@ -307,6 +307,9 @@ super::vocabulary! {
         StanceDropped,
         /// A judge agreed with every other judge without challenging any of them.
         Sycophancy,
+        /// Seats converged with no new support or rebuttal since they last held their ground
+        /// (`argue::hollow_agreement`).
+        HollowAgreement,
         /// A debate made no progress past the server's watchdog limit while no person was
         /// asked anything (`[serve] stall_seconds`).
         Stalled,

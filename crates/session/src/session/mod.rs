@@ -804,10 +804,18 @@ fn with_receipt(
         .config
         .get("initiated_by")
         .and_then(|v| serde_json::from_value(v.clone()).ok());
-    let fallbacks = fallback_line(&store.turns(&debate.id)?);
+    let turns = store.turns(&debate.id)?;
+    let fallbacks = fallback_line(&turns);
+    // How the seats changed their minds, from the moves alone (empty when none gave ground).
+    let dynamics = crate::argue::dynamics(&turns).summary();
+    let dynamics = match dynamics.is_empty() {
+        true => String::new(),
+        false => format!("\n\n**Dynamics:** {dynamics}."),
+    };
     let result = protocol.resolution(&outcome.data).map(|r| {
         crate::debate::Concluded::new(r, outcome.confidence).line(initiated_by.as_ref())
             + &fallbacks
+            + &dynamics
     });
     let receipt = store.chain_head(&debate.id)?.map(|head| decision::Receipt {
         debate: debate.id.clone(),

@@ -30,7 +30,18 @@ pub(super) fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
         .checkpoint
         .as_ref()
         .is_some_and(|ask| ask.choices.is_empty());
+    // moot found the agreement hollow: one more round is a round that challenges it.
+    let hollow = app.view.checkpoint.as_ref().is_some_and(|ask| {
+        app.view.moderator.flags.iter().any(|(round, kind, _)| {
+            *round == ask.round && *kind == crate::debate::FlagKind::HollowAgreement
+        })
+    });
     let words: &[(Command, &str)] = match app.pending() {
+        Some(AskKind::Conclusion) if hollow => &[
+            (Command::Accept, "accept and synthesise"),
+            (Command::Continue, "a round that challenges it"),
+            (Command::Guide, "guide that round"),
+        ],
         // Nothing usable to go on with: the options must be typed (seed review 000/001 #1).
         Some(AskKind::Options) if nothing_proposed => &[
             (Command::Guide, "type the options"),

@@ -9,7 +9,7 @@ pub mod side;
 use super::app::{App, Modal};
 use super::keymap::{Command, Keymap, Scope};
 use super::theme::Theme;
-use crate::debate::{AskKind, DebateStatus, SidePanel};
+use crate::debate::{AskKind, DebateStatus, FlagKind, SidePanel};
 use crate::wrap::wrap;
 use ask::{answer_lines, ask, ask_items, editor, editor_items, turn_editor_dock};
 use pane::PaneCache;
@@ -478,6 +478,15 @@ fn strip_spans(app: &App, theme: &Theme) -> Vec<Span<'static>> {
                 .filter(|(round, _, _)| *round == view.round)
                 .map(move |(_, kind, _)| format!("{} {}", seat.id, kind.as_str().replace('_', " ")))
         })
+        .chain(
+            // The moderator's overrule has its own line below; what else moot flagged of the
+            // round as a whole (a hollow agreement) is named beside the seats' flags.
+            view.moderator
+                .flags
+                .iter()
+                .filter(|(round, kind, _)| *round == view.round && *kind != FlagKind::Unsupported)
+                .map(|(_, kind, _)| kind.as_str().replace('_', " ")),
+        )
         .collect();
     if !flags.is_empty() {
         spans.push(Span::styled(
@@ -496,21 +505,33 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let spans = strip_spans(app, theme);
     let mut lines = vec![Line::from(spans)];
     let width = area.width.saturating_sub(2) as usize;
-    // Below the first line: the moderator's newest word, then an overrule note, each given
-    // lines of its own so neither pushes the other out (seed review 000/001 #11).
+    // Below the first line: the moderator's newest word, then moot's note on the round (an
+    // overrule, a hollow agreement), each given lines of its own so neither pushes the other
+    // out (seed review 000/001 #11).
     let room = area.height.saturating_sub(2) as usize;
     let overruled = view
         .strip
         .convergence
         .as_ref()
         .and_then(|c| c.overruled.as_deref())
-        .filter(|_| view.strip.round == view.round)
-        .map(|reason| format!("moot: {reason}."));
-    let note_lines = usize::from(overruled.is_some() && room >= 2);
-    if overruled.is_some() && note_lines == 0 {
+        .filter(|_| view.strip.round == view.round);
+    let hollow = view
+        .moderator
+        .flags
+        .iter()
+        .rev()
+        .find(|(round, kind, _)| *round == view.round && *kind == FlagKind::HollowAgreement)
+        .map(|(_, _, detail)| detail.as_str());
+    let (note, word) = match (overruled, hollow) {
+        (Some(reason), _) => (Some(format!("moot: {reason}.")), "overruled "),
+        (None, Some(detail)) => (Some(format!("moot: {detail}.")), "hollow "),
+        (None, None) => (None, ""),
+    };
+    let note_lines = usize::from(note.is_some() && room >= 2);
+    if note.is_some() && note_lines == 0 {
         // No line to spare: the first says it in a word, the notices in full.
         if let Some(first) = lines.first_mut() {
-            first.push_span(Span::styled("overruled ", theme.warning));
+            first.push_span(Span::styled(word, theme.warning));
         }
     }
     let (said, style) = match (&view.error, &view.strip.pose) {
@@ -534,7 +555,7 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             .into_iter()
             .map(|l| Line::styled(format!(" {l}"), style)),
     );
-    if let Some(note) = overruled.filter(|_| note_lines > 0) {
+    if let Some(note) = note.filter(|_| note_lines > 0) {
         lines.extend(
             fit(&note, width, note_lines)
                 .into_iter()

@@ -43,6 +43,10 @@ pub(super) struct Moderation<'a> {
     pub(super) max_rounds: u32,
     pub(super) rounds_run: u32,
     pub(super) total_deadline: Instant,
+    /// Agreement the moves showed hollow at the last conclusion (`argue::hollow_agreement`),
+    /// and whether the person asked for a round that challenges it (the next round's).
+    pub(super) hollow: Option<crate::argue::HollowAgreement>,
+    pub(super) challenge: Option<String>,
     /// The moderator's reading of the last round, for the gate after it.
     pub(super) last_convergence: Option<Convergence>,
 }

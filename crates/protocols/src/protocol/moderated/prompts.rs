@@ -163,6 +163,8 @@ pub struct DebaterInput<'a> {
     pub max_rounds: u32,
     pub pose: &'a str,
     pub guidance: &'a [String],
+    /// The hollow agreement this round challenges, when the person asked for one.
+    pub challenge: Option<&'a str>,
     pub previous_position: Option<&'a str>,
     pub graph: &'a ArgumentGraph,
     /// For rebuttals: this round's turns so far.
@@ -221,6 +223,15 @@ pub fn debater_prompt(input: &DebaterInput<'_>) -> String {
         for guidance in input.guidance {
             let _ = writeln!(prompt, "- {guidance}");
         }
+    }
+    if let Some(hollow) = input.challenge {
+        let _ = writeln!(
+            prompt,
+            "\nThis round challenges the last agreement: moot found it {hollow}. Agreement that \
+             arrives without a new argument is not evidence. Give the strongest argument against \
+             the position the seats converged on, or support the concession you made with a \
+             reason the others have not given yet, or retract it."
+        );
     }
     if input.rebuttal {
         write_this_round(&mut prompt, input);
@@ -549,6 +560,7 @@ mod tests {
             max_rounds: 3,
             pose: "p",
             guidance: &[],
+            challenge: None,
             previous_position: None,
             graph,
             this_round: &[],
@@ -594,6 +606,7 @@ mod tests {
             max_rounds: 5,
             pose: "Round 2: where do you stand?",
             guidance: &["Consider our PostgreSQL experience".into()],
+            challenge: None,
             previous_position: Some("Use Redis"),
             graph: &graph,
             this_round: &[],
@@ -638,6 +651,7 @@ mod tests {
                 max_rounds: 3,
                 pose: "Round 2: where do you stand?",
                 guidance: &["Mind the on-call rota".into()],
+                challenge: None,
                 previous_position: Some("my own position"),
                 graph: &graph,
                 this_round: &[],

@@ -87,6 +87,8 @@ pub(super) async fn run(
         max_rounds: common.max_rounds,
         rounds_run: 0,
         last_convergence: None,
+        hollow: None,
+        challenge: None,
         total_deadline,
     };
     let signal = match debate.rounds().await? {
@@ -394,6 +396,20 @@ impl Moderation<'_> {
                 turns: &all_turns,
             },
         );
+        // The round that challenged a hollow agreement is over.
+        self.challenge = None;
+        self.hollow = (judgement.decision == Decision::Conclude
+            && judgement.signal == ConvergenceSignal::Agreement)
+            .then(|| crate::argue::hollow_agreement(&all_turns, round))
+            .flatten();
+        if let Some(hollow) = &self.hollow {
+            ctx.emit(Event::Flag {
+                round,
+                seat: MODERATOR.into(),
+                kind: FlagKind::HollowAgreement,
+                detail: hollow.describe(),
+            });
+        }
         if let Some(reason) = &judgement.overruled {
             ctx.emit(Event::Flag {
                 round,
@@ -576,6 +592,7 @@ impl Moderation<'_> {
             max_rounds: self.max_rounds,
             pose,
             guidance: &self.guidance,
+            challenge: self.challenge.as_deref(),
             previous_position: self
                 .memory
                 .get(&seat.id)
@@ -773,7 +790,14 @@ impl Moderation<'_> {
         round: u32,
         signal: ConvergenceSignal,
     ) -> Result<Next, EngineError> {
-        let detail = format!("The debate would end here: {}.", signal.describe());
+        let mut detail = format!("The debate would end here: {}.", signal.describe());
+        if let Some(hollow) = &self.hollow {
+            detail.push_str(&format!(
+                " But moot found it a {}; its confidence will be capped. One more round \
+                 challenges the agreement.",
+                hollow.describe()
+            ));
+        }
         let control = match self
             .ctx
             .ask(round, AskKind::Conclusion, Some(detail))
@@ -789,6 +813,14 @@ impl Moderation<'_> {
                     self.guidance.push(text.clone());
                 }
                 self.latest_guidance = control.guidance().map(str::to_string);
+                if let Some(hollow) = self.hollow.take() {
+                    self.notes.push(format!(
+                        "Round {} challenged the {} of round {round}.",
+                        round + 1,
+                        hollow.describe()
+                    ));
+                    self.challenge = Some(hollow.describe());
+                }
                 if round >= self.max_rounds {
                     self.max_rounds = round + 1;
                     self.notes.push(format!(

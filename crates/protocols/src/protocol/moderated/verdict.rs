@@ -278,6 +278,15 @@ pub fn confidence_ceiling(
         ),
         ConvergenceSignal::Agreement | ConvergenceSignal::ClearWinner => (Confidence::High, ""),
     };
+    if signal == ConvergenceSignal::Agreement
+        && crate::argue::hollow_agreement(turns, u32::MAX).is_some()
+    {
+        return (
+            Confidence::Low,
+            "the seats agreed with no new argument since they last held their ground (hollow \
+             agreement)",
+        );
+    }
     if !conceded && open_tensions && ceiling > Confidence::Medium {
         return (
             Confidence::Medium,
@@ -429,6 +438,15 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
         ));
     }
     let mut caveats = list("caveats");
+    if parts.signal == ConvergenceSignal::Agreement
+        && let Some(hollow) = crate::argue::hollow_agreement(parts.turns, u32::MAX)
+    {
+        caveats.push(format!(
+            "moot found a {}: the agreement rests on no argument the seats had not already \
+             weighed, so test it before relying on it.",
+            hollow.describe()
+        ));
+    }
     if caveats.is_empty() && parts.signal == ConvergenceSignal::MaxRounds {
         caveats.push(
             "The perspectives did not converge; revisit if the open tensions are resolved.".into(),
