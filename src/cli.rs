@@ -371,6 +371,10 @@ pub struct BenchArgs {
     /// exchange: a real debate per problem, its answer read from the record.
     #[arg(long, value_name = "NAME")]
     pub protocol: Option<String>,
+    /// With --protocol: the debate arm's first round is blind (every seat answers before it
+    /// reads another's), to measure against the same protocol without it.
+    #[arg(long)]
+    pub blind_first: bool,
     /// Debaters (Du et al.: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=8))]
     pub agents: u64,

@@ -1,7 +1,8 @@
 //! What the debate arm's later rounds did to its seats' answers ("debate or vote?"): the
 //! majority vote of its own first round (a control that costs no call), answers that changed
 //! from right to wrong and from wrong to right, and changes to the answer the other seats held
-//! in the round before (conformity).
+//! in the round before (conformity), and how often the others came to hold the first seat's
+//! first answer (first-speaker anchoring).
 
 use super::arms::{ArmResult, majority};
 use super::data::matches;
@@ -32,6 +33,19 @@ pub struct Dynamics {
     pub wrong_to_right: usize,
     /// Changes to the answer more than half of the other seats gave in the round before.
     pub to_majority: usize,
+    /// First-speaker anchoring: how often the other seats held the first seat's first answer.
+    pub first_speaker: Anchoring,
+}
+
+/// Agreement with the first answer given (the first seat's, first in every listing the others
+/// read): in the first round, before anyone had read it (what chance and the question give),
+/// beside the last round.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Anchoring {
+    /// Other seats' answers compared in each of the two rounds.
+    pub compared: usize,
+    pub agreed_first_round: usize,
+    pub agreed_last_round: usize,
 }
 
 /// The dynamics of the debate arm's results, each beside its problem's expected answer.
@@ -48,6 +62,20 @@ pub fn of_debates<'a>(debates: impl IntoIterator<Item = (&'a ArmResult, &'a str)
         dynamics.first_round_vote.total += 1;
         if right(&majority(&answers), expected) {
             dynamics.first_round_vote.correct += 1;
+        }
+        if let (Some(lead), Some(last)) = (
+            first.first().and_then(|c| c.answer.as_deref()),
+            result.rounds.last().filter(|_| result.rounds.len() > 1),
+        ) {
+            let holds =
+                |call: &super::arms::Call| call.answer.as_deref().is_some_and(|a| matches(a, lead));
+            let anchor = &mut dynamics.first_speaker;
+            anchor.compared += first
+                .len()
+                .saturating_sub(1)
+                .min(last.len().saturating_sub(1));
+            anchor.agreed_first_round += first.iter().skip(1).filter(|c| holds(c)).count();
+            anchor.agreed_last_round += last.iter().skip(1).filter(|c| holds(c)).count();
         }
         for pair in result.rounds.windows(2) {
             let (before, after) = (&pair[0], &pair[1]);
@@ -123,6 +151,26 @@ impl Dynamics {
             share(self.wrong_to_right),
             self.to_majority,
             share(self.to_majority),
+        ) + &self.first_speaker.to_markdown()
+    }
+}
+
+impl Anchoring {
+    fn to_markdown(&self) -> String {
+        if self.compared == 0 {
+            return String::new();
+        }
+        let share = |n: usize| n as f64 * 100.0 / self.compared as f64;
+        format!(
+            "\nFirst-speaker anchoring: the other seats held the first seat's first answer in \
+             {}/{} = {:.1} % of their first-round answers (given before any seat read it) and \
+             {}/{} = {:.1} % of their last-round answers.\n",
+            self.agreed_first_round,
+            self.compared,
+            share(self.agreed_first_round),
+            self.agreed_last_round,
+            self.compared,
+            share(self.agreed_last_round),
         )
     }
 }
@@ -174,6 +222,21 @@ mod tests {
         assert_eq!(dynamics.right_to_wrong, 1);
         assert_eq!(dynamics.wrong_to_right, 1);
         assert_eq!(dynamics.to_majority, 1, "A to 5, which B and C held");
+        // The first seat's first answers, 7 and 3: held by 0 + 2 others in round 1, by
+        // 1 (B's 7) + 2 in the last.
+        assert_eq!(
+            dynamics.first_speaker,
+            Anchoring {
+                compared: 4,
+                agreed_first_round: 2,
+                agreed_last_round: 3
+            }
+        );
+        assert!(
+            dynamics.to_markdown().contains("2/4 = 50.0 % of their first-round answers (given before any seat read it) and 3/4 = 75.0 % of their last-round answers"),
+            "{}",
+            dynamics.to_markdown()
+        );
         let shown = dynamics.to_markdown();
         assert!(shown.contains("1/2 = 50.0 %"), "{shown}");
         assert!(
@@ -188,5 +251,11 @@ mod tests {
         assert_eq!(dynamics.first_round_vote.correct, 1);
         assert_eq!((dynamics.transitions, dynamics.changed), (0, 0));
         assert!(dynamics.to_markdown().contains("| 0 (–) |"));
+        assert_eq!(
+            dynamics.first_speaker,
+            Anchoring::default(),
+            "no later round to compare"
+        );
+        assert!(!dynamics.to_markdown().contains("anchoring"));
     }
 }

@@ -58,6 +58,9 @@ pub struct BenchSettings {
     /// none (`--unsandboxed-hooks`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed_hooks: bool,
+    /// The protocol's debate arm with a blind first round (`--blind-first`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blind_first: bool,
 }
 
 /// One arm's totals.
@@ -103,6 +106,9 @@ pub struct Report {
     /// The protocol of the debate arm, when not Du et al.'s exchange.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// The protocol's debate arm ran with a blind first round.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub blind_first: bool,
     pub arms: Vec<ArmSummary>,
     /// What the debate arm's later rounds did, beside the vote of its first round (Du et
     /// al.'s exchange only: a protocol's rounds are not a vote's).
@@ -340,6 +346,7 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
         agents: settings.agents,
         rounds: settings.rounds,
         protocol: settings.protocol.clone(),
+        blind_first: settings.blind_first,
         arms,
         dynamics,
         problems,
@@ -360,8 +367,14 @@ impl Report {
     pub fn to_markdown(&self) -> String {
         let debate = match &self.protocol {
             Some(name) => format!(
-                "the {name} protocol, {} seats, at most {} rounds",
-                self.agents, self.rounds
+                "the {name} protocol, {} seats, at most {} rounds{}",
+                self.agents,
+                self.rounds,
+                if self.blind_first {
+                    ", a blind first round"
+                } else {
+                    ""
+                }
             ),
             None => format!(
                 "{} agents × {} rounds (Du et al.)",

@@ -59,6 +59,11 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
                 name,
                 settings.rounds as u32,
                 settings.agents as u32,
+                &settings
+                    .blind_first
+                    .then(|| ("blind-first".to_string(), vec![String::new()]))
+                    .into_iter()
+                    .collect(),
             )
             .map_err(Failure::from)?;
             Some(crate::bench::arms::ProtocolArm {
@@ -160,6 +165,11 @@ pub(super) fn new_bench_run(
             "--set {kind} is moot's own problems; a --dataset is read as plain questions, or with --set choice or --set code in their shapes"
         )));
     }
+    if args.blind_first && args.protocol.is_none() {
+        return Err(Failure::usage(
+            "--blind-first is for a protocol's debate arm: Du et al.'s exchange already answers alone in round 1; add --protocol moderated or --protocol arena",
+        ));
+    }
     if kind == "code" && args.protocol.is_some() {
         return Err(Failure::usage(
             "--set code runs Du et al.'s exchange as its debate arm (every arm writes code for the hidden tests); drop --protocol",
@@ -201,6 +211,7 @@ pub(super) fn new_bench_run(
         provider: format!("{} / {}", provider.kind(), provider.model()),
         protocol: args.protocol.clone(),
         unsandboxed_hooks: args.unsandboxed_hooks,
+        blind_first: args.blind_first,
     };
     let id = bench::new_run_id();
     let value = serde_json::to_value(&settings).map_err(|e| Failure::runtime(e.to_string()))?;

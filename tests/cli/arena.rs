@@ -1152,3 +1152,59 @@ fn a_directory_written_from_note_003_imports_and_keeps_what_moot_does_not_know()
     assert_eq!(verified.status.code(), Some(0), "{text}");
     assert!(text.contains("imported"), "{text}");
 }
+
+/// `--blind-first`: every opening is given before its seat reads any other; the rebuttals read
+/// them all. Without it, the second seat's opening reads the first's.
+#[test]
+fn a_blind_first_round_hides_the_openings_from_each_other_until_round_two() {
+    for blind in [false, true] {
+        let server = StandIn::start_in_background(Behaviour::default());
+        let home = Home::new();
+        let mut args = vec![
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "arena",
+            "--seat",
+            "Proponent",
+            "--seat",
+            "Skeptic",
+            "--rounds",
+            "2",
+            "Adopt a 4-day work week",
+        ];
+        if blind {
+            args.insert(0, "--blind-first");
+        }
+        let output = home.run(Some(&server), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let arguments: Vec<(u32, String)> = server
+            .seen()
+            .into_iter()
+            .filter(|s| s.kind == "arena_argument")
+            .map(|s| (s.round, s.body.to_string()))
+            .collect();
+        assert_eq!(arguments.len(), 4, "two seats, two rounds");
+        let (_, second_opening) = &arguments[1];
+        assert_eq!(
+            second_opening.contains("You have seen no argument yet."),
+            blind,
+            "blind {blind}: {second_opening}"
+        );
+        for (round, prompt) in &arguments[2..] {
+            assert_eq!(*round, 2);
+            assert!(prompt.contains("The transcript you see"), "{prompt}");
+        }
+        let events = events(&output);
+        let id = of_type(&events, "debate_started")[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let settings = &show_json(&home, &id)["config"]["protocol_settings"];
+        assert_eq!(
+            settings["blind_first"].as_bool().unwrap_or(false),
+            blind,
+            "{settings}"
+        );
+    }
+}

@@ -87,6 +87,14 @@ pub(crate) fn bench_compares_single_self_consistency_and_debate_and_resumes() {
     assert_eq!(dynamics["wrong_to_right"], 3 * errs);
     assert_eq!(dynamics["right_to_wrong"], 0);
     assert_eq!(dynamics["to_majority"], 0);
+    // Anchoring: in round 1 the other two seats give the first seat's answer everywhere (each
+    // agent alone answers alike); by round 2 only where that first answer was right.
+    assert_eq!(dynamics["first_speaker"]["compared"], 9 * 2);
+    assert_eq!(dynamics["first_speaker"]["agreed_first_round"], 9 * 2);
+    assert_eq!(
+        dynamics["first_speaker"]["agreed_last_round"],
+        2 * (9 - errs)
+    );
     for name in ["single", "self_consistency", "debate"] {
         let arm = arm(name);
         let per_1k = arm["correct_per_1k_tokens"].as_f64().unwrap();
@@ -507,4 +515,66 @@ fn bench_choice_scores_letters_from_the_bundled_set_and_an_mmlu_shaped_file() {
         report["problems"][0]["answer"], "C",
         "index 2 is the letter C"
     );
+}
+
+/// `--blind-first` with `--protocol`: the debate arm's debates run with a blind first round
+/// (no rebuttal asked in round 1), said in the report; without a protocol, or with one that
+/// has no such round, it is refused.
+#[test]
+fn the_bench_measures_a_protocols_blind_first_round_as_its_debate_arm() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--protocol",
+            "moderated",
+            "--blind-first",
+            "--arms",
+            "debate",
+            "--problems",
+            "1",
+            "--rounds",
+            "2",
+            "--out",
+            home.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let shown = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        shown.contains("the moderated protocol, 3 seats, at most 2 rounds, a blind first round"),
+        "{shown}"
+    );
+    let asked: Vec<(String, u32)> = server
+        .seen()
+        .into_iter()
+        .map(|s| (s.kind, s.round))
+        .collect();
+    assert!(!asked.contains(&("rebuttal".to_string(), 1)), "{asked:?}");
+    assert!(asked.contains(&("rebuttal".to_string(), 2)), "{asked:?}");
+    let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
+    let id = list[0]["id"].as_str().unwrap();
+    assert_eq!(
+        show_json(&home, id)["config"]["protocol_settings"]["blind_first"],
+        true
+    );
+    for refused in [
+        vec!["bench", "--blind-first"],
+        vec!["bench", "--blind-first", "--protocol", "dialogue"],
+    ] {
+        let output = home.run(Some(&server), &refused);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{refused:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("--blind-first"),
+            "{}",
+            stderr(&output)
+        );
+    }
 }

@@ -2144,3 +2144,55 @@ fn the_person_offered_a_challenge_of_a_hollow_agreement_gets_a_round_that_challe
         "{record}"
     );
 }
+
+/// `--blind-first`: round 1 is the seats' arguments alone (none reads another's before its
+/// own is given); the exchange starts in round 2. A protocol whose opening answers another's
+/// refuses it.
+#[test]
+fn a_blind_first_round_asks_no_rebuttal_until_round_two_and_the_record_says_so() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--max-rounds",
+            "2",
+            "--blind-first",
+            QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let asked: Vec<(String, u32)> = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.kind == "argument" || s.kind == "rebuttal")
+        .map(|s| (s.kind, s.round))
+        .collect();
+    assert!(!asked.contains(&("rebuttal".to_string(), 1)), "{asked:?}");
+    assert!(asked.contains(&("argument".to_string(), 1)), "{asked:?}");
+    assert!(asked.contains(&("rebuttal".to_string(), 2)), "{asked:?}");
+    let events = events(&output);
+    let record = final_synthesis(&events)["markdown"].as_str().unwrap();
+    assert!(
+        record.contains("Round 1 was blind (--blind-first)"),
+        "{record}"
+    );
+    let refused = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--protocol",
+            "dialogue",
+            "--blind-first",
+            QUESTION,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--blind-first"),
+        "{}",
+        stderr(&refused)
+    );
+}

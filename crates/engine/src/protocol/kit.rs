@@ -679,6 +679,13 @@ pub fn announce_topology(ctx: &Context, topology: Topology, seats: &[Seat]) {
     });
 }
 
+/// The flag of the protocols whose first round could otherwise let a seat read another's
+/// answer before giving its own (first-speaker anchoring).
+pub const BLIND_FIRST_FLAG: super::Flag = super::Flag::switch(
+    "blind-first",
+    "A blind first round: every seat answers before it reads any other seat's answer (the exchange starts in round 2)",
+);
+
 /// The flag every protocol with seats that see each other declares.
 pub const TOPOLOGY_FLAG: super::Flag = super::Flag {
     name: "topology",

@@ -387,10 +387,19 @@ impl DebateSettings {
         protocol: &str,
         rounds: u32,
         agents: u32,
+        flags: &BTreeMap<String, Vec<String>>,
     ) -> Result<DebateSettings, SessionError> {
         let named = registry
             .named(protocol)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
+        if let Some(given) = flags
+            .keys()
+            .find(|given| !named.flags().iter().any(|f| &f.name == given))
+        {
+            return Err(SessionError::Settings(format!(
+                "--{given} is not a flag of the {protocol} protocol; drop it or pick a protocol that has it (moot protocols)"
+            )));
+        }
         let cwd = working_dir()?;
         let mut template = DebateSettings::without_protocol(config, spec.clone(), &cwd)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
@@ -398,6 +407,7 @@ impl DebateSettings {
         let built = named
             .settings(&crate::protocol::SettingsInput {
                 max_rounds: Some(rounds),
+                flags,
                 ..config_input(config, named.name(), &cwd, &resolve)
             })
             .map_err(|e| SessionError::Settings(format!("--protocol {protocol}: {e}")))?;

@@ -51,6 +51,7 @@ const FLAGS: &[Flag] = &[
     Flag::switch("score", "The moderator scores every argument 0–1 on evidence, relevance, responsiveness and stance adherence"),
     kit::TOPOLOGY_FLAG,
     super::tree::PLANNING_FLAG,
+    kit::BLIND_FIRST_FLAG,
     Flag::valued("arena-dir", "DIR", "Keep the arena directory (manifest, personas, transcript, scores, summary) written under DIR while it runs"),
 ];
 

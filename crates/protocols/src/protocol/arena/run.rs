@@ -283,7 +283,7 @@ impl<'a> ArenaRun<'a> {
             // What the person or an outside agent gave before a resume is not asked again.
             turn
         } else if member.player == Player::Human {
-            human_turn(ctx, settings, slot, &self.turns).await?
+            human_turn(ctx, settings, slot, &self.heard(round)).await?
         } else {
             outside_turn(ctx, settings, &mut self.live, slot).await?
         };
@@ -294,14 +294,26 @@ impl<'a> ArenaRun<'a> {
         Ok(())
     }
 
+    /// The turns a seat speaking in `round` has heard: all so far, but none of a blind first
+    /// round's (`--blind-first`: no seat reads an opening before it has given its own).
+    fn heard(&self, round: u32) -> Vec<ArenaTurn> {
+        let blind = self.settings.blind_first && round == 1;
+        self.turns
+            .iter()
+            .filter(|t| !blind || t.round < round)
+            .cloned()
+            .collect()
+    }
+
     /// A seat moot's model plays argues its persona's stance on what it has seen.
     async fn speak(&self, member: &Member, round: u32, phase: Phase) -> Result<Turn, EngineError> {
-        let earlier: Vec<u32> = self.turns.iter().map(|t| t.turn_number).collect();
+        let heard = self.heard(round);
+        let earlier: Vec<u32> = heard.iter().map(|t| t.turn_number).collect();
         let seen = seen_by(
             self.settings.topology,
             member,
             &self.members,
-            &self.turns,
+            &heard,
             &self.sight,
         );
         let prompt = prompts::seat_prompt(&self.topic, round, self.settings.rounds, phase, &seen);

@@ -152,6 +152,10 @@ pub struct ArenaSettings {
     /// fits; arenas stored before it kept seat order and the first seat.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_roles: bool,
+    /// `--blind-first`: the opening round's seats each speak without reading the openings
+    /// given before theirs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blind_first: bool,
     /// Set for a re-run over the journal (`audit --verify`): the arena directory is named as
     /// the run named it, but nothing is written to it. Never true in stored settings.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -305,6 +309,7 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ArenaSettings, Settings
         planning,
         planning_reason: planning_reason.filter(|_| topology == Topology::Tree),
         by_roles: topology == Topology::Tree,
+        blind_first: input.flags.contains_key("blind-first"),
         seats,
         players,
         personas,

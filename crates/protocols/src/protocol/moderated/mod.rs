@@ -50,7 +50,11 @@ impl super::TypedProtocol for Moderated {
     const RESULT_VERSION: u32 = 2;
 
     fn flags(&self) -> &'static [super::Flag] {
-        &[kit::TOPOLOGY_FLAG, super::tree::PLANNING_FLAG]
+        &[
+            kit::TOPOLOGY_FLAG,
+            super::tree::PLANNING_FLAG,
+            kit::BLIND_FIRST_FLAG,
+        ]
     }
 
     fn settings(

@@ -47,6 +47,8 @@ pub(super) struct Moderation<'a> {
     /// and whether the person asked for a round that challenges it (the next round's).
     pub(super) hollow: Option<crate::argue::HollowAgreement>,
     pub(super) challenge: Option<String>,
+    /// `--blind-first`: round 1 asks for no rebuttals.
+    pub(super) blind_first: bool,
     /// The moderator's reading of the last round, for the gate after it.
     pub(super) last_convergence: Option<Convergence>,
 }

@@ -89,8 +89,16 @@ pub(super) async fn run(
         last_convergence: None,
         hollow: None,
         challenge: None,
+        blind_first: settings.blind_first,
         total_deadline,
     };
+    if settings.blind_first {
+        debate.notes.push(
+            "Round 1 was blind (--blind-first): each seat argued before reading any other's \
+             argument, and the exchange began in round 2."
+                .into(),
+        );
+    }
     let signal = match debate.rounds().await? {
         Ok(signal) => signal,
         Err(ending) => return Ok(ending),
@@ -366,9 +374,13 @@ impl Moderation<'_> {
         let arguments = self
             .arguments(round, active, &pose, &mut budgets, deadline)
             .await?;
-        let round_turns = self
-            .rebuttals(round, active, &pose, arguments, &mut budgets, deadline)
-            .await?;
+        // A blind first round ends with the arguments: a rebuttal reads the others'.
+        let round_turns = if self.blind_first && round == 1 {
+            arguments
+        } else {
+            self.rebuttals(round, active, &pose, arguments, &mut budgets, deadline)
+                .await?
+        };
         self.escalate(round, &round_turns, deadline).await?;
         let (mut signals, repeated) = self.guard(round, &round_turns);
         let all_turns = ctx.turns();

@@ -19,6 +19,10 @@ pub struct ModeratedSettings {
     /// fits; debates stored before it kept seat order and the first seat.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub by_roles: bool,
+    /// `--blind-first`: round 1 is the seats' arguments alone, each written before any seat
+    /// has read another's; its rebuttals are not asked.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub blind_first: bool,
 }
 
 /// The settings from the command line (a mesh when nothing is said).
@@ -42,5 +46,6 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<ModeratedSettings, Sett
         planning,
         planning_reason: planning_reason.filter(|_| tree),
         by_roles: tree,
+        blind_first: input.flags.contains_key("blind-first"),
     })
 }
