@@ -81,6 +81,7 @@ fn main() {
             provider: "stand-in".into(),
             protocol: None,
             unsandboxed_hooks: false,
+            blind_first: false,
         };
         let store = Store::in_memory().unwrap();
         let id = bench::new_run_id();

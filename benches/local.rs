@@ -313,6 +313,7 @@ fn argument_request(
             max_rounds: 3,
             pose: &pose,
             guidance: &guidance,
+            challenge: None,
             previous_position: Some(&position),
             graph: &graph,
             this_round: &[],

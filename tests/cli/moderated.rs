@@ -2013,7 +2013,7 @@ fn agreement_with_no_new_argument_is_flagged_hollow_capped_and_recorded_and_argu
             .unwrap()
             .to_string();
         let written =
-            std::fs::read_to_string(&final_synthesis(&events)["path"].as_str().unwrap()).unwrap();
+            std::fs::read_to_string(final_synthesis(&events)["path"].as_str().unwrap()).unwrap();
         let dynamics = &shown["dynamics"];
         if bare {
             assert_eq!(flags.len(), 1, "{flags:?}");

@@ -105,6 +105,16 @@ pub struct FlaggedRound {
     pub detail: String,
 }
 
+/// The record's closing **Dynamics:** paragraph (after the result line), or nothing when no
+/// seat gave ground.
+pub fn dynamics_line(turns: &[Turn]) -> String {
+    let summary = crate::argue::dynamics(turns).summary();
+    match summary.is_empty() {
+        true => String::new(),
+        false => format!("\n\n**Dynamics:** {summary}."),
+    }
+}
+
 /// Who started a debate, as its stored settings say.
 pub fn initiated_by(debate: &Debate) -> Option<String> {
     debate

@@ -190,7 +190,13 @@ pub fn dynamics(turns: &[Turn]) -> Dynamics {
                 .filter_map(|id| author.get(id))
                 .map(|(by, _)| *by)
                 .collect();
-            let new_arguments = bearing_on(turns, &moment, index, since, &turn.seat, &sides, act);
+            let shifting = Shifting {
+                seat: &turn.seat,
+                act,
+                targets: &targets,
+                sides,
+            };
+            let new_arguments = bearing_on(turns, &moment, index, since, &shifting);
             let to_majority = act == Act::Concede
                 && new_arguments.is_empty()
                 && targets.iter().all(|id| {
@@ -251,16 +257,25 @@ fn last_held(turns: &[Turn], moment: &[usize], index: usize, act: Act) -> Option
 
 /// Arguments by other seats the shifting seat had not seen when it last held its ground
 /// (said at or after that moment) and had seen by its shift (said at an earlier moment), that
-/// support the side it moved to or attack its own arguments.
+/// support the side it moved to, attack its own arguments, or are what it conceded.
+/// A seat giving ground, as `bearing_on` weighs it.
+struct Shifting<'a> {
+    seat: &'a str,
+    act: Act,
+    /// What it conceded or retracted.
+    targets: &'a [&'a str],
+    /// The seats whose arguments it conceded.
+    sides: BTreeSet<&'a str>,
+}
+
 fn bearing_on(
     turns: &[Turn],
     moment: &[usize],
     index: usize,
     since: usize,
-    seat: &str,
-    sides: &BTreeSet<&str>,
-    act: Act,
+    shift: &Shifting<'_>,
 ) -> Vec<String> {
+    let seat = shift.seat;
     let owner: HashMap<&str, &str> = turns
         .iter()
         .flat_map(|t| {
@@ -288,16 +303,21 @@ fn bearing_on(
                     return false;
                 };
                 match mv.relation {
-                    Some(Relation::Support) => act == Act::Concede && sides.contains(target_seat),
+                    Some(Relation::Support) => {
+                        shift.act == Act::Concede && shift.sides.contains(target_seat)
+                    }
                     Some(Relation::Rebut | Relation::Undercut) => *target_seat == seat,
                     None => false,
                 }
             });
             // A reason given for a side's claim is a new support of that side.
-            let reasoned = act == Act::Concede
+            let reasoned = shift.act == Act::Concede
                 && !mv.premises.is_empty()
-                && sides.contains(turn.seat.as_str());
-            if bears || reasoned {
+                && shift.sides.contains(turn.seat.as_str());
+            // An argument conceded the first time the seat could weigh it is itself new.
+            let conceded_when_new =
+                shift.act == Act::Concede && shift.targets.contains(&mv.id.as_str());
+            if bears || reasoned || conceded_when_new {
                 found.push(mv.id.clone());
             }
         }
@@ -462,20 +482,32 @@ mod tests {
     }
 
     #[test]
-    fn what_a_seat_could_not_have_seen_does_not_count() {
+    fn what_a_seat_could_not_have_seen_does_not_count_and_what_it_first_weighs_does() {
         // B's support is said in the same parallel phase as A's concession: A never saw it.
+        // B's claim, said beside A's round-1 claim, A weighs for the first time in round 2:
+        // conceding it then answers something new.
         let turns = vec![
             turn("A", 1, Phase::Argument, vec![claim("A1")]),
             turn("B", 1, Phase::Argument, vec![claim("B1")]),
             turn("B", 2, Phase::Argument, vec![support("B3", "B1")]),
             turn("A", 2, Phase::Argument, vec![concede("B1")]),
         ];
-        let dynamics = dynamics(&turns);
-        assert!(dynamics.shifts[0].new_arguments.is_empty());
-        assert_eq!(dynamics.shifts[0].held_in_round, Some(1));
-        // But B's first claim was new to A in round 1's parallel phase, and A held its
-        // ground in round 1: nothing since.
-        assert!(hollow_agreement(&turns, 2).is_some());
+        let found = dynamics(&turns);
+        assert_eq!(found.shifts[0].new_arguments, ["B1"]);
+        assert_eq!(found.shifts[0].held_in_round, Some(1));
+        assert_eq!(hollow_agreement(&turns, 2), None);
+        // Conceded in the very step it was said: nothing A had read.
+        let turns = vec![
+            turn(
+                "B",
+                1,
+                Phase::Argument,
+                vec![claim("B1"), support("B2", "B1")],
+            ),
+            turn("A", 1, Phase::Argument, vec![concede("B1")]),
+        ];
+        assert!(dynamics(&turns).shifts[0].new_arguments.is_empty());
+        assert!(hollow_agreement(&turns, 1).is_some());
     }
 
     #[test]

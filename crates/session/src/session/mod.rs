@@ -807,11 +807,7 @@ fn with_receipt(
     let turns = store.turns(&debate.id)?;
     let fallbacks = fallback_line(&turns);
     // How the seats changed their minds, from the moves alone (empty when none gave ground).
-    let dynamics = crate::argue::dynamics(&turns).summary();
-    let dynamics = match dynamics.is_empty() {
-        true => String::new(),
-        false => format!("\n\n**Dynamics:** {dynamics}."),
-    };
+    let dynamics = crate::report::dynamics_line(&turns);
     let result = protocol.resolution(&outcome.data).map(|r| {
         crate::debate::Concluded::new(r, outcome.confidence).line(initiated_by.as_ref())
             + &fallbacks

@@ -880,14 +880,34 @@ mod tests {
         let synthesis = synthesise(ConvergenceSignal::Agreement, &data, &turns);
         assert_eq!(synthesis.confidence, Confidence::Medium);
         let mut conceded = turns.clone();
+        // Conceded in round 2, the first B could weigh A's round-1 claim: not hollow.
         conceded.push(turn(
             "B",
-            1,
+            2,
             "Fair.",
             vec![mv("B1.r1", Act::Concede, "", &["A1.1"])],
         ));
         let synthesis = synthesise(ConvergenceSignal::Agreement, &data, &conceded);
         assert_eq!(synthesis.confidence, Confidence::High);
+        // Conceded in the step A's claim was said, before B could read it: hollow, Low.
+        let mut hollow = turns.clone();
+        hollow.push(turn(
+            "B",
+            1,
+            "Fair.",
+            vec![mv("B1.r1", Act::Concede, "", &["A1.1"])],
+        ));
+        let synthesis = synthesise(ConvergenceSignal::Agreement, &data, &hollow);
+        assert_eq!(synthesis.confidence, Confidence::Low);
+        assert!(
+            synthesis
+                .caveats
+                .iter()
+                .any(|c| c
+                    .starts_with("moot found a hollow agreement: seat B gave ground in round 1")),
+            "{:?}",
+            synthesis.caveats
+        );
     }
 
     #[test]
