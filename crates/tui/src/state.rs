@@ -189,6 +189,16 @@ impl DebateView {
             .is_some_and(|activity| activity.speaking.is_some())
     }
 
+    /// What moot said of a hollow agreement in `round`, if it flagged one.
+    pub fn hollow_agreement(&self, round: u32) -> Option<&str> {
+        self.moderator
+            .flags
+            .iter()
+            .rev()
+            .find(|(at, kind, _)| *at == round && *kind == crate::debate::FlagKind::HollowAgreement)
+            .map(|(_, _, detail)| detail.as_str())
+    }
+
     fn activity_mut(&mut self, seat: &str) -> Option<&mut SeatActivity> {
         if seat == MODERATOR {
             return Some(&mut self.moderator);

@@ -133,6 +133,9 @@ fn moments(turns: &[Turn]) -> Vec<usize> {
         .collect()
 }
 
+/// Who said each argument (a claim or a since), by id, and at which moment.
+type Authors<'a> = HashMap<&'a str, (&'a str, usize)>;
+
 /// A seat's own turn: not the moderator's, and not moot's lapse on its behalf.
 fn seats_turn(turn: &Turn) -> bool {
     turn.seat != MODERATOR && turn.phase != Phase::Lapse && turn.status.spoke()
@@ -142,7 +145,7 @@ fn seats_turn(turn: &Turn) -> bool {
 pub fn dynamics(turns: &[Turn]) -> Dynamics {
     let moment = moments(turns);
     // Who made each argument, and when.
-    let mut author: HashMap<&str, (&str, usize)> = HashMap::new();
+    let mut author: Authors = HashMap::new();
     for (index, turn) in turns.iter().enumerate() {
         for mv in turn
             .moves
@@ -196,7 +199,7 @@ pub fn dynamics(turns: &[Turn]) -> Dynamics {
                 targets: &targets,
                 sides,
             };
-            let new_arguments = bearing_on(turns, &moment, index, since, &shifting);
+            let new_arguments = bearing_on(turns, &moment, &author, (index, since), &shifting);
             let to_majority = act == Act::Concede
                 && new_arguments.is_empty()
                 && targets.iter().all(|id| {
@@ -255,9 +258,6 @@ fn last_held(turns: &[Turn], moment: &[usize], index: usize, act: Act) -> Option
     })
 }
 
-/// Arguments by other seats the shifting seat had not seen when it last held its ground
-/// (said at or after that moment) and had seen by its shift (said at an earlier moment), that
-/// support the side it moved to, attack its own arguments, or are what it conceded.
 /// A seat giving ground, as `bearing_on` weighs it.
 struct Shifting<'a> {
     seat: &'a str,
@@ -268,22 +268,17 @@ struct Shifting<'a> {
     sides: BTreeSet<&'a str>,
 }
 
+/// Arguments by other seats the shifting seat had not seen when it last held its ground
+/// (said at or after that moment) and had seen by its shift (said at an earlier moment), that
+/// support the side it moved to, attack its own arguments, or are what it conceded.
 fn bearing_on(
     turns: &[Turn],
     moment: &[usize],
-    index: usize,
-    since: usize,
+    author: &Authors<'_>,
+    (index, since): (usize, usize),
     shift: &Shifting<'_>,
 ) -> Vec<String> {
     let seat = shift.seat;
-    let owner: HashMap<&str, &str> = turns
-        .iter()
-        .flat_map(|t| {
-            t.moves
-                .iter()
-                .map(move |m| (m.id.as_str(), t.seat.as_str()))
-        })
-        .collect();
     let mut found = Vec::new();
     for (earlier, turn) in turns.iter().enumerate().take(index) {
         if turn.seat == seat
@@ -299,7 +294,7 @@ fn bearing_on(
             .filter(|m| matches!(m.act, Act::Claim | Act::Since))
         {
             let bears = mv.answers.iter().any(|target| {
-                let Some(target_seat) = owner.get(target.as_str()) else {
+                let Some((target_seat, _)) = author.get(target.as_str()) else {
                     return false;
                 };
                 match mv.relation {
@@ -331,7 +326,7 @@ fn anchoring(
     turns: &[Turn],
     moment: &[usize],
     shifts: &[Shift],
-    author: &HashMap<&str, (&str, usize)>,
+    author: &Authors<'_>,
     seats: usize,
 ) -> Option<Anchoring> {
     if seats < 3 {

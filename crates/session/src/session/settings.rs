@@ -266,7 +266,7 @@ pub fn assemble(
     let protocol = registry
         .named(chosen_protocol(args, config))
         .map_err(|e| SessionError::Settings(e.to_string()))?;
-    check_protocol_flags(registry, protocol, args)?;
+    check_protocol_flags(registry, protocol, &args.protocol_flags)?;
     let question = args.question.trim();
     // An outside agent names itself; otherwise the face that starts the debate says who.
     settings.initiated_by = match &args.initiated_by {
@@ -392,14 +392,7 @@ impl DebateSettings {
         let named = registry
             .named(protocol)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
-        if let Some(given) = flags
-            .keys()
-            .find(|given| !named.flags().iter().any(|f| &f.name == given))
-        {
-            return Err(SessionError::Settings(format!(
-                "--{given} is not a flag of the {protocol} protocol; drop it or pick a protocol that has it (moot protocols)"
-            )));
-        }
+        check_protocol_flags(registry, named, flags)?;
         let cwd = working_dir()?;
         let mut template = DebateSettings::without_protocol(config, spec.clone(), &cwd)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
@@ -425,9 +418,9 @@ impl DebateSettings {
 fn check_protocol_flags(
     registry: &Registry,
     protocol: &dyn Protocol,
-    args: &DebateRequest,
+    flags: &BTreeMap<String, Vec<String>>,
 ) -> Result<(), SessionError> {
-    for given in args.protocol_flags.keys() {
+    for given in flags.keys() {
         if !protocol.flags().iter().any(|f| f.name == given) {
             let owners: Vec<&str> = registry
                 .protocols()

@@ -31,11 +31,11 @@ pub(super) fn ask_items(app: &App, scope: Scope) -> Vec<(Command, String)> {
         .as_ref()
         .is_some_and(|ask| ask.choices.is_empty());
     // moot found the agreement hollow: one more round is a round that challenges it.
-    let hollow = app.view.checkpoint.as_ref().is_some_and(|ask| {
-        app.view.moderator.flags.iter().any(|(round, kind, _)| {
-            *round == ask.round && *kind == crate::debate::FlagKind::HollowAgreement
-        })
-    });
+    let hollow = app
+        .view
+        .checkpoint
+        .as_ref()
+        .is_some_and(|ask| app.view.hollow_agreement(ask.round).is_some());
     let words: &[(Command, &str)] = match app.pending() {
         Some(AskKind::Conclusion) if hollow => &[
             (Command::Accept, "accept and synthesise"),

@@ -515,13 +515,7 @@ fn strip(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .as_ref()
         .and_then(|c| c.overruled.as_deref())
         .filter(|_| view.strip.round == view.round);
-    let hollow = view
-        .moderator
-        .flags
-        .iter()
-        .rev()
-        .find(|(round, kind, _)| *round == view.round && *kind == FlagKind::HollowAgreement)
-        .map(|(_, _, detail)| detail.as_str());
+    let hollow = view.hollow_agreement(view.round);
     let (note, word) = match (overruled, hollow) {
         (Some(reason), _) => (Some(format!("moot: {reason}.")), "overruled "),
         (None, Some(detail)) => (Some(format!("moot: {detail}.")), "hollow "),

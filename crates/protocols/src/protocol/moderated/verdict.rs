@@ -250,11 +250,21 @@ fn conceded_by<'a>(
         .filter(|m| m.act == Act::Concede)
 }
 
-/// The highest confidence the measured signals allow, and why it is not higher.
+/// An agreement reached with no new argument (`argue::hollow_agreement`), when the debate
+/// ended in agreement.
+fn hollow(signal: ConvergenceSignal, turns: &[Turn]) -> Option<crate::argue::HollowAgreement> {
+    (signal == ConvergenceSignal::Agreement)
+        .then(|| crate::argue::hollow_agreement(turns, u32::MAX))
+        .flatten()
+}
+
+/// The highest confidence the measured signals allow, and why it is not higher; a hollow
+/// agreement (`hollow`) allows Low.
 pub fn confidence_ceiling(
     signal: ConvergenceSignal,
     turns: &[Turn],
     graph: &ArgumentGraph,
+    hollow: Option<&crate::argue::HollowAgreement>,
 ) -> (Confidence, &'static str) {
     let conceded = turns
         .iter()
@@ -278,9 +288,7 @@ pub fn confidence_ceiling(
         ),
         ConvergenceSignal::Agreement | ConvergenceSignal::ClearWinner => (Confidence::High, ""),
     };
-    if signal == ConvergenceSignal::Agreement
-        && crate::argue::hollow_agreement(turns, u32::MAX).is_some()
-    {
+    if hollow.is_some() {
         return (
             Confidence::Low,
             "the seats agreed with no new argument since they last held their ground (hollow \
@@ -430,7 +438,9 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
             )
         }
     };
-    let (ceiling, why) = confidence_ceiling(parts.signal, parts.turns, parts.graph);
+    let hollow = hollow(parts.signal, parts.turns);
+    let (ceiling, why) =
+        confidence_ceiling(parts.signal, parts.turns, parts.graph, hollow.as_ref());
     let confidence = said.min(ceiling);
     if confidence < said {
         notes.push(format!(
@@ -438,9 +448,7 @@ pub fn build_synthesis(parts: SynthesisParts<'_>) -> Synthesis {
         ));
     }
     let mut caveats = list("caveats");
-    if parts.signal == ConvergenceSignal::Agreement
-        && let Some(hollow) = crate::argue::hollow_agreement(parts.turns, u32::MAX)
-    {
+    if let Some(hollow) = &hollow {
         caveats.push(format!(
             "moot found a {}: the agreement rests on no argument the seats had not already \
              weighed, so test it before relying on it.",
