@@ -81,7 +81,7 @@ fn main() {
             provider: "stand-in".into(),
             protocol: None,
             unsandboxed_hooks: false,
-            blind_first: false,
+            seat_models: Default::default(),
         };
         let store = Store::in_memory().unwrap();
         let id = bench::new_run_id();
@@ -94,9 +94,8 @@ fn main() {
                 &store,
                 &id,
                 &settings,
-                provider.clone(),
+                &bench::Runners::on(provider.clone()),
                 &shape(),
-                None,
                 &|_, _| {},
             ))
             .unwrap();

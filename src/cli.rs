@@ -360,21 +360,23 @@ pub struct BenchArgs {
     /// The seed of the generated arithmetic.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// The arms, comma-separated: single, self-consistency (sc), debate.
-    #[arg(
-        long,
-        default_value = "single,self-consistency,debate",
-        value_delimiter = ','
-    )]
+    /// The arms, comma-separated: single, self-consistency (sc), debate, blind-first (with
+    /// --protocol), mixed (with --seat-model). Default: the first three, and blind-first or
+    /// mixed when their flags are given.
+    #[arg(long, value_delimiter = ',')]
     pub arms: Vec<String>,
     /// Run the debate arm as one of moot's protocols (`moot protocols`) instead of Du et al.'s
     /// exchange: a real debate per problem, its answer read from the record.
     #[arg(long, value_name = "NAME")]
     pub protocol: Option<String>,
-    /// With --protocol: the debate arm's first round is blind (every seat answers before it
-    /// reads another's), to measure against the same protocol without it.
+    /// With --protocol: a blind-first arm beside the debate, the same protocol with a blind
+    /// first round (every seat answers before it reads another's).
     #[arg(long)]
     pub blind_first: bool,
+    /// A mixed arm beside the debate: the same debate with seat SEAT (A is the first) on a
+    /// model of its own; repeat it for more seats. The seats not named stay on --provider.
+    #[arg(long = "seat-model", value_name = "SEAT=PROVIDER[:MODEL]")]
+    pub seat_models: Vec<String>,
     /// Debaters (Du et al.: 3).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(2..=8))]
     pub agents: u64,

@@ -1,6 +1,8 @@
 //! The arms `moot bench` compares on one problem: a single answer, self-consistency (the
-//! majority of samples drawn up to the debate's token budget), and Du et al.'s debate (agents
-//! answer alone, then again after reading each other's answers; the majority of the last round).
+//! majority of samples drawn up to the debate's token budget), Du et al.'s debate (agents
+//! answer alone, then again after reading each other's answers; the majority of the last round),
+//! and two variants of the debate: its seats on models of their own (mixed), and a protocol's
+//! debate with a blind first round.
 
 use super::BenchError;
 use super::data::{Format, Problem, matches};
@@ -19,6 +21,10 @@ crate::debate::vocabulary! {
         Single,
         SelfConsistency,
         Debate,
+        /// The debate with its first round blind (a protocol's; Du et al.'s always is).
+        BlindFirst,
+        /// The debate with seats on models of their own (`--seat-model`).
+        Mixed,
     }
 }
 
@@ -29,19 +35,29 @@ impl Arm {
             Arm::Single => "single",
             Arm::SelfConsistency => "self-consistency",
             Arm::Debate => "debate",
+            Arm::BlindFirst => "blind-first",
+            Arm::Mixed => "mixed",
         }
     }
 
-    /// `single`, `self-consistency` (or `sc`), `debate`.
+    /// `single`, `self-consistency` (or `sc`), `debate`, `blind-first`, `mixed`.
     pub fn parse_flag(text: &str) -> Result<Arm, BenchError> {
         match text.trim().to_lowercase().replace('_', "-").as_str() {
             "single" => Ok(Arm::Single),
             "self-consistency" | "sc" => Ok(Arm::SelfConsistency),
             "debate" => Ok(Arm::Debate),
+            "blind-first" => Ok(Arm::BlindFirst),
+            "mixed" => Ok(Arm::Mixed),
             other => Err(BenchError::Data(format!(
-                "unknown arm {other:?}; the arms are single, self-consistency (sc) and debate"
+                "unknown arm {other:?}; the arms are single, self-consistency (sc), debate, \
+                 blind-first (with --protocol) and mixed (with --seat-model)"
             ))),
         }
+    }
+
+    /// A variant of the debate: run as the debate is, on the same problems.
+    pub fn is_debate(self) -> bool {
+        matches!(self, Arm::Debate | Arm::BlindFirst | Arm::Mixed)
     }
 }
 
@@ -211,10 +227,24 @@ pub async fn debate(
     shape: &Shape,
     problem: &Problem,
 ) -> Result<ArmResult, BenchError> {
+    debate_on(&[provider], shape, problem).await
+}
+
+/// Du et al.'s debate with each agent on a provider of its own: agent `n` asks `seats[n]`
+/// (the last one given for any beyond them).
+pub async fn debate_on(
+    seats: &[&dyn Provider],
+    shape: &Shape,
+    problem: &Problem,
+) -> Result<ArmResult, BenchError> {
+    let Some(&last_seat) = seats.last() else {
+        return Err(BenchError::Data("a debate needs a provider".into()));
+    };
     let started = Instant::now();
     let mut rounds: Vec<Vec<Call>> = Vec::new();
     for round in 0..shape.rounds.max(1) {
         let asks = (0..shape.agents.max(1)).map(|agent| {
+            let provider = seats.get(agent).copied().unwrap_or(last_seat);
             let mut messages = vec![ChatMessage::user(problem.asked())];
             if let Some(previous) = rounds.last() {
                 messages.push(ChatMessage::assistant(previous[agent].reply.clone()));

@@ -122,8 +122,9 @@ pub fn of_debates<'a>(debates: impl IntoIterator<Item = (&'a ArmResult, &'a str)
 }
 
 impl Dynamics {
-    /// The section the bench report shows under its table.
-    pub fn to_markdown(&self) -> String {
+    /// The section the bench report shows under its table, headed `title`, of the arm it
+    /// calls `debate` ("debate", "mixed debate").
+    pub fn to_markdown(&self, title: &str, debate: &str) -> String {
         let vote = &self.first_round_vote;
         let share = |n: usize| {
             if self.transitions == 0 {
@@ -133,7 +134,7 @@ impl Dynamics {
             }
         };
         format!(
-            "\n## Debate or vote\n\nThe majority of the debate's own first round (no extra call): \
+            "\n## {title}\n\nThe majority of the {debate}'s own first round (no extra call): \
              {}/{} = {:.1} % ({:.1}–{:.1} %). What the later rounds did to the {} answers they \
              revisited:\n\n| changed | right → wrong | wrong → right | to the others' majority |\n\
              |---|---|---|---|\n| {} ({}) | {} ({}) | {} ({}) | {} ({}) |\n",
@@ -233,11 +234,11 @@ mod tests {
             }
         );
         assert!(
-            dynamics.to_markdown().contains("2/4 = 50.0 % of their first-round answers (given before any seat read it) and 3/4 = 75.0 % of their last-round answers"),
+            dynamics.to_markdown("Debate or vote", "debate").contains("2/4 = 50.0 % of their first-round answers (given before any seat read it) and 3/4 = 75.0 % of their last-round answers"),
             "{}",
-            dynamics.to_markdown()
+            dynamics.to_markdown("Debate or vote", "debate")
         );
-        let shown = dynamics.to_markdown();
+        let shown = dynamics.to_markdown("Debate or vote", "debate");
         assert!(shown.contains("1/2 = 50.0 %"), "{shown}");
         assert!(
             shown.contains("| 2 (33.3 %) | 1 (16.7 %) | 1 (16.7 %) | 1 (16.7 %) |"),
@@ -250,12 +251,20 @@ mod tests {
         let dynamics = of_debates([(&debate(&[&["4", "", "4"]]), "4")]);
         assert_eq!(dynamics.first_round_vote.correct, 1);
         assert_eq!((dynamics.transitions, dynamics.changed), (0, 0));
-        assert!(dynamics.to_markdown().contains("| 0 (–) |"));
+        assert!(
+            dynamics
+                .to_markdown("Debate or vote", "debate")
+                .contains("| 0 (–) |")
+        );
         assert_eq!(
             dynamics.first_speaker,
             Anchoring::default(),
             "no later round to compare"
         );
-        assert!(!dynamics.to_markdown().contains("anchoring"));
+        assert!(
+            !dynamics
+                .to_markdown("Debate or vote", "debate")
+                .contains("anchoring")
+        );
     }
 }

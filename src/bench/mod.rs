@@ -58,9 +58,15 @@ pub struct BenchSettings {
     /// none (`--unsandboxed-hooks`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed_hooks: bool,
-    /// The protocol's debate arm with a blind first round (`--blind-first`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub blind_first: bool,
+    /// The mixed arm's seats by letter (`A` is the first), each on `PROVIDER[:MODEL]`
+    /// (`--seat-model`); the seats not named stay on the run's provider.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub seat_models: BTreeMap<String, String>,
+}
+
+/// The letter a seat of the debate arm goes by (`A` for the first), as `--seat-model` names it.
+pub fn seat_letter(seat: usize) -> String {
+    char::from(b'A' + (seat % 26) as u8).to_string()
 }
 
 /// One arm's totals.
@@ -106,14 +112,17 @@ pub struct Report {
     /// The protocol of the debate arm, when not Du et al.'s exchange.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
-    /// The protocol's debate arm ran with a blind first round.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub blind_first: bool,
+    /// The mixed arm's seats, each with the model it ran on (`A: openai:qwen2.5`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mixed_seats: Vec<String>,
     pub arms: Vec<ArmSummary>,
     /// What the debate arm's later rounds did, beside the vote of its first round (Du et
     /// al.'s exchange only: a protocol's rounds are not a vote's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dynamics: Option<dynamics::Dynamics>,
+    /// The same of the mixed arm (Du et al.'s exchange with its seats on their own models).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mixed_dynamics: Option<dynamics::Dynamics>,
     /// Each problem with each arm's result (or error).
     pub problems: Vec<ProblemReport>,
 }
@@ -155,15 +164,69 @@ pub fn new_run_id() -> String {
     format!("BENCH-{tail}")
 }
 
+/// What the arms run on.
+pub struct Runners {
+    /// The run's provider: every arm's, and the seats of the mixed arm not named.
+    pub provider: Arc<dyn Provider>,
+    /// The mixed arm's seats in order, each on its provider (Du et al.'s exchange).
+    pub seats: Vec<Arc<dyn Provider>>,
+    /// When the debate is one of moot's protocols: the settings its debates start from, by
+    /// arm (the debate, and its blind-first and mixed variants).
+    pub protocol: BTreeMap<Arm, arms::ProtocolArm>,
+}
+
+impl Runners {
+    /// Every arm on one provider, the debate as Du et al.'s exchange.
+    pub fn on(provider: Arc<dyn Provider>) -> Runners {
+        Runners {
+            provider,
+            seats: Vec::new(),
+            protocol: BTreeMap::new(),
+        }
+    }
+
+    /// One problem's result of `arm`; self-consistency draws up to `budget` tokens.
+    async fn run(
+        &self,
+        store: &Store,
+        arm: Arm,
+        shape: &Shape,
+        problem: &Problem,
+        budget: Option<u64>,
+    ) -> Result<ArmResult, BenchError> {
+        let provider = self.provider.as_ref();
+        if let Some(template) = self.protocol.get(&arm) {
+            return arms::protocol_debate(store, template, problem).await;
+        }
+        match arm {
+            Arm::Single => arms::single(provider, shape, problem).await,
+            Arm::SelfConsistency => arms::self_consistency(provider, shape, problem, budget).await,
+            Arm::Debate => arms::debate(provider, shape, problem).await,
+            Arm::Mixed if !self.seats.is_empty() => {
+                let seats: Vec<&dyn Provider> = self.seats.iter().map(|p| p.as_ref()).collect();
+                arms::debate_on(&seats, shape, problem).await
+            }
+            Arm::Mixed | Arm::BlindFirst => Err(BenchError::Data(format!(
+                "the {} arm has nothing to run on: {}",
+                arm.label(),
+                if arm == Arm::Mixed {
+                    "give its seats' models with --seat-model"
+                } else {
+                    "it is a protocol's debate (--protocol)"
+                }
+            ))),
+        }
+    }
+}
+
 /// Runs every problem's missing arms (all of them for a new run), journaling each result, and
 /// calls `progress(done, total)` as problems finish.
 pub async fn run(
     store: &Store,
     id: &str,
     settings: &BenchSettings,
-    provider: Arc<dyn Provider>,
+    runners: &Runners,
     shape: &Shape,
-    template: Option<&arms::ProtocolArm>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Report, BenchError> {
     let done = store.bench_results(id)?;
@@ -182,7 +245,7 @@ pub async fn run(
     let work = (0..total)
         .filter(|p| !settings.arms.iter().all(|arm| has(*p, *arm)))
         .map(|index| {
-            let (gate, provider, finished) = (&gate, provider.clone(), &finished);
+            let (gate, finished) = (&gate, &finished);
             let problem = &settings.problems[index];
             let previous: Option<ArmResult> = done
                 .iter()
@@ -199,17 +262,7 @@ pub async fn run(
                     if has(index, arm) {
                         continue;
                     }
-                    let outcome = match arm {
-                        Arm::Single => arms::single(provider.as_ref(), shape, problem).await,
-                        Arm::Debate => match template {
-                            Some(template) => arms::protocol_debate(store, template, problem).await,
-                            None => arms::debate(provider.as_ref(), shape, problem).await,
-                        },
-                        Arm::SelfConsistency => {
-                            arms::self_consistency(provider.as_ref(), shape, problem, debate_tokens)
-                                .await
-                        }
-                    };
+                    let outcome = runners.run(store, arm, shape, problem, debate_tokens).await;
                     let outcome = match (outcome, &problem.code) {
                         (Ok(result), Some(task)) => {
                             Ok(tested(result, task, settings.unsandboxed_hooks).await)
@@ -326,10 +379,11 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
                 .collect(),
         })
         .collect();
-    let dynamics =
-        (settings.protocol.is_none() && settings.arms.contains(&Arm::Debate)).then(|| {
+    // Du et al.'s rounds are votes; a protocol's are not.
+    let dynamics_of = |of: Arm| {
+        (settings.protocol.is_none() && settings.arms.contains(&of)).then(|| {
             dynamics::of_debates(read.iter().filter_map(|(index, arm, ran)| {
-                if *arm != Arm::Debate.as_str() {
+                if *arm != of.as_str() {
                     return None;
                 }
                 Some((
@@ -337,7 +391,21 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
                     settings.problems.get(*index)?.answer.as_str(),
                 ))
             }))
-        });
+        })
+    };
+    let mixed_seats = if settings.arms.contains(&Arm::Mixed) {
+        (0..settings.agents)
+            .map(|seat| {
+                let letter = seat_letter(seat);
+                match settings.seat_models.get(&letter) {
+                    Some(model) => format!("{letter}: {model}"),
+                    None => format!("{letter}: {}", settings.provider),
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Report {
         id: id.to_string(),
         set: settings.set.clone(),
@@ -346,9 +414,10 @@ pub fn report(store: &Store, id: &str, settings: &BenchSettings) -> Result<Repor
         agents: settings.agents,
         rounds: settings.rounds,
         protocol: settings.protocol.clone(),
-        blind_first: settings.blind_first,
+        mixed_seats,
         arms,
-        dynamics,
+        dynamics: dynamics_of(Arm::Debate),
+        mixed_dynamics: dynamics_of(Arm::Mixed),
         problems,
     })
 }
@@ -367,23 +436,28 @@ impl Report {
     pub fn to_markdown(&self) -> String {
         let debate = match &self.protocol {
             Some(name) => format!(
-                "the {name} protocol, {} seats, at most {} rounds{}",
-                self.agents,
-                self.rounds,
-                if self.blind_first {
-                    ", a blind first round"
-                } else {
-                    ""
-                }
+                "the {name} protocol, {} seats, at most {} rounds",
+                self.agents, self.rounds
             ),
             None => format!(
                 "{} agents × {} rounds (Du et al.)",
                 self.agents, self.rounds
             ),
         };
+        let has = |arm: Arm| self.arms.iter().any(|a| a.arm == arm);
+        let mut variants = String::new();
+        if has(Arm::BlindFirst) {
+            variants.push_str("; blind-first: the same debate with a blind first round");
+        }
+        if has(Arm::Mixed) {
+            variants.push_str(&format!(
+                "; mixed: the same debate with its seats on {}",
+                self.mixed_seats.join(", ")
+            ));
+        }
         let code = self.arms.iter().any(|a| a.test_runtime_ms.is_some());
         let mut out = format!(
-            "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {debate}; \
+            "# moot bench {}\n\n{} problems from {} (seed {}) on {}; debate: {debate}{variants}; \
              self-consistency: the majority of samples drawn up to the debate's \
              tokens.\n\n| arm | {} | 95 % interval | tokens | tokens/problem | right / 1k tokens | \
              wall | wall / critical path (worst) |\n|---|---|---|---|---|---|---|---|\n",
@@ -430,7 +504,10 @@ impl Report {
             }
         }
         if let Some(dynamics) = &self.dynamics {
-            out.push_str(&dynamics.to_markdown());
+            out.push_str(&dynamics.to_markdown("Debate or vote", "debate"));
+        }
+        if let Some(dynamics) = &self.mixed_dynamics {
+            out.push_str(&dynamics.to_markdown("Mixed models: debate or vote", "mixed debate"));
         }
         let failed: Vec<String> = self
             .arms

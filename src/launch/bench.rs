@@ -49,39 +49,18 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
             max_delay: std::time::Duration::from_millis(config.retry.max_delay_ms),
         },
     };
-    // A protocol's debate arm runs as real debates on the same provider, quietly.
-    let template = match &settings.protocol {
-        Some(name) => {
-            let template = DebateSettings::for_bench(
-                &host.protocols,
-                config,
-                spec.clone(),
-                name,
-                settings.rounds as u32,
-                settings.agents as u32,
-                &settings
-                    .blind_first
-                    .then(|| ("blind-first".to_string(), vec![String::new()]))
-                    .into_iter()
-                    .collect(),
-            )
-            .map_err(Failure::from)?;
-            Some(crate::bench::arms::ProtocolArm {
-                host: host.clone(),
-                settings: template,
-            })
-        }
-        None => None,
-    };
+    let runners = bench_runners(
+        &settings,
+        config,
+        &spec,
+        &host,
+        &builder,
+        args.yes,
+        provider.clone(),
+    )?;
     let progress = bench_progress(&id, &settings);
     let mut report = block_on(bench::run(
-        &store,
-        &id,
-        &settings,
-        provider.clone(),
-        &shape,
-        template.as_ref(),
-        &progress,
+        &store, &id, &settings, &runners, &shape, &progress,
     ))?
     .map_err(|e| Failure::runtime(e.to_string()))?;
     // The model a server names in its replies is known only once it has replied.
@@ -109,6 +88,90 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     }
     let failed = report.arms.iter().any(|arm| arm.failed > 0);
     Ok(if failed { 1 } else { 0 })
+}
+
+/// What a run's arms run on: the provider; the mixed arm's seats, each on the model
+/// `--seat-model` gives it; and, when the debate is a protocol's, the settings of its
+/// debates for each debate arm (a protocol's debates run on the same provider, quietly).
+fn bench_runners(
+    settings: &crate::bench::BenchSettings,
+    config: &Config,
+    spec: &providers::ProviderSpec,
+    host: &crate::session::Host,
+    builder: &providers::Builder,
+    yes: bool,
+    provider: std::sync::Arc<dyn crate::llm::Provider>,
+) -> Result<crate::bench::Runners, Failure> {
+    use crate::bench::{Runners, arms::Arm, arms::ProtocolArm, seat_letter};
+    let seat_models: Vec<String> = settings
+        .seat_models
+        .iter()
+        .map(|(seat, model)| format!("{seat}={model}"))
+        .collect();
+    let mut runners = Runners::on(provider.clone());
+    let Some(name) = &settings.protocol else {
+        if settings.arms.contains(&Arm::Mixed) {
+            for seat in 0..settings.agents {
+                let seat_provider = match settings.seat_models.get(&seat_letter(seat)) {
+                    Some(given) => {
+                        let refused = |why: String| {
+                            Failure::usage(format!(
+                                "--seat-model {}={given}: {why}",
+                                seat_letter(seat)
+                            ))
+                        };
+                        let (profile, model) = crate::protocol::provider_and_model(given);
+                        let seat_spec = crate::session::seat_provider(config, spec, profile, model)
+                            .map_err(|e| refused(e.to_string()))?;
+                        ensure_local_model(&seat_spec, yes)?;
+                        builder
+                            .build(&seat_spec)
+                            .map_err(|e| refused(e.to_string()))?
+                    }
+                    None => provider.clone(),
+                };
+                runners.seats.push(seat_provider);
+            }
+        }
+        return Ok(runners);
+    };
+    for arm in settings.arms.iter().filter(|arm| arm.is_debate()) {
+        let flags: std::collections::BTreeMap<String, Vec<String>> = (*arm == Arm::BlindFirst)
+            .then(|| {
+                (
+                    crate::protocol::kit::BLIND_FIRST_FLAG.name.to_string(),
+                    vec![String::new()],
+                )
+            })
+            .into_iter()
+            .collect();
+        let seats: &[String] = if *arm == Arm::Mixed {
+            &seat_models
+        } else {
+            &[]
+        };
+        let template = DebateSettings::for_bench(
+            &host.protocols,
+            config,
+            spec.clone(),
+            &crate::session::BenchDebate {
+                protocol: name,
+                rounds: settings.rounds as u32,
+                seats: settings.agents as u32,
+                flags: &flags,
+                seat_models: seats,
+            },
+        )
+        .map_err(Failure::from)?;
+        runners.protocol.insert(
+            *arm,
+            ProtocolArm {
+                host: host.clone(),
+                settings: template,
+            },
+        );
+    }
+    Ok(runners)
 }
 
 /// Says what a bench run will do, and returns the progress bar it draws on a terminal.
@@ -151,24 +214,15 @@ pub(super) fn new_bench_run(
     provider: &dyn crate::llm::Provider,
     store: &Store,
 ) -> Result<(String, crate::bench::BenchSettings), Failure> {
-    use crate::bench::{self, BenchSettings, arms::Arm, data};
-    let arms = args
-        .arms
-        .iter()
-        .map(|a| Arm::parse_flag(a))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Failure::usage(format!("--arms: {e}")))?;
+    use crate::bench::{self, BenchSettings, data};
+    let seat_models = bench_seat_models(args)?;
+    let arms = bench_arms(args, &seat_models)?;
     let count = args.problems as usize;
     let kind = args.set.as_deref().unwrap_or("arithmetic");
     if args.dataset.is_some() && ["arithmetic", "words"].contains(&kind) && args.set.is_some() {
         return Err(Failure::usage(format!(
             "--set {kind} is moot's own problems; a --dataset is read as plain questions, or with --set choice or --set code in their shapes"
         )));
-    }
-    if args.blind_first && args.protocol.is_none() {
-        return Err(Failure::usage(
-            "--blind-first is for a protocol's debate arm: Du et al.'s exchange already answers alone in round 1; add --protocol moderated or --protocol arena",
-        ));
     }
     if kind == "code" && args.protocol.is_some() {
         return Err(Failure::usage(
@@ -211,10 +265,90 @@ pub(super) fn new_bench_run(
         provider: format!("{} / {}", provider.kind(), provider.model()),
         protocol: args.protocol.clone(),
         unsandboxed_hooks: args.unsandboxed_hooks,
-        blind_first: args.blind_first,
+        seat_models,
     };
     let id = bench::new_run_id();
     let value = serde_json::to_value(&settings).map_err(|e| Failure::runtime(e.to_string()))?;
     store.create_bench_run(&id, &value)?;
     Ok((id, settings))
+}
+
+/// `--seat-model SEAT=PROVIDER[:MODEL]`: the mixed arm's seats by letter, each checked to be
+/// one of the run's `--agents`.
+fn bench_seat_models(
+    args: &crate::cli::BenchArgs,
+) -> Result<std::collections::BTreeMap<String, String>, Failure> {
+    let letters: Vec<String> = (0..args.agents as usize)
+        .map(crate::bench::seat_letter)
+        .collect();
+    let mut seat_models = std::collections::BTreeMap::new();
+    for given in &args.seat_models {
+        let refused = |why: String| Failure::usage(format!("--seat-model {given}: {why}"));
+        let Some((seat, model)) = given.split_once('=') else {
+            return Err(refused(
+                "write it as SEAT=PROVIDER[:MODEL], as in B=ollama:qwen2.5".into(),
+            ));
+        };
+        let seat = seat.trim().to_uppercase();
+        if !letters.contains(&seat) {
+            return Err(refused(format!(
+                "the bench's seats are {} (one per --agents, A the first)",
+                letters.join(", ")
+            )));
+        }
+        if crate::protocol::provider_and_model(model).0.is_none() {
+            return Err(refused("name the provider after `=`".into()));
+        }
+        seat_models.insert(seat, model.trim().to_string());
+    }
+    Ok(seat_models)
+}
+
+/// The arms asked for (`--arms`), or single, self-consistency and debate with blind-first and
+/// mixed beside them when `--blind-first` and `--seat-model` ask for them; an arm without what
+/// it runs on is refused.
+fn bench_arms(
+    args: &crate::cli::BenchArgs,
+    seat_models: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<crate::bench::arms::Arm>, Failure> {
+    use crate::bench::arms::Arm;
+    let arms = if args.arms.is_empty() {
+        let mut arms = vec![Arm::Single, Arm::SelfConsistency, Arm::Debate];
+        if args.blind_first {
+            arms.push(Arm::BlindFirst);
+        }
+        if !seat_models.is_empty() {
+            arms.push(Arm::Mixed);
+        }
+        arms
+    } else {
+        let mut arms = Vec::new();
+        for given in &args.arms {
+            let arm = Arm::parse_flag(given).map_err(|e| Failure::usage(format!("--arms: {e}")))?;
+            if !arms.contains(&arm) {
+                arms.push(arm);
+            }
+        }
+        arms
+    };
+    let blind = arms.contains(&Arm::BlindFirst);
+    if (blind || args.blind_first) && args.protocol.is_none() {
+        return Err(Failure::usage(
+            "--blind-first is an arm of a protocol's debate: Du et al.'s exchange already answers alone in round 1; add --protocol moderated or --protocol arena",
+        ));
+    }
+    if args.blind_first && !blind {
+        return Err(Failure::usage(
+            "--blind-first adds the blind-first arm, which --arms leaves out; add blind-first to --arms",
+        ));
+    }
+    match (arms.contains(&Arm::Mixed), seat_models.is_empty()) {
+        (true, true) => Err(Failure::usage(
+            "the mixed arm puts seats on models of their own; name them with --seat-model SEAT=PROVIDER[:MODEL], as in --seat-model B=ollama:qwen2.5",
+        )),
+        (false, false) => Err(Failure::usage(
+            "--seat-model is for the mixed arm, which --arms leaves out; add mixed to --arms",
+        )),
+        _ => Ok(arms),
+    }
 }

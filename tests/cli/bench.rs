@@ -517,13 +517,15 @@ fn bench_choice_scores_letters_from_the_bundled_set_and_an_mmlu_shaped_file() {
     );
 }
 
-/// `--blind-first` with `--protocol`: the debate arm's debates run with a blind first round
-/// (no rebuttal asked in round 1), said in the report; without a protocol, or with one that
-/// has no such round, it is refused.
+/// `--blind-first` with `--protocol` adds a blind-first arm beside the protocol's debate: the
+/// same debates with no rebuttal asked in round 1, said in the report; `--seat-model` adds a
+/// mixed arm whose debates seat that seat on its model. Without a protocol, or with one that
+/// has no blind round or seats its own debaters, they are refused.
 #[test]
-fn the_bench_measures_a_protocols_blind_first_round_as_its_debate_arm() {
+fn the_bench_measures_a_protocols_blind_first_round_and_mixed_seats_as_arms() {
     let server = StandIn::start_in_background(Behaviour::default());
     let home = Home::new();
+    home.write_config("");
     let output = home.run(
         Some(&server),
         &[
@@ -531,8 +533,10 @@ fn the_bench_measures_a_protocols_blind_first_round_as_its_debate_arm() {
             "--protocol",
             "moderated",
             "--blind-first",
+            "--seat-model",
+            "B=openai:oracle-model",
             "--arms",
-            "debate",
+            "debate,blind-first,mixed",
             "--problems",
             "1",
             "--rounds",
@@ -544,25 +548,68 @@ fn the_bench_measures_a_protocols_blind_first_round_as_its_debate_arm() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let shown = String::from_utf8_lossy(&output.stdout);
     assert!(
-        shown.contains("the moderated protocol, 3 seats, at most 2 rounds, a blind first round"),
+        shown.contains("debate: the moderated protocol, 3 seats, at most 2 rounds; blind-first: the same debate with a blind first round; mixed: the same debate with its seats on A: "),
         "{shown}"
     );
-    let asked: Vec<(String, u32)> = server
-        .seen()
-        .into_iter()
-        .map(|s| (s.kind, s.round))
-        .collect();
-    assert!(!asked.contains(&("rebuttal".to_string(), 1)), "{asked:?}");
-    assert!(asked.contains(&("rebuttal".to_string(), 2)), "{asked:?}");
+    assert!(shown.contains("B: openai:oracle-model"), "{shown}");
+    for arm in ["debate", "blind-first", "mixed"] {
+        assert!(shown.contains(&format!("| {arm} | 1/1")), "{arm}: {shown}");
+    }
+    // Three debates journaled, one per arm: the blind one alone asks no rebuttal in round 1,
+    // the mixed one alone seats B on its own model.
     let list: Value = serde_json::from_slice(&home.run(None, &["list", "--json"]).stdout).unwrap();
-    let id = list[0]["id"].as_str().unwrap();
-    assert_eq!(
-        show_json(&home, id)["config"]["protocol_settings"]["blind_first"],
-        true
+    let debates: Vec<Value> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| show_json(&home, d["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(debates.len(), 3);
+    let rebuts_in_round_1 = |debate: &Value| {
+        debate["turns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["phase"] == "rebuttal" && t["round"] == 1)
+    };
+    let blind: Vec<&Value> = debates
+        .iter()
+        .filter(|d| d["config"]["protocol_settings"]["blind_first"] == true)
+        .collect();
+    assert_eq!(blind.len(), 1);
+    assert!(!rebuts_in_round_1(blind[0]));
+    assert_eq!(debates.iter().filter(|d| rebuts_in_round_1(d)).count(), 2);
+    let mixed: Vec<&Value> = debates
+        .iter()
+        .filter(|d| d["seats"].to_string().contains("oracle-model"))
+        .collect();
+    assert_eq!(mixed.len(), 1, "{debates:?}");
+    assert!(
+        mixed[0]["config"]["protocol_settings"]["blind_first"] != true,
+        "the mixed arm is the debate as it is, seats aside"
     );
-    for refused in [
-        vec!["bench", "--blind-first"],
-        vec!["bench", "--blind-first", "--protocol", "dialogue"],
+    for (refused, says) in [
+        (vec!["bench", "--blind-first"], "--protocol moderated"),
+        (vec!["bench", "--arms", "single,blind-first"], "--protocol"),
+        (
+            vec!["bench", "--blind-first", "--protocol", "dialogue"],
+            "not of dialogue",
+        ),
+        (
+            vec![
+                "bench",
+                "--blind-first",
+                "--protocol",
+                "moderated",
+                "--arms",
+                "debate",
+            ],
+            "add blind-first to --arms",
+        ),
+        (
+            vec!["bench", "--seat-model", "A=openai:x", "--protocol", "panel"],
+            "seats its own debaters",
+        ),
     ] {
         let output = home.run(Some(&server), &refused);
         assert_eq!(
@@ -571,10 +618,155 @@ fn the_bench_measures_a_protocols_blind_first_round_as_its_debate_arm() {
             "{refused:?}: {}",
             stderr(&output)
         );
-        assert!(
-            stderr(&output).contains("--blind-first"),
-            "{}",
+        assert!(stderr(&output).contains(says), "{}", stderr(&output));
+    }
+}
+
+/// `--seat-model` puts Du et al.'s seats on models of their own as a mixed arm beside the
+/// debate. The stand-in's oracle model answers right alone where the stand-in's own errs, so on
+/// the hard problems the mixed first round's vote is right (two of three seats) while the
+/// single-model first round's is wrong, the third seat alone goes from wrong to right, and it
+/// goes to the others' majority. Bad seats and an arm without its flag are refused; a resume
+/// asks the oracle again.
+#[test]
+fn the_bench_measures_seats_on_mixed_models_as_an_arm() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    home.write_config("");
+    let out = home.path().join("reports");
+    let output = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--problems",
+            "9",
+            "--seed",
+            "2",
+            "--jobs",
+            "3",
+            "--seat-model",
+            "A=openai:oracle-model",
+            "--seat-model",
+            "b=openai:oracle-model",
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let id = report["id"].as_str().unwrap().to_string();
+    let errs = report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| stand_in_errs_alone(p["question"].as_str().unwrap()))
+        .count();
+    assert!(errs > 0 && errs < 9, "{errs}");
+    let arms: Vec<&str> = report["arms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["arm"].as_str().unwrap())
+        .collect();
+    assert_eq!(arms, ["single", "self_consistency", "debate", "mixed"]);
+    assert_eq!(report["arms"][3]["correct"], 9);
+    let seats = report["mixed_seats"].as_array().unwrap();
+    assert_eq!(seats[0], "A: openai:oracle-model");
+    assert_eq!(seats[1], "B: openai:oracle-model");
+    assert!(
+        seats[2].as_str().unwrap().starts_with("C: ") && !seats[2].to_string().contains("oracle"),
+        "{seats:?}"
+    );
+    let (debate, mixed) = (&report["dynamics"], &report["mixed_dynamics"]);
+    assert_eq!(debate["first_round_vote"]["correct"], 9 - errs);
+    assert_eq!(mixed["first_round_vote"]["correct"], 9, "{mixed}");
+    assert_eq!(mixed["transitions"], 9 * 3);
+    assert_eq!(mixed["wrong_to_right"], errs);
+    assert_eq!(mixed["right_to_wrong"], 0);
+    assert_eq!(mixed["to_majority"], errs);
+    // The oracle was asked by two seats of the mixed arm in both rounds, and nowhere else: on
+    // a hard problem the mixed arm's first two seats answered right alone, its third did not.
+    let oracle = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.body["model"] == ORACLE_MODEL)
+        .count();
+    assert_eq!(oracle, 9 * 2 * 2);
+    for problem in report["problems"].as_array().unwrap() {
+        let first: Vec<bool> = problem["results"]["mixed"]["rounds"][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|call| call["answer"] == problem["answer"])
+            .collect();
+        let hard = stand_in_errs_alone(problem["question"].as_str().unwrap());
+        assert_eq!(first, [true, true, !hard], "{problem}");
+    }
+    let markdown = std::fs::read_to_string(out.join(format!("{id}.md"))).unwrap();
+    assert!(
+        markdown.contains("mixed: the same debate with its seats on A: openai:oracle-model, B: openai:oracle-model, C: "),
+        "{markdown}"
+    );
+    assert!(markdown.contains("| mixed | 9/9 = 100.0 %"), "{markdown}");
+    assert!(
+        markdown.contains("## Mixed models: debate or vote\n\nThe majority of the mixed debate's own first round (no extra call): 9/9"),
+        "{markdown}"
+    );
+
+    // A resume asks the mixed arm's seats on the models the run was started with.
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    journal
+        .execute(
+            "DELETE FROM bench_results WHERE run_id = ?1 AND arm = 'mixed' AND problem = 4",
+            rusqlite::params![id],
+        )
+        .unwrap();
+    drop(journal);
+    let before = server.seen().len();
+    let resumed = home.run(
+        Some(&server),
+        &[
+            "bench",
+            "--resume",
+            &id,
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let asked: Vec<Value> = server.seen()[before..]
+        .iter()
+        .filter(|s| s.path.ends_with("/chat/completions"))
+        .map(|s| s.body["model"].clone())
+        .collect();
+    assert_eq!(asked.len(), 3 * 2, "{asked:?}");
+    assert_eq!(asked.iter().filter(|m| *m == ORACLE_MODEL).count(), 2 * 2);
+
+    for (refused, says) in [
+        (
+            vec!["bench", "--arms", "single,mixed"],
+            "--seat-model SEAT=",
+        ),
+        (vec!["bench", "--seat-model", "D=openai:x"], "A, B, C"),
+        (vec!["bench", "--seat-model", "A"], "SEAT=PROVIDER[:MODEL]"),
+        (
+            vec!["bench", "--seat-model", "A=nosuchprofile"],
+            "nosuchprofile",
+        ),
+        (
+            vec!["bench", "--seat-model", "A=openai:x", "--arms", "single"],
+            "add mixed to --arms",
+        ),
+    ] {
+        let output = home.run(Some(&server), &refused);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{refused:?}: {}",
             stderr(&output)
         );
+        assert!(stderr(&output).contains(says), "{}", stderr(&output));
     }
 }

@@ -50,7 +50,7 @@ pub(crate) use std::io::{BufRead, BufReader, Write};
 pub(crate) use std::path::{Path, PathBuf};
 pub(crate) use std::process::{Command, Output, Stdio};
 pub(crate) use std::time::{Duration, Instant};
-pub(crate) use support::{Behaviour, Fault, FaultRule, SchemaSupport, StandIn};
+pub(crate) use support::{Behaviour, Fault, FaultRule, ORACLE_MODEL, SchemaSupport, StandIn};
 #[allow(unused_imports)]
 pub(crate) use topology::*;
 #[allow(unused_imports)]

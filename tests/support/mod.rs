@@ -689,6 +689,31 @@ fn arithmetic_in(prompt: &str) -> Vec<i64> {
         .collect()
 }
 
+/// The model a bench seat is put on (`--seat-model B=openai:oracle-model`) to differ from the
+/// stand-in's own: it answers Du et al.'s arithmetic right alone as well.
+pub const ORACLE_MODEL: &str = "oracle-model";
+
+/// Du et al.'s arithmetic, scripted: alone, the stand-in is off by one on every problem whose
+/// numbers sum to a multiple of three (unless it is the `oracle` model); having read other
+/// agents' solutions it gets every one right. Anything else it cannot solve.
+fn bench_reply(prompt: &str, oracle: bool) -> String {
+    let numbers = arithmetic_in(prompt);
+    match numbers[..] {
+        [a, b, c, d, e, f] => {
+            let right = a + b * c + d - e * f;
+            let debated =
+                prompt.contains("These are the solutions to the problem from other agents");
+            let answer = if !oracle && !debated && numbers.iter().sum::<i64>() % 3 == 0 {
+                right + 1
+            } else {
+                right
+            };
+            format!("{a}+{b}*{c}+{d}-{e}*{f}: multiply first, then add.\nAnswer: {answer}")
+        }
+        _ => "I cannot work this one out.\nAnswer: 0".to_string(),
+    }
+}
+
 fn reply_for(
     kind: &str,
     seat: Option<&str>,
@@ -968,26 +993,7 @@ fn reply_for(
             }
             format!("The longest answer is usually the careful one.\nAnswer: {}", best.0)
         }
-        "bench" => {
-            // Du et al.'s arithmetic, scripted: alone, the stand-in is off by one on every
-            // problem whose numbers sum to a multiple of three; having read other agents'
-            // solutions it gets every one right. Anything else it cannot solve.
-            let numbers = arithmetic_in(prompt);
-            match numbers[..] {
-                [a, b, c, d, e, f] => {
-                    let right = a + b * c + d - e * f;
-                    let debated =
-                        prompt.contains("These are the solutions to the problem from other agents");
-                    let answer = if !debated && numbers.iter().sum::<i64>() % 3 == 0 {
-                        right + 1
-                    } else {
-                        right
-                    };
-                    format!("{a}+{b}*{c}+{d}-{e}*{f}: multiply first, then add.\nAnswer: {answer}")
-                }
-                _ => "I cannot work this one out.\nAnswer: 0".to_string(),
-            }
-        }
+        "bench" => bench_reply(prompt, false),
         // A code debate on the tests' calc.sh: wrong until it has read two reflections (or
         // answers critics or red), right after.
         "code" => {
@@ -1508,7 +1514,11 @@ async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Resu
     let schema = requested_schema(&body)
         .map(|(_, schema)| schema)
         .unwrap_or_default();
-    let mut text = reply_for(&kind, seat.as_deref(), round, &prompt, &schema, &behaviour);
+    let mut text = if kind == "bench" && body["model"] == ORACLE_MODEL {
+        bench_reply(&prompt, true)
+    } else {
+        reply_for(&kind, seat.as_deref(), round, &prompt, &schema, &behaviour)
+    };
     match &fault {
         Some(Fault::Garbage) => text = "I would rather not answer in JSON today.".into(),
         Some(Fault::HalfJson) => text.truncate(text.len() / 2),

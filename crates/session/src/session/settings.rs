@@ -291,7 +291,7 @@ pub fn assemble(
     check_other_tables(registry, protocol.name(), config, &cwd, &provider)?;
     refuse_unread_flags(protocol, args)?;
     apply_run_flags(&mut settings, args, &cwd)?;
-    apply_seat_models(&mut settings, args, config, &provider)?;
+    apply_seat_models(&mut settings, &args.seat_models, config, &provider)?;
     apply_gates(&mut settings, protocol, args, config)?;
     apply_vote_and_lessons(&mut settings, args, config)?;
     // Unknown perspective names are a usage error before anything is stored (where they name
@@ -315,11 +315,11 @@ pub fn assemble(
 /// the config's `[perspective_providers]` (the flag wins for a seat both name).
 fn apply_seat_models(
     settings: &mut DebateSettings,
-    args: &DebateRequest,
+    seat_models: &[String],
     config: &Config,
     provider: &ProviderSpec,
 ) -> Result<(), SessionError> {
-    for given in &args.seat_models {
+    for given in seat_models {
         let refused = |why: &str| SessionError::Settings(format!("--seat-model {given}: {why}"));
         let Some((seat, asked)) = given.split_once('=') else {
             return Err(refused(
@@ -378,21 +378,31 @@ fn refuse_unread_flags(protocol: &dyn Protocol, args: &DebateRequest) -> Result<
 }
 
 impl DebateSettings {
-    /// The settings of a `moot bench` debate arm: `protocol` from config, `rounds` rounds of
-    /// `agents` seats, run quietly (no checkpoints, no record, no lessons).
+    /// The settings of a `moot bench` debate arm: `arm.protocol` from config, its rounds and
+    /// seats, run quietly (no checkpoints, no record, no lessons).
     pub fn for_bench(
         registry: &Registry,
         config: &Config,
         spec: ProviderSpec,
-        protocol: &str,
-        rounds: u32,
-        agents: u32,
-        flags: &BTreeMap<String, Vec<String>>,
+        arm: &BenchDebate,
     ) -> Result<DebateSettings, SessionError> {
+        let BenchDebate {
+            protocol,
+            rounds,
+            seats,
+            flags,
+            seat_models,
+        } = *arm;
         let named = registry
             .named(protocol)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
         check_protocol_flags(registry, named, flags)?;
+        if !seat_models.is_empty() && !named.presentation().seats_from_catalog {
+            return Err(SessionError::Settings(format!(
+                "--seat-model: the {protocol} protocol seats its own debaters; give each its \
+                 provider in its config table, or bench the moderated protocol"
+            )));
+        }
         let cwd = working_dir()?;
         let mut template = DebateSettings::without_protocol(config, spec.clone(), &cwd)
             .map_err(|e| SessionError::Settings(e.to_string()))?;
@@ -405,13 +415,25 @@ impl DebateSettings {
             })
             .map_err(|e| SessionError::Settings(format!("--protocol {protocol}: {e}")))?;
         template.runs(named, built);
+        apply_seat_models(&mut template, seat_models, config, &spec)?;
         template.max_rounds = rounds;
-        template.perspectives = Some(agents);
+        template.perspectives = Some(seats);
         template.checkpoints = false;
         template.write_decision = false;
         template.lessons.enabled = false;
         Ok(template)
     }
+}
+
+/// What a `moot bench` debate arm runs: the protocol, at most `rounds` rounds of `seats`
+/// seats, its protocol flags (`--blind-first`) and its seats' own models (`--seat-model`).
+#[derive(Debug, Clone, Copy)]
+pub struct BenchDebate<'a> {
+    pub protocol: &'a str,
+    pub rounds: u32,
+    pub seats: u32,
+    pub flags: &'a BTreeMap<String, Vec<String>>,
+    pub seat_models: &'a [String],
 }
 
 /// `--foo` given for a protocol that has no such flag: refused, naming the protocol that has it.
