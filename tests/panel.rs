@@ -130,6 +130,7 @@ fn settings(script: &Path, checkpoints: bool) -> DebateSettings {
         require_stance_maintenance: true,
         require_change_documentation: true,
         anonymous: false,
+        blind_first: false,
     };
     settings.protocol_settings = with_default_judges(panel);
     settings

@@ -1275,3 +1275,55 @@ fn prune_removes_what_finished_code_debates_left_and_the_journal_still_has_every
     let again = String::from_utf8_lossy(&run(&["code", "prune"]).stdout).to_string();
     assert!(again.contains("nothing to prune"), "{again}");
 }
+
+/// `--blind-first` asks a code debate for what it always does: each critic criticises the
+/// version before reading any other critic's critique (their prompts carry none, where the
+/// review's carries them all), and the record says so.
+#[test]
+fn a_code_debate_takes_blind_first_and_its_critics_read_no_other_critique() {
+    let server = StandIn::start_in_background(Behaviour::default());
+    let home = Home::new();
+    calc_project(&home);
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "code",
+            "--blind-first",
+            "--file",
+            "calc.sh",
+            "--test",
+            "sh test.sh",
+            "--skip",
+            "self-check",
+            "--skip",
+            "clarification",
+            "Make calc.sh add its two arguments",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let seen = server.seen();
+    let critiques: Vec<String> = seen
+        .iter()
+        .filter(|s| s.kind == "critique")
+        .map(|s| s.body.to_string())
+        .collect();
+    assert_eq!(critiques.len(), 2);
+    let said = "does not check that its arguments are numbers";
+    assert!(
+        critiques
+            .iter()
+            .all(|c| !c.contains(said) && !c.contains("The critics said")),
+        "{critiques:?}"
+    );
+    let review = seen.iter().find(|s| s.kind == "code_review").unwrap();
+    assert!(review.body.to_string().contains(said));
+    let events = events(&output);
+    let record = final_synthesis(&events)["markdown"].as_str().unwrap();
+    assert!(
+        record.contains("The critique was blind (--blind-first), as a code debate's always is"),
+        "{record}"
+    );
+}

@@ -855,3 +855,79 @@ fn a_running_panel_waiting_at_its_choice_is_decided_from_the_command_line() {
     let result = show_json(&home, &id)["debate_result"].clone();
     assert_eq!(result["chosen"]["option"], "B", "{result}");
 }
+
+/// `--blind-first` asks a panel for what it always does: round 1's recommendations are given
+/// before any judge reads another's (checked in the prompts, against round 2's, which carry
+/// them), and the record says the first round was blind. The dialogue, whose opposing side
+/// must answer the thesis it is given, refuses it naming every protocol that has it.
+#[test]
+fn a_panel_takes_blind_first_and_its_first_round_is_blind() {
+    let server = StandIn::start_in_background(converging_panel());
+    let home = Home::new();
+    let output = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--no-checkpoints",
+            "--protocol",
+            "panel",
+            "--blind-first",
+            "--option",
+            "A: Local-first sync",
+            "--option",
+            "B: Online only",
+            "--option",
+            "C: Limited offline",
+            PANEL_QUESTION,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (seat, prompt) in judge_prompts(&server, "recommendation") {
+        for other in ["R", "V", "E"].iter().filter(|o| **o != seat) {
+            assert!(
+                !prompt.contains(&format!("The {other} judge weighs")),
+                "{seat} read {other} in round 1: {prompt}"
+            );
+        }
+    }
+    let round_two = judge_prompts(&server, "challenge");
+    assert!(
+        round_two.iter().all(|(seat, prompt)| ["R", "V", "E"]
+            .iter()
+            .filter(|o| **o != seat)
+            .all(|other| prompt.contains(&format!("The {other} judge weighs")))),
+        "round 2 reads the others"
+    );
+    let events = events(&output);
+    let record = final_synthesis(&events)["markdown"].as_str().unwrap();
+    assert!(
+        record.contains("Round 1 was blind (--blind-first), as a panel's always is"),
+        "{record}"
+    );
+    let id = of_type(&events, "debate_completed")[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        show_json(&home, &id)["config"]["protocol_settings"]["blind_first"],
+        true
+    );
+    let refused = home.run(
+        Some(&server),
+        &[
+            "--headless",
+            "--protocol",
+            "dialogue",
+            "--blind-first",
+            PANEL_QUESTION,
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(
+            "--blind-first is a flag of the moderated, panel, arena or code protocol, not of dialogue"
+        ),
+        "{}",
+        stderr(&refused)
+    );
+}

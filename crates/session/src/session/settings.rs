@@ -460,9 +460,13 @@ fn check_protocol_flags(
             } else {
                 format!("; add --protocol {owner}")
             };
+            // "moderated", "moderated or arena", "moderated, panel or arena".
+            let named = match owners.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => owner.to_string(),
+            };
             return Err(SessionError::Settings(format!(
-                "--{given} is a flag of the {} protocol, not of {}{fix}",
-                owners.join(" or "),
+                "--{given} is a flag of the {named} protocol, not of {}{fix}",
                 protocol.name(),
             )));
         }

@@ -103,6 +103,13 @@ pub(super) async fn run(
         });
         shop.notes.push(note);
     }
+    if settings.blind_first {
+        shop.notes.push(
+            "The critique was blind (--blind-first), as a code debate's always is: each critic \
+             criticised the version before reading any other critic's critique."
+                .into(),
+        );
+    }
     let ending = debate(&mut shop).await;
     if !settings.keep || settings.rehearsal {
         let root = shop.tree.root.clone();

@@ -23,6 +23,9 @@ pub const FLAGS: &[Flag] = &[
     Flag::switch("unsandboxed-hooks", "Run hooks without the box where this machine can build none, or uncapped where nothing can cap them (they run model-written code; the record says so)"),
     Flag::switch("keep", "Keep the debate's work tree after it ends"),
     Flag::valued("max-attempts", "N", "Attempts of the Reflexion loop (default 3)"),
+    // The critics criticise side by side, none reading another's critique first; the flag is
+    // taken so that one command line asks every protocol for that, and the record says so.
+    crate::protocol::kit::BLIND_FIRST_FLAG,
 ];
 
 /// The most bytes of one `--file` given to the seats.
@@ -102,6 +105,10 @@ pub struct CodeSettings {
     pub hooks_note: Option<String>,
     pub red_blue: bool,
     pub keep: bool,
+    /// `--blind-first` was asked (the critics are blind to each other in every code debate;
+    /// the record says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blind_first: bool,
     pub max_attempts: u32,
     /// The critique phase's roles (`--seat`), by template name.
     #[serde(default = "default_critics")]
@@ -372,6 +379,9 @@ pub fn settings(input: &SettingsInput<'_>) -> Result<CodeSettings, SettingsError
         hooks,
         red_blue: input.flags.contains_key("red-blue"),
         keep: input.flags.contains_key("keep"),
+        blind_first: input
+            .flags
+            .contains_key(crate::protocol::kit::BLIND_FIRST_FLAG.name),
         max_attempts,
         critics,
         language,

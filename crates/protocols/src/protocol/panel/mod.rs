@@ -40,6 +40,9 @@ const FLAGS: &[Flag] = &[
         "anonymous",
         "Show judges to each other as Judge 1, 2, 3 when they challenge each other",
     ),
+    // A panel's first round is blind as it stands; the flag is taken so that one command
+    // line asks every protocol for a blind first round, and the record says it held.
+    super::kit::BLIND_FIRST_FLAG,
 ];
 
 impl super::TypedProtocol for Panel {
@@ -446,6 +449,7 @@ mod tests {
             require_stance_maintenance: true,
             require_change_documentation: true,
             anonymous: false,
+            blind_first: false,
         };
         let given = ["A: One".to_string(), "B: Two — the other".to_string()];
         let proposal = Turn::pending(TurnKey::new(0, Phase::Options, "moderator"), "x", "x");

@@ -96,6 +96,14 @@ impl<'a> PanelRun<'a> {
             .iter()
             .map(|c| format!("Context: {c}"))
             .collect();
+        if settings.blind_first {
+            notes.push(
+                "Round 1 was blind (--blind-first), as a panel's always is: each judge \
+                 recommended before reading any other judge's recommendation; they met in \
+                 round 2."
+                    .into(),
+            );
+        }
         let seated = seat_judges(ctx, common, settings, &options)?;
         let seats: Vec<Seat> = seated.iter().map(|s| s.seat.clone()).collect();
         let roster = SeatRoster::new(&seats);

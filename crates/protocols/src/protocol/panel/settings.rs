@@ -67,6 +67,9 @@ pub struct PanelSettings {
     pub require_stance_maintenance: bool,
     pub require_change_documentation: bool,
     pub anonymous: bool,
+    /// `--blind-first` was asked (round 1 is blind in every panel; the record says so).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blind_first: bool,
 }
 
 /// `[panel]` in config, with the note's names.
@@ -364,6 +367,9 @@ pub(super) fn build(input: &SettingsInput<'_>) -> Result<PanelSettings, Settings
         require_stance_maintenance: config.require_stance_maintenance.unwrap_or(true),
         require_change_documentation: config.require_change_documentation.unwrap_or(true),
         anonymous: input.flags.contains_key("anonymous") || config.anonymous.unwrap_or(false),
+        blind_first: input
+            .flags
+            .contains_key(crate::protocol::kit::BLIND_FIRST_FLAG.name),
     })
 }
 
