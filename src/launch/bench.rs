@@ -65,6 +65,21 @@ pub(super) fn bench_command(args: crate::cli::BenchArgs, config: &Config) -> Res
     .map_err(|e| Failure::runtime(e.to_string()))?;
     // The model a server names in its replies is known only once it has replied.
     report.provider = format!("{} / {}", provider.kind(), provider.model());
+    if !runners.seats.is_empty() {
+        report.mixed_seats = runners
+            .seats
+            .iter()
+            .enumerate()
+            .map(|(seat, on)| {
+                format!(
+                    "{}: {} / {}",
+                    crate::bench::seat_letter(seat),
+                    on.kind(),
+                    on.model()
+                )
+            })
+            .collect();
+    }
     let _ = store.save_capabilities(&builder.capabilities.stored());
     let markdown = report.to_markdown();
     let json =

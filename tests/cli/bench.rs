@@ -672,8 +672,8 @@ fn the_bench_measures_seats_on_mixed_models_as_an_arm() {
     assert_eq!(arms, ["single", "self_consistency", "debate", "mixed"]);
     assert_eq!(report["arms"][3]["correct"], 9);
     let seats = report["mixed_seats"].as_array().unwrap();
-    assert_eq!(seats[0], "A: openai:oracle-model");
-    assert_eq!(seats[1], "B: openai:oracle-model");
+    assert_eq!(seats[0], "A: openai / oracle-model");
+    assert_eq!(seats[1], "B: openai / oracle-model");
     assert!(
         seats[2].as_str().unwrap().starts_with("C: ") && !seats[2].to_string().contains("oracle"),
         "{seats:?}"
@@ -705,7 +705,7 @@ fn the_bench_measures_seats_on_mixed_models_as_an_arm() {
     }
     let markdown = std::fs::read_to_string(out.join(format!("{id}.md"))).unwrap();
     assert!(
-        markdown.contains("mixed: the same debate with its seats on A: openai:oracle-model, B: openai:oracle-model, C: "),
+        markdown.contains("mixed: the same debate with its seats on A: openai / oracle-model, B: openai / oracle-model, C: "),
         "{markdown}"
     );
     assert!(markdown.contains("| mixed | 9/9 = 100.0 %"), "{markdown}");
