@@ -17,6 +17,43 @@ pub(crate) fn stand_in_errs_alone(question: &str) -> bool {
     sum % 3 == 0
 }
 
+/// Takes `arm`'s results on the problems `which` (an SQL list) out of run `id`, as an
+/// interrupted run leaves them, and resumes the run: how many requests the stand-in had seen
+/// before, and what the resume printed (it succeeded).
+fn resume_without(
+    home: &Home,
+    server: &StandIn,
+    id: &str,
+    arm: &str,
+    which: &str,
+    out: &std::path::Path,
+) -> (usize, std::process::Output) {
+    let journal = rusqlite::Connection::open(home.database()).unwrap();
+    journal
+        .execute(
+            &format!(
+                "DELETE FROM bench_results WHERE run_id = ?1 AND arm = ?2 AND problem IN ({which})"
+            ),
+            rusqlite::params![id, arm],
+        )
+        .unwrap();
+    drop(journal);
+    let before = server.seen().len();
+    let resumed = home.run(
+        Some(server),
+        &[
+            "bench",
+            "--resume",
+            id,
+            "--json",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    (before, resumed)
+}
+
 /// `moot bench` on the stand-in with a fixed seed: every arm counted right, the debate's
 /// second round reads the others, self-consistency spends the debate's tokens, the reports are
 /// written, and an interrupted run resumes asking only what is missing.
@@ -151,27 +188,7 @@ pub(crate) fn bench_compares_single_self_consistency_and_debate_and_resumes() {
     assert_eq!(written["arms"], report["arms"]);
 
     // Interrupted: two problems' single answers never landed. A resume asks for those alone.
-    let journal = rusqlite::Connection::open(home.database()).unwrap();
-    journal
-        .execute(
-            "DELETE FROM bench_results WHERE run_id = ?1 AND arm = 'single' AND problem IN (2, 5)",
-            rusqlite::params![id],
-        )
-        .unwrap();
-    drop(journal);
-    let before = server.seen().len();
-    let resumed = home.run(
-        Some(&server),
-        &[
-            "bench",
-            "--resume",
-            &id,
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let (before, resumed) = resume_without(&home, &server, &id, "single", "2, 5", &out);
     assert_eq!(requests_since(&server, before).len(), 2);
     let again: Value = serde_json::from_slice(&resumed.stdout).unwrap();
     assert_eq!(again["arms"][0]["correct"], report["arms"][0]["correct"]);
@@ -715,27 +732,7 @@ fn the_bench_measures_seats_on_mixed_models_as_an_arm() {
     );
 
     // A resume asks the mixed arm's seats on the models the run was started with.
-    let journal = rusqlite::Connection::open(home.database()).unwrap();
-    journal
-        .execute(
-            "DELETE FROM bench_results WHERE run_id = ?1 AND arm = 'mixed' AND problem = 4",
-            rusqlite::params![id],
-        )
-        .unwrap();
-    drop(journal);
-    let before = server.seen().len();
-    let resumed = home.run(
-        Some(&server),
-        &[
-            "bench",
-            "--resume",
-            &id,
-            "--json",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let (before, resumed) = resume_without(&home, &server, &id, "mixed", "4", &out);
     let asked: Vec<Value> = server.seen()[before..]
         .iter()
         .filter(|s| s.path.ends_with("/chat/completions"))
