@@ -732,7 +732,7 @@ fn the_bench_measures_seats_on_mixed_models_as_an_arm() {
     );
 
     // A resume asks the mixed arm's seats on the models the run was started with.
-    let (before, resumed) = resume_without(&home, &server, &id, "mixed", "4", &out);
+    let (before, _) = resume_without(&home, &server, &id, "mixed", "4", &out);
     let asked: Vec<Value> = server.seen()[before..]
         .iter()
         .filter(|s| s.path.ends_with("/chat/completions"))

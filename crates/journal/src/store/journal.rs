@@ -742,6 +742,11 @@ impl TurnRow {
         })
     }
 
+    /// The values the row is written with, in `chain::TURN`'s column order.
+    pub(super) fn values(&self) -> &[rusqlite::types::Value] {
+        &self.values
+    }
+
     /// Inserts the turn into debate `id`, its text made searchable and (when `chained`) its
     /// link in the chain written with it.
     pub(super) fn insert(

@@ -14,6 +14,7 @@ mod journal;
 mod lease;
 mod lessons;
 mod migrations;
+mod postgres;
 pub mod private;
 
 pub use append::Entry;
@@ -24,6 +25,7 @@ pub use gates::GateRecord;
 pub use history::{DebateSummary, SearchHit};
 pub use journal::{CheckpointRecord, RemoteAnswer, StoredSynthesis};
 pub use lease::LEASE_RENEWAL;
+pub use postgres::PgJournal;
 
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};

@@ -33,7 +33,60 @@ struct Entry {
 }
 
 /// A row's key and canonical content.
-type KeyedRow = (Vec<Value>, Vec<Value>);
+pub(in crate::store) type KeyedRow = (Vec<Value>, Vec<Value>);
+
+/// One entry of a debate's chain as a journal keeps it: in the `chain` table (with the hash
+/// of the entry before it), or in its own row (`in_row`: its content and place read from the
+/// row now, the entry before it whatever precedes it).
+pub(in crate::store) struct StoredEntry {
+    entry: Entry,
+    prev: String,
+    hash: String,
+    upgraded: bool,
+    in_row: bool,
+}
+
+impl StoredEntry {
+    /// An entry from the `chain` table's columns `n, facet, row_key, place, content, prev,
+    /// hash, upgraded, prev_place`.
+    pub(in crate::store) fn from_values(row: &[rusqlite::types::Value]) -> Result<Self, String> {
+        use rusqlite::types::Value as V;
+        let text = |value: &V| match value {
+            V::Text(text) => Ok(text.clone()),
+            other => Err(format!("a chain entry reads {other:?} where text belongs")),
+        };
+        match row {
+            [
+                V::Integer(n),
+                facet,
+                key,
+                place,
+                content,
+                prev,
+                hash,
+                V::Integer(upgraded),
+                previous_place,
+            ] => Ok(StoredEntry {
+                entry: Entry {
+                    n: *n,
+                    facet: text(facet)?,
+                    key: text(key)?,
+                    place: text(place)?,
+                    content: text(content)?,
+                    previous_place: match previous_place {
+                        V::Null => None,
+                        other => Some(text(other)?),
+                    },
+                },
+                prev: text(prev)?,
+                hash: text(hash)?,
+                upgraded: *upgraded != 0,
+                in_row: false,
+            }),
+            other => Err(format!("a chain entry has {} columns", other.len())),
+        }
+    }
+}
 
 /// Checks a debate's chain: each entry links to the one before it with no gap, and every
 /// chained row in the journal reads as it was chained — no row changed, deleted or added.
@@ -45,10 +98,10 @@ pub(in crate::store) fn check(
         "SELECT n, facet, row_key, place, content, prev, hash, upgraded, prev_place FROM chain
          WHERE debate_id = ?1 ORDER BY n",
     )?;
-    let mut linked: Vec<(Entry, String, String, bool)> = statement
+    let mut linked: Vec<StoredEntry> = statement
         .query_map(params![debate], |row| {
-            Ok((
-                Entry {
+            Ok(StoredEntry {
+                entry: Entry {
                     n: row.get(0)?,
                     facet: row.get(1)?,
                     key: row.get(2)?,
@@ -56,10 +109,11 @@ pub(in crate::store) fn check(
                     content: row.get(4)?,
                     previous_place: row.get(8)?,
                 },
-                row.get::<_, String>(5)?,
-                row.get::<_, String>(6)?,
-                row.get::<_, bool>(7)?,
-            ))
+                prev: row.get(5)?,
+                hash: row.get(6)?,
+                upgraded: row.get(7)?,
+                in_row: false,
+            })
         })?
         .collect::<rusqlite::Result<_>>()?;
     // Every facet's rows, read once: the in-row links are checked against their rows, and
@@ -70,7 +124,6 @@ pub(in crate::store) fn check(
     }
     // Rows that carry their own link: checked against the row's content and place now and
     // the entry before it, so any edit to the row shows as a link that no longer holds.
-    let mut in_row_entries = std::collections::HashSet::new();
     for (facet, rows) in rows_of.iter().filter(|(facet, _)| facet.in_row) {
         let content_of: HashMap<String, &Vec<Value>> = rows
             .iter()
@@ -86,9 +139,8 @@ pub(in crate::store) fn check(
             let key = [row];
             let key_text = serde_json::to_string(&key).unwrap_or_default();
             let content = content_of.get(&key_text).map(|content| content.as_slice());
-            in_row_entries.insert(n);
-            linked.push((
-                Entry {
+            linked.push(StoredEntry {
+                entry: Entry {
                     n,
                     facet: facet.name.to_string(),
                     key: key_text,
@@ -97,14 +149,24 @@ pub(in crate::store) fn check(
                     previous_place,
                 },
                 // The entry before it, whatever it is, is what the hash was made on.
-                String::new(),
+                prev: String::new(),
                 hash,
-                false,
-            ));
+                upgraded: false,
+                in_row: true,
+            });
         }
     }
-    linked.sort_by_key(|(entry, ..)| entry.n);
-    let rows = linked.into_iter().map(Ok::<_, rusqlite::Error>);
+    Ok(check_entries(debate, linked, rows_of))
+}
+
+/// The check itself, on what a journal read: the chain's entries (in any order) and every
+/// facet's rows of the debate.
+pub(in crate::store) fn check_entries(
+    debate: &str,
+    mut linked: Vec<StoredEntry>,
+    rows_of: Vec<(&Facet, Vec<KeyedRow>)>,
+) -> ChainCheck {
+    linked.sort_by_key(|stored| stored.entry.n);
     let mut entries = Vec::new();
     // Problems found, ranked by where in the chain they stand (rows outside it last).
     let mut problems: Vec<(i64, String)> = Vec::new();
@@ -112,9 +174,14 @@ pub(in crate::store) fn check(
     let mut head = None;
     let mut upgraded = 0;
     let mut broken = false;
-    for row in rows {
-        let (entry, prev, hash, was_upgraded) = row?;
-        let in_row = in_row_entries.contains(&entry.n) && prev.is_empty();
+    for StoredEntry {
+        entry,
+        prev,
+        hash,
+        upgraded: was_upgraded,
+        in_row,
+    } in linked
+    {
         let prev = if in_row { previous.clone() } else { prev };
         upgraded += i64::from(was_upgraded);
         let expected = entries.len() as i64 + 1;
@@ -209,10 +276,10 @@ pub(in crate::store) fn check(
         ));
     }
     problems.sort_by_key(|(n, _)| *n);
-    Ok(ChainCheck {
+    ChainCheck {
         entries: entries.len() as i64,
         head,
         upgraded,
         problem: problems.into_iter().next().map(|(_, problem)| problem),
-    })
+    }
 }

@@ -7,7 +7,7 @@
 mod check;
 
 pub use check::ChainCheck;
-pub(in crate::store) use check::check;
+pub(in crate::store) use check::{KeyedRow, StoredEntry, check, check_entries};
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -21,16 +21,16 @@ use std::collections::{BTreeMap, HashMap};
 pub(super) struct Facet {
     /// The facet's name in the chain: `turn`, `event`, `gate decision`.
     pub name: &'static str,
-    table: &'static str,
+    pub(in crate::store) table: &'static str,
     /// The column naming the debate (`debate_id`, or `id` for the debate row itself).
-    owner: &'static str,
+    pub(in crate::store) owner: &'static str,
     /// The columns that tell one row of the debate from another.
-    key: &'static [&'static str],
+    pub(in crate::store) key: &'static [&'static str],
     /// The columns whose values are chained.
-    columns: &'static [&'static str],
+    pub(in crate::store) columns: &'static [&'static str],
     /// A condition a row must meet to carry this facet (a gate has a decision only once one
     /// was made).
-    present: Option<&'static str>,
+    pub(in crate::store) present: Option<&'static str>,
     /// Whether its rows carry their own chain link (`chain_n`, `chain_hash`,
     /// `chain_prev_place`) rather than an entry in `chain`; its one key column is the row's id.
     /// Only the rows written most often do: each link in `chain` is a row of its own, at the
@@ -165,6 +165,10 @@ pub(super) const LESSON: Facet = Facet {
 };
 
 /// Every facet, in the order a debate chained at upgrade takes them.
+pub(in crate::store) fn facets() -> &'static [&'static Facet] {
+    FACETS
+}
+
 const FACETS: &[&Facet] = &[
     &DEBATE,
     &TURN,
@@ -179,12 +183,12 @@ const FACETS: &[&Facet] = &[
 
 /// The content hash of a row that was removed on purpose (a failed turn a resume retries, a
 /// lesson `moot lessons rm` took away): the row must then be absent.
-const REMOVED: &str = "removed";
+pub(in crate::store) const REMOVED: &str = "removed";
 
 impl Facet {
     /// `SELECT columns` of the debate's rows carrying this facet; `keyed` narrows it to the
     /// one row whose key columns are bound as ?2, ?3, ….
-    fn select(&self, columns: &[&str], keyed: bool) -> String {
+    pub(in crate::store) fn select(&self, columns: &[&str], keyed: bool) -> String {
         let mut sql = format!(
             "SELECT {} FROM {} WHERE {} = ?1",
             columns.join(", "),
@@ -298,7 +302,7 @@ impl Facet {
 
     /// Where a row stands, as a person names it: the table, then round, phase and seat where
     /// the row has them.
-    fn place(&self, key: &[Value], content: Option<&[Value]>) -> String {
+    pub(in crate::store) fn place(&self, key: &[Value], content: Option<&[Value]>) -> String {
         let text = |value: &Value| match value {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -363,7 +367,7 @@ impl Facet {
     }
 }
 
-fn json_value(value: ValueRef<'_>) -> Value {
+pub(in crate::store) fn json_value(value: ValueRef<'_>) -> Value {
     match value {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::from(i),
@@ -375,7 +379,7 @@ fn json_value(value: ValueRef<'_>) -> Value {
     }
 }
 
-fn sql_value(value: &Value) -> rusqlite::types::Value {
+pub(in crate::store) fn sql_value(value: &Value) -> rusqlite::types::Value {
     match value {
         Value::Null => rusqlite::types::Value::Null,
         Value::Number(n) => match n.as_i64() {
@@ -461,7 +465,7 @@ fn sha256(text: &str) -> String {
     hex(&<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()))
 }
 
-fn content_hash(content: &[Value]) -> String {
+pub(in crate::store) fn content_hash(content: &[Value]) -> String {
     let mut hashing = Hashing(sha2::Sha256::default());
     let _ = serde_json::to_writer(&mut hashing, content);
     hex(&sha2::Digest::finalize(hashing.0))
@@ -480,12 +484,12 @@ fn hash_hex(bytes: &[u8]) -> String {
 }
 
 /// The hash a chain starts from: bound to the debate, so no entry can be moved to another.
-fn genesis(debate: &str) -> String {
+pub(in crate::store) fn genesis(debate: &str) -> String {
     sha256(&format!("moot journal chain\n{debate}"))
 }
 
 /// An entry's own hash, over everything it says and the entry before it.
-fn link(
+pub(in crate::store) fn link(
     previous: &str,
     n: i64,
     facet: &str,

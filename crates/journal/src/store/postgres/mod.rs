@@ -1,0 +1,713 @@
+//! The journal on a PostgreSQL server (`postgres://…`), for several hosts sharing one (issue
+//! 73): the same rows as the SQLite journal, written with the same values, so the same hash
+//! chain holds over them. Its connection lives on a thread of its own: the blocking client
+//! runs a runtime of its own, which may not be started on one of tokio's threads, and the
+//! journal is called from both. Every write to a debate first locks that debate's row, so
+//! writers on several hosts append to its chain one at a time.
+//!
+//! This is the journal's first half on PostgreSQL: a debate's row, its turns and its events,
+//! chained, read back and checked. Gates, answers, records, audit, lessons, leases, search
+//! and the commands' `--journal` follow; until they do, nothing outside the tests opens it.
+
+mod schema;
+mod values;
+
+use super::StoreError;
+use super::chain::{self, ChainCheck, ChainHead, Facet};
+use super::journal::{TurnRow, json, redacted};
+use super::lease::Lease;
+use crate::debate::Named as _;
+use crate::debate::{
+    Confidence, Debate, DebateStatus, Event, Phase, Stage, Turn, TurnStatus, now_rfc3339,
+};
+use postgres::{Client, NoTls, Transaction};
+use rusqlite::types::{Value, ValueRef};
+use std::sync::mpsc;
+use values::{Bind, bound, dialect, value_at};
+
+/// A job for the connection's thread.
+type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+/// A handle on a journal in PostgreSQL; clones share its connection.
+#[derive(Clone)]
+pub struct PgJournal {
+    jobs: mpsc::Sender<Job>,
+    /// The URL as it may be shown: its password left out.
+    shown: String,
+}
+
+impl std::fmt::Debug for PgJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgJournal")
+            .field("url", &self.shown)
+            .finish()
+    }
+}
+
+/// What went wrong, in words that name the server but never its password.
+fn failed(shown: &str, error: impl std::fmt::Display) -> StoreError {
+    StoreError::Open {
+        path: shown.to_string(),
+        detail: crate::sanitize::redact(&error.to_string()).into_owned(),
+    }
+}
+
+/// `failed` for the client's own errors, with what the server said.
+fn failed_pg(shown: &str, error: postgres::Error) -> StoreError {
+    failed(shown, described(&error))
+}
+
+impl PgJournal {
+    /// Connects to the journal at `url` and brings its schema up to date.
+    pub fn connect(url: &str) -> Result<PgJournal, StoreError> {
+        let shown = crate::sanitize::redact(url).into_owned();
+        let (jobs, waiting) = mpsc::channel::<Job>();
+        let (ready, opened) = mpsc::channel::<Result<(), StoreError>>();
+        let (url, name) = (url.to_string(), shown.clone());
+        std::thread::Builder::new()
+            .name("moot-journal-pg".into())
+            .spawn(move || {
+                let connected = Client::connect(&url, NoTls)
+                    .map_err(|e| failed_pg(&name, e))
+                    .and_then(|mut client| {
+                        schema::migrate(&mut client).map_err(|e| match e {
+                            schema::MigrationError::TooNew { found, known } => StoreError::TooNew {
+                                path: name.clone(),
+                                found,
+                                known,
+                            },
+                            schema::MigrationError::Postgres(e) => failed_pg(&name, e),
+                        })?;
+                        Ok(client)
+                    });
+                let mut client = match connected {
+                    Ok(client) => {
+                        let _ = ready.send(Ok(()));
+                        client
+                    }
+                    Err(error) => {
+                        let _ = ready.send(Err(error));
+                        return;
+                    }
+                };
+                // Ends when every handle is dropped.
+                for job in waiting {
+                    job(&mut client);
+                }
+            })
+            .map_err(|e| failed(&shown, e))?;
+        opened
+            .recv()
+            .map_err(|_| failed(&shown, "the connection's thread ended"))??;
+        Ok(PgJournal { jobs, shown })
+    }
+
+    /// Runs `work` on the connection and waits for what it returns.
+    fn call<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Client) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.jobs
+            .send(Box::new(move |client| {
+                let _ = answer.send(work(client));
+            }))
+            .map_err(|_| failed(&self.shown, "the connection's thread ended"))?;
+        answered
+            .recv()
+            .map_err(|_| failed(&self.shown, "the connection's thread ended"))?
+    }
+
+    /// Runs `work` in a transaction holding debate `id`'s row lock, and commits it.
+    fn write<R: Send + 'static>(
+        &self,
+        id: &str,
+        work: impl FnOnce(&mut Transaction<'_>, &str) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let (id, shown) = (id.to_string(), self.shown.clone());
+        self.call(move |client| {
+            let pg = |e: postgres::Error| failed_pg(&shown, e);
+            let mut tx = client.transaction().map_err(pg)?;
+            tx.execute("SELECT 1 FROM debates WHERE id = $1 FOR UPDATE", &[&id])
+                .map_err(pg)?;
+            let out = work(&mut tx, &id)?;
+            tx.commit().map_err(pg)?;
+            Ok(out)
+        })
+    }
+
+    pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
+        let values = [
+            Value::Text(debate.id.clone()),
+            Value::Text(redacted(&debate.question)),
+            Value::Text(debate.protocol.clone()),
+            Value::Text(debate.status.as_str().to_string()),
+            Value::Text(redacted(&json(&debate.config)?)),
+            Value::Text(json(&debate.seats)?),
+            Value::Text(debate.created_at.clone()),
+            Value::Text(debate.updated_at.clone()),
+        ];
+        let question = debate.question.clone();
+        self.write(&debate.id, move |tx, id| {
+            execute(
+                tx,
+                "INSERT INTO debates (id, question, protocol, status, config, seats, created_at,
+                    updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                &values,
+            )?;
+            index(tx, id, "question", &question)?;
+            append(tx, id, &chain::DEBATE, &[])
+        })
+    }
+
+    pub fn set_status(
+        &self,
+        id: &str,
+        status: DebateStatus,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let now = now_rfc3339();
+        let values = [
+            Value::Text(id.to_string()),
+            Value::Text(status.as_str().to_string()),
+            Value::Text(now.clone()),
+            status
+                .has_ended()
+                .then_some(now)
+                .map_or(Value::Null, Value::Text),
+            error.map_or(Value::Null, |e| Value::Text(e.to_string())),
+        ];
+        self.write(id, move |tx, _| {
+            execute(
+                tx,
+                "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
+                 stage = CASE WHEN ?2 IN ('completed', 'cancelled') THEN NULL ELSE stage END
+                 WHERE id = ?1",
+                &values,
+            )
+            .map(|_| ())
+        })
+    }
+
+    /// Records where the debate stands (for `moot list`).
+    pub fn set_stage(&self, id: &str, stage: Stage) -> Result<(), StoreError> {
+        let values = [Value::Text(id.to_string()), Value::Text(json(&stage)?)];
+        self.write(id, move |tx, _| {
+            execute(tx, "UPDATE debates SET stage = ?2 WHERE id = ?1", &values).map(|_| ())
+        })
+    }
+
+    /// Commits a turn (and its searchable text), chained.
+    pub fn record_turn(&self, id: &str, turn: &Turn) -> Result<(), StoreError> {
+        self.record_turn_at_time(id, turn, None)
+    }
+
+    /// `record_turn` for a turn spoken at `at` (RFC 3339).
+    pub fn record_turn_at(&self, id: &str, turn: &Turn, at: &str) -> Result<(), StoreError> {
+        self.record_turn_at_time(id, turn, Some(at))
+    }
+
+    fn record_turn_at_time(
+        &self,
+        id: &str,
+        turn: &Turn,
+        at: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let row = TurnRow::new(turn, at)?;
+        let (values, content) = (row.values().to_vec(), turn.content.clone());
+        self.write(id, move |tx, id| {
+            let number = next_number(tx, "turns", "id", id)?;
+            let mut bound = vec![Value::Integer(number), Value::Text(id.to_string())];
+            bound.extend(values);
+            execute(
+                tx,
+                "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
+                    confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
+                    model, status, note, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, ?18)",
+                &bound,
+            )?;
+            if !content.trim().is_empty() {
+                index(tx, id, "turn", &content)?;
+            }
+            execute(
+                tx,
+                "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
+                &[Value::Text(id.to_string()), Value::Text(now_rfc3339())],
+            )?;
+            append(tx, id, &chain::TURN, &[serde_json::Value::from(number)])
+        })
+    }
+
+    pub fn turns(&self, id: &str) -> Result<Vec<Turn>, StoreError> {
+        let rows = self.rows(
+            "SELECT round, phase, seat, content, moves, data, confidence, tokens_in, tokens_out,
+                    tokens_estimated, latency_ms, provider, model, status, note
+             FROM turns WHERE debate_id = ?1 ORDER BY id",
+            vec![Value::Text(id.to_string())],
+        )?;
+        rows.iter().map(|row| turn_of(row)).collect()
+    }
+
+    /// Appends an event to the debate's log, chained.
+    pub fn record_event(&self, id: &str, event: &Event) -> Result<(), StoreError> {
+        let (kind, text) = (event.kind().to_string(), redacted(&json(event)?));
+        self.write(id, move |tx, id| {
+            let number = next_number(tx, "events", "seq", id)?;
+            execute(
+                tx,
+                "INSERT INTO events (seq, debate_id, kind, event) VALUES (?1, ?2, ?3, ?4)",
+                &[
+                    Value::Integer(number),
+                    Value::Text(id.to_string()),
+                    Value::Text(kind),
+                    Value::Text(text),
+                ],
+            )?;
+            append(tx, id, &chain::EVENT, &[serde_json::Value::from(number)])
+        })
+    }
+
+    /// The debate's logged events after `seq` (0 for all), each with its place in the log.
+    pub fn events_after(&self, id: &str, seq: i64) -> Result<Vec<(i64, Event)>, StoreError> {
+        let rows = self.rows(
+            "SELECT seq, event FROM events WHERE debate_id = ?1 AND seq > ?2 ORDER BY seq",
+            vec![Value::Text(id.to_string()), Value::Integer(seq)],
+        )?;
+        rows.into_iter()
+            .map(|row| match row.as_slice() {
+                [Value::Integer(seq), Value::Text(text)] => Ok((
+                    *seq,
+                    serde_json::from_str(text).map_err(|e| StoreError::Data(e.to_string()))?,
+                )),
+                other => Err(StoreError::Data(format!("an event row reads {other:?}"))),
+            })
+            .collect()
+    }
+
+    pub fn events(&self, id: &str) -> Result<Vec<Event>, StoreError> {
+        Ok(self
+            .events_after(id, 0)?
+            .into_iter()
+            .map(|(_, event)| event)
+            .collect())
+    }
+
+    /// The place in the log of debate `id`'s latest event (0 with none).
+    pub fn last_event_seq(&self, id: &str) -> Result<i64, StoreError> {
+        let rows = self.rows(
+            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE debate_id = ?1",
+            vec![Value::Text(id.to_string())],
+        )?;
+        match rows.first().and_then(|row| row.first()) {
+            Some(Value::Integer(seq)) => Ok(*seq),
+            _ => Ok(0),
+        }
+    }
+
+    /// The debate with this id, or the one debate whose id starts with it (case-insensitive).
+    pub fn debate(&self, id_or_prefix: &str) -> Result<Debate, StoreError> {
+        let wanted = id_or_prefix.trim().to_string();
+        let escaped = wanted
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
+        let rows = self.rows(
+            // The confidence comes from the chained record, as in SQLite.
+            "SELECT id, question, protocol, status, config, seats, created_at, updated_at,
+                    finished_at,
+                    (SELECT s.confidence FROM syntheses s WHERE s.debate_id = debates.id), error,
+                    stage, lease_pid, lease_host, lease_at, lease_since
+             FROM debates WHERE lower(id) = lower(?1) OR id ILIKE ?2 OR id ILIKE ?3
+             ORDER BY (lower(id) = lower(?1)) DESC LIMIT 6",
+            vec![
+                Value::Text(wanted.clone()),
+                Value::Text(format!("{escaped}%")),
+                Value::Text(format!("DEB-{escaped}%")),
+            ],
+        )?;
+        let mut found = rows
+            .iter()
+            .map(|row| debate_of(row))
+            .collect::<Result<Vec<_>, _>>()?;
+        match found.len() {
+            0 => Err(StoreError::NotFound(wanted)),
+            1 => Ok(found.remove(0)),
+            _ if found[0].id.eq_ignore_ascii_case(&wanted) => Ok(found.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                prefix: wanted,
+                candidates: found.into_iter().map(|d| d.id).collect(),
+            }),
+        }
+    }
+
+    /// Where debate `id`'s chain ends now.
+    pub fn chain_head(&self, id: &str) -> Result<Option<ChainHead>, StoreError> {
+        let id = id.to_string();
+        let shown = self.shown.clone();
+        self.call(move |client| {
+            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+            head(&mut tx, &id)
+        })
+    }
+
+    /// Checks debate `id`'s chain against its rows, as `audit --verify` does in SQLite.
+    pub fn check_chain(&self, id: &str) -> Result<ChainCheck, StoreError> {
+        let id = id.to_string();
+        let shown = self.shown.clone();
+        self.call(move |client| {
+            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+            let entries = query(
+                &mut tx,
+                "SELECT n, facet, row_key, place, content, prev, hash, upgraded, prev_place
+                 FROM chain WHERE debate_id = ?1 ORDER BY n",
+                &[Value::Text(id.clone())],
+            )?
+            .into_iter()
+            .map(|row| chain::StoredEntry::from_values(&row))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::Data)?;
+            let mut rows = Vec::new();
+            for &facet in chain::facets() {
+                rows.push((facet, facet_rows(&mut tx, &id, facet)?));
+            }
+            Ok(chain::check_entries(&id, entries, rows))
+        })
+    }
+
+    /// Every row `sql` selects, each as its values.
+    fn rows(&self, sql: &'static str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, StoreError> {
+        let shown = self.shown.clone();
+        self.call(move |client| {
+            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+            query(&mut tx, sql, &params)
+        })
+    }
+}
+
+/// A PostgreSQL error inside a transaction, named without the URL the caller shows.
+fn pg(error: postgres::Error) -> StoreError {
+    StoreError::Data(described(&error))
+}
+
+/// What the server said (its message, detail and hint), or what failed on the way to it:
+/// the client's own words for a server's error are only "db error".
+fn described(error: &postgres::Error) -> String {
+    let said = match error.as_db_error() {
+        Some(db) => {
+            let mut said = format!("PostgreSQL: {}", db.message());
+            for extra in [db.detail(), db.hint()].into_iter().flatten() {
+                said.push_str(&format!(" ({extra})"));
+            }
+            said
+        }
+        None => {
+            let mut said = error.to_string();
+            let mut source = std::error::Error::source(error);
+            while let Some(cause) = source {
+                said.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            said
+        }
+    };
+    crate::sanitize::redact(&said).into_owned()
+}
+
+fn execute(tx: &mut Transaction<'_>, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
+    let binds: Vec<Bind<'_>> = params.iter().map(Bind).collect();
+    tx.execute(dialect(sql).as_str(), &bound(&binds))
+        .map_err(pg)
+}
+
+fn query(
+    tx: &mut Transaction<'_>,
+    sql: &str,
+    params: &[Value],
+) -> Result<Vec<Vec<Value>>, StoreError> {
+    let binds: Vec<Bind<'_>> = params.iter().map(Bind).collect();
+    let rows = tx
+        .query(dialect(sql).as_str(), &bound(&binds))
+        .map_err(pg)?;
+    rows.iter()
+        .map(|row| {
+            (0..row.len())
+                .map(|i| value_at(row, i).map_err(pg))
+                .collect()
+        })
+        .collect()
+}
+
+/// The next number of a row of `table` in debate `id` (its `column`): its place in the
+/// debate. The debate's row lock is held, so no other writer takes the same one.
+fn next_number(
+    tx: &mut Transaction<'_>,
+    table: &str,
+    column: &str,
+    id: &str,
+) -> Result<i64, StoreError> {
+    let rows = query(
+        tx,
+        &format!("SELECT COALESCE(MAX({column}), 0) + 1 FROM {table} WHERE debate_id = ?1"),
+        &[Value::Text(id.to_string())],
+    )?;
+    match rows.first().and_then(|row| row.first()) {
+        Some(Value::Integer(n)) => Ok(*n),
+        other => Err(StoreError::Data(format!("no next number: {other:?}"))),
+    }
+}
+
+/// Adds searchable text, free of escapes so that a printed snippet never carries one.
+fn index(tx: &mut Transaction<'_>, id: &str, kind: &str, body: &str) -> Result<(), StoreError> {
+    execute(
+        tx,
+        "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, ?3)",
+        &[
+            Value::Text(crate::sanitize::clean(body)),
+            Value::Text(id.to_string()),
+            Value::Text(kind.to_string()),
+        ],
+    )
+    .map(|_| ())
+}
+
+/// A row's values as the chain reads them.
+fn canonical(values: &[Value]) -> Vec<serde_json::Value> {
+    values
+        .iter()
+        .map(|v| chain::json_value(ValueRef::from(v)))
+        .collect()
+}
+
+/// The canonical content of the row of `facet` at `key` in debate `id`, if it is there.
+fn content(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    facet: &Facet,
+    key: &[serde_json::Value],
+) -> Result<Option<Vec<serde_json::Value>>, StoreError> {
+    let mut params = vec![Value::Text(id.to_string())];
+    params.extend(key.iter().map(chain::sql_value));
+    let rows = query(tx, &facet.select(facet.columns, true), &params)?;
+    Ok(rows.first().map(|row| canonical(row)))
+}
+
+/// Every row of `facet` in debate `id`: its key and canonical content.
+fn facet_rows(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    facet: &Facet,
+) -> Result<Vec<chain::KeyedRow>, StoreError> {
+    let columns: Vec<&str> = facet.key.iter().chain(facet.columns).copied().collect();
+    let width = facet.key.len();
+    Ok(query(
+        tx,
+        &facet.select(&columns, false),
+        &[Value::Text(id.to_string())],
+    )?
+    .into_iter()
+    .map(|row| {
+        let values = canonical(&row);
+        (values[..width].to_vec(), values[width..].to_vec())
+    })
+    .collect())
+}
+
+/// Where the debate's chain ends.
+fn head(tx: &mut Transaction<'_>, id: &str) -> Result<Option<ChainHead>, StoreError> {
+    let rows = query(
+        tx,
+        "SELECT n, hash, place FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1",
+        &[Value::Text(id.to_string())],
+    )?;
+    Ok(match rows.first().map(Vec::as_slice) {
+        Some([Value::Integer(n), Value::Text(hash), Value::Text(place)]) => Some(ChainHead {
+            entries: *n,
+            hash: hash.clone(),
+            place: place.clone(),
+        }),
+        _ => None,
+    })
+}
+
+/// Appends the row of `facet` at `key`, read back as written, to debate `id`'s chain.
+fn append(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    facet: &Facet,
+    key: &[serde_json::Value],
+) -> Result<(), StoreError> {
+    let (place, hash) = match content(tx, id, facet, key)? {
+        Some(content) => (
+            facet.place(key, Some(&content)),
+            chain::content_hash(&content),
+        ),
+        None => (facet.place(key, None), chain::REMOVED.to_string()),
+    };
+    let (n, previous, previous_place) = match head(tx, id)? {
+        Some(head) => (head.entries + 1, head.hash, Some(head.place)),
+        None => (1, chain::genesis(id), None),
+    };
+    let key = serde_json::to_string(key).unwrap_or_default();
+    let link = chain::link(&previous, n, facet.name, &key, &place, &hash, false);
+    execute(
+        tx,
+        "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash, upgraded,
+            prev_place) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, false, ?9)",
+        &[
+            Value::Text(id.to_string()),
+            Value::Integer(n),
+            Value::Text(facet.name.to_string()),
+            Value::Text(key),
+            Value::Text(place),
+            Value::Text(hash),
+            Value::Text(previous),
+            Value::Text(link),
+            previous_place.map_or(Value::Null, Value::Text),
+        ],
+    )
+    .map(|_| ())
+}
+
+fn text(value: &Value) -> Result<String, StoreError> {
+    match value {
+        Value::Text(text) => Ok(text.clone()),
+        other => Err(StoreError::Data(format!("expected text, read {other:?}"))),
+    }
+}
+
+fn optional_text(value: &Value) -> Result<Option<String>, StoreError> {
+    match value {
+        Value::Null => Ok(None),
+        other => text(other).map(Some),
+    }
+}
+
+fn integer(value: &Value) -> Result<i64, StoreError> {
+    match value {
+        Value::Integer(i) => Ok(*i),
+        other => Err(StoreError::Data(format!(
+            "expected a number, read {other:?}"
+        ))),
+    }
+}
+
+fn optional_integer(value: &Value) -> Result<Option<i64>, StoreError> {
+    match value {
+        Value::Null => Ok(None),
+        other => integer(other).map(Some),
+    }
+}
+
+fn parsed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, StoreError> {
+    serde_json::from_str(&text(value)?).map_err(|e| StoreError::Data(e.to_string()))
+}
+
+/// A turn from its columns (as `turns` selects them).
+fn turn_of(row: &[Value]) -> Result<Turn, StoreError> {
+    let [
+        round,
+        phase,
+        seat,
+        content,
+        moves,
+        data,
+        confidence,
+        tokens_in,
+        tokens_out,
+        estimated,
+        latency,
+        provider,
+        model,
+        status,
+        note,
+    ] = row
+    else {
+        return Err(StoreError::Data(format!(
+            "a turn row has {} columns",
+            row.len()
+        )));
+    };
+    let phase = text(phase)?;
+    let status = text(status)?;
+    Ok(Turn {
+        round: u32::try_from(integer(round)?).map_err(|e| StoreError::Data(e.to_string()))?,
+        phase: Phase::parse(&phase)
+            .ok_or_else(|| StoreError::Data(format!("unknown phase {phase:?}")))?,
+        seat: text(seat)?,
+        content: text(content)?,
+        moves: parsed(moves)?,
+        data: match data {
+            Value::Null => None,
+            data => Some(parsed(data)?),
+        },
+        confidence: match confidence {
+            Value::Real(f) => Some(*f),
+            _ => None,
+        },
+        tokens_in: integer(tokens_in)? as u64,
+        tokens_out: integer(tokens_out)? as u64,
+        tokens_estimated: integer(estimated)? != 0,
+        latency_ms: integer(latency)? as u64,
+        provider: text(provider)?,
+        model: text(model)?,
+        status: TurnStatus::parse(&status)
+            .ok_or_else(|| StoreError::Data(format!("unknown turn status {status:?}")))?,
+        note: optional_text(note)?,
+    })
+}
+
+/// A debate from its row (as `debate` selects it).
+fn debate_of(row: &[Value]) -> Result<Debate, StoreError> {
+    let [
+        id,
+        question,
+        protocol,
+        status,
+        config,
+        seats,
+        created_at,
+        updated_at,
+        finished_at,
+        confidence,
+        error,
+        stage,
+        lease_pid,
+        lease_host,
+        lease_at,
+        lease_since,
+    ] = row
+    else {
+        return Err(StoreError::Data(format!(
+            "a debate row has {} columns",
+            row.len()
+        )));
+    };
+    let status = text(status)?;
+    let lease = Lease {
+        pid: optional_integer(lease_pid)?,
+        host: optional_text(lease_host)?,
+        at: optional_integer(lease_at)?,
+        since: optional_integer(lease_since)?,
+    };
+    Ok(Debate {
+        id: text(id)?,
+        question: text(question)?,
+        protocol: text(protocol)?,
+        status: lease.status(
+            DebateStatus::parse(&status)
+                .ok_or_else(|| StoreError::Data(format!("unknown status {status:?}")))?,
+        ),
+        config: parsed(config)?,
+        seats: parsed(seats)?,
+        created_at: text(created_at)?,
+        updated_at: text(updated_at)?,
+        finished_at: optional_text(finished_at)?,
+        confidence: optional_text(confidence)?
+            .as_deref()
+            .and_then(Confidence::parse),
+        error: optional_text(error)?,
+        stage: optional_text(stage)?.and_then(|s| serde_json::from_str(&s).ok()),
+    })
+}
