@@ -249,3 +249,230 @@ fn an_unreachable_server_is_named_without_its_password() {
     assert!(error.contains("cannot open the journal"), "{error}");
     assert!(!error.contains("hunter2secret"), "{error}");
 }
+
+/// Runs the same call on both journals and expects the same answer.
+macro_rules! both {
+    ($sqlite:expr, $pg:expr, |$j:ident| $call:expr) => {{
+        let from_sqlite = {
+            let $j = &$sqlite;
+            $call.unwrap()
+        };
+        let from_pg = {
+            let $j = &$pg;
+            $call.unwrap()
+        };
+        assert_eq!(from_pg, from_sqlite, "{}", stringify!($call));
+        from_pg
+    }};
+}
+
+/// Everything else a debate keeps — answers (a second remote answer refused, one that does
+/// not fit named), the record written twice, gates settled once whichever handle settles
+/// them, bench runs, learned shapes, new settings and seats, failed turns discarded for a
+/// resume — reads back from PostgreSQL as from SQLite, and both chains hold.
+#[test]
+fn answers_records_gates_and_bench_runs_read_back_as_in_sqlite() {
+    use moot_domain::debate::{AskKind, Confidence, Control, GateDecision, Seat};
+    use moot_journal::store::{RemoteAnswer, StoredSynthesis};
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::open(&dir.path().join("moot.db")).unwrap();
+    let url = server.database();
+    let (pg, replica) = (
+        PgJournal::connect(&url).unwrap(),
+        PgJournal::connect(&url).unwrap(),
+    );
+    let id = "DEB-pgrest01";
+    sqlite.create_debate(&debate(id)).unwrap();
+    pg.create_debate(&debate(id)).unwrap();
+    for turn in turns() {
+        sqlite.record_turn(id, &turn).unwrap();
+        pg.record_turn(id, &turn).unwrap();
+    }
+
+    both!(sqlite, pg, |j| j.record_checkpoint(
+        id,
+        1,
+        AskKind::Checkpoint,
+        &Control::Guide("measure p99".into()),
+        "ada at the workbench"
+    ));
+    both!(sqlite, pg, |j| j.record_checkpoint(
+        id,
+        1,
+        AskKind::Checkpoint,
+        &Control::Continue,
+        "ada at the workbench"
+    ));
+    assert_eq!(
+        both!(sqlite, pg, |j| j.record_remote_answer(
+            id,
+            2,
+            AskKind::Conclusion,
+            &Control::Accept,
+            "api"
+        )),
+        RemoteAnswer::Recorded
+    );
+    assert_eq!(
+        both!(sqlite, replica, |j| j.record_remote_answer(
+            id,
+            2,
+            AskKind::Conclusion,
+            &Control::Continue,
+            "api"
+        )),
+        RemoteAnswer::AnsweredAlready
+    );
+    assert!(matches!(
+        both!(sqlite, pg, |j| j.record_remote_answer(
+            id,
+            3,
+            AskKind::Conclusion,
+            &Control::Choose("Z".into()),
+            "api"
+        )),
+        RemoteAnswer::DoesNotFit(_)
+    ));
+    both!(sqlite, pg, |j| j.checkpoints(id));
+    assert_eq!(
+        both!(sqlite, pg, |j| j.checkpoint_answer(
+            id,
+            1,
+            AskKind::Checkpoint
+        ))
+        .unwrap()
+        .control,
+        Control::Continue
+    );
+
+    let record = |markdown: &str| StoredSynthesis {
+        markdown: markdown.into(),
+        data: serde_json::json!({"recommendation": "PostgreSQL"}),
+        confidence: Confidence::Medium,
+        path: Some("decisions/0001.md".into()),
+        follow_up_path: None,
+        section: None,
+    };
+    both!(sqlite, pg, |j| j.save_synthesis(id, &record("# First")));
+    both!(sqlite, pg, |j| j.save_synthesis(id, &record("# Second")));
+    both!(sqlite, pg, |j| j.set_follow_up(id, "issues/follow-up.md"));
+    assert_eq!(
+        both!(sqlite, pg, |j| j.synthesis(id)).unwrap().markdown,
+        "# Second"
+    );
+    assert_eq!(
+        both!(sqlite, pg, |j| j.stored_confidence(id)),
+        Some("Medium".to_string())
+    );
+
+    let artifacts = serde_json::json!({"draft": "# Second"});
+    both!(sqlite, pg, |j| j.request_gate(
+        id,
+        "before_synthesis:2",
+        "before_synthesis",
+        2,
+        "the record",
+        &artifacts
+    ));
+    both!(sqlite, pg, |j| j.request_gate(
+        id,
+        "before_synthesis:2",
+        "before_synthesis",
+        2,
+        "asked again",
+        &artifacts
+    ));
+    assert!(both!(sqlite, replica, |j| j.decide_gate(
+        id,
+        "before_synthesis:2",
+        GateDecision::Approved,
+        "bob via the API",
+        None
+    )));
+    assert!(!both!(sqlite, pg, |j| j.decide_gate(
+        id,
+        "before_synthesis:2",
+        GateDecision::Rejected,
+        "eve",
+        Some("late")
+    )));
+    let gates = pg.gates(id).unwrap();
+    assert_eq!(gates.len(), 1);
+    assert_eq!(gates[0].summary, "the record");
+    assert_eq!(gates[0].decided_by.as_deref(), Some("bob via the API"));
+    let (from_pg, from_sqlite) = (pg.gates(id).unwrap(), sqlite.gates(id).unwrap());
+    assert_eq!(
+        (from_pg[0].decision, &from_pg[0].gate, &from_pg[0].artifacts),
+        (
+            from_sqlite[0].decision,
+            &from_sqlite[0].gate,
+            &from_sqlite[0].artifacts
+        )
+    );
+    assert_eq!(
+        pg.gate(id, "before_synthesis:2").unwrap().unwrap().gate,
+        "before_synthesis:2"
+    );
+
+    both!(sqlite, pg, |j| j.create_bench_run(
+        "BENCH-pg",
+        &serde_json::json!({"set": "words"})
+    ));
+    both!(sqlite, pg, |j| j.record_bench_result(
+        "BENCH-pg",
+        1,
+        "debate",
+        &serde_json::json!({"correct": false})
+    ));
+    both!(sqlite, pg, |j| j.record_bench_result(
+        "BENCH-pg",
+        1,
+        "debate",
+        &serde_json::json!({"correct": true})
+    ));
+    both!(sqlite, pg, |j| j.record_bench_result(
+        "BENCH-pg",
+        0,
+        "single",
+        &serde_json::json!({"correct": true})
+    ));
+    assert_eq!(both!(sqlite, pg, |j| j.bench_results("BENCH-pg")).len(), 2);
+    both!(sqlite, pg, |j| j.bench_run("BENCH-pg"));
+    let shapes = vec![(
+        "http://127.0.0.1/v1".to_string(),
+        "{\"schema\":true}".to_string(),
+    )];
+    both!(sqlite, pg, |j| j.save_capabilities(&shapes));
+    assert_eq!(both!(sqlite, pg, |j| j.load_capabilities()), shapes);
+
+    both!(sqlite, pg, |j| j
+        .set_config(id, &serde_json::json!({"max_rounds": 3})));
+    let seat = Seat {
+        id: "A".into(),
+        perspective: "Operator".into(),
+        priorities: vec!["uptime".into()],
+        trade_offs: "speed".into(),
+        stance: "keep it simple".into(),
+        provider: None,
+        model: None,
+    };
+    both!(sqlite, pg, |j| j.set_seats(id, std::slice::from_ref(&seat)));
+    assert_eq!(pg.debate(id).unwrap().seats, vec![seat]);
+    assert_eq!(both!(sqlite, pg, |j| j.discard_trailing_failures(id)), 1);
+    assert_eq!(both!(sqlite, pg, |j| j.turns(id)).len(), 2);
+    assert_eq!(pg.turn_times(id).unwrap().len(), 2);
+    both!(sqlite, pg, |j| j.annotations(id));
+
+    let (checked_pg, checked_sqlite) =
+        (pg.check_chain(id).unwrap(), sqlite.check_chain(id).unwrap());
+    assert!(checked_pg.holds(), "{checked_pg:?}");
+    assert!(checked_sqlite.holds(), "{checked_sqlite:?}");
+    assert_eq!(checked_pg.entries, checked_sqlite.entries);
+    assert_eq!(
+        pg.chain_entry(id, checked_pg.entries).unwrap(),
+        checked_pg.head
+    );
+}

@@ -43,6 +43,49 @@ fn index(connection: &Connection, id: &str, kind: &str, body: &str) -> rusqlite:
     Ok(())
 }
 
+/// An answer as stored (its kind and decision as words), read back; both journals read it
+/// so.
+pub(super) fn checkpoint_record(
+    round: u32,
+    kind: &str,
+    decision: &str,
+    guidance: Option<String>,
+    answered_by: Option<String>,
+) -> Result<CheckpointRecord, StoreError> {
+    let kind = AskKind::parse(kind)
+        .ok_or_else(|| StoreError::Data(format!("unknown question kind {kind:?}")))?;
+    let answer: Answer = decision
+        .parse()
+        .map_err(|_| StoreError::Data(format!("unknown checkpoint decision {decision:?}")))?;
+    Ok(CheckpointRecord {
+        round,
+        kind,
+        control: Control::from_stored(answer, guidance),
+        answered_by: answered_by.unwrap_or_default(),
+    })
+}
+
+/// The options a debate offered when it last asked `kind` after `round`, from its events
+/// (none for a question that offers none).
+pub(super) fn choices_asked(events: &[Event], round: u32, kind: AskKind) -> Vec<(String, String)> {
+    if kind != AskKind::Choice {
+        return Vec::new();
+    }
+    events
+        .iter()
+        .rev()
+        .find_map(|event| match event {
+            Event::Checkpoint {
+                round: asked,
+                kind: asked_kind,
+                choices,
+                ..
+            } if *asked == round && *asked_kind == kind => Some(choices.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// Text as the journal keeps it: free of every secret moot knows (keys, URL credentials),
 /// whatever wrote it (a model reply, an error body, a person).
 pub(super) fn redacted(text: &str) -> String {
@@ -369,7 +412,7 @@ impl Store {
         control: &Control,
         answered_by: &str,
     ) -> Result<RemoteAnswer, StoreError> {
-        if let Some(why) = kind.refusal(control, &self.choices_asked(id, round, kind)?) {
+        if let Some(why) = kind.refusal(control, &choices_asked(&self.events(id)?, round, kind)) {
             return Ok(RemoteAnswer::DoesNotFit(why));
         }
         let answer = GivenAnswer {
@@ -384,33 +427,6 @@ impl Store {
         } else {
             RemoteAnswer::AnsweredAlready
         })
-    }
-
-    /// The options debate `id` offered when it last asked `kind` after `round` (none for a
-    /// question that offers none).
-    fn choices_asked(
-        &self,
-        id: &str,
-        round: u32,
-        kind: AskKind,
-    ) -> Result<Vec<(String, String)>, StoreError> {
-        if kind != AskKind::Choice {
-            return Ok(Vec::new());
-        }
-        Ok(self
-            .events(id)?
-            .into_iter()
-            .rev()
-            .find_map(|event| match event {
-                Event::Checkpoint {
-                    round: asked,
-                    kind: asked_kind,
-                    choices,
-                    ..
-                } if asked == round && asked_kind == kind => Some(choices),
-                _ => None,
-            })
-            .unwrap_or_default())
     }
 
     /// The answer journaled to `kind` after `round`, with who gave it, if there is one.
@@ -436,15 +452,7 @@ impl Store {
         let Some((decision, guidance, answered_by)) = row else {
             return Ok(None);
         };
-        let answer: Answer = decision
-            .parse()
-            .map_err(|_| StoreError::Data(format!("unknown checkpoint decision {decision:?}")))?;
-        Ok(Some(CheckpointRecord {
-            round,
-            kind,
-            control: Control::from_stored(answer, guidance),
-            answered_by: answered_by.unwrap_or_default(),
-        }))
+        checkpoint_record(round, kind.as_str(), &decision, guidance, answered_by).map(Some)
     }
 
     pub fn checkpoints(&self, id: &str) -> Result<Vec<CheckpointRecord>, StoreError> {
@@ -465,17 +473,13 @@ impl Store {
             let mut records = Vec::new();
             for row in rows {
                 let (round, kind, decision, guidance, answered_by) = row?;
-                let kind = AskKind::parse(&kind)
-                    .ok_or_else(|| StoreError::Data(format!("unknown question kind {kind:?}")))?;
-                let answer: Answer = decision.parse().map_err(|_| {
-                    StoreError::Data(format!("unknown checkpoint decision {decision:?}"))
-                })?;
-                records.push(CheckpointRecord {
+                records.push(checkpoint_record(
                     round,
-                    kind,
-                    control: Control::from_stored(answer, guidance),
-                    answered_by: answered_by.unwrap_or_default(),
-                });
+                    &kind,
+                    &decision,
+                    guidance,
+                    answered_by,
+                )?);
             }
             Ok(records)
         })

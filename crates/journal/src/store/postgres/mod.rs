@@ -9,6 +9,7 @@
 //! chained, read back and checked. Gates, answers, records, audit, lessons, leases, search
 //! and the commands' `--journal` follow; until they do, nothing outside the tests opens it.
 
+mod records;
 mod schema;
 mod values;
 

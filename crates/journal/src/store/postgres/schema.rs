@@ -57,6 +57,8 @@ CREATE TABLE checkpoints (
     decision   TEXT NOT NULL,
     guidance   TEXT,
     created_at TEXT NOT NULL,
+    -- The order answers came in (SQLite's rowid).
+    entered    BIGINT GENERATED ALWAYS AS IDENTITY,
     PRIMARY KEY (debate_id, round, kind)
 );
 
@@ -133,6 +135,8 @@ CREATE TABLE gates (
     decided_by   TEXT,
     reason       TEXT,
     decided_at   TEXT,
+    -- The order requests came in (SQLite's rowid).
+    entered      BIGINT GENERATED ALWAYS AS IDENTITY,
     PRIMARY KEY (debate_id, gate)
 );
 "#,
