@@ -273,7 +273,7 @@ macro_rules! both {
 #[test]
 fn answers_records_gates_and_bench_runs_read_back_as_in_sqlite() {
     use moot_domain::debate::{AskKind, Confidence, Control, GateDecision, Seat};
-    use moot_journal::store::{RemoteAnswer, StoredSynthesis};
+    use moot_journal::store::{AuditKind, AuditPlace, Entry, RemoteAnswer, StoredSynthesis};
     let Some(server) = Postgres::start() else {
         return;
     };
@@ -465,6 +465,61 @@ fn answers_records_gates_and_bench_runs_read_back_as_in_sqlite() {
     assert_eq!(both!(sqlite, pg, |j| j.turns(id)).len(), 2);
     assert_eq!(pg.turn_times(id).unwrap().len(), 2);
     both!(sqlite, pg, |j| j.annotations(id));
+
+    // The audit trail and an append of several entries at once.
+    let place = AuditPlace {
+        round: 1,
+        phase: "argument".into(),
+        seat: "A".into(),
+        attempt: 1,
+        provider: "openai".into(),
+        model: "m".into(),
+    };
+    let body =
+        serde_json::json!({"messages": ["Authorization: Bearer sk-live-0123456789abcdef0123"]});
+    both!(sqlite, pg, |j| j.record_audit(
+        id,
+        AuditKind::Request,
+        &place,
+        &body,
+        true
+    ));
+    both!(sqlite, pg, |j| j.record_audit(
+        id,
+        AuditKind::Response,
+        &place,
+        &serde_json::json!({"text": "ok"}),
+        false
+    ));
+    let ended = Event::Notice {
+        message: "done".into(),
+    };
+    both!(sqlite, pg, |j| j.append(
+        id,
+        &[
+            Entry::Stage(&Stage::Round { round: 3 }),
+            Entry::Event(&ended),
+            Entry::Status {
+                status: DebateStatus::Completed,
+                error: None,
+            },
+        ]
+    ));
+    let read = |entries: Vec<moot_journal::store::AuditEntry>| {
+        entries
+            .into_iter()
+            .map(|e| (e.seq, e.kind, e.place, e.sha256, e.size, e.body, e.damage))
+            .collect::<Vec<_>>()
+    };
+    let trail = read(pg.audit(id).unwrap());
+    assert_eq!(trail, read(sqlite.audit(id).unwrap()));
+    assert!(
+        !format!("{trail:?}").contains("sk-live-0123456789abcdef0123"),
+        "a key never lands in the journal: {trail:?}"
+    );
+    assert_eq!(trail[1].5, None, "the body was not kept");
+    assert_eq!(pg.debate(id).unwrap().status, DebateStatus::Completed);
+    assert_eq!(pg.events(id).unwrap().last(), Some(&ended));
 
     let (checked_pg, checked_sqlite) =
         (pg.check_chain(id).unwrap(), sqlite.check_chain(id).unwrap());

@@ -40,8 +40,8 @@ pub enum Entry<'a> {
 
 /// An entry made ready outside the transaction (serialized, redacted, hashed, compressed), so
 /// the write lock is held for the inserts only. It owns what it holds: another debate's
-/// thread may be the one that writes it.
-enum Ready {
+/// thread may be the one that writes it. The PostgreSQL journal writes the same values.
+pub(super) enum Ready {
     Event {
         kind: &'static str,
         text: String,
@@ -67,7 +67,7 @@ enum Ready {
 }
 
 impl Entry<'_> {
-    fn ready(&self) -> Result<Ready, StoreError> {
+    pub(super) fn ready(&self) -> Result<Ready, StoreError> {
         Ok(match self {
             Entry::Event(event) => {
                 let (kind, text) = (event.kind(), redacted(&json(event)?));
@@ -176,7 +176,7 @@ impl Store {
 }
 
 /// An event's chained values, in `chain::EVENT`'s column order.
-fn event_values<'a>(kind: &'a str, event: &'a str) -> [ValueRef<'a>; 2] {
+pub(super) fn event_values<'a>(kind: &'a str, event: &'a str) -> [ValueRef<'a>; 2] {
     [
         ValueRef::Text(kind.as_bytes()),
         ValueRef::Text(event.as_bytes()),
@@ -185,7 +185,7 @@ fn event_values<'a>(kind: &'a str, event: &'a str) -> [ValueRef<'a>; 2] {
 
 /// An audit entry's chained values, in `chain::AUDIT`'s column order (the body is checked
 /// against its hash on its own).
-fn audit_values<'a>(
+pub(super) fn audit_values<'a>(
     at: &'a str,
     kind: &'a str,
     place: &'a AuditPlace,

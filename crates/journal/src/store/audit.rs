@@ -152,30 +152,44 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(|(seq, at, kind, place, sha256, size, stored)| {
-                let (body, damage) = match stored.map(|bytes| inflate(&bytes)) {
-                    None => (None, None),
-                    Some(Err(e)) => (None, Some(format!("the stored body cannot be read: {e}"))),
-                    Some(Ok(text)) if sha256_hex(&text) != sha256 => (
-                        serde_json::from_str(&text).ok(),
-                        Some("the stored body does not match its hash".to_string()),
-                    ),
-                    Some(Ok(text)) => match serde_json::from_str(&text) {
-                        Ok(value) => (Some(value), None),
-                        Err(e) => (None, Some(format!("the stored body is not JSON: {e}"))),
-                    },
-                };
-                AuditEntry {
-                    seq,
-                    at,
-                    kind: kind.parse().unwrap_or(AuditKind::Event),
-                    place,
-                    sha256,
-                    size: size.max(0) as u64,
-                    body,
-                    damage,
-                }
+                audit_entry(seq, at, &kind, place, sha256, size, stored)
             })
             .collect())
+    }
+}
+
+/// An audit entry read back from its columns: its body inflated and held to its hash (a
+/// mismatch is reported on the entry, not hidden). Both journals read entries so.
+pub(super) fn audit_entry(
+    seq: i64,
+    at: String,
+    kind: &str,
+    place: AuditPlace,
+    sha256: String,
+    size: i64,
+    stored: Option<Vec<u8>>,
+) -> AuditEntry {
+    let (body, damage) = match stored.map(|bytes| inflate(&bytes)) {
+        None => (None, None),
+        Some(Err(e)) => (None, Some(format!("the stored body cannot be read: {e}"))),
+        Some(Ok(text)) if sha256_hex(&text) != sha256 => (
+            serde_json::from_str(&text).ok(),
+            Some("the stored body does not match its hash".to_string()),
+        ),
+        Some(Ok(text)) => match serde_json::from_str(&text) {
+            Ok(value) => (Some(value), None),
+            Err(e) => (None, Some(format!("the stored body is not JSON: {e}"))),
+        },
+    };
+    AuditEntry {
+        seq,
+        at,
+        kind: kind.parse().unwrap_or(AuditKind::Event),
+        place,
+        sha256,
+        size: size.max(0) as u64,
+        body,
+        damage,
     }
 }
 

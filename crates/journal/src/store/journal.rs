@@ -751,6 +751,11 @@ impl TurnRow {
         &self.values
     }
 
+    /// The turn's text, as it is made searchable.
+    pub(super) fn text(&self) -> &str {
+        &self.content
+    }
+
     /// Inserts the turn into debate `id`, its text made searchable and (when `chained`) its
     /// link in the chain written with it.
     pub(super) fn insert(

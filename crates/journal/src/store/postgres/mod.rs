@@ -9,13 +9,14 @@
 //! chained, read back and checked. Gates, answers, records, audit, lessons, leases, search
 //! and the commands' `--journal` follow; until they do, nothing outside the tests opens it.
 
+mod append;
 mod records;
 mod schema;
 mod values;
 
 use super::StoreError;
 use super::chain::{self, ChainCheck, ChainHead, Facet};
-use super::journal::{TurnRow, json, redacted};
+use super::journal::{json, redacted};
 use super::lease::Lease;
 use crate::debate::Named as _;
 use crate::debate::{
@@ -167,26 +168,9 @@ impl PgJournal {
         status: DebateStatus,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = now_rfc3339();
-        let values = [
-            Value::Text(id.to_string()),
-            Value::Text(status.as_str().to_string()),
-            Value::Text(now.clone()),
-            status
-                .has_ended()
-                .then_some(now)
-                .map_or(Value::Null, Value::Text),
-            error.map_or(Value::Null, |e| Value::Text(e.to_string())),
-        ];
-        self.write(id, move |tx, _| {
-            execute(
-                tx,
-                "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
-                 stage = CASE WHEN ?2 IN ('completed', 'cancelled') THEN NULL ELSE stage END
-                 WHERE id = ?1",
-                &values,
-            )
-            .map(|_| ())
+        let error = error.map(str::to_string);
+        self.write(id, move |tx, id| {
+            update_status(tx, id, status, error.as_deref(), &now_rfc3339())
         })
     }
 
@@ -198,49 +182,6 @@ impl PgJournal {
         })
     }
 
-    /// Commits a turn (and its searchable text), chained.
-    pub fn record_turn(&self, id: &str, turn: &Turn) -> Result<(), StoreError> {
-        self.record_turn_at_time(id, turn, None)
-    }
-
-    /// `record_turn` for a turn spoken at `at` (RFC 3339).
-    pub fn record_turn_at(&self, id: &str, turn: &Turn, at: &str) -> Result<(), StoreError> {
-        self.record_turn_at_time(id, turn, Some(at))
-    }
-
-    fn record_turn_at_time(
-        &self,
-        id: &str,
-        turn: &Turn,
-        at: Option<&str>,
-    ) -> Result<(), StoreError> {
-        let row = TurnRow::new(turn, at)?;
-        let (values, content) = (row.values().to_vec(), turn.content.clone());
-        self.write(id, move |tx, id| {
-            let number = next_number(tx, "turns", "id", id)?;
-            let mut bound = vec![Value::Integer(number), Value::Text(id.to_string())];
-            bound.extend(values);
-            execute(
-                tx,
-                "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
-                    confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
-                    model, status, note, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?18)",
-                &bound,
-            )?;
-            if !content.trim().is_empty() {
-                index(tx, id, "turn", &content)?;
-            }
-            execute(
-                tx,
-                "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
-                &[Value::Text(id.to_string()), Value::Text(now_rfc3339())],
-            )?;
-            append(tx, id, &chain::TURN, &[serde_json::Value::from(number)])
-        })
-    }
-
     pub fn turns(&self, id: &str) -> Result<Vec<Turn>, StoreError> {
         let rows = self.rows(
             "SELECT round, phase, seat, content, moves, data, confidence, tokens_in, tokens_out,
@@ -249,25 +190,6 @@ impl PgJournal {
             vec![Value::Text(id.to_string())],
         )?;
         rows.iter().map(|row| turn_of(row)).collect()
-    }
-
-    /// Appends an event to the debate's log, chained.
-    pub fn record_event(&self, id: &str, event: &Event) -> Result<(), StoreError> {
-        let (kind, text) = (event.kind().to_string(), redacted(&json(event)?));
-        self.write(id, move |tx, id| {
-            let number = next_number(tx, "events", "seq", id)?;
-            execute(
-                tx,
-                "INSERT INTO events (seq, debate_id, kind, event) VALUES (?1, ?2, ?3, ?4)",
-                &[
-                    Value::Integer(number),
-                    Value::Text(id.to_string()),
-                    Value::Text(kind),
-                    Value::Text(text),
-                ],
-            )?;
-            append(tx, id, &chain::EVENT, &[serde_json::Value::from(number)])
-        })
     }
 
     /// The debate's logged events after `seq` (0 for all), each with its place in the log.
@@ -385,6 +307,35 @@ impl PgJournal {
             query(&mut tx, sql, &params)
         })
     }
+}
+
+/// Sets debate `id`'s status (and error) as of `now`, as SQLite's journal does: a completed or
+/// cancelled debate stands nowhere any more; one that failed or paused keeps where it stopped.
+fn update_status(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    status: DebateStatus,
+    error: Option<&str>,
+    now: &str,
+) -> Result<(), StoreError> {
+    execute(
+        tx,
+        "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
+         stage = CASE WHEN ?2 IN ('completed', 'cancelled') THEN NULL ELSE stage END
+         WHERE id = ?1",
+        &[
+            Value::Text(id.to_string()),
+            Value::Text(status.as_str().to_string()),
+            Value::Text(now.to_string()),
+            if status.has_ended() {
+                Value::Text(now.to_string())
+            } else {
+                Value::Null
+            },
+            error.map_or(Value::Null, |e| Value::Text(e.to_string())),
+        ],
+    )
+    .map(|_| ())
 }
 
 /// A PostgreSQL error inside a transaction, named without the URL the caller shows.
