@@ -531,3 +531,127 @@ fn answers_records_gates_and_bench_runs_read_back_as_in_sqlite() {
         checked_pg.head
     );
 }
+
+/// Listing, searching and deleting, and lessons (matched by stemmed words, evicted past the
+/// capacity, their removal chained in their debate) and preferences, read the same from
+/// PostgreSQL as from SQLite.
+#[test]
+fn the_history_its_search_and_lessons_read_as_in_sqlite() {
+    use moot_domain::debate::LessonDraft;
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::open(&dir.path().join("moot.db")).unwrap();
+    let pg = PgJournal::connect(&server.database()).unwrap();
+    for (id, question, at) in [
+        (
+            "DEB-pghist01",
+            "Should we cache sessions in Redis?",
+            "2026-12-01T00:00:00Z",
+        ),
+        (
+            "DEB-pghist02",
+            "Which queue for the billing jobs?",
+            "2026-12-02T00:00:00Z",
+        ),
+    ] {
+        let mut made = debate(id);
+        made.question = question.into();
+        made.created_at = at.into();
+        sqlite.create_debate(&made).unwrap();
+        pg.create_debate(&made).unwrap();
+    }
+    for turn in turns() {
+        sqlite.record_turn("DEB-pghist01", &turn).unwrap();
+        pg.record_turn("DEB-pghist01", &turn).unwrap();
+    }
+    let listed = both!(sqlite, pg, |j| j.list(10));
+    assert_eq!(listed[0].id, "DEB-pghist02", "newest first");
+    assert_eq!(listed[1].rounds, 1);
+    assert_eq!(pg.list(1).unwrap().len(), 1);
+
+    let found = |hits: Vec<moot_journal::store::SearchHit>| {
+        hits.into_iter()
+            .map(|h| (h.id, h.kind, h.snippet.contains('[')))
+            .collect::<Vec<_>>()
+    };
+    for asked in ["redis cach", "postgres", "billing"] {
+        let (from_pg, from_sqlite) = (
+            found(pg.search(asked, 10).unwrap()),
+            found(sqlite.search(asked, 10).unwrap()),
+        );
+        assert_eq!(from_pg, from_sqlite, "{asked}");
+        assert_eq!(from_pg.len(), 1, "{asked}: {from_pg:?}");
+    }
+    let hit = &pg.search("redis", 5).unwrap()[0];
+    assert!(hit.snippet.contains("[Redis]"), "{}", hit.snippet);
+    assert!(both!(sqlite, pg, |j| j.search("' OR 1=1 --", 5)).is_empty());
+
+    let draft = |text: &str| LessonDraft {
+        text: text.into(),
+        went: "right".into(),
+        advice: "Measure the hit rate first.".into(),
+        confidence: 0.8,
+    };
+    let id = "DEB-pghist01";
+    let question = "Should we cache sessions in Redis?";
+    let added = both!(sqlite, pg, |j| j.add_lessons(
+        id,
+        question,
+        &[
+            draft("Caching pays off when reads dominate."),
+            draft("Queues need back-pressure.")
+        ],
+        2
+    ));
+    assert_eq!(added.len(), 2);
+    both!(sqlite, pg, |j| j.add_lessons(
+        id,
+        question,
+        &[draft("A third lesson evicts the first.")],
+        2
+    ));
+    let kept = both!(sqlite, pg, |j| j.lessons());
+    assert_eq!(kept.len(), 2);
+    assert_eq!(kept[0].text, "A third lesson evicts the first.");
+    let matched = both!(sqlite, pg, |j| j
+        .lessons_matching(&["caching".to_string(), "queue".to_string()]));
+    // Both match "caching" by their source question's "cache"; the queue lesson "queue" too.
+    let counts: Vec<(&str, usize)> = matched.iter().map(|(l, n)| (l.text.as_str(), *n)).collect();
+    assert_eq!(
+        counts,
+        [
+            ("Queues need back-pressure.", 2),
+            ("A third lesson evicts the first.", 1)
+        ]
+    );
+    both!(sqlite, pg, |j| j.set_lesson_embedding(
+        kept[0].id,
+        "embed-1",
+        &[0.5, -1.0]
+    ));
+    assert_eq!(
+        both!(sqlite, pg, |j| j.lesson_embeddings("embed-1"))[0].1,
+        vec![0.5, -1.0]
+    );
+    assert!(both!(sqlite, pg, |j| j.remove_lesson(kept[1].id)));
+    assert!(!both!(sqlite, pg, |j| j.remove_lesson(kept[1].id)));
+    both!(sqlite, pg, |j| j.set_preference("lessons", "off"));
+    assert_eq!(
+        both!(sqlite, pg, |j| j.preference("lessons")),
+        Some("off".to_string())
+    );
+    assert_eq!(both!(sqlite, pg, |j| j.preference("nothing")), None);
+    let checked = pg.check_chain(id).unwrap();
+    assert!(checked.holds(), "{checked:?}");
+    assert_eq!(checked.entries, sqlite.check_chain(id).unwrap().entries);
+
+    both!(sqlite, pg, |j| j.delete("DEB-pghist02"));
+    assert_eq!(both!(sqlite, pg, |j| j.list(10)).len(), 1);
+    assert!(pg.search("billing", 5).unwrap().is_empty());
+    assert!(matches!(
+        pg.delete("DEB-pghist02"),
+        Err(moot_journal::store::StoreError::NotFound(_))
+    ));
+}

@@ -10,6 +10,8 @@
 //! and the commands' `--journal` follow; until they do, nothing outside the tests opens it.
 
 mod append;
+mod browse;
+mod lessons;
 mod records;
 mod schema;
 mod values;
@@ -300,11 +302,15 @@ impl PgJournal {
     }
 
     /// Every row `sql` selects, each as its values.
-    fn rows(&self, sql: &'static str, params: Vec<Value>) -> Result<Vec<Vec<Value>>, StoreError> {
-        let shown = self.shown.clone();
+    fn rows(
+        &self,
+        sql: impl Into<String>,
+        params: Vec<Value>,
+    ) -> Result<Vec<Vec<Value>>, StoreError> {
+        let (sql, shown) = (sql.into(), self.shown.clone());
         self.call(move |client| {
             let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
-            query(&mut tx, sql, &params)
+            query(&mut tx, &sql, &params)
         })
     }
 }

@@ -557,7 +557,7 @@ impl PgJournal {
     }
 
     /// One statement that belongs to no debate, in a transaction of its own.
-    fn plain(&self, sql: &'static str, values: Vec<Value>) -> Result<(), StoreError> {
+    pub(super) fn plain(&self, sql: &'static str, values: Vec<Value>) -> Result<(), StoreError> {
         let shown = self.shown.clone();
         self.call(move |client| {
             let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
