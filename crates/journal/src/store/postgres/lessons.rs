@@ -130,7 +130,7 @@ impl PgJournal {
     /// Every stored lesson, newest first.
     pub fn lessons(&self) -> Result<Vec<Lesson>, StoreError> {
         self.rows(
-            &format!("SELECT {COLUMNS} FROM lessons ORDER BY id DESC"),
+            format!("SELECT {COLUMNS} FROM lessons ORDER BY id DESC"),
             Vec::new(),
         )?
         .iter()
@@ -140,7 +140,7 @@ impl PgJournal {
 
     pub fn lesson(&self, lesson_id: i64) -> Result<Option<Lesson>, StoreError> {
         self.rows(
-            &format!("SELECT {COLUMNS} FROM lessons WHERE id = ?1"),
+            format!("SELECT {COLUMNS} FROM lessons WHERE id = ?1"),
             vec![Value::Integer(lesson_id)],
         )?
         .first()
@@ -202,7 +202,7 @@ impl PgJournal {
     /// Every lesson with an embedding made by `model`, with it.
     pub fn lesson_embeddings(&self, model: &str) -> Result<Vec<(Lesson, Vec<f32>)>, StoreError> {
         self.rows(
-            &format!(
+            format!(
                 "SELECT {COLUMNS}, embedding FROM lessons WHERE embedding_model = ?1
                  ORDER BY id DESC"
             ),
