@@ -655,3 +655,71 @@ fn the_history_its_search_and_lessons_read_as_in_sqlite() {
         Err(moot_journal::store::StoreError::NotFound(_))
     ));
 }
+
+/// The lease in the debate's row: one holder at a time; a holder whose process is gone, or
+/// that stopped renewing on another host, is taken over; of two replicas that reach for a
+/// free debate at once exactly one gets it.
+#[test]
+fn a_lease_in_postgres_has_one_holder_and_a_dead_ones_is_taken_over() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    let (one, other) = (
+        PgJournal::connect(&url).unwrap(),
+        PgJournal::connect(&url).unwrap(),
+    );
+    let id = "DEB-pglease1";
+    let mut running = debate(id);
+    running.status = DebateStatus::Running;
+    one.create_debate(&running).unwrap();
+    assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
+    let guard = one.acquire_lease(id).unwrap();
+    assert_eq!(other.debate(id).unwrap().status, DebateStatus::Running);
+    assert!(matches!(
+        other.acquire_lease(id),
+        Err(moot_journal::store::StoreError::InUse { .. })
+    ));
+    one.renew_lease(id).unwrap();
+    one.release_lease(id).unwrap();
+    drop(guard);
+    let _again = other.acquire_lease(id).unwrap();
+    other.release_lease(id).unwrap();
+
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let set_lease = |client: &mut postgres::Client, pid: i64, host: &str, age: i64| {
+        client
+            .execute(
+                "UPDATE debates SET lease_pid = $2, lease_host = $3,
+                    lease_at = extract(epoch from now())::bigint - $4,
+                    lease_since = extract(epoch from now())::bigint - $4 - 1
+                 WHERE id = $1",
+                &[&id, &pid, &host, &age],
+            )
+            .unwrap();
+    };
+    let here = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string();
+    // A process on this host that has ended.
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    let gone = i64::from(ended.id());
+    ended.wait().unwrap();
+    set_lease(&mut client, gone, &here, 0);
+    assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
+    one.acquire_lease(id).unwrap();
+    one.release_lease(id).unwrap();
+    // Another host's replica: alive while it renews, taken over once it has not for a while.
+    set_lease(&mut client, 4242, "replica-b.example", 2);
+    assert_eq!(one.debate(id).unwrap().status, DebateStatus::Running);
+    assert!(one.acquire_lease(id).is_err());
+    set_lease(&mut client, 4242, "replica-b.example", 120);
+    assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
+
+    // Two replicas reach for it at once: one wins.
+    let reach = |journal: PgJournal| std::thread::spawn(move || journal.acquire_lease(id).is_ok());
+    let (a, b) = (reach(one.clone()), reach(other.clone()));
+    let won = [a.join().unwrap(), b.join().unwrap()];
+    assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
+}

@@ -29,7 +29,9 @@ pub(super) struct Lease {
 }
 
 impl Lease {
-    fn alive(&self) -> bool {
+    /// Whether its holder still runs: on this machine the process answers; elsewhere its
+    /// heartbeat must be recent.
+    pub(super) fn alive(&self) -> bool {
         let (Some(pid), Some(at)) = (self.pid, self.at) else {
             return false;
         };
@@ -53,7 +55,7 @@ impl Lease {
     }
 }
 
-fn unix_now() -> i64 {
+pub(super) fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -62,7 +64,7 @@ fn unix_now() -> i64 {
 
 /// This machine's name, so a lease held elsewhere (a shared home over NFS) is judged by its
 /// heartbeat alone.
-fn host() -> String {
+pub(super) fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|name| name.trim().to_string())
@@ -120,6 +122,15 @@ fn started(stat: &str) -> Option<i64> {
 #[derive(Debug)]
 pub struct LeaseGuard {
     held: Option<(std::fs::File, std::path::PathBuf)>,
+}
+
+impl LeaseGuard {
+    /// A lease kept in the debate's row alone (a journal on a server, which several hosts
+    /// share: no lock file on one of them can hold it), given up by `release_lease` or by the
+    /// holder's end.
+    pub(super) fn in_row() -> LeaseGuard {
+        LeaseGuard { held: None }
+    }
 }
 
 impl Drop for LeaseGuard {

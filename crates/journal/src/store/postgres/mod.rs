@@ -11,6 +11,7 @@
 
 mod append;
 mod browse;
+mod lease;
 mod lessons;
 mod records;
 mod schema;

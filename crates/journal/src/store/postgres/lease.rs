@@ -1,0 +1,79 @@
+//! Which process runs a debate, when the journal is on a server several hosts share: the
+//! lease is the debate's row (holder's pid and host, when it was taken, a heartbeat), taken
+//! under the row's lock, so of replicas that reach for one debate at once exactly one gets
+//! it. A holder on this host is alive while its process is; one elsewhere while it renews.
+
+use super::{PgJournal, execute, optional_integer, optional_text, query};
+use crate::store::StoreError;
+use crate::store::lease::{Lease, LeaseGuard, host, unix_now};
+use rusqlite::types::Value;
+
+impl PgJournal {
+    /// Takes the lease of debate `id`, unless a live holder (another replica, or another
+    /// driver in this process) has it.
+    pub fn acquire_lease(&self, id: &str) -> Result<LeaseGuard, StoreError> {
+        let me = i64::from(std::process::id());
+        self.write(id, move |tx, id| {
+            let rows = query(
+                tx,
+                "SELECT lease_pid, lease_host, lease_at, lease_since FROM debates WHERE id = ?1",
+                &[Value::Text(id.to_string())],
+            )?;
+            let Some(row) = rows.first() else {
+                return Err(StoreError::NotFound(id.to_string()));
+            };
+            let held = Lease {
+                pid: optional_integer(&row[0])?,
+                host: optional_text(&row[1])?,
+                at: optional_integer(&row[2])?,
+                since: optional_integer(&row[3])?,
+            };
+            if held.alive() {
+                return Err(StoreError::InUse {
+                    id: id.to_string(),
+                    pid: held.pid.unwrap_or(0) as u32,
+                    seconds: held.at.map_or(0, |at| (unix_now() - at).max(0) as u64),
+                });
+            }
+            execute(
+                tx,
+                "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4,
+                    lease_since = ?4 WHERE id = ?1",
+                &[
+                    Value::Text(id.to_string()),
+                    Value::Integer(me),
+                    Value::Text(host()),
+                    Value::Integer(unix_now()),
+                ],
+            )?;
+            Ok(LeaseGuard::in_row())
+        })
+    }
+
+    /// Renews this process's lease of debate `id` (its heartbeat).
+    pub fn renew_lease(&self, id: &str) -> Result<(), StoreError> {
+        self.plain(
+            "UPDATE debates SET lease_at = ?4 WHERE id = ?1 AND lease_pid = ?2
+                AND lease_host = ?3",
+            vec![
+                Value::Text(id.to_string()),
+                Value::Integer(i64::from(std::process::id())),
+                Value::Text(host()),
+                Value::Integer(unix_now()),
+            ],
+        )
+    }
+
+    /// Gives up this process's lease of debate `id`.
+    pub fn release_lease(&self, id: &str) -> Result<(), StoreError> {
+        self.plain(
+            "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
+                lease_since = NULL WHERE id = ?1 AND lease_pid = ?2 AND lease_host = ?3",
+            vec![
+                Value::Text(id.to_string()),
+                Value::Integer(i64::from(std::process::id())),
+                Value::Text(host()),
+            ],
+        )
+    }
+}
