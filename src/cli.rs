@@ -21,6 +21,11 @@ pub struct Cli {
     /// Config file (default: $MOOT_CONFIG, else the XDG config dir's moot/config.toml).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+
+    /// The journal: a postgres://… URL, to share one with moot on other hosts (default:
+    /// `[journal] url` in config, else the SQLite file in moot's data dir).
+    #[arg(long, global = true, value_name = "URL")]
+    pub journal: Option<String>,
 }
 
 // Deferred: a command's arguments are defined only when it is the one run (or its help is

@@ -138,7 +138,7 @@ pub(super) fn workbench(
         host: host.clone(),
     };
     // Opened by the workbench once its first frame is up.
-    let journal = || crate::store::Store::open_in_data_dir(&crate::paths::database_path());
+    let journal = super::journal;
     block_on(tui::run::workbench(journal, setup, start, settings_for))?.map_err(|e| match e {
         SessionError::Store(e) => Failure::from(e),
         e => Failure::runtime(e.to_string()),

@@ -36,6 +36,7 @@ pub fn host() -> crate::session::Host {
 /// the failure to report.
 pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
     let (config, keymap) = load_config(&cli)?;
+    choose_journal(cli.journal.clone(), &config)?;
     match cli.command {
         Some(Command::Open { id, ascii, theme }) => {
             let face = screen_face(ascii, theme, "open", "moot show ID prints a debate as text")?;
@@ -341,13 +342,53 @@ fn provider_given(args: &ProviderArgs) -> bool {
         || args.script.is_some()
 }
 
+/// The PostgreSQL journal this run was pointed at (`--journal`, else `[journal] url`), if any.
+static JOURNAL_URL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Takes the journal's URL from the command line or config, checked before anything opens it.
+fn choose_journal(flag: Option<String>, config: &Config) -> Result<(), Failure> {
+    let (url, from) = match (flag, &config.journal.url) {
+        (Some(url), _) => (url, "--journal".to_string()),
+        (None, Some(url)) => (
+            url.clone(),
+            format!(
+                "[journal] url in {}",
+                config
+                    .source
+                    .as_deref()
+                    .map_or("the config".into(), |p| p.display().to_string())
+            ),
+        ),
+        (None, None) => return Ok(()),
+    };
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(Failure::usage(format!(
+            "{from}: {:?} is not a journal moot can open; give a postgres://USER@HOST/DATABASE URL, or leave it out for the SQLite journal in moot's data dir",
+            crate::sanitize::redact(&url)
+        )));
+    }
+    let _ = JOURNAL_URL.set(url);
+    Ok(())
+}
+
+/// The journal, as the command line and config chose it.
+pub(crate) fn journal() -> Result<Store, crate::store::StoreError> {
+    match JOURNAL_URL.get() {
+        Some(url) => Store::connect(url, &paths::database_path()),
+        None => Store::open_in_data_dir(&paths::database_path()),
+    }
+}
+
 fn open_store() -> Result<Store, Failure> {
-    told(Store::open_in_data_dir(&paths::database_path()).map_err(Failure::from)?)
+    told(journal().map_err(Failure::from)?)
 }
 
 /// The journal for a command that only reads it: read as it stands where it cannot be written.
 fn open_store_to_read() -> Result<Store, Failure> {
-    told(Store::open_to_read(&paths::database_path()).map_err(Failure::from)?)
+    match JOURNAL_URL.get() {
+        Some(_) => open_store(),
+        None => told(Store::open_to_read(&paths::database_path()).map_err(Failure::from)?),
+    }
 }
 
 /// `store`, once what opening it changed has been said.

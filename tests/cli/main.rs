@@ -1,6 +1,8 @@
 //! End-to-end tests of the real `moot` binary against the stand-in server, one module a topic
 //! (ripgrep's `tests/tests.rs`): one binary, so it links once.
 
+#[path = "../support/postgres.rs"]
+mod postgres_server;
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -14,6 +16,7 @@ mod docs;
 #[cfg(feature = "local")]
 mod grammar;
 mod home;
+mod journal;
 mod lessons;
 mod live;
 mod mcp;

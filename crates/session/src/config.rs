@@ -59,6 +59,17 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// `moot serve`'s own settings.
     pub serve: ServeConfig,
+    /// Where the journal is.
+    pub journal: JournalConfig,
+}
+
+/// `[journal]`: where debates are journaled.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct JournalConfig {
+    /// A PostgreSQL server's `postgres://…` URL, shared with moot on other hosts; unset, the
+    /// SQLite file in moot's data dir.
+    pub url: Option<String>,
 }
 
 /// `[serve]`: how `moot serve` watches the debates it runs.
@@ -270,6 +281,7 @@ const OWN_KEYS: &[&str] = &[
     "lessons",
     "limits",
     "serve",
+    "journal",
 ];
 
 impl Config {

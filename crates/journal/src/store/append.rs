@@ -8,7 +8,7 @@
 use super::audit::{AuditKind, AuditPlace, deflate, sha256_hex};
 use super::chain::{self, Writer};
 use super::journal::{TurnRow, json, redacted};
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::{DebateStatus, Event, Stage, Turn, now_rfc3339};
 use rusqlite::params;
 use rusqlite::types::ValueRef;
@@ -166,7 +166,7 @@ impl Waiting {
 }
 
 #[cfg(any(test, feature = "fixtures"))]
-impl Store {
+impl Sqlite {
     /// How many transactions this journal's appends have taken so far.
     pub fn append_transactions(&self) -> usize {
         self.waiting
@@ -273,7 +273,7 @@ impl Ready {
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Appends `entries` to debate `id`'s journal in one transaction: all of them, or (on an
     /// error) none. It returns once they are committed, whoever wrote them.
     pub fn append(&self, id: &str, entries: &[Entry<'_>]) -> Result<(), StoreError> {
@@ -362,9 +362,9 @@ mod tests {
     use super::*;
 
     /// A journal holding a running debate for each of `ids`.
-    fn journal_with(ids: &[String]) -> (tempfile::TempDir, Store) {
+    fn journal_with(ids: &[String]) -> (tempfile::TempDir, Sqlite) {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         for id in ids {
             store
                 .create_debate(&super::super::running_debate(id))
@@ -375,7 +375,7 @@ mod tests {
 
     /// Appends a notice saying `message` to debate `id`, with an audit entry of `body`.
     fn append_notice(
-        store: &Store,
+        store: &Sqlite,
         id: &str,
         message: String,
         body: &Value,
@@ -391,7 +391,7 @@ mod tests {
     }
 
     /// Waits until `count` appends wait in `store`'s queue (its lock is held elsewhere).
-    fn wait_until_queued(store: &Store, count: usize) {
+    fn wait_until_queued(store: &Sqlite, count: usize) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while store.waiting.queue.lock().unwrap().len() < count {
             assert!(

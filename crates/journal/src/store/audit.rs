@@ -2,7 +2,7 @@
 //! votes, gates and lessons a debate used, timestamped, with the SHA-256 of each body and the
 //! body itself deflate-compressed (or only its hash, when `audit = false`).
 
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use flate2::read::DeflateDecoder;
 use flate2::{Compress, Compression, FlushCompress, Status};
 use rusqlite::params;
@@ -99,7 +99,7 @@ fn inflate(bytes: &[u8]) -> std::io::Result<String> {
     Ok(text)
 }
 
-impl Store {
+impl Sqlite {
     /// Appends one entry. The body is redacted of every secret moot knows before it is hashed
     /// or stored; `keep_body` false stores the hash and size only.
     pub fn record_audit(
@@ -217,8 +217,8 @@ mod tests {
         }
     }
 
-    fn store_with_debate() -> (Store, String) {
-        let store = Store::in_memory().unwrap();
+    fn store_with_debate() -> (Sqlite, String) {
+        let store = Sqlite::in_memory().unwrap();
         let debate = super::super::running_debate("DEB-audit1");
         store.create_debate(&debate).unwrap();
         (store, debate.id)

@@ -1,11 +1,11 @@
 //! `moot bench` runs in the journal: a run's settings, and each problem's result per arm as it
 //! lands, so an interrupted run resumes where it stopped.
 
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::now_rfc3339;
 use rusqlite::{OptionalExtension, params};
 
-impl Store {
+impl Sqlite {
     pub fn create_bench_run(
         &self,
         id: &str,

@@ -2,7 +2,7 @@
 //! WAL's automatic checkpoint (copying the log into the database and syncing it) would fall to
 //! whichever write crossed the threshold, holding every other debate's write behind an fsync.
 
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use rusqlite::{Connection, OpenFlags};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -14,16 +14,23 @@ pub struct Checkpointer {
     thread: Option<JoinHandle<()>>,
 }
 
-impl Store {
+impl Checkpointer {
+    /// Nothing to checkpoint (an in-memory journal, or a server that checkpoints its own).
+    pub(super) fn none() -> Checkpointer {
+        Checkpointer {
+            stop: None,
+            thread: None,
+        }
+    }
+}
+
+impl Sqlite {
     /// Checkpoints this journal every `every` on a connection and thread of its own, instead
     /// of in the middle of a write (a passive checkpoint waits for no writer and no reader).
     /// An in-memory journal has nothing to checkpoint.
     pub fn checkpoint_in_background(&self, every: Duration) -> Result<Checkpointer, StoreError> {
         if self.path == std::path::Path::new(":memory:") {
-            return Ok(Checkpointer {
-                stop: None,
-                thread: None,
-            });
+            return Ok(Checkpointer::none());
         }
         let own = Connection::open_with_flags(
             &self.path,
@@ -74,7 +81,7 @@ mod tests {
     #[test]
     fn the_checkpointer_takes_the_checkpoints_off_the_writers() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         let checkpointer = store
             .checkpoint_in_background(Duration::from_secs(3600))
             .unwrap();

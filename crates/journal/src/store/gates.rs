@@ -2,7 +2,7 @@
 //! settles it, written once (the first writer wins, whichever process it is).
 
 use super::chain;
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::{GateDecision, Named as _, now_rfc3339};
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
@@ -24,7 +24,7 @@ pub struct GateRecord {
     pub decided_at: Option<String>,
 }
 
-impl Store {
+impl Sqlite {
     /// Files a gate's request (again on resume: the first request and any decision stand).
     pub fn request_gate(
         &self,

@@ -1,7 +1,7 @@
 //! Browsing the journal: newest-first listing, full-text search, deletion.
 
 use super::lease::Lease;
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::Named as _;
 use crate::debate::{Confidence, DebateStatus, Stage};
 use rusqlite::{Row, params};
@@ -51,7 +51,7 @@ pub struct SearchHit {
     pub created_at: String,
 }
 
-impl Store {
+impl Sqlite {
     /// Debates, newest first.
     pub fn list(&self, limit: usize) -> Result<Vec<DebateSummary>, StoreError> {
         self.with(|connection| {
@@ -145,13 +145,7 @@ impl Store {
             Ok(())
         })?;
         // A code debate's versions go with it; a debate of another kind has none.
-        match std::fs::remove_dir_all(self.versions_git_dir(id)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::Data(format!(
-                "{id} was deleted, but its versions in {} were not: {e}",
-                self.versions_git_dir(id).display()
-            ))),
-            _ => Ok(()),
-        }
+        super::remove_versions(&self.versions_git_dir(id), id)
     }
 }
 

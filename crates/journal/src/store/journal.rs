@@ -3,7 +3,7 @@
 
 use super::chain::{self, ChainCheck, ChainHead};
 use super::lease::Lease;
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::Named as _;
 use crate::debate::{
     Answer, AskKind, Confidence, Control, Debate, DebateStatus, Event, Phase, Seat, Stage, Turn,
@@ -96,10 +96,10 @@ pub(super) fn json<T: serde::Serialize>(value: &T) -> Result<String, StoreError>
     serde_json::to_string(value).map_err(|e| StoreError::Data(e.to_string()))
 }
 
-impl Store {
+impl Sqlite {
     /// A copy of the journal at `path` holding only debate `id` (its turns, answers, gates
     /// and log), for re-running it without touching the original.
-    pub fn copy_debate(&self, id: &str, path: &Path) -> Result<Store, StoreError> {
+    pub fn copy_debate(&self, id: &str, path: &Path) -> Result<Sqlite, StoreError> {
         let target = path
             .to_str()
             .ok_or_else(|| StoreError::Data(format!("{} is not a UTF-8 path", path.display())))?;
@@ -107,7 +107,7 @@ impl Store {
             connection.execute("VACUUM INTO ?1", params![target])?;
             Ok(())
         })?;
-        let copy = Store::open(path)?;
+        let copy = Sqlite::open(path)?;
         copy.with(|connection| {
             connection.execute("DELETE FROM debates WHERE id != ?1", params![id])?;
             Ok(())
@@ -874,7 +874,7 @@ mod tests {
     /// matches; the first synthesis of a debate finds nothing to replace.
     #[test]
     fn a_synthesis_written_again_replaces_what_search_finds() {
-        let store = Store::in_memory().unwrap();
+        let store = Sqlite::in_memory().unwrap();
         let debate = super::super::running_debate("DEB-synth001");
         store.create_debate(&debate).unwrap();
         let written = |markdown: &str| StoredSynthesis {

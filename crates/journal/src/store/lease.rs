@@ -5,7 +5,7 @@
 //! with itself too. The pid, host and a heartbeat also go in the debate's row, for display: a
 //! `running` debate whose process is gone reads as interrupted. The lease is for one host.
 
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::DebateStatus;
 use rusqlite::{OptionalExtension, params};
 use std::path::Path;
@@ -201,7 +201,7 @@ fn lock_once(path: &Path) -> Result<Result<std::fs::File, u32>, std::io::Error> 
     Ok(Ok(file))
 }
 
-impl Store {
+impl Sqlite {
     /// Where debate `id`'s lock file is: beside the journal (none for an in-memory one).
     fn lease_file(&self, id: &str) -> Result<Option<std::path::PathBuf>, StoreError> {
         if self.path == Path::new(":memory:") {
@@ -377,9 +377,9 @@ mod tests {
     }
 
     /// A journal in a directory of its own, holding the running debate `id`.
-    fn journal_with(id: &str) -> (tempfile::TempDir, Store) {
+    fn journal_with(id: &str) -> (tempfile::TempDir, Sqlite) {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         store
             .create_debate(&super::super::running_debate(id))
             .unwrap();
@@ -392,7 +392,7 @@ mod tests {
     fn a_held_lease_refuses_a_second_driver_even_in_the_same_process() {
         let (dir, store) = journal_with("DEB-lease01");
         let held = store.acquire_lease("DEB-lease01").unwrap();
-        let other = Store::open(&dir.path().join("moot.db")).unwrap();
+        let other = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         for store in [&store, &other] {
             match store.acquire_lease("DEB-lease01") {
                 Err(StoreError::InUse { pid, .. }) => assert_eq!(pid, std::process::id()),
@@ -433,7 +433,7 @@ mod tests {
         assert!(!still_at(&opened_early, &file));
         let again = store.acquire_lease("DEB-lease02").unwrap();
         assert!(file.exists());
-        let other = Store::open(&dir.path().join("moot.db")).unwrap();
+        let other = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         assert!(matches!(
             other.acquire_lease("DEB-lease02"),
             Err(StoreError::InUse { .. })

@@ -2,7 +2,7 @@
 //! the oldest evicted past a capacity; and the person's standing preferences (lessons on/off).
 
 use super::chain;
-use super::{Store, StoreError};
+use super::{Sqlite, StoreError};
 use crate::debate::{Lesson, LessonDraft, now_rfc3339};
 use rusqlite::{OptionalExtension, Row, params};
 use std::collections::BTreeMap;
@@ -63,7 +63,7 @@ fn forget(tx: &chain::Writer<'_>, lesson_id: i64) -> Result<bool, StoreError> {
     Ok(removed > 0)
 }
 
-impl Store {
+impl Sqlite {
     /// Stores the lessons debate `id` wrote, then evicts the oldest beyond `capacity`. Texts
     /// are cleaned of escapes and secrets first. Returns the new lessons.
     pub fn add_lessons(
@@ -251,7 +251,7 @@ mod tests {
     /// into it is redacted before it is stored, as everything in the journal is.
     #[test]
     fn a_preference_is_stored_redacted() {
-        let store = Store::in_memory().unwrap();
+        let store = Sqlite::in_memory().unwrap();
         let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
         store
             .set_preference("draft DEB-x", &format!("try the key {key} again"))
@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn lessons_are_found_by_stemmed_terms_and_the_oldest_go_past_capacity() {
-        let store = Store::in_memory().unwrap();
+        let store = Sqlite::in_memory().unwrap();
         store
             .add_lessons(
                 "DEB-a",
@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_lesson_keeps_no_secret_and_no_escape() {
-        let store = Store::in_memory().unwrap();
+        let store = Sqlite::in_memory().unwrap();
         crate::sanitize::register_secret("lesson-secret-987654321");
         let stored = store
             .add_lessons(
@@ -341,7 +341,7 @@ mod tests {
 
     #[test]
     fn query_syntax_in_a_term_is_only_text() {
-        let store = Store::in_memory().unwrap();
+        let store = Sqlite::in_memory().unwrap();
         store
             .add_lessons("DEB-a", "Q", &[draft("NEAR(x y) \"quoted\" OR")], 5)
             .unwrap();
@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn preferences_are_kept_and_replaced() {
-        let store = Store::in_memory().unwrap();
+        let store = Sqlite::in_memory().unwrap();
         assert_eq!(store.preference("lessons").unwrap(), None);
         store.set_preference("lessons", "off").unwrap();
         store.set_preference("lessons", "on").unwrap();

@@ -7,6 +7,7 @@ mod audit;
 mod bench;
 mod chain;
 mod checkpoint;
+mod facade;
 mod gates;
 mod history;
 mod journal;
@@ -21,6 +22,7 @@ pub use append::Entry;
 pub use audit::{AuditEntry, AuditKind, AuditPlace, sha256_hex};
 pub use chain::{ChainCheck, ChainHead};
 pub use checkpoint::Checkpointer;
+pub use facade::Store;
 pub use gates::GateRecord;
 pub use history::{DebateSummary, SearchHit};
 pub use journal::{CheckpointRecord, RemoteAnswer, StoredSynthesis};
@@ -214,7 +216,7 @@ fn read_only_culprit(path: &Path) -> String {
 
 /// A shared handle on the journal. Writes are short and serialized through one connection.
 #[derive(Clone)]
-pub struct Store {
+pub struct Sqlite {
     /// A second connection for the reads that follow running debates (their events, a
     /// debate's row), so a viewer never queues behind the writers; none for an in-memory
     /// journal, which only its one connection sees. Declared first so it closes first: the
@@ -232,21 +234,21 @@ pub struct Store {
     notices: Vec<String>,
 }
 
-impl Store {
+impl Sqlite {
     /// Opens (creating if needed) the journal at `path` and brings its schema up to date.
-    pub fn open(path: &Path) -> Result<Store, StoreError> {
+    pub fn open(path: &Path) -> Result<Sqlite, StoreError> {
         Self::open_waiting(path, Duration::from_secs(5), false)
     }
 
     /// `open` for the journal in moot's own data dir: that directory is narrowed to its
     /// owner too when others can read it.
-    pub fn open_in_data_dir(path: &Path) -> Result<Store, StoreError> {
+    pub fn open_in_data_dir(path: &Path) -> Result<Sqlite, StoreError> {
         Self::open_waiting(path, Duration::from_secs(5), true)
     }
 
     /// Opens the journal, waiting at most `busy` for another process's lock; `owned_dir`:
     /// its directory is moot's data dir.
-    pub fn open_waiting(path: &Path, busy: Duration, owned: bool) -> Result<Store, StoreError> {
+    pub fn open_waiting(path: &Path, busy: Duration, owned: bool) -> Result<Sqlite, StoreError> {
         Self::open_or_why(path, busy, owned).map_err(|(error, _)| error)
     }
 
@@ -256,8 +258,8 @@ impl Store {
         path: &Path,
         busy: Duration,
         owned: bool,
-    ) -> Result<Store, (StoreError, Option<Unwritable>)> {
-        let opened = || -> Result<Store, StoreError> {
+    ) -> Result<Sqlite, (StoreError, Option<Unwritable>)> {
+        let opened = || -> Result<Sqlite, StoreError> {
             let notices = private::prepare(path, owned).map_err(|e| StoreError::Open {
                 path: path.display().to_string(),
                 detail: format!("cannot make it private to you: {e}"),
@@ -293,7 +295,7 @@ impl Store {
     /// `open_in_data_dir` for a command that only reads: when the journal's directory cannot
     /// be written (a read-only mount), the journal is read as it stands, with a notice saying
     /// so, rather than refused.
-    pub fn open_to_read(path: &Path) -> Result<Store, StoreError> {
+    pub fn open_to_read(path: &Path) -> Result<Sqlite, StoreError> {
         match Self::open_or_why(path, Duration::from_secs(5), true) {
             Err((_, Some(unwritable))) if path.is_file() => {
                 Self::open_as_it_stands(path, &unwritable)
@@ -304,7 +306,7 @@ impl Store {
 
     /// The journal opened read-only and immutable: SQLite neither locks it nor looks for the
     /// files it keeps beside it, which it could not create here.
-    fn open_as_it_stands(path: &Path, unwritable: &Unwritable) -> Result<Store, StoreError> {
+    fn open_as_it_stands(path: &Path, unwritable: &Unwritable) -> Result<Sqlite, StoreError> {
         use std::os::unix::ffi::OsStrExt;
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
         let mut uri = String::from("file:");
@@ -347,7 +349,7 @@ impl Store {
                  may be missing",
             );
         }
-        Ok(Store {
+        Ok(Sqlite {
             connection: Arc::new(Mutex::new(connection)),
             heads: Arc::default(),
             waiting: Arc::default(),
@@ -363,12 +365,12 @@ impl Store {
     }
 
     /// An in-memory journal, for tests and benchmarks.
-    pub fn in_memory() -> Result<Store, StoreError> {
+    pub fn in_memory() -> Result<Sqlite, StoreError> {
         let connection = Connection::open_in_memory()?;
         Self::prepare(connection, Path::new(":memory:"), Duration::from_secs(5))
     }
 
-    fn prepare(connection: Connection, path: &Path, busy: Duration) -> Result<Store, StoreError> {
+    fn prepare(connection: Connection, path: &Path, busy: Duration) -> Result<Sqlite, StoreError> {
         let setup = || -> Result<(), StoreError> {
             let sqlite = || -> Result<(), rusqlite::Error> {
                 connection.busy_timeout(busy)?;
@@ -420,7 +422,7 @@ impl Store {
                 Some(Arc::new(Mutex::new(reader)))
             })
             .flatten();
-        Ok(Store {
+        Ok(Sqlite {
             connection: Arc::new(Mutex::new(connection)),
             heads: Arc::default(),
             waiting: Arc::default(),
@@ -446,24 +448,7 @@ impl Store {
     /// (`versions/<id>.git`, by absolute path): outside every work tree, so nothing a hook
     /// runs can write it. An in-memory journal keeps them in the temporary directory.
     pub fn versions_git_dir(&self, id: &str) -> std::path::PathBuf {
-        let dir = match self.path.parent() {
-            _ if self.path == Path::new(":memory:") => std::env::temp_dir().join("moot-versions"),
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        let dir = std::path::absolute(&dir).unwrap_or(dir);
-        // Ids are moot's own (`DEB-…`); anything else is kept to one path component.
-        let name: String = id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        dir.join("versions").join(format!("{name}.git"))
+        versions_git_dir_beside(&self.path, id)
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -547,7 +532,7 @@ mod tests {
     #[test]
     fn a_closed_journal_is_whole_in_its_database_file() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         let debate = running_debate("DEB-closed01");
         store.create_debate(&debate).unwrap();
         assert_eq!(store.debate("DEB-closed01").unwrap().id, "DEB-closed01");
@@ -564,7 +549,7 @@ mod tests {
     #[test]
     fn reads_that_follow_a_debate_do_not_queue_behind_the_writers() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         let debate = running_debate("DEB-reader01");
         store.create_debate(&debate).unwrap();
         let said = crate::debate::Event::Notice {
@@ -592,7 +577,7 @@ mod tests {
     #[test]
     fn both_connections_keep_their_temporary_pages_in_memory() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         let temp_store =
             |c: &Connection| -> i64 { c.query_row("PRAGMA temp_store", [], |r| r.get(0)).unwrap() };
         assert_eq!(temp_store(&store.lock()), 2, "the writing connection");
@@ -609,7 +594,7 @@ mod tests {
     #[test]
     fn a_cached_query_is_planned_once_whatever_is_bound() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         let query = "SELECT seq, event FROM events WHERE debate_id = ?1 AND seq > ?2 ORDER BY seq";
         let prepared_again = |c: &Connection| -> i32 {
             for after in 0..4_i64 {
@@ -640,7 +625,7 @@ mod tests {
         holder
             .execute_batch("CREATE TABLE t (x); BEGIN EXCLUSIVE; INSERT INTO t VALUES (1);")
             .unwrap();
-        let error = Store::open_waiting(&path, Duration::from_millis(50), false)
+        let error = Sqlite::open_waiting(&path, Duration::from_millis(50), false)
             .err()
             .unwrap();
         assert!(matches!(error, StoreError::Locked { .. }), "{error}");
@@ -648,7 +633,7 @@ mod tests {
         holder.execute_batch("COMMIT").unwrap();
         drop(holder);
         // Once released, the journal opens and migrates.
-        Store::open_waiting(&path, Duration::from_millis(50), false).unwrap();
+        Sqlite::open_waiting(&path, Duration::from_millis(50), false).unwrap();
     }
 
     /// A code debate's versions sit beside the journal, by absolute path, one component per
@@ -656,7 +641,7 @@ mod tests {
     #[test]
     fn versions_sit_beside_the_journal_and_go_with_their_debate() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("moot.db")).unwrap();
+        let store = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         let git_dir = store.versions_git_dir("DEB-code0001");
         assert_eq!(git_dir, dir.path().join("versions/DEB-code0001.git"));
         assert_eq!(
@@ -664,7 +649,7 @@ mod tests {
             "___x.git"
         );
         assert!(
-            Store::open(Path::new(":memory:"))
+            Sqlite::open(Path::new(":memory:"))
                 .unwrap()
                 .versions_git_dir("DEB-x")
                 .starts_with(std::env::temp_dir())
@@ -689,7 +674,7 @@ mod tests {
             .unwrap()
             .pragma_update(None, "user_version", 99)
             .unwrap();
-        let error = Store::open(&path).err().unwrap();
+        let error = Sqlite::open(&path).err().unwrap();
         assert!(
             matches!(error, StoreError::TooNew { found: 99, .. }),
             "{error}"
@@ -724,6 +709,41 @@ mod tests {
     }
 }
 
+/// moot's own git dir for code debate `id`'s versions beside the journal at `journal`
+/// (`versions/<id>.git`, by absolute path): outside every work tree, so nothing a hook runs
+/// can write it. An in-memory journal keeps them in the temporary directory.
+pub(super) fn versions_git_dir_beside(journal: &Path, id: &str) -> PathBuf {
+    let dir = match journal.parent() {
+        _ if journal == Path::new(":memory:") => std::env::temp_dir().join("moot-versions"),
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    // Ids are moot's own (`DEB-…`); anything else is kept to one path component.
+    let name: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join("versions").join(format!("{name}.git"))
+}
+
+/// Removes a deleted debate's code versions (`versions`), when it had any.
+pub(super) fn remove_versions(versions: &Path, id: &str) -> Result<(), StoreError> {
+    match std::fs::remove_dir_all(versions) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::Data(format!(
+            "{id} was deleted, but its versions in {} were not: {e}",
+            versions.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A running debate with nothing in it yet, for tests (the `fixtures` feature).
 #[cfg(any(test, feature = "fixtures"))]
 pub fn running_debate(id: &str) -> crate::debate::Debate {
@@ -755,7 +775,7 @@ mod chain_heads {
     fn heads_known_to_one_connection_give_way_to_another_connections_appends() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("moot.db");
-        let (one, other) = (Store::open(&path).unwrap(), Store::open(&path).unwrap());
+        let (one, other) = (Sqlite::open(&path).unwrap(), Sqlite::open(&path).unwrap());
         one.create_debate(&running_debate("DEB-heads")).unwrap();
         for round in 1..=3 {
             let turn = Turn::pending(TurnKey::new(round, Phase::Argument, "A"), "p", "m");

@@ -11,6 +11,7 @@
 
 mod append;
 mod browse;
+mod copy;
 mod lease;
 mod lessons;
 mod records;
