@@ -228,6 +228,24 @@ pub enum Command {
         #[command(subcommand)]
         action: ModelCommand,
     },
+    /// The journal itself: copy every debate, with its chain, to another one.
+    Journal {
+        #[command(subcommand)]
+        action: JournalCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+#[command(defer = true)]
+pub enum JournalCommand {
+    /// Copy every debate of this journal (`--journal`, else `[journal] url`, else the local
+    /// SQLite file), with its hash chain, its bench runs and preferences, into another, and
+    /// check each debate's chain there: to PostgreSQL, or back to a new SQLite file.
+    Copy {
+        /// A postgres://… URL, or the path of a SQLite file to make.
+        #[arg(long, value_name = "URL|FILE")]
+        to: String,
+    },
 }
 
 /// Continue a paused, interrupted or failed debate where it stopped (on the workbench on a

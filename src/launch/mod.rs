@@ -88,6 +88,9 @@ pub fn dispatch(cli: Cli) -> Result<i32, Failure> {
         Some(Command::Decide { id, option, force }) => decide_command(&id, &option, force),
         Some(Command::Perspectives { json }) => done(commands::perspectives(&config, json)),
         Some(Command::Model { action }) => model_command(action),
+        Some(Command::Journal {
+            action: crate::cli::JournalCommand::Copy { to },
+        }) => journal_copy(&to),
         Some(Command::List { json, limit }) => {
             done(commands::list(&open_store_to_read()?, json, limit))
         }
@@ -377,6 +380,49 @@ pub(crate) fn journal() -> Result<Store, crate::store::StoreError> {
         Some(url) => Store::connect(url, &paths::database_path()),
         None => Store::open_in_data_dir(&paths::database_path()),
     }
+}
+
+/// `moot journal copy --to TARGET`: every debate copied and its chain checked there, one
+/// line each; exit 1 when any did not copy or does not verify.
+fn journal_copy(to: &str) -> Result<i32, Failure> {
+    let source = open_store_to_read()?;
+    let target = if to.starts_with("postgres://") || to.starts_with("postgresql://") {
+        Store::connect(to, &paths::database_path())?
+    } else if to.contains("://") {
+        return Err(Failure::usage(format!(
+            "--to {}: moot copies a journal to PostgreSQL (postgres://…) or to a SQLite file",
+            crate::sanitize::redact(to)
+        )));
+    } else {
+        let path = std::path::Path::new(to);
+        if path.exists() {
+            return Err(Failure::usage(format!(
+                "--to {to}: the file is there already; moot copies a journal into a new SQLite \
+                 file (or into PostgreSQL, where it skips the debates that are there)"
+            )));
+        }
+        Store::open(path)?
+    };
+    let shown = crate::sanitize::redact(to).into_owned();
+    let report = source
+        .copy_into(&target, &mut |id, outcome| match outcome {
+            crate::store::Copied::Verified(head) => println!(
+                "ok   {id}  chain verified at {}",
+                head.map_or("(empty)".into(), |h| format!("sha256:{h}"))
+            ),
+            crate::store::Copied::There => println!("--   {id}  there already, the same chain"),
+            crate::store::Copied::Failed(why) => {
+                println!("FAIL {id}  {}", crate::sanitize::clean(why))
+            }
+        })
+        .map_err(Failure::from)?;
+    println!(
+        "{} copied to {shown}, {} there already, {} failed",
+        report.copied.len(),
+        report.already.len(),
+        report.failed.len()
+    );
+    Ok(if report.passed() { 0 } else { 1 })
 }
 
 fn open_store() -> Result<Store, Failure> {

@@ -723,3 +723,139 @@ fn a_lease_in_postgres_has_one_holder_and_a_dead_ones_is_taken_over() {
     let won = [a.join().unwrap(), b.join().unwrap()];
     assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
 }
+
+/// A whole SQLite journal copied to PostgreSQL and back to a new SQLite file: every debate
+/// arrives row for row and its chain checks there with the head it had (SQLite's in-row links
+/// become `chain` entries and back), a second copy finds them there already, and a debate
+/// copied in goes on being written with numbers past the ones it brought.
+#[test]
+fn a_journal_copied_to_postgres_and_back_verifies_with_the_same_heads() {
+    use moot_domain::debate::{AskKind, Control, GateDecision, LessonDraft};
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::open(&dir.path().join("moot.db")).unwrap();
+    for id in ["DEB-pgcopy01", "DEB-pgcopy02"] {
+        sqlite.create_debate(&debate(id)).unwrap();
+        for turn in turns() {
+            sqlite.record_turn(id, &turn).unwrap();
+        }
+        for event in events() {
+            sqlite.record_event(id, &event).unwrap();
+        }
+        sqlite
+            .record_checkpoint(id, 1, AskKind::Checkpoint, &Control::Continue, "ada")
+            .unwrap();
+        sqlite
+            .request_gate(
+                id,
+                "after_round:1",
+                "after_round",
+                1,
+                "s",
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        sqlite
+            .decide_gate(id, "after_round:1", GateDecision::Approved, "bob", None)
+            .unwrap();
+        let draft = LessonDraft {
+            text: "Measure first.".into(),
+            went: "right".into(),
+            advice: "Benchmark.".into(),
+            confidence: 0.5,
+        };
+        sqlite.add_lessons(id, "Q?", &[draft], 10).unwrap();
+    }
+    sqlite.set_preference("lessons", "off").unwrap();
+    sqlite
+        .create_bench_run("BENCH-copy", &serde_json::json!({"set": "words"}))
+        .unwrap();
+    sqlite
+        .record_bench_result(
+            "BENCH-copy",
+            0,
+            "single",
+            &serde_json::json!({"correct": true}),
+        )
+        .unwrap();
+
+    let pg = Store::connect(&server.database(), &dir.path().join("unused.db")).unwrap();
+    let mut heard = Vec::new();
+    let report = sqlite
+        .copy_into(&pg, &mut |id, outcome| {
+            heard.push((
+                id.to_string(),
+                matches!(outcome, moot_journal::store::Copied::Verified(_)),
+            ))
+        })
+        .unwrap();
+    assert!(report.passed(), "{report:?}");
+    assert_eq!(report.copied.len(), 2);
+    assert_eq!(heard.len(), 2);
+    for id in ["DEB-pgcopy01", "DEB-pgcopy02"] {
+        let (here, there) = (sqlite.check_chain(id).unwrap(), pg.check_chain(id).unwrap());
+        assert!(there.holds(), "{there:?}");
+        assert_eq!((there.entries, &there.head), (here.entries, &here.head));
+        assert_eq!(pg.turns(id).unwrap(), sqlite.turns(id).unwrap());
+        assert_eq!(
+            pg.events_after(id, 0).unwrap(),
+            sqlite.events_after(id, 0).unwrap()
+        );
+        assert_eq!(pg.gates(id).unwrap(), sqlite.gates(id).unwrap());
+        assert_eq!(pg.checkpoints(id).unwrap(), sqlite.checkpoints(id).unwrap());
+    }
+    assert_eq!(pg.lessons().unwrap(), sqlite.lessons().unwrap());
+    assert_eq!(pg.preference("lessons").unwrap().as_deref(), Some("off"));
+    assert_eq!(
+        pg.bench_results("BENCH-copy").unwrap(),
+        sqlite.bench_results("BENCH-copy").unwrap()
+    );
+    assert_eq!(
+        pg.search("benchmark", 5).unwrap().len(),
+        0,
+        "lessons are not debate passages"
+    );
+    assert_eq!(pg.search("Redis", 5).unwrap().len(), 2);
+
+    // Again: nothing copied twice.
+    let again = sqlite.copy_into(&pg, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        (again.copied.len(), again.already.len()),
+        (0, 2),
+        "{again:?}"
+    );
+
+    // A copied debate goes on in PostgreSQL past the numbers it brought, its chain intact.
+    let last = pg.last_event_seq("DEB-pgcopy02").unwrap();
+    pg.record_event(
+        "DEB-pgcopy02",
+        &Event::Notice {
+            message: "resumed".into(),
+        },
+    )
+    .unwrap();
+    assert!(pg.last_event_seq("DEB-pgcopy02").unwrap() > last);
+    assert!(pg.check_chain("DEB-pgcopy02").unwrap().holds());
+
+    // And back to a new SQLite file.
+    let back = Store::open(&dir.path().join("back.db")).unwrap();
+    let report = pg.copy_into(&back, &mut |_, _| {}).unwrap();
+    assert!(report.passed(), "{report:?}");
+    for id in ["DEB-pgcopy01", "DEB-pgcopy02"] {
+        let (there, back_here) = (pg.check_chain(id).unwrap(), back.check_chain(id).unwrap());
+        assert!(back_here.holds(), "{back_here:?}");
+        assert_eq!(back_here.head, there.head);
+        assert_eq!(back.events(id).unwrap(), pg.events(id).unwrap());
+    }
+    // The copy back is written on in SQLite's own way, its chain still whole.
+    back.record_event(
+        "DEB-pgcopy01",
+        &Event::Notice {
+            message: "later".into(),
+        },
+    )
+    .unwrap();
+    assert!(back.check_chain("DEB-pgcopy01").unwrap().holds());
+}

@@ -139,6 +139,38 @@ impl Store {
         }
     }
 
+    /// Debate `id` row for row, with its chain (`moot journal copy`).
+    pub fn debate_rows(&self, id: &str) -> Result<super::DebateRows, StoreError> {
+        match &self.journal {
+            Journal::Sqlite(sqlite) => sqlite.debate_rows(id),
+            Journal::Postgres(pg, _) => pg.debate_rows(id),
+        }
+    }
+
+    /// Writes a debate copied from another journal, with the numbers it had there.
+    pub fn import_debate(&self, rows: &super::DebateRows) -> Result<(), StoreError> {
+        match &self.journal {
+            Journal::Sqlite(sqlite) => sqlite.import_debate(rows),
+            Journal::Postgres(pg, _) => pg.import_debate(rows),
+        }
+    }
+
+    /// Every standing preference.
+    pub(super) fn preferences(&self) -> Result<Vec<(String, String)>, StoreError> {
+        match &self.journal {
+            Journal::Sqlite(sqlite) => sqlite.preferences(),
+            Journal::Postgres(pg, _) => pg.preferences(),
+        }
+    }
+
+    /// Every bench run's id and settings.
+    pub(super) fn bench_runs(&self) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+        match &self.journal {
+            Journal::Sqlite(sqlite) => sqlite.bench_runs(),
+            Journal::Postgres(pg, _) => pg.bench_runs(),
+        }
+    }
+
     /// How many transactions this journal's appends have taken so far (SQLite's; PostgreSQL
     /// writes an append in one).
     #[cfg(any(test, feature = "fixtures"))]

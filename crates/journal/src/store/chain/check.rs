@@ -49,11 +49,16 @@ pub(in crate::store) struct StoredEntry {
 impl StoredEntry {
     /// An entry from the `chain` table's columns `n, facet, row_key, place, content, prev,
     /// hash, upgraded, prev_place`.
-    pub(in crate::store) fn from_values(row: &[rusqlite::types::Value]) -> Result<Self, String> {
+    pub(in crate::store) fn from_values(
+        row: &[rusqlite::types::Value],
+    ) -> Result<Self, crate::store::StoreError> {
+        use crate::store::StoreError;
         use rusqlite::types::Value as V;
         let text = |value: &V| match value {
             V::Text(text) => Ok(text.clone()),
-            other => Err(format!("a chain entry reads {other:?} where text belongs")),
+            other => Err(StoreError::Data(format!(
+                "a chain entry reads {other:?} where text belongs"
+            ))),
         };
         match row {
             [
@@ -83,7 +88,10 @@ impl StoredEntry {
                 upgraded: *upgraded != 0,
                 in_row: false,
             }),
-            other => Err(format!("a chain entry has {} columns", other.len())),
+            other => Err(StoreError::Data(format!(
+                "a chain entry has {} columns",
+                other.len()
+            ))),
         }
     }
 }

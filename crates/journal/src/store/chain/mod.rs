@@ -728,6 +728,54 @@ pub(super) fn row_link(
 
 /// A link a row carries: the row's key, the entry's position and hash, and the previous
 /// entry's place.
+/// An entry kept in its row, as a copy carries it to `chain`: its position, facet, key,
+/// place and content as a check reads them now, its hash and the place before it.
+pub(in crate::store) struct StoredLink {
+    pub n: i64,
+    pub facet: &'static str,
+    pub key: String,
+    pub place: String,
+    pub content: String,
+    pub hash: String,
+    pub previous_place: Option<String>,
+}
+
+/// Every entry of debate `debate` that SQLite keeps in a row of its own.
+pub(in crate::store) fn stored_links(
+    connection: &Connection,
+    debate: &str,
+) -> rusqlite::Result<Vec<StoredLink>> {
+    let mut links = Vec::new();
+    for facet in FACETS.iter().filter(|facet| facet.in_row) {
+        let content_of: HashMap<String, Vec<Value>> = facet
+            .rows(connection, debate)?
+            .into_iter()
+            .map(|(key, content)| (serde_json::to_string(&key).unwrap_or_default(), content))
+            .collect();
+        for InRowLink {
+            row,
+            n,
+            hash,
+            previous_place,
+        } in facet.in_row_links(connection, debate)?
+        {
+            let key = [row];
+            let key_text = serde_json::to_string(&key).unwrap_or_default();
+            let content = content_of.get(&key_text).map(Vec::as_slice);
+            links.push(StoredLink {
+                n,
+                facet: facet.name,
+                place: facet.place(&key, content),
+                content: content.map(content_hash).unwrap_or_default(),
+                key: key_text,
+                hash,
+                previous_place,
+            });
+        }
+    }
+    Ok(links)
+}
+
 struct InRowLink {
     row: Value,
     n: i64,

@@ -111,7 +111,7 @@ fn owned(values: &[ValueRef<'_>]) -> Vec<Value> {
 
 /// Inserts a turn made ready into debate `id`, searchable and chained.
 fn insert_turn(tx: &mut Transaction<'_>, id: &str, row: &TurnRow) -> Result<(), StoreError> {
-    let number = next_number(tx, "turns", "id", id)?;
+    let number = next_number(tx, "turns")?;
     let mut bound = vec![Value::Integer(number), Value::Text(id.to_string())];
     bound.extend(row.values().iter().cloned());
     execute(
@@ -138,7 +138,7 @@ fn insert_turn(tx: &mut Transaction<'_>, id: &str, row: &TurnRow) -> Result<(), 
 fn insert(tx: &mut Transaction<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
     match entry {
         Ready::Event { kind, text, .. } => {
-            let seq = next_number(tx, "events", "seq", id)?;
+            let seq = next_number(tx, "events")?;
             let mut bound = vec![Value::Integer(seq), Value::Text(id.to_string())];
             bound.extend(owned(&event_values(kind, text)));
             execute(
@@ -157,7 +157,7 @@ fn insert(tx: &mut Transaction<'_>, id: &str, entry: &Ready) -> Result<(), Store
             stored,
             ..
         } => {
-            let seq = next_number(tx, "audit", "seq", id)?;
+            let seq = next_number(tx, "audit")?;
             let mut bound = vec![Value::Integer(seq), Value::Text(id.to_string())];
             bound.extend(owned(&audit_values(at, kind, place, hash, *size)));
             bound.push(stored.clone().map_or(Value::Null, Value::Blob));

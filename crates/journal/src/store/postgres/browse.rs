@@ -48,7 +48,7 @@ impl PgJournal {
                     COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
                     d.stage
              FROM debates d ORDER BY d.created_at DESC, d.id DESC LIMIT ?1",
-            vec![Value::Integer(limit as i64)],
+            vec![Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX))],
         )?
         .iter()
         .map(|row| {

@@ -1,141 +1,151 @@
-//! A debate copied out of PostgreSQL into a SQLite file, row for row with its chain, so what
-//! reads a SQLite journal (the audit's re-run from the journal alone) reads it there and the
-//! copy's chain checks as the original's does.
+//! PostgreSQL's side of moving a journal (`store::copy`): a debate read out row for row with
+//! its chain, or written in from another journal with the numbers it had there (the sequences
+//! moved past them), and a debate copied out into a SQLite file for what reads one (the
+//! audit's re-run from the journal alone).
 
-use super::{PgJournal, query};
+use super::{PgJournal, execute, failed_pg, query, text};
+use crate::store::copy::{CHAIN, DebateRows, TABLES};
 use crate::store::{Sqlite, StoreError};
 use rusqlite::types::Value;
 use std::path::Path;
 
-/// Each table that holds a debate's rows: the columns both journals have, the column that
-/// names the debate, and the order its rows were written in.
-const TABLES: &[(&str, &str, &str, &str)] = &[
-    (
-        "debates",
-        "id, question, protocol, status, config, seats, created_at, updated_at, finished_at,
-         confidence, error, stage, lease_pid, lease_host, lease_at, lease_since",
-        "id",
-        "id",
-    ),
-    (
-        "turns",
-        "id, debate_id, round, phase, seat, content, moves, data, confidence, tokens_in,
-         tokens_out, tokens_estimated, latency_ms, provider, model, status, note, created_at",
-        "debate_id",
-        "id",
-    ),
-    (
-        "checkpoints",
-        "debate_id, round, kind, decision, guidance, created_at, answered_by",
-        "debate_id",
-        "entered",
-    ),
-    (
-        "syntheses",
-        "debate_id, markdown, data, confidence, path, follow_up_path, created_at, section",
-        "debate_id",
-        "debate_id",
-    ),
-    (
-        "annotations",
-        "seq, debate_id, round, kind, seat, event",
-        "debate_id",
-        "seq",
-    ),
-    ("events", "seq, debate_id, kind, event", "debate_id", "seq"),
-    (
-        "gates",
-        "debate_id, gate, point, round, summary, artifacts, requested_at, decision, decided_by,
-         reason, decided_at",
-        "debate_id",
-        "entered",
-    ),
-    (
-        "audit",
-        "seq, debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, size,
-         body",
-        "debate_id",
-        "seq",
-    ),
-    (
-        "lessons",
-        "id, debate_id, question, lesson, went, advice, confidence, created_at, embedding,
-         embedding_model",
-        "debate_id",
-        "id",
-    ),
-    (
-        "chain",
-        "debate_id, n, facet, row_key, place, content, prev, hash, upgraded, prev_place",
-        "debate_id",
-        "n",
-    ),
-    ("search_index", "body, debate_id, kind", "debate_id", "id"),
+/// The order each of `TABLES` was written in, here.
+const ORDER: &[&str] = &[
+    "id",
+    "id",
+    "entered",
+    "debate_id",
+    "seq",
+    "seq",
+    "entered",
+    "seq",
+    "id",
+    "id",
+];
+
+/// The sequences that number rows, with their table and column.
+const NUMBERED: &[(&str, &str, &str)] = &[
+    ("turns_numbers", "turns", "id"),
+    ("events_numbers", "events", "seq"),
+    ("audit_numbers", "audit", "seq"),
 ];
 
 impl PgJournal {
-    /// A new SQLite journal at `path` holding debate `id` alone, copied row for row.
-    pub fn copy_debate_to_sqlite(&self, id: &str, path: &Path) -> Result<Sqlite, StoreError> {
+    /// Debate `id` row for row, with its chain.
+    pub(in crate::store) fn debate_rows(&self, id: &str) -> Result<DebateRows, StoreError> {
         let (wanted, shown) = (id.to_string(), self.shown.clone());
-        let tables = self.call(move |client| {
+        self.call(move |client| {
             let mut tx = client
                 .build_transaction()
                 .read_only(true)
                 .isolation_level(postgres::IsolationLevel::RepeatableRead)
                 .start()
-                .map_err(|e| super::failed_pg(&shown, e))?;
+                .map_err(|e| failed_pg(&shown, e))?;
+            let key = [Value::Text(wanted.clone())];
             let mut tables = Vec::new();
-            for (table, columns, owner, order) in TABLES {
-                let rows = query(
+            for ((table, columns, owner), order) in TABLES.iter().zip(ORDER) {
+                tables.push(query(
                     &mut tx,
                     &format!("SELECT {columns} FROM {table} WHERE {owner} = ?1 ORDER BY {order}"),
-                    &[Value::Text(wanted.clone())],
-                )?;
-                tables.push((*table, *columns, rows));
+                    &key,
+                )?);
             }
-            Ok(tables)
-        })?;
-        if tables.first().is_none_or(|(_, _, rows)| rows.is_empty()) {
+            let chain = query(
+                &mut tx,
+                &format!("SELECT {CHAIN} FROM chain WHERE debate_id = ?1 ORDER BY n"),
+                &key,
+            )?;
+            Ok(DebateRows {
+                id: wanted,
+                tables,
+                chain,
+            })
+        })
+    }
+
+    /// Writes a debate copied from another journal, in one transaction, with the numbers it
+    /// had there; the sequences then number past them.
+    pub(in crate::store) fn import_debate(&self, rows: &DebateRows) -> Result<(), StoreError> {
+        let (tables, chain, shown) = (rows.tables.clone(), rows.chain.clone(), self.shown.clone());
+        self.call(move |client| {
+            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+            for ((table, columns, _), rows) in TABLES.iter().zip(&tables) {
+                insert_all(&mut tx, table, columns, rows)?;
+            }
+            insert_all(&mut tx, "chain", CHAIN, &chain)?;
+            for (sequence, table, column) in NUMBERED {
+                query(
+                    &mut tx,
+                    &format!(
+                        "SELECT setval('{sequence}', m) FROM (SELECT MAX({column}) AS m FROM {table}) t
+                         WHERE m IS NOT NULL AND m > (SELECT CASE WHEN is_called THEN last_value
+                            ELSE last_value - 1 END FROM {sequence})"
+                    ),
+                    &[],
+                )?;
+            }
+            query(
+                &mut tx,
+                "SELECT setval(pg_get_serial_sequence('lessons', 'id'), m)
+                 FROM (SELECT MAX(id) AS m FROM lessons) t WHERE m IS NOT NULL",
+                &[],
+            )?;
+            tx.commit().map_err(|e| failed_pg(&shown, e))
+        })
+    }
+
+    /// A new SQLite journal at `path` holding debate `id` alone, copied row for row.
+    pub fn copy_debate_to_sqlite(&self, id: &str, path: &Path) -> Result<Sqlite, StoreError> {
+        let rows = self.debate_rows(id)?;
+        if rows.tables.first().is_none_or(Vec::is_empty) {
             return Err(StoreError::NotFound(id.to_string()));
         }
         let copy = Sqlite::open(path)?;
-        copy.with(|connection| {
-            let tx = connection.unchecked_transaction()?;
-            for (table, columns, rows) in &tables {
-                let marks: Vec<String> = (1..=columns.split(',').count())
-                    .map(|n| format!("?{n}"))
-                    .collect();
-                let sql = format!(
-                    "INSERT INTO {table} ({columns}) VALUES ({})",
-                    marks.join(", ")
-                );
-                let mut statement = tx.prepare(&sql)?;
-                for row in rows {
-                    statement.execute(rusqlite::params_from_iter(row))?;
-                }
-                // SQLite finds lessons through an index of its own.
-                if *table == "lessons" {
-                    for row in rows {
-                        tx.execute(
-                            "INSERT INTO lessons_index (body, lesson_id) VALUES (?1, ?2)",
-                            rusqlite::params![
-                                format!("{}\n{}\n{}", text(&row[2]), text(&row[3]), text(&row[5])),
-                                row[0]
-                            ],
-                        )?;
-                    }
-                }
-            }
-            tx.commit()?;
-            Ok(())
-        })?;
+        copy.import_debate(&rows)?;
         Ok(copy)
+    }
+
+    /// Every standing preference.
+    pub(in crate::store) fn preferences(&self) -> Result<Vec<(String, String)>, StoreError> {
+        self.rows(
+            "SELECT key, value FROM preferences ORDER BY key",
+            Vec::new(),
+        )?
+        .iter()
+        .map(|row| Ok((text(&row[0])?, text(&row[1])?)))
+        .collect()
+    }
+
+    /// Every bench run's id and settings.
+    pub(in crate::store) fn bench_runs(
+        &self,
+    ) -> Result<Vec<(String, serde_json::Value)>, StoreError> {
+        self.rows(
+            "SELECT id, settings FROM bench_runs ORDER BY created_at, id",
+            Vec::new(),
+        )?
+        .iter()
+        .map(|row| Ok((text(&row[0])?, super::parsed(&row[1])?)))
+        .collect()
     }
 }
 
-fn text(value: &Value) -> &str {
-    match value {
-        Value::Text(text) => text,
-        _ => "",
+/// Inserts `rows` into `table`'s `columns`.
+fn insert_all(
+    tx: &mut postgres::Transaction<'_>,
+    table: &str,
+    columns: &str,
+    rows: &[Vec<Value>],
+) -> Result<(), StoreError> {
+    let marks: Vec<String> = (1..=columns.split(',').count())
+        .map(|n| format!("?{n}"))
+        .collect();
+    let sql = format!(
+        "INSERT INTO {table} ({columns}) VALUES ({})",
+        marks.join(", ")
+    );
+    for row in rows {
+        execute(tx, &sql, row)?;
     }
+    Ok(())
 }

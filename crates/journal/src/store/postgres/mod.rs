@@ -293,8 +293,7 @@ impl PgJournal {
             )?
             .into_iter()
             .map(|row| chain::StoredEntry::from_values(&row))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(StoreError::Data)?;
+            .collect::<Result<Vec<_>, _>>()?;
             let mut rows = Vec::new();
             for &facet in chain::facets() {
                 rows.push((facet, facet_rows(&mut tx, &id, facet)?));
@@ -399,19 +398,11 @@ fn query(
         .collect()
 }
 
-/// The next number of a row of `table` in debate `id` (its `column`): its place in the
-/// debate. The debate's row lock is held, so no other writer takes the same one.
-fn next_number(
-    tx: &mut Transaction<'_>,
-    table: &str,
-    column: &str,
-    id: &str,
-) -> Result<i64, StoreError> {
-    let rows = query(
-        tx,
-        &format!("SELECT COALESCE(MAX({column}), 0) + 1 FROM {table} WHERE debate_id = ?1"),
-        &[Value::Text(id.to_string())],
-    )?;
+/// The next number of a row of `table` (a turn's id, an event's or audit entry's seq): one
+/// more than any the journal has given, as SQLite numbers them, so a debate copied between the
+/// two keeps its numbers (the chain is made on them) and meets no other debate's.
+fn next_number(tx: &mut Transaction<'_>, table: &str) -> Result<i64, StoreError> {
+    let rows = query(tx, &format!("SELECT nextval('{table}_numbers')"), &[])?;
     match rows.first().and_then(|row| row.first()) {
         Some(Value::Integer(n)) => Ok(*n),
         other => Err(StoreError::Data(format!("no next number: {other:?}"))),

@@ -2,9 +2,9 @@
 //! SQLite's (`store::migrations`), each in one transaction, tracked in `moot_schema`. Full-text
 //! search is a `tsvector` column with a GIN index where SQLite has FTS5; the chain keeps every
 //! link in `chain` (no in-row links: those spare SQLite a page per commit, which PostgreSQL's
-//! row storage does not need). A turn's, an event's or an audit entry's number is its place
-//! in its debate (the debate's largest and one), not in the whole journal as in SQLite, so a
-//! debate copied in with its numbers (and the chain made on them) meets no other debate's.
+//! row storage does not need). Turns, events and audit entries are numbered across the whole
+//! journal as SQLite numbers them (a sequence each), and keyed by debate and number, so a
+//! debate copied in keeps its numbers, on which its chain was made.
 
 use postgres::Client;
 
@@ -49,6 +49,7 @@ CREATE TABLE turns (
     PRIMARY KEY (debate_id, id),
     UNIQUE (debate_id, round, phase, seat)
 );
+CREATE SEQUENCE turns_numbers;
 
 CREATE TABLE checkpoints (
     debate_id  TEXT NOT NULL REFERENCES debates(id) ON DELETE CASCADE,
@@ -119,6 +120,7 @@ CREATE TABLE events (
     event     TEXT NOT NULL,
     PRIMARY KEY (debate_id, seq)
 );
+CREATE SEQUENCE events_numbers;
 ALTER TABLE syntheses ADD COLUMN section TEXT;
 "#,
     // 5: approval gates.
@@ -158,6 +160,7 @@ CREATE TABLE audit (
     body      BYTEA,
     PRIMARY KEY (debate_id, seq)
 );
+CREATE SEQUENCE audit_numbers;
 "#,
     // 7: lessons, their search (stemmed, as SQLite's porter tokenizer), and preferences.
     r#"
