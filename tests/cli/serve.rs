@@ -1815,3 +1815,73 @@ fn every_status_the_server_sends_is_one_the_openapi_file_lists() {
     assert_eq!(trail["chain"]["entries"], printed["chain"]["entries"]);
     assert!(!trail["entries"].as_array().unwrap().is_empty());
 }
+
+/// Two `moot serve` replicas on one PostgreSQL journal (issue 73), each in a home of its own
+/// as two hosts would be: a debate started on A is followed over SSE on B, which reads it from
+/// the shared journal, in order and with no gap; its gate, requested on A, is approved with a
+/// POST to B, and the debate goes on to its end on A; both list it, and it verifies.
+#[test]
+fn a_gate_requested_on_one_replica_is_approved_on_another_sharing_its_postgres_journal() {
+    let Some(postgres) = crate::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = postgres.database();
+    let stand_in = StandIn::start_in_background(converging_panel());
+    let (home_a, home_b) = (Home::new(), Home::new());
+    let replica_a = serve(&home_a, &stand_in, &["--journal", &url]);
+    let replica_b = serve(&home_b, &stand_in, &["--journal", &url]);
+    let (a, b) = (replica_a.addr.as_str(), replica_b.addr.as_str());
+    let id = start_debate(
+        a,
+        json!({
+            "question": "Which sync model should the app ship with?",
+            "protocol": "panel",
+            "options": ["A: Local-first sync", "B: Server-authoritative", "C: Manual export"],
+            "gates": ["before_synthesis"],
+            "checkpoints": false
+        }),
+    );
+    let mut approved = false;
+    let sent = follow(b, &id, None, |event| {
+        if event.data["type"] == "gate_requested" && !approved {
+            approved = true;
+            let reply = http(
+                b,
+                "POST",
+                &format!("/v1/debates/{id}/approve"),
+                Some(TOKEN),
+                Some(r#"{"reviewer": "bob", "reason": "approved from the other replica"}"#),
+            );
+            assert_eq!(reply.status, 200, "{}", reply.body);
+        }
+        true
+    });
+    assert!(approved, "B's stream showed the gate A requested: {sent:?}");
+    let kinds: Vec<&str> = sent
+        .iter()
+        .map(|e| e.data["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.last(), Some(&"debate_completed"), "{kinds:?}");
+    assert!(
+        sent.iter()
+            .any(|e| e.data["type"] == "gate_decided" && e.data["by"] == "bob via HTTP"),
+        "{kinds:?}"
+    );
+    // B saw every journaled event of the debate, in order, none missing.
+    let ids: Vec<i64> = sent.iter().filter_map(|e| e.id).collect();
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    let journaled = home_b.run(None, &["show", &id, "--json", "--journal", &url]);
+    let shown: Value = serde_json::from_slice(&journaled.stdout).unwrap();
+    assert_eq!(shown["status"], "completed");
+    for replica in [a, b] {
+        let listed = http(replica, "GET", "/v1/debates", Some(TOKEN), None).json();
+        assert_eq!(listed[0]["id"], id.as_str(), "{listed}");
+    }
+    drop((replica_a, replica_b));
+    let audit = home_b.run(None, &["audit", &id, "--verify", "--journal", &url]);
+    assert!(
+        audit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
+    );
+}
