@@ -1885,3 +1885,143 @@ fn a_gate_requested_on_one_replica_is_approved_on_another_sharing_its_postgres_j
         String::from_utf8_lossy(&audit.stdout)
     );
 }
+
+/// Every turn of a debate by its key, from the journal at `url`.
+fn turn_keys_at(home: &Home, url: &str, id: &str) -> Vec<support::serving::TurnKey> {
+    let shown = home.run(None, &["show", id, "--json", "--journal", url]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    support::serving::turn_keys_of(&serde_json::from_slice(&shown.stdout).unwrap())
+}
+
+/// Replicas share the work (issue 73): a replica on a shared PostgreSQL journal that is
+/// killed (SIGKILL: no lease released) mid-round has its debates taken over by another within
+/// `[serve] takeover_seconds`; every debate completes with no turn lost, none journaled twice
+/// and none asked of the provider again; each says it was taken over and verifies; a follower
+/// on the surviving replica saw every event of its debate the journal holds, in order.
+#[test]
+fn a_killed_replicas_debates_are_taken_over_by_another_on_the_same_journal() {
+    let Some(postgres) = crate::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = postgres.database();
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(150),
+        ..Behaviour::default()
+    });
+    let (home_a, home_b) = (Home::new(), Home::new());
+    for home in [&home_a, &home_b] {
+        home.write_config("[serve]\ntakeover_seconds = 1\n");
+    }
+    let replica_a = serve(&home_a, &stand_in, &["--journal", &url]);
+    let replica_b = serve(&home_b, &stand_in, &["--journal", &url]);
+    let b = replica_b.addr.clone();
+    let ids: Vec<String> = (0..6)
+        .map(|i| {
+            start_debate(
+                &replica_a.addr,
+                json!({"question": support::serving::question(i), "max_rounds": 2, "checkpoints": false}),
+            )
+        })
+        .collect();
+    // B follows the first from the shared journal while A runs it, and after.
+    let followed = ids[0].clone();
+    let follower = {
+        let b = b.clone();
+        std::thread::spawn(move || {
+            follow(&b, &followed, None, |e| {
+                e.data["type"] != "debate_completed"
+            })
+        })
+    };
+    // Mid-round: once every debate has journaled a turn.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ids
+        .iter()
+        .any(|id| turn_keys_at(&home_b, &url, id).is_empty())
+    {
+        assert!(Instant::now() < deadline, "the debates never spoke");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before: Vec<Vec<support::serving::TurnKey>> = ids
+        .iter()
+        .map(|id| turn_keys_at(&home_b, &url, id))
+        .collect();
+    let asked_before = stand_in.seen().len();
+    let mut replica_a = replica_a;
+    replica_a.child.kill().unwrap();
+    replica_a.child.wait().unwrap();
+    let killed = Instant::now();
+    let deadline = killed + Duration::from_secs(120);
+    loop {
+        let listed = statuses(&b);
+        let done = ids
+            .iter()
+            .filter(|id| listed.iter().any(|(i, s)| i == *id && s == "completed"))
+            .count();
+        if done == ids.len() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{done} of {} completed: {listed:?}",
+            ids.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let resumed = &stand_in.seen()[asked_before..];
+    assert!(
+        resumed
+            .iter()
+            .any(|seen| support::serving::debate_of(seen, ids.len()).is_some()),
+        "no request after the kill carried a debate's question"
+    );
+    let again = support::serving::asked_again(resumed, &before);
+    assert!(
+        again.is_empty(),
+        "asked again for journaled turns: {again:?}"
+    );
+    for (id, before) in ids.iter().zip(&before) {
+        let after = turn_keys_at(&home_b, &url, id);
+        for key in before {
+            assert!(after.contains(key), "{id} lost {key:?}");
+        }
+        let mut unique = after.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            after.len(),
+            "{id} journaled a turn twice: {after:?}"
+        );
+        let said = follow(&b, id, None, |_| true);
+        assert!(
+            said.iter().any(|e| e.data["type"] == "notice"
+                && e.data["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("took it over where its journal left it"))),
+            "{id} does not say it was taken over"
+        );
+        let audit = home_b.run(None, &["audit", id, "--verify", "--journal", &url]);
+        assert!(
+            audit.status.success(),
+            "{id}: {}",
+            String::from_utf8_lossy(&audit.stdout)
+        );
+    }
+    // The follower saw every journaled event of its debate, in order, across the takeover.
+    let seen: Vec<i64> = follower
+        .join()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.id)
+        .collect();
+    let journaled: Vec<i64> = follow(&b, &ids[0], None, |_| true)
+        .iter()
+        .filter_map(|e| e.id)
+        .collect();
+    assert_eq!(
+        seen, journaled,
+        "the follower missed events, or saw them out of order"
+    );
+    drop(replica_b);
+}

@@ -203,6 +203,10 @@ pub fn serve(
             );
         }
         tokio::spawn(watchdog::watch(server.clone()));
+        // Replicas on one journal take over the debates of one that died.
+        if server.store.is_shared() {
+            tokio::spawn(run::take_over_orphans(server.clone()));
+        }
         // Tests and scripts read where it listens from this line (`--listen 127.0.0.1:0`).
         println!("moot serve: listening on http://{local}");
         axum::serve(listener, routes::router(server.clone()))
@@ -235,6 +239,10 @@ pub fn mcp_stdio(
     let server = Server::new(host, args, config, store, String::new());
     runtime()?.block_on(async move {
         tokio::spawn(watchdog::watch(server.clone()));
+        // Replicas on one journal take over the debates of one that died.
+        if server.store.is_shared() {
+            tokio::spawn(run::take_over_orphans(server.clone()));
+        }
         let service = mcp::Tools::new(server.clone())
             .serve(rmcp::transport::stdio())
             .await

@@ -8,6 +8,7 @@ use crate::debate::{DebateStatus, Event, Initiator};
 use crate::session::DebateSettings;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Why a debate could not start, in the session's own words.
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +132,99 @@ pub(super) async fn spawn(
     Ok(id)
 }
 
+/// How often a replica looks for debates whose server died, when `[serve] takeover_seconds`
+/// does not say how soon to take them over.
+const DEFAULT_TAKEOVER_SECONDS: u64 = 15;
+
+/// On a journal several replicas share: looks, three times per `[serve] takeover_seconds`,
+/// for debates a server started whose holder is gone (on this host its process ended; on
+/// another its heartbeat stopped), and resumes each one this replica has room for where its
+/// journal left it. Replicas that reach for one debate at once meet at its lease in the
+/// journal, which exactly one of them gets; the others leave it.
+pub(super) async fn take_over_orphans(server: Arc<Server>) {
+    let every = Duration::from_millis(
+        server
+            .config
+            .serve
+            .takeover_seconds
+            .unwrap_or(DEFAULT_TAKEOVER_SECONDS)
+            .max(1)
+            * 1000
+            / 3,
+    );
+    loop {
+        tokio::time::sleep(every).await;
+        let taken = take_over(&server).await;
+        if !taken.is_empty() {
+            eprintln!(
+                "moot serve: took over {} debate(s) whose server stopped: {}",
+                taken.len(),
+                taken.join(", ")
+            );
+        }
+    }
+}
+
+/// One look for orphaned debates (`take_over_orphans`); the ids taken over.
+async fn take_over(server: &Arc<Server>) -> Vec<String> {
+    let Ok(debates) = server.store.list(usize::MAX) else {
+        return Vec::new();
+    };
+    let mut taken = Vec::new();
+    for summary in debates
+        .into_iter()
+        .filter(|d| d.status == DebateStatus::Interrupted)
+    {
+        if !started_by_a_server(server, &summary.id) {
+            continue;
+        }
+        // At its limit, a replica leaves the rest to the others.
+        let Some(place) = server.admit() else {
+            break;
+        };
+        match spawn(
+            server,
+            Start::Resume {
+                id: summary.id.clone(),
+            },
+            place,
+        )
+        .await
+        {
+            Ok(id) => {
+                let _ = server.store.record_event(
+                    &id,
+                    &Event::Notice {
+                        message: "its server stopped: another moot serve on this journal took \
+                                  it over where its journal left it"
+                            .into(),
+                    },
+                );
+                taken.push(id);
+            }
+            // Another replica took it first: its lease says so.
+            Err(_)
+                if server
+                    .store
+                    .debate(&summary.id)
+                    .is_ok_and(|d| d.status == DebateStatus::Running) => {}
+            Err(why) => eprintln!("moot serve: {} could not be taken over: {why}", summary.id),
+        }
+    }
+    taken
+}
+
+/// Whether a server started debate `id` (a debate started from the command line is its
+/// starter's, never a server's to resume).
+fn started_by_a_server(server: &Server, id: &str) -> bool {
+    // `served` marks it; a debate from before the mark was always `initiated_by: server`.
+    server.store.debate(id).is_ok_and(|debate| {
+        debate.config.get("served").and_then(|v| v.as_bool()) == Some(true)
+            || debate.config.get("initiated_by").and_then(|v| v.as_str())
+                == Some(Initiator::Server.to_string().as_str())
+    })
+}
+
 /// Resumes every debate a server started that was left running when its process died (its
 /// lease is dead, so it reads as interrupted): each says so in its events and goes on where
 /// the journal left it, waiting again at a gate or checkpoint it waited at. A debate someone
@@ -144,13 +238,7 @@ pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
         .into_iter()
         .filter(|d| d.status == DebateStatus::Interrupted)
     {
-        // `served` marks it; a debate from before the mark was always `initiated_by: server`.
-        let started_here = server.store.debate(&summary.id).is_ok_and(|debate| {
-            debate.config.get("served").and_then(|v| v.as_bool()) == Some(true)
-                || debate.config.get("initiated_by").and_then(|v| v.as_str())
-                    == Some(Initiator::Server.to_string().as_str())
-        });
-        if !started_here {
+        if !started_by_a_server(server, &summary.id) {
             continue;
         }
         let _ = server.store.record_event(

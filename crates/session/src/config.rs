@@ -84,6 +84,9 @@ pub struct ServeConfig {
     /// Where the server writes its debates' decision records (relative to the config
     /// file's directory); unset, it writes none (the journal keeps each record).
     pub decisions_dir: Option<PathBuf>,
+    /// On a journal replicas share (PostgreSQL): how soon a replica takes over the debates
+    /// of one that died, in seconds (default 15).
+    pub takeover_seconds: Option<u64>,
 }
 
 impl ServeConfig {
