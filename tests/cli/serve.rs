@@ -1877,6 +1877,38 @@ fn a_gate_requested_on_one_replica_is_approved_on_another_sharing_its_postgres_j
         let listed = http(replica, "GET", "/v1/debates", Some(TOKEN), None).json();
         assert_eq!(listed[0]["id"], id.as_str(), "{listed}");
     }
+    // A cancel sent to B of a debate A runs (waiting at its checkpoint) reaches it there.
+    let waiting = start_debate(
+        a,
+        json!({"question": "Should we cache sessions in Redis?", "max_rounds": 2}),
+    );
+    follow(b, &waiting, None, |e| e.data["type"] != "checkpoint");
+    let cancelled = http(
+        b,
+        "POST",
+        &format!("/v1/debates/{waiting}/cancel"),
+        Some(TOKEN),
+        None,
+    );
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    assert_eq!(cancelled.json()["elsewhere"], true);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = http(
+            b,
+            "GET",
+            &format!("/v1/debates/{waiting}"),
+            Some(TOKEN),
+            None,
+        )
+        .json()["status"]
+            .clone();
+        if status == "paused" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still {status} after the cancel");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     drop((replica_a, replica_b));
     let audit = home_b.run(None, &["audit", &id, "--verify", "--journal", &url]);
     assert!(

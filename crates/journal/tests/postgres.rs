@@ -448,6 +448,19 @@ fn answers_records_gates_and_bench_runs_read_back_as_in_sqlite() {
     both!(sqlite, pg, |j| j.save_capabilities(&shapes));
     assert_eq!(both!(sqlite, pg, |j| j.load_capabilities()), shapes);
 
+    // A cancel filed for the replica that runs the debate, taken once.
+    assert!(both!(sqlite, pg, |j| j.request_cancel(id, "the API")));
+    assert!(!both!(sqlite, replica, |j| j.request_cancel(id, "again")));
+    assert_eq!(
+        both!(sqlite, replica, |j| j.cancel_requests()),
+        vec![id.to_string()]
+    );
+    assert_eq!(
+        both!(sqlite, pg, |j| j.take_cancel_request(id)),
+        Some("the API".to_string())
+    );
+    assert_eq!(both!(sqlite, replica, |j| j.take_cancel_request(id)), None);
+    assert!(both!(sqlite, pg, |j| j.cancel_requests()).is_empty());
     both!(sqlite, pg, |j| j
         .set_config(id, &serde_json::json!({"max_rounds": 3})));
     let seat = Seat {

@@ -795,7 +795,8 @@ async fn audit(
 }
 
 /// `POST /v1/debates/{id}/cancel`: interrupts a debate this server runs (it stops where it
-/// is and can be resumed, as after Ctrl-C).
+/// is and can be resumed, as after Ctrl-C); on a shared journal, one another replica runs,
+/// through the journal.
 async fn cancel(
     State(server): State<Arc<Server>>,
     Path(id): Path<String>,
@@ -811,6 +812,14 @@ async fn cancel(
             Ok((
                 StatusCode::ACCEPTED,
                 Json(json!({"id": debate.id, "stopping": true})),
+            ))
+        }
+        // Run by another replica on the shared journal: filed there, taken by that replica.
+        None if server.store.is_shared() && debate.status == DebateStatus::Running => {
+            server.store.request_cancel(&debate.id, "the API")?;
+            Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({"id": debate.id, "stopping": true, "elsewhere": true})),
             ))
         }
         None => Err(ApiError::conflict(format!(

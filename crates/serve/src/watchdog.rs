@@ -84,6 +84,37 @@ pub(super) async fn watch(server: Arc<Server>) {
         for (id, progress) in stalled {
             flag_if_stalled(&server, &id, &progress, limit);
         }
+        if server.store.is_shared() {
+            cancel_as_asked_elsewhere(&server);
+        }
+    }
+}
+
+/// Interrupts each debate this replica runs that another replica was asked to cancel (the
+/// request waits in the shared journal until the replica that runs the debate takes it).
+fn cancel_as_asked_elsewhere(server: &Server) {
+    let Ok(asked) = server.store.cancel_requests() else {
+        return;
+    };
+    // Only a debate run here is this replica's to take the request of.
+    for id in asked
+        .into_iter()
+        .filter(|id| server.running().contains_key(id))
+    {
+        if !server
+            .store
+            .take_cancel_request(&id)
+            .is_ok_and(|by| by.is_some())
+        {
+            continue;
+        }
+        let sender = server
+            .running()
+            .get_mut(&id)
+            .and_then(|running| running.cancel.take());
+        if let Some(sender) = sender {
+            let _ = sender.send(());
+        }
     }
 }
 

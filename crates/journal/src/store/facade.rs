@@ -313,4 +313,10 @@ delegated! {
     fn preference(&self, key: &str) -> Result<Option<String>, StoreError>;
     /// Kept redacted, as everything the journal stores.
     fn set_preference(&self, key: &str, value: &str) -> Result<(), StoreError>;
+    /// Files a cancel of a debate another process runs; false when one waits already.
+    fn request_cancel(&self, id: &str, by: &str) -> Result<bool, StoreError>;
+    /// The debates a cancel waits for.
+    fn cancel_requests(&self) -> Result<Vec<String>, StoreError>;
+    /// Takes the cancel that waits for debate `id`: who asked, if anyone did.
+    fn take_cancel_request(&self, id: &str) -> Result<Option<String>, StoreError>;
 }

@@ -237,6 +237,15 @@ ALTER TABLE audit ADD COLUMN chain_prev_place TEXT;
     r#"
 ALTER TABLE debates ADD COLUMN lease_since INTEGER;
 "#,
+    // 14: a cancel asked of a debate another process runs (another `moot serve` on a shared
+    // journal), until that process takes it.
+    r#"
+CREATE TABLE cancellations (
+    debate_id    TEXT PRIMARY KEY REFERENCES debates(id) ON DELETE CASCADE,
+    requested_by TEXT NOT NULL,
+    requested_at TEXT NOT NULL
+);
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

@@ -5,6 +5,7 @@
 mod append;
 mod audit;
 mod bench;
+mod cancel;
 mod chain;
 mod checkpoint;
 mod copy;

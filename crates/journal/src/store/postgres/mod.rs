@@ -11,6 +11,7 @@
 
 mod append;
 mod browse;
+mod cancel;
 mod copy;
 mod lease;
 mod lessons;
@@ -302,7 +303,7 @@ impl PgJournal {
         })
     }
 
-    /// Every row `sql` selects, each as its values.
+    /// Every row `sql` returns, each as its values, in a transaction of its own.
     fn rows(
         &self,
         sql: impl Into<String>,
@@ -311,7 +312,10 @@ impl PgJournal {
         let (sql, shown) = (sql.into(), self.shown.clone());
         self.call(move |client| {
             let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
-            query(&mut tx, &sql, &params)
+            let rows = query(&mut tx, &sql, &params)?;
+            // A statement that writes (`… RETURNING`) keeps what it wrote.
+            tx.commit().map_err(|e| failed_pg(&shown, e))?;
+            Ok(rows)
         })
     }
 }

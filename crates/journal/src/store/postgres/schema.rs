@@ -1,4 +1,4 @@
-//! The journal's numbered migrations in PostgreSQL's dialect: the same thirteen steps as
+//! The journal's numbered migrations in PostgreSQL's dialect: the same fourteen steps as
 //! SQLite's (`store::migrations`), each in one transaction, tracked in `moot_schema`. Full-text
 //! search is a `tsvector` column with a GIN index where SQLite has FTS5; the chain keeps every
 //! link in `chain` (no in-row links: those spare SQLite a page per commit, which PostgreSQL's
@@ -227,6 +227,14 @@ ALTER TABLE chain ADD COLUMN prev_place TEXT;
     // 13: when the lease was taken (not renewed).
     r#"
 ALTER TABLE debates ADD COLUMN lease_since BIGINT;
+"#,
+    // 14: a cancel asked of a debate another replica runs, until that replica takes it.
+    r#"
+CREATE TABLE cancellations (
+    debate_id    TEXT PRIMARY KEY REFERENCES debates(id) ON DELETE CASCADE,
+    requested_by TEXT NOT NULL,
+    requested_at TEXT NOT NULL
+);
 "#,
 ];
 
