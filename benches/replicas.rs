@@ -25,43 +25,9 @@ const TOKEN: &str = "bench-token-0123456789abcdef";
 /// `[serve] takeover_seconds` of the replicas in the takeover run (the default).
 const TAKEOVER_SECONDS: u64 = 15;
 
-fn request(addr: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    let mut text = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {TOKEN}\r\n"
-    );
-    if let Some(body) = body {
-        text.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        ));
-    } else {
-        text.push_str("\r\n");
-    }
-    stream.write_all(text.as_bytes()).unwrap();
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).unwrap();
-    let status = reply.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = reply
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_string();
-    (status, body)
-}
-
-/// Starts debate `i` of `rounds` rounds on the replica at `addr`; its id.
+/// Starts debate `i` (`serving::question(i)`) of `rounds` rounds; its id.
 fn start(addr: &str, i: usize, rounds: u32) -> String {
-    let body = serde_json::json!({
-        "question": support::serving::question(i),
-        "max_rounds": rounds,
-        "checkpoints": false,
-        "lessons": false,
-    })
-    .to_string();
-    let (status, reply) = request(addr, "POST", "/v1/debates", Some(&body));
-    assert_eq!(status, 201, "{reply}");
-    let at = reply.find("DEB-").unwrap();
-    reply[at..at + 12].to_string()
+    support::serving::start(addr, TOKEN, i, rounds)
 }
 
 /// Reads a debate's event stream to its end (the server ends it after `debate_completed`).

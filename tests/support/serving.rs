@@ -2,7 +2,7 @@
 //! first, and the server killed when dropped, so a failing test leaves none running.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 
 pub struct Serving {
@@ -102,4 +102,51 @@ pub fn asked_again(seen: &[super::Seen], before: &[Vec<TurnKey>]) -> Vec<(usize,
             before[debate].contains(&key).then_some((debate, key))
         })
         .collect()
+}
+
+/// One request to a server at `addr` with bearer `token` (`Connection: close`): its status
+/// and body.
+pub fn request(
+    addr: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut text = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\n"
+    );
+    if let Some(body) = body {
+        text.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ));
+    } else {
+        text.push_str("\r\n");
+    }
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let status = reply.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    (status, body)
+}
+
+/// Starts debate `i` ([`question`]`(i)`) of `rounds` rounds, no checkpoints or lessons; its id.
+pub fn start(addr: &str, token: &str, i: usize, rounds: u32) -> String {
+    let body = serde_json::json!({
+        "question": question(i),
+        "max_rounds": rounds,
+        "checkpoints": false,
+        "lessons": false,
+    })
+    .to_string();
+    let (status, reply) = request(addr, token, "POST", "/v1/debates", Some(&body));
+    assert_eq!(status, 201, "{reply}");
+    let at = reply.find("DEB-").unwrap();
+    reply[at..at + 12].to_string()
 }

@@ -139,6 +139,21 @@ impl Store {
         }
     }
 
+    /// The gate `debate` waits at now, if it does: one whose debate is running and stands at
+    /// a gate, so a decision is taken only while someone waits for it (a gate of a stopped
+    /// debate is asked again when it resumes).
+    pub fn waiting_gate(&self, debate: &Debate) -> Result<Option<GateRecord>, StoreError> {
+        if debate.status != DebateStatus::Running
+            || !matches!(debate.stage, Some(Stage::AtGate { .. }))
+        {
+            return Ok(None);
+        }
+        Ok(self
+            .gates(&debate.id)?
+            .into_iter()
+            .rfind(|g| g.decision.is_none()))
+    }
+
     /// Debate `id` row for row, with its chain (`moot journal copy`).
     pub fn debate_rows(&self, id: &str) -> Result<super::DebateRows, StoreError> {
         match &self.journal {
@@ -230,8 +245,6 @@ delegated! {
     fn request_gate(&self, id: &str, gate: &str, point: &str, round: u32, summary: &str, artifacts: &serde_json::Value) -> Result<(), StoreError>;
     /// Settles a gate that waits; false when it was settled already (by another process).
     fn decide_gate(&self, id: &str, gate: &str, decision: GateDecision, by: &str, reason: Option<&str>) -> Result<bool, StoreError>;
-    /// The gate `debate` waits at now, if it does.
-    fn waiting_gate(&self, debate: &Debate) -> Result<Option<GateRecord>, StoreError>;
     /// Every gate of a debate, in the order they were reached.
     fn gates(&self, id: &str) -> Result<Vec<GateRecord>, StoreError>;
     /// One gate of a debate.

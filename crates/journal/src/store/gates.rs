@@ -88,25 +88,6 @@ impl Sqlite {
         })
     }
 
-    /// The gate `debate` waits at now, if it does: one whose debate is running and stands at
-    /// a gate, so a decision is taken only while someone waits for it (a gate of a stopped
-    /// debate is asked again when it resumes).
-    pub fn waiting_gate(
-        &self,
-        debate: &crate::debate::Debate,
-    ) -> Result<Option<GateRecord>, StoreError> {
-        use crate::debate::{DebateStatus, Stage};
-        if debate.status != DebateStatus::Running
-            || !matches!(debate.stage, Some(Stage::AtGate { .. }))
-        {
-            return Ok(None);
-        }
-        Ok(self
-            .gates(&debate.id)?
-            .into_iter()
-            .rfind(|g| g.decision.is_none()))
-    }
-
     /// Every gate of a debate, in the order they were reached.
     pub fn gates(&self, id: &str) -> Result<Vec<GateRecord>, StoreError> {
         self.read(|connection| {

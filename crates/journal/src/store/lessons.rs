@@ -22,6 +22,19 @@ fn lesson(row: &Row<'_>) -> rusqlite::Result<Lesson> {
     })
 }
 
+/// An embedding as both journals keep it: each component's four little-endian bytes.
+pub(super) fn embedding_bytes(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|f| f.to_le_bytes()).collect()
+}
+
+/// An embedding read back from its bytes.
+pub(super) fn embedding_of(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
 /// A term as an FTS5 string literal: quoted, so no word is read as query syntax.
 fn quoted(term: &str) -> String {
     format!("\"{}\"", term.replace('"', "\"\""))
@@ -185,7 +198,7 @@ impl Sqlite {
         model: &str,
         vector: &[f32],
     ) -> Result<(), StoreError> {
-        let bytes: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let bytes = embedding_bytes(vector);
         self.with(|connection| {
             connection.execute(
                 "UPDATE lessons SET embedding = ?2, embedding_model = ?3 WHERE id = ?1",
@@ -204,11 +217,7 @@ impl Sqlite {
                 ))?
                 .query_map(params![model], |row| {
                     let bytes: Vec<u8> = row.get(8)?;
-                    let vector = bytes
-                        .chunks_exact(4)
-                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                        .collect();
-                    Ok((lesson(row)?, vector))
+                    Ok((lesson(row)?, embedding_of(&bytes)))
                 })?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)

@@ -188,7 +188,7 @@ impl PgJournal {
         model: &str,
         vector: &[f32],
     ) -> Result<(), StoreError> {
-        let bytes: Vec<u8> = vector.iter().flat_map(|f| f.to_le_bytes()).collect();
+        let bytes = crate::store::lessons::embedding_bytes(vector);
         self.plain(
             "UPDATE lessons SET embedding = ?2, embedding_model = ?3 WHERE id = ?1",
             vec![
@@ -211,10 +211,7 @@ impl PgJournal {
         .iter()
         .map(|row| {
             let vector = match &row[8] {
-                Value::Blob(bytes) => bytes
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
+                Value::Blob(bytes) => crate::store::lessons::embedding_of(bytes),
                 _ => Vec::new(),
             };
             Ok((lesson_of(row)?, vector))

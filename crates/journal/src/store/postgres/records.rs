@@ -417,23 +417,6 @@ impl PgJournal {
         })
     }
 
-    /// The gate `debate` waits at now, if it does (as `Store::waiting_gate`).
-    pub fn waiting_gate(
-        &self,
-        debate: &crate::debate::Debate,
-    ) -> Result<Option<GateRecord>, StoreError> {
-        use crate::debate::{DebateStatus, Stage};
-        if debate.status != DebateStatus::Running
-            || !matches!(debate.stage, Some(Stage::AtGate { .. }))
-        {
-            return Ok(None);
-        }
-        Ok(self
-            .gates(&debate.id)?
-            .into_iter()
-            .rfind(|g| g.decision.is_none()))
-    }
-
     /// Every gate of a debate, in the order they were reached.
     pub fn gates(&self, id: &str) -> Result<Vec<GateRecord>, StoreError> {
         self.rows(GATES, vec![owned(id)])?
