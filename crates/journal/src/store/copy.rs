@@ -8,13 +8,15 @@ use super::chain::{self, StoredLink};
 use super::{Store, StoreError};
 use rusqlite::types::Value;
 
-/// Each table that holds a debate's rows: the columns both journals have, and the column
-/// that names the debate. Written in this order (the debate first, its chain last).
-pub(super) const TABLES: &[(&str, &str, &str)] = &[
+/// Each table that holds a debate's rows: the columns both journals have, the column that
+/// names the debate, and the order PostgreSQL wrote its rows in (SQLite's is its rowid).
+/// Written in this order (the debate first).
+pub(super) const TABLES: &[(&str, &str, &str, &str)] = &[
     (
         "debates",
         "id, question, protocol, status, config, seats, created_at, updated_at, finished_at, \
          confidence, error, stage, lease_pid, lease_host, lease_at, lease_since",
+        "id",
         "id",
     ),
     (
@@ -22,42 +24,49 @@ pub(super) const TABLES: &[(&str, &str, &str)] = &[
         "id, debate_id, round, phase, seat, content, moves, data, confidence, tokens_in, \
          tokens_out, tokens_estimated, latency_ms, provider, model, status, note, created_at",
         "debate_id",
+        "id",
     ),
     (
         "checkpoints",
         "debate_id, round, kind, decision, guidance, created_at, answered_by",
         "debate_id",
+        "entered",
     ),
     (
         "syntheses",
         "debate_id, markdown, data, confidence, path, follow_up_path, created_at, section",
+        "debate_id",
         "debate_id",
     ),
     (
         "annotations",
         "seq, debate_id, round, kind, seat, event",
         "debate_id",
+        "seq",
     ),
-    ("events", "seq, debate_id, kind, event", "debate_id"),
+    ("events", "seq, debate_id, kind, event", "debate_id", "seq"),
     (
         "gates",
         "debate_id, gate, point, round, summary, artifacts, requested_at, decision, \
          decided_by, reason, decided_at",
         "debate_id",
+        "entered",
     ),
     (
         "audit",
         "seq, debate_id, at, kind, round, phase, seat, attempt, provider, model, sha256, \
          size, body",
         "debate_id",
+        "seq",
     ),
     (
         "lessons",
         "id, debate_id, question, lesson, went, advice, confidence, created_at, embedding, \
          embedding_model",
         "debate_id",
+        "id",
     ),
-    ("search_index", "body, debate_id, kind", "debate_id"),
+    ("search_index", "body, debate_id, kind", "debate_id", "id"),
 ];
 
 /// The columns of a chain entry, as `chain` keeps them.
@@ -237,7 +246,7 @@ impl super::Sqlite {
     pub(super) fn debate_rows(&self, id: &str) -> Result<DebateRows, StoreError> {
         self.with(|connection| {
             let mut tables = Vec::new();
-            for (table, columns, owner) in TABLES {
+            for (table, columns, owner, _) in TABLES {
                 let mut statement = connection.prepare(&format!(
                     "SELECT {columns} FROM {table} WHERE {owner} = ?1 ORDER BY rowid"
                 ))?;
@@ -274,7 +283,7 @@ impl super::Sqlite {
             .forget();
         self.with(|connection| {
             let tx = connection.unchecked_transaction()?;
-            for ((table, columns, _), rows) in TABLES.iter().zip(&rows.tables) {
+            for ((table, columns, _, _), rows) in TABLES.iter().zip(&rows.tables) {
                 insert_all(&tx, table, columns, rows)?;
                 // SQLite finds lessons through an index of its own.
                 if *table == "lessons" {

@@ -22,6 +22,25 @@ fn lesson(row: &Row<'_>) -> rusqlite::Result<Lesson> {
     })
 }
 
+/// Each lesson among `matched` (a lesson's id once for every term it matched), with how many
+/// terms it matched, as `lesson` reads it; in id order. Both journals tally so.
+pub(super) fn tally_matches(
+    matched: impl IntoIterator<Item = i64>,
+    lesson: impl Fn(i64) -> Result<Option<Lesson>, StoreError>,
+) -> Result<Vec<(Lesson, usize)>, StoreError> {
+    let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+    for id in matched {
+        *counts.entry(id).or_default() += 1;
+    }
+    let mut tallied = Vec::new();
+    for (id, count) in counts {
+        if let Some(found) = lesson(id)? {
+            tallied.push((found, count));
+        }
+    }
+    Ok(tallied)
+}
+
 /// An embedding as both journals keep it: each component's four little-endian bytes.
 pub(super) fn embedding_bytes(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|f| f.to_le_bytes()).collect()
@@ -168,27 +187,18 @@ impl Sqlite {
     /// For each stored lesson that matches any of `terms` (stemmed), how many of them it
     /// matches.
     pub fn lessons_matching(&self, terms: &[String]) -> Result<Vec<(Lesson, usize)>, StoreError> {
-        let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
-        self.with(|connection| {
+        let matched: Vec<i64> = self.with(|connection| {
             let mut statement = connection
                 .prepare("SELECT lesson_id FROM lessons_index WHERE lessons_index MATCH ?1")?;
+            let mut matched = Vec::new();
             for term in terms {
-                let ids: Vec<i64> = statement
-                    .query_map(params![quoted(term)], |row| row.get(0))?
-                    .collect::<Result<_, _>>()?;
-                for id in ids {
-                    *counts.entry(id).or_default() += 1;
+                for id in statement.query_map(params![quoted(term)], |row| row.get(0))? {
+                    matched.push(id?);
                 }
             }
-            Ok(())
+            Ok(matched)
         })?;
-        let mut matched = Vec::new();
-        for (id, count) in counts {
-            if let Some(lesson) = self.lesson(id)? {
-                matched.push((lesson, count));
-            }
-        }
-        Ok(matched)
+        tally_matches(matched, |id| self.lesson(id))
     }
 
     /// Keeps the embedding `model` made of a lesson's source question.

@@ -9,20 +9,6 @@ use crate::store::{Sqlite, StoreError};
 use rusqlite::types::Value;
 use std::path::Path;
 
-/// The order each of `TABLES` was written in, here.
-const ORDER: &[&str] = &[
-    "id",
-    "id",
-    "entered",
-    "debate_id",
-    "seq",
-    "seq",
-    "entered",
-    "seq",
-    "id",
-    "id",
-];
-
 /// The sequences that number rows, with their table and column.
 const NUMBERED: &[(&str, &str, &str)] = &[
     ("turns_numbers", "turns", "id"),
@@ -43,7 +29,7 @@ impl PgJournal {
                 .map_err(|e| failed_pg(&shown, e))?;
             let key = [Value::Text(wanted.clone())];
             let mut tables = Vec::new();
-            for ((table, columns, owner), order) in TABLES.iter().zip(ORDER) {
+            for (table, columns, owner, order) in TABLES {
                 tables.push(query(
                     &mut tx,
                     &format!("SELECT {columns} FROM {table} WHERE {owner} = ?1 ORDER BY {order}"),
@@ -69,7 +55,7 @@ impl PgJournal {
         let (tables, chain, shown) = (rows.tables.clone(), rows.chain.clone(), self.shown.clone());
         self.call(move |client| {
             let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
-            for ((table, columns, _), rows) in TABLES.iter().zip(&tables) {
+            for ((table, columns, _, _), rows) in TABLES.iter().zip(&tables) {
                 insert_all(&mut tx, table, columns, rows)?;
             }
             insert_all(&mut tx, "chain", CHAIN, &chain)?;

@@ -8,7 +8,6 @@ use crate::store::StoreError;
 use crate::store::chain;
 use postgres::Transaction;
 use rusqlite::types::Value;
-use std::collections::BTreeMap;
 
 const COLUMNS: &str = "id, debate_id, question, lesson, went, advice, confidence, created_at";
 
@@ -162,23 +161,17 @@ impl PgJournal {
     /// For each stored lesson that matches any of `terms` (stemmed), how many of them it
     /// matches.
     pub fn lessons_matching(&self, terms: &[String]) -> Result<Vec<(Lesson, usize)>, StoreError> {
-        let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+        let mut matched = Vec::new();
         for term in terms {
             // A phrase of the term's words, parsed by PostgreSQL: no word is query syntax.
             for row in self.rows(
                 "SELECT id FROM lessons WHERE words @@ phraseto_tsquery('english', ?1)",
                 vec![Value::Text(term.clone())],
             )? {
-                *counts.entry(integer(&row[0])?).or_default() += 1;
+                matched.push(integer(&row[0])?);
             }
         }
-        let mut matched = Vec::new();
-        for (id, count) in counts {
-            if let Some(lesson) = self.lesson(id)? {
-                matched.push((lesson, count));
-            }
-        }
-        Ok(matched)
+        crate::store::lessons::tally_matches(matched, |id| self.lesson(id))
     }
 
     /// Keeps the embedding `model` made of a lesson's source question.
