@@ -167,30 +167,13 @@ pub(super) async fn take_over_orphans(server: Arc<Server>) {
 
 /// One look for orphaned debates (`take_over_orphans`); the ids taken over.
 async fn take_over(server: &Arc<Server>) -> Vec<String> {
-    let Ok(debates) = server.store.list(usize::MAX) else {
-        return Vec::new();
-    };
     let mut taken = Vec::new();
-    for summary in debates
-        .into_iter()
-        .filter(|d| d.status == DebateStatus::Interrupted)
-    {
-        if !started_by_a_server(server, &summary.id) {
-            continue;
-        }
+    for id in orphans(server) {
         // At its limit, a replica leaves the rest to the others.
         let Some(place) = server.admit() else {
             break;
         };
-        match spawn(
-            server,
-            Start::Resume {
-                id: summary.id.clone(),
-            },
-            place,
-        )
-        .await
-        {
+        match spawn(server, Start::Resume { id: id.clone() }, place).await {
             Ok(id) => {
                 let _ = server.store.record_event(
                     &id,
@@ -206,23 +189,32 @@ async fn take_over(server: &Arc<Server>) -> Vec<String> {
             Err(_)
                 if server
                     .store
-                    .debate(&summary.id)
+                    .debate(&id)
                     .is_ok_and(|d| d.status == DebateStatus::Running) => {}
-            Err(why) => eprintln!("moot serve: {} could not be taken over: {why}", summary.id),
+            Err(why) => eprintln!("moot serve: {id} could not be taken over: {why}"),
         }
     }
     taken
 }
 
-/// Whether a server started debate `id` (a debate started from the command line is its
-/// starter's, never a server's to resume).
-fn started_by_a_server(server: &Server, id: &str) -> bool {
-    // `served` marks it; a debate from before the mark was always `initiated_by: server`.
-    server.store.debate(id).is_ok_and(|debate| {
-        debate.config.get("served").and_then(|v| v.as_bool()) == Some(true)
-            || debate.config.get("initiated_by").and_then(|v| v.as_str())
-                == Some(Initiator::Server.to_string().as_str())
-    })
+/// The debates a server started whose holder is gone (they read as interrupted), oldest
+/// first. A debate started from the command line is its starter's, never a server's.
+fn orphans(server: &Server) -> Vec<String> {
+    let Ok(held) = server.store.running_ids() else {
+        return Vec::new();
+    };
+    held.into_iter()
+        .filter(|id| {
+            server.store.debate(id).is_ok_and(|debate| {
+                // `served` marks it; a debate from before the mark was always
+                // `initiated_by: server`.
+                debate.status == DebateStatus::Interrupted
+                    && (debate.config.get("served").and_then(|v| v.as_bool()) == Some(true)
+                        || debate.config.get("initiated_by").and_then(|v| v.as_str())
+                            == Some(Initiator::Server.to_string().as_str()))
+            })
+        })
+        .collect()
 }
 
 /// Resumes every debate a server started that was left running when its process died (its
@@ -230,19 +222,10 @@ fn started_by_a_server(server: &Server, id: &str) -> bool {
 /// the journal left it, waiting again at a gate or checkpoint it waited at. A debate someone
 /// started from the command line is never touched. Returns the ids resumed.
 pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
-    let Ok(debates) = server.store.list(usize::MAX) else {
-        return Vec::new();
-    };
     let mut resumed = Vec::new();
-    for summary in debates
-        .into_iter()
-        .filter(|d| d.status == DebateStatus::Interrupted)
-    {
-        if !started_by_a_server(server, &summary.id) {
-            continue;
-        }
+    for id in orphans(server) {
         let _ = server.store.record_event(
-            &summary.id,
+            &id,
             &Event::Notice {
                 message: "moot serve restarted: this debate is resumed where its journal left it"
                     .into(),
@@ -250,15 +233,13 @@ pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
         );
         match spawn(
             server,
-            Start::Resume {
-                id: summary.id.clone(),
-            },
+            Start::Resume { id: id.clone() },
             server.admit_anyway(),
         )
         .await
         {
             Ok(id) => resumed.push(id),
-            Err(why) => eprintln!("moot serve: {} could not be resumed: {why}", summary.id),
+            Err(why) => eprintln!("moot serve: {id} could not be resumed: {why}"),
         }
     }
     resumed

@@ -251,6 +251,8 @@ delegated! {
     fn gate(&self, id: &str, gate: &str) -> Result<Option<GateRecord>, StoreError>;
     /// Debates, newest first.
     fn list(&self, limit: usize) -> Result<Vec<DebateSummary>, StoreError>;
+    /// The debates held as running (some may read as interrupted), oldest first.
+    fn running_ids(&self) -> Result<Vec<String>, StoreError>;
     /// Full-text search over questions, turns, guidance and records: one hit per debate.
     fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError>;
     fn create_debate(&self, debate: &Debate) -> Result<(), StoreError>;

@@ -83,6 +83,19 @@ impl Sqlite {
         })
     }
 
+    /// The debates the journal holds as running (some may read as interrupted: their holder is
+    /// gone), oldest first: what a server looks through for debates to resume.
+    pub fn running_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.with(|connection| {
+            Ok(connection
+                .prepare_cached(
+                    "SELECT id FROM debates WHERE status = 'running' ORDER BY created_at, id",
+                )?
+                .query_map([], |row| row.get(0))?
+                .collect::<Result<_, _>>()?)
+        })
+    }
+
     /// Full-text search over questions, turns, guidance and syntheses. Every word must match;
     /// the last word also matches as a prefix, so search works while typing.
     pub fn search(&self, text: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {

@@ -67,6 +67,17 @@ impl PgJournal {
         .collect()
     }
 
+    /// The debates the journal holds as running, oldest first (as SQLite's `running_ids`).
+    pub fn running_ids(&self) -> Result<Vec<String>, StoreError> {
+        self.rows(
+            "SELECT id FROM debates WHERE status = 'running' ORDER BY created_at, id",
+            Vec::new(),
+        )?
+        .iter()
+        .map(|row| text(&row[0]))
+        .collect()
+    }
+
     /// Full-text search over questions, turns, guidance and records: one hit per debate, its
     /// best-ranked passage, marked as SQLite marks it (`[word]`).
     pub fn search(&self, text_given: &str, limit: usize) -> Result<Vec<SearchHit>, StoreError> {
