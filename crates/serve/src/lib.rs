@@ -107,6 +107,9 @@ pub(crate) struct Server {
     /// How many debates hold a place under `--max-debates`, counted from the moment a request
     /// is accepted (not from its first event), so a burst cannot slip past the limit.
     admitted: std::sync::atomic::AtomicUsize,
+    /// Word from a shared journal of debates with new events (`None`: any may have), so a
+    /// stream of a debate another replica runs need not keep looking; none on SQLite.
+    journaled: Option<tokio::sync::broadcast::Sender<Option<Arc<str>>>>,
 }
 
 impl Server {
@@ -117,7 +120,16 @@ impl Server {
         store: Store,
         token: String,
     ) -> Arc<Server> {
+        let (told, _) = tokio::sync::broadcast::channel(1024);
+        let telling = told.clone();
+        let journaled = store
+            .watch_events(move |id| {
+                // Nobody following is nothing to tell.
+                let _ = telling.send(id.map(Arc::from));
+            })
+            .then_some(told);
         Arc::new(Server {
+            journaled,
             store,
             host,
             config,

@@ -46,6 +46,9 @@ const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 /// How often an event stream looks in the journal for what is new when nothing wakes it (a
 /// debate another process runs, or one that has just ended here).
 const POLL: Duration = Duration::from_millis(200);
+/// How long such a stream waits for word from a shared journal (which tells it of every
+/// event) before it looks anyway.
+const UNTOLD: Duration = Duration::from_secs(2);
 
 pub(super) fn router(server: Arc<Server>) -> Router {
     // Every request but the event stream (which lasts as long as its debate) is answered
@@ -418,6 +421,8 @@ struct Stream {
     id: String,
     after: i64,
     live: Option<(tokio::sync::broadcast::Receiver<Live>, Arc<AtomicU64>)>,
+    /// Word from a shared journal of debates with new events, for one another replica runs.
+    journaled: Option<tokio::sync::broadcast::Receiver<Option<Arc<str>>>>,
     pending: VecDeque<SseEvent>,
     /// The journal may hold events not yet sent: a journaled event woke the stream, or the
     /// wait ran out. A delta does not, so streaming a reply costs no journal reads.
@@ -432,6 +437,19 @@ struct Stream {
     /// was killed between them).
     ended: Option<crate::debate::Debate>,
     done: bool,
+}
+
+/// Returns once the shared journal tells of new events for debate `id`, or that some word may
+/// have been missed.
+async fn journaled_for(told: &mut tokio::sync::broadcast::Receiver<Option<Arc<str>>>, id: &str) {
+    loop {
+        match told.recv().await {
+            Ok(Some(debate)) if &*debate != id => continue,
+            Ok(_) | Err(RecvError::Lagged(_)) => return,
+            // The journal no longer tells: the stream looks every UNTOLD.
+            Err(RecvError::Closed) => std::future::pending::<()>().await,
+        }
+    }
 }
 
 /// `GET /v1/debates/{id}/events`: every journaled event after `Last-Event-ID` (all of them
@@ -464,6 +482,8 @@ async fn events(
         id: debate.id,
         after,
         live,
+        // Taken before the journal is first read, so no word after that read is missed.
+        journaled: server.journaled.as_ref().map(|told| told.subscribe()),
         pending: VecDeque::new(),
         stale: true,
         covered: 0,
@@ -533,7 +553,15 @@ async fn events(
                 None => {
                     match at.store.debate(&at.id) {
                         Ok(debate) if debate.status.has_ended() => at.ended = Some(debate),
-                        _ => tokio::time::sleep(POLL).await,
+                        _ => match at.journaled.as_mut() {
+                            Some(told) => {
+                                tokio::select! {
+                                    () = journaled_for(told, &at.id) => {}
+                                    () = tokio::time::sleep(UNTOLD) => {}
+                                }
+                            }
+                            None => tokio::time::sleep(POLL).await,
+                        },
                     }
                     at.stale = true;
                 }

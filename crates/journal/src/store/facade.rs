@@ -76,6 +76,19 @@ impl Store {
         })
     }
 
+    /// Calls `told` with a debate's id whenever another process (on any host) journals
+    /// events for it, and with `None` when some may have been missed; false (and `told` is
+    /// never called) where the journal cannot tell, as SQLite cannot: look again instead.
+    pub fn watch_events(&self, told: impl Fn(Option<&str>) + Send + 'static) -> bool {
+        match &self.journal {
+            Journal::Sqlite(_) => false,
+            Journal::Postgres(pg, _) => {
+                pg.watch_events(told);
+                true
+            }
+        }
+    }
+
     /// Whether the journal is on a server other hosts share.
     pub fn is_shared(&self) -> bool {
         matches!(self.journal, Journal::Postgres(..))

@@ -9,7 +9,7 @@ use crate::store::append::{Entry, Ready, audit_values, event_values};
 use crate::store::audit::{AuditEntry, AuditKind, AuditPlace, audit_entry};
 use crate::store::chain;
 use crate::store::journal::TurnRow;
-use postgres::Transaction;
+use super::pool::Tx;
 use rusqlite::types::{Value, ValueRef};
 
 impl PgJournal {
@@ -110,7 +110,7 @@ fn owned(values: &[ValueRef<'_>]) -> Vec<Value> {
 }
 
 /// Inserts a turn made ready into debate `id`, searchable and chained.
-fn insert_turn(tx: &mut Transaction<'_>, id: &str, row: &TurnRow) -> Result<(), StoreError> {
+fn insert_turn(tx: &mut Tx<'_>, id: &str, row: &TurnRow) -> Result<(), StoreError> {
     let number = next_number(tx, "turns")?;
     let mut bound = vec![Value::Integer(number), Value::Text(id.to_string())];
     bound.extend(row.values().iter().cloned());
@@ -135,9 +135,10 @@ fn insert_turn(tx: &mut Transaction<'_>, id: &str, row: &TurnRow) -> Result<(), 
 }
 
 /// Writes one entry made ready into debate `id`.
-fn insert(tx: &mut Transaction<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
+fn insert(tx: &mut Tx<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
     match entry {
         Ready::Event { kind, text, .. } => {
+            tx.notify(id);
             let seq = next_number(tx, "events")?;
             let mut bound = vec![Value::Integer(seq), Value::Text(id.to_string())];
             bound.extend(owned(&event_values(kind, text)));

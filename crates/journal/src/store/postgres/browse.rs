@@ -123,8 +123,8 @@ impl PgJournal {
     /// Deletes a debate and everything of it (its chain with it).
     pub fn delete(&self, id: &str) -> Result<(), StoreError> {
         let (id, shown) = (id.to_string(), self.shown.clone());
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             let key = [Value::Text(id.clone())];
             execute(
                 &mut tx,

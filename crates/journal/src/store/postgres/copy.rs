@@ -3,6 +3,7 @@
 //! moved past them), and a debate copied out into a SQLite file for what reads one (the
 //! audit's re-run from the journal alone).
 
+use super::pool::Tx;
 use super::{PgJournal, execute, failed_pg, query, text};
 use crate::store::copy::{CHAIN, DebateRows, TABLES};
 use crate::store::{Sqlite, StoreError};
@@ -20,12 +21,8 @@ impl PgJournal {
     /// Debate `id` row for row, with its chain.
     pub(in crate::store) fn debate_rows(&self, id: &str) -> Result<DebateRows, StoreError> {
         let (wanted, shown) = (id.to_string(), self.shown.clone());
-        self.call(move |client| {
-            let mut tx = client
-                .build_transaction()
-                .read_only(true)
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .start()
+        self.call(move |conn| {
+            let mut tx = conn.begin_snapshot()
                 .map_err(|e| failed_pg(&shown, e))?;
             let key = [Value::Text(wanted.clone())];
             let mut tables = Vec::new();
@@ -53,8 +50,8 @@ impl PgJournal {
     /// had there; the sequences then number past them.
     pub(in crate::store) fn import_debate(&self, rows: &DebateRows) -> Result<(), StoreError> {
         let (tables, chain, shown) = (rows.tables.clone(), rows.chain.clone(), self.shown.clone());
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             for ((table, columns, _, _), rows) in TABLES.iter().zip(&tables) {
                 insert_all(&mut tx, table, columns, rows)?;
             }
@@ -118,7 +115,7 @@ impl PgJournal {
 
 /// Inserts `rows` into `table`'s `columns`.
 fn insert_all(
-    tx: &mut postgres::Transaction<'_>,
+    tx: &mut Tx<'_>,
     table: &str,
     columns: &str,
     rows: &[Vec<Value>],

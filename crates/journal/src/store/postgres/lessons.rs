@@ -6,7 +6,7 @@ use super::{PgJournal, append, execute, failed_pg, integer, query, text};
 use crate::debate::{Lesson, LessonDraft, now_rfc3339};
 use crate::store::StoreError;
 use crate::store::chain;
-use postgres::Transaction;
+use super::pool::Tx;
 use rusqlite::types::Value;
 
 const COLUMNS: &str = "id, debate_id, question, lesson, went, advice, confidence, created_at";
@@ -30,7 +30,7 @@ fn lesson_of(row: &[Value]) -> Result<Lesson, StoreError> {
 
 /// Locks the debate's row when it is still in the journal (only a source still there has a
 /// chain to note its lessons in); false when it is gone.
-fn lock_source(tx: &mut Transaction<'_>, id: &str) -> Result<bool, StoreError> {
+fn lock_source(tx: &mut Tx<'_>, id: &str) -> Result<bool, StoreError> {
     Ok(!query(
         tx,
         "SELECT 1 FROM debates WHERE id = ?1 FOR UPDATE",
@@ -41,7 +41,7 @@ fn lock_source(tx: &mut Transaction<'_>, id: &str) -> Result<bool, StoreError> {
 
 /// Deletes a lesson, noting the removal in its source debate's chain. False when there was
 /// none.
-fn forget(tx: &mut Transaction<'_>, lesson_id: i64) -> Result<bool, StoreError> {
+fn forget(tx: &mut Tx<'_>, lesson_id: i64) -> Result<bool, StoreError> {
     let source = query(
         tx,
         "SELECT debate_id FROM lessons WHERE id = ?1",
@@ -91,8 +91,8 @@ impl PgJournal {
             })
             .collect();
         let (id, shown) = (id.to_string(), self.shown.clone());
-        let ids = self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        let ids = self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             let chained = lock_source(&mut tx, &id)?;
             let mut ids = Vec::new();
             for row in rows {
@@ -150,8 +150,8 @@ impl PgJournal {
     /// Removes a lesson; false when there was none with that id.
     pub fn remove_lesson(&self, lesson_id: i64) -> Result<bool, StoreError> {
         let shown = self.shown.clone();
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             let removed = forget(&mut tx, lesson_id)?;
             tx.commit().map_err(|e| failed_pg(&shown, e))?;
             Ok(removed)

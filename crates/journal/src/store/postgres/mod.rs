@@ -1,13 +1,9 @@
 //! The journal on a PostgreSQL server (`postgres://…`), for several hosts sharing one (issue
 //! 73): the same rows as the SQLite journal, written with the same values, so the same hash
-//! chain holds over them. Its connection lives on a thread of its own: the blocking client
-//! runs a runtime of its own, which may not be started on one of tokio's threads, and the
-//! journal is called from both. Every write to a debate first locks that debate's row, so
-//! writers on several hosts append to its chain one at a time.
-//!
-//! This is the journal's first half on PostgreSQL: a debate's row, its turns and its events,
-//! chained, read back and checked. Gates, answers, records, audit, lessons, leases, search
-//! and the commands' `--journal` follow; until they do, nothing outside the tests opens it.
+//! chain holds over them. Calls go to a few connections, each on a thread of its own
+//! (`pool`). Every write to a debate first locks that debate's row, so writers on several
+//! hosts append to its chain one at a time; one that journals events tells every replica
+//! listening (`listen`) as it commits.
 
 mod append;
 mod browse;
@@ -15,6 +11,8 @@ mod cancel;
 mod copy;
 mod lease;
 mod lessons;
+mod listen;
+mod pool;
 mod records;
 mod schema;
 mod values;
@@ -27,18 +25,16 @@ use crate::debate::Named as _;
 use crate::debate::{
     Confidence, Debate, DebateStatus, Event, Phase, Stage, Turn, TurnStatus, now_rfc3339,
 };
-use postgres::{Client, NoTls, Transaction};
+use pool::{Connection, Pool, Tx};
+use postgres::{Client, NoTls};
 use rusqlite::types::{Value, ValueRef};
-use std::sync::mpsc;
-use values::{Bind, bound, dialect, value_at};
+use std::sync::{Arc, mpsc};
+use values::value_at;
 
-/// A job for the connection's thread.
-type Job = Box<dyn FnOnce(&mut Client) + Send>;
-
-/// A handle on a journal in PostgreSQL; clones share its connection.
+/// A handle on a journal in PostgreSQL; clones share its connections.
 #[derive(Clone)]
 pub struct PgJournal {
-    jobs: mpsc::Sender<Job>,
+    pool: Pool,
     /// The URL as it may be shown: its password left out.
     shown: String,
 }
@@ -68,58 +64,33 @@ impl PgJournal {
     /// Connects to the journal at `url` and brings its schema up to date.
     pub fn connect(url: &str) -> Result<PgJournal, StoreError> {
         let shown = crate::sanitize::redact(url).into_owned();
-        let (jobs, waiting) = mpsc::channel::<Job>();
-        let (ready, opened) = mpsc::channel::<Result<(), StoreError>>();
-        let (url, name) = (url.to_string(), shown.clone());
-        std::thread::Builder::new()
-            .name("moot-journal-pg".into())
-            .spawn(move || {
-                let connected = Client::connect(&url, NoTls)
-                    .map_err(|e| failed_pg(&name, e))
-                    .and_then(|mut client| {
-                        schema::migrate(&mut client).map_err(|e| match e {
-                            schema::MigrationError::TooNew { found, known } => StoreError::TooNew {
-                                path: name.clone(),
-                                found,
-                                known,
-                            },
-                            schema::MigrationError::Postgres(e) => failed_pg(&name, e),
-                        })?;
-                        Ok(client)
-                    });
-                let mut client = match connected {
-                    Ok(client) => {
-                        let _ = ready.send(Ok(()));
-                        client
-                    }
-                    Err(error) => {
-                        let _ = ready.send(Err(error));
-                        return;
-                    }
-                };
-                // Ends when every handle is dropped.
-                for job in waiting {
-                    job(&mut client);
-                }
+        let url = url.to_string();
+        let opener: pool::Opener = Arc::new(move || Client::connect(&url, NoTls));
+        let name = shown.clone();
+        let pool = Pool::open(opener, &shown, move |client| {
+            schema::migrate(client).map_err(|e| match e {
+                schema::MigrationError::TooNew { found, known } => StoreError::TooNew {
+                    path: name.clone(),
+                    found,
+                    known,
+                },
+                schema::MigrationError::Postgres(e) => failed_pg(&name, e),
             })
-            .map_err(|e| failed(&shown, e))?;
-        opened
-            .recv()
-            .map_err(|_| failed(&shown, "the connection's thread ended"))??;
-        Ok(PgJournal { jobs, shown })
+        })?;
+        Ok(PgJournal { pool, shown })
     }
 
-    /// Runs `work` on the connection and waits for what it returns.
+    /// Runs `work` on a free connection and waits for what it returns.
     fn call<R: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut Client) -> Result<R, StoreError> + Send + 'static,
+        work: impl FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
         let (answer, answered) = mpsc::sync_channel(1);
-        self.jobs
-            .send(Box::new(move |client| {
-                let _ = answer.send(work(client));
+        self.pool
+            .send(Box::new(move |conn| {
+                let _ = answer.send(work(conn));
             }))
-            .map_err(|_| failed(&self.shown, "the connection's thread ended"))?;
+            .map_err(|()| failed(&self.shown, "the connection's thread ended"))?;
         answered
             .recv()
             .map_err(|_| failed(&self.shown, "the connection's thread ended"))?
@@ -129,14 +100,17 @@ impl PgJournal {
     fn write<R: Send + 'static>(
         &self,
         id: &str,
-        work: impl FnOnce(&mut Transaction<'_>, &str) -> Result<R, StoreError> + Send + 'static,
+        work: impl FnOnce(&mut Tx<'_>, &str) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
         let (id, shown) = (id.to_string(), self.shown.clone());
-        self.call(move |client| {
+        self.call(move |conn| {
             let pg = |e: postgres::Error| failed_pg(&shown, e);
-            let mut tx = client.transaction().map_err(pg)?;
-            tx.execute("SELECT 1 FROM debates WHERE id = $1 FOR UPDATE", &[&id])
-                .map_err(pg)?;
+            let mut tx = conn.begin().map_err(pg)?;
+            tx.execute(
+                "SELECT 1 FROM debates WHERE id = ?1 FOR UPDATE",
+                &[Value::Text(id.clone())],
+            )
+            .map_err(pg)?;
             let out = work(&mut tx, &id)?;
             tx.commit().map_err(pg)?;
             Ok(out)
@@ -274,8 +248,8 @@ impl PgJournal {
     pub fn chain_head(&self, id: &str) -> Result<Option<ChainHead>, StoreError> {
         let id = id.to_string();
         let shown = self.shown.clone();
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             head(&mut tx, &id)
         })
     }
@@ -284,8 +258,8 @@ impl PgJournal {
     pub fn check_chain(&self, id: &str) -> Result<ChainCheck, StoreError> {
         let id = id.to_string();
         let shown = self.shown.clone();
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             let entries = query(
                 &mut tx,
                 "SELECT n, facet, row_key, place, content, prev, hash, upgraded, prev_place
@@ -310,8 +284,8 @@ impl PgJournal {
         params: Vec<Value>,
     ) -> Result<Vec<Vec<Value>>, StoreError> {
         let (sql, shown) = (sql.into(), self.shown.clone());
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             let rows = query(&mut tx, &sql, &params)?;
             // A statement that writes (`… RETURNING`) keeps what it wrote.
             tx.commit().map_err(|e| failed_pg(&shown, e))?;
@@ -323,12 +297,14 @@ impl PgJournal {
 /// Sets debate `id`'s status (and error) as of `now`, as SQLite's journal does: a completed or
 /// cancelled debate stands nowhere any more; one that failed or paused keeps where it stopped.
 fn update_status(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     status: DebateStatus,
     error: Option<&str>,
     now: &str,
 ) -> Result<(), StoreError> {
+    // A stream following the debate elsewhere ends when it has ended.
+    tx.notify(id);
     execute(
         tx,
         "UPDATE debates SET status = ?2, updated_at = ?3, finished_at = ?4, error = ?5,
@@ -378,21 +354,12 @@ fn described(error: &postgres::Error) -> String {
     crate::sanitize::redact(&said).into_owned()
 }
 
-fn execute(tx: &mut Transaction<'_>, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
-    let binds: Vec<Bind<'_>> = params.iter().map(Bind).collect();
-    tx.execute(dialect(sql).as_str(), &bound(&binds))
-        .map_err(pg)
+fn execute(tx: &mut Tx<'_>, sql: &str, params: &[Value]) -> Result<u64, StoreError> {
+    tx.execute(sql, params).map_err(pg)
 }
 
-fn query(
-    tx: &mut Transaction<'_>,
-    sql: &str,
-    params: &[Value],
-) -> Result<Vec<Vec<Value>>, StoreError> {
-    let binds: Vec<Bind<'_>> = params.iter().map(Bind).collect();
-    let rows = tx
-        .query(dialect(sql).as_str(), &bound(&binds))
-        .map_err(pg)?;
+fn query(tx: &mut Tx<'_>, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>, StoreError> {
+    let rows = tx.query(sql, params).map_err(pg)?;
     rows.iter()
         .map(|row| {
             (0..row.len())
@@ -405,7 +372,7 @@ fn query(
 /// The next number of a row of `table` (a turn's id, an event's or audit entry's seq): one
 /// more than any the journal has given, as SQLite numbers them, so a debate copied between the
 /// two keeps its numbers (the chain is made on them) and meets no other debate's.
-fn next_number(tx: &mut Transaction<'_>, table: &str) -> Result<i64, StoreError> {
+fn next_number(tx: &mut Tx<'_>, table: &str) -> Result<i64, StoreError> {
     let rows = query(tx, &format!("SELECT nextval('{table}_numbers')"), &[])?;
     match rows.first().and_then(|row| row.first()) {
         Some(Value::Integer(n)) => Ok(*n),
@@ -414,7 +381,7 @@ fn next_number(tx: &mut Transaction<'_>, table: &str) -> Result<i64, StoreError>
 }
 
 /// Adds searchable text, free of escapes so that a printed snippet never carries one.
-fn index(tx: &mut Transaction<'_>, id: &str, kind: &str, body: &str) -> Result<(), StoreError> {
+fn index(tx: &mut Tx<'_>, id: &str, kind: &str, body: &str) -> Result<(), StoreError> {
     execute(
         tx,
         "INSERT INTO search_index (body, debate_id, kind) VALUES (?1, ?2, ?3)",
@@ -437,7 +404,7 @@ fn canonical(values: &[Value]) -> Vec<serde_json::Value> {
 
 /// The canonical content of the row of `facet` at `key` in debate `id`, if it is there.
 fn content(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     facet: &Facet,
     key: &[serde_json::Value],
@@ -450,7 +417,7 @@ fn content(
 
 /// Every row of `facet` in debate `id`: its key and canonical content.
 fn facet_rows(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     facet: &Facet,
 ) -> Result<Vec<chain::KeyedRow>, StoreError> {
@@ -470,7 +437,7 @@ fn facet_rows(
 }
 
 /// Where the debate's chain ends.
-fn head(tx: &mut Transaction<'_>, id: &str) -> Result<Option<ChainHead>, StoreError> {
+fn head(tx: &mut Tx<'_>, id: &str) -> Result<Option<ChainHead>, StoreError> {
     let rows = query(
         tx,
         "SELECT n, hash, place FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1",
@@ -488,7 +455,7 @@ fn head(tx: &mut Transaction<'_>, id: &str) -> Result<Option<ChainHead>, StoreEr
 
 /// Appends the row of `facet` at `key`, read back as written, to debate `id`'s chain.
 fn append(
-    tx: &mut Transaction<'_>,
+    tx: &mut Tx<'_>,
     id: &str,
     facet: &Facet,
     key: &[serde_json::Value],

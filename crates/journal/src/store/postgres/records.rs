@@ -519,8 +519,8 @@ impl PgJournal {
     pub fn save_capabilities(&self, learned: &[(String, String)]) -> Result<(), StoreError> {
         let learned = learned.to_vec();
         let shown = self.shown.clone();
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             for (endpoint, shape) in learned {
                 execute(
                     &mut tx,
@@ -542,8 +542,8 @@ impl PgJournal {
     /// One statement that belongs to no debate, in a transaction of its own.
     pub(super) fn plain(&self, sql: &'static str, values: Vec<Value>) -> Result<(), StoreError> {
         let shown = self.shown.clone();
-        self.call(move |client| {
-            let mut tx = client.transaction().map_err(|e| failed_pg(&shown, e))?;
+        self.call(move |conn| {
+            let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
             execute(&mut tx, sql, &values)?;
             tx.commit().map_err(|e| failed_pg(&shown, e))
         })
