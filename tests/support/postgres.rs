@@ -158,6 +158,28 @@ impl Postgres {
         );
     }
 
+    /// Restarts the server (a fast shutdown: every connection is dropped), as an upgrade or
+    /// a failover would.
+    pub fn restart(&self) {
+        let data = self.data();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                // Else the server writes to (and holds open) the output of `pg_ctl`.
+                "-l",
+                self.root.path().join("log").to_str().unwrap(),
+                "-m",
+                "fast",
+                "-w",
+                "-t",
+                "60",
+                "restart",
+            ],
+        );
+    }
+
     /// A new, empty database on the server, as a `postgres://` URL that reaches it through
     /// the socket.
     pub fn database(&self) -> String {

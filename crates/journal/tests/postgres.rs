@@ -687,16 +687,16 @@ fn a_lease_in_postgres_has_one_holder_and_a_dead_ones_is_taken_over() {
     running.status = DebateStatus::Running;
     one.create_debate(&running).unwrap();
     assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
-    let guard = one.acquire_lease(id).unwrap();
+    let guard = one.acquire_lease(id, 20).unwrap();
     assert_eq!(other.debate(id).unwrap().status, DebateStatus::Running);
     assert!(matches!(
-        other.acquire_lease(id),
+        other.acquire_lease(id, 20),
         Err(moot_journal::store::StoreError::InUse { .. })
     ));
     one.renew_lease(id).unwrap();
     one.release_lease(id).unwrap();
     drop(guard);
-    let _again = other.acquire_lease(id).unwrap();
+    let _again = other.acquire_lease(id, 20).unwrap();
     other.release_lease(id).unwrap();
 
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
@@ -721,17 +721,33 @@ fn a_lease_in_postgres_has_one_holder_and_a_dead_ones_is_taken_over() {
     ended.wait().unwrap();
     set_lease(&mut client, gone, &here, 0);
     assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
-    one.acquire_lease(id).unwrap();
+    one.acquire_lease(id, 20).unwrap();
     one.release_lease(id).unwrap();
     // Another host's replica: alive while it renews, taken over once it has not for a while.
     set_lease(&mut client, 4242, "replica-b.example", 2);
     assert_eq!(one.debate(id).unwrap().status, DebateStatus::Running);
-    assert!(one.acquire_lease(id).is_err());
+    assert!(one.acquire_lease(id, 20).is_err());
     set_lease(&mut client, 4242, "replica-b.example", 120);
     assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
+    // A lease lasts as long as its holder said (its replica's takeover time): six seconds of
+    // silence end a five-second one, not the default twenty.
+    set_lease(&mut client, 4242, "replica-b.example", 6);
+    assert_eq!(one.debate(id).unwrap().status, DebateStatus::Running);
+    client
+        .execute("UPDATE debates SET lease_ttl = 5 WHERE id = $1", &[&id])
+        .unwrap();
+    assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
+    one.acquire_lease(id, 7).unwrap();
+    let ttl: Option<i64> = client
+        .query_one("SELECT lease_ttl FROM debates WHERE id = $1", &[&id])
+        .unwrap()
+        .get(0);
+    assert_eq!(ttl, Some(7), "the holder's heartbeat lasts what it said");
+    one.release_lease(id).unwrap();
 
     // Two replicas reach for it at once: one wins.
-    let reach = |journal: PgJournal| std::thread::spawn(move || journal.acquire_lease(id).is_ok());
+    let reach =
+        |journal: PgJournal| std::thread::spawn(move || journal.acquire_lease(id, 20).is_ok());
     let (a, b) = (reach(one.clone()), reach(other.clone()));
     let won = [a.join().unwrap(), b.join().unwrap()];
     assert_eq!(won.iter().filter(|w| **w).count(), 1, "{won:?}");
@@ -871,4 +887,113 @@ fn a_journal_copied_to_postgres_and_back_verifies_with_the_same_heads() {
     )
     .unwrap();
     assert!(back.check_chain("DEB-pgcopy01").unwrap().holds());
+}
+
+/// A server restarted under a running journal (an upgrade, a failover) costs it nothing: the
+/// next call opens its connection again and goes on where the chain stood.
+#[test]
+fn a_journal_goes_on_after_its_server_restarts() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let journal = PgJournal::connect(&server.database()).unwrap();
+    journal.create_debate(&debate("DEB-restart")).unwrap();
+    journal.record_event("DEB-restart", &events()[0]).unwrap();
+    server.restart();
+    journal
+        .record_event("DEB-restart", &events()[1])
+        .expect("the write after a restart goes through");
+    assert_eq!(journal.events("DEB-restart").unwrap(), events()[..2]);
+    assert!(journal.check_chain("DEB-restart").unwrap().holds());
+}
+
+/// Every journal handle on the server is told of a debate with new events as the write that
+/// journals them commits, whichever host wrote it; a write without events tells nobody.
+#[test]
+fn a_commit_that_journals_events_is_told_to_every_listener() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    let (writer, reader) = (
+        PgJournal::connect(&url).unwrap(),
+        PgJournal::connect(&url).unwrap(),
+    );
+    let (told, heard) = std::sync::mpsc::channel::<Option<String>>();
+    reader.watch_events(move |id| {
+        let _ = told.send(id.map(str::to_string));
+    });
+    let wait = std::time::Duration::from_secs(20);
+    assert_eq!(
+        heard.recv_timeout(wait).unwrap(),
+        None,
+        "a new listener may have missed anything"
+    );
+    writer.create_debate(&debate("DEB-told")).unwrap();
+    writer
+        .set_stage("DEB-told", Stage::Round { round: 1 })
+        .unwrap();
+    writer.record_event("DEB-told", &events()[0]).unwrap();
+    assert_eq!(
+        heard.recv_timeout(wait).unwrap().as_deref(),
+        Some("DEB-told"),
+        "the event's commit is told, and nothing before it"
+    );
+    writer
+        .set_status("DEB-told", DebateStatus::Completed, None)
+        .unwrap();
+    assert_eq!(
+        heard.recv_timeout(wait).unwrap().as_deref(),
+        Some("DEB-told"),
+        "a debate's ending is told"
+    );
+    // A restart loses the notifications sent meanwhile: the listener hears `None` again.
+    server.restart();
+    assert_eq!(heard.recv_timeout(wait).unwrap(), None);
+    writer.record_event("DEB-told", &events()[1]).unwrap();
+    assert_eq!(
+        heard.recv_timeout(wait).unwrap().as_deref(),
+        Some("DEB-told")
+    );
+}
+
+/// Many debates writing at once through one handle are not held in a single line: the
+/// handle opens more connections (as many as `MOST`) and every chain still holds.
+#[test]
+fn debates_writing_at_once_share_the_handles_connections() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    let journal = PgJournal::connect(&url).unwrap();
+    std::thread::scope(|scope| {
+        for n in 0..8 {
+            let journal = journal.clone();
+            scope.spawn(move || {
+                let id = format!("DEB-many{n}");
+                journal.create_debate(&debate(&id)).unwrap();
+                for event in events().iter().cycle().take(30) {
+                    journal.record_event(&id, event).unwrap();
+                }
+            });
+        }
+    });
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let connections: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+             AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        (2..=4).contains(&connections),
+        "{connections} connections: more than one, at most four"
+    );
+    for n in 0..8 {
+        let id = format!("DEB-many{n}");
+        assert_eq!(journal.events(&id).unwrap().len(), 30);
+        assert!(journal.check_chain(&id).unwrap().holds());
+    }
 }

@@ -28,6 +28,7 @@ use crate::store::Store;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// How the server runs, as `moot serve`'s flags give it (the binary builds it from them).
 #[derive(Debug, Clone)]
@@ -120,6 +121,9 @@ impl Server {
         store: Store,
         token: String,
     ) -> Arc<Server> {
+        // A lease outlives its last heartbeat by two thirds of the takeover time, and the
+        // replicas look every third: a dead replica's debates are taken over within it.
+        let store = store.with_lease_ttl(takeover(&config) * 2 / 3);
         let (told, _) = tokio::sync::broadcast::channel(1024);
         let telling = told.clone();
         let journaled = store
@@ -175,6 +179,21 @@ impl Drop for Admitted {
             .admitted
             .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
     }
+}
+
+/// How soon, when `[serve] takeover_seconds` does not say, replicas on a shared journal take
+/// over the debates of one that died.
+const DEFAULT_TAKEOVER_SECONDS: u64 = 15;
+
+/// How soon replicas take over a dead one's debates (`[serve] takeover_seconds`).
+fn takeover(config: &Config) -> Duration {
+    Duration::from_secs(
+        config
+            .serve
+            .takeover_seconds
+            .unwrap_or(DEFAULT_TAKEOVER_SECONDS)
+            .max(1),
+    )
 }
 
 /// Starts the server and serves until interrupted (Ctrl-C, SIGTERM).
@@ -269,6 +288,13 @@ pub fn mcp_stdio(
 
 /// How long the debates still running when a server ends get to stop where they are.
 const STOPPING: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Server {
+    /// How soon this replica takes over a dead one's debates.
+    fn takeover(&self) -> Duration {
+        takeover(&self.config)
+    }
+}
 
 impl Server {
     /// Interrupts every debate this server runs, as Ctrl-C would, and waits (`STOPPING` at

@@ -8,7 +8,6 @@ use crate::debate::{DebateStatus, Event, Initiator};
 use crate::session::DebateSettings;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 /// Why a debate could not start, in the session's own words.
 #[derive(Debug, thiserror::Error)]
@@ -132,26 +131,13 @@ pub(super) async fn spawn(
     Ok(id)
 }
 
-/// How often a replica looks for debates whose server died, when `[serve] takeover_seconds`
-/// does not say how soon to take them over.
-const DEFAULT_TAKEOVER_SECONDS: u64 = 15;
-
 /// On a journal several replicas share: looks, three times per `[serve] takeover_seconds`,
 /// for debates a server started whose holder is gone (on this host its process ended; on
 /// another its heartbeat stopped), and resumes each one this replica has room for where its
 /// journal left it. Replicas that reach for one debate at once meet at its lease in the
 /// journal, which exactly one of them gets; the others leave it.
 pub(super) async fn take_over_orphans(server: Arc<Server>) {
-    let every = Duration::from_millis(
-        server
-            .config
-            .serve
-            .takeover_seconds
-            .unwrap_or(DEFAULT_TAKEOVER_SECONDS)
-            .max(1)
-            * 1000
-            / 3,
-    );
+    let every = server.takeover() / 3;
     loop {
         tokio::time::sleep(every).await;
         let taken = take_over(&server).await;

@@ -15,7 +15,7 @@ pub(super) const TABLES: &[(&str, &str, &str, &str)] = &[
     (
         "debates",
         "id, question, protocol, status, config, seats, created_at, updated_at, finished_at, \
-         confidence, error, stage, lease_pid, lease_host, lease_at, lease_since",
+         confidence, error, stage, lease_pid, lease_host, lease_at, lease_since, lease_ttl",
         "id",
         "id",
     ),

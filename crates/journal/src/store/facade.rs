@@ -7,7 +7,7 @@
 use super::audit::{AuditEntry, AuditKind, AuditPlace};
 use super::chain::{ChainCheck, ChainHead};
 use super::checkpoint::Checkpointer;
-use super::lease::LeaseGuard;
+use super::lease::{LEASE_RENEWAL, LEASE_TTL, LeaseGuard, MIN_LEASE_TTL};
 use super::{
     CheckpointRecord, DebateSummary, Entry, GateRecord, PgJournal, RemoteAnswer, SearchHit, Sqlite,
     StoreError, StoredSynthesis,
@@ -23,6 +23,8 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct Store {
     journal: Journal,
+    /// How long this handle's leases last without a heartbeat.
+    lease_ttl: Duration,
 }
 
 #[derive(Clone)]
@@ -36,6 +38,7 @@ impl From<Sqlite> for Store {
     fn from(sqlite: Sqlite) -> Store {
         Store {
             journal: Journal::Sqlite(sqlite),
+            lease_ttl: LEASE_TTL,
         }
     }
 }
@@ -73,6 +76,7 @@ impl Store {
     pub fn connect(url: &str, beside: &Path) -> Result<Store, StoreError> {
         Ok(Store {
             journal: Journal::Postgres(PgJournal::connect(url)?, beside.to_path_buf()),
+            lease_ttl: LEASE_TTL,
         })
     }
 
@@ -86,6 +90,29 @@ impl Store {
                 pg.watch_events(told);
                 true
             }
+        }
+    }
+
+    /// This handle, its leases lasting `ttl` without a heartbeat (renewed every quarter of
+    /// it): a holder on another host is taken for gone that long after its last one. A
+    /// replica sets it from its `takeover_seconds`.
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Store {
+        self.lease_ttl = ttl.max(MIN_LEASE_TTL);
+        self
+    }
+
+    /// How often a debate this handle runs renews its lease.
+    pub fn lease_renewal(&self) -> Duration {
+        (self.lease_ttl / 4).min(LEASE_RENEWAL)
+    }
+
+    /// Takes the lease of debate `id` for as long as the guard lives, unless another holder
+    /// has it.
+    pub fn acquire_lease(&self, id: &str) -> Result<LeaseGuard, StoreError> {
+        let ttl = i64::try_from(self.lease_ttl.as_secs()).unwrap_or(i64::MAX);
+        match &self.journal {
+            Journal::Sqlite(sqlite) => sqlite.acquire_lease(id, ttl),
+            Journal::Postgres(pg, _) => pg.acquire_lease(id, ttl),
         }
     }
 
@@ -317,9 +344,6 @@ delegated! {
     /// The request shapes learned per endpoint, as stored: (endpoint, JSON).
     fn load_capabilities(&self) -> Result<Vec<(String, String)>, StoreError>;
     fn save_capabilities(&self, learned: &[(String, String)]) -> Result<(), StoreError>;
-    /// Takes the lease of debate `id` for as long as the guard lives, unless another holder
-    /// has it.
-    fn acquire_lease(&self, id: &str) -> Result<LeaseGuard, StoreError>;
     /// Renews this process's lease of debate `id`.
     fn renew_lease(&self, id: &str) -> Result<(), StoreError>;
     /// Gives up this process's lease of debate `id`.

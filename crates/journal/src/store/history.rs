@@ -24,7 +24,7 @@ pub struct DebateSummary {
     pub stage: Option<Stage>,
 }
 
-/// The status a debate row reads as, from its `status` and its four lease columns at
+/// The status a debate row reads as, from its `status` and its five lease columns at
 /// `first`.
 fn status_at(row: &Row<'_>, first: usize) -> rusqlite::Result<DebateStatus> {
     let stored: String = row.get(first)?;
@@ -33,6 +33,7 @@ fn status_at(row: &Row<'_>, first: usize) -> rusqlite::Result<DebateStatus> {
         host: row.get(first + 2)?,
         at: row.get(first + 3)?,
         since: row.get(first + 4)?,
+        ttl: row.get(first + 5)?,
     };
     Ok(lease.status(DebateStatus::parse(&stored).unwrap_or(DebateStatus::Failed)))
 }
@@ -57,25 +58,25 @@ impl Sqlite {
         self.with(|connection| {
             let mut statement = connection.prepare_cached(
                 "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, d.lease_at,
-                        d.lease_since, (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id), d.created_at, d.updated_at,
+                        d.lease_since, d.lease_ttl, (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id), d.created_at, d.updated_at,
                         COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
                         d.stage
                  FROM debates d ORDER BY d.created_at DESC, d.rowid DESC LIMIT ?1",
             )?;
             let rows = statement.query_map(params![limit as i64], |row| {
-                let stage: Option<String> = row.get(12)?;
+                let stage: Option<String> = row.get(13)?;
                 Ok(DebateSummary {
                     id: row.get(0)?,
                     question: row.get(1)?,
                     protocol: row.get(2)?,
                     status: status_at(row, 3)?,
                     confidence: row
-                        .get::<_, Option<String>>(8)?
+                        .get::<_, Option<String>>(9)?
                         .as_deref()
                         .and_then(Confidence::parse),
-                    created_at: row.get(9)?,
-                    updated_at: row.get(10)?,
-                    rounds: row.get(11)?,
+                    created_at: row.get(10)?,
+                    updated_at: row.get(11)?,
+                    rounds: row.get(12)?,
                     stage: stage.and_then(|s| serde_json::from_str(&s).ok()),
                 })
             })?;
@@ -105,8 +106,9 @@ impl Sqlite {
         self.with(|connection| {
             let mut statement = connection.prepare_cached(
             "SELECT s.debate_id, d.question, s.kind, snippet(search_index, 0, '[', ']', '…', 12),
-                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.protocol,
-                    (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id), d.created_at
+                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.lease_ttl,
+                    d.protocol, (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id),
+                    d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE search_index MATCH ?1
              ORDER BY rank LIMIT ?2",
@@ -118,12 +120,12 @@ impl Sqlite {
                     kind: row.get(2)?,
                     snippet: row.get(3)?,
                     status: status_at(row, 4)?,
-                    protocol: row.get(9)?,
+                    protocol: row.get(10)?,
                     confidence: row
-                        .get::<_, Option<String>>(10)?
+                        .get::<_, Option<String>>(11)?
                         .as_deref()
                         .and_then(Confidence::parse),
-                    created_at: row.get(11)?,
+                    created_at: row.get(12)?,
                 })
             })?;
             // One hit per debate: its best-ranked passage.

@@ -573,7 +573,7 @@ impl Sqlite {
             // column, which the chain does not cover (a forged one would show).
             "SELECT id, question, protocol, status, config, seats, created_at, updated_at, finished_at,
                     (SELECT s.confidence FROM syntheses s WHERE s.debate_id = debates.id), error,
-                    stage, lease_pid, lease_host, lease_at, lease_since
+                    stage, lease_pid, lease_host, lease_at, lease_since, lease_ttl
              FROM debates WHERE id = ?1 COLLATE NOCASE OR id LIKE ?2 ESCAPE '\\' COLLATE NOCASE
                 OR id LIKE ?3 ESCAPE '\\' COLLATE NOCASE
              ORDER BY (id = ?1 COLLATE NOCASE) DESC LIMIT 6",
@@ -678,6 +678,7 @@ pub(super) fn debate_from_row(row: &Row<'_>) -> rusqlite::Result<Result<Debate, 
         host: row.get(13)?,
         at: row.get(14)?,
         since: row.get(15)?,
+        ttl: row.get(16)?,
     };
     let build = || -> Result<Debate, StoreError> {
         Ok(Debate {

@@ -14,8 +14,14 @@ use std::time::Duration;
 /// How often a running debate renews its lease.
 pub const LEASE_RENEWAL: Duration = Duration::from_secs(5);
 
-/// A lease not renewed for this long belongs to a process that is gone (or hung).
-const LEASE_STALE_SECONDS: i64 = 20;
+/// How long a lease lasts without a heartbeat unless its holder said otherwise (a journal from
+/// before migration 15, a handle not set `with_lease_ttl`): a holder elsewhere not heard from
+/// for this long is gone (or hung).
+pub const LEASE_TTL: Duration = Duration::from_secs(20);
+
+/// The shortest a lease may last: its holder renews it four times over that, and a busy
+/// machine must not miss them all.
+pub const MIN_LEASE_TTL: Duration = Duration::from_secs(2);
 
 /// The lease columns of a debate row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,6 +32,8 @@ pub(super) struct Lease {
     pub at: Option<i64>,
     /// When the lease was taken (none in a journal from before migration 13).
     pub since: Option<i64>,
+    /// How many seconds the heartbeat lasts (none before migration 15).
+    pub ttl: Option<i64>,
 }
 
 impl Lease {
@@ -42,7 +50,8 @@ impl Lease {
         if self.host.as_deref() == Some(&host()) {
             return holder_alive(pid, self.since.unwrap_or(at));
         }
-        unix_now() - at <= LEASE_STALE_SECONDS
+        let ttl = self.ttl.unwrap_or(LEASE_TTL.as_secs() as i64);
+        unix_now() - at <= ttl
     }
 
     /// How a debate stored with `status` reads: `running` with no live process is interrupted.
@@ -62,9 +71,18 @@ pub(super) fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
-/// This machine's name, so a lease held elsewhere (a shared home over NFS) is judged by its
-/// heartbeat alone.
+/// This machine's name, so a lease held elsewhere (a shared home over NFS, another replica on
+/// a shared journal) is judged by its heartbeat alone. `MOOT_HOST` names it instead, where
+/// two machines (or containers with pids of their own) answer to one hostname.
 pub(super) fn host() -> String {
+    host_named(std::env::var("MOOT_HOST").ok())
+}
+
+/// `host`, given what `MOOT_HOST` says.
+fn host_named(named: Option<String>) -> String {
+    if let Some(named) = named.filter(|n| !n.trim().is_empty()) {
+        return named.trim().to_string();
+    }
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|name| name.trim().to_string())
@@ -222,7 +240,7 @@ impl Sqlite {
 
     /// Takes the lease of debate `id` for as long as the guard lives, unless another holder
     /// (another process, or another debate driver in this one) has it.
-    pub fn acquire_lease(&self, id: &str) -> Result<LeaseGuard, StoreError> {
+    pub fn acquire_lease(&self, id: &str, ttl: i64) -> Result<LeaseGuard, StoreError> {
         let held = match self.lease_file(id)? {
             Some(path) => match lock(&path) {
                 Ok(Ok(file)) => Some((file, path)),
@@ -268,13 +286,14 @@ impl Sqlite {
             }
             tx.prepare_cached(
                 "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4,
-                    lease_since = ?4 WHERE id = ?1",
+                    lease_since = ?4, lease_ttl = ?5 WHERE id = ?1",
             )?
             .execute(params![
                 id,
                 i64::from(std::process::id()),
                 host(),
-                unix_now()
+                unix_now(),
+                ttl
             ])?;
             tx.commit()?;
             Ok(())
@@ -300,7 +319,7 @@ impl Sqlite {
             connection
                 .prepare_cached(
                     "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
-                    lease_since = NULL WHERE id = ?1 AND lease_pid = ?2",
+                    lease_since = NULL, lease_ttl = NULL WHERE id = ?1 AND lease_pid = ?2",
                 )?
                 .execute(params![id, i64::from(std::process::id())])?;
             Ok(())
@@ -319,6 +338,7 @@ mod tests {
             host: Some(host()),
             at: Some(unix_now()),
             since: Some(unix_now()),
+            ttl: None,
         };
         assert!(mine.alive());
         assert_eq!(
@@ -376,6 +396,53 @@ mod tests {
         assert!(!reused_before_13.alive());
     }
 
+    /// A holder on another host lasts as long as the heartbeat it set (its replica's
+    /// takeover time), else the default: seven seconds of silence end a five-second lease and
+    /// not a default one.
+    #[test]
+    fn a_lease_elsewhere_lasts_as_long_as_its_holder_said() {
+        let silent = Lease {
+            pid: Some(1),
+            host: Some("another-host".into()),
+            at: Some(unix_now() - 7),
+            since: Some(unix_now() - 60),
+            ttl: Some(5),
+        };
+        assert!(!silent.alive(), "seven seconds outlast a five-second lease");
+        assert!(
+            Lease {
+                ttl: Some(10),
+                ..silent.clone()
+            }
+            .alive()
+        );
+        assert!(
+            Lease {
+                ttl: None,
+                ..silent.clone()
+            }
+            .alive(),
+            "a lease that says nothing lasts {LEASE_TTL:?}"
+        );
+        assert!(
+            !Lease {
+                ttl: None,
+                at: Some(unix_now() - LEASE_TTL.as_secs() as i64 - 1),
+                ..silent
+            }
+            .alive()
+        );
+    }
+
+    /// `MOOT_HOST` names the host a lease is taken on (two machines with one hostname).
+    #[test]
+    fn the_host_a_lease_names_can_be_set() {
+        assert_eq!(host_named(Some("  replica-7  ".into())), "replica-7");
+        let machine = host_named(None);
+        assert!(!machine.is_empty());
+        assert_eq!(host_named(Some(" ".into())), machine, "blank names nothing");
+    }
+
     /// A journal in a directory of its own, holding the running debate `id`.
     fn journal_with(id: &str) -> (tempfile::TempDir, Sqlite) {
         let dir = tempfile::tempdir().unwrap();
@@ -391,10 +458,10 @@ mod tests {
     #[test]
     fn a_held_lease_refuses_a_second_driver_even_in_the_same_process() {
         let (dir, store) = journal_with("DEB-lease01");
-        let held = store.acquire_lease("DEB-lease01").unwrap();
+        let held = store.acquire_lease("DEB-lease01", 20).unwrap();
         let other = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         for store in [&store, &other] {
-            match store.acquire_lease("DEB-lease01") {
+            match store.acquire_lease("DEB-lease01", 20) {
                 Err(StoreError::InUse { pid, .. }) => assert_eq!(pid, std::process::id()),
                 other => panic!("a second driver got {other:?}"),
             }
@@ -406,10 +473,10 @@ mod tests {
             "{holder}"
         );
         drop(held);
-        let again = other.acquire_lease("DEB-lease01").unwrap();
+        let again = other.acquire_lease("DEB-lease01", 20).unwrap();
         drop(again);
         assert!(matches!(
-            store.acquire_lease("../escape"),
+            store.acquire_lease("../escape", 20),
             Err(StoreError::Data(_))
         ));
     }
@@ -422,7 +489,7 @@ mod tests {
     fn a_released_lease_removes_its_lock_file_and_a_stale_one_is_not_the_lease() {
         let (dir, store) = journal_with("DEB-lease02");
         let file = dir.path().join("leases").join("DEB-lease02.lock");
-        let held = store.acquire_lease("DEB-lease02").unwrap();
+        let held = store.acquire_lease("DEB-lease02", 20).unwrap();
         let opened_early = std::fs::File::open(&file).unwrap();
         drop(held);
         assert!(!file.exists(), "the released lease left its lock file");
@@ -431,18 +498,18 @@ mod tests {
             "the removed file can be locked"
         );
         assert!(!still_at(&opened_early, &file));
-        let again = store.acquire_lease("DEB-lease02").unwrap();
+        let again = store.acquire_lease("DEB-lease02", 20).unwrap();
         assert!(file.exists());
         let other = Sqlite::open(&dir.path().join("moot.db")).unwrap();
         assert!(matches!(
-            other.acquire_lease("DEB-lease02"),
+            other.acquire_lease("DEB-lease02", 20),
             Err(StoreError::InUse { .. })
         ));
         drop(again);
         assert!(!file.exists());
 
         assert!(matches!(
-            store.acquire_lease("DEB-nosuch02"),
+            store.acquire_lease("DEB-nosuch02", 20),
             Err(StoreError::NotFound(_))
         ));
         assert!(!dir.path().join("leases").join("DEB-nosuch02.lock").exists());

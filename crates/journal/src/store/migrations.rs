@@ -246,6 +246,12 @@ CREATE TABLE cancellations (
     requested_at TEXT NOT NULL
 );
 "#,
+    // 15: how long a lease's heartbeat lasts, as its holder set it: a holder on another host
+    // whose last heartbeat is older is gone. Replicas sharing a journal take each other's
+    // debates over within their `takeover_seconds`, which sets it.
+    r#"
+ALTER TABLE debates ADD COLUMN lease_ttl INTEGER;
+"#,
 ];
 
 /// Work a migration needs beyond SQL, run in its transaction after its SQL.

@@ -26,7 +26,7 @@ use crate::engine::{self, Context, EngineError, Replay, Seating};
 use crate::llm::{CapabilityCache, Provider};
 use crate::protocol::{self, Common, Ending, Outcome};
 use crate::providers::{self, ProviderError, ProviderSpec};
-use crate::store::{LEASE_RENEWAL, Store, StoreError, StoredSynthesis};
+use crate::store::{Store, StoreError, StoredSynthesis};
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -463,7 +463,7 @@ fn providers_for(
 /// runs on a blocking thread: while another process holds the journal it waits out SQLite's
 /// busy timeout there, not on the task that drives the debate.
 async fn keep_lease(store: &Store, id: &str) {
-    let mut renewal = tokio::time::interval(LEASE_RENEWAL);
+    let mut renewal = tokio::time::interval(store.lease_renewal());
     renewal.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         renewal.tick().await;

@@ -2,6 +2,7 @@
 //! how it ended), in PostgreSQL: made ready as SQLite's journal makes them (`store::append`),
 //! and written in one transaction holding the debate's row, each row chained.
 
+use super::pool::Tx;
 use super::{PgJournal, append, execute, index, next_number, text};
 use crate::debate::{Event, Turn, now_rfc3339};
 use crate::store::StoreError;
@@ -9,7 +10,6 @@ use crate::store::append::{Entry, Ready, audit_values, event_values};
 use crate::store::audit::{AuditEntry, AuditKind, AuditPlace, audit_entry};
 use crate::store::chain;
 use crate::store::journal::TurnRow;
-use super::pool::Tx;
 use rusqlite::types::{Value, ValueRef};
 
 impl PgJournal {

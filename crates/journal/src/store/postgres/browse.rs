@@ -8,7 +8,7 @@ use crate::store::lease::Lease;
 use crate::store::{DebateSummary, SearchHit, StoreError};
 use rusqlite::types::Value;
 
-/// The status a row reads as, from its `status` and its four lease columns at `first`.
+/// The status a row reads as, from its `status` and its five lease columns at `first`.
 fn status_at(row: &[Value], first: usize) -> Result<DebateStatus, StoreError> {
     let stored = text(&row[first])?;
     let lease = Lease {
@@ -16,6 +16,7 @@ fn status_at(row: &[Value], first: usize) -> Result<DebateStatus, StoreError> {
         host: optional_text(&row[first + 2])?,
         at: optional_integer(&row[first + 3])?,
         since: optional_integer(&row[first + 4])?,
+        ttl: optional_integer(&row[first + 5])?,
     };
     Ok(lease.status(DebateStatus::parse(&stored).unwrap_or(DebateStatus::Failed)))
 }
@@ -42,7 +43,7 @@ impl PgJournal {
     pub fn list(&self, limit: usize) -> Result<Vec<DebateSummary>, StoreError> {
         self.rows(
             "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, d.lease_at,
-                    d.lease_since,
+                    d.lease_since, d.lease_ttl,
                     (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id),
                     d.created_at, d.updated_at,
                     COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
@@ -57,11 +58,11 @@ impl PgJournal {
                 question: text(&row[1])?,
                 protocol: text(&row[2])?,
                 status: status_at(row, 3)?,
-                confidence: confidence(&row[8])?,
-                created_at: text(&row[9])?,
-                updated_at: text(&row[10])?,
-                rounds: integer(&row[11])? as u32,
-                stage: optional_text(&row[12])?.and_then(|s| serde_json::from_str(&s).ok()),
+                confidence: confidence(&row[9])?,
+                created_at: text(&row[10])?,
+                updated_at: text(&row[11])?,
+                rounds: integer(&row[12])? as u32,
+                stage: optional_text(&row[13])?.and_then(|s| serde_json::from_str(&s).ok()),
             })
         })
         .collect()
@@ -89,8 +90,8 @@ impl PgJournal {
                     ts_headline('simple', s.body, to_tsquery('simple', ?1),
                         'StartSel=[, StopSel=], MaxWords=12, MinWords=4, MaxFragments=1,
                          FragmentDelimiter=…'),
-                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.protocol,
-                    (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id),
+                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.lease_ttl,
+                    d.protocol, (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id),
                     d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE s.words @@ to_tsquery('simple', ?1)
@@ -106,9 +107,9 @@ impl PgJournal {
                 kind: text(&row[2])?,
                 snippet: text(&row[3])?,
                 status: status_at(row, 4)?,
-                protocol: text(&row[9])?,
-                confidence: confidence(&row[10])?,
-                created_at: text(&row[11])?,
+                protocol: text(&row[10])?,
+                confidence: confidence(&row[11])?,
+                created_at: text(&row[12])?,
             };
             if !hits.iter().any(|h| h.id == hit.id) {
                 hits.push(hit);

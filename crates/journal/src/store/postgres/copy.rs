@@ -22,8 +22,7 @@ impl PgJournal {
     pub(in crate::store) fn debate_rows(&self, id: &str) -> Result<DebateRows, StoreError> {
         let (wanted, shown) = (id.to_string(), self.shown.clone());
         self.call(move |conn| {
-            let mut tx = conn.begin_snapshot()
-                .map_err(|e| failed_pg(&shown, e))?;
+            let mut tx = conn.begin_snapshot().map_err(|e| failed_pg(&shown, e))?;
             let key = [Value::Text(wanted.clone())];
             let mut tables = Vec::new();
             for (table, columns, owner, order) in TABLES {

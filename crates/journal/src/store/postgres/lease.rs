@@ -11,12 +11,13 @@ use rusqlite::types::Value;
 impl PgJournal {
     /// Takes the lease of debate `id`, unless a live holder (another replica, or another
     /// driver in this process) has it.
-    pub fn acquire_lease(&self, id: &str) -> Result<LeaseGuard, StoreError> {
+    pub fn acquire_lease(&self, id: &str, ttl: i64) -> Result<LeaseGuard, StoreError> {
         let me = i64::from(std::process::id());
         self.write(id, move |tx, id| {
             let rows = query(
                 tx,
-                "SELECT lease_pid, lease_host, lease_at, lease_since FROM debates WHERE id = ?1",
+                "SELECT lease_pid, lease_host, lease_at, lease_since, lease_ttl FROM debates
+                 WHERE id = ?1",
                 &[Value::Text(id.to_string())],
             )?;
             let Some(row) = rows.first() else {
@@ -27,6 +28,7 @@ impl PgJournal {
                 host: optional_text(&row[1])?,
                 at: optional_integer(&row[2])?,
                 since: optional_integer(&row[3])?,
+                ttl: optional_integer(&row[4])?,
             };
             if held.alive() {
                 return Err(StoreError::InUse {
@@ -38,12 +40,13 @@ impl PgJournal {
             execute(
                 tx,
                 "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4,
-                    lease_since = ?4 WHERE id = ?1",
+                    lease_since = ?4, lease_ttl = ?5 WHERE id = ?1",
                 &[
                     Value::Text(id.to_string()),
                     Value::Integer(me),
                     Value::Text(host()),
                     Value::Integer(unix_now()),
+                    Value::Integer(ttl),
                 ],
             )?;
             Ok(LeaseGuard::in_row())
@@ -68,7 +71,7 @@ impl PgJournal {
     pub fn release_lease(&self, id: &str) -> Result<(), StoreError> {
         self.plain(
             "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
-                lease_since = NULL WHERE id = ?1 AND lease_pid = ?2 AND lease_host = ?3",
+                lease_since = NULL, lease_ttl = NULL WHERE id = ?1 AND lease_pid = ?2 AND lease_host = ?3",
             vec![
                 Value::Text(id.to_string()),
                 Value::Integer(i64::from(std::process::id())),

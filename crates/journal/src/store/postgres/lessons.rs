@@ -2,11 +2,11 @@
 //! chained in it while it is there, matched by stemmed terms (`tsvector` in English, as
 //! SQLite's porter tokenizer stems), the oldest evicted past a capacity.
 
+use super::pool::Tx;
 use super::{PgJournal, append, execute, failed_pg, integer, query, text};
 use crate::debate::{Lesson, LessonDraft, now_rfc3339};
 use crate::store::StoreError;
 use crate::store::chain;
-use super::pool::Tx;
 use rusqlite::types::Value;
 
 const COLUMNS: &str = "id, debate_id, question, lesson, went, advice, confidence, created_at";

@@ -4,8 +4,8 @@
 //! connection the server drops is opened again, and since notifications sent meanwhile are
 //! lost, the listener is then told "anything may have changed".
 
-use super::pool::{EVENTS_CHANNEL, Opener};
 use super::PgJournal;
+use super::pool::{EVENTS_CHANNEL, Opener};
 use postgres::fallible_iterator::FallibleIterator as _;
 use std::time::Duration;
 

@@ -220,7 +220,7 @@ impl PgJournal {
             "SELECT id, question, protocol, status, config, seats, created_at, updated_at,
                     finished_at,
                     (SELECT s.confidence FROM syntheses s WHERE s.debate_id = debates.id), error,
-                    stage, lease_pid, lease_host, lease_at, lease_since
+                    stage, lease_pid, lease_host, lease_at, lease_since, lease_ttl
              FROM debates WHERE lower(id) = lower(?1) OR id ILIKE ?2 OR id ILIKE ?3
              ORDER BY (lower(id) = lower(?1)) DESC LIMIT 6",
             vec![
@@ -599,6 +599,7 @@ fn debate_of(row: &[Value]) -> Result<Debate, StoreError> {
         lease_host,
         lease_at,
         lease_since,
+        lease_ttl,
     ] = row
     else {
         return Err(StoreError::Data(format!(
@@ -612,6 +613,7 @@ fn debate_of(row: &[Value]) -> Result<Debate, StoreError> {
         host: optional_text(lease_host)?,
         at: optional_integer(lease_at)?,
         since: optional_integer(lease_since)?,
+        ttl: optional_integer(lease_ttl)?,
     };
     Ok(Debate {
         id: text(id)?,

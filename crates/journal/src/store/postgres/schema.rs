@@ -236,6 +236,10 @@ CREATE TABLE cancellations (
     requested_at TEXT NOT NULL
 );
 "#,
+    // 15: how long the holder's heartbeat lasts (its host's `takeover_seconds`).
+    r#"
+ALTER TABLE debates ADD COLUMN lease_ttl BIGINT;
+"#,
 ];
 
 /// Applies every step the database has not seen, each in its own transaction under an
