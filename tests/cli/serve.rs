@@ -2,6 +2,7 @@
 //! answered with their status and message, against a server started on a free port.
 
 use crate::*;
+use moot::debate::DebateStatus;
 use serde_json::json;
 use std::io::Read;
 use std::net::TcpStream;
@@ -1918,20 +1919,36 @@ fn a_gate_requested_on_one_replica_is_approved_on_another_sharing_its_postgres_j
     );
 }
 
-/// Every turn of a debate by its key, from the journal at `url`.
-fn turn_keys_at(home: &Home, url: &str, id: &str) -> Vec<support::serving::TurnKey> {
-    let shown = home.run(None, &["show", id, "--json", "--journal", url]);
-    assert!(shown.status.success(), "{}", stderr(&shown));
-    support::serving::turn_keys_of(&serde_json::from_slice(&shown.stdout).unwrap())
+/// `moot serve` in `home` on the journal at `url`, its leases naming `host` (as a replica on
+/// a machine of its own would: another host's death is seen only by its silence).
+fn replica(home: &Home, stand_in: &StandIn, url: &str, host: &str) -> Served {
+    Served::start(
+        home.command(Some(stand_in))
+            .env("MOOT_SERVE_TOKEN", TOKEN)
+            .env("MOOT_HOST", host)
+            .args(["serve", "--listen", "127.0.0.1:0", "--journal", url]),
+    )
 }
 
-/// Replicas share the work (issue 73): a replica on a shared PostgreSQL journal that is
-/// killed (SIGKILL: no lease released) mid-round has its debates taken over by another within
-/// `[serve] takeover_seconds`; every debate completes with no turn lost, none journaled twice
-/// and none asked of the provider again; each says it was taken over and verifies; a follower
-/// on the surviving replica saw every event of its debate the journal holds, in order.
+/// The turns debate `id` has journaled, by key, read from the journal itself.
+fn keys_in(journal: &moot::store::Store, id: &str) -> Vec<support::serving::TurnKey> {
+    journal
+        .turns(id)
+        .unwrap()
+        .iter()
+        .map(|t| (u64::from(t.round), t.phase.to_string(), t.seat.clone()))
+        .collect()
+}
+
+/// Replicas share the work (issue 73): three replicas on one PostgreSQL journal, each as if
+/// on a host of its own; 100 debates started round-robin; one replica killed (SIGKILL: no
+/// lease released) once every debate has spoken. Its debates are taken over by the others
+/// once its heartbeat stops; all 100 complete with no turn lost, none journaled twice and
+/// none asked of the provider again; each taken over says so; every chain holds; and a
+/// follower on a surviving replica of each debate the dead one ran saw every event the
+/// journal holds for it, in order, across the takeover.
 #[test]
-fn a_killed_replicas_debates_are_taken_over_by_another_on_the_same_journal() {
+fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() {
     let Some(postgres) = crate::postgres_server::Postgres::start() else {
         return;
     };
@@ -1940,80 +1957,79 @@ fn a_killed_replicas_debates_are_taken_over_by_another_on_the_same_journal() {
         latency: Duration::from_millis(150),
         ..Behaviour::default()
     });
-    let (home_a, home_b) = (Home::new(), Home::new());
-    for home in [&home_a, &home_b] {
-        home.write_config("[serve]\ntakeover_seconds = 1\n");
+    let homes = [Home::new(), Home::new(), Home::new()];
+    for home in &homes {
+        home.write_config("[serve]\ntakeover_seconds = 3\n");
     }
-    let replica_a = serve(&home_a, &stand_in, &["--journal", &url]);
-    let replica_b = serve(&home_b, &stand_in, &["--journal", &url]);
-    let b = replica_b.addr.clone();
-    let ids: Vec<String> = (0..6)
+    let mut replicas: Vec<Served> = homes
+        .iter()
+        .zip(["replica-a", "replica-b", "replica-c"])
+        .map(|(home, host)| replica(home, &stand_in, &url, host))
+        .collect();
+    let addrs: Vec<String> = replicas.iter().map(|r| r.addr.clone()).collect();
+    const DEBATES: usize = 100;
+    let ids: Vec<String> = (0..DEBATES)
         .map(|i| {
             start_debate(
-                &replica_a.addr,
-                json!({"question": support::serving::question(i), "max_rounds": 2, "checkpoints": false}),
+                &addrs[i % 3],
+                json!({"question": support::serving::question(i), "max_rounds": 2,
+                       "checkpoints": false, "lessons": false}),
             )
         })
         .collect();
-    // B follows the first from the shared journal while A runs it, and after.
-    let followed = ids[0].clone();
-    let follower = {
-        let b = b.clone();
-        std::thread::spawn(move || {
-            follow(&b, &followed, None, |e| {
-                e.data["type"] != "debate_completed"
+    // Replica B follows every debate A runs, from the shared journal, while A runs it and
+    // after.
+    let followers: Vec<_> = ids
+        .iter()
+        .step_by(3)
+        .map(|id| {
+            let (b, id) = (addrs[1].clone(), id.clone());
+            std::thread::spawn(move || {
+                follow(&b, &id, None, |e| e.data["type"] != "debate_completed")
             })
         })
-    };
+        .collect();
+    let journal = moot::store::Store::connect(&url, &homes[1].path().join("unused.db")).unwrap();
     // Mid-round: once every debate has journaled a turn.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while ids
-        .iter()
-        .any(|id| turn_keys_at(&home_b, &url, id).is_empty())
-    {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while ids.iter().any(|id| keys_in(&journal, id).is_empty()) {
         assert!(Instant::now() < deadline, "the debates never spoke");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let before: Vec<Vec<support::serving::TurnKey>> = ids
-        .iter()
-        .map(|id| turn_keys_at(&home_b, &url, id))
-        .collect();
+    let before: Vec<Vec<support::serving::TurnKey>> =
+        ids.iter().map(|id| keys_in(&journal, id)).collect();
     let asked_before = stand_in.seen().len();
-    let mut replica_a = replica_a;
-    replica_a.child.kill().unwrap();
-    replica_a.child.wait().unwrap();
-    let killed = Instant::now();
-    let deadline = killed + Duration::from_secs(120);
+    replicas[0].child.kill().unwrap();
+    replicas[0].child.wait().unwrap();
+    let running_on_a: Vec<&String> = ids
+        .iter()
+        .step_by(3)
+        .filter(|id| journal.debate(id).unwrap().status == DebateStatus::Running)
+        .collect();
+    assert!(
+        !running_on_a.is_empty(),
+        "the kill came after A's debates had ended"
+    );
+    let deadline = Instant::now() + Duration::from_secs(240);
     loop {
-        let listed = statuses(&b);
         let done = ids
             .iter()
-            .filter(|id| listed.iter().any(|(i, s)| i == *id && s == "completed"))
+            .filter(|id| journal.debate(id).unwrap().status == DebateStatus::Completed)
             .count();
-        if done == ids.len() {
+        if done == DEBATES {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{done} of {} completed: {listed:?}",
-            ids.len()
-        );
+        assert!(Instant::now() < deadline, "{done} of {DEBATES} completed");
         std::thread::sleep(Duration::from_millis(50));
     }
     let resumed = &stand_in.seen()[asked_before..];
-    assert!(
-        resumed
-            .iter()
-            .any(|seen| support::serving::debate_of(seen, ids.len()).is_some()),
-        "no request after the kill carried a debate's question"
-    );
     let again = support::serving::asked_again(resumed, &before);
     assert!(
         again.is_empty(),
         "asked again for journaled turns: {again:?}"
     );
     for (id, before) in ids.iter().zip(&before) {
-        let after = turn_keys_at(&home_b, &url, id);
+        let after = keys_in(&journal, id);
         for key in before {
             assert!(after.contains(key), "{id} lost {key:?}");
         }
@@ -2025,35 +2041,145 @@ fn a_killed_replicas_debates_are_taken_over_by_another_on_the_same_journal() {
             after.len(),
             "{id} journaled a turn twice: {after:?}"
         );
-        let said = follow(&b, id, None, |_| true);
         assert!(
-            said.iter().any(|e| e.data["type"] == "notice"
-                && e.data["message"]
-                    .as_str()
-                    .is_some_and(|m| m.contains("took it over where its journal left it"))),
-            "{id} does not say it was taken over"
-        );
-        let audit = home_b.run(None, &["audit", id, "--verify", "--journal", &url]);
-        assert!(
-            audit.status.success(),
-            "{id}: {}",
-            String::from_utf8_lossy(&audit.stdout)
+            journal.check_chain(id).unwrap().holds(),
+            "{id}'s chain breaks"
         );
     }
-    // The follower saw every journaled event of its debate, in order, across the takeover.
-    let seen: Vec<i64> = follower
-        .join()
-        .unwrap()
-        .iter()
-        .filter_map(|e| e.id)
-        .collect();
-    let journaled: Vec<i64> = follow(&b, &ids[0], None, |_| true)
-        .iter()
-        .filter_map(|e| e.id)
-        .collect();
-    assert_eq!(
-        seen, journaled,
-        "the follower missed events, or saw them out of order"
+    for id in &running_on_a {
+        let told = journal.events(id).unwrap().iter().any(|e| {
+            matches!(e, moot::debate::Event::Notice { message }
+                if message.contains("took it over where its journal left it"))
+        });
+        assert!(told, "{id} does not say it was taken over");
+    }
+    let audit = homes[2].run(
+        None,
+        &["audit", running_on_a[0], "--verify", "--journal", &url],
     );
-    drop(replica_b);
+    assert!(
+        audit.status.success(),
+        "{}",
+        String::from_utf8_lossy(&audit.stdout)
+    );
+    // Each follower saw every journaled event of its debate, in order, across the takeover.
+    for (follower, id) in followers.into_iter().zip(ids.iter().step_by(3)) {
+        let seen: Vec<i64> = follower
+            .join()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.id)
+            .collect();
+        let journaled: Vec<i64> = journal
+            .events_after(id, 0)
+            .unwrap()
+            .into_iter()
+            .map(|(seq, _)| seq)
+            .collect();
+        assert_eq!(
+            seen, journaled,
+            "the follower of {id} missed events, or saw them out of order"
+        );
+    }
+}
+
+/// A replica that finds its lease held by another (one that took it for dead: a stall, a
+/// partition) stops running the debate at its next heartbeat and writes nothing more to it:
+/// no turn, no event, no "paused"; the debate goes on under its new holder alone.
+#[test]
+fn a_replica_that_lost_a_debates_lease_stops_writing_to_it() {
+    let Some(postgres) = crate::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = postgres.database();
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(300),
+        ..Behaviour::default()
+    });
+    let home = Home::new();
+    home.write_config("[serve]\ntakeover_seconds = 3\n");
+    let mut child = home
+        .command(Some(&stand_in))
+        .env("MOOT_SERVE_TOKEN", TOKEN)
+        .env("MOOT_HOST", "replica-a")
+        .args(["serve", "--listen", "127.0.0.1:0", "--journal", &url])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("moot serve: listening on http://")
+        .unwrap_or_else(|| panic!("moot serve said {first:?}"))
+        .to_string();
+    let said = {
+        let (tell, said) = std::sync::mpsc::channel::<String>();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok)
+            {
+                let _ = tell.send(line);
+            }
+        });
+        said
+    };
+    let id = start_debate(
+        &addr,
+        json!({"question": "Should we cache sessions in Redis?", "max_rounds": 3,
+               "checkpoints": false, "lessons": false}),
+    );
+    let journal = moot::store::Store::connect(&url, &home.path().join("unused.db")).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while keys_in(&journal, &id).is_empty() {
+        assert!(Instant::now() < deadline, "the debate never spoke");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Another replica takes the lease (as one that judged A dead would), and keeps it.
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let steal = |client: &mut postgres::Client| {
+        client
+            .execute(
+                "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
+                    lease_at = extract(epoch from now())::bigint,
+                    lease_since = extract(epoch from now())::bigint, lease_ttl = 60
+                 WHERE id = $1",
+                &[&id],
+            )
+            .unwrap();
+    };
+    steal(&mut client);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let line = said
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("replica A never said it stopped");
+        if line.contains(&id) && line.contains("went on elsewhere") {
+            break;
+        }
+    }
+    // It stopped without a word to the journal: no pause, no ending; the new holder's.
+    let events = journal.events(&id).unwrap();
+    assert!(
+        !events.iter().any(|e| matches!(e,
+            moot::debate::Event::Notice { message } if message.contains("paused"))
+            || matches!(e, moot::debate::Event::DebateCompleted { .. })),
+        "A wrote its stop to the journal: {events:?}"
+    );
+    let asked = stand_in.seen().len();
+    let turns = journal.turns(&id).unwrap().len();
+    // Its debate's thread has ended: killing A now changes nothing the journal holds.
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(journal.turns(&id).unwrap().len(), turns);
+    assert_eq!(journal.events(&id).unwrap(), events);
+    assert_eq!(stand_in.seen().len(), asked);
+    assert_eq!(journal.debate(&id).unwrap().status, DebateStatus::Running);
 }

@@ -160,6 +160,10 @@ impl Postgres {
 
     /// Restarts the server (a fast shutdown: every connection is dropped), as an upgrade or
     /// a failover would.
+    #[allow(
+        dead_code,
+        reason = "the journal's own tests restart it; the CLI's do not"
+    )]
     pub fn restart(&self) {
         let data = self.data();
         self.run(

@@ -124,7 +124,11 @@ pub(super) async fn spawn(
             };
             let _ = live.send(told);
         }
-        let _ = finished.await;
+        // A debate that stops with an error after it started says so to whoever runs the
+        // server (its journal says what it can).
+        if let Ok(Err(why)) = finished.await {
+            eprintln!("moot serve: {ended}: {}", why.0);
+        }
         keeper.running().remove(&ended);
         drop(place);
     });

@@ -344,8 +344,8 @@ delegated! {
     /// The request shapes learned per endpoint, as stored: (endpoint, JSON).
     fn load_capabilities(&self) -> Result<Vec<(String, String)>, StoreError>;
     fn save_capabilities(&self, learned: &[(String, String)]) -> Result<(), StoreError>;
-    /// Renews this process's lease of debate `id`.
-    fn renew_lease(&self, id: &str) -> Result<(), StoreError>;
+    /// Renews this process's lease of debate `id`; false when it holds it no longer.
+    fn renew_lease(&self, id: &str) -> Result<bool, StoreError>;
     /// Gives up this process's lease of debate `id`.
     fn release_lease(&self, id: &str) -> Result<(), StoreError>;
     /// Stores the lessons debate `id` wrote, then evicts the oldest beyond `capacity`.

@@ -301,15 +301,16 @@ impl Sqlite {
         Ok(guard)
     }
 
-    /// Renews this process's lease of debate `id`.
-    pub fn renew_lease(&self, id: &str) -> Result<(), StoreError> {
+    /// Renews this process's lease of debate `id`; false when this process no longer holds
+    /// it.
+    pub fn renew_lease(&self, id: &str) -> Result<bool, StoreError> {
         self.with(|connection| {
-            connection
+            let changed = connection
                 .prepare_cached(
                     "UPDATE debates SET lease_at = ?3 WHERE id = ?1 AND lease_pid = ?2",
                 )?
                 .execute(params![id, i64::from(std::process::id()), unix_now()])?;
-            Ok(())
+            Ok(changed > 0)
         })
     }
 

@@ -107,6 +107,11 @@ pub enum SessionError {
     ResumeFlag { id: String, detail: String },
     #[error("interrupted before the debate started; nothing was stored")]
     Interrupted,
+    #[error(
+        "{id} went on elsewhere: another moot serve on its journal took it for stopped and \
+         holds its lease; this one stopped writing to it"
+    )]
+    LeaseLost { id: String },
 }
 
 impl SessionError {
@@ -459,9 +464,10 @@ fn providers_for(
     })
 }
 
-/// Renews the debate's lease until dropped (with the debate it runs beside). Each renewal
-/// runs on a blocking thread: while another process holds the journal it waits out SQLite's
-/// busy timeout there, not on the task that drives the debate.
+/// Renews the debate's lease until dropped (with the debate it runs beside), or until it is
+/// found held by another (a replica that took this one for dead: the debate is its now).
+/// Each renewal runs on a blocking thread: while another process holds the journal it waits
+/// out SQLite's busy timeout there, not on the task that drives the debate.
 async fn keep_lease(store: &Store, id: &str) {
     let mut renewal = tokio::time::interval(store.lease_renewal());
     renewal.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -469,7 +475,9 @@ async fn keep_lease(store: &Store, id: &str) {
         renewal.tick().await;
         let (store, id) = (store.clone(), id.to_string());
         // A missed renewal only risks the debate reading as interrupted for a moment.
-        let _ = tokio::task::spawn_blocking(move || store.renew_lease(&id)).await;
+        if let Ok(Ok(false)) = tokio::task::spawn_blocking(move || store.renew_lease(&id)).await {
+            return;
+        }
     }
 }
 
@@ -572,7 +580,12 @@ async fn run(
     let outcome = tokio::select! {
         outcome = protocol.run(&ctx, &common, &settings.protocol_settings) => Some(outcome),
         _ = interrupt.as_mut() => None,
-        _ = keep_lease(store, &debate.id) => None,
+        () = keep_lease(store, &debate.id) => {
+            // Another holder runs it now: nothing more is written here.
+            return Err(SessionError::LeaseLost {
+                id: debate.id.clone(),
+            });
+        }
     };
     // Losing learned shapes only costs a degraded request next time.
     let _ = store.save_capabilities(&capabilities.stored());

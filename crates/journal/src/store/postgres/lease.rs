@@ -53,9 +53,10 @@ impl PgJournal {
         })
     }
 
-    /// Renews this process's lease of debate `id` (its heartbeat).
-    pub fn renew_lease(&self, id: &str) -> Result<(), StoreError> {
-        self.plain(
+    /// Renews this process's lease of debate `id` (its heartbeat); false when this process
+    /// no longer holds it (another replica took it for dead).
+    pub fn renew_lease(&self, id: &str) -> Result<bool, StoreError> {
+        self.counted(
             "UPDATE debates SET lease_at = ?4 WHERE id = ?1 AND lease_pid = ?2
                 AND lease_host = ?3",
             vec![
@@ -65,6 +66,7 @@ impl PgJournal {
                 Value::Integer(unix_now()),
             ],
         )
+        .map(|changed| changed > 0)
     }
 
     /// Gives up this process's lease of debate `id`.

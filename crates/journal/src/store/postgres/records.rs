@@ -541,11 +541,17 @@ impl PgJournal {
 
     /// One statement that belongs to no debate, in a transaction of its own.
     pub(super) fn plain(&self, sql: &'static str, values: Vec<Value>) -> Result<(), StoreError> {
+        self.counted(sql, values).map(|_| ())
+    }
+
+    /// `plain`, saying how many rows it changed.
+    pub(super) fn counted(&self, sql: &'static str, values: Vec<Value>) -> Result<u64, StoreError> {
         let shown = self.shown.clone();
         self.call(move |conn| {
             let mut tx = conn.begin().map_err(|e| failed_pg(&shown, e))?;
-            execute(&mut tx, sql, &values)?;
-            tx.commit().map_err(|e| failed_pg(&shown, e))
+            let changed = execute(&mut tx, sql, &values)?;
+            tx.commit().map_err(|e| failed_pg(&shown, e))?;
+            Ok(changed)
         })
     }
 }
