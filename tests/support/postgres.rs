@@ -16,6 +16,8 @@ pub struct Postgres {
     /// Who runs the server's programs: `postgres` when the tests run as root.
     runs_as: Option<String>,
     databases: AtomicUsize,
+    /// The TCP port it also listens on, with TLS, when started `with_tls`.
+    tls_port: Option<u16>,
 }
 
 /// Where the server's programs are: `MOOT_PG_BIN`, else the newest of Debian's
@@ -47,6 +49,17 @@ impl Postgres {
     /// A new server, or `None` when its programs are missing and `MOOT_TEST_POSTGRES=skip`
     /// (said on stderr, with why). Missing without that switch fails the test.
     pub fn start() -> Option<Postgres> {
+        Postgres::start_with(false)
+    }
+
+    /// `start`, also listening on a TCP port of 127.0.0.1 that speaks TLS with a certificate
+    /// for `localhost` made for it (`certificate()`), as a server on another host would.
+    #[allow(dead_code, reason = "the journal's own tests use it; the CLI's do not")]
+    pub fn with_tls() -> Option<Postgres> {
+        Postgres::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Option<Postgres> {
         let Some(bin) = binaries() else {
             let why =
                 "no PostgreSQL server programs (initdb, pg_ctl) here; scripts/setup installs them";
@@ -73,6 +86,7 @@ impl Postgres {
             bin,
             runs_as,
             databases: AtomicUsize::new(0),
+            tls_port: tls.then(free_port),
         };
         if let Some(user) = &server.runs_as {
             let chown = Command::new("chown")
@@ -101,10 +115,20 @@ impl Postgres {
                 "--locale=C",
             ],
         );
-        let options = format!(
-            "-c listen_addresses='' -k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+        let mut options = format!(
+            "-k {} -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
             server.root.path().display()
         );
+        match server.tls_port {
+            Some(port) => {
+                server.make_certificate();
+                options.push_str(&format!(
+                    " -c listen_addresses=127.0.0.1 -p {port} -c ssl=on -c ssl_cert_file={0}/server.crt -c ssl_key_file={0}/server.key",
+                    server.root.path().display()
+                ));
+            }
+            None => options.push_str(" -c listen_addresses=''"),
+        }
         server.run(
             "pg_ctl",
             &[
@@ -121,6 +145,91 @@ impl Postgres {
             ],
         );
         Some(server)
+    }
+
+    /// A certificate authority of its own (`ca.crt`) and, signed by it, a certificate for
+    /// `localhost` and its key, readable by the server alone.
+    fn make_certificate(&self) {
+        let dir = self.root.path();
+        let openssl = |args: &[&str]| {
+            let made = Command::new("openssl")
+                .args(args)
+                .current_dir(dir)
+                .output()
+                .expect("openssl (scripts/setup installs it)");
+            assert!(
+                made.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+        };
+        let key = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &key,
+                &["-days", "2", "-subj", "/CN=moot test CA"],
+            ]
+            .concat()
+            .iter()
+            .copied()
+            .chain(["-keyout", "ca.key", "-out", "ca.crt"])
+            .collect::<Vec<_>>(),
+        );
+        openssl(
+            &[
+                &["req", "-x509", "-CA", "ca.crt", "-CAkey", "ca.key"][..],
+                &key,
+            ]
+            .concat()
+            .iter()
+            .copied()
+            .chain(["-days", "2", "-subj", "/CN=localhost"])
+            .chain(["-addext", "subjectAltName=DNS:localhost"])
+            .chain(["-addext", "basicConstraints=critical,CA:FALSE"])
+            .chain(["-keyout", "server.key", "-out", "server.crt"])
+            .collect::<Vec<_>>(),
+        );
+        for file in ["server.key", "server.crt"] {
+            if let Some(user) = &self.runs_as {
+                let _ = Command::new("chown")
+                    .arg(format!("{user}:"))
+                    .arg(dir.join(file))
+                    .status();
+            }
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            dir.join("server.key"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
+    }
+
+    /// The root the TLS port's certificate leads to.
+    #[allow(dead_code, reason = "the journal's own tests use it; the CLI's do not")]
+    pub fn certificate(&self) -> PathBuf {
+        self.root.path().join("ca.crt")
+    }
+
+    /// A new, empty database, as a URL that reaches it over TCP at `host` (`localhost`, or
+    /// `127.0.0.1`, which the certificate does not name) with `params` after the `?`.
+    #[allow(dead_code, reason = "the journal's own tests use it; the CLI's do not")]
+    pub fn database_over_tcp(&self, host: &str, params: &str) -> String {
+        let socket = self.database();
+        let name = socket
+            .split_once("@/")
+            .and_then(|(_, rest)| rest.split_once('?'))
+            .map(|(name, _)| name.to_string())
+            .unwrap();
+        let port = self.tls_port.expect("a server started with_tls");
+        format!("postgres://moot@{host}:{port}/{name}?{params}")
     }
 
     fn data(&self) -> PathBuf {
@@ -184,25 +293,46 @@ impl Postgres {
         );
     }
 
+    /// The server's main process (its backends are its children).
+    #[allow(dead_code, reason = "the bench reads its CPU time; the tests do not")]
+    pub fn postmaster_pid(&self) -> u32 {
+        std::fs::read_to_string(self.data().join("postmaster.pid"))
+            .ok()
+            .and_then(|text| text.lines().next()?.trim().parse().ok())
+            .expect("the server's postmaster.pid")
+    }
+
     /// A new, empty database on the server, as a `postgres://` URL that reaches it through
     /// the socket.
     pub fn database(&self) -> String {
         let name = format!("moot{}", self.databases.fetch_add(1, Ordering::SeqCst));
+        // The socket is named for the port: the default one, or the TLS server's.
+        let port = self.tls_port.unwrap_or(5432).to_string();
         self.run(
             "createdb",
             &[
                 "-h",
                 self.socket_dir().to_str().unwrap(),
+                "-p",
+                &port,
                 "-U",
                 "moot",
                 &name,
             ],
         );
         format!(
-            "postgres://moot@/{name}?host={}",
+            "postgres://moot@/{name}?host={}&port={port}",
             self.socket_dir().display()
         )
     }
+}
+
+/// A TCP port free on 127.0.0.1 a moment ago.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .expect("a free port")
 }
 
 impl Drop for Postgres {

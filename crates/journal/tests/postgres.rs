@@ -24,7 +24,7 @@ fn a_real_server_starts_in_a_temporary_directory_and_hands_out_databases() {
         .unwrap();
     let (database, listening): (String, String) = (row.get(0), row.get(1));
     assert!(first.ends_with(&format!(
-        "/{database}?host={}",
+        "/{database}?host={}&port=5432",
         server.socket_dir().display()
     )));
     assert_eq!(listening, "", "no TCP port: the socket alone");
@@ -729,9 +729,10 @@ fn a_lease_in_postgres_has_one_holder_and_a_dead_ones_is_taken_over() {
     assert!(one.acquire_lease(id, 20).is_err());
     set_lease(&mut client, 4242, "replica-b.example", 120);
     assert_eq!(one.debate(id).unwrap().status, DebateStatus::Interrupted);
-    // A lease lasts as long as its holder said (its replica's takeover time): six seconds of
-    // silence end a five-second one, not the default twenty.
-    set_lease(&mut client, 4242, "replica-b.example", 6);
+    // A lease lasts as long as its holder said (its replica's takeover time): seven seconds
+    // of silence (six, as the server's clock rounds) end a five-second one, not the default
+    // twenty.
+    set_lease(&mut client, 4242, "replica-b.example", 7);
     assert_eq!(one.debate(id).unwrap().status, DebateStatus::Running);
     client
         .execute("UPDATE debates SET lease_ttl = 5 WHERE id = $1", &[&id])
@@ -996,4 +997,56 @@ fn debates_writing_at_once_share_the_handles_connections() {
         assert_eq!(journal.events(&id).unwrap().len(), 30);
         assert!(journal.check_chain(&id).unwrap().holds());
     }
+}
+
+/// A journal on a server reached over TCP speaks TLS as the URL's `sslmode` asks, as libpq
+/// would: `require` encrypts; `verify-full` with the server's root (`sslrootcert`) checks its
+/// certificate and name and goes on; without that root, or at a name the certificate does
+/// not hold, it refuses, saying why; `verify-ca` checks the chain and not the name.
+#[test]
+fn a_journal_over_tcp_speaks_tls_as_its_sslmode_asks() {
+    let Some(server) = Postgres::with_tls() else {
+        return;
+    };
+    let encrypted = |url: &str| {
+        let journal = PgJournal::connect(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+        journal.create_debate(&debate("DEB-tls")).ok();
+        journal.ssl_in_use().unwrap()
+    };
+    let root = server.certificate().display().to_string();
+    assert!(encrypted(
+        &server.database_over_tcp("localhost", "sslmode=require")
+    ));
+    assert!(
+        encrypted(&server.database_over_tcp("localhost", "")),
+        "prefer, the default, encrypts when offered"
+    );
+    assert!(!encrypted(
+        &server.database_over_tcp("localhost", "sslmode=disable")
+    ));
+    assert!(encrypted(&server.database_over_tcp(
+        "localhost",
+        &format!("sslmode=verify-full&sslrootcert={root}")
+    )));
+    assert!(encrypted(&server.database_over_tcp(
+        "127.0.0.1",
+        &format!("sslmode=verify-ca&sslrootcert={root}")
+    )));
+    let refused = |url: String| match PgJournal::connect(&url) {
+        Ok(_) => panic!("{url} was taken"),
+        Err(error) => error.to_string(),
+    };
+    let unknown_root = refused(server.database_over_tcp("localhost", "sslmode=verify-full"));
+    assert!(
+        unknown_root.to_lowercase().contains("certificate"),
+        "{unknown_root}"
+    );
+    let wrong_name = refused(server.database_over_tcp(
+        "127.0.0.1",
+        &format!("sslmode=verify-full&sslrootcert={root}"),
+    ));
+    assert!(
+        wrong_name.to_lowercase().contains("certificate"),
+        "{wrong_name}"
+    );
 }

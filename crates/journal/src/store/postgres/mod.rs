@@ -15,6 +15,7 @@ mod listen;
 mod pool;
 mod records;
 mod schema;
+mod tls;
 mod values;
 
 use super::StoreError;
@@ -26,9 +27,8 @@ use crate::debate::{
     Confidence, Debate, DebateStatus, Event, Phase, Stage, Turn, TurnStatus, now_rfc3339,
 };
 use pool::{Connection, Pool, Tx};
-use postgres::{Client, NoTls};
 use rusqlite::types::{Value, ValueRef};
-use std::sync::{Arc, mpsc};
+use std::sync::mpsc;
 use values::value_at;
 
 /// A handle on a journal in PostgreSQL; clones share its connections.
@@ -64,8 +64,7 @@ impl PgJournal {
     /// Connects to the journal at `url` and brings its schema up to date.
     pub fn connect(url: &str) -> Result<PgJournal, StoreError> {
         let shown = crate::sanitize::redact(url).into_owned();
-        let url = url.to_string();
-        let opener: pool::Opener = Arc::new(move || Client::connect(&url, NoTls));
+        let opener = tls::opener(url, &shown)?;
         let name = shown.clone();
         let pool = Pool::open(opener, &shown, move |client| {
             schema::migrate(client).map_err(|e| match e {
@@ -78,6 +77,18 @@ impl PgJournal {
             })
         })?;
         Ok(PgJournal { pool, shown })
+    }
+
+    /// Whether this handle's connection to the server is encrypted (TLS).
+    pub fn ssl_in_use(&self) -> Result<bool, StoreError> {
+        let rows = self.rows(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            Vec::new(),
+        )?;
+        Ok(matches!(
+            rows.first().and_then(|row| row.first()),
+            Some(Value::Integer(1))
+        ))
     }
 
     /// Runs `work` on a free connection and waits for what it returns.
