@@ -547,7 +547,13 @@ async fn events(
                                 at.stale = true;
                             }
                         },
-                        _ = tokio::time::sleep(POLL) => at.stale = true,
+                        // What this server journals for its own debate wakes the stream at
+                        // once; anything else (another replica's answer, a cancel) is looked
+                        // for every POLL, or every UNTOLD where other replicas' writes come
+                        // to it as the journal's word.
+                        _ = tokio::time::sleep(if at.journaled.is_some() { UNTOLD } else { POLL }) => {
+                            at.stale = true;
+                        }
                     }
                 }
                 None => {

@@ -3,7 +3,7 @@
 //! and written in one transaction holding the debate's row, each row chained.
 
 use super::pool::Tx;
-use super::{PgJournal, append, execute, index, next_number, text};
+use super::{PgJournal, append_content, canonical, execute, index, query, text};
 use crate::debate::{Event, Turn, now_rfc3339};
 use crate::store::StoreError;
 use crate::store::append::{Entry, Ready, audit_values, event_values};
@@ -111,18 +111,20 @@ fn owned(values: &[ValueRef<'_>]) -> Vec<Value> {
 
 /// Inserts a turn made ready into debate `id`, searchable and chained.
 fn insert_turn(tx: &mut Tx<'_>, id: &str, row: &TurnRow) -> Result<(), StoreError> {
-    let number = next_number(tx, "turns")?;
-    let mut bound = vec![Value::Integer(number), Value::Text(id.to_string())];
+    let mut bound = vec![Value::Text(id.to_string())];
     bound.extend(row.values().iter().cloned());
-    execute(
+    let written = query(
         tx,
         "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
             confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
             model, status, note, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-            ?17, ?18)",
+         VALUES (nextval('turns_numbers'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,
+            ?13, ?14, ?15, ?16, ?17)
+         RETURNING id, round, phase, seat, content, moves, data, confidence, tokens_in,
+            tokens_out, tokens_estimated, latency_ms, provider, model, status, note, created_at",
         &bound,
     )?;
+    let (number, content) = numbered(&written)?;
     if !row.text().trim().is_empty() {
         index(tx, id, "turn", row.text())?;
     }
@@ -131,7 +133,16 @@ fn insert_turn(tx: &mut Tx<'_>, id: &str, row: &TurnRow) -> Result<(), StoreErro
         "UPDATE debates SET updated_at = ?2 WHERE id = ?1",
         &[Value::Text(id.to_string()), Value::Text(now_rfc3339())],
     )?;
-    append(tx, id, &chain::TURN, &[number.into()])
+    append_content(tx, id, &chain::TURN, &[number.into()], Some(content))
+}
+
+/// The number an insert gave its row and the row's chained content, as `RETURNING` gave
+/// them (the number first, then the facet's columns in its order).
+fn numbered(written: &[Vec<Value>]) -> Result<(i64, Vec<serde_json::Value>), StoreError> {
+    match written.first().map(Vec::as_slice) {
+        Some([Value::Integer(number), columns @ ..]) => Ok((*number, canonical(columns))),
+        other => Err(StoreError::Data(format!("an insert returned {other:?}"))),
+    }
 }
 
 /// Writes one entry made ready into debate `id`.
@@ -139,15 +150,16 @@ fn insert(tx: &mut Tx<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
     match entry {
         Ready::Event { kind, text, .. } => {
             tx.notify(id);
-            let seq = next_number(tx, "events")?;
-            let mut bound = vec![Value::Integer(seq), Value::Text(id.to_string())];
+            let mut bound = vec![Value::Text(id.to_string())];
             bound.extend(owned(&event_values(kind, text)));
-            execute(
+            let written = query(
                 tx,
-                "INSERT INTO events (seq, debate_id, kind, event) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO events (seq, debate_id, kind, event)
+                 VALUES (nextval('events_numbers'), ?1, ?2, ?3) RETURNING seq, kind, event",
                 &bound,
             )?;
-            append(tx, id, &chain::EVENT, &[seq.into()])
+            let (seq, content) = numbered(&written)?;
+            append_content(tx, id, &chain::EVENT, &[seq.into()], Some(content))
         }
         Ready::Audit {
             at,
@@ -158,18 +170,21 @@ fn insert(tx: &mut Tx<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
             stored,
             ..
         } => {
-            let seq = next_number(tx, "audit")?;
-            let mut bound = vec![Value::Integer(seq), Value::Text(id.to_string())];
+            let mut bound = vec![Value::Text(id.to_string())];
             bound.extend(owned(&audit_values(at, kind, place, hash, *size)));
             bound.push(stored.clone().map_or(Value::Null, Value::Blob));
-            execute(
+            let written = query(
                 tx,
                 "INSERT INTO audit (seq, debate_id, at, kind, round, phase, seat, attempt,
                     provider, model, sha256, size, body)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 VALUES (nextval('audit_numbers'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+                    ?12)
+                 RETURNING seq, at, kind, round, phase, seat, attempt, provider, model, sha256,
+                    size",
                 &bound,
             )?;
-            append(tx, id, &chain::AUDIT, &[seq.into()])
+            let (seq, content) = numbered(&written)?;
+            append_content(tx, id, &chain::AUDIT, &[seq.into()], Some(content))
         }
         Ready::Stage(stage) => execute(
             tx,

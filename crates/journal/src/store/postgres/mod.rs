@@ -380,17 +380,6 @@ fn query(tx: &mut Tx<'_>, sql: &str, params: &[Value]) -> Result<Vec<Vec<Value>>
         .collect()
 }
 
-/// The next number of a row of `table` (a turn's id, an event's or audit entry's seq): one
-/// more than any the journal has given, as SQLite numbers them, so a debate copied between the
-/// two keeps its numbers (the chain is made on them) and meets no other debate's.
-fn next_number(tx: &mut Tx<'_>, table: &str) -> Result<i64, StoreError> {
-    let rows = query(tx, &format!("SELECT nextval('{table}_numbers')"), &[])?;
-    match rows.first().and_then(|row| row.first()) {
-        Some(Value::Integer(n)) => Ok(*n),
-        other => Err(StoreError::Data(format!("no next number: {other:?}"))),
-    }
-}
-
 /// Adds searchable text, free of escapes so that a printed snippet never carries one.
 fn index(tx: &mut Tx<'_>, id: &str, kind: &str, body: &str) -> Result<(), StoreError> {
     execute(
@@ -447,21 +436,33 @@ fn facet_rows(
     .collect())
 }
 
-/// Where the debate's chain ends.
+/// Where the debate's chain ends: read once per transaction (after the row's lock, in a
+/// statement of its own, since one that waited for the lock would see the chain as it was
+/// when it began to wait), then moved on by each entry the transaction appends.
 fn head(tx: &mut Tx<'_>, id: &str) -> Result<Option<ChainHead>, StoreError> {
+    if let Some(known) = tx.heads.get(id) {
+        return Ok(known.clone());
+    }
     let rows = query(
         tx,
         "SELECT n, hash, place FROM chain WHERE debate_id = ?1 ORDER BY n DESC LIMIT 1",
         &[Value::Text(id.to_string())],
     )?;
-    Ok(match rows.first().map(Vec::as_slice) {
-        Some([Value::Integer(n), Value::Text(hash), Value::Text(place)]) => Some(ChainHead {
+    let known = rows.first().and_then(|row| head_of(row));
+    tx.heads.insert(id.to_string(), known.clone());
+    Ok(known)
+}
+
+/// A chain's head from `n, hash, place` (all null: a debate with no chain yet).
+fn head_of(row: &[Value]) -> Option<ChainHead> {
+    match row {
+        [Value::Integer(n), Value::Text(hash), Value::Text(place)] => Some(ChainHead {
             entries: *n,
             hash: hash.clone(),
             place: place.clone(),
         }),
         _ => None,
-    })
+    }
 }
 
 /// Appends the row of `facet` at `key`, read back as written, to debate `id`'s chain.
@@ -471,7 +472,20 @@ fn append(
     facet: &Facet,
     key: &[serde_json::Value],
 ) -> Result<(), StoreError> {
-    let (place, hash) = match content(tx, id, facet, key)? {
+    let content = content(tx, id, facet, key)?;
+    append_content(tx, id, facet, key, content)
+}
+
+/// `append` for a row whose canonical content is known: as its insert returned it (the
+/// values the table holds, as a read would give them), or `None` for a row removed.
+fn append_content(
+    tx: &mut Tx<'_>,
+    id: &str,
+    facet: &Facet,
+    key: &[serde_json::Value],
+    content: Option<Vec<serde_json::Value>>,
+) -> Result<(), StoreError> {
+    let (place, hash) = match content {
         Some(content) => (
             facet.place(key, Some(&content)),
             chain::content_hash(&content),
@@ -484,6 +498,14 @@ fn append(
     };
     let key = serde_json::to_string(key).unwrap_or_default();
     let link = chain::link(&previous, n, facet.name, &key, &place, &hash, false);
+    tx.heads.insert(
+        id.to_string(),
+        Some(ChainHead {
+            entries: n,
+            hash: link.clone(),
+            place: place.clone(),
+        }),
+    );
     execute(
         tx,
         "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash, upgraded,

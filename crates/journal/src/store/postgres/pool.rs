@@ -8,6 +8,7 @@
 use super::values::{Bind, bound, dialect};
 use super::{failed, failed_pg};
 use crate::store::StoreError;
+use crate::store::chain::ChainHead;
 use postgres::{Client, Row, Statement};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -180,6 +181,7 @@ impl Connection {
             prepared: &mut self.prepared,
             open: true,
             notify: BTreeSet::new(),
+            heads: HashMap::new(),
         })
     }
 
@@ -201,6 +203,10 @@ pub(super) struct Tx<'a> {
     open: bool,
     /// Debates that gained events, told to every listener when this commits.
     notify: BTreeSet<String>,
+    /// Where the chain of each debate whose row this transaction holds ends, as read when it
+    /// took the row and moved on by each entry it appended: one read per transaction, not
+    /// one per entry.
+    pub(super) heads: HashMap<String, Option<ChainHead>>,
 }
 
 impl Tx<'_> {
