@@ -155,7 +155,7 @@ fn numbers_survive_the_journal_bit_for_bit() {
         let values = [0.999_200_000_000_000_1, 0.1 + 0.2, 1.0 / 3.0, 5e-324];
         for (n, value) in values.iter().enumerate() {
             let mut turn =
-                Turn::pending(TurnKey::new(1, Phase::Argument, &format!("S{n}")), "p", "m");
+                Turn::pending(TurnKey::new(1, Phase::Argument, format!("S{n}")), "p", "m");
             turn.confidence = Some(*value);
             turn.data = Some(serde_json::json!({"score": value}));
             store.record_turn("DEB-floats01", &turn).unwrap();

@@ -869,46 +869,6 @@ pub(super) fn update_status(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    /// A synthesis written again replaces the searchable text of the first, which no longer
-    /// matches; the first synthesis of a debate finds nothing to replace.
-    #[test]
-    fn a_synthesis_written_again_replaces_what_search_finds() {
-        let store = Sqlite::in_memory().unwrap();
-        let debate = super::super::running_debate("DEB-synth001");
-        store.create_debate(&debate).unwrap();
-        let written = |markdown: &str| StoredSynthesis {
-            markdown: markdown.into(),
-            data: serde_json::json!({}),
-            confidence: Confidence::High,
-            path: None,
-            follow_up_path: None,
-            section: None,
-        };
-        let synthesis_hits = |word: &str| {
-            store
-                .search(word, 10)
-                .unwrap()
-                .into_iter()
-                .filter(|hit| hit.kind == "synthesis")
-                .count()
-        };
-        store
-            .save_synthesis(&debate.id, &written("Choose quokkas for the cache"))
-            .unwrap();
-        assert_eq!(synthesis_hits("quokkas"), 1);
-        store
-            .save_synthesis(&debate.id, &written("Choose wombats for the cache"))
-            .unwrap();
-        assert_eq!(
-            synthesis_hits("quokkas"),
-            0,
-            "the first synthesis still matches"
-        );
-        assert_eq!(synthesis_hits("wombats"), 1);
-    }
-
     /// Numbers a journal keeps as JSON text come back bit for bit, so a re-run computes what
     /// the live run computed (N11: `audit --verify` diverged on a score off by one ULP).
     #[test]

@@ -670,21 +670,6 @@ mod tests {
     }
 
     #[test]
-    fn a_newer_schema_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("moot.db");
-        Connection::open(&path)
-            .unwrap()
-            .pragma_update(None, "user_version", 99)
-            .unwrap();
-        let error = Sqlite::open(&path).err().unwrap();
-        assert!(
-            matches!(error, StoreError::TooNew { found: 99, .. }),
-            "{error}"
-        );
-    }
-
-    #[test]
     fn read_only_and_malformed_journals_name_the_file_and_the_fix() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("moot.db");
