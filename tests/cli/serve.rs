@@ -1919,6 +1919,57 @@ fn a_gate_requested_on_one_replica_is_approved_on_another_sharing_its_postgres_j
     );
 }
 
+/// A stream on one replica of a debate another runs sends each event as the journal commits
+/// it (the journal's `NOTIFY`), not when it next looks (every 2 s): each time the debate
+/// waits at a checkpoint and the test answers it on A, B sends the next event within a
+/// second.
+#[test]
+fn a_replica_streams_another_replicas_events_as_they_commit() {
+    let Some(postgres) = crate::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = postgres.database();
+    let stand_in = StandIn::start_in_background(Behaviour::default());
+    let (home_a, home_b) = (Home::new(), Home::new());
+    let replica_a = serve(&home_a, &stand_in, &["--journal", &url]);
+    let replica_b = serve(&home_b, &stand_in, &["--journal", &url]);
+    let (a, b) = (replica_a.addr.clone(), replica_b.addr.as_str());
+    let id = start_debate(
+        &a,
+        json!({"question": "Should we cache sessions in Redis?", "max_rounds": 4,
+               "lessons": false}),
+    );
+    let mut answered: Option<Instant> = None;
+    let mut waits = Vec::new();
+    follow(b, &id, None, |event| {
+        if let Some(at) = answered.take() {
+            waits.push(at.elapsed());
+        }
+        if event.data["type"] == "checkpoint" {
+            // Between rounds, go on; at the moderator's conclusion, accept it.
+            let answer = match event.data["kind"].as_str() {
+                Some("checkpoint") => r#"{"answer": "continue"}"#,
+                _ => r#"{"answer": "accept"}"#,
+            };
+            let reply = http(
+                &a,
+                "POST",
+                &format!("/v1/debates/{id}/checkpoint"),
+                Some(TOKEN),
+                Some(answer),
+            );
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            answered = Some(Instant::now());
+        }
+        event.data["type"] != "debate_completed"
+    });
+    assert!(waits.len() >= 3, "{} checkpoints answered", waits.len());
+    assert!(
+        waits.iter().all(|wait| *wait < Duration::from_secs(1)),
+        "B waited {waits:?} for A's next event after each answer"
+    );
+}
+
 /// `moot serve` in `home` on the journal at `url`, its leases naming `host` (as a replica on
 /// a machine of its own would: another host's death is seen only by its silence).
 fn replica(home: &Home, stand_in: &StandIn, url: &str, host: &str) -> Served {
