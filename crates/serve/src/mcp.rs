@@ -447,6 +447,8 @@ impl Tools {
         let deadline = tokio::time::Instant::now() + wait;
         let mut seen = store.last_event_seq(id)?;
         let mut told = 0u32;
+        // A shared journal tells of each commit; SQLite is looked at every WAIT_POLL.
+        let mut journaled = self.server.journaled.as_ref().map(|told| told.subscribe());
         loop {
             let debate = store.debate(id)?;
             let asking = debate
@@ -459,7 +461,15 @@ impl Tools {
             if tokio::time::Instant::now() >= deadline {
                 return Ok(());
             }
-            tokio::time::sleep(WAIT_POLL).await;
+            match journaled.as_mut() {
+                Some(word) => {
+                    tokio::select! {
+                        () = routes::journaled_for(word, id) => {}
+                        () = tokio::time::sleep(routes::UNTOLD) => {}
+                    }
+                }
+                None => tokio::time::sleep(WAIT_POLL).await,
+            }
             for (seq, event) in store.events_after(id, seen)? {
                 seen = seq;
                 let (Some((token, peer)), Some(step)) = (progress, step_words(&event)) else {

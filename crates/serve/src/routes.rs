@@ -48,7 +48,7 @@ const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(200);
 /// How long such a stream waits for word from a shared journal (which tells it of every
 /// event) before it looks anyway.
-const UNTOLD: Duration = Duration::from_secs(2);
+pub(super) const UNTOLD: Duration = Duration::from_secs(2);
 
 pub(super) fn router(server: Arc<Server>) -> Router {
     // Every request but the event stream (which lasts as long as its debate) is answered
@@ -441,7 +441,10 @@ struct Stream {
 
 /// Returns once the shared journal tells of new events for debate `id`, or that some word may
 /// have been missed.
-async fn journaled_for(told: &mut tokio::sync::broadcast::Receiver<Option<Arc<str>>>, id: &str) {
+pub(super) async fn journaled_for(
+    told: &mut tokio::sync::broadcast::Receiver<Option<Arc<str>>>,
+    id: &str,
+) {
     loop {
         match told.recv().await {
             Ok(Some(debate)) if &*debate != id => continue,
