@@ -936,6 +936,7 @@ mod tests {
             token: "t".repeat(32),
             running: std::sync::Mutex::new(std::collections::HashMap::new()),
             admitted: Default::default(),
+            journaled: None,
         });
         let (live, _) = tokio::sync::broadcast::channel(16);
         server.running().insert(
