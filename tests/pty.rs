@@ -519,15 +519,29 @@ fn a_fatal_signal_gives_the_terminal_back_before_moot_ends() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}");
     // Sliced as bytes: `before` may fall inside a character a read had only half of, where
-    // the whole output's text cannot be cut.
-    let raw_output = pty.raw.lock().unwrap().clone();
-    let after = String::from_utf8_lossy(&raw_output[before.min(raw_output.len())..]).to_string();
-    for (sequence, what) in [
+    // the whole output's text cannot be cut. The reader may still be draining what moot wrote
+    // as it ended: looked at until all of it is there, or a deadline.
+    let restored = [
         ("\u{1b}[?1049l", "the main screen back"),
         ("\u{1b}[?25h", "the cursor shown"),
         ("\u{1b}[?1000l", "the mouse let go"),
         ("\u{1b}[?2004l", "bracketed paste off"),
-    ] {
+    ];
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let after = loop {
+        let raw_output = pty.raw.lock().unwrap().clone();
+        let after =
+            String::from_utf8_lossy(&raw_output[before.min(raw_output.len())..]).to_string();
+        if restored
+            .iter()
+            .all(|(sequence, _)| after.contains(sequence))
+            || std::time::Instant::now() >= deadline
+        {
+            break after;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    for (sequence, what) in restored {
         assert!(after.contains(sequence), "{what}: {after:?}");
     }
     let cooked = pty.settings();

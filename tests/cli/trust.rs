@@ -304,7 +304,7 @@ pub(crate) fn audit_verify_names_every_quiet_edit_and_the_receipt_catches_a_rebu
          ALTER TABLE events DROP COLUMN chain_prev_place;
          ALTER TABLE audit DROP COLUMN chain_n; ALTER TABLE audit DROP COLUMN chain_hash;
          ALTER TABLE audit DROP COLUMN chain_prev_place;
-         ALTER TABLE debates DROP COLUMN lease_since;
+         ALTER TABLE debates DROP COLUMN lease_since; ALTER TABLE debates DROP COLUMN lease_ttl;
          DROP TABLE cancellations;
          PRAGMA user_version = 9;"
     );

@@ -121,9 +121,13 @@ impl Server {
         store: Store,
         token: String,
     ) -> Arc<Server> {
-        // A lease outlives its last heartbeat by two thirds of the takeover time, and the
-        // replicas look every third: a dead replica's debates are taken over within it.
-        let store = store.with_lease_ttl(takeover(&config) * 2 / 3);
+        // On a shared journal a lease outlives its last heartbeat by two thirds of the
+        // takeover time, and the replicas look every third: a dead replica's debates are
+        // taken over within it. On SQLite, one host's, the holder's pid tells at once.
+        let store = match store.is_shared() {
+            true => store.with_lease_ttl(takeover(&config) * 2 / 3),
+            false => store,
+        };
         let (told, _) = tokio::sync::broadcast::channel(1024);
         let telling = told.clone();
         let journaled = store

@@ -87,7 +87,7 @@ pub(super) fn opener(url: &str, shown: &str) -> Result<Opener, StoreError> {
             algorithms: provider.signature_verification_algorithms,
         }),
         Mode::VerifyCa | Mode::VerifyFull => {
-            let checked = checked(root.as_deref(), provider.clone()).map_err(bad)?;
+            let checked = checked(root.as_deref(), provider.clone()).map_err(|e| bad(e.0))?;
             if mode == Mode::VerifyCa {
                 Arc::new(AnyName(checked))
             } else {
@@ -140,32 +140,41 @@ fn decoded(value: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Why the certificates to check a server against cannot be had.
+#[derive(Debug)]
+struct NoRoots(String);
+
 /// The verifier of `verify-full`: against the certificates in `root`, or the system's roots.
 fn checked(
     root: Option<&str>,
     provider: Arc<CryptoProvider>,
-) -> Result<Arc<dyn ServerCertVerifier>, String> {
+) -> Result<Arc<dyn ServerCertVerifier>, NoRoots> {
     let Some(root) = root else {
         return rustls_platform_verifier::Verifier::new(provider)
             .map(|v| Arc::new(v) as Arc<dyn ServerCertVerifier>)
-            .map_err(|e| format!("the system's certificate roots cannot be read: {e}"));
+            .map_err(|e| {
+                NoRoots(format!(
+                    "the system's certificate roots cannot be read: {e}"
+                ))
+            });
     };
     let mut roots = rustls::RootCertStore::empty();
     let certificates = CertificateDer::pem_file_iter(root)
-        .map_err(|e| format!("sslrootcert={root} cannot be read: {e}"))?;
+        .map_err(|e| NoRoots(format!("sslrootcert={root} cannot be read: {e}")))?;
     for certificate in certificates {
-        let certificate = certificate.map_err(|e| format!("sslrootcert={root} is not PEM: {e}"))?;
+        let certificate =
+            certificate.map_err(|e| NoRoots(format!("sslrootcert={root} is not PEM: {e}")))?;
         roots
             .add(certificate)
-            .map_err(|e| format!("sslrootcert={root} holds a bad certificate: {e}"))?;
+            .map_err(|e| NoRoots(format!("sslrootcert={root} holds a bad certificate: {e}")))?;
     }
     if roots.is_empty() {
-        return Err(format!("sslrootcert={root} holds no certificate"));
+        return Err(NoRoots(format!("sslrootcert={root} holds no certificate")));
     }
     rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
         .build()
         .map(|v| v as Arc<dyn ServerCertVerifier>)
-        .map_err(|e| e.to_string())
+        .map_err(|e| NoRoots(e.to_string()))
 }
 
 /// `require`'s verifier: the connection is encrypted and the handshake's signatures hold,
