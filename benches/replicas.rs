@@ -239,14 +239,7 @@ fn main() {
         .map(|i| start(&addrs[i % 3], 5000 + i, 2))
         .collect();
     let journal = Store::connect(&url, &dir.path().join("unused.db")).unwrap();
-    let keys = |id: &str| -> Vec<support::serving::TurnKey> {
-        journal
-            .turns(id)
-            .unwrap()
-            .iter()
-            .map(|t| (u64::from(t.round), t.phase.to_string(), t.seat.clone()))
-            .collect()
-    };
+    let keys = |id: &str| support::serving::turn_keys_in(&journal, id);
     let deadline = Instant::now() + Duration::from_secs(120);
     while ids.iter().any(|id| keys(id).is_empty()) {
         assert!(Instant::now() < deadline, "the debates never spoke");

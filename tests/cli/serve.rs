@@ -1981,16 +1981,6 @@ fn replica(home: &Home, stand_in: &StandIn, url: &str, host: &str) -> Served {
     )
 }
 
-/// The turns debate `id` has journaled, by key, read from the journal itself.
-fn keys_in(journal: &moot::store::Store, id: &str) -> Vec<support::serving::TurnKey> {
-    journal
-        .turns(id)
-        .unwrap()
-        .iter()
-        .map(|t| (u64::from(t.round), t.phase.to_string(), t.seat.clone()))
-        .collect()
-}
-
 /// Replicas share the work (issue 73): three replicas on one PostgreSQL journal, each as if
 /// on a host of its own; 100 debates started round-robin; one replica killed (SIGKILL: no
 /// lease released) once every debate has spoken. Its debates are taken over by the others
@@ -2043,12 +2033,17 @@ fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() 
     let journal = moot::store::Store::connect(&url, &homes[1].path().join("unused.db")).unwrap();
     // Mid-round: once every debate has journaled a turn.
     let deadline = Instant::now() + Duration::from_secs(120);
-    while ids.iter().any(|id| keys_in(&journal, id).is_empty()) {
+    while ids
+        .iter()
+        .any(|id| support::serving::turn_keys_in(&journal, id).is_empty())
+    {
         assert!(Instant::now() < deadline, "the debates never spoke");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let before: Vec<Vec<support::serving::TurnKey>> =
-        ids.iter().map(|id| keys_in(&journal, id)).collect();
+    let before: Vec<Vec<support::serving::TurnKey>> = ids
+        .iter()
+        .map(|id| support::serving::turn_keys_in(&journal, id))
+        .collect();
     let asked_before = stand_in.seen().len();
     replicas[0].child.kill().unwrap();
     replicas[0].child.wait().unwrap();
@@ -2080,7 +2075,7 @@ fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() 
         "asked again for journaled turns: {again:?}"
     );
     for (id, before) in ids.iter().zip(&before) {
-        let after = keys_in(&journal, id);
+        let after = support::serving::turn_keys_in(&journal, id);
         for key in before {
             assert!(after.contains(key), "{id} lost {key:?}");
         }
@@ -2189,7 +2184,7 @@ fn a_replica_that_lost_a_debates_lease_stops_writing_to_it() {
     );
     let journal = moot::store::Store::connect(&url, &home.path().join("unused.db")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while keys_in(&journal, &id).is_empty() {
+    while support::serving::turn_keys_in(&journal, &id).is_empty() {
         assert!(Instant::now() < deadline, "the debate never spoke");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -245,15 +245,8 @@ impl Postgres {
     /// fails.
     fn run(&self, program: &str, args: &[&str]) {
         let path = self.bin.join(program);
-        let mut command = match &self.runs_as {
-            Some(user) => {
-                let mut command = Command::new("runuser");
-                command.args(["-u", user, "--"]).arg(&path);
-                command
-            }
-            None => Command::new(&path),
-        };
-        let output = command
+        let output = self
+            .program(program)
             .args(args)
             .current_dir(self.root.path())
             .output()
@@ -265,6 +258,19 @@ impl Postgres {
             String::from_utf8_lossy(&output.stderr),
             std::fs::read_to_string(self.root.path().join("log")).unwrap_or_default()
         );
+    }
+
+    /// One of the server's programs, to be run as the server's user.
+    fn program(&self, program: &str) -> Command {
+        let path = self.bin.join(program);
+        match &self.runs_as {
+            Some(user) => {
+                let mut command = Command::new("runuser");
+                command.args(["-u", user, "--"]).arg(&path);
+                command
+            }
+            None => Command::new(&path),
+        }
     }
 
     /// Restarts the server (a fast shutdown: every connection is dropped), as an upgrade or
@@ -338,16 +344,8 @@ fn free_port() -> u16 {
 impl Drop for Postgres {
     fn drop(&mut self) {
         let data = self.data();
-        let path = self.bin.join("pg_ctl");
-        let mut command = match &self.runs_as {
-            Some(user) => {
-                let mut command = Command::new("runuser");
-                command.args(["-u", user, "--"]).arg(&path);
-                command
-            }
-            None => Command::new(&path),
-        };
-        let _ = command
+        let _ = self
+            .program("pg_ctl")
             .args([
                 "-D",
                 data.to_str().unwrap(),

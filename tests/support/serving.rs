@@ -54,6 +54,20 @@ impl Drop for Serving {
 /// A journaled turn by its key: round, phase, seat.
 pub type TurnKey = (u64, String, String);
 
+/// The turns debate `id` has journaled, by key, read from the journal itself.
+#[allow(
+    dead_code,
+    reason = "the replica tests and bench use it; other serving tests do not"
+)]
+pub fn turn_keys_in(journal: &moot::store::Store, id: &str) -> Vec<TurnKey> {
+    journal
+        .turns(id)
+        .unwrap()
+        .iter()
+        .map(|t| (u64::from(t.round), t.phase.to_string(), t.seat.clone()))
+        .collect()
+}
+
 /// The turns a `moot show --json` document (or `GET /v1/debates/{id}`) lists, by key.
 pub fn turn_keys_of(shown: &Value) -> Vec<TurnKey> {
     shown["turns"]

@@ -7,7 +7,11 @@
 #[path = "../../../tests/support/postgres.rs"]
 mod server;
 
-use moot_domain::debate::{Confidence, Debate, DebateStatus, Event, Phase, Stage, Turn, TurnKey};
+mod common;
+
+use common::debate;
+
+use moot_domain::debate::{Confidence, DebateStatus, Event, Phase, Stage, Turn, TurnKey};
 use moot_journal::store::{
     AuditKind, AuditPlace, Entry, Store, StoreError, StoredSynthesis, sha256_hex,
 };
@@ -77,23 +81,6 @@ fn journals() -> Journals {
         _server: server,
         url,
         each,
-    }
-}
-
-fn debate(id: &str) -> Debate {
-    Debate {
-        id: id.into(),
-        question: "Should we cache sessions in Redis?".into(),
-        protocol: "moderated".into(),
-        status: DebateStatus::Running,
-        config: serde_json::json!({}),
-        seats: Vec::new(),
-        created_at: "2026-12-03T00:00:00Z".into(),
-        updated_at: "2026-12-03T00:00:00Z".into(),
-        finished_at: None,
-        confidence: None,
-        error: None,
-        stage: None,
     }
 }
 

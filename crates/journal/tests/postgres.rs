@@ -4,6 +4,10 @@
 #[path = "../../../tests/support/postgres.rs"]
 mod server;
 
+mod common;
+
+use common::debate;
+
 use server::Postgres;
 
 /// The harness itself: a server starts as an unprivileged user, takes connections on its
@@ -37,25 +41,8 @@ fn a_real_server_starts_in_a_temporary_directory_and_hands_out_databases() {
     );
 }
 
-use moot_domain::debate::{Debate, DebateStatus, Event, Phase, Stage, Turn, TurnKey, TurnStatus};
+use moot_domain::debate::{DebateStatus, Event, Phase, Stage, Turn, TurnKey, TurnStatus};
 use moot_journal::store::{PgJournal, Store};
-
-fn debate(id: &str) -> Debate {
-    Debate {
-        id: id.into(),
-        question: "Should we cache sessions in Redis?".into(),
-        protocol: "moderated".into(),
-        status: DebateStatus::Running,
-        config: serde_json::json!({"max_rounds": 2}),
-        seats: Vec::new(),
-        created_at: "2026-12-03T00:00:00Z".into(),
-        updated_at: "2026-12-03T00:00:00Z".into(),
-        finished_at: None,
-        confidence: None,
-        error: None,
-        stage: None,
-    }
-}
 
 /// Three turns as a debate writes them: text, moves, data, a confidence, a note, a failure.
 fn turns() -> Vec<Turn> {
