@@ -1037,3 +1037,54 @@ fn a_journal_over_tcp_speaks_tls_as_its_sslmode_asks() {
         "{wrong_name}"
     );
 }
+
+/// A process whose lease another took (a replica taken for dead that still runs) writes
+/// nothing more to the debate: each write is refused, naming the holder now; a process that
+/// never held it writes as before (an answer sent to another replica); and once the other is
+/// gone the first may take the debate again and write.
+#[test]
+fn a_write_from_a_holder_whose_lease_was_taken_is_refused() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    let (one, other) = (
+        PgJournal::connect(&url).unwrap(),
+        PgJournal::connect(&url).unwrap(),
+    );
+    let id = "DEB-fenced01";
+    one.create_debate(&debate(id)).unwrap();
+    let _lease = one.acquire_lease(id, 20).unwrap();
+    let said = events();
+    one.record_event(id, &said[0]).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let lease_to = |client: &mut postgres::Client, age: i64| {
+        client
+            .execute(
+                "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
+                    lease_at = extract(epoch from now())::bigint - $2,
+                    lease_since = extract(epoch from now())::bigint - $2, lease_ttl = 20
+                 WHERE id = $1",
+                &[&id, &age],
+            )
+            .unwrap();
+    };
+    lease_to(&mut client, 0);
+    match one.record_event(id, &said[1]) {
+        Err(moot_journal::store::StoreError::LeaseLost { pid, host, .. }) => {
+            assert_eq!((pid, host.as_str()), (4242, "replica-z"));
+        }
+        other => panic!("the write went on: {other:?}"),
+    }
+    assert_eq!(
+        one.events(id).unwrap(),
+        said[..1],
+        "nothing of the refused write"
+    );
+    other.record_event(id, &said[1]).unwrap();
+    lease_to(&mut client, 600);
+    let _again = one.acquire_lease(id, 20).unwrap();
+    one.record_event(id, &said[2]).unwrap();
+    assert_eq!(one.events(id).unwrap(), said);
+    assert!(one.check_chain(id).unwrap().holds());
+}

@@ -76,6 +76,12 @@ pub enum StoreError {
         "{id} is being run by another moot (process {pid}, last heard from {seconds} s ago); wait for it to finish or stop that process, then resume it"
     )]
     InUse { id: String, pid: u32, seconds: u64 },
+    /// This process held the debate's lease and another holds it now (a replica that took
+    /// this one for dead): nothing more of the debate is written from here.
+    #[error(
+        "{id} went on elsewhere: another moot holds its lease now (process {pid} on {host}); this one writes nothing more to it"
+    )]
+    LeaseLost { id: String, pid: i64, host: String },
     /// A SQLite error on its way to `classify`, which names the file; never shown as is.
     #[error("journal error: {0}")]
     Sqlite(#[from] rusqlite::Error),

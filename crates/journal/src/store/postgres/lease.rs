@@ -3,7 +3,7 @@
 //! under the row's lock, so of replicas that reach for one debate at once exactly one gets
 //! it. A holder on this host is alive while its process is; one elsewhere while it renews.
 
-use super::{PgJournal, execute, optional_integer, optional_text, query};
+use super::{PgJournal, execute, integer, optional_integer, optional_text, query, text};
 use crate::store::StoreError;
 use crate::store::lease::{Lease, LeaseGuard, host, unix_now};
 use rusqlite::types::Value;
@@ -13,7 +13,12 @@ impl PgJournal {
     /// driver in this process) has it.
     pub fn acquire_lease(&self, id: &str, ttl: i64) -> Result<LeaseGuard, StoreError> {
         let me = i64::from(std::process::id());
-        self.write(id, move |tx, id| {
+        // Taken again (after another holder died): the row names that one until this write.
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+        let taken = self.write(id, move |tx, id| {
             let rows = query(
                 tx,
                 "SELECT lease_pid, lease_host, lease_at, lease_since, lease_ttl FROM debates
@@ -50,7 +55,12 @@ impl PgJournal {
                 ],
             )?;
             Ok(LeaseGuard::in_row())
-        })
+        })?;
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_string());
+        Ok(taken)
     }
 
     /// Renews this process's lease of debate `id` (its heartbeat); false when this process
@@ -71,6 +81,10 @@ impl PgJournal {
 
     /// Gives up this process's lease of debate `id`.
     pub fn release_lease(&self, id: &str) -> Result<(), StoreError> {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
         self.plain(
             "UPDATE debates SET lease_pid = NULL, lease_host = NULL, lease_at = NULL,
                 lease_since = NULL, lease_ttl = NULL WHERE id = ?1 AND lease_pid = ?2 AND lease_host = ?3",
@@ -81,4 +95,27 @@ impl PgJournal {
             ],
         )
     }
+}
+
+/// Refuses a write to debate `id` when the holder its row names (`pid`, `host`) is not this
+/// process: another took the debate over.
+pub(super) fn still_mine(
+    id: &str,
+    pid: &rusqlite::types::Value,
+    host_named: &rusqlite::types::Value,
+) -> Result<(), StoreError> {
+    let (pid, named) = match (pid, host_named) {
+        (rusqlite::types::Value::Null, _) | (_, rusqlite::types::Value::Null) => {
+            return Ok(());
+        }
+        (pid, named) => (integer(pid)?, text(named)?),
+    };
+    if pid == i64::from(std::process::id()) && named == host() {
+        return Ok(());
+    }
+    Err(StoreError::LeaseLost {
+        id: id.to_string(),
+        pid,
+        host: named,
+    })
 }

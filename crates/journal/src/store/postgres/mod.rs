@@ -28,13 +28,18 @@ use crate::debate::{
 };
 use pool::{Connection, Pool, Tx};
 use rusqlite::types::{Value, ValueRef};
-use std::sync::mpsc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, mpsc};
 use values::value_at;
 
 /// A handle on a journal in PostgreSQL; clones share its connections.
 #[derive(Clone)]
 pub struct PgJournal {
     pool: Pool,
+    /// The debates whose lease this process took through this handle: a write to one whose
+    /// row names another holder is refused (`LeaseLost`), so a replica taken for dead that
+    /// still runs cannot write beside the one that took its debate over.
+    held: Arc<Mutex<HashSet<String>>>,
     /// The URL as it may be shown: its password left out.
     shown: String,
 }
@@ -76,7 +81,11 @@ impl PgJournal {
                 schema::MigrationError::Postgres(e) => failed_pg(&name, e),
             })
         })?;
-        Ok(PgJournal { pool, shown })
+        Ok(PgJournal {
+            pool,
+            shown,
+            held: Arc::default(),
+        })
     }
 
     /// Whether this handle's connection to the server is encrypted (TLS).
@@ -107,6 +116,15 @@ impl PgJournal {
             .map_err(|_| failed(&self.shown, "the connection's thread ended"))?
     }
 
+    /// Whether this process took debate `id`'s lease through this handle (and has not let it
+    /// go).
+    fn holds(&self, id: &str) -> bool {
+        self.held
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(id)
+    }
+
     /// Runs `work` in a transaction holding debate `id`'s row lock, and commits it.
     fn write<R: Send + 'static>(
         &self,
@@ -114,14 +132,18 @@ impl PgJournal {
         work: impl FnOnce(&mut Tx<'_>, &str) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
         let (id, shown) = (id.to_string(), self.shown.clone());
+        let holding = self.holds(&id);
         self.call(move |conn| {
             let pg = |e: postgres::Error| failed_pg(&shown, e);
             let mut tx = conn.begin().map_err(pg)?;
-            tx.execute(
-                "SELECT 1 FROM debates WHERE id = ?1 FOR UPDATE",
+            let holder = query(
+                &mut tx,
+                "SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE",
                 &[Value::Text(id.clone())],
-            )
-            .map_err(pg)?;
+            )?;
+            if holding && let Some([pid, host]) = holder.first().map(Vec::as_slice) {
+                lease::still_mine(&id, pid, host)?;
+            }
             let out = work(&mut tx, &id)?;
             tx.commit().map_err(pg)?;
             Ok(out)
