@@ -3,7 +3,7 @@
 //! and written in one transaction holding the debate's row, each row chained.
 
 use super::pool::Tx;
-use super::{PgJournal, append_content, canonical, execute, index, query, text};
+use super::{PgJournal, append_content, canonical, execute, head_of, index, query, text};
 use crate::debate::{Event, Turn, now_rfc3339};
 use crate::store::StoreError;
 use crate::store::append::{Entry, Ready, audit_values, event_values};
@@ -113,8 +113,9 @@ fn owned(values: &[ValueRef<'_>]) -> Vec<Value> {
 fn insert_turn(tx: &mut Tx<'_>, id: &str, row: &TurnRow) -> Result<(), StoreError> {
     let mut bound = vec![Value::Text(id.to_string())];
     bound.extend(row.values().iter().cloned());
-    let written = query(
+    let written = insert_returning(
         tx,
+        id,
         "INSERT INTO turns (id, debate_id, round, phase, seat, content, moves, data,
             confidence, tokens_in, tokens_out, tokens_estimated, latency_ms, provider,
             model, status, note, created_at)
@@ -136,6 +137,31 @@ fn insert_turn(tx: &mut Tx<'_>, id: &str, row: &TurnRow) -> Result<(), StoreErro
     append_content(tx, id, &chain::TURN, &[number.into()], Some(content))
 }
 
+/// The rows `insert` (an `INSERT … RETURNING` whose `?1` is debate `id`) returned. Where
+/// the transaction has not read the chain's head yet, the same round trip reads it: the row's
+/// lock was taken by an earlier statement, so this one sees the chain as it stands.
+fn insert_returning(
+    tx: &mut Tx<'_>,
+    id: &str,
+    insert: &str,
+    bound: &[Value],
+) -> Result<Vec<Vec<Value>>, StoreError> {
+    if tx.heads.contains_key(id) {
+        return query(tx, insert, bound);
+    }
+    let with_head = format!(
+        "WITH written AS ({insert}) SELECT written.*, c.n, c.hash, c.place FROM written
+         LEFT JOIN LATERAL (SELECT n, hash, place FROM chain WHERE debate_id = ?1
+            ORDER BY n DESC LIMIT 1) c ON true"
+    );
+    let mut rows = query(tx, &with_head, bound)?;
+    if let Some(row) = rows.first_mut() {
+        let head = row.split_off(row.len().saturating_sub(3));
+        tx.heads.insert(id.to_string(), head_of(&head));
+    }
+    Ok(rows)
+}
+
 /// The number an insert gave its row and the row's chained content, as `RETURNING` gave
 /// them (the number first, then the facet's columns in its order).
 fn numbered(written: &[Vec<Value>]) -> Result<(i64, Vec<serde_json::Value>), StoreError> {
@@ -152,8 +178,9 @@ fn insert(tx: &mut Tx<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
             tx.notify(id);
             let mut bound = vec![Value::Text(id.to_string())];
             bound.extend(owned(&event_values(kind, text)));
-            let written = query(
+            let written = insert_returning(
                 tx,
+                id,
                 "INSERT INTO events (seq, debate_id, kind, event)
                  VALUES (nextval('events_numbers'), ?1, ?2, ?3) RETURNING seq, kind, event",
                 &bound,
@@ -173,8 +200,9 @@ fn insert(tx: &mut Tx<'_>, id: &str, entry: &Ready) -> Result<(), StoreError> {
             let mut bound = vec![Value::Text(id.to_string())];
             bound.extend(owned(&audit_values(at, kind, place, hash, *size)));
             bound.push(stored.clone().map_or(Value::Null, Value::Blob));
-            let written = query(
+            let written = insert_returning(
                 tx,
+                id,
                 "INSERT INTO audit (seq, debate_id, at, kind, round, phase, seat, attempt,
                     provider, model, sha256, size, body)
                  VALUES (nextval('audit_numbers'), ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,

@@ -3,7 +3,8 @@
 //! under the row's lock, so of replicas that reach for one debate at once exactly one gets
 //! it. A holder on this host is alive while its process is; one elsewhere while it renews.
 
-use super::{PgJournal, execute, integer, optional_integer, optional_text, query, text};
+use super::pool::Holder;
+use super::{PgJournal, execute, optional_integer, optional_text, query};
 use crate::store::StoreError;
 use crate::store::lease::{Lease, LeaseGuard, host, unix_now};
 use rusqlite::types::Value;
@@ -99,16 +100,9 @@ impl PgJournal {
 
 /// Refuses a write to debate `id` when the holder its row names (`pid`, `host`) is not this
 /// process: another took the debate over.
-pub(super) fn still_mine(
-    id: &str,
-    pid: &rusqlite::types::Value,
-    host_named: &rusqlite::types::Value,
-) -> Result<(), StoreError> {
-    let (pid, named) = match (pid, host_named) {
-        (rusqlite::types::Value::Null, _) | (_, rusqlite::types::Value::Null) => {
-            return Ok(());
-        }
-        (pid, named) => (integer(pid)?, text(named)?),
+pub(super) fn still_mine(id: &str, holder: Holder) -> Result<(), StoreError> {
+    let (Some(pid), Some(named)) = holder else {
+        return Ok(());
     };
     if pid == i64::from(std::process::id()) && named == host() {
         return Ok(());

@@ -18,6 +18,9 @@ use std::sync::{Arc, Mutex, mpsc};
 /// journals as it goes; on one connection their writes would wait in a single line.
 const MOST: usize = 4;
 
+/// Who holds a debate's lease, as its row says: pid and host.
+pub(super) type Holder = (Option<i64>, Option<String>);
+
 /// A job for whichever connection takes it first.
 pub(super) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
@@ -163,26 +166,74 @@ impl Connection {
         self.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     }
 
-    /// Begins with `how`; a connection the server dropped since its last call is opened
-    /// again first (nothing had been sent on it, so nothing is asked twice).
-    fn begin_with(&mut self, how: &str) -> Result<Tx<'_>, postgres::Error> {
+    /// Begins a transaction holding debate `id`'s row lock, in one round trip; with the
+    /// lease's holder as the row names it (pid, host), or `None` when there is no such row.
+    /// An id with anything but letters, digits, `-` and `_` (never one moot made) takes two.
+    pub(super) fn begin_locking(
+        &mut self,
+        id: &str,
+    ) -> Result<(Tx<'_>, Option<Holder>), postgres::Error> {
+        let plain = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        let lock = "SELECT lease_pid, lease_host FROM debates WHERE id = $1 FOR UPDATE";
+        if !plain {
+            let tx = self.begin()?;
+            let rows = tx.client.query(lock, &[&id])?;
+            let holder = rows.first().map(|row| (row.get(0), row.get(1)));
+            return Ok((tx, holder));
+        }
+        // The id is a literal here: only letters, digits, `-` and `_`, so nothing to quote.
+        let both = format!(
+            "BEGIN; SELECT lease_pid, lease_host FROM debates WHERE id = '{id}' FOR UPDATE"
+        );
+        let said = self.run_first(|client| client.simple_query(&both))?;
+        let holder = said.iter().find_map(|message| match message {
+            postgres::SimpleQueryMessage::Row(row) => Some((
+                row.get(0).and_then(|pid| pid.parse().ok()),
+                row.get(1).map(str::to_string),
+            )),
+            _ => None,
+        });
+        Ok((self.opened(), holder))
+    }
+
+    /// Runs `first`, the first thing a transaction sends; a connection the server dropped
+    /// since its last call is opened again first, or after `first` finds it closed (nothing
+    /// had reached the server, so nothing is asked twice).
+    fn run_first<R>(
+        &mut self,
+        first: impl Fn(&mut Client) -> Result<R, postgres::Error>,
+    ) -> Result<R, postgres::Error> {
         if self.client.is_closed() {
             self.reopen()?;
         }
-        if let Err(error) = self.client.batch_execute(how) {
-            if !self.client.is_closed() {
-                return Err(error);
+        match first(&mut self.client) {
+            Err(error) if self.client.is_closed() => {
+                drop(error);
+                self.reopen()?;
+                first(&mut self.client)
             }
-            self.reopen()?;
-            self.client.batch_execute(how)?;
+            done => done,
         }
-        Ok(Tx {
+    }
+
+    /// Begins with `how`.
+    fn begin_with(&mut self, how: &str) -> Result<Tx<'_>, postgres::Error> {
+        self.run_first(|client| client.batch_execute(how))?;
+        Ok(self.opened())
+    }
+
+    /// The transaction `begin_with` or `begin_locking` has opened.
+    fn opened(&mut self) -> Tx<'_> {
+        Tx {
             client: &mut self.client,
             prepared: &mut self.prepared,
             open: true,
             notify: BTreeSet::new(),
             heads: HashMap::new(),
-        })
+        }
     }
 
     fn reopen(&mut self) -> Result<(), postgres::Error> {
