@@ -3,7 +3,7 @@
 //! tokio's threads), a new one opened only when every open one is busy, one the server dropped
 //! (a restart, a failover, an idle timeout) opened again at its next transaction, and each
 //! keeping the statements it has prepared, so a statement is parsed once per connection
-//! rather than once per call: a journal write is a dozen statements, each a round trip.
+//! rather than once per call (each statement of a write is a round trip of its own).
 
 use super::values::{Bind, bound, dialect};
 use super::{failed, failed_pg};
