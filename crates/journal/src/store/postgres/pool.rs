@@ -166,37 +166,20 @@ impl Connection {
         self.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     }
 
-    /// Begins a transaction holding debate `id`'s row lock, in one round trip; with the
-    /// lease's holder as the row names it (pid, host), or `None` when there is no such row.
-    /// An id with anything but letters, digits, `-` and `_` (never one moot made) takes two.
+    /// Begins a transaction holding debate `id`'s row lock; with the lease's holder as the
+    /// row names it (pid, host), or `None` when there is no such row. The lock is a prepared
+    /// statement of its own, planned once per connection, rather than sent with the `BEGIN`
+    /// as one simple query, which the server would parse and plan on every write.
     pub(super) fn begin_locking(
         &mut self,
         id: &str,
     ) -> Result<(Tx<'_>, Option<Holder>), postgres::Error> {
-        let plain = !id.is_empty()
-            && id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        let lock = "SELECT lease_pid, lease_host FROM debates WHERE id = $1 FOR UPDATE";
-        if !plain {
-            let tx = self.begin()?;
-            let rows = tx.client.query(lock, &[&id])?;
-            let holder = rows.first().map(|row| (row.get(0), row.get(1)));
-            return Ok((tx, holder));
-        }
-        // The id is a literal here: only letters, digits, `-` and `_`, so nothing to quote.
-        let both = format!(
-            "BEGIN; SELECT lease_pid, lease_host FROM debates WHERE id = '{id}' FOR UPDATE"
-        );
-        let said = self.run_first(|client| client.simple_query(&both))?;
-        let holder = said.iter().find_map(|message| match message {
-            postgres::SimpleQueryMessage::Row(row) => Some((
-                row.get(0).and_then(|pid| pid.parse().ok()),
-                row.get(1).map(str::to_string),
-            )),
-            _ => None,
-        });
-        Ok((self.opened(), holder))
+        let mut tx = self.begin()?;
+        let lock =
+            tx.statement("SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE")?;
+        let rows = tx.client.query(&lock, &[&id])?;
+        let holder = rows.first().map(|row| (row.get(0), row.get(1)));
+        Ok((tx, holder))
     }
 
     /// Runs `first`, the first thing a transaction sends; a connection the server dropped
