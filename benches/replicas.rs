@@ -12,7 +12,7 @@ mod postgres_server;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use moot::debate::{Debate, DebateStatus, Phase, Turn, TurnKey, now_rfc3339};
+use moot::debate::{DebateStatus, Phase, Turn, TurnKey};
 use moot::store::Store;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -98,20 +98,7 @@ fn turn(round: u32) -> Turn {
 /// The median and 95th percentile of journaling 400 turns, one after another, in `store`.
 fn turn_latency(store: &Store) -> (f64, f64) {
     store
-        .create_debate(&Debate {
-            id: "DEB-latency".into(),
-            question: "Q?".into(),
-            protocol: "moderated".into(),
-            status: DebateStatus::Running,
-            config: serde_json::json!({}),
-            seats: Vec::new(),
-            created_at: now_rfc3339(),
-            updated_at: now_rfc3339(),
-            finished_at: None,
-            confidence: None,
-            error: None,
-            stage: None,
-        })
+        .create_debate(&moot::store::running_debate("DEB-latency"))
         .unwrap();
     let mut took: Vec<f64> = (1..=400)
         .map(|round| {

@@ -222,13 +222,8 @@ impl Postgres {
     /// `127.0.0.1`, which the certificate does not name) with `params` after the `?`.
     #[allow(dead_code, reason = "the journal's own tests use it; the CLI's do not")]
     pub fn database_over_tcp(&self, host: &str, params: &str) -> String {
-        let socket = self.database();
-        let name = socket
-            .split_once("@/")
-            .and_then(|(_, rest)| rest.split_once('?'))
-            .map(|(name, _)| name.to_string())
-            .unwrap();
         let port = self.tls_port.expect("a server started with_tls");
+        let name = self.create_database();
         format!("postgres://moot@{host}:{port}/{name}?{params}")
     }
 
@@ -311,9 +306,24 @@ impl Postgres {
     /// A new, empty database on the server, as a `postgres://` URL that reaches it through
     /// the socket.
     pub fn database(&self) -> String {
+        let name = self.create_database();
+        format!(
+            "postgres://moot@/{name}?host={}&port={}",
+            self.socket_dir().display(),
+            self.port()
+        )
+    }
+
+    /// The port the server is known by (its socket is named for it): the default one, or the
+    /// TLS server's.
+    fn port(&self) -> u16 {
+        self.tls_port.unwrap_or(5432)
+    }
+
+    /// A new, empty database on the server; its name.
+    fn create_database(&self) -> String {
         let name = format!("moot{}", self.databases.fetch_add(1, Ordering::SeqCst));
-        // The socket is named for the port: the default one, or the TLS server's.
-        let port = self.tls_port.unwrap_or(5432).to_string();
+        let port = self.port().to_string();
         self.run(
             "createdb",
             &[
@@ -326,10 +336,7 @@ impl Postgres {
                 &name,
             ],
         );
-        format!(
-            "postgres://moot@/{name}?host={}&port={port}",
-            self.socket_dir().display()
-        )
+        name
     }
 }
 

@@ -294,13 +294,6 @@ pub fn mcp_stdio(
 const STOPPING: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Server {
-    /// How soon this replica takes over a dead one's debates.
-    fn takeover(&self) -> Duration {
-        takeover(&self.config)
-    }
-}
-
-impl Server {
     /// Interrupts every debate this server runs, as Ctrl-C would, and waits (`STOPPING` at
     /// most) for each to journal that it stopped, so each reads as paused and resumes.
     async fn interrupt_all(&self) {

@@ -141,7 +141,7 @@ pub(super) async fn spawn(
 /// journal left it. Replicas that reach for one debate at once meet at its lease in the
 /// journal, which exactly one of them gets; the others leave it.
 pub(super) async fn take_over_orphans(server: Arc<Server>) {
-    let every = server.takeover() / 3;
+    let every = super::takeover(&server.config) / 3;
     loop {
         tokio::time::sleep(every).await;
         let taken = take_over(&server).await;

@@ -3,7 +3,6 @@
 //! under the row's lock, so of replicas that reach for one debate at once exactly one gets
 //! it. A holder on this host is alive while its process is; one elsewhere while it renews.
 
-use super::pool::Holder;
 use super::{PgJournal, execute, optional_integer, optional_text, query};
 use crate::store::StoreError;
 use crate::store::lease::{Lease, LeaseGuard, host, unix_now};
@@ -98,18 +97,18 @@ impl PgJournal {
     }
 }
 
-/// Refuses a write to debate `id` when the holder its row names (`pid`, `host`) is not this
-/// process: another took the debate over.
-pub(super) fn still_mine(id: &str, holder: Holder) -> Result<(), StoreError> {
-    let (Some(pid), Some(named)) = holder else {
+/// Refuses a write to debate `id` when the holder its row names (`lease_pid, lease_host`)
+/// is not this process: another took the debate over. A released lease names nobody.
+pub(super) fn still_mine(id: &str, holder: &[Value]) -> Result<(), StoreError> {
+    let [Value::Integer(pid), Value::Text(named)] = holder else {
         return Ok(());
     };
-    if pid == i64::from(std::process::id()) && named == host() {
+    if *pid == i64::from(std::process::id()) && *named == host() {
         return Ok(());
     }
     Err(StoreError::LeaseLost {
         id: id.to_string(),
-        pid,
-        host: named,
+        pid: *pid,
+        host: named.clone(),
     })
 }

@@ -135,8 +135,13 @@ impl PgJournal {
         let holding = self.holds(&id);
         self.call(move |conn| {
             let pg = |e: postgres::Error| failed_pg(&shown, e);
-            let (mut tx, holder) = conn.begin_locking(&id).map_err(pg)?;
-            if holding && let Some(holder) = holder {
+            let mut tx = conn.begin().map_err(pg)?;
+            let holder = query(
+                &mut tx,
+                "SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE",
+                &[Value::Text(id.clone())],
+            )?;
+            if holding && let Some(holder) = holder.first() {
                 lease::still_mine(&id, holder)?;
             }
             let out = work(&mut tx, &id)?;

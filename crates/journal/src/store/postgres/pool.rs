@@ -18,9 +18,6 @@ use std::sync::{Arc, Mutex, mpsc};
 /// journals as it goes; on one connection their writes would wait in a single line.
 const MOST: usize = 4;
 
-/// Who holds a debate's lease, as its row says: pid and host.
-pub(super) type Holder = (Option<i64>, Option<String>);
-
 /// A job for whichever connection takes it first.
 pub(super) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
@@ -166,57 +163,26 @@ impl Connection {
         self.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     }
 
-    /// Begins a transaction holding debate `id`'s row lock; with the lease's holder as the
-    /// row names it (pid, host), or `None` when there is no such row. The lock is a prepared
-    /// statement of its own, planned once per connection, rather than sent with the `BEGIN`
-    /// as one simple query, which the server would parse and plan on every write.
-    pub(super) fn begin_locking(
-        &mut self,
-        id: &str,
-    ) -> Result<(Tx<'_>, Option<Holder>), postgres::Error> {
-        let mut tx = self.begin()?;
-        let lock =
-            tx.statement("SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE")?;
-        let rows = tx.client.query(&lock, &[&id])?;
-        let holder = rows.first().map(|row| (row.get(0), row.get(1)));
-        Ok((tx, holder))
-    }
-
-    /// Runs `first`, the first thing a transaction sends; a connection the server dropped
-    /// since its last call is opened again first, or after `first` finds it closed (nothing
-    /// had reached the server, so nothing is asked twice).
-    fn run_first<R>(
-        &mut self,
-        first: impl Fn(&mut Client) -> Result<R, postgres::Error>,
-    ) -> Result<R, postgres::Error> {
+    /// Begins with `how`; a connection the server dropped since its last call is opened
+    /// again first (nothing had been sent on it, so nothing is asked twice).
+    fn begin_with(&mut self, how: &str) -> Result<Tx<'_>, postgres::Error> {
         if self.client.is_closed() {
             self.reopen()?;
         }
-        match first(&mut self.client) {
-            Err(error) if self.client.is_closed() => {
-                drop(error);
-                self.reopen()?;
-                first(&mut self.client)
+        if let Err(error) = self.client.batch_execute(how) {
+            if !self.client.is_closed() {
+                return Err(error);
             }
-            done => done,
+            self.reopen()?;
+            self.client.batch_execute(how)?;
         }
-    }
-
-    /// Begins with `how`.
-    fn begin_with(&mut self, how: &str) -> Result<Tx<'_>, postgres::Error> {
-        self.run_first(|client| client.batch_execute(how))?;
-        Ok(self.opened())
-    }
-
-    /// The transaction `begin_with` or `begin_locking` has opened.
-    fn opened(&mut self) -> Tx<'_> {
-        Tx {
+        Ok(Tx {
             client: &mut self.client,
             prepared: &mut self.prepared,
             open: true,
             notify: BTreeSet::new(),
             heads: HashMap::new(),
-        }
+        })
     }
 
     fn reopen(&mut self) -> Result<(), postgres::Error> {
