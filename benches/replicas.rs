@@ -234,10 +234,8 @@ fn main() {
     }
     let before: Vec<Vec<support::serving::TurnKey>> = ids.iter().map(|id| keys(id)).collect();
     let asked_before = stand_in.seen().len();
-    let victim = &mut replicas[0];
-    victim.child.kill().unwrap();
-    victim.child.wait().unwrap();
     let killed = Instant::now();
+    postgres_server::kill_replica(&url, &mut replicas[0].child, "replica-0");
     // The killed replica's unfinished debates (it took every third): on other hosts, its
     // leases read as held until their heartbeat runs out.
     let orphans: Vec<&String> = ids

@@ -2045,8 +2045,7 @@ fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() 
         .map(|id| support::serving::turn_keys_in(&journal, id))
         .collect();
     let asked_before = stand_in.seen().len();
-    replicas[0].child.kill().unwrap();
-    replicas[0].child.wait().unwrap();
+    crate::postgres_server::kill_replica(&url, &mut replicas[0].child, "replica-a");
     let running_on_a: Vec<&String> = ids
         .iter()
         .step_by(3)

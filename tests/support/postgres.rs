@@ -340,6 +340,39 @@ impl Postgres {
     }
 }
 
+/// Kills (SIGKILL) `replica`, a `moot serve` on the journal at `url` that names itself `host`
+/// (`MOOT_HOST`), and returns once the server has none of its connections left: a commit it
+/// sent just before it died is the server's to make still, so what it left undone is known
+/// only then. Its connections are told apart by their `application_name` (there must be some).
+#[allow(
+    dead_code,
+    reason = "the replicas' tests and bench use it; the journal's do not"
+)]
+pub fn kill_replica(url: &str, replica: &mut std::process::Child, host: &str) {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).expect("a connection");
+    let named = format!("moot {}@{host}", replica.id());
+    let mut connections = || {
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                &[&named],
+            )
+            .expect("pg_stat_activity")
+            .get::<_, i64>(0)
+    };
+    assert!(connections() > 0, "no connection is named {named:?}");
+    replica.kill().expect("the replica killed");
+    replica.wait().expect("the replica reaped");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while connections() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{named}'s connections outlived it"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A TCP port free on 127.0.0.1 a moment ago.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -948,7 +948,7 @@ fn a_commit_that_journals_events_is_told_to_every_listener() {
 /// Many debates writing at once through one handle are not held in a single line: the
 /// handle opens more connections (as many as `MOST`) and every chain still holds.
 #[test]
-fn debates_writing_at_once_share_the_handles_connections() {
+fn debates_writing_at_once_share_the_handles_connections_named_for_their_process() {
     let Some(server) = Postgres::start() else {
         return;
     };
@@ -979,6 +979,21 @@ fn debates_writing_at_once_share_the_handles_connections() {
         (2..=4).contains(&connections),
         "{connections} connections: more than one, at most four"
     );
+    // Named for the process and host that hold them, unless the URL names them.
+    let named = |client: &mut postgres::Client, name: &str| -> i64 {
+        client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1",
+                &[&name],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let ours = format!("moot {}@%", std::process::id());
+    assert_eq!(named(&mut client, &ours), connections, "named {ours:?}");
+    let by_url = PgJournal::connect(&format!("{url}&application_name=nightly-report")).unwrap();
+    assert_eq!(by_url.list(100).unwrap().len(), 8);
+    assert_eq!(named(&mut client, "nightly-report"), 1);
     for n in 0..8 {
         let id = format!("DEB-many{n}");
         assert_eq!(journal.events(&id).unwrap().len(), 30);

@@ -6,7 +6,6 @@
 
 use super::pool::Opener;
 use crate::store::StoreError;
-use postgres::Client;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject as _;
@@ -74,12 +73,19 @@ pub(super) fn opener(url: &str, shown: &str) -> Result<Opener, StoreError> {
         .to_string(),
     );
     let client_url = format!("{base}?{}", kept.join("&"));
+    let mut settings: postgres::Config = client_url.parse().map_err(|e: postgres::Error| {
+        bad(format!(
+            "{} (a journal URL looks like postgres://user@host/database)",
+            super::described(&e)
+        ))
+    })?;
+    if settings.get_application_name().is_none() {
+        settings.application_name(&application_name());
+    }
     // A socket has no name a certificate could hold (the client would refuse to start TLS
     // on it at all); the server never offers TLS there anyway.
     if socket {
-        return Ok(Arc::new(move || {
-            Client::connect(&client_url, postgres::NoTls)
-        }));
+        return Ok(Arc::new(move || settings.connect(postgres::NoTls)));
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
@@ -102,7 +108,18 @@ pub(super) fn opener(url: &str, shown: &str) -> Result<Opener, StoreError> {
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     let tls = MakeRustlsConnect::new(config);
-    Ok(Arc::new(move || Client::connect(&client_url, tls.clone())))
+    Ok(Arc::new(move || settings.connect(tls.clone())))
+}
+
+/// How this process's connections read in the server's `pg_stat_activity` (unless the URL
+/// names them): which replica, on which host, holds which backend, so an operator (or a test
+/// waiting for a killed replica's last commit) can tell them apart.
+fn application_name() -> String {
+    format!(
+        "moot {}@{}",
+        std::process::id(),
+        crate::store::lease::host()
+    )
 }
 
 /// Whether the URL's own host (before any `?host=`) is a socket's directory.
