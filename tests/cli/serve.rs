@@ -2092,11 +2092,22 @@ fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() 
         );
     }
     for id in &running_on_a {
-        let told = journal.events(id).unwrap().iter().any(|e| {
+        let events = journal.events(id).unwrap();
+        let told = events.iter().any(|e| {
             matches!(e, moot::debate::Event::Notice { message }
                 if message.contains("took it over where its journal left it"))
         });
-        assert!(told, "{id} does not say it was taken over");
+        // Its last events say where it stood when it was not taken over.
+        let last: Vec<String> = events
+            .iter()
+            .rev()
+            .take(6)
+            .map(|e| serde_json::to_value(e).unwrap()["type"].to_string())
+            .collect();
+        assert!(
+            told,
+            "{id} does not say it was taken over; its last events, newest first: {last:?}"
+        );
     }
     let audit = homes[2].run(
         None,
