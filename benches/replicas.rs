@@ -1,7 +1,9 @@
 //! The journal on PostgreSQL and `moot serve` replicas that share it (issue 73), against a real
 //! PostgreSQL server the bench starts itself and the stand-in answering every call after 100 ms:
 //! the latency of journaling one turn, SQLite beside PostgreSQL; the wall time of 300 debates
-//! on three replicas beside 100 on one (goal ≤ 1.2); and, with three replicas running 100
+//! on three replicas beside 100 on one (goal ≤ 1.2), first with everything sharing this
+//! machine's cores, then (where control groups can be made) with PostgreSQL and each replica
+//! on a CPU budget that stands for a host of its own; and, with three replicas running 100
 //! debates started round-robin, one killed (SIGKILL) mid-way: how soon the others took its
 //! debates over (goal ≤ takeover_seconds + 2 s), whether all 100 completed, and how many turns
 //! were lost, journaled twice or asked of the provider again, and whether each verifies.
@@ -159,6 +161,167 @@ fn stat_seconds(path: &str, children: bool) -> f64 {
     ticks / per_second
 }
 
+/// Runs 100 one-round debates on one replica, then 300 on three (fresh replicas on a fresh
+/// database), and prints the wall times, their ratio and the CPU each debate cost. With
+/// `budgets`, PostgreSQL and each replica run on a CPU budget of their own.
+fn scaling(postgres: &postgres_server::Postgres, stand_in: &StandIn, budgets: Option<&Budgets>) {
+    let url = postgres.database();
+    if let Some(budgets) = budgets {
+        budgets.database.admit_tree(postgres.postmaster_pid());
+    }
+    let homes: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let replicas: Vec<Serving> = homes
+        .iter()
+        .enumerate()
+        .map(|(i, home)| replica(home.path(), stand_in, &url, &format!("replica-{i}")))
+        .collect();
+    if let Some(budgets) = budgets {
+        for (host, replica) in budgets.replicas.iter().zip(&replicas) {
+            host.admit_tree(replica.pid());
+        }
+    }
+    let addrs: Vec<String> = replicas.iter().map(|r| r.addr.clone()).collect();
+    let pids: Vec<u32> = replicas.iter().map(Serving::pid).collect();
+    let cpu = || (cpu_seconds(&pids), postgres_cpu_seconds(postgres));
+    let start_one = cpu();
+    let one = run_at_once(&addrs[..1], 100, 0);
+    let after_one = cpu();
+    let three = run_at_once(&addrs, 300, 1000);
+    let after_three = cpu();
+    let placed = match budgets {
+        None => "all three replicas, PostgreSQL and the stand-in on this machine's 2 cores".into(),
+        Some(_) => format!(
+            "each replica on a host of {REPLICA_CORES} core, PostgreSQL on one of {DATABASE_CORES}, \
+             the stand-in and clients on what is left"
+        ),
+    };
+    println!(
+        "300 debates on three replicas {three:.2} s ÷ 100 on one {one:.2} s = {:.2} (goal ≤ 1.2; {placed})",
+        three / one
+    );
+    let per_debate = |from: f64, to: f64, count: f64| (to - from) * 1000.0 / count;
+    let (replica_one, replica_three) = (
+        per_debate(start_one.0, after_one.0, 100.0),
+        per_debate(after_one.0, after_three.0, 300.0),
+    );
+    let busy = |from: f64, to: f64, wall: f64| (to - from) / wall * 100.0;
+    println!(
+        "CPU per debate: replicas {replica_one:.1} ms on one, {replica_three:.1} ms on three (ratio {:.2}) · PostgreSQL {:.1} ms on one, {:.1} ms on three (busy {:.0} % of a core, then {:.0} %)",
+        replica_three / replica_one,
+        per_debate(start_one.1, after_one.1, 100.0),
+        per_debate(after_one.1, after_three.1, 300.0),
+        busy(start_one.1, after_one.1, one),
+        busy(after_one.1, after_three.1, three),
+    );
+    drop(replicas);
+    if let Some(budgets) = budgets {
+        budgets.database.release();
+    }
+}
+
+/// How much of a core stands for a replica's host, and for the database's: a database host
+/// four times a replica's (say 8 cores beside 2), and with three replicas the whole machine
+/// but a quarter of a core for the stand-in and the clients.
+const REPLICA_CORES: f64 = 0.25;
+const DATABASE_CORES: f64 = 1.0;
+
+/// The CPU budgets that stand for hosts of their own on this one machine.
+struct Budgets {
+    database: Budget,
+    replicas: [Budget; 3],
+}
+
+impl Budgets {
+    fn new() -> Result<Budgets, String> {
+        Ok(Budgets {
+            database: Budget::new("database", DATABASE_CORES)?,
+            replicas: [
+                Budget::new("replica-0", REPLICA_CORES)?,
+                Budget::new("replica-1", REPLICA_CORES)?,
+                Budget::new("replica-2", REPLICA_CORES)?,
+            ],
+        })
+    }
+}
+
+/// A control group whose processes share at most `cores` of CPU time (cgroup v1's CFS quota,
+/// or v2's `cpu.max`); its processes go back to the root group when it is dropped.
+struct Budget {
+    dir: std::path::PathBuf,
+    root: std::path::PathBuf,
+}
+
+impl Budget {
+    fn new(name: &str, cores: f64) -> Result<Budget, String> {
+        const PERIOD: u64 = 100_000;
+        let quota = (cores * PERIOD as f64) as u64;
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
+        let (root, limits) = if v1.join("cpu.cfs_quota_us").exists() {
+            (
+                v1.to_path_buf(),
+                vec![
+                    ("cpu.cfs_period_us", PERIOD.to_string()),
+                    ("cpu.cfs_quota_us", quota.to_string()),
+                ],
+            )
+        } else {
+            let v2 = std::path::Path::new("/sys/fs/cgroup");
+            std::fs::write(v2.join("cgroup.subtree_control"), "+cpu").map_err(|e| {
+                format!("no cgroup v1 cpu controller, and v2's would not take +cpu: {e}")
+            })?;
+            (
+                v2.to_path_buf(),
+                vec![("cpu.max", format!("{quota} {PERIOD}"))],
+            )
+        };
+        let dir = root.join(format!("moot-bench-{}-{name}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let budget = Budget { dir, root };
+        for (file, value) in limits {
+            std::fs::write(budget.dir.join(file), value)
+                .map_err(|e| format!("{}: {e}", budget.dir.join(file).display()))?;
+        }
+        Ok(budget)
+    }
+
+    /// Moves process `pid` and its children (PostgreSQL's backends) into the group; what
+    /// they start later is born in it.
+    fn admit_tree(&self, pid: u32) {
+        let mut pids = vec![pid];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let parent = text
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            if parent == Some(pid)
+                && let Ok(child) = entry.file_name().to_string_lossy().parse()
+            {
+                pids.push(child);
+            }
+        }
+        for pid in pids {
+            let _ = std::fs::write(self.dir.join("cgroup.procs"), pid.to_string());
+        }
+    }
+
+    /// Moves every process in the group back to the root group.
+    fn release(&self) {
+        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.lines() {
+            let _ = std::fs::write(self.root.join("cgroup.procs"), pid);
+        }
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        self.release();
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
 fn main() {
     let Some(postgres) = postgres_server::Postgres::start() else {
         println!("no PostgreSQL server programs here: nothing measured");
@@ -180,38 +343,13 @@ fn main() {
         ..Behaviour::default()
     });
 
-    // 2. 300 debates on three replicas beside 100 on one.
-    let url = postgres.database();
-    let homes: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let replicas: Vec<Serving> = homes
-        .iter()
-        .enumerate()
-        .map(|(i, home)| replica(home.path(), &stand_in, &url, &format!("replica-{i}")))
-        .collect();
-    let addrs: Vec<String> = replicas.iter().map(|r| r.addr.clone()).collect();
-    let pids: Vec<u32> = replicas.iter().map(Serving::pid).collect();
-    let cpu = || (cpu_seconds(&pids), postgres_cpu_seconds(&postgres));
-    let start_one = cpu();
-    let one = run_at_once(&addrs[..1], 100, 0);
-    let after_one = cpu();
-    let three = run_at_once(&addrs, 300, 1000);
-    let after_three = cpu();
-    println!(
-        "300 debates on three replicas {three:.2} s ÷ 100 on one {one:.2} s = {:.2} (goal ≤ 1.2; all three replicas, PostgreSQL and the stand-in on this machine's 2 cores)",
-        three / one
-    );
-    let per_debate = |from: f64, to: f64, count: f64| (to - from) * 1000.0 / count;
-    let (replica_one, replica_three) = (
-        per_debate(start_one.0, after_one.0, 100.0),
-        per_debate(after_one.0, after_three.0, 300.0),
-    );
-    println!(
-        "CPU per debate: replicas {replica_one:.1} ms on one, {replica_three:.1} ms on three (ratio {:.2}) · PostgreSQL {:.1} ms on one, {:.1} ms on three",
-        replica_three / replica_one,
-        per_debate(start_one.1, after_one.1, 100.0),
-        per_debate(after_one.1, after_three.1, 300.0),
-    );
-    drop(replicas);
+    // 2. 300 debates on three replicas beside 100 on one: all on this machine's 2 cores, then
+    // each process on a CPU budget standing for a host of its own.
+    scaling(&postgres, &stand_in, None);
+    match Budgets::new() {
+        Ok(budgets) => scaling(&postgres, &stand_in, Some(&budgets)),
+        Err(why) => println!("hosts of their own not measured: {why}"),
+    }
 
     // 3. One of three replicas killed with 100 two-round debates started round-robin.
     let url = postgres.database();
