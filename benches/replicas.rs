@@ -182,12 +182,21 @@ fn scaling(postgres: &postgres_server::Postgres, stand_in: &StandIn, budgets: Op
     }
     let addrs: Vec<String> = replicas.iter().map(|r| r.addr.clone()).collect();
     let pids: Vec<u32> = replicas.iter().map(Serving::pid).collect();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    // Transactions that wrote, read off the server's transaction ids (each read takes one).
+    let mut written = || -> f64 {
+        let id: i64 = client
+            .query_one("SELECT txid_current()", &[])
+            .unwrap()
+            .get(0);
+        id as f64
+    };
     let cpu = || (cpu_seconds(&pids), postgres_cpu_seconds(postgres));
-    let start_one = cpu();
+    let (start_one, ids_one) = (cpu(), written());
     let one = run_at_once(&addrs[..1], 100, 0);
-    let after_one = cpu();
+    let (after_one, ids_after_one) = (cpu(), written());
     let three = run_at_once(&addrs, 300, 1000);
-    let after_three = cpu();
+    let (after_three, ids_after_three) = (cpu(), written());
     let placed = match budgets {
         None => "all three replicas, PostgreSQL and the stand-in on this machine's 2 cores".into(),
         Some(_) => format!(
@@ -212,6 +221,11 @@ fn scaling(postgres: &postgres_server::Postgres, stand_in: &StandIn, budgets: Op
         per_debate(after_one.1, after_three.1, 300.0),
         busy(start_one.1, after_one.1, one),
         busy(after_one.1, after_three.1, three),
+    );
+    println!(
+        "transactions per debate: {:.1} on one, {:.1} on three",
+        (ids_after_one - ids_one - 1.0) / 100.0,
+        (ids_after_three - ids_after_one - 1.0) / 300.0,
     );
     drop(replicas);
     if let Some(budgets) = budgets {

@@ -1103,3 +1103,96 @@ fn a_write_from_a_holder_whose_lease_was_taken_is_refused() {
     assert_eq!(one.events(id).unwrap(), said);
     assert!(one.check_chain(id).unwrap().holds());
 }
+
+/// Writes queued at one moment commit together (one transaction for several debates' writes),
+/// and each still ends as its own. 12 debates written at once: the server assigns fewer
+/// transactions than there were writes, and every write lands, in order, chained. Then again
+/// with 4 of them written by a holder whose lease another took: every write to those is
+/// refused and leaves nothing, and every other write lands as before.
+#[test]
+fn writes_queued_together_commit_together_and_each_ends_as_its_own() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    let journal = PgJournal::connect(&url).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    const EACH: usize = 40;
+    let said: Vec<Event> = events().iter().cycle().take(EACH).cloned().collect();
+    let write_all = |ids: &[String], refused: &[&String]| {
+        std::thread::scope(|scope| {
+            for id in ids {
+                let (journal, refused, said) = (journal.clone(), refused.contains(&id), &said);
+                scope.spawn(move || {
+                    for event in said {
+                        match journal.record_event(id, event) {
+                            Ok(()) => assert!(!refused, "{id}: a write went on without its lease"),
+                            Err(moot_journal::store::StoreError::LeaseLost { .. }) if refused => {}
+                            Err(error) => panic!("{id}: {error}"),
+                        }
+                    }
+                });
+            }
+        });
+    };
+    let debates = |prefix: &str| -> Vec<String> {
+        let ids: Vec<String> = (0..12).map(|n| format!("DEB-{prefix}{n:02}")).collect();
+        for id in &ids {
+            journal.create_debate(&debate(id)).unwrap();
+        }
+        ids
+    };
+
+    let ids = debates("group");
+    let transactions = |client: &mut postgres::Client| -> i64 {
+        client
+            .query_one("SELECT txid_current()", &[])
+            .unwrap()
+            .get(0)
+    };
+    let before = transactions(&mut client);
+    write_all(&ids, &[]);
+    // Each `txid_current` takes one too.
+    let assigned = transactions(&mut client) - before - 1;
+    let writes = (ids.len() * EACH) as i64;
+    assert!(
+        assigned < writes * 3 / 4,
+        "{assigned} transactions for {writes} writes: too few were committed together"
+    );
+    for id in &ids {
+        assert_eq!(
+            journal.events(id).unwrap(),
+            said,
+            "{id}: its writes, in order"
+        );
+        assert!(journal.check_chain(id).unwrap().holds(), "{id}'s chain");
+    }
+
+    let ids = debates("fenced");
+    let leases: Vec<_> = ids
+        .iter()
+        .map(|id| journal.acquire_lease(id, 20).unwrap())
+        .collect();
+    let taken: Vec<&String> = ids.iter().step_by(3).collect();
+    for id in &taken {
+        client
+            .execute(
+                "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
+                    lease_at = extract(epoch from now())::bigint, lease_ttl = 20
+                 WHERE id = $1",
+                &[id],
+            )
+            .unwrap();
+    }
+    write_all(&ids, &taken);
+    for id in &ids {
+        let written = journal.events(id).unwrap();
+        if taken.contains(&id) {
+            assert!(written.is_empty(), "{id}: a refused write left something");
+        } else {
+            assert_eq!(written, said, "{id}: its writes, in order");
+        }
+        assert!(journal.check_chain(id).unwrap().holds(), "{id}'s chain");
+    }
+    drop(leases);
+}

@@ -26,7 +26,7 @@ use crate::debate::Named as _;
 use crate::debate::{
     Confidence, Debate, DebateStatus, Event, Phase, Stage, Turn, TurnStatus, now_rfc3339,
 };
-use pool::{Connection, Pool, Tx};
+use pool::{Connection, Job, Link, Pool, Tx, Write};
 use rusqlite::types::{Value, ValueRef};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, mpsc};
@@ -107,9 +107,9 @@ impl PgJournal {
     ) -> Result<R, StoreError> {
         let (answer, answered) = mpsc::sync_channel(1);
         self.pool
-            .send(Box::new(move |conn| {
+            .send(Job::Run(Box::new(move |conn| {
                 let _ = answer.send(work(conn));
-            }))
+            })))
             .map_err(|()| failed(&self.shown, "the connection's thread ended"))?;
         answered
             .recv()
@@ -125,29 +125,42 @@ impl PgJournal {
             .contains(id)
     }
 
-    /// Runs `work` in a transaction holding debate `id`'s row lock, and commits it.
+    /// Runs `work` in a transaction holding debate `id`'s row lock, and commits it: with
+    /// other debates' writes queued at the same moment, in one transaction (`pool::Job::Write`),
+    /// so `work` may run a second time, alone, when that one does not commit.
     fn write<R: Send + 'static>(
         &self,
         id: &str,
-        work: impl FnOnce(&mut Tx<'_>, &str) -> Result<R, StoreError> + Send + 'static,
+        work: impl Fn(&mut Tx<'_>, &str) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
-        let (id, shown) = (id.to_string(), self.shown.clone());
-        let holding = self.holds(&id);
-        self.call(move |conn| {
-            let pg = |e: postgres::Error| failed_pg(&shown, e);
-            let mut tx = conn.begin().map_err(pg)?;
-            let holder = query(
-                &mut tx,
-                "SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE",
-                &[Value::Text(id.clone())],
-            )?;
-            if holding && let Some(holder) = holder.first() {
-                lease::still_mine(&id, holder)?;
-            }
-            let out = work(&mut tx, &id)?;
-            tx.commit().map_err(pg)?;
-            Ok(out)
-        })
+        let holding = self.holds(id);
+        let made: Arc<Mutex<Option<R>>> = Arc::default();
+        let (answer, answered) = mpsc::sync_channel(1);
+        let (debate, kept) = (id.to_string(), made.clone());
+        let write = Write {
+            debate: id.to_string(),
+            work: Box::new(move |tx| {
+                let holder = query(
+                    tx,
+                    "SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE",
+                    &[Value::Text(debate.clone())],
+                )?;
+                if holding && let Some(holder) = holder.first() {
+                    lease::still_mine(&debate, holder)?;
+                }
+                let out = work(tx, &debate)?;
+                *kept.lock().unwrap_or_else(|e| e.into_inner()) = Some(out);
+                Ok(())
+            }),
+            done: Box::new(move |ended| {
+                let _ = answer.send(ended);
+            }),
+        };
+        let gone = || failed(&self.shown, "the connection's thread ended");
+        self.pool.send(Job::Write(write)).map_err(|()| gone())?;
+        answered.recv().map_err(|_| gone())??;
+        let out = made.lock().unwrap_or_else(|e| e.into_inner()).take();
+        out.ok_or_else(gone)
     }
 
     pub fn create_debate(&self, debate: &Debate) -> Result<(), StoreError> {
@@ -528,23 +541,18 @@ fn append_content(
             place: place.clone(),
         }),
     );
-    execute(
-        tx,
-        "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash, upgraded,
-            prev_place) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, false, ?9)",
-        &[
-            Value::Text(id.to_string()),
-            Value::Integer(n),
-            Value::Text(facet.name.to_string()),
-            Value::Text(key),
-            Value::Text(place),
-            Value::Text(hash),
-            Value::Text(previous),
-            Value::Text(link),
-            previous_place.map_or(Value::Null, Value::Text),
-        ],
-    )
-    .map(|_| ())
+    tx.link(Link {
+        debate: id.to_string(),
+        n,
+        facet: facet.name.to_string(),
+        key,
+        place,
+        content: hash,
+        previous,
+        hash: link,
+        previous_place,
+    });
+    Ok(())
 }
 
 fn text(value: &Value) -> Result<String, StoreError> {

@@ -18,8 +18,33 @@ use std::sync::{Arc, Mutex, mpsc};
 /// journals as it goes; on one connection their writes would wait in a single line.
 const MOST: usize = 4;
 
+/// The most writes one transaction commits together.
+const GROUP: usize = 32;
+
 /// A job for whichever connection takes it first.
-pub(super) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+pub(super) enum Job {
+    /// Anything, on the connection as it is.
+    Run(Box<dyn FnOnce(&mut Connection) + Send>),
+    /// A write to one debate's journal. A connection commits the writes queued while it was
+    /// busy in one transaction: the server does one BEGIN, one COMMIT and one flush of its
+    /// log for all of them, which is most of what a small write costs it.
+    Write(Write),
+}
+
+/// What a write does inside its transaction.
+pub(super) type WriteWork = dyn Fn(&mut Tx<'_>) -> Result<(), StoreError> + Send;
+
+/// One debate's write, as `Job::Write` carries it.
+pub(super) struct Write {
+    /// The debate whose row it locks. A transaction of several locks their rows in this
+    /// order, so two such transactions never wait for each other.
+    pub(super) debate: String,
+    /// The write, inside a transaction. If the transaction it shared does not commit, it runs
+    /// again alone, so one write's failure is never another's.
+    pub(super) work: Box<WriteWork>,
+    /// Told how it ended, once.
+    pub(super) done: Box<dyn FnOnce(Result<(), StoreError>) + Send>,
+}
 
 /// What opens a connection (the URL, and how to speak TLS to the server it names).
 pub(super) type Opener = Arc<dyn Fn() -> Result<Client, postgres::Error> + Send + Sync>;
@@ -32,6 +57,8 @@ pub(super) struct Pool {
 }
 
 struct Shared {
+    /// The journal as errors name it (its URL without a password).
+    shown: String,
     waiting: Mutex<mpsc::Receiver<Job>>,
     /// Connections waiting for a job.
     idle: AtomicUsize,
@@ -50,6 +77,7 @@ impl Pool {
     ) -> Result<Pool, StoreError> {
         let (jobs, waiting) = mpsc::channel::<Job>();
         let shared = Arc::new(Shared {
+            shown: shown.to_string(),
             waiting: Mutex::new(waiting),
             idle: AtomicUsize::new(0),
             open: AtomicUsize::new(1),
@@ -121,20 +149,59 @@ impl Pool {
     }
 }
 
-/// Runs jobs on `connection` until every handle is gone.
+/// Runs jobs on `connection` until every handle is gone: a write with the writes queued
+/// behind it (up to `GROUP`), together; anything else as it comes.
 fn serve(shared: &Shared, mut connection: Connection) {
+    let mut next = None;
     loop {
-        shared.idle.fetch_add(1, Ordering::AcqRel);
-        let job = match shared.waiting.lock() {
-            Ok(waiting) => waiting.recv(),
-            Err(_) => return,
+        let job = match next.take() {
+            Some(job) => job,
+            None => {
+                shared.idle.fetch_add(1, Ordering::AcqRel);
+                let job = match shared.waiting.lock() {
+                    Ok(waiting) => waiting.recv(),
+                    Err(_) => return,
+                };
+                shared.idle.fetch_sub(1, Ordering::AcqRel);
+                match job {
+                    Ok(job) => job,
+                    Err(_) => return,
+                }
+            }
         };
-        shared.idle.fetch_sub(1, Ordering::AcqRel);
         match job {
-            Ok(job) => job(&mut connection),
-            Err(_) => return,
+            Job::Run(job) => job(&mut connection),
+            Job::Write(write) => {
+                let mut writes = vec![write];
+                // Held by another, the queue is being emptied by it (or is empty, the holder
+                // waiting for the next job): there is nothing here to take.
+                if let Ok(waiting) = shared.waiting.try_lock() {
+                    while writes.len() < GROUP {
+                        match waiting.try_recv() {
+                            Ok(Job::Write(write)) => writes.push(write),
+                            Ok(other) => {
+                                next = Some(other);
+                                break;
+                            }
+                            Err(_) => break,
+                        }
+                    }
+                }
+                connection.commit_writes(writes, &shared.shown);
+            }
         }
     }
+}
+
+/// Why writes committed together did not commit.
+enum GroupFailed {
+    /// The write at this place failed; nothing was committed.
+    Write(usize),
+    /// Nothing of theirs was committed, and the connection is open: each can run alone.
+    RunAlone,
+    /// The connection closed as the server was told to commit: whether it did is unknown, so
+    /// none runs again.
+    Unknown(String),
 }
 
 /// One connection, with the statements prepared on it.
@@ -182,7 +249,65 @@ impl Connection {
             open: true,
             notify: BTreeSet::new(),
             heads: HashMap::new(),
+            links: Vec::new(),
         })
+    }
+
+    /// Commits `writes`, together when there are several, and tells each how it ended. A
+    /// write that fails in the shared transaction is taken out and run alone (its failure,
+    /// or its success when the failure was the company's, is its own); the rest try again
+    /// together.
+    fn commit_writes(&mut self, mut writes: Vec<Write>, shown: &str) {
+        writes.sort_by(|a, b| a.debate.cmp(&b.debate));
+        while writes.len() > 1 {
+            match self.together(&writes) {
+                Ok(()) => {
+                    for write in writes {
+                        (write.done)(Ok(()));
+                    }
+                    return;
+                }
+                Err(GroupFailed::Write(at)) => {
+                    let write = writes.remove(at);
+                    let ended = self.alone(&write, shown);
+                    (write.done)(ended);
+                }
+                Err(GroupFailed::Unknown(why)) => {
+                    for write in writes {
+                        (write.done)(Err(failed(shown, &why)));
+                    }
+                    return;
+                }
+                Err(GroupFailed::RunAlone) => break,
+            }
+        }
+        for write in writes {
+            let ended = self.alone(&write, shown);
+            (write.done)(ended);
+        }
+    }
+
+    /// Runs `writes` in one transaction and commits it.
+    fn together(&mut self, writes: &[Write]) -> Result<(), GroupFailed> {
+        let mut tx = self.begin().map_err(|_| GroupFailed::RunAlone)?;
+        for (at, write) in writes.iter().enumerate() {
+            (write.work)(&mut tx).map_err(|_| GroupFailed::Write(at))?;
+        }
+        match tx.commit() {
+            Ok(()) => Ok(()),
+            Err(error) if self.client.is_closed() => Err(GroupFailed::Unknown(format!(
+                "the connection closed as the journal committed ({error}); the debate's \
+                 journal says whether its last write is there"
+            ))),
+            Err(_) => Err(GroupFailed::RunAlone),
+        }
+    }
+
+    /// Runs `write` in a transaction of its own and commits it.
+    fn alone(&mut self, write: &Write, shown: &str) -> Result<(), StoreError> {
+        let mut tx = self.begin().map_err(|e| failed_pg(shown, e))?;
+        (write.work)(&mut tx)?;
+        tx.commit().map_err(|e| failed_pg(shown, e))
     }
 
     fn reopen(&mut self) -> Result<(), postgres::Error> {
@@ -207,6 +332,22 @@ pub(super) struct Tx<'a> {
     /// took the row and moved on by each entry it appended: one read per transaction, not
     /// one per entry.
     pub(super) heads: HashMap<String, Option<ChainHead>>,
+    /// Chain entries made in this transaction and not yet sent: all of them go in one
+    /// statement, before anything that reads the chain and before the commit.
+    links: Vec<Link>,
+}
+
+/// One entry of a debate's chain, as its row holds it.
+pub(super) struct Link {
+    pub(super) debate: String,
+    pub(super) n: i64,
+    pub(super) facet: String,
+    pub(super) key: String,
+    pub(super) place: String,
+    pub(super) content: String,
+    pub(super) previous: String,
+    pub(super) hash: String,
+    pub(super) previous_place: Option<String>,
 }
 
 impl Tx<'_> {
@@ -220,12 +361,57 @@ impl Tx<'_> {
         Ok(statement)
     }
 
+    /// Adds `link` to its debate's chain, with the transaction's other entries.
+    pub(super) fn link(&mut self, link: Link) {
+        self.links.push(link);
+    }
+
+    /// Sends the chain entries made so far, in one statement, when `sql` (about to run) may
+    /// read the chain or the transaction is about to commit (`sql` None).
+    fn send_links(&mut self, sql: Option<&str>) -> Result<(), postgres::Error> {
+        if self.links.is_empty() || sql.is_some_and(|sql| !sql.contains("chain")) {
+            return Ok(());
+        }
+        let links = std::mem::take(&mut self.links);
+        let texts = |field: fn(&Link) -> &str| -> Vec<&str> { links.iter().map(field).collect() };
+        let numbers: Vec<i64> = links.iter().map(|link| link.n).collect();
+        let previous_places: Vec<Option<&str>> = links
+            .iter()
+            .map(|link| link.previous_place.as_deref())
+            .collect();
+        let statement = self.statement(
+            "INSERT INTO chain (debate_id, n, facet, row_key, place, content, prev, hash,
+                upgraded, prev_place)
+             SELECT debate_id, n, facet, row_key, place, content, prev, hash, false, prev_place
+             FROM unnest(?1::text[], ?2::bigint[], ?3::text[], ?4::text[], ?5::text[],
+                ?6::text[], ?7::text[], ?8::text[], ?9::text[])
+                AS entry (debate_id, n, facet, row_key, place, content, prev, hash, prev_place)",
+        )?;
+        self.client
+            .execute(
+                &statement,
+                &[
+                    &texts(|link| &link.debate),
+                    &numbers,
+                    &texts(|link| &link.facet),
+                    &texts(|link| &link.key),
+                    &texts(|link| &link.place),
+                    &texts(|link| &link.content),
+                    &texts(|link| &link.previous),
+                    &texts(|link| &link.hash),
+                    &previous_places,
+                ],
+            )
+            .map(|_| ())
+    }
+
     /// Runs `sql` with `params`; how many rows it changed.
     pub(super) fn execute(
         &mut self,
         sql: &str,
         params: &[rusqlite::types::Value],
     ) -> Result<u64, postgres::Error> {
+        self.send_links(Some(sql))?;
         let binds: Vec<Bind<'_>> = params.iter().map(Bind).collect();
         let statement = self.statement(sql)?;
         let done = self.client.execute(&statement, &bound(&binds));
@@ -243,6 +429,7 @@ impl Tx<'_> {
         sql: &str,
         params: &[rusqlite::types::Value],
     ) -> Result<Vec<Row>, postgres::Error> {
+        self.send_links(Some(sql))?;
         let binds: Vec<Bind<'_>> = params.iter().map(Bind).collect();
         let statement = self.statement(sql)?;
         let rows = self.client.query(&statement, &bound(&binds));
@@ -259,6 +446,7 @@ impl Tx<'_> {
 
     /// Commits, with the notifications in the same round trip.
     pub(super) fn commit(mut self) -> Result<(), postgres::Error> {
+        self.send_links(None)?;
         let mut sql = String::new();
         for id in std::mem::take(&mut self.notify) {
             sql.push_str(&format!(

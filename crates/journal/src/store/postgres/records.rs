@@ -216,7 +216,7 @@ impl PgJournal {
                 if let Some(guidance) = &guidance {
                     index(tx, id, "guidance", guidance)?;
                 }
-                append(tx, id, &chain::ANSWER, &[round.into(), kind.into()])?;
+                append(tx, id, &chain::ANSWER, &[round.into(), kind.clone().into()])?;
             }
             Ok(inserted)
         })
@@ -293,7 +293,7 @@ impl PgJournal {
                 "UPDATE debates SET confidence = ?2, updated_at = ?3 WHERE id = ?1",
                 &[
                     owned(id),
-                    Value::Text(confidence),
+                    Value::Text(confidence.clone()),
                     Value::Text(now_rfc3339()),
                 ],
             )?;
@@ -379,7 +379,7 @@ impl PgJournal {
                 &values,
             )?;
             if filed == 1 {
-                append(tx, id, &chain::GATE_REQUEST, &[gate.into()])?;
+                append(tx, id, &chain::GATE_REQUEST, &[gate.clone().into()])?;
             }
             Ok(())
         })
@@ -411,7 +411,7 @@ impl PgJournal {
                 &values,
             )?;
             if changed == 1 {
-                append(tx, id, &chain::GATE_DECISION, &[gate.into()])?;
+                append(tx, id, &chain::GATE_DECISION, &[gate.clone().into()])?;
             }
             Ok(changed == 1)
         })
