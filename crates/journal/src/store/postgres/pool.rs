@@ -3,7 +3,8 @@
 //! tokio's threads), a new one opened only when every open one is busy, one the server dropped
 //! (a restart, a failover, an idle timeout) opened again at its next transaction, and each
 //! keeping the statements it has prepared, so a statement is parsed once per connection
-//! rather than once per call (each statement of a write is a round trip of its own).
+//! rather than once per call (each statement of a write is a round trip of its own). Writes
+//! queued while a connection was busy commit in one transaction (`Job::Write`).
 
 use super::values::{Bind, bound, dialect};
 use super::{failed, failed_pg};
