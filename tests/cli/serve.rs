@@ -1972,13 +1972,27 @@ fn a_replica_streams_another_replicas_events_as_they_commit() {
 
 /// `moot serve` in `home` on the journal at `url`, its leases naming `host` (as a replica on
 /// a machine of its own would: another host's death is seen only by its silence).
+/// What it says on stderr goes to `errors.log` in its home (`said_by`).
 fn replica(home: &Home, stand_in: &StandIn, url: &str, host: &str) -> Served {
-    Served::start(
+    let errors = std::fs::File::create(home.path().join("errors.log")).unwrap();
+    Served::start_saying_errors_to(
         home.command(Some(stand_in))
             .env("MOOT_SERVE_TOKEN", TOKEN)
             .env("MOOT_HOST", host)
             .args(["serve", "--listen", "127.0.0.1:0", "--journal", url]),
+        errors.into(),
     )
+}
+
+/// What the replicas in `homes` said on stderr, each under its home's name.
+fn said_by(homes: &[Home]) -> String {
+    homes
+        .iter()
+        .map(|home| {
+            let said = std::fs::read_to_string(home.path().join("errors.log")).unwrap_or_default();
+            format!("--- {}:\n{said}", home.path().display())
+        })
+        .collect()
 }
 
 /// Replicas share the work (issue 73): three replicas on one PostgreSQL journal, each as if
@@ -2106,7 +2120,9 @@ fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() 
             .collect();
         assert!(
             told,
-            "{id} does not say it was taken over; its last events, newest first: {last:?}"
+            "{id} does not say it was taken over; its last events, newest first: {last:?}; \
+             the replicas said:\n{}",
+            said_by(&homes)
         );
     }
     let audit = homes[2].run(

@@ -14,7 +14,12 @@ pub struct Serving {
 impl Serving {
     /// Spawns `command` (a `moot serve --listen 127.0.0.1:0 …`) and waits for its address.
     pub fn start(command: &mut Command) -> Serving {
-        let (child, first) = spawn_until_first_line(command);
+        Serving::start_saying_errors_to(command, Stdio::null())
+    }
+
+    /// `start`, its errors written to `errors` (a file a failing test shows).
+    pub fn start_saying_errors_to(command: &mut Command, errors: Stdio) -> Serving {
+        let (child, first) = spawn_with_errors_to(command, errors);
         let addr = first
             .trim()
             .strip_prefix("moot serve: listening on http://")
@@ -31,10 +36,15 @@ impl Serving {
 /// Spawns `command` with no input and its errors dropped, and reads the first line it prints
 /// (the rest of its output is not read).
 pub fn spawn_until_first_line(command: &mut Command) -> (Child, String) {
+    spawn_with_errors_to(command, Stdio::null())
+}
+
+/// `spawn_until_first_line`, its errors written to `errors`.
+fn spawn_with_errors_to(command: &mut Command, errors: Stdio) -> (Child, String) {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(errors)
         .spawn()
         .unwrap();
     let mut first = String::new();

@@ -1196,3 +1196,69 @@ fn writes_queued_together_commit_together_and_each_ends_as_its_own() {
     }
     drop(leases);
 }
+
+/// Whether a write is fenced by the lease is judged when it runs, under the row's lock, not
+/// when it was asked for: a write asked for while this process held the lease, which waits
+/// for the row while the lease is given up and another holder takes the row, goes through as
+/// any non-holder's would (a replica's last word on a debate it ran to its end and let go).
+#[test]
+fn a_write_is_fenced_by_the_lease_as_it_stands_when_the_write_runs() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    let journal = PgJournal::connect(&url).unwrap();
+    let id = "DEB-letgo001";
+    journal.create_debate(&debate(id)).unwrap();
+    let _lease = journal.acquire_lease(id, 20).unwrap();
+    let mut holder = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut row = holder.transaction().unwrap();
+    row.execute("SELECT 1 FROM debates WHERE id = $1 FOR UPDATE", &[&id])
+        .unwrap();
+    let mut watcher = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let waiting = |watcher: &mut postgres::Client| -> i64 {
+        watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let said = events();
+    std::thread::scope(|scope| {
+        let (writer, releaser, first) = (journal.clone(), journal.clone(), &said[0]);
+        let written = scope.spawn(move || writer.record_event(id, first));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while waiting(&mut watcher) < 1 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the write never waited"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Given up while the write waits (the release's own update waits for the row too).
+        let released = scope.spawn(move || releaser.release_lease(id));
+        while waiting(&mut watcher) < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the release never waited"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        row.execute(
+            "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
+                lease_at = extract(epoch from now())::bigint, lease_ttl = 20 WHERE id = $1",
+            &[&id],
+        )
+        .unwrap();
+        row.commit().unwrap();
+        written
+            .join()
+            .unwrap()
+            .expect("the write of a process that let the lease go");
+        released.join().unwrap().unwrap();
+    });
+    assert_eq!(journal.events(id).unwrap(), said[..1]);
+    assert!(journal.check_chain(id).unwrap().holds());
+}

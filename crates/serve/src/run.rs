@@ -165,7 +165,7 @@ async fn take_over(server: &Arc<Server>) -> Vec<String> {
         };
         match spawn(server, Start::Resume { id: id.clone() }, place).await {
             Ok(id) => {
-                let _ = server.store.record_event(
+                let told = server.store.record_event(
                     &id,
                     &Event::Notice {
                         message: "its server stopped: another moot serve on this journal took \
@@ -173,6 +173,11 @@ async fn take_over(server: &Arc<Server>) -> Vec<String> {
                             .into(),
                     },
                 );
+                if let Err(why) = told {
+                    eprintln!(
+                        "moot serve: {id}: taken over, but its journal does not say so: {why}"
+                    );
+                }
                 taken.push(id);
             }
             // Another replica took it first: its lease says so.

@@ -305,6 +305,16 @@ pub async fn resume(
     let providers = providers_for(&host, &store, &settings)?;
     // Taken before anything is written, so two resumes of one debate cannot both run it.
     let _lease = store.acquire_lease(&debate.id)?;
+    // Looked at again under the lease: another driver may have run it to its end between the
+    // first look and the lease (its lease given up once it ended).
+    let now = store.debate(&debate.id)?.status;
+    if now != DebateStatus::Running && !now.is_resumable() {
+        let _ = store.release_lease(&debate.id);
+        return Err(SessionError::NotResumable {
+            id: debate.id,
+            status: now,
+        });
+    }
     if changed {
         let snapshot =
             serde_json::to_value(&settings).map_err(|e| SessionError::StoredSettings {

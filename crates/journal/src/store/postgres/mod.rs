@@ -60,6 +60,12 @@ fn failed(shown: &str, error: impl std::fmt::Display) -> StoreError {
     }
 }
 
+/// Whether this process took debate `id`'s lease through a handle sharing `held` (and has not
+/// let it go).
+fn held_here(held: &Mutex<HashSet<String>>, id: &str) -> bool {
+    held.lock().unwrap_or_else(|e| e.into_inner()).contains(id)
+}
+
 /// `failed` for the client's own errors, with what the server said.
 fn failed_pg(shown: &str, error: postgres::Error) -> StoreError {
     failed(shown, described(&error))
@@ -116,15 +122,6 @@ impl PgJournal {
             .map_err(|_| failed(&self.shown, "the connection's thread ended"))?
     }
 
-    /// Whether this process took debate `id`'s lease through this handle (and has not let it
-    /// go).
-    fn holds(&self, id: &str) -> bool {
-        self.held
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(id)
-    }
-
     /// Runs `work` in a transaction holding debate `id`'s row lock, and commits it: with
     /// other debates' writes queued at the same moment, in one transaction (`pool::Job::Write`),
     /// so `work` may run a second time, alone, when that one does not commit.
@@ -133,10 +130,9 @@ impl PgJournal {
         id: &str,
         work: impl Fn(&mut Tx<'_>, &str) -> Result<R, StoreError> + Send + 'static,
     ) -> Result<R, StoreError> {
-        let holding = self.holds(id);
         let made: Arc<Mutex<Option<R>>> = Arc::default();
         let (answer, answered) = mpsc::sync_channel(1);
-        let (debate, kept) = (id.to_string(), made.clone());
+        let (debate, kept, held) = (id.to_string(), made.clone(), self.held.clone());
         let write = Write {
             debate: id.to_string(),
             work: Box::new(move |tx| {
@@ -145,7 +141,12 @@ impl PgJournal {
                     "SELECT lease_pid, lease_host FROM debates WHERE id = ?1 FOR UPDATE",
                     &[Value::Text(debate.clone())],
                 )?;
-                if holding && let Some(holder) = holder.first() {
+                // Whether this process holds the lease is asked now, under the row's lock,
+                // not when the write was queued: one it gave up since (its debate ended, and
+                // another replica may have taken the row) no longer fences its writes.
+                if held_here(&held, &debate)
+                    && let Some(holder) = holder.first()
+                {
                     lease::still_mine(&debate, holder)?;
                 }
                 let out = work(tx, &debate)?;
