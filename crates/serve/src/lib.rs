@@ -122,7 +122,7 @@ impl Server {
         token: String,
     ) -> Arc<Server> {
         // On a shared journal a lease outlives its last heartbeat by two thirds of the
-        // takeover time, and the replicas look every third: a dead replica's debates are
+        // takeover time, and the replicas look every sixth: a dead replica's debates are
         // taken over within it. On SQLite, one host's, the holder's pid tells at once.
         let store = match store.is_shared() {
             true => store.with_lease_ttl(takeover(&config) * 2 / 3),

@@ -135,13 +135,16 @@ pub(super) async fn spawn(
     Ok(id)
 }
 
-/// On a journal several replicas share: looks, three times per `[serve] takeover_seconds`,
+/// On a journal several replicas share: looks, six times per `[serve] takeover_seconds`,
 /// for debates a server started whose holder is gone (on this host its process ended; on
 /// another its heartbeat stopped), and resumes each one this replica has room for where its
 /// journal left it. Replicas that reach for one debate at once meet at its lease in the
 /// journal, which exactly one of them gets; the others leave it.
 pub(super) async fn take_over_orphans(server: Arc<Server>) {
-    let every = super::takeover(&server.config) / 3;
+    // A dead holder's lease runs out at most two thirds of `takeover_seconds` after its
+    // death; looking every sixth finds it by five sixths, leaving the rest for resuming its
+    // debates one after another.
+    let every = super::takeover(&server.config) / 6;
     loop {
         tokio::time::sleep(every).await;
         let taken = take_over(&server).await;
