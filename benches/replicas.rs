@@ -51,7 +51,8 @@ fn replica(home: &std::path::Path, stand_in: &StandIn, url: &str, host: &str) ->
         format!("[lessons]\nenabled = false\n[serve]\ntakeover_seconds = {TAKEOVER_SECONDS}\n"),
     )
     .unwrap();
-    Serving::start(
+    let errors = std::fs::File::create(home.join("errors.log")).unwrap();
+    Serving::start_saying_errors_to(
         Command::new(env!("CARGO_BIN_EXE_moot"))
             .current_dir(home)
             .env("MOOT_HOME", home.join("moot-home"))
@@ -62,6 +63,7 @@ fn replica(home: &std::path::Path, stand_in: &StandIn, url: &str, host: &str) ->
             .env("MOOT_HOST", host)
             .args(["serve", "--listen", "127.0.0.1:0", "--max-debates", "1000"])
             .args(["--journal", url]),
+        errors.into(),
     )
 }
 
@@ -409,10 +411,29 @@ fn main() {
     };
     let deadline = killed + Duration::from_secs(120);
     while orphans.iter().any(|id| !taken(id)) {
-        assert!(
-            Instant::now() < deadline,
-            "the orphans were never taken over"
-        );
+        if Instant::now() >= deadline {
+            for id in orphans.iter().filter(|id| !taken(id)) {
+                let status = journal.debate(id).map(|d| d.status);
+                let last: Vec<String> = journal
+                    .events(id)
+                    .unwrap_or_default()
+                    .iter()
+                    .rev()
+                    .take(8)
+                    .map(|e| serde_json::to_value(e).unwrap()["type"].to_string())
+                    .collect();
+                eprintln!("{id} not taken over: {status:?}, last events {last:?}");
+            }
+            for home in &homes {
+                let said = std::fs::read_to_string(home.path().join("errors.log"));
+                eprintln!(
+                    "--- {}:\n{}",
+                    home.path().display(),
+                    said.unwrap_or_default()
+                );
+            }
+            panic!("the orphans were never taken over");
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
     let taken_over = killed.elapsed().as_secs_f64();
