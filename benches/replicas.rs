@@ -126,20 +126,30 @@ fn cpu_seconds(pids: &[u32]) -> f64 {
 /// reaped, and those still running.
 fn postgres_cpu_seconds(postgres: &postgres_server::Postgres) -> f64 {
     let master = postgres.postmaster_pid();
-    let mut total = stat_seconds(&format!("/proc/{master}/stat"), true);
+    stat_seconds(&format!("/proc/{master}/stat"), true)
+        + children_of(master)
+            .iter()
+            .map(|child| stat_seconds(&format!("/proc/{child}/stat"), false))
+            .sum::<f64>()
+}
+
+/// The processes whose parent is `pid`, read from `/proc`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let stat = entry.path().join("stat");
-        let Ok(text) = std::fs::read_to_string(&stat) else {
+        let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
         let parent = text
             .rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if parent == Some(master) {
-            total += stat_seconds(stat.to_str().unwrap_or_default(), false);
+        if parent == Some(pid)
+            && let Ok(child) = entry.file_name().to_string_lossy().parse()
+        {
+            children.push(child);
         }
     }
-    total
+    children
 }
 
 /// utime + stime of a `/proc/PID/stat` (with the reaped children's, `children`), in seconds.
@@ -304,19 +314,7 @@ impl Budget {
     /// they start later is born in it.
     fn admit_tree(&self, pid: u32) {
         let mut pids = vec![pid];
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Ok(text) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            let parent = text
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-            if parent == Some(pid)
-                && let Ok(child) = entry.file_name().to_string_lossy().parse()
-            {
-                pids.push(child);
-            }
-        }
+        pids.extend(children_of(pid));
         for pid in pids {
             let _ = std::fs::write(self.dir.join("cgroup.procs"), pid.to_string());
         }

@@ -1053,6 +1053,20 @@ fn a_journal_over_tcp_speaks_tls_as_its_sslmode_asks() {
     );
 }
 
+/// Gives debate `id`'s lease to another process (pid 4242 on `replica-z`), its heartbeat
+/// `age` seconds old, behind the journal's back.
+fn lease_to_another(client: &mut impl postgres::GenericClient, id: &str, age: i64) {
+    client
+        .execute(
+            "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
+                lease_at = extract(epoch from now())::bigint - $2,
+                lease_since = extract(epoch from now())::bigint - $2, lease_ttl = 20
+             WHERE id = $1",
+            &[&id, &age],
+        )
+        .unwrap();
+}
+
 /// A process whose lease another took (a replica taken for dead that still runs) writes
 /// nothing more to the debate: each write is refused, naming the holder now; a process that
 /// never held it writes as before (an answer sent to another replica); and once the other is
@@ -1073,18 +1087,7 @@ fn a_write_from_a_holder_whose_lease_was_taken_is_refused() {
     let said = events();
     one.record_event(id, &said[0]).unwrap();
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-    let lease_to = |client: &mut postgres::Client, age: i64| {
-        client
-            .execute(
-                "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
-                    lease_at = extract(epoch from now())::bigint - $2,
-                    lease_since = extract(epoch from now())::bigint - $2, lease_ttl = 20
-                 WHERE id = $1",
-                &[&id, &age],
-            )
-            .unwrap();
-    };
-    lease_to(&mut client, 0);
+    lease_to_another(&mut client, id, 0);
     match one.record_event(id, &said[1]) {
         Err(moot_journal::store::StoreError::LeaseLost { pid, host, .. }) => {
             assert_eq!((pid, host.as_str()), (4242, "replica-z"));
@@ -1097,7 +1100,7 @@ fn a_write_from_a_holder_whose_lease_was_taken_is_refused() {
         "nothing of the refused write"
     );
     other.record_event(id, &said[1]).unwrap();
-    lease_to(&mut client, 600);
+    lease_to_another(&mut client, id, 600);
     let _again = one.acquire_lease(id, 20).unwrap();
     one.record_event(id, &said[2]).unwrap();
     assert_eq!(one.events(id).unwrap(), said);
@@ -1175,14 +1178,7 @@ fn writes_queued_together_commit_together_and_each_ends_as_its_own() {
         .collect();
     let taken: Vec<&String> = ids.iter().step_by(3).collect();
     for id in &taken {
-        client
-            .execute(
-                "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
-                    lease_at = extract(epoch from now())::bigint, lease_ttl = 20
-                 WHERE id = $1",
-                &[id],
-            )
-            .unwrap();
+        lease_to_another(&mut client, id, 0);
     }
     write_all(&ids, &taken);
     for id in &ids {
@@ -1246,12 +1242,7 @@ fn a_write_is_fenced_by_the_lease_as_it_stands_when_the_write_runs() {
             );
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        row.execute(
-            "UPDATE debates SET lease_pid = 4242, lease_host = 'replica-z',
-                lease_at = extract(epoch from now())::bigint, lease_ttl = 20 WHERE id = $1",
-            &[&id],
-        )
-        .unwrap();
+        lease_to_another(&mut row, id, 0);
         row.commit().unwrap();
         written
             .join()
