@@ -316,6 +316,87 @@ async fn an_unanswered_checkpoint_pauses_and_resume_asks_it_again() {
     assert_eq!(recorded[0].control, Control::Guide("mind the cost".into()));
 }
 
+/// A resume given a reason (a server taking over a dead replica's debate) journals it as the
+/// resumed run's first notice, before anything the run does, however soon the run ends; a
+/// resume that is refused journals nothing.
+#[tokio::test(start_paused = true)]
+async fn a_resume_journals_why_first_and_a_refused_resume_journals_nothing() {
+    let mut script = Script::new();
+    script.round(1, evaluation("conclude"));
+    script.synthesis();
+    let (_dir, path) = script.write();
+    let mut settings = settings(&path);
+    settings.checkpoints = true;
+    settings.max_rounds = 1;
+    let store = Store::in_memory().unwrap();
+    let (paused, _) = run(&store, settings, vec![]).await;
+    assert_eq!(paused.status, DebateStatus::Paused);
+    let before = store.events(&paused.id).unwrap().len();
+    const WHY: &str = "its server stopped: another took it over";
+    let changes = ResumeChanges {
+        notice: Some(WHY.into()),
+        ..ResumeChanges::default()
+    };
+    let (finish, told) = answered(
+        vec![Control::Accept, Control::Accept],
+        "the test",
+        |wiring| {
+            session::resume(
+                moot::launch::host(),
+                store.clone(),
+                &paused.id,
+                changes.clone(),
+                wiring,
+                std::future::pending(),
+            )
+        },
+    )
+    .await;
+    assert_eq!(finish.status, DebateStatus::Completed);
+    let kind = |e: &Event| serde_json::to_value(e).unwrap()["type"].to_string();
+    let journaled = store.events(&paused.id).unwrap();
+    let resumed: Vec<String> = journaled[before..].iter().take(2).map(kind).collect();
+    assert_eq!(
+        resumed,
+        [r#""debate_created""#, r#""notice""#],
+        "the resumed run's first events"
+    );
+    assert!(
+        matches!(&journaled[before + 1], Event::Notice { message } if message == WHY),
+        "{:?}",
+        journaled[before + 1]
+    );
+    // What the session tells its face is what it journaled.
+    assert_eq!(
+        told.iter()
+            .filter(|e| matches!(e, Event::Notice { message } if message == WHY))
+            .count(),
+        1
+    );
+
+    // A finished debate cannot be resumed: the refusal journals no reason.
+    let after = store.events(&paused.id).unwrap().len();
+    let refused = session::resume(
+        moot::launch::host(),
+        store.clone(),
+        &paused.id,
+        changes,
+        Wiring {
+            events: mpsc::unbounded_channel().0,
+            controls: mpsc::unbounded_channel().1,
+            answerer: "the test".into(),
+        },
+        std::future::pending(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(refused, session::SessionError::NotResumable { .. }),
+        "{refused}"
+    );
+    assert_eq!(store.events(&paused.id).unwrap().len(), after);
+}
+
 #[tokio::test(start_paused = true)]
 async fn arguments_repeating_the_last_round_are_flagged_and_stagnation_concludes() {
     let mut script = Script::new();

@@ -332,6 +332,7 @@ pub(super) fn resume_command(
         provider,
         checkpoints: args.checkpoints.enabled(),
         options: args.options.clone(),
+        notice: None,
     };
     // Refused before a screen opens: an unknown, finished or running debate, or a change it
     // cannot take.

@@ -900,9 +900,16 @@ async fn resume(
         )));
     }
     let place = admitted(&server)?;
-    let id = super::run::spawn(&server, super::run::Start::Resume { id: debate.id }, place)
-        .await
-        .map_err(|e| ApiError::conflict(e.to_string()))?;
+    let id = super::run::spawn(
+        &server,
+        super::run::Start::Resume {
+            id: debate.id,
+            why: None,
+        },
+        place,
+    )
+    .await
+    .map_err(|e| ApiError::conflict(e.to_string()))?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"id": id, "resumed": true})),

@@ -11,8 +11,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Why a debate could not start, in the session's own words.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(super) struct NotStarted(String);
+#[error("{why}")]
+pub(super) struct NotStarted {
+    why: String,
+    /// Another driver holds it, or ran it to its end first: nothing is wrong here.
+    elsewhere: bool,
+}
+
+impl NotStarted {
+    fn new(why: impl ToString) -> NotStarted {
+        NotStarted {
+            why: why.to_string(),
+            elsewhere: false,
+        }
+    }
+}
+
+impl From<crate::session::SessionError> for NotStarted {
+    fn from(error: crate::session::SessionError) -> NotStarted {
+        use crate::session::SessionError;
+        use crate::store::StoreError;
+        let elsewhere = matches!(
+            error,
+            SessionError::Store(StoreError::InUse { .. }) | SessionError::NotResumable { .. }
+        );
+        NotStarted {
+            why: error.to_string(),
+            elsewhere,
+        }
+    }
+}
 
 /// A debate to run: a new one, or one resumed from the journal.
 pub(super) enum Start {
@@ -20,9 +48,9 @@ pub(super) enum Start {
         question: String,
         settings: Box<DebateSettings>,
     },
-    Resume {
-        id: String,
-    },
+    /// A stored debate, picked up where its journal left it; `why`, if given, is journaled as
+    /// its first notice once this server holds its lease.
+    Resume { id: String, why: Option<String> },
 }
 
 /// Starts the debate in the place it was admitted to and returns its id once the journal holds
@@ -44,7 +72,7 @@ pub(super) async fn spawn(
             let outcome = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .map_err(|e| NotStarted(e.to_string()))
+                .map_err(NotStarted::new)
                 .and_then(|runtime| {
                     runtime.block_on(async move {
                         let _controls = controls_kept;
@@ -65,24 +93,27 @@ pub(super) async fn spawn(
                                 )
                                 .await
                             }
-                            Start::Resume { id } => {
+                            Start::Resume { id, why } => {
                                 crate::session::resume(
                                     host,
                                     store,
                                     &id,
-                                    crate::session::ResumeChanges::default(),
+                                    crate::session::ResumeChanges {
+                                        notice: why,
+                                        ..Default::default()
+                                    },
                                     wiring,
                                     interrupt,
                                 )
                                 .await
                             }
                         };
-                        finish.map(|_| ()).map_err(|e| NotStarted(e.to_string()))
+                        finish.map(|_| ()).map_err(NotStarted::from)
                     })
                 });
             let _ = done.send(outcome);
         })
-        .map_err(|e| NotStarted(format!("cannot start the debate's thread: {e}")))?;
+        .map_err(|e| NotStarted::new(format!("cannot start the debate's thread: {e}")))?;
     // The id comes with the first event; a debate that cannot start says why instead.
     let id = loop {
         match received.recv().await {
@@ -91,7 +122,7 @@ pub(super) async fn spawn(
             None => {
                 return Err(match (&mut finished).await {
                     Ok(Err(e)) => e,
-                    _ => NotStarted("the debate ended before it started".into()),
+                    _ => NotStarted::new("the debate ended before it started"),
                 });
             }
         }
@@ -127,7 +158,7 @@ pub(super) async fn spawn(
         // A debate that stops with an error after it started says so to whoever runs the
         // server (its journal says what it can).
         if let Ok(Err(why)) = finished.await {
-            eprintln!("moot serve: {ended}: {}", why.0);
+            eprintln!("moot serve: {ended}: {why}");
         }
         keeper.running().remove(&ended);
         drop(place);
@@ -158,6 +189,10 @@ pub(super) async fn take_over_orphans(server: Arc<Server>) {
     }
 }
 
+/// The notice a debate taken over from a dead replica journals first.
+const TAKEN_OVER: &str =
+    "its server stopped: another moot serve on this journal took it over where its journal left it";
+
 /// One look for orphaned debates (`take_over_orphans`); the ids taken over.
 async fn take_over(server: &Arc<Server>) -> Vec<String> {
     let mut taken = Vec::new();
@@ -166,29 +201,14 @@ async fn take_over(server: &Arc<Server>) -> Vec<String> {
         let Some(place) = server.admit() else {
             break;
         };
-        match spawn(server, Start::Resume { id: id.clone() }, place).await {
-            Ok(id) => {
-                let told = server.store.record_event(
-                    &id,
-                    &Event::Notice {
-                        message: "its server stopped: another moot serve on this journal took \
-                                  it over where its journal left it"
-                            .into(),
-                    },
-                );
-                if let Err(why) = told {
-                    eprintln!(
-                        "moot serve: {id}: taken over, but its journal does not say so: {why}"
-                    );
-                }
-                taken.push(id);
-            }
-            // Another replica took it first: its lease says so.
-            Err(_)
-                if server
-                    .store
-                    .debate(&id)
-                    .is_ok_and(|d| d.status == DebateStatus::Running) => {}
+        let resume = Start::Resume {
+            id: id.clone(),
+            why: Some(TAKEN_OVER.into()),
+        };
+        match spawn(server, resume, place).await {
+            Ok(id) => taken.push(id),
+            // Another replica took it first, or ran it to its end: its lease says so.
+            Err(why) if why.elsewhere => {}
             Err(why) => eprintln!("moot serve: {id} could not be taken over: {why}"),
         }
     }
@@ -222,20 +242,13 @@ fn orphans(server: &Server) -> Vec<String> {
 pub(super) async fn recover(server: &Arc<Server>) -> Vec<String> {
     let mut resumed = Vec::new();
     for id in orphans(server) {
-        let _ = server.store.record_event(
-            &id,
-            &Event::Notice {
-                message: "moot serve restarted: this debate is resumed where its journal left it"
-                    .into(),
-            },
-        );
-        match spawn(
-            server,
-            Start::Resume { id: id.clone() },
-            server.admit_anyway(),
-        )
-        .await
-        {
+        let resume = Start::Resume {
+            id: id.clone(),
+            why: Some(
+                "moot serve restarted: this debate is resumed where its journal left it".into(),
+            ),
+        };
+        match spawn(server, resume, server.admit_anyway()).await {
             Ok(id) => resumed.push(id),
             Err(why) => eprintln!("moot serve: {id} could not be resumed: {why}"),
         }

@@ -50,6 +50,10 @@ pub struct ResumeChanges {
     /// `--option` texts: the options a panel judges, given when its moderator's proposal
     /// could not be used (the protocol refuses them once its options are settled).
     pub options: Vec<String>,
+    /// Why it is picked up again (a server that took over a dead replica's debate, say):
+    /// journaled as a notice once the resume holds the lease, before anything else runs, so
+    /// a resume that runs says why in its own events, and one that does not run says nothing.
+    pub notice: Option<String>,
 }
 
 /// How a session ended, for the exit code.
@@ -275,6 +279,7 @@ pub async fn start(
         settings,
         providers,
         resumed: false,
+        notice: None,
     };
     drive(&host.protocols, store, ready, wiring, interrupt.as_mut()).await
 }
@@ -301,6 +306,7 @@ pub async fn resume(
     }
     let changed =
         changes.provider.is_some() || changes.checkpoints.is_some() || !changes.options.is_empty();
+    let notice = changes.notice.clone();
     let settings = resumed_settings(&host.protocols, &store, &debate, changes)?;
     let providers = providers_for(&host, &store, &settings)?;
     // Taken before anything is written, so two resumes of one debate cannot both run it.
@@ -328,6 +334,7 @@ pub async fn resume(
         settings,
         providers,
         resumed: true,
+        notice,
     };
     drive(&host.protocols, store, ready, wiring, interrupt).await
 }
@@ -492,12 +499,13 @@ async fn keep_lease(store: &Store, id: &str) {
 }
 
 /// A debate ready to run: its row, its settings, the providers its seats speak through, and
-/// whether it is picked up again (its journal replayed).
+/// whether it is picked up again (its journal replayed) and why.
 struct Ready {
     debate: Debate,
     settings: DebateSettings,
     providers: Providers,
     resumed: bool,
+    notice: Option<String>,
 }
 
 /// Runs `ready` under its lease, and lets the lease go however the run ends.
@@ -526,6 +534,7 @@ async fn run(
         ref settings,
         providers,
         resumed,
+        ref notice,
     } = ready;
     let Providers {
         seating,
@@ -567,6 +576,11 @@ async fn run(
         resumed,
         presentation: protocol.presentation(),
     });
+    if let Some(message) = notice {
+        ctx.announce(Event::Notice {
+            message: message.clone(),
+        });
+    }
     for warning in providers::take_warnings() {
         ctx.announce(Event::Notice { message: warning });
     }
