@@ -1253,3 +1253,72 @@ fn a_write_is_fenced_by_the_lease_as_it_stands_when_the_write_runs() {
     assert_eq!(journal.events(id).unwrap(), said[..1]);
     assert!(journal.check_chain(id).unwrap().holds());
 }
+
+/// Debates that store lessons at once on one journal, each evicting the oldest past the
+/// capacity, as replicas finishing together do: every lesson beyond the capacity goes, each
+/// removal is noted once in its source's chain, and every chain holds.
+#[test]
+fn lessons_stored_at_once_by_many_debates_evict_each_old_one_once() {
+    use moot_domain::debate::LessonDraft;
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    let url = server.database();
+    const DEBATES: usize = 8;
+    const CAPACITY: usize = 5;
+    let ids: Vec<String> = (0..DEBATES).map(|i| format!("DEB-pgevict{i}")).collect();
+    let pg = PgJournal::connect(&url).unwrap();
+    for id in &ids {
+        pg.create_debate(&debate(id)).unwrap();
+    }
+    let start = std::sync::Arc::new(std::sync::Barrier::new(DEBATES));
+    let writers: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            let (url, id, start) = (url.clone(), id.clone(), start.clone());
+            std::thread::spawn(move || {
+                // A handle of its own, as each replica has.
+                let journal = PgJournal::connect(&url).unwrap();
+                start.wait();
+                for round in 0..6 {
+                    let drafts: Vec<LessonDraft> = (0..2)
+                        .map(|n| LessonDraft {
+                            text: format!("{id} lesson {round}.{n}"),
+                            went: "right".into(),
+                            advice: "Measure first.".into(),
+                            confidence: 0.5,
+                        })
+                        .collect();
+                    journal
+                        .add_lessons(&id, "Should we cache?", &drafts, CAPACITY)
+                        .unwrap();
+                    journal
+                        .record_event(
+                            &id,
+                            &Event::Notice {
+                                message: format!("round {round}"),
+                            },
+                        )
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    assert_eq!(pg.lessons().unwrap().len(), CAPACITY);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    for id in &ids {
+        let check = pg.check_chain(id).unwrap();
+        assert!(check.holds(), "{id}'s chain breaks: {check:?}");
+    }
+    // Each of the 96 lessons was added once and, unless kept, removed once: two entries in
+    // its source's chain, one for one still kept.
+    let entries: i64 = client
+        .query_one("SELECT count(*) FROM chain WHERE facet = 'lesson'", &[])
+        .unwrap()
+        .get(0);
+    let stored = (DEBATES * 6 * 2) as i64;
+    assert_eq!(entries, stored * 2 - CAPACITY as i64);
+}

@@ -3,7 +3,7 @@
 //! SQLite's porter tokenizer stems), the oldest evicted past a capacity.
 
 use super::pool::Tx;
-use super::{PgJournal, append, execute, failed_pg, integer, query, text};
+use super::{PgJournal, append, failed_pg, integer, query, text};
 use crate::debate::{Lesson, LessonDraft, now_rfc3339};
 use crate::store::StoreError;
 use crate::store::chain;
@@ -40,7 +40,8 @@ fn lock_source(tx: &mut Tx<'_>, id: &str) -> Result<bool, StoreError> {
 }
 
 /// Deletes a lesson, noting the removal in its source debate's chain. False when there was
-/// none.
+/// none (another transaction may have removed it while this one waited for the source's
+/// row: only the one that deleted it notes the removal).
 fn forget(tx: &mut Tx<'_>, lesson_id: i64) -> Result<bool, StoreError> {
     let source = query(
         tx,
@@ -54,11 +55,14 @@ fn forget(tx: &mut Tx<'_>, lesson_id: i64) -> Result<bool, StoreError> {
         return Ok(false);
     };
     let chained = lock_source(tx, &source)?;
-    execute(
+    let deleted = query(
         tx,
-        "DELETE FROM lessons WHERE id = ?1",
+        "DELETE FROM lessons WHERE id = ?1 RETURNING id",
         &[Value::Integer(lesson_id)],
     )?;
+    if deleted.is_empty() {
+        return Ok(false);
+    }
     if chained {
         append(tx, &source, &chain::LESSON, &[lesson_id.into()])?;
     }
@@ -108,17 +112,19 @@ impl PgJournal {
                 }
                 ids.push(lesson_id);
             }
-            let evicted = query(
-                &mut tx,
-                "SELECT id FROM lessons ORDER BY id DESC OFFSET ?1",
-                &[Value::Integer(capacity as i64)],
-            )?;
-            for old in evicted {
-                forget(&mut tx, integer(&old[0])?)?;
-            }
             tx.commit().map_err(|e| failed_pg(&shown, e))?;
             Ok(ids)
         })?;
+        // Evicted each in a transaction of its own, after the new ones are in: a transaction
+        // that held this debate's row while it waited for a source's would deadlock with
+        // another debate evicting this one's lessons at the same moment.
+        let evicted = self.rows(
+            "SELECT id FROM lessons ORDER BY id DESC OFFSET ?1",
+            vec![Value::Integer(capacity as i64)],
+        )?;
+        for old in evicted {
+            self.remove_lesson(integer(&old[0])?)?;
+        }
         Ok(self
             .lessons()?
             .into_iter()
