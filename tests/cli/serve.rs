@@ -1974,14 +1974,90 @@ fn a_replica_streams_another_replicas_events_as_they_commit() {
 /// a machine of its own would: another host's death is seen only by its silence).
 /// What it says on stderr goes to `errors.log` in its home (`said_by`).
 fn replica(home: &Home, stand_in: &StandIn, url: &str, host: &str) -> Served {
+    replica_of(home.command(Some(stand_in)), home, url, host)
+}
+
+/// `replica`, run by `command` (moot itself, or moot under a shifted clock).
+fn replica_of(mut command: std::process::Command, home: &Home, url: &str, host: &str) -> Served {
     let errors = std::fs::File::create(home.path().join("errors.log")).unwrap();
     Served::start_saying_errors_to(
-        home.command(Some(stand_in))
+        command
             .env("MOOT_SERVE_TOKEN", TOKEN)
             .env("MOOT_HOST", host)
             .args(["serve", "--listen", "127.0.0.1:0", "--journal", url]),
         errors.into(),
     )
+}
+
+/// Replicas on hosts whose clocks disagree: one whose wall clock runs 40 s behind the others'
+/// (and the journal server's) keeps the debate it runs while it renews its lease. Nobody
+/// reads it as interrupted and no other replica takes it over, because a heartbeat is stamped
+/// and judged by the journal server's clock, not by each host's own. Its takeover is 3 s,
+/// so a heartbeat judged by the other host's clock would read as 40 s old and dead.
+#[test]
+fn a_replica_whose_clock_is_behind_keeps_its_debates_while_it_renews_them() {
+    let Some(postgres) = crate::postgres_server::Postgres::start() else {
+        return;
+    };
+    let url = postgres.database();
+    let stand_in = StandIn::start_in_background(Behaviour {
+        latency: Duration::from_millis(300),
+        ..Behaviour::default()
+    });
+    let homes = [Home::new(), Home::new()];
+    for home in &homes {
+        home.write_config("[serve]\ntakeover_seconds = 3\n");
+    }
+    let mut behind = homes[0].prepared(
+        {
+            let mut command = std::process::Command::new("faketime");
+            command.args(["-f", "-40s", env!("CARGO_BIN_EXE_moot")]);
+            command
+        },
+        Some(&stand_in),
+    );
+    behind.env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+    let behind = replica_of(behind, &homes[0], &url, "replica-behind");
+    let _other = replica(&homes[1], &stand_in, &url, "replica-on-time");
+    let id = start_debate(
+        &behind.addr,
+        json!({"question": "Should we cache sessions in Redis?", "max_rounds": 2,
+               "checkpoints": false, "lessons": false}),
+    );
+    let journal = moot::store::Store::connect(&url, &homes[1].path().join("unused.db")).unwrap();
+    let started = Instant::now();
+    let mut looks = 0;
+    loop {
+        let status = journal.debate(&id).unwrap().status;
+        if status == DebateStatus::Completed {
+            break;
+        }
+        looks += 1;
+        assert_eq!(
+            status,
+            DebateStatus::Running,
+            "{:.1} s in, look {looks}; the replicas said:\n{}",
+            started.elapsed().as_secs_f64(),
+            said_by(&homes)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "it never completed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // It ran across several heartbeats and takeover scans (each half a second here).
+    assert!(
+        started.elapsed() > Duration::from_secs(3),
+        "over in {:?}",
+        started.elapsed()
+    );
+    let taken = journal.events(&id).unwrap().into_iter().any(|e| {
+        matches!(e, moot::debate::Event::Notice { message } if message.contains("took it over"))
+    });
+    assert!(!taken, "taken over from a live replica");
+    let said = said_by(&homes);
+    assert!(!said.contains("went on elsewhere"), "{said}");
 }
 
 /// What the replicas in `homes` said on stderr, each under its home's name.

@@ -14,7 +14,7 @@ fn status_at(row: &[Value], first: usize) -> Result<DebateStatus, StoreError> {
     let lease = Lease {
         pid: optional_integer(&row[first + 1])?,
         host: optional_text(&row[first + 2])?,
-        at: optional_integer(&row[first + 3])?,
+        at: super::lease::on_this_clock(optional_integer(&row[first + 3])?),
         since: optional_integer(&row[first + 4])?,
         ttl: optional_integer(&row[first + 5])?,
     };
@@ -42,13 +42,16 @@ impl PgJournal {
     /// Debates, newest first.
     pub fn list(&self, limit: usize) -> Result<Vec<DebateSummary>, StoreError> {
         self.rows(
-            "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, d.lease_at,
-                    d.lease_since, d.lease_ttl,
+            concat!(
+                "SELECT d.id, d.question, d.protocol, d.status, d.lease_pid, d.lease_host, ",
+                heartbeat!("d.lease_at"),
+                ", d.lease_since, d.lease_ttl,
                     (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id),
                     d.created_at, d.updated_at,
                     COALESCE((SELECT MAX(round) FROM turns t WHERE t.debate_id = d.id), 0),
                     d.stage
-             FROM debates d ORDER BY d.created_at DESC, d.id DESC LIMIT ?1",
+             FROM debates d ORDER BY d.created_at DESC, d.id DESC LIMIT ?1"
+            ),
             vec![Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX))],
         )?
         .iter()
@@ -86,17 +89,21 @@ impl PgJournal {
             return Ok(Vec::new());
         };
         let rows = self.rows(
-            "SELECT s.debate_id, d.question, s.kind,
+            concat!(
+                "SELECT s.debate_id, d.question, s.kind,
                     ts_headline('simple', s.body, to_tsquery('simple', ?1),
                         'StartSel=[, StopSel=], MaxWords=12, MinWords=4, MaxFragments=1,
                          FragmentDelimiter=…'),
-                    d.status, d.lease_pid, d.lease_host, d.lease_at, d.lease_since, d.lease_ttl,
+                    d.status, d.lease_pid, d.lease_host, ",
+                heartbeat!("d.lease_at"),
+                ", d.lease_since, d.lease_ttl,
                     d.protocol, (SELECT r.confidence FROM syntheses r WHERE r.debate_id = d.id),
                     d.created_at
              FROM search_index s JOIN debates d ON d.id = s.debate_id
              WHERE s.words @@ to_tsquery('simple', ?1)
              ORDER BY ts_rank(s.words, to_tsquery('simple', ?1)) DESC, s.id
-             LIMIT ?2",
+             LIMIT ?2"
+            ),
             vec![Value::Text(query), Value::Integer((limit * 4) as i64)],
         )?;
         let mut hits: Vec<SearchHit> = Vec::new();

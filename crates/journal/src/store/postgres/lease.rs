@@ -1,7 +1,8 @@
 //! Which process runs a debate, when the journal is on a server several hosts share: the
 //! lease is the debate's row (holder's pid and host, when it was taken, a heartbeat), taken
 //! under the row's lock, so of replicas that reach for one debate at once exactly one gets
-//! it. A holder on this host is alive while its process is; one elsewhere while it renews.
+//! it. A holder on this host is alive while its process is; one elsewhere while it renews,
+//! its heartbeat stamped and aged by the server's clock (hosts' own clocks may disagree).
 
 use super::{PgJournal, execute, optional_integer, optional_text, query};
 use crate::store::StoreError;
@@ -21,8 +22,11 @@ impl PgJournal {
         let taken = self.write(id, move |tx, id| {
             let rows = query(
                 tx,
-                "SELECT lease_pid, lease_host, lease_at, lease_since, lease_ttl FROM debates
-                 WHERE id = ?1",
+                concat!(
+                    "SELECT lease_pid, lease_host, ",
+                    heartbeat!("lease_at"),
+                    ", lease_since, lease_ttl FROM debates WHERE id = ?1"
+                ),
                 &[Value::Text(id.to_string())],
             )?;
             let Some(row) = rows.first() else {
@@ -31,7 +35,7 @@ impl PgJournal {
             let held = Lease {
                 pid: optional_integer(&row[0])?,
                 host: optional_text(&row[1])?,
-                at: optional_integer(&row[2])?,
+                at: on_this_clock(optional_integer(&row[2])?),
                 since: optional_integer(&row[3])?,
                 ttl: optional_integer(&row[4])?,
             };
@@ -44,8 +48,13 @@ impl PgJournal {
             }
             execute(
                 tx,
-                "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ?4,
-                    lease_since = ?4, lease_ttl = ?5 WHERE id = ?1",
+                // Its heartbeat on the server's clock, which every host reads it by; when it
+                // was taken on this host's, which a process on this host is compared with.
+                concat!(
+                    "UPDATE debates SET lease_pid = ?2, lease_host = ?3, lease_at = ",
+                    server_clock!(),
+                    ", lease_since = ?4, lease_ttl = ?5 WHERE id = ?1"
+                ),
                 &[
                     Value::Text(id.to_string()),
                     Value::Integer(me),
@@ -67,13 +76,15 @@ impl PgJournal {
     /// no longer holds it (another replica took it for dead).
     pub fn renew_lease(&self, id: &str) -> Result<bool, StoreError> {
         self.counted(
-            "UPDATE debates SET lease_at = ?4 WHERE id = ?1 AND lease_pid = ?2
-                AND lease_host = ?3",
+            concat!(
+                "UPDATE debates SET lease_at = ",
+                server_clock!(),
+                " WHERE id = ?1 AND lease_pid = ?2 AND lease_host = ?3"
+            ),
             vec![
                 Value::Text(id.to_string()),
                 Value::Integer(i64::from(std::process::id())),
                 Value::Text(host()),
-                Value::Integer(unix_now()),
             ],
         )
         .map(|changed| changed > 0)
@@ -95,6 +106,12 @@ impl PgJournal {
             ],
         )
     }
+}
+
+/// A heartbeat read as `heartbeat!` reads it (seconds before the server's clock) as a time
+/// on this host's clock, which `Lease` judges it by.
+pub(super) fn on_this_clock(before_server_now: Option<i64>) -> Option<i64> {
+    before_server_now.map(|offset| unix_now() + offset)
 }
 
 /// Refuses a write to debate `id` when the holder its row names (`lease_pid, lease_host`)

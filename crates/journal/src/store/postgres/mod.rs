@@ -5,6 +5,23 @@
 //! hosts append to its chain one at a time; one that journals events tells every replica
 //! listening (`listen`) as it commits.
 
+/// A lease's heartbeat as SQL reads it (`lease_at`, or `d.lease_at` with a table's alias):
+/// how many seconds before the server's clock it was stamped, a number `lease::on_this_clock`
+/// turns into a time on this host's. Heartbeats are stamped with the server's clock
+/// (`lease_at = server_clock!()`), so hosts whose clocks disagree agree on a heartbeat's age.
+macro_rules! heartbeat {
+    ($column:literal) => {
+        concat!($column, " - ", server_clock!())
+    };
+}
+
+/// The journal server's clock, in whole seconds since the epoch.
+macro_rules! server_clock {
+    () => {
+        "CAST(floor(EXTRACT(EPOCH FROM now())) AS BIGINT)"
+    };
+}
+
 mod append;
 mod browse;
 mod cancel;
@@ -264,12 +281,16 @@ impl PgJournal {
             .replace('_', "\\_");
         let rows = self.rows(
             // The confidence comes from the chained record, as in SQLite.
-            "SELECT id, question, protocol, status, config, seats, created_at, updated_at,
+            concat!(
+                "SELECT id, question, protocol, status, config, seats, created_at, updated_at,
                     finished_at,
                     (SELECT s.confidence FROM syntheses s WHERE s.debate_id = debates.id), error,
-                    stage, lease_pid, lease_host, lease_at, lease_since, lease_ttl
+                    stage, lease_pid, lease_host, ",
+                heartbeat!("lease_at"),
+                ", lease_since, lease_ttl
              FROM debates WHERE lower(id) = lower(?1) OR id ILIKE ?2 OR id ILIKE ?3
-             ORDER BY (lower(id) = lower(?1)) DESC LIMIT 6",
+             ORDER BY (lower(id) = lower(?1)) DESC LIMIT 6"
+            ),
             vec![
                 Value::Text(wanted.clone()),
                 Value::Text(format!("{escaped}%")),
@@ -675,7 +696,7 @@ fn debate_of(row: &[Value]) -> Result<Debate, StoreError> {
     let lease = Lease {
         pid: optional_integer(lease_pid)?,
         host: optional_text(lease_host)?,
-        at: optional_integer(lease_at)?,
+        at: lease::on_this_clock(optional_integer(lease_at)?),
         since: optional_integer(lease_since)?,
         ttl: optional_integer(lease_ttl)?,
     };
