@@ -1322,3 +1322,38 @@ fn lessons_stored_at_once_by_many_debates_evict_each_old_one_once() {
     let stored = (DEBATES * 6 * 2) as i64;
     assert_eq!(entries, stored * 2 - CAPACITY as i64);
 }
+
+/// Replicas started together on an empty database: every one opens the journal, and the
+/// schema is made once (one version row, every step applied once).
+#[test]
+fn replicas_opening_an_empty_database_at_once_make_its_schema_once() {
+    let Some(server) = Postgres::start() else {
+        return;
+    };
+    for _ in 0..3 {
+        let url = server.database();
+        const REPLICAS: usize = 8;
+        let start = std::sync::Arc::new(std::sync::Barrier::new(REPLICAS));
+        let opened: Vec<_> = (0..REPLICAS)
+            .map(|_| {
+                let (url, start) = (url.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    PgJournal::connect(&url)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for replica in opened {
+            replica.join().unwrap().unwrap();
+        }
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let rows = client
+            .query("SELECT version FROM moot_schema", &[])
+            .unwrap();
+        assert_eq!(rows.len(), 1, "one version row");
+        let version: i64 = rows[0].get(0);
+        assert!(version >= 15, "every step applied: {version}");
+    }
+}

@@ -242,19 +242,27 @@ ALTER TABLE debates ADD COLUMN lease_ttl BIGINT;
 "#,
 ];
 
+/// Held by whoever changes the schema, until its transaction ends. One key for moot's
+/// migrations: `moot` in ASCII.
+const LOCK: &str = "SELECT pg_advisory_xact_lock(1836019572)";
+
 /// Applies every step the database has not seen, each in its own transaction under an
 /// advisory lock, so replicas starting together apply each step once.
 pub(super) fn migrate(client: &mut Client) -> Result<(), MigrationError> {
     let known = MIGRATIONS.len() as i64;
-    client.batch_execute(
+    // Made under the lock too: `CREATE TABLE IF NOT EXISTS` from two connections at once can
+    // fail on the catalog's unique index, and the version row could be inserted twice.
+    let mut tx = client.transaction()?;
+    tx.execute(LOCK, &[])?;
+    tx.batch_execute(
         "CREATE TABLE IF NOT EXISTS moot_schema (version BIGINT NOT NULL);
          INSERT INTO moot_schema (version)
              SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM moot_schema);",
     )?;
+    tx.commit()?;
     loop {
         let mut tx = client.transaction()?;
-        // One key for moot's migrations: `moot` in ASCII.
-        tx.execute("SELECT pg_advisory_xact_lock(1836019572)", &[])?;
+        tx.execute(LOCK, &[])?;
         let current: i64 = tx.query_one("SELECT version FROM moot_schema", &[])?.get(0);
         if current > known {
             return Err(MigrationError::TooNew {
