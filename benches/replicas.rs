@@ -399,37 +399,19 @@ fn main() {
                 .is_ok_and(|d| d.status == DebateStatus::Running)
         })
         .collect();
-    let taken = |id: &str| {
-        journal.events(id).is_ok_and(|events| {
-            events.iter().any(|e| {
-                matches!(e, moot::debate::Event::Notice { message }
-                    if message.contains("took it over"))
-            })
-        })
-    };
+    let taken = |id: &str| support::serving::says_taken_over(&journal, id);
     let deadline = killed + Duration::from_secs(120);
     while orphans.iter().any(|id| !taken(id)) {
         if Instant::now() >= deadline {
             for id in orphans.iter().filter(|id| !taken(id)) {
                 let status = journal.debate(id).map(|d| d.status);
-                let last: Vec<String> = journal
-                    .events(id)
-                    .unwrap_or_default()
-                    .iter()
-                    .rev()
-                    .take(8)
-                    .map(|e| serde_json::to_value(e).unwrap()["type"].to_string())
-                    .collect();
+                let last = support::serving::last_event_kinds(&journal, id, 8);
                 eprintln!("{id} not taken over: {status:?}, last events {last:?}");
             }
-            for home in &homes {
-                let said = std::fs::read_to_string(home.path().join("errors.log"));
-                eprintln!(
-                    "--- {}:\n{}",
-                    home.path().display(),
-                    said.unwrap_or_default()
-                );
-            }
+            eprintln!(
+                "{}",
+                support::serving::errors_logged(homes.iter().map(tempfile::TempDir::path))
+            );
             panic!("the orphans were never taken over");
         }
         std::thread::sleep(Duration::from_millis(20));

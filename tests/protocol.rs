@@ -137,12 +137,23 @@ async fn resume(
     controls: Vec<Control>,
     answerer: &str,
 ) -> (Finish, Vec<Event>) {
+    resume_with(store, id, ResumeChanges::default(), controls, answerer).await
+}
+
+/// `resume`, with `changes`.
+async fn resume_with(
+    store: &Store,
+    id: &str,
+    changes: ResumeChanges,
+    controls: Vec<Control>,
+    answerer: &str,
+) -> (Finish, Vec<Event>) {
     answered(controls, answerer, |wiring| {
         session::resume(
             moot::launch::host(),
             store.clone(),
             id,
-            ResumeChanges::default(),
+            changes,
             wiring,
             std::future::pending(),
         )
@@ -337,19 +348,12 @@ async fn a_resume_journals_why_first_and_a_refused_resume_journals_nothing() {
         notice: Some(WHY.into()),
         ..ResumeChanges::default()
     };
-    let (finish, told) = answered(
+    let (finish, told) = resume_with(
+        &store,
+        &paused.id,
+        changes.clone(),
         vec![Control::Accept, Control::Accept],
         "the test",
-        |wiring| {
-            session::resume(
-                moot::launch::host(),
-                store.clone(),
-                &paused.id,
-                changes.clone(),
-                wiring,
-                std::future::pending(),
-            )
-        },
     )
     .await;
     assert_eq!(finish.status, DebateStatus::Completed);

@@ -82,7 +82,7 @@ fn audit_verify_reproduces_every_protocol_from_its_journal() {
         // The re-run reads no clock that matters: days later or long before, it agrees.
         for shift in ["+3d", "-400d"] {
             let shifted = home
-                .command_at_shifted_clock(shift)
+                .command_at_shifted_clock(shift, None)
                 .args(["audit", &id, "--verify"])
                 .stdin(Stdio::null())
                 .output()

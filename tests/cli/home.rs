@@ -36,12 +36,21 @@ impl Home {
         self.prepared(Command::new(env!("CARGO_BIN_EXE_moot")), server)
     }
 
-    /// The binary with its clock moved by `shift` ("+3d", "-400d") through `faketime`
-    /// (installed by scripts/setup).
-    pub(crate) fn command_at_shifted_clock(&self, shift: &str) -> Command {
-        let mut command = Command::new("faketime");
-        command.args(["-f", shift, env!("CARGO_BIN_EXE_moot")]);
-        self.prepared(command, None)
+    /// The binary with its wall clock moved by `shift` ("+3d", "-40s"): libfaketime
+    /// (installed by scripts/setup with `faketime`) preloaded into moot itself, its monotonic
+    /// clock left alone. Not the `faketime` wrapper: that runs moot as a child of its own,
+    /// which outlives the wrapper when a test stops a server it started.
+    pub(crate) fn command_at_shifted_clock(
+        &self,
+        shift: &str,
+        server: Option<&StandIn>,
+    ) -> Command {
+        let mut command = self.command(server);
+        command
+            .env("LD_PRELOAD", libfaketime())
+            .env("FAKETIME", shift)
+            .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        command
     }
 
     pub(crate) fn prepared(&self, mut command: Command, server: Option<&StandIn>) -> Command {
@@ -272,4 +281,21 @@ pub(crate) fn read_until(reader: &mut EventLines, stop: impl Fn(&Value) -> bool)
             return seen;
         }
     }
+}
+
+/// libfaketime's library, which scripts/setup installs with `faketime`.
+fn libfaketime() -> std::path::PathBuf {
+    let found = ["/usr/lib/faketime", "/usr/lib64/faketime"]
+        .into_iter()
+        .map(std::path::PathBuf::from)
+        .chain(
+            std::fs::read_dir("/usr/lib")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|entry| entry.path().join("faketime")),
+        )
+        .map(|dir| dir.join("libfaketime.so.1"))
+        .find(|library| library.exists());
+    found.expect("libfaketime.so.1 is not installed: run scripts/setup (it installs faketime)")
 }

@@ -1989,23 +1989,6 @@ fn replica_of(mut command: std::process::Command, home: &Home, url: &str, host: 
     )
 }
 
-/// libfaketime's library, which scripts/setup installs with `faketime`.
-fn libfaketime() -> std::path::PathBuf {
-    let found = ["/usr/lib/faketime", "/usr/lib64/faketime"]
-        .into_iter()
-        .map(std::path::PathBuf::from)
-        .chain(
-            std::fs::read_dir("/usr/lib")
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|entry| entry.path().join("faketime")),
-        )
-        .map(|dir| dir.join("libfaketime.so.1"))
-        .find(|library| library.exists());
-    found.expect("libfaketime.so.1 is not installed: run scripts/setup (it installs faketime)")
-}
-
 /// Replicas on hosts whose clocks disagree: one whose wall clock runs 40 s behind the others'
 /// (and the journal server's) keeps the debate it runs while it renews its lease. Nobody
 /// reads it as interrupted and no other replica takes it over, because a heartbeat is stamped
@@ -2025,14 +2008,12 @@ fn a_replica_whose_clock_is_behind_keeps_its_debates_while_it_renews_them() {
     for home in &homes {
         home.write_config("[serve]\ntakeover_seconds = 3\n");
     }
-    // libfaketime preloaded into moot itself: the `faketime` wrapper would run moot as a
-    // child of its own, which outlives the wrapper when the test stops the replica.
-    let mut behind = homes[0].command(Some(&stand_in));
-    behind
-        .env("LD_PRELOAD", libfaketime())
-        .env("FAKETIME", "-40s")
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-    let behind = replica_of(behind, &homes[0], &url, "replica-behind");
+    let behind = replica_of(
+        homes[0].command_at_shifted_clock("-40s", Some(&stand_in)),
+        &homes[0],
+        &url,
+        "replica-behind",
+    );
     let _other = replica(&homes[1], &stand_in, &url, "replica-on-time");
     let id = start_debate(
         &behind.addr,
@@ -2067,23 +2048,17 @@ fn a_replica_whose_clock_is_behind_keeps_its_debates_while_it_renews_them() {
         "over in {:?}",
         started.elapsed()
     );
-    let taken = journal.events(&id).unwrap().into_iter().any(|e| {
-        matches!(e, moot::debate::Event::Notice { message } if message.contains("took it over"))
-    });
-    assert!(!taken, "taken over from a live replica");
+    assert!(
+        !support::serving::says_taken_over(&journal, &id),
+        "taken over from a live replica"
+    );
     let said = said_by(&homes);
     assert!(!said.contains("went on elsewhere"), "{said}");
 }
 
 /// What the replicas in `homes` said on stderr, each under its home's name.
 fn said_by(homes: &[Home]) -> String {
-    homes
-        .iter()
-        .map(|home| {
-            let said = std::fs::read_to_string(home.path().join("errors.log")).unwrap_or_default();
-            format!("--- {}:\n{said}", home.path().display())
-        })
-        .collect()
+    support::serving::errors_logged(homes.iter().map(Home::path))
 }
 
 /// Replicas share the work (issue 73): three replicas on one PostgreSQL journal, each as if
@@ -2197,22 +2172,11 @@ fn a_killed_replicas_debates_are_taken_over_by_the_others_on_the_same_journal() 
         );
     }
     for id in &running_on_a {
-        let events = journal.events(id).unwrap();
-        let told = events.iter().any(|e| {
-            matches!(e, moot::debate::Event::Notice { message }
-                if message.contains("took it over where its journal left it"))
-        });
-        // Its last events say where it stood when it was not taken over.
-        let last: Vec<String> = events
-            .iter()
-            .rev()
-            .take(6)
-            .map(|e| serde_json::to_value(e).unwrap()["type"].to_string())
-            .collect();
         assert!(
-            told,
-            "{id} does not say it was taken over; its last events, newest first: {last:?}; \
+            support::serving::says_taken_over(&journal, id),
+            "{id} does not say it was taken over; its last events, newest first: {:?}; \
              the replicas said:\n{}",
+            support::serving::last_event_kinds(&journal, id, 6),
             said_by(&homes)
         );
     }

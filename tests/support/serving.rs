@@ -78,6 +78,52 @@ pub fn turn_keys_in(journal: &moot::store::Store, id: &str) -> Vec<TurnKey> {
         .collect()
 }
 
+/// Whether debate `id`'s journal says a replica took it over from a dead one.
+#[allow(
+    dead_code,
+    reason = "the replica tests and bench use it; other serving tests do not"
+)]
+pub fn says_taken_over(journal: &moot::store::Store, id: &str) -> bool {
+    journal.events(id).is_ok_and(|events| {
+        events.iter().any(|e| {
+            matches!(e, moot::debate::Event::Notice { message }
+                if message.contains("took it over where its journal left it"))
+        })
+    })
+}
+
+/// The kinds of debate `id`'s last `n` events, newest first: where it stood, for a failing
+/// check to show.
+#[allow(
+    dead_code,
+    reason = "the replica tests and bench use it; other serving tests do not"
+)]
+pub fn last_event_kinds(journal: &moot::store::Store, id: &str, n: usize) -> Vec<String> {
+    journal
+        .events(id)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .take(n)
+        .map(|e| serde_json::to_value(e).unwrap()["type"].to_string())
+        .collect()
+}
+
+/// What the servers started in `dirs` wrote to `errors.log` there, each under its
+/// directory's name, for a failing check to show.
+#[allow(
+    dead_code,
+    reason = "the replica tests and bench use it; other serving tests do not"
+)]
+pub fn errors_logged<'a>(dirs: impl IntoIterator<Item = &'a std::path::Path>) -> String {
+    dirs.into_iter()
+        .map(|dir| {
+            let said = std::fs::read_to_string(dir.join("errors.log")).unwrap_or_default();
+            format!("--- {}:\n{said}", dir.display())
+        })
+        .collect()
+}
+
 /// The turns a `moot show --json` document (or `GET /v1/debates/{id}`) lists, by key.
 pub fn turn_keys_of(shown: &Value) -> Vec<TurnKey> {
     shown["turns"]

@@ -120,15 +120,14 @@ impl PgJournal {
         // another debate evicting this one's lessons at the same moment.
         // The new lessons are stored by now, so a failed eviction does not fail the call: the
         // next store evicts what this one left.
-        if let Ok(evicted) = self.rows(
-            "SELECT id FROM lessons ORDER BY id DESC OFFSET ?1",
-            vec![Value::Integer(capacity as i64)],
-        ) {
-            for old in evicted {
-                if let Ok(lesson_id) = integer(&old[0]) {
-                    let _ = self.remove_lesson(lesson_id);
-                }
-            }
+        let evicted = self
+            .rows(
+                "SELECT id FROM lessons ORDER BY id DESC OFFSET ?1",
+                vec![Value::Integer(capacity as i64)],
+            )
+            .unwrap_or_default();
+        for lesson_id in evicted.iter().filter_map(|row| integer(&row[0]).ok()) {
+            let _ = self.remove_lesson(lesson_id);
         }
         Ok(self
             .lessons()?
